@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Make sure the Debian packages lockblame needs to build and test are present.
+#
+# Quiet when everything is installed. When something is missing: installs it
+# with apt-get if we are root, otherwise prints one line naming what to
+# install and exits 1. On a system without dpkg it only prints a note.
+#
+# Why each package is here:
+#   gcc g++ make libc6-dev   build (the CLI links -lstdc++, which comes with g++)
+#   pkg-config               the Makefile asks it for cflags/libs
+#   libunwind-dev            call paths in the sampler
+#   libpfm4-dev              event names (LOCKBLAME_EVENT)
+#   libsqlite3-dev           the database writer and the CLI
+#   libdw-dev libelf-dev     symbolization (file:line from DWARF)
+#   sqlite3                  tests query the database directly
+#   python3                  integration tests compare reports with ground truth
+set -euo pipefail
+
+PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
+          libsqlite3-dev libdw-dev libelf-dev sqlite3 python3)
+
+if ! command -v dpkg >/dev/null 2>&1; then
+    echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2
+    exit 0
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    # dpkg -s also succeeds for removed packages that left config files behind,
+    # so look at the Status line itself.
+    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+        missing+=("$p")
+    fi
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
