@@ -1,0 +1,49 @@
+# Tests: included by the root Makefile.
+#
+#   make check                 build everything, then run tests/run.sh
+#   make check TESTS=handoff   run only tests whose name contains "handoff"
+#
+# Unit tests: tests/unit/NAME.c -> $(BUILD)/tests/unit/NAME, one file per
+# module. They compile against src/ headers and tests/check.h, and link a
+# static archive of the library's objects minus src/interpose (the exported
+# pthread_* wrappers would interpose on the test itself). Being an archive,
+# only the objects a test references are pulled in.
+#
+# Workloads: tests/workloads/NAME.c -> $(BUILD)/tests/workloads/NAME, plain
+# pthread programs, never linked with lockblame; the integration drivers in
+# tests/integration/*.sh run them under LD_PRELOAD. -fno-optimize-sibling-calls
+# keeps every call site a real call, so release sites stay in the call path.
+
+TEST_UNIT_SRCS := $(wildcard tests/unit/*.c)
+TEST_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(TEST_UNIT_SRCS))
+TEST_WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+TEST_WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,$(TEST_WORKLOAD_SRCS))
+
+TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/%,$(LIB_OBJS))
+TEST_CORE_LIB  := $(BUILD)/tests/liblockblame-core.a
+
+TEST_UNIT_CFLAGS := $(CFLAGS_COMMON) -Itests -pthread -fno-omit-frame-pointer
+TEST_WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer \
+                        -fno-optimize-sibling-calls -pthread -D_GNU_SOURCE \
+                        -Wall -Wextra -Wno-unused-parameter
+
+.PHONY: check tests
+tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS)
+
+check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(BUILD)/demo/taskqueue
+	@tests/run.sh $(TESTS)
+
+$(TEST_CORE_LIB): $(TEST_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_UNIT_CFLAGS) -MMD -MP -o $@ $< $(TEST_CORE_LIB) $(LIB_LIBS) -lm
+
+$(BUILD)/tests/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_WORKLOAD_CFLAGS) -MMD -MP -o $@ $< -lm
+
+-include $(TEST_UNIT_BINS:=.d) $(TEST_WORKLOAD_BINS:=.d)
