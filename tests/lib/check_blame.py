@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Compare lockblame's blame for a hand-off workload with its ground truth.
+
+Usage: check_blame.py TRUTH.json REPORT.json DB [--tol FRACTION]
+
+TRUTH.json is what tests/workloads/handoff.h writes. REPORT.json is the output
+of `lockblame report --by-release-site --format json DB`: an array of rows
+with at least function, file, line, object, blame_s, share, count.
+
+Checks, each with a tolerance of FRACTION (default 0.10) of the workload's
+own total wait:
+  1. per release site: |reported blame_s - true blame| (rows summed over
+     the site's function name and the workload's object kind)
+  2. conservation, from the sync_object row of the workload's lock (found by
+     its address): |blame_s + handoff_s + unattributed_s - true total wait|
+  3. the victims' view: |sync_object.wait_s - true total wait|
+and that every site row names the workload's source file.
+Prints every measured number, whether it passes or not. Exits 1 on failure.
+"""
+import argparse
+import json
+import os
+import sqlite3
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("truth")
+    ap.add_argument("report")
+    ap.add_argument("db")
+    ap.add_argument("--tol", type=float, default=0.10)
+    a = ap.parse_args()
+
+    with open(a.truth) as f:
+        truth = json.load(f)
+    try:
+        with open(a.report) as f:
+            rows = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"cannot read the report as JSON: {e}")
+        return 1
+    if not isinstance(rows, list):
+        print(f"report is not a JSON array: {type(rows).__name__}")
+        return 1
+
+    kind = truth["object"]
+    total = truth["total_wait_s"]
+    allowed = a.tol * total
+    src = truth["workload"] + ".c"
+    failures = []
+
+    print(f"workload {truth['workload']}: {truth['threads']} threads, "
+          f"{truth['duration_s']:.3f} s, object {kind} at 0x{truth['object_address']:x}")
+    print(f"truth: total wait {total:.6f} s, hand-off {truth['handoff_s']:.6f} s, "
+          f"holds {truth['holds']}")
+    print(f"tolerance: {a.tol:.0%} of total wait = {allowed:.6f} s")
+    print("report rows:")
+    for r in rows:
+        print(f"  {r.get('function')!s:28} {os.path.basename(str(r.get('file'))) }:{r.get('line')}"
+              f" {r.get('object')!s:7} blame_s={r.get('blame_s')} share={r.get('share')}"
+              f" count={r.get('count')}")
+
+    print(f"{'site':20} {'truth_s':>12} {'reported_s':>12} {'error_s':>12} {'error_%wait':>11}")
+    for site, want in truth["sites"].items():
+        mine = [r for r in rows
+                if r.get("object") == kind and isinstance(r.get("function"), str)
+                and (r["function"] == site or r["function"].startswith(site + "."))]
+        got = sum(float(r.get("blame_s") or 0) for r in mine)
+        err = abs(got - want)
+        pct = 100.0 * err / total if total > 0 else 0.0
+        ok = err <= allowed
+        print(f"{site:20} {want:12.6f} {got:12.6f} {err:12.6f} {pct:10.1f}% {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"{site}: reported {got:.6f} s, truth {want:.6f} s ({pct:.1f}% of wait)")
+        for r in mine:
+            if os.path.basename(str(r.get("file"))) != src:
+                failures.append(f"{site}: row names file {r.get('file')!r}, expected .../{src}")
+
+    con = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    print("sync_object rows:")
+    for r in con.execute("SELECT object, address, acquisitions, contended, wait_s, "
+                         "blame_s, handoff_s, unattributed_s FROM sync_object"):
+        print("  ", r)
+    tot = con.execute("SELECT SUM(blame_s + handoff_s + unattributed_s), SUM(wait_s) "
+                      "FROM sync_object").fetchone()
+    print(f"all objects: blame+handoff+unattributed {tot[0]} s, wait {tot[1]} s "
+          "(includes other objects, e.g. main joining its threads; not checked)")
+    row = con.execute("SELECT blame_s, handoff_s, unattributed_s, wait_s FROM sync_object "
+                      "WHERE object = ? AND address = ?",
+                      (kind, truth["object_address"])).fetchone()
+    if row is None:
+        failures.append(f"no sync_object row for the {kind} at 0x{truth['object_address']:x}")
+    else:
+        blame, handoff, unattr, wait = (float(x or 0) for x in row)
+        accrued = blame + handoff + unattr
+        for name, got in (("blame+handoff+unattributed", accrued), ("wait_s", wait)):
+            err = abs(got - total)
+            pct = 100.0 * err / total if total > 0 else 0.0
+            ok = err <= allowed
+            print(f"conservation {name:28} {got:12.6f} vs truth {total:12.6f}: "
+                  f"error {pct:.1f}% {'ok' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"conservation: {name} {got:.6f} s vs total wait {total:.6f} s ({pct:.1f}%)")
+        print(f"lock's hand-off: reported {handoff:.6f} s, truth {truth['handoff_s']:.6f} s; "
+              f"unattributed {unattr:.6f} s (not checked)")
+
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+# Sourced by tests/integration/*.sh: strict mode, paths, a temporary
+# directory removed on exit, and small helpers. tests/run.sh exports the
+# paths; the defaults let a driver also run by hand: bash tests/integration/X.sh
+set -euo pipefail
+
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${BUILD:-$ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+LOCKBLAME_LIB=${LOCKBLAME_LIB:-$BUILD/liblockblame.so}
+LOCKBLAME_CLI=${LOCKBLAME_CLI:-$BUILD/lockblame}
+WORKLOADS=${WORKLOADS:-$BUILD/tests/workloads}
+TESTLIB=$ROOT/tests/lib
+unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "FAILED: $*"
+    exit 1
+}
+
+# need FILE...: fail unless each file exists (built?).
+need() {
+    local f
+    for f in "$@"; do
+        [ -e "$f" ] || fail "$f does not exist (run make all tests)"
+    done
+}
+
+# preloaded CMD...: run CMD with liblockblame preloaded. Set LOCKBLAME_OUTPUT
+# yourself (in the environment or with env) to choose the database.
+preloaded() {
+    LD_PRELOAD=$LOCKBLAME_LIB "$@"
+}
