@@ -1,0 +1,19 @@
+/*
+ * db.h - opening and validating a lockblame database.
+ */
+#ifndef LB_CLI_DB_H
+#define LB_CLI_DB_H
+
+#include <sqlite3.h>
+
+/* Open `path` read-only after checking that it is a non-empty, untruncated
+ * SQLite file whose meta.schema_version this CLI reads and that has every
+ * table of schema version 1. On any problem: one "lockblame:" line and
+ * exit 2 (exit 1 only for out-of-memory). Never returns NULL. */
+sqlite3 *lb_db_open(const char *path);
+
+/* Report an SQLite error met while reading `path` and exit 2: an error in
+ * the middle of a read means the file is corrupt or truncated. */
+_Noreturn void lb_db_fail(sqlite3 *db, const char *path, const char *what);
+
+#endif

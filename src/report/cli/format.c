@@ -1,0 +1,484 @@
+/*
+ * format.c - print a struct lb_table as an aligned table, CSV or JSON.
+ * The table's last (label) column takes what the terminal width leaves and
+ * is truncated with ".."; every other column is as wide as its widest cell.
+ */
+#include "report/cli/format.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "report/cli/util.h"
+
+struct cell {
+	bool set;
+	double d;
+	int64_t i;
+	char *s;
+	char **items;	/* LB_C_LIST */
+	double *nums;	/* LB_C_NUMLIST */
+	int n;
+	size_t cap;
+};
+
+struct row_extra {
+	int indent;
+	char **details;
+	int ndetails;
+	size_t cap;
+};
+
+struct lb_table {
+	const struct lb_col *cols;
+	int ncols;
+	struct cell *cells;	/* nrows * ncols */
+	struct row_extra *extra;
+	int nrows;
+	size_t cap;	/* rows allocated in extra */
+	size_t cellcap;	/* cells allocated */
+};
+
+int lb_format_parse(const char *s)
+{
+	static const char *const names[] = { "table", "csv", "json", "folded" };
+
+	for (int i = 0; s && i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+struct lb_table *lb_table_new(const struct lb_col *cols, int ncols)
+{
+	struct lb_table *t = lb_xcalloc(1, sizeof *t);
+
+	t->cols = cols;
+	t->ncols = ncols;
+	return t;
+}
+
+int lb_table_add_row(struct lb_table *t)
+{
+	lb_grow((void **)&t->cells, &t->cellcap, ((size_t)t->nrows + 1) * (size_t)t->ncols,
+		sizeof *t->cells);
+	lb_grow((void **)&t->extra, &t->cap, (size_t)t->nrows + 1, sizeof *t->extra);
+	memset(&t->cells[(size_t)t->nrows * (size_t)t->ncols], 0, (size_t)t->ncols * sizeof *t->cells);
+	memset(&t->extra[t->nrows], 0, sizeof *t->extra);
+	return t->nrows++;
+}
+
+static struct cell *cell_at(struct lb_table *t, int row, int col)
+{
+	if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
+		lb_die(LB_EXIT_FAIL, "internal error: cell %d,%d out of range", row, col);
+	return &t->cells[(size_t)row * (size_t)t->ncols + (size_t)col];
+}
+
+void lb_table_str(struct lb_table *t, int row, int col, const char *s)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	free(c->s);
+	c->s = lb_xstrdup(s);
+	c->set = s != NULL;
+}
+
+void lb_table_int(struct lb_table *t, int row, int col, int64_t v)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	c->i = v;
+	c->set = true;
+}
+
+void lb_table_num(struct lb_table *t, int row, int col, double v)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	c->d = v;
+	c->set = true;
+}
+
+void lb_table_bool(struct lb_table *t, int row, int col, bool v)
+{
+	lb_table_int(t, row, col, v);
+}
+
+void lb_table_list_add(struct lb_table *t, int row, int col, const char *s)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	lb_grow((void **)&c->items, &c->cap, (size_t)c->n + 1, sizeof *c->items);
+	c->items[c->n++] = lb_xstrdup(s ? s : "");
+	c->set = true;
+}
+
+void lb_table_numlist_add(struct lb_table *t, int row, int col, double v)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	lb_grow((void **)&c->nums, &c->cap, (size_t)c->n + 1, sizeof *c->nums);
+	c->nums[c->n++] = v;
+	c->set = true;
+}
+
+void lb_table_indent(struct lb_table *t, int row, int indent)
+{
+	(void)cell_at(t, row, 0);
+	t->extra[row].indent = indent;
+}
+
+void lb_table_detail(struct lb_table *t, int row, const char *line)
+{
+	(void)cell_at(t, row, 0);
+	struct row_extra *e = &t->extra[row];
+
+	lb_grow((void **)&e->details, &e->cap, (size_t)e->ndetails + 1, sizeof *e->details);
+	e->details[e->ndetails++] = lb_xstrdup(line);
+}
+
+int lb_table_rows(const struct lb_table *t)
+{
+	return t->nrows;
+}
+
+int lb_term_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+
+	if (env && atoi(env) > 0)
+		return atoi(env);
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 100;
+}
+
+void lb_json_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	putc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		case '\r': fputs("\\r", out); break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				putc(*p, out);
+		}
+	}
+	putc('"', out);
+}
+
+void lb_json_number(FILE *out, double v)
+{
+	if (!isfinite(v))
+		fputs("null", out);
+	else
+		fprintf(out, "%.12g", v == 0 ? 0.0 : v);	/* no "-0" */
+}
+
+/* Cell text for the table and CSV. */
+static void cell_text(const struct lb_col *col, const struct cell *c, bool table,
+		      struct lb_buf *b)
+{
+	lb_buf_reset(b);
+	if (!c->set) {
+		lb_buf_puts(b, table && col->type != LB_C_STR ? "-" : "");
+		return;
+	}
+	switch (col->type) {
+	case LB_C_STR:
+		lb_buf_puts(b, c->s);
+		break;
+	case LB_C_INT:
+		lb_buf_printf(b, "%lld", (long long)c->i);
+		break;
+	case LB_C_BOOL:
+		lb_buf_puts(b, c->i ? (table ? "yes" : "true") : (table ? "no" : "false"));
+		break;
+	case LB_C_SEC:
+		if (table)
+			lb_buf_printf(b, "%.3f", c->d == 0 ? 0.0 : c->d);
+		else
+			lb_buf_printf(b, "%.12g", c->d == 0 ? 0.0 : c->d);
+		break;
+	case LB_C_FRAC:
+		if (table)
+			lb_buf_printf(b, "%.1f%%", c->d * 100 == 0 ? 0.0 : c->d * 100);
+		else
+			lb_buf_printf(b, "%.12g", c->d == 0 ? 0.0 : c->d);
+		break;
+	case LB_C_LIST:
+		for (int i = 0; i < c->n; i++) {
+			if (i)
+				lb_buf_puts(b, table ? ", " : "; ");
+			lb_buf_puts(b, c->items[i]);
+		}
+		break;
+	case LB_C_NUMLIST:
+		for (int i = 0; i < c->n; i++)
+			lb_buf_printf(b, i ? (table ? " %.3f" : "; %.12g") : (table ? "%.3f" : "%.12g"),
+				      c->nums[i]);
+		break;
+	}
+}
+
+static bool right_aligned(enum lb_ctype t)
+{
+	return t == LB_C_INT || t == LB_C_SEC || t == LB_C_FRAC || t == LB_C_NUMLIST;
+}
+
+/* Print at most `width` bytes of s, cutting at a UTF-8 boundary and marking
+ * the cut with "..". */
+static void put_clipped(FILE *out, const char *s, int width)
+{
+	int len = (int)strlen(s);
+
+	if (len <= width) {
+		fputs(s, out);
+		return;
+	}
+	int keep = width > 2 ? width - 2 : 0;
+
+	while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
+		keep--;
+	fwrite(s, 1, (size_t)keep, out);
+	fputs(width >= 2 ? ".." : "", out);
+}
+
+static void print_table(struct lb_table *t, FILE *out)
+{
+	int width = lb_term_width();
+	int *w = lb_xcalloc((size_t)t->ncols, sizeof *w);
+	struct lb_buf b = { 0 };
+
+	for (int c = 0; c < t->ncols; c++) {
+		if (t->cols[c].flags & LB_COL_NOTABLE)
+			continue;
+		w[c] = (int)strlen(t->cols[c].title);
+		for (int r = 0; r < t->nrows; r++) {
+			cell_text(&t->cols[c], cell_at(t, r, c), true, &b);
+			int n = (int)b.len + ((t->cols[c].flags & LB_COL_LABEL) ? 2 * t->extra[r].indent : 0);
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	}
+	/* The label column gets the rest of the line, at least 24. */
+	int fixed = 0, label_start = 0;
+	bool seen = false;
+
+	for (int c = 0; c < t->ncols; c++) {
+		if (t->cols[c].flags & LB_COL_NOTABLE)
+			continue;
+		if (seen)
+			fixed += 2;
+		seen = true;
+		if (t->cols[c].flags & LB_COL_LABEL)
+			label_start = fixed;
+		else
+			fixed += w[c];
+	}
+	int label_w = width - fixed;
+
+	if (label_w < 24)
+		label_w = 24;
+	for (int r = -1; r < t->nrows; r++) {
+		struct row_extra *e = r >= 0 ? &t->extra[r] : NULL;
+		bool first = true;
+
+		for (int c = 0; c < t->ncols; c++) {
+			const struct lb_col *cd = &t->cols[c];
+
+			if (cd->flags & LB_COL_NOTABLE)
+				continue;
+			if (r < 0) {
+				lb_buf_reset(&b);
+				lb_buf_puts(&b, cd->title);
+			} else {
+				cell_text(cd, cell_at(t, r, c), true, &b);
+			}
+			fputs(first ? "" : "  ", out);
+			first = false;
+			if (cd->flags & LB_COL_LABEL) {
+				int ind = e ? 2 * e->indent : 0;
+
+				if (ind > label_w - 8)
+					ind = label_w - 8 > 0 ? label_w - 8 : 0;
+				fprintf(out, "%*s", ind, "");
+				put_clipped(out, lb_buf_str(&b), label_w - ind);
+			} else if (right_aligned(cd->type)) {
+				fprintf(out, "%*s", w[c], lb_buf_str(&b));
+			} else {
+				/* no trailing blanks after a last text column */
+				bool last = true;
+
+				for (int k = c + 1; k < t->ncols; k++)
+					if (!(t->cols[k].flags & LB_COL_NOTABLE))
+						last = false;
+				fprintf(out, "%-*s", last ? 0 : w[c], lb_buf_str(&b));
+			}
+		}
+		putc('\n', out);
+		for (int d = 0; e && d < e->ndetails; d++) {
+			int ind = 2 * e->indent + 4;
+
+			if (ind > label_w - 8)
+				ind = label_w - 8 > 0 ? label_w - 8 : 0;
+			fprintf(out, "%*s", label_start + ind, "");
+			put_clipped(out, e->details[d], label_w - ind);
+			putc('\n', out);
+		}
+	}
+	lb_buf_free(&b);
+	free(w);
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	bool quote = strpbrk(s, ",\"\n\r") != NULL || (*s && (s[0] == ' ' || s[strlen(s) - 1] == ' '));
+
+	if (!quote) {
+		fputs(s, out);
+		return;
+	}
+	putc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc('"', out);
+		putc(*s, out);
+	}
+	putc('"', out);
+}
+
+static void print_csv(struct lb_table *t, FILE *out)
+{
+	struct lb_buf b = { 0 };
+	bool first = true;
+
+	for (int c = 0; c < t->ncols; c++) {
+		if (t->cols[c].flags & LB_COL_TABLEONLY)
+			continue;
+		fputs(first ? "" : ",", out);
+		csv_field(out, t->cols[c].key);
+		first = false;
+	}
+	putc('\n', out);
+	for (int r = 0; r < t->nrows; r++) {
+		first = true;
+		for (int c = 0; c < t->ncols; c++) {
+			if (t->cols[c].flags & LB_COL_TABLEONLY)
+				continue;
+			cell_text(&t->cols[c], cell_at(t, r, c), false, &b);
+			fputs(first ? "" : ",", out);
+			csv_field(out, lb_buf_str(&b));
+			first = false;
+		}
+		putc('\n', out);
+	}
+	lb_buf_free(&b);
+}
+
+static void json_cell(FILE *out, const struct lb_col *col, const struct cell *c)
+{
+	switch (col->type) {
+	case LB_C_STR:
+		lb_json_string(out, c->set ? c->s : NULL);
+		return;
+	case LB_C_LIST:
+		putc('[', out);
+		for (int i = 0; c->set && i < c->n; i++) {
+			fputs(i ? ", " : "", out);
+			lb_json_string(out, c->items[i]);
+		}
+		putc(']', out);
+		return;
+	case LB_C_NUMLIST:
+		putc('[', out);
+		for (int i = 0; c->set && i < c->n; i++) {
+			fputs(i ? ", " : "", out);
+			lb_json_number(out, c->nums[i]);
+		}
+		putc(']', out);
+		return;
+	default:
+		break;
+	}
+	if (!c->set)
+		fputs("null", out);
+	else if (col->type == LB_C_INT)
+		fprintf(out, "%lld", (long long)c->i);
+	else if (col->type == LB_C_BOOL)
+		fputs(c->i ? "true" : "false", out);
+	else
+		lb_json_number(out, c->d);
+}
+
+static void print_json(struct lb_table *t, FILE *out)
+{
+	if (!t->nrows) {
+		fputs("[]\n", out);
+		return;
+	}
+	fputs("[\n", out);
+	for (int r = 0; r < t->nrows; r++) {
+		bool first = true;
+
+		fputs("  {", out);
+		for (int c = 0; c < t->ncols; c++) {
+			if (t->cols[c].flags & LB_COL_TABLEONLY)
+				continue;
+			fputs(first ? "" : ", ", out);
+			lb_json_string(out, t->cols[c].key);
+			fputs(": ", out);
+			json_cell(out, &t->cols[c], cell_at(t, r, c));
+			first = false;
+		}
+		fputs(r + 1 < t->nrows ? "},\n" : "}\n", out);
+	}
+	fputs("]\n", out);
+}
+
+void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out)
+{
+	switch (fmt) {
+	case LB_FMT_CSV: print_csv(t, out); break;
+	case LB_FMT_JSON: print_json(t, out); break;
+	default: print_table(t, out); break;
+	}
+}
+
+void lb_table_free(struct lb_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < (size_t)t->nrows * (size_t)t->ncols; i++) {
+		struct cell *c = &t->cells[i];
+
+		free(c->s);
+		for (int j = 0; c->items && j < c->n; j++)
+			free(c->items[j]);
+		free(c->items);
+		free(c->nums);
+	}
+	for (int r = 0; r < t->nrows; r++) {
+		for (int d = 0; d < t->extra[r].ndetails; d++)
+			free(t->extra[r].details[d]);
+		free(t->extra[r].details);
+	}
+	free(t->cells);
+	free(t->extra);
+	free(t);
+}

@@ -1,0 +1,69 @@
+/*
+ * format.h - one row/column model printed four ways: an aligned,
+ * terminal-width-aware table, CSV with a header line, a JSON array of
+ * objects, (and folded stacks, which views print themselves).
+ *
+ * Columns are declared once per view as a static array; cells are set by
+ * column index. Fractions are stored as 0..1 and shown as percentages only
+ * in the table.
+ */
+#ifndef LB_CLI_FORMAT_H
+#define LB_CLI_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED };
+int lb_format_parse(const char *s);	/* -1 if unknown */
+
+enum lb_ctype {
+	LB_C_STR,	/* text; NULL prints as null / empty */
+	LB_C_INT,	/* integer */
+	LB_C_SEC,	/* seconds: %.3f in the table, full precision elsewhere */
+	LB_C_FRAC,	/* fraction 0..1, a percentage in the table */
+	LB_C_BOOL,	/* true/false */
+	LB_C_LIST,	/* list of strings: JSON array, "; "-joined in CSV */
+	LB_C_NUMLIST,	/* list of numbers: JSON array, "; "-joined in CSV */
+};
+
+enum lb_colflag {
+	LB_COL_NOTABLE = 1,	/* CSV/JSON only */
+	LB_COL_TABLEONLY = 2,	/* table only */
+	LB_COL_LABEL = 4,	/* the last, flexible table column: indented, truncated */
+};
+
+struct lb_col {
+	const char *key;	/* JSON key and CSV header */
+	const char *title;	/* table header */
+	enum lb_ctype type;
+	unsigned flags;		/* enum lb_colflag */
+};
+
+struct lb_table;
+
+struct lb_table *lb_table_new(const struct lb_col *cols, int ncols);
+int lb_table_add_row(struct lb_table *t);	/* returns the row index */
+void lb_table_str(struct lb_table *t, int row, int col, const char *s);	/* copies */
+void lb_table_int(struct lb_table *t, int row, int col, int64_t v);
+void lb_table_num(struct lb_table *t, int row, int col, double v);	/* SEC, FRAC */
+void lb_table_bool(struct lb_table *t, int row, int col, bool v);
+void lb_table_list_add(struct lb_table *t, int row, int col, const char *s);
+void lb_table_numlist_add(struct lb_table *t, int row, int col, double v);
+void lb_table_indent(struct lb_table *t, int row, int indent);	/* table label only */
+/* A table-only line printed below the row, under the label column. */
+void lb_table_detail(struct lb_table *t, int row, const char *line);
+int lb_table_rows(const struct lb_table *t);
+/* Print in `fmt` (table, csv or json) to out; then free. */
+void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out);
+void lb_table_free(struct lb_table *t);
+
+/* Terminal width: $COLUMNS, else TIOCGWINSZ on stdout, else 100. */
+int lb_term_width(void);
+
+/* JSON string literal with escapes. */
+void lb_json_string(FILE *out, const char *s);
+/* A number as JSON (null for NaN/inf), full precision. */
+void lb_json_number(FILE *out, double v);
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * load.c - read every table of a validated lockblame database into the
+ * arrays of struct lb_profile with one SELECT per table, then resolve the
+ * database ids to array indices. The per-node aggregation lives in tree.c.
+ *
+ * Failure contract: an SQLite error while reading means a corrupt file and
+ * exits 2 (lb_db_fail); dangling references (a parent or frame id that has
+ * no row) are tolerated and become -1, so views never index out of range.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cli/db.h"
+#include "report/cli/profile.h"
+
+/* id -> index: a direct table when the ids are dense (the usual case, and
+ * the fast one for 1M nodes), otherwise a hash map. */
+struct idindex {
+	int64_t min, max;
+	int32_t *direct;	/* max - min + 1 entries, or NULL */
+	struct lb_map map;
+};
+
+static void idindex_build(struct idindex *ix, size_t n, const void *base, size_t stride)
+{
+	memset(ix, 0, sizeof *ix);
+	if (!n)
+		return;
+	const char *b = base;
+
+	ix->min = ix->max = *(const int64_t *)b;
+	for (size_t i = 1; i < n; i++) {
+		int64_t id = *(const int64_t *)(b + i * stride);
+
+		if (id < ix->min) ix->min = id;
+		if (id > ix->max) ix->max = id;
+	}
+	uint64_t span = (uint64_t)(ix->max - ix->min) + 1;
+
+	if (span <= 2 * (uint64_t)n + 1024) {
+		ix->direct = lb_xmalloc(span * sizeof *ix->direct);
+		memset(ix->direct, 0xff, span * sizeof *ix->direct);
+		for (size_t i = 0; i < n; i++)
+			ix->direct[*(const int64_t *)(b + i * stride) - ix->min] = (int32_t)i;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool is_new;
+		int32_t *slot = lb_map_slot(&ix->map, (uint64_t)*(const int64_t *)(b + i * stride), &is_new);
+
+		*slot = (int32_t)i;
+	}
+}
+
+static int32_t idindex_get(const struct idindex *ix, sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return -1;
+	int64_t id = sqlite3_column_int64(st, col);
+
+	if (ix->direct)
+		return id < ix->min || id > ix->max ? -1 : ix->direct[id - ix->min];
+	return lb_map_get(&ix->map, (uint64_t)id);
+}
+
+static void idindex_free(struct idindex *ix)
+{
+	free(ix->direct);
+	lb_map_free(&ix->map);
+}
+
+struct query {
+	sqlite3 *db;
+	const char *path;
+	const char *what;	/* table name, for messages */
+	sqlite3_stmt *st;
+};
+
+static void q_prepare(struct query *q, sqlite3 *db, const char *path, const char *what,
+		      const char *sql)
+{
+	q->db = db;
+	q->path = path;
+	q->what = what;
+	if (sqlite3_prepare_v2(db, sql, -1, &q->st, NULL) != SQLITE_OK)
+		lb_db_fail(db, path, what);
+}
+
+/* true while there is a row; errors exit. */
+static bool q_step(struct query *q)
+{
+	int rc = sqlite3_step(q->st);
+
+	if (rc == SQLITE_ROW)
+		return true;
+	if (rc != SQLITE_DONE)
+		lb_db_fail(q->db, q->path, q->what);
+	sqlite3_finalize(q->st);
+	q->st = NULL;
+	return false;
+}
+
+static char *col_str(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s ? lb_xstrdup((const char *)s) : NULL;
+}
+
+#define PUSH(arr, n, cap) (lb_grow((void **)&(arr), &(cap), (size_t)(n) + 1, sizeof *(arr)), &(arr)[(n)++])
+
+static void load_run(struct lb_profile *p, sqlite3 *db)
+{
+	struct query q;
+
+	q_prepare(&q, db, p->path, "run",
+		  "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
+		  " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s"
+		  " FROM run ORDER BY id LIMIT 1");
+	if (q_step(&q)) {
+		struct lb_run *r = &p->run;
+
+		r->command = col_str(q.st, 0);
+		r->event = col_str(q.st, 1);
+		r->event_requested = col_str(q.st, 2);
+		r->period_unit = col_str(q.st, 3);
+		r->exit_reason = col_str(q.st, 4);
+		r->pid = sqlite3_column_int64(q.st, 5);
+		r->period = sqlite3_column_int64(q.st, 6);
+		r->threads = sqlite3_column_int64(q.st, 7);
+		r->samples = sqlite3_column_int64(q.st, 8);
+		r->samples_dropped = sqlite3_column_int64(q.st, 9);
+		r->ns_per_sample = sqlite3_column_double(q.st, 10);
+		r->start_unix = sqlite3_column_double(q.st, 11);
+		r->duration_s = sqlite3_column_double(q.st, 12);
+		while (q_step(&q))
+			;
+	}
+	const char **fields[] = { (const char **)&p->run.command, (const char **)&p->run.event,
+				  (const char **)&p->run.event_requested,
+				  (const char **)&p->run.period_unit, (const char **)&p->run.exit_reason };
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+		if (!*fields[i])
+			*fields[i] = lb_xstrdup("");
+}
+
+static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "module", "SELECT id, path FROM module");
+	while (q_step(&q)) {
+		struct lb_module *m = PUSH(p->modules, p->nmodules, cap);
+
+		m->id = sqlite3_column_int64(q.st, 0);
+		m->path = col_str(q.st, 1);
+		if (!m->path)
+			m->path = lb_xstrdup("");
+		m->base_name = lb_basename(m->path);
+	}
+	idindex_build(ix, (size_t)p->nmodules, &p->modules[0].id, sizeof *p->modules);
+}
+
+static void load_frames(struct lb_profile *p, sqlite3 *db, const struct idindex *mods,
+			struct idindex *ix)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "frame",
+		  "SELECT id, module_id, offset, function, file, line FROM frame");
+	while (q_step(&q)) {
+		struct lb_frame *f = PUSH(p->frames, p->nframes, cap);
+
+		memset(f, 0, sizeof *f);
+		f->id = sqlite3_column_int64(q.st, 0);
+		f->module = idindex_get(mods, q.st, 1);
+		f->offset = (uint64_t)sqlite3_column_int64(q.st, 2);
+		f->function = col_str(q.st, 3);
+		if (f->function && !*f->function) {
+			free(f->function);
+			f->function = NULL;
+		}
+		f->file = col_str(q.st, 4);
+		if (f->file && !*f->file) {
+			free(f->file);
+			f->file = NULL;
+		}
+		f->line = sqlite3_column_int64(q.st, 5);
+	}
+	idindex_build(ix, (size_t)p->nframes, &p->frames[0].id, sizeof *p->frames);
+}
+
+/* Nodes need two passes: parent ids can only be resolved once every node is
+ * known, so the raw parent ids are kept aside meanwhile. */
+static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *frames,
+		       struct idindex *ix)
+{
+	struct query q;
+	size_t cap = 0, pcap = 0;
+	int64_t *parent_ids = NULL;
+	int32_t np = 0;
+
+	q_prepare(&q, db, p->path, "node", "SELECT id, parent_id, frame_id FROM node");
+	while (q_step(&q)) {
+		struct lb_node *n = PUSH(p->nodes, p->nnodes, cap);
+		int64_t *pid = PUSH(parent_ids, np, pcap);
+
+		n->id = sqlite3_column_int64(q.st, 0);
+		*pid = sqlite3_column_type(q.st, 1) == SQLITE_NULL ? INT64_MIN
+								  : sqlite3_column_int64(q.st, 1);
+		n->frame = idindex_get(frames, q.st, 2);
+		n->depth = 0;
+	}
+	idindex_build(ix, (size_t)p->nnodes, &p->nodes[0].id, sizeof *p->nodes);
+	p->root = -1;
+	for (int32_t i = 0; i < p->nnodes; i++) {
+		int64_t pid = parent_ids[i];
+		int32_t par = -1;
+
+		if (pid != INT64_MIN) {
+			if (ix->direct)
+				par = pid < ix->min || pid > ix->max ? -1 : ix->direct[pid - ix->min];
+			else
+				par = lb_map_get(&ix->map, (uint64_t)pid);
+		}
+		p->nodes[i].parent = par == i ? -1 : par;
+		if (pid == INT64_MIN && (p->root < 0 || p->nodes[i].id == 0))
+			p->root = i;
+	}
+	free(parent_ids);
+	/* No root row: add a synthetic one so every tree walk has a start. */
+	if (p->root < 0) {
+		struct lb_node *n = PUSH(p->nodes, p->nnodes, cap);
+
+		n->id = INT64_MIN;
+		n->parent = -1;
+		n->frame = -1;
+		n->depth = 0;
+		p->root = p->nnodes - 1;
+	}
+	/* Orphans (a parent id with no row) hang below the root. */
+	for (int32_t i = 0; i < p->nnodes; i++)
+		if (i != p->root && p->nodes[i].parent < 0)
+			p->nodes[i].parent = p->root;
+}
+
+static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex *nodes)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "metric",
+		  "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
+		  " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
+		  " idle_join_s, blamed_count FROM metric");
+	while (q_step(&q)) {
+		int32_t node = idindex_get(nodes, q.st, 0);
+
+		if (node < 0)
+			node = p->root;	/* dangling: keep the value, at the root */
+		struct lb_mrow *r = PUSH(p->mrows, p->nmrows, cap);
+
+		r->node = node;
+		r->thread_id = sqlite3_column_int64(q.st, 1);
+		r->work = sqlite3_column_double(q.st, 2);
+		r->overhead = sqlite3_column_double(q.st, 3);
+		r->wait = sqlite3_column_double(q.st, 4);
+		for (int k = 0; k < LB_NKINDS; k++)
+			r->idle[k] = sqlite3_column_double(q.st, 5 + k);
+		r->blamed_count = sqlite3_column_int64(q.st, 12);
+	}
+}
+
+static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex *frames)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "thread",
+		  "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
+		  " samples_dropped FROM thread ORDER BY id");
+	while (q_step(&q)) {
+		struct lb_thread *t = PUSH(p->threads, p->nthreads, cap);
+
+		t->id = sqlite3_column_int64(q.st, 0);
+		t->tid = sqlite3_column_int64(q.st, 1);
+		t->start_frame = idindex_get(frames, q.st, 2);
+		t->start_s = sqlite3_column_double(q.st, 3);
+		t->end_s = sqlite3_column_double(q.st, 4);
+		t->cpu_s = sqlite3_column_double(q.st, 5);
+		t->samples = sqlite3_column_int64(q.st, 6);
+		t->samples_dropped = sqlite3_column_int64(q.st, 7);
+	}
+}
+
+static void load_sites(struct lb_profile *p, sqlite3 *db, const struct idindex *frames)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "site",
+		  "SELECT frame_id, thread_id, object, acquisitions, contended, releases FROM site");
+	while (q_step(&q)) {
+		int32_t frame = idindex_get(frames, q.st, 0);
+		int kind = lb_kind_parse((const char *)sqlite3_column_text(q.st, 2));
+
+		if (frame < 0 || kind < 0)
+			continue;
+		struct lb_site *s = PUSH(p->sites, p->nsites, cap);
+
+		s->frame = frame;
+		s->thread_id = sqlite3_column_int64(q.st, 1);
+		s->kind = kind;
+		s->acquisitions = sqlite3_column_int64(q.st, 3);
+		s->contended = sqlite3_column_int64(q.st, 4);
+		s->releases = sqlite3_column_int64(q.st, 5);
+	}
+}
+
+static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex *nodes,
+			 struct idindex *ix)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "sync_object",
+		  "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
+		  " blame_s, handoff_s, unattributed_s FROM sync_object");
+	while (q_step(&q)) {
+		struct lb_syncobj *o = PUSH(p->objs, p->nobjs, cap);
+
+		o->id = sqlite3_column_int64(q.st, 0);
+		o->kind = lb_kind_parse((const char *)sqlite3_column_text(q.st, 1));
+		o->has_address = sqlite3_column_type(q.st, 2) != SQLITE_NULL;
+		o->address = (uint64_t)sqlite3_column_int64(q.st, 2);
+		o->first_node = idindex_get(nodes, q.st, 3);
+		o->acquisitions = sqlite3_column_int64(q.st, 4);
+		o->contended = sqlite3_column_int64(q.st, 5);
+		o->wait_s = sqlite3_column_double(q.st, 6);
+		o->blame_s = sqlite3_column_double(q.st, 7);
+		o->handoff_s = sqlite3_column_double(q.st, 8);
+		o->unattributed_s = sqlite3_column_double(q.st, 9);
+	}
+	idindex_build(ix, (size_t)p->nobjs, &p->objs[0].id, sizeof *p->objs);
+}
+
+static void load_object_blame(struct lb_profile *p, sqlite3 *db, const struct idindex *objs,
+			      const struct idindex *nodes)
+{
+	struct query q;
+	size_t cap = 0;
+
+	q_prepare(&q, db, p->path, "object_blame",
+		  "SELECT object_id, node_id, thread_id, blame_s, count FROM object_blame");
+	while (q_step(&q)) {
+		int32_t obj = idindex_get(objs, q.st, 0);
+		int32_t node = idindex_get(nodes, q.st, 1);
+
+		if (obj < 0 || node < 0)
+			continue;
+		struct lb_objblame *b = PUSH(p->oblame, p->noblame, cap);
+
+		b->object = obj;
+		b->node = node;
+		b->thread_id = sqlite3_column_int64(q.st, 2);
+		b->blame_s = sqlite3_column_double(q.st, 3);
+		b->count = sqlite3_column_int64(q.st, 4);
+	}
+}
+
+void lb_profile_index(struct lb_profile *p);	/* tree.c */
+
+struct lb_profile *lb_profile_load(const char *path)
+{
+	struct lb_profile *p = lb_xcalloc(1, sizeof *p);
+	sqlite3 *db = lb_db_open(path);
+	struct idindex mods, frames, nodes, objs;
+
+	p->path = lb_xstrdup(path);
+	/* One read transaction: a consistent snapshot, and one lock. */
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		lb_db_fail(db, path, "starting a read");
+	load_run(p, db);
+	load_modules(p, db, &mods);
+	load_frames(p, db, &mods, &frames);
+	load_nodes(p, db, &frames, &nodes);
+	load_metrics(p, db, &nodes);
+	load_threads(p, db, &frames);
+	load_sites(p, db, &frames);
+	load_objects(p, db, &nodes, &objs);
+	load_object_blame(p, db, &objs, &nodes);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+	idindex_free(&mods);
+	idindex_free(&frames);
+	idindex_free(&nodes);
+	idindex_free(&objs);
+	lb_profile_index(p);
+	return p;
+}

@@ -1,0 +1,74 @@
+/*
+ * main.c - `lockblame` entry point: dispatch to run, report, compare and
+ * events; top-level help and version.
+ *
+ * Exit codes: 0 success, 1 runtime failure, 2 usage error or bad input;
+ * `run` exits with the profiled program's status instead.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/cli/commands.h"
+#include "report/cli/util.h"
+
+static const char main_usage[] =
+	"usage: lockblame COMMAND [OPTIONS]\n"
+	"\n"
+	"Blame-shifting profiler for pthread programs: who made the threads wait.\n"
+	"\n"
+	"commands:\n"
+	"  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
+	"                 run PROG with liblockblame.so preloaded\n"
+	"  report [VIEW] [--metric M] [--format F] [-n N] [DB]\n"
+	"                 show a database (default: newest lockblame.*.db here)\n"
+	"  compare [--format F] A.db B.db [C.db ...]\n"
+	"                 where B spends effort beyond A (scaling loss)\n"
+	"  events         perf events known to libpfm4; * marks those that open here\n"
+	"\n"
+	"'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
+	"Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";
+
+void lb_bad_option(const char *cmd, int opt, const char *arg)
+{
+	if (opt == ':')
+		lb_die(LB_EXIT_USAGE, "%s: option '%s' needs an argument (see 'lockblame %s --help')",
+		       cmd, arg ? arg : "?", cmd);
+	if (opt && opt < 256)
+		lb_die(LB_EXIT_USAGE, "%s: unknown option '-%c' (see 'lockblame %s --help')", cmd, opt,
+		       cmd);
+	lb_die(LB_EXIT_USAGE, "%s: unknown option '%s' (see 'lockblame %s --help')", cmd,
+	       arg ? arg : "?", cmd);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "run", lb_cmd_run },
+		{ "report", lb_cmd_report },
+		{ "compare", lb_cmd_compare },
+		{ "events", lb_cmd_events },
+	};
+
+	if (argc < 2)
+		lb_die(LB_EXIT_USAGE, "missing command (run, report, compare, events; see 'lockblame --help')");
+	const char *cmd = argv[1];
+
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(main_usage, stdout);
+		return LB_EXIT_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		printf("lockblame %s\n", LB_VERSION);
+		return LB_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+		if (strcmp(cmd, cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		lb_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
+	lb_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, events; see 'lockblame --help')",
+	       cmd);
+}

@@ -1,0 +1,163 @@
+/*
+ * profile.h - an in-memory copy of one lockblame database (schema version 1,
+ * see docs/SCHEMA.md), loaded with one SELECT per table and indexed in C so
+ * that the views never run per-node queries.
+ *
+ * All cross references are array indices (int32_t, -1 = none), resolved from
+ * the database ids at load time. The tree is kept as a CSR child list and a
+ * preorder, computed by walking from the root, so a corrupt parent cycle can
+ * never loop a view.
+ */
+#ifndef LB_CLI_PROFILE_H
+#define LB_CLI_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report/cli/util.h"
+
+#define LB_SCHEMA_VERSION 1	/* newest schema this CLI reads */
+
+enum lb_kind {
+	LB_K_MUTEX, LB_K_SPIN, LB_K_RWLOCK, LB_K_COND, LB_K_BARRIER, LB_K_SEM,
+	LB_K_JOIN, LB_NKINDS
+};
+extern const char *const lb_kind_names[LB_NKINDS];
+int lb_kind_parse(const char *s);	/* -1 if unknown or NULL */
+
+enum lb_metric { LB_M_IDLENESS, LB_M_WORK, LB_M_WAIT, LB_M_OVERHEAD, LB_NMETRICS };
+extern const char *const lb_metric_names[LB_NMETRICS];
+int lb_metric_parse(const char *s);	/* -1 if unknown */
+
+struct lb_run {
+	char *command;		/* argv joined, "" if unknown */
+	char *event;		/* event actually used */
+	char *event_requested;
+	char *period_unit;
+	char *exit_reason;
+	int64_t pid, period, threads, samples, samples_dropped;
+	double ns_per_sample, start_unix, duration_s;
+};
+
+struct lb_module {
+	int64_t id;
+	char *path;
+	const char *base_name;	/* points into path */
+};
+
+struct lb_frame {
+	int64_t id;
+	int32_t module;		/* module index, -1 unknown */
+	uint64_t offset;	/* address - module base */
+	char *function;		/* raw (mangled) name, NULL if unknown */
+	char *file;		/* NULL without debug info */
+	int64_t line;		/* 0 without debug info */
+	char *label;		/* demangled name or "module+0xOFF", lazily */
+};
+
+struct lb_node {
+	int64_t id;
+	int32_t parent;		/* node index, -1 for the root */
+	int32_t frame;		/* frame index, -1 for the root or unknown */
+	int32_t depth;		/* computed from the root, not read */
+};
+
+struct lb_mrow {		/* one metric row: exclusive values of (node, thread) */
+	int32_t node;		/* node index */
+	int64_t thread_id;
+	double work, overhead, wait;
+	double idle[LB_NKINDS];	/* blame received, by object kind */
+	int64_t blamed_count;
+};
+
+struct lb_thread {
+	int64_t id, tid;
+	int32_t start_frame;	/* frame index, -1 for main/unknown */
+	double start_s, end_s, cpu_s;
+	int64_t samples, samples_dropped;
+};
+
+struct lb_site {
+	int32_t frame;		/* frame index */
+	int64_t thread_id;
+	int kind;		/* enum lb_kind */
+	int64_t acquisitions, contended, releases;
+};
+
+struct lb_syncobj {
+	int64_t id;
+	int kind;		/* enum lb_kind, -1 if unknown */
+	bool has_address;	/* false for the per-kind aggregate rows */
+	uint64_t address;
+	int32_t first_node;	/* node index, -1 unknown */
+	int64_t acquisitions, contended;
+	double wait_s, blame_s, handoff_s, unattributed_s;
+};
+
+struct lb_objblame {
+	int32_t object;		/* syncobj index */
+	int32_t node;		/* node index */
+	int64_t thread_id;
+	double blame_s;
+	int64_t count;
+};
+
+struct lb_totals {
+	double work, overhead, wait, idleness, effort;
+	double idle_kind[LB_NKINDS];
+	double sync_wait, sync_blame, sync_handoff, sync_unattributed;
+};
+
+struct lb_profile {
+	char *path;
+	struct lb_run run;
+	struct lb_module *modules; int32_t nmodules;
+	struct lb_frame *frames; int32_t nframes;
+	struct lb_node *nodes; int32_t nnodes;
+	struct lb_mrow *mrows; int32_t nmrows;	/* sorted by node */
+	struct lb_thread *threads; int32_t nthreads;
+	struct lb_site *sites; int32_t nsites;
+	struct lb_syncobj *objs; int32_t nobjs;
+	struct lb_objblame *oblame; int32_t noblame;
+
+	int32_t root;		/* node index of the root */
+	int32_t *mrow_start;	/* nnodes + 1: rows of node i are [start[i], start[i+1]) */
+	int32_t *child_start;	/* nnodes + 1: CSR offsets into child_idx */
+	int32_t *child_idx;
+	int32_t *preorder;	/* nodes reachable from root, parents first */
+	int32_t npreorder;
+	struct lb_totals totals;
+};
+
+/* Open, validate and load the database at `path`. Bad input (missing,
+ * empty, not SQLite, corrupt, too new, missing tables) exits with status 2
+ * and one "lockblame:" line; never returns NULL. */
+struct lb_profile *lb_profile_load(const char *path);
+void lb_profile_free(struct lb_profile *p);
+
+/* Newest lockblame.*.db in the current directory by mtime; exits with 2
+ * when there is none. Returns a malloc'd name. */
+char *lb_find_default_db(void);
+
+/* The value of one metric in a row. */
+double lb_mrow_value(const struct lb_mrow *r, enum lb_metric m);
+double lb_mrow_idleness(const struct lb_mrow *r);
+
+/* Exclusive value of metric m per node (summed over threads) into out[nnodes]. */
+void lb_node_exclusive(const struct lb_profile *p, enum lb_metric m, double *out);
+/* Inclusive from exclusive, via the preorder, into incl[nnodes]. */
+void lb_node_inclusive(const struct lb_profile *p, const double *excl, double *incl);
+double lb_metric_total(const struct lb_profile *p, enum lb_metric m);
+
+/* Labels and keys (symbols.c). */
+const char *lb_frame_label(struct lb_profile *p, int32_t frame);	/* "[root]" for -1 */
+const char *lb_frame_module(const struct lb_profile *p, int32_t frame);	/* basename or "" */
+/* "function (file:line)" or the bare label when file is unknown. */
+void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+/* Matching key across runs: function\tfile\tline, or module+0xOFF. */
+void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+/* Procedure key: label\tmodule. */
+void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * report.c - `lockblame report`: parse the options, pick the database
+ * (the argument, or the newest lockblame.*.db here), load it and run one
+ * view in one format.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cli/commands.h"
+#include "report/cli/views.h"
+
+static const char report_usage[] =
+	"usage: lockblame report [VIEW] [--metric M] [--format F] [-n N] [DB]\n"
+	"\n"
+	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
+	"current directory.\n"
+	"\n"
+	"views (one of):\n"
+	"  --by-release-site  blame by the release/signal/post site that caused it,\n"
+	"                     with the caller chain of its heaviest context (default)\n"
+	"  --by-lock          contended objects: waits, blame, hand-off, top holders\n"
+	"  --by-thread        work, blame received, waiting and overhead per thread\n"
+	"  --top-down         calling context tree, inclusive and exclusive values\n"
+	"  --bottom-up        callers view: each procedure's cost by its callers\n"
+	"  --flat             one row per procedure (function, file, module)\n"
+	"\n"
+	"options:\n"
+	"  --metric M   idleness (blame received; default), work, wait, overhead\n"
+	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
+	"               the metric in integer microseconds)\n"
+	"  -n N         depth: caller chain length (--by-release-site, default 5),\n"
+	"               tree depth (--top-down, default 10 in tables), caller levels\n"
+	"               (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
+	"  -h, --help   this help\n";
+
+static int parse_n(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > 1000000)
+		lb_die(LB_EXIT_USAGE, "report: -n wants a number >= 0, not '%s'", s);
+	return (int)v;
+}
+
+int lb_cmd_report(int argc, char **argv)
+{
+	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT };
+	static const struct option longopts[] = {
+		{ "by-release-site", no_argument, NULL, O_SITE },
+		{ "by-lock", no_argument, NULL, O_LOCK },
+		{ "by-thread", no_argument, NULL, O_THREAD },
+		{ "top-down", no_argument, NULL, O_TOPDOWN },
+		{ "bottom-up", no_argument, NULL, O_BOTTOMUP },
+		{ "flat", no_argument, NULL, O_FLAT },
+		{ "metric", required_argument, NULL, O_METRIC },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lb_report_opts o = { .view = LB_V_RELEASE_SITE, .metric = LB_M_IDLENESS,
+				    .format = LB_FMT_TABLE, .n = -1 };
+	int views = 0, c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":hn:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(report_usage, stdout);
+			return LB_EXIT_OK;
+		case 'n':
+			o.n = parse_n(optarg);
+			break;
+		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
+			o.view = (enum lb_view)(c - O_SITE);
+			views++;
+			break;
+		case O_METRIC:
+			if (lb_metric_parse(optarg) < 0)
+				lb_die(LB_EXIT_USAGE,
+				       "report: unknown metric '%s' (idleness, work, wait, overhead)", optarg);
+			o.metric = (enum lb_metric)lb_metric_parse(optarg);
+			break;
+		case O_FORMAT:
+			if (lb_format_parse(optarg) < 0)
+				lb_die(LB_EXIT_USAGE,
+				       "report: unknown format '%s' (table, csv, json, folded)", optarg);
+			o.format = (enum lb_format)lb_format_parse(optarg);
+			break;
+		default:
+			lb_bad_option("report", c == ':' ? ':' : optopt, argv[optind - 1]);
+		}
+	}
+	if (views > 1)
+		lb_die(LB_EXIT_USAGE, "report: choose one view (--by-release-site, --by-lock, "
+				      "--by-thread, --top-down, --bottom-up or --flat)");
+	if (argc - optind > 1)
+		lb_die(LB_EXIT_USAGE, "report: one database at a time ('%s' is extra); "
+				      "use 'lockblame compare' for several", argv[optind + 1]);
+	char *found = NULL;
+
+	o.db = optind < argc ? argv[optind] : (found = lb_find_default_db());
+	struct lb_profile *p = lb_profile_load(o.db);
+	int rc;
+
+	if (o.format == LB_FMT_FOLDED) {
+		rc = lb_view_folded(p, &o);
+	} else {
+		switch (o.view) {
+		case LB_V_LOCK: rc = lb_view_locks(p, &o); break;
+		case LB_V_THREAD: rc = lb_view_threads(p, &o); break;
+		case LB_V_TOP_DOWN: rc = lb_view_top_down(p, &o); break;
+		case LB_V_BOTTOM_UP: rc = lb_view_bottom_up(p, &o); break;
+		case LB_V_FLAT: rc = lb_view_flat(p, &o); break;
+		default: rc = lb_view_release_sites(p, &o); break;
+		}
+	}
+	lb_profile_free(p);
+	free(found);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		lb_die(LB_EXIT_FAIL, "report: cannot write the output");
+	return rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * run.c - `lockblame run`: start a program with liblockblame.so preloaded.
+ *
+ * The library is the one next to this executable (/proc/self/exe), put in
+ * front of any LD_PRELOAD already set; -o/-e/-F become LOCKBLAME_OUTPUT,
+ * LOCKBLAME_EVENT and LOCKBLAME_FREQ. The child's stdin/stdout/stderr are
+ * ours, untouched. We exit with its status, or 128 + signal if it was
+ * killed; while it runs we ignore SIGINT/SIGQUIT (the terminal sends them
+ * to the child too) so that its status can still be passed on.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report/cli/commands.h"
+#include "report/cli/util.h"
+
+static const char run_usage[] =
+	"usage: lockblame run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
+	"\n"
+	"Run PROG with liblockblame.so (from lockblame's own directory) preloaded.\n"
+	"The database is written when PROG exits: FILE, or lockblame.<prog>.<pid>.db\n"
+	"in the current directory. Exits with PROG's status (128+N if killed by\n"
+	"signal N).\n"
+	"\n"
+	"options:\n"
+	"  -o FILE            database path (sets LOCKBLAME_OUTPUT)\n"
+	"  -e EVENT[@PERIOD]  sampling event, a libpfm4 name such as cycles@2000000\n"
+	"                     or task-clock (sets LOCKBLAME_EVENT); see 'lockblame events'\n"
+	"  -F HZ              sampling frequency per thread (sets LOCKBLAME_FREQ)\n"
+	"  -h, --help         this help\n";
+
+/* Directory of the running executable + "/liblockblame.so"; NULL if
+ * /proc/self/exe cannot be read. Caller frees. */
+static char *library_path(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	struct lb_buf b = { 0 };
+
+	lb_buf_printf(&b, "%s/liblockblame.so", exe);
+	return b.s;
+}
+
+static void set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0)
+		lb_die(LB_EXIT_FAIL, "run: cannot set %s: %s", name, strerror(errno));
+}
+
+static void set_preload(void)
+{
+	char *lib = library_path();
+	struct stat st;
+
+	if (!lib) {
+		lb_warn("run: cannot find my own directory (/proc/self/exe); running without liblockblame.so");
+		return;
+	}
+	/* Without the library ld.so would print its own error for every
+	 * process; one line of ours is clearer, and the program still runs. */
+	if (stat(lib, &st) != 0) {
+		lb_warn("run: %s: %s; running the program unprofiled", lib, strerror(errno));
+		free(lib);
+		return;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	struct lb_buf b = { 0 };
+
+	lb_buf_puts(&b, lib);
+	if (old && *old)
+		lb_buf_printf(&b, " %s", old);
+	set_env("LD_PRELOAD", lb_buf_str(&b));
+	lb_buf_free(&b);
+	free(lib);
+}
+
+static void check_freq(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > 1000000)
+		lb_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
+}
+
+int lb_cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *event = NULL, *freq = NULL;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at PROG so that its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+:ho:e:F:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(run_usage, stdout);
+			return LB_EXIT_OK;
+		case 'o': out = optarg; break;
+		case 'e': event = optarg; break;
+		case 'F': freq = optarg; break;
+		default:
+			lb_bad_option("run", c == ':' ? ':' : optopt, argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		lb_die(LB_EXIT_USAGE, "run: missing program (usage: lockblame run [OPTIONS] -- PROG [ARGS])");
+	if (out && !*out)
+		lb_die(LB_EXIT_USAGE, "run: -o wants a file name");
+	if (event && !*event)
+		lb_die(LB_EXIT_USAGE, "run: -e wants an event name");
+	if (freq)
+		check_freq(freq);
+	set_preload();
+	if (out)
+		set_env("LOCKBLAME_OUTPUT", out);
+	if (event)
+		set_env("LOCKBLAME_EVENT", event);
+	if (freq)
+		set_env("LOCKBLAME_FREQ", freq);
+
+	char **prog = argv + optind;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+
+	fflush(NULL);
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		lb_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execvp(prog[0], prog);
+		int err = errno;
+
+		/* As the shell does: 127 not found, 126 found but not runnable. */
+		fprintf(stderr, "lockblame: run: cannot run '%s': %s\n", prog[0], strerror(err));
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			lb_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return LB_EXIT_FAIL;
+}

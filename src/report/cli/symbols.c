@@ -1,0 +1,82 @@
+/*
+ * symbols.c - frame labels for display and keys for matching: C++ names
+ * demangled with the C++ runtime's __cxa_demangle, unknown functions shown
+ * as module+0xOFFSET.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cli/profile.h"
+
+/* From the C++ ABI (libstdc++/libsupc++); declared here so that the CLI
+ * stays a C program. Returns a malloc'd string or NULL with *status != 0. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+char *lb_demangle(const char *name)
+{
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = -1;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+
+		if (d && status == 0)
+			return d;
+		free(d);
+	}
+	return lb_xstrdup(name);
+}
+
+const char *lb_frame_module(const struct lb_profile *p, int32_t frame)
+{
+	if (frame < 0 || p->frames[frame].module < 0)
+		return "";
+	return p->modules[p->frames[frame].module].base_name;
+}
+
+const char *lb_frame_label(struct lb_profile *p, int32_t frame)
+{
+	if (frame < 0)
+		return "[root]";
+	struct lb_frame *f = &p->frames[frame];
+
+	if (f->label)
+		return f->label;
+	if (f->function) {
+		f->label = lb_demangle(f->function);
+	} else {
+		struct lb_buf b = { 0 };
+		const char *mod = lb_frame_module(p, frame);
+
+		lb_buf_printf(&b, "%s+0x%" PRIx64, *mod ? mod : "[unknown]", f->offset);
+		f->label = b.s;
+	}
+	return f->label;
+}
+
+void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out)
+{
+	lb_buf_puts(out, lb_frame_label(p, frame));
+	if (frame >= 0 && p->frames[frame].file)
+		lb_buf_printf(out, " (%s:%" PRId64 ")", p->frames[frame].file,
+			      p->frames[frame].line);
+}
+
+void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
+{
+	if (frame < 0) {
+		lb_buf_puts(out, "[root]");
+		return;
+	}
+	const struct lb_frame *f = &p->frames[frame];
+
+	if (f->function)
+		lb_buf_printf(out, "%s\t%s\t%" PRId64, f->function, f->file ? f->file : "",
+			      f->line);
+	else
+		lb_buf_puts(out, lb_frame_label(p, frame));
+}
+
+void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
+{
+	lb_buf_printf(out, "%s\t%s", lb_frame_label(p, frame), lb_frame_module(p, frame));
+}

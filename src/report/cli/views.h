@@ -1,0 +1,48 @@
+/*
+ * views.h - the report views. Each one reads a loaded profile, builds a
+ * struct lb_table (or folded lines) and prints it to stdout in the format
+ * chosen. They return an exit status (0, or 1 for a runtime failure).
+ */
+#ifndef LB_CLI_VIEWS_H
+#define LB_CLI_VIEWS_H
+
+#include <stdio.h>
+
+#include "report/cli/format.h"
+#include "report/cli/profile.h"
+
+enum lb_view {
+	LB_V_RELEASE_SITE, LB_V_LOCK, LB_V_THREAD, LB_V_TOP_DOWN, LB_V_BOTTOM_UP,
+	LB_V_FLAT
+};
+
+struct lb_report_opts {
+	enum lb_view view;
+	enum lb_metric metric;
+	enum lb_format format;
+	int n;			/* -n: depth or rows (see the man page); -1 = default */
+	const char *db;		/* database path */
+};
+
+/* Run header and totals; table format only (header.c). */
+void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
+/* "blame ... + hand-off ... + unattributed ... = total wait" line. */
+void lb_print_conservation(const struct lb_profile *p, FILE *out);
+/* "seconds (x% of effort)" helper used by headers. */
+double lb_share(double part, double whole);	/* 0 when whole is 0 */
+
+int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_top_down(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o);
+
+/* Interned frame keys (function\tfile\tline or module+0xOFF) per frame:
+ * returns a malloc'd array of nframes ids into `tab`. */
+int32_t *lb_frame_key_ids(struct lb_profile *p, struct lb_strtab *tab);
+/* Same for procedure keys (label\tmodule). */
+int32_t *lb_frame_proc_ids(struct lb_profile *p, struct lb_strtab *tab);
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * views_sites.c - `report --by-release-site`: blame grouped by the release
+ * site's own frame (function, file, line) and object kind, with the caller
+ * chain of the heaviest calling context of each site. With another metric
+ * the same grouping ranks frames by that metric.
+ *
+ * Counts come from the site table: releases for idleness (the calls that
+ * could carry blame), contended acquisitions for wait, none otherwise.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cli/views.h"
+
+#define NO_KIND LB_NKINDS	/* key slot for metrics without an object kind */
+
+struct site_row {
+	int32_t key;		/* frame key id */
+	int kind;		/* enum lb_kind, or NO_KIND */
+	int32_t frame;		/* a representative frame */
+	double value;		/* selected metric */
+	double blame;		/* idleness at this frame+kind */
+	int64_t blamed;		/* blamed_count */
+	int64_t count;		/* from the site table */
+	int32_t heaviest;	/* node with the largest value */
+	double heaviest_value;
+};
+
+enum {
+	C_VALUE, C_SHARE, C_COUNT, C_BLAMED, C_OBJECT, C_LABEL, C_FUNCTION, C_FILE, C_LINE,
+	C_BLAME, C_MODULE, C_CALLERS, C_NCOLS
+};
+
+static struct lb_col site_cols[C_NCOLS] = {
+	[C_VALUE] = { "value_s", "Blame s", LB_C_SEC, 0 },
+	[C_SHARE] = { "share", "Share", LB_C_FRAC, 0 },
+	[C_COUNT] = { "count", "Count", LB_C_INT, 0 },
+	[C_BLAMED] = { "blamed_count", "Blamed", LB_C_INT, 0 },
+	[C_OBJECT] = { "object", "Object", LB_C_STR, 0 },
+	[C_LABEL] = { "site", "Release site (callers below)", LB_C_STR, LB_COL_LABEL | LB_COL_TABLEONLY },
+	[C_FUNCTION] = { "function", "Function", LB_C_STR, LB_COL_NOTABLE },
+	[C_FILE] = { "file", "File", LB_C_STR, LB_COL_NOTABLE },
+	[C_LINE] = { "line", "Line", LB_C_INT, LB_COL_NOTABLE },
+	[C_BLAME] = { "blame_s", "Blame s", LB_C_SEC, LB_COL_NOTABLE },
+	[C_MODULE] = { "module", "Module", LB_C_STR, LB_COL_NOTABLE },
+	[C_CALLERS] = { "callers", "Callers", LB_C_LIST, LB_COL_NOTABLE },
+};
+
+int32_t *lb_frame_key_ids(struct lb_profile *p, struct lb_strtab *tab)
+{
+	int32_t *ids = lb_xmalloc(((size_t)p->nframes + 1) * sizeof *ids);
+	struct lb_buf b = { 0 };
+
+	for (int32_t f = 0; f < p->nframes; f++) {
+		lb_buf_reset(&b);
+		lb_frame_key(p, f, &b);
+		ids[f] = lb_strtab_intern(tab, lb_buf_str(&b));
+	}
+	lb_buf_free(&b);
+	return ids;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct site_row *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->kind - y->kind;
+}
+
+/* Find or add the row for (key, kind). */
+static struct site_row *row_for(struct lb_map *map, struct site_row **rows, int32_t *n,
+				size_t *cap, int32_t key, int kind, int32_t frame)
+{
+	bool is_new;
+	int32_t *slot = lb_map_slot(map, (uint64_t)key * (NO_KIND + 1) + (uint64_t)kind, &is_new);
+
+	if (!is_new)
+		return &(*rows)[*slot];
+	lb_grow((void **)rows, cap, (size_t)*n + 1, sizeof **rows);
+	*slot = *n;
+	struct site_row *r = &(*rows)[(*n)++];
+
+	memset(r, 0, sizeof *r);
+	r->key = key;
+	r->kind = kind;
+	r->frame = frame;
+	r->heaviest = -1;
+	return r;
+}
+
+static void credit(struct site_row *r, int32_t node, double value, double blame, int64_t blamed)
+{
+	r->value += value;
+	r->blame += blame;
+	r->blamed += blamed;
+	if (r->heaviest < 0 || value > r->heaviest_value) {
+		r->heaviest = node;
+		r->heaviest_value = value;
+	}
+}
+
+/* Group the metric rows node by node (they are sorted by node). */
+static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
+		    struct lb_map *map, struct site_row **rows, int32_t *n, size_t *cap)
+{
+	for (int32_t v = 0; v < p->nnodes; v++) {
+		int32_t f = p->nodes[v].frame, first = p->mrow_start[v], last = p->mrow_start[v + 1];
+
+		if (first == last)
+			continue;
+		int32_t key = f >= 0 ? keys[f] : -1;
+		double idle[LB_NKINDS] = { 0 }, value = 0, blame = 0;
+		int64_t blamed[LB_NKINDS] = { 0 }, blamed_all = 0;
+
+		for (int32_t i = first; i < last; i++) {
+			const struct lb_mrow *r = &p->mrows[i];
+
+			for (int k = 0; k < LB_NKINDS; k++) {
+				idle[k] += r->idle[k];
+				if (r->idle[k] > 0)
+					blamed[k] += r->blamed_count;
+			}
+			value += lb_mrow_value(r, m);
+			blamed_all += r->blamed_count;
+		}
+		if (key < 0)
+			key = INT32_MAX;	/* the root: its own group */
+		if (m == LB_M_IDLENESS) {
+			for (int k = 0; k < LB_NKINDS; k++)
+				if (idle[k] > 0)
+					credit(row_for(map, rows, n, cap, key, k, f), v, idle[k],
+					       idle[k], blamed[k]);
+			continue;
+		}
+		if (value == 0)
+			continue;
+		for (int k = 0; k < LB_NKINDS; k++)
+			blame += idle[k];
+		credit(row_for(map, rows, n, cap, key, NO_KIND, f), v, value, blame, blamed_all);
+	}
+}
+
+/* Counts from the site table, and for metrics without a kind, the kind of
+ * the frame's most frequent contended/acquired operation. */
+static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
+		       struct site_row *rows, int32_t n)
+{
+	struct lb_map kmap = { 0 };
+	size_t cap = 0;
+	int64_t (*acc)[3] = NULL;	/* releases, contended, acquisitions per key*8+kind */
+	int32_t nacc = 0;
+
+	for (int32_t i = 0; i < p->nsites; i++) {
+		const struct lb_site *s = &p->sites[i];
+		bool is_new;
+		int32_t *slot = lb_map_slot(&kmap, (uint64_t)keys[s->frame] * (NO_KIND + 1) + (uint64_t)s->kind, &is_new);
+
+		if (is_new) {
+			lb_grow((void **)&acc, &cap, (size_t)nacc + 1, sizeof *acc);
+			*slot = nacc;
+			memset(acc[nacc++], 0, sizeof *acc);
+		}
+		acc[*slot][0] += s->releases;
+		acc[*slot][1] += s->contended;
+		acc[*slot][2] += s->acquisitions;
+	}
+	for (int32_t i = 0; i < n; i++) {
+		struct site_row *r = &rows[i];
+
+		if (r->key == INT32_MAX)
+			continue;
+		if (r->kind != NO_KIND) {
+			int32_t a = lb_map_get(&kmap, (uint64_t)r->key * (NO_KIND + 1) + (uint64_t)r->kind);
+
+			r->count = a >= 0 ? acc[a][0] : 0;
+			continue;
+		}
+		int best = NO_KIND;
+		int64_t best_n = 0;
+
+		for (int k = 0; k < LB_NKINDS; k++) {
+			int32_t a = lb_map_get(&kmap, (uint64_t)r->key * (NO_KIND + 1) + (uint64_t)k);
+			int64_t c = a < 0 ? 0 : acc[a][1] * 1000000 + acc[a][2] + acc[a][0];
+
+			if (a >= 0 && c > best_n) {
+				best = k;
+				best_n = c;
+				r->count = m == LB_M_WAIT ? acc[a][1] : 0;
+			}
+		}
+		r->kind = best;
+	}
+	free(acc);
+	lb_map_free(&kmap);
+}
+
+static void add_callers(struct lb_profile *p, struct lb_table *t, int row, int32_t node,
+			int depth, struct lb_buf *b)
+{
+	int32_t v = node >= 0 ? p->nodes[node].parent : -1;
+
+	for (int d = 0; d < depth && v >= 0 && v != p->root; d++, v = p->nodes[v].parent) {
+		lb_buf_reset(b);
+		lb_frame_describe(p, p->nodes[v].frame, b);
+		lb_table_list_add(t, row, C_CALLERS, lb_buf_str(b));
+		lb_buf_reset(b);
+		lb_buf_puts(b, "<- ");
+		lb_frame_describe(p, p->nodes[v].frame, b);
+		lb_table_detail(t, row, lb_buf_str(b));
+	}
+	/* an unset list cell prints as [] in JSON and "" in CSV */
+}
+
+static const char *value_title(enum lb_metric m)
+{
+	switch (m) {
+	case LB_M_WORK: return "Work s";
+	case LB_M_WAIT: return "Wait s";
+	case LB_M_OVERHEAD: return "Overhd s";
+	default: return "Blame s";
+	}
+}
+
+int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
+{
+	struct lb_strtab keytab = { 0 };
+	int32_t *keys = lb_frame_key_ids(p, &keytab);
+	struct lb_map map = { 0 };
+	struct site_row *rows = NULL;
+	int32_t n = 0;
+	size_t cap = 0;
+	int depth = o->n >= 0 ? o->n : 5;
+	double total = lb_metric_total(p, o->metric);
+	struct lb_buf b = { 0 };
+
+	collect(p, o->metric, keys, &map, &rows, &n, &cap);
+	add_counts(p, o->metric, keys, rows, n);
+	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+
+	site_cols[C_VALUE].title = value_title(o->metric);
+	site_cols[C_LABEL].title = o->metric == LB_M_IDLENESS ? "Release site (callers below)"
+							       : "Innermost frame (callers below)";
+	struct lb_table *t = lb_table_new(site_cols, C_NCOLS);
+
+	for (int32_t i = 0; i < n; i++) {
+		const struct site_row *r = &rows[i];
+		int row = lb_table_add_row(t);
+		const struct lb_frame *f = r->frame >= 0 ? &p->frames[r->frame] : NULL;
+
+		lb_table_num(t, row, C_VALUE, r->value);
+		lb_table_num(t, row, C_BLAME, r->blame);
+		lb_table_num(t, row, C_SHARE, lb_share(r->value, total));
+		lb_table_int(t, row, C_COUNT, r->count);
+		lb_table_int(t, row, C_BLAMED, r->blamed);
+		lb_table_str(t, row, C_OBJECT, r->kind < LB_NKINDS ? lb_kind_names[r->kind] : "-");
+		lb_table_str(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
+		lb_table_str(t, row, C_FILE, f ? f->file : NULL);
+		lb_table_int(t, row, C_LINE, f ? f->line : 0);
+		lb_table_str(t, row, C_MODULE, lb_frame_module(p, r->frame));
+		lb_buf_reset(&b);
+		lb_frame_describe(p, r->frame, &b);
+		lb_table_str(t, row, C_LABEL, lb_buf_str(&b));
+		add_callers(p, t, row, r->heaviest, depth, &b);
+	}
+	if (o->format == LB_FMT_TABLE) {
+		lb_print_header(p, o, stdout);
+		if (!n)
+			printf("(no %s recorded)\n", o->metric == LB_M_IDLENESS ? "blame"
+								: lb_metric_names[o->metric]);
+		else
+			lb_table_print(t, o->format, stdout);
+		const struct lb_totals *tt = &p->totals;
+
+		printf("\ntotal:    blame %.3f s, hand-off latency %.3f s, unattributed %.3f s,"
+		       " total wait %.3f s\n", tt->sync_blame, tt->sync_handoff,
+		       tt->sync_unattributed, tt->sync_wait);
+	} else {
+		lb_table_print(t, o->format, stdout);
+	}
+	lb_table_free(t);
+	lb_buf_free(&b);
+	free(rows);
+	free(keys);
+	lb_map_free(&map);
+	lb_strtab_free(&keytab);
+	return LB_EXIT_OK;
+}
