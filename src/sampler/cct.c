@@ -1,0 +1,150 @@
+/* The per-thread calling context tree (see cct.h for the contract).
+ *
+ * Layout: node ids index a two-level table, chunks[id >> SHIFT][id & MASK].
+ * Chunks are anonymous mappings (lb_pages_alloc), so a chunk can be added
+ * from the sampling signal handler; nothing here calls malloc or takes a
+ * lock. A node's children form a singly linked sibling list; a hit moves
+ * the child to the front, so the hot path of a thread is found in one or
+ * two probes per level.
+ *
+ * Invariants:
+ *  - Only the owning thread writes a tree (normal code under lb_thread.busy,
+ *    or its own signal handler when busy is clear), so no atomics are needed.
+ *  - nodes only grows; a node's pc, parent and depth never change after it
+ *    is linked, so ids handed out stay valid until lb_cct_destroy.
+ *  - A node is fully initialised before it is linked into its parent's list. */
+#include "sampler/cct.h"
+
+#include <stddef.h>
+
+#include "util/common.h"
+#include "util/pages.h"
+
+#define LB_CCT_CHUNK_MASK (LB_CCT_CHUNK_NODES - 1u)
+#define LB_CCT_CHUNK_BYTES ((size_t)LB_CCT_CHUNK_NODES * sizeof(lb_cct_node_t))
+
+/* Where inserts land when a tree has no memory at all. Shared by all such
+ * trees, so its counters are approximate; it is never reported as a node. */
+static lb_cct_node_t lb_cct_dummy_root;
+
+static inline lb_cct_node_t *lb_cct_at(const lb_cct_t *cct, uint32_t id)
+{
+    return &cct->chunks[id >> LB_CCT_CHUNK_SHIFT][id & LB_CCT_CHUNK_MASK];
+}
+
+/* Creates node 0. On failure the tree stays empty (nodes == 0) and every
+ * insert returns the dummy root. Returns 0 or -1. */
+int lb_cct_init(lb_cct_t *cct)
+{
+    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++)
+        cct->chunks[i] = NULL;
+    cct->nodes = 0;
+    cct->failed_inserts = 0;
+    cct->chunks[0] = lb_pages_alloc(LB_CCT_CHUNK_BYTES);
+    if (!cct->chunks[0])
+        return -1;
+    /* mmap'd memory is zeroed: the root has pc 0, parent 0, no children. */
+    cct->nodes = 1;
+    return 0;
+}
+
+/* Unmaps every chunk. The tree is empty afterwards (inserts hit the dummy
+ * root); the caller must make sure no handler can still be inside it. */
+void lb_cct_destroy(lb_cct_t *cct)
+{
+    uint32_t used = (cct->nodes + LB_CCT_CHUNK_MASK) >> LB_CCT_CHUNK_SHIFT;
+    for (uint32_t i = 0; i < used && i < LB_CCT_MAX_CHUNKS; i++) {
+        lb_pages_free(cct->chunks[i], LB_CCT_CHUNK_BYTES);
+        cct->chunks[i] = NULL;
+    }
+    cct->nodes = 0;
+}
+
+/* A fresh zeroed node id, mapping a new chunk when the last one is full.
+ * Returns 0 (never a valid child id) when the table or the kernel has no
+ * more memory; nothing is changed then. */
+static uint32_t lb_cct_new_node(lb_cct_t *cct)
+{
+    uint32_t id = cct->nodes;
+    uint32_t chunk = id >> LB_CCT_CHUNK_SHIFT;
+    if (chunk >= LB_CCT_MAX_CHUNKS)
+        return 0;
+    if (!cct->chunks[chunk]) {
+        cct->chunks[chunk] = lb_pages_alloc(LB_CCT_CHUNK_BYTES);
+        if (!cct->chunks[chunk])
+            return 0;
+    }
+    cct->nodes = id + 1;
+    return id;
+}
+
+/* Finds or adds pcs[n-1] ... pcs[0] below the root and returns the node of
+ * pcs[0]. Async-signal-safe. On exhaustion returns the deepest existing
+ * node of the path and counts one failed insert; never returns NULL. */
+lb_cct_node_t *lb_cct_insert(lb_cct_t *cct, const uintptr_t *pcs, int n)
+{
+    if (lb_unlikely(cct->nodes == 0)) {
+        cct->failed_inserts++;
+        return &lb_cct_dummy_root;
+    }
+    uint32_t cur_id = 0;
+    lb_cct_node_t *cur = lb_cct_at(cct, 0);
+    for (int i = n - 1; i >= 0; i--) {
+        uintptr_t pc = pcs[i];
+        uint32_t prev_id = 0;
+        uint32_t c = cur->first_child;
+        lb_cct_node_t *child = NULL;
+        while (c) {
+            lb_cct_node_t *node = lb_cct_at(cct, c);
+            if (node->pc == pc) {
+                child = node;
+                if (prev_id) {  /* move to front */
+                    lb_cct_at(cct, prev_id)->next_sibling = node->next_sibling;
+                    node->next_sibling = cur->first_child;
+                    cur->first_child = c;
+                }
+                break;
+            }
+            prev_id = c;
+            c = node->next_sibling;
+        }
+        if (!child) {
+            c = lb_cct_new_node(cct);
+            if (!c) {
+                cct->failed_inserts++;
+                return cur;
+            }
+            child = lb_cct_at(cct, c);
+            child->pc = pc;
+            child->parent = cur_id;
+            child->depth = cur->depth + 1;
+            child->first_child = 0;
+            child->next_sibling = cur->first_child;
+            cur->first_child = c;
+        }
+        cur = child;
+        cur_id = c;
+    }
+    return cur;
+}
+
+/* The node with this id, or NULL when id is not below nodes. */
+lb_cct_node_t *lb_cct_node(const lb_cct_t *cct, uint32_t id)
+{
+    if (id >= cct->nodes)
+        return NULL;
+    return lb_cct_at(cct, id);
+}
+
+/* The id of node. Scans the chunk table (a few pointers for a typical
+ * tree); returns 0 (the root) for the dummy root or a foreign pointer. */
+uint32_t lb_cct_id(const lb_cct_t *cct, const lb_cct_node_t *node)
+{
+    uint32_t used = (cct->nodes + LB_CCT_CHUNK_MASK) >> LB_CCT_CHUNK_SHIFT;
+    for (uint32_t i = 0; i < used && i < LB_CCT_MAX_CHUNKS; i++) {
+        const lb_cct_node_t *base = cct->chunks[i];
+        if (base && node >= base && node < base + LB_CCT_CHUNK_NODES)
+            return (i << LB_CCT_CHUNK_SHIFT) | (uint32_t)(node - base);
+    }
+    return 0;
+}
