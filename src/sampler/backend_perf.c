@@ -1,0 +1,156 @@
+/* The perf_event backend: one event per thread, encoded by libpfm4,
+ * counting user mode only, delivering its overflow signal to its own
+ * thread (F_SETOWN_EX + F_OWNER_TID, F_SETSIG).
+ *
+ * Arming: PERF_EVENT_IOC_REFRESH 1 lets exactly one overflow through; the
+ * kernel then disables the event and sends our signal with si_code
+ * POLL_HUP, and the handler refreshes it again. So at most one sample
+ * signal per thread is ever in flight, no mmap ring buffer is needed, and
+ * a thread that blocks our signal cannot pile up a queue of them.
+ *
+ * Invariants: lb_perf_attr is written by lb_perf_prepare during setup only
+ * and read-only afterwards. A thread's fd is owned as described in
+ * backend.h (has_perf exchange). Events are opened with O_CLOEXEC; after
+ * fork the inherited fd still drives the parent's event, so the child only
+ * closes it (never ioctl/fcntl on it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler/backend.h"
+
+static struct perf_event_attr lb_perf_attr;
+
+static int lb_perf_open_self(void)
+{
+    return (int)syscall(SYS_perf_event_open, &lb_perf_attr, 0 /* this thread */,
+                        -1 /* any cpu */, -1 /* no group */, PERF_FLAG_FD_CLOEXEC);
+}
+
+int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
+                    bool *is_time, char *why, size_t whylen)
+{
+    static int pfm_state;   /* 0 untried, 1 ready, -1 failed */
+    if (pfm_state == 0) {
+        int rc = pfm_initialize();
+        pfm_state = rc == PFM_SUCCESS ? 1 : -1;
+        if (pfm_state < 0) {
+            snprintf(why, whylen, "libpfm4: %s", pfm_strerror(rc));
+            return -1;
+        }
+    }
+    if (pfm_state < 0) {
+        snprintf(why, whylen, "libpfm4 unavailable");
+        return -1;
+    }
+
+    struct perf_event_attr attr;
+    pfm_perf_encode_arg_t arg;
+    memset(&attr, 0, sizeof attr);
+    memset(&arg, 0, sizeof arg);
+    arg.attr = &attr;
+    arg.size = sizeof arg;
+    int rc = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+    if (rc != PFM_SUCCESS) {
+        snprintf(why, whylen, "%s", pfm_strerror(rc));
+        return -1;
+    }
+    attr.size = sizeof attr;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.wakeup_events = 1;
+    attr.inherit = 0;
+    if (period) {
+        attr.freq = 0;
+        attr.sample_period = period;
+    } else {
+        attr.freq = 1;
+        attr.sample_freq = freq;
+    }
+    lb_perf_attr = attr;
+
+    int fd = lb_perf_open_self();
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        memset(&lb_perf_attr, 0, sizeof lb_perf_attr);
+        return -1;
+    }
+    close(fd);
+    *is_time = attr.type == PERF_TYPE_SOFTWARE &&
+               (attr.config == PERF_COUNT_SW_TASK_CLOCK ||
+                attr.config == PERF_COUNT_SW_CPU_CLOCK);
+    return 0;
+}
+
+/* Opens, routes and arms the calling thread's event. The fd is published
+ * (has_perf) before the first refresh, so the first sample can re-arm.
+ * Returns 0 or -errno; on failure nothing stays open. */
+static int lb_perf_thread_start(lb_thread_t *t)
+{
+    if (__atomic_load_n(&t->sampler.has_perf, __ATOMIC_ACQUIRE))
+        return 0;
+    int fd = lb_perf_open_self();
+    if (fd < 0)
+        return -errno;
+    struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = gettid() };
+    if (fcntl(fd, F_SETSIG, lb_sampler_cfg.signo) < 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
+        fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    t->sampler.perf_fd = fd;
+    __atomic_store_n(&t->sampler.has_perf, true, __ATOMIC_RELEASE);
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
+        int err = errno;
+        if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL)) {
+            t->sampler.perf_fd = -1;
+            close(fd);
+        }
+        return -err;
+    }
+    return 0;
+}
+
+static void lb_perf_thread_stop(lb_thread_t *t)
+{
+    if (!__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL))
+        return;
+    int fd = t->sampler.perf_fd;
+    t->sampler.perf_fd = -1;
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    close(fd);
+}
+
+/* Only the overflow that used up the refresh (POLL_HUP, from our own fd)
+ * re-arms; anything else would raise the kernel's overflow limit. */
+static void lb_perf_rearm(lb_thread_t *t, const siginfo_t *info)
+{
+    if (info->si_code != POLL_HUP ||
+        !__atomic_load_n(&t->sampler.has_perf, __ATOMIC_ACQUIRE) ||
+        info->si_fd != t->sampler.perf_fd)
+        return;
+    ioctl(t->sampler.perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
+/* One overflow, one period (frequency mode adjusts the period instead). */
+static uint32_t lb_perf_weight(const siginfo_t *info)
+{
+    (void)info;
+    return 1;
+}
+
+const lb_sampler_ops_t lb_sampler_perf_ops = {
+    .name = "perf_event",
+    .thread_start = lb_perf_thread_start,
+    .thread_stop = lb_perf_thread_stop,
+    .rearm = lb_perf_rearm,
+    .weight = lb_perf_weight,
+};

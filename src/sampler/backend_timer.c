@@ -1,0 +1,102 @@
+/* The last-resort backend: a POSIX timer on the thread's own CPU clock
+ * (CLOCK_THREAD_CPUTIME_ID), periodic, signalling that thread
+ * (SIGEV_THREAD_ID). The kernel keeps at most one signal per timer pending
+ * and counts overruns, so a thread that blocks our signal is not flooded;
+ * a sample then weighs 1 + overruns periods (lb_timer_weight).
+ *
+ * Invariants: lb_timer_period_ns is written during setup only. A thread's
+ * timer is owned as described in backend.h (has_timer exchange). POSIX
+ * timers are not inherited by fork, so the child simply forgets them.
+ * Caveat: the timer can fire while the thread is in a system call that is
+ * about to block; SA_RESTART restarts most calls, but the few that the
+ * kernel never restarts (nanosleep, poll, epoll_wait...) may see EINTR. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/backend.h"
+
+/* glibc names the thread-id member of struct sigevent only since 2.35. */
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+static uint64_t lb_timer_period_ns;
+
+static int lb_timer_create(int signo, timer_t *out)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = signo;
+    sev.sigev_notify_thread_id = gettid();
+    return timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, out);
+}
+
+int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)
+{
+    timer_t probe;
+    if (lb_timer_create(lb_sampler_cfg.signo ? lb_sampler_cfg.signo : SIGRTMIN, &probe) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    timer_delete(probe);
+    lb_timer_period_ns = period_ns;
+    return 0;
+}
+
+/* Creates and arms the calling thread's timer. Returns 0 or -errno; on
+ * failure no timer is left behind. */
+static int lb_timer_thread_start(lb_thread_t *t)
+{
+    if (__atomic_load_n(&t->sampler.has_timer, __ATOMIC_ACQUIRE))
+        return 0;
+    timer_t timer;
+    if (lb_timer_create(lb_sampler_cfg.signo, &timer) < 0)
+        return -errno;
+    t->sampler.timer = timer;
+    __atomic_store_n(&t->sampler.has_timer, true, __ATOMIC_RELEASE);
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(lb_timer_period_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(lb_timer_period_ns % 1000000000u);
+    its.it_value = its.it_interval;
+    if (timer_settime(timer, 0, &its, NULL) < 0) {
+        int err = errno;
+        if (__atomic_exchange_n(&t->sampler.has_timer, false, __ATOMIC_ACQ_REL))
+            timer_delete(timer);
+        return -err;
+    }
+    return 0;
+}
+
+static void lb_timer_thread_stop(lb_thread_t *t)
+{
+    if (__atomic_exchange_n(&t->sampler.has_timer, false, __ATOMIC_ACQ_REL))
+        timer_delete(t->sampler.timer);
+}
+
+static void lb_timer_rearm(lb_thread_t *t, const siginfo_t *info)
+{
+    (void)t;
+    (void)info;   /* periodic: nothing to do */
+}
+
+/* CPU-time timers are checked on the scheduler tick (often 4 ms), so a 1 ms
+ * timer fires late and reports the periods it missed in si_overrun. */
+static uint32_t lb_timer_weight(const siginfo_t *info)
+{
+    if (info->si_code != SI_TIMER || info->si_overrun < 0)
+        return 1;
+    return 1u + (info->si_overrun < 1000000 ? (uint32_t)info->si_overrun : 1000000u);
+}
+
+const lb_sampler_ops_t lb_sampler_timer_ops = {
+    .name = "timer",
+    .thread_start = lb_timer_thread_start,
+    .thread_stop = lb_timer_thread_stop,
+    .rearm = lb_timer_rearm,
+    .weight = lb_timer_weight,
+};

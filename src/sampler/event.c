@@ -1,0 +1,177 @@
+/* Choosing what to sample: LOCKBLAME_EVENT = NAME[@PERIOD],
+ * LOCKBLAME_FREQ = HZ, LOCKBLAME_SIGNAL = number or name, and the fallback
+ * chain requested-or-cycles -> task-clock -> CPU-time timer -> none.
+ *
+ * Messages: each bad value prints one line and is replaced by its default.
+ * The chain prints at most one line, and none when the user asked for
+ * nothing and the default cycles is simply absent (no PMU, as in VMs): then
+ * task-clock at 1 ms is the normal, silent outcome.
+ *
+ * Runs once, during lb_sampler_setup, on one thread; no shared state. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/backend.h"
+#include "util/log.h"
+
+#define LB_DEFAULT_FREQ 1000u          /* Hz, frequency mode for cycles */
+#define LB_DEFAULT_PERIOD_NS 1000000u  /* 1 ms for time events */
+#define LB_MAX_FREQ 1000000u
+
+static bool lb_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+void lb_sampler_read_env(lb_sampler_request_t *req)
+{
+    memset(req, 0, sizeof *req);
+    snprintf(req->raw, sizeof req->raw, "default");
+
+    const char *ev = getenv("LOCKBLAME_EVENT");
+    if (ev && *ev) {
+        snprintf(req->raw, sizeof req->raw, "%s", ev);
+        const char *at = strrchr(ev, '@');
+        size_t len = at ? (size_t)(at - ev) : strlen(ev);
+        if (len == 0 || len >= sizeof req->event) {
+            lb_warn("bad LOCKBLAME_EVENT '%s' (want NAME[@PERIOD]); using the default event", ev);
+        } else {
+            memcpy(req->event, ev, len);
+            req->event[len] = '\0';
+            if (at && !lb_parse_u64(at + 1, 1, UINT64_C(1) << 62, &req->period)) {
+                lb_warn("bad period in LOCKBLAME_EVENT '%s' (want a positive integer); "
+                        "using the default period", ev);
+                req->period = 0;
+            }
+        }
+    }
+
+    const char *fq = getenv("LOCKBLAME_FREQ");
+    if (fq && *fq) {
+        if (!lb_parse_u64(fq, 1, LB_MAX_FREQ, &req->freq)) {
+            lb_warn("bad LOCKBLAME_FREQ '%s' (want 1..%u Hz); using %u Hz",
+                    fq, LB_MAX_FREQ, LB_DEFAULT_FREQ);
+            req->freq = 0;
+        } else if (req->period) {
+            lb_warn("LOCKBLAME_FREQ=%s ignored: LOCKBLAME_EVENT gives a period", fq);
+            req->freq = 0;
+        }
+    }
+
+    const char *sg = getenv("LOCKBLAME_SIGNAL");
+    if (sg && *sg) {
+        req->signo = lb_sampler_parse_signal(sg);
+        if (!req->signo)
+            lb_warn("bad LOCKBLAME_SIGNAL '%s' (want SIGUSR1/2, SIGPROF, RTMIN+N...); "
+                    "using SIGRTMIN+5", sg);
+    }
+}
+
+/* "every 1 ms", "at 1000 Hz", "every 2000000 events": the tail of a line. */
+static void lb_describe(const lb_sampler_config_t *cfg, char *buf, size_t len)
+{
+    if (cfg->freq)
+        snprintf(buf, len, "at %llu Hz", (unsigned long long)cfg->freq);
+    else if (!cfg->is_time)
+        snprintf(buf, len, "every %llu events", (unsigned long long)cfg->period);
+    else if (cfg->period % 1000000u == 0)
+        snprintf(buf, len, "every %llu ms", (unsigned long long)(cfg->period / 1000000u));
+    else if (cfg->period % 1000u == 0)
+        snprintf(buf, len, "every %llu us", (unsigned long long)(cfg->period / 1000u));
+    else
+        snprintf(buf, len, "every %llu ns", (unsigned long long)cfg->period);
+}
+
+static int lb_try_perf(lb_sampler_config_t *cfg, const char *name, uint64_t period,
+                       uint64_t freq, char *why, size_t whylen)
+{
+    bool is_time = false;
+    if (lb_perf_prepare(name, period, freq, &is_time, why, whylen) < 0)
+        return -1;
+    cfg->ops = &lb_sampler_perf_ops;
+    snprintf(cfg->event, sizeof cfg->event, "%s", name);
+    cfg->period = period;
+    cfg->freq = period ? 0 : freq;
+    cfg->is_time = is_time;
+    return 0;
+}
+
+static int lb_try_timer(lb_sampler_config_t *cfg, uint64_t period_ns, char *why, size_t whylen)
+{
+    if (lb_timer_prepare(period_ns, why, whylen) < 0)
+        return -1;
+    cfg->ops = &lb_sampler_timer_ops;
+    snprintf(cfg->event, sizeof cfg->event, "timer:thread-cputime");
+    cfg->period = period_ns;
+    cfg->freq = 0;
+    cfg->is_time = true;
+    return 0;
+}
+
+static bool lb_is_time_name(const char *name)
+{
+    return strcmp(name, "task-clock") == 0 || strcmp(name, "cpu-clock") == 0;
+}
+
+int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
+{
+    uint64_t time_period = req->freq ? 1000000000u / req->freq : LB_DEFAULT_PERIOD_NS;
+    if (time_period == 0)
+        time_period = 1;
+    char failed[192] = "";   /* why the explicitly requested event failed */
+    char why[128] = "";
+    char how[48];
+
+    cfg->ops = NULL;
+    snprintf(cfg->event, sizeof cfg->event, "none");
+    snprintf(cfg->requested, sizeof cfg->requested, "%s", req->raw);
+
+    const char *name = req->event;
+    if (strcmp(name, "none") == 0 || strcmp(name, "off") == 0)
+        return -1;   /* asked for no sampling: say nothing */
+    if (strcmp(name, "timer") == 0 || strcmp(name, "timer:thread-cputime") == 0) {
+        if (lb_try_timer(cfg, req->period ? req->period : time_period, why, sizeof why) == 0)
+            return 0;
+        snprintf(failed, sizeof failed, "cannot sample %s (%s)", name, why);
+    } else if (*name) {
+        uint64_t period = req->period;
+        if (!period && lb_is_time_name(name))
+            period = time_period;   /* software clocks: exact period in ns */
+        if (lb_try_perf(cfg, name, period, req->freq ? req->freq : LB_DEFAULT_FREQ,
+                        why, sizeof why) == 0)
+            return 0;
+        snprintf(failed, sizeof failed, "cannot sample %s (%s)", name, why);
+    } else if (lb_try_perf(cfg, "cycles", 0, req->freq ? req->freq : LB_DEFAULT_FREQ,
+                           why, sizeof why) == 0) {
+        return 0;
+    }
+
+    if (lb_try_perf(cfg, "task-clock", time_period, 0, why, sizeof why) == 0) {
+        if (*failed) {
+            lb_describe(cfg, how, sizeof how);
+            lb_warn("%s; sampling task-clock %s", failed, how);
+        }
+        return 0;
+    }
+    if (!*failed)
+        snprintf(failed, sizeof failed, "perf_event unavailable (task-clock: %s)", why);
+    if (lb_try_timer(cfg, time_period, why, sizeof why) == 0) {
+        lb_describe(cfg, how, sizeof how);
+        lb_warn("%s; sampling with a thread CPU-time timer %s", failed, how);
+        return 0;
+    }
+    lb_warn("%s; no CPU-time timer either (%s); CPU sampling off", failed, why);
+    cfg->ops = NULL;
+    snprintf(cfg->event, sizeof cfg->event, "none");
+    return -1;
+}

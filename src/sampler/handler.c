@@ -1,0 +1,176 @@
+/* The sampling signal handler and its installation.
+ *
+ * The handler runs on the thread whose event overflowed. It unwinds the
+ * interrupted context into that thread's CCT and re-arms the event.
+ *
+ * Invariants (see also sampler.h):
+ *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
+ *    Memory for new CCT nodes comes from mmap.
+ *  - It touches only lb_self, the interrupted thread's own record.
+ *  - It never runs while this thread's normal code is inside lockblame:
+ *    busy != 0 drops the sample (counted in dropped and busy_samples), and
+ *    the handler itself holds busy while it unwinds and inserts.
+ *  - in_handler is published (seq_cst) before lb_sampler_stopping is read,
+ *    and quiesce publishes stopping before it reads in_handler, so either
+ *    the handler sees the stop or quiesce waits for it. After seeing the
+ *    stop it neither records nor re-arms.
+ *  - The handler's own signal is blocked while it runs (no SA_NODEFER). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/backend.h"
+#include "sampler/unwind.h"
+#include "util/log.h"
+
+static struct sigaction lb_old_action;   /* the program's, for uninstall */
+static int lb_installed_signo;
+
+static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
+{
+    int saved_errno = errno;
+    lb_thread_t *t = lb_self;
+    if (lb_unlikely(!t)) {
+        errno = saved_errno;
+        return;
+    }
+    __atomic_store_n(&t->sampler.in_handler, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
+        t->sampler.dropped++;
+        goto out;   /* no re-arm: sampling is over */
+    }
+    if (t->busy || !t->cct) {
+        t->sampler.dropped++;
+        if (t->busy)
+            t->sampler.busy_samples++;
+    } else {
+        lb_enter(t);
+        uintptr_t pcs[LB_MAX_DEPTH];
+        bool in_sync = false;
+        int n = lb_unwind_signal(ucontext, pcs, LB_MAX_DEPTH, &in_sync);
+        lb_cct_node_t *node = lb_cct_insert(t->cct, pcs, n);
+        uint32_t w = lb_sampler_cfg.ops ? lb_sampler_cfg.ops->weight(info) : 1;
+        if (t->waiting || in_sync)
+            node->m.overhead_samples += w;
+        else
+            node->m.work_samples += w;
+        t->sampler.samples += w;
+        lb_leave(t);
+    }
+    if (lb_sampler_cfg.ops)
+        lb_sampler_cfg.ops->rearm(t, info);
+out:
+    __atomic_store_n(&t->sampler.in_handler, 0, __ATOMIC_RELEASE);
+    errno = saved_errno;
+}
+
+static bool lb_signal_is_free(int signo)
+{
+    struct sigaction old;
+    if (sigaction(signo, NULL, &old) < 0)
+        return false;
+    return !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+}
+
+/* A real-time signal with no disposition yet: SIGRTMIN+5 upwards, then the
+ * few below it. 0 if every one is taken. */
+static int lb_find_free_rt_signal(int avoid)
+{
+    for (int s = SIGRTMIN + 5; s <= SIGRTMAX; s++)
+        if (s != avoid && lb_signal_is_free(s))
+            return s;
+    for (int s = SIGRTMIN; s < SIGRTMIN + 5 && s <= SIGRTMAX; s++)
+        if (s != avoid && lb_signal_is_free(s))
+            return s;
+    return 0;
+}
+
+int lb_sampler_install_handler(int want)
+{
+    int signo = want ? want : SIGRTMIN + 5;
+    if (!lb_signal_is_free(signo)) {
+        int other = lb_find_free_rt_signal(signo);
+        if (!other) {
+            lb_warn("signal %d already has a handler and no real-time signal is free; CPU sampling off",
+                    signo);
+            return -1;
+        }
+        lb_warn("signal %d already has a handler; sampling on signal %d instead", signo, other);
+        signo = other;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = lb_sampler_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(signo, &sa, &lb_old_action) < 0) {
+        lb_warn("cannot install the handler for signal %d (%s); CPU sampling off",
+                signo, strerror(errno));
+        return -1;
+    }
+    lb_installed_signo = signo;
+    return signo;
+}
+
+void lb_sampler_uninstall_handler(void)
+{
+    if (lb_installed_signo) {
+        sigaction(lb_installed_signo, &lb_old_action, NULL);
+        lb_installed_signo = 0;
+    }
+}
+
+/* Standard signals that are safe to borrow: asynchronous, not job control,
+ * not a fault. Real-time signals are accepted from SIGRTMIN to SIGRTMAX. */
+static const struct { const char *name; int signo; } lb_borrowable[] = {
+    { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "PROF", SIGPROF },
+    { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM }, { "IO", SIGIO },
+    { "POLL", SIGPOLL }, { "URG", SIGURG }, { "WINCH", SIGWINCH },
+};
+
+static bool lb_parse_small_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+int lb_sampler_parse_signal(const char *s)
+{
+    long v;
+    if (lb_parse_small_int(s, 1, 64, &v)) {
+        for (size_t i = 0; i < sizeof lb_borrowable / sizeof lb_borrowable[0]; i++)
+            if (lb_borrowable[i].signo == v)
+                return (int)v;
+        return v >= SIGRTMIN && v <= SIGRTMAX ? (int)v : 0;
+    }
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < sizeof lb_borrowable / sizeof lb_borrowable[0]; i++)
+        if (strcasecmp(s, lb_borrowable[i].name) == 0)
+            return lb_borrowable[i].signo;
+    int base;
+    if (strncasecmp(s, "RTMIN", 5) == 0)
+        base = SIGRTMIN;
+    else if (strncasecmp(s, "RTMAX", 5) == 0)
+        base = SIGRTMAX;
+    else
+        return 0;
+    s += 5;
+    long off = 0;
+    if (*s == '+' || *s == '-') {
+        if (!lb_parse_small_int(s + 1, 0, 64, &off))
+            return 0;
+        if (*s == '-')
+            off = -off;
+    } else if (*s) {
+        return 0;
+    }
+    long signo = base + off;
+    return signo >= SIGRTMIN && signo <= SIGRTMAX ? (int)signo : 0;
+}
