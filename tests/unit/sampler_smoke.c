@@ -1,0 +1,215 @@
+/* Smoke test for the sampler: a thread burns CPU in a known function with
+ * sampling on; most samples must land there.
+ *
+ * It links the sampler without src/interpose, so it defines the two
+ * symbols it needs from there (lb_self, lb_thread_registry) as stubs. The
+ * sampler is linked into the executable, so lb_pc_in_self() is false
+ * everywhere and nothing is taken for lockblame's own frames.
+ *
+ * Built by tests/tests.mak. By hand:
+ *   gcc -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -Itests -pthread -fno-omit-frame-pointer \
+ *       tests/unit/sampler_smoke.c src/sampler/STAR.c src/util/STAR.c \
+ *       -lunwind -lunwind-x86_64 -lpfm -ldl -lrt -o /tmp/sampler_smoke
+ *   (STAR standing for a shell glob star, which cannot appear in a C comment)
+ *   /tmp/sampler_smoke
+ */
+#include "check.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "interpose/thread.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
+#include "util/clock.h"
+#include "util/pages.h"
+
+/* ---- stubs for src/interpose ---- */
+LB_TLS lb_thread_t *lb_self;
+static lb_thread_t *registry;
+lb_thread_t *lb_thread_registry(void) { return registry; }
+
+/* The hot function sits in its own section so its exact bounds are known
+ * (__start_/__stop_ symbols) even where dladdr cannot name it. */
+#define HOT __attribute__((noinline, section("lb_smoke_hot")))
+extern const char __start_lb_smoke_hot[], __stop_lb_smoke_hot[];
+
+static volatile uint64_t sink;
+
+HOT uint64_t smoke_hot_spin(uint64_t cpu_ns);
+HOT uint64_t smoke_hot_spin(uint64_t cpu_ns)
+{
+    uint64_t end = lb_thread_cpu_ns() + cpu_ns;
+    uint64_t x = 1;
+    while (lb_thread_cpu_ns() < end)
+        for (int i = 0; i < 20000; i++)
+            x = x * 6364136223846793005u + 1442695040888963407u;
+    return x;
+}
+
+static lb_thread_t *new_record(void)
+{
+    lb_thread_t *t = lb_pages_alloc(sizeof *t);
+    ASSERT_NOT_NULL(t);
+    t->cct = lb_pages_alloc(sizeof *t->cct);
+    ASSERT_NOT_NULL(t->cct);
+    ASSERT_EQ(lb_cct_init(t->cct), 0);
+    t->next = registry;
+    registry = t;
+    return t;
+}
+
+static void *burner(void *arg)
+{
+    lb_thread_t *t = arg;
+    lb_self = t;
+    lb_sampler_thread_start(t);
+    sink = smoke_hot_spin(300 * 1000000u);
+    lb_sampler_thread_stop(t);
+    return NULL;
+}
+
+static bool in_hot(uintptr_t pc)
+{
+    return pc >= (uintptr_t)__start_lb_smoke_hot && pc < (uintptr_t)__stop_lb_smoke_hot;
+}
+
+/* The node with the most work samples. */
+static lb_cct_node_t *hottest(lb_cct_t *cct)
+{
+    lb_cct_node_t *best = lb_cct_node(cct, 0);
+    for (uint32_t id = 1; id < cct->nodes; id++) {
+        lb_cct_node_t *n = lb_cct_node(cct, id);
+        if (n->m.work_samples > best->m.work_samples)
+            best = n;
+    }
+    return best;
+}
+
+static void run_burner(void)
+{
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    printf("# event %s (requested %s), period %llu %s, freq %llu, signal %d\n",
+           lb_sampler_event_name(), lb_sampler_event_requested(),
+           (unsigned long long)lb_sampler_period(), lb_sampler_period_unit(),
+           (unsigned long long)lb_sampler_freq(), lb_sampler_signal());
+    lb_thread_t *t = new_record();
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, burner, t));
+    ASSERT_OK(pthread_join(th, NULL));
+    lb_sampler_quiesce();
+
+    lb_cct_node_t *hot = hottest(t->cct);
+    uint64_t total = 0;
+    for (uint32_t id = 0; id < t->cct->nodes; id++)
+        total += lb_cct_node(t->cct, id)->m.work_samples;
+    Dl_info info;
+    const char *name = dladdr((void *)hot->pc, &info) && info.dli_sname ? info.dli_sname : "?";
+    printf("# samples %llu (work %llu), dropped %llu, nodes %u; hottest pc %#lx (%s) "
+           "depth %u with %llu samples\n",
+           (unsigned long long)t->sampler.samples, (unsigned long long)total,
+           (unsigned long long)t->sampler.dropped, t->cct->nodes,
+           (unsigned long)hot->pc, name, hot->depth,
+           (unsigned long long)hot->m.work_samples);
+    ASSERT_GT(t->sampler.samples, 100);
+    ASSERT_EQ(t->sampler.samples, total);
+    ASSERT_TRUE(in_hot(hot->pc));
+    ASSERT_GT(hot->m.work_samples * 10, total * 8);   /* > 80% in the hot loop */
+    /* the caller chain above the leaf holds the thread function */
+    bool saw_burner = false;
+    for (lb_cct_node_t *n = lb_cct_node(t->cct, hot->parent); n && n->depth;
+         n = lb_cct_node(t->cct, n->parent))
+        if (n->pc - (uintptr_t)burner < 256)
+            saw_burner = true;
+    ASSERT_TRUE(saw_burner);
+}
+
+static void test_default_event(void)
+{
+    unsetenv("LOCKBLAME_EVENT");
+    unsetenv("LOCKBLAME_FREQ");
+    unsetenv("LOCKBLAME_SIGNAL");
+    run_burner();
+}
+
+static void test_timer_backend(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    run_burner();
+    ASSERT_STR_EQ(lb_sampler_event_name(), "timer:thread-cputime");
+}
+
+static void test_freq_env(void)
+{
+    unsetenv("LOCKBLAME_EVENT");
+    setenv("LOCKBLAME_FREQ", "2000", 1);
+    run_burner();
+    ASSERT_TRUE(lb_sampler_freq() == 2000 || lb_sampler_period() == 500000);
+}
+
+/* Quiesce while a thread is still burning: sampling stops for good. */
+static volatile int keep_burning = 1;
+static void *long_burner(void *arg)
+{
+    lb_thread_t *t = arg;
+    lb_self = t;
+    lb_sampler_thread_start(t);
+    while (keep_burning)
+        sink = smoke_hot_spin(10 * 1000000u);
+    return NULL;
+}
+
+static void test_quiesce_stops_running_thread(void)
+{
+    unsetenv("LOCKBLAME_EVENT");
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, long_burner, t));
+    while (__atomic_load_n(&t->sampler.samples, __ATOMIC_RELAXED) < 20)
+        sched_yield();
+    lb_sampler_quiesce();
+    ASSERT_EQ(t->sampler.in_handler, 0);
+    uint64_t after = t->sampler.samples;
+    struct timespec ts = { 0, 100 * 1000000 };
+    nanosleep(&ts, NULL);
+    ASSERT_EQ(t->sampler.samples, after);
+    ASSERT_FALSE(t->sampler.has_perf);
+    ASSERT_FALSE(t->sampler.has_timer);
+    keep_burning = 0;
+    ASSERT_OK(pthread_join(th, NULL));
+}
+
+/* After fork the child re-opens its own event and samples itself; the
+ * parent's event keeps working. */
+static void test_fork_child_resamples(void)
+{
+    unsetenv("LOCKBLAME_EVENT");
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    lb_self = t;
+    lb_sampler_thread_start(t);
+    ASSERT_TRUE(t->sampler.has_perf || t->sampler.has_timer);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        uint64_t before = t->sampler.samples;
+        lb_sampler_after_fork_child(t);
+        sink = smoke_hot_spin(200 * 1000000u);
+        lb_sampler_thread_stop(t);
+        _exit(t->sampler.samples - before > 100 ? 0 : 3);
+    }
+    uint64_t before = t->sampler.samples;
+    sink = smoke_hot_spin(200 * 1000000u);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+    ASSERT_GT(t->sampler.samples - before, 100);
+    lb_sampler_thread_stop(t);
+}
+
+CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env,
+           test_quiesce_stops_running_thread, test_fork_child_resamples)
