@@ -142,8 +142,8 @@ static void ctx_path(struct cmp *c, int32_t x, struct lb_buf *b)
 }
 
 enum {
-	C_EXCESS, C_SHARE, C_A, C_B, C_EXWORK, C_EXIDLE, C_GROWS, C_LABEL, C_FUNCTION,
-	C_FILE, C_LINE, C_MODULE, C_CONTEXT, C_VALUES, C_EXCESS_BY_RUN, C_NCOLS
+	C_EXCESS, C_SHARE, C_A, C_B, C_EXWORK, C_EXIDLE, C_EXCESS_BY_RUN, C_GROWS, C_LABEL,
+	C_FUNCTION, C_FILE, C_LINE, C_MODULE, C_CONTEXT, C_VALUES, C_NCOLS
 };
 
 static struct lb_col cmp_cols[C_NCOLS] = {
@@ -162,7 +162,7 @@ static struct lb_col cmp_cols[C_NCOLS] = {
 	[C_MODULE] = { "module", "", LB_C_STR, LB_COL_NOTABLE },
 	[C_CONTEXT] = { "context", "", LB_C_STR, LB_COL_NOTABLE },
 	[C_VALUES] = { "values_s", "Effort per run", LB_C_NUMLIST, LB_COL_NOTABLE },
-	[C_EXCESS_BY_RUN] = { "excess_by_run_s", "Excess vs first", LB_C_NUMLIST, LB_COL_NOTABLE },
+	[C_EXCESS_BY_RUN] = { "excess_by_run_s", "Excess per run", LB_C_NUMLIST, LB_COL_NOTABLE },
 };
 
 static const double *sort_key;
@@ -264,6 +264,10 @@ int lb_cmd_compare(int argc, char **argv)
 	cmp_cols[C_EXCESS_BY_RUN].flags = c.nruns > 2 ? 0 : LB_COL_NOTABLE;
 	cmp_cols[C_LABEL].title = by_function ? "Function" : "Context (innermost frame; callers below)";
 	struct lb_table *t = lb_table_new(cmp_cols, C_NCOLS);
+	static const int col_order[] = { C_FUNCTION, C_FILE, C_LINE, C_A, C_B, C_EXCESS, C_SHARE,
+					 C_EXWORK, C_EXIDLE, C_MODULE, C_CONTEXT, C_GROWS, C_VALUES };
+
+	lb_table_order(t, col_order, (int)(sizeof col_order / sizeof *col_order));
 	struct lb_buf b = { 0 };
 	int shown = 0;
 

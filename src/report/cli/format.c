@@ -39,6 +39,8 @@ struct lb_table {
 	int nrows;
 	size_t cap;	/* rows allocated in extra */
 	size_t cellcap;	/* cells allocated */
+	const int *order;	/* CSV/JSON leading columns, or NULL */
+	int norder;
 };
 
 int lb_format_parse(const char *s)
@@ -138,6 +140,31 @@ void lb_table_detail(struct lb_table *t, int row, const char *line)
 
 	lb_grow((void **)&e->details, &e->cap, (size_t)e->ndetails + 1, sizeof *e->details);
 	e->details[e->ndetails++] = lb_xstrdup(line);
+}
+
+void lb_table_order(struct lb_table *t, const int *cols, int n)
+{
+	t->order = cols;
+	t->norder = n;
+}
+
+/* The CSV/JSON columns in output order into out[ncols]; returns the count. */
+static int data_columns(const struct lb_table *t, int *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->norder; i++)
+		if (!(t->cols[t->order[i]].flags & LB_COL_TABLEONLY))
+			out[n++] = t->order[i];
+	for (int c = 0; c < t->ncols; c++) {
+		bool listed = false;
+
+		for (int i = 0; i < t->norder; i++)
+			listed |= t->order[i] == c;
+		if (!listed && !(t->cols[c].flags & LB_COL_TABLEONLY))
+			out[n++] = c;
+	}
+	return n;
 }
 
 int lb_table_rows(const struct lb_table *t)
@@ -333,12 +360,16 @@ static void print_table(struct lb_table *t, FILE *out)
 		}
 		putc('\n', out);
 		for (int d = 0; e && d < e->ndetails; d++) {
-			int ind = 2 * e->indent + 4;
+			/* under the label, or from the left margin when the
+			 * label column is too narrow for a useful line */
+			int start = label_start + 2 * e->indent + 4;
 
-			if (ind > label_w - 8)
-				ind = label_w - 8 > 0 ? label_w - 8 : 0;
-			fprintf(out, "%*s", label_start + ind, "");
-			put_clipped(out, e->details[d], label_w - ind);
+			if (start + 48 > width)
+				start = 4 + 2 * e->indent;
+			if (start + 24 > width)
+				start = width > 24 ? width - 24 : 0;
+			fprintf(out, "%*s", start, "");
+			put_clipped(out, e->details[d], width - start > 24 ? width - start : 24);
 			putc('\n', out);
 		}
 	}
@@ -366,28 +397,23 @@ static void csv_field(FILE *out, const char *s)
 static void print_csv(struct lb_table *t, FILE *out)
 {
 	struct lb_buf b = { 0 };
-	bool first = true;
+	int *cols = lb_xmalloc((size_t)t->ncols * sizeof *cols);
+	int n = data_columns(t, cols);
 
-	for (int c = 0; c < t->ncols; c++) {
-		if (t->cols[c].flags & LB_COL_TABLEONLY)
-			continue;
-		fputs(first ? "" : ",", out);
-		csv_field(out, t->cols[c].key);
-		first = false;
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", out);
+		csv_field(out, t->cols[cols[i]].key);
 	}
 	putc('\n', out);
 	for (int r = 0; r < t->nrows; r++) {
-		first = true;
-		for (int c = 0; c < t->ncols; c++) {
-			if (t->cols[c].flags & LB_COL_TABLEONLY)
-				continue;
-			cell_text(&t->cols[c], cell_at(t, r, c), false, &b);
-			fputs(first ? "" : ",", out);
+		for (int i = 0; i < n; i++) {
+			cell_text(&t->cols[cols[i]], cell_at(t, r, cols[i]), false, &b);
+			fputs(i ? "," : "", out);
 			csv_field(out, lb_buf_str(&b));
-			first = false;
 		}
 		putc('\n', out);
 	}
+	free(cols);
 	lb_buf_free(&b);
 }
 
@@ -432,23 +458,22 @@ static void print_json(struct lb_table *t, FILE *out)
 		fputs("[]\n", out);
 		return;
 	}
+	int *cols = lb_xmalloc((size_t)t->ncols * sizeof *cols);
+	int n = data_columns(t, cols);
+
 	fputs("[\n", out);
 	for (int r = 0; r < t->nrows; r++) {
-		bool first = true;
-
 		fputs("  {", out);
-		for (int c = 0; c < t->ncols; c++) {
-			if (t->cols[c].flags & LB_COL_TABLEONLY)
-				continue;
-			fputs(first ? "" : ", ", out);
-			lb_json_string(out, t->cols[c].key);
+		for (int i = 0; i < n; i++) {
+			fputs(i ? ", " : "", out);
+			lb_json_string(out, t->cols[cols[i]].key);
 			fputs(": ", out);
-			json_cell(out, &t->cols[c], cell_at(t, r, c));
-			first = false;
+			json_cell(out, &t->cols[cols[i]], cell_at(t, r, cols[i]));
 		}
 		fputs(r + 1 < t->nrows ? "},\n" : "}\n", out);
 	}
 	fputs("]\n", out);
+	free(cols);
 }
 
 void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out)

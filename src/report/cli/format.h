@@ -54,6 +54,9 @@ void lb_table_indent(struct lb_table *t, int row, int indent);	/* table label on
 /* A table-only line printed below the row, under the label column. */
 void lb_table_detail(struct lb_table *t, int row, const char *line);
 int lb_table_rows(const struct lb_table *t);
+/* CSV/JSON column order: these columns first (in this order), then the
+ * others in declaration order. `cols` must outlive the table. */
+void lb_table_order(struct lb_table *t, const int *cols, int n);
 /* Print in `fmt` (table, csv or json) to out; then free. */
 void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out);
 void lb_table_free(struct lb_table *t);

@@ -165,6 +165,8 @@ static const struct lb_col proc_cols[C_NCOLS] = {
 	[C_MODULE] = { "module", "", LB_C_STR, LB_COL_NOTABLE },
 };
 
+static const int proc_order[] = { C_DEPTH, C_PROC, C_FUNCTION, C_FILE, C_MODULE };
+
 static void add_proc_row(struct lb_profile *p, struct lb_table *t, const struct rnode *r,
 			 const char *procedure, double total, bool flat)
 {
@@ -224,6 +226,8 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
 			order[n++] = i;
 	qsort(order, (size_t)n, sizeof *order, cmp_rnode);
 	struct lb_table *t = lb_table_new(proc_cols, C_NCOLS);
+
+	lb_table_order(t, proc_order, 5);
 	int32_t *stack = lb_xmalloc(((size_t)rt.n + 1) * sizeof *stack), *kids = lb_xmalloc(((size_t)rt.n + 1) * sizeof *kids);
 
 	for (int32_t i = 0; i < n; i++) {
@@ -271,6 +275,8 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o)
 	if (o->n >= 0 && n > o->n)
 		n = o->n;
 	struct lb_table *t = lb_table_new(proc_cols, C_NCOLS);
+
+	lb_table_order(t, proc_order, 5);
 
 	for (int32_t i = 0; i < n; i++)
 		add_proc_row(p, t, &rt.r[order[i]], lb_frame_label(p, rt.r[order[i]].frame), total, true);

@@ -15,16 +15,16 @@ enum {
 };
 
 static const struct lb_col lock_cols[C_NCOLS] = {
-	[C_KIND] = { "object", "Object", LB_C_STR, 0 },
+	[C_KIND] = { "object", "Kind", LB_C_STR, 0 },
 	[C_ADDRESS] = { "address", "Address", LB_C_STR, 0 },
-	[C_ACQ] = { "acquisitions", "Acquired", LB_C_INT, 0 },
+	[C_ACQ] = { "acquisitions", "Acq", LB_C_INT, 0 },
 	[C_CONT] = { "contended", "Contended", LB_C_INT, LB_COL_NOTABLE },
 	[C_CONT_SHARE] = { "contended_share", "Cont%", LB_C_FRAC, 0 },
 	[C_WAIT] = { "wait_s", "Wait s", LB_C_SEC, 0 },
 	[C_BLAME] = { "blame_s", "Blame s", LB_C_SEC, 0 },
-	[C_HANDOFF] = { "handoff_s", "Handoff s", LB_C_SEC, 0 },
-	[C_UNATTR] = { "unattributed_s", "Unattr s", LB_C_SEC, 0 },
-	[C_FIRST] = { "first_seen", "First seen at (top holders below)", LB_C_STR, LB_COL_LABEL },
+	[C_HANDOFF] = { "handoff_s", "Handoff", LB_C_SEC, 0 },
+	[C_UNATTR] = { "unattributed_s", "Unattr", LB_C_SEC, 0 },
+	[C_FIRST] = { "first_seen", "First seen at (holders below)", LB_C_STR, LB_COL_LABEL },
 	[C_ID] = { "id", "Id", LB_C_INT, LB_COL_NOTABLE },
 	[C_FIRST_FUNCTION] = { "first_function", "", LB_C_STR, LB_COL_NOTABLE },
 	[C_FIRST_FILE] = { "first_file", "", LB_C_STR, LB_COL_NOTABLE },
@@ -106,6 +106,9 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 	struct holder *h = group_holders(p, &nh, &first);
 	struct lb_table *t = lb_table_new(lock_cols, C_NCOLS);
 	struct lb_buf b = { 0 };
+	static const int col_order[] = { C_ID, C_KIND, C_ADDRESS };
+
+	lb_table_order(t, col_order, 3);
 
 	for (int32_t i = 0; i < p->nobjs; i++)
 		if (p->objs[i].has_address)

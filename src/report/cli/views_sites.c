@@ -246,6 +246,10 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	site_cols[C_LABEL].title = o->metric == LB_M_IDLENESS ? "Release site (callers below)"
 							       : "Innermost frame (callers below)";
 	struct lb_table *t = lb_table_new(site_cols, C_NCOLS);
+	static const int order[] = { C_FUNCTION, C_FILE, C_LINE, C_OBJECT, C_BLAME, C_VALUE,
+				     C_SHARE, C_COUNT, C_BLAMED, C_MODULE, C_CALLERS };
+
+	lb_table_order(t, order, (int)(sizeof order / sizeof *order));
 
 	for (int32_t i = 0; i < n; i++) {
 		const struct site_row *r = &rows[i];

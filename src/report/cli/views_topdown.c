@@ -56,6 +56,9 @@ int lb_view_top_down(struct lb_profile *p, const struct lb_report_opts *o)
 	int32_t *kids = lb_xmalloc(nn * sizeof *kids);
 	struct lb_table *t = lb_table_new(td_cols, C_NCOLS);
 	struct lb_buf b = { 0 };
+	static const int order[] = { C_NODE, C_PARENT, C_DEPTH, C_FUNCTION, C_FILE, C_LINE, C_MODULE };
+
+	lb_table_order(t, order, 7);
 
 	lb_node_exclusive(p, o->metric, excl);
 	lb_node_inclusive(p, excl, incl);
