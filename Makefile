@@ -1,0 +1,53 @@
+# lockblame: one GNU Makefile. Out-of-tree build in build/, -MMD dependencies,
+# strict warnings. Local overrides go in config.mak (not committed).
+-include config.mak
+
+BUILD    ?= build
+CC       ?= cc
+OPT      ?= -O2 -g
+WARN     := -Wall -Wextra -Werror=implicit-function-declaration -Wshadow \
+            -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+            -Wformat=2 -Wundef -Wno-unused-parameter
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
+                 -Isrc $(shell pkg-config --cflags libunwind sqlite3 libdw 2>/dev/null)
+
+LIB_DIRS := src/util src/interpose src/locks src/blame src/sampler src/report/writer
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+LIB_LIBS := $(shell pkg-config --libs sqlite3 libdw 2>/dev/null || echo -lsqlite3 -ldw -lelf) \
+            -lunwind -lunwind-x86_64 -lpfm -ldl -lrt -lpthread
+
+CLI_SRCS := $(wildcard src/report/cli/*.c)
+CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
+CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm
+
+LIB := $(BUILD)/liblockblame.so
+CLI := $(BUILD)/lockblame
+
+.PHONY: all deps demo check bench clean
+all: $(LIB) $(CLI)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c $< -o $@
+
+$(BUILD)/cli/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -o $@ $^ $(LIB_LIBS)
+
+$(CLI): $(CLI_OBJS)
+	$(CC) -o $@ $^ $(CLI_LIBS)
+
+deps:
+	@scripts/install-deps.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include tests/tests.mak
+-include bench/bench.mak
+-include demo/demo.mak

@@ -1,0 +1,205 @@
+/* The blame verbs of blame.h. See blame_clock.h for the accrual rule and
+ * DESIGN.md rules 1-5 for what is blamed on whom.
+ *
+ * Invariants: mon->meta is held only around accrual updates; unwinding
+ * and CCT updates happen outside it, with self->busy raised so the
+ * sampler and re-entrant wrapper calls stay out. */
+#include "blame/blame.h"
+
+#include <errno.h>
+
+#include "blame/blame_clock.h"
+#include "blame/object_stats.h"
+#include "sampler/unwind.h"
+#include "util/clock.h"
+
+/* The object's record, created on first contention (under meta). */
+static lb_object_stats_t *stats_of(lb_mon_t *mon)
+{
+    if (lb_unlikely(mon->stats == 0))
+        mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
+    return lb_object_stats_at(mon->stats);
+}
+
+/* The calling context of the current wrapper call in self's CCT. */
+static lb_cct_node_t *context_here(lb_thread_t *self)
+{
+    uintptr_t pcs[LB_MAX_DEPTH];
+    int n = lb_unwind_here(pcs, LB_MAX_DEPTH);
+    return lb_cct_insert(self->cct, pcs, n);
+}
+
+void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    wait->mon = mon;
+    wait->kind = kind;
+    wait->start_ns = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_clock_advance(mon, stats_of(mon), wait->start_ns);
+    mon->waiters++;
+    if (!mon->held) /* someone holds it, or we would not wait */
+        lb_clock_hold_begins(mon);
+    lb_spin_unlock(&mon->meta);
+    self->waiting = (uint32_t)kind + 1;
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    self->waiting = 0;
+    lb_mon_t *mon = wait->mon;
+    uint64_t now = lb_now_ns();
+    uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
+    lb_spin_lock(&mon->meta);
+    lb_object_stats_t *stats = stats_of(mon);
+    lb_clock_advance(mon, stats, now);
+    mon->waiters--;
+    if (holds) {
+        lb_clock_hold_begins(mon);
+        mon->hold_was_contended = 1;
+    }
+    if (stats) {
+        stats->wait_ns += waited;
+        stats->contended += holds;
+    }
+    uint32_t stats_index = mon->stats;
+    lb_spin_unlock(&mon->meta);
+
+    if (self->cct) {
+        lb_cct_node_t *node = context_here(self);
+        node->m.wait_ns += waited;
+        if (stats && stats->first_node == 0) {
+            stats->first_thread = self->id;
+            stats->first_node = lb_cct_id(self->cct, node);
+        }
+    }
+    (void)stats_index;
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
+{
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_clock_advance(mon, stats_of(mon), now);
+    lb_clock_hold_begins(mon);
+    lb_spin_unlock(&mon->meta);
+}
+
+lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_hold_t hold = { 0 };
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_object_stats_t *stats = stats_of(mon);
+    lb_clock_advance(mon, stats, now);
+    hold.blame_ns = lb_clock_hold_ends(mon, stats);
+    hold.stats = mon->stats;
+    hold.was_contended = mon->hold_was_contended;
+    mon->hold_was_contended = 0;
+    lb_spin_unlock(&mon->meta);
+    return hold;
+}
+
+void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
+{
+    if (hold->was_contended) {
+        lb_site_t *s = lb_site_lookup(&self->sites, lb_site_key(site, kind));
+        if (s)
+            s->contended++;
+    }
+    if (hold->blame_ns <= 0 || !self->cct)
+        return;
+    int saved_errno = errno;
+    lb_enter(self);
+    lb_cct_node_t *node = context_here(self);
+    node->m.idle_ns[kind] += hold->blame_ns;
+    node->m.blamed_count++;
+    if (hold->stats)
+        lb_object_blame_add(&self->object_blame, hold->stats, lb_cct_id(self->cct, node),
+                            hold->blame_ns);
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_hold_t hold = { 0 };
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_object_stats_t *stats = stats_of(mon);
+    lb_clock_advance(mon, stats, now);
+    hold.blame_ns = lb_clock_hold_ends(mon, stats);
+    hold.stats = mon->stats;
+    mon->held = 1; /* accrual since this signal belongs to the next one */
+    lb_spin_unlock(&mon->meta);
+    return hold;
+}
+
+bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_object_stats_t *stats = stats_of(mon);
+    lb_clock_advance(mon, stats, now);
+    bool last = mon->barrier_count && ++mon->barrier_arrived >= mon->barrier_count;
+    if (last) {
+        *hold = (lb_hold_t){ .blame_ns = lb_clock_hold_ends(mon, stats), .stats = mon->stats };
+        mon->barrier_arrived = 0;
+    } else {
+        wait->mon = mon;
+        wait->kind = LB_OBJ_BARRIER;
+        wait->start_ns = now;
+        mon->waiters++;
+        if (!mon->held)
+            lb_clock_hold_begins(mon);
+    }
+    lb_spin_unlock(&mon->meta);
+    if (!last)
+        self->waiting = LB_OBJ_BARRIER + 1;
+    lb_leave(self);
+    errno = saved_errno;
+    return last;
+}
+
+void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
+                     uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc)
+{
+    int saved_errno = errno;
+    lb_enter(victim);
+    uint32_t index = lb_object_stats_new(object, kind);
+    lb_object_stats_t *stats = lb_object_stats_at(index);
+    if (stats) {
+        stats->contended = 1;
+        stats->acquisitions = 1;
+        stats->wait_ns = wait_ns;
+        stats->accrued_held_ns = (double)wait_ns;
+        stats->blamed_ns = culprit && culprit->cct ? (double)wait_ns : 0;
+        stats->first_thread = victim->id;
+    }
+    if (victim->cct) {
+        lb_cct_node_t *node = context_here(victim);
+        node->m.wait_ns += wait_ns;
+        if (stats)
+            stats->first_node = lb_cct_id(victim->cct, node);
+    }
+    if (culprit && culprit->cct) {
+        /* The culprit has exited: its CCT has no other writer now. */
+        lb_cct_node_t *node = lb_cct_insert(culprit->cct, &culprit_pc, 1);
+        node->m.idle_ns[kind] += (double)wait_ns;
+        node->m.blamed_count++;
+        if (index)
+            lb_object_blame_add(&culprit->object_blame, index, lb_cct_id(culprit->cct, node),
+                                (double)wait_ns);
+    }
+    lb_leave(victim);
+    errno = saved_errno;
+}

@@ -1,0 +1,74 @@
+/* Blame as a few verbs on per-thread state (the victim waits, the culprit
+ * releases). Each verb is called from a wrapper's slow path only.
+ *
+ *   wait_begin  - the calling thread starts waiting on mon (w++)
+ *   wait_end    - it stops waiting (w--), and maybe now holds mon
+ *   hold_begins - it acquired mon while others wait (barging acquirer)
+ *   hold_ends   - it releases mon: collect its blame (before the real
+ *                 release, so no waiter's acquisition is accounted first)
+ *   signal_collect / barrier_completes - the same for cond, sem, barrier
+ *   deposit     - after the real release: put the blame on the calling
+ *                 context of the release call (unwinds the stack)
+ *
+ * Invariants: verbs take mon->meta only around accrual updates, never
+ * across a real blocking call or an unwind; they run with lb_thread.busy
+ * raised and leave errno as they found it. */
+#ifndef LB_BLAME_H
+#define LB_BLAME_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interpose/thread.h"
+#include "locks/monitored.h"
+
+typedef struct lb_wait {
+    lb_mon_t *mon;
+    uint64_t start_ns;
+    lb_obj_kind kind;
+} lb_wait_t;
+
+/* A collected hold, to be deposited after the real release. */
+typedef struct lb_hold {
+    double blame_ns;
+    uint32_t stats;          /* object record index, 0 if none */
+    bool was_contended;      /* the hold began with a wait */
+} lb_hold_t;
+
+void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
+/* holds: the wait ended in acquiring mon (its hold accounting begins). */
+void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
+void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
+lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon);
+/* Signal, broadcast or post on mon: collect the idleness accrued since the
+ * previous one (the object stays "held", so accrual continues). */
+lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon);
+/* A thread arrives at barrier mon. If it is the last of the episode,
+ * returns true with the episode's idleness collected in *hold (what
+ * accrues from here until the waiters leave is hand-off latency);
+ * otherwise returns false with its wait begun in *wait. One step under
+ * meta, so no arrival can slip between counting and waiting. */
+bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold);
+/* Blame received directly (joins): wait_ns of idleness that needs no
+ * accrual clock, recorded on a per-object record for conservation. */
+void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
+                     uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
+void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
+
+/* Fast-path test: must the release of mon do blame accounting? */
+static inline bool lb_release_needs_accounting(const lb_mon_t *mon)
+{
+    double clock, at_acquire;
+    __atomic_load(&mon->clock, &clock, __ATOMIC_RELAXED);
+    __atomic_load(&mon->clock_at_acquire, &at_acquire, __ATOMIC_RELAXED);
+    return __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 ||
+           mon->hold_was_contended || clock != at_acquire;
+}
+
+/* Fast-path step after a successful acquisition of an exclusive lock. */
+static inline void lb_note_acquired(lb_thread_t *self, lb_mon_t *mon)
+{
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        lb_hold_begins(self, mon);
+    mon->acquisitions++;
+}
+#endif

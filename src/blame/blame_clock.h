@@ -1,0 +1,58 @@
+/* The blame clock: DESIGN rules 2-3 for objects that are held.
+ *
+ * An object accrues idleness at rate w (threads waiting on it). While k
+ * holders are accounted (`held`), the clock V advances by w/k per ns and
+ * each holder is later blamed V(release) - V(acquire). While nobody is
+ * accounted, the accrual is hand-off latency. Every change of w or of the
+ * holder set first brings the accrual up to date ("advance").
+ *
+ * Invariants: all functions here run under mon->meta. An uncontended
+ * operation never gets here: with w == 0, V cannot move, so a holder that
+ * acquired without accounting has V(acquire) == clock_at_acquire. */
+#ifndef LB_BLAME_CLOCK_H
+#define LB_BLAME_CLOCK_H
+#include <stdint.h>
+
+#include "blame/object_stats.h"
+#include "locks/monitored.h"
+
+/* Bring accrual up to now. mon->held is k, the number of accounted
+ * holders during the interval (0 or 1 for exclusive objects). */
+static inline void lb_clock_advance(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
+{
+    if (now <= mon->last_event_ns) /* another thread's timestamp was later */
+        return;
+    uint64_t dt = now - mon->last_event_ns;
+    mon->last_event_ns = now;
+    if (mon->waiters == 0)
+        return;
+    double accrued = (double)mon->waiters * (double)dt;
+    if (mon->held) {
+        __atomic_store(&mon->clock, &(double){ mon->clock + accrued / mon->held },
+                       __ATOMIC_RELAXED);
+        if (stats)
+            stats->accrued_held_ns += accrued;
+    } else if (stats) {
+        stats->handoff_ns += accrued;
+    }
+}
+
+/* A holder's accounting begins now (after lb_clock_advance). */
+static inline void lb_clock_hold_begins(lb_mon_t *mon)
+{
+    mon->held = 1;
+    mon->clock_at_acquire = mon->clock;
+}
+
+/* A holder's accounting ends now (after lb_clock_advance); returns its
+ * blame in ns. The object counts as free from here on. */
+static inline double lb_clock_hold_ends(lb_mon_t *mon, lb_object_stats_t *stats)
+{
+    double blame = mon->clock - mon->clock_at_acquire;
+    mon->clock_at_acquire = mon->clock;
+    mon->held = 0;
+    if (stats)
+        stats->blamed_ns += blame;
+    return blame;
+}
+#endif

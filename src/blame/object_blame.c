@@ -1,0 +1,52 @@
+#include "blame/object_blame.h"
+
+#include "util/pages.h"
+
+static uint32_t slot_of(uint32_t object, uint32_t node, uint32_t capacity)
+{
+    uint64_t h = ((uint64_t)object << 32 | node) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & (capacity - 1);
+}
+
+static lb_object_blame_t *find(lb_object_blame_t *slot, uint32_t capacity,
+                               uint32_t object, uint32_t node)
+{
+    for (uint32_t i = slot_of(object, node, capacity);; i = (i + 1) & (capacity - 1)) {
+        if (slot[i].object == 0 || (slot[i].object == object && slot[i].node == node))
+            return &slot[i];
+    }
+}
+
+/* Doubles the table; returns -1 (table unchanged) if no memory. */
+static int grow(lb_object_blame_table_t *t)
+{
+    uint32_t capacity = t->capacity ? t->capacity * 2 : 64;
+    lb_object_blame_t *fresh = lb_pages_alloc(capacity * sizeof *fresh);
+    if (!fresh)
+        return -1;
+    for (uint32_t i = 0; i < t->capacity; i++) {
+        if (t->slot[i].object)
+            *find(fresh, capacity, t->slot[i].object, t->slot[i].node) = t->slot[i];
+    }
+    lb_pages_free(t->slot, t->capacity * sizeof *t->slot);
+    t->slot = fresh;
+    t->capacity = capacity;
+    return 0;
+}
+
+void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
+                         double blame_ns)
+{
+    if ((t->used + 1) * 2 > t->capacity && grow(t) != 0) {
+        t->dropped_ns += blame_ns;
+        return;
+    }
+    lb_object_blame_t *e = find(t->slot, t->capacity, object, node);
+    if (e->object == 0) {
+        e->object = object;
+        e->node = node;
+        t->used++;
+    }
+    e->blame_ns += blame_ns;
+    e->count++;
+}

@@ -1,0 +1,29 @@
+/* Per-thread record of which release contexts took each object's blame:
+ * (object stats index, CCT node) -> blame, count. Feeds the per-lock view.
+ *
+ * Invariants: written only by the owning thread, outside the signal
+ * handler, while lb_thread.busy is held; read by the final write. Grows by
+ * doubling into fresh mmap'd memory; if memory runs out the entry is
+ * counted in `dropped_ns` instead of being lost silently. */
+#ifndef LB_OBJECT_BLAME_H
+#define LB_OBJECT_BLAME_H
+#include <stdint.h>
+
+typedef struct lb_object_blame {
+    uint32_t object;        /* lb_object_stats index (0 = empty slot) */
+    uint32_t node;          /* node id in the owning thread's CCT */
+    double blame_ns;
+    uint64_t count;
+} lb_object_blame_t;
+
+typedef struct lb_object_blame_table {
+    lb_object_blame_t *slot;
+    uint32_t capacity;      /* power of two, 0 before first use */
+    uint32_t used;
+    double dropped_ns;      /* blame that found no memory */
+} lb_object_blame_table_t;
+
+/* Add blame for (object, node). Never fails; see dropped_ns. */
+void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
+                         double blame_ns);
+#endif

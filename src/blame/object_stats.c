@@ -1,0 +1,57 @@
+#include "blame/object_stats.h"
+
+#include <stdbool.h>
+
+#include "util/pages.h"
+
+#define LB_STATS_SLOTS (1u << 22)
+
+static lb_object_stats_t *records;
+static uint32_t next_index = 1;
+static uint64_t uncontended_acquisitions[LB_OBJ_KINDS];
+
+uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
+{
+    if (!records) {
+        /* First contention anywhere: racing creators may both reserve;
+         * the loser's reservation is released. */
+        lb_object_stats_t *fresh =
+            lb_pages_reserve((size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t));
+        if (!fresh)
+            return 0;
+        lb_object_stats_t *expected = NULL;
+        if (!__atomic_compare_exchange_n(&records, &expected, fresh, false,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            lb_pages_free(fresh, (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t));
+    }
+    uint32_t index = __atomic_fetch_add(&next_index, 1, __ATOMIC_ACQ_REL);
+    if (index >= LB_STATS_SLOTS)
+        return 0;
+    lb_object_stats_t *s = &records[index];
+    s->addr = addr;
+    s->kind = (uint32_t)kind;
+    return index;
+}
+
+lb_object_stats_t *lb_object_stats_at(uint32_t index)
+{
+    if (index == 0 || index >= lb_object_stats_count())
+        return NULL;
+    return &records[index];
+}
+
+uint32_t lb_object_stats_count(void)
+{
+    uint32_t n = __atomic_load_n(&next_index, __ATOMIC_ACQUIRE);
+    return n > LB_STATS_SLOTS ? LB_STATS_SLOTS : n;
+}
+
+void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions)
+{
+    __atomic_fetch_add(&uncontended_acquisitions[kind], acquisitions, __ATOMIC_RELAXED);
+}
+
+uint64_t lb_object_totals(lb_obj_kind kind)
+{
+    return __atomic_load_n(&uncontended_acquisitions[kind], __ATOMIC_RELAXED);
+}

@@ -1,0 +1,43 @@
+/* lb_object_stats: the permanent record of one contended sync object.
+ *
+ * Created on an object's first contention (the first waiter), it outlives
+ * the object's lb_mon so that the per-lock view still shows destroyed
+ * locks. Objects that were never contended get no record; their
+ * acquisitions go into per-kind totals instead.
+ *
+ * Invariants: the accrual fields are written under the owning lb_mon's
+ * meta lock; `acquisitions` is written when the lb_mon is freed or at the
+ * final write. Records live in one reserved mapping and are never freed.
+ * Conservation per object: accrued_held_ns + handoff_ns is the integral of
+ * the number of waiters over time; blamed_ns <= accrued_held_ns, and the
+ * difference is reported as unattributed. */
+#ifndef LB_OBJECT_STATS_H
+#define LB_OBJECT_STATS_H
+#include <stdint.h>
+
+#include "sampler/metrics.h"
+
+typedef struct lb_object_stats {
+    uintptr_t addr;           /* the object's address */
+    uint32_t kind;            /* lb_obj_kind */
+    uint32_t first_thread;    /* thread that first waited on it */
+    uint32_t first_node;      /* that waiter's context in its CCT (0 until known) */
+    uint32_t retired;         /* 1 once its lb_mon was freed (destroy/re-init) */
+    uint64_t acquisitions;    /* exclusive acquisitions (snapshot from lb_mon) */
+    uint64_t contended;       /* acquisitions/waits that had to wait */
+    uint64_t wait_ns;         /* total waiting, as measured by the waiters */
+    double accrued_held_ns;   /* integral of waiters while held (to be blamed) */
+    double blamed_ns;         /* handed to release/signal sites */
+    double handoff_ns;        /* integral of waiters while nobody held it */
+} lb_object_stats_t;
+
+/* A fresh record, or 0 when out of memory (the object is then tracked
+ * without a per-object record; its blame still reaches the CCT). */
+uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind);
+lb_object_stats_t *lb_object_stats_at(uint32_t index); /* NULL for 0 */
+uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
+
+/* Per-kind totals of acquisitions on objects with no record. */
+void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions);
+uint64_t lb_object_totals(lb_obj_kind kind);
+#endif

@@ -1,0 +1,88 @@
+/* rwlock blame. See rwlock_blame.h and rw_holds.h.
+ *
+ * Invariants: lb_mon.held is k for the interval since the last event;
+ * every change of the holder set while threads wait is an event (the fast
+ * paths divert to these verbs when waiters != 0), so k is exact whenever
+ * accrual is non-zero. */
+#include "blame/rwlock_blame.h"
+
+#include "blame/blame_clock.h"
+#include "util/clock.h"
+
+/* glibc nptl rwlock word (__readers): bit 1 = a writer holds it, readers
+ * counted from bit 3 (PTHREAD_RWLOCK_WRLOCKED, PTHREAD_RWLOCK_READER_SHIFT). */
+enum { GLIBC_RWLOCK_WRLOCKED = 0x2, GLIBC_RWLOCK_READER_SHIFT = 3 };
+
+static uint8_t holders_now(const pthread_rwlock_t *rw)
+{
+    unsigned word = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
+    if (word & GLIBC_RWLOCK_WRLOCKED)
+        return 1;
+    unsigned readers = word >> GLIBC_RWLOCK_READER_SHIFT;
+    return (uint8_t)(readers > 255 ? 255 : readers);
+}
+
+static double clock_of(const lb_mon_t *mon)
+{
+    double v;
+    __atomic_load(&mon->clock, &v, __ATOMIC_RELAXED);
+    return v;
+}
+
+void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool contended)
+{
+    double at;
+    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 || contended) {
+        uint64_t now = lb_now_ns();
+        lb_spin_lock(&mon->meta);
+        lb_clock_advance(mon, lb_object_stats_at(mon->stats), now);
+        mon->held = holders_now(rw);
+        at = mon->clock;
+        lb_spin_unlock(&mon->meta);
+    } else {
+        at = clock_of(mon);
+    }
+    lb_rw_holds_t *h = &self->rw_holds;
+    if (h->depth < LB_RW_HOLDS)
+        h->hold[h->depth++] = (lb_rw_hold_t){ mon, at, contended };
+    else
+        h->overflow++;
+}
+
+/* This thread's newest hold of mon, removed from the stack. */
+static bool pop_hold(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
+{
+    lb_rw_holds_t *h = &self->rw_holds;
+    for (uint32_t i = h->depth; i-- > 0;) {
+        if (h->hold[i].mon == mon) {
+            *out = h->hold[i];
+            h->hold[i] = h->hold[--h->depth];
+            return true;
+        }
+    }
+    return false;
+}
+
+bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw,
+                           lb_hold_t *hold)
+{
+    lb_rw_hold_t mine;
+    if (!pop_hold(self, mon, &mine))
+        return false; /* acquired before monitoring, or stack overflow */
+    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 && !mine.was_contended &&
+        clock_of(mon) == mine.clock_at_acquire)
+        return false;
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    lb_clock_advance(mon, stats, now);
+    *hold = (lb_hold_t){ .blame_ns = mon->clock - mine.clock_at_acquire,
+                         .stats = mon->stats,
+                         .was_contended = mine.was_contended };
+    if (stats)
+        stats->blamed_ns += hold->blame_ns;
+    uint8_t k = holders_now(rw);
+    mon->held = k > 0 ? (uint8_t)(k - 1) : 0; /* we are about to leave */
+    lb_spin_unlock(&mon->meta);
+    return true;
+}

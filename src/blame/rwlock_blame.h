@@ -1,0 +1,18 @@
+/* Blame verbs for rwlocks (DESIGN rule 3, shared holders): while k
+ * threads hold the lock together, each is blamed 1/k of what accrues.
+ * k is read from glibc's rwlock word at each event and kept in
+ * lb_mon.held for the next interval. */
+#ifndef LB_RWLOCK_BLAME_H
+#define LB_RWLOCK_BLAME_H
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "blame/blame.h"
+
+/* The calling thread now holds rw (after the real acquire succeeded). */
+void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool contended);
+/* Before the real unlock: collect this holder's blame; NULL hold when it
+ * has nothing to account (fast path). */
+bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw,
+                           lb_hold_t *hold);
+#endif

@@ -1,0 +1,19 @@
+#include "blame/sites.h"
+
+#define LB_SITE_PROBES 16
+
+lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key)
+{
+    size_t home = (key ^ (key >> 9)) & (LB_SITE_SLOTS - 1);
+    for (size_t i = 0; i < LB_SITE_PROBES; i++) {
+        lb_site_t *s = &t->slot[(home + i) & (LB_SITE_SLOTS - 1)];
+        if (s->key == key)
+            return s;
+        if (s->key == 0) {
+            s->key = key;
+            return s;
+        }
+    }
+    t->overflow++;
+    return NULL;
+}

@@ -1,0 +1,55 @@
+/* Exact per-call-site operation counts, per thread.
+ *
+ * Invariants: a table is written only by its owning thread and read by the
+ * final write after that thread stopped or sampling was quiesced. The fast
+ * path is one probe into a direct-mapped slot; a miss falls to a short
+ * linear probe, and a full table counts into `overflow` (never silently
+ * dropped). No allocation: the table is embedded in lb_thread. */
+#ifndef LB_SITES_H
+#define LB_SITES_H
+#include <stdint.h>
+
+#include "sampler/metrics.h"
+#include "util/common.h"
+
+#define LB_SITE_SLOTS 512   /* power of two */
+
+typedef struct lb_site {
+    uintptr_t key;          /* call-site return address | kind in the low 3 bits' place, see lb_site_key */
+    uint64_t releases;      /* unlock / signal / broadcast / post calls at this site */
+    uint32_t acquisitions;  /* completed acquisitions/waits made at this site (slow path only) */
+    uint32_t contended;     /* of those, how many had to wait */
+} lb_site_t;
+
+typedef struct lb_site_table {
+    lb_site_t slot[LB_SITE_SLOTS];
+    uint64_t overflow;      /* counts that found no free slot */
+} lb_site_table_t;
+
+/* Return addresses are never aligned to 8, so keep the kind in the high
+ * byte instead: user-space addresses use at most 47 bits. */
+static inline uintptr_t lb_site_key(uintptr_t ra, lb_obj_kind kind)
+{
+    return ra | ((uintptr_t)(kind + 1) << 56);
+}
+static inline uintptr_t lb_site_ra(uintptr_t key) { return key & ((1ull << 56) - 1); }
+static inline lb_obj_kind lb_site_kind(uintptr_t key) { return (lb_obj_kind)((key >> 56) - 1); }
+
+/* Find or claim the slot for key; NULL when the table is full (counted). */
+lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key);
+
+static inline lb_site_t *lb_site_lookup(lb_site_table_t *t, uintptr_t key)
+{
+    lb_site_t *s = &t->slot[(key ^ (key >> 9)) & (LB_SITE_SLOTS - 1)];
+    if (lb_likely(s->key == key))
+        return s;
+    return lb_site_lookup_slow(t, key);
+}
+
+static inline void lb_site_count_release(lb_site_table_t *t, uintptr_t ra, lb_obj_kind kind)
+{
+    lb_site_t *s = lb_site_lookup(t, lb_site_key(ra, kind));
+    if (lb_likely(s != NULL))
+        s->releases++;
+}
+#endif

@@ -1,0 +1,284 @@
+/* The exported symbols. Each forwards in one line to the logic in
+ * src/locks, src/blame or interpose/thread.c, passing the program's call
+ * site (our return address).
+ *
+ * Bootstrap: lb_real may still be empty when ld.so, libc or a static
+ * constructor locks before our constructor; ENSURE_REAL resolves it then.
+ * If resolution is already running on this thread (dlsym locking inside
+ * itself), the lock call returns 0 without locking: only one thread exists
+ * that early, and the real function cannot be reached before dlsym
+ * returns. */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+#include "interpose/real.h"
+#include "interpose/thread_create.h"
+#include "interpose/thread_join.h"
+#include "locks/barrier_ops.h"
+#include "locks/cond_ops.h"
+#include "locks/rwlock_ops.h"
+#include "locks/mutex_ops.h"
+#include "locks/spin_ops.h"
+#include "util/common.h"
+
+#define ENSURE_REAL(field)                                                     \
+    do {                                                                       \
+        if (lb_unlikely(lb_real.field == NULL) && lb_real_resolve() != 0)      \
+            return 0;                                                          \
+    } while (0)
+
+LB_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+    ENSURE_REAL(mutex_init);
+    return lb_mutex_init(m, a);
+}
+
+LB_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    ENSURE_REAL(mutex_destroy);
+    return lb_mutex_destroy(m);
+}
+
+LB_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    ENSURE_REAL(mutex_lock);
+    return lb_mutex_lock(m, LB_CALLER());
+}
+
+LB_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    ENSURE_REAL(mutex_trylock);
+    return lb_mutex_trylock(m, LB_CALLER());
+}
+
+LB_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+    ENSURE_REAL(mutex_timedlock);
+    return lb_mutex_timedlock(m, -1, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                                      const struct timespec *abstime)
+{
+    ENSURE_REAL(mutex_clocklock);
+    return lb_mutex_timedlock(m, clock, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+    ENSURE_REAL(mutex_unlock);
+    return lb_mutex_unlock(m, LB_CALLER());
+}
+
+LB_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+    return lb_spinlock_init(l, pshared);
+}
+
+LB_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
+{
+    return lb_spinlock_destroy(l);
+}
+
+LB_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+    return lb_spinlock_lock(l, LB_CALLER());
+}
+
+LB_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+    return lb_spinlock_trylock(l, LB_CALLER());
+}
+
+LB_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+    return lb_spinlock_unlock(l, LB_CALLER());
+}
+
+LB_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                             void *arg)
+{
+    if (lb_real.create == NULL && lb_real_resolve() != 0)
+        return EAGAIN; /* cannot happen: nothing creates threads inside dlsym */
+    return lb_thread_create(t, attr, fn, arg, LB_CALLER());
+}
+
+LB_EXPORT int pthread_join(pthread_t t, void **ret)
+{
+    ENSURE_REAL(join);
+    return lb_thread_join(t, ret, NULL, false, LB_CALLER());
+}
+
+LB_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *abstime)
+{
+    ENSURE_REAL(timedjoin_np);
+    return lb_thread_join(t, ret, abstime, true, LB_CALLER());
+}
+
+LB_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    ENSURE_REAL(cond_init);
+    return lb_cond_init(c, a);
+}
+
+LB_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+    ENSURE_REAL(cond_destroy);
+    return lb_cond_destroy(c);
+}
+
+LB_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    ENSURE_REAL(cond_wait);
+    return lb_cond_wait(c, m, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                     const struct timespec *abstime)
+{
+    ENSURE_REAL(cond_timedwait);
+    return lb_cond_wait(c, m, -2, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                     const struct timespec *abstime)
+{
+    ENSURE_REAL(cond_clockwait);
+    return lb_cond_wait(c, m, clock, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+    ENSURE_REAL(cond_signal);
+    return lb_cond_signal(c, 0, LB_CALLER());
+}
+
+LB_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    ENSURE_REAL(cond_broadcast);
+    return lb_cond_signal(c, 1, LB_CALLER());
+}
+
+LB_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+    ENSURE_REAL(sem_init);
+    return lb_sem_init(s, pshared, value);
+}
+
+LB_EXPORT int sem_destroy(sem_t *s)
+{
+    ENSURE_REAL(sem_destroy);
+    return lb_sem_destroy(s);
+}
+
+LB_EXPORT int sem_wait(sem_t *s)
+{
+    ENSURE_REAL(sem_wait);
+    return lb_sem_wait(s, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
+{
+    ENSURE_REAL(sem_timedwait);
+    return lb_sem_wait(s, -2, abstime, LB_CALLER());
+}
+
+LB_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
+{
+    ENSURE_REAL(sem_clockwait);
+    return lb_sem_wait(s, clock, abstime, LB_CALLER());
+}
+
+LB_EXPORT int sem_post(sem_t *s)
+{
+    ENSURE_REAL(sem_post);
+    return lb_sem_post(s, LB_CALLER());
+}
+
+LB_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+                                   unsigned count)
+{
+    ENSURE_REAL(barrier_init);
+    return lb_barrier_init(b, a, count);
+}
+
+LB_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
+{
+    ENSURE_REAL(barrier_destroy);
+    return lb_barrier_destroy(b);
+}
+
+LB_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+    ENSURE_REAL(barrier_wait);
+    return lb_barrier_wait(b, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
+{
+    ENSURE_REAL(rwlock_init);
+    return lb_rwlock_init(rw, a);
+}
+
+LB_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_destroy);
+    return lb_rwlock_destroy(rw);
+}
+
+LB_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_rdlock);
+    return lb_rwlock_lock(rw, false, false, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_tryrdlock);
+    return lb_rwlock_lock(rw, false, true, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
+{
+    ENSURE_REAL(rwlock_timedrdlock);
+    return lb_rwlock_lock(rw, false, false, -2, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+    ENSURE_REAL(rwlock_clockrdlock);
+    return lb_rwlock_lock(rw, false, false, clock, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_wrlock);
+    return lb_rwlock_lock(rw, true, false, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_trywrlock);
+    return lb_rwlock_lock(rw, true, true, -1, NULL, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
+{
+    ENSURE_REAL(rwlock_timedwrlock);
+    return lb_rwlock_lock(rw, true, false, -2, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+    ENSURE_REAL(rwlock_clockwrlock);
+    return lb_rwlock_lock(rw, true, false, clock, abstime, LB_CALLER());
+}
+
+LB_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+    ENSURE_REAL(rwlock_unlock);
+    return lb_rwlock_unlock(rw, LB_CALLER());
+}

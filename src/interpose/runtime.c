@@ -1,0 +1,177 @@
+/* lockblame's process lifecycle: start in the constructor (or at first
+ * use), finish once (destructor, fatal signal, exec), fork handling.
+ *
+ * Invariants: lb_runtime_phase only moves OFF -> STARTING -> RUNNING ->
+ * FINISHED (a fork child goes back to RUNNING). Finishing is claimed with
+ * one CAS, so exactly one thread writes the profile. */
+#include "interpose/runtime.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "interpose/real.h"
+#include "interpose/thread.h"
+#include "interpose/thread_create.h"
+#include "locks/monitored.h"
+#include "report/writer/writer.h"
+#include "sampler/unwind.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+int lb_runtime_phase = LB_PHASE_OFF;
+
+static unsigned long long start_ns;
+static double start_unix;
+static char output_path[PATH_MAX];
+
+unsigned long long lb_runtime_start_ns(void)
+{
+    return start_ns;
+}
+
+double lb_runtime_start_unix(void)
+{
+    return start_unix;
+}
+
+/* The database path: LOCKBLAME_OUTPUT, or lockblame.<prog>.<pid>.db in
+ * the working directory at start. Relative paths are made absolute now,
+ * because the program may chdir. A fork child appends .<pid>. */
+static void choose_output_path(void)
+{
+    char cwd[PATH_MAX];
+    const char *given = getenv("LOCKBLAME_OUTPUT");
+    if (!getcwd(cwd, sizeof cwd))
+        strcpy(cwd, ".");
+    char name[PATH_MAX];
+    if (given && *given) {
+        snprintf(name, sizeof name, "%s", given);
+    } else {
+        extern char *program_invocation_short_name;
+        snprintf(name, sizeof name, "lockblame.%s.%d.db", program_invocation_short_name,
+                 (int)getpid());
+    }
+    int n;
+    if (name[0] == '/')
+        n = snprintf(output_path, sizeof output_path, "%s", name);
+    else
+        n = snprintf(output_path, sizeof output_path, "%s/%s", cwd, name);
+    if (n >= (int)sizeof output_path)
+        lb_warn("output path too long; writing %s", output_path);
+}
+
+static void print_summary(const lb_summary_t *s)
+{
+    double pct = s->effort_s > 0 ? 100.0 * s->idleness_s / s->effort_s : 0;
+    lb_warn("effort %.3f s, idleness %.3f s (%.1f%% of effort); profile %s", s->effort_s,
+            s->idleness_s, pct, output_path);
+    if (s->top_site[0])
+        lb_warn("top release site: %s, %.3f s %s blame", s->top_site, s->top_site_s,
+                s->top_object);
+}
+
+void lb_runtime_finish(const char *reason)
+{
+    int expected = LB_PHASE_RUNNING;
+    if (!__atomic_compare_exchange_n(&lb_runtime_phase, &expected, LB_PHASE_FINISHED, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    int saved_errno = errno;
+    lb_thread_t *self = lb_self;
+    if (self)
+        lb_enter(self); /* our own sqlite/malloc locking goes straight to glibc */
+    lb_sampler_quiesce();
+    lb_summary_t summary = { 0 };
+    if (lb_write_profile(output_path, reason, &summary) == 0)
+        print_summary(&summary);
+    if (self)
+        lb_leave(self);
+    errno = saved_errno;
+}
+
+/* SIGINT/SIGTERM with the default action: write, then die of the signal.
+ * Writing is not async-signal-safe; an alarm bounds a deadlock (a signal
+ * that interrupted malloc) to a few seconds. */
+static void on_fatal_signal(int sig)
+{
+    signal(sig, SIG_DFL);
+    signal(SIGALRM, SIG_DFL);
+    alarm(10);
+    char reason[32];
+    snprintf(reason, sizeof reason, "signal %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    lb_runtime_finish(reason);
+    raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+    static const int signals[] = { SIGINT, SIGTERM };
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue; /* the program (or its parent, via SIG_IGN) decides */
+        struct sigaction sa = { 0 };
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(signals[i], &sa, NULL);
+    }
+}
+
+static void after_fork_child(void)
+{
+    lb_thread_t *self = lb_self;
+    if (!self || __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
+        return;
+    lb_thread_after_fork_child(self);
+    size_t len = strlen(output_path);
+    snprintf(output_path + len, sizeof output_path - len, ".%d", (int)getpid());
+    lb_sampler_after_fork_child(self);
+}
+
+void lb_runtime_start(void)
+{
+    int expected = LB_PHASE_OFF;
+    if (!__atomic_compare_exchange_n(&lb_runtime_phase, &expected, LB_PHASE_STARTING, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    int saved_errno = errno;
+    lb_real_resolve();
+    start_ns = lb_now_ns();
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
+    choose_output_path();
+    if (lb_mon_pool_setup() != 0)
+        lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
+    lb_unwind_setup();
+    uintptr_t root_lo, root_hi;
+    lb_thread_root_range(&root_lo, &root_hi);
+    lb_unwind_set_stop_range(root_lo, root_hi);
+    lb_sampler_setup();
+    /* The main thread; later threads attach in the create trampoline. */
+    lb_thread_attach(0, 0, 0);
+    install_fatal_handlers();
+    pthread_atfork(NULL, NULL, after_fork_child);
+    __atomic_store_n(&lb_runtime_phase, LB_PHASE_RUNNING, __ATOMIC_RELEASE);
+    errno = saved_errno;
+}
+
+__attribute__((constructor)) static void lb_constructor(void)
+{
+    if (getenv("LOCKBLAME_DISABLE"))
+        return;
+    lb_runtime_start();
+}
+
+__attribute__((destructor)) static void lb_destructor(void)
+{
+    lb_runtime_finish("exit");
+}

@@ -1,0 +1,31 @@
+/* Joins (DESIGN rule 3): the joiner's waiting is blamed on the joined
+ * thread's exit, in the calling context of its start routine. The joined
+ * thread has fully exited when the real join returns, so the joiner may
+ * write that thread's CCT (it has no other writer any more). A
+ * timedjoin that expires leaves its wait unattributed. tryjoin never waits. */
+#include "interpose/thread_join.h"
+
+#include <errno.h>
+
+#include "blame/blame.h"
+#include "interpose/real.h"
+#include "util/clock.h"
+
+int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime, bool timed,
+                   uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    if (!self || self->busy)
+        return timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
+    lb_thread_t *target = lb_thread_find((uintptr_t)thread);
+    uint64_t start = lb_now_ns();
+    self->waiting = LB_OBJ_JOIN + 1;
+    int rc = timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
+    self->waiting = 0;
+    uint64_t waited = lb_now_ns() - start;
+    bool blamed = rc == 0 && target && target->exited;
+    if (rc == 0 || rc == ETIMEDOUT)
+        lb_direct_blame(self, (uintptr_t)thread, LB_OBJ_JOIN, waited, blamed ? target : NULL,
+                        blamed ? target->start_routine : 0);
+    return rc;
+}

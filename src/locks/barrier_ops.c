@@ -1,0 +1,54 @@
+/* Barriers.
+ *
+ * Invariants: barrier_count is set at init (a barrier first seen without
+ * init has count 0 and its idleness stays unattributed: we cannot tell
+ * the last arriver). barrier_arrived counts arrivals of the current
+ * episode under meta; the arrival that reaches barrier_count is the last
+ * one. It is not necessarily the thread glibc picks for
+ * PTHREAD_BARRIER_SERIAL_THREAD, so we decide it ourselves, under meta,
+ * before calling the real barrier wait. */
+#include "locks/barrier_ops.h"
+
+#include "blame/blame.h"
+#include "interpose/real.h"
+#include "locks/objmap.h"
+
+int lb_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
+{
+    lb_objmap_retire(b);
+    int rc = lb_real.barrier_init(b, attr, count);
+    lb_thread_t *self = lb_self;
+    if (rc == 0 && self && !self->busy) {
+        lb_mon_t *mon = lb_objmap_get(b, LB_OBJ_BARRIER);
+        if (mon)
+            mon->barrier_count = count;
+    }
+    return rc;
+}
+
+int lb_barrier_destroy(pthread_barrier_t *b)
+{
+    int rc = lb_real.barrier_destroy(b);
+    if (rc == 0)
+        lb_objmap_retire(b);
+    return rc;
+}
+
+int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(b, LB_OBJ_BARRIER) : NULL;
+    if (!mon)
+        return lb_real.barrier_wait(b);
+    lb_site_count_release(&self->sites, site, LB_OBJ_BARRIER);
+    lb_wait_t wait;
+    lb_hold_t hold;
+    if (lb_barrier_arrive(self, mon, &wait, &hold)) {
+        int rc = lb_real.barrier_wait(b);
+        lb_deposit(self, &hold, LB_OBJ_BARRIER, site);
+        return rc;
+    }
+    int rc = lb_real.barrier_wait(b); /* not a cancellation point */
+    lb_wait_end(self, &wait, false);
+    return rc;
+}

@@ -1,0 +1,159 @@
+/* Condition variables and semaphores.
+ *
+ * The monitored state lives in the object map (glibc's condvar and sem_t
+ * have no spare field). The object is permanently "held" for the blame
+ * clock: V advances at rate w (waiters) all the time, and each
+ * signal/broadcast/post collects V since the previous one.
+ *
+ * A cond wait releases and re-acquires its mutex inside glibc: we account
+ * the mutex release at the cond_wait call site before the real call and
+ * the re-acquisition after it; the time spent re-acquiring counts as cond
+ * waiting (it is inside the wait interval).
+ *
+ * Cancellation: a waiter cancelled inside the real call leaves through the
+ * cleanup handler, which ends its wait so `waiters` stays exact. */
+#include "locks/cond_ops.h"
+
+#include <errno.h>
+
+#include "blame/blame.h"
+#include "interpose/real.h"
+#include "locks/lifecycle.h"
+#include "locks/mutex_ops.h"
+#include "locks/objmap.h"
+
+typedef struct cond_wait_ctx {
+    lb_thread_t *self;
+    lb_wait_t wait;
+    lb_mon_t *mutex_mon;
+} cond_wait_ctx_t;
+
+static void cond_wait_finished(void *p)
+{
+    cond_wait_ctx_t *ctx = p;
+    lb_wait_end(ctx->self, &ctx->wait, false);
+    if (ctx->mutex_mon)
+        lb_mutex_acquired_inside(ctx->self, ctx->mutex_mon);
+}
+
+int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                 const struct timespec *abstime, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
+    if (!mon) {
+        if (clock == -1)
+            return lb_real.cond_wait(c, m);
+        if (clock == -2)
+            return lb_real.cond_timedwait(c, m, abstime);
+        return lb_real.cond_clockwait(c, m, clock, abstime);
+    }
+    cond_wait_ctx_t ctx = { .self = self, .mutex_mon = lb_mutex_mon(m) };
+    if (ctx.mutex_mon)
+        lb_mutex_released_inside(self, m, ctx.mutex_mon, site);
+    lb_wait_begin(self, mon, LB_OBJ_COND, &ctx.wait);
+    int rc;
+    pthread_cleanup_push(cond_wait_finished, &ctx);
+    if (clock == -1)
+        rc = lb_real.cond_wait(c, m);
+    else if (clock == -2)
+        rc = lb_real.cond_timedwait(c, m, abstime);
+    else
+        rc = lb_real.cond_clockwait(c, m, clock, abstime);
+    pthread_cleanup_pop(1);
+    return rc;
+}
+
+int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
+    if (mon) {
+        lb_site_count_release(&self->sites, site, LB_OBJ_COND);
+        if (lb_release_needs_accounting(mon)) {
+            lb_hold_t hold = lb_signal_collect(self, mon);
+            int rc = broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
+            lb_deposit(self, &hold, LB_OBJ_COND, site);
+            return rc;
+        }
+    }
+    return broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
+}
+
+int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+    lb_objmap_retire(c);
+    return lb_real.cond_init(c, attr);
+}
+
+int lb_cond_destroy(pthread_cond_t *c)
+{
+    int rc = lb_real.cond_destroy(c);
+    if (rc == 0)
+        lb_objmap_retire(c);
+    return rc;
+}
+
+static int real_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime)
+{
+    if (clock == -1)
+        return lb_real.sem_wait(s);
+    if (clock == -2)
+        return lb_real.sem_timedwait(s, abstime);
+    return lb_real.sem_clockwait(s, clock, abstime);
+}
+
+static void sem_wait_finished(void *p)
+{
+    cond_wait_ctx_t *ctx = p;
+    lb_wait_end(ctx->self, &ctx->wait, false);
+}
+
+int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
+    if (!mon)
+        return real_sem_wait(s, clock, abstime);
+    int saved_errno = errno;
+    if (sem_trywait(s) == 0) /* a sem_trywait never waits (rule 1) */
+        return 0;
+    errno = saved_errno;
+    cond_wait_ctx_t ctx = { .self = self };
+    lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
+    int rc;
+    pthread_cleanup_push(sem_wait_finished, &ctx);
+    rc = real_sem_wait(s, clock, abstime);
+    pthread_cleanup_pop(1);
+    return rc;
+}
+
+int lb_sem_post(sem_t *s, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
+    if (mon) {
+        lb_site_count_release(&self->sites, site, LB_OBJ_SEM);
+        if (lb_release_needs_accounting(mon)) {
+            lb_hold_t hold = lb_signal_collect(self, mon);
+            int rc = lb_real.sem_post(s);
+            lb_deposit(self, &hold, LB_OBJ_SEM, site);
+            return rc;
+        }
+    }
+    return lb_real.sem_post(s);
+}
+
+int lb_sem_init(sem_t *s, int pshared, unsigned value)
+{
+    lb_objmap_retire(s);
+    return lb_real.sem_init(s, pshared, value);
+}
+
+int lb_sem_destroy(sem_t *s)
+{
+    int rc = lb_real.sem_destroy(s);
+    if (rc == 0)
+        lb_objmap_retire(s);
+    return rc;
+}

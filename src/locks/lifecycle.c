@@ -1,0 +1,27 @@
+#include "locks/lifecycle.h"
+
+#include "blame/object_stats.h"
+
+static void fold(lb_mon_t *mon)
+{
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    uint64_t acquisitions = __atomic_exchange_n(&mon->acquisitions, 0, __ATOMIC_RELAXED);
+    if (stats)
+        stats->acquisitions += acquisitions;
+    else
+        lb_object_totals_add((lb_obj_kind)mon->kind, acquisitions);
+}
+
+void lb_mon_retire(lb_mon_t *mon)
+{
+    fold(mon);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    if (stats)
+        stats->retired = 1;
+    lb_mon_free(mon);
+}
+
+void lb_mon_fold_live(lb_mon_t *mon, void *unused)
+{
+    fold(mon);
+}

@@ -1,0 +1,12 @@
+/* End of a monitored object's life (destroy, re-init, reuse detected):
+ * fold its counts into its permanent record or the per-kind totals, then
+ * return its lb_mon to the pool. The caller has already unpublished the
+ * reference, so no new operation can find this lb_mon. */
+#ifndef LB_LIFECYCLE_H
+#define LB_LIFECYCLE_H
+#include "locks/monitored.h"
+
+void lb_mon_retire(lb_mon_t *mon);
+/* At the final write: fold a still-live lb_mon's counts (it stays live). */
+void lb_mon_fold_live(lb_mon_t *mon, void *unused);
+#endif

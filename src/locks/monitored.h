@@ -1,0 +1,76 @@
+/* lb_mon: the monitored state of one synchronization object (64 bytes).
+ *
+ * Dual representation (thesis ch. 6.4.3): an object stays native until
+ * lockblame runs; then its first operation converts it by installing a
+ * reference to an lb_mon with one CAS:
+ *   - spin locks: the 32-bit lock word itself becomes a tagged pool index
+ *     (spin_ops.c, Algorithms 6.2-6.5); the real lock word moves into
+ *     lb_mon.spin_word;
+ *   - mutexes: glibc's object must stay valid (cond_wait relocks it
+ *     inside glibc), so the reference goes into a field glibc leaves unused
+ *     for non-robust, process-private mutexes (mutex_ops.c).
+ *
+ * Field ownership:
+ *   - waiters, held, clock, clock_at_acquire, last_event_ns, stats: written
+ *     only under `meta` (contended paths); the fast paths read waiters and
+ *     clock without it (aligned 4/8-byte loads are atomic on x86-64).
+ *   - acquisitions: written by the holder while it holds an exclusive
+ *     lock, so the lock itself serializes it.
+ *   - addr, kind: written once at conversion, before the CAS publishes
+ *     the lb_mon.
+ * An lb_mon lives in one mmap'd pool and is never unmapped, so a stale
+ * reference always points at readable memory; `addr` tells whether the
+ * state still belongs to the object that references it. */
+#ifndef LB_MONITORED_H
+#define LB_MONITORED_H
+#include <stdint.h>
+
+#include "sampler/metrics.h"
+#include "util/common.h"
+#include "util/spin.h"
+
+typedef struct lb_mon {
+    /* hot: read by every operation */
+    union {
+        uint32_t spin_word;     /* spin locks: the lock word (LB_SPIN_UNLOCKED/LOCKED) */
+        uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
+    };
+    uint32_t waiters;           /* threads waiting on the object (w), under meta */
+    uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
+    double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
+    double clock_at_acquire;    /* V when the current hold's accounting began; under meta */
+    /* contended paths only */
+    lb_spin_t meta;             /* guards the accrual state */
+    uint8_t kind;               /* lb_obj_kind */
+    uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */
+    uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
+    uint8_t reserved;
+    uint64_t last_event_ns;     /* time accrual was last brought up to date */
+    const void *addr;           /* the native object this state belongs to */
+    uint32_t stats;             /* lb_object_stats index, 0 until first contention */
+    union {
+        uint32_t free_next;       /* pool free-list link while free */
+        uint32_t barrier_arrived; /* barriers: arrivals in this episode, under meta */
+    };
+} lb_mon_t;
+
+_Static_assert(sizeof(lb_mon_t) == 64, "lb_mon must stay one cache line");
+
+/* Pool of lb_mon in one reserved mapping; index 0 is never used.
+ * Failure contract: lb_mon_alloc returns NULL when the pool is exhausted
+ * or unmapped (the caller leaves the object native). */
+int lb_mon_pool_setup(void);
+lb_mon_t *lb_mon_alloc(const void *addr, lb_obj_kind kind);
+/* Return an lb_mon whose object was destroyed or re-initialized. */
+void lb_mon_free(lb_mon_t *mon);
+uint32_t lb_mon_index(const lb_mon_t *mon);
+/* The lb_mon at index, or NULL if index is not a pool slot. */
+lb_mon_t *lb_mon_at(uint32_t index);
+/* The lb_mon whose address is p, or NULL if p is not a pool slot. */
+lb_mon_t *lb_mon_from_ptr(uintptr_t p);
+/* Slots handed out so far and live now (for the memory figures). */
+uint32_t lb_mon_slots_used(void);
+uint32_t lb_mon_live(void);
+/* Call fn for every live lb_mon (final write; objects may still be in use). */
+void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg);
+#endif

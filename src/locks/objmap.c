@@ -1,0 +1,108 @@
+#include "locks/objmap.h"
+
+#include "interpose/runtime.h"
+#include "locks/lifecycle.h"
+#include "util/pages.h"
+
+#define LB_OBJMAP_SLOTS (1u << 22) /* 64 MiB reserved, touched as used */
+#define LB_OBJMAP_PROBES 64
+
+typedef struct slot {
+    uintptr_t key;     /* object address, 0 = empty */
+    lb_mon_t *mon;     /* NULL until published, or after retire */
+} slot_t;
+
+static slot_t *table;
+static uint64_t full_misses;
+
+static slot_t *table_get(void)
+{
+    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    if (t)
+        return t;
+    slot_t *fresh = lb_pages_reserve((size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
+    if (!fresh)
+        return NULL;
+    if (!__atomic_compare_exchange_n(&table, &t, fresh, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        lb_pages_free(fresh, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
+        return t;
+    }
+    return fresh;
+}
+
+static inline uint32_t home(uintptr_t key)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (LB_OBJMAP_SLOTS - 1);
+}
+
+/* The slot holding key; claims an empty one when create is set. */
+static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
+{
+    uint32_t i = home(key);
+    for (int probe = 0; probe < LB_OBJMAP_PROBES; probe++, i = (i + 1) & (LB_OBJMAP_SLOTS - 1)) {
+        uintptr_t seen = __atomic_load_n(&t[i].key, __ATOMIC_ACQUIRE);
+        if (seen == key)
+            return &t[i];
+        if (seen == 0) {
+            if (!create)
+                return NULL;
+            if (__atomic_compare_exchange_n(&t[i].key, &seen, key, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE) ||
+                seen == key)
+                return &t[i];
+        }
+    }
+    if (create)
+        __atomic_fetch_add(&full_misses, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+lb_mon_t *lb_objmap_find(const void *addr)
+{
+    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    return s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
+}
+
+lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
+{
+    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    lb_mon_t *mon = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
+    if (lb_likely(mon && mon->kind == kind))
+        return mon;
+    if (!lb_runtime_monitoring() || !(t = table_get()))
+        return NULL;
+    if (!s && !(s = slot_for(t, (uintptr_t)addr, true)))
+        return NULL;
+    lb_mon_t *fresh = lb_mon_alloc(addr, kind);
+    if (!fresh)
+        return NULL;
+    for (;;) {
+        mon = __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE);
+        if (mon && mon->kind == kind) {
+            lb_mon_free(fresh);
+            return mon;
+        }
+        /* Empty, or left over from an object of another kind at this
+         * address (memory reused without destroy): replace it. */
+        if (__atomic_compare_exchange_n(&s->mon, &mon, fresh, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            if (mon)
+                lb_mon_retire(mon);
+            return fresh;
+        }
+    }
+}
+
+void lb_objmap_retire(const void *addr)
+{
+    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    if (!s)
+        return;
+    lb_mon_t *mon = __atomic_exchange_n(&s->mon, NULL, __ATOMIC_ACQ_REL);
+    if (mon)
+        lb_mon_retire(mon);
+}

@@ -1,0 +1,503 @@
+/* The final write: merge every thread's CCT into one tree keyed by frame,
+ * symbolize each distinct code address once, and store everything in one
+ * SQLite transaction in a temporary file that is renamed into place.
+ *
+ * Runs once, on the finishing thread, after lb_sampler_quiesce(); other
+ * threads may still run but no longer write CCTs. Uses malloc freely. */
+#include "report/writer/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blame/blame_clock.h"
+#include "blame/object_stats.h"
+#include "interpose/runtime.h"
+#include "interpose/thread.h"
+#include "locks/lifecycle.h"
+#include "report/writer/schema.h"
+#include "report/writer/symbolize.h"
+#include "report/writer/u64map.h"
+#include "sampler/sampler.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+typedef struct writer {
+    sqlite3 *db;
+    lb_symbolizer_t *sym;
+    lb_u64map_t frame_of_pc;
+    lb_u64map_t module_of_base;
+    lb_u64map_t node_of_edge;       /* (parent node << 32 | frame) -> node */
+    uint32_t frames, modules, nodes;
+    uint32_t **node_maps;           /* per thread id: local CCT node -> global node */
+    uint32_t thread_slots;
+    double ns_per_sample;
+    sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
+} writer_t;
+
+static int exec_sql(writer_t *w, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+        lb_warn("cannot write profile: %s", err ? err : "sqlite error");
+        sqlite3_free(err);
+        return -1;
+    }
+    return 0;
+}
+
+static sqlite3_stmt *prepare(writer_t *w, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    return st;
+}
+
+static int step(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static uint32_t module_id(writer_t *w, const char *path, uintptr_t base)
+{
+    uint32_t id;
+    if (lb_u64map_get(&w->module_of_base, base + 1, &id))
+        return id;
+    id = ++w->modules;
+    lb_u64map_put(&w->module_of_base, base + 1, id);
+    sqlite3_bind_int64(w->ins_module, 1, id);
+    sqlite3_bind_text(w->ins_module, 2, path, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(w->ins_module, 3, (sqlite3_int64)base);
+    step(w->ins_module);
+    return id;
+}
+
+/* The frame row for a code address, symbolized on first sight. */
+static uint32_t frame_id(writer_t *w, uintptr_t pc)
+{
+    uint32_t id;
+    if (pc == 0)
+        return 0;
+    if (lb_u64map_get(&w->frame_of_pc, pc, &id))
+        return id;
+    lb_symbol_t sym;
+    lb_symbolize(w->sym, pc, &sym);
+    id = ++w->frames;
+    lb_u64map_put(&w->frame_of_pc, pc, id);
+    sqlite3_bind_int64(w->ins_frame, 1, id);
+    if (sym.module) {
+        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym.module, sym.base));
+        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym.base));
+    } else {
+        sqlite3_bind_null(w->ins_frame, 2);
+        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)pc);
+    }
+    if (sym.function)
+        sqlite3_bind_text(w->ins_frame, 4, sym.function, -1, SQLITE_TRANSIENT);
+    if (sym.file)
+        sqlite3_bind_text(w->ins_frame, 5, sym.file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(w->ins_frame, 6, sym.line);
+    step(w->ins_frame);
+    return id;
+}
+
+static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32_t depth)
+{
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    uint32_t id;
+    if (lb_u64map_get(&w->node_of_edge, key, &id))
+        return id;
+    id = ++w->nodes;
+    lb_u64map_put(&w->node_of_edge, key, id);
+    sqlite3_bind_int64(w->ins_node, 1, id);
+    sqlite3_bind_int64(w->ins_node, 2, parent);
+    sqlite3_bind_int64(w->ins_node, 3, frame);
+    sqlite3_bind_int(w->ins_node, 4, (int)depth);
+    step(w->ins_node);
+    return id;
+}
+
+static bool metrics_empty(const lb_metrics_t *m)
+{
+    if (m->work_samples || m->overhead_samples || m->wait_ns || m->blamed_count)
+        return false;
+    for (int k = 0; k < LB_OBJ_KINDS; k++) {
+        if (m->idle_ns[k] != 0)
+            return false;
+    }
+    return true;
+}
+
+static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_metrics_t *m)
+{
+    sqlite3_stmt *st = w->ins_metric;
+    sqlite3_bind_int64(st, 1, node);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_double(st, 5, (double)m->wait_ns / 1e9);
+    for (int k = 0; k < LB_OBJ_KINDS; k++)
+        sqlite3_bind_double(st, 6 + k, m->idle_ns[k] / 1e9);
+    sqlite3_bind_int64(st, 6 + LB_OBJ_KINDS, m->blamed_count);
+    step(st);
+}
+
+/* Merge one thread's CCT; fills w->node_maps[t->id]. */
+static int write_thread_tree(writer_t *w, lb_thread_t *t)
+{
+    if (!t->cct || t->id >= w->thread_slots)
+        return 0;
+    uint32_t n = t->cct->nodes;
+    uint32_t *map = calloc(n ? n : 1, sizeof *map);
+    if (!map)
+        return -1;
+    w->node_maps[t->id] = map;
+    for (uint32_t id = 1; id < n; id++) {
+        lb_cct_node_t *node = lb_cct_node(t->cct, id);
+        if (!node)
+            break;
+        map[id] = global_node(w, map[node->parent], frame_id(w, node->pc), node->depth);
+    }
+    for (uint32_t id = 0; id < n; id++) {
+        lb_cct_node_t *node = lb_cct_node(t->cct, id);
+        if (!node)
+            break;
+        lb_metrics_t m = node->m;
+        if (id == 0)
+            m.overhead_samples += t->sampler.busy_samples; /* lockblame's own cost */
+        if (!metrics_empty(&m))
+            put_metric(w, map[id], t->id, &m);
+    }
+    return 0;
+}
+
+static uint32_t mapped_node(const writer_t *w, uint32_t thread, uint32_t local)
+{
+    if (thread >= w->thread_slots || !w->node_maps[thread])
+        return 0;
+    return w->node_maps[thread][local];
+}
+
+static uint64_t cpu_ns_of(const lb_thread_t *t)
+{
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+        return t->cpu_ns;
+    /* Linux per-thread CPU clock id for a tid (CPUCLOCK_SCHED). */
+    clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void write_threads(writer_t *w)
+{
+    sqlite3_stmt *st = prepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?)");
+    if (!st)
+        return;
+    uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        sqlite3_bind_int64(st, 1, t->id);
+        sqlite3_bind_int64(st, 2, t->tid);
+        if (t->start_routine) {
+            sqlite3_bind_int64(st, 3, frame_id(w, t->start_routine));
+            sqlite3_bind_int64(st, 4, mapped_node(w, t->creator_id, t->creator_node));
+        }
+        sqlite3_bind_double(st, 5, t->start_ns > start ? (t->start_ns - start) / 1e9 : 0);
+        uint64_t end = t->exited ? t->end_ns : now;
+        sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
+        sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler.samples);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)(t->sampler.dropped + t->sampler.busy_samples));
+        step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+static void write_sites(writer_t *w, lb_thread_t *t)
+{
+    for (int i = 0; i < LB_SITE_SLOTS; i++) {
+        const lb_site_t *s = &t->sites.slot[i];
+        if (!s->key)
+            continue;
+        sqlite3_stmt *st = w->ins_site;
+        sqlite3_bind_int64(st, 1, frame_id(w, lb_site_ra(s->key) - 1));
+        sqlite3_bind_int64(st, 2, t->id);
+        sqlite3_bind_text(st, 3, lb_obj_kind_name(lb_site_kind(s->key)), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)(s->acquisitions ? s->acquisitions : s->releases));
+        sqlite3_bind_int64(st, 5, s->contended);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->releases);
+        step(st);
+    }
+}
+
+static void write_object_blame(writer_t *w, lb_thread_t *t)
+{
+    const lb_object_blame_table_t *table = &t->object_blame;
+    for (uint32_t i = 0; i < table->capacity; i++) {
+        const lb_object_blame_t *e = &table->slot[i];
+        if (!e->object)
+            continue;
+        sqlite3_stmt *st = w->ins_blame;
+        sqlite3_bind_int64(st, 1, e->object);
+        sqlite3_bind_int64(st, 2, mapped_node(w, t->id, e->node));
+        sqlite3_bind_int64(st, 3, t->id);
+        sqlite3_bind_double(st, 4, e->blame_ns / 1e9);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
+        step(st);
+    }
+}
+
+/* Bring every live contended object's accrual up to now, so idleness that
+ * is still accruing at exit shows up (as unattributed). */
+static void settle_live(lb_mon_t *mon, void *now)
+{
+    lb_mon_fold_live(mon, NULL);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    if (!stats)
+        return;
+    lb_spin_lock(&mon->meta);
+    lb_clock_advance(mon, stats, *(uint64_t *)now);
+    lb_spin_unlock(&mon->meta);
+}
+
+static void write_objects(writer_t *w)
+{
+    uint64_t now = lb_now_ns();
+    lb_mon_for_each(settle_live, &now);
+    sqlite3_stmt *st = prepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?)");
+    if (!st)
+        return;
+    uint32_t count = lb_object_stats_count();
+    for (uint32_t i = 1; i < count; i++) {
+        lb_object_stats_t *s = lb_object_stats_at(i);
+        if (!s || !s->addr)
+            continue;
+        double unattributed = s->accrued_held_ns - s->blamed_ns;
+        sqlite3_bind_int64(st, 1, i);
+        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
+        if (s->first_node)
+            sqlite3_bind_int64(st, 4, mapped_node(w, s->first_thread, s->first_node));
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->contended);
+        sqlite3_bind_double(st, 7, s->wait_ns / 1e9);
+        sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
+        sqlite3_bind_double(st, 9, s->handoff_ns / 1e9);
+        sqlite3_bind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
+        step(st);
+    }
+    for (int k = 0; k < LB_OBJ_KINDS; k++) {
+        uint64_t acquisitions = lb_object_totals((lb_obj_kind)k);
+        if (!acquisitions)
+            continue;
+        sqlite3_bind_int64(st, 1, count + (uint32_t)k);
+        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)acquisitions);
+        for (int c = 6; c <= 10; c++)
+            sqlite3_bind_int(st, c, 0);
+        step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+static char *read_command_line(void)
+{
+    static char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return strcpy(buf, "?");
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return strcpy(buf, "?");
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return buf;
+}
+
+static void write_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped)
+{
+    sqlite3_stmt *st =
+        prepare(w, "INSERT INTO run VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st)
+        return;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    sqlite3_bind_text(st, 1, read_command_line(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, exe, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, getpid());
+    sqlite3_bind_text(st, 4, lb_sampler_event_name(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, lb_sampler_event_requested(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)lb_sampler_period());
+    sqlite3_bind_text(st, 7, lb_sampler_period_unit(), -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 8, w->ns_per_sample);
+    sqlite3_bind_double(st, 9, lb_runtime_start_unix());
+    sqlite3_bind_double(st, 10, (lb_now_ns() - lb_runtime_start_ns()) / 1e9);
+    sqlite3_bind_int64(st, 11, lb_thread_count());
+    sqlite3_bind_int64(st, 12, (sqlite3_int64)samples);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)dropped);
+    sqlite3_bind_text(st, 14, reason, -1, SQLITE_TRANSIENT);
+    step(st);
+    sqlite3_finalize(st);
+}
+
+/* CPU nanoseconds per sample: the period for clock events; measured CPU
+ * time over samples taken for counter events (cycles). */
+static double ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
+{
+    uint64_t samples = 0, dropped = 0, cpu = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        samples += t->sampler.samples;
+        dropped += t->sampler.dropped + t->sampler.busy_samples;
+        cpu += cpu_ns_of(t);
+    }
+    *samples_out = samples;
+    *dropped_out = dropped;
+    if (lb_sampler_period_is_time())
+        return (double)lb_sampler_period();
+    return samples + dropped ? (double)cpu / (double)(samples + dropped) : 0;
+}
+
+static void fill_summary(writer_t *w, lb_summary_t *out)
+{
+    sqlite3_stmt *st = prepare(
+        w, "SELECT (SELECT TOTAL(work_s) FROM metric),"
+           " (SELECT TOTAL(blame_s + handoff_s + unattributed_s) FROM sync_object),"
+           " (SELECT TOTAL(wait_s) FROM sync_object)");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        out->idleness_s = sqlite3_column_double(st, 1);
+        out->effort_s = sqlite3_column_double(st, 0) + out->idleness_s;
+        out->wait_s = sqlite3_column_double(st, 2);
+    }
+    sqlite3_finalize(st);
+    st = prepare(w, "SELECT f.function, f.file, f.line, k.kind, SUM(k.v) AS b FROM ("
+                    " SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
+                    " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
+                    " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
+                    " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
+                    " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
+                    " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric"
+                    " UNION ALL SELECT node_id, 'join', idle_join_s FROM metric) k"
+                    " JOIN node n ON n.id = k.node_id JOIN frame f ON f.id = n.frame_id"
+                    " WHERE k.v > 0 GROUP BY f.id, k.kind ORDER BY b DESC LIMIT 1");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        const char *fn = (const char *)sqlite3_column_text(st, 0);
+        const char *file = (const char *)sqlite3_column_text(st, 1);
+        const char *slash = file ? strrchr(file, '/') : NULL;
+        snprintf(out->top_site, sizeof out->top_site, "%s (%s:%d)", fn ? fn : "?",
+                 slash ? slash + 1 : file ? file : "?", sqlite3_column_int(st, 2));
+        static char kind[16];
+        snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 3));
+        out->top_object = kind;
+        out->top_site_s = sqlite3_column_double(st, 4);
+    }
+    sqlite3_finalize(st);
+}
+
+static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
+{
+    uint64_t samples, dropped;
+    w->ns_per_sample = ns_per_sample(&samples, &dropped);
+    w->thread_slots = lb_thread_count();
+    w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
+    if (!w->node_maps || lb_u64map_init(&w->frame_of_pc, 4096) ||
+        lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, 4096))
+        return -1;
+    if (exec_sql(w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") ||
+        exec_sql(w, lb_schema_sql) || exec_sql(w, "BEGIN"))
+        return -1;
+    w->ins_frame = prepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
+    w->ins_module = prepare(w, "INSERT INTO module VALUES(?,?,?)");
+    w->ins_node = prepare(w, "INSERT INTO node VALUES(?,?,?,?)");
+    w->ins_metric = prepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    w->ins_site = prepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
+                             " acquisitions = acquisitions + excluded.acquisitions,"
+                             " contended = contended + excluded.contended,"
+                             " releases = releases + excluded.releases");
+    w->ins_blame = prepare(w, "INSERT INTO object_blame VALUES(?,?,?,?,?) ON CONFLICT DO"
+                              " UPDATE SET blame_s = blame_s + excluded.blame_s,"
+                              " count = count + excluded.count");
+    if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric || !w->ins_site ||
+        !w->ins_blame)
+        return -1;
+    if (exec_sql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
+        return -1;
+    w->sym = lb_symbolizer_open();
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        if (write_thread_tree(w, t) != 0)
+            return -1;
+        write_sites(w, t);
+        write_object_blame(w, t);
+    }
+    write_threads(w);
+    write_objects(w);
+    write_run(w, reason, samples, dropped);
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','0.1'),"
+             "('writer','liblockblame')",
+             LB_SCHEMA_VERSION);
+    if (exec_sql(w, meta) || exec_sql(w, "COMMIT"))
+        return -1;
+    fill_summary(w, summary);
+    return 0;
+}
+
+static void writer_close(writer_t *w)
+{
+    sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node,
+                              w->ins_metric, w->ins_site, w->ins_blame };
+    for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
+        sqlite3_finalize(stmts[i]);
+    if (w->db)
+        sqlite3_close(w->db);
+    lb_symbolizer_close(w->sym);
+    for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
+        free(w->node_maps[i]);
+    free(w->node_maps);
+    lb_u64map_free(&w->frame_of_pc);
+    lb_u64map_free(&w->module_of_base);
+    lb_u64map_free(&w->node_of_edge);
+}
+
+int lb_write_profile(const char *path, const char *reason, lb_summary_t *summary)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    /* O_EXCL|O_NOFOLLOW: never write through a link planted at tmp. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        lb_warn("cannot write profile %s: %s", path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    writer_t w = { 0 };
+    int rc = -1;
+    if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+        rc = write_all(&w, reason, summary);
+    if (rc != 0 && w.db && sqlite3_errcode(w.db) != SQLITE_OK)
+        lb_warn("cannot write profile %s: %s", path, sqlite3_errmsg(w.db));
+    else if (rc != 0)
+        lb_warn("cannot write profile %s: out of memory", path);
+    writer_close(&w);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        lb_warn("cannot write profile %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* Shared basics for liblockblame: the one export macro, branch hints and
+ * the naming rule. Every non-static internal name starts with lb_; only the
+ * interposed pthread_ and sem_ symbols are exported (LB_EXPORT), because the
+ * library is built with -fvisibility=hidden. */
+#ifndef LB_COMMON_H
+#define LB_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LB_EXPORT __attribute__((visibility("default")))
+#define lb_likely(x) __builtin_expect(!!(x), 1)
+#define lb_unlikely(x) __builtin_expect(!!(x), 0)
+#define LB_NOINLINE __attribute__((noinline))
+#define LB_COLD __attribute__((cold, noinline))
+/* Thread-locals of a preloaded library are in the static TLS block, so the
+ * initial-exec model is valid and costs one %fs-relative load. */
+#define LB_TLS __thread __attribute__((tls_model("initial-exec")))
+#define LB_CACHELINE 64
+
+/* The return address of the exported wrapper: the program's call site. */
+#define LB_CALLER() ((uintptr_t)__builtin_return_address(0))
+
+#endif

@@ -1,0 +1,51 @@
+#include "util/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void lb_vwarn(const char *fmt, va_list ap)
+{
+    int saved_errno = errno;
+    char line[512];
+    int n = snprintf(line, sizeof line, "lockblame: ");
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    if (m < 0)
+        m = 0;
+    size_t len = (size_t)n + (size_t)m;
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    ssize_t unused = write(STDERR_FILENO, line, len);
+    (void)unused;
+    errno = saved_errno;
+}
+
+void lb_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lb_vwarn(fmt, ap);
+    va_end(ap);
+}
+
+void lb_warn_once(int *once, const char *fmt, ...)
+{
+    if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    lb_vwarn(fmt, ap);
+    va_end(ap);
+}
+
+void lb_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lb_vwarn(fmt, ap);
+    va_end(ap);
+    abort();
+}

@@ -1,0 +1,12 @@
+/* One-line diagnostics on stderr, always prefixed "lockblame: ".
+ * Formats into a stack buffer and write(2)s it: no stdio lock, no malloc,
+ * errno preserved. Not for the signal handler (vsnprintf is not listed as
+ * async-signal-safe). */
+#ifndef LB_LOG_H
+#define LB_LOG_H
+__attribute__((format(printf, 1, 2))) void lb_warn(const char *fmt, ...);
+/* Like lb_warn, but only the first call with the same once-flag prints. */
+__attribute__((format(printf, 2, 3))) void lb_warn_once(int *once, const char *fmt, ...);
+/* A state that cannot happen: print and abort. */
+__attribute__((format(printf, 1, 2), noreturn)) void lb_die(const char *fmt, ...);
+#endif

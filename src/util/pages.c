@@ -1,0 +1,59 @@
+#include "util/pages.h"
+
+#include <sys/mman.h>
+
+#include "util/spin.h"
+
+void *lb_pages_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void *lb_pages_reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void lb_pages_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+#define LB_ARENA_CHUNK (1u << 20)
+
+static lb_spin_t arena_lock = LB_SPIN_INIT;
+static char *arena_cursor;
+static size_t arena_left;
+static size_t arena_total;
+
+void *lb_arena_alloc(size_t bytes)
+{
+    bytes = (bytes + 15) & ~(size_t)15;
+    lb_spin_lock(&arena_lock);
+    if (bytes > arena_left) {
+        size_t chunk = bytes > LB_ARENA_CHUNK ? bytes : LB_ARENA_CHUNK;
+        char *fresh = lb_pages_alloc(chunk);
+        if (!fresh) {
+            lb_spin_unlock(&arena_lock);
+            return NULL;
+        }
+        arena_cursor = fresh;
+        arena_left = chunk;
+    }
+    void *p = arena_cursor;
+    arena_cursor += bytes;
+    arena_left -= bytes;
+    arena_total += bytes;
+    lb_spin_unlock(&arena_lock);
+    return p;
+}
+
+size_t lb_arena_bytes(void)
+{
+    return __atomic_load_n(&arena_total, __ATOMIC_RELAXED);
+}

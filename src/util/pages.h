@@ -1,0 +1,19 @@
+/* Memory that never comes from malloc: anonymous mappings, usable from the
+ * signal handler (mmap is a plain system call on Linux), and a bump arena
+ * for small records that live until the process ends.
+ * Failure contract: every function returns NULL when the kernel refuses
+ * memory, and leaves nothing half-allocated. */
+#ifndef LB_PAGES_H
+#define LB_PAGES_H
+#include <stddef.h>
+
+/* Zeroed, readable and writable pages; NULL on failure. */
+void *lb_pages_alloc(size_t bytes);
+/* Reserve address space without committing memory (MAP_NORESERVE). */
+void *lb_pages_reserve(size_t bytes);
+void lb_pages_free(void *p, size_t bytes);
+/* Zeroed, 16-byte aligned, never freed; thread-safe, not async-signal-safe. */
+void *lb_arena_alloc(size_t bytes);
+/* Bytes handed out by lb_arena_alloc so far (for the memory figures). */
+size_t lb_arena_bytes(void);
+#endif
