@@ -3,7 +3,10 @@
 
 Usage: check_blame.py TRUTH.json REPORT.json DB [--tol FRACTION]
 
-TRUTH.json is what tests/workloads/handoff.h writes. REPORT.json is the output
+TRUTH.json is what tests/workloads/handoff.h (or gt.h) writes. Optional keys:
+"object_addresses" (a list: conservation is checked on the sum of those
+objects' sync_object rows, e.g. one join row per joined thread) and
+"unattributed_s" (printed, not checked). REPORT.json is the output
 of `lockblame report --by-release-site --format json DB`: an array of rows
 with at least function, file, line, object, blame_s, share, count.
 
@@ -86,13 +89,20 @@ def main():
                       "FROM sync_object").fetchone()
     print(f"all objects: blame+handoff+unattributed {tot[0]} s, wait {tot[1]} s "
           "(includes other objects, e.g. main joining its threads; not checked)")
-    row = con.execute("SELECT blame_s, handoff_s, unattributed_s, wait_s FROM sync_object "
-                      "WHERE object = ? AND address = ?",
-                      (kind, truth["object_address"])).fetchone()
-    if row is None:
-        failures.append(f"no sync_object row for the {kind} at 0x{truth['object_address']:x}")
-    else:
-        blame, handoff, unattr, wait = (float(x or 0) for x in row)
+    # A workload may name several objects ("object_addresses", e.g. one per
+    # joined thread); conservation is then checked on the sum of their rows.
+    addresses = truth.get("object_addresses") or [truth["object_address"]]
+    row = [0.0, 0.0, 0.0, 0.0]
+    for addr in addresses:
+        r = con.execute("SELECT blame_s, handoff_s, unattributed_s, wait_s FROM sync_object "
+                        "WHERE object = ? AND address = ?", (kind, addr)).fetchone()
+        if r is None:
+            failures.append(f"no sync_object row for the {kind} at 0x{addr:x}")
+            row = None
+            break
+        row = [a + float(b or 0) for a, b in zip(row, r)]
+    if row is not None:
+        blame, handoff, unattr, wait = row
         accrued = blame + handoff + unattr
         for name, got in (("blame+handoff+unattributed", accrued), ("wait_s", wait)):
             err = abs(got - total)
@@ -103,7 +113,9 @@ def main():
             if not ok:
                 failures.append(f"conservation: {name} {got:.6f} s vs total wait {total:.6f} s ({pct:.1f}%)")
         print(f"lock's hand-off: reported {handoff:.6f} s, truth {truth['handoff_s']:.6f} s; "
-              f"unattributed {unattr:.6f} s (not checked)")
+              f"unattributed {unattr:.6f} s" +
+              (f", truth {truth['unattributed_s']:.6f} s" if "unattributed_s" in truth else "") +
+              " (not checked)")
 
     for f in failures:
         print("FAILED:", f)

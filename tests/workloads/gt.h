@@ -1,0 +1,283 @@
+/*
+ * gt.h: shared helpers of the ground-truth workloads for condition
+ * variables, semaphores, barriers, rwlocks and joins (gt_*.c).
+ *
+ * Like handoff.h, every thread logs the CLOCK_MONOTONIC time of each event
+ * that matters into its own preallocated array (no malloc in the timed
+ * part); after joining, main computes what DESIGN.md's blame rules give
+ * for those events and writes JSON in the format tests/lib/check_blame.py
+ * reads:
+ *   {"workload", "object", "object_address", "object_addresses" (optional:
+ *    all objects whose sync_object rows make up the total),
+ *    "threads", "duration_s", "total_wait_s", "handoff_s", "unattributed_s",
+ *    "sites": {site: blame_s}, "holds": {site: count}}
+ * to the file named by $GROUND_TRUTH, or else to stdout.
+ *
+ * Two sweeps cover the accrual rules:
+ *   gt_sweep_signal   cond vars, semaphores: idleness accrued since the
+ *                     previous signal/post is blamed on the next one; what
+ *                     accrues after the last one is unattributed.
+ *   gt_sweep_holders  rwlocks: idleness accrued while k threads hold is
+ *                     split 1/k to each holder's release site; accrual with
+ *                     no holder is hand-off latency.
+ * Barriers and joins compute their truth directly (gt_barrier.c, gt_join.c).
+ */
+#ifndef GT_H
+#define GT_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GT_MAX_SITES 8
+#define GT_MAX_OBJECTS 8
+
+static inline int64_t gt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Busy work: stays on the CPU until t. */
+static inline void gt_spin_until(int64_t t)
+{
+    while (gt_now() < t)
+        ;
+}
+
+/* Off the CPU until t (absolute CLOCK_MONOTONIC ns). */
+static inline void gt_sleep_until(int64_t t)
+{
+    struct timespec ts = { (time_t)(t / 1000000000), (long)(t % 1000000000) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+__attribute__((unused)) static void gt_die(const char *what, int rc)
+{
+    fprintf(stderr, "%s failed: %s\n", what, strerror(rc));
+    exit(1);
+}
+
+/* calloc that also touches the pages now, so the timed part never faults. */
+__attribute__((unused)) static void *gt_alloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        gt_die("calloc", ENOMEM);
+    memset(p, 0xff, n * size);
+    memset(p, 0, n * size);
+    return p;
+}
+
+/* One thread's log of intervals [t0, t1) (a wait or a hold) and, for
+ * signallers, instants t0 with a site. Preallocated with cap entries. */
+struct gt_span {
+    int64_t t0, t1;
+    int site; /* hold/signal site, or -1 for a wait */
+};
+
+struct gt_log {
+    struct gt_span *s;
+    size_t n, cap;
+};
+
+__attribute__((unused)) static void gt_log_init(struct gt_log *lg, size_t cap)
+{
+    lg->s = gt_alloc(cap, sizeof *lg->s);
+    lg->n = 0;
+    lg->cap = cap;
+}
+
+static inline void gt_log_add(struct gt_log *lg, int64_t t0, int64_t t1, int site)
+{
+    if (lg->n >= lg->cap) {
+        fprintf(stderr, "gt: log full (%zu entries)\n", lg->cap);
+        exit(1);
+    }
+    lg->s[lg->n++] = (struct gt_span){ t0, t1, site };
+}
+
+/* Start gate: workers wait until main releases them all at once. */
+static atomic_int gt_ready, gt_go;
+
+__attribute__((unused)) static void gt_gate_arrive(void)
+{
+    atomic_fetch_add(&gt_ready, 1);
+    while (!atomic_load(&gt_go))
+        sched_yield();
+}
+
+__attribute__((unused)) static int64_t gt_gate_open(int nthreads)
+{
+    while (atomic_load(&gt_ready) < nthreads)
+        sched_yield();
+    int64_t t0 = gt_now();
+    atomic_store(&gt_go, 1);
+    return t0;
+}
+
+struct gt_result {
+    const char *workload, *object;
+    const void *addresses[GT_MAX_OBJECTS];
+    int naddresses;
+    int threads;
+    double duration_s;
+    int nsites;
+    const char *site_names[GT_MAX_SITES];
+    double blame_ns[GT_MAX_SITES];
+    long counts[GT_MAX_SITES];
+    double total_wait_ns, handoff_ns, unattributed_ns;
+};
+
+struct gt_event {
+    int64_t t;
+    int dw;   /* change in the number of waiters */
+    int site; /* -1, or the site whose holder count changes / that signals */
+    int dh;   /* holders: +1 acquire, -1 release; signals: 0 */
+};
+
+__attribute__((unused)) static int gt_event_cmp(const void *a, const void *b)
+{
+    const struct gt_event *x = a, *y = b;
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return x->dh - y->dh; /* at equal times, a release before an acquire */
+}
+
+__attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, int nlogs, size_t *ne)
+{
+    size_t n = 0;
+    for (int i = 0; i < nlogs; i++)
+        n += logs[i].n;
+    struct gt_event *ev = malloc((2 * n + 1) * sizeof *ev);
+    if (!ev)
+        gt_die("malloc", ENOMEM);
+    *ne = 0;
+    return ev;
+}
+
+/*
+ * Cond vars and semaphores. Wait spans (site -1) are [enter wait, return);
+ * signal spans are instants t0 at a site (t1 ignored). Fills blame_ns,
+ * counts (signals per site), total_wait_ns, unattributed_ns (accrued after
+ * the last signal); handoff is 0 under this rule.
+ */
+__attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struct gt_log *logs, int nlogs)
+{
+    size_t ne;
+    struct gt_event *ev = gt_events(logs, nlogs, &ne);
+    for (int i = 0; i < nlogs; i++) {
+        for (size_t j = 0; j < logs[i].n; j++) {
+            const struct gt_span *s = &logs[i].s[j];
+            if (s->site < 0) {
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
+                res->total_wait_ns += (double)(s->t1 - s->t0);
+            } else {
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0 };
+                res->counts[s->site]++;
+            }
+        }
+    }
+    qsort(ev, ne, sizeof *ev, gt_event_cmp);
+    double pending = 0;
+    int w = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0)
+            pending += (double)w * (double)(ev[i].t - ev[i - 1].t);
+        w += ev[i].dw;
+        if (ev[i].site >= 0) {
+            res->blame_ns[ev[i].site] += pending;
+            pending = 0;
+        }
+    }
+    res->unattributed_ns += pending;
+    free(ev);
+}
+
+/*
+ * rwlocks (and any lock with shared holders). Wait spans (site -1) are
+ * [enter lock, return); hold spans are [acquired, release call) at a site.
+ * While k > 0 threads hold, w(t)/k goes to each holder's site; with k == 0
+ * it is hand-off latency. counts = holds per site. Returns the largest
+ * number of simultaneous holders seen.
+ */
+__attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struct gt_log *logs, int nlogs)
+{
+    size_t ne;
+    struct gt_event *ev = gt_events(logs, nlogs, &ne);
+    for (int i = 0; i < nlogs; i++) {
+        for (size_t j = 0; j < logs[i].n; j++) {
+            const struct gt_span *s = &logs[i].s[j];
+            if (s->site < 0) {
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
+                res->total_wait_ns += (double)(s->t1 - s->t0);
+            } else {
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1 };
+                ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1 };
+                res->counts[s->site]++;
+            }
+        }
+    }
+    qsort(ev, ne, sizeof *ev, gt_event_cmp);
+    int w = 0, k = 0, h[GT_MAX_SITES] = { 0 }, max_k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i > 0 && w > 0) {
+            double acc = (double)w * (double)(ev[i].t - ev[i - 1].t);
+            if (k == 0) {
+                res->handoff_ns += acc;
+            } else {
+                for (int s = 0; s < res->nsites; s++)
+                    res->blame_ns[s] += acc * h[s] / k;
+            }
+        }
+        w += ev[i].dw;
+        if (ev[i].site >= 0) {
+            h[ev[i].site] += ev[i].dh;
+            k += ev[i].dh;
+        }
+        if (k > max_k)
+            max_k = k;
+    }
+    free(ev);
+    return max_k;
+}
+
+__attribute__((unused)) static void gt_write_json(const struct gt_result *r)
+{
+    FILE *out = stdout;
+    const char *gt = getenv("GROUND_TRUTH");
+    if (gt && *gt) {
+        out = fopen(gt, "w");
+        if (!out)
+            gt_die(gt, errno);
+    }
+    fprintf(out, "{\"workload\": \"%s\", \"object\": \"%s\", \"object_address\": %llu,\n",
+            r->workload, r->object, (unsigned long long)(uintptr_t)r->addresses[0]);
+    fprintf(out, " \"object_addresses\": [");
+    for (int i = 0; i < r->naddresses; i++)
+        fprintf(out, "%s%llu", i ? ", " : "", (unsigned long long)(uintptr_t)r->addresses[i]);
+    fprintf(out, "],\n \"threads\": %d, \"duration_s\": %.6f,\n", r->threads, r->duration_s);
+    fprintf(out, " \"total_wait_s\": %.9f, \"handoff_s\": %.9f, \"unattributed_s\": %.9f,\n",
+            r->total_wait_ns / 1e9, r->handoff_ns / 1e9, r->unattributed_ns / 1e9);
+    fprintf(out, " \"sites\": {");
+    for (int s = 0; s < r->nsites; s++)
+        fprintf(out, "%s\"%s\": %.9f", s ? ", " : "", r->site_names[s], r->blame_ns[s] / 1e9);
+    fprintf(out, "},\n \"holds\": {");
+    for (int s = 0; s < r->nsites; s++)
+        fprintf(out, "%s\"%s\": %ld", s ? ", " : "", r->site_names[s], r->counts[s]);
+    fprintf(out, "}}\n");
+    if (out != stdout && fclose(out) != 0)
+        gt_die(gt, errno);
+}
+
+#endif /* GT_H */
