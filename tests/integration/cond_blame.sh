@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Condition-variable blame (DESIGN.md rule 3): the idleness accrued since the
+# previous signal/broadcast goes to the next signal/broadcast call site.
+# tests/workloads/gt_cond.c logs its own cond-wait intervals and signal times;
+# per signal site (quick_signal_site, late_signal_site, shutdown_broadcast_site)
+# the report's cond rows must match that ground truth within 10% of the total
+# cond wait, and so must the cond's sync_object row (conservation).
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/gt_cond"
+
+LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json \
+    preloaded "$WORKLOADS/gt_cond" || fail "workload exited $?"
+need "$tmp/out.db" "$tmp/gt.json"
+"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
+"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
+    || fail "lockblame report --format json exited $?"
+python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
