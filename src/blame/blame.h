@@ -57,11 +57,9 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
 /* Fast-path test: must the release of mon do blame accounting? */
 static inline bool lb_release_needs_accounting(const lb_mon_t *mon)
 {
-    double clock, at_acquire;
-    __atomic_load(&mon->clock, &clock, __ATOMIC_RELAXED);
-    __atomic_load(&mon->clock_at_acquire, &at_acquire, __ATOMIC_RELAXED);
-    return __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 ||
-           mon->hold_was_contended || clock != at_acquire;
+    return (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) |
+            __atomic_load_n(&mon->hold_was_contended, __ATOMIC_RELAXED) |
+            __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED)) != 0;
 }
 
 /* Fast-path step after a successful acquisition of an exclusive lock. */

@@ -30,6 +30,7 @@ static inline void lb_clock_advance(lb_mon_t *mon, lb_object_stats_t *stats, uin
     if (mon->held) {
         __atomic_store(&mon->clock, &(double){ mon->clock + accrued / mon->held },
                        __ATOMIC_RELAXED);
+        mon->clock_moved = 1;
         if (stats)
             stats->accrued_held_ns += accrued;
     } else if (stats) {
@@ -42,6 +43,7 @@ static inline void lb_clock_hold_begins(lb_mon_t *mon)
 {
     mon->held = 1;
     mon->clock_at_acquire = mon->clock;
+    mon->clock_moved = 0;
 }
 
 /* A holder's accounting ends now (after lb_clock_advance); returns its
@@ -50,6 +52,7 @@ static inline double lb_clock_hold_ends(lb_mon_t *mon, lb_object_stats_t *stats)
 {
     double blame = mon->clock - mon->clock_at_acquire;
     mon->clock_at_acquire = mon->clock;
+    mon->clock_moved = 0;
     mon->held = 0;
     if (stats)
         stats->blamed_ns += blame;

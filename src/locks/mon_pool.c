@@ -10,9 +10,8 @@
 
 #include "util/pages.h"
 
-#define LB_MON_SLOTS (1u << 24) /* 16M live monitored objects, 1 GiB reserved */
-
-static lb_mon_t *pool;
+lb_mon_t *lb_mon_pool;
+#define pool lb_mon_pool
 static uint32_t bump = 1;
 static uint32_t free_head;
 static uint32_t live;
@@ -62,21 +61,6 @@ void lb_mon_free(lb_mon_t *mon)
 uint32_t lb_mon_index(const lb_mon_t *mon)
 {
     return (uint32_t)(mon - pool);
-}
-
-lb_mon_t *lb_mon_at(uint32_t index)
-{
-    if (index == 0 || index >= __atomic_load_n(&bump, __ATOMIC_ACQUIRE))
-        return NULL;
-    return &pool[index];
-}
-
-lb_mon_t *lb_mon_from_ptr(uintptr_t p)
-{
-    uintptr_t base = (uintptr_t)pool;
-    if (!pool || p < base + sizeof(lb_mon_t) || (p - base) % sizeof(lb_mon_t) != 0)
-        return NULL;
-    return lb_mon_at((uint32_t)((p - base) / sizeof(lb_mon_t)));
 }
 
 uint32_t lb_mon_slots_used(void)

@@ -36,15 +36,14 @@ typedef struct lb_mon {
         uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
     };
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
-    uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
-    double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
-    double clock_at_acquire;    /* V when the current hold's accounting began; under meta */
-    /* contended paths only */
-    lb_spin_t meta;             /* guards the accrual state */
     uint8_t kind;               /* lb_obj_kind */
     uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */
     uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
-    uint8_t reserved;
+    uint8_t clock_moved;        /* V moved since the current hold's accounting began */
+    lb_spin_t meta;             /* guards the accrual state */
+    uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
+    double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
+    double clock_at_acquire;    /* V when the current hold's accounting began; under meta */
     uint64_t last_event_ns;     /* time accrual was last brought up to date */
     const void *addr;           /* the native object this state belongs to */
     uint32_t stats;             /* lb_object_stats index, 0 until first contention */
@@ -65,12 +64,34 @@ lb_mon_t *lb_mon_alloc(const void *addr, lb_obj_kind kind);
 void lb_mon_free(lb_mon_t *mon);
 uint32_t lb_mon_index(const lb_mon_t *mon);
 /* The lb_mon at index, or NULL if index is not a pool slot. */
-lb_mon_t *lb_mon_at(uint32_t index);
+static inline lb_mon_t *lb_mon_at(uint32_t index);
 /* The lb_mon whose address is p, or NULL if p is not a pool slot. */
-lb_mon_t *lb_mon_from_ptr(uintptr_t p);
+static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p);
 /* Slots handed out so far and live now (for the memory figures). */
 uint32_t lb_mon_slots_used(void);
 uint32_t lb_mon_live(void);
 /* Call fn for every live lb_mon (final write; objects may still be in use). */
 void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg);
+
+/* The pool's reservation; set once at setup, before any lock converts.
+ * Slots past the bump pointer are reserved zero pages, so a lookup that
+ * lands there finds addr == NULL and is rejected by its caller. */
+#define LB_MON_SLOTS (1u << 24) /* 16M live monitored objects, 1 GiB reserved */
+extern lb_mon_t *lb_mon_pool;
+
+static inline lb_mon_t *lb_mon_at(uint32_t index)
+{
+    if (index == 0 || index >= LB_MON_SLOTS || !lb_mon_pool)
+        return NULL;
+    return &lb_mon_pool[index];
+}
+
+static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p)
+{
+    uintptr_t first = (uintptr_t)lb_mon_pool + sizeof(lb_mon_t);
+    if (p - first >= (uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t) ||
+        (p & (sizeof(lb_mon_t) - 1)) != 0)
+        return NULL;
+    return (lb_mon_t *)p;
+}
 #endif

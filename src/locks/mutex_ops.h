@@ -1,22 +1,38 @@
 /* Monitored pthread mutexes: the logic behind the exported wrappers.
- * Every function returns exactly what the real glibc call returned. */
+ * Every function returns exactly what the real glibc call returned.
+ *
+ * Where the state lives: glibc's pthread_mutex_t keeps a robust-list link
+ * (__data.__list) that glibc reads and writes only for robust mutexes.
+ * For the kinds we monitor (normal, recursive, errorcheck, adaptive; not
+ * robust, priority-inherit/-protect or process-shared) we keep a tagged
+ * pointer to the lb_mon in __list.__next: O(1), no global lock, and the
+ * glibc object stays valid for glibc's own internal locking (condvars).
+ * pthread_mutex_init clears the field, so a re-initialized mutex starts
+ * native again. A stale tag (memcpy'd mutex, reused memory) is detected by
+ * lb_mon.addr != the mutex and replaced.
+ *
+ * The fast paths below are inline: the uncontended lock is the real
+ * trylock plus one load of `waiters`; the uncontended unlock is one
+ * site-count increment plus three loads. Neither takes a timestamp or an
+ * extra atomic read-modify-write. Slow paths live in mutex_ops.c. */
 #ifndef LB_MUTEX_OPS_H
 #define LB_MUTEX_OPS_H
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "blame/blame.h"
+#include "interpose/real.h"
 #include "interpose/thread.h"
 #include "locks/monitored.h"
 
 int lb_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
 int lb_mutex_destroy(pthread_mutex_t *m);
-int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site);
 int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site);
 /* timedlock (clock < 0) and clocklock share one path. */
 int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
                        uintptr_t site);
-int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site);
 
 /* For condition-variable waits, which release and re-acquire m inside
  * glibc: the monitored state of m, or NULL if m is not monitored. */
@@ -25,4 +41,99 @@ lb_mon_t *lb_mutex_mon(pthread_mutex_t *m);
 void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                               uintptr_t site);
 void lb_mutex_acquired_inside(lb_thread_t *self, lb_mon_t *mon);
+
+/* Slow paths (mutex_ops.c). lb_mutex_convert returns NULL, leaving m
+ * native, when m's kind is not monitored, lockblame is not running, or
+ * the pool is exhausted. */
+lb_mon_t *lb_mutex_convert(pthread_mutex_t *m, uintptr_t seen);
+bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m);
+int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                            clockid_t clock, const struct timespec *abstime, bool timed);
+int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                              uintptr_t site);
+
+#define LB_STASH_TAG ((uintptr_t)1)
+
+static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
+{
+    return (uintptr_t *)&m->__data.__list.__next;
+}
+
+/* The lb_mon a stash value refers to, if it still belongs to m. */
+static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
+{
+    if (!(v & LB_STASH_TAG))
+        return NULL;
+    lb_mon_t *mon = lb_mon_from_ptr(v & ~LB_STASH_TAG);
+    return mon && mon->addr == m ? mon : NULL;
+}
+
+static inline lb_mon_t *lb_mutex_mon_or_convert(pthread_mutex_t *m)
+{
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    return lb_likely(mon != NULL) ? mon : lb_mutex_convert(m, v);
+}
+
+/* One acquisition attempt that never blocks; returns 0, EBUSY or the real
+ * trylock's error. For a plain PTHREAD_MUTEX_NORMAL mutex (__kind == 0:
+ * no recursion, error checking, robustness, priority or elision flags)
+ * this is glibc's own uncontended path, done inline: CAS __lock 0 -> 1,
+ * then record the owner and count the user, exactly as
+ * pthread_mutex_lock does, leaving a state the real unlock accepts. It
+ * saves the real trylock, which costs about 3 ns more than lock here.
+ * Every other kind goes through the real trylock. */
+static inline int lb_mutex_try_acquire(const lb_thread_t *self, pthread_mutex_t *m)
+{
+    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0)) {
+        int unlocked = 0;
+        if (!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false,
+                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return EBUSY;
+        m->__data.__owner = self->tid;
+        ++m->__data.__nusers;
+        return 0;
+    }
+    return lb_real.mutex_trylock(m);
+}
+
+static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+{
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0) &&
+        !lb_mutex_acquire_is_nested(m))
+        lb_hold_begins(self, mon);
+    mon->acquisitions++;
+}
+
+static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    if (lb_unlikely(!self || self->busy))
+        return lb_real.mutex_lock(m);
+    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
+    if (lb_unlikely(!mon))
+        return lb_real.mutex_lock(m);
+    int rc = lb_mutex_try_acquire(self, m);
+    if (lb_likely(rc == 0)) {
+        lb_mutex_note_acquired(self, m, mon);
+        return 0;
+    }
+    if (rc != EBUSY)
+        return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
+    return lb_mutex_lock_contended(self, m, mon, -1, NULL, false);
+}
+
+static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    if (lb_unlikely(!self || self->busy))
+        return lb_real.mutex_unlock(m);
+    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
+    if (lb_unlikely(!mon))
+        return lb_real.mutex_unlock(m);
+    lb_site_count_release(&self->sites, site, LB_OBJ_MUTEX);
+    if (lb_unlikely(lb_release_needs_accounting(mon)))
+        return lb_mutex_unlock_accounted(self, m, mon, site);
+    return lb_real.mutex_unlock(m);
+}
 #endif
