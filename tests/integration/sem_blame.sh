@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Semaphore blame (DESIGN.md rule 3): the idleness accrued since the
+# previous sem_post goes to the next sem_post call site; sem_trywait never waits.
+# tests/workloads/gt_sem.c logs its own sem_wait intervals and post times;
+# per post site (fast_post_site, slow_post_site, shutdown_post_site)
+# the report's sem rows must match that ground truth within 10% of the total
+# sem wait, and so must the semaphore's sync_object row (conservation).
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/gt_sem"
+
+LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json \
+    preloaded "$WORKLOADS/gt_sem" || fail "workload exited $?"
+need "$tmp/out.db" "$tmp/gt.json"
+"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
+"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
+    || fail "lockblame report --format json exited $?"
+python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
