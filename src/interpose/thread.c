@@ -82,11 +82,12 @@ void lb_thread_after_fork_child(lb_thread_t *self)
     __atomic_store_n(&registry, self, __ATOMIC_RELEASE);
 }
 
-lb_thread_t *lb_thread_find(uintptr_t handle)
+lb_thread_t *lb_thread_find_exited(uintptr_t handle)
 {
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
-        if (t->handle == handle)
-            return t; /* newest first: a reused handle finds the live thread */
+        /* Newest first; a handle reused by a live thread is skipped. */
+        if (t->handle == handle && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            return t;
     }
     return NULL;
 }

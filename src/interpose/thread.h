@@ -59,8 +59,8 @@ void lb_thread_detach(lb_thread_t *self);
 /* Head of the registry (newest first). */
 lb_thread_t *lb_thread_registry(void);
 uint32_t lb_thread_count(void);
-/* The record of the thread with this pthread_t, newest first; NULL if none. */
-lb_thread_t *lb_thread_find(uintptr_t handle);
+/* The newest exited thread with this pthread_t; NULL if none. */
+lb_thread_t *lb_thread_find_exited(uintptr_t handle);
 /* After fork, in the child: the registry keeps only the forking thread. */
 void lb_thread_after_fork_child(lb_thread_t *self);
 

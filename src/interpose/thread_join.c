@@ -17,13 +17,15 @@ int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime,
     lb_thread_t *self = lb_self;
     if (!self || self->busy)
         return timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
-    lb_thread_t *target = lb_thread_find((uintptr_t)thread);
     uint64_t start = lb_now_ns();
     self->waiting = LB_OBJ_JOIN + 1;
     int rc = timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
     self->waiting = 0;
     uint64_t waited = lb_now_ns() - start;
-    bool blamed = rc == 0 && target && target->exited;
+    /* Look the target up only now: before the join it may not have
+     * attached yet; after it, its record is final. */
+    lb_thread_t *target = rc == 0 ? lb_thread_find_exited((uintptr_t)thread) : NULL;
+    bool blamed = target != NULL;
     if (rc == 0 || rc == ETIMEDOUT)
         lb_direct_blame(self, (uintptr_t)thread, LB_OBJ_JOIN, waited, blamed ? target : NULL,
                         blamed ? target->start_routine : 0);

@@ -13,15 +13,17 @@
 
 #include "report/cli/util.h"
 
-struct cell {
+struct cell {			/* 24 bytes: tables can have 100k+ rows */
+	union {
+		double d;	/* LB_C_SEC, LB_C_FRAC */
+		int64_t i;	/* LB_C_INT, LB_C_BOOL */
+		char *s;	/* LB_C_STR */
+		char **items;	/* LB_C_LIST */
+		double *nums;	/* LB_C_NUMLIST */
+	} v;
+	int32_t n, cap;		/* list length and capacity */
 	bool set;
-	double d;
-	int64_t i;
-	char *s;
-	char **items;	/* LB_C_LIST */
-	double *nums;	/* LB_C_NUMLIST */
-	int n;
-	size_t cap;
+	bool borrowed;		/* strings are not ours to free */
 };
 
 struct row_extra {
@@ -83,8 +85,21 @@ void lb_table_str(struct lb_table *t, int row, int col, const char *s)
 {
 	struct cell *c = cell_at(t, row, col);
 
-	free(c->s);
-	c->s = lb_xstrdup(s);
+	if (!c->borrowed)
+		free(c->v.s);
+	c->v.s = lb_xstrdup(s);
+	c->borrowed = false;
+	c->set = s != NULL;
+}
+
+void lb_table_str_ref(struct lb_table *t, int row, int col, const char *s)
+{
+	struct cell *c = cell_at(t, row, col);
+
+	if (!c->borrowed)
+		free(c->v.s);
+	c->v.s = (char *)s;
+	c->borrowed = true;
 	c->set = s != NULL;
 }
 
@@ -92,7 +107,7 @@ void lb_table_int(struct lb_table *t, int row, int col, int64_t v)
 {
 	struct cell *c = cell_at(t, row, col);
 
-	c->i = v;
+	c->v.i = v;
 	c->set = true;
 }
 
@@ -100,7 +115,7 @@ void lb_table_num(struct lb_table *t, int row, int col, double v)
 {
 	struct cell *c = cell_at(t, row, col);
 
-	c->d = v;
+	c->v.d = v;
 	c->set = true;
 }
 
@@ -113,8 +128,27 @@ void lb_table_list_add(struct lb_table *t, int row, int col, const char *s)
 {
 	struct cell *c = cell_at(t, row, col);
 
-	lb_grow((void **)&c->items, &c->cap, (size_t)c->n + 1, sizeof *c->items);
-	c->items[c->n++] = lb_xstrdup(s ? s : "");
+	size_t cap = (size_t)c->cap;
+
+	if (c->borrowed)
+		lb_die(LB_EXIT_FAIL, "internal error: mixed list cell");
+	lb_grow((void **)&c->v.items, &cap, (size_t)c->n + 1, sizeof *c->v.items);
+	c->cap = (int32_t)cap;
+	c->v.items[c->n++] = lb_xstrdup(s ? s : "");
+	c->set = true;
+}
+
+void lb_table_list_ref(struct lb_table *t, int row, int col, const char *s)
+{
+	struct cell *c = cell_at(t, row, col);
+	size_t cap = (size_t)c->cap;
+
+	if (c->n && !c->borrowed)
+		lb_die(LB_EXIT_FAIL, "internal error: mixed list cell");
+	lb_grow((void **)&c->v.items, &cap, (size_t)c->n + 1, sizeof *c->v.items);
+	c->cap = (int32_t)cap;
+	c->v.items[c->n++] = (char *)(s ? s : "");
+	c->borrowed = true;
 	c->set = true;
 }
 
@@ -122,8 +156,11 @@ void lb_table_numlist_add(struct lb_table *t, int row, int col, double v)
 {
 	struct cell *c = cell_at(t, row, col);
 
-	lb_grow((void **)&c->nums, &c->cap, (size_t)c->n + 1, sizeof *c->nums);
-	c->nums[c->n++] = v;
+	size_t cap = (size_t)c->cap;
+
+	lb_grow((void **)&c->v.nums, &cap, (size_t)c->n + 1, sizeof *c->v.nums);
+	c->cap = (int32_t)cap;
+	c->v.nums[c->n++] = v;
 	c->set = true;
 }
 
@@ -191,19 +228,25 @@ void lb_json_string(FILE *out, const char *s)
 		return;
 	}
 	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		/* write the longest run that needs no escape in one go */
+		size_t run = 0;
+
+		while (s[run] && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
+			run++;
+		fwrite(s, 1, run, out);
+		s += run;
+		if (!*s)
+			break;
+		switch (*s) {
 		case '"': fputs("\\\"", out); break;
 		case '\\': fputs("\\\\", out); break;
 		case '\n': fputs("\\n", out); break;
 		case '\t': fputs("\\t", out); break;
 		case '\r': fputs("\\r", out); break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				putc(*p, out);
+		default: fprintf(out, "\\u%04x", (unsigned char)*s); break;
 		}
+		s++;
 	}
 	putc('"', out);
 }
@@ -227,37 +270,37 @@ static void cell_text(const struct lb_col *col, const struct cell *c, bool table
 	}
 	switch (col->type) {
 	case LB_C_STR:
-		lb_buf_puts(b, c->s);
+		lb_buf_puts(b, c->v.s);
 		break;
 	case LB_C_INT:
-		lb_buf_printf(b, "%lld", (long long)c->i);
+		lb_buf_printf(b, "%lld", (long long)c->v.i);
 		break;
 	case LB_C_BOOL:
-		lb_buf_puts(b, c->i ? (table ? "yes" : "true") : (table ? "no" : "false"));
+		lb_buf_puts(b, c->v.i ? (table ? "yes" : "true") : (table ? "no" : "false"));
 		break;
 	case LB_C_SEC:
 		if (table)
-			lb_buf_printf(b, "%.3f", c->d == 0 ? 0.0 : c->d);
+			lb_buf_printf(b, "%.3f", c->v.d == 0 ? 0.0 : c->v.d);
 		else
-			lb_buf_printf(b, "%.12g", c->d == 0 ? 0.0 : c->d);
+			lb_buf_printf(b, "%.12g", c->v.d == 0 ? 0.0 : c->v.d);
 		break;
 	case LB_C_FRAC:
 		if (table)
-			lb_buf_printf(b, "%.1f%%", c->d * 100 == 0 ? 0.0 : c->d * 100);
+			lb_buf_printf(b, "%.1f%%", c->v.d * 100 == 0 ? 0.0 : c->v.d * 100);
 		else
-			lb_buf_printf(b, "%.12g", c->d == 0 ? 0.0 : c->d);
+			lb_buf_printf(b, "%.12g", c->v.d == 0 ? 0.0 : c->v.d);
 		break;
 	case LB_C_LIST:
 		for (int i = 0; i < c->n; i++) {
 			if (i)
 				lb_buf_puts(b, table ? ", " : "; ");
-			lb_buf_puts(b, c->items[i]);
+			lb_buf_puts(b, c->v.items[i]);
 		}
 		break;
 	case LB_C_NUMLIST:
 		for (int i = 0; i < c->n; i++)
 			lb_buf_printf(b, i ? (table ? " %.3f" : "; %.12g") : (table ? "%.3f" : "%.12g"),
-				      c->nums[i]);
+				      c->v.nums[i]);
 		break;
 	}
 }
@@ -421,13 +464,13 @@ static void json_cell(FILE *out, const struct lb_col *col, const struct cell *c)
 {
 	switch (col->type) {
 	case LB_C_STR:
-		lb_json_string(out, c->set ? c->s : NULL);
+		lb_json_string(out, c->set ? c->v.s : NULL);
 		return;
 	case LB_C_LIST:
 		putc('[', out);
 		for (int i = 0; c->set && i < c->n; i++) {
 			fputs(i ? ", " : "", out);
-			lb_json_string(out, c->items[i]);
+			lb_json_string(out, c->v.items[i]);
 		}
 		putc(']', out);
 		return;
@@ -435,7 +478,7 @@ static void json_cell(FILE *out, const struct lb_col *col, const struct cell *c)
 		putc('[', out);
 		for (int i = 0; c->set && i < c->n; i++) {
 			fputs(i ? ", " : "", out);
-			lb_json_number(out, c->nums[i]);
+			lb_json_number(out, c->v.nums[i]);
 		}
 		putc(']', out);
 		return;
@@ -445,11 +488,11 @@ static void json_cell(FILE *out, const struct lb_col *col, const struct cell *c)
 	if (!c->set)
 		fputs("null", out);
 	else if (col->type == LB_C_INT)
-		fprintf(out, "%lld", (long long)c->i);
+		fprintf(out, "%lld", (long long)c->v.i);
 	else if (col->type == LB_C_BOOL)
-		fputs(c->i ? "true" : "false", out);
+		fputs(c->v.i ? "true" : "false", out);
 	else
-		lb_json_number(out, c->d);
+		lb_json_number(out, c->v.d);
 }
 
 static void print_json(struct lb_table *t, FILE *out)
@@ -491,12 +534,15 @@ void lb_table_free(struct lb_table *t)
 		return;
 	for (size_t i = 0; i < (size_t)t->nrows * (size_t)t->ncols; i++) {
 		struct cell *c = &t->cells[i];
+		enum lb_ctype type = t->cols[i % (size_t)t->ncols].type;
 
-		free(c->s);
-		for (int j = 0; c->items && j < c->n; j++)
-			free(c->items[j]);
-		free(c->items);
-		free(c->nums);
+		if (type == LB_C_STR && !c->borrowed)
+			free(c->v.s);
+		if (type == LB_C_LIST && !c->borrowed)
+			for (int j = 0; j < c->n; j++)
+				free(c->v.items[j]);
+		if (type == LB_C_LIST || type == LB_C_NUMLIST)
+			free(c->v.items);
 	}
 	for (int r = 0; r < t->nrows; r++) {
 		for (int d = 0; d < t->extra[r].ndetails; d++)

@@ -49,6 +49,10 @@ void lb_table_int(struct lb_table *t, int row, int col, int64_t v);
 void lb_table_num(struct lb_table *t, int row, int col, double v);	/* SEC, FRAC */
 void lb_table_bool(struct lb_table *t, int row, int col, bool v);
 void lb_table_list_add(struct lb_table *t, int row, int col, const char *s);
+/* Like lb_table_str / lb_table_list_add, but keep the pointer: `s` must
+ * outlive the table (frame labels of a loaded profile do). */
+void lb_table_str_ref(struct lb_table *t, int row, int col, const char *s);
+void lb_table_list_ref(struct lb_table *t, int row, int col, const char *s);
 void lb_table_numlist_add(struct lb_table *t, int row, int col, double v);
 void lb_table_indent(struct lb_table *t, int row, int indent);	/* table label only */
 /* A table-only line printed below the row, under the label column. */

@@ -7,6 +7,7 @@
  * exits 2 (lb_db_fail); dangling references (a parent or frame id that has
  * no row) are tolerated and become -1, so views never index out of range.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,26 @@ static char *col_str(sqlite3_stmt *st, int col)
 	return s ? lb_xstrdup((const char *)s) : NULL;
 }
 
+/* Row count of a table, to size an array once (SQLite counts b-tree cells
+ * without decoding rows). 0 on error: the SELECT that follows reports it. */
+static size_t table_rows(sqlite3 *db, const char *table)
+{
+	char sql[64];
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		n = (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+#define PRESIZE(arr, cap, db, table) \
+	lb_grow((void **)&(arr), &(cap), table_rows((db), (table)) + 1, sizeof *(arr))
+
 #define PUSH(arr, n, cap) (lb_grow((void **)&(arr), &(cap), (size_t)(n) + 1, sizeof *(arr)), &(arr)[(n)++])
 
 static void load_run(struct lb_profile *p, sqlite3 *db)
@@ -168,6 +189,7 @@ static void load_frames(struct lb_profile *p, sqlite3 *db, const struct idindex 
 	struct query q;
 	size_t cap = 0;
 
+	PRESIZE(p->frames, cap, db, "frame");
 	q_prepare(&q, db, p->path, "frame",
 		  "SELECT id, module_id, offset, function, file, line FROM frame");
 	while (q_step(&q)) {
@@ -201,6 +223,9 @@ static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *
 	size_t cap = 0, pcap = 0;
 	int64_t *parent_ids = NULL;
 	int32_t np = 0;
+
+	PRESIZE(p->nodes, cap, db, "node");
+	PRESIZE(parent_ids, pcap, db, "node");
 
 	q_prepare(&q, db, p->path, "node", "SELECT id, parent_id, frame_id FROM node");
 	while (q_step(&q)) {
@@ -251,6 +276,7 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 	struct query q;
 	size_t cap = 0;
 
+	PRESIZE(p->mrows, cap, db, "metric");
 	q_prepare(&q, db, p->path, "metric",
 		  "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
 		  " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"

@@ -53,6 +53,7 @@ struct lb_frame {
 	char *file;		/* NULL without debug info */
 	int64_t line;		/* 0 without debug info */
 	char *label;		/* demangled name or "module+0xOFF", lazily */
+	char *desc;		/* "label (file:line)", lazily */
 };
 
 struct lb_node {
@@ -154,6 +155,8 @@ const char *lb_frame_label(struct lb_profile *p, int32_t frame);	/* "[root]" for
 const char *lb_frame_module(const struct lb_profile *p, int32_t frame);	/* basename or "" */
 /* "function (file:line)" or the bare label when file is unknown. */
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+/* The same, cached in the frame: valid as long as the profile. */
+const char *lb_frame_desc(struct lb_profile *p, int32_t frame);
 /* Matching key across runs: function\tfile\tline, or module+0xOFF. */
 void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* Procedure key: label\tmodule. */

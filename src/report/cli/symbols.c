@@ -61,6 +61,19 @@ void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 			      p->frames[frame].line);
 }
 
+const char *lb_frame_desc(struct lb_profile *p, int32_t frame)
+{
+	if (frame < 0)
+		return lb_frame_label(p, frame);
+	if (!p->frames[frame].desc) {
+		struct lb_buf b = { 0 };
+
+		lb_frame_describe(p, frame, &b);
+		p->frames[frame].desc = b.s ? b.s : lb_xstrdup("");
+	}
+	return p->frames[frame].desc;
+}
+
 void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 {
 	if (frame < 0) {

@@ -59,10 +59,12 @@ double lb_mrow_value(const struct lb_mrow *r, enum lb_metric m)
 	}
 }
 
+/* Group the metric rows by node with a counting sort applied in place
+ * (cycle by cycle), so 1M rows need no second 100 MB array. */
 static void sort_mrows(struct lb_profile *p)
 {
 	int32_t *start = lb_xcalloc((size_t)p->nnodes + 1, sizeof *start);
-	struct lb_mrow *sorted = lb_xmalloc(((size_t)p->nmrows + 1) * sizeof *sorted);
+	int32_t *dest = lb_xmalloc(((size_t)p->nmrows + 1) * sizeof *dest);
 
 	for (int32_t i = 0; i < p->nmrows; i++)
 		start[p->mrows[i].node + 1]++;
@@ -72,10 +74,20 @@ static void sort_mrows(struct lb_profile *p)
 
 	memcpy(pos, start, ((size_t)p->nnodes + 1) * sizeof *pos);
 	for (int32_t i = 0; i < p->nmrows; i++)
-		sorted[pos[p->mrows[i].node]++] = p->mrows[i];
+		dest[i] = pos[p->mrows[i].node]++;
 	free(pos);
-	free(p->mrows);
-	p->mrows = sorted;
+	for (int32_t i = 0; i < p->nmrows; i++) {
+		while (dest[i] != i) {
+			int32_t j = dest[i];
+			struct lb_mrow tmp = p->mrows[j];
+
+			p->mrows[j] = p->mrows[i];
+			p->mrows[i] = tmp;
+			dest[i] = dest[j];
+			dest[j] = j;
+		}
+	}
+	free(dest);
 	p->mrow_start = start;
 }
 
@@ -211,6 +223,7 @@ void lb_profile_free(struct lb_profile *p)
 		free(p->frames[i].function);
 		free(p->frames[i].file);
 		free(p->frames[i].label);
+		free(p->frames[i].desc);
 	}
 	free(p->frames);
 	free(p->nodes);

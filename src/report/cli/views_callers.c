@@ -65,8 +65,8 @@ int32_t *lb_frame_proc_ids(struct lb_profile *p, struct lb_strtab *tab)
 /* Build the callers tree down to `levels` callers below each procedure.
  * The preorder walk keeps the current path and, per procedure, how often
  * it is on the path (to find outermost activations). */
-static void build_rtree(struct lb_profile *p, enum lb_metric m, int levels, struct rtree *t,
-			int32_t *nprocs_out)
+static void build_rtree(struct lb_profile *p, enum lb_metric m, int levels, double floor_v,
+			struct rtree *t, int32_t *nprocs_out)
 {
 	struct lb_strtab tab = { 0 };
 	int32_t *proc_of = lb_frame_proc_ids(p, &tab);
@@ -81,31 +81,41 @@ static void build_rtree(struct lb_profile *p, enum lb_metric m, int levels, stru
 	/* top-level rnodes get ids 0..nprocs-1 in procedure order */
 	for (int32_t pr = 0; pr < nprocs; pr++)
 		rnode_get(t, -1, pr, -1);
-	for (int32_t i = 0; i < p->npreorder; i++) {
-		int32_t v = p->preorder[i], d = p->nodes[v].depth;
+	/* Pass 0 sums each procedure; pass 1 builds caller chains, only for
+	 * procedures whose inclusive value reaches floor_v (a table hides the
+	 * rest, and the chains are the costly part). */
+	for (int pass = 0; pass < (levels > 0 ? 2 : 1); pass++) {
+		len = 0;
+		memset(onpath, 0, ((size_t)nprocs + 1) * sizeof *onpath);
+		for (int32_t i = 0; i < p->npreorder; i++) {
+			int32_t v = p->preorder[i], d = p->nodes[v].depth;
 
-		while (len > d) {	/* leave the nodes we are no longer under */
-			int32_t u = path[--len], fu = p->nodes[u].frame;
+			while (len > d) {	/* leave the nodes we are no longer under */
+				int32_t u = path[--len], fu = p->nodes[u].frame;
 
-			if (fu >= 0)
-				onpath[proc_of[fu]]--;
-		}
-		path[len++] = v;
-		int32_t f = p->nodes[v].frame;
+				if (fu >= 0)
+					onpath[proc_of[fu]]--;
+			}
+			path[len++] = v;
+			int32_t f = p->nodes[v].frame;
 
-		if (f < 0)
-			continue;
-		int32_t pr = proc_of[f];
-		struct rnode *top = &t->r[pr];
+			if (f < 0)
+				continue;
+			int32_t pr = proc_of[f];
+			bool outermost = onpath[pr]++ == 0;
 
-		if (top->frame < 0)
-			top->frame = f;
-		top->excl += excl[v];
-		if (onpath[pr]++ == 0 && incl[v] != 0) {
-			int32_t cur = pr;
-
-			top->incl += incl[v];
-			for (int32_t k = len - 2, lvl = 0; k >= 0 && lvl < levels; k--, lvl++) {
+			if (pass == 0) {
+				if (t->r[pr].frame < 0)
+					t->r[pr].frame = f;
+				t->r[pr].excl += excl[v];
+				if (outermost)
+					t->r[pr].incl += incl[v];
+				continue;
+			}
+			if (!outermost || incl[v] == 0 || fabs(t->r[pr].incl) < floor_v)
+				continue;
+			/* rnode_get may move t->r: index, never hold pointers */
+			for (int32_t k = len - 2, lvl = 0, cur = pr; k >= 0 && lvl < levels; k--, lvl++) {
 				int32_t fa = p->nodes[path[k]].frame;
 
 				if (fa < 0)
@@ -212,7 +222,7 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
 	double total = lb_metric_total(p, o->metric);
 	double floor_v = o->format == LB_FMT_TABLE ? fabs(total) * 0.001 : 0;
 
-	build_rtree(p, o->metric, levels, &rt, &nprocs);
+	build_rtree(p, o->metric, levels, floor_v, &rt, &nprocs);
 	/* child lists, then a depth-first walk with children by inclusive */
 	int32_t *order = lb_xmalloc(((size_t)rt.n + 1) * sizeof *order), n = 0;
 
@@ -264,7 +274,7 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o)
 	int32_t nprocs, n = 0;
 	double total = lb_metric_total(p, o->metric);
 
-	build_rtree(p, o->metric, 0, &rt, &nprocs);
+	build_rtree(p, o->metric, 0, 0, &rt, &nprocs);
 	int32_t *order = lb_xmalloc(((size_t)nprocs + 1) * sizeof *order);
 
 	for (int32_t i = 0; i < nprocs; i++)

@@ -14,6 +14,7 @@
 #include "report/cli/views.h"
 
 #define NO_KIND LB_NKINDS	/* key slot for metrics without an object kind */
+#define TABLE_ROWS 50		/* sites shown in table format */
 
 struct site_row {
 	int32_t key;		/* frame key id */
@@ -200,14 +201,15 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 }
 
 static void add_callers(struct lb_profile *p, struct lb_table *t, int row, int32_t node,
-			int depth, struct lb_buf *b)
+			int depth, bool table, struct lb_buf *b)
 {
 	int32_t v = node >= 0 ? p->nodes[node].parent : -1;
 
 	for (int d = 0; d < depth && v >= 0 && v != p->root; d++, v = p->nodes[v].parent) {
-		lb_buf_reset(b);
-		lb_frame_describe(p, p->nodes[v].frame, b);
-		lb_table_list_add(t, row, C_CALLERS, lb_buf_str(b));
+		if (!table) {
+			lb_table_list_ref(t, row, C_CALLERS, lb_frame_desc(p, p->nodes[v].frame));
+			continue;
+		}
 		lb_buf_reset(b);
 		lb_buf_puts(b, "<- ");
 		lb_frame_describe(p, p->nodes[v].frame, b);
@@ -251,7 +253,14 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 
 	lb_table_order(t, order, (int)(sizeof order / sizeof *order));
 
-	for (int32_t i = 0; i < n; i++) {
+	/* A table shows the top TABLE_ROWS sites and sums up the rest;
+	 * CSV and JSON list every site. */
+	int32_t shown = o->format == LB_FMT_TABLE && n > TABLE_ROWS ? TABLE_ROWS : n;
+	double rest = 0;
+
+	for (int32_t i = shown; i < n; i++)
+		rest += rows[i].value;
+	for (int32_t i = 0; i < shown; i++) {
 		const struct site_row *r = &rows[i];
 		int row = lb_table_add_row(t);
 		const struct lb_frame *f = r->frame >= 0 ? &p->frames[r->frame] : NULL;
@@ -262,14 +271,12 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_int(t, row, C_COUNT, r->count);
 		lb_table_int(t, row, C_BLAMED, r->blamed);
 		lb_table_str(t, row, C_OBJECT, r->kind < LB_NKINDS ? lb_kind_names[r->kind] : "-");
-		lb_table_str(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
-		lb_table_str(t, row, C_FILE, f ? f->file : NULL);
+		lb_table_str_ref(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
+		lb_table_str_ref(t, row, C_FILE, f ? f->file : NULL);
 		lb_table_int(t, row, C_LINE, f ? f->line : 0);
-		lb_table_str(t, row, C_MODULE, lb_frame_module(p, r->frame));
-		lb_buf_reset(&b);
-		lb_frame_describe(p, r->frame, &b);
-		lb_table_str(t, row, C_LABEL, lb_buf_str(&b));
-		add_callers(p, t, row, r->heaviest, depth, &b);
+		lb_table_str_ref(t, row, C_MODULE, lb_frame_module(p, r->frame));
+		lb_table_str_ref(t, row, C_LABEL, lb_frame_desc(p, r->frame));
+		add_callers(p, t, row, r->heaviest, depth, o->format == LB_FMT_TABLE, &b);
 	}
 	if (o->format == LB_FMT_TABLE) {
 		lb_print_header(p, o, stdout);
@@ -278,6 +285,9 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 								: lb_metric_names[o->metric]);
 		else
 			lb_table_print(t, o->format, stdout);
+		if (shown < n)
+			printf("... %d more sites with %.3f s (%.1f%%); --format csv lists all\n",
+			       (int)(n - shown), rest, 100 * lb_share(rest, total));
 		const struct lb_totals *tt = &p->totals;
 
 		printf("\ntotal:    blame %.3f s, hand-off latency %.3f s, unattributed %.3f s,"

@@ -120,49 +120,80 @@ static void put_folded_label(struct lb_buf *b, const char *s)
 		lb_buf_putc(b, *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s);
 }
 
+/* Folded stacks merge contexts whose label paths are equal (frames that
+ * differ only by line). Each node gets a "label path" id interned from its
+ * parent's id and its own label id, so merging costs one hash lookup per
+ * node; strings are built only for the stacks that are printed. */
 int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o)
 {
 	size_t nn = (size_t)p->nnodes + 1;
 	double *excl = lb_xmalloc(nn * sizeof *excl);
-	int32_t *path = lb_xmalloc(nn * sizeof *path);
-	struct lb_strtab stacks = { 0 };	/* distinct stacks, in first-seen order */
-	int64_t *values = NULL;			/* microseconds per stack id */
-	size_t vcap = 0;
+	int32_t *node_lp = lb_xmalloc(nn * sizeof *node_lp);
+	int32_t *lp_parent = lb_xmalloc(nn * sizeof *lp_parent);
+	int32_t *lp_label = lb_xmalloc(nn * sizeof *lp_label);
+	int64_t *lp_us = lb_xcalloc(nn, sizeof *lp_us);
+	int32_t nlp = 0;
+	struct lb_strtab labels = { 0 };
+	int32_t *frame_label = lb_xmalloc(((size_t)p->nframes + 1) * sizeof *frame_label);
+	struct lb_map map = { 0 };
 	struct lb_buf b = { 0 };
 
+	for (int32_t f = 0; f < p->nframes; f++) {
+		lb_buf_reset(&b);
+		put_folded_label(&b, lb_frame_label(p, f));
+		frame_label[f] = lb_strtab_intern(&labels, lb_buf_str(&b));
+	}
 	lb_node_exclusive(p, o->metric, excl);
-	/* Walk the preorder keeping the current root-to-node path: a node's
-	 * stack is its ancestors' labels. Frames that differ only by line
-	 * fold into one stack, as flame graphs expect. */
 	for (int32_t i = 0; i < p->npreorder; i++) {
 		int32_t v = p->preorder[i];
-		int32_t depth = p->nodes[v].depth;
+
+		if (v == p->root) {
+			node_lp[v] = -1;
+			continue;
+		}
+		int32_t par = node_lp[p->nodes[v].parent], f = p->nodes[v].frame;
+		int32_t lab = f >= 0 ? frame_label[f] : lb_strtab_intern(&labels, "[unknown]");
+		bool is_new;
+		int32_t *slot = lb_map_slot(&map, (uint64_t)(uint32_t)(par + 1) << 32 | (uint32_t)lab, &is_new);
+
+		if (is_new) {
+			*slot = nlp;
+			lp_parent[nlp] = par;
+			lp_label[nlp] = lab;
+			nlp++;
+		}
+		node_lp[v] = *slot;
 		int64_t us = llround(excl[v] * 1e6);
 
-		path[depth] = v;
-		if (v == p->root || us <= 0)
-			continue;
-		lb_buf_reset(&b);
-		for (int32_t k = 1; k <= depth; k++) {
-			if (k > 1)
-				lb_buf_putc(&b, ';');
-			put_folded_label(&b, lb_frame_label(p, p->nodes[path[k]].frame));
-		}
-		int32_t before = stacks.n;
-		int32_t id = lb_strtab_intern(&stacks, lb_buf_str(&b));
-
-		if (id >= before) {
-			lb_grow((void **)&values, &vcap, (size_t)id + 1, sizeof *values);
-			values[id] = 0;
-		}
-		values[id] += us;
+		if (us > 0)
+			lp_us[*slot] += us;
 	}
-	for (int32_t id = 0; id < stacks.n; id++)
-		printf("%s %" PRId64 "\n", stacks.strs[id], values[id]);
-	lb_strtab_free(&stacks);
-	free(values);
+	int32_t *chain = lb_xmalloc(nn * sizeof *chain);
+
+	for (int32_t x = 0; x < nlp; x++) {
+		if (lp_us[x] <= 0)
+			continue;
+		int32_t n = 0;
+
+		for (int32_t y = x; y >= 0; y = lp_parent[y])
+			chain[n++] = lp_label[y];
+		lb_buf_reset(&b);
+		for (int32_t k = n - 1; k >= 0; k--) {
+			lb_buf_puts(&b, labels.strs[chain[k]]);
+			if (k)
+				lb_buf_putc(&b, ';');
+		}
+		printf("%s %" PRId64 "\n", lb_buf_str(&b), lp_us[x]);
+	}
+	free(chain);
+	lb_map_free(&map);
+	lb_strtab_free(&labels);
 	lb_buf_free(&b);
-	free(path);
+	free(frame_label);
+	free(lp_us);
+	free(lp_label);
+	free(lp_parent);
+	free(node_lp);
 	free(excl);
 	return LB_EXIT_OK;
 }
