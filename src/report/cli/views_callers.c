@@ -63,8 +63,12 @@ int32_t *lb_frame_proc_ids(struct lb_profile *p, struct lb_strtab *tab)
 }
 
 /* Build the callers tree down to `levels` callers below each procedure.
- * The preorder walk keeps the current path and, per procedure, how often
- * it is on the path (to find outermost activations). */
+ * Pass 0 walks the preorder keeping the current path and, per procedure,
+ * how often it is on the path, to find each procedure's outermost
+ * activations (their inclusive values sum to the procedure's). Then the
+ * caller chains grow one level per pass over those activations; a chain
+ * worth less than floor_v stops growing (its extensions are worth no more),
+ * which keeps a million distinct contexts from making millions of rows. */
 static void build_rtree(struct lb_profile *p, enum lb_metric m, int levels, double floor_v,
 			struct rtree *t, int32_t *nprocs_out)
 {
@@ -75,58 +79,70 @@ static void build_rtree(struct lb_profile *p, enum lb_metric m, int levels, doub
 	double *excl = lb_xmalloc(nn * sizeof *excl), *incl = lb_xmalloc(nn * sizeof *incl);
 	int32_t *onpath = lb_xcalloc((size_t)nprocs + 1, sizeof *onpath);
 	int32_t *path = lb_xmalloc(nn * sizeof *path), len = 0;
+	int32_t *act = lb_xmalloc(nn * sizeof *act), nact = 0;	/* outermost activations */
+	int32_t *cur = lb_xmalloc(nn * sizeof *cur);	/* act -> rnode of its chain so far */
+	int32_t *anc = lb_xmalloc(nn * sizeof *anc);	/* act -> next caller node */
 
 	lb_node_exclusive(p, m, excl);
 	lb_node_inclusive(p, excl, incl);
 	/* top-level rnodes get ids 0..nprocs-1 in procedure order */
 	for (int32_t pr = 0; pr < nprocs; pr++)
 		rnode_get(t, -1, pr, -1);
-	/* Pass 0 sums each procedure; pass 1 builds caller chains, only for
-	 * procedures whose inclusive value reaches floor_v (a table hides the
-	 * rest, and the chains are the costly part). */
-	for (int pass = 0; pass < (levels > 0 ? 2 : 1); pass++) {
-		len = 0;
-		memset(onpath, 0, ((size_t)nprocs + 1) * sizeof *onpath);
-		for (int32_t i = 0; i < p->npreorder; i++) {
-			int32_t v = p->preorder[i], d = p->nodes[v].depth;
+	for (int32_t i = 0; i < p->npreorder; i++) {
+		int32_t v = p->preorder[i], d = p->nodes[v].depth;
 
-			while (len > d) {	/* leave the nodes we are no longer under */
-				int32_t u = path[--len], fu = p->nodes[u].frame;
+		while (len > d) {	/* leave the nodes we are no longer under */
+			int32_t u = path[--len], fu = p->nodes[u].frame;
 
-				if (fu >= 0)
-					onpath[proc_of[fu]]--;
-			}
-			path[len++] = v;
-			int32_t f = p->nodes[v].frame;
+			if (fu >= 0)
+				onpath[proc_of[fu]]--;
+		}
+		path[len++] = v;
+		int32_t f = p->nodes[v].frame;
 
-			if (f < 0)
-				continue;
-			int32_t pr = proc_of[f];
-			bool outermost = onpath[pr]++ == 0;
+		if (f < 0)
+			continue;
+		int32_t pr = proc_of[f];
 
-			if (pass == 0) {
-				if (t->r[pr].frame < 0)
-					t->r[pr].frame = f;
-				t->r[pr].excl += excl[v];
-				if (outermost)
-					t->r[pr].incl += incl[v];
-				continue;
-			}
-			if (!outermost || incl[v] == 0 || fabs(t->r[pr].incl) < floor_v)
-				continue;
-			/* rnode_get may move t->r: index, never hold pointers */
-			for (int32_t k = len - 2, lvl = 0, cur = pr; k >= 0 && lvl < levels; k--, lvl++) {
-				int32_t fa = p->nodes[path[k]].frame;
-
-				if (fa < 0)
-					break;
-				cur = rnode_get(t, cur, proc_of[fa], fa);
-				t->r[cur].incl += incl[v];
-				t->r[cur].excl += excl[v];
+		if (t->r[pr].frame < 0)
+			t->r[pr].frame = f;
+		t->r[pr].excl += excl[v];
+		if (onpath[pr]++ == 0) {
+			t->r[pr].incl += incl[v];
+			if (incl[v] != 0) {
+				act[nact] = v;
+				cur[nact] = pr;
+				anc[nact++] = p->nodes[v].parent;
 			}
 		}
 	}
+	for (int lvl = 0; lvl < levels; lvl++) {
+		int32_t first_new = t->n, live = 0;
+
+		for (int32_t a = 0; a < nact; a++) {
+			int32_t u = anc[a];
+
+			if (cur[a] < 0 || u < 0 || p->nodes[u].frame < 0 ||
+			    fabs(t->r[cur[a]].incl) < floor_v) {
+				cur[a] = -1;
+				continue;
+			}
+			int32_t fa = p->nodes[u].frame, v = act[a];
+
+			/* rnode_get may move t->r: keep indices, not pointers */
+			cur[a] = rnode_get(t, cur[a], proc_of[fa], fa);
+			t->r[cur[a]].incl += incl[v];
+			t->r[cur[a]].excl += excl[v];
+			anc[a] = p->nodes[u].parent;
+			live++;
+		}
+		if (!live || t->n == first_new)
+			break;
+	}
 	*nprocs_out = nprocs;
+	free(anc);
+	free(cur);
+	free(act);
 	free(path);
 	free(onpath);
 	free(excl);
@@ -220,7 +236,10 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
 	int32_t nprocs;
 	int levels = o->n >= 0 ? o->n : 5;
 	double total = lb_metric_total(p, o->metric);
-	double floor_v = o->format == LB_FMT_TABLE ? fabs(total) * 0.001 : 0;
+	/* Caller rows under 0.1% of the total are left out in every format;
+	 * a table also leaves out procedures under 0.1%. */
+	double floor_v = fabs(total) * 0.001;
+	double top_floor = o->format == LB_FMT_TABLE ? floor_v : 0;
 
 	build_rtree(p, o->metric, levels, floor_v, &rt, &nprocs);
 	/* child lists, then a depth-first walk with children by inclusive */
@@ -243,7 +262,7 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
 	for (int32_t i = 0; i < n; i++) {
 		const struct rnode *top = &rt.r[order[i]];
 
-		if (fabs(top->incl) < floor_v && fabs(top->excl) < floor_v)
+		if (fabs(top->incl) < top_floor && fabs(top->excl) < top_floor)
 			continue;
 		const char *procedure = lb_frame_label(p, top->frame);
 		int32_t sp = 0;
