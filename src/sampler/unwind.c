@@ -20,6 +20,7 @@
 #include <link.h>
 #include <libunwind.h>
 
+#include "sampler/cct.h"
 #include "util/common.h"
 
 /* Raw frames from the leaf in which one of our frames marks the sample as
@@ -129,14 +130,30 @@ static int lb_unwind_walk(unw_cursor_t *cursor, uintptr_t *pcs, int max,
 }
 
 /* The caller's path. Our own frames at the leaf (this function, the
- * wrapper) are dropped. Returns 0 if libunwind cannot start. */
+ * wrapper) are dropped. Uses unw_backtrace, whose per-thread trace cache
+ * avoids the full DWARF step (and libunwind's sigprocmask pair around
+ * dl_iterate_phdr) for frames it has seen before: contended releases
+ * unwind on every call, so this is their main cost. Returns 0 if
+ * libunwind cannot start. */
 int lb_unwind_here(uintptr_t *pcs, int max)
 {
-    unw_context_t uc;
-    unw_cursor_t cursor;
-    if (max <= 0 || unw_getcontext(&uc) < 0 || unw_init_local(&cursor, &uc) < 0)
-        return 0;
-    return lb_unwind_walk(&cursor, pcs, max, false, max + 64, NULL);
+    void *raw[LB_MAX_DEPTH + 16];
+    int want = max + 16 < (int)(sizeof raw / sizeof raw[0]) ? max + 16
+                                                             : (int)(sizeof raw / sizeof raw[0]);
+    int n = max > 0 ? unw_backtrace(raw, want) : 0;
+    int kept = 0;
+    for (int i = 0; i < n && kept < max; i++) {
+        uintptr_t pc = (uintptr_t)raw[i] - 1; /* return address -> call */
+        if (lb_pc_is_stop(pc))
+            break;
+        if (lb_pc_in_self(pc)) {
+            if (kept)
+                break; /* an outer frame of ours: a thread root we did not mark */
+            continue;
+        }
+        pcs[kept++] = pc;
+    }
+    return kept;
 }
 
 /* The path interrupted by a signal, from the kernel's ucontext.
