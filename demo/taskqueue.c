@@ -193,15 +193,18 @@ int main(int argc, char **argv)
     struct worker *w = calloc((size_t)nworkers, sizeof *w);
     if (!w)
         die("calloc", 12);
-    for (int i = 0; i < nworkers; i++) {
+    /* main is worker 0, as in most thread pools: its join at the end
+     * waits only for the last tasks, not for the whole run. */
+    for (int i = 1; i < nworkers; i++) {
         int rc = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
         if (rc)
             die("pthread_create", rc);
     }
+    worker_main(&w[0]);
     uint64_t sum = 0;
     long done = 0;
     for (int i = 0; i < nworkers; i++) {
-        int rc = pthread_join(w[i].tid, NULL);
+        int rc = i ? pthread_join(w[i].tid, NULL) : 0;
         if (rc)
             die("pthread_join", rc);
         sum += w[i].sum;
