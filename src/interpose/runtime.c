@@ -23,6 +23,7 @@
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/pages.h"
 
 int lb_runtime_phase = LB_PHASE_OFF;
 
@@ -125,8 +126,22 @@ static void install_fatal_handlers(void)
     }
 }
 
+static void before_fork(void)
+{
+    lb_mon_fork_prepare();
+    lb_arena_fork_prepare();
+}
+
+static void after_fork_parent(void)
+{
+    lb_arena_fork_done();
+    lb_mon_fork_parent();
+}
+
 static void after_fork_child(void)
 {
+    lb_arena_fork_done();
+    lb_mon_fork_child();
     lb_thread_t *self = lb_self;
     if (!self || __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
         return;
@@ -159,7 +174,7 @@ void lb_runtime_start(void)
     /* The main thread; later threads attach in the create trampoline. */
     lb_thread_attach(0, 0, 0);
     install_fatal_handlers();
-    pthread_atfork(NULL, NULL, after_fork_child);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&lb_runtime_phase, LB_PHASE_RUNNING, __ATOMIC_RELEASE);
     errno = saved_errno;
 }

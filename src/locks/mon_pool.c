@@ -81,3 +81,21 @@ void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg)
             fn(&pool[i], arg);
     }
 }
+
+void lb_mon_fork_prepare(void)
+{
+    lb_spin_lock(&pool_lock);
+}
+
+void lb_mon_fork_parent(void)
+{
+    lb_spin_unlock(&pool_lock);
+}
+
+void lb_mon_fork_child(void)
+{
+    /* Only the forking thread exists now; no meta lock can be in use. */
+    for (uint32_t i = 1; i < bump; i++)
+        pool[i].meta.locked = 0;
+    lb_spin_unlock(&pool_lock);
+}

@@ -70,6 +70,12 @@ static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p);
 /* Slots handed out so far and live now (for the memory figures). */
 uint32_t lb_mon_slots_used(void);
 uint32_t lb_mon_live(void);
+/* fork: prepare holds the pool lock; parent releases it; the child also
+ * releases every lb_mon's meta lock, which another (now vanished) thread
+ * may have held at the fork. */
+void lb_mon_fork_prepare(void);
+void lb_mon_fork_parent(void);
+void lb_mon_fork_child(void);
 /* Call fn for every live lb_mon (final write; objects may still be in use). */
 void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg);
 

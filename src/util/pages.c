@@ -57,3 +57,13 @@ size_t lb_arena_bytes(void)
 {
     return __atomic_load_n(&arena_total, __ATOMIC_RELAXED);
 }
+
+void lb_arena_fork_prepare(void)
+{
+    lb_spin_lock(&arena_lock);
+}
+
+void lb_arena_fork_done(void)
+{
+    lb_spin_unlock(&arena_lock);
+}

@@ -16,4 +16,7 @@ void lb_pages_free(void *p, size_t bytes);
 void *lb_arena_alloc(size_t bytes);
 /* Bytes handed out by lb_arena_alloc so far (for the memory figures). */
 size_t lb_arena_bytes(void);
+/* fork: hold the arena lock across fork so the child never inherits it held. */
+void lb_arena_fork_prepare(void);
+void lb_arena_fork_done(void);
 #endif

@@ -115,11 +115,17 @@ __attribute__((unused)) static void gt_gate_arrive(void)
         sched_yield();
 }
 
-__attribute__((unused)) static int64_t gt_gate_open(int nthreads)
+/* Returns the start time. If deadline is not NULL, *deadline = start +
+ * duration_ns is written before the gate opens (workers may read it after
+ * gt_gate_arrive without a race). */
+__attribute__((unused)) static int64_t gt_gate_open(int nthreads, int64_t *deadline,
+                                                    int64_t duration_ns)
 {
     while (atomic_load(&gt_ready) < nthreads)
         sched_yield();
     int64_t t0 = gt_now();
+    if (deadline)
+        *deadline = t0 + duration_ns;
     atomic_store(&gt_go, 1);
     return t0;
 }

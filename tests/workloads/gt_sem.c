@@ -151,7 +151,7 @@ int main(int argc, char **argv)
         if (rc)
             gt_die("pthread_create", rc);
     }
-    int64_t t0 = gt_gate_open(nthreads);
+    int64_t t0 = gt_gate_open(nthreads, NULL, 0);
     for (int i = 0; i < nthreads; i++) {
         int rc = pthread_join(tids[i], NULL);
         if (rc)
