@@ -1,0 +1,123 @@
+/* exec: the old image's profile is written before the image is replaced
+ * (DESIGN: output you can trust). If the exec then fails, the program
+ * goes on unprofiled; errno and the return value are the real call's.
+ *
+ * glibc's exec family calls __execve internally, not through the PLT, so
+ * each entry point is wrapped; the variadic execl* build an argv first. */
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "interpose/runtime.h"
+#include "util/common.h"
+
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+extern char **environ;
+
+static void write_before_exec(void)
+{
+    int saved_errno = errno;
+    lb_runtime_finish("exec");
+    errno = saved_errno;
+}
+
+/* dlsym without our table: exec is rare, so one lookup per call is fine. */
+#include <dlfcn.h>
+static void *real(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+LB_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    exec_fn fn = (exec_fn)real("execve");
+    write_before_exec();
+    return fn(path, argv, envp);
+}
+
+LB_EXPORT int execv(const char *path, char *const argv[])
+{
+    int (*fn)(const char *, char *const[]) = real("execv");
+    write_before_exec();
+    return fn(path, argv);
+}
+
+LB_EXPORT int execvp(const char *file, char *const argv[])
+{
+    int (*fn)(const char *, char *const[]) = real("execvp");
+    write_before_exec();
+    return fn(file, argv);
+}
+
+LB_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    exec_fn fn = (exec_fn)real("execvpe");
+    write_before_exec();
+    return fn(file, argv, envp);
+}
+
+LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    int (*fn)(int, char *const[], char *const[]) = real("fexecve");
+    write_before_exec();
+    return fn(fd, argv, envp);
+}
+
+/* Count the variadic arguments up to the terminating NULL. */
+static size_t count_args(const char *arg0, va_list ap)
+{
+    size_t n = 1;
+    va_list copy;
+    va_copy(copy, ap);
+    if (arg0)
+        while (va_arg(copy, const char *))
+            n++;
+    va_end(copy);
+    return n;
+}
+
+/* Fill argv (n + 1 slots) from arg0 and ap; returns the va_list position after NULL. */
+static void collect_args(char **argv, size_t n, const char *arg0, va_list *ap)
+{
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i < n; i++)
+        argv[i] = va_arg(*ap, char *);
+    argv[n] = NULL;
+    if (arg0)
+        (void)va_arg(*ap, char *); /* the NULL terminator */
+}
+
+LB_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+    va_list ap;
+    va_start(ap, arg0);
+    size_t n = count_args(arg0, ap);
+    char *argv[n + 1];
+    collect_args(argv, n, arg0, &ap);
+    va_end(ap);
+    return execv(path, argv);
+}
+
+LB_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+    va_list ap;
+    va_start(ap, arg0);
+    size_t n = count_args(arg0, ap);
+    char *argv[n + 1];
+    collect_args(argv, n, arg0, &ap);
+    va_end(ap);
+    return execvp(file, argv);
+}
+
+LB_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+    va_list ap;
+    va_start(ap, arg0);
+    size_t n = count_args(arg0, ap);
+    char *argv[n + 1];
+    collect_args(argv, n, arg0, &ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
