@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# rwlock blame with a slow writer (DESIGN.md rule 3): idleness accrued while
+# the writer holds goes to writer_release_site, idleness accrued while
+# readers hold goes to reader_release_site (1/k each for k readers), and
+# idleness with no holder is hand-off latency. tests/workloads/gt_rwlock_writer.c
+# logs its own wait and hold intervals; per release site the report's rwlock
+# rows must match that ground truth within 10% of the total rwlock wait, and
+# so must the rwlock's sync_object row (conservation).
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/gt_rwlock_writer"
+
+LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json \
+    preloaded "$WORKLOADS/gt_rwlock_writer" || fail "workload exited $?"
+need "$tmp/out.db" "$tmp/gt.json"
+"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
+"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
+    || fail "lockblame report --format json exited $?"
+python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
