@@ -46,13 +46,41 @@ static inline lb_mon_t *mon_of_word(int word, const pthread_spinlock_t *lock)
     return mon && mon->addr == (const void *)lock ? mon : NULL;
 }
 
+/* Process-shared spin locks stay native: another process cannot follow a
+ * pool index of ours. Their addresses are remembered at init (the 32-bit
+ * word has no room for a mark); a full set leaves later ones convertible,
+ * counted in pshared_overflow. Slots are claimed with one CAS each. */
+#define LB_PSHARED_SPINS 256
+static uintptr_t pshared_spins[LB_PSHARED_SPINS];
+static uint32_t pshared_count;
+static uint32_t pshared_overflow;
+
+static void remember_pshared(const pthread_spinlock_t *lock)
+{
+    uint32_t i = __atomic_fetch_add(&pshared_count, 1, __ATOMIC_ACQ_REL);
+    if (i < LB_PSHARED_SPINS)
+        __atomic_store_n(&pshared_spins[i], (uintptr_t)lock, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_add(&pshared_overflow, 1, __ATOMIC_RELAXED);
+}
+
+static bool is_pshared(const pthread_spinlock_t *lock)
+{
+    uint32_t n = __atomic_load_n(&pshared_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < LB_PSHARED_SPINS; i++) {
+        if (__atomic_load_n(&pshared_spins[i], __ATOMIC_ACQUIRE) == (uintptr_t)lock)
+            return true;
+    }
+    return false;
+}
+
 /* Algorithm 6.2: install a monitored lock with one CAS, copying the
  * current native state. Returns NULL (lock stays native) when lockblame is
  * not running or has no memory. A word that refers to someone else's
  * lb_mon (memcpy'd lock) is replaced. */
 LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
 {
-    if (!lb_runtime_monitoring())
+    if (!lb_runtime_monitoring() || is_pshared(lock))
         return NULL;
     lb_mon_t *fresh = lb_mon_alloc((const void *)lock, LB_OBJ_SPIN);
     if (!fresh)
@@ -223,6 +251,8 @@ static void retire_word(pthread_spinlock_t *lock)
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared)
 {
     retire_word(lock);
+    if (pshared == PTHREAD_PROCESS_SHARED && !is_pshared(lock))
+        remember_pshared(lock);
     __atomic_store_n(lock, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
     return 0;
 }

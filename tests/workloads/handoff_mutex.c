@@ -43,6 +43,7 @@ static const struct handoff_cfg cfg = {
     .release = { [SITE_SLOW] = slow_release_site, [SITE_FAST] = fast_release_site },
     .hold_ns = { [SITE_SLOW] = 2000000, [SITE_FAST] = 20000 },
     .think_ns = { [SITE_SLOW] = 1000000, [SITE_FAST] = 20000 },
+    .think_sleeps = 1, /* steadier under machine load than spinning */
     .default_fast_threads = 3,
 };
 
