@@ -228,11 +228,15 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
             __atomic_store_n(&mon->spin_word, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
             return 0;
         }
-        int expected = LB_SPIN_LOCKED;
-        if (__atomic_compare_exchange_n(lock, &expected, LB_SPIN_UNLOCKED, false,
-                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED) ||
-            !word_is_monitored(expected))
-            return 0;
+        /* Native: any non-monitored value (glibc's decrementing lock in
+         * another process may leave negatives) becomes UNLOCKED, by CAS so
+         * a concurrent conversion is never overwritten. */
+        int seen = __atomic_load_n(lock, __ATOMIC_RELAXED);
+        while (!word_is_monitored(seen)) {
+            if (__atomic_compare_exchange_n(lock, &seen, LB_SPIN_UNLOCKED, false,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+                return 0;
+        }
     }
 }
 
