@@ -1,0 +1,58 @@
+/* Contended hand-off: THREADS threads hammer one mutex with a tiny critical
+ * section for SECONDS; throughput = total acquisitions / elapsed time.
+ *
+ *   handoff THREADS SECONDS   -> "ops_per_s X" and "elapsed_s Y" */
+#include <pthread.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t counter;
+static int stop;
+
+static void *worker(void *arg)
+{
+    uint64_t mine = 0;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&lock);
+        counter++;
+        pthread_mutex_unlock(&lock);
+        mine++;
+    }
+    return (void *)(uintptr_t)mine;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s THREADS SECONDS\n", argv[0]);
+        return 2;
+    }
+    int nthreads = atoi(argv[1]);
+    double seconds = atof(argv[2]);
+    if (nthreads < 1 || nthreads > 256 || seconds <= 0)
+        return 2;
+    pthread_t tids[256];
+    long long t0 = bench_now_ns();
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&tids[i], NULL, worker, NULL);
+    usleep((useconds_t)(seconds * 1e6));
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    uint64_t sum = 0;
+    for (int i = 0; i < nthreads; i++) {
+        void *r;
+        pthread_join(tids[i], &r);
+        sum += (uintptr_t)r;
+    }
+    long long t1 = bench_now_ns();
+    if (sum != counter) {
+        fprintf(stderr, "handoff: lost updates\n");
+        return 1;
+    }
+    double s = (double)(t1 - t0) / 1e9;
+    printf("ops_per_s %.0f\n", (double)counter / s);
+    printf("elapsed_s %.6f\n", s);
+    return 0;
+}
