@@ -43,26 +43,35 @@ double lb_runtime_start_unix(void)
 
 /* The database path: LOCKBLAME_OUTPUT, or lockblame.<prog>.<pid>.db in
  * the working directory at start. Relative paths are made absolute now,
- * because the program may chdir. A fork child appends .<pid>. */
-static void choose_output_path(void)
+ * because the program may chdir. A fork child (forked) gets its own file:
+ * the default name with its pid, or LOCKBLAME_OUTPUT with ".<pid>" put
+ * before a ".db" suffix. */
+static void choose_output_path(bool forked)
 {
-    char cwd[PATH_MAX];
+    static char start_cwd[PATH_MAX];
+    if (!forked && !getcwd(start_cwd, sizeof start_cwd))
+        strcpy(start_cwd, ".");
     const char *given = getenv("LOCKBLAME_OUTPUT");
-    if (!getcwd(cwd, sizeof cwd))
-        strcpy(cwd, ".");
     char name[PATH_MAX];
+    int pid = (int)getpid();
     if (given && *given) {
-        snprintf(name, sizeof name, "%s", given);
+        size_t len = strlen(given);
+        bool has_db = len > 3 && strcmp(given + len - 3, ".db") == 0;
+        if (!forked)
+            snprintf(name, sizeof name, "%s", given);
+        else if (has_db)
+            snprintf(name, sizeof name, "%.*s.%d.db", (int)(len - 3), given, pid);
+        else
+            snprintf(name, sizeof name, "%s.%d", given, pid);
     } else {
         extern char *program_invocation_short_name;
-        snprintf(name, sizeof name, "lockblame.%s.%d.db", program_invocation_short_name,
-                 (int)getpid());
+        snprintf(name, sizeof name, "lockblame.%s.%d.db", program_invocation_short_name, pid);
     }
     int n;
     if (name[0] == '/')
         n = snprintf(output_path, sizeof output_path, "%s", name);
     else
-        n = snprintf(output_path, sizeof output_path, "%s/%s", cwd, name);
+        n = snprintf(output_path, sizeof output_path, "%s/%s", start_cwd, name);
     if (n >= (int)sizeof output_path)
         lb_warn("output path too long; writing %s", output_path);
 }
@@ -146,8 +155,7 @@ static void after_fork_child(void)
     if (!self || __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
         return;
     lb_thread_after_fork_child(self);
-    size_t len = strlen(output_path);
-    snprintf(output_path + len, sizeof output_path - len, ".%d", (int)getpid());
+    choose_output_path(true);
     lb_sampler_after_fork_child(self);
 }
 
@@ -163,7 +171,7 @@ void lb_runtime_start(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
-    choose_output_path();
+    choose_output_path(false);
     if (lb_mon_pool_setup() != 0)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
     lb_unwind_setup();

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Process events: SIGTERM flushes the profile and still dies of SIGTERM;
+# fork children each write their own database; exec writes the old
+# image's profile first; sampling adds no EINTR; the writer never follows
+# a symlink planted at the output path.
+source "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS/process_events
+need "$W" "$LOCKBLAME_LIB"
+errors=0
+bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
+rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
+
+echo "== SIGTERM"
+LOCKBLAME_OUTPUT=$tmp/term.db LD_PRELOAD=$LOCKBLAME_LIB "$W" sigterm >"$tmp/term.out" 2>"$tmp/term.err" &
+pid=$!
+for _ in $(seq 50); do grep -q ready "$tmp/term.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $pid
+rc=0; wait $pid || rc=$?
+echo "  exit status $rc (143 = killed by SIGTERM)"
+[ $rc -eq 143 ] || bad "SIGTERM run exited $rc, not 143"
+[ -s "$tmp/term.db" ] || bad "no database after SIGTERM"
+reason=$(rows "$tmp/term.db" "SELECT exit_reason FROM run")
+echo "  exit_reason: $reason"
+[ "$reason" = "signal SIGTERM" ] || bad "exit_reason is '$reason'"
+acq=$(rows "$tmp/term.db" "SELECT SUM(acquisitions) FROM sync_object WHERE object='mutex'")
+echo "  mutex acquisitions recorded: $acq"
+[ "${acq:-0}" != "?" ] && [ "${acq:-0}" -gt 0 ] 2>/dev/null || bad "no mutex acquisitions in the SIGTERM profile"
+ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind"
+
+echo "== fork"
+mkdir "$tmp/fork"
+(cd "$tmp/fork" && LD_PRELOAD=$LOCKBLAME_LIB "$W" fork >"$tmp/fork.out" 2>/dev/null) || bad "fork workload failed"
+n=$(ls "$tmp/fork" | grep -c '^lockblame\.process_events\..*\.db$' || true)
+echo "  databases: $n (parent + 3 children)"
+[ "$n" -eq 4 ] || bad "expected 4 databases, found $n"
+pids=$(for f in "$tmp"/fork/*.db; do rows "$f" "SELECT pid FROM run"; done | sort -u | wc -l)
+[ "$pids" -eq 4 ] || bad "databases do not come from 4 distinct pids ($pids)"
+
+echo "== exec"
+mkdir "$tmp/exec"
+out=$(cd "$tmp/exec" && LD_PRELOAD=$LOCKBLAME_LIB "$W" exec 2>/dev/null) || bad "exec workload failed"
+[ "$out" = "exec-done" ] || bad "exec output '$out'"
+f=$(ls "$tmp"/exec/lockblame.process_events.*.db 2>/dev/null | head -1)
+[ -n "$f" ] || bad "no profile from the image that called exec"
+[ -n "$f" ] && { reason=$(rows "$f" "SELECT exit_reason FROM run"); echo "  old image exit_reason: $reason"; [ "$reason" = exec ] || bad "exit_reason '$reason'"; }
+
+echo "== no new EINTR"
+out=$(LOCKBLAME_OUTPUT=$tmp/eintr.db LD_PRELOAD=$LOCKBLAME_LIB "$W" eintr 2>/dev/null) || bad "eintr workload: $out"
+echo "  $out"
+
+echo "== symlink at the output path"
+echo "precious" >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/link.db"
+LOCKBLAME_OUTPUT=$tmp/link.db LD_PRELOAD=$LOCKBLAME_LIB "$W" exec >/dev/null 2>&1 || true
+[ "$(cat "$tmp/victim")" = precious ] || bad "the writer wrote through a symlink"
+
+echo "$errors problem(s)"
+[ $errors -eq 0 ]

@@ -1,0 +1,147 @@
+/* Process events under lockblame, chosen by argv[1]:
+ *   sigterm  - threads contend on a mutex until SIGTERM arrives (default
+ *              action); prints "ready" once they run
+ *   fork     - a threaded parent forks children that lock and exit()
+ *   exec     - contends a little, then execs /bin/echo exec-done
+ *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
+ *              threads burn CPU under sampling; counts EINTR (must be 0)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile unsigned long counter;
+
+static void *contend(void *arg)
+{
+    long rounds = (long)arg;
+    for (long i = 0; rounds < 0 || i < rounds; i++) {
+        pthread_mutex_lock(&lock);
+        for (int k = 0; k < 200; k++)
+            counter++;
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+static void start_threads(int n, long rounds, pthread_t *t)
+{
+    for (int i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, contend, (void *)rounds);
+}
+
+static int run_sigterm(void)
+{
+    pthread_t t[2];
+    start_threads(2, -1, t);
+    printf("ready\n");
+    fflush(stdout);
+    for (;;)
+        pause();
+    return 0;
+}
+
+static int run_fork(void)
+{
+    pthread_t t[2];
+    start_threads(2, 20000, t);
+    for (int k = 0; k < 3; k++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            pthread_t c[2];
+            start_threads(2, 20000, c);
+            for (int i = 0; i < 2; i++)
+                pthread_join(c[i], NULL);
+            exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 1;
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("fork-done\n");
+    return 0;
+}
+
+static int run_exec(void)
+{
+    pthread_t t[2];
+    start_threads(2, 20000, t);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    fflush(stdout);
+    execl("/bin/echo", "echo", "exec-done", (char *)NULL);
+    perror("execl");
+    return 1;
+}
+
+static volatile int stop_burning;
+
+static void *burn(void *arg)
+{
+    volatile double x = 0;
+    while (!stop_burning)
+        x += 1.0;
+    return arg;
+}
+
+static int run_eintr(void)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, burn, NULL);
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    sem_t sem;
+    sem_init(&sem, 0, 0);
+    int eintr = 0;
+    for (int i = 0; i < 200; i++) {
+        struct timespec nap = { 0, 1000000 };
+        if (nanosleep(&nap, NULL) != 0 && errno == EINTR)
+            eintr++;
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000;
+        }
+        if (sem_timedwait(&sem, &deadline) != 0 && errno == EINTR)
+            eintr++;
+        char c = 'x';
+        if (write(fds[1], &c, 1) != 1)
+            return 1;
+        if (read(fds[0], &c, 1) != 1 && errno == EINTR)
+            eintr++;
+    }
+    stop_burning = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("eintr=%d\n", eintr);
+    return eintr != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!strcmp(what, "sigterm"))
+        return run_sigterm();
+    if (!strcmp(what, "fork"))
+        return run_fork();
+    if (!strcmp(what, "exec"))
+        return run_exec();
+    if (!strcmp(what, "eintr"))
+        return run_eintr();
+    fprintf(stderr, "usage: %s sigterm|fork|exec|eintr\n", argv[0]);
+    return 2;
+}
