@@ -4,6 +4,7 @@
  * (blame + hand-off + unattributed = total wait) with the waiters' own sum.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "report/cli/views.h"
 
@@ -47,7 +48,8 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
 	if (r->period)
 		fprintf(out, " every %" PRId64 " %s", r->period,
 			*r->period_unit ? r->period_unit : "events");
-	if (*r->event_requested)
+	if (*r->event_requested && strcmp(r->event_requested, "default") != 0 &&
+	    strcmp(r->event_requested, r->event) != 0)
 		fprintf(out, " (requested %s)", r->event_requested);
 	fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples,
 		r->samples_dropped);
