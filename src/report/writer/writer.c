@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blame/blame_clock.h"
@@ -473,9 +474,54 @@ static void writer_close(writer_t *w)
     lb_u64map_free(&w->node_of_edge);
 }
 
-int lb_write_profile(const char *path, const char *reason, lb_summary_t *summary)
+/* Was the database at path written by a process of this same run: one
+ * that started after us (a child or an exec'd image that finished first)
+ * or an earlier image of this very process (same pid, before exec)? */
+static bool written_during_our_run(const char *path)
 {
-    char tmp[PATH_MAX + 32];
+    sqlite3 *db = NULL;
+    bool ours = false;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT pid, start_unix FROM run", -1, &st, NULL) ==
+                SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            ours = sqlite3_column_int(st, 0) == getpid() ||
+                   sqlite3_column_double(st, 1) >= lb_runtime_start_unix();
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return ours;
+}
+
+/* Where to write: path itself, unless a database of this same run is
+ * already there (a wrapper shell exits after the program it ran; an
+ * exec'd image after the one it replaced). Then path with ".<pid>" (and a
+ * counter) before ".db", so no process's profile replaces another's. */
+static void choose_final_path(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", path);
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !written_during_our_run(path))
+        return;
+    size_t len = strlen(path);
+    int stem = len > 3 && strcmp(path + len - 3, ".db") == 0 ? (int)(len - 3) : (int)len;
+    for (int n = 0; n < 1000; n++) {
+        if (n == 0)
+            snprintf(out, size, "%.*s.%d.db", stem, path, (int)getpid());
+        else
+            snprintf(out, size, "%.*s.%d.%d.db", stem, path, (int)getpid(), n);
+        if (lstat(out, &st) != 0)
+            return;
+    }
+}
+
+int lb_write_profile(const char *requested_path, const char *reason, lb_summary_t *summary)
+{
+    char path[PATH_MAX + 32];
+    choose_final_path(requested_path, path, sizeof path);
+    summary->path = strdup(path);
+    char tmp[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     /* O_EXCL|O_NOFOLLOW: never write through a link planted at tmp. */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

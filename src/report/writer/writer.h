@@ -15,7 +15,8 @@ typedef struct lb_summary {
     char top_site[256];       /* "function (file:line)" of the top release site, or "" */
     double top_site_s;
     const char *top_object;   /* kind of the top site */
+    const char *path;         /* where the profile was written (malloc'd) */
 } lb_summary_t;
 
-int lb_write_profile(const char *path, const char *reason, lb_summary_t *summary);
+int lb_write_profile(const char *requested_path, const char *reason, lb_summary_t *summary);
 #endif
