@@ -79,8 +79,10 @@ static void choose_output_path(bool forked)
 static void print_summary(const lb_summary_t *s)
 {
     double pct = s->effort_s > 0 ? 100.0 * s->idleness_s / s->effort_s : 0;
-    lb_warn("effort %.3f s, idleness %.3f s (%.1f%% of effort); profile %s", s->effort_s,
-            s->idleness_s, pct, s->path ? s->path : output_path);
+    lb_warn("effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle); threads waited %.3f s;"
+            " profile %s",
+            s->effort_s, s->work_s, s->idleness_s, pct, s->wait_s,
+            s->path ? s->path : output_path);
     if (s->top_site[0])
         lb_warn("top release site: %s, %.3f s %s blame", s->top_site, s->top_site_s,
                 s->top_object);

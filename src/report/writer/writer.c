@@ -376,11 +376,13 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
 {
     sqlite3_stmt *st = prepare(
         w, "SELECT (SELECT TOTAL(work_s) FROM metric),"
-           " (SELECT TOTAL(blame_s + handoff_s + unattributed_s) FROM sync_object),"
+           " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
+           "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
            " (SELECT TOTAL(wait_s) FROM sync_object)");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
+        out->work_s = sqlite3_column_double(st, 0);
         out->idleness_s = sqlite3_column_double(st, 1);
-        out->effort_s = sqlite3_column_double(st, 0) + out->idleness_s;
+        out->effort_s = out->work_s + out->idleness_s;
         out->wait_s = sqlite3_column_double(st, 2);
     }
     sqlite3_finalize(st);

@@ -9,8 +9,9 @@
 #define LB_WRITER_H
 
 typedef struct lb_summary {
-    double effort_s;          /* work + idleness, all threads */
-    double idleness_s;        /* blame + hand-off + unattributed */
+    double effort_s;          /* work + idleness, all threads (as the CLI's header) */
+    double work_s;            /* CPU samples while not waiting */
+    double idleness_s;        /* idleness blamed on calling contexts */
     double wait_s;            /* measured by the waiters */
     char top_site[256];       /* "function (file:line)" of the top release site, or "" */
     double top_site_s;
