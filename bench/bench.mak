@@ -1,0 +1,34 @@
+# Benchmarks: included by the root Makefile.
+#
+#   make bench      build the library and the bench programs, run bench/run.sh
+#                   (one table on stdout, also written to build/bench/results.txt)
+#
+# bench/NAME.c -> $(BUILD)/bench/NAME: plain pthread programs, never linked
+# with lockblame; bench/run.sh runs each natively and under LD_PRELOAD.
+# bench/sample_cost.c is the exception: it links the sampler itself (no
+# interposition) to time one sample's unwind + CCT insert; built only if the
+# file is there.
+
+BENCH_PROGS := uncontended lockmix handoff churn cctgen spawn
+BENCH_BINS  := $(addprefix $(BUILD)/bench/,$(BENCH_PROGS))
+BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
+
+BENCH_SAMPLE_COST := $(if $(wildcard bench/sample_cost.c),$(BUILD)/bench/sample_cost)
+BENCH_SAMPLER_SRCS := $(wildcard src/sampler/*.c src/util/*.c)
+
+.PHONY: bench bench-progs
+bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST)
+
+bench: $(LIB) bench-progs
+	@BUILD=$(BUILD) bench/run.sh
+
+$(BUILD)/bench/%: bench/%.c bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -lrt
+
+$(BUILD)/bench/sample_cost: bench/sample_cost.c $(BENCH_SAMPLER_SRCS) $(wildcard src/sampler/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -pthread -fno-omit-frame-pointer \
+	    -fno-optimize-sibling-calls $(shell pkg-config --cflags libunwind 2>/dev/null) \
+	    -o $@ bench/sample_cost.c $(BENCH_SAMPLER_SRCS) \
+	    -lunwind -lunwind-x86_64 -lpfm -ldl -lrt

@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# lockblame overhead and scale benchmarks: run by `make bench`.
+#
+# Every program in $BUILD/bench runs natively and under LD_PRELOAD, with the
+# repetitions interleaved (native, lockblame, ... in a rotating order) so that
+# a slow spell of the machine hits every variant alike; each figure is the
+# median over the repetitions. Prints ONE table and writes it to
+# $BUILD/bench/results.txt. It reports figures; it never fails on time. The
+# exit status is non-zero only if a program could not run at all.
+#
+# Knobs (environment): BENCH_REPS (default 7), BENCH_QUICK=1 (small sizes,
+# 3 reps: a smoke test of the script, figures meaningless).
+set -u
+cd "$(dirname "$0")/.."
+
+BUILD=${BUILD:-build}
+B=$BUILD/bench
+LIB=$(realpath "$BUILD/liblockblame.so")
+OUT=$B/out
+REPS=${BENCH_REPS:-7}
+QUICK=${BENCH_QUICK:-0}
+
+# sizes
+PAIRS=20000000          # uncontended pairs per timed run
+CG_N=100000             # callgrind: N and 2N pairs
+MIX_OPS=10000000        # lock mix: acquisitions per thread
+MIX_LOCKS=32
+HANDOFF_S=1
+CHURN_TOTAL=10000000
+CHURN_LIVE=300000
+CCT_TAIL=20             # cctgen: frames of its own under each leaf
+CCT_SPIN_US=100         # CPU per leaf
+CCT_PERIOD_NS=50000     # sampling period for cctgen (shorter loses samples, see PERFORMANCE.md)
+CCT_LEAVES="400 4000 40000"   # -> about 10K, 100K, 1M CCT nodes
+SAMPLE_ITERS=20000
+if [ "$QUICK" = 1 ]; then
+    REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 HANDOFF_S=0.2
+    CHURN_TOTAL=600000 CHURN_LIVE=30000 CCT_LEAVES="40 400" SAMPLE_ITERS=2000
+fi
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+ROWS=$OUT/rows.tsv
+ANOM=$OUT/anomalies.txt
+LOG=$OUT/stderr.log
+: >"$ROWS"
+: >"$ANOM"
+: >"$LOG"
+
+for p in uncontended lockmix handoff churn cctgen spawn; do
+    if [ ! -x "$B/$p" ]; then
+        echo "bench: $B/$p missing; run 'make bench'" >&2
+        exit 1
+    fi
+done
+
+# human 10000000 -> 10M, 300000 -> 300K
+human() { awk -v n="$1" 'BEGIN { if (n >= 1e6 && n % 1e6 == 0) printf "%dM", n / 1e6; else if (n >= 1e3 && n % 1e3 == 0) printf "%dK", n / 1e3; else printf "%d", n }'; }
+
+row() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$ROWS"; }
+anomaly() { echo "$*" >>"$ANOM"; }
+progress() { printf 'bench: %s\n' "$*" >&2; }
+
+# key FILE -> the value after "key " in FILE (first match), or empty
+val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2"; }
+
+median() {
+    printf '%s\n' "$@" | grep -E '^-?[0-9.]+(e[-+]?[0-9]+)?$' | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2];
+                                  else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# calc EXPR with a, b -> awk arithmetic, printf FORMAT
+calc() { awk -v a="$2" -v b="$3" "BEGIN { if (a == \"\" || b == \"\") print \"n/a\"; else printf \"$1\", $4 }"; }
+ratio() { calc '%.2fx' "$1" "$2" 'b / a'; }          # lockblame / native
+overhead() { calc '%+.1f%%' "$1" "$2" '(b / a - 1) * 100'; }
+fmt() { [ -z "$2" ] && echo n/a || awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
+
+# run NAME VARIANT TAG PROG ARGS...: one run through spawn; VARIANT is
+# native, or lb followed by LOCKBLAME_* assignments (separated by commas or
+# spaces). Output in $OUT/NAME.TAG.REP.
+DB=$OUT/profile.db
+run() {
+    local name=$1 variant=$2 tag=$3
+    shift 3
+    local f=$OUT/$name.$tag.$REP
+    local envs=()
+    if [ "$variant" != native ]; then
+        rm -f "$DB"
+        envs=(LD_PRELOAD="$LIB" LOCKBLAME_OUTPUT="$DB")
+        local v
+        for v in ${variant//,/ }; do [ "$v" != lb ] && envs+=("$v"); done
+    fi
+    echo "== $name $tag rep $REP: ${envs[*]} $*" >>"$LOG"
+    "$B/spawn" "${envs[@]}" "$@" >"$f" 2>>"$LOG"
+    local st
+    st=$(val spawn_status "$f")
+    if [ "$st" != 0 ]; then
+        anomaly "$name/$tag exited with status ${st:-?}: ${envs[*]} $*"
+    fi
+}
+
+# collect NAME TAG KEY -> the values of KEY over all reps
+collect() {
+    local r vals=()
+    for ((r = 1; r <= REPS; r++)); do
+        [ -f "$OUT/$1.$2.$r" ] && vals+=("$(val "$3" "$OUT/$1.$2.$r")")
+    done
+    median "${vals[@]}"
+}
+
+# collect_best NAME TAG KEY [max] -> the smallest (largest) value of KEY
+collect_best() {
+    local r
+    for ((r = 1; r <= REPS; r++)); do
+        [ -f "$OUT/$1.$2.$r" ] && val "$3" "$OUT/$1.$2.$r"
+    done | sort -g | if [ "${4:-}" = max ]; then tail -1; else head -1; fi
+}
+
+# interleave NAME "TAG=VARIANT ..." PROG ARGS...: REPS rounds, each running
+# every variant once, the starting variant rotating from round to round.
+interleave() {
+    local name=$1 specs=($2)
+    shift 2
+    local n=${#specs[@]} i
+    for ((REP = 1; REP <= REPS; REP++)); do
+        for ((i = 0; i < n; i++)); do
+            local s=${specs[$(((i + REP) % n))]}
+            run "$name" "${s#*=}" "${s%%=*}" "$@"
+        done
+    done
+}
+
+uname_r=$(uname -r)
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+header="lockblame bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($cpu), Linux $uname_r; median of $REPS interleaved runs"
+
+# --- 1, 2: uncontended pairs -------------------------------------------------
+have_valgrind=0
+command -v valgrind >/dev/null 2>&1 && have_valgrind=1
+
+# instructions for N pairs; preloaded when $1 = lb (sampling off: under
+# valgrind a time-based sample lands every few hundred pairs and the unwind
+# would swamp the count). LD_PRELOAD goes on valgrind itself: valgrind adds
+# its own preloads to the client's LD_PRELOAD and keeps ours. (Putting
+# `env LD_PRELOAD=...` after valgrind would profile `env`, not the program,
+# unless --trace-children=yes.)
+callgrind_ir() {
+    local variant=$1 kind=$2 n=$3 f=$OUT/cg.$1.$2.$3
+    if [ "$variant" = lb ]; then
+        LD_PRELOAD=$LIB LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$OUT/cg.db \
+            valgrind --tool=callgrind --callgrind-out-file="$f" \
+            "$B/uncontended" "$kind" "$n" >/dev/null 2>>"$LOG"
+        if ! grep -q "liblockblame" "$f" 2>/dev/null; then
+            anomaly "callgrind: no liblockblame frames in $f (wrappers not interposed?)"
+        fi
+    else
+        valgrind --tool=callgrind --callgrind-out-file="$f" \
+            "$B/uncontended" "$kind" "$n" >/dev/null 2>>"$LOG"
+    fi
+    awk '/^(summary|totals):/ { print $2; exit }' "$f" 2>/dev/null
+}
+ir_per_pair() {
+    local a b
+    a=$(callgrind_ir "$1" "$2" "$CG_N")
+    b=$(callgrind_ir "$1" "$2" $((2 * CG_N)))
+    [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" -v n="$CG_N" 'BEGIN { printf "%.1f\n", (b - a) / n }'
+}
+
+for kind in mutex spin; do
+    progress "uncontended $kind pair (${REPS}x3 runs of $PAIRS pairs)"
+    interleave "pair-$kind" "native=native on=lb off=lb,LOCKBLAME_EVENT=none" \
+        "$B/uncontended" "$kind" "$PAIRS"
+    nat=$(collect "pair-$kind" native ns_per_pair)
+    on=$(collect "pair-$kind" on ns_per_pair)
+    off=$(collect "pair-$kind" off ns_per_pair)
+    bnat=$(collect_best "pair-$kind" native ns_per_pair)
+    bon=$(collect_best "pair-$kind" on ns_per_pair)
+    boff=$(collect_best "pair-$kind" off ns_per_pair)
+    row "$kind lock+unlock, ns/pair (sampling 1 ms)" "$(fmt %.1f "$nat")" "$(fmt %.1f "$on")" \
+        "$(ratio "$nat" "$on")" "target <=1.5x (aim 1.2x); best-of-$REPS $(fmt %.1f "$bnat") vs $(fmt %.1f "$bon") = $(ratio "$bnat" "$bon")"
+    row "$kind lock+unlock, ns/pair (sampling off)" "$(fmt %.1f "$nat")" "$(fmt %.1f "$off")" \
+        "$(ratio "$nat" "$off")" "LOCKBLAME_EVENT=none; best-of-$REPS $(fmt %.1f "$bnat") vs $(fmt %.1f "$boff") = $(ratio "$bnat" "$boff")"
+    if [ "$have_valgrind" = 1 ]; then
+        progress "uncontended $kind pair under callgrind"
+        inat=$(ir_per_pair native "$kind")
+        ilb=$(ir_per_pair lb "$kind")
+        row "$kind lock+unlock, instructions/pair" "$(fmt %.1f "$inat")" "$(fmt %.1f "$ilb")" \
+            "$(ratio "$inat" "$ilb")" "callgrind, (Ir(2N)-Ir(N))/N, N=$CG_N; sampling off"
+    else
+        row "$kind lock+unlock, instructions/pair" "-" "-" "-" "skipped: no valgrind"
+    fi
+done
+
+# --- 3: lock-heavy mix -----------------------------------------------------------
+progress "lock mix (${REPS}x4 runs, 2 threads x $MIX_OPS acquisitions, $MIX_LOCKS mutexes)"
+interleave mix "native=native 1k=lb,LOCKBLAME_FREQ=1000 10k=lb,LOCKBLAME_FREQ=10000 off=lb,LOCKBLAME_EVENT=none" \
+    "$B/lockmix" 2 "$MIX_OPS" "$MIX_LOCKS"
+nat=$(collect mix native elapsed_s)
+rate=$(collect mix native acq_per_s_per_thread)
+wnat=$(collect mix native spawn_wall_s)
+bnat=$(collect_best mix native elapsed_s)
+for f in 1k 10k off; do
+    t=$(collect mix "$f" elapsed_s)
+    w=$(collect mix "$f" spawn_wall_s)
+    b=$(collect_best mix "$f" elapsed_s)
+    label="$f""Hz"
+    note="whole process $(overhead "$wnat" "$w"); best-of-$REPS $(overhead "$bnat" "$b")"
+    case $f in
+        1k) note="target <=3% (aim 2%); $note; native $(fmt %.1f "$(calc %.6f "$rate" 1 'a / 1e6')")M acq/s/thr" ;;
+        off) label="sampling off"; note="LOCKBLAME_EVENT=none: the wrappers alone; $note" ;;
+    esac
+    row "lock mix, 2 thr x $(human "$MIX_OPS") acq, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
+        "$(overhead "$nat" "$t")" "$note"
+done
+
+# --- 4: contended hand-off -------------------------------------------------------
+progress "contended hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
+interleave handoff "native=native lb=lb" "$B/handoff" 2 "$HANDOFF_S"
+nat=$(collect handoff native ops_per_s)
+lb=$(collect handoff lb ops_per_s)
+bnat=$(collect_best handoff native ops_per_s max)
+blb=$(collect_best handoff lb ops_per_s max)
+row "hand-off, 2 thr 1 mutex, Mops/s" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
+    "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(ratio "$nat" "$lb")" "throughput ratio (higher is better); best-of-$REPS $(ratio "$bnat" "$blb"); ${HANDOFF_S}s runs"
+
+# --- 5: lock churn ----------------------------------------------------------------
+for mode in destroy reuse; do
+    progress "lock churn, $mode (${REPS}x2 runs, $CHURN_TOTAL mutexes, $CHURN_LIVE live)"
+    interleave "churn-$mode" "native=native lb=lb" "$B/churn" "$CHURN_TOTAL" "$CHURN_LIVE" "$mode"
+    nat=$(collect "churn-$mode" native elapsed_s)
+    lb=$(collect "churn-$mode" lb elapsed_s)
+    what="init+lock+unlock+destroy"
+    [ "$mode" = reuse ] && what="init (no destroy)+lock+unlock"
+    bnat=$(collect_best "churn-$mode" native elapsed_s)
+    blb=$(collect_best "churn-$mode" lb elapsed_s)
+    row "churn $(human "$CHURN_TOTAL"), $what, s" "$(fmt %.3f "$nat")" "$(fmt %.3f "$lb")" \
+        "$(ratio "$nat" "$lb")" "$(if [ $mode = destroy ]; then echo 'target <=2x; '; fi)best-of-$REPS $(ratio "$bnat" "$blb"); $(human "$CHURN_LIVE") live at once"
+    for v in native lb; do
+        eval "hwm_$v=\$(collect churn-$mode $v hwm_end)"
+        eval "live_$v=\$(collect churn-$mode $v rss_live)"
+        eval "base_$v=\$(collect churn-$mode $v rss_base)"
+    done
+    # per live lock: (a) the process's peak RSS beyond the native run's;
+    # (b) only what the 300K locks themselves added (RSS with all live minus
+    # RSS before the first lock), beyond the native run's growth
+    tot=$(awk -v l="$hwm_lb" -v n="$hwm_native" -v k="$CHURN_LIVE" 'BEGIN { printf "%.0f", (l - n) * 1024 / k }')
+    own_nat=$(awk -v l="$live_native" -v b="$base_native" -v k="$CHURN_LIVE" 'BEGIN { printf "%.0f", (l - b) * 1024 / k }')
+    own_lb=$(awk -v l="$live_lb" -v b="$base_lb" -v k="$CHURN_LIVE" 'BEGIN { printf "%.0f", (l - b) * 1024 / k }')
+    own=$((own_lb - own_nat))
+    end_growth=$(awk -v e="$hwm_lb" -v l="$live_lb" 'BEGIN { printf "%+.1f", (e - l) / 1024 }')
+    row "churn ($mode), bytes per live lock" "-" "$own" \
+        "$tot total" "growth/lock ${own_lb}B vs native ${own_nat}B; total = VmHWM-VmHWM(native); peak grew ${end_growth} MB after all $(human "$CHURN_LIVE") were live"
+done
+
+# --- 6: exit cost -----------------------------------------------------------------
+progress "exit cost (database write) for ~10K/100K/1M CCT nodes"
+interleave exit "native=native empty=lb,LOCKBLAME_EVENT=none" "$B/cctgen" 1 0 0
+nat_exit=$(collect exit native spawn_exit_ms)
+e=$(collect exit empty spawn_exit_ms)
+n=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM node' 2>/dev/null)
+REP=1
+row "exit cost, empty profile, ms" "$(fmt %.2f "$nat_exit")" "$(fmt %.2f "$e")" "-" \
+    "${n:-?} nodes; sampling off: the fixed cost of an almost empty database"
+for leaves in $CCT_LEAVES; do
+    run exit "lb LOCKBLAME_EVENT=task-clock@$CCT_PERIOD_NS" "$leaves" \
+        "$B/cctgen" "$leaves" "$CCT_TAIL" "$CCT_SPIN_US"
+    f=$OUT/exit.$leaves.1
+    e=$(val spawn_exit_ms "$f")
+    n=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM node' 2>/dev/null)
+    samples=$(sqlite3 "$DB" 'SELECT SUM(samples) FROM thread' 2>/dev/null)
+    size=$(du -k "$DB" 2>/dev/null | awk '{ printf "%.1f MB", $1 / 1024 }')
+    per=$(calc '%.2f' "$n" "$e" 'b * 1000 / a')
+    target=""
+    [ "$leaves" = 4000 ] && target="target <=1 s for 100K; "
+    row "exit cost, ${n:-?} CCT nodes, ms" "$(fmt %.2f "$nat_exit")" "$(fmt %.1f "$e")" "${per} us/node" \
+        "${target}1 run; $leaves leaves, depth $(val depth "$f"), $samples samples, db $size"
+done
+
+# --- 7: sample cost ---------------------------------------------------------------
+if [ -x "$B/sample_cost" ]; then
+    progress "sample cost ($SAMPLE_ITERS iterations)"
+    "$B/sample_cost" "$SAMPLE_ITERS" >"$OUT/sample_cost.out" 2>>"$LOG"
+    # rows: depth frames signal-ns here-ns first-sig-ns first-here-ns handler-ns
+    for d in 10 30; do
+        line=$(awk -v d="$d" '$1 == d && NF >= 7 { print; exit }' "$OUT/sample_cost.out")
+        if [ -n "$line" ]; then
+            set -- $line
+            note="unwind+insert ${3} ns (in place); release-site unwind ${4} ns; first (cold) ${5} ns"
+            [ "$d" = 30 ] && note="target <=2000 ns; $note"
+            row "one sample at depth $d, ns" "-" "$7" "-" "$note; whole handler incl. delivery"
+        else
+            row "one sample at depth $d, ns" "-" "n/a" "-" "unparsed; see $OUT/sample_cost.out"
+        fi
+    done
+else
+    row "one sample, ns" "-" "-" "-" "skipped: bench/sample_cost.c not present"
+fi
+
+# --- the table ------------------------------------------------------------------
+{
+    echo "$header"
+    echo
+    {
+        printf 'benchmark\tnative\tlockblame\tratio/overhead\tnotes\n'
+        cat "$ROWS"
+    } | awk -F'\t' '
+        { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
+        END {
+            for (r = 1; r <= n; r++) {
+                printf "%-*s | %*s | %*s | %*s | %s\n", w[1], cell[r, 1], w[2], cell[r, 2],
+                       w[3], cell[r, 3], w[4], cell[r, 4], cell[r, 5]
+                if (r == 1) {
+                    line = ""
+                    for (i = 1; i <= 4; i++) { s = sprintf("%*s", w[i], ""); gsub(/ /, "-", s); line = line s (i < 4 ? "-|-" : "-|-") }
+                    print line "-----"
+                }
+            }
+        }'
+    if [ -s "$ANOM" ]; then
+        echo
+        echo "anomalies:"
+        sed 's/^/  /' "$ANOM"
+    fi
+    echo
+    echo "raw outputs and lockblame's stderr: $OUT/"
+} | tee "$B/results.txt"
+exit 0
