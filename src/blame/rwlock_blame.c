@@ -9,17 +9,51 @@
 #include "blame/blame_clock.h"
 #include "util/clock.h"
 
-/* glibc nptl rwlock word (__readers): bit 1 = a writer holds it, readers
- * counted from bit 3 (PTHREAD_RWLOCK_WRLOCKED, PTHREAD_RWLOCK_READER_SHIFT). */
-enum { GLIBC_RWLOCK_WRLOCKED = 0x2, GLIBC_RWLOCK_READER_SHIFT = 3 };
+/* glibc nptl rwlock word (__readers, pthread_rwlock_common.c): bit 0 =
+ * write phase, bit 1 = a writer owns it (in a write phase) or one waits
+ * for it (in a read phase), readers counted from bit 3. Readers register
+ * in that count before they block, so waiting readers are subtracted. */
+enum {
+    GLIBC_RWLOCK_WRPHASE = 0x1,
+    GLIBC_RWLOCK_WRLOCKED = 0x2,
+    GLIBC_RWLOCK_READER_SHIFT = 3,
+};
 
-static uint8_t holders_now(const pthread_rwlock_t *rw)
+/* k: threads holding rw now. Under mon->meta. */
+static uint8_t holders_now(const pthread_rwlock_t *rw, const lb_mon_t *mon)
 {
     unsigned word = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
-    if (word & GLIBC_RWLOCK_WRLOCKED)
-        return 1;
+    if (word & GLIBC_RWLOCK_WRPHASE)
+        return (word & GLIBC_RWLOCK_WRLOCKED) ? 1 : 0;
     unsigned readers = word >> GLIBC_RWLOCK_READER_SHIFT;
+    readers = readers > mon->rw_waiting_readers ? readers - mon->rw_waiting_readers : 0;
     return (uint8_t)(readers > 255 ? 255 : readers);
+}
+
+/* Under meta: bring accrual up to date and re-read k. */
+static void recount(lb_mon_t *mon, const pthread_rwlock_t *rw, int reader_delta)
+{
+    lb_clock_advance(mon, lb_object_stats_at(mon->stats), lb_now_ns());
+    mon->rw_waiting_readers += (uint32_t)reader_delta;
+    mon->held = holders_now(rw, mon);
+}
+
+void lb_rw_wait_begin(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
+                      lb_wait_t *wait)
+{
+    lb_wait_begin(self, mon, LB_OBJ_RWLOCK, wait);
+    lb_spin_lock(&mon->meta);
+    recount(mon, rw, reader ? 1 : 0);
+    lb_spin_unlock(&mon->meta);
+}
+
+void lb_rw_wait_end(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
+                    lb_wait_t *wait)
+{
+    lb_spin_lock(&mon->meta);
+    recount(mon, rw, reader ? -1 : 0);
+    lb_spin_unlock(&mon->meta);
+    lb_wait_end(self, wait, false);
 }
 
 static double clock_of(const lb_mon_t *mon)
@@ -36,7 +70,7 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
         uint64_t now = lb_now_ns();
         lb_spin_lock(&mon->meta);
         lb_clock_advance(mon, lb_object_stats_at(mon->stats), now);
-        mon->held = holders_now(rw);
+        mon->held = holders_now(rw, mon);
         at = mon->clock;
         lb_spin_unlock(&mon->meta);
     } else {
@@ -81,7 +115,7 @@ bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *r
                          .was_contended = mine.was_contended };
     if (stats)
         stats->blamed_ns += hold->blame_ns;
-    uint8_t k = holders_now(rw);
+    uint8_t k = holders_now(rw, mon);
     mon->held = k > 0 ? (uint8_t)(k - 1) : 0; /* we are about to leave */
     lb_spin_unlock(&mon->meta);
     return true;

@@ -9,6 +9,12 @@
 
 #include "blame/blame.h"
 
+/* A blocking rdlock/wrlock begins / ends waiting (k is re-read, and
+ * waiting readers are kept out of it). */
+void lb_rw_wait_begin(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
+                      lb_wait_t *wait);
+void lb_rw_wait_end(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
+                    lb_wait_t *wait);
 /* The calling thread now holds rw (after the real acquire succeeded). */
 void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool contended);
 /* Before the real unlock: collect this holder's blame; NULL hold when it

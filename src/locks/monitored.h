@@ -50,6 +50,7 @@ typedef struct lb_mon {
     union {
         uint32_t free_next;       /* pool free-list link while free */
         uint32_t barrier_arrived; /* barriers: arrivals in this episode, under meta */
+        uint32_t rw_waiting_readers; /* rwlocks: readers inside our wait, under meta */
     };
 } lb_mon_t;
 

@@ -38,9 +38,9 @@ int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
     if (try || rc != EBUSY)
         return rc; /* EDEADLK, EAGAIN, EINVAL: the blocking call says the same */
     lb_wait_t wait;
-    lb_wait_begin(self, mon, LB_OBJ_RWLOCK, &wait);
+    lb_rw_wait_begin(self, mon, rw, !writer, &wait);
     rc = real_lock(rw, writer, false, clock, abstime);
-    lb_wait_end(self, &wait, false);
+    lb_rw_wait_end(self, mon, rw, !writer, &wait);
     if (rc == 0)
         lb_rw_acquired(self, mon, rw, true);
     return rc;
