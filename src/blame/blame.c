@@ -65,7 +65,13 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     }
     if (stats) {
         stats->wait_ns += waited;
-        stats->contended += holds;
+        if (holds) {
+            stats->contended++;
+        } else if (wait->kind == LB_OBJ_COND || wait->kind == LB_OBJ_SEM ||
+                   wait->kind == LB_OBJ_BARRIER) {
+            stats->contended++;    /* a completed wait is this kind's acquisition */
+            stats->acquisitions++;
+        }
     }
     uint32_t stats_index = mon->stats;
     lb_spin_unlock(&mon->meta);
