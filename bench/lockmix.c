@@ -2,11 +2,15 @@
  * picked at random from NLOCKS, with a short critical section (a few
  * increments) and a little work outside it.
  *
- *   lockmix THREADS OPS NLOCKS   -> "elapsed_s X" and "acq_per_s_per_thread Y"
+ *   lockmix THREADS OPS NLOCKS
+ *     -> "elapsed_s X", "cpu_s C" (process user+system time so far, less
+ *        sensitive than X to other load on the machine) and
+ *        "acq_per_s_per_thread Y"
  *
  * The time covers thread creation to the last join. */
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 
@@ -70,7 +74,11 @@ int main(int argc, char **argv)
         return 1;
     }
     double s = (double)(t1 - t0) / 1e9;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
     printf("elapsed_s %.6f\n", s);
+    printf("cpu_s %.6f\n", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
     printf("acq_per_s_per_thread %.0f\n", (double)ops / s);
     return 0;
 }

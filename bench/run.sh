@@ -109,13 +109,26 @@ collect() {
     median "${vals[@]}"
 }
 
-# collect_best NAME TAG KEY [max] -> the smallest (largest) value of KEY
-collect_best() {
-    local r
+# paired NAME TAGA TAGB KEY -> "MEDIAN MIN MAX" of the per-round ratios
+# B/A. Runs of one round are seconds apart, so a ratio within a round
+# cancels the slow drifts of a shared machine better than a ratio of medians.
+paired() {
+    local r a b
     for ((r = 1; r <= REPS; r++)); do
-        [ -f "$OUT/$1.$2.$r" ] && val "$3" "$OUT/$1.$2.$r"
-    done | sort -g | if [ "${4:-}" = max ]; then tail -1; else head -1; fi
+        a=$(val "$4" "$OUT/$1.$2.$r" 2>/dev/null)
+        b=$(val "$4" "$OUT/$1.$3.$r" 2>/dev/null)
+        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.6f\n", b / a }'
+    done | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "" ; exit }
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        print m, v[1], v[NR] }'
 }
+# pratio / poverhead NAME TAGA TAGB KEY -> "2.31x" / "+21.0%" (median);
+# prange ... -> "rounds 2.10-2.77x" / "rounds +5.0..+30.1%"
+pratio() { paired "$@" | awk '{ if (NF) printf "%.2fx", $1; else printf "n/a" }'; }
+poverhead() { paired "$@" | awk '{ if (NF) printf "%+.1f%%", ($1 - 1) * 100; else printf "n/a" }'; }
+prange() { paired "$@" | awk '{ if (NF) printf "rounds %.2f-%.2fx", $2, $3 }'; }
+prange_pct() { paired "$@" | awk '{ if (NF) printf "rounds %+.0f..%+.0f%%", ($2 - 1) * 100, ($3 - 1) * 100 }'; }
 
 # interleave NAME "TAG=VARIANT ..." PROG ARGS...: REPS rounds, each running
 # every variant once, the starting variant rotating from round to round.
@@ -133,7 +146,8 @@ interleave() {
 
 uname_r=$(uname -r)
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-header="lockblame bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($cpu), Linux $uname_r; median of $REPS interleaved runs"
+header="lockblame bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($cpu), Linux $uname_r, load $(cut -d' ' -f1 /proc/loadavg) at start
+$REPS interleaved rounds; native/lockblame columns: medians; ratio/overhead: median of the per-round ratios (lockblame/native), their spread in the notes"
 
 # --- 1, 2: uncontended pairs -------------------------------------------------
 have_valgrind=0
@@ -174,13 +188,10 @@ for kind in mutex spin; do
     nat=$(collect "pair-$kind" native ns_per_pair)
     on=$(collect "pair-$kind" on ns_per_pair)
     off=$(collect "pair-$kind" off ns_per_pair)
-    bnat=$(collect_best "pair-$kind" native ns_per_pair)
-    bon=$(collect_best "pair-$kind" on ns_per_pair)
-    boff=$(collect_best "pair-$kind" off ns_per_pair)
     row "$kind lock+unlock, ns/pair (sampling 1 ms)" "$(fmt %.1f "$nat")" "$(fmt %.1f "$on")" \
-        "$(ratio "$nat" "$on")" "target <=1.5x (aim 1.2x); best-of-$REPS $(fmt %.1f "$bnat") vs $(fmt %.1f "$bon") = $(ratio "$bnat" "$bon")"
+        "$(pratio "pair-$kind" native on ns_per_pair)" "target <=1.5x (aim 1.2x); $(prange "pair-$kind" native on ns_per_pair)"
     row "$kind lock+unlock, ns/pair (sampling off)" "$(fmt %.1f "$nat")" "$(fmt %.1f "$off")" \
-        "$(ratio "$nat" "$off")" "LOCKBLAME_EVENT=none; best-of-$REPS $(fmt %.1f "$bnat") vs $(fmt %.1f "$boff") = $(ratio "$bnat" "$boff")"
+        "$(pratio "pair-$kind" native off ns_per_pair)" "LOCKBLAME_EVENT=none; $(prange "pair-$kind" native off ns_per_pair)"
     if [ "$have_valgrind" = 1 ]; then
         progress "uncontended $kind pair under callgrind"
         inat=$(ir_per_pair native "$kind")
@@ -198,20 +209,16 @@ interleave mix "native=native 1k=lb,LOCKBLAME_FREQ=1000 10k=lb,LOCKBLAME_FREQ=10
     "$B/lockmix" 2 "$MIX_OPS" "$MIX_LOCKS"
 nat=$(collect mix native elapsed_s)
 rate=$(collect mix native acq_per_s_per_thread)
-wnat=$(collect mix native spawn_wall_s)
-bnat=$(collect_best mix native elapsed_s)
 for f in 1k 10k off; do
     t=$(collect mix "$f" elapsed_s)
-    w=$(collect mix "$f" spawn_wall_s)
-    b=$(collect_best mix "$f" elapsed_s)
     label="$f""Hz"
-    note="whole process $(overhead "$wnat" "$w"); best-of-$REPS $(overhead "$bnat" "$b")"
+    note="$(prange_pct mix native "$f" elapsed_s); CPU time $(poverhead mix native "$f" cpu_s); whole process $(poverhead mix native "$f" spawn_wall_s)"
     case $f in
         1k) note="target <=3% (aim 2%); $note; native $(fmt %.1f "$(calc %.6f "$rate" 1 'a / 1e6')")M acq/s/thr" ;;
         off) label="sampling off"; note="LOCKBLAME_EVENT=none: the wrappers alone; $note" ;;
     esac
     row "lock mix, 2 thr x $(human "$MIX_OPS") acq, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
-        "$(overhead "$nat" "$t")" "$note"
+        "$(poverhead mix native "$f" elapsed_s)" "$note"
 done
 
 # --- 4: contended hand-off -------------------------------------------------------
@@ -219,10 +226,8 @@ progress "contended hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
 interleave handoff "native=native lb=lb" "$B/handoff" 2 "$HANDOFF_S"
 nat=$(collect handoff native ops_per_s)
 lb=$(collect handoff lb ops_per_s)
-bnat=$(collect_best handoff native ops_per_s max)
-blb=$(collect_best handoff lb ops_per_s max)
 row "hand-off, 2 thr 1 mutex, Mops/s" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
-    "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(ratio "$nat" "$lb")" "throughput ratio (higher is better); best-of-$REPS $(ratio "$bnat" "$blb"); ${HANDOFF_S}s runs"
+    "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio handoff native lb ops_per_s)" "throughput ratio (higher is better); $(prange handoff native lb ops_per_s); ${HANDOFF_S}s runs"
 
 # --- 5: lock churn ----------------------------------------------------------------
 for mode in destroy reuse; do
@@ -232,10 +237,8 @@ for mode in destroy reuse; do
     lb=$(collect "churn-$mode" lb elapsed_s)
     what="init+lock+unlock+destroy"
     [ "$mode" = reuse ] && what="init (no destroy)+lock+unlock"
-    bnat=$(collect_best "churn-$mode" native elapsed_s)
-    blb=$(collect_best "churn-$mode" lb elapsed_s)
     row "churn $(human "$CHURN_TOTAL"), $what, s" "$(fmt %.3f "$nat")" "$(fmt %.3f "$lb")" \
-        "$(ratio "$nat" "$lb")" "$(if [ $mode = destroy ]; then echo 'target <=2x; '; fi)best-of-$REPS $(ratio "$bnat" "$blb"); $(human "$CHURN_LIVE") live at once"
+        "$(pratio "churn-$mode" native lb elapsed_s)" "$(if [ $mode = destroy ]; then echo 'target <=2x; '; fi)$(prange "churn-$mode" native lb elapsed_s); $(human "$CHURN_LIVE") live at once"
     for v in native lb; do
         eval "hwm_$v=\$(collect churn-$mode $v hwm_end)"
         eval "live_$v=\$(collect churn-$mode $v rss_live)"

@@ -69,9 +69,12 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 || contended) {
         uint64_t now = lb_now_ns();
         lb_spin_lock(&mon->meta);
-        lb_clock_advance(mon, lb_object_stats_at(mon->stats), now);
+        lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+        lb_clock_advance(mon, stats, now);
         mon->held = holders_now(rw, mon);
         at = mon->clock;
+        if (stats && contended)
+            stats->contended++;
         lb_spin_unlock(&mon->meta);
     } else {
         at = clock_of(mon);
