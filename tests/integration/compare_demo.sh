@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `lockblame compare` on the bundled demo at 1, 2 and 4 workers must point
+# at the queue: the context with the largest excess effort from 1 to 4
+# workers is the queue_push release site, and its excess is idleness that
+# grows with the worker count.
+source "$(dirname "$0")/../lib/common.sh"
+DEMO=$BUILD/demo/taskqueue
+need "$DEMO" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
+for w in 1 2 4; do
+    LOCKBLAME_OUTPUT=$tmp/w$w.db preloaded "$DEMO" $w >"$tmp/out$w" 2>/dev/null
+done
+cmp -s "$tmp/out1" "$tmp/out4" || fail "the demo's output depends on the worker count"
+"$LOCKBLAME_CLI" compare "$tmp/w1.db" "$tmp/w2.db" "$tmp/w4.db" | head -12
+"$LOCKBLAME_CLI" compare --format json "$tmp/w1.db" "$tmp/w2.db" "$tmp/w4.db" >"$tmp/cmp.json"
+python3 - "$tmp/cmp.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+top = max(rows, key=lambda r: r["excess_s"])
+print("top excess:", top["function"], top.get("file"), top.get("line"), "excess_s", top["excess_s"],
+      "idle", top.get("excess_idleness_s"), "share", top["share"])
+idle = [r for r in rows if r.get("excess_idleness_s", 0) > 0]
+top_idle = max(idle, key=lambda r: r["excess_idleness_s"]) if idle else None
+ok = top["function"] == "queue_push" and top.get("excess_idleness_s", 0) > 0.5 * top["excess_s"]
+ok = ok and top_idle is not None and top_idle["function"] == "queue_push"
+ok = ok and top["values_s"][-1] > top["values_s"][0]
+sys.exit(0 if ok else 1)
+PY
