@@ -1,6 +1,8 @@
 #include "report/writer/symbolize.h"
 
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,6 +35,58 @@ lb_symbolizer_t *lb_symbolizer_open(void)
     return s;
 }
 
+/* Name of a subprogram or inlined-subroutine DIE (through its abstract
+ * origin); prefers the linkage (mangled) name, as the symbol table does. */
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr))
+        name = dwarf_formstring(&attr);
+    if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+        name = dwarf_formstring(&attr);
+    return name;
+}
+
+/* The chain of inlined calls at pc (innermost first), from the CU's
+ * scopes. Frame i's line is where it is executing; the caller's line is
+ * inline DIE i's DW_AT_call_line. */
+static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+    const char *file = out->file;
+    int line = out->line;
+    for (int i = 0; i < n && out->n_inline < LB_MAX_INLINE; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        lb_source_frame_t *f = &out->inline_frames[out->n_inline++];
+        f->function = die_name(&scopes[i]);
+        f->file = file;
+        f->line = line;
+        Dwarf_Attribute attr;
+        Dwarf_Word value;
+        file = NULL;
+        line = 0;
+        if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &value) == 0 &&
+            files)
+            file = dwarf_filesrc(files, value, NULL, NULL);
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &value) == 0)
+            line = (int)value;
+    }
+    if (out->n_inline) { /* the real function executes the outermost call */
+        out->file = file;
+        out->line = line;
+    }
+    free(scopes);
+}
+
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
@@ -50,6 +104,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
             out->file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
             out->line = lineno;
         }
+        inline_chain(mod, pc, out);
     }
     if (!out->module || !out->function) {
         Dl_info info;

@@ -5,12 +5,29 @@
 #define LB_SYMBOLIZE_H
 #include <stdint.h>
 
+#define LB_MAX_INLINE 8
+
+/* One source-level frame at an address: the function whose code it is,
+ * and the line being executed in it (for an inlined call, the outer
+ * frame's line is the call site). */
+typedef struct lb_source_frame {
+    const char *function; /* NULL if unknown */
+    const char *file;     /* NULL without debug info */
+    int line;             /* 0 without debug info */
+} lb_source_frame_t;
+
 typedef struct lb_symbol {
     const char *module;   /* module file, NULL if unknown */
     uintptr_t base;       /* module load address */
     const char *function; /* symbol (static ones included), NULL if unknown */
     const char *file;     /* DWARF source file, NULL without debug info */
     int line;             /* 0 without debug info */
+    /* Inlined frames at this address, innermost first; inline[0] is the
+     * deepest inlined function. n_inline = 0 when the code is not inlined.
+     * The outermost (real) function is function/file/line above, with
+     * line set to the call site of the outermost inlined call. */
+    int n_inline;
+    lb_source_frame_t inline_frames[LB_MAX_INLINE];
 } lb_symbol_t;
 
 typedef struct lb_symbolizer lb_symbolizer_t;

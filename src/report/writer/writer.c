@@ -82,33 +82,65 @@ static uint32_t module_id(writer_t *w, const char *path, uintptr_t base)
     return id;
 }
 
-/* The frame row for a code address, symbolized on first sight. */
-static uint32_t frame_id(writer_t *w, uintptr_t pc)
+static uint32_t insert_frame(writer_t *w, const lb_symbol_t *sym, uintptr_t pc,
+                             const char *function, const char *file, int line)
 {
-    uint32_t id;
-    if (pc == 0)
-        return 0;
-    if (lb_u64map_get(&w->frame_of_pc, pc, &id))
-        return id;
-    lb_symbol_t sym;
-    lb_symbolize(w->sym, pc, &sym);
-    id = ++w->frames;
-    lb_u64map_put(&w->frame_of_pc, pc, id);
+    uint32_t id = ++w->frames;
     sqlite3_bind_int64(w->ins_frame, 1, id);
-    if (sym.module) {
-        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym.module, sym.base));
-        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym.base));
+    if (sym->module) {
+        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym->module, sym->base));
+        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym->base));
     } else {
         sqlite3_bind_null(w->ins_frame, 2);
         sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)pc);
     }
-    if (sym.function)
-        sqlite3_bind_text(w->ins_frame, 4, sym.function, -1, SQLITE_TRANSIENT);
-    if (sym.file)
-        sqlite3_bind_text(w->ins_frame, 5, sym.file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(w->ins_frame, 6, sym.line);
+    if (function)
+        sqlite3_bind_text(w->ins_frame, 4, function, -1, SQLITE_TRANSIENT);
+    if (file)
+        sqlite3_bind_text(w->ins_frame, 5, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(w->ins_frame, 6, line);
     step(w->ins_frame);
     return id;
+}
+
+/* Frame map keys: (pc << 4 | i) holds the id of source frame i at pc,
+ * outermost first; (pc << 4 | 15) holds how many there are. */
+#define LB_FRAME_COUNT_SLOT 15
+
+/* The source frames at a code address, outermost first (the real function,
+ * then each inlined call); symbolized once. Returns how many (>= 1), or 0
+ * for pc 0. */
+static int frame_chain(writer_t *w, uintptr_t pc, uint32_t ids[LB_MAX_INLINE + 1])
+{
+    uint32_t n;
+    if (pc == 0)
+        return 0;
+    uint64_t key = (uint64_t)pc << 4;
+    if (lb_u64map_get(&w->frame_of_pc, key | LB_FRAME_COUNT_SLOT, &n)) {
+        for (uint32_t i = 0; i < n; i++)
+            lb_u64map_get(&w->frame_of_pc, key | i, &ids[i]);
+        return (int)n;
+    }
+    lb_symbol_t sym;
+    lb_symbolize(w->sym, pc, &sym);
+    n = 0;
+    ids[n++] = insert_frame(w, &sym, pc, sym.function, sym.file, sym.line);
+    for (int i = sym.n_inline - 1; i >= 0; i--) {
+        const lb_source_frame_t *f = &sym.inline_frames[i];
+        ids[n++] = insert_frame(w, &sym, pc, f->function, f->file, f->line);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        lb_u64map_put(&w->frame_of_pc, key | i, ids[i]);
+    lb_u64map_put(&w->frame_of_pc, key | LB_FRAME_COUNT_SLOT, n);
+    return (int)n;
+}
+
+/* The innermost source frame at pc: the program frame that makes a call. */
+static uint32_t frame_id(writer_t *w, uintptr_t pc)
+{
+    uint32_t ids[LB_MAX_INLINE + 1];
+    int n = frame_chain(w, pc, ids);
+    return n ? ids[n - 1] : 0;
 }
 
 static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32_t depth)
@@ -152,22 +184,34 @@ static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_met
     step(st);
 }
 
-/* Merge one thread's CCT; fills w->node_maps[t->id]. */
+/* Merge one thread's CCT; fills w->node_maps[t->id] (local node -> its
+ * innermost global node; inlined calls add global nodes in between). */
 static int write_thread_tree(writer_t *w, lb_thread_t *t)
 {
     if (!t->cct || t->id >= w->thread_slots)
         return 0;
     uint32_t n = t->cct->nodes;
     uint32_t *map = calloc(n ? n : 1, sizeof *map);
-    if (!map)
+    uint32_t *depth = calloc(n ? n : 1, sizeof *depth); /* global depth of map[id] */
+    if (!map || !depth) {
+        free(map);
+        free(depth);
         return -1;
+    }
     w->node_maps[t->id] = map;
     for (uint32_t id = 1; id < n; id++) {
         lb_cct_node_t *node = lb_cct_node(t->cct, id);
         if (!node)
             break;
-        map[id] = global_node(w, map[node->parent], frame_id(w, node->pc), node->depth);
+        uint32_t frames[LB_MAX_INLINE + 1];
+        int nf = frame_chain(w, node->pc, frames);
+        uint32_t g = map[node->parent], d = depth[node->parent];
+        for (int i = 0; i < nf; i++)
+            g = global_node(w, g, frames[i], ++d);
+        map[id] = g;
+        depth[id] = d;
     }
+    free(depth);
     for (uint32_t id = 0; id < n; id++) {
         lb_cct_node_t *node = lb_cct_node(t->cct, id);
         if (!node)
