@@ -272,12 +272,13 @@ for leaves in $CCT_LEAVES; do
     e=$(val spawn_exit_ms "$f")
     n=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM node' 2>/dev/null)
     samples=$(sqlite3 "$DB" 'SELECT SUM(samples) FROM thread' 2>/dev/null)
+    cover=$(sqlite3 "$DB" "SELECT printf('%.0f', 100.0 * SUM(samples) * $CCT_PERIOD_NS / 1e9 / SUM(cpu_s)) FROM thread" 2>/dev/null)
     size=$(du -k "$DB" 2>/dev/null | awk '{ printf "%.1f MB", $1 / 1024 }')
     per=$(calc '%.2f' "$n" "$e" 'b * 1000 / a')
     target=""
     [ "$leaves" = 4000 ] && target="target <=1 s for 100K; "
     row "exit cost, ${n:-?} CCT nodes, ms" "$(fmt %.2f "$nat_exit")" "$(fmt %.1f "$e")" "${per} us/node" \
-        "${target}1 run; $leaves leaves, depth $(val depth "$f"), $samples samples, db $size"
+        "${target}1 run; $leaves leaves, depth $(val depth "$f"), $samples samples (x period = ${cover:-?}% of CPU time), db $size"
 done
 
 # --- 7: sample cost ---------------------------------------------------------------
