@@ -93,6 +93,10 @@ run() {
     fi
     echo "== $name $tag rep $REP: ${envs[*]} $*" >>"$LOG"
     "$B/spawn" "${envs[@]}" "$@" >"$f" 2>>"$LOG"
+    if [ "$variant" != native ] && [ -f "$DB" ]; then
+        sqlite3 "$DB" 'SELECT printf("lb_samples %d", SUM(samples)), printf("lb_dropped %d", SUM(samples_dropped)) FROM thread' \
+            2>/dev/null | tr '|' '\n' >>"$f"
+    fi
     local st
     st=$(val spawn_status "$f")
     if [ "$st" != 0 ]; then
@@ -220,6 +224,17 @@ for f in 1k 10k off; do
     row "lock mix, 2 thr x $(human "$MIX_OPS") acq, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
         "$(poverhead mix native "$f" elapsed_s)" "$note"
 done
+
+# what one sample costs in place: the extra CPU time of the 10 kHz runs over
+# the sampling-off runs, per recorded sample (paired by round)
+in_situ=$(for ((r = 1; r <= REPS; r++)); do
+    a=$(val cpu_s "$OUT/mix.off.$r"); b=$(val cpu_s "$OUT/mix.10k.$r"); n=$(val lb_samples "$OUT/mix.10k.$r")
+    [ -n "$a" ] && [ -n "$b" ] && [ -n "$n" ] && awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { if (n > 0) printf "%.3f\n", (b - a) * 1e6 / n }'
+done)
+samples10k=$(collect mix 10k lb_samples)
+dropped10k=$(collect mix 10k lb_dropped)
+row "one sample in place (lock mix 10kHz), us CPU" "-" "$(fmt %.1f "$(median $in_situ)")" "-" \
+    "(CPU(10kHz) - CPU(off)) / samples, median of rounds; ${samples10k:-?} samples (+${dropped10k:-?} dropped) a run; shallow stacks (~5 frames)"
 
 # --- 4: contended hand-off -------------------------------------------------------
 progress "contended hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
