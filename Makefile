@@ -41,6 +41,9 @@ $(LIB): $(LIB_OBJS)
 $(CLI): $(CLI_OBJS)
 	$(CC) -o $@ $^ $(CLI_LIBS)
 
+# report --format html embeds these with .incbin, which -MMD does not see.
+$(BUILD)/cli/src/report/cli/html_assets.o: $(wildcard src/report/cli/html/*)
+
 deps:
 	@scripts/install-deps.sh
 

@@ -14,10 +14,12 @@
 #   libdw-dev libelf-dev     symbolization (file:line from DWARF)
 #   sqlite3                  tests query the database directly
 #   python3                  integration tests compare reports with ground truth
+#   chromium                 tests/integration/cli_html.sh opens the HTML report in
+#                            a real headless browser (DOM check and screenshot)
 set -euo pipefail
 
 PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
-          libsqlite3-dev libdw-dev libelf-dev sqlite3 python3)
+          libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2

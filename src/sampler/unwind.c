@@ -1,24 +1,38 @@
 /* Call paths with libunwind (contract in unwind.h).
  *
- * Both walks share lb_unwind_walk: step outwards from a cursor, turn return
- * addresses into call addresses (ra - 1) except for the interrupted pc of a
- * signal frame, skip lockblame's own frames, stop at the trampoline range.
+ * Both walks take the raw trace with unw_backtrace, which uses libunwind's
+ * per-thread *trace* cache (a frame descriptor per pc: CFA rule and where
+ * the return address is), so a warm walk costs tens of ns a frame. Inside
+ * the handler the trace starts in the handler and crosses the kernel's
+ * signal frame; the entry equal to the context's RIP is the interrupted pc,
+ * and the entries before it are dropped. lb_unwind_filter then turns return
+ * addresses into call addresses (ra - 1), skips lockblame's own frames and
+ * stops at the trampoline range.
+ *
+ * Why not unw_init_local2 + unw_step per frame (kept as the fallback)?
+ * Debian's libunwind 1.6 is built without the per-thread register-state
+ * cache, so UNW_CACHE_PER_THREAD silently becomes the global cache, whose
+ * lock costs two sigprocmask calls a frame: ~450 ns a frame against ~15 ns
+ * (bench/sample_cost.c).
  *
  * Invariants:
  *  - self_lo/hi and stop_lo/hi are written once at setup, before any
  *    thread samples, and only read afterwards.
  *  - Callers hold lb_thread.busy, so this thread never runs two walks at
- *    once (libunwind's per-thread cache is not re-entrant).
- *  - In the signal handler only the local-only libunwind entry points are
- *    used, with the per-thread cache: a warm walk does no malloc, no lock and
- *    no dl_iterate_phdr. A cold walk (first time through some code) calls
- *    dl_iterate_phdr, which takes glibc's loader lock; lb_unwind_setup warms
- *    libunwind's global init so that is the only lock a handler can meet. */
+ *    once, and the pthread calls libunwind makes go straight to libc.
+ *  - A warm walk does no malloc, takes no lock and makes no system call.
+ *    A walk through code not yet in the trace cache parses DWARF: it calls
+ *    dl_iterate_phdr (glibc's loader lock) and takes libunwind's own cache
+ *    lock with all signals blocked (so its holder is never interrupted by
+ *    us). The first walk on a thread creates its trace cache (pthread_once,
+ *    pthread_setspecific, mmap); lb_sampler_thread_start does that walk
+ *    outside the handler. */
 #define UNW_LOCAL_ONLY
 #include "sampler/unwind.h"
 
 #include <link.h>
 #include <libunwind.h>
+#include <ucontext.h>
 
 #include "sampler/cct.h"
 #include "util/common.h"
@@ -92,63 +106,31 @@ void lb_unwind_setup(void)
     (void)lb_unwind_here(warm, 4);
 }
 
-/* Walk outwards from cursor, filling pcs innermost-first.
- * first_exact: the cursor's first frame is an interrupted pc (keep it).
+/* Keep the program frames of raw[0..n), innermost first, in pcs (which may
+ * be raw itself: the output never overtakes the input).
+ * first_exact: raw[0] is an interrupted pc (kept as is); all other entries
+ *   are return addresses, turned into call addresses (ra - 1).
  * window: a frame of ours among the first `window` raw frames discards the
  *   frames collected so far and sets *in_sync (when non-NULL).
- * Returns the number of program frames stored (at most max). */
-static int lb_unwind_walk(unw_cursor_t *cursor, uintptr_t *pcs, int max,
-                          bool first_exact, int window, bool *in_sync)
+ * Stops at the trampoline range. Returns the number kept (at most max). */
+static int lb_unwind_filter(const uintptr_t *raw, int n, uintptr_t *pcs, int max,
+                            bool first_exact, int window, bool *in_sync)
 {
     int kept = 0;
-    int raw = 0;
-    bool exact = first_exact;
-    int limit = 2 * max + 64;   /* guards against a walk that never ends */
-    while (kept < max && raw < limit) {
-        unw_word_t ip;
-        if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+    for (int i = 0; i < n && kept < max; i++) {
+        uintptr_t pc = raw[i];
+        if (pc == 0)
             break;
-        uintptr_t pc = exact ? (uintptr_t)ip : (uintptr_t)ip - 1;
+        if (i > 0 || !first_exact)
+            pc -= 1;
         if (lb_pc_is_stop(pc))
             break;
         if (lb_pc_in_self(pc)) {
-            if (raw < window) {
+            if (i < window) {
                 kept = 0;
                 if (in_sync)
                     *in_sync = true;
             }
-        } else {
-            pcs[kept++] = pc;
-        }
-        raw++;
-        /* The frame above a signal trampoline was interrupted, not called. */
-        exact = unw_is_signal_frame(cursor) > 0;
-        if (unw_step(cursor) <= 0)
-            break;
-    }
-    return kept;
-}
-
-/* The caller's path. Our own frames at the leaf (this function, the
- * wrapper) are dropped. Uses unw_backtrace, whose per-thread trace cache
- * avoids the full DWARF step (and libunwind's sigprocmask pair around
- * dl_iterate_phdr) for frames it has seen before: contended releases
- * unwind on every call, so this is their main cost. Returns 0 if
- * libunwind cannot start. */
-int lb_unwind_here(uintptr_t *pcs, int max)
-{
-    void *raw[LB_MAX_DEPTH + 16];
-    int want = max + 16 < (int)(sizeof raw / sizeof raw[0]) ? max + 16
-                                                             : (int)(sizeof raw / sizeof raw[0]);
-    int n = max > 0 ? unw_backtrace(raw, want) : 0;
-    int kept = 0;
-    for (int i = 0; i < n && kept < max; i++) {
-        uintptr_t pc = (uintptr_t)raw[i] - 1; /* return address -> call */
-        if (lb_pc_is_stop(pc))
-            break;
-        if (lb_pc_in_self(pc)) {
-            if (kept)
-                break; /* an outer frame of ours: a thread root we did not mark */
             continue;
         }
         pcs[kept++] = pc;
@@ -156,15 +138,64 @@ int lb_unwind_here(uintptr_t *pcs, int max)
     return kept;
 }
 
-/* The path interrupted by a signal, from the kernel's ucontext.
- * Async-signal-safe as described at the top of this file. Returns 0 and
- * leaves *in_sync_code false if libunwind cannot start. */
+/* The slow walk, one unw_step per frame, for when the fast trace cannot be
+ * lined up with the signal context. Fills raw with interrupted pc then
+ * return addresses; returns the count. The per-frame cost is dominated by
+ * libunwind's cache lock (two sigprocmask calls a frame). */
+static int lb_unwind_steps(unw_cursor_t *cursor, uintptr_t *raw, int max)
+{
+    int n = 0;
+    while (n < max) {
+        unw_word_t ip;
+        if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        raw[n++] = (uintptr_t)ip;
+        if (unw_step(cursor) <= 0)
+            break;
+    }
+    return n;
+}
+
+/* The caller's path. Our own frames at the leaf (this function, the
+ * wrapper) are dropped. unw_backtrace uses libunwind's per-thread trace
+ * cache (frame descriptors keyed by pc), so a warm walk costs tens of ns a
+ * frame; its raw[0] is the return address into this function. Returns 0
+ * if nothing could be walked. */
+int lb_unwind_here(uintptr_t *pcs, int max)
+{
+    if (max <= 0)
+        return 0;
+    int n = unw_backtrace((void **)pcs, max);
+    return lb_unwind_filter(pcs, n, pcs, max, false, max, NULL);
+}
+
+/* Frames of the handler and the sigreturn trampoline that precede the
+ * interrupted pc in a trace taken inside the handler. */
+#define LB_HANDLER_FRAMES_MAX 16
+
+/* The path interrupted by a signal. Fast path: unw_backtrace from inside
+ * the handler walks through the kernel's signal frame (libunwind knows the
+ * sigreturn trampoline), and the interrupted pc is the entry equal to the
+ * context's RIP; everything before it (handler, trampoline) is dropped.
+ * Slow path, if that entry is not found: unw_init_local2 on the context and
+ * unw_step. Async-signal-safe as described at the top of this file.
+ * Returns the number of frames (0 if nothing could be walked). */
 int lb_unwind_signal(void *ucontext, uintptr_t *pcs, int max, bool *in_sync_code)
 {
-    unw_cursor_t cursor;
     *in_sync_code = false;
-    if (max <= 0 || unw_init_local2(&cursor, (unw_context_t *)ucontext,
-                                    UNW_INIT_SIGNAL_FRAME) < 0)
+    if (max <= 0)
         return 0;
-    return lb_unwind_walk(&cursor, pcs, max, true, LB_SYNC_WINDOW, in_sync_code);
+    const ucontext_t *uc = ucontext;
+    uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    int n = unw_backtrace((void **)pcs, max);
+    for (int k = 1; k < n && k < LB_HANDLER_FRAMES_MAX; k++)
+        if (pcs[k] == rip)
+            return lb_unwind_filter(pcs + k, n - k, pcs, max, true, LB_SYNC_WINDOW,
+                                    in_sync_code);
+
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0)
+        return 0;
+    n = lb_unwind_steps(&cursor, pcs, max);
+    return lb_unwind_filter(pcs, n, pcs, max, true, LB_SYNC_WINDOW, in_sync_code);
 }

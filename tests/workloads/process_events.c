@@ -19,14 +19,20 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long counter;
 
+/* A fork child must not touch `lock`: a parent thread may hold it at the
+ * fork, and no thread would ever release it in the child. Children use
+ * child_lock, initialized after the fork. */
+static pthread_mutex_t child_lock;
+static pthread_mutex_t *contended = &lock;
+
 static void *contend(void *arg)
 {
     long rounds = (long)arg;
     for (long i = 0; rounds < 0 || i < rounds; i++) {
-        pthread_mutex_lock(&lock);
+        pthread_mutex_lock(contended);
         for (int k = 0; k < 200; k++)
             counter++;
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(contended);
     }
     return NULL;
 }
@@ -55,6 +61,8 @@ static int run_fork(void)
     for (int k = 0; k < 3; k++) {
         pid_t pid = fork();
         if (pid == 0) {
+            pthread_mutex_init(&child_lock, NULL);
+            contended = &child_lock;
             pthread_t c[2];
             start_threads(2, 20000, c);
             for (int i = 0; i < 2; i++)

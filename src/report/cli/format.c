@@ -47,9 +47,9 @@ struct lb_table {
 
 int lb_format_parse(const char *s)
 {
-	static const char *const names[] = { "table", "csv", "json", "folded" };
+	static const char *const names[] = { "table", "csv", "json", "folded", "html" };
 
-	for (int i = 0; s && i < 4; i++)
+	for (int i = 0; s && i < 5; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
@@ -519,11 +519,62 @@ static void print_json(struct lb_table *t, FILE *out)
 	free(cols);
 }
 
+/* An HTML <table>: the columns a table shows plus the list columns (callers,
+ * holders), one escaped line per list item; numbers as in the table. */
+static void print_html(struct lb_table *t, FILE *out)
+{
+	struct lb_buf b = { 0 };
+	int rows = t->nrows < LB_HTML_ROWS ? t->nrows : LB_HTML_ROWS, ncols = 0;
+
+	fputs("<table class=\"data\">\n<thead><tr>", out);
+	for (int c = 0; c < t->ncols; c++) {
+		const struct lb_col *cd = &t->cols[c];
+
+		if ((cd->flags & LB_COL_NOTABLE) && cd->type != LB_C_LIST)
+			continue;
+		ncols++;
+		fputs(right_aligned(cd->type) ? "<th class=\"num\">" : "<th>", out);
+		lb_html_text(out, *cd->title ? cd->title : cd->key);
+		fputs("</th>", out);
+	}
+	fputs("</tr></thead>\n<tbody>\n", out);
+	for (int r = 0; r < rows; r++) {
+		fputs("<tr>", out);
+		for (int c = 0; c < t->ncols; c++) {
+			const struct lb_col *cd = &t->cols[c];
+			const struct cell *cl = cell_at(t, r, c);
+
+			if ((cd->flags & LB_COL_NOTABLE) && cd->type != LB_C_LIST)
+				continue;
+			fputs(right_aligned(cd->type) ? "<td class=\"num\">" : "<td>", out);
+			if (cd->type == LB_C_LIST) {
+				for (int i = 0; cl->set && i < cl->n; i++) {
+					fputs(i ? "<br>" : "", out);
+					lb_html_text(out, cl->v.items[i]);
+				}
+			} else {
+				cell_text(cd, cl, true, &b);
+				lb_html_text(out, lb_buf_str(&b));
+			}
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
+	if (rows < t->nrows)
+		fprintf(out, "<tr><td class=\"more\" colspan=\"%d\">%d more rows; --format csv lists "
+			     "all</td></tr>\n", ncols, t->nrows - rows);
+	if (!t->nrows)
+		fprintf(out, "<tr><td class=\"more\" colspan=\"%d\">(none recorded)</td></tr>\n", ncols);
+	fputs("</tbody>\n</table>\n", out);
+	lb_buf_free(&b);
+}
+
 void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out)
 {
 	switch (fmt) {
 	case LB_FMT_CSV: print_csv(t, out); break;
 	case LB_FMT_JSON: print_json(t, out); break;
+	case LB_FMT_HTML: print_html(t, out); break;
 	default: print_table(t, out); break;
 	}
 }

@@ -1,7 +1,8 @@
 /*
  * format.h - one row/column model printed four ways: an aligned,
  * terminal-width-aware table, CSV with a header line, a JSON array of
- * objects, (and folded stacks, which views print themselves).
+ * objects, an escaped HTML <table> (for the --format html page, which
+ * format_html.c writes), and folded stacks, which views print themselves.
  *
  * Columns are declared once per view as a static array; cells are set by
  * column index. Fractions are stored as 0..1 and shown as percentages only
@@ -14,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED };
+enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML };
 int lb_format_parse(const char *s);	/* -1 if unknown */
 
 enum lb_ctype {
@@ -61,7 +62,9 @@ int lb_table_rows(const struct lb_table *t);
 /* CSV/JSON column order: these columns first (in this order), then the
  * others in declaration order. `cols` must outlive the table. */
 void lb_table_order(struct lb_table *t, const int *cols, int n);
-/* Print in `fmt` (table, csv or json) to out; then free. */
+/* Print in `fmt` (table, csv, json or html) to out. An html table shows the
+ * table columns plus the list columns, at most LB_HTML_ROWS rows. */
+#define LB_HTML_ROWS 100
 void lb_table_print(struct lb_table *t, enum lb_format fmt, FILE *out);
 void lb_table_free(struct lb_table *t);
 
@@ -72,5 +75,9 @@ int lb_term_width(void);
 void lb_json_string(FILE *out, const char *s);
 /* A number as JSON (null for NaN/inf), full precision. */
 void lb_json_number(FILE *out, double v);
+/* Text escaped for HTML text and quoted attribute values: & < > " ' become
+ * entities, control characters U+FFFD, U+2028/U+2029 character references
+ * (format_html.c). */
+void lb_html_text(FILE *out, const char *s);
 
 #endif

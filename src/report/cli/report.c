@@ -29,7 +29,9 @@ static const char report_usage[] =
 	"options:\n"
 	"  --metric M   idleness (blame received; default), work, wait, overhead\n"
 	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
-	"               the metric in integer microseconds)\n"
+	"               the metric in integer microseconds), html (one self-contained\n"
+	"               page: flame graphs of idleness and work, the release-site,\n"
+	"               lock and thread tables; ignores VIEW and --metric)\n"
 	"  -n N         depth: caller chain length (--by-release-site, default 5),\n"
 	"               tree depth (--top-down, default 10 in tables), caller levels\n"
 	"               (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
@@ -87,7 +89,8 @@ int lb_cmd_report(int argc, char **argv)
 		case O_FORMAT:
 			if (lb_format_parse(optarg) < 0)
 				lb_die(LB_EXIT_USAGE,
-				       "report: unknown format '%s' (table, csv, json, folded)", optarg);
+				       "report: unknown format '%s' (table, csv, json, folded, html)",
+				       optarg);
 			o.format = (enum lb_format)lb_format_parse(optarg);
 			break;
 		default:
@@ -108,6 +111,8 @@ int lb_cmd_report(int argc, char **argv)
 
 	if (o.format == LB_FMT_FOLDED) {
 		rc = lb_view_folded(p, &o);
+	} else if (o.format == LB_FMT_HTML) {
+		rc = lb_view_html(p, &o);
 	} else {
 		switch (o.view) {
 		case LB_V_LOCK: rc = lb_view_locks(p, &o); break;

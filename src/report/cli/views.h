@@ -38,6 +38,8 @@ int lb_view_top_down(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o);
+/* --format html: the whole page (format_html.c). */
+int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o);
 
 /* Interned frame keys (function\tfile\tline or module+0xOFF) per frame:
  * returns a malloc'd array of nframes ids into `tab`. */
