@@ -44,6 +44,12 @@
 
 static uintptr_t self_lo, self_hi;   /* our PT_LOAD executable segment */
 static uintptr_t stop_lo, stop_hi;   /* lockblame's thread trampoline */
+static uint64_t slow_walks;          /* signal walks that took the fallback */
+
+uint64_t lb_unwind_slow_walks(void)
+{
+    return __atomic_load_n(&slow_walks, __ATOMIC_RELAXED);
+}
 
 bool lb_pc_in_self(uintptr_t pc)
 {
@@ -92,9 +98,10 @@ static int lb_find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Per-thread caching (no lock on the cache), our own text range, and one
- * warm-up walk so libunwind's lazy global init (which takes a lock) never
- * runs first inside a signal handler. Not async-signal-safe; call once,
+/* Per-thread register-state caching where libunwind was built with it
+ * (else it keeps its global cache), our own text range, and one warm-up
+ * walk so libunwind's lazy global init and pthread_once (which take locks)
+ * never run first inside a signal handler. Not async-signal-safe; call once,
  * early, with lb_thread.busy held. Leaves the self range empty if it
  * cannot be found (then wrapper frames show up in paths). */
 void lb_unwind_setup(void)
@@ -193,6 +200,7 @@ int lb_unwind_signal(void *ucontext, uintptr_t *pcs, int max, bool *in_sync_code
             return lb_unwind_filter(pcs + k, n - k, pcs, max, true, LB_SYNC_WINDOW,
                                     in_sync_code);
 
+    __atomic_add_fetch(&slow_walks, 1, __ATOMIC_RELAXED);
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0)
         return 0;

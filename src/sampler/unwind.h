@@ -27,4 +27,7 @@ bool lb_pc_in_self(uintptr_t pc);
  * it are dropped. Meant for lockblame's thread trampoline. Call before
  * threads start (plain stores, read without synchronisation). */
 void lb_unwind_set_stop_range(uintptr_t lo, uintptr_t hi);
+/* How many signal walks could not use the fast trace and fell back to
+ * unw_step (slower by an order of magnitude); for diagnostics. */
+uint64_t lb_unwind_slow_walks(void);
 #endif
