@@ -29,8 +29,9 @@ fi
 missing=()
 for p in "${PACKAGES[@]}"; do
     # dpkg -s also succeeds for removed packages that left config files behind,
-    # so look at the Status line itself.
-    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    # so look at the status itself. (Not `dpkg -s | grep -q`: under pipefail,
+    # grep quitting early can kill dpkg with SIGPIPE and fail the check.)
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
         missing+=("$p")
     fi
 done
