@@ -118,7 +118,11 @@ void lb_unwind_setup(void)
  * first_exact: raw[0] is an interrupted pc (kept as is); all other entries
  *   are return addresses, turned into call addresses (ra - 1).
  * window: a frame of ours among the first `window` raw frames discards the
- *   frames collected so far and sets *in_sync (when non-NULL).
+ *   frames collected so far and sets *in_sync (when non-NULL). Outside the
+ *   window, our frames before any program frame are skipped, and one after
+ *   a program frame ends the walk (a thread root, should the stop range
+ *   not be set; with a shallow thread inside the window it would instead
+ *   look like sync code, so lockblame must set the stop range).
  * Stops at the trampoline range. Returns the number kept (at most max). */
 static int lb_unwind_filter(const uintptr_t *raw, int n, uintptr_t *pcs, int max,
                             bool first_exact, int window, bool *in_sync)
@@ -133,12 +137,15 @@ static int lb_unwind_filter(const uintptr_t *raw, int n, uintptr_t *pcs, int max
         if (lb_pc_is_stop(pc))
             break;
         if (lb_pc_in_self(pc)) {
-            if (i < window) {
+            if (i < window) {          /* the program called into us */
                 kept = 0;
                 if (in_sync)
                     *in_sync = true;
+                continue;
             }
-            continue;
+            if (kept)
+                break;   /* an outer frame of ours: a thread root the stop range missed */
+            continue;    /* our frames at the leaf of a release-site walk */
         }
         pcs[kept++] = pc;
     }
@@ -170,10 +177,13 @@ static int lb_unwind_steps(unw_cursor_t *cursor, uintptr_t *raw, int max)
  * if nothing could be walked. */
 int lb_unwind_here(uintptr_t *pcs, int max)
 {
+    /* Room for our own leaf frames on top of max program frames. */
+    uintptr_t raw[LB_MAX_DEPTH + 16];
+    int cap = (int)(sizeof raw / sizeof raw[0]);
     if (max <= 0)
         return 0;
-    int n = unw_backtrace((void **)pcs, max);
-    return lb_unwind_filter(pcs, n, pcs, max, false, max, NULL);
+    int n = unw_backtrace((void **)raw, max + 16 < cap ? max + 16 : cap);
+    return lb_unwind_filter(raw, n, pcs, max, false, 0, NULL);
 }
 
 /* Frames of the handler and the sigreturn trampoline that precede the
