@@ -2,13 +2,14 @@
 
 #include <stdbool.h>
 
+#include "util/common.h"
+
 #include "util/pages.h"
 
 #define LB_STATS_SLOTS (1u << 22)
 
 static lb_object_stats_t *records;
 static uint32_t next_index = 1;
-static uint64_t uncontended_acquisitions[LB_OBJ_KINDS];
 
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {
@@ -46,12 +47,25 @@ uint32_t lb_object_stats_count(void)
     return n > LB_STATS_SLOTS ? LB_STATS_SLOTS : n;
 }
 
-void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions)
+/* Acquisitions of retired objects that had no record, per kind: kept per
+ * thread (no shared counter on the churn path) and summed at the write. */
+static LB_TLS uint64_t *thread_totals;
+static uint64_t exited_totals[LB_OBJ_KINDS];
+
+void lb_object_totals_bind(uint64_t *per_thread)
 {
-    __atomic_fetch_add(&uncontended_acquisitions[kind], acquisitions, __ATOMIC_RELAXED);
+    thread_totals = per_thread;
 }
 
-uint64_t lb_object_totals(lb_obj_kind kind)
+void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions)
 {
-    return __atomic_load_n(&uncontended_acquisitions[kind], __ATOMIC_RELAXED);
+    if (thread_totals)
+        thread_totals[kind] += acquisitions;
+    else
+        __atomic_fetch_add(&exited_totals[kind], acquisitions, __ATOMIC_RELAXED);
+}
+
+uint64_t lb_object_totals_unbound(lb_obj_kind kind)
+{
+    return __atomic_load_n(&exited_totals[kind], __ATOMIC_RELAXED);
 }

@@ -37,7 +37,10 @@ uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind);
 lb_object_stats_t *lb_object_stats_at(uint32_t index); /* NULL for 0 */
 uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
 
-/* Per-kind totals of acquisitions on objects with no record. */
+/* Per-kind totals of acquisitions on retired objects with no record.
+ * An attached thread binds its own array (lb_thread.retired_acquisitions);
+ * other threads add to a shared one. The writer sums both. */
+void lb_object_totals_bind(uint64_t *per_thread);
 void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions);
-uint64_t lb_object_totals(lb_obj_kind kind);
+uint64_t lb_object_totals_unbound(lb_obj_kind kind);
 #endif

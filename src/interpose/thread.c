@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "blame/object_stats.h"
+#include "locks/monitored.h"
 #include "util/clock.h"
 #include "util/pages.h"
 
@@ -48,6 +50,8 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
     t->sampler.perf_fd = -1;
     registry_push(t);
     lb_self = t;
+    lb_mon_cache_enable();
+    lb_object_totals_bind(t->retired_acquisitions);
     lb_sampler_thread_start(t);
     errno = saved_errno;
     return t;
@@ -57,6 +61,7 @@ void lb_thread_detach(lb_thread_t *self)
 {
     int saved_errno = errno;
     lb_sampler_thread_stop(self);
+    lb_mon_cache_flush();
     self->cpu_ns = lb_thread_cpu_ns();
     self->end_ns = lb_now_ns();
     __atomic_store_n(&self->exited, true, __ATOMIC_RELEASE);

@@ -34,6 +34,7 @@ typedef struct lb_thread {
     lb_sampler_thread_t sampler;
     lb_cct_t *cct;                /* mmap'd, see cct.h */
     lb_object_blame_table_t object_blame;  /* blame per (object, release node) */
+    uint64_t retired_acquisitions[LB_OBJ_KINDS]; /* of destroyed never-contended objects */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     pid_t tid;

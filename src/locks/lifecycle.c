@@ -5,7 +5,8 @@
 static void fold(lb_mon_t *mon)
 {
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
-    uint64_t acquisitions = __atomic_exchange_n(&mon->acquisitions, 0, __ATOMIC_RELAXED);
+    uint64_t acquisitions = mon->acquisitions; /* the object is dying or quiesced */
+    mon->acquisitions = 0;
     if (stats)
         stats->acquisitions += acquisitions;
     else

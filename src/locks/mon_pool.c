@@ -8,13 +8,13 @@
 
 #include <string.h>
 
+#include "util/common.h"
 #include "util/pages.h"
 
 lb_mon_t *lb_mon_pool;
 #define pool lb_mon_pool
 static uint32_t bump = 1;
 static uint32_t free_head;
-static uint32_t live;
 static lb_spin_t pool_lock = LB_SPIN_INIT;
 
 int lb_mon_pool_setup(void)
@@ -25,19 +25,81 @@ int lb_mon_pool_setup(void)
     return pool ? 0 : -1;
 }
 
-lb_mon_t *lb_mon_alloc(const void *addr, lb_obj_kind kind)
+/* Per-thread cache of free slots, so that lock churn (init, first use,
+ * destroy) does not take pool_lock each time. Enabled only on attached
+ * threads, which flush it when they exit; others use the pool directly. */
+#define LB_MON_CACHE 64
+#define LB_MON_BATCH 32
+static LB_TLS struct {
+    bool enabled;
+    uint32_t n;
+    uint32_t slot[LB_MON_CACHE];
+} cache;
+
+void lb_mon_cache_enable(void)
 {
-    if (!pool)
-        return NULL;
+    cache.enabled = true;
+}
+
+/* Move up to `count` free slots into the cache (under pool_lock). */
+static void refill(uint32_t count)
+{
     lb_spin_lock(&pool_lock);
-    uint32_t index = free_head;
+    while (cache.n < count) {
+        uint32_t index = free_head;
+        if (index)
+            free_head = pool[index].free_next;
+        else if (bump < LB_MON_SLOTS)
+            index = bump++;
+        else
+            break;
+        cache.slot[cache.n++] = index;
+    }
+    lb_spin_unlock(&pool_lock);
+}
+
+/* Return cached slots beyond `keep` to the pool (under pool_lock). */
+static void drain(uint32_t keep)
+{
+    lb_spin_lock(&pool_lock);
+    while (cache.n > keep) {
+        uint32_t index = cache.slot[--cache.n];
+        pool[index].free_next = free_head;
+        free_head = index;
+    }
+    lb_spin_unlock(&pool_lock);
+}
+
+void lb_mon_cache_flush(void)
+{
+    if (cache.n)
+        drain(0);
+    cache.enabled = false;
+}
+
+static uint32_t take_slot(void)
+{
+    if (cache.enabled) {
+        if (cache.n == 0)
+            refill(LB_MON_BATCH);
+        return cache.n ? cache.slot[--cache.n] : 0;
+    }
+    uint32_t index = 0;
+    lb_spin_lock(&pool_lock);
+    index = free_head;
     if (index)
         free_head = pool[index].free_next;
     else if (bump < LB_MON_SLOTS)
         index = bump++;
-    if (index)
-        live++;
     lb_spin_unlock(&pool_lock);
+    return index;
+}
+
+lb_mon_t *lb_mon_alloc(const void *addr, lb_obj_kind kind)
+{
+    if (!pool)
+        return NULL;
+    uint32_t index = take_slot();
     if (!index)
         return NULL;
     lb_mon_t *mon = &pool[index];
@@ -51,10 +113,15 @@ void lb_mon_free(lb_mon_t *mon)
 {
     uint32_t index = lb_mon_index(mon);
     __atomic_store_n(&mon->addr, NULL, __ATOMIC_RELEASE);
+    if (cache.enabled) {
+        if (cache.n == LB_MON_CACHE)
+            drain(LB_MON_CACHE - LB_MON_BATCH);
+        cache.slot[cache.n++] = index;
+        return;
+    }
     lb_spin_lock(&pool_lock);
     mon->free_next = free_head;
     free_head = index;
-    live--;
     lb_spin_unlock(&pool_lock);
 }
 
@@ -70,7 +137,10 @@ uint32_t lb_mon_slots_used(void)
 
 uint32_t lb_mon_live(void)
 {
-    return __atomic_load_n(&live, __ATOMIC_RELAXED);
+    uint32_t end = __atomic_load_n(&bump, __ATOMIC_ACQUIRE), live = 0;
+    for (uint32_t i = 1; i < end; i++)
+        live += __atomic_load_n(&pool[i].addr, __ATOMIC_RELAXED) != NULL;
+    return live;
 }
 
 void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg)

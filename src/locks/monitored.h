@@ -61,6 +61,10 @@ _Static_assert(sizeof(lb_mon_t) == 64, "lb_mon must stay one cache line");
  * or unmapped (the caller leaves the object native). */
 int lb_mon_pool_setup(void);
 lb_mon_t *lb_mon_alloc(const void *addr, lb_obj_kind kind);
+/* The calling thread keeps a small cache of free slots from now on /
+ * gives its cache back (thread exit). */
+void lb_mon_cache_enable(void);
+void lb_mon_cache_flush(void);
 /* Return an lb_mon whose object was destroyed or re-initialized. */
 void lb_mon_free(lb_mon_t *mon);
 uint32_t lb_mon_index(const lb_mon_t *mon);
@@ -68,7 +72,7 @@ uint32_t lb_mon_index(const lb_mon_t *mon);
 static inline lb_mon_t *lb_mon_at(uint32_t index);
 /* The lb_mon whose address is p, or NULL if p is not a pool slot. */
 static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p);
-/* Slots handed out so far and live now (for the memory figures). */
+/* Slots handed out so far, and live now (a scan; for the memory figures). */
 uint32_t lb_mon_slots_used(void);
 uint32_t lb_mon_live(void);
 /* fork: prepare holds the pool lock; parent releases it; the child also

@@ -342,7 +342,9 @@ static void write_objects(writer_t *w)
         step(st);
     }
     for (int k = 0; k < LB_OBJ_KINDS; k++) {
-        uint64_t acquisitions = lb_object_totals((lb_obj_kind)k);
+        uint64_t acquisitions = lb_object_totals_unbound((lb_obj_kind)k);
+        for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+            acquisitions += t->retired_acquisitions[k];
         if (!acquisitions)
             continue;
         sqlite3_bind_int64(st, 1, count + (uint32_t)k);
