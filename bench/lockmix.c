@@ -2,7 +2,11 @@
  * picked at random from NLOCKS, with a short critical section (a few
  * increments) and a little work outside it.
  *
- *   lockmix THREADS OPS NLOCKS
+ *   lockmix THREADS OPS NLOCKS [WORK]
+ *     WORK: rounds of xorshift between acquisitions (default 0: back to
+ *     back, a stress far beyond real programs; ~100 gives about 2-3M
+ *     acquisitions per second per thread, the rate the overhead target
+ *     is stated for)
  *     -> "elapsed_s X", "cpu_s C" (process user+system time so far, less
  *        sensitive than X to other load on the machine) and
  *        "acq_per_s_per_thread Y"
@@ -23,6 +27,7 @@ struct slot {
 static struct slot *slots;
 static long ops;
 static unsigned nlocks;
+static long work;
 
 static void *worker(void *arg)
 {
@@ -38,19 +43,25 @@ static void *worker(void *arg)
         s->sum += x & 0xff;
         pthread_mutex_unlock(&s->m);
         local += x & 3;
+        for (long k = 0; k < work; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
     }
     return (void *)(uintptr_t)local;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s THREADS OPS NLOCKS\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s THREADS OPS NLOCKS [WORK]\n", argv[0]);
         return 2;
     }
     int nthreads = atoi(argv[1]);
     ops = atol(argv[2]);
     nlocks = (unsigned)atoi(argv[3]);
+    work = argc == 5 ? atol(argv[4]) : 0;
     if (nthreads < 1 || nthreads > 256 || ops < 1 || nlocks < 1)
         return 2;
     slots = aligned_alloc(64, sizeof *slots * nlocks);
