@@ -98,19 +98,34 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
     lb_spin_unlock(&mon->meta);
 }
 
-lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+/* Under meta: bring accrual up to now and end the current hold's
+ * accounting. keep_held: the object stays "held" afterwards (cond/sem:
+ * accrual since this signal belongs to the next one). */
+static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
 {
-    lb_hold_t hold = { 0 };
-    uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
-    hold.blame_ns = lb_clock_hold_ends(mon, stats);
-    hold.stats = mon->stats;
-    hold.was_contended = mon->hold_was_contended;
+    lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, stats),
+                       .stats = mon->stats,
+                       .was_contended = mon->hold_was_contended };
     mon->hold_was_contended = 0;
+    if (keep_held)
+        mon->held = 1;
+    return hold;
+}
+
+static lb_hold_t collect_locked(lb_mon_t *mon, bool keep_held)
+{
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_hold_t hold = collect(mon, now, keep_held);
     lb_spin_unlock(&mon->meta);
     return hold;
+}
+
+lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+{
+    return collect_locked(mon, false);
 }
 
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
@@ -136,16 +151,7 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
 
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
-    lb_hold_t hold = { 0 };
-    uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
-    lb_object_stats_t *stats = stats_of(mon);
-    lb_clock_advance(mon, stats, now);
-    hold.blame_ns = lb_clock_hold_ends(mon, stats);
-    hold.stats = mon->stats;
-    mon->held = 1; /* accrual since this signal belongs to the next one */
-    lb_spin_unlock(&mon->meta);
-    return hold;
+    return collect_locked(mon, true);
 }
 
 bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold)
@@ -154,13 +160,12 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     lb_enter(self);
     uint64_t now = lb_now_ns();
     lb_spin_lock(&mon->meta);
-    lb_object_stats_t *stats = stats_of(mon);
-    lb_clock_advance(mon, stats, now);
     bool last = mon->barrier_count && ++mon->barrier_arrived >= mon->barrier_count;
     if (last) {
-        *hold = (lb_hold_t){ .blame_ns = lb_clock_hold_ends(mon, stats), .stats = mon->stats };
+        *hold = collect(mon, now, false);
         mon->barrier_arrived = 0;
     } else {
+        lb_clock_advance(mon, stats_of(mon), now);
         wait->mon = mon;
         wait->kind = LB_OBJ_BARRIER;
         wait->start_ns = now;

@@ -64,60 +64,64 @@ LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return fn(fd, argv, envp);
 }
 
-/* Count the variadic arguments up to the terminating NULL. */
-static size_t count_args(const char *arg0, va_list ap)
-{
-    size_t n = 1;
-    va_list copy;
-    va_copy(copy, ap);
-    if (arg0)
-        while (va_arg(copy, const char *))
-            n++;
-    va_end(copy);
-    return n;
-}
+enum exec_form { EXEC_PATH, EXEC_SEARCH, EXEC_ENV };
 
-/* Fill argv (n + 1 slots) from arg0 and ap; returns the va_list position after NULL. */
-static void collect_args(char **argv, size_t n, const char *arg0, va_list *ap)
+/* The variadic list of execl/execlp/execle as an argv on the stack, then
+ * the matching v-form (execle's envp follows the NULL). */
+static int exec_list(enum exec_form form, const char *path, const char *arg0, va_list args)
 {
+    va_list ap;
+    va_copy(ap, args);
+    size_t n = 1;
+    if (arg0) {
+        va_list count;
+        va_copy(count, ap);
+        while (va_arg(count, const char *))
+            n++;
+        va_end(count);
+    }
+    char *argv[n + 1];
     argv[0] = (char *)arg0;
     for (size_t i = 1; i < n; i++)
-        argv[i] = va_arg(*ap, char *);
+        argv[i] = va_arg(ap, char *);
     argv[n] = NULL;
     if (arg0)
-        (void)va_arg(*ap, char *); /* the NULL terminator */
+        (void)va_arg(ap, char *); /* the NULL terminator */
+    char *const *envp = form == EXEC_ENV ? va_arg(ap, char *const *) : NULL;
+    va_end(ap);
+    switch (form) {
+    case EXEC_PATH:
+        return execv(path, argv);
+    case EXEC_SEARCH:
+        return execvp(path, argv);
+    default:
+        return execve(path, argv, envp);
+    }
 }
 
 LB_EXPORT int execl(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
-    size_t n = count_args(arg0, ap);
-    char *argv[n + 1];
-    collect_args(argv, n, arg0, &ap);
+    int rc = exec_list(EXEC_PATH, path, arg0, ap);
     va_end(ap);
-    return execv(path, argv);
+    return rc;
 }
 
 LB_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
-    size_t n = count_args(arg0, ap);
-    char *argv[n + 1];
-    collect_args(argv, n, arg0, &ap);
+    int rc = exec_list(EXEC_SEARCH, file, arg0, ap);
     va_end(ap);
-    return execvp(file, argv);
+    return rc;
 }
 
 LB_EXPORT int execle(const char *path, const char *arg0, ...)
 {
     va_list ap;
     va_start(ap, arg0);
-    size_t n = count_args(arg0, ap);
-    char *argv[n + 1];
-    collect_args(argv, n, arg0, &ap);
-    char *const *envp = va_arg(ap, char *const *);
+    int rc = exec_list(EXEC_ENV, path, arg0, ap);
     va_end(ap);
-    return execve(path, argv, envp);
+    return rc;
 }
