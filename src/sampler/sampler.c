@@ -60,9 +60,13 @@ void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
-    /* Create libunwind's per-thread trace cache here, not in the handler. */
+    /* Create libunwind's per-thread trace cache here, not in the handler.
+     * busy, as for every walk: libunwind's own mutex must go straight to
+     * libc, or a contended wrapper would unwind inside libunwind's lock. */
     uintptr_t warm[4];
+    lb_enter(self);
     (void)lb_unwind_here(warm, 4);
+    lb_leave(self);
     int err = lb_sampler_cfg.ops->thread_start(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
