@@ -156,9 +156,11 @@ static void after_fork_child(void)
     lb_thread_t *self = lb_self;
     if (!self || __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
         return;
+    /* The sampler first: it closes the events inherited from the other
+     * threads, which it finds through the registry about to be pruned. */
+    lb_sampler_after_fork_child(self);
     lb_thread_after_fork_child(self);
     choose_output_path(true);
-    lb_sampler_after_fork_child(self);
 }
 
 void lb_runtime_start(void)

@@ -262,7 +262,7 @@ static void write_threads(writer_t *w)
         sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
         sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler.samples);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)(t->sampler.dropped + t->sampler.busy_samples));
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler.dropped);
         step(st);
     }
     sqlite3_finalize(st);
@@ -408,7 +408,7 @@ static double ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
     uint64_t samples = 0, dropped = 0, cpu = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         samples += t->sampler.samples;
-        dropped += t->sampler.dropped + t->sampler.busy_samples;
+        dropped += t->sampler.dropped; /* busy_samples are a part of it */
         cpu += cpu_ns_of(t);
     }
     *samples_out = samples;
