@@ -131,7 +131,7 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
 {
     if (hold->was_contended) {
-        lb_site_t *s = lb_site_lookup(&self->sites, lb_site_key(site, kind));
+        lb_site_t *s = lb_site_lookup(self->sites, lb_site_key(site, kind));
         if (s)
             s->contended++;
     }

@@ -17,18 +17,37 @@ static lb_object_blame_t *find(lb_object_blame_t *slot, uint32_t capacity,
     }
 }
 
+/* Tables up to a page come from the arena (most threads blame one or
+ * two objects; a page each would dominate their memory), larger ones are
+ * mapped and unmapped. Arena blocks outgrown are not reused: at most the
+ * size of the final table. */
+#define LB_OBJECT_BLAME_ARENA_BYTES 4096
+
+static lb_object_blame_t *table_alloc(uint32_t capacity)
+{
+    size_t bytes = capacity * sizeof(lb_object_blame_t);
+    return bytes <= LB_OBJECT_BLAME_ARENA_BYTES ? lb_arena_alloc(bytes) : lb_pages_alloc(bytes);
+}
+
+static void table_free(lb_object_blame_t *slot, uint32_t capacity)
+{
+    size_t bytes = capacity * sizeof(lb_object_blame_t);
+    if (bytes > LB_OBJECT_BLAME_ARENA_BYTES)
+        lb_pages_free(slot, bytes);
+}
+
 /* Doubles the table; returns -1 (table unchanged) if no memory. */
 static int grow(lb_object_blame_table_t *t)
 {
-    uint32_t capacity = t->capacity ? t->capacity * 2 : 64;
-    lb_object_blame_t *fresh = lb_pages_alloc(capacity * sizeof *fresh);
+    uint32_t capacity = t->capacity ? t->capacity * 2 : 4;
+    lb_object_blame_t *fresh = table_alloc(capacity);
     if (!fresh)
         return -1;
     for (uint32_t i = 0; i < t->capacity; i++) {
         if (t->slot[i].object)
             *find(fresh, capacity, t->slot[i].object, t->slot[i].node) = t->slot[i];
     }
-    lb_pages_free(t->slot, t->capacity * sizeof *t->slot);
+    table_free(t->slot, t->capacity);
     t->slot = fresh;
     t->capacity = capacity;
     return 0;

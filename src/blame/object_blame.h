@@ -3,7 +3,7 @@
  *
  * Invariants: written only by the owning thread, outside the signal
  * handler, while lb_thread.busy is held; read by the final write. Grows by
- * doubling into fresh mmap'd memory; if memory runs out the entry is
+ * doubling (arena memory while small, mmap'd beyond a page); if memory runs out the entry is
  * counted in `dropped_ns` instead of being lost silently. */
 #ifndef LB_OBJECT_BLAME_H
 #define LB_OBJECT_BLAME_H

@@ -1,5 +1,7 @@
 #include "blame/sites.h"
 
+#include "util/pages.h"
+
 #define LB_SITE_PROBES 16
 
 lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key)
@@ -16,4 +18,20 @@ lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key)
     }
     t->overflow++;
     return NULL;
+}
+
+lb_site_t *lb_sites_compact(const lb_site_table_t *t, uint32_t *count)
+{
+    uint32_t used = 0;
+    for (size_t i = 0; i < LB_SITE_SLOTS; i++)
+        used += t->slot[i].key != 0;
+    *count = 0;
+    lb_site_t *kept = used ? lb_arena_alloc(used * sizeof *kept) : NULL;
+    if (!kept)
+        return NULL;
+    for (size_t i = 0; i < LB_SITE_SLOTS; i++) {
+        if (t->slot[i].key)
+            kept[(*count)++] = t->slot[i];
+    }
+    return kept;
 }

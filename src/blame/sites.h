@@ -4,7 +4,8 @@
  * final write after that thread stopped or sampling was quiesced. The fast
  * path is one probe into a direct-mapped slot; a miss falls to a short
  * linear probe, and a full table counts into `overflow` (never silently
- * dropped). No allocation: the table is embedded in lb_thread. */
+ * dropped). The table is mmap'd at thread start; when the thread exits,
+ * lb_sites_compact keeps only the used slots (in arena memory). */
 #ifndef LB_SITES_H
 #define LB_SITES_H
 #include <stdint.h>
@@ -34,6 +35,10 @@ static inline uintptr_t lb_site_key(uintptr_t ra, lb_obj_kind kind)
 }
 static inline uintptr_t lb_site_ra(uintptr_t key) { return key & ((1ull << 56) - 1); }
 static inline lb_obj_kind lb_site_kind(uintptr_t key) { return (lb_obj_kind)((key >> 56) - 1); }
+
+/* The used slots, copied into right-sized arena memory; *count gets how
+ * many. Returns NULL (count 0) when none are used or memory is short. */
+lb_site_t *lb_sites_compact(const lb_site_table_t *t, uint32_t *count);
 
 /* Find or claim the slot for key; NULL when the table is full (counted). */
 lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key);

@@ -99,6 +99,7 @@ void lb_runtime_finish(const char *reason)
     if (self)
         lb_enter(self); /* our own sqlite/malloc locking goes straight to glibc */
     lb_sampler_quiesce();
+    lb_thread_freeze();
     lb_summary_t summary = { 0 };
     if (lb_write_profile(output_path, reason, &summary) == 0)
         print_summary(&summary);

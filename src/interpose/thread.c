@@ -4,6 +4,7 @@
 #include "interpose/thread.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -30,16 +31,15 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
                               uint32_t creator_node)
 {
     int saved_errno = errno;
-    lb_thread_t *t = lb_pages_alloc(sizeof *t);
-    if (!t) {
+    lb_thread_t *t = lb_arena_alloc(sizeof *t);
+    lb_site_table_t *sites = t ? lb_pages_alloc(sizeof *sites) : NULL;
+    if (!sites) {
         errno = saved_errno;
-        return NULL;
+        return NULL; /* a record from the arena is simply not used */
     }
-    t->cct = lb_pages_alloc(sizeof *t->cct);
-    if (t->cct && lb_cct_init(t->cct) != 0) {
-        lb_pages_free(t->cct, sizeof *t->cct);
-        t->cct = NULL;
-    }
+    t->sites = sites;
+    if (lb_cct_init(&t->cct_storage) == 0)
+        t->cct = &t->cct_storage;
     t->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     t->tid = gettid();
     t->handle = (uintptr_t)pthread_self();
@@ -57,6 +57,31 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
     return t;
 }
 
+/* Set once the final write starts; compaction then stops (see freeze). */
+static uint32_t frozen;
+
+/* Move an exited thread's tables into right-sized arena memory. The
+ * writer must not read them meanwhile: `compacting` and `frozen` form a
+ * Dekker pair (both sides store, then load the other's flag, seq_cst). */
+static void compact(lb_thread_t *t)
+{
+    __atomic_store_n(&t->compacting, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&frozen, __ATOMIC_SEQ_CST)) {
+        if (t->cct)
+            lb_cct_compact(t->cct, 1); /* one spare node: the join blame */
+        uint32_t n = 0;
+        lb_site_t *kept = lb_sites_compact(t->sites, &n);
+        if (kept || n == 0) {
+            t->kept_sites = kept;
+            t->n_kept_sites = n;
+            lb_site_table_t *table = t->sites;
+            t->sites = NULL;
+            lb_pages_free(table, sizeof *table);
+        }
+    }
+    __atomic_store_n(&t->compacting, 0, __ATOMIC_SEQ_CST);
+}
+
 void lb_thread_detach(lb_thread_t *self)
 {
     int saved_errno = errno;
@@ -64,8 +89,21 @@ void lb_thread_detach(lb_thread_t *self)
     lb_mon_cache_flush();
     self->cpu_ns = lb_thread_cpu_ns();
     self->end_ns = lb_now_ns();
+    /* From here this thread's remaining lock calls (TLS destructors) go
+     * straight to glibc, so its tables have no writer but a joiner. */
+    lb_self = NULL;
+    compact(self);
     __atomic_store_n(&self->exited, true, __ATOMIC_RELEASE);
     errno = saved_errno;
+}
+
+void lb_thread_freeze(void)
+{
+    __atomic_store_n(&frozen, 1, __ATOMIC_SEQ_CST);
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        while (__atomic_load_n(&t->compacting, __ATOMIC_SEQ_CST))
+            sched_yield();
+    }
 }
 
 lb_thread_t *lb_thread_registry(void)

@@ -40,7 +40,7 @@ int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(b, LB_OBJ_BARRIER) : NULL;
     if (!mon)
         return lb_real.barrier_wait(b);
-    lb_site_count_release(&self->sites, site, LB_OBJ_BARRIER);
+    lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
     lb_wait_t wait;
     lb_hold_t hold;
     if (lb_barrier_arrive(self, mon, &wait, &hold)) {

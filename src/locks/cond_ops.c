@@ -69,7 +69,7 @@ int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (mon) {
-        lb_site_count_release(&self->sites, site, LB_OBJ_COND);
+        lb_site_count_release(self->sites, site, LB_OBJ_COND);
         if (lb_release_needs_accounting(mon)) {
             lb_hold_t hold = lb_signal_collect(self, mon);
             int rc = broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
@@ -133,7 +133,7 @@ int lb_sem_post(sem_t *s, uintptr_t site)
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
     if (mon) {
-        lb_site_count_release(&self->sites, site, LB_OBJ_SEM);
+        lb_site_count_release(self->sites, site, LB_OBJ_SEM);
         if (lb_release_needs_accounting(mon)) {
             lb_hold_t hold = lb_signal_collect(self, mon);
             int rc = lb_real.sem_post(s);

@@ -140,7 +140,7 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     lb_mon_t *mon = lb_mutex_mon_or_convert(m);
     if (lb_unlikely(!mon))
         return lb_real.mutex_unlock(m);
-    lb_site_count_release(&self->sites, site, LB_OBJ_MUTEX);
+    lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
     return lb_real.mutex_unlock(m);

@@ -52,7 +52,7 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
     lb_mon_t *mon = self && !self->busy ? lb_objmap_find(rw) : NULL;
     if (!mon)
         return lb_real.rwlock_unlock(rw);
-    lb_site_count_release(&self->sites, site, LB_OBJ_RWLOCK);
+    lb_site_count_release(self->sites, site, LB_OBJ_RWLOCK);
     lb_hold_t hold;
     if (!lb_rw_release_collect(self, mon, rw, &hold))
         return lb_real.rwlock_unlock(rw);

@@ -219,7 +219,7 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
             if (lb_likely(self && !self->busy)) {
-                lb_site_count_release(&self->sites, site, LB_OBJ_SPIN);
+                lb_site_count_release(self->sites, site, LB_OBJ_SPIN);
                 if (lb_unlikely(lb_release_needs_accounting(mon))) {
                     mon_release_accounted(self, mon, site);
                     return 0;

@@ -1,6 +1,9 @@
 /* The per-thread calling context tree (see cct.h for the contract).
  *
- * Layout: node ids index a two-level table, chunks[id >> SHIFT][id & MASK].
+ * Layout: node ids index a two-level table of chunks that double in size
+ * (64, 128, 256, ... nodes), so a short-lived thread maps a few KB and a
+ * busy one still grows to 16M nodes with 18 pointers. After the owner
+ * exits, lb_cct_compact may move the nodes into one flat block.
  * Chunks are anonymous mappings (lb_pages_alloc), so a chunk can be added
  * from the sampling signal handler; nothing here calls malloc or takes a
  * lock. A node's children form a singly linked sibling list; a hit moves
@@ -20,8 +23,26 @@
 #include "util/common.h"
 #include "util/pages.h"
 
-#define LB_CCT_CHUNK_MASK (LB_CCT_CHUNK_NODES - 1u)
-#define LB_CCT_CHUNK_BYTES ((size_t)LB_CCT_CHUNK_NODES * sizeof(lb_cct_node_t))
+static inline uint32_t chunk_nodes(uint32_t chunk)
+{
+    return LB_CCT_FIRST_CHUNK << chunk;
+}
+
+static inline size_t chunk_bytes(uint32_t chunk)
+{
+    return (size_t)chunk_nodes(chunk) * sizeof(lb_cct_node_t);
+}
+
+/* Chunk i starts at id FIRST * (2^i - 1). */
+static inline uint32_t chunk_of(uint32_t id)
+{
+    return 31u - (uint32_t)__builtin_clz((id >> LB_CCT_FIRST_SHIFT) + 1u);
+}
+
+static inline uint32_t chunk_start(uint32_t chunk)
+{
+    return LB_CCT_FIRST_CHUNK * ((1u << chunk) - 1u);
+}
 
 /* Where inserts land when a tree has no memory at all. Shared by all such
  * trees, so its counters are approximate; it is never reported as a node. */
@@ -29,7 +50,10 @@ static lb_cct_node_t lb_cct_dummy_root;
 
 static inline lb_cct_node_t *lb_cct_at(const lb_cct_t *cct, uint32_t id)
 {
-    return &cct->chunks[id >> LB_CCT_CHUNK_SHIFT][id & LB_CCT_CHUNK_MASK];
+    if (lb_unlikely(cct->flat != NULL))
+        return &cct->flat[id];
+    uint32_t chunk = chunk_of(id);
+    return &cct->chunks[chunk][id - chunk_start(chunk)];
 }
 
 /* Creates node 0. On failure the tree stays empty (nodes == 0) and every
@@ -40,7 +64,9 @@ int lb_cct_init(lb_cct_t *cct)
         cct->chunks[i] = NULL;
     cct->nodes = 0;
     cct->failed_inserts = 0;
-    cct->chunks[0] = lb_pages_alloc(LB_CCT_CHUNK_BYTES);
+    cct->flat = NULL;
+    cct->flat_capacity = 0;
+    cct->chunks[0] = lb_pages_alloc(chunk_bytes(0));
     if (!cct->chunks[0])
         return -1;
     /* mmap'd memory is zeroed: the root has pc 0, parent 0, no children. */
@@ -52,11 +78,12 @@ int lb_cct_init(lb_cct_t *cct)
  * root); the caller must make sure no handler can still be inside it. */
 void lb_cct_destroy(lb_cct_t *cct)
 {
-    uint32_t used = (cct->nodes + LB_CCT_CHUNK_MASK) >> LB_CCT_CHUNK_SHIFT;
-    for (uint32_t i = 0; i < used && i < LB_CCT_MAX_CHUNKS; i++) {
-        lb_pages_free(cct->chunks[i], LB_CCT_CHUNK_BYTES);
+    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++) {
+        lb_pages_free(cct->chunks[i], chunk_bytes(i));
         cct->chunks[i] = NULL;
     }
+    cct->flat = NULL; /* arena memory is never returned */
+    cct->flat_capacity = 0;
     cct->nodes = 0;
 }
 
@@ -66,11 +93,17 @@ void lb_cct_destroy(lb_cct_t *cct)
 static uint32_t lb_cct_new_node(lb_cct_t *cct)
 {
     uint32_t id = cct->nodes;
-    uint32_t chunk = id >> LB_CCT_CHUNK_SHIFT;
-    if (chunk >= LB_CCT_MAX_CHUNKS)
+    if (cct->flat) {
+        if (id >= cct->flat_capacity)
+            return 0;
+        cct->nodes = id + 1;
+        return id;
+    }
+    if (id >= LB_CCT_MAX_NODES)
         return 0;
+    uint32_t chunk = chunk_of(id);
     if (!cct->chunks[chunk]) {
-        cct->chunks[chunk] = lb_pages_alloc(LB_CCT_CHUNK_BYTES);
+        cct->chunks[chunk] = lb_pages_alloc(chunk_bytes(chunk));
         if (!cct->chunks[chunk])
             return 0;
     }
@@ -140,11 +173,33 @@ lb_cct_node_t *lb_cct_node(const lb_cct_t *cct, uint32_t id)
  * tree); returns 0 (the root) for the dummy root or a foreign pointer. */
 uint32_t lb_cct_id(const lb_cct_t *cct, const lb_cct_node_t *node)
 {
-    uint32_t used = (cct->nodes + LB_CCT_CHUNK_MASK) >> LB_CCT_CHUNK_SHIFT;
-    for (uint32_t i = 0; i < used && i < LB_CCT_MAX_CHUNKS; i++) {
+    if (cct->flat)
+        return node >= cct->flat && node < cct->flat + cct->flat_capacity
+                   ? (uint32_t)(node - cct->flat)
+                   : 0;
+    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++) {
         const lb_cct_node_t *base = cct->chunks[i];
-        if (base && node >= base && node < base + LB_CCT_CHUNK_NODES)
-            return (i << LB_CCT_CHUNK_SHIFT) | (uint32_t)(node - base);
+        if (base && node >= base && node < base + chunk_nodes(i))
+            return chunk_start(i) + (uint32_t)(node - base);
     }
     return 0;
+}
+
+void lb_cct_compact(lb_cct_t *cct, uint32_t spare)
+{
+    if (cct->flat || cct->nodes == 0)
+        return;
+    uint32_t capacity = cct->nodes + spare;
+    lb_cct_node_t *flat = lb_arena_alloc((size_t)capacity * sizeof *flat);
+    if (!flat)
+        return;
+    for (uint32_t id = 0; id < cct->nodes; id++)
+        flat[id] = *lb_cct_at(cct, id);
+    cct->flat_capacity = capacity;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cct->flat = flat;
+    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++) {
+        lb_pages_free(cct->chunks[i], chunk_bytes(i));
+        cct->chunks[i] = NULL;
+    }
 }

@@ -14,9 +14,12 @@
 
 #include "sampler/metrics.h"
 
-#define LB_CCT_CHUNK_SHIFT 12                      /* 4096 nodes a chunk */
-#define LB_CCT_CHUNK_NODES (1u << LB_CCT_CHUNK_SHIFT)
-#define LB_CCT_MAX_CHUNKS 4096                     /* at most 16M nodes a thread */
+/* Chunk i holds LB_CCT_FIRST_CHUNK << i nodes, so a thread with a handful
+ * of contexts maps one small chunk and a busy one still grows to 16M. */
+#define LB_CCT_FIRST_SHIFT 6
+#define LB_CCT_FIRST_CHUNK (1u << LB_CCT_FIRST_SHIFT)          /* 64 nodes */
+#define LB_CCT_MAX_CHUNKS 18                                   /* 64 * (2^18 - 1) ~ 16.8M nodes */
+#define LB_CCT_MAX_NODES (LB_CCT_FIRST_CHUNK * ((1u << LB_CCT_MAX_CHUNKS) - 1))
 #define LB_MAX_DEPTH 256                           /* frames kept per path */
 
 typedef struct lb_cct_node {
@@ -29,9 +32,11 @@ typedef struct lb_cct_node {
 } lb_cct_node_t;
 
 typedef struct lb_cct {
-    lb_cct_node_t *chunks[LB_CCT_MAX_CHUNKS];
     uint32_t nodes;          /* nodes in use, root included */
     uint32_t failed_inserts; /* paths that found no memory (attributed to the root) */
+    lb_cct_node_t *chunks[LB_CCT_MAX_CHUNKS]; /* growing form */
+    lb_cct_node_t *flat;     /* compact form (after lb_cct_compact), else NULL */
+    uint32_t flat_capacity;  /* nodes the compact form can hold */
 } lb_cct_t;
 
 /* Create the root. Returns 0, or -1 if no memory (the tree stays empty and
@@ -47,4 +52,9 @@ lb_cct_node_t *lb_cct_insert(lb_cct_t *cct, const uintptr_t *pcs, int n);
 lb_cct_node_t *lb_cct_node(const lb_cct_t *cct, uint32_t id);
 /* The id of a node returned by lb_cct_insert or lb_cct_node. */
 uint32_t lb_cct_id(const lb_cct_t *cct, const lb_cct_node_t *node);
+/* The owner has exited: move the nodes into one right-sized block from
+ * lb_arena_alloc (room for `spare` more nodes) and unmap the chunks. On
+ * failure the tree stays as it was. Only the exited owner's last writer
+ * (a joiner adding the start-routine node) may insert afterwards. */
+void lb_cct_compact(lb_cct_t *cct, uint32_t spare);
 #endif

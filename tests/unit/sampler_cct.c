@@ -82,7 +82,7 @@ static void test_shared_prefix_and_move_to_front(void)
 static void test_ids_across_chunks(void)
 {
     lb_cct_t *cct = new_tree();
-    uint32_t n = LB_CCT_CHUNK_NODES + 1000;
+    uint32_t n = 5000; /* spans chunks 0..6 */
     for (uint32_t i = 0; i < n; i++) {
         uintptr_t p[2] = { 0x100000 + i, 0x42 };
         lb_cct_node_t *node = lb_cct_insert(cct, p, 2);
@@ -91,6 +91,7 @@ static void test_ids_across_chunks(void)
     }
     ASSERT_EQ(cct->nodes, n + 2);
     ASSERT_NOT_NULL(cct->chunks[1]);
+    ASSERT_NOT_NULL(cct->chunks[6]);
     for (uint32_t id = 0; id < cct->nodes; id++)
         ASSERT_EQ(lb_cct_id(cct, lb_cct_node(cct, id)), id);
     ASSERT_NULL(lb_cct_node(cct, cct->nodes));
@@ -107,13 +108,13 @@ static void test_exhaustion_returns_deepest(void)
     lb_cct_t *cct = new_tree();
     /* Pretend the table is full but for one node: the next insert maps the
      * last chunk, the one after finds no room. */
-    cct->nodes = LB_CCT_MAX_CHUNKS * LB_CCT_CHUNK_NODES - 1;
+    cct->nodes = LB_CCT_MAX_NODES - 1;
     const uintptr_t a[] = { 0xbb, 0xaa };
     lb_cct_node_t *got = lb_cct_insert(cct, a, 2);
     ASSERT_UEQ(got->pc, 0xaa);
     ASSERT_EQ(got->depth, 1);
     ASSERT_EQ(cct->failed_inserts, 1);
-    ASSERT_EQ(lb_cct_id(cct, got), LB_CCT_MAX_CHUNKS * LB_CCT_CHUNK_NODES - 1);
+    ASSERT_EQ(lb_cct_id(cct, got), LB_CCT_MAX_NODES - 1);
     lb_cct_destroy(cct);
 }
 
@@ -129,6 +130,37 @@ static void test_empty_tree_uses_dummy_root(void)
     ASSERT_EQ(lb_cct_id(cct, got), 0);
 }
 
+static void test_compact_keeps_ids_and_metrics(void)
+{
+    lb_cct_t *cct = new_tree();
+    for (uint32_t i = 0; i < 300; i++) {
+        uintptr_t p[3] = { 0x5000 + i, 0x400 + i % 7, 0x42 };
+        lb_cct_insert(cct, p, 3)->m.wait_ns = i + 1;
+    }
+    uint32_t nodes = cct->nodes;
+    uint64_t before = 0;
+    for (uint32_t id = 0; id < nodes; id++)
+        before += lb_cct_node(cct, id)->m.wait_ns * id;
+    lb_cct_compact(cct, 1);
+    ASSERT_NOT_NULL(cct->flat);
+    ASSERT_NULL(cct->chunks[0]);
+    ASSERT_EQ(cct->nodes, nodes);
+    uint64_t after = 0;
+    for (uint32_t id = 0; id < nodes; id++) {
+        ASSERT_EQ(lb_cct_id(cct, lb_cct_node(cct, id)), id);
+        after += lb_cct_node(cct, id)->m.wait_ns * id;
+    }
+    ASSERT_UEQ(after, before);
+    /* an existing path is found again; one new node fits, the next does not */
+    uintptr_t old[3] = { 0x5000 + 9, 0x400 + 2, 0x42 };
+    ASSERT_EQ(lb_cct_insert(cct, old, 3)->m.wait_ns, 10);
+    uintptr_t fresh[1] = { 0x777 };
+    ASSERT_UEQ(lb_cct_insert(cct, fresh, 1)->pc, 0x777);
+    uintptr_t more[1] = { 0x778 };
+    ASSERT_EQ(lb_cct_insert(cct, more, 1)->depth, 0);
+    ASSERT_EQ(cct->failed_inserts, 1);
+}
+
 static void test_kind_names(void)
 {
     ASSERT_STR_EQ(lb_obj_kind_name(LB_OBJ_MUTEX), "mutex");
@@ -141,6 +173,6 @@ static void test_kind_names(void)
     ASSERT_STR_EQ(lb_obj_kind_name(LB_OBJ_KINDS), "unknown");
 }
 
-CHECK_MAIN(test_insert_path_and_depth, test_shared_prefix_and_move_to_front,
+CHECK_MAIN(test_insert_path_and_depth, test_compact_keeps_ids_and_metrics, test_shared_prefix_and_move_to_front,
            test_ids_across_chunks, test_exhaustion_returns_deepest,
            test_empty_tree_uses_dummy_root, test_kind_names)

@@ -270,8 +270,10 @@ static void write_threads(writer_t *w)
 
 static void write_sites(writer_t *w, lb_thread_t *t)
 {
-    for (int i = 0; i < LB_SITE_SLOTS; i++) {
-        const lb_site_t *s = &t->sites.slot[i];
+    const lb_site_t *slots = t->sites ? t->sites->slot : t->kept_sites;
+    uint32_t n = t->sites ? LB_SITE_SLOTS : t->n_kept_sites;
+    for (uint32_t i = 0; i < n; i++) {
+        const lb_site_t *s = &slots[i];
         if (!s->key)
             continue;
         sqlite3_stmt *st = w->ins_site;
