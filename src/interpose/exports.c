@@ -21,6 +21,7 @@
 #include "locks/mutex_ops.h"
 #include "locks/spin_ops.h"
 #include "util/common.h"
+#include "util/timeout.h"
 
 #define ENSURE_REAL(field)                                                     \
     do {                                                                       \
@@ -55,7 +56,7 @@ LB_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 LB_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
     ENSURE_REAL(mutex_timedlock);
-    return lb_mutex_timedlock(m, -1, abstime, LB_CALLER());
+    return lb_mutex_timedlock(m, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
@@ -131,14 +132,14 @@ LB_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 LB_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     ENSURE_REAL(cond_wait);
-    return lb_cond_wait(c, m, -1, NULL, LB_CALLER());
+    return lb_cond_wait(c, m, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      const struct timespec *abstime)
 {
     ENSURE_REAL(cond_timedwait);
-    return lb_cond_wait(c, m, -2, abstime, LB_CALLER());
+    return lb_cond_wait(c, m, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
@@ -175,13 +176,13 @@ LB_EXPORT int sem_destroy(sem_t *s)
 LB_EXPORT int sem_wait(sem_t *s)
 {
     ENSURE_REAL(sem_wait);
-    return lb_sem_wait(s, -1, NULL, LB_CALLER());
+    return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
     ENSURE_REAL(sem_timedwait);
-    return lb_sem_wait(s, -2, abstime, LB_CALLER());
+    return lb_sem_wait(s, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
@@ -230,19 +231,19 @@ LB_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 LB_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_rdlock);
-    return lb_rwlock_lock(rw, false, false, -1, NULL, LB_CALLER());
+    return lb_rwlock_lock(rw, false, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_tryrdlock);
-    return lb_rwlock_lock(rw, false, true, -1, NULL, LB_CALLER());
+    return lb_rwlock_lock(rw, false, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_timedrdlock);
-    return lb_rwlock_lock(rw, false, false, -2, abstime, LB_CALLER());
+    return lb_rwlock_lock(rw, false, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
@@ -255,19 +256,19 @@ LB_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
 LB_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_wrlock);
-    return lb_rwlock_lock(rw, true, false, -1, NULL, LB_CALLER());
+    return lb_rwlock_lock(rw, true, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_trywrlock);
-    return lb_rwlock_lock(rw, true, true, -1, NULL, LB_CALLER());
+    return lb_rwlock_lock(rw, true, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_timedwrlock);
-    return lb_rwlock_lock(rw, true, false, -2, abstime, LB_CALLER());
+    return lb_rwlock_lock(rw, true, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,

@@ -21,6 +21,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mutex_ops.h"
 #include "locks/objmap.h"
+#include "util/timeout.h"
 
 typedef struct cond_wait_ctx {
     lb_thread_t *self;
@@ -42,9 +43,9 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (!mon) {
-        if (clock == -1)
+        if (clock == LB_WAIT_FOREVER)
             return lb_real.cond_wait(c, m);
-        if (clock == -2)
+        if (clock == LB_WAIT_REALTIME)
             return lb_real.cond_timedwait(c, m, abstime);
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
@@ -54,9 +55,9 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     lb_wait_begin(self, mon, LB_OBJ_COND, &ctx.wait);
     int rc;
     pthread_cleanup_push(cond_wait_finished, &ctx);
-    if (clock == -1)
+    if (clock == LB_WAIT_FOREVER)
         rc = lb_real.cond_wait(c, m);
-    else if (clock == -2)
+    else if (clock == LB_WAIT_REALTIME)
         rc = lb_real.cond_timedwait(c, m, abstime);
     else
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
@@ -96,9 +97,9 @@ int lb_cond_destroy(pthread_cond_t *c)
 
 static int real_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime)
 {
-    if (clock == -1)
+    if (clock == LB_WAIT_FOREVER)
         return lb_real.sem_wait(s);
-    if (clock == -2)
+    if (clock == LB_WAIT_REALTIME)
         return lb_real.sem_timedwait(s, abstime);
     return lb_real.sem_clockwait(s, clock, abstime);
 }
@@ -113,8 +114,9 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
-    if (!mon)
-        return real_sem_wait(s, clock, abstime);
+    if (!mon || lb_timeout_rejected(clock, abstime))
+        return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
+    pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
     if (sem_trywait(s) == 0) /* a sem_trywait never waits (rule 1) */
         return 0;

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <time.h>
 
-/* clock: -1 = no timeout (wait), -2 = timedwait's CLOCK_REALTIME ABI,
+#include "util/timeout.h"
+
+/* clock: LB_WAIT_FOREVER (wait), LB_WAIT_REALTIME (timedwait),
  * else clockwait's clock. */
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                  const struct timespec *abstime, uintptr_t site);

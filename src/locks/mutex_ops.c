@@ -8,6 +8,7 @@
 
 #include "interpose/runtime.h"
 #include "locks/lifecycle.h"
+#include "util/timeout.h"
 
 /* glibc's internal __kind flags (nptl/pthreadP.h); not public constants. */
 enum {
@@ -97,7 +98,7 @@ int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon
     int rc;
     if (!timed)
         rc = lb_real.mutex_lock(m);
-    else if (clock < 0)
+    else if (clock == LB_WAIT_REALTIME)
         rc = lb_real.mutex_timedlock(m, abstime);
     else
         rc = lb_real.mutex_clocklock(m, clock, abstime);
@@ -124,10 +125,12 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = NULL;
-    if (lb_likely(self && !self->busy))
+    /* glibc rejects an unsupported clock before trying the lock; a bad
+     * tv_nsec only when it has to wait, as we do after the attempt. */
+    if (lb_likely(self && !self->busy) && !lb_clock_rejected(clock))
         mon = lb_mutex_mon_or_convert(m);
     if (!mon)
-        return clock < 0 ? lb_real.mutex_timedlock(m, abstime)
+        return clock == LB_WAIT_REALTIME ? lb_real.mutex_timedlock(m, abstime)
                          : lb_real.mutex_clocklock(m, clock, abstime);
     int rc = lb_real.mutex_trylock(m);
     if (rc == 0) {

@@ -27,11 +27,12 @@
 #include "interpose/real.h"
 #include "interpose/thread.h"
 #include "locks/monitored.h"
+#include "util/timeout.h"
 
 int lb_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
 int lb_mutex_destroy(pthread_mutex_t *m);
 int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site);
-/* timedlock (clock < 0) and clocklock share one path. */
+/* timedlock (clock LB_WAIT_REALTIME) and clocklock share one path. */
 int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
                        uintptr_t site);
 
@@ -129,7 +130,7 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     }
     if (rc != EBUSY)
         return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
-    return lb_mutex_lock_contended(self, m, mon, -1, NULL, false);
+    return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
 }
 
 static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)

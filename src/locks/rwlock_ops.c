@@ -8,15 +8,16 @@
 #include "blame/rwlock_blame.h"
 #include "interpose/real.h"
 #include "locks/objmap.h"
+#include "util/timeout.h"
 
 static int real_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                      const struct timespec *abstime)
 {
     if (try)
         return writer ? lb_real.rwlock_trywrlock(rw) : lb_real.rwlock_tryrdlock(rw);
-    if (clock == -1)
+    if (clock == LB_WAIT_FOREVER)
         return writer ? lb_real.rwlock_wrlock(rw) : lb_real.rwlock_rdlock(rw);
-    if (clock == -2)
+    if (clock == LB_WAIT_REALTIME)
         return writer ? lb_real.rwlock_timedwrlock(rw, abstime)
                       : lb_real.rwlock_timedrdlock(rw, abstime);
     return writer ? lb_real.rwlock_clockwrlock(rw, clock, abstime)
@@ -28,9 +29,9 @@ int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(rw, LB_OBJ_RWLOCK) : NULL;
-    if (!mon)
-        return real_lock(rw, writer, try, clock, abstime);
-    int rc = real_lock(rw, writer, true, -1, NULL);
+    if (!mon || (!try && lb_timeout_rejected(clock, abstime)))
+        return real_lock(rw, writer, try, clock, abstime); /* EINVAL before any attempt */
+    int rc = real_lock(rw, writer, true, LB_WAIT_FOREVER, NULL);
     if (rc == 0) {
         lb_rw_acquired(self, mon, rw, false);
         return 0;

@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <time.h>
 
-/* clock: -1 blocking, -2 timed (CLOCK_REALTIME ABI), else clockwait's clock;
+#include "util/timeout.h"
+
+/* clock: LB_WAIT_FOREVER (blocking), LB_WAIT_REALTIME (timed), else the clock variant's clock;
  * try: trylock (never waits). */
 int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                    const struct timespec *abstime, uintptr_t site);

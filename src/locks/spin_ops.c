@@ -25,6 +25,7 @@
 #include "interpose/runtime.h"
 #include "locks/lifecycle.h"
 #include "locks/monitored.h"
+#include "locks/objmap.h"
 
 enum {
     LB_SPIN_LOCKED = 0,
@@ -47,28 +48,34 @@ static inline lb_mon_t *mon_of_word(int word, const pthread_spinlock_t *lock)
 }
 
 /* Process-shared spin locks stay native: another process cannot follow a
- * pool index of ours. Their addresses are remembered at init (the 32-bit
- * word has no room for a mark); a full set leaves later ones convertible,
- * counted in pshared_overflow. Slots are claimed with one CAS each. */
-#define LB_PSHARED_SPINS 256
-static uintptr_t pshared_spins[LB_PSHARED_SPINS];
-static uint32_t pshared_count;
+ * pool index of ours. The 32-bit word has no room for a mark, so pshared
+ * locks are remembered at init as a marker entry in the object map (spin
+ * locks otherwise never use it). Before lockblame runs the map cannot
+ * create entries; those few early ones go into a small array (a full array
+ * is counted in pshared_overflow). */
+#define LB_PSHARED_EARLY 64
+static uintptr_t pshared_early[LB_PSHARED_EARLY];
+static uint32_t pshared_early_count;
 static uint32_t pshared_overflow;
 
 static void remember_pshared(const pthread_spinlock_t *lock)
 {
-    uint32_t i = __atomic_fetch_add(&pshared_count, 1, __ATOMIC_ACQ_REL);
-    if (i < LB_PSHARED_SPINS)
-        __atomic_store_n(&pshared_spins[i], (uintptr_t)lock, __ATOMIC_RELEASE);
+    if (lb_objmap_get((const void *)lock, LB_OBJ_SPIN))
+        return;
+    uint32_t i = __atomic_fetch_add(&pshared_early_count, 1, __ATOMIC_ACQ_REL);
+    if (i < LB_PSHARED_EARLY)
+        __atomic_store_n(&pshared_early[i], (uintptr_t)lock, __ATOMIC_RELEASE);
     else
         __atomic_fetch_add(&pshared_overflow, 1, __ATOMIC_RELAXED);
 }
 
 static bool is_pshared(const pthread_spinlock_t *lock)
 {
-    uint32_t n = __atomic_load_n(&pshared_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n && i < LB_PSHARED_SPINS; i++) {
-        if (__atomic_load_n(&pshared_spins[i], __ATOMIC_ACQUIRE) == (uintptr_t)lock)
+    if (lb_objmap_find((const void *)lock))
+        return true;
+    uint32_t n = __atomic_load_n(&pshared_early_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < LB_PSHARED_EARLY; i++) {
+        if (__atomic_load_n(&pshared_early[i], __ATOMIC_ACQUIRE) == (uintptr_t)lock)
             return true;
     }
     return false;
@@ -255,6 +262,8 @@ static void retire_word(pthread_spinlock_t *lock)
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared)
 {
     retire_word(lock);
+    if (pshared != PTHREAD_PROCESS_SHARED)
+        lb_objmap_retire((const void *)lock); /* memory that held a pshared lock */
     if (pshared == PTHREAD_PROCESS_SHARED && !is_pshared(lock))
         remember_pshared(lock);
     __atomic_store_n(lock, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
@@ -264,6 +273,7 @@ int lb_spinlock_init(pthread_spinlock_t *lock, int pshared)
 int lb_spinlock_destroy(pthread_spinlock_t *lock)
 {
     retire_word(lock);
+    lb_objmap_retire((const void *)lock);
     __atomic_store_n(lock, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
     return 0;
 }
