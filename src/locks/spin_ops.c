@@ -113,6 +113,19 @@ LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
     }
 }
 
+/* The word refers to an lb_mon that is not this lock's (the lock was
+ * memcpy'd, or its memory reused) and it cannot be converted now (not
+ * running, or no memory): put the copied state back as a native value, so
+ * the native protocol can make progress. A concurrent change wins. */
+LB_COLD static void demote_stale(pthread_spinlock_t *lock, int word)
+{
+    lb_mon_t *stale = lb_mon_at((uint32_t)(word - LB_SPIN_MON_BASE));
+    int state = stale && __atomic_load_n(&stale->spin_word, __ATOMIC_ACQUIRE) == LB_SPIN_LOCKED
+                    ? LB_SPIN_LOCKED
+                    : LB_SPIN_UNLOCKED;
+    __atomic_compare_exchange_n(lock, &word, state, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 /* The monitored lock for this word, converting on demand; NULL = native. */
 static inline lb_mon_t *mon_for(pthread_spinlock_t *lock, const lb_thread_t *self)
 {
@@ -122,9 +135,10 @@ static inline lb_mon_t *mon_for(pthread_spinlock_t *lock, const lb_thread_t *sel
         if (lb_likely(mon != NULL))
             return mon;
     }
-    if (!self || self->busy)
-        return NULL;
-    return convert(lock);
+    lb_mon_t *mon = self && !self->busy ? convert(lock) : NULL;
+    if (!mon && word_is_monitored(word))
+        demote_stale(lock, word);
+    return mon;
 }
 
 static inline bool mon_try_acquire(lb_mon_t *mon)
