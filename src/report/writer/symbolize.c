@@ -2,14 +2,30 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <stdbool.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct lb_symbolizer {
     Dwfl *dwfl;
+    char name[512]; /* the last symbol name with its version suffix cut */
 };
+
+/* "__libc_start_main@@GLIBC_2.34" -> "__libc_start_main". Symbol
+ * versions are a linking detail, not part of the function's name. The
+ * result lives in s->name until the next call. */
+static const char *without_version(lb_symbolizer_t *s, const char *name)
+{
+    const char *at = name ? strchr(name, '@') : NULL;
+    if (!at || at == name || (size_t)(at - name) >= sizeof s->name)
+        return name;
+    memcpy(s->name, name, (size_t)(at - name));
+    s->name[at - name] = '\0';
+    return s->name;
+}
 
 static char *debuginfo_path;
 
@@ -63,6 +79,17 @@ static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
         files = NULL;
     const char *file = out->file;
     int line = out->line;
+    bool in_function = false;
+    for (int i = 0; i < n; i++)
+        in_function |= dwarf_tag(&scopes[i]) == DW_TAG_subprogram;
+    if (!in_function) {
+        /* No function of this CU holds pc (e.g. _start, from crt files
+         * without debug info): libdw's line is a neighbour's, not ours. */
+        out->file = NULL;
+        out->line = 0;
+        free(scopes);
+        return;
+    }
     for (int i = 0; i < n && out->n_inline < LB_MAX_INLINE; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
@@ -97,7 +124,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
         out->module = mainfile ? mainfile : name;
         out->base = (uintptr_t)start;
-        out->function = dwfl_module_addrname(mod, pc);
+        out->function = without_version(s, dwfl_module_addrname(mod, pc));
         Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
         if (line) {
             int lineno = 0;
