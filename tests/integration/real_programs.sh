@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Real threaded programs under the library: same output and exit code as
+# native runs, and a readable profile (report --by-release-site exits 0).
+#   sysbench mutex / threads (timings differ: exit code + report only)
+#   pigz -p 2 compress + decompress (byte-identical .gz and round trip)
+#   CPython threads on threading.Lock and a Condition (identical output)
+#   xz -T2 and zstd -T2 round trips (identical compressed output)
+# A missing program prints SKIP for its part.
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
+errors=0
+bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
+have() { command -v "$1" >/dev/null 2>&1 || { echo "SKIP $1: not installed"; return 1; }; }
+secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+n=0
+
+# under NAME CMD...: run CMD preloaded with its own database; sets rc_pre.
+under() {
+    local name=$1; shift
+    rc_pre=0
+    LOCKBLAME_OUTPUT=$tmp/$name.db LD_PRELOAD=$LOCKBLAME_LIB "$@" || rc_pre=$?
+}
+profile_ok() {
+    local db=$tmp/$1.db
+    [ -s "$db" ] || { bad "$1: no profile"; return; }
+    "$LOCKBLAME_CLI" report --by-release-site "$db" >"$tmp/$1.report" 2>&1 || bad "$1: report --by-release-site exited $?"
+    [ -z "${2:-}" ] || "$LOCKBLAME_CLI" report --by-lock "$db" >/dev/null 2>&1 || bad "$1: report --by-lock exited $?"
+    echo "  profile: $(sed -n 's/^lockblame: //p' "$tmp/$1.err" 2>/dev/null | head -1)"
+}
+
+# Input: 8 MB of compressible, not trivially repetitive text.
+python3 -c '
+import random, sys
+r = random.Random(7)
+words = [("".join(r.choice("abcdefghij") for _ in range(r.randint(2, 9)))) for _ in range(5000)]
+out = sys.stdout
+for i in range(800000):
+    out.write(r.choice(words) + (" " if i % 13 else "\n"))
+' >"$tmp/input"
+
+if have sysbench; then
+    for t in mutex threads; do
+        echo "== sysbench $t"
+        case $t in
+            mutex) args=(mutex --threads=4 --mutex-num=64 --mutex-locks=2000 --mutex-loops=100 run) ;;
+            threads) args=(threads --threads=4 --thread-yields=100 --thread-locks=4 --time=0 --events=2000 run) ;;
+        esac
+        sysbench "${args[@]}" >"$tmp/sb.nat" 2>&1; rc_nat=$?
+        start=$(date +%s.%N)
+        under "sb_$t" sysbench "${args[@]}" >"$tmp/sb.pre" 2>"$tmp/sb_$t.err"
+        echo "  exit native $rc_nat, preloaded $rc_pre; preloaded took $(secs "$start") s"
+        [ "$rc_nat" = "$rc_pre" ] || bad "sysbench $t: exit $rc_pre preloaded vs $rc_nat native"
+        grep -E 'total time:|total number of events:' "$tmp/sb.pre" | sed 's/^ */  preloaded /'
+        profile_ok "sb_$t" by-lock
+        n=$((n + 1))
+    done
+fi
+
+if have pigz; then
+    echo "== pigz -p 2"
+    pigz -p 2 -c "$tmp/input" >"$tmp/nat.gz"; rc_nat=$?
+    start=$(date +%s.%N)
+    under pigz pigz -p 2 -c "$tmp/input" >"$tmp/pre.gz" 2>"$tmp/pigz.err"
+    under pigz_d pigz -p 2 -d -c "$tmp/pre.gz" >"$tmp/pigz.out" 2>"$tmp/pigz_d.err"
+    echo "  exit native $rc_nat, preloaded $rc_pre; preloaded round trip took $(secs "$start") s; $(stat -c %s "$tmp/pre.gz") bytes"
+    cmp -s "$tmp/nat.gz" "$tmp/pre.gz" || bad "pigz: .gz differs from the native one"
+    cmp -s "$tmp/input" "$tmp/pigz.out" || bad "pigz: round trip differs"
+    profile_ok pigz; profile_ok pigz_d
+    n=$((n + 1))
+fi
+
+for z in "xz -T2 -3" "zstd -T2 -q -3"; do
+    set -- $z
+    have "$1" || continue
+    echo "== $z round trip"
+    "$@" -c "$tmp/input" >"$tmp/nat.z"; rc_nat=$?
+    start=$(date +%s.%N)
+    under "$1" "$@" -c "$tmp/input" >"$tmp/pre.z" 2>"$tmp/$1.err"
+    r1=$rc_pre
+    under "$1_d" "$1" -T2 -q -d -c "$tmp/pre.z" >"$tmp/$1.out" 2>"$tmp/$1_d.err"
+    echo "  exit native $rc_nat, preloaded $r1/$rc_pre; preloaded round trip took $(secs "$start") s"
+    [ "$rc_nat" = 0 ] && [ "$r1" = 0 ] && [ "$rc_pre" = 0 ] || bad "$1: exit codes"
+    cmp -s "$tmp/nat.z" "$tmp/pre.z" || bad "$1: compressed output differs from the native one"
+    cmp -s "$tmp/input" "$tmp/$1.out" || bad "$1: round trip differs"
+    profile_ok "$1"; profile_ok "$1_d"
+    n=$((n + 1))
+done
+
+# A version manager's python3 is a shell script that execs the real one
+# (and the exec'd image writes <name>.<pid>.db); use the system's if any.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+if have "$PY"; then
+    echo "== CPython: threads on threading.Lock and a Condition"
+    cat >"$tmp/threads.py" <<'PY'
+import threading
+N, ITER = 6, 20000
+lock = threading.Lock()
+cond = threading.Condition()
+count = 0
+turn = 0
+order = []
+def work(i):
+    global count, turn
+    for k in range(ITER):
+        with lock:
+            count += 1
+    for k in range(50):               # strict round robin through the condition
+        with cond:
+            while turn != i:
+                cond.wait()
+            order.append(i)
+            turn = (turn + 1) % N
+            cond.notify_all()
+ts = [threading.Thread(target=work, args=(i,)) for i in range(N)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("count", count, "expected", N * ITER)
+print("order ok", order == [i % N for i in range(50 * N)])
+PY
+    "$PY" "$tmp/threads.py" >"$tmp/py.nat" 2>&1; rc_nat=$?
+    start=$(date +%s.%N)
+    under py "$PY" "$tmp/threads.py" >"$tmp/py.pre" 2>"$tmp/py.err"
+    echo "  exit native $rc_nat, preloaded $rc_pre; preloaded took $(secs "$start") s"
+    sed 's/^/  /' "$tmp/py.pre"
+    [ "$rc_nat" = "$rc_pre" ] || bad "python: exit $rc_pre preloaded vs $rc_nat native"
+    cmp -s "$tmp/py.nat" "$tmp/py.pre" || bad "python: output differs"
+    grep -v '^lockblame:' "$tmp/py.err" | sed 's/^/  stderr: /' || true
+    profile_ok py
+    n=$((n + 1))
+fi
+
+echo "$n program(s) run, $errors problem(s)"
+[ $errors -eq 0 ]
