@@ -34,23 +34,34 @@ static size_t arena_total;
 void *lb_arena_alloc(size_t bytes)
 {
     bytes = (bytes + 15) & ~(size_t)15;
-    lb_spin_lock(&arena_lock);
-    if (bytes > arena_left) {
-        size_t chunk = bytes > LB_ARENA_CHUNK ? bytes : LB_ARENA_CHUNK;
-        char *fresh = lb_pages_alloc(chunk);
-        if (!fresh) {
-            lb_spin_unlock(&arena_lock);
-            return NULL;
+    char *fresh = NULL;
+    size_t fresh_size = 0;
+    for (;;) {
+        lb_spin_lock(&arena_lock);
+        if (bytes > arena_left && fresh) {
+            /* Install the chunk mapped outside the lock. The rest of the
+             * old chunk is abandoned (at most one allocation's worth). */
+            arena_cursor = fresh;
+            arena_left = fresh_size;
+            fresh = NULL;
         }
-        arena_cursor = fresh;
-        arena_left = chunk;
+        if (bytes <= arena_left) {
+            void *p = arena_cursor;
+            arena_cursor += bytes;
+            arena_left -= bytes;
+            arena_total += bytes;
+            lb_spin_unlock(&arena_lock);
+            if (fresh) /* another thread refilled first */
+                lb_pages_free(fresh, fresh_size);
+            return p;
+        }
+        lb_spin_unlock(&arena_lock);
+        /* No system call under the lock: map a chunk, then retry. */
+        fresh_size = bytes > LB_ARENA_CHUNK ? bytes : LB_ARENA_CHUNK;
+        fresh = lb_pages_alloc(fresh_size);
+        if (!fresh)
+            return NULL;
     }
-    void *p = arena_cursor;
-    arena_cursor += bytes;
-    arena_left -= bytes;
-    arena_total += bytes;
-    lb_spin_unlock(&arena_lock);
-    return p;
 }
 
 size_t lb_arena_bytes(void)
