@@ -15,6 +15,12 @@ static void fold(lb_mon_t *mon)
 
 void lb_mon_retire(lb_mon_t *mon)
 {
+    /* Claim it: destroy/init and the orphan sweep (mon_gc.c) may race to
+     * retire the same lb_mon; whoever clears addr does it. */
+    const void *addr = __atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
+    if (!addr || !__atomic_compare_exchange_n(&mon->addr, &addr, NULL, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_RELAXED))
+        return;
     fold(mon);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (stats)

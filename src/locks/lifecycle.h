@@ -1,7 +1,9 @@
-/* End of a monitored object's life (destroy, re-init, reuse detected):
- * fold its counts into its permanent record or the per-kind totals, then
- * return its lb_mon to the pool. The caller has already unpublished the
- * reference, so no new operation can find this lb_mon. */
+/* End of a monitored object's life (destroy, re-init, reuse detected,
+ * or found orphaned by the sweep): fold its counts into its permanent
+ * record or the per-kind totals, then return its lb_mon to the pool. The
+ * caller has already unpublished the reference, so no new operation can
+ * find this lb_mon. Safe against a concurrent retire of the same lb_mon:
+ * only the caller that clears lb_mon.addr proceeds. */
 #ifndef LB_LIFECYCLE_H
 #define LB_LIFECYCLE_H
 #include "locks/monitored.h"

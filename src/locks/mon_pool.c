@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "locks/mon_gc.h"
 #include "util/common.h"
 #include "util/pages.h"
 
@@ -80,8 +81,10 @@ void lb_mon_cache_flush(void)
 static uint32_t take_slot(void)
 {
     if (cache.enabled) {
-        if (cache.n == 0)
+        if (cache.n == 0) {
             refill(LB_MON_BATCH);
+            lb_mon_gc_maybe(lb_mon_slots_used()); /* the pool may have grown */
+        }
         return cache.n ? cache.slot[--cache.n] : 0;
     }
     uint32_t index = 0;

@@ -51,6 +51,7 @@ typedef struct lb_mon {
         uint32_t free_next;       /* pool free-list link while free */
         uint32_t barrier_arrived; /* barriers: arrivals in this episode, under meta */
         uint32_t rw_waiting_readers; /* rwlocks: readers inside our wait, under meta */
+        uint32_t published;       /* mutexes, spin locks: 1 once installed in the object (mon_gc.c) */
     };
 } lb_mon_t;
 

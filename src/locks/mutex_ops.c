@@ -8,6 +8,7 @@
 
 #include "interpose/runtime.h"
 #include "locks/lifecycle.h"
+#include "locks/mon_gc.h"
 #include "util/timeout.h"
 
 /* glibc's internal __kind flags (nptl/pthreadP.h); not public constants. */
@@ -43,6 +44,7 @@ lb_mon_t *lb_mutex_convert(pthread_mutex_t *m, uintptr_t seen)
             return winner;
         }
     }
+    lb_mon_published(fresh, m);
     return fresh;
 }
 

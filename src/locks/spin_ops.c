@@ -24,13 +24,14 @@
 #include "blame/blame.h"
 #include "interpose/runtime.h"
 #include "locks/lifecycle.h"
+#include "locks/mon_gc.h"
 #include "locks/monitored.h"
 #include "locks/objmap.h"
 
 enum {
     LB_SPIN_LOCKED = 0,
     LB_SPIN_UNLOCKED = 1,
-    LB_SPIN_MON_BASE = 0x40000000,
+    LB_SPIN_MON_BASE = 0x40000000, /* mon_gc.c reads words back: keep in step */
 };
 
 typedef volatile int spin_word_t;
@@ -108,8 +109,10 @@ LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
             fresh->spin_word = seen == LB_SPIN_UNLOCKED ? LB_SPIN_UNLOCKED : LB_SPIN_LOCKED;
         }
         if (__atomic_compare_exchange_n(lock, &seen, want, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+                                        __ATOMIC_ACQUIRE)) {
+            lb_mon_published(fresh, (const void *)lock);
             return fresh;
+        }
     }
 }
 
