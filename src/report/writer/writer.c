@@ -21,6 +21,7 @@
 #include "interpose/runtime.h"
 #include "interpose/thread.h"
 #include "locks/lifecycle.h"
+#include "locks/mon_gc.h"
 #include "report/writer/schema.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/u64map.h"
@@ -496,11 +497,12 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
     write_threads(w);
     write_objects(w);
     write_run(w, reason, samples, dropped);
-    char meta[256];
+    char meta[384];
     snprintf(meta, sizeof meta,
              "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','0.1'),"
-             "('writer','liblockblame')",
-             LB_SCHEMA_VERSION);
+             "('writer','liblockblame'),('orphans_reclaimed','%llu'),"
+             "('monitored_slots_used','%u')",
+             LB_SCHEMA_VERSION, (unsigned long long)lb_mon_gc_reclaimed(), lb_mon_slots_used());
     if (exec_sql(w, meta) || exec_sql(w, "COMMIT"))
         return -1;
     fill_summary(w, summary);
