@@ -60,13 +60,12 @@ void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
-    /* Create libunwind's per-thread trace cache here, not in the handler.
-     * busy, as for every walk: libunwind's own mutex must go straight to
-     * libc, or a contended wrapper would unwind inside libunwind's lock. */
-    uintptr_t warm[4];
-    lb_enter(self);
-    (void)lb_unwind_here(warm, 4);
-    lb_leave(self);
+    /* libunwind's per-thread trace cache (~256 KB) is created by the
+     * thread's first walk, not here: a thread that mostly blocks may never
+     * be sampled, and 1,000 such threads would otherwise cost 256 MB. The
+     * first walk may then run in the handler; libunwind allocates it with
+     * mmap and takes its pool lock with all signals blocked, so the
+     * handler cannot interrupt itself there (see unwind.c). */
     int err = lb_sampler_cfg.ops->thread_start(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
