@@ -24,9 +24,10 @@
  *    A walk through code not yet in the trace cache parses DWARF: it calls
  *    dl_iterate_phdr (glibc's loader lock) and takes libunwind's own cache
  *    lock with all signals blocked (so its holder is never interrupted by
- *    us). The first walk on a thread creates its trace cache (pthread_once,
- *    pthread_setspecific, mmap); lb_sampler_thread_start does that walk
- *    outside the handler. */
+ *    us). The first walk on a thread creates its ~256 KB trace cache
+ *    (pthread_once, pthread_setspecific, mmap); that walk may be in the
+ *    handler: created lazily, threads that never run lockblame code or get
+ *    sampled never pay for one. */
 #define UNW_LOCAL_ONLY
 #include "sampler/unwind.h"
 
