@@ -108,33 +108,46 @@ void lb_runtime_finish(const char *reason)
     errno = saved_errno;
 }
 
-/* SIGINT/SIGTERM with the default action: write, then die of the signal.
- * Writing is not async-signal-safe; an alarm bounds a deadlock (a signal
- * that interrupted malloc) to a few seconds. */
+/* SIGINT, SIGTERM and SIGABRT with the default action: write, then die of
+ * the signal. Writing is not async-signal-safe; an alarm bounds a deadlock
+ * (a signal that interrupted malloc, or an abort from inside malloc) to a
+ * few seconds, after which the process dies of SIGALRM. For SIGABRT this
+ * is best effort: the program is already failing. */
+static const struct {
+    int sig;
+    const char *reason;
+} fatal_signals[] = {
+    { SIGINT, "signal SIGINT" },
+    { SIGTERM, "signal SIGTERM" },
+    { SIGABRT, "signal SIGABRT" },
+};
+
 static void on_fatal_signal(int sig)
 {
     signal(sig, SIG_DFL);
     signal(SIGALRM, SIG_DFL);
-    alarm(10);
-    char reason[32];
-    snprintf(reason, sizeof reason, "signal %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    alarm(sig == SIGABRT ? 3 : 10);
+    const char *reason = "signal";
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        if (fatal_signals[i].sig == sig)
+            reason = fatal_signals[i].reason;
+    }
     lb_runtime_finish(reason);
     raise(sig);
 }
 
 static void install_fatal_handlers(void)
 {
-    static const int signals[] = { SIGINT, SIGTERM };
-    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
         struct sigaction old;
-        if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+        if (sigaction(fatal_signals[i].sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
             (old.sa_flags & SA_SIGINFO))
             continue; /* the program (or its parent, via SIG_IGN) decides */
         struct sigaction sa = { 0 };
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESTART;
-        sigaction(signals[i], &sa, NULL);
+        sigaction(fatal_signals[i].sig, &sa, NULL);
     }
 }
 

@@ -49,6 +49,28 @@ echo "== no new EINTR"
 out=$(LOCKBLAME_OUTPUT=$tmp/eintr.db LD_PRELOAD=$LOCKBLAME_LIB "$W" eintr 2>/dev/null) || bad "eintr workload: $out"
 echo "  $out"
 
+echo "== cancellation in cond and sem waits"
+out=$(LOCKBLAME_OUTPUT=$tmp/cancel.db LD_PRELOAD=$LOCKBLAME_LIB "$W" cancel 2>/dev/null) || bad "cancel workload: $out"
+native=$("$W" cancel 2>/dev/null) || bad "cancel workload natively: $native"
+echo "  preloaded: $out; native: $native"
+[ "$out" = "$native" ] || bad "cancel output differs"
+blame=$("$LOCKBLAME_CLI" report --by-release-site --format csv "$tmp/cancel.db" 2>/dev/null |
+        awk -F, '$1 ~ /^after_cancel_/ { s += $5 } END { printf "%.6f", s + 0 }')
+waited=$(rows "$tmp/cancel.db" "SELECT printf('%.6f', SUM(wait_s)) FROM sync_object WHERE object IN ('cond','sem')")
+# By the rules, the next signal/post takes what the cancelled waiters
+# accrued while they waited (~0.1 s each); a waiter left registered after
+# its cancellation would add its 300 ms of phantom waiting on top.
+echo "  blame on the signal/post after the cancelled waits: $blame s; the cancelled waiters waited $waited s"
+awk -v b="$blame" -v w="$waited" 'BEGIN { d = b - w; if (d < 0) d = -d; exit !(w > 0.3 && d < 0.05) }' \
+    || bad "cancelled waiters left wait state behind (blame $blame s vs waited $waited s)"
+
+echo "== SIGABRT (abort) writes the profile, best effort"
+rc=0; LOCKBLAME_OUTPUT=$tmp/abort.db LD_PRELOAD=$LOCKBLAME_LIB "$W" abort >/dev/null 2>&1 || rc=$?
+echo "  exit status $rc (134 = SIGABRT)"
+[ $rc -eq 134 ] || bad "abort run exited $rc, not 134"
+reason=$(rows "$tmp/abort.db" "SELECT exit_reason FROM run")
+[ "$reason" = "signal SIGABRT" ] || bad "abort: exit_reason '$reason'"
+
 echo "== symlink at the output path"
 echo "precious" >"$tmp/victim"
 ln -s "$tmp/victim" "$tmp/link.db"

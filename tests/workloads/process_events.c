@@ -5,6 +5,11 @@
  *   exec     - contends a little, then execs /bin/echo exec-done
  *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
  *              threads burn CPU under sampling; counts EINTR (must be 0)
+ *   abort    - contends a little, then abort()s
+ *   cancel   - threads blocked in pthread_cond_wait and sem_wait are
+ *              cancelled (their cleanup handlers must run); 300 ms later
+ *              main signals and posts from after_cancel_signal/_post: no
+ *              stale waiter may have accrued idleness onto them
  */
 #include <errno.h>
 #include <pthread.h>
@@ -139,6 +144,71 @@ static int run_eintr(void)
     return eintr != 0;
 }
 
+static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cancel_cond = PTHREAD_COND_INITIALIZER;
+static sem_t cancel_sem;
+static int cleanups;
+
+static void count_cleanup(void *arg)
+{
+    if (arg) /* cond waiters hold the mutex again when cleanup runs */
+        pthread_mutex_unlock(arg);
+    __atomic_fetch_add(&cleanups, 1, __ATOMIC_RELAXED);
+}
+
+static void *cond_waiter(void *arg)
+{
+    pthread_mutex_lock(&cancel_lock);
+    pthread_cleanup_push(count_cleanup, &cancel_lock);
+    for (;;)
+        pthread_cond_wait(&cancel_cond, &cancel_lock);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static void *sem_waiter(void *arg)
+{
+    pthread_cleanup_push(count_cleanup, NULL);
+    for (;;)
+        sem_wait(&cancel_sem);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+__attribute__((noinline)) static void after_cancel_signal(void)
+{
+    pthread_cond_signal(&cancel_cond);
+}
+
+__attribute__((noinline)) static void after_cancel_post(void)
+{
+    sem_post(&cancel_sem);
+}
+
+static int run_cancel(void)
+{
+    sem_init(&cancel_sem, 0, 0);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, i < 2 ? cond_waiter : sem_waiter, NULL);
+    struct timespec nap = { 0, 100000000 };
+    nanosleep(&nap, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_cancel(t[i]);
+    for (int i = 0; i < 4; i++) {
+        void *ret;
+        pthread_join(t[i], &ret);
+        if (ret != PTHREAD_CANCELED)
+            return 1;
+    }
+    nap.tv_nsec = 300000000;
+    nanosleep(&nap, NULL);
+    after_cancel_signal();
+    after_cancel_post();
+    printf("cleanups=%d\n", cleanups);
+    return cleanups == 4 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -150,6 +220,15 @@ int main(int argc, char **argv)
         return run_exec();
     if (!strcmp(what, "eintr"))
         return run_eintr();
-    fprintf(stderr, "usage: %s sigterm|fork|exec|eintr\n", argv[0]);
+    if (!strcmp(what, "cancel"))
+        return run_cancel();
+    if (!strcmp(what, "abort")) {
+        pthread_t t[2];
+        start_threads(2, 20000, t);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        abort();
+    }
+    fprintf(stderr, "usage: %s sigterm|fork|exec|eintr|cancel|abort\n", argv[0]);
     return 2;
 }
