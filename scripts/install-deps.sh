@@ -16,13 +16,15 @@
 #   python3                  integration tests compare reports with ground truth
 #   sysbench pigz xz-utils zstd  tests/integration/real_programs.sh runs them
 #                            under the library (it skips any that is missing)
+#   memcached libmemcached-tools  tests/integration/real_memcached.sh runs memcached
+#                            under the library, loaded by memcslap (skips if missing)
 #   chromium                 tests/integration/cli_html.sh opens the HTML report in
 #                            a real headless browser (DOM check and screenshot)
 set -euo pipefail
 
 PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium
-          sysbench pigz xz-utils zstd)
+          sysbench pigz xz-utils zstd memcached libmemcached-tools)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2
