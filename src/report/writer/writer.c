@@ -435,7 +435,7 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
         out->wait_s = sqlite3_column_double(st, 2);
     }
     sqlite3_finalize(st);
-    st = prepare(w, "SELECT f.function, f.file, f.line, k.kind, SUM(k.v) AS b FROM ("
+    st = prepare(w, "SELECT f.function, f.file, f.line, k.kind, SUM(k.v) AS b, m.path, f.offset FROM ("
                     " SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
                     " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
                     " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
@@ -444,13 +444,23 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
                     " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric"
                     " UNION ALL SELECT node_id, 'join', idle_join_s FROM metric) k"
                     " JOIN node n ON n.id = k.node_id JOIN frame f ON f.id = n.frame_id"
+                    " LEFT JOIN module m ON m.id = f.module_id"
                     " WHERE k.v > 0 GROUP BY f.id, k.kind ORDER BY b DESC LIMIT 1");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         const char *fn = (const char *)sqlite3_column_text(st, 0);
         const char *file = (const char *)sqlite3_column_text(st, 1);
+        const char *module = (const char *)sqlite3_column_text(st, 5);
         const char *slash = file ? strrchr(file, '/') : NULL;
-        snprintf(out->top_site, sizeof out->top_site, "%s (%s:%d)", fn ? fn : "?",
-                 slash ? slash + 1 : file ? file : "?", sqlite3_column_int(st, 2));
+        const char *module_name = module && strrchr(module, '/') ? strrchr(module, '/') + 1 : module;
+        if (fn && file)
+            snprintf(out->top_site, sizeof out->top_site, "%s (%s:%d)", fn, slash ? slash + 1 : file,
+                     sqlite3_column_int(st, 2));
+        else if (fn)
+            snprintf(out->top_site, sizeof out->top_site, "%s", fn);
+        else /* stripped: module+offset, as the report shows it */
+            snprintf(out->top_site, sizeof out->top_site, "%s+0x%llx",
+                     module_name ? module_name : "?",
+                     (unsigned long long)sqlite3_column_int64(st, 6));
         static char kind[16];
         snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 3));
         out->top_object = kind;
