@@ -73,7 +73,6 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
             stats->acquisitions++;
         }
     }
-    uint32_t stats_index = mon->stats;
     lb_spin_unlock(&mon->meta);
 
     if (self->cct) {
@@ -84,7 +83,6 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
             stats->first_node = lb_cct_id(self->cct, node);
         }
     }
-    (void)stats_index;
     lb_leave(self);
     errno = saved_errno;
 }
