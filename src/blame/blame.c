@@ -10,6 +10,7 @@
 
 #include "blame/blame_clock.h"
 #include "blame/object_stats.h"
+#include "blame/undirected.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 
@@ -42,7 +43,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
     lb_spin_unlock(&mon->meta);
-    self->waiting = (uint32_t)kind + 1;
+    lb_waiting_begin(self, kind);
     lb_leave(self);
     errno = saved_errno;
 }
@@ -51,7 +52,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
 {
     int saved_errno = errno;
     lb_enter(self);
-    self->waiting = 0;
+    lb_waiting_end(self);
     lb_mon_t *mon = wait->mon;
     uint64_t now = lb_now_ns();
     uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
@@ -173,7 +174,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     }
     lb_spin_unlock(&mon->meta);
     if (!last)
-        self->waiting = LB_OBJ_BARRIER + 1;
+        lb_waiting_begin(self, LB_OBJ_BARRIER);
     lb_leave(self);
     errno = saved_errno;
     return last;

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "blame/undirected.h"
 #include "interpose/real.h"
 #include "interpose/thread.h"
 #include "interpose/thread_create.h"
@@ -174,6 +175,7 @@ static void after_fork_child(void)
      * threads, which it finds through the registry about to be pruned. */
     lb_sampler_after_fork_child(self);
     lb_thread_after_fork_child(self);
+    lb_undirected_after_fork();
     choose_output_path(true);
 }
 

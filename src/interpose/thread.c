@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "blame/object_stats.h"
+#include "blame/undirected.h"
 #include "locks/monitored.h"
 #include "util/clock.h"
 #include "util/pages.h"
@@ -49,6 +50,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
     t->start_ns = lb_now_ns();
     t->sampler.perf_fd = -1;
     registry_push(t);
+    lb_undirected_thread_live(1);
     lb_self = t;
     lb_mon_cache_enable();
     lb_object_totals_bind(t->retired_acquisitions);
@@ -92,6 +94,7 @@ void lb_thread_detach(lb_thread_t *self)
     /* From here this thread's remaining lock calls (TLS destructors) go
      * straight to glibc, so its tables have no writer but a joiner. */
     lb_self = NULL;
+    lb_undirected_thread_live(-1);
     compact(self);
     __atomic_store_n(&self->exited, true, __ATOMIC_RELEASE);
     errno = saved_errno;

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
+#include "blame/undirected.h"
 #include "interpose/real.h"
 #include "util/clock.h"
 
@@ -18,9 +19,9 @@ int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime,
     if (!self || self->busy)
         return timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
     uint64_t start = lb_now_ns();
-    self->waiting = LB_OBJ_JOIN + 1;
+    lb_waiting_begin(self, LB_OBJ_JOIN);
     int rc = timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
-    self->waiting = 0;
+    lb_waiting_end(self);
     uint64_t waited = lb_now_ns() - start;
     /* Look the target up only now: before the join it may not have
      * attached yet; after it, its record is final. */

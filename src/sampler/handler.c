@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blame/undirected.h"
 #include "sampler/backend.h"
 #include "sampler/unwind.h"
 #include "util/log.h"
@@ -53,8 +54,10 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         uint32_t w = lb_sampler_cfg.ops ? lb_sampler_cfg.ops->weight(info) : 1;
         if (t->waiting || in_sync)
             node->m.overhead_samples += w;
-        else
+        else {
             node->m.work_samples += w;
+            node->m.undirected_samples += w * lb_undirected_ratio();
+        }
         t->sampler.samples += w;
         lb_leave(t);
     }

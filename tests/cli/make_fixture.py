@@ -12,7 +12,7 @@ Every database follows docs/SCHEMA.md (version 1) exactly. The fixture set:
                 Ids, frame addresses and module bases all differ from base.db,
                 so compare must match contexts by frame path.
   most.db       8 workers, for the 3-run scaling table.
-  v2.db         base.db with meta.schema_version = '2'.
+  v2.db         base.db with meta.schema_version = '3' (newer than the CLI reads).
   truncated.db  the first half of base.db's bytes.
   corrupt.db    base.db with a page in the middle overwritten.
   notable.db    a SQLite file with only the meta table.
@@ -241,7 +241,7 @@ def fixture_set(out):
           scaled_metrics(4, push12=1.5, pop22=0.3, compute=1.9, steal=0.1, qpush=0.02), 5, 2)
     build(p("most.db"), "most", 8,
           scaled_metrics(8, push12=3.0, pop22=0.5, compute=2.0, steal=0.3, qpush=0.02), 9, 3)
-    build(p("v2.db"), "base", 2, base_metrics(), 0, 1, schema_version="2")
+    build(p("v2.db"), "base", 2, base_metrics(), 0, 1, schema_version="3")
     data = open(p("base.db"), "rb").read()
     with open(p("truncated.db"), "wb") as f:
         f.write(data[: len(data) // 2])

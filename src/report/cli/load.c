@@ -271,16 +271,36 @@ static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *
 			p->nodes[i].parent = p->root;
 }
 
+/* Does table have column? (Columns added by later schema versions.) */
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
 static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex *nodes)
 {
 	struct query q;
 	size_t cap = 0;
+	bool undirected = has_column(db, "metric", "idle_undirected_s");
 
 	PRESIZE(p->mrows, cap, db, "metric");
 	q_prepare(&q, db, p->path, "metric",
-		  "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
-		  " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
-		  " idle_join_s, blamed_count FROM metric");
+		  undirected ? "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
+			       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
+			       " idle_join_s, blamed_count, idle_undirected_s FROM metric"
+			     : "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
+			       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
+			       " idle_join_s, blamed_count FROM metric");
 	while (q_step(&q)) {
 		int32_t node = idindex_get(nodes, q.st, 0);
 
@@ -296,6 +316,7 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 		for (int k = 0; k < LB_NKINDS; k++)
 			r->idle[k] = sqlite3_column_double(q.st, 5 + k);
 		r->blamed_count = sqlite3_column_int64(q.st, 12);
+		r->undirected = undirected ? sqlite3_column_double(q.st, 13) : 0;
 	}
 }
 

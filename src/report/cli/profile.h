@@ -16,7 +16,7 @@
 
 #include "report/cli/util.h"
 
-#define LB_SCHEMA_VERSION 1	/* newest schema this CLI reads */
+#define LB_SCHEMA_VERSION 2	/* newest schema this CLI reads (1 lacks metric.idle_undirected_s) */
 
 enum lb_kind {
 	LB_K_MUTEX, LB_K_SPIN, LB_K_RWLOCK, LB_K_COND, LB_K_BARRIER, LB_K_SEM,
@@ -69,6 +69,7 @@ struct lb_mrow {		/* one metric row: exclusive values of (node, thread) */
 	double work, overhead, wait;
 	double idle[LB_NKINDS];	/* blame received, by object kind */
 	int64_t blamed_count;
+	double undirected;	/* undirected idleness (thesis ch. 5), 0 in version-1 databases */
 };
 
 struct lb_thread {

@@ -11,7 +11,7 @@
 #include "report/cli/views.h"
 
 enum {
-	C_ID, C_TID, C_WORK, C_IDLE, C_WAIT, C_OVERHEAD, C_IDLE_SHARE, C_CPU, C_START, C_NCOLS
+	C_ID, C_TID, C_WORK, C_IDLE, C_WAIT, C_OVERHEAD, C_UNDIRECTED, C_IDLE_SHARE, C_CPU, C_START, C_NCOLS
 };
 
 static const struct lb_col thread_cols[C_NCOLS] = {
@@ -21,6 +21,7 @@ static const struct lb_col thread_cols[C_NCOLS] = {
 	[C_IDLE] = { "idleness_s", "Blamed s", LB_C_SEC, 0 },
 	[C_WAIT] = { "wait_s", "Wait s", LB_C_SEC, 0 },
 	[C_OVERHEAD] = { "overhead_s", "Overhd s", LB_C_SEC, 0 },
+	[C_UNDIRECTED] = { "undirected_s", "Undir s", LB_C_SEC, 0 },
 	[C_IDLE_SHARE] = { "idleness_share", "Idle%", LB_C_FRAC, 0 },
 	[C_CPU] = { "cpu_s", "CPU s", LB_C_SEC, 0 },
 	[C_START] = { "start_routine", "Start routine", LB_C_STR, LB_COL_LABEL },
@@ -29,7 +30,7 @@ static const struct lb_col thread_cols[C_NCOLS] = {
 struct tsum {
 	int64_t id;
 	int32_t thread;	/* thread index or -1 */
-	double work, idle, wait, overhead;
+	double work, idle, wait, overhead, undirected;
 };
 
 static int cmp_tsum(const void *a, const void *b)
@@ -63,6 +64,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 			s[*slot].idle += lb_mrow_idleness(r);
 			s[*slot].wait += r->wait;
 			s[*slot].overhead += r->overhead;
+			s[*slot].undirected += r->undirected;
 		}
 	}
 	qsort(s, (size_t)n, sizeof *s, cmp_tsum);
@@ -81,6 +83,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_num(t, row, C_IDLE, s[i].idle);
 		lb_table_num(t, row, C_WAIT, s[i].wait);
 		lb_table_num(t, row, C_OVERHEAD, s[i].overhead);
+		lb_table_num(t, row, C_UNDIRECTED, s[i].undirected);
 		lb_table_num(t, row, C_IDLE_SHARE, lb_share(s[i].idle, s[i].work + s[i].idle));
 		if (th)
 			lb_table_num(t, row, C_CPU, th->cpu_s);

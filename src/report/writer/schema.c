@@ -17,7 +17,7 @@ const char lb_schema_sql[] =
     "CREATE TABLE metric(node_id INTEGER, thread_id INTEGER, work_s REAL, overhead_s REAL,"
     " wait_s REAL, idle_mutex_s REAL, idle_spin_s REAL, idle_rwlock_s REAL, idle_cond_s REAL,"
     " idle_barrier_s REAL, idle_sem_s REAL, idle_join_s REAL, blamed_count INTEGER,"
-    " PRIMARY KEY (node_id, thread_id));"
+    " idle_undirected_s REAL, PRIMARY KEY (node_id, thread_id));"
     "CREATE TABLE site(frame_id INTEGER, thread_id INTEGER, object TEXT,"
     " acquisitions INTEGER, contended INTEGER, releases INTEGER,"
     " PRIMARY KEY (frame_id, thread_id, object));"

@@ -162,7 +162,8 @@ static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32
 
 static bool metrics_empty(const lb_metrics_t *m)
 {
-    if (m->work_samples || m->overhead_samples || m->wait_ns || m->blamed_count)
+    if (m->work_samples || m->overhead_samples || m->wait_ns || m->blamed_count ||
+        m->undirected_samples != 0)
         return false;
     for (int k = 0; k < LB_OBJ_KINDS; k++) {
         if (m->idle_ns[k] != 0)
@@ -182,6 +183,7 @@ static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_met
     for (int k = 0; k < LB_OBJ_KINDS; k++)
         sqlite3_bind_double(st, 6 + k, m->idle_ns[k] / 1e9);
     sqlite3_bind_int64(st, 6 + LB_OBJ_KINDS, m->blamed_count);
+    sqlite3_bind_double(st, 7 + LB_OBJ_KINDS, m->undirected_samples * w->ns_per_sample / 1e9);
     step(st);
 }
 
@@ -484,7 +486,7 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
     w->ins_frame = prepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = prepare(w, "INSERT INTO module VALUES(?,?,?)");
     w->ins_node = prepare(w, "INSERT INTO node VALUES(?,?,?,?)");
-    w->ins_metric = prepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    w->ins_metric = prepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     w->ins_site = prepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
                              " acquisitions = acquisitions + excluded.acquisitions,"
                              " contended = contended + excluded.contended,"
