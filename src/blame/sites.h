@@ -43,12 +43,17 @@ lb_site_t *lb_sites_compact(const lb_site_table_t *t, uint32_t *count);
 /* Find or claim the slot for key; NULL when the table is full (counted). */
 lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key);
 
-static inline lb_site_t *lb_site_lookup(lb_site_table_t *t, uintptr_t key)
+/* The key's home slot if it holds the key, else NULL (no probing). */
+static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
 {
     lb_site_t *s = &t->slot[(key ^ (key >> 9)) & (LB_SITE_SLOTS - 1)];
-    if (lb_likely(s->key == key))
-        return s;
-    return lb_site_lookup_slow(t, key);
+    return lb_likely(s->key == key) ? s : NULL;
+}
+
+static inline lb_site_t *lb_site_lookup(lb_site_table_t *t, uintptr_t key)
+{
+    lb_site_t *s = lb_site_probe(t, key);
+    return lb_likely(s != NULL) ? s : lb_site_lookup_slow(t, key);
 }
 
 static inline void lb_site_count_release(lb_site_table_t *t, uintptr_t ra, lb_obj_kind kind)

@@ -7,6 +7,8 @@
 #include "locks/mutex_ops.h"
 
 #include "interpose/runtime.h"
+#include <sys/single_threaded.h>
+
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "util/timeout.h"
@@ -169,4 +171,44 @@ void lb_mutex_acquired_inside(lb_thread_t *self, lb_mon_t *mon)
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
         lb_hold_begins(self, mon);
     mon->acquisitions++;
+}
+
+int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
+{
+    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
+    if (!mon)
+        return lb_real.mutex_lock(m);
+    if (__libc_single_threaded) {
+        /* Nobody to wait for: glibc's lock skips its atomics here, and so
+         * do we by calling it. */
+        int rc = lb_real.mutex_lock(m);
+        if (rc == 0)
+            mon->acquisitions++;
+        return rc;
+    }
+    int rc = lb_mutex_try_acquire(self, m);
+    if (rc == 0) {
+        lb_mutex_note_acquired(self, m, mon);
+        return 0;
+    }
+    if (rc != EBUSY)
+        return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
+    return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
+}
+
+int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+{
+    lb_mutex_note_acquired(self, m, mon);
+    return 0;
+}
+
+int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
+{
+    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
+    if (!mon)
+        return lb_real.mutex_unlock(m);
+    lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
+    if (lb_release_needs_accounting(mon))
+        return lb_mutex_unlock_accounted(self, m, mon, site);
+    return lb_real.mutex_unlock(m);
 }

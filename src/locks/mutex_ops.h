@@ -53,6 +53,12 @@ int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon
                             clockid_t clock, const struct timespec *abstime, bool timed);
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                               uintptr_t site);
+/* The whole lock/unlock, out of line: conversion, kinds other than
+ * NORMAL, single-threaded processes, a site-table miss. */
+int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
+int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
+/* NORMAL mutex just acquired inline while others wait: account the hold. */
+int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
 
 #define LB_STASH_TAG ((uintptr_t)1)
 
@@ -107,30 +113,31 @@ static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m,
     mon->acquisitions++;
 }
 
+/* The fast paths below are leaf functions: everything that may call out
+ * (conversion, other kinds, a single-threaded process, a site-table miss,
+ * waiters) leaves through a tail call, so the common case saves no
+ * registers and builds no frame. */
 static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_real.mutex_lock(m);
-    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
-    if (lb_unlikely(!mon))
-        return lb_real.mutex_lock(m);
-    if (__libc_single_threaded) {
-        /* Nobody to wait for: glibc's lock skips its atomics here, and so
-         * do we by calling it. */
-        int rc = lb_real.mutex_lock(m);
-        if (rc == 0)
-            mon->acquisitions++;
-        return rc;
-    }
-    int rc = lb_mutex_try_acquire(self, m);
-    if (lb_likely(rc == 0)) {
-        lb_mutex_note_acquired(self, m, mon);
-        return 0;
-    }
-    if (rc != EBUSY)
-        return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
-    return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
+    lb_mon_t *mon = lb_mutex_mon_of_stash(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE), m);
+    if (lb_unlikely(!mon || __libc_single_threaded ||
+                    __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_lock_general(self, m);
+    /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
+     * lb_mutex_try_acquire. */
+    int unlocked = 0;
+    if (lb_unlikely(!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false,
+                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
+    m->__data.__owner = self->tid;
+    ++m->__data.__nusers;
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_acquired_with_waiters(self, m, mon);
+    mon->acquisitions++;
+    return 0;
 }
 
 static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
@@ -138,10 +145,11 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_real.mutex_unlock(m);
-    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
-    if (lb_unlikely(!mon))
-        return lb_real.mutex_unlock(m);
-    lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
+    lb_mon_t *mon = lb_mutex_mon_of_stash(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE), m);
+    lb_site_t *s = lb_site_probe(self->sites, lb_site_key(site, LB_OBJ_MUTEX));
+    if (lb_unlikely(!mon || !s))
+        return lb_mutex_unlock_general(self, m, site);
+    s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
     return lb_real.mutex_unlock(m);
