@@ -187,7 +187,7 @@ ir_per_pair() {
     [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" -v n="$CG_N" 'BEGIN { printf "%.1f\n", (b - a) / n }'
 }
 
-for kind in mutex spin; do
+for kind in mutex mutex-mt spin; do
     progress "uncontended $kind pair (${REPS}x3 runs of $PAIRS pairs)"
     interleave "pair-$kind" "native=native on=lb off=lb,LOCKBLAME_EVENT=none" \
         "$B/uncontended" "$kind" "$PAIRS"

@@ -1,6 +1,10 @@
 /* Uncontended lock/unlock pairs on one thread.
  *
- *   uncontended mutex|spin N     -> "ns_per_pair X"
+ *   uncontended mutex|spin|mutex-mt N     -> "ns_per_pair X"
+ *
+ * mutex-mt first starts and joins one thread: glibc then stops using its
+ * single-threaded (non-atomic) lock path, as in any threaded program, so
+ * this is the pair that programs worth profiling actually pay.
  *
  * A warm-up of N/10 pairs comes first (it converts the lock to a monitored
  * one under lockblame), then N timed pairs. For instruction counts the
@@ -29,14 +33,25 @@ __attribute__((noinline)) static void spin_pairs(long n)
     }
 }
 
+static void *idle_thread(void *arg)
+{
+    return arg;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin"))) {
-        fprintf(stderr, "usage: %s mutex|spin N\n", argv[0]);
+    if (argc != 3 ||
+        (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin") && strcmp(argv[1], "mutex-mt"))) {
+        fprintf(stderr, "usage: %s mutex|spin|mutex-mt N\n", argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
-    void (*pairs)(long) = strcmp(argv[1], "mutex") == 0 ? mutex_pairs : spin_pairs;
+    void (*pairs)(long) = strcmp(argv[1], "spin") == 0 ? spin_pairs : mutex_pairs;
+    if (strcmp(argv[1], "mutex-mt") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 1;
+    }
     pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
     pairs(n / 10 + 1);
     long long t0 = bench_now_ns();
