@@ -99,7 +99,7 @@ LB_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 
 LB_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
-    return lb_spinlock_lock(l, LB_CALLER());
+    return lb_spin_lock_fast(l, LB_CALLER());
 }
 
 LB_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
@@ -109,7 +109,7 @@ LB_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 
 LB_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
-    return lb_spinlock_unlock(l, LB_CALLER());
+    return lb_spin_unlock_fast(l, LB_CALLER());
 }
 
 LB_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),

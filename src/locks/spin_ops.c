@@ -28,26 +28,6 @@
 #include "locks/monitored.h"
 #include "locks/objmap.h"
 
-enum {
-    LB_SPIN_LOCKED = 0,
-    LB_SPIN_UNLOCKED = 1,
-    LB_SPIN_MON_BASE = 0x40000000, /* mon_gc.c reads words back: keep in step */
-};
-
-typedef volatile int spin_word_t;
-
-static inline bool word_is_monitored(int word)
-{
-    return word >= LB_SPIN_MON_BASE;
-}
-
-/* The lb_mon a monitored word refers to, if it still belongs to lock. */
-static inline lb_mon_t *mon_of_word(int word, const pthread_spinlock_t *lock)
-{
-    lb_mon_t *mon = lb_mon_at((uint32_t)(word - LB_SPIN_MON_BASE));
-    return mon && mon->addr == (const void *)lock ? mon : NULL;
-}
-
 /* Process-shared spin locks stay native: another process cannot follow a
  * pool index of ours. The 32-bit word has no room for a mark, so pshared
  * locks are remembered at init as a marker entry in the object map (spin
@@ -96,8 +76,8 @@ LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
     int want = LB_SPIN_MON_BASE + (int)lb_mon_index(fresh);
     for (;;) {
         int seen = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-        if (word_is_monitored(seen)) {
-            lb_mon_t *winner = mon_of_word(seen, lock);
+        if (lb_spin_word_is_monitored(seen)) {
+            lb_mon_t *winner = lb_spin_mon_of_word(seen, lock);
             if (winner) {
                 lb_mon_free(fresh);
                 return winner;
@@ -133,21 +113,15 @@ LB_COLD static void demote_stale(pthread_spinlock_t *lock, int word)
 static inline lb_mon_t *mon_for(pthread_spinlock_t *lock, const lb_thread_t *self)
 {
     int word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-    if (lb_likely(word_is_monitored(word))) {
-        lb_mon_t *mon = mon_of_word(word, lock);
+    if (lb_likely(lb_spin_word_is_monitored(word))) {
+        lb_mon_t *mon = lb_spin_mon_of_word(word, lock);
         if (lb_likely(mon != NULL))
             return mon;
     }
     lb_mon_t *mon = self && !self->busy ? convert(lock) : NULL;
-    if (!mon && word_is_monitored(word))
+    if (!mon && lb_spin_word_is_monitored(word))
         demote_stale(lock, word);
     return mon;
-}
-
-static inline bool mon_try_acquire(lb_mon_t *mon)
-{
-    return __atomic_exchange_n(&mon->spin_word, LB_SPIN_LOCKED, __ATOMIC_ACQUIRE) ==
-           LB_SPIN_UNLOCKED;
 }
 
 /* Algorithm 6.3, monitored branch after a failed first attempt: spin
@@ -159,7 +133,7 @@ LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon)
     for (;;) {
         while (__atomic_load_n(&mon->spin_word, __ATOMIC_RELAXED) == LB_SPIN_LOCKED)
             __builtin_ia32_pause();
-        if (mon_try_acquire(mon))
+        if (lb_spin_mon_try_acquire(mon))
             break;
     }
     lb_wait_end(self, &wait, true);
@@ -173,7 +147,7 @@ static inline int native_try(pthread_spinlock_t *lock)
     if (__atomic_compare_exchange_n(lock, &expected, LB_SPIN_LOCKED, false, __ATOMIC_ACQUIRE,
                                     __ATOMIC_RELAXED))
         return 1;
-    return word_is_monitored(expected) ? -1 : 0;
+    return lb_spin_word_is_monitored(expected) ? -1 : 0;
 }
 
 int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
@@ -182,7 +156,7 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
-            if (lb_likely(mon_try_acquire(mon))) {
+            if (lb_likely(lb_spin_mon_try_acquire(mon))) {
                 if (self)
                     lb_note_acquired(self, mon);
                 return 0;
@@ -192,7 +166,7 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
                 mon->acquisitions++;
                 return 0;
             }
-            while (!mon_try_acquire(mon))
+            while (!lb_spin_mon_try_acquire(mon))
                 __builtin_ia32_pause();
             return 0;
         }
@@ -216,7 +190,7 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (mon) {
-            if (!mon_try_acquire(mon))
+            if (!lb_spin_mon_try_acquire(mon))
                 return EBUSY;
             if (self)
                 lb_note_acquired(self, mon);
@@ -228,11 +202,12 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     }
 }
 
-LB_NOINLINE static void mon_release_accounted(lb_thread_t *self, lb_mon_t *mon, uintptr_t site)
+int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, uintptr_t site)
 {
     lb_hold_t hold = lb_hold_ends(self, mon);
     __atomic_store_n(&mon->spin_word, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
     lb_deposit(self, &hold, LB_OBJ_SPIN, site);
+    return 0;
 }
 
 /* Algorithm 6.5. Like glibc, unlocking an unlocked lock is not an error. */
@@ -245,7 +220,7 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
             if (lb_likely(self && !self->busy)) {
                 lb_site_count_release(self->sites, site, LB_OBJ_SPIN);
                 if (lb_unlikely(lb_release_needs_accounting(mon))) {
-                    mon_release_accounted(self, mon, site);
+                    lb_spin_release_accounted(self, mon, site);
                     return 0;
                 }
             }
@@ -256,7 +231,7 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
          * another process may leave negatives) becomes UNLOCKED, by CAS so
          * a concurrent conversion is never overwritten. */
         int seen = __atomic_load_n(lock, __ATOMIC_RELAXED);
-        while (!word_is_monitored(seen)) {
+        while (!lb_spin_word_is_monitored(seen)) {
             if (__atomic_compare_exchange_n(lock, &seen, LB_SPIN_UNLOCKED, false,
                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED))
                 return 0;
@@ -268,9 +243,9 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
 static void retire_word(pthread_spinlock_t *lock)
 {
     int word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-    if (!word_is_monitored(word))
+    if (!lb_spin_word_is_monitored(word))
         return;
-    lb_mon_t *mon = mon_of_word(word, lock);
+    lb_mon_t *mon = lb_spin_mon_of_word(word, lock);
     if (mon && __atomic_compare_exchange_n(lock, &word, LB_SPIN_UNLOCKED, false,
                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         lb_mon_retire(mon);
@@ -292,5 +267,18 @@ int lb_spinlock_destroy(pthread_spinlock_t *lock)
     retire_word(lock);
     lb_objmap_retire((const void *)lock);
     __atomic_store_n(lock, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon)
+{
+    mon_acquire_contended(self, mon);
+    mon->acquisitions++;
+    return 0;
+}
+
+int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_note_acquired(self, mon);
     return 0;
 }
