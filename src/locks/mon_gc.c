@@ -14,7 +14,8 @@
  * unreadable object is an orphan.
  *
  * Most reuse happens at the same address (malloc hands freed blocks back
- * out), so conversion catches it first, for free: lb_mon_published swaps
+ * out), so conversion catches it first: while the pool is growing (the
+ * free list is empty, so locks are not being destroyed), lb_mon_published swaps
  * the new lb_mon's index into a direct-mapped table keyed by address; an
  * lb_mon found there with the same address belongs to nobody any more
  * (the object now references the new one) and is retired on the spot.
@@ -149,6 +150,7 @@ void lb_mon_gc_maybe(uint32_t slots_used)
         __atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
         return;
     uint32_t live = sweep(slots_used);
+    lb_mon_pool_keep_growing();
     uint32_t growth = live > LB_GC_MIN_GROWTH ? live : LB_GC_MIN_GROWTH;
     __atomic_store_n(&next_sweep_at, slots_used + growth, __ATOMIC_RELAXED);
     __atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
@@ -173,6 +175,10 @@ static uint32_t *recent_table(void)
 void lb_mon_published(lb_mon_t *mon, const void *addr)
 {
     __atomic_store_n(&mon->published, 1, __ATOMIC_RELEASE);
+    /* While destroyed locks keep the free list stocked, nothing leaks:
+     * skip the table (two cache misses a conversion under churn). */
+    if (!lb_mon_pool_growing())
+        return;
     uint32_t *t = recent_table();
     if (!t)
         return;
@@ -181,6 +187,7 @@ void lb_mon_published(lb_mon_t *mon, const void *addr)
     if (previous && previous != mon && __atomic_load_n(&previous->addr, __ATOMIC_ACQUIRE) == addr &&
         __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE)) {
         lb_mon_retire(previous); /* addr now refers to mon: previous is an orphan */
+        lb_mon_pool_keep_growing();
         __atomic_fetch_add(&reclaimed, 1, __ATOMIC_RELAXED);
     }
 }

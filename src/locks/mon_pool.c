@@ -42,21 +42,40 @@ void lb_mon_cache_enable(void)
     cache.enabled = true;
 }
 
+/* Per thread: whether this thread's last slots came from growing the
+ * pool (free list empty) rather than from locks it or others destroyed.
+ * Only then are orphans (locks freed without destroy) worth looking for. */
+static LB_TLS bool growing;
+
+bool lb_mon_pool_growing(void)
+{
+    return growing;
+}
+
+void lb_mon_pool_keep_growing(void)
+{
+    growing = true;
+}
+
 /* Move up to `count` free slots into the cache (under pool_lock). */
 static void refill(uint32_t count)
 {
     lb_spin_lock(&pool_lock);
+    bool grew = false;
     while (cache.n < count) {
         uint32_t index = free_head;
-        if (index)
+        if (index) {
             free_head = pool[index].free_next;
-        else if (bump < LB_MON_SLOTS)
+        } else if (bump < LB_MON_SLOTS) {
             index = bump++;
-        else
+            grew = true;
+        } else {
             break;
+        }
         cache.slot[cache.n++] = index;
     }
     lb_spin_unlock(&pool_lock);
+    growing = grew;
 }
 
 /* Return cached slots beyond `keep` to the pool (under pool_lock). */
@@ -116,6 +135,7 @@ void lb_mon_free(lb_mon_t *mon)
 {
     uint32_t index = lb_mon_index(mon);
     __atomic_store_n(&mon->addr, NULL, __ATOMIC_RELEASE);
+    growing = false; /* a slot came back: this thread is recycling */
     if (cache.enabled) {
         if (cache.n == LB_MON_CACHE)
             drain(LB_MON_CACHE - LB_MON_BATCH);

@@ -73,6 +73,11 @@ uint32_t lb_mon_index(const lb_mon_t *mon);
 static inline lb_mon_t *lb_mon_at(uint32_t index);
 /* The lb_mon whose address is p, or NULL if p is not a pool slot. */
 static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p);
+/* True while the pool grows rather than recycles freed slots (a hint). */
+bool lb_mon_pool_growing(void);
+/* Orphans reclaimed by this thread do not mean locks are being destroyed:
+ * keep the hint set. */
+void lb_mon_pool_keep_growing(void);
 /* Slots handed out so far, and live now (a scan; for the memory figures). */
 uint32_t lb_mon_slots_used(void);
 uint32_t lb_mon_live(void);
