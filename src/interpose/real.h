@@ -54,7 +54,7 @@ typedef struct lb_real_table {
     int (*sem_destroy)(sem_t *);
     int (*sem_init)(sem_t *, int, unsigned);
     int (*execve)(const char *, char *const[], char *const[]);
-} lb_real_table_t;
+} __attribute__((aligned(64))) lb_real_table_t; /* own cache lines: read by every wrapper */
 
 extern lb_real_table_t lb_real;
 

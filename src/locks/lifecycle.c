@@ -1,6 +1,7 @@
 #include "locks/lifecycle.h"
 
 #include "blame/object_stats.h"
+#include "locks/mutex_ops.h"
 
 static void fold(lb_mon_t *mon)
 {
@@ -30,5 +31,7 @@ void lb_mon_retire(lb_mon_t *mon)
 
 void lb_mon_fold_live(lb_mon_t *mon, void *unused)
 {
+    if (mon->kind == LB_OBJ_MUTEX)
+        lb_mutex_fold_count(mon); /* its count lives in the mutex */
     fold(mon);
 }

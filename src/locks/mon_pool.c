@@ -12,8 +12,8 @@
 #include "util/common.h"
 #include "util/pages.h"
 
-lb_mon_t *lb_mon_pool;
-#define pool lb_mon_pool
+lb_mon_pool_t lb_mon_pool;
+#define pool lb_mon_pool.base
 static uint32_t bump = 1;
 static uint32_t free_head;
 static lb_spin_t pool_lock = LB_SPIN_INIT;

@@ -94,18 +94,24 @@ void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg);
  * Slots past the bump pointer are reserved zero pages, so a lookup that
  * lands there finds addr == NULL and is rejected by its caller. */
 #define LB_MON_SLOTS (1u << 24) /* 16M live monitored objects, 1 GiB reserved */
-extern lb_mon_t *lb_mon_pool;
+/* Read by every lock fast path: alone on its cache line, so that no
+ * counter a slow path writes can share (and keep invalidating) it. */
+typedef struct {
+    lb_mon_t *base;
+    char pad[LB_CACHELINE - sizeof(lb_mon_t *)];
+} __attribute__((aligned(LB_CACHELINE))) lb_mon_pool_t;
+extern lb_mon_pool_t lb_mon_pool;
 
 static inline lb_mon_t *lb_mon_at(uint32_t index)
 {
-    if (index == 0 || index >= LB_MON_SLOTS || !lb_mon_pool)
+    if (index == 0 || index >= LB_MON_SLOTS || !lb_mon_pool.base)
         return NULL;
-    return &lb_mon_pool[index];
+    return &lb_mon_pool.base[index];
 }
 
 static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p)
 {
-    uintptr_t first = (uintptr_t)lb_mon_pool + sizeof(lb_mon_t);
+    uintptr_t first = (uintptr_t)lb_mon_pool.base + sizeof(lb_mon_t);
     if (p - first >= (uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t) ||
         (p & (sizeof(lb_mon_t) - 1)) != 0)
         return NULL;

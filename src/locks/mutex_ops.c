@@ -8,6 +8,8 @@
 
 #include "interpose/runtime.h"
 #include <sys/single_threaded.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
@@ -67,8 +69,11 @@ static void retire(pthread_mutex_t *m)
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (mon && __atomic_compare_exchange_n(lb_mutex_stash(m), &v, 0, false, __ATOMIC_ACQ_REL,
-                                           __ATOMIC_RELAXED))
+                                           __ATOMIC_RELAXED)) {
+        mon->acquisitions += *lb_mutex_acquisitions(m);
+        *lb_mutex_acquisitions(m) = 0;
         lb_mon_retire(mon);
+    }
 }
 
 int lb_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -108,7 +113,7 @@ int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon
         rc = lb_real.mutex_clocklock(m, clock, abstime);
     lb_wait_end(self, &wait, rc == 0 && !lb_mutex_acquire_is_nested(m));
     if (rc == 0)
-        mon->acquisitions++;
+        ++*lb_mutex_acquisitions(m);
     return rc;
 }
 
@@ -166,11 +171,21 @@ void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     lb_deposit(self, &hold, LB_OBJ_MUTEX, site);
 }
 
-void lb_mutex_acquired_inside(lb_thread_t *self, lb_mon_t *mon)
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
 {
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
         lb_hold_begins(self, mon);
-    mon->acquisitions++;
+    ++*lb_mutex_acquisitions(m);
+}
+
+void lb_mutex_fold_count(lb_mon_t *mon)
+{
+    pthread_mutex_t *m = (pthread_mutex_t *)mon->addr;
+    uint64_t count = 0;
+    struct iovec local = { &count, sizeof count };
+    struct iovec remote = { lb_mutex_acquisitions(m), sizeof count };
+    if (m && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof count)
+        mon->acquisitions += count;
 }
 
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
@@ -183,7 +198,7 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
          * do we by calling it. */
         int rc = lb_real.mutex_lock(m);
         if (rc == 0)
-            mon->acquisitions++;
+            ++*lb_mutex_acquisitions(m);
         return rc;
     }
     int rc = lb_mutex_try_acquire(self, m);
