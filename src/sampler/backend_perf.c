@@ -19,10 +19,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sampler/backend.h"
+
+/* The ring: the control page plus one data page (1 + 2^0 pages). */
+#define LB_PERF_RING_BYTES (2u * 4096u)
 
 static struct perf_event_attr lb_perf_attr;
 
@@ -107,11 +111,21 @@ static int lb_perf_thread_start(lb_thread_t *t)
         return -err;
     }
     t->sampler.perf_fd = fd;
+    /* A ring buffer lets every overflow signal us (wakeup_events = 1)
+     * with the event left enabled: no PERF_EVENT_IOC_REFRESH system call
+     * per sample, which costs tens of us on a VM. Without it (mmap
+     * refused), fall back to one-shot REFRESH arming. */
+    void *ring = mmap(NULL, LB_PERF_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    t->sampler.perf_ring = ring == MAP_FAILED ? NULL : ring;
     __atomic_store_n(&t->sampler.has_perf, true, __ATOMIC_RELEASE);
-    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
+    if (ioctl(fd, t->sampler.perf_ring ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH,
+              t->sampler.perf_ring ? 0 : 1) < 0) {
         int err = errno;
         if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL)) {
             t->sampler.perf_fd = -1;
+            if (t->sampler.perf_ring)
+                munmap(t->sampler.perf_ring, LB_PERF_RING_BYTES);
+            t->sampler.perf_ring = NULL;
             close(fd);
         }
         return -err;
@@ -124,15 +138,28 @@ static void lb_perf_thread_stop(lb_thread_t *t)
     if (!__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL))
         return;
     int fd = t->sampler.perf_fd;
+    void *ring = t->sampler.perf_ring;
     t->sampler.perf_fd = -1;
+    t->sampler.perf_ring = NULL;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    if (ring)
+        munmap(ring, LB_PERF_RING_BYTES);
     close(fd);
 }
 
-/* Only the overflow that used up the refresh (POLL_HUP, from our own fd)
- * re-arms; anything else would raise the kernel's overflow limit. */
+/* Ring mode: discard the records (we unwind from the signal context, not
+ * from the ring) by moving data_tail up to data_head, so the ring never
+ * fills and the next overflow signals again. REFRESH mode: only the
+ * overflow that used up the refresh (POLL_HUP, from our own fd) re-arms;
+ * anything else would raise the kernel's overflow limit. */
 static void lb_perf_rearm(lb_thread_t *t, const siginfo_t *info)
 {
+    struct perf_event_mmap_page *ring = t->sampler.perf_ring;
+    if (ring) {
+        uint64_t head = __atomic_load_n(&ring->data_head, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&ring->data_tail, head, __ATOMIC_RELEASE);
+        return;
+    }
     if (info->si_code != POLL_HUP ||
         !__atomic_load_n(&t->sampler.has_perf, __ATOMIC_ACQUIRE) ||
         info->si_fd != t->sampler.perf_fd)

@@ -22,6 +22,7 @@ struct lb_thread;
 typedef struct lb_sampler_thread {
     int perf_fd;            /* perf_event fd, -1 if none (valid only while has_perf) */
     bool has_perf;          /* perf_fd is open and owned by this record */
+    void *perf_ring;        /* perf_fd's mmap'd ring (header + 1 data page); NULL: REFRESH mode */
     bool has_timer;         /* the timer backend armed timer */
     timer_t timer;
     uint32_t in_handler;    /* nonzero while the handler runs on this thread */
