@@ -88,4 +88,8 @@ int lb_sampler_install_handler(int want);
 void lb_sampler_uninstall_handler(void);
 /* handler.c: parse "39", "SIGPROF", "RTMIN+3"...; 0 if not acceptable. */
 int lb_sampler_parse_signal(const char *s);
+/* A perf event's mmap'd ring: the control page plus one data page
+ * (1 + 2^0 pages), enough for the records between two signals. */
+#define LB_PERF_RING_BYTES (2u * 4096u)
+
 #endif

@@ -25,9 +25,6 @@
 
 #include "sampler/backend.h"
 
-/* The ring: the control page plus one data page (1 + 2^0 pages). */
-#define LB_PERF_RING_BYTES (2u * 4096u)
-
 static struct perf_event_attr lb_perf_attr;
 
 static int lb_perf_open_self(void)

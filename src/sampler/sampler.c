@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sampler/backend.h"
@@ -118,8 +119,12 @@ void lb_sampler_quiesce(void)
  * inherited: their records are simply forgotten. */
 static void lb_forget_inherited(lb_thread_t *t)
 {
-    if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL)) {
+        if (t->sampler.perf_ring)
+            munmap(t->sampler.perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
         close(t->sampler.perf_fd);
+    }
+    t->sampler.perf_ring = NULL;
     t->sampler.perf_fd = -1;
     t->sampler.has_timer = false;
     t->sampler.in_handler = 0;
