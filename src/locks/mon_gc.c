@@ -37,12 +37,13 @@
 
 #include "locks/lifecycle.h"
 #include "locks/monitored.h"
+#include "locks/spin_ops.h"
+#include "util/own_memory.h"
 #include "util/pages.h"
 
 #define LB_GC_BATCH 512
 #define LB_GC_MIN_GROWTH (1u << 20)
 #define LB_RECENT_SLOTS (1u << 20) /* 4 MiB reserved, touched as used */
-#define LB_SPIN_MON_BASE_VALUE 0x40000000u /* must match spin_ops.c */
 
 static uint32_t *recent; /* address hash -> index of the lb_mon last published there */
 static uint32_t sweeping;
@@ -69,7 +70,7 @@ static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *re
     if (mon->kind == LB_OBJ_SPIN) {
         remote->iov_base = (void *)addr;
         remote->iov_len = sizeof(uint32_t);
-        *expected = LB_SPIN_MON_BASE_VALUE + lb_mon_index(mon);
+        *expected = LB_SPIN_MON_BASE + lb_mon_index(mon);
         return true;
     }
     return false;
@@ -95,8 +96,7 @@ static void read_back(const struct iovec *remote, uint64_t *value, bool *ok, int
         return;
     }
     for (int i = 0; i < n; i++)
-        ok[i] = process_vm_readv(self, &local[i], 1, &remote[i], 1, 0) ==
-                (ssize_t)remote[i].iov_len;
+        ok[i] = lb_read_own(remote[i].iov_base, &value[i], remote[i].iov_len);
 }
 
 static void check_batch(lb_mon_t **mons, const struct iovec *remote, const uint64_t *expected,

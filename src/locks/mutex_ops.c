@@ -8,11 +8,10 @@
 
 #include "interpose/runtime.h"
 #include <sys/single_threaded.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
+#include "util/own_memory.h"
 #include "util/timeout.h"
 
 /* glibc's internal __kind flags (nptl/pthreadP.h); not public constants. */
@@ -182,9 +181,7 @@ void lb_mutex_fold_count(lb_mon_t *mon)
 {
     pthread_mutex_t *m = (pthread_mutex_t *)mon->addr;
     uint64_t count = 0;
-    struct iovec local = { &count, sizeof count };
-    struct iovec remote = { lb_mutex_acquisitions(m), sizeof count };
-    if (m && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof count)
+    if (m && lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count))
         mon->acquisitions += count;
 }
 

@@ -106,17 +106,21 @@ static inline lb_mon_t *lb_mutex_mon_or_convert(pthread_mutex_t *m)
  * pthread_mutex_lock does, leaving a state the real unlock accepts. It
  * saves the real trylock, which costs about 3 ns more than lock here.
  * Every other kind goes through the real trylock. */
+static inline bool lb_mutex_normal_try(const lb_thread_t *self, pthread_mutex_t *m)
+{
+    int unlocked = 0;
+    if (!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return false;
+    m->__data.__owner = self->tid;
+    ++m->__data.__nusers;
+    return true;
+}
+
 static inline int lb_mutex_try_acquire(const lb_thread_t *self, pthread_mutex_t *m)
 {
-    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0)) {
-        int unlocked = 0;
-        if (!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false,
-                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return EBUSY;
-        m->__data.__owner = self->tid;
-        ++m->__data.__nusers;
-        return 0;
-    }
+    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
+        return lb_mutex_normal_try(self, m) ? 0 : EBUSY;
     return lb_real.mutex_trylock(m);
 }
 
@@ -143,12 +147,8 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
         return lb_mutex_lock_general(self, m);
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
-    int unlocked = 0;
-    if (lb_unlikely(!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false,
-                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+    if (lb_unlikely(!lb_mutex_normal_try(self, m)))
         return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
-    m->__data.__owner = self->tid;
-    ++m->__data.__nusers;
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_mutex_acquired_with_waiters(self, m, mon);
     ++*lb_mutex_acquisitions(m);

@@ -22,7 +22,7 @@ int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, uintptr_t site);
 enum {
     LB_SPIN_LOCKED = 0,
     LB_SPIN_UNLOCKED = 1,
-    LB_SPIN_MON_BASE = 0x40000000, /* mon_gc.c reads words back: keep in step */
+    LB_SPIN_MON_BASE = 0x40000000,
 };
 
 static inline bool lb_spin_word_is_monitored(int word)
