@@ -11,13 +11,13 @@ WARN     := -Wall -Wextra -Werror=implicit-function-declaration -Wshadow \
 CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
                  -Isrc $(shell pkg-config --cflags libunwind sqlite3 libdw 2>/dev/null)
 
-LIB_DIRS := src/util src/interpose src/locks src/blame src/sampler src/report/writer
+LIB_DIRS := src/util src/common src/core src/interpose src/locks src/blame src/sampler src/report/writer
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_LIBS := $(shell pkg-config --libs sqlite3 libdw 2>/dev/null || echo -lsqlite3 -ldw -lelf) \
             -lunwind -lunwind-x86_64 -lpfm -ldl -lrt -lpthread
 
-CLI_SRCS := $(wildcard src/report/cli/*.c)
+CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
 CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm
 
@@ -35,8 +35,8 @@ $(BUILD)/cli/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
-	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -o $@ $^ $(LIB_LIBS)
+$(LIB): $(LIB_OBJS) src/liblockblame.map
+	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -Wl,--version-script=src/liblockblame.map -o $@ $(filter %.o,$^) $(LIB_LIBS)
 
 $(CLI): $(CLI_OBJS)
 	$(CC) -o $@ $^ $(CLI_LIBS)

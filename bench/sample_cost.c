@@ -28,7 +28,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "interpose/thread.h"
+#include "core/thread.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
@@ -121,7 +121,7 @@ static void measure_at_bottom(void *arg)
     int sig = lb_sampler_signal();
     k = iterations / 20 + 1;
     double best_with = 1e18, best_without = 1e18;
-    uint64_t before = t->sampler.samples;
+    uint64_t before = t->sampler->samples;
     for (int round = 0; round < 7; round++) {
         t0 = lb_now_ns();
         for (long i = 0; i < k; i++)
@@ -136,9 +136,9 @@ static void measure_at_bottom(void *arg)
         if (ns_per(t0, t1, k) < best_without)
             best_without = ns_per(t0, t1, k);
     }
-    if (t->sampler.samples - before < (uint64_t)(7 * k) / 2)
+    if (t->sampler->samples - before < (uint64_t)(7 * k) / 2)
         fprintf(stderr, "warning: only %llu of %ld signals were recorded\n",
-                (unsigned long long)(t->sampler.samples - before), 7 * k);
+                (unsigned long long)(t->sampler->samples - before), 7 * k);
     r->handler_ns = best_with - best_without;
 }
 
@@ -167,8 +167,10 @@ int main(int argc, char **argv)
     sigaction(SIGUSR2, &sa, NULL);
     lb_thread_t *t = lb_pages_alloc(sizeof *t);
     t->cct = lb_pages_alloc(sizeof *t->cct);
-    if (!t || !t->cct || lb_cct_init(t->cct) < 0)
+    t->sampler = lb_pages_alloc(sizeof *t->sampler);
+    if (!t || !t->cct || !t->sampler || lb_cct_init(t->cct) < 0)
         return 1;
+    t->sampler->perf_fd = -1;
     registry = t;
     lb_self = t;
     /* The program frames under main: main, __libc_start_call_main,
@@ -186,6 +188,6 @@ int main(int argc, char **argv)
                r.slow_ns);
     }
     printf("CCT nodes %u, dropped %llu\n", t->cct->nodes,
-           (unsigned long long)t->sampler.dropped);
+           (unsigned long long)t->sampler->dropped);
     return 0;
 }

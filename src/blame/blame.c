@@ -9,8 +9,11 @@
 #include <errno.h>
 
 #include "blame/blame_clock.h"
+#include "blame/object_blame.h"
 #include "blame/object_stats.h"
-#include "blame/undirected.h"
+#include "blame/sites.h"
+#include "core/undirected.h"
+#include "sampler/cct.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 
@@ -142,7 +145,7 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
     node->m.idle_ns[kind] += hold->blame_ns;
     node->m.blamed_count++;
     if (hold->stats)
-        lb_object_blame_add(&self->object_blame, hold->stats, lb_cct_id(self->cct, node),
+        lb_object_blame_add(self->object_blame, hold->stats, lb_cct_id(self->cct, node),
                             hold->blame_ns);
     lb_leave(self);
     errno = saved_errno;
@@ -207,7 +210,7 @@ void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
         node->m.idle_ns[kind] += (double)wait_ns;
         node->m.blamed_count++;
         if (index)
-            lb_object_blame_add(&culprit->object_blame, index, lb_cct_id(culprit->cct, node),
+            lb_object_blame_add(culprit->object_blame, index, lb_cct_id(culprit->cct, node),
                                 (double)wait_ns);
     }
     lb_leave(victim);

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interpose/thread.h"
-#include "locks/monitored.h"
+#include "core/thread.h"
+#include "blame/mon.h"
 
 typedef struct lb_wait {
     lb_mon_t *mon;

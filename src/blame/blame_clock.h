@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "blame/object_stats.h"
-#include "locks/monitored.h"
+#include "blame/mon.h"
 
 /* Bring accrual up to now. mon->held is k, the number of accounted
  * holders during the interval (0 or 1 for exclusive objects). */

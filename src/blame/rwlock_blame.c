@@ -7,6 +7,7 @@
 #include "blame/rwlock_blame.h"
 
 #include "blame/blame_clock.h"
+#include "blame/rw_holds.h"
 #include "util/clock.h"
 
 /* glibc nptl rwlock word (__readers, pthread_rwlock_common.c): bit 0 =
@@ -79,7 +80,7 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
     } else {
         at = clock_of(mon);
     }
-    lb_rw_holds_t *h = &self->rw_holds;
+    lb_rw_holds_t *h = self->rw_holds;
     if (h->depth < LB_RW_HOLDS)
         h->hold[h->depth++] = (lb_rw_hold_t){ mon, at, contended };
     else
@@ -89,7 +90,7 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
 /* This thread's newest hold of mon, removed from the stack. */
 static bool pop_hold(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
 {
-    lb_rw_holds_t *h = &self->rw_holds;
+    lb_rw_holds_t *h = self->rw_holds;
     for (uint32_t i = h->depth; i-- > 0;) {
         if (h->hold[i].mon == mon) {
             *out = h->hold[i];

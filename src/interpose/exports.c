@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 
-#include "interpose/real.h"
+#include "core/real.h"
 #include "interpose/thread_create.h"
 #include "interpose/thread_join.h"
 #include "locks/barrier_ops.h"

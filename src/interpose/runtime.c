@@ -12,35 +12,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
-#include "blame/undirected.h"
-#include "interpose/real.h"
-#include "interpose/thread.h"
+#include "core/real.h"
+#include "core/thread.h"
+#include "core/undirected.h"
 #include "interpose/thread_create.h"
 #include "locks/monitored.h"
 #include "report/writer/writer.h"
+#include "sampler/sampler.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/pages.h"
 
-int lb_runtime_phase = LB_PHASE_OFF;
-
-static unsigned long long start_ns;
-static double start_unix;
 static char output_path[PATH_MAX];
-
-unsigned long long lb_runtime_start_ns(void)
-{
-    return start_ns;
-}
-
-double lb_runtime_start_unix(void)
-{
-    return start_unix;
-}
 
 /* The database path: LOCKBLAME_OUTPUT, or lockblame.<prog>.<pid>.db in
  * the working directory at start. Relative paths are made absolute now,
@@ -187,10 +173,7 @@ void lb_runtime_start(void)
         return;
     int saved_errno = errno;
     lb_real_resolve();
-    start_ns = lb_now_ns();
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
+    lb_runtime_stamp_start();
     choose_output_path(false);
     if (lb_mon_pool_setup() != 0)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");

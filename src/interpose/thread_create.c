@@ -10,9 +10,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "interpose/real.h"
+#include "core/real.h"
+#include "core/thread.h"
 #include "interpose/runtime.h"
-#include "interpose/thread.h"
+#include "sampler/cct.h"
 #include "sampler/unwind.h"
 
 typedef struct lb_start {

@@ -8,8 +8,8 @@
 #include <errno.h>
 
 #include "blame/blame.h"
-#include "blame/undirected.h"
-#include "interpose/real.h"
+#include "core/undirected.h"
+#include "core/real.h"
 #include "util/clock.h"
 
 int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime, bool timed,

@@ -10,7 +10,8 @@
 #include "locks/barrier_ops.h"
 
 #include "blame/blame.h"
-#include "interpose/real.h"
+#include "blame/sites.h"
+#include "core/real.h"
 #include "locks/objmap.h"
 
 int lb_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)

@@ -17,7 +17,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
-#include "interpose/real.h"
+#include "core/real.h"
 #include "locks/lifecycle.h"
 #include "locks/mutex_ops.h"
 #include "locks/objmap.h"

@@ -10,14 +10,7 @@
  *     inside glibc), so the reference goes into a field glibc leaves unused
  *     for non-robust, process-private mutexes (mutex_ops.c).
  *
- * Field ownership:
- *   - waiters, held, clock, clock_at_acquire, last_event_ns, stats: written
- *     only under `meta` (contended paths); the fast paths read waiters and
- *     clock without it (aligned 4/8-byte loads are atomic on x86-64).
- *   - acquisitions: written by the holder while it holds an exclusive
- *     lock, so the lock itself serializes it.
- *   - addr, kind: written once at conversion, before the CAS publishes
- *     the lb_mon.
+ * Field ownership: see blame/mon.h, where the type is.
  * An lb_mon lives in one mmap'd pool and is never unmapped, so a stale
  * reference always points at readable memory; `addr` tells whether the
  * state still belongs to the object that references it. */
@@ -25,37 +18,8 @@
 #define LB_MONITORED_H
 #include <stdint.h>
 
-#include "sampler/metrics.h"
+#include "blame/mon.h"
 #include "util/common.h"
-#include "util/spin.h"
-
-typedef struct lb_mon {
-    /* hot: read by every operation */
-    union {
-        uint32_t spin_word;     /* spin locks: the lock word (LB_SPIN_UNLOCKED/LOCKED) */
-        uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
-    };
-    uint32_t waiters;           /* threads waiting on the object (w), under meta */
-    uint8_t kind;               /* lb_obj_kind */
-    uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */
-    uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
-    uint8_t clock_moved;        /* V moved since the current hold's accounting began */
-    lb_spin_t meta;             /* guards the accrual state */
-    uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
-    double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
-    double clock_at_acquire;    /* V when the current hold's accounting began; under meta */
-    uint64_t last_event_ns;     /* time accrual was last brought up to date */
-    const void *addr;           /* the native object this state belongs to */
-    uint32_t stats;             /* lb_object_stats index, 0 until first contention */
-    union {
-        uint32_t free_next;       /* pool free-list link while free */
-        uint32_t barrier_arrived; /* barriers: arrivals in this episode, under meta */
-        uint32_t rw_waiting_readers; /* rwlocks: readers inside our wait, under meta */
-        uint32_t published;       /* mutexes, spin locks: 1 once installed in the object (mon_gc.c) */
-    };
-} lb_mon_t;
-
-_Static_assert(sizeof(lb_mon_t) == 64, "lb_mon must stay one cache line");
 
 /* Pool of lb_mon in one reserved mapping; index 0 is never used.
  * Failure contract: lb_mon_alloc returns NULL when the pool is exhausted

@@ -6,7 +6,7 @@
  * conversions; the loser returns its lb_mon to the pool. */
 #include "locks/mutex_ops.h"
 
-#include "interpose/runtime.h"
+#include "core/phase.h"
 #include <sys/single_threaded.h>
 
 #include "locks/lifecycle.h"

@@ -24,8 +24,9 @@
 #include <time.h>
 
 #include "blame/blame.h"
-#include "interpose/real.h"
-#include "interpose/thread.h"
+#include "blame/sites.h"
+#include "core/real.h"
+#include "core/thread.h"
 #include "locks/monitored.h"
 #include "util/timeout.h"
 

@@ -1,6 +1,6 @@
 #include "locks/objmap.h"
 
-#include "interpose/runtime.h"
+#include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "util/pages.h"
 

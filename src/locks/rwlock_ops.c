@@ -6,7 +6,8 @@
 #include <errno.h>
 
 #include "blame/rwlock_blame.h"
-#include "interpose/real.h"
+#include "blame/sites.h"
+#include "core/real.h"
 #include "locks/objmap.h"
 #include "util/timeout.h"
 

@@ -22,7 +22,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
-#include "interpose/runtime.h"
+#include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "locks/monitored.h"

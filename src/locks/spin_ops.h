@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 #include "blame/blame.h"
-#include "interpose/thread.h"
+#include "blame/sites.h"
+#include "core/thread.h"
 #include "locks/monitored.h"
 
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared);

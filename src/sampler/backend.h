@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interpose/thread.h"
+#include "core/thread.h"
 
 typedef struct lb_sampler_ops {
     const char *name;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sampler/backend.h"
+#include "sampler/sampler.h"
 
 static struct perf_event_attr lb_perf_attr;
 
@@ -94,7 +95,7 @@ int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
  * Returns 0 or -errno; on failure nothing stays open. */
 static int lb_perf_thread_start(lb_thread_t *t)
 {
-    if (__atomic_load_n(&t->sampler.has_perf, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE))
         return 0;
     int fd = lb_perf_open_self();
     if (fd < 0)
@@ -107,22 +108,22 @@ static int lb_perf_thread_start(lb_thread_t *t)
         close(fd);
         return -err;
     }
-    t->sampler.perf_fd = fd;
+    t->sampler->perf_fd = fd;
     /* A ring buffer lets every overflow signal us (wakeup_events = 1)
      * with the event left enabled: no PERF_EVENT_IOC_REFRESH system call
      * per sample, which costs tens of us on a VM. Without it (mmap
      * refused), fall back to one-shot REFRESH arming. */
     void *ring = mmap(NULL, LB_PERF_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    t->sampler.perf_ring = ring == MAP_FAILED ? NULL : ring;
-    __atomic_store_n(&t->sampler.has_perf, true, __ATOMIC_RELEASE);
-    if (ioctl(fd, t->sampler.perf_ring ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH,
-              t->sampler.perf_ring ? 0 : 1) < 0) {
+    t->sampler->perf_ring = ring == MAP_FAILED ? NULL : ring;
+    __atomic_store_n(&t->sampler->has_perf, true, __ATOMIC_RELEASE);
+    if (ioctl(fd, t->sampler->perf_ring ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH,
+              t->sampler->perf_ring ? 0 : 1) < 0) {
         int err = errno;
-        if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL)) {
-            t->sampler.perf_fd = -1;
-            if (t->sampler.perf_ring)
-                munmap(t->sampler.perf_ring, LB_PERF_RING_BYTES);
-            t->sampler.perf_ring = NULL;
+        if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL)) {
+            t->sampler->perf_fd = -1;
+            if (t->sampler->perf_ring)
+                munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES);
+            t->sampler->perf_ring = NULL;
             close(fd);
         }
         return -err;
@@ -132,12 +133,12 @@ static int lb_perf_thread_start(lb_thread_t *t)
 
 static void lb_perf_thread_stop(lb_thread_t *t)
 {
-    if (!__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL))
+    if (!__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL))
         return;
-    int fd = t->sampler.perf_fd;
-    void *ring = t->sampler.perf_ring;
-    t->sampler.perf_fd = -1;
-    t->sampler.perf_ring = NULL;
+    int fd = t->sampler->perf_fd;
+    void *ring = t->sampler->perf_ring;
+    t->sampler->perf_fd = -1;
+    t->sampler->perf_ring = NULL;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     if (ring)
         munmap(ring, LB_PERF_RING_BYTES);
@@ -151,17 +152,17 @@ static void lb_perf_thread_stop(lb_thread_t *t)
  * anything else would raise the kernel's overflow limit. */
 static void lb_perf_rearm(lb_thread_t *t, const siginfo_t *info)
 {
-    struct perf_event_mmap_page *ring = t->sampler.perf_ring;
+    struct perf_event_mmap_page *ring = t->sampler->perf_ring;
     if (ring) {
         uint64_t head = __atomic_load_n(&ring->data_head, __ATOMIC_ACQUIRE);
         __atomic_store_n(&ring->data_tail, head, __ATOMIC_RELEASE);
         return;
     }
     if (info->si_code != POLL_HUP ||
-        !__atomic_load_n(&t->sampler.has_perf, __ATOMIC_ACQUIRE) ||
-        info->si_fd != t->sampler.perf_fd)
+        !__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) ||
+        info->si_fd != t->sampler->perf_fd)
         return;
-    ioctl(t->sampler.perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    ioctl(t->sampler->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* One overflow, one period (frequency mode adjusts the period instead). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sampler/backend.h"
+#include "sampler/sampler.h"
 
 /* glibc names the thread-id member of struct sigevent only since 2.35. */
 #ifndef sigev_notify_thread_id
@@ -52,20 +53,20 @@ int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)
  * failure no timer is left behind. */
 static int lb_timer_thread_start(lb_thread_t *t)
 {
-    if (__atomic_load_n(&t->sampler.has_timer, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE))
         return 0;
     timer_t timer;
     if (lb_timer_create(lb_sampler_cfg.signo, &timer) < 0)
         return -errno;
-    t->sampler.timer = timer;
-    __atomic_store_n(&t->sampler.has_timer, true, __ATOMIC_RELEASE);
+    t->sampler->timer = timer;
+    __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_RELEASE);
     struct itimerspec its;
     its.it_interval.tv_sec = (time_t)(lb_timer_period_ns / 1000000000u);
     its.it_interval.tv_nsec = (long)(lb_timer_period_ns % 1000000000u);
     its.it_value = its.it_interval;
     if (timer_settime(timer, 0, &its, NULL) < 0) {
         int err = errno;
-        if (__atomic_exchange_n(&t->sampler.has_timer, false, __ATOMIC_ACQ_REL))
+        if (__atomic_exchange_n(&t->sampler->has_timer, false, __ATOMIC_ACQ_REL))
             timer_delete(timer);
         return -err;
     }
@@ -74,8 +75,8 @@ static int lb_timer_thread_start(lb_thread_t *t)
 
 static void lb_timer_thread_stop(lb_thread_t *t)
 {
-    if (__atomic_exchange_n(&t->sampler.has_timer, false, __ATOMIC_ACQ_REL))
-        timer_delete(t->sampler.timer);
+    if (__atomic_exchange_n(&t->sampler->has_timer, false, __ATOMIC_ACQ_REL))
+        timer_delete(t->sampler->timer);
 }
 
 static void lb_timer_rearm(lb_thread_t *t, const siginfo_t *info)

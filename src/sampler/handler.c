@@ -20,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blame/undirected.h"
+#include "core/undirected.h"
 #include "sampler/backend.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
 #include "sampler/unwind.h"
 #include "util/log.h"
 
@@ -36,15 +38,15 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         errno = saved_errno;
         return;
     }
-    __atomic_store_n(&t->sampler.in_handler, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->sampler->in_handler, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
-        t->sampler.dropped++;
+        t->sampler->dropped++;
         goto out;   /* no re-arm: sampling is over */
     }
     if (t->busy || !t->cct) {
-        t->sampler.dropped++;
+        t->sampler->dropped++;
         if (t->busy)
-            t->sampler.busy_samples++;
+            t->sampler->busy_samples++;
     } else {
         lb_enter(t);
         uintptr_t pcs[LB_MAX_DEPTH];
@@ -58,13 +60,13 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
             node->m.work_samples += w;
             node->m.undirected_samples += w * lb_undirected_ratio();
         }
-        t->sampler.samples += w;
+        t->sampler->samples += w;
         lb_leave(t);
     }
     if (lb_sampler_cfg.ops)
         lb_sampler_cfg.ops->rearm(t, info);
 out:
-    __atomic_store_n(&t->sampler.in_handler, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->sampler->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
 }
 

@@ -5,19 +5,7 @@
 #define LB_METRICS_H
 #include <stdint.h>
 
-typedef enum lb_obj_kind {
-    LB_OBJ_MUTEX,
-    LB_OBJ_SPIN,
-    LB_OBJ_RWLOCK,
-    LB_OBJ_COND,
-    LB_OBJ_BARRIER,
-    LB_OBJ_SEM,
-    LB_OBJ_JOIN,
-    LB_OBJ_KINDS
-} lb_obj_kind;
-
-/* "mutex", "spin", ... as used in the database and the CLI. */
-const char *lb_obj_kind_name(lb_obj_kind kind);
+#include "common/kinds.h"
 
 typedef struct lb_metrics {
     uint64_t work_samples;          /* CPU samples while not waiting, not in sync code */

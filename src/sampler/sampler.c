@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "sampler/backend.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -87,7 +89,7 @@ void lb_sampler_thread_stop(lb_thread_t *self)
 static bool lb_wait_handler_out(lb_thread_t *t)
 {
     uint64_t deadline = 0;
-    while (__atomic_load_n(&t->sampler.in_handler, __ATOMIC_SEQ_CST)) {
+    while (__atomic_load_n(&t->sampler->in_handler, __ATOMIC_SEQ_CST)) {
         uint64_t now = lb_now_ns();
         if (!deadline)
             deadline = now + LB_QUIESCE_WAIT_NS;
@@ -119,15 +121,15 @@ void lb_sampler_quiesce(void)
  * inherited: their records are simply forgotten. */
 static void lb_forget_inherited(lb_thread_t *t)
 {
-    if (__atomic_exchange_n(&t->sampler.has_perf, false, __ATOMIC_ACQ_REL)) {
-        if (t->sampler.perf_ring)
-            munmap(t->sampler.perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
-        close(t->sampler.perf_fd);
+    if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL)) {
+        if (t->sampler->perf_ring)
+            munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
+        close(t->sampler->perf_fd);
     }
-    t->sampler.perf_ring = NULL;
-    t->sampler.perf_fd = -1;
-    t->sampler.has_timer = false;
-    t->sampler.in_handler = 0;
+    t->sampler->perf_ring = NULL;
+    t->sampler->perf_fd = -1;
+    t->sampler->has_timer = false;
+    t->sampler->in_handler = 0;
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)

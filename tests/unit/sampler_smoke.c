@@ -1,7 +1,7 @@
 /* Smoke test for the sampler: a thread burns CPU in a known function with
  * sampling on; most samples must land there.
  *
- * It links the sampler without src/interpose, so it defines the two
+ * It links the sampler without src/core/thread.c, so it defines the two
  * symbols it needs from there (lb_self, lb_thread_registry) as stubs. The
  * sampler is linked into the executable, so lb_pc_in_self() is false
  * everywhere and nothing is taken for lockblame's own frames.
@@ -19,13 +19,13 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "interpose/thread.h"
+#include "core/thread.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
 #include "util/pages.h"
 
-/* ---- stubs for src/interpose ---- */
+/* ---- stubs for src/core ---- */
 LB_TLS lb_thread_t *lb_self;
 static lb_thread_t *registry;
 lb_thread_t *lb_thread_registry(void) { return registry; }
@@ -55,6 +55,9 @@ static lb_thread_t *new_record(void)
     t->cct = lb_pages_alloc(sizeof *t->cct);
     ASSERT_NOT_NULL(t->cct);
     ASSERT_EQ(lb_cct_init(t->cct), 0);
+    t->sampler = lb_pages_alloc(sizeof *t->sampler);
+    ASSERT_NOT_NULL(t->sampler);
+    t->sampler->perf_fd = -1;
     t->next = registry;
     registry = t;
     return t;
@@ -108,12 +111,12 @@ static void run_burner(void)
     const char *name = dladdr((void *)hot->pc, &info) && info.dli_sname ? info.dli_sname : "?";
     printf("# samples %llu (work %llu), dropped %llu, nodes %u; hottest pc %#lx (%s) "
            "depth %u with %llu samples\n",
-           (unsigned long long)t->sampler.samples, (unsigned long long)total,
-           (unsigned long long)t->sampler.dropped, t->cct->nodes,
+           (unsigned long long)t->sampler->samples, (unsigned long long)total,
+           (unsigned long long)t->sampler->dropped, t->cct->nodes,
            (unsigned long)hot->pc, name, hot->depth,
            (unsigned long long)hot->m.work_samples);
-    ASSERT_GT(t->sampler.samples, 100);
-    ASSERT_EQ(t->sampler.samples, total);
+    ASSERT_GT(t->sampler->samples, 100);
+    ASSERT_EQ(t->sampler->samples, total);
     ASSERT_TRUE(in_hot(hot->pc));
     ASSERT_GT(hot->m.work_samples * 10, total * 8);   /* > 80% in the hot loop */
     /* the caller chain above the leaf holds the thread function */
@@ -167,16 +170,16 @@ static void test_quiesce_stops_running_thread(void)
     lb_thread_t *t = new_record();
     pthread_t th;
     ASSERT_OK(pthread_create(&th, NULL, long_burner, t));
-    while (__atomic_load_n(&t->sampler.samples, __ATOMIC_RELAXED) < 20)
+    while (__atomic_load_n(&t->sampler->samples, __ATOMIC_RELAXED) < 20)
         sched_yield();
     lb_sampler_quiesce();
-    ASSERT_EQ(t->sampler.in_handler, 0);
-    uint64_t after = t->sampler.samples;
+    ASSERT_EQ(t->sampler->in_handler, 0);
+    uint64_t after = t->sampler->samples;
     struct timespec ts = { 0, 100 * 1000000 };
     nanosleep(&ts, NULL);
-    ASSERT_EQ(t->sampler.samples, after);
-    ASSERT_FALSE(t->sampler.has_perf);
-    ASSERT_FALSE(t->sampler.has_timer);
+    ASSERT_EQ(t->sampler->samples, after);
+    ASSERT_FALSE(t->sampler->has_perf);
+    ASSERT_FALSE(t->sampler->has_timer);
     keep_burning = 0;
     ASSERT_OK(pthread_join(th, NULL));
 }
@@ -190,24 +193,24 @@ static void test_fork_child_resamples(void)
     lb_thread_t *t = new_record();
     lb_self = t;
     lb_sampler_thread_start(t);
-    ASSERT_TRUE(t->sampler.has_perf || t->sampler.has_timer);
+    ASSERT_TRUE(t->sampler->has_perf || t->sampler->has_timer);
     fflush(NULL);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        uint64_t before = t->sampler.samples;
+        uint64_t before = t->sampler->samples;
         lb_sampler_after_fork_child(t);
         sink = smoke_hot_spin(200 * 1000000u);
         lb_sampler_thread_stop(t);
-        _exit(t->sampler.samples - before > 100 ? 0 : 3);
+        _exit(t->sampler->samples - before > 100 ? 0 : 3);
     }
-    uint64_t before = t->sampler.samples;
+    uint64_t before = t->sampler->samples;
     sink = smoke_hot_spin(200 * 1000000u);
     int st;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     ASSERT_TRUE(WIFEXITED(st));
     ASSERT_EQ(WEXITSTATUS(st), 0);
-    ASSERT_GT(t->sampler.samples - before, 100);
+    ASSERT_GT(t->sampler->samples - before, 100);
     lb_sampler_thread_stop(t);
 }
 

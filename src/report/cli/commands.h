@@ -14,6 +14,6 @@ int lb_cmd_events(int argc, char **argv);
 /* Exit 2 with "unknown option" / "missing argument" for getopt's '?'/':'. */
 _Noreturn void lb_bad_option(const char *cmd, int opt, const char *arg);
 
-#define LB_VERSION "0.1.0"
+#include "common/version.h"
 
 #endif

@@ -313,7 +313,7 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 		r->work = sqlite3_column_double(q.st, 2);
 		r->overhead = sqlite3_column_double(q.st, 3);
 		r->wait = sqlite3_column_double(q.st, 4);
-		for (int k = 0; k < LB_NKINDS; k++)
+		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			r->idle[k] = sqlite3_column_double(q.st, 5 + k);
 		r->blamed_count = sqlite3_column_int64(q.st, 12);
 		r->undirected = undirected ? sqlite3_column_double(q.st, 13) : 0;
@@ -351,7 +351,7 @@ static void load_sites(struct lb_profile *p, sqlite3 *db, const struct idindex *
 		  "SELECT frame_id, thread_id, object, acquisitions, contended, releases FROM site");
 	while (q_step(&q)) {
 		int32_t frame = idindex_get(frames, q.st, 0);
-		int kind = lb_kind_parse((const char *)sqlite3_column_text(q.st, 2));
+		int kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 2));
 
 		if (frame < 0 || kind < 0)
 			continue;
@@ -379,7 +379,7 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
 		struct lb_syncobj *o = PUSH(p->objs, p->nobjs, cap);
 
 		o->id = sqlite3_column_int64(q.st, 0);
-		o->kind = lb_kind_parse((const char *)sqlite3_column_text(q.st, 1));
+		o->kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 1));
 		o->has_address = sqlite3_column_type(q.st, 2) != SQLITE_NULL;
 		o->address = (uint64_t)sqlite3_column_int64(q.st, 2);
 		o->first_node = idindex_get(nodes, q.st, 3);

@@ -1,7 +1,8 @@
 /*
- * profile.h - an in-memory copy of one lockblame database (schema version 1,
- * see docs/SCHEMA.md), loaded with one SELECT per table and indexed in C so
- * that the views never run per-node queries.
+ * profile.h - an in-memory copy of one lockblame database (schema versions
+ * 1..LB_SCHEMA_VERSION of common/schema.h, see docs/SCHEMA.md), loaded with
+ * one SELECT per table and indexed in C so that the views never run
+ * per-node queries.
  *
  * All cross references are array indices (int32_t, -1 = none), resolved from
  * the database ids at load time. The tree is kept as a CSR child list and a
@@ -14,16 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/kinds.h"
+#include "common/schema.h"
 #include "report/cli/util.h"
-
-#define LB_SCHEMA_VERSION 2	/* newest schema this CLI reads (1 lacks metric.idle_undirected_s) */
-
-enum lb_kind {
-	LB_K_MUTEX, LB_K_SPIN, LB_K_RWLOCK, LB_K_COND, LB_K_BARRIER, LB_K_SEM,
-	LB_K_JOIN, LB_NKINDS
-};
-extern const char *const lb_kind_names[LB_NKINDS];
-int lb_kind_parse(const char *s);	/* -1 if unknown or NULL */
 
 enum lb_metric { LB_M_IDLENESS, LB_M_WORK, LB_M_WAIT, LB_M_OVERHEAD, LB_NMETRICS };
 extern const char *const lb_metric_names[LB_NMETRICS];
@@ -67,7 +61,7 @@ struct lb_mrow {		/* one metric row: exclusive values of (node, thread) */
 	int32_t node;		/* node index */
 	int64_t thread_id;
 	double work, overhead, wait;
-	double idle[LB_NKINDS];	/* blame received, by object kind */
+	double idle[LB_OBJ_KINDS];	/* blame received, by object kind */
 	int64_t blamed_count;
 	double undirected;	/* undirected idleness (thesis ch. 5), 0 in version-1 databases */
 };
@@ -82,13 +76,13 @@ struct lb_thread {
 struct lb_site {
 	int32_t frame;		/* frame index */
 	int64_t thread_id;
-	int kind;		/* enum lb_kind */
+	int kind;		/* lb_obj_kind */
 	int64_t acquisitions, contended, releases;
 };
 
 struct lb_syncobj {
 	int64_t id;
-	int kind;		/* enum lb_kind, -1 if unknown */
+	int kind;		/* lb_obj_kind, -1 if unknown */
 	bool has_address;	/* false for the per-kind aggregate rows */
 	uint64_t address;
 	int32_t first_node;	/* node index, -1 unknown */
@@ -106,7 +100,7 @@ struct lb_objblame {
 
 struct lb_totals {
 	double work, overhead, wait, idleness, effort;
-	double idle_kind[LB_NKINDS];
+	double idle_kind[LB_OBJ_KINDS];
 	double sync_wait, sync_blame, sync_handoff, sync_unattributed;
 };
 

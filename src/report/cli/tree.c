@@ -12,24 +12,10 @@
 
 #include "report/cli/profile.h"
 
-const char *const lb_kind_names[LB_NKINDS] = {
-	[LB_K_MUTEX] = "mutex", [LB_K_SPIN] = "spin", [LB_K_RWLOCK] = "rwlock",
-	[LB_K_COND] = "cond", [LB_K_BARRIER] = "barrier", [LB_K_SEM] = "sem",
-	[LB_K_JOIN] = "join",
-};
-
 const char *const lb_metric_names[LB_NMETRICS] = {
 	[LB_M_IDLENESS] = "idleness", [LB_M_WORK] = "work", [LB_M_WAIT] = "wait",
 	[LB_M_OVERHEAD] = "overhead",
 };
-
-int lb_kind_parse(const char *s)
-{
-	for (int k = 0; s && k < LB_NKINDS; k++)
-		if (strcmp(s, lb_kind_names[k]) == 0)
-			return k;
-	return -1;
-}
 
 int lb_metric_parse(const char *s)
 {
@@ -43,7 +29,7 @@ double lb_mrow_idleness(const struct lb_mrow *r)
 {
 	double s = 0;
 
-	for (int k = 0; k < LB_NKINDS; k++)
+	for (int k = 0; k < LB_OBJ_KINDS; k++)
 		s += r->idle[k];
 	return s;
 }
@@ -150,10 +136,10 @@ static void compute_totals(struct lb_profile *p)
 		t->work += r->work;
 		t->overhead += r->overhead;
 		t->wait += r->wait;
-		for (int k = 0; k < LB_NKINDS; k++)
+		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			t->idle_kind[k] += r->idle[k];
 	}
-	for (int k = 0; k < LB_NKINDS; k++)
+	for (int k = 0; k < LB_OBJ_KINDS; k++)
 		t->idleness += t->idle_kind[k];
 	t->effort = t->work + t->idleness;
 	for (int32_t i = 0; i < p->nobjs; i++) {

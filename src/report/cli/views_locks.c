@@ -123,7 +123,7 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 		int32_t f = ob->first_node >= 0 ? p->nodes[ob->first_node].frame : -1;
 
 		lb_table_int(t, row, C_ID, ob->id);
-		lb_table_str(t, row, C_KIND, ob->kind >= 0 ? lb_kind_names[ob->kind] : "?");
+		lb_table_str(t, row, C_KIND, ob->kind >= 0 ? lb_obj_kind_names[ob->kind] : "?");
 		lb_buf_reset(&b);
 		lb_buf_printf(&b, "0x%" PRIx64, ob->address);
 		lb_table_str(t, row, C_ADDRESS, lb_buf_str(&b));

@@ -13,12 +13,12 @@
 
 #include "report/cli/views.h"
 
-#define NO_KIND LB_NKINDS	/* key slot for metrics without an object kind */
+#define NO_KIND LB_OBJ_KINDS	/* key slot for metrics without an object kind */
 #define TABLE_ROWS 50		/* sites shown in table format */
 
 struct site_row {
 	int32_t key;		/* frame key id */
-	int kind;		/* enum lb_kind, or NO_KIND */
+	int kind;		/* lb_obj_kind, or NO_KIND */
 	int32_t frame;		/* a representative frame */
 	double value;		/* selected metric */
 	double blame;		/* idleness at this frame+kind */
@@ -115,13 +115,13 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		if (first == last)
 			continue;
 		int32_t key = f >= 0 ? keys[f] : -1;
-		double idle[LB_NKINDS] = { 0 }, value = 0, blame = 0;
-		int64_t blamed[LB_NKINDS] = { 0 }, blamed_all = 0;
+		double idle[LB_OBJ_KINDS] = { 0 }, value = 0, blame = 0;
+		int64_t blamed[LB_OBJ_KINDS] = { 0 }, blamed_all = 0;
 
 		for (int32_t i = first; i < last; i++) {
 			const struct lb_mrow *r = &p->mrows[i];
 
-			for (int k = 0; k < LB_NKINDS; k++) {
+			for (int k = 0; k < LB_OBJ_KINDS; k++) {
 				idle[k] += r->idle[k];
 				if (r->idle[k] > 0)
 					blamed[k] += r->blamed_count;
@@ -132,7 +132,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		if (key < 0)
 			key = INT32_MAX;	/* the root: its own group */
 		if (m == LB_M_IDLENESS) {
-			for (int k = 0; k < LB_NKINDS; k++)
+			for (int k = 0; k < LB_OBJ_KINDS; k++)
 				if (idle[k] > 0)
 					credit(row_for(map, rows, n, cap, key, k, f), v, idle[k],
 					       idle[k], blamed[k]);
@@ -140,7 +140,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		}
 		if (value == 0)
 			continue;
-		for (int k = 0; k < LB_NKINDS; k++)
+		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			blame += idle[k];
 		credit(row_for(map, rows, n, cap, key, NO_KIND, f), v, value, blame, blamed_all);
 	}
@@ -184,7 +184,7 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 		int best = NO_KIND;
 		int64_t best_n = 0;
 
-		for (int k = 0; k < LB_NKINDS; k++) {
+		for (int k = 0; k < LB_OBJ_KINDS; k++) {
 			int32_t a = lb_map_get(&kmap, (uint64_t)r->key * (NO_KIND + 1) + (uint64_t)k);
 			int64_t c = a < 0 ? 0 : acc[a][1] * 1000000 + acc[a][2] + acc[a][0];
 
@@ -270,7 +270,7 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_num(t, row, C_SHARE, lb_share(r->value, total));
 		lb_table_int(t, row, C_COUNT, r->count);
 		lb_table_int(t, row, C_BLAMED, r->blamed);
-		lb_table_str(t, row, C_OBJECT, r->kind < LB_NKINDS ? lb_kind_names[r->kind] : "-");
+		lb_table_str(t, row, C_OBJECT, r->kind < LB_OBJ_KINDS ? lb_obj_kind_names[r->kind] : "-");
 		lb_table_str_ref(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
 		lb_table_str_ref(t, row, C_FILE, f ? f->file : NULL);
 		lb_table_int(t, row, C_LINE, f ? f->line : 0);

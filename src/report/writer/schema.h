@@ -1,6 +1,7 @@
-/* The DDL of docs/SCHEMA.md, version 2. Change both together. */
+/* The DDL of docs/SCHEMA.md, version LB_SCHEMA_VERSION (common/schema.h).
+ * Change both together. */
 #ifndef LB_SCHEMA_H
 #define LB_SCHEMA_H
-#define LB_SCHEMA_VERSION 2
+#include "common/schema.h"
 extern const char lb_schema_sql[];
 #endif

@@ -17,14 +17,18 @@
 #include <unistd.h>
 
 #include "blame/blame_clock.h"
+#include "blame/object_blame.h"
 #include "blame/object_stats.h"
-#include "interpose/runtime.h"
-#include "interpose/thread.h"
+#include "blame/sites.h"
+#include "common/version.h"
+#include "core/phase.h"
+#include "core/thread.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "report/writer/schema.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/u64map.h"
+#include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -221,7 +225,7 @@ static int write_thread_tree(writer_t *w, lb_thread_t *t)
             break;
         lb_metrics_t m = node->m;
         if (id == 0)
-            m.overhead_samples += t->sampler.busy_samples; /* lockblame's own cost */
+            m.overhead_samples += t->sampler->busy_samples; /* lockblame's own cost */
         if (!metrics_empty(&m))
             put_metric(w, map[id], t->id, &m);
     }
@@ -264,8 +268,8 @@ static void write_threads(writer_t *w)
         uint64_t end = t->exited ? t->end_ns : now;
         sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
         sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
-        sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler.samples);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler.dropped);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
         step(st);
     }
     sqlite3_finalize(st);
@@ -292,7 +296,7 @@ static void write_sites(writer_t *w, lb_thread_t *t)
 
 static void write_object_blame(writer_t *w, lb_thread_t *t)
 {
-    const lb_object_blame_table_t *table = &t->object_blame;
+    const lb_object_blame_table_t *table = t->object_blame;
     for (uint32_t i = 0; i < table->capacity; i++) {
         const lb_object_blame_t *e = &table->slot[i];
         if (!e->object)
@@ -412,8 +416,8 @@ static double ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
 {
     uint64_t samples = 0, dropped = 0, cpu = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
-        samples += t->sampler.samples;
-        dropped += t->sampler.dropped; /* busy_samples are a part of it */
+        samples += t->sampler->samples;
+        dropped += t->sampler->dropped; /* busy_samples are a part of it */
         cpu += cpu_ns_of(t);
     }
     *samples_out = samples;
@@ -511,10 +515,10 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
     write_run(w, reason, samples, dropped);
     char meta[384];
     snprintf(meta, sizeof meta,
-             "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','0.1'),"
+             "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','%s'),"
              "('writer','liblockblame'),('orphans_reclaimed','%llu'),"
              "('monitored_slots_used','%u')",
-             LB_SCHEMA_VERSION, (unsigned long long)lb_mon_gc_reclaimed(), lb_mon_slots_used());
+             LB_SCHEMA_VERSION, LB_VERSION, (unsigned long long)lb_mon_gc_reclaimed(), lb_mon_slots_used());
     if (exec_sql(w, meta) || exec_sql(w, "COMMIT"))
         return -1;
     fill_summary(w, summary);

@@ -12,7 +12,7 @@
 #define LB_UNDIRECTED_H
 #include <stdint.h>
 
-#include "sampler/metrics.h"
+#include "common/kinds.h"
 
 struct lb_thread;
 

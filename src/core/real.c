@@ -1,4 +1,4 @@
-#include "interpose/real.h"
+#include "core/real.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>

@@ -1,5 +1,12 @@
 /* lb_thread: everything lockblame keeps per application thread.
  *
+ * Layering: core owns the record, its identity and the registry; each
+ * upper layer owns its per-thread part (sampler state and CCT, blame
+ * tables) behind a pointer declared here only as an incomplete struct.
+ * A layer allocates and fills its part in its thread hooks
+ * (core/thread_hooks.h), before the record is published, so every part
+ * pointer of a published record is valid (cct may be NULL: no memory).
+ *
  * Invariants:
  *  - A record is created by its own thread (trampoline or lazily) and is
  *    written only by that thread, except `exited`/`cpu_ns_at_exit`, set by
@@ -13,35 +20,40 @@
  *    lb_thread_freeze), so 100K short-lived threads cost ~1 KB each.
  *  - `busy` > 0 means lockblame code is running on this thread: wrappers
  *    called from there (libunwind, sqlite locking) go straight to the real
- *    functions, and the sampling handler drops its sample. */
-#ifndef LB_THREAD_H
-#define LB_THREAD_H
+ *    functions, and the sampling handler drops its sample.
+ *  - The fields the lock fast paths read (busy, tid, sites) share the
+ *    record's first cache line. */
+#ifndef LB_CORE_THREAD_H
+#define LB_CORE_THREAD_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "blame/sites.h"
-#include "blame/object_blame.h"
-#include "blame/rw_holds.h"
-#include "sampler/cct.h"
-#include "sampler/sampler.h"
+#include "common/kinds.h"
 #include "util/common.h"
+
+/* Per-layer parts, complete only in their own layer's headers. */
+struct lb_site_table;          /* blame/sites.h */
+struct lb_site;                /* blame/sites.h */
+struct lb_rw_holds;            /* blame/rw_holds.h */
+struct lb_object_blame_table;  /* blame/object_blame.h */
+struct lb_sampler_thread;      /* sampler/sampler.h */
+struct lb_cct;                 /* sampler/cct.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
     uint32_t busy;                /* re-entry guard, see above */
+    pid_t tid;                    /* gettid(); the NORMAL-mutex fast path stores it as owner */
+    struct lb_site_table *sites;  /* exact per-call-site counts (mmap'd; NULL once exited) */
     uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
-    lb_site_table_t *sites;       /* exact per-call-site counts (mmap'd; NULL once exited) */
-    lb_rw_holds_t rw_holds;       /* rwlocks held, with V at acquire */
-    /* sampling */
-    lb_sampler_thread_t sampler;
-    lb_cct_t *cct;                /* &cct_storage, or NULL if it has no memory */
-    lb_cct_t cct_storage;
-    lb_object_blame_table_t object_blame;  /* blame per (object, release node) */
+    /* per-layer parts (see above) */
+    struct lb_rw_holds *rw_holds;              /* blame: rwlocks held, with V at acquire */
+    struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */
+    struct lb_sampler_thread *sampler;         /* sampler: timer/perf state, counts */
+    struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t retired_acquisitions[LB_OBJ_KINDS]; /* of destroyed never-contended objects */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
-    pid_t tid;
     uintptr_t handle;             /* pthread_self() */
     uintptr_t start_routine;      /* pthread_create's start routine, 0 for main */
     uint32_t creator_id;          /* thread that called pthread_create */
@@ -50,7 +62,7 @@ typedef struct lb_thread {
     uint64_t cpu_ns;              /* thread CPU time at exit (or at the write) */
     bool exited;
     uint32_t compacting;          /* 1 while lb_thread_detach moves data to the arena */
-    lb_site_t *kept_sites;        /* the used site slots, once exited */
+    struct lb_site *kept_sites;   /* the used site slots, once exited */
     uint32_t n_kept_sites;
     struct lb_thread *next;       /* registry link */
 } lb_thread_t;
@@ -58,12 +70,14 @@ typedef struct lb_thread {
 /* The calling thread's record, or NULL before lockblame runs on it. */
 extern LB_TLS lb_thread_t *lb_self;
 
-/* Create and register the calling thread's record (id assigned here).
- * Returns NULL if out of memory (the thread then runs unmonitored). */
+/* Create and register the calling thread's record (id assigned here), run
+ * every layer's init and start hooks. Returns NULL if out of memory (the
+ * thread then runs unmonitored). */
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
                               uint32_t creator_node);
-/* The calling thread is ending: stop sampling, record CPU time, stop
- * monitoring this thread (lb_self = NULL) and compact its tables. */
+/* The calling thread is ending: run the stop hooks (sampling stops),
+ * record CPU time, stop monitoring this thread (lb_self = NULL) and
+ * compact its tables (compact hooks). */
 void lb_thread_detach(lb_thread_t *self);
 /* The final write begins: no thread compacts from now on, and any
  * compaction in progress has finished when this returns. */

@@ -5,9 +5,9 @@
  * and the sampling handler sums the shards. One shared counter cost the
  * 2-thread lock mix +15% CPU from line bouncing alone, and +70% when it
  * also shared a line with data every fast path reads. */
-#include "blame/undirected.h"
+#include "core/undirected.h"
 
-#include "interpose/thread.h"
+#include "core/thread.h"
 #include "util/common.h"
 
 #define LB_WAIT_SHARDS 16

@@ -1,0 +1,56 @@
+/* The blame layer's part of a thread record (core/thread_hooks.h): the
+ * per-site counts (mmap'd, compacted into the arena at exit), the rwlock
+ * holds and the per-object blame table. Written only by the owning thread;
+ * read by the final write and by a joiner after the thread exited. */
+#include <stddef.h>
+
+#include "blame/object_blame.h"
+#include "blame/object_stats.h"
+#include "blame/rw_holds.h"
+#include "blame/sites.h"
+#include "core/thread_hooks.h"
+#include "util/pages.h"
+
+typedef struct {
+    lb_rw_holds_t rw_holds;
+    lb_object_blame_table_t object_blame;
+} blame_part_t;
+
+static int blame_init(lb_thread_t *t)
+{
+    blame_part_t *part = lb_arena_alloc(sizeof *part);
+    lb_site_table_t *sites = part ? lb_pages_alloc(sizeof *sites) : NULL;
+    if (!sites)
+        return -1; /* arena memory is simply not used */
+    t->rw_holds = &part->rw_holds;
+    t->object_blame = &part->object_blame;
+    t->sites = sites;
+    return 0;
+}
+
+static void blame_start(lb_thread_t *t)
+{
+    lb_object_totals_bind(t->retired_acquisitions);
+}
+
+/* Keep only the used site slots, in arena memory; on failure the table
+ * stays mapped (correct, only bigger). */
+static void blame_compact(lb_thread_t *t)
+{
+    uint32_t n = 0;
+    lb_site_t *kept = lb_sites_compact(t->sites, &n);
+    if (kept || n == 0) {
+        t->kept_sites = kept;
+        t->n_kept_sites = n;
+        lb_site_table_t *table = t->sites;
+        t->sites = NULL;
+        lb_pages_free(table, sizeof *table);
+    }
+}
+
+LB_THREAD_HOOKS(blame_hooks) = {
+    .rank = LB_RANK_BLAME,
+    .init = blame_init,
+    .start = blame_start,
+    .compact = blame_compact,
+};

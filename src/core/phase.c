@@ -1,0 +1,30 @@
+/* The runtime phase and start stamps; see phase.h. */
+#include "core/phase.h"
+
+#include <stddef.h>
+#include <sys/time.h>
+
+#include "util/clock.h"
+
+int lb_runtime_phase = LB_PHASE_OFF;
+
+static unsigned long long start_ns;
+static double start_unix;
+
+void lb_runtime_stamp_start(void)
+{
+    start_ns = lb_now_ns();
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+unsigned long long lb_runtime_start_ns(void)
+{
+    return start_ns;
+}
+
+double lb_runtime_start_unix(void)
+{
+    return start_unix;
+}

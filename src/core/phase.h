@@ -1,0 +1,25 @@
+/* The runtime phase of lockblame in this process, and when it started.
+ *
+ * Invariants: lb_runtime_phase moves only forward (OFF -> STARTING ->
+ * RUNNING -> FINISHED), except in a fork child, which restarts from
+ * running. Conversion of native objects happens only while running;
+ * objects already monitored keep working in every phase. The start time
+ * is stamped once, while STARTING, before anything reads it. */
+#ifndef LB_CORE_PHASE_H
+#define LB_CORE_PHASE_H
+#include <stdbool.h>
+
+enum lb_phase { LB_PHASE_OFF, LB_PHASE_STARTING, LB_PHASE_RUNNING, LB_PHASE_FINISHED };
+extern int lb_runtime_phase;
+
+static inline bool lb_runtime_monitoring(void)
+{
+    return __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) == LB_PHASE_RUNNING;
+}
+
+/* Record now as the start (monotonic and wall clock). */
+void lb_runtime_stamp_start(void);
+/* Monotonic ns / Unix time in seconds at the start. */
+unsigned long long lb_runtime_start_ns(void);
+double lb_runtime_start_unix(void);
+#endif

@@ -1,0 +1,41 @@
+/* The sampler's part of a thread record (core/thread_hooks.h): its sampling
+ * state and calling-context tree, allocated together from the arena when
+ * the thread attaches, started once it is lb_self, stopped at its exit,
+ * and the CCT compacted after. Written only by the owning thread (and the
+ * signal handler on it), read by the final write after quiesce. */
+#include <stddef.h>
+
+#include "core/thread_hooks.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
+#include "util/pages.h"
+
+typedef struct {
+    lb_sampler_thread_t sampler;
+    lb_cct_t cct;
+} sampler_part_t;
+
+static int sampler_init(lb_thread_t *t)
+{
+    sampler_part_t *part = lb_arena_alloc(sizeof *part);
+    if (!part)
+        return -1;
+    part->sampler.perf_fd = -1;
+    t->sampler = &part->sampler;
+    t->cct = lb_cct_init(&part->cct) == 0 ? &part->cct : NULL;
+    return 0;
+}
+
+static void sampler_compact(lb_thread_t *t)
+{
+    if (t->cct)
+        lb_cct_compact(t->cct, 1); /* one spare node: the join blame */
+}
+
+LB_THREAD_HOOKS(sampler_hooks) = {
+    .rank = LB_RANK_SAMPLER,
+    .init = sampler_init,
+    .start = lb_sampler_thread_start,
+    .stop = lb_sampler_thread_stop,
+    .compact = sampler_compact,
+};

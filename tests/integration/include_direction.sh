@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Every #include "..." in src/ goes the allowed way (docs/INTERNALS.md,
+# "Layers"):
+#     util, common  <-  core  <-  sampler  <-  blame  <-  locks  <-  interpose
+#   - util and common include only themselves;
+#   - report/writer may include library headers (util .. locks) and itself;
+#     only interpose/runtime.c may include report/writer;
+#   - report/cli may include only common/ and report/cli/.
+# A header included without a directory must be a system one (<...>) or a
+# sibling; quoted includes name their directory, so each is classified.
+# The checker first proves it can fail: it must reject a planted upward
+# include in a copy of a small tree.
+. "$(dirname "$0")/../lib/common.sh"
+
+# rank DIR: the layer rank of a directory under src/, or "" if unknown.
+rank() {
+    case $1 in
+        util | common) echo 0 ;;
+        core) echo 1 ;;
+        sampler) echo 2 ;;
+        blame) echo 3 ;;
+        locks) echo 4 ;;
+        report/writer) echo 5 ;;
+        interpose) echo 6 ;;
+        *) echo "" ;;
+    esac
+}
+
+# layer PATH: the layer of a path relative to src/ (report/* keeps 2 parts).
+layer() {
+    case $1 in
+        report/*) echo "$1" | cut -d/ -f1-2 ;;
+        *) echo "${1%%/*}" ;;
+    esac
+}
+
+# check SRCDIR: print one line per include that goes the wrong way.
+check() {
+    local src=$1 file rel from inc to
+    while IFS= read -r file; do
+        rel=${file#"$src"/}
+        from=$(layer "$rel")
+        while IFS= read -r inc; do
+            case $inc in */*) ;; *) continue ;; esac # sibling (e.g. check.h)
+            to=$(layer "$inc")
+            [ "$from" = "$to" ] && continue
+            local ok=0 rf rt
+            case $from in
+                util | common) ok=0 ;;
+                report/cli) [ "$to" = common ] && ok=1 ;;
+                *)
+                    rf=$(rank "$from")
+                    rt=$(rank "$to")
+                    if [ -z "$rf" ] || [ -z "$rt" ]; then
+                        ok=0
+                    elif [ "$to" = report/writer ]; then
+                        [ "$rel" = interpose/runtime.c ] && ok=1
+                    elif [ "$rt" -lt "$rf" ]; then
+                        ok=1
+                    elif [ "$from" = report/writer ] && [ "$to" = interpose ]; then
+                        ok=0
+                    fi
+                    # util and common are below everything, for every layer.
+                    case $to in util | common) ok=1 ;; esac
+                    ;;
+            esac
+            [ $ok = 1 ] || echo "$rel includes $inc ($from -> $to)"
+        done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+    done < <(find "$src" -name '*.[ch]' | sort)
+}
+
+echo "== the checker rejects planted upward includes"
+mkdir -p "$tmp/src/core" "$tmp/src/sampler" "$tmp/src/report/cli" "$tmp/src/util"
+printf '#include "util/common.h"\n#include "sampler/cct.h"\n' >"$tmp/src/core/bad.c"
+printf '#include "core/thread.h"\n#include "common/kinds.h"\n' >"$tmp/src/sampler/good.c"
+printf '#include "common/kinds.h"\n#include "core/thread.h"\n' >"$tmp/src/report/cli/bad.c"
+printf '#include "core/thread.h"\n' >"$tmp/src/util/bad.h"
+planted=$(check "$tmp/src")
+echo "$planted" | sed 's/^/  /'
+[ "$(echo "$planted" | grep -c .)" -eq 3 ] || fail "expected exactly 3 planted violations"
+echo "$planted" | grep -q 'core/bad.c includes sampler/cct.h' || fail "missed core -> sampler"
+echo "$planted" | grep -q 'report/cli/bad.c includes core/thread.h' || fail "missed cli -> core"
+echo "$planted" | grep -q 'util/bad.h includes core/thread.h' || fail "missed util -> core"
+
+echo "== src/"
+found=$(check "$ROOT/src")
+n=$(echo "$found" | grep -c . || true)
+echo "$n include(s) against the direction"
+[ "$n" -eq 0 ] || { echo "$found" | sed 's/^/  /'; fail "$n include(s) go against the layer direction"; }
+echo "include direction OK ($(find "$ROOT/src" -name '*.[ch]' | wc -l) files)"
