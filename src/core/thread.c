@@ -1,7 +1,7 @@
 /* The thread registry and per-thread lifecycle. See thread.h for the
  * invariants: records are mmap'd, written by their own thread, pushed once
  * onto a lock-free list and never freed while the process runs. The upper
- * layers' parts are set up and torn down by their hooks (thread_hooks.h),
+ * layers' parts are set up and torn down by their hooks (core/hooks.h),
  * which this file runs in rank order. */
 #include "core/thread.h"
 
@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "core/thread_hooks.h"
+#include "core/hooks.h"
 #include "core/undirected.h"
 #include "util/clock.h"
 #include "util/pages.h"
@@ -19,49 +19,6 @@ LB_TLS lb_thread_t *lb_self;
 
 static lb_thread_t *registry;
 static uint32_t next_id;
-
-/* The hooks the linker gathered (weak: a unit test may link none). Hidden,
- * so that the section bounds are not exported from liblockblame.so. */
-extern const lb_thread_hooks_t __start_lb_thread_hooks[]
-    __attribute__((weak, visibility("hidden")));
-extern const lb_thread_hooks_t __stop_lb_thread_hooks[]
-    __attribute__((weak, visibility("hidden")));
-
-enum hook_slot { HOOK_INIT, HOOK_START, HOOK_STOP, HOOK_COMPACT };
-
-/* Run one hook of every layer: ascending rank for init/start, descending
- * for stop/compact. Returns -1 as soon as an init fails. */
-static int run_hooks(enum hook_slot slot, lb_thread_t *t)
-{
-    bool down = slot == HOOK_STOP || slot == HOOK_COMPACT;
-    for (int i = 0; i < LB_RANKS; i++) {
-        enum lb_rank rank = (enum lb_rank)(down ? LB_RANKS - 1 - i : i);
-        for (const lb_thread_hooks_t *h = __start_lb_thread_hooks; h < __stop_lb_thread_hooks;
-             h++) {
-            if (h->rank != rank)
-                continue;
-            switch (slot) {
-            case HOOK_INIT:
-                if (h->init && h->init(t) != 0)
-                    return -1;
-                break;
-            case HOOK_START:
-                if (h->start)
-                    h->start(t);
-                break;
-            case HOOK_STOP:
-                if (h->stop)
-                    h->stop(t);
-                break;
-            case HOOK_COMPACT:
-                if (h->compact)
-                    h->compact(t);
-                break;
-            }
-        }
-    }
-    return 0;
-}
 
 static void registry_push(lb_thread_t *t)
 {
@@ -77,7 +34,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
 {
     int saved_errno = errno;
     lb_thread_t *t = lb_arena_alloc(sizeof *t);
-    if (!t || run_hooks(HOOK_INIT, t) != 0) {
+    if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         errno = saved_errno;
         return NULL; /* a record from the arena is simply not used */
     }
@@ -91,7 +48,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
     registry_push(t);
     lb_undirected_thread_live(1);
     lb_self = t;
-    run_hooks(HOOK_START, t);
+    lb_hooks_thread(LB_THREAD_START, t);
     errno = saved_errno;
     return t;
 }
@@ -106,14 +63,14 @@ static void compact(lb_thread_t *t)
 {
     __atomic_store_n(&t->compacting, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&frozen, __ATOMIC_SEQ_CST))
-        run_hooks(HOOK_COMPACT, t);
+        lb_hooks_thread(LB_THREAD_COMPACT, t);
     __atomic_store_n(&t->compacting, 0, __ATOMIC_SEQ_CST);
 }
 
 void lb_thread_detach(lb_thread_t *self)
 {
     int saved_errno = errno;
-    run_hooks(HOOK_STOP, self);
+    lb_hooks_thread(LB_THREAD_STOP, self);
     self->cpu_ns = lb_thread_cpu_ns();
     self->end_ns = lb_now_ns();
     /* From here this thread's remaining lock calls (TLS destructors) go

@@ -4,7 +4,7 @@
  * upper layer owns its per-thread part (sampler state and CCT, blame
  * tables) behind a pointer declared here only as an incomplete struct.
  * A layer allocates and fills its part in its thread hooks
- * (core/thread_hooks.h), before the record is published, so every part
+ * (core/hooks.h), before the record is published, so every part
  * pointer of a published record is valid (cct may be NULL: no memory).
  *
  * Invariants:

@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#include "interpose/runtime.h"
+#include "core/runtime.h"
 #include "util/common.h"
 
 typedef int (*exec_fn)(const char *, char *const[], char *const[]);

@@ -14,9 +14,9 @@
 
 #include "core/real.h"
 #include "interpose/thread_create.h"
-#include "interpose/thread_join.h"
 #include "locks/barrier_ops.h"
 #include "locks/cond_ops.h"
+#include "locks/join_ops.h"
 #include "locks/rwlock_ops.h"
 #include "locks/mutex_ops.h"
 #include "locks/spin_ops.h"

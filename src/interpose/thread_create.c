@@ -10,9 +10,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/hooks.h"
 #include "core/real.h"
+#include "core/phase.h"
 #include "core/thread.h"
-#include "interpose/runtime.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
 
@@ -81,8 +82,15 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
 
 extern char __start_lb_thread_root[], __stop_lb_thread_root[];
 
-void lb_thread_root_range(uintptr_t *lo, uintptr_t *hi)
+/* At start: the unwinder stops at the trampoline, the root of every
+ * thread's stack. */
+static void thread_create_setup(void)
 {
-    *lo = (uintptr_t)__start_lb_thread_root;
-    *hi = (uintptr_t)__stop_lb_thread_root;
+    lb_unwind_set_stop_range((uintptr_t)__start_lb_thread_root,
+                             (uintptr_t)__stop_lb_thread_root);
 }
+
+LB_PROCESS_HOOKS(thread_create_hooks) = {
+    .rank = LB_RANK_INTERPOSE,
+    .setup = thread_create_setup,
+};

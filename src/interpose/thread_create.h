@@ -7,6 +7,4 @@
 
 int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
                      void *arg, uintptr_t site);
-/* Code range of the thread trampoline (the root of every thread's stack). */
-void lb_thread_root_range(uintptr_t *lo, uintptr_t *hi);
 #endif

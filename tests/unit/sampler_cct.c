@@ -1,9 +1,9 @@
 /* Unit tests for the calling context tree (src/sampler/cct.c) and the
- * object-kind names (src/sampler/metrics.c).
+ * object-kind names (src/common/kinds.c).
  *
  * Built by tests/tests.mak against the library's core archive. By hand:
  *   gcc -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -Itests -pthread \
- *       tests/unit/sampler_cct.c src/sampler/cct.c src/sampler/metrics.c \
+ *       tests/unit/sampler_cct.c src/sampler/cct.c src/common/kinds.c \
  *       src/util/pages.c -o /tmp/sampler_cct && /tmp/sampler_cct
  */
 #include "check.h"

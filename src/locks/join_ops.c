@@ -3,7 +3,7 @@
  * thread has fully exited when the real join returns, so the joiner may
  * write that thread's CCT (it has no other writer any more). A
  * timedjoin that expires leaves its wait unattributed. tryjoin never waits. */
-#include "interpose/thread_join.h"
+#include "locks/join_ops.h"
 
 #include <errno.h>
 

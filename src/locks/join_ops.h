@@ -1,7 +1,7 @@
 /* pthread_join / pthread_timedjoin_np with join blame. Returns what the
  * real call returned. */
-#ifndef LB_THREAD_JOIN_H
-#define LB_THREAD_JOIN_H
+#ifndef LB_JOIN_OPS_H
+#define LB_JOIN_OPS_H
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>

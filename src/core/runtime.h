@@ -1,8 +1,8 @@
 /* Process-wide lifecycle of lockblame: start (constructor or first use),
- * running, finished (profile written). Also fork and exec handling. The
- * phase itself is core's (core/phase.h). */
-#ifndef LB_RUNTIME_H
-#define LB_RUNTIME_H
+ * running, finished (profile written), fork. The phase is core/phase.h;
+ * what each layer does at each step is its process hooks (core/hooks.h). */
+#ifndef LB_CORE_RUNTIME_H
+#define LB_CORE_RUNTIME_H
 #include "core/phase.h"
 
 /* Start lockblame if it has not started (idempotent, thread-safe). */

@@ -1,13 +1,14 @@
-/* The sampler's part of a thread record (core/thread_hooks.h): its sampling
+/* The sampler's part of a thread record (core/hooks.h): its sampling
  * state and calling-context tree, allocated together from the arena when
  * the thread attaches, started once it is lb_self, stopped at its exit,
  * and the CCT compacted after. Written only by the owning thread (and the
  * signal handler on it), read by the final write after quiesce. */
 #include <stddef.h>
 
-#include "core/thread_hooks.h"
+#include "core/hooks.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
+#include "sampler/unwind.h"
 #include "util/pages.h"
 
 typedef struct {
@@ -38,4 +39,23 @@ LB_THREAD_HOOKS(sampler_hooks) = {
     .start = lb_sampler_thread_start,
     .stop = lb_sampler_thread_stop,
     .compact = sampler_compact,
+};
+
+static void sampler_setup(void)
+{
+    lb_unwind_setup();
+    lb_sampler_setup();
+}
+
+static void sampler_fork_child(lb_thread_t *self)
+{
+    if (self)
+        lb_sampler_after_fork_child(self);
+}
+
+LB_PROCESS_HOOKS(sampler_process_hooks) = {
+    .rank = LB_RANK_SAMPLER,
+    .setup = sampler_setup,
+    .quiesce = lb_sampler_quiesce,
+    .fork_child = sampler_fork_child,
 };

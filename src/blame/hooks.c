@@ -1,4 +1,4 @@
-/* The blame layer's part of a thread record (core/thread_hooks.h): the
+/* The blame layer's part of a thread record (core/hooks.h): the
  * per-site counts (mmap'd, compacted into the arena at exit), the rwlock
  * holds and the per-object blame table. Written only by the owning thread;
  * read by the final write and by a joiner after the thread exited. */
@@ -8,7 +8,7 @@
 #include "blame/object_stats.h"
 #include "blame/rw_holds.h"
 #include "blame/sites.h"
-#include "core/thread_hooks.h"
+#include "core/hooks.h"
 #include "util/pages.h"
 
 typedef struct {

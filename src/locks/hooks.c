@@ -1,0 +1,45 @@
+/* The locks layer's hooks (core/hooks.h).
+ *
+ * Per thread: a thread keeps a small cache of free lb_mon slots while it
+ * is attached, and gives it back to the pool when it ends.
+ * Per process: the lb_mon pool is reserved at start; across fork, prepare
+ * holds the pool lock, the parent releases it, and the child also releases
+ * every lb_mon's meta lock (see lb_mon_fork_child). */
+#include "core/hooks.h"
+#include "locks/monitored.h"
+#include "util/log.h"
+
+static void locks_start(lb_thread_t *t)
+{
+    lb_mon_cache_enable();
+}
+
+static void locks_stop(lb_thread_t *t)
+{
+    lb_mon_cache_flush();
+}
+
+LB_THREAD_HOOKS(locks_hooks) = {
+    .rank = LB_RANK_LOCKS,
+    .start = locks_start,
+    .stop = locks_stop,
+};
+
+static void locks_setup(void)
+{
+    if (lb_mon_pool_setup() != 0)
+        lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
+}
+
+static void locks_fork_child(lb_thread_t *self)
+{
+    lb_mon_fork_child();
+}
+
+LB_PROCESS_HOOKS(locks_process_hooks) = {
+    .rank = LB_RANK_LOCKS,
+    .setup = locks_setup,
+    .fork_prepare = lb_mon_fork_prepare,
+    .fork_parent = lb_mon_fork_parent,
+    .fork_child = locks_fork_child,
+};
