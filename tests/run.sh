@@ -15,7 +15,8 @@
 #   BUILD                   build directory (default build)
 #
 # Tests see ROOT (absolute repository root), BUILD (absolute), LOCKBLAME_LIB,
-# LOCKBLAME_CLI and WORKLOADS (the directory of built workloads).
+# LOCKBLAME_CLI, WORKLOADS and WORKLOADS_USER (the directories of built
+# workloads: tests/workloads, tests/workloads_user).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +31,7 @@ export ROOT BUILD
 export LOCKBLAME_LIB=$BUILD/liblockblame.so
 export LOCKBLAME_CLI=$BUILD/lockblame
 export WORKLOADS=$BUILD/tests/workloads
+export WORKLOADS_USER=$BUILD/tests/workloads_user
 # A stray LD_PRELOAD or LOCKBLAME_* setting in the caller's environment would
 # change what every test measures.
 unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL

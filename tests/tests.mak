@@ -13,11 +13,22 @@
 # pthread programs, never linked with lockblame; the integration drivers in
 # tests/integration/*.sh run them under LD_PRELOAD. -fno-optimize-sibling-calls
 # keeps every call site a real call, so release sites stay in the call path.
+#
+# User-built workloads: tests/workloads_user/NAME.c or NAME.cc ->
+# $(BUILD)/tests/workloads_user/NAME, built the way users build: gcc/g++
+# -O2 -g -pthread, so tail calls, inlining and gcc clones are all on and
+# the frame pointer is omitted. One file per program; they may include
+# tests/workloads/gt.h. The drivers find them in $WORKLOADS_USER.
 
 TEST_UNIT_SRCS := $(wildcard tests/unit/*.c)
 TEST_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(TEST_UNIT_SRCS))
 TEST_WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 TEST_WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,$(TEST_WORKLOAD_SRCS))
+
+TEST_USER_C_SRCS  := $(wildcard tests/workloads_user/*.c)
+TEST_USER_CC_SRCS := $(wildcard tests/workloads_user/*.cc)
+TEST_USER_BINS := $(patsubst tests/workloads_user/%.c,$(BUILD)/tests/workloads_user/%,$(TEST_USER_C_SRCS)) \
+                  $(patsubst tests/workloads_user/%.cc,$(BUILD)/tests/workloads_user/%,$(TEST_USER_CC_SRCS))
 
 TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/%,$(LIB_OBJS))
 TEST_CORE_LIB  := $(BUILD)/tests/liblockblame-core.a
@@ -26,11 +37,13 @@ TEST_UNIT_CFLAGS := $(CFLAGS_COMMON) -Itests -pthread -fno-omit-frame-pointer
 TEST_WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer \
                         -fno-optimize-sibling-calls -pthread -D_GNU_SOURCE \
                         -Wall -Wextra -Wno-unused-parameter
+TEST_USER_CFLAGS  := -O2 -g -pthread -D_GNU_SOURCE -Itests/workloads -Wall -Wextra
+TEST_USER_CXXFLAGS := -O2 -g -pthread -Itests/workloads -Wall -Wextra
 
 .PHONY: check tests
-tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS)
+tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS)
 
-check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(BUILD)/demo/taskqueue
+check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) $(BUILD)/demo/taskqueue
 	@tests/run.sh $(TESTS)
 
 $(TEST_CORE_LIB): $(TEST_CORE_OBJS)
@@ -46,4 +59,12 @@ $(BUILD)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_WORKLOAD_CFLAGS) -MMD -MP -o $@ $< -lm
 
--include $(TEST_UNIT_BINS:=.d) $(TEST_WORKLOAD_BINS:=.d)
+$(BUILD)/tests/workloads_user/%: tests/workloads_user/%.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -MMD -MP -o $@ $< -lm
+
+$(BUILD)/tests/workloads_user/%: tests/workloads_user/%.cc
+	@mkdir -p $(dir $@)
+	g++ $(TEST_USER_CXXFLAGS) -MMD -MP -o $@ $< -lm
+
+-include $(TEST_UNIT_BINS:=.d) $(TEST_WORKLOAD_BINS:=.d) $(TEST_USER_BINS:=.d)
