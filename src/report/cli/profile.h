@@ -13,6 +13,7 @@
 #define LB_CLI_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/kinds.h"
@@ -157,5 +158,8 @@ void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* Procedure key: label\tmodule. */
 void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
+/* Length of name without gcc clone suffixes (".constprop.0", ".isra.0",
+ * ".part.0", ".cold", chained): "f.isra.0.cold" -> 1. */
+size_t lb_clone_base_len(const char *name);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * symbols.c - frame labels for display and keys for matching: C++ names
  * demangled with the C++ runtime's __cxa_demangle, unknown functions shown
- * as module+0xOFFSET.
+ * as module+0xOFFSET. gcc's clones (NAME.constprop.N, .isra.N, .part.N,
+ * .cold) are shown and matched as NAME (DESIGN.md rule 5); the frame table
+ * keeps the raw symbol.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +28,57 @@ char *lb_demangle(const char *name)
 	return lb_xstrdup(name);
 }
 
+/* One gcc clone suffix component: ".constprop.N", ".isra.N", ".part.N",
+ * ".cold", ".cold.N", ".localalias", ".lto_priv.N". Returns its length at
+ * s (which starts at the dot), or 0. */
+static size_t clone_suffix(const char *s)
+{
+	static const char *const kinds[] = { "constprop", "isra", "part", "cold", "localalias",
+					     "lto_priv" };
+
+	if (*s != '.')
+		return 0;
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		size_t n = strlen(kinds[i]);
+
+		if (strncmp(s + 1, kinds[i], n) != 0)
+			continue;
+		const char *e = s + 1 + n;
+
+		if (*e == '.' && e[1] >= '0' && e[1] <= '9')
+			for (e++; *e >= '0' && *e <= '9'; e++)
+				;
+		if (*e == '\0' || *e == '.')
+			return (size_t)(e - s);
+	}
+	return 0;
+}
+
+size_t lb_clone_base_len(const char *name)
+{
+	for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+		const char *e = dot;
+		size_t n;
+
+		while ((n = clone_suffix(e)) > 0)
+			e += n;
+		if (*e == '\0' && e != dot)
+			return (size_t)(dot - name);
+	}
+	return strlen(name);
+}
+
+/* The function's name with gcc clone suffixes folded (malloc'd). */
+static char *folded_name(const char *name)
+{
+	size_t n = lb_clone_base_len(name);
+	char *s = lb_xmalloc(n + 1);
+
+	memcpy(s, name, n);
+	s[n] = '\0';
+	return s;
+}
+
 const char *lb_frame_module(const struct lb_profile *p, int32_t frame)
 {
 	if (frame < 0 || p->frames[frame].module < 0)
@@ -42,7 +95,10 @@ const char *lb_frame_label(struct lb_profile *p, int32_t frame)
 	if (f->label)
 		return f->label;
 	if (f->function) {
-		f->label = lb_demangle(f->function);
+		char *base = folded_name(f->function);
+
+		f->label = lb_demangle(base);
+		free(base);
 	} else {
 		struct lb_buf b = { 0 };
 		const char *mod = lb_frame_module(p, frame);
@@ -83,8 +139,8 @@ void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 	const struct lb_frame *f = &p->frames[frame];
 
 	if (f->function)
-		lb_buf_printf(out, "%s\t%s\t%" PRId64, f->function, f->file ? f->file : "",
-			      f->line);
+		lb_buf_printf(out, "%.*s\t%s\t%" PRId64, (int)lb_clone_base_len(f->function),
+			      f->function, f->file ? f->file : "", f->line);
 	else
 		lb_buf_puts(out, lb_frame_label(p, frame));
 }

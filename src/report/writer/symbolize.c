@@ -79,9 +79,13 @@ static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
         files = NULL;
     const char *file = out->file;
     int line = out->line;
+    /* For code inlined into a function, libdw may give only the inlined
+     * instance(s) and the CU, without the enclosing subprogram: that is
+     * code of a function too (the symbol table names it). */
     bool in_function = false;
     for (int i = 0; i < n; i++)
-        in_function |= dwarf_tag(&scopes[i]) == DW_TAG_subprogram;
+        in_function |= dwarf_tag(&scopes[i]) == DW_TAG_subprogram ||
+                       dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
     if (!in_function) {
         /* No function of this CU holds pc (e.g. _start, from crt files
          * without debug info): libdw's line is a neighbour's, not ours. */
@@ -144,6 +148,19 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
                 out->function = info.dli_sname;
         }
     }
+}
+
+bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+    Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    GElf_Sym sym;
+    GElf_Off off = 0;
+    if (!mod || !dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) ||
+        sym.st_size == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+        return false;
+    *lo = (uintptr_t)(pc - off);
+    *hi = *lo + (uintptr_t)sym.st_size;
+    return true;
 }
 
 void lb_symbolizer_close(lb_symbolizer_t *s)

@@ -3,6 +3,7 @@
  * Strings returned stay valid until lb_symbolizer_close. */
 #ifndef LB_SYMBOLIZE_H
 #define LB_SYMBOLIZE_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LB_MAX_INLINE 8
@@ -37,5 +38,8 @@ typedef struct lb_symbolizer lb_symbolizer_t;
 lb_symbolizer_t *lb_symbolizer_open(void);
 /* Never fails: unknown fields are NULL/0. Works with a NULL symbolizer. */
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out);
+/* The bounds [*lo, *hi) of the symbol (function) holding pc, from the
+ * symbol table; false when pc is in no sized symbol. */
+bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 void lb_symbolizer_close(lb_symbolizer_t *s);
 #endif

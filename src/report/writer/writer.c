@@ -27,9 +27,11 @@
 #include "locks/mon_gc.h"
 #include "report/writer/schema.h"
 #include "report/writer/symbolize.h"
+#include "report/writer/tailcall.h"
 #include "report/writer/u64map.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
+#include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -39,8 +41,11 @@ typedef struct writer {
     lb_u64map_t frame_of_pc;
     lb_u64map_t module_of_base;
     lb_u64map_t node_of_edge;       /* (parent node << 32 | frame) -> node */
+    lb_u64map_t jump_of_pc;         /* call pc -> tail jump, see site_pc */
     uint32_t frames, modules, nodes;
     uint32_t **node_maps;           /* per thread id: local CCT node -> global node */
+    uint32_t **leaf_maps;           /* per thread id: local node -> global node of its
+                                     * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;
     double ns_per_sample;
     sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
@@ -148,6 +153,33 @@ static uint32_t frame_id(writer_t *w, uintptr_t pc)
     return n ? ids[n - 1] : 0;
 }
 
+/* Where a path that ended in one of our wrappers was really released
+ * from: the tail jump of the function that call_pc called, if that
+ * function left no frame (tailcall.h), else call_pc itself. Cached. */
+static uintptr_t site_pc(writer_t *w, uintptr_t call_pc)
+{
+    uint32_t v;
+    if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
+        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
+        int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
+        v = jump && delta > -0x7fffffff && delta < 0x7fffffff ? (uint32_t)(delta + 0x80000000)
+                                                                : 0;
+        lb_u64map_put(&w->jump_of_pc, call_pc, v);
+    }
+    return v ? (uintptr_t)((int64_t)call_pc + (int64_t)v - 0x80000000) : call_pc;
+}
+
+/* Metrics that only a path ending in our wrappers carries. */
+static bool is_wrapper_leaf(const lb_metrics_t *m)
+{
+    if (m->blamed_count || m->wait_ns)
+        return true;
+    for (int k = 0; k < LB_OBJ_KINDS; k++)
+        if (m->idle_ns[k] != 0)
+            return true;
+    return false;
+}
+
 static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32_t depth)
 {
     uint64_t key = (uint64_t)parent << 32 | frame;
@@ -218,7 +250,8 @@ static int write_thread_tree(writer_t *w, lb_thread_t *t)
         map[id] = g;
         depth[id] = d;
     }
-    free(depth);
+    uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
+    w->leaf_maps[t->id] = leaf;
     for (uint32_t id = 0; id < n; id++) {
         lb_cct_node_t *node = lb_cct_node(t->cct, id);
         if (!node)
@@ -226,9 +259,20 @@ static int write_thread_tree(writer_t *w, lb_thread_t *t)
         lb_metrics_t m = node->m;
         if (id == 0)
             m.overhead_samples += t->sampler->busy_samples; /* lockblame's own cost */
-        if (!metrics_empty(&m))
-            put_metric(w, map[id], t->id, &m);
+        if (metrics_empty(&m))
+            continue;
+        uint32_t g = map[id];
+        uintptr_t pc = id && leaf && is_wrapper_leaf(&m) ? site_pc(w, node->pc) : 0;
+        if (pc && pc != node->pc) { /* the tail-called function, below the caller */
+            uint32_t frames[LB_MAX_INLINE + 1];
+            int nf = frame_chain(w, pc, frames);
+            for (int i = 0; i < nf; i++)
+                g = global_node(w, g, frames[i], depth[id] + 1 + (uint32_t)i);
+            leaf[id] = g;
+        }
+        put_metric(w, g, t->id, &m);
     }
+    free(depth);
     return 0;
 }
 
@@ -237,6 +281,15 @@ static uint32_t mapped_node(const writer_t *w, uint32_t thread, uint32_t local)
     if (thread >= w->thread_slots || !w->node_maps[thread])
         return 0;
     return w->node_maps[thread][local];
+}
+
+/* The node that holds local node's own metrics (mapped_node, or the
+ * tail-called function below it). */
+static uint32_t leaf_node(const writer_t *w, uint32_t thread, uint32_t local)
+{
+    if (thread < w->thread_slots && w->leaf_maps[thread] && w->leaf_maps[thread][local])
+        return w->leaf_maps[thread][local];
+    return mapped_node(w, thread, local);
 }
 
 static uint64_t cpu_ns_of(const lb_thread_t *t)
@@ -284,7 +337,7 @@ static void write_sites(writer_t *w, lb_thread_t *t)
         if (!s->key)
             continue;
         sqlite3_stmt *st = w->ins_site;
-        sqlite3_bind_int64(st, 1, frame_id(w, lb_site_ra(s->key) - 1));
+        sqlite3_bind_int64(st, 1, frame_id(w, site_pc(w, lb_site_ra(s->key) - 1)));
         sqlite3_bind_int64(st, 2, t->id);
         sqlite3_bind_text(st, 3, lb_obj_kind_name(lb_site_kind(s->key)), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, (sqlite3_int64)(s->acquisitions ? s->acquisitions : s->releases));
@@ -303,7 +356,7 @@ static void write_object_blame(writer_t *w, lb_thread_t *t)
             continue;
         sqlite3_stmt *st = w->ins_blame;
         sqlite3_bind_int64(st, 1, e->object);
-        sqlite3_bind_int64(st, 2, mapped_node(w, t->id, e->node));
+        sqlite3_bind_int64(st, 2, leaf_node(w, t->id, e->node));
         sqlite3_bind_int64(st, 3, t->id);
         sqlite3_bind_double(st, 4, e->blame_ns / 1e9);
         sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
@@ -481,7 +534,9 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
     w->ns_per_sample = ns_per_sample(&samples, &dropped);
     w->thread_slots = lb_thread_count();
     w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
-    if (!w->node_maps || lb_u64map_init(&w->frame_of_pc, 4096) ||
+    w->leaf_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->leaf_maps);
+    if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 256) ||
+        lb_u64map_init(&w->frame_of_pc, 4096) ||
         lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, 4096))
         return -1;
     if (exec_sql(w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") ||
@@ -536,7 +591,11 @@ static void writer_close(writer_t *w)
     lb_symbolizer_close(w->sym);
     for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
         free(w->node_maps[i]);
+    for (uint32_t i = 0; w->leaf_maps && i < w->thread_slots; i++)
+        free(w->leaf_maps[i]);
     free(w->node_maps);
+    free(w->leaf_maps);
+    lb_u64map_free(&w->jump_of_pc);
     lb_u64map_free(&w->frame_of_pc);
     lb_u64map_free(&w->module_of_base);
     lb_u64map_free(&w->node_of_edge);
