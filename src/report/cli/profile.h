@@ -157,6 +157,13 @@ const char *lb_frame_desc(struct lb_profile *p, int32_t frame);
 void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* Procedure key: label\tmodule. */
 void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+/* Release sites (site_frame.c): a frame of the C/C++ runtime (system
+ * header inline frame or runtime library); the innermost program frame at
+ * the same address as frame (frame itself if none); the innermost node
+ * from node up whose frame is the program's (node itself if none). */
+bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame);
+int32_t lb_frame_program(const struct lb_profile *p, int32_t frame);
+int32_t lb_site_node(const struct lb_profile *p, int32_t node);
 char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
 /* Length of name without gcc clone suffixes (".constprop.0", ".isra.0",
  * ".part.0", ".cold", chained): "f.isra.0.cold" -> 1. */

@@ -1,6 +1,7 @@
 /*
  * views_sites.c - `report --by-release-site`: blame grouped by the release
- * site's own frame (function, file, line) and object kind, with the caller
+ * site's own frame (function, file, line) and object kind (the innermost
+ * program frame: site_frame.c), with the caller
  * chain of the heaviest calling context of each site. With another metric
  * the same grouping ranks frames by that metric.
  *
@@ -114,6 +115,9 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 
 		if (first == last)
 			continue;
+		int32_t site = m == LB_M_IDLENESS || m == LB_M_WAIT ? lb_site_node(p, v) : v;
+
+		f = p->nodes[site].frame;
 		int32_t key = f >= 0 ? keys[f] : -1;
 		double idle[LB_OBJ_KINDS] = { 0 }, value = 0, blame = 0;
 		int64_t blamed[LB_OBJ_KINDS] = { 0 }, blamed_all = 0;
@@ -134,7 +138,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		if (m == LB_M_IDLENESS) {
 			for (int k = 0; k < LB_OBJ_KINDS; k++)
 				if (idle[k] > 0)
-					credit(row_for(map, rows, n, cap, key, k, f), v, idle[k],
+					credit(row_for(map, rows, n, cap, key, k, f), site, idle[k],
 					       idle[k], blamed[k]);
 			continue;
 		}
@@ -142,7 +146,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 			continue;
 		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			blame += idle[k];
-		credit(row_for(map, rows, n, cap, key, NO_KIND, f), v, value, blame, blamed_all);
+		credit(row_for(map, rows, n, cap, key, NO_KIND, f), site, value, blame, blamed_all);
 	}
 }
 
@@ -159,7 +163,8 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 	for (int32_t i = 0; i < p->nsites; i++) {
 		const struct lb_site *s = &p->sites[i];
 		bool is_new;
-		int32_t *slot = lb_map_slot(&kmap, (uint64_t)keys[s->frame] * (NO_KIND + 1) + (uint64_t)s->kind, &is_new);
+		int32_t key = keys[lb_frame_program(p, s->frame)];
+		int32_t *slot = lb_map_slot(&kmap, (uint64_t)key * (NO_KIND + 1) + (uint64_t)s->kind, &is_new);
 
 		if (is_new) {
 			lb_grow((void **)&acc, &cap, (size_t)nacc + 1, sizeof *acc);

@@ -73,6 +73,21 @@ static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
     Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
     Dwarf_Die *scopes = NULL;
     int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
+        /* At some addresses (a tail jump at the end of inlined code) the
+         * outer inlined calls' ranges do not cover pc, and dwarf_getscopes
+         * returns only the innermost instance and the CU. The DIE tree
+         * still nests every level: take the chain from there. */
+        Dwarf_Die *nested = NULL;
+        int m = dwarf_getscopes_die(&scopes[0], &nested);
+        if (m > n) {
+            free(scopes);
+            scopes = nested;
+            n = m;
+        } else {
+            free(nested);
+        }
+    }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
