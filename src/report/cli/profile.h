@@ -13,7 +13,6 @@
 #define LB_CLI_PROFILE_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "common/kinds.h"
@@ -165,8 +164,6 @@ bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame);
 int32_t lb_frame_program(const struct lb_profile *p, int32_t frame);
 int32_t lb_site_node(const struct lb_profile *p, int32_t node);
 char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
-/* Length of name without gcc clone suffixes (".constprop.0", ".isra.0",
- * ".part.0", ".cold", chained): "f.isra.0.cold" -> 1. */
-size_t lb_clone_base_len(const char *name);
+
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clone_name.h"
 #include "report/cli/profile.h"
 
 /* From the C++ ABI (libstdc++/libsupc++); declared here so that the CLI
@@ -26,46 +27,6 @@ char *lb_demangle(const char *name)
 		free(d);
 	}
 	return lb_xstrdup(name);
-}
-
-/* One gcc clone suffix component: ".constprop.N", ".isra.N", ".part.N",
- * ".cold", ".cold.N", ".localalias", ".lto_priv.N". Returns its length at
- * s (which starts at the dot), or 0. */
-static size_t clone_suffix(const char *s)
-{
-	static const char *const kinds[] = { "constprop", "isra", "part", "cold", "localalias",
-					     "lto_priv" };
-
-	if (*s != '.')
-		return 0;
-	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-		size_t n = strlen(kinds[i]);
-
-		if (strncmp(s + 1, kinds[i], n) != 0)
-			continue;
-		const char *e = s + 1 + n;
-
-		if (*e == '.' && e[1] >= '0' && e[1] <= '9')
-			for (e++; *e >= '0' && *e <= '9'; e++)
-				;
-		if (*e == '\0' || *e == '.')
-			return (size_t)(e - s);
-	}
-	return 0;
-}
-
-size_t lb_clone_base_len(const char *name)
-{
-	for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
-		const char *e = dot;
-		size_t n;
-
-		while ((n = clone_suffix(e)) > 0)
-			e += n;
-		if (*e == '\0' && e != dot)
-			return (size_t)(dot - name);
-	}
-	return strlen(name);
 }
 
 /* The function's name with gcc clone suffixes folded (malloc'd). */
