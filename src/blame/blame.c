@@ -12,6 +12,7 @@
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
+#include "blame/wait_note_ops.h"
 #include "core/undirected.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
@@ -46,6 +47,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
     lb_spin_unlock(&mon->meta);
+    lb_note_wait_begin(self, mon, kind, wait->start_ns);
     lb_waiting_begin(self, kind);
     lb_leave(self);
     errno = saved_errno;
@@ -77,6 +79,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
             stats->acquisitions++;
         }
     }
+    lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
     lb_spin_unlock(&mon->meta);
 
     if (self->cct) {
@@ -144,16 +147,23 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
     lb_cct_node_t *node = context_here(self);
     node->m.idle_ns[kind] += hold->blame_ns;
     node->m.blamed_count++;
-    if (hold->stats)
+    if (hold->stats) {
         lb_object_blame_add(self->object_blame, hold->stats, lb_cct_id(self->cct, node),
                             hold->blame_ns);
+        lb_note_deposit(self, hold->stats, lb_cct_id(self->cct, node));
+    }
     lb_leave(self);
     errno = saved_errno;
 }
 
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
-    return collect_locked(mon, true);
+    uint64_t now = lb_now_ns();
+    lb_spin_lock(&mon->meta);
+    lb_hold_t hold = collect(mon, now, true);
+    lb_note_collect(self, lb_object_stats_at(hold.stats), now, hold.blame_ns);
+    lb_spin_unlock(&mon->meta);
+    return hold;
 }
 
 bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold)
@@ -176,8 +186,10 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
             lb_clock_hold_begins(mon);
     }
     lb_spin_unlock(&mon->meta);
-    if (!last)
+    if (!last) {
+        lb_note_wait_begin(self, mon, LB_OBJ_BARRIER, now);
         lb_waiting_begin(self, LB_OBJ_BARRIER);
+    }
     lb_leave(self);
     errno = saved_errno;
     return last;

@@ -1,6 +1,6 @@
 /* The blame layer's part of a thread record (core/hooks.h): the
  * per-site counts (mmap'd, compacted into the arena at exit), the rwlock
- * holds and the per-object blame table. Written only by the owning thread;
+ * holds, the per-object blame table and the wait note. Written only by the owning thread;
  * read by the final write and by a joiner after the thread exited. */
 #include <stddef.h>
 
@@ -8,12 +8,14 @@
 #include "blame/object_stats.h"
 #include "blame/rw_holds.h"
 #include "blame/sites.h"
+#include "blame/wait_note.h"
 #include "core/hooks.h"
 #include "util/pages.h"
 
 typedef struct {
     lb_rw_holds_t rw_holds;
     lb_object_blame_table_t object_blame;
+    lb_wait_note_t wait_note;
 } blame_part_t;
 
 static int blame_init(lb_thread_t *t)
@@ -24,6 +26,7 @@ static int blame_init(lb_thread_t *t)
         return -1; /* arena memory is simply not used */
     t->rw_holds = &part->rw_holds;
     t->object_blame = &part->object_blame;
+    t->wait_note = &part->wait_note;
     t->sites = sites;
     return 0;
 }

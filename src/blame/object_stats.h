@@ -15,6 +15,7 @@
 #define LB_OBJECT_STATS_H
 #include <stdint.h>
 
+#include "blame/wait_note.h"
 #include "sampler/metrics.h"
 
 typedef struct lb_object_stats {
@@ -29,6 +30,7 @@ typedef struct lb_object_stats {
     double accrued_held_ns;   /* integral of waiters while held (to be blamed) */
     double blamed_ns;         /* handed to release/signal sites */
     double handoff_ns;        /* integral of waiters while nobody held it */
+    lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
 } lb_object_stats_t;
 
 /* A fresh record, or 0 when out of memory (the object is then tracked

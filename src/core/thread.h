@@ -39,6 +39,7 @@ struct lb_rw_holds;            /* blame/rw_holds.h */
 struct lb_object_blame_table;  /* blame/object_blame.h */
 struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
+struct lb_wait_note;           /* blame/wait_note.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
@@ -52,6 +53,7 @@ typedef struct lb_thread {
     struct lb_sampler_thread *sampler;         /* sampler: timer/perf state, counts */
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t retired_acquisitions[LB_OBJ_KINDS]; /* of destroyed never-contended objects */
+    struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     uintptr_t handle;             /* pthread_self() */

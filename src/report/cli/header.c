@@ -61,5 +61,10 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
 	fprintf(out, "effort:   %.3f s = work %.3f s + idleness %.3f s (idleness %.1f%% of effort)\n",
 		t->effort, t->work, t->idleness, 100 * lb_share(t->idleness, t->effort));
 	lb_print_conservation(p, out);
+	if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_open > 0)
+		fprintf(out, "structural: %.3f s = joins %.3f s + parked until shutdown %.3f s"
+			     " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
+			t->structural_join + t->structural_parked, t->structural_join,
+			t->structural_parked, t->structural_open);
 	fputc('\n', out);
 }

@@ -417,6 +417,37 @@ static void load_object_blame(struct lb_profile *p, sqlite3 *db, const struct id
 	}
 }
 
+/* Structural waits: a table newer databases have (docs/SCHEMA.md). */
+static void load_structural(struct lb_profile *p, sqlite3 *db, const struct idindex *objs,
+			    const struct idindex *nodes)
+{
+	struct query q;
+	size_t cap = 0;
+
+	if (sqlite3_table_column_metadata(db, NULL, "structural_wait", "blame_s", NULL, NULL, NULL,
+					  NULL, NULL) != SQLITE_OK)
+		return;
+	q_prepare(&q, db, p->path, "structural_wait",
+		  "SELECT thread_id, object_id, object, start_s, end_s, open, node_id, blame_s"
+		  " FROM structural_wait");
+	while (q_step(&q)) {
+		int kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 2));
+
+		if (kind < 0)
+			continue;
+		struct lb_structural *s = PUSH(p->structural, p->nstructural, cap);
+
+		s->thread_id = sqlite3_column_int64(q.st, 0);
+		s->object = idindex_get(objs, q.st, 1);
+		s->kind = kind;
+		s->start_s = sqlite3_column_double(q.st, 3);
+		s->end_s = sqlite3_column_double(q.st, 4);
+		s->open = sqlite3_column_int(q.st, 5) != 0;
+		s->node = sqlite3_column_type(q.st, 6) == SQLITE_NULL ? -1 : idindex_get(nodes, q.st, 6);
+		s->blame_s = sqlite3_column_double(q.st, 7);
+	}
+}
+
 void lb_profile_index(struct lb_profile *p);	/* tree.c */
 
 struct lb_profile *lb_profile_load(const char *path)
@@ -438,6 +469,7 @@ struct lb_profile *lb_profile_load(const char *path)
 	load_sites(p, db, &frames);
 	load_objects(p, db, &nodes, &objs);
 	load_object_blame(p, db, &objs, &nodes);
+	load_structural(p, db, &objs, &nodes);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 	idindex_free(&mods);

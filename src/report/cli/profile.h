@@ -98,10 +98,25 @@ struct lb_objblame {
 	int64_t count;
 };
 
+/* A structural wait (DESIGN.md rule 6; table structural_wait, optional):
+ * a thread parked on a cond/sem until shutdown. */
+struct lb_structural {
+	int64_t thread_id;	/* the parked thread */
+	int32_t object;		/* syncobj index, -1 unknown */
+	int kind;		/* lb_obj_kind */
+	double start_s, end_s;	/* since the run's start */
+	bool open;		/* still waiting when the profile was taken */
+	int32_t node;		/* release site node its blame went to, -1 none */
+	double blame_s;		/* of that node's idleness, the structural part */
+};
+
 struct lb_totals {
 	double work, overhead, wait, idleness, effort;
 	double idle_kind[LB_OBJ_KINDS];
 	double sync_wait, sync_blame, sync_handoff, sync_unattributed;
+	/* structural waits (rule 6): blame on joins, blame of parked waits,
+	 * and the time of parked waits still open at exit (unattributed) */
+	double structural_join, structural_parked, structural_open;
 };
 
 struct lb_profile {
@@ -115,6 +130,7 @@ struct lb_profile {
 	struct lb_site *sites; int32_t nsites;
 	struct lb_syncobj *objs; int32_t nobjs;
 	struct lb_objblame *oblame; int32_t noblame;
+	struct lb_structural *structural; int32_t nstructural;
 
 	int32_t root;		/* node index of the root */
 	int32_t *mrow_start;	/* nnodes + 1: rows of node i are [start[i], start[i+1]) */
@@ -124,6 +140,17 @@ struct lb_profile {
 	int32_t npreorder;
 	struct lb_totals totals;
 };
+
+/* Keep only the object kinds in mask (bit 1 << lb_obj_kind): idleness of
+ * other kinds, their objects, sites and structural waits are dropped and
+ * the totals recomputed (kinds.c). Work, wait and overhead are kept. */
+void lb_profile_keep_kinds(struct lb_profile *p, unsigned mask);
+/* Parse "mutex,cond,..." into a mask; 0 if any name is unknown. */
+unsigned lb_kinds_parse(const char *list);
+/* Structural idleness per node and kind (rule 6): joins entirely, plus the
+ * parked waits' share of their release sites. out[nnodes * LB_OBJ_KINDS]. */
+void lb_node_structural(const struct lb_profile *p, double *out);
+void lb_profile_totals(struct lb_profile *p);	/* tree.c: recompute p->totals */
 
 /* Open, validate and load the database at `path`. Bad input (missing,
  * empty, not SQLite, corrupt, too new, missing tables) exits with status 2

@@ -12,10 +12,14 @@
 #include "report/cli/views.h"
 
 static const char report_usage[] =
-	"usage: lockblame report [VIEW] [--metric M] [--format F] [-n N] [DB]\n"
+	"usage: lockblame report [VIEW] [--metric M] [--kind KINDS] [--format F] [-n N] [DB]\n"
 	"\n"
 	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
 	"current directory.\n"
+	"\n"
+	"Structural waits (joins, threads parked on a cond/sem until shutdown) are\n"
+	"the program's shape, not contention: the release-site table ranks the\n"
+	"rest and lists them apart, with their totals in the header.\n"
 	"\n"
 	"views (one of):\n"
 	"  --by-release-site  blame by the release/signal/post site that caused it,\n"
@@ -28,6 +32,9 @@ static const char report_usage[] =
 	"\n"
 	"options:\n"
 	"  --metric M   idleness (blame received; default), work, wait, overhead\n"
+	"  --kind KINDS only these object kinds, comma-separated: mutex, spin,\n"
+	"               rwlock, cond, barrier, sem, join (blame, objects and\n"
+	"               structural waits of other kinds are left out, in every view)\n"
 	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
 	"               the metric in integer microseconds), html (one self-contained\n"
 	"               page: flame graphs of idleness and work, the release-site,\n"
@@ -49,7 +56,7 @@ static int parse_n(const char *s)
 
 int lb_cmd_report(int argc, char **argv)
 {
-	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT };
+	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT, O_KIND };
 	static const struct option longopts[] = {
 		{ "by-release-site", no_argument, NULL, O_SITE },
 		{ "by-lock", no_argument, NULL, O_LOCK },
@@ -59,6 +66,7 @@ int lb_cmd_report(int argc, char **argv)
 		{ "flat", no_argument, NULL, O_FLAT },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "format", required_argument, NULL, O_FORMAT },
+		{ "kind", required_argument, NULL, O_KIND },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -93,6 +101,12 @@ int lb_cmd_report(int argc, char **argv)
 				       optarg);
 			o.format = (enum lb_format)lb_format_parse(optarg);
 			break;
+		case O_KIND:
+			o.kinds = lb_kinds_parse(optarg);
+			if (!o.kinds)
+				lb_die(LB_EXIT_USAGE, "report: unknown kind in '%s' (mutex, spin, rwlock,"
+						      " cond, barrier, sem, join)", optarg);
+			break;
 		default:
 			lb_bad_option("report", c == ':' ? ':' : optopt, argv[optind - 1]);
 		}
@@ -108,6 +122,9 @@ int lb_cmd_report(int argc, char **argv)
 	o.db = optind < argc ? argv[optind] : (found = lb_find_default_db());
 	struct lb_profile *p = lb_profile_load(o.db);
 	int rc;
+
+	if (o.kinds)
+		lb_profile_keep_kinds(p, o.kinds);
 
 	if (o.format == LB_FMT_FOLDED) {
 		rc = lb_view_folded(p, &o);

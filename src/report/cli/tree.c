@@ -142,12 +142,26 @@ static void compute_totals(struct lb_profile *p)
 	for (int k = 0; k < LB_OBJ_KINDS; k++)
 		t->idleness += t->idle_kind[k];
 	t->effort = t->work + t->idleness;
+	t->structural_join = t->idle_kind[LB_OBJ_JOIN];
+	for (int32_t i = 0; i < p->nstructural; i++) {
+		const struct lb_structural *s = &p->structural[i];
+
+		if (s->open)
+			t->structural_open += s->end_s - s->start_s;
+		else
+			t->structural_parked += s->blame_s;
+	}
 	for (int32_t i = 0; i < p->nobjs; i++) {
 		t->sync_wait += p->objs[i].wait_s;
 		t->sync_blame += p->objs[i].blame_s;
 		t->sync_handoff += p->objs[i].handoff_s;
 		t->sync_unattributed += p->objs[i].unattributed_s;
 	}
+}
+
+void lb_profile_totals(struct lb_profile *p)
+{
+	compute_totals(p);
 }
 
 void lb_profile_index(struct lb_profile *p);
@@ -218,6 +232,7 @@ void lb_profile_free(struct lb_profile *p)
 	free(p->sites);
 	free(p->objs);
 	free(p->oblame);
+	free(p->structural);
 	free(p->mrow_start);
 	free(p->child_start);
 	free(p->child_idx);

@@ -21,6 +21,7 @@ struct lb_report_opts {
 	enum lb_metric metric;
 	enum lb_format format;
 	int n;			/* -n: depth or rows (see the man page); -1 = default */
+	unsigned kinds;		/* --kind: object kinds kept (bit 1 << kind); 0 = all */
 	const char *db;		/* database path */
 };
 

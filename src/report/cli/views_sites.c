@@ -27,11 +27,12 @@ struct site_row {
 	int64_t count;		/* from the site table */
 	int32_t heaviest;	/* node with the largest value */
 	double heaviest_value;
+	bool structural;	/* structural waits' blame (DESIGN.md rule 6) */
 };
 
 enum {
 	C_VALUE, C_SHARE, C_COUNT, C_BLAMED, C_OBJECT, C_LABEL, C_FUNCTION, C_FILE, C_LINE,
-	C_BLAME, C_MODULE, C_CALLERS, C_NCOLS
+	C_BLAME, C_MODULE, C_CALLERS, C_STRUCTURAL, C_NCOLS
 };
 
 static struct lb_col site_cols[C_NCOLS] = {
@@ -47,6 +48,7 @@ static struct lb_col site_cols[C_NCOLS] = {
 	[C_BLAME] = { "blame_s", "Blame s", LB_C_SEC, LB_COL_NOTABLE },
 	[C_MODULE] = { "module", "Module", LB_C_STR, LB_COL_NOTABLE },
 	[C_CALLERS] = { "callers", "Callers", LB_C_LIST, LB_COL_NOTABLE },
+	[C_STRUCTURAL] = { "structural", "Structural", LB_C_BOOL, LB_COL_NOTABLE },
 };
 
 int32_t *lb_frame_key_ids(struct lb_profile *p, struct lb_strtab *tab)
@@ -67,6 +69,8 @@ static int cmp_rows(const void *a, const void *b)
 {
 	const struct site_row *x = a, *y = b;
 
+	if (x->structural != y->structural)
+		return x->structural ? 1 : -1;	/* what a user can act on first */
 	if (x->value != y->value)
 		return x->value < y->value ? 1 : -1;
 	if (x->key != y->key)
@@ -76,10 +80,11 @@ static int cmp_rows(const void *a, const void *b)
 
 /* Find or add the row for (key, kind). */
 static struct site_row *row_for(struct lb_map *map, struct site_row **rows, int32_t *n,
-				size_t *cap, int32_t key, int kind, int32_t frame)
+				size_t *cap, int32_t key, int kind, int32_t frame, bool structural)
 {
 	bool is_new;
-	int32_t *slot = lb_map_slot(map, (uint64_t)key * (NO_KIND + 1) + (uint64_t)kind, &is_new);
+	int32_t *slot = lb_map_slot(map, ((uint64_t)key * (NO_KIND + 1) + (uint64_t)kind) * 2 +
+					     structural, &is_new);
 
 	if (!is_new)
 		return &(*rows)[*slot];
@@ -92,6 +97,7 @@ static struct site_row *row_for(struct lb_map *map, struct site_row **rows, int3
 	r->kind = kind;
 	r->frame = frame;
 	r->heaviest = -1;
+	r->structural = structural;
 	return r;
 }
 
@@ -106,9 +112,12 @@ static void credit(struct site_row *r, int32_t node, double value, double blame,
 	}
 }
 
-/* Group the metric rows node by node (they are sorted by node). */
+/* Group the metric rows node by node (they are sorted by node). Idleness
+ * is split into what a user can act on and the structural part (sblame:
+ * per node and kind, lb_node_structural). */
 static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
-		    struct lb_map *map, struct site_row **rows, int32_t *n, size_t *cap)
+		    const double *sblame, struct lb_map *map, struct site_row **rows, int32_t *n,
+		    size_t *cap)
 {
 	for (int32_t v = 0; v < p->nnodes; v++) {
 		int32_t f = p->nodes[v].frame, first = p->mrow_start[v], last = p->mrow_start[v + 1];
@@ -136,17 +145,28 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		if (key < 0)
 			key = INT32_MAX;	/* the root: its own group */
 		if (m == LB_M_IDLENESS) {
-			for (int k = 0; k < LB_OBJ_KINDS; k++)
-				if (idle[k] > 0)
-					credit(row_for(map, rows, n, cap, key, k, f), site, idle[k],
-					       idle[k], blamed[k]);
+			for (int k = 0; k < LB_OBJ_KINDS; k++) {
+				if (idle[k] <= 0)
+					continue;
+				double st = sblame[(size_t)v * LB_OBJ_KINDS + k];
+				double sk = st < idle[k] ? st : idle[k], ak = idle[k] - sk;
+				bool acts = ak > 1e-9 * idle[k];
+
+				if (acts)
+					credit(row_for(map, rows, n, cap, key, k, f, false), site, ak,
+					       ak, blamed[k]);
+				if (sk > 0)
+					credit(row_for(map, rows, n, cap, key, k, f, true), site, sk,
+					       sk, acts ? 0 : blamed[k]);
+			}
 			continue;
 		}
 		if (value == 0)
 			continue;
 		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			blame += idle[k];
-		credit(row_for(map, rows, n, cap, key, NO_KIND, f), site, value, blame, blamed_all);
+		credit(row_for(map, rows, n, cap, key, NO_KIND, f, false), site, value, blame,
+		       blamed_all);
 	}
 }
 
@@ -233,6 +253,57 @@ static const char *value_title(enum lb_metric m)
 	}
 }
 
+static void add_row(struct lb_profile *p, struct lb_table *t, const struct site_row *r,
+		    double total, int depth, bool table, struct lb_buf *b)
+{
+	int row = lb_table_add_row(t);
+	const struct lb_frame *f = r->frame >= 0 ? &p->frames[r->frame] : NULL;
+
+	lb_table_num(t, row, C_VALUE, r->value);
+	lb_table_num(t, row, C_BLAME, r->blame);
+	lb_table_num(t, row, C_SHARE, lb_share(r->value, total));
+	lb_table_int(t, row, C_COUNT, r->count);
+	lb_table_int(t, row, C_BLAMED, r->blamed);
+	lb_table_str(t, row, C_OBJECT, r->kind < LB_OBJ_KINDS ? lb_obj_kind_names[r->kind] : "-");
+	lb_table_str_ref(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
+	lb_table_str_ref(t, row, C_FILE, f ? f->file : NULL);
+	lb_table_int(t, row, C_LINE, f ? f->line : 0);
+	lb_table_str_ref(t, row, C_MODULE, lb_frame_module(p, r->frame));
+	lb_table_str_ref(t, row, C_LABEL, lb_frame_desc(p, r->frame));
+	lb_table_bool(t, row, C_STRUCTURAL, r->structural);
+	add_callers(p, t, row, r->heaviest, depth, table, b);
+}
+
+static struct lb_table *new_table(void)
+{
+	struct lb_table *t = lb_table_new(site_cols, C_NCOLS);
+	static const int order[] = { C_FUNCTION, C_FILE, C_LINE, C_OBJECT, C_BLAME, C_VALUE,
+				     C_SHARE, C_COUNT, C_BLAMED, C_MODULE, C_CALLERS, C_STRUCTURAL };
+
+	lb_table_order(t, order, (int)(sizeof order / sizeof *order));
+	return t;
+}
+
+/* A table shows the top TABLE_ROWS rows of [first, last) and sums up the
+ * rest. */
+static void print_part(struct lb_profile *p, const struct site_row *rows, int32_t first,
+		       int32_t last, double total, int depth, struct lb_buf *b)
+{
+	struct lb_table *t = new_table();
+	int32_t shown = last - first > TABLE_ROWS ? first + TABLE_ROWS : last;
+	double rest = 0;
+
+	for (int32_t i = first; i < shown; i++)
+		add_row(p, t, &rows[i], total, depth, true, b);
+	for (int32_t i = shown; i < last; i++)
+		rest += rows[i].value;
+	lb_table_print(t, LB_FMT_TABLE, stdout);
+	if (shown < last)
+		printf("... %d more sites with %.3f s (%.1f%%); --format csv lists all\n",
+		       (int)(last - shown), rest, 100 * lb_share(rest, total));
+	lb_table_free(t);
+}
+
 int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 {
 	struct lb_strtab keytab = { 0 };
@@ -244,64 +315,49 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	int depth = o->n >= 0 ? o->n : 5;
 	double total = lb_metric_total(p, o->metric);
 	struct lb_buf b = { 0 };
+	double *sblame = lb_xmalloc(((size_t)p->nnodes + 1) * LB_OBJ_KINDS * sizeof *sblame);
 
-	collect(p, o->metric, keys, &map, &rows, &n, &cap);
+	lb_node_structural(p, sblame);
+	collect(p, o->metric, keys, sblame, &map, &rows, &n, &cap);
 	add_counts(p, o->metric, keys, rows, n);
 	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 
 	site_cols[C_VALUE].title = value_title(o->metric);
 	site_cols[C_LABEL].title = o->metric == LB_M_IDLENESS ? "Release site (callers below)"
 							       : "Innermost frame (callers below)";
-	struct lb_table *t = lb_table_new(site_cols, C_NCOLS);
-	static const int order[] = { C_FUNCTION, C_FILE, C_LINE, C_OBJECT, C_BLAME, C_VALUE,
-				     C_SHARE, C_COUNT, C_BLAMED, C_MODULE, C_CALLERS };
+	int32_t acts = 0;	/* rows [0, acts) are not structural */
 
-	lb_table_order(t, order, (int)(sizeof order / sizeof *order));
-
-	/* A table shows the top TABLE_ROWS sites and sums up the rest;
-	 * CSV and JSON list every site. */
-	int32_t shown = o->format == LB_FMT_TABLE && n > TABLE_ROWS ? TABLE_ROWS : n;
-	double rest = 0;
-
-	for (int32_t i = shown; i < n; i++)
-		rest += rows[i].value;
-	for (int32_t i = 0; i < shown; i++) {
-		const struct site_row *r = &rows[i];
-		int row = lb_table_add_row(t);
-		const struct lb_frame *f = r->frame >= 0 ? &p->frames[r->frame] : NULL;
-
-		lb_table_num(t, row, C_VALUE, r->value);
-		lb_table_num(t, row, C_BLAME, r->blame);
-		lb_table_num(t, row, C_SHARE, lb_share(r->value, total));
-		lb_table_int(t, row, C_COUNT, r->count);
-		lb_table_int(t, row, C_BLAMED, r->blamed);
-		lb_table_str(t, row, C_OBJECT, r->kind < LB_OBJ_KINDS ? lb_obj_kind_names[r->kind] : "-");
-		lb_table_str_ref(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
-		lb_table_str_ref(t, row, C_FILE, f ? f->file : NULL);
-		lb_table_int(t, row, C_LINE, f ? f->line : 0);
-		lb_table_str_ref(t, row, C_MODULE, lb_frame_module(p, r->frame));
-		lb_table_str_ref(t, row, C_LABEL, lb_frame_desc(p, r->frame));
-		add_callers(p, t, row, r->heaviest, depth, o->format == LB_FMT_TABLE, &b);
-	}
+	while (acts < n && !rows[acts].structural)
+		acts++;
 	if (o->format == LB_FMT_TABLE) {
 		lb_print_header(p, o, stdout);
 		if (!n)
 			printf("(no %s recorded)\n", o->metric == LB_M_IDLENESS ? "blame"
 								: lb_metric_names[o->metric]);
+		else if (acts)
+			print_part(p, rows, 0, acts, total, depth, &b);
 		else
-			lb_table_print(t, o->format, stdout);
-		if (shown < n)
-			printf("... %d more sites with %.3f s (%.1f%%); --format csv lists all\n",
-			       (int)(n - shown), rest, 100 * lb_share(rest, total));
+			printf("(no blame outside structural waits)\n");
+		if (acts < n) {
+			printf("\nstructural waits (joins, threads parked until shutdown: the program's"
+			       " shape, not contention):\n");
+			print_part(p, rows, acts, n, total, depth, &b);
+		}
 		const struct lb_totals *tt = &p->totals;
 
 		printf("\ntotal:    blame %.3f s, hand-off latency %.3f s, unattributed %.3f s,"
 		       " total wait %.3f s\n", tt->sync_blame, tt->sync_handoff,
 		       tt->sync_unattributed, tt->sync_wait);
 	} else {
+		/* CSV and JSON list every site, structural ones last. */
+		struct lb_table *t = new_table();
+
+		for (int32_t i = 0; i < n; i++)
+			add_row(p, t, &rows[i], total, depth, false, &b);
 		lb_table_print(t, o->format, stdout);
+		lb_table_free(t);
 	}
-	lb_table_free(t);
+	free(sblame);
 	lb_buf_free(&b);
 	free(rows);
 	free(keys);

@@ -25,4 +25,7 @@ const char lb_schema_sql[] =
     " first_node_id INTEGER, acquisitions INTEGER, contended INTEGER, wait_s REAL,"
     " blame_s REAL, handoff_s REAL, unattributed_s REAL);"
     "CREATE TABLE object_blame(object_id INTEGER, node_id INTEGER, thread_id INTEGER,"
-    " blame_s REAL, count INTEGER, PRIMARY KEY (object_id, node_id, thread_id));";
+    " blame_s REAL, count INTEGER, PRIMARY KEY (object_id, node_id, thread_id));"
+    "CREATE TABLE structural_wait(thread_id INTEGER, object_id INTEGER, object TEXT,"
+    " start_s REAL, end_s REAL, open INTEGER, node_id INTEGER, node_thread_id INTEGER,"
+    " blame_s REAL);";

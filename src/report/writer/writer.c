@@ -26,6 +26,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "report/writer/schema.h"
+#include "report/writer/structural_write.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/u64map.h"
@@ -48,6 +49,7 @@ typedef struct writer {
                                      * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;
     double ns_per_sample;
+    uint64_t now;                   /* when the profile is taken: open waits close here */
     sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
 } writer_t;
 
@@ -377,9 +379,14 @@ static void settle_live(lb_mon_t *mon, void *now)
     lb_spin_unlock(&mon->meta);
 }
 
+static uint32_t leaf_node_cb(void *ctx, uint32_t thread, uint32_t local)
+{
+    return leaf_node(ctx, thread, local);
+}
+
 static void write_objects(writer_t *w)
 {
-    uint64_t now = lb_now_ns();
+    uint64_t now = w->now;
     lb_mon_for_each(settle_live, &now);
     sqlite3_stmt *st = prepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?)");
     if (!st)
@@ -531,6 +538,8 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
 static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
 {
     uint64_t samples, dropped;
+    w->now = lb_now_ns();
+    lb_close_open_waits(w->now);
     w->ns_per_sample = ns_per_sample(&samples, &dropped);
     w->thread_slots = lb_thread_count();
     w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
@@ -566,6 +575,7 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
         write_object_blame(w, t);
     }
     write_threads(w);
+    lb_write_structural(w->db, w->now, leaf_node_cb, w);
     write_objects(w);
     write_run(w, reason, samples, dropped);
     char meta[384];

@@ -1,0 +1,54 @@
+/* The wait notes of wait_note.h: written by the blame verbs (blame.c),
+ * read by the final write (report/writer/structural_write.c).
+ *
+ * Invariants: as in wait_note.h. lb_note_wait_end and lb_note_collect run
+ * under the object's meta lock, so the object's last-collect note and the
+ * waiter's copy of its time are consistent with each other. */
+#include "blame/wait_note_ops.h"
+
+#include "blame/object_stats.h"
+#include "core/thread.h"
+#include "locks/monitored.h"
+
+static bool signalled_kind(uint32_t kind)
+{
+    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
+}
+
+void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns)
+{
+    lb_wait_note_t *n = self->wait_note;
+    n->open_mon = mon;
+    n->open_kind = (uint32_t)kind;
+    __atomic_store_n(&n->open_start_ns, start_ns, __ATOMIC_RELEASE);
+}
+
+void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
+                      const lb_object_stats_t *stats, uint64_t start_ns, uint64_t end_ns)
+{
+    lb_wait_note_t *n = self->wait_note;
+    __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
+    if (!signalled_kind(kind) || !stats)
+        return;
+    n->last_stats = stats_index;
+    n->last_kind = (uint32_t)kind;
+    n->last_start_ns = start_ns;
+    n->last_end_ns = end_ns;
+    n->last_collect_ns = stats->last_collect.at_ns;
+}
+
+void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns)
+{
+    if (!stats || !signalled_kind(stats->kind))
+        return;
+    stats->last_collect = (lb_collect_note_t){ .at_ns = now, .blame_ns = blame_ns,
+                                               .thread = self->id, .node = 0 };
+}
+
+void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node)
+{
+    lb_object_stats_t *stats = lb_object_stats_at(stats_index);
+    if (stats && signalled_kind(stats->kind) && stats->last_collect.thread == self->id &&
+        stats->last_collect.node == 0)
+        stats->last_collect.node = node;
+}

@@ -1,0 +1,44 @@
+/* What a thread is waiting on, and how its last cond/sem wait ended, kept
+ * so that the final write can (DESIGN.md rules 4 and 6):
+ *  - close a wait still open at exit: count its time in the waiters'
+ *    measure as it already is in the accrual (conservation);
+ *  - recognise structural waits: a thread parked on a condition variable
+ *    or semaphore from its start (or last task) until shutdown, i.e. its
+ *    last wait either is still open at exit or was ended by the object's
+ *    last signal/post with the thread ending soon after.
+ *
+ * Invariants: a note is written only by its own thread, in the blame
+ * verbs' slow paths (a wait that failed to acquire, a signal/post that
+ * collected blame), never on a fast path. The final write reads it
+ * without synchronisation: every field is a plain word, a torn read
+ * between two fields of a thread that wakes during the write costs at
+ * most that one wait's classification. Records of lb_mon and
+ * lb_object_stats are never unmapped, so a stale pointer stays readable. */
+#ifndef LB_WAIT_NOTE_H
+#define LB_WAIT_NOTE_H
+#include <stdint.h>
+
+struct lb_mon;
+
+typedef struct lb_wait_note {
+    /* the wait in progress (open_start_ns == 0: none) */
+    struct lb_mon *open_mon;
+    uint64_t open_start_ns;       /* monotonic */
+    uint32_t open_kind;           /* lb_obj_kind */
+    uint32_t open_node;           /* waiter's context (cond/sem only), 0 unknown */
+    /* the last completed cond/sem wait */
+    uint32_t last_stats;          /* object record index, 0 if none */
+    uint32_t last_kind;           /* lb_obj_kind */
+    uint64_t last_start_ns, last_end_ns;
+    uint64_t last_collect_ns;     /* the object's last collect when it woke */
+} lb_wait_note_t;
+
+/* The last signal/post that collected blame on an object: kept in its
+ * lb_object_stats (under meta) and completed by the depositing thread. */
+typedef struct lb_collect_note {
+    uint64_t at_ns;               /* monotonic time of the collect, 0 none */
+    double blame_ns;              /* blame it collected */
+    uint32_t thread;              /* collecting thread id */
+    uint32_t node;                /* its release context (0 until deposited) */
+} lb_collect_note_t;
+#endif

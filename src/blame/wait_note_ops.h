@@ -1,0 +1,19 @@
+/* The verbs that keep wait notes (wait_note.h); called by blame.c. */
+#ifndef LB_WAIT_NOTE_OPS_H
+#define LB_WAIT_NOTE_OPS_H
+#include <stdint.h>
+
+#include "blame/object_stats.h"
+#include "core/thread.h"
+#include "locks/monitored.h"
+
+/* self starts waiting on mon (any kind). */
+void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns);
+/* Its wait ended; under mon->meta. stats may be NULL. */
+void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
+                      const lb_object_stats_t *stats, uint64_t start_ns, uint64_t end_ns);
+/* A signal/post by self collected blame_ns at now; under mon->meta. */
+void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns);
+/* That collect's blame went to node of self's CCT. */
+void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node);
+#endif

@@ -1,0 +1,134 @@
+/* Open waits and structural waits at the final write (contract in
+ * structural_write.h).
+ *
+ * Runs once, on the finishing thread, after lb_sampler_quiesce(). Other
+ * threads may still run: a waiter that wakes while this runs may have its
+ * wait counted twice in wait_s (once here, once by itself); the window is
+ * the write itself and the count is at most one wait per thread. */
+#include "report/writer/structural_write.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "blame/blame_clock.h"
+#include "blame/object_stats.h"
+#include "blame/wait_note.h"
+#include "core/phase.h"
+#include "core/thread.h"
+#include "locks/monitored.h"
+#include "sampler/cct.h"
+#include "util/common.h"
+
+uint32_t lb_close_open_waits(uint64_t now)
+{
+    uint32_t closed = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        lb_wait_note_t *n = t->wait_note;
+        if (!n)
+            continue;
+        uint64_t start = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
+        lb_mon_t *mon = n->open_mon;
+        if (!start || !mon || start >= now)
+            continue;
+        uint64_t waited = now - start;
+        lb_spin_lock(&mon->meta);
+        lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+        if (stats)
+            stats->wait_ns += waited;
+        lb_spin_unlock(&mon->meta);
+        lb_cct_node_t *root = t->cct ? lb_cct_node(t->cct, 0) : NULL;
+        if (root)
+            root->m.wait_ns += waited;
+        closed++;
+    }
+    return closed;
+}
+
+typedef struct parked {
+    lb_thread_t *t;
+    uint32_t stats;
+    uint64_t start, end;
+    bool open;
+} parked_t;
+
+static bool signalled_kind(uint32_t kind)
+{
+    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
+}
+
+/* The thread's parked wait, if it has one (see the header). */
+static bool parked_wait(lb_thread_t *t, uint64_t now, parked_t *out)
+{
+    const lb_wait_note_t *n = t->wait_note;
+    if (!n)
+        return false;
+    uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
+    if (open && n->open_mon && signalled_kind(n->open_kind) && open < now) {
+        *out = (parked_t){ t, n->open_mon->stats, open, now, true };
+        return out->stats != 0;
+    }
+    const lb_object_stats_t *s = lb_object_stats_at(n->last_stats);
+    if (!s || !signalled_kind(n->last_kind) || n->last_end_ns <= n->last_start_ns)
+        return false;
+    uint64_t end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
+    uint64_t parked = n->last_end_ns - n->last_start_ns;
+    bool by_last_signal = n->last_collect_ns != 0 && n->last_collect_ns == s->last_collect.at_ns &&
+                          n->last_collect_ns >= n->last_start_ns;
+    if (!by_last_signal || end < n->last_end_ns || end - n->last_end_ns > parked)
+        return false;
+    *out = (parked_t){ t, n->last_stats, n->last_start_ns, n->last_end_ns, false };
+    return true;
+}
+
+static double seconds_since_start(uint64_t ns)
+{
+    uint64_t start = lb_runtime_start_ns();
+    return ns > start ? (double)(ns - start) / 1e9 : 0;
+}
+
+void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx)
+{
+    uint32_t n = lb_thread_count(), k = 0;
+    parked_t *p = calloc(n ? n : 1, sizeof *p);
+    sqlite3_stmt *st = NULL;
+    if (!p || sqlite3_prepare_v2(db, "INSERT INTO structural_wait VALUES(?,?,?,?,?,?,?,?,?)", -1,
+                                 &st, NULL) != SQLITE_OK) {
+        free(p);
+        return;
+    }
+    for (lb_thread_t *t = lb_thread_registry(); t && k < n; t = t->next)
+        if (parked_wait(t, now, &p[k]))
+            k++;
+    for (uint32_t i = 0; i < k; i++) {
+        const lb_object_stats_t *s = lb_object_stats_at(p[i].stats);
+        double blame = 0;
+        uint32_t node = 0;
+        if (!p[i].open && s->last_collect.node) {
+            /* The waits this one signal ended share what it collected. */
+            double together = 0;
+            for (uint32_t j = 0; j < k; j++)
+                if (!p[j].open && p[j].stats == p[i].stats)
+                    together += (double)(p[j].end - p[j].start);
+            double moved = s->last_collect.blame_ns < together ? s->last_collect.blame_ns
+                                                                : together;
+            blame = together > 0 ? moved * (double)(p[i].end - p[i].start) / together : 0;
+            node = map(ctx, s->last_collect.thread, s->last_collect.node);
+        }
+        sqlite3_bind_int64(st, 1, p[i].t->id);
+        sqlite3_bind_int64(st, 2, p[i].stats);
+        sqlite3_bind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 4, seconds_since_start(p[i].start));
+        sqlite3_bind_double(st, 5, seconds_since_start(p[i].end));
+        sqlite3_bind_int(st, 6, p[i].open);
+        if (node) {
+            sqlite3_bind_int64(st, 7, node);
+            sqlite3_bind_int64(st, 8, s->last_collect.thread);
+        }
+        sqlite3_bind_double(st, 9, blame / 1e9);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+    sqlite3_finalize(st);
+    free(p);
+}

@@ -1,0 +1,26 @@
+/* Waits still open at exit, and structural waits (DESIGN.md rules 4, 6),
+ * at the final write. See blame/wait_note.h for what each thread notes. */
+#ifndef LB_STRUCTURAL_WRITE_H
+#define LB_STRUCTURAL_WRITE_H
+#include <sqlite3.h>
+#include <stdint.h>
+
+/* Close every wait still in progress at now (the moment the profile is
+ * taken): its time goes into the object's waiters' measure (wait_s) and
+ * into the waiter's CCT root (its context is not known before it ends),
+ * as it goes into the accrual when the object is settled at the same now.
+ * Call before the CCTs are merged. Returns how many it closed. */
+uint32_t lb_close_open_waits(uint64_t now);
+
+/* A thread's local CCT node -> global node id (0 unknown). */
+typedef uint32_t (*lb_node_map_fn)(void *ctx, uint32_t thread, uint32_t local);
+
+/* Insert the structural_wait rows (docs/SCHEMA.md): threads parked on a
+ * cond/sem until shutdown. A wait still open at now is one (open = 1,
+ * its time is unattributed, blame_s 0); a thread's last cond/sem wait is
+ * one when the object's last signal/post ended it and the thread then
+ * ended within the time it had been parked. The blame that signal
+ * collected is shared by the parked waits it ended, up to their total
+ * time: that much of its site's idleness is structural. */
+void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx);
+#endif
