@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Structural waits (DESIGN.md rule 6) beside real contention, -O2 -g:
+# tests/workloads_user/gt_pool_o2.c parks a thread pool on a condition
+# variable until shutdown while workers contend for one mutex and main
+# joins them. Checks:
+#  - the mutex's blame per release site matches the workload's ground
+#    truth within 10% of its total wait (check_blame.py);
+#  - the top row of the default release-site view is the mutex's release
+#    site (hot_release), not the join or the shutdown broadcast;
+#  - the parked pool's blame is reported apart (structural_wait rows), and
+#    its total matches the pool's own measure of its parked time within 10%;
+#  - the header states the structural totals;
+#  - --kind selects object kinds in the release-site and lock views, and a
+#    bad kind is a usage error (exit 2, one line).
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/gt_pool_o2
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
+
+LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" || fail "workload exited $?"
+need "$tmp/out.db" "$tmp/gt.json" "$tmp/gt.json.structural"
+"$LOCKBLAME_CLI" report "$tmp/out.db" | tee "$tmp/table.txt" || fail "report exited $?"
+"$LOCKBLAME_CLI" report --format json "$tmp/out.db" >"$tmp/report.json" || fail "json report exited $?"
+python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
+
+grep -E '^structural: [0-9.]+ s = joins [0-9.]+ s \+ parked until shutdown [0-9.]+ s' "$tmp/table.txt" \
+    || fail "no structural totals in the header"
+
+python3 - "$tmp/report.json" "$tmp/out.db" "$tmp/gt.json.structural" <<'PY' || fail "structural checks"
+import json, sqlite3, sys
+rows = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[3]))
+top = rows[0]
+print("top row:", top["function"], top["object"], top["blame_s"], "structural", top["structural"])
+ok = top["function"] == "hot_release" and top["object"] == "mutex" and not top["structural"]
+con = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+got = con.execute("SELECT TOTAL(blame_s) FROM structural_wait WHERE NOT open").fetchone()[0]
+want = truth["structural_parked_s"]
+err = abs(got - want) / want
+print(f"parked until shutdown: reported {got:.6f} s, pool's own measure {want:.6f} s, error {err:.1%}")
+srows = sum(r["blame_s"] for r in rows if r["structural"] and r["object"] == "cond")
+print(f"structural cond rows in the report: {srows:.6f} s")
+ok = ok and err <= 0.10 and abs(srows - got) <= 0.01 * want
+sys.exit(0 if ok else 1)
+PY
+
+"$LOCKBLAME_CLI" report --kind cond --format json "$tmp/out.db" >"$tmp/cond.json" || fail "--kind cond exited $?"
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+kinds = sorted({r["object"] for r in rows})
+print("--kind cond rows:", kinds)
+sys.exit(0 if kinds == ["cond"] else 1)' "$tmp/cond.json" || fail "--kind cond shows other kinds"
+"$LOCKBLAME_CLI" report --by-lock --kind mutex,join --format json "$tmp/out.db" >"$tmp/locks.json" \
+    || fail "--by-lock --kind exited $?"
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+kinds = sorted({r["object"] for r in rows})
+print("--by-lock --kind mutex,join objects:", kinds)
+sys.exit(0 if kinds == ["join", "mutex"] else 1)' "$tmp/locks.json" || fail "--by-lock --kind"
+for v in --by-thread --top-down --bottom-up --flat; do
+    "$LOCKBLAME_CLI" report $v --kind mutex "$tmp/out.db" >/dev/null || fail "$v --kind exited $?"
+done
+set +e
+"$LOCKBLAME_CLI" report --kind futex "$tmp/out.db" >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--kind futex: exit $rc, stderr $(cat "$tmp/err")"

@@ -1,0 +1,133 @@
+/*
+ * gt_pool_o2: structural waits beside real contention (DESIGN.md rule 6),
+ * built -O2 -g.
+ *
+ * POOL pool threads wait on a condition variable for tasks; main hands
+ * them one task each at the start, after which they stay parked until the
+ * shutdown broadcast at the end. Meanwhile WORKERS threads contend for one
+ * mutex (`hot`), released at hot_release (a function that ends in the
+ * unlock: a tail jump at -O2), and main joins them. Joins and the parked
+ * pool are the program's shape; the mutex is what a user can act on, so
+ * the default release-site view must rank hot_release first.
+ *
+ * Ground truth (gt.h format) for the mutex: its wait and hold spans, swept
+ * per site. Plus "structural_parked_s": the pool threads' last waits, from
+ * where each parked after its task to the shutdown wake-up.
+ *
+ * Usage: gt_pool_o2 [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
+ */
+#include "gt.h"
+
+#define POOL 3
+#define HOLD_NS 100000
+#define THINK_NS 60000
+
+enum { SITE_HOT, N_SITES };
+
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static int tasks, shutting_down;
+static int64_t deadline;
+static int64_t parked_ns[POOL]; /* each pool thread's last wait */
+static volatile long done_tasks;
+
+static __attribute__((noinline)) void hot_release(struct gt_log *lg, int64_t t1)
+{
+    gt_log_add(lg, t1, gt_now(), SITE_HOT);
+    pthread_mutex_unlock(&hot);
+}
+
+static void *worker(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    while (gt_now() < deadline) {
+        int64_t t0 = gt_now();
+        pthread_mutex_lock(&hot);
+        int64_t t1 = gt_now();
+        gt_log_add(lg, t0, t1, -1);
+        gt_spin_until(t1 + HOLD_NS);
+        hot_release(lg, t1);
+        gt_sleep_until(gt_now() + THINK_NS);
+    }
+    return NULL;
+}
+
+static void *pool_thread(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool_m);
+    for (;;) {
+        int64_t t0 = gt_now();
+        while (!tasks && !shutting_down)
+            pthread_cond_wait(&pool_cv, &pool_m);
+        parked_ns[me] = gt_now() - t0;
+        if (shutting_down && !tasks)
+            break;
+        tasks--;
+        pthread_mutex_unlock(&pool_m);
+        done_tasks++; /* the task */
+        pthread_mutex_lock(&pool_m);
+    }
+    pthread_mutex_unlock(&pool_m);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int nworkers = argc > 1 ? atoi(argv[1]) : 3;
+    int ms = argc > 2 ? atoi(argv[2]) : 1000;
+    if (nworkers < 2 || nworkers > 16 || ms < 1) {
+        fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
+        return 2;
+    }
+    pthread_t pool[POOL];
+    for (int i = 0; i < POOL; i++)
+        if (pthread_create(&pool[i], NULL, pool_thread, (void *)(intptr_t)i))
+            gt_die("pthread_create", EAGAIN);
+    struct gt_log *logs = gt_alloc((size_t)nworkers, sizeof *logs);
+    for (int i = 0; i < nworkers; i++)
+        gt_log_init(&logs[i], 2 * (size_t)ms * 1000000 / (HOLD_NS + THINK_NS) + 64);
+    pthread_t *tids = gt_alloc((size_t)nworkers, sizeof *tids);
+    for (int i = 0; i < nworkers; i++)
+        if (pthread_create(&tids[i], NULL, worker, &logs[i]))
+            gt_die("pthread_create", EAGAIN);
+    int64_t t0 = gt_gate_open(nworkers, &deadline, (int64_t)ms * 1000000);
+    pthread_mutex_lock(&pool_m);
+    tasks = POOL;
+    pthread_cond_broadcast(&pool_cv);
+    pthread_mutex_unlock(&pool_m);
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(tids[i], NULL);
+    double duration = (double)(gt_now() - t0) / 1e9;
+    pthread_mutex_lock(&pool_m);
+    shutting_down = 1;
+    pthread_cond_broadcast(&pool_cv);
+    pthread_mutex_unlock(&pool_m);
+    for (int i = 0; i < POOL; i++)
+        pthread_join(pool[i], NULL);
+
+    struct gt_result res = {
+        .workload = "gt_pool_o2", .object = "mutex",
+        .addresses = { &hot }, .naddresses = 1,
+        .threads = nworkers, .duration_s = duration, .nsites = N_SITES,
+        .site_names = { "hot_release" },
+    };
+    gt_sweep_holders(&res, logs, nworkers);
+    double parked = 0;
+    for (int i = 0; i < POOL; i++)
+        parked += (double)parked_ns[i] / 1e9;
+    /* gt_write_json, then one more key for the structural truth. */
+    const char *gt = getenv("GROUND_TRUTH");
+    char path[4096];
+    snprintf(path, sizeof path, "%s.structural", gt && *gt ? gt : "/dev/stdout");
+    gt_write_json(&res);
+    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", "w");
+    if (!f)
+        gt_die(path, errno);
+    fprintf(f, "{\"structural_parked_s\": %.9f, \"pool_threads\": %d, \"tasks_done\": %ld}\n",
+            parked, POOL, done_tasks);
+    fclose(f);
+    return 0;
+}
