@@ -85,6 +85,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     if (self->cct) {
         lb_cct_node_t *node = context_here(self);
         node->m.wait_ns += waited;
+        lb_note_lock_site(self, node->pc, wait->kind);
         if (stats && stats->first_node == 0) {
             stats->first_thread = self->id;
             stats->first_node = lb_cct_id(self->cct, node);
@@ -135,11 +136,6 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
 
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
 {
-    if (hold->was_contended) {
-        lb_site_t *s = lb_site_lookup(self->sites, lb_site_key(site, kind));
-        if (s)
-            s->contended++;
-    }
     if (hold->blame_ns <= 0 || !self->cct)
         return;
     int saved_errno = errno;
@@ -213,6 +209,7 @@ void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
     if (victim->cct) {
         lb_cct_node_t *node = context_here(victim);
         node->m.wait_ns += wait_ns;
+        lb_note_lock_site(victim, node->pc, kind);
         if (stats)
             stats->first_node = lb_cct_id(victim->cct, node);
     }

@@ -8,7 +8,8 @@
  *     only under `meta` (contended paths); the fast paths read waiters and
  *     clock without it (aligned 4/8-byte loads are atomic on x86-64).
  *   - acquisitions: written by the holder while it holds an exclusive
- *     lock, so the lock itself serializes it.
+ *     lock, so the lock itself serializes it; for rwlocks (readers hold
+ *     together) and semaphores (no holder) with a relaxed atomic add.
  *   - addr, kind: written once at conversion, before the CAS publishes
  *     the lb_mon. */
 #ifndef LB_BLAME_MON_H

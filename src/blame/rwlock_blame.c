@@ -67,6 +67,9 @@ static double clock_of(const lb_mon_t *mon)
 void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool contended)
 {
     double at;
+    /* Readers hold together, so the count needs an atomic add (folded
+     * into the object's record like the other kinds' counts). */
+    __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 || contended) {
         uint64_t now = lb_now_ns();
         lb_spin_lock(&mon->meta);

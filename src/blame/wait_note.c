@@ -7,6 +7,7 @@
 #include "blame/wait_note_ops.h"
 
 #include "blame/object_stats.h"
+#include "blame/sites.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
 
@@ -51,4 +52,15 @@ void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node)
     if (stats && signalled_kind(stats->kind) && stats->last_collect.thread == self->id &&
         stats->last_collect.node == 0)
         stats->last_collect.node = node;
+}
+
+void lb_note_lock_site(lb_thread_t *self, uintptr_t call_pc, lb_obj_kind kind)
+{
+    if (!self->sites || !call_pc)
+        return;
+    lb_site_t *s = lb_site_lookup(self->sites, lb_site_key(call_pc + 1, kind));
+    if (s) {
+        s->acquisitions++;
+        s->contended++;
+    }
 }

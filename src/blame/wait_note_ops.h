@@ -14,6 +14,10 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
                       const lb_object_stats_t *stats, uint64_t start_ns, uint64_t end_ns);
 /* A signal/post by self collected blame_ns at now; under mon->meta. */
 void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns);
+/* A wait that self made from the call at call_pc (its innermost program
+ * frame) completed: count it at that site, where it happened (a
+ * contended acquisition, or a completed cond/sem/barrier wait). */
+void lb_note_lock_site(lb_thread_t *self, uintptr_t call_pc, lb_obj_kind kind);
 /* That collect's blame went to node of self's CCT. */
 void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node);
 #endif

@@ -119,8 +119,11 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
-    if (sem_trywait(s) == 0) /* a sem_trywait never waits (rule 1) */
+    if (sem_trywait(s) == 0) { /* a sem_trywait never waits (rule 1) */
+        /* an acquisition that did not wait (waits count in lb_wait_end) */
+        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
         return 0;
+    }
     errno = saved_errno;
     cond_wait_ctx_t ctx = { .self = self };
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);

@@ -342,7 +342,7 @@ static void write_sites(writer_t *w, lb_thread_t *t)
         sqlite3_bind_int64(st, 1, frame_id(w, site_pc(w, lb_site_ra(s->key) - 1)));
         sqlite3_bind_int64(st, 2, t->id);
         sqlite3_bind_text(st, 3, lb_obj_kind_name(lb_site_kind(s->key)), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)(s->acquisitions ? s->acquisitions : s->releases));
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)s->acquisitions); /* at lock sites */
         sqlite3_bind_int64(st, 5, s->contended);
         sqlite3_bind_int64(st, 6, (sqlite3_int64)s->releases);
         step(st);
