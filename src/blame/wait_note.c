@@ -9,7 +9,7 @@
 #include "blame/object_stats.h"
 #include "blame/sites.h"
 #include "core/thread.h"
-#include "locks/monitored.h"
+#include "blame/mon.h"
 
 static bool signalled_kind(uint32_t kind)
 {

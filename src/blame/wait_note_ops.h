@@ -5,7 +5,7 @@
 
 #include "blame/object_stats.h"
 #include "core/thread.h"
-#include "locks/monitored.h"
+#include "blame/mon.h"
 
 /* self starts waiting on mon (any kind). */
 void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns);
