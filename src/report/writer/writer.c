@@ -172,13 +172,15 @@ static uintptr_t site_pc(writer_t *w, uintptr_t call_pc)
     return v ? (uintptr_t)((int64_t)call_pc + (int64_t)v - 0x80000000) : call_pc;
 }
 
-/* Metrics that only a path ending in our wrappers carries. */
+/* Metrics that only a path ending in our wrappers carries. Join blame
+ * sits on the joined thread's start routine (an entry address, not a
+ * call), so it does not count. */
 static bool is_wrapper_leaf(const lb_metrics_t *m)
 {
-    if (m->blamed_count || m->wait_ns)
+    if (m->wait_ns)
         return true;
     for (int k = 0; k < LB_OBJ_KINDS; k++)
-        if (m->idle_ns[k] != 0)
+        if (k != LB_OBJ_JOIN && m->idle_ns[k] != 0)
             return true;
     return false;
 }
