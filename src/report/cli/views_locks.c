@@ -75,7 +75,7 @@ static struct holder *group_holders(struct lb_profile *p, int32_t *nout, int32_t
 
 	for (int32_t i = 0; i < p->noblame; i++) {
 		const struct lb_objblame *ob = &p->oblame[i];
-		int32_t f = p->nodes[ob->node].frame;
+		int32_t f = p->nodes[lb_site_node(p, ob->node)].frame;	/* the program's frame */
 		uint64_t key = (uint64_t)ob->object << 32 | (uint32_t)(f >= 0 ? keys[f] : INT32_MAX);
 		bool is_new;
 		int32_t *slot = lb_map_slot(&map, key, &is_new);
@@ -120,7 +120,7 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 	for (int32_t i = 0; i < n; i++) {
 		const struct lb_syncobj *ob = &p->objs[order[i]];
 		int row = lb_table_add_row(t);
-		int32_t f = ob->first_node >= 0 ? p->nodes[ob->first_node].frame : -1;
+		int32_t f = ob->first_node >= 0 ? p->nodes[lb_site_node(p, ob->first_node)].frame : -1;
 
 		lb_table_int(t, row, C_ID, ob->id);
 		lb_table_str(t, row, C_KIND, ob->kind >= 0 ? lb_obj_kind_names[ob->kind] : "?");
