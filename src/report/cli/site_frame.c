@@ -7,27 +7,8 @@
  */
 #include <string.h>
 
+#include "common/runtime_frames.h"
 #include "report/cli/profile.h"
-
-/* Source files of the C/C++ runtime: installed headers. */
-static bool runtime_file(const char *file)
-{
-	return strncmp(file, "/usr/include/", 13) == 0 || strncmp(file, "/usr/lib/gcc/", 13) == 0 ||
-	       strstr(file, "/include/c++/") != NULL;
-}
-
-/* Runtime libraries, by module base name. */
-static bool runtime_module(const char *base)
-{
-	static const char *const prefixes[] = { "libc.so", "libc-", "libpthread", "libstdc++",
-						"libgcc_s", "ld-linux", "libc++", "libm.so",
-						"liblockblame" };
-
-	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
-}
 
 bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame)
 {
@@ -35,9 +16,7 @@ bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame)
 		return false;
 	const struct lb_frame *f = &p->frames[frame];
 
-	if (f->file && runtime_file(f->file))
-		return true;
-	return runtime_module(lb_frame_module(p, frame));
+	return lb_runtime_file(f->file) || lb_runtime_module(lb_frame_module(p, frame));
 }
 
 /* The writer stores the source frames of one address with consecutive

@@ -20,7 +20,6 @@
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
-#include "common/clone_name.h"
 #include "common/version.h"
 #include "core/phase.h"
 #include "core/thread.h"
@@ -30,6 +29,7 @@
 #include "report/writer/structural_write.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/tailcall.h"
+#include "report/writer/top_site.h"
 #include "report/writer/u64map.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
@@ -504,44 +504,9 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
         out->wait_s = sqlite3_column_double(st, 2);
     }
     sqlite3_finalize(st);
-    /* The top site a user can act on: structural waits (joins, the parked
-     * share of a site, DESIGN.md rule 6) are left out, as in the report. */
-    st = prepare(w, "SELECT f.function, f.file, f.line, a.kind, SUM(a.v) AS b, m.path, f.offset FROM ("
-                    " SELECT k.node_id, k.kind, SUM(k.v) - COALESCE((SELECT SUM(s.blame_s)"
-                    "  FROM structural_wait s WHERE s.node_id = k.node_id AND s.object = k.kind), 0)"
-                    "  AS v FROM ("
-                    " SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
-                    " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
-                    " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
-                    " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
-                    " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
-                    " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric"
-                    " ) k WHERE k.v > 0 GROUP BY k.node_id, k.kind) a"
-                    " JOIN node n ON n.id = a.node_id JOIN frame f ON f.id = n.frame_id"
-                    " LEFT JOIN module m ON m.id = f.module_id"
-                    " WHERE a.v > 1e-9 GROUP BY f.id, a.kind ORDER BY b DESC LIMIT 1");
-    if (st && sqlite3_step(st) == SQLITE_ROW) {
-        const char *fn = (const char *)sqlite3_column_text(st, 0);
-        const char *file = (const char *)sqlite3_column_text(st, 1);
-        const char *module = (const char *)sqlite3_column_text(st, 5);
-        const char *slash = file ? strrchr(file, '/') : NULL;
-        const char *module_name = module && strrchr(module, '/') ? strrchr(module, '/') + 1 : module;
-        int fn_len = fn ? (int)lb_clone_base_len(fn) : 0; /* f.constprop.0 is f */
-        if (fn && file)
-            snprintf(out->top_site, sizeof out->top_site, "%.*s (%s:%d)", fn_len, fn,
-                     slash ? slash + 1 : file, sqlite3_column_int(st, 2));
-        else if (fn)
-            snprintf(out->top_site, sizeof out->top_site, "%.*s", fn_len, fn);
-        else /* stripped: module+offset, as the report shows it */
-            snprintf(out->top_site, sizeof out->top_site, "%s+0x%llx",
-                     module_name ? module_name : "?",
-                     (unsigned long long)sqlite3_column_int64(st, 6));
-        static char kind[16];
-        snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 3));
-        out->top_object = kind;
-        out->top_site_s = sqlite3_column_double(st, 4);
-    }
-    sqlite3_finalize(st);
+    static char kind[16];
+    lb_top_site(w->db, out->top_site, sizeof out->top_site, kind, sizeof kind, &out->top_site_s);
+    out->top_object = kind;
 }
 
 static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)

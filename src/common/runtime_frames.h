@@ -1,0 +1,34 @@
+/* Frames of the C/C++ runtime (DESIGN.md rule 5): inline code from system
+ * headers (gthr-default.h, std::lock_guard, std::mutex) and code in the
+ * runtime libraries is never the release site; the innermost frame of the
+ * program's own code is. One rule for the CLI and for the writer's exit
+ * line. Header-only. */
+#ifndef LB_RUNTIME_FRAMES_H
+#define LB_RUNTIME_FRAMES_H
+#include <stdbool.h>
+#include <string.h>
+
+/* A source file of the runtime: an installed header. */
+static inline bool lb_runtime_file(const char *file)
+{
+    return file && (strncmp(file, "/usr/include/", 13) == 0 ||
+                    strncmp(file, "/usr/lib/gcc/", 13) == 0 ||
+                    strstr(file, "/include/c++/") != NULL);
+}
+
+/* A runtime library or lockblame itself, by module path or base name. */
+static inline bool lb_runtime_module(const char *module)
+{
+    static const char *const prefixes[] = { "libc.so", "libc-", "libpthread", "libstdc++",
+                                            "libgcc_s", "ld-linux", "libc++", "libm.so",
+                                            "liblockblame" };
+    if (!module)
+        return false;
+    const char *slash = strrchr(module, '/');
+    const char *base = slash ? slash + 1 : module;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+#endif

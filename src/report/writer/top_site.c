@@ -1,0 +1,181 @@
+/* The exit line's top release site (contract in top_site.h).
+ *
+ * Runs once at the final write, after the transaction committed; uses
+ * malloc freely. Node and frame ids are dense (the writer numbers them
+ * from 0 and 1), so both are read into arrays indexed by id. */
+#include "report/writer/top_site.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clone_name.h"
+#include "common/runtime_frames.h"
+
+typedef struct {
+    char *function, *file, *module;
+    long long line, offset;
+    bool runtime;
+} frame_t;
+
+typedef struct {
+    char *key;  /* "function\tfile\tline\tkind" of the site frame */
+    long long frame;
+    char kind[16];
+    double v;
+} cand_t;
+
+static long long max_id(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static char *dup_col(sqlite3_stmt *st, int col)
+{
+    const char *s = (const char *)sqlite3_column_text(st, col);
+    return s ? strdup(s) : NULL;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(((const cand_t *)a)->key, ((const cand_t *)b)->key);
+}
+
+void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t kind_size,
+                 double *seconds)
+{
+    site[0] = '\0';
+    long long nn = max_id(db, "SELECT MAX(id) FROM node") + 1;
+    long long nf = max_id(db, "SELECT MAX(id) FROM frame") + 1;
+    if (nn <= 0 || nf <= 0)
+        return;
+    long long *parent = calloc((size_t)nn, sizeof *parent), *nframe = calloc((size_t)nn, sizeof *nframe);
+    frame_t *fr = calloc((size_t)nf, sizeof *fr);
+    cand_t *c = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    if (!parent || !nframe || !fr)
+        goto out;
+    if (sqlite3_prepare_v2(db, "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, 0) FROM node",
+                           -1, &st, NULL) == SQLITE_OK)
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            long long id = sqlite3_column_int64(st, 0);
+            if (id >= 0 && id < nn) {
+                parent[id] = sqlite3_column_int64(st, 1);
+                nframe[id] = sqlite3_column_int64(st, 2);
+            }
+        }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db, "SELECT f.id, f.function, f.file, f.line, m.path, f.offset FROM frame f"
+                           " LEFT JOIN module m ON m.id = f.module_id", -1, &st, NULL) == SQLITE_OK)
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            long long id = sqlite3_column_int64(st, 0);
+            if (id <= 0 || id >= nf)
+                continue;
+            frame_t *f = &fr[id];
+            f->function = dup_col(st, 1);
+            f->file = dup_col(st, 2);
+            f->line = sqlite3_column_int64(st, 3);
+            f->module = dup_col(st, 4);
+            f->offset = sqlite3_column_int64(st, 5);
+            f->runtime = lb_runtime_file(f->file) || lb_runtime_module(f->module);
+        }
+    sqlite3_finalize(st);
+    /* Blame per (node, kind), less its structural share; joins are structural. */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT k.node_id, k.kind, SUM(k.v) - COALESCE((SELECT SUM(s.blame_s)"
+                           " FROM structural_wait s WHERE s.node_id = k.node_id AND s.object = k.kind), 0)"
+                           " FROM (SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
+                           " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
+                           " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
+                           " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
+                           " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
+                           " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric) k"
+                           " WHERE k.v > 0 GROUP BY k.node_id, k.kind",
+                           -1, &st, NULL) == SQLITE_OK)
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            long long v = sqlite3_column_int64(st, 0);
+            double b = sqlite3_column_double(st, 2);
+            if (v <= 0 || v >= nn || b <= 1e-9)
+                continue;
+            /* the innermost program frame, as the report's site */
+            long long s = v;
+            for (int depth = 0; s > 0 && depth < 4096; depth++, s = parent[s]) {
+                long long f = nframe[s];
+                if (f > 0 && f < nf && !fr[f].runtime)
+                    break;
+            }
+            if (s <= 0 || s >= nn)
+                s = v;
+            long long f = nframe[s] > 0 && nframe[s] < nf ? nframe[s] : 0;
+            if (n == cap) {
+                cand_t *grown = realloc(c, (cap = cap ? 2 * cap : 64) * sizeof *c);
+                if (!grown)
+                    break;
+                c = grown;
+            }
+            cand_t *x = &c[n];
+            const char *fn = fr[f].function, *k = (const char *)sqlite3_column_text(st, 1);
+            size_t len = (fn ? strlen(fn) : 0) + (fr[f].file ? strlen(fr[f].file) : 0) + 64;
+            if (!(x->key = malloc(len)))
+                break;
+            if (fn)
+                snprintf(x->key, len, "%.*s\t%s\t%lld\t%s", (int)lb_clone_base_len(fn), fn,
+                         fr[f].file ? fr[f].file : "", fr[f].line, k ? k : "");
+            else
+                snprintf(x->key, len, "#%lld\t%s", f, k ? k : "");
+            x->frame = f;
+            snprintf(x->kind, sizeof x->kind, "%s", k ? k : "");
+            x->v = b;
+            n++;
+        }
+    sqlite3_finalize(st);
+    qsort(c, n, sizeof *c, cmp_key);
+    double best = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double sum = 0;
+        for (; j < n && strcmp(c[j].key, c[i].key) == 0; j++)
+            sum += c[j].v;
+        if (sum > best) {
+            best = sum;
+            at = i;
+        }
+        i = j;
+    }
+    if (best > 0) {
+        const frame_t *f = &fr[c[at].frame];
+        const char *slash = f->file ? strrchr(f->file, '/') : NULL;
+        const char *mod = f->module && strrchr(f->module, '/') ? strrchr(f->module, '/') + 1
+                                                                : f->module;
+        int fn_len = f->function ? (int)lb_clone_base_len(f->function) : 0; /* f.isra.0 is f */
+        if (f->function && f->file)
+            snprintf(site, site_size, "%.*s (%s:%lld)", fn_len, f->function,
+                     slash ? slash + 1 : f->file, f->line);
+        else if (f->function)
+            snprintf(site, site_size, "%.*s", fn_len, f->function);
+        else /* stripped: module+offset, as the report shows it */
+            snprintf(site, site_size, "%s+0x%llx", mod ? mod : "?", (unsigned long long)f->offset);
+        snprintf(kind, kind_size, "%s", c[at].kind);
+        *seconds = best;
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        free(c[i].key);
+    free(c);
+    for (long long i = 0; fr && i < nf; i++) {
+        free(fr[i].function);
+        free(fr[i].file);
+        free(fr[i].module);
+    }
+    free(fr);
+    free(parent);
+    free(nframe);
+}
