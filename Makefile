@@ -19,7 +19,7 @@ LIB_LIBS := $(shell pkg-config --libs sqlite3 libdw 2>/dev/null || echo -lsqlite
 
 CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
-CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm
+CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm -lz
 
 LIB := $(BUILD)/liblockblame.so
 CLI := $(BUILD)/lockblame

@@ -214,7 +214,7 @@ int lb_cmd_compare(int argc, char **argv)
 			return LB_EXIT_OK;
 		case 'f':
 			fmt = lb_format_parse(optarg);
-			if (fmt < 0 || fmt == LB_FMT_FOLDED || fmt == LB_FMT_HTML)
+			if (fmt < 0 || fmt == LB_FMT_FOLDED || fmt == LB_FMT_HTML || fmt == LB_FMT_PPROF)
 				lb_die(LB_EXIT_USAGE, "compare: unknown format '%s' (table, csv, json)", optarg);
 			break;
 		case 'F':

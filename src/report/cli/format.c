@@ -47,9 +47,9 @@ struct lb_table {
 
 int lb_format_parse(const char *s)
 {
-	static const char *const names[] = { "table", "csv", "json", "folded", "html" };
+	static const char *const names[] = { "table", "csv", "json", "folded", "html", "pprof" };
 
-	for (int i = 0; s && i < 5; i++)
+	for (int i = 0; s && i < (int)(sizeof names / sizeof *names); i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML };
+enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML, LB_FMT_PPROF };
 int lb_format_parse(const char *s);	/* -1 if unknown */
 
 enum lb_ctype {

@@ -7,12 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/cli/commands.h"
 #include "report/cli/views.h"
 
 static const char report_usage[] =
-	"usage: lockblame report [VIEW] [--metric M] [--format F] [-n N] [DB]\n"
+	"usage: lockblame report [VIEW] [--metric M] [--format F] [-n N] [-o FILE] [DB]\n"
 	"\n"
 	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
 	"current directory.\n"
@@ -31,10 +32,14 @@ static const char report_usage[] =
 	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
 	"               the metric in integer microseconds), html (one self-contained\n"
 	"               page: flame graphs of idleness and work, the release-site,\n"
-	"               lock and thread tables; ignores VIEW and --metric)\n"
+	"               lock and thread tables; ignores VIEW and --metric), pprof\n"
+	"               (gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
+	"               sample types blame, wait, work, contentions; ignores VIEW\n"
+	"               and --metric; needs -o or a redirected stdout)\n"
 	"  -n N         depth: caller chain length (--by-release-site, default 5),\n"
 	"               tree depth (--top-down, default 10 in tables), caller levels\n"
 	"               (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
+	"  -o FILE      write the output to FILE instead of stdout\n"
 	"  -h, --help   this help\n";
 
 static int parse_n(const char *s)
@@ -45,6 +50,15 @@ static int parse_n(const char *s)
 	if (!*s || *end || v < 0 || v > 1000000)
 		lb_die(LB_EXIT_USAGE, "report: -n wants a number >= 0, not '%s'", s);
 	return (int)v;
+}
+
+/* Point stdout at -o FILE; refuse to send pprof's binary to a terminal. */
+static void lb_report_output(const struct lb_report_opts *o)
+{
+	if (o->out && !freopen(o->out, o->format == LB_FMT_PPROF ? "wb" : "w", stdout))
+		lb_die(LB_EXIT_FAIL, "report: cannot write '%s': %m", o->out);
+	if (!o->out && o->format == LB_FMT_PPROF && isatty(STDOUT_FILENO))
+		lb_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
 }
 
 int lb_cmd_report(int argc, char **argv)
@@ -68,13 +82,16 @@ int lb_cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hn:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hn:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(report_usage, stdout);
 			return LB_EXIT_OK;
 		case 'n':
 			o.n = parse_n(optarg);
+			break;
+		case 'o':
+			o.out = optarg;
 			break;
 		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
 			o.view = (enum lb_view)(c - O_SITE);
@@ -89,7 +106,7 @@ int lb_cmd_report(int argc, char **argv)
 		case O_FORMAT:
 			if (lb_format_parse(optarg) < 0)
 				lb_die(LB_EXIT_USAGE,
-				       "report: unknown format '%s' (table, csv, json, folded, html)",
+				       "report: unknown format '%s' (table, csv, json, folded, html, pprof)",
 				       optarg);
 			o.format = (enum lb_format)lb_format_parse(optarg);
 			break;
@@ -109,7 +126,10 @@ int lb_cmd_report(int argc, char **argv)
 	struct lb_profile *p = lb_profile_load(o.db);
 	int rc;
 
-	if (o.format == LB_FMT_FOLDED) {
+	lb_report_output(&o);
+	if (o.format == LB_FMT_PPROF) {
+		rc = lb_view_pprof(p, &o);
+	} else if (o.format == LB_FMT_FOLDED) {
 		rc = lb_view_folded(p, &o);
 	} else if (o.format == LB_FMT_HTML) {
 		rc = lb_view_html(p, &o);

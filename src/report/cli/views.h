@@ -22,6 +22,7 @@ struct lb_report_opts {
 	enum lb_format format;
 	int n;			/* -n: depth or rows (see the man page); -1 = default */
 	const char *db;		/* database path */
+	const char *out;	/* -o FILE, NULL for stdout */
 };
 
 /* Run header and totals; table format only (header.c). */
@@ -40,6 +41,8 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o);
 /* --format html: the whole page (format_html.c). */
 int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o);
+/* --format pprof: gzipped profile.proto on stdout (format_pprof.c). */
+int lb_view_pprof(struct lb_profile *p, const struct lb_report_opts *o);
 
 /* Interned frame keys (function\tfile\tline or module+0xOFF) per frame:
  * returns a malloc'd array of nframes ids into `tab`. */
