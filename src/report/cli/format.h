@@ -32,6 +32,7 @@ enum lb_colflag {
 	LB_COL_NOTABLE = 1,	/* CSV/JSON only */
 	LB_COL_TABLEONLY = 2,	/* table only */
 	LB_COL_LABEL = 4,	/* the last, flexible table column: indented, truncated */
+	LB_COL_SIGNED = 8,	/* SEC/FRAC changes: the table shows "+" on gains too */
 };
 
 struct lb_col {

@@ -48,6 +48,7 @@ struct lb_frame {
 	int64_t line;		/* 0 without debug info */
 	char *label;		/* demangled name or "module+0xOFF", lazily */
 	char *desc;		/* "label (file:line)", lazily */
+	char *proc_label;	/* "[module]" for unnamed frames, lazily */
 };
 
 struct lb_node {
@@ -148,13 +149,19 @@ double lb_metric_total(const struct lb_profile *p, enum lb_metric m);
 /* Labels and keys (symbols.c). */
 const char *lb_frame_label(struct lb_profile *p, int32_t frame);	/* "[root]" for -1 */
 const char *lb_frame_module(const struct lb_profile *p, int32_t frame);	/* basename or "" */
+/* A source path for display: relative paths as they are, absolute ones
+ * relative to the current directory when under it, else ".../dir/file". */
+void lb_put_short_path(struct lb_buf *out, const char *path);
 /* "function (file:line)" or the bare label when file is unknown. */
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* The same, cached in the frame: valid as long as the profile. */
 const char *lb_frame_desc(struct lb_profile *p, int32_t frame);
 /* Matching key across runs: function\tfile\tline, or module+0xOFF. */
 void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
-/* Procedure key: label\tmodule. */
+/* Procedure label: the function, or "[module]" for an unnamed frame, so
+ * that by-function views group unnamed code by module. */
+const char *lb_frame_proc_label(struct lb_profile *p, int32_t frame);
+/* Procedure key: procedure label\tmodule. */
 void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
 
