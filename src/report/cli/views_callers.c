@@ -206,9 +206,12 @@ static void add_proc_row(struct lb_profile *p, struct lb_table *t, const struct 
 	lb_table_num(t, row, C_EXCL_SHARE, lb_share(r->excl, total));
 	lb_table_indent(t, row, r->depth);
 	lb_buf_printf(&b, "%s%s", r->depth ? "<- " : "", lb_frame_proc_label(p, r->frame));
-	if (file)
-		lb_buf_printf(&b, " (%s)", file);
-	if (flat && *lb_frame_module(p, r->frame))
+	if (file) {
+		lb_buf_puts(&b, " (");
+		lb_put_short_path(&b, file);
+		lb_buf_putc(&b, ')');
+	}
+	if (flat && *lb_frame_module(p, r->frame) && (r->frame < 0 || p->frames[r->frame].function))
 		lb_buf_printf(&b, " [%s]", lb_frame_module(p, r->frame));
 	lb_table_str(t, row, C_LABEL, lb_buf_str(&b));
 	lb_table_int(t, row, C_DEPTH, r->depth);
