@@ -25,6 +25,7 @@
 #include "core/thread.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
+#include "report/writer/demangle.h"
 #include "report/writer/schema.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/u64map.h"
@@ -453,7 +454,7 @@ static void fill_summary(writer_t *w, lb_summary_t *out)
                     " LEFT JOIN module m ON m.id = f.module_id"
                     " WHERE k.v > 0 GROUP BY f.id, k.kind ORDER BY b DESC LIMIT 1");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
-        const char *fn = (const char *)sqlite3_column_text(st, 0);
+        const char *fn = lb_demangled((const char *)sqlite3_column_text(st, 0));
         const char *file = (const char *)sqlite3_column_text(st, 1);
         const char *module = (const char *)sqlite3_column_text(st, 5);
         const char *slash = file ? strrchr(file, '/') : NULL;
