@@ -13,7 +13,8 @@
 #include "report/cli/views.h"
 
 static const char report_usage[] =
-	"usage: lockblame report [VIEW] [--metric M] [--format F] [-n N] [-o FILE] [DB]\n"
+	"usage: lockblame report [VIEW] [--metric M] [--format table|csv|json|folded|html|pprof]\n"
+	"                        [-n N] [--per-address] [-o FILE] [DB]\n"
 	"\n"
 	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
 	"current directory.\n"
@@ -21,26 +22,29 @@ static const char report_usage[] =
 	"views (one of):\n"
 	"  --by-release-site  blame by the release/signal/post site that caused it,\n"
 	"                     with the caller chain of its heaviest context (default)\n"
-	"  --by-lock          contended objects: waits, blame, hand-off, top holders\n"
-	"  --by-thread        work, blame received, waiting and overhead per thread\n"
+	"  --by-lock          contended locks grouped by kind and where first seen:\n"
+	"                     waits, blame, hand-off, top holders (20 rows in a table)\n"
+	"  --by-thread        per thread: work, blame caused (received by its release\n"
+	"                     sites), time spent waiting, overhead\n"
 	"  --top-down         calling context tree, inclusive and exclusive values\n"
 	"  --bottom-up        callers view: each procedure's cost by its callers\n"
 	"  --flat             one row per procedure (function, file, module)\n"
 	"\n"
 	"options:\n"
-	"  --metric M   idleness (blame received; default), work, wait, overhead\n"
-	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
-	"               the metric in integer microseconds), html (one self-contained\n"
-	"               page: flame graphs of idleness and work, the release-site,\n"
-	"               lock and thread tables; ignores VIEW and --metric), pprof\n"
-	"               (gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
-	"               sample types blame, wait, work, contentions; ignores VIEW\n"
-	"               and --metric; needs -o or a redirected stdout)\n"
-	"  -n N         depth: caller chain length (--by-release-site, default 5),\n"
-	"               tree depth (--top-down, default 10 in tables), caller levels\n"
-	"               (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
-	"  -o FILE      write the output to FILE instead of stdout\n"
-	"  -h, --help   this help\n";
+	"  --metric M     idleness (blame received; default), work, wait, overhead\n"
+	"  --format F     table (default), csv, json, folded (flamegraph.pl stacks of\n"
+	"                 the metric in integer microseconds), html (one self-contained\n"
+	"                 page: flame graphs of idleness and work, the release-site,\n"
+	"                 lock and thread tables; ignores VIEW and --metric), pprof\n"
+	"                 (gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
+	"                 sample types blame, wait, work, contentions; ignores VIEW\n"
+	"                 and --metric; needs -o or a redirected stdout)\n"
+	"  -n N           depth: caller chain length (--by-release-site, default 5),\n"
+	"                 tree depth (--top-down, default 10 in tables), caller levels\n"
+	"                 (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
+	"  --per-address  --by-lock: one row per lock address instead of per group\n"
+	"  -o FILE        write the output to FILE instead of stdout\n"
+	"  -h, --help     this help\n";
 
 static int parse_n(const char *s)
 {
@@ -63,7 +67,7 @@ static void lb_report_output(const struct lb_report_opts *o)
 
 int lb_cmd_report(int argc, char **argv)
 {
-	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT };
+	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT, O_PER_ADDRESS };
 	static const struct option longopts[] = {
 		{ "by-release-site", no_argument, NULL, O_SITE },
 		{ "by-lock", no_argument, NULL, O_LOCK },
@@ -73,6 +77,7 @@ int lb_cmd_report(int argc, char **argv)
 		{ "flat", no_argument, NULL, O_FLAT },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "format", required_argument, NULL, O_FORMAT },
+		{ "per-address", no_argument, NULL, O_PER_ADDRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,6 +97,9 @@ int lb_cmd_report(int argc, char **argv)
 			break;
 		case 'o':
 			o.out = optarg;
+			break;
+		case O_PER_ADDRESS:
+			o.per_address = true;
 			break;
 		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
 			o.view = (enum lb_view)(c - O_SITE);
