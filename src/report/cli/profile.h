@@ -118,6 +118,7 @@ struct lb_profile {
 	struct lb_objblame *oblame; int32_t noblame;
 
 	int32_t root;		/* node index of the root */
+	const char *root_label;	/* lb_frame_label(p, -1); NULL: "[root]" */
 	int32_t *mrow_start;	/* nnodes + 1: rows of node i are [start[i], start[i+1]) */
 	int32_t *child_start;	/* nnodes + 1: CSR offsets into child_idx */
 	int32_t *child_idx;

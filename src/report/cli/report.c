@@ -135,6 +135,8 @@ int lb_cmd_report(int argc, char **argv)
 	int rc;
 
 	lb_report_output(&o);
+	if (o.metric == LB_M_OVERHEAD)	/* the writer puts samples it had to drop at the root */
+		p->root_label = "[root: dropped samples, no call path]";
 	if (o.format == LB_FMT_PPROF) {
 		rc = lb_view_pprof(p, &o);
 	} else if (o.format == LB_FMT_FOLDED) {

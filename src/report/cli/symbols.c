@@ -38,7 +38,7 @@ const char *lb_frame_module(const struct lb_profile *p, int32_t frame)
 const char *lb_frame_label(struct lb_profile *p, int32_t frame)
 {
 	if (frame < 0)
-		return "[root]";
+		return p->root_label ? p->root_label : "[root]";
 	struct lb_frame *f = &p->frames[frame];
 
 	if (f->label)
