@@ -3,7 +3,10 @@
 # demo's profile, -top and -traces must name queue_push with the blame that
 # `report --format json` gives its release sites, and the totals of the
 # wait, work and contentions sample types must equal the database's own
-# sums (sqlite3). Labels object/thread/process must be there.
+# sums (sqlite3). Labels object/thread/process must be there. Inlined calls:
+# on tests/workloads_user/cxx_queue.cc built -O2 -g (std::thread's lambda is
+# inlined), every code address the database holds several frames for is
+# one pprof location with that many lines, innermost first.
 # Skips (passes, with a SKIP line) when go is not installed.
 source "$(dirname "$0")/../lib/common.sh"
 DEMO=$BUILD/demo/taskqueue
@@ -84,3 +87,40 @@ for key in ("object:", "thread:", "process:", "mutex"):
         print("missing label", key); ok = False
 sys.exit(0 if ok else 1)
 PY
+
+command -v g++ >/dev/null || fail "g++ is not installed"
+g++ -O2 -g -pthread -o "$tmp/cxx_queue" "$ROOT/tests/workloads_user/cxx_queue.cc"
+LOCKBLAME_OUTPUT=$tmp/cxx.db preloaded "$tmp/cxx_queue" >/dev/null 2>&1
+"$LOCKBLAME_CLI" report --format pprof -o "$tmp/cxx.pb.gz" "$tmp/cxx.db"
+go tool pprof -raw "$tmp/cxx.pb.gz" >"$tmp/cxx.raw" 2>/dev/null || fail "go tool pprof -raw failed"
+sqlite3 -separator '|' "$tmp/cxx.db" "SELECT offset, COUNT(*) FROM frame GROUP BY module_id, offset HAVING COUNT(*) > 1" >"$tmp/inl"
+python3 - "$tmp" <<'PY'
+import re, sys
+d = sys.argv[1]
+groups = [tuple(int(x) for x in l.split("|")) for l in open(d + "/inl") if l.strip()]
+print("code addresses with inlined frames in the database:", len(groups))
+if not groups:
+    print("the -O2 C++ workload has no inlined frames: nothing to check"); sys.exit(1)
+raw = open(d + "/cxx.raw").read().split("Locations", 1)[1].split("Mappings", 1)[0]
+locs, cur = [], None
+for line in raw.splitlines():
+    m = re.match(r"\s+\d+: 0x([0-9a-f]+) ", line)
+    if m:
+        cur = [int(m.group(1), 16), 1]
+        locs.append(cur)
+    elif cur and line.strip():
+        cur[1] += 1
+by_off = {}  # addresses are module offsets in a 2^36 range per module
+for addr, n in locs:
+    by_off.setdefault(addr % (1 << 36), []).append(n)
+ok, seen = True, 0
+for off, n in groups:
+    got = by_off.get(off)
+    if got is None:
+        continue  # an address no sampled path reaches
+    seen += 1
+    print("offset 0x%x: %d frames in the database, pprof location lines %s" % (off, n, got))
+    ok &= all(x == n for x in got)
+sys.exit(0 if ok and seen else 1)
+PY
+go tool pprof -traces "$tmp/cxx.pb.gz" 2>/dev/null | grep -m1 '(inline)' || fail "-traces shows no inlined frame"

@@ -261,11 +261,34 @@ static void add_samples(struct pp *pp)
 	lb_buf_free(&process);
 }
 
+/* The module of the profiled program: the one named like the command's
+ * first word. -1 if none is. */
+static int32_t main_module(const struct lb_profile *p)
+{
+	const char *cmd = p->run.command ? p->run.command : "";
+	size_t n = strcspn(cmd, " \t");
+	const char *slash = memrchr(cmd, '/', n);
+	const char *base = slash ? slash + 1 : cmd;
+	size_t len = n - (size_t)(base - cmd);
+
+	for (int32_t i = 0; len && i < p->nmodules; i++)
+		if (strlen(p->modules[i].base_name) == len && memcmp(p->modules[i].base_name, base, len) == 0)
+			return i;
+	return -1;
+}
+
+/* One Mapping per module; the program's own first, which is where pprof
+ * looks for the main binary. */
 static void add_mappings(struct pp *pp)
 {
 	struct lb_profile *p = pp->p;
+	int32_t first = main_module(p);
 
-	for (int32_t i = 0; i < p->nmodules; i++) {
+	for (int32_t k = -1; k < p->nmodules; k++) {
+		int32_t i = k < 0 ? first : k;
+
+		if (i < 0 || (k >= 0 && i == first))
+			continue;
 		uint64_t start = ((uint64_t)i + 1) * MAPPING_SPAN;
 
 		lb_pb_reset(&pp->msg);
