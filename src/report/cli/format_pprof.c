@@ -239,20 +239,20 @@ static void add_samples(struct pp *pp)
 		lb_buf_reset(&process);
 		if (pid > 0)
 			lb_buf_printf(&process, "%" PRId64, pid);
-		for (int k = 0; k < LB_NKINDS; k++)
+		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			if (m->idle[k] != 0 && (top < 0 || fabs(m->idle[k]) > fabs(m->idle[top])))
 				top = k;
 		int64_t v[ST_N] = { [ST_WAIT] = ns(m->wait), [ST_WORK] = ns(m->work),
 				    [ST_CONTENTIONS] = top < 0 ? m->blamed_count : 0 };
 
 		add_sample(pp, locs, n, v, NULL, lb_buf_str(&thread), pid > 0 ? lb_buf_str(&process) : NULL);
-		for (int k = 0; k < LB_NKINDS; k++) {
+		for (int k = 0; k < LB_OBJ_KINDS; k++) {
 			if (m->idle[k] == 0)
 				continue;
 			int64_t kv[ST_N] = { [ST_BLAME] = ns(m->idle[k]),
 					     [ST_CONTENTIONS] = k == top ? m->blamed_count : 0 };
 
-			add_sample(pp, locs, n, kv, lb_kind_names[k], lb_buf_str(&thread),
+			add_sample(pp, locs, n, kv, lb_obj_kind_names[k], lb_buf_str(&thread),
 				   pid > 0 ? lb_buf_str(&process) : NULL);
 		}
 	}
