@@ -70,13 +70,13 @@ static double efficiency(const struct cmp *c, int r)
 
 static void print_scaling(const struct cmp *c)
 {
-	printf("%-4s %-24s %7s %10s %8s %10s %9s %9s %9s %6s\n", "Run", "Database", "Threads",
+	printf("%-4s %-18s %7s %10s %8s %10s %9s %9s %9s %6s\n", "Run", "Database", "Threads",
 	       "Duration s", "Speedup", "Efficiency", "Effort s", "Work s", "Idle s", "Idle%");
 	for (int r = 0; r < c->nruns; r++) {
 		const struct lb_profile *p = c->runs[r];
 		const struct lb_totals *t = &p->totals;
 
-		printf("%-4c %-24.24s %7" PRId64 " %10.3f %7.2fx %9.0f%% %9.3f %9.3f %9.3f %5.1f%%\n",
+		printf("%-4c %-18.18s %7" PRId64 " %10.3f %7.2fx %9.0f%% %9.3f %9.3f %9.3f %5.1f%%\n",
 		       run_letter(r), lb_basename(p->path), run_threads(p), p->run.duration_s,
 		       speedup(c, r), 100 * efficiency(c, r), t->effort, t->work, t->idleness,
 		       100 * lb_share(t->idleness, t->effort));
