@@ -123,4 +123,5 @@ for off, n in groups:
     ok &= all(x == n for x in got)
 sys.exit(0 if ok and seen else 1)
 PY
-go tool pprof -traces "$tmp/cxx.pb.gz" 2>/dev/null | grep -m1 '(inline)' || fail "-traces shows no inlined frame"
+go tool pprof -traces "$tmp/cxx.pb.gz" >"$tmp/cxx.traces" 2>/dev/null || fail "go tool pprof -traces failed"
+grep -m1 '(inline)' "$tmp/cxx.traces" || fail "-traces shows no inlined frame"

@@ -14,6 +14,7 @@ cat "$tmp/err"
 pretty=$(sed -n 2p "$tmp/out")          # "void app::Queue::push(int)"
 name=${pretty#void }                    # what a demangler prints
 grep -q '^lockblame: top release site: ' "$tmp/err" || fail "no top release site line"
-grep '^lockblame: top release site: ' "$tmp/err" | grep -q '_Z' && fail "mangled name in the summary"
+grep '^lockblame: top release site: ' "$tmp/err" >"$tmp/top"
+grep -q '_Z' "$tmp/top" && fail "mangled name in the summary"
 grep -qF "top release site: $name" "$tmp/err" || fail "summary does not name '$name'"
 echo "ok: $name"

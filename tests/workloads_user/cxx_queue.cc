@@ -2,7 +2,9 @@
 // tests/integration/summary_demangle.sh: the release site is the member
 // function app::Queue::push(int), whose symbol is mangled. The program
 // prints __PRETTY_FUNCTION__ of that function, so the test compares the
-// summary with the compiler's own spelling of the name.
+// summary with the compiler's own spelling of the name. The holder sleeps
+// inside the lock, so the other thread waits on it even on a loaded machine.
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -16,7 +18,8 @@ struct Queue {
     {
         name = __PRETTY_FUNCTION__;
         m.lock();
-        for (volatile int i = 0; i < 100000; i++)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        for (volatile int i = 0; i < 1000; i++)
             n += k;
         m.unlock();
         n += 0; // keeps the unlock a real call, not a tail jump
@@ -29,10 +32,10 @@ int main()
 {
     app::Queue q;
     std::thread t([&] {
-        for (int i = 0; i < 2000; i++)
+        for (int i = 0; i < 1000; i++)
             q.push(1);
     });
-    for (int i = 0; i < 2000; i++)
+    for (int i = 0; i < 1000; i++)
         q.push(2);
     t.join();
     std::printf("%ld\n%s\n", q.n, app::Queue::name);

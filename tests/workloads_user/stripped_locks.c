@@ -5,7 +5,7 @@
  * names) and checks that the report still names the release site.
  *
  * Two threads (main + 1) each run ROUNDS rounds of: lock, hold for
- * HOLD_NS of busy work in hold_and_release(), unlock there. The other
+ * HOLD_NS in hold_and_release(), unlock there, then a little work. The other
  * thread waits meanwhile, so nearly all blame lands on
  * hold_and_release's unlock. Prints the function names the test looks
  * for, so the names are the program's own, not the test's.
@@ -34,12 +34,14 @@ static void spin_for(uint64_t ns)
         sink = sink + 1;
 }
 
-/* Holds the lock for HOLD_NS and releases it: the release site. Static, so
- * its name is only in .symtab (or MiniDebugInfo) once stripped. The work
- * after the unlock keeps the unlock a real call (no tail jump). */
+/* Holds the lock for HOLD_NS (asleep, so the other thread waits for it even
+ * on a loaded machine) and releases it: the release site. Static, so its
+ * name is only in .symtab (or MiniDebugInfo) once stripped. The work after
+ * the unlock keeps the unlock a real call (no tail jump). */
 __attribute__((noinline)) static void hold_and_release(void)
 {
-    spin_for(HOLD_NS);
+    struct timespec hold = { 0, HOLD_NS };
+    nanosleep(&hold, NULL);
     pthread_mutex_unlock(&lock);
     sink = sink + 1;
 }
