@@ -18,13 +18,19 @@
 #                            under the library (it skips any that is missing)
 #   memcached libmemcached-tools  tests/integration/real_memcached.sh runs memcached
 #                            under the library, loaded by memcslap (skips if missing)
+#   zlib1g-dev               report --format pprof gzips the profile.proto (CLI links -lz)
+#   liblzma-dev              MiniDebugInfo: .gnu_debugdata is an xz-compressed ELF
+#                            (names for stripped binaries, in the library's writer)
+#   golang-go                tests/integration/pprof_export.sh reads the pprof export
+#                            with the real reader, `go tool pprof` (skips if missing)
 #   chromium                 tests/integration/cli_html.sh opens the HTML report in
 #                            a real headless browser (DOM check and screenshot)
 set -euo pipefail
 
 PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium
-          sysbench pigz xz-utils zstd memcached libmemcached-tools)
+          sysbench pigz xz-utils zstd memcached libmemcached-tools
+          zlib1g-dev liblzma-dev golang-go)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2

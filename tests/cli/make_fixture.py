@@ -12,6 +12,11 @@ Every database follows docs/SCHEMA.md (version 1) exactly. The fixture set:
                 Ids, frame addresses and module bases all differ from base.db,
                 so compare must match contexts by frame path.
   most.db       8 workers, for the 3-run scaling table.
+  fixed.db      base.db's program (2 workers) after a fix: queue_push:12 gains
+                0.45 s (0.60 -> 0.15), compute loses 0.30 s (1.80 -> 2.10),
+                duration 1.50 -> 1.20 s (speedup 1.25x). For compare both ways.
+  other.db      fixed.db's contents, but the run is of another program
+                ("./other_bench 2"): compare must warn.
   v2.db         base.db with meta.schema_version = '3' (newer than the CLI reads).
   truncated.db  the first half of base.db's bytes.
   corrupt.db    base.db with a page in the middle overwritten.
@@ -133,7 +138,8 @@ KNOWN = {
 }
 
 
-def build(path, name, workers, metrics, id_base, shuffle_seed, schema_version="1"):
+def build(path, name, workers, metrics, id_base, shuffle_seed, schema_version="1",
+          command=None, duration=None):
     rnd = random.Random(shuffle_seed)
     if os.path.exists(path):
         os.unlink(path)
@@ -142,9 +148,10 @@ def build(path, name, workers, metrics, id_base, shuffle_seed, schema_version="1
     db.executemany("INSERT INTO meta VALUES (?, ?)", [
         ("schema_version", schema_version), ("lockblame_version", "0.1.0"),
         ("writer", "liblockblame")])
-    duration = {2: 1.50, 4: 1.10, 8: 0.90}.get(workers, 1.0)
+    if duration is None:
+        duration = {2: 1.50, 4: 1.10, 8: 0.90}.get(workers, 1.0)
     db.execute("INSERT INTO run VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
-        "./queue_bench %d" % workers, "/usr/local/bin/queue_bench", 4242 + workers,
+        command or "./queue_bench %d" % workers, "/usr/local/bin/queue_bench", 4242 + workers,
         "task-clock", "", 1000000, "ns", 1000000.0, 1700000000.0, duration,
         workers + 1, 3000 + workers, 0, "exit"))
     mod_ids = {"exe": id_base + 3, "libc": id_base + 7}
@@ -241,6 +248,9 @@ def fixture_set(out):
           scaled_metrics(4, push12=1.5, pop22=0.3, compute=1.9, steal=0.1, qpush=0.02), 5, 2)
     build(p("most.db"), "most", 8,
           scaled_metrics(8, push12=3.0, pop22=0.5, compute=2.0, steal=0.3, qpush=0.02), 9, 3)
+    fixed = scaled_metrics(2, push12=0.15, pop22=0.20, compute=2.10, steal=0.0, qpush=0.05)
+    build(p("fixed.db"), "fixed", 2, fixed, 4, 5, duration=1.20)
+    build(p("other.db"), "fixed", 2, fixed, 4, 5, duration=1.20, command="./other_bench 2")
     build(p("v2.db"), "base", 2, base_metrics(), 0, 1, schema_version="3")
     data = open(p("base.db"), "rb").read()
     with open(p("truncated.db"), "wb") as f:

@@ -11,9 +11,27 @@ json_check "two contended objects, mutex first" "$T/out" \
 json_check "mutex numbers" "$T/out" \
   'rows[0]["acquisitions"] == 1000 and near(rows[0]["contended_share"], 0.1) and near(rows[0]["wait_s"], 0.84) and near(rows[0]["blame_s"], 0.8) and near(rows[0]["handoff_s"], 0.03) and near(rows[0]["unattributed_s"], 0.01)'
 json_check "mutex first seen at queue_push:10, holders push then pop" "$T/out" \
-  'rows[0]["first_function"] == "queue_push" and rows[0]["first_line"] == 10 and len(rows[0]["holders"]) == 2 and rows[0]["holders"][0].startswith("queue_push (queue_bench.c:12): 0.6 s") and rows[0]["holders"][1].startswith("queue_pop (queue_bench.c:22): 0.2 s")'
+  'rows[0]["first_function"] == "queue_push" and rows[0]["first_line"] == 10 and len(rows[0]["holders"]) == 2 and rows[0]["holders"][0].startswith("queue_push (queue_bench.c:12): 0.600 s") and rows[0]["holders"][1].startswith("queue_pop (queue_bench.c:22): 0.200 s")'
 check "--by-lock table" env COLUMNS=120 "$L" report --by-lock "$DB"
 grep -q 'holder 0.600 s (75.0%)' "$T/out" || fail "by-lock table: holder line"
+
+# A pool: 26 more mutex objects first seen where the queue mutex was (25
+# addresses, one of them re-initialised), 0.01 s of waiting each. Grouped
+# (the default), the mutexes are one row; --per-address lists each, and a
+# table stops at 20 rows and says how many more there are.
+cp "$DB" "$T/pool.db"
+sqlite3 "$T/pool.db" "WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 25)
+  INSERT INTO sync_object (object, address, first_node_id, acquisitions, contended, wait_s, blame_s, handoff_s, unattributed_s)
+  SELECT 'mutex', 0x7000 + 64 * MIN(n, 24), (SELECT first_node_id FROM sync_object WHERE object = 'mutex' AND address IS NOT NULL ORDER BY wait_s DESC LIMIT 1), 10, 1, 0.01, 0.01, 0, 0 FROM i"
+check "--by-lock grouped json" "$L" report --by-lock --format json "$T/pool.db"
+json_check "grouped: 2 rows; the mutex group has 26 addresses, 27 objects, summed waits" "$T/out" \
+  'len(rows) == 2 and rows[0]["object"] == "mutex" and rows[0]["instances"] == 26 and rows[0]["objects"] == 27 and len(rows[0]["addresses"]) == 26 and near(rows[0]["wait_s"], 0.84 + 0.26) and rows[0]["acquisitions"] == 1260'
+check "--by-lock --per-address json" "$L" report --by-lock --per-address --format json "$T/pool.db"
+json_check "per address: every object (28 rows)" "$T/out" 'len(rows) == 28 and all(r["instances"] == 1 for r in rows)'
+check "--by-lock --per-address table" env COLUMNS=120 "$L" report --by-lock --per-address "$T/pool.db"
+grep -q '^(8 more objects; -n N shows more)' "$T/out" || fail "per-address table: 20 rows, then a note"
+check "--by-lock --per-address -n 30" env COLUMNS=120 "$L" report --by-lock --per-address -n 30 "$T/pool.db"
+grep -q 'more objects' "$T/out" && fail "-n 30 shows all 28"
 
 check "--by-thread json" "$L" report --by-thread --format json "$DB"
 json_check "three threads" "$T/out" 'len(rows) == 3 and [r["id"] for r in rows] == [0, 1, 2]'

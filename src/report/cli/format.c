@@ -47,9 +47,9 @@ struct lb_table {
 
 int lb_format_parse(const char *s)
 {
-	static const char *const names[] = { "table", "csv", "json", "folded", "html" };
+	static const char *const names[] = { "table", "csv", "json", "folded", "html", "pprof" };
 
-	for (int i = 0; s && i < 5; i++)
+	for (int i = 0; s && i < (int)(sizeof names / sizeof *names); i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
@@ -280,13 +280,15 @@ static void cell_text(const struct lb_col *col, const struct cell *c, bool table
 		break;
 	case LB_C_SEC:
 		if (table)
-			lb_buf_printf(b, "%.3f", c->v.d == 0 ? 0.0 : c->v.d);
+			lb_buf_printf(b, (col->flags & LB_COL_SIGNED) ? "%+.3f" : "%.3f",
+				      c->v.d == 0 ? 0.0 : c->v.d);
 		else
 			lb_buf_printf(b, "%.12g", c->v.d == 0 ? 0.0 : c->v.d);
 		break;
 	case LB_C_FRAC:
 		if (table)
-			lb_buf_printf(b, "%.1f%%", c->v.d * 100 == 0 ? 0.0 : c->v.d * 100);
+			lb_buf_printf(b, (col->flags & LB_COL_SIGNED) ? "%+.1f%%" : "%.1f%%",
+				      c->v.d * 100 == 0 ? 0.0 : c->v.d * 100);
 		else
 			lb_buf_printf(b, "%.12g", c->v.d == 0 ? 0.0 : c->v.d);
 		break;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML };
+enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML, LB_FMT_PPROF };
 int lb_format_parse(const char *s);	/* -1 if unknown */
 
 enum lb_ctype {
@@ -32,6 +32,7 @@ enum lb_colflag {
 	LB_COL_NOTABLE = 1,	/* CSV/JSON only */
 	LB_COL_TABLEONLY = 2,	/* table only */
 	LB_COL_LABEL = 4,	/* the last, flexible table column: indented, truncated */
+	LB_COL_SIGNED = 8,	/* SEC/FRAC changes: the table shows "+" on gains too */
 };
 
 struct lb_col {

@@ -141,7 +141,7 @@ static void load_run(struct lb_profile *p, sqlite3 *db)
 	if (q_step(&q)) {
 		struct lb_run *r = &p->run;
 
-		r->command = col_str(q.st, 0);
+		r->command = lb_trim_end(col_str(q.st, 0));	/* a process title may pad argv */
 		r->event = col_str(q.st, 1);
 		r->event_requested = col_str(q.st, 2);
 		r->period_unit = col_str(q.st, 3);

@@ -48,6 +48,7 @@ struct lb_frame {
 	int64_t line;		/* 0 without debug info */
 	char *label;		/* demangled name or "module+0xOFF", lazily */
 	char *desc;		/* "label (file:line)", lazily */
+	char *proc_label;	/* "[module]" for unnamed frames, lazily */
 };
 
 struct lb_node {
@@ -133,6 +134,7 @@ struct lb_profile {
 	struct lb_structural *structural; int32_t nstructural;
 
 	int32_t root;		/* node index of the root */
+	const char *root_label;	/* lb_frame_label(p, -1); NULL: "[root]" */
 	int32_t *mrow_start;	/* nnodes + 1: rows of node i are [start[i], start[i+1]) */
 	int32_t *child_start;	/* nnodes + 1: CSR offsets into child_idx */
 	int32_t *child_idx;
@@ -175,13 +177,19 @@ double lb_metric_total(const struct lb_profile *p, enum lb_metric m);
 /* Labels and keys (symbols.c). */
 const char *lb_frame_label(struct lb_profile *p, int32_t frame);	/* "[root]" for -1 */
 const char *lb_frame_module(const struct lb_profile *p, int32_t frame);	/* basename or "" */
+/* A source path for display: relative paths as they are, absolute ones
+ * relative to the current directory when under it, else ".../dir/file". */
+void lb_put_short_path(struct lb_buf *out, const char *path);
 /* "function (file:line)" or the bare label when file is unknown. */
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* The same, cached in the frame: valid as long as the profile. */
 const char *lb_frame_desc(struct lb_profile *p, int32_t frame);
 /* Matching key across runs: function\tfile\tline, or module+0xOFF. */
 void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
-/* Procedure key: label\tmodule. */
+/* Procedure label: the function, or "[module]" for an unnamed frame, so
+ * that by-function views group unnamed code by module. */
+const char *lb_frame_proc_label(struct lb_profile *p, int32_t frame);
+/* Procedure key: procedure label\tmodule. */
 void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 /* Release sites (site_frame.c): a frame of the C/C++ runtime (system
  * header inline frame or runtime library); the innermost program frame at

@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/cli/commands.h"
 #include "report/cli/views.h"
 
 static const char report_usage[] =
-	"usage: lockblame report [VIEW] [--metric M] [--kind KINDS] [--format F] [-n N] [DB]\n"
+	"usage: lockblame report [VIEW] [--metric M] [--kind KINDS]\n"
+	"                        [--format table|csv|json|folded|html|pprof]\n"
+	"                        [-n N] [--per-address] [-o FILE] [DB]\n"
 	"\n"
 	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
 	"current directory.\n"
@@ -24,25 +27,32 @@ static const char report_usage[] =
 	"views (one of):\n"
 	"  --by-release-site  blame by the release/signal/post site that caused it,\n"
 	"                     with the caller chain of its heaviest context (default)\n"
-	"  --by-lock          contended objects: waits, blame, hand-off, top holders\n"
-	"  --by-thread        work, blame received, waiting and overhead per thread\n"
+	"  --by-lock          contended locks grouped by kind and where first seen:\n"
+	"                     waits, blame, hand-off, top holders (20 rows in a table)\n"
+	"  --by-thread        per thread: work, blame caused (received by its release\n"
+	"                     sites), time spent waiting, overhead\n"
 	"  --top-down         calling context tree, inclusive and exclusive values\n"
 	"  --bottom-up        callers view: each procedure's cost by its callers\n"
 	"  --flat             one row per procedure (function, file, module)\n"
 	"\n"
 	"options:\n"
-	"  --metric M   idleness (blame received; default), work, wait, overhead\n"
-	"  --kind KINDS only these object kinds, comma-separated: mutex, spin,\n"
-	"               rwlock, cond, barrier, sem, join (blame, objects and\n"
-	"               structural waits of other kinds are left out, in every view)\n"
-	"  --format F   table (default), csv, json, folded (flamegraph.pl stacks of\n"
-	"               the metric in integer microseconds), html (one self-contained\n"
-	"               page: flame graphs of idleness and work, the release-site,\n"
-	"               lock and thread tables; ignores VIEW and --metric)\n"
-	"  -n N         depth: caller chain length (--by-release-site, default 5),\n"
-	"               tree depth (--top-down, default 10 in tables), caller levels\n"
-	"               (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
-	"  -h, --help   this help\n";
+	"  --metric M     idleness (blame received; default), work, wait, overhead\n"
+	"  --kind KINDS   only these object kinds, comma-separated: mutex, spin,\n"
+	"                 rwlock, cond, barrier, sem, join (blame, objects and\n"
+	"                 structural waits of other kinds are left out, in every view)\n"
+	"  --format F     table (default), csv, json, folded (flamegraph.pl stacks of\n"
+	"                 the metric in integer microseconds), html (one self-contained\n"
+	"                 page: flame graphs of idleness and work, the release-site,\n"
+	"                 lock and thread tables; ignores VIEW and --metric), pprof\n"
+	"                 (gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
+	"                 sample types blame, wait, work, contentions; ignores VIEW\n"
+	"                 and --metric; needs -o or a redirected stdout)\n"
+	"  -n N           depth: caller chain length (--by-release-site, default 5),\n"
+	"                 tree depth (--top-down, default 10 in tables), caller levels\n"
+	"                 (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
+	"  --per-address  --by-lock: one row per lock address instead of per group\n"
+	"  -o FILE        write the output to FILE instead of stdout\n"
+	"  -h, --help     this help\n";
 
 static int parse_n(const char *s)
 {
@@ -54,9 +64,18 @@ static int parse_n(const char *s)
 	return (int)v;
 }
 
+/* Point stdout at -o FILE; refuse to send pprof's binary to a terminal. */
+static void lb_report_output(const struct lb_report_opts *o)
+{
+	if (o->out && !freopen(o->out, o->format == LB_FMT_PPROF ? "wb" : "w", stdout))
+		lb_die(LB_EXIT_FAIL, "report: cannot write '%s': %m", o->out);
+	if (!o->out && o->format == LB_FMT_PPROF && isatty(STDOUT_FILENO))
+		lb_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
+}
+
 int lb_cmd_report(int argc, char **argv)
 {
-	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT, O_KIND };
+	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT, O_KIND, O_PER_ADDRESS };
 	static const struct option longopts[] = {
 		{ "by-release-site", no_argument, NULL, O_SITE },
 		{ "by-lock", no_argument, NULL, O_LOCK },
@@ -67,6 +86,7 @@ int lb_cmd_report(int argc, char **argv)
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "kind", required_argument, NULL, O_KIND },
+		{ "per-address", no_argument, NULL, O_PER_ADDRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -76,13 +96,19 @@ int lb_cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hn:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hn:o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(report_usage, stdout);
 			return LB_EXIT_OK;
 		case 'n':
 			o.n = parse_n(optarg);
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case O_PER_ADDRESS:
+			o.per_address = true;
 			break;
 		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
 			o.view = (enum lb_view)(c - O_SITE);
@@ -97,7 +123,7 @@ int lb_cmd_report(int argc, char **argv)
 		case O_FORMAT:
 			if (lb_format_parse(optarg) < 0)
 				lb_die(LB_EXIT_USAGE,
-				       "report: unknown format '%s' (table, csv, json, folded, html)",
+				       "report: unknown format '%s' (table, csv, json, folded, html, pprof)",
 				       optarg);
 			o.format = (enum lb_format)lb_format_parse(optarg);
 			break;
@@ -125,8 +151,12 @@ int lb_cmd_report(int argc, char **argv)
 
 	if (o.kinds)
 		lb_profile_keep_kinds(p, o.kinds);
-
-	if (o.format == LB_FMT_FOLDED) {
+	lb_report_output(&o);
+	if (o.metric == LB_M_OVERHEAD)	/* the writer puts samples it had to drop at the root */
+		p->root_label = "[root: dropped samples, no call path]";
+	if (o.format == LB_FMT_PPROF) {
+		rc = lb_view_pprof(p, &o);
+	} else if (o.format == LB_FMT_FOLDED) {
 		rc = lb_view_folded(p, &o);
 	} else if (o.format == LB_FMT_HTML) {
 		rc = lb_view_html(p, &o);

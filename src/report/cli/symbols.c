@@ -1,13 +1,15 @@
 /*
  * symbols.c - frame labels for display and keys for matching: C++ names
  * demangled with the C++ runtime's __cxa_demangle, unknown functions shown
- * as module+0xOFFSET. gcc's clones (NAME.constprop.N, .isra.N, .part.N,
- * .cold) are shown and matched as NAME (DESIGN.md rule 5); the frame table
- * keeps the raw symbol.
+ * as module+0xOFFSET, grouped by module ("[module]") in by-function
+ * views, and absolute source paths shortened for display. gcc's clones
+ * (NAME.constprop.N, .isra.N, .part.N, .cold) are shown and matched as NAME
+ * (DESIGN.md rule 5); the frame table keeps the raw symbol.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clone_name.h"
 #include "report/cli/profile.h"
@@ -50,7 +52,7 @@ const char *lb_frame_module(const struct lb_profile *p, int32_t frame)
 const char *lb_frame_label(struct lb_profile *p, int32_t frame)
 {
 	if (frame < 0)
-		return "[root]";
+		return p->root_label ? p->root_label : "[root]";
 	struct lb_frame *f = &p->frames[frame];
 
 	if (f->label)
@@ -70,12 +72,42 @@ const char *lb_frame_label(struct lb_profile *p, int32_t frame)
 	return f->label;
 }
 
+void lb_put_short_path(struct lb_buf *out, const char *path)
+{
+	static char cwd[4096];
+	static size_t cwd_len = (size_t)-1;
+
+	if (!path || path[0] != '/') {
+		lb_buf_puts(out, path ? path : "");
+		return;
+	}
+	if (cwd_len == (size_t)-1)
+		cwd_len = getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") != 0 ? strlen(cwd) : 0;
+	if (cwd_len && strncmp(path, cwd, cwd_len) == 0 && path[cwd_len] == '/') {
+		lb_buf_puts(out, path + cwd_len + 1);
+		return;
+	}
+	/* elsewhere: the last two components, directory and file */
+	const char *prev = strrchr(path, '/');
+
+	while (prev > path && prev[-1] != '/')
+		prev--;
+	if (prev > path + 1) {
+		lb_buf_puts(out, ".../");
+		lb_buf_puts(out, prev);
+	} else {
+		lb_buf_puts(out, path);
+	}
+}
+
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 {
 	lb_buf_puts(out, lb_frame_label(p, frame));
-	if (frame >= 0 && p->frames[frame].file)
-		lb_buf_printf(out, " (%s:%" PRId64 ")", p->frames[frame].file,
-			      p->frames[frame].line);
+	if (frame >= 0 && p->frames[frame].file) {
+		lb_buf_puts(out, " (");
+		lb_put_short_path(out, p->frames[frame].file);
+		lb_buf_printf(out, ":%" PRId64 ")", p->frames[frame].line);
+	}
 }
 
 const char *lb_frame_desc(struct lb_profile *p, int32_t frame)
@@ -106,7 +138,23 @@ void lb_frame_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 		lb_buf_puts(out, lb_frame_label(p, frame));
 }
 
+const char *lb_frame_proc_label(struct lb_profile *p, int32_t frame)
+{
+	if (frame < 0 || p->frames[frame].function)
+		return lb_frame_label(p, frame);
+	struct lb_frame *f = &p->frames[frame];
+
+	if (!f->proc_label) {
+		struct lb_buf b = { 0 };
+		const char *mod = lb_frame_module(p, frame);
+
+		lb_buf_printf(&b, "[%s]", *mod ? mod : "unknown");
+		f->proc_label = b.s;
+	}
+	return f->proc_label;
+}
+
 void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 {
-	lb_buf_printf(out, "%s\t%s", lb_frame_label(p, frame), lb_frame_module(p, frame));
+	lb_buf_printf(out, "%s\t%s", lb_frame_proc_label(p, frame), lb_frame_module(p, frame));
 }

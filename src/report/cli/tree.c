@@ -224,6 +224,7 @@ void lb_profile_free(struct lb_profile *p)
 		free(p->frames[i].file);
 		free(p->frames[i].label);
 		free(p->frames[i].desc);
+		free(p->frames[i].proc_label);
 	}
 	free(p->frames);
 	free(p->nodes);

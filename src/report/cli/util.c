@@ -301,3 +301,12 @@ const char *lb_basename(const char *path)
 
 	return s ? s + 1 : path;
 }
+
+char *lb_trim_end(char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}

@@ -73,6 +73,8 @@ int32_t lb_map_get(const struct lb_map *m, uint64_t key);	/* -1 if absent */
 int32_t *lb_map_slot(struct lb_map *m, uint64_t key, bool *is_new);
 void lb_map_free(struct lb_map *m);
 
-const char *lb_basename(const char *path);	/* pointer into path; "" for NULL */
+const char *lb_basename(const char *path);
+/* Cut trailing whitespace of s in place; returns s (NULL stays NULL). */
+char *lb_trim_end(char *s);	/* pointer into path; "" for NULL */
 
 #endif

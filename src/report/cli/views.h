@@ -6,6 +6,7 @@
 #ifndef LB_CLI_VIEWS_H
 #define LB_CLI_VIEWS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report/cli/format.h"
@@ -23,12 +24,16 @@ struct lb_report_opts {
 	int n;			/* -n: depth or rows (see the man page); -1 = default */
 	unsigned kinds;		/* --kind: object kinds kept (bit 1 << kind); 0 = all */
 	const char *db;		/* database path */
+	const char *out;	/* -o FILE, NULL for stdout */
+	bool per_address;	/* --by-lock --per-address: one row per object */
 };
 
 /* Run header and totals; table format only (header.c). */
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
 /* "blame ... + hand-off ... + unattributed ... = total wait" line. */
 void lb_print_conservation(const struct lb_profile *p, FILE *out);
+/* Seconds for people in text cells: "0.600 s", "0.065 ms", "12.3 us". */
+void lb_buf_seconds(struct lb_buf *b, double s);
 /* "seconds (x% of effort)" helper used by headers. */
 double lb_share(double part, double whole);	/* 0 when whole is 0 */
 
@@ -41,6 +46,8 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o);
 /* --format html: the whole page (format_html.c). */
 int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o);
+/* --format pprof: gzipped profile.proto on stdout (format_pprof.c). */
+int lb_view_pprof(struct lb_profile *p, const struct lb_report_opts *o);
 
 /* Interned frame keys (function\tfile\tline or module+0xOFF) per frame:
  * returns a malloc'd array of nframes ids into `tab`. */

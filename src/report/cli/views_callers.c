@@ -205,15 +205,18 @@ static void add_proc_row(struct lb_profile *p, struct lb_table *t, const struct 
 	lb_table_num(t, row, C_EXCL, r->excl);
 	lb_table_num(t, row, C_EXCL_SHARE, lb_share(r->excl, total));
 	lb_table_indent(t, row, r->depth);
-	lb_buf_printf(&b, "%s%s", r->depth ? "<- " : "", lb_frame_label(p, r->frame));
-	if (file)
-		lb_buf_printf(&b, " (%s)", file);
-	if (flat && *lb_frame_module(p, r->frame))
+	lb_buf_printf(&b, "%s%s", r->depth ? "<- " : "", lb_frame_proc_label(p, r->frame));
+	if (file) {
+		lb_buf_puts(&b, " (");
+		lb_put_short_path(&b, file);
+		lb_buf_putc(&b, ')');
+	}
+	if (flat && *lb_frame_module(p, r->frame) && (r->frame < 0 || p->frames[r->frame].function))
 		lb_buf_printf(&b, " [%s]", lb_frame_module(p, r->frame));
 	lb_table_str(t, row, C_LABEL, lb_buf_str(&b));
 	lb_table_int(t, row, C_DEPTH, r->depth);
 	lb_table_str(t, row, C_PROC, procedure);
-	lb_table_str(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
+	lb_table_str(t, row, C_FUNCTION, lb_frame_proc_label(p, r->frame));
 	lb_table_str(t, row, C_FILE, file);
 	lb_table_str(t, row, C_MODULE, lb_frame_module(p, r->frame));
 	lb_buf_free(&b);
@@ -264,7 +267,7 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
 
 		if (fabs(top->incl) < top_floor && fabs(top->excl) < top_floor)
 			continue;
-		const char *procedure = lb_frame_label(p, top->frame);
+		const char *procedure = lb_frame_proc_label(p, top->frame);
 		int32_t sp = 0;
 
 		stack[sp++] = order[i];
@@ -308,7 +311,7 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o)
 	lb_table_order(t, proc_order, 5);
 
 	for (int32_t i = 0; i < n; i++)
-		add_proc_row(p, t, &rt.r[order[i]], lb_frame_label(p, rt.r[order[i]].frame), total, true);
+		add_proc_row(p, t, &rt.r[order[i]], lb_frame_proc_label(p, rt.r[order[i]].frame), total, true);
 	free(order);
 	print_and_free(p, o, t, &rt);
 	return LB_EXIT_OK;

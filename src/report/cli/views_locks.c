@@ -1,7 +1,11 @@
 /*
- * views_locks.c - `report --by-lock`: one row per contended sync object
- * (address not NULL), where it was first seen, its counts and times, and
- * the three release contexts (grouped by frame) that took most of its blame.
+ * views_locks.c - `report --by-lock`: contended sync objects (address not
+ * NULL). By default, instances are grouped as perf lock does, by kind and
+ * the place lockblame first saw them (usually where they are initialised
+ * or first locked): a pool of 40 identical locks is one row with its
+ * instance count. --per-address gives one row per object. Each row has its
+ * counts and times and the three release contexts (grouped by frame) that
+ * took most of its blame. A table shows LOCK_ROWS rows unless -n says.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,14 +13,19 @@
 
 #include "report/cli/views.h"
 
+#define LOCK_ROWS 20	/* default table rows */
+
 enum {
-	C_KIND, C_ADDRESS, C_ACQ, C_CONT, C_CONT_SHARE, C_WAIT, C_BLAME, C_HANDOFF, C_UNATTR,
-	C_FIRST, C_ID, C_FIRST_FUNCTION, C_FIRST_FILE, C_FIRST_LINE, C_HOLDERS, C_NCOLS
+	C_KIND, C_INSTANCES, C_ADDRESS, C_ACQ, C_CONT, C_CONT_SHARE, C_WAIT, C_BLAME, C_HANDOFF, C_UNATTR,
+	C_FIRST, C_ID, C_FIRST_FUNCTION, C_FIRST_FILE, C_FIRST_LINE, C_HOLDERS, C_ADDRESSES, C_OBJECTS, C_NCOLS
 };
 
-static const struct lb_col lock_cols[C_NCOLS] = {
+static struct lb_col lock_cols[C_NCOLS] = {
 	[C_KIND] = { "object", "Kind", LB_C_STR, 0 },
+	[C_INSTANCES] = { "instances", "Locks", LB_C_INT, 0 },	/* distinct addresses */
+	[C_OBJECTS] = { "objects", "", LB_C_INT, LB_COL_NOTABLE },	/* lifetimes (init..destroy) */
 	[C_ADDRESS] = { "address", "Address", LB_C_STR, 0 },
+	[C_ADDRESSES] = { "addresses", "", LB_C_LIST, LB_COL_NOTABLE },
 	[C_ACQ] = { "acquisitions", "Acq", LB_C_INT, 0 },
 	[C_CONT] = { "contended", "Contended", LB_C_INT, LB_COL_NOTABLE },
 	[C_CONT_SHARE] = { "contended_share", "Cont%", LB_C_FRAC, 0 },
@@ -33,24 +42,32 @@ static const struct lb_col lock_cols[C_NCOLS] = {
 };
 
 struct holder {
-	int32_t object;	/* syncobj index */
+	int32_t group;	/* row group */
 	int32_t frame;	/* representative frame of the release site */
 	double blame;
 	int64_t count;
+};
+
+struct group {			/* one row: a kind + first-seen site, or one object */
+	int32_t obj;		/* the heaviest object (by wait): address, ids, first seen */
+	int32_t instances;	/* objects (an address re-initialised counts again) */
+	int64_t acquisitions, contended;
+	double wait_s, blame_s, handoff_s, unattributed_s;
 };
 
 static int cmp_holders(const void *a, const void *b)
 {
 	const struct holder *x = a, *y = b;
 
-	if (x->object != y->object)
-		return x->object < y->object ? -1 : 1;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
 	if (x->blame != y->blame)
 		return x->blame < y->blame ? 1 : -1;
 	return x->frame - y->frame;
 }
 
 static const struct lb_profile *sort_profile;
+static const struct group *sort_groups;
 
 static int cmp_objs(const void *a, const void *b)
 {
@@ -62,12 +79,68 @@ static int cmp_objs(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* object_blame grouped by (object, release frame key); sorted by object,
- * then blame descending. *first[obj] is the first entry of each object. */
-static struct holder *group_holders(struct lb_profile *p, int32_t *nout, int32_t **first)
+static int cmp_groups(const void *a, const void *b)
 {
-	struct lb_strtab tab = { 0 };
-	int32_t *keys = lb_frame_key_ids(p, &tab);
+	const struct group *x = &sort_groups[*(const int32_t *)a], *y = &sort_groups[*(const int32_t *)b];
+
+	if (x->wait_s != y->wait_s)
+		return x->wait_s < y->wait_s ? 1 : -1;
+	return cmp_objs(&x->obj, &y->obj);
+}
+
+/* The contended objects in groups: per address, or by (kind, first-seen
+ * frame key). Fills group_of[obj] (-1: not contended) and returns the
+ * groups; objects are visited heaviest first, so a group's obj is its
+ * heaviest instance. */
+static struct group *make_groups(struct lb_profile *p, const int32_t *keys, bool per_address,
+				 int32_t *group_of, int32_t *ngroups)
+{
+	int32_t *order = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof *order), n = 0;
+	struct group *g = lb_xcalloc((size_t)p->nobjs + 1, sizeof *g);
+	struct lb_map map = { 0 };
+
+	for (int32_t i = 0; i < p->nobjs; i++) {
+		group_of[i] = -1;
+		if (p->objs[i].has_address)
+			order[n++] = i;
+	}
+	sort_profile = p;
+	qsort(order, (size_t)n, sizeof *order, cmp_objs);
+	*ngroups = 0;
+	for (int32_t i = 0; i < n; i++) {
+		const struct lb_syncobj *ob = &p->objs[order[i]];
+		int32_t f = ob->first_node >= 0 ? p->nodes[lb_site_node(p, ob->first_node)].frame : -1;
+		uint64_t key = (uint64_t)(uint32_t)(ob->kind + 1) << 32 | (uint32_t)(f >= 0 ? keys[f] : INT32_MAX);
+		bool is_new = true;
+		int32_t *slot = per_address ? NULL : lb_map_slot(&map, key, &is_new), k;
+
+		if (is_new) {
+			k = (*ngroups)++;
+			g[k].obj = order[i];
+			if (slot)
+				*slot = k;
+		} else {
+			k = *slot;
+		}
+		group_of[order[i]] = k;
+		g[k].instances++;
+		g[k].acquisitions += ob->acquisitions;
+		g[k].contended += ob->contended;
+		g[k].wait_s += ob->wait_s;
+		g[k].blame_s += ob->blame_s;
+		g[k].handoff_s += ob->handoff_s;
+		g[k].unattributed_s += ob->unattributed_s;
+	}
+	lb_map_free(&map);
+	free(order);
+	return g;
+}
+
+/* object_blame grouped by (row group, release frame key); sorted by group,
+ * then blame descending. first[group] is the first entry of each group. */
+static struct holder *group_holders(struct lb_profile *p, const int32_t *keys, const int32_t *group_of,
+				    int32_t ngroups, int32_t *nout, int32_t **first)
+{
 	struct lb_map map = { 0 };
 	struct holder *h = NULL;
 	int32_t n = 0;
@@ -75,98 +148,158 @@ static struct holder *group_holders(struct lb_profile *p, int32_t *nout, int32_t
 
 	for (int32_t i = 0; i < p->noblame; i++) {
 		const struct lb_objblame *ob = &p->oblame[i];
-		int32_t f = p->nodes[lb_site_node(p, ob->node)].frame;	/* the program's frame */
-		uint64_t key = (uint64_t)ob->object << 32 | (uint32_t)(f >= 0 ? keys[f] : INT32_MAX);
+		int32_t f = p->nodes[lb_site_node(p, ob->node)].frame, grp = group_of[ob->object];	/* the program's frame */
+
+		if (grp < 0)
+			continue;
+		uint64_t key = (uint64_t)grp << 32 | (uint32_t)(f >= 0 ? keys[f] : INT32_MAX);
 		bool is_new;
 		int32_t *slot = lb_map_slot(&map, key, &is_new);
 
 		if (is_new) {
 			lb_grow((void **)&h, &cap, (size_t)n + 1, sizeof *h);
 			*slot = n;
-			h[n++] = (struct holder){ .object = ob->object, .frame = f };
+			h[n++] = (struct holder){ .group = grp, .frame = f };
 		}
 		h[*slot].blame += ob->blame_s;
 		h[*slot].count += ob->count;
 	}
 	qsort(h, (size_t)n, sizeof *h, cmp_holders);
-	*first = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof **first);
-	memset(*first, 0xff, ((size_t)p->nobjs + 1) * sizeof **first);
+	*first = lb_xmalloc(((size_t)ngroups + 1) * sizeof **first);
+	memset(*first, 0xff, ((size_t)ngroups + 1) * sizeof **first);
 	for (int32_t i = n - 1; i >= 0; i--)
-		(*first)[h[i].object] = i;
+		(*first)[h[i].group] = i;
 	*nout = n;
-	free(keys);
 	lb_map_free(&map);
-	lb_strtab_free(&tab);
 	return h;
+}
+
+/* Seconds for people: "0.600 s", "0.065 ms", "12.3 us" (never %g). */
+void lb_buf_seconds(struct lb_buf *b, double s)
+{
+	if (s >= 0.1 || s == 0)
+		lb_buf_printf(b, "%.3f s", s);
+	else if (s >= 1e-4)
+		lb_buf_printf(b, "%.3f ms", s * 1e3);
+	else
+		lb_buf_printf(b, "%.1f us", s * 1e6);
+}
+
+static void add_holders(struct lb_profile *p, struct lb_table *t, int row, const struct holder *h,
+			int32_t j, int32_t nh, int32_t grp, double blame, struct lb_buf *b)
+{
+	for (int k = 0; j >= 0 && j < nh && h[j].group == grp && k < 3; j++, k++) {
+		lb_buf_reset(b);
+		lb_frame_describe(p, h[j].frame, b);
+		lb_buf_puts(b, ": ");
+		lb_buf_seconds(b, h[j].blame);
+		lb_buf_printf(b, " in %" PRId64 " releases", h[j].count);
+		lb_table_list_add(t, row, C_HOLDERS, lb_buf_str(b));
+		lb_buf_reset(b);
+		lb_buf_printf(b, "holder %.3f s (%.1f%%) x%" PRId64 "  ", h[j].blame,
+			      100 * lb_share(h[j].blame, blame), h[j].count);
+		lb_frame_describe(p, h[j].frame, b);
+		lb_table_detail(t, row, lb_buf_str(b));
+	}
+}
+
+static void add_row(struct lb_profile *p, struct lb_table *t, const struct group *g,
+		    const int32_t *group_of, int32_t grp, struct lb_buf *b)
+{
+	const struct lb_syncobj *ob = &p->objs[g->obj];
+	int row = lb_table_add_row(t);
+	int32_t f = ob->first_node >= 0 ? p->nodes[lb_site_node(p, ob->first_node)].frame : -1;
+
+	lb_table_int(t, row, C_ID, ob->id);
+	lb_table_str(t, row, C_KIND, ob->kind >= 0 ? lb_obj_kind_names[ob->kind] : "?");
+	lb_buf_reset(b);
+	lb_buf_printf(b, "0x%" PRIx64, ob->address);
+	lb_table_str(t, row, C_ADDRESS, lb_buf_str(b));
+	struct lb_map seen = { 0 };	/* an address reused by several objects is listed once */
+
+	for (int32_t i = 0; i < p->nobjs; i++) {
+		bool is_new;
+
+		if (group_of[i] != grp)
+			continue;
+		*lb_map_slot(&seen, p->objs[i].address, &is_new) = 0;
+		if (!is_new)
+			continue;
+		lb_buf_reset(b);
+		lb_buf_printf(b, "0x%" PRIx64, p->objs[i].address);
+		lb_table_list_add(t, row, C_ADDRESSES, lb_buf_str(b));
+	}
+	lb_table_int(t, row, C_INSTANCES, (int64_t)seen.n);
+	lb_table_int(t, row, C_OBJECTS, g->instances);
+	lb_map_free(&seen);
+	lb_table_int(t, row, C_ACQ, g->acquisitions);
+	lb_table_int(t, row, C_CONT, g->contended);
+	lb_table_num(t, row, C_CONT_SHARE, lb_share((double)g->contended, (double)g->acquisitions));
+	lb_table_num(t, row, C_WAIT, g->wait_s);
+	lb_table_num(t, row, C_BLAME, g->blame_s);
+	lb_table_num(t, row, C_HANDOFF, g->handoff_s);
+	lb_table_num(t, row, C_UNATTR, g->unattributed_s);
+	if (ob->first_node >= 0) {
+		lb_buf_reset(b);
+		lb_frame_describe(p, f, b);
+		lb_table_str(t, row, C_FIRST, lb_buf_str(b));
+		lb_table_str(t, row, C_FIRST_FUNCTION, lb_frame_label(p, f));
+		lb_table_str(t, row, C_FIRST_FILE, f >= 0 ? p->frames[f].file : NULL);
+		lb_table_int(t, row, C_FIRST_LINE, f >= 0 ? p->frames[f].line : 0);
+	} else {
+		lb_table_str(t, row, C_FIRST, "(unknown)");
+	}
 }
 
 int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 {
-	int32_t nh, *first, *order = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof *order), n = 0;
-	struct holder *h = group_holders(p, &nh, &first);
-	struct lb_table *t = lb_table_new(lock_cols, C_NCOLS);
+	struct lb_strtab tab = { 0 };
+	int32_t *keys = lb_frame_key_ids(p, &tab);
+	int32_t *group_of = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof *group_of), ng, nh, *first;
+	struct group *g = make_groups(p, keys, o->per_address, group_of, &ng);
+	struct holder *h = group_holders(p, keys, group_of, ng, &nh, &first);
+	int32_t *order = lb_xmalloc(((size_t)ng + 1) * sizeof *order);
+	bool table = o->format == LB_FMT_TABLE;
+	int32_t limit = o->n >= 0 ? o->n : table ? LOCK_ROWS : ng, shown = ng < limit ? ng : limit;
 	struct lb_buf b = { 0 };
-	static const int col_order[] = { C_ID, C_KIND, C_ADDRESS };
+	static const int col_order[] = { C_ID, C_KIND, C_INSTANCES, C_ADDRESS };
 
-	lb_table_order(t, col_order, 3);
+	lock_cols[C_INSTANCES].flags = o->per_address ? LB_COL_NOTABLE : 0;
+	lock_cols[C_ADDRESS].title = o->per_address ? "Address" : "Heaviest at";
+	lock_cols[C_FIRST].title = o->per_address ? "First seen at (holders below)"
+						   : "Locks first seen at (holders below)";
+	struct lb_table *t = lb_table_new(lock_cols, C_NCOLS);
 
-	for (int32_t i = 0; i < p->nobjs; i++)
-		if (p->objs[i].has_address)
-			order[n++] = i;
+	lb_table_order(t, col_order, 4);
+	for (int32_t i = 0; i < ng; i++)
+		order[i] = i;
 	sort_profile = p;
-	qsort(order, (size_t)n, sizeof *order, cmp_objs);
-	if (o->n >= 0 && n > o->n)
-		n = o->n;
-	for (int32_t i = 0; i < n; i++) {
-		const struct lb_syncobj *ob = &p->objs[order[i]];
-		int row = lb_table_add_row(t);
-		int32_t f = ob->first_node >= 0 ? p->nodes[lb_site_node(p, ob->first_node)].frame : -1;
-
-		lb_table_int(t, row, C_ID, ob->id);
-		lb_table_str(t, row, C_KIND, ob->kind >= 0 ? lb_obj_kind_names[ob->kind] : "?");
-		lb_buf_reset(&b);
-		lb_buf_printf(&b, "0x%" PRIx64, ob->address);
-		lb_table_str(t, row, C_ADDRESS, lb_buf_str(&b));
-		lb_table_int(t, row, C_ACQ, ob->acquisitions);
-		lb_table_int(t, row, C_CONT, ob->contended);
-		lb_table_num(t, row, C_CONT_SHARE, lb_share((double)ob->contended, (double)ob->acquisitions));
-		lb_table_num(t, row, C_WAIT, ob->wait_s);
-		lb_table_num(t, row, C_BLAME, ob->blame_s);
-		lb_table_num(t, row, C_HANDOFF, ob->handoff_s);
-		lb_table_num(t, row, C_UNATTR, ob->unattributed_s);
-		if (ob->first_node >= 0) {
-			lb_buf_reset(&b);
-			lb_frame_describe(p, f, &b);
-			lb_table_str(t, row, C_FIRST, lb_buf_str(&b));
-			lb_table_str(t, row, C_FIRST_FUNCTION, lb_frame_label(p, f));
-			lb_table_str(t, row, C_FIRST_FILE, f >= 0 ? p->frames[f].file : NULL);
-			lb_table_int(t, row, C_FIRST_LINE, f >= 0 ? p->frames[f].line : 0);
-		} else {
-			lb_table_str(t, row, C_FIRST, "(unknown)");
-		}
-		for (int32_t j = first[order[i]], k = 0; j >= 0 && j < nh && h[j].object == order[i] && k < 3; j++, k++) {
-			lb_buf_reset(&b);
-			lb_frame_describe(p, h[j].frame, &b);
-			lb_buf_printf(&b, ": %.6g s in %" PRId64 " releases", h[j].blame, h[j].count);
-			lb_table_list_add(t, row, C_HOLDERS, lb_buf_str(&b));
-			lb_buf_reset(&b);
-			lb_buf_printf(&b, "holder %.3f s (%.1f%%) x%" PRId64 "  ", h[j].blame,
-				      100 * lb_share(h[j].blame, ob->blame_s), h[j].count);
-			lb_frame_describe(p, h[j].frame, &b);
-			lb_table_detail(t, row, lb_buf_str(&b));
-		}
+	sort_groups = g;
+	qsort(order, (size_t)ng, sizeof *order, cmp_groups);
+	for (int32_t i = 0; i < shown; i++) {
+		add_row(p, t, &g[order[i]], group_of, order[i], &b);
+		add_holders(p, t, lb_table_rows(t) - 1, h, first[order[i]], nh, order[i], g[order[i]].blame_s, &b);
 	}
-	if (o->format == LB_FMT_TABLE) {
+	if (table) {
 		lb_print_header(p, o, stdout);
-		if (!n)
+		if (!ng)
 			printf("(no contended objects recorded)\n");
 		else
 			lb_table_print(t, o->format, stdout);
+		if (shown < ng)
+			printf("(%d more %s; -n N shows more)\n", ng - shown,
+			       o->per_address ? "objects" : "groups");
+		if (!o->per_address && ng)
+			printf("(lock instances grouped by kind and where first seen; --per-address lists each)\n");
 	} else {
 		lb_table_print(t, o->format, stdout);
 	}
 	lb_table_free(t);
 	lb_buf_free(&b);
+	lb_strtab_free(&tab);
+	free(keys);
+	free(group_of);
+	free(g);
 	free(order);
 	free(first);
 	free(h);

@@ -1,7 +1,8 @@
 /*
  * views_threads.c - `report --by-thread`: per thread its start routine,
- * work, the idleness blamed on it, its own waiting, overhead and idleness
- * as a share of its effort. Metric rows of a thread id with no thread row
+ * work, the blame it caused (others' waiting blamed on its release sites,
+ * labelled "Caused", not to be read as its own waiting), the time it
+ * waited itself, overhead, and blame caused as a share of its effort. Metric rows of a thread id with no thread row
  * still get a row, so totals add up.
  */
 #include <inttypes.h>
@@ -18,11 +19,11 @@ static const struct lb_col thread_cols[C_NCOLS] = {
 	[C_ID] = { "id", "Id", LB_C_INT, 0 },
 	[C_TID] = { "tid", "Tid", LB_C_INT, 0 },
 	[C_WORK] = { "work_s", "Work s", LB_C_SEC, 0 },
-	[C_IDLE] = { "idleness_s", "Blamed s", LB_C_SEC, 0 },
-	[C_WAIT] = { "wait_s", "Wait s", LB_C_SEC, 0 },
+	[C_IDLE] = { "idleness_s", "Caused s", LB_C_SEC, 0 },
+	[C_WAIT] = { "wait_s", "Waited s", LB_C_SEC, 0 },
 	[C_OVERHEAD] = { "overhead_s", "Overhd s", LB_C_SEC, 0 },
 	[C_UNDIRECTED] = { "undirected_s", "Undir s", LB_C_SEC, 0 },
-	[C_IDLE_SHARE] = { "idleness_share", "Idle%", LB_C_FRAC, 0 },
+	[C_IDLE_SHARE] = { "idleness_share", "Caused%", LB_C_FRAC, 0 },
 	[C_CPU] = { "cpu_s", "CPU s", LB_C_SEC, 0 },
 	[C_START] = { "start_routine", "Start routine", LB_C_STR, LB_COL_LABEL },
 };
@@ -97,6 +98,10 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 	if (o->format == LB_FMT_TABLE)
 		lb_print_header(p, o, stdout);
 	lb_table_print(t, o->format, stdout);
+	if (o->format == LB_FMT_TABLE)
+		printf("\nCaused s: blame caused, others' waiting blamed on this thread's release sites;"
+		       " Caused%%: of work + caused.\nWaited s: time this thread spent waiting itself."
+		       " Undir s: undirected idleness (thesis ch. 5).\n");
 	lb_table_free(t);
 	free(s);
 	lb_map_free(&map);

@@ -1,4 +1,5 @@
 #include "report/writer/symbolize.h"
+#include "report/writer/symbols_fallback.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -144,6 +145,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         out->module = mainfile ? mainfile : name;
         out->base = (uintptr_t)start;
         out->function = without_version(s, dwfl_module_addrname(mod, pc));
+        out->function = out->function ? out->function : lb_symbols_fallback(mod, pc);
         Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
         if (line) {
             int lineno = 0;

@@ -4,6 +4,7 @@
  * malloc freely. Node and frame ids are dense (the writer numbers them
  * from 0 and 1), so both are read into arrays indexed by id. */
 #include "report/writer/top_site.h"
+#include "report/writer/demangle.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -155,12 +156,16 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
         const char *slash = f->file ? strrchr(f->file, '/') : NULL;
         const char *mod = f->module && strrchr(f->module, '/') ? strrchr(f->module, '/') + 1
                                                                 : f->module;
-        int fn_len = f->function ? (int)lb_clone_base_len(f->function) : 0; /* f.isra.0 is f */
-        if (f->function && f->file)
-            snprintf(site, site_size, "%.*s (%s:%lld)", fn_len, f->function,
-                     slash ? slash + 1 : f->file, f->line);
-        else if (f->function)
-            snprintf(site, site_size, "%.*s", fn_len, f->function);
+        char base[512]; /* f.isra.0 is f; C++ names demangled for people */
+        const char *fn = NULL;
+        if (f->function) {
+            snprintf(base, sizeof base, "%.*s", (int)lb_clone_base_len(f->function), f->function);
+            fn = lb_demangled(base);
+        }
+        if (fn && f->file)
+            snprintf(site, site_size, "%s (%s:%lld)", fn, slash ? slash + 1 : f->file, f->line);
+        else if (fn)
+            snprintf(site, site_size, "%s", fn);
         else /* stripped: module+offset, as the report shows it */
             snprintf(site, site_size, "%s+0x%llx", mod ? mod : "?", (unsigned long long)f->offset);
         snprintf(kind, kind_size, "%s", c[at].kind);
