@@ -19,7 +19,7 @@ static const char main_usage[] =
 	"commands:\n"
 	"  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
 	"                 run PROG with liblockblame.so preloaded\n"
-	"  report [VIEW] [--metric M] [--format table|csv|json|folded|html|pprof]\n"
+	"  report [VIEW] [--metric M] [--kind KINDS] [--format table|csv|json|folded|html|pprof]\n"
 	"         [-n N] [--per-address] [-o FILE] [DB]\n"
 	"                 show a database (default: newest lockblame.*.db here);\n"
 	"                 pprof exports to go tool pprof, Pyroscope, Parca\n"
