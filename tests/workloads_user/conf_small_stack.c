@@ -3,8 +3,9 @@
  * semaphore another thread waits on, wait on a condition variable, and end
  * with pthread_exit. Scenarios of the Open POSIX tests:
  *   exit          pthread_exit/6-1: joinable threads; at the end main calls
- *                 pthread_exit and the last small-stack thread calls exit(),
- *                 so every exit-time action runs on a 16 KiB stack
+ *                 pthread_exit and the last small-stack thread (mmap'd, a
+ *                 guard page below) calls exit(), so every exit-time
+ *                 action runs on a 16 KiB stack
  *   create-storm  pthread_create/14-1: the same while SIGUSR1 arrives
  *                 continuously (thousands a second)
  *   detach-storm  pthread_detach/4-3: detached threads, under the storm
@@ -13,6 +14,7 @@
 #include "conf.h"
 
 #include <semaphore.h>
+#include <sys/mman.h>
 
 #define SMALL_STACK 16384 /* PTHREAD_STACK_MIN as the Open POSIX tests see it */
 #define ROUNDS 40
@@ -83,12 +85,27 @@ static void *last_thread(void *arg)
     exit(conf_exit_status()); /* atexit work and destructors run on this stack */
 }
 
+/* A 16 KiB stack: malloc'd, or mmap'd with a PROT_NONE page below it (as
+ * a careful program does), so that an overflow faults instead of silently
+ * writing into the heap. Never freed: a detached thread may still use it. */
+static void *small_stack(int guarded)
+{
+    if (!guarded)
+        return malloc(SMALL_STACK);
+    char *p = mmap(NULL, SMALL_STACK + 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    mprotect(p, 4096, PROT_NONE);
+    return p + 4096;
+}
+
 static int create_small(pthread_t *t, void *(*fn)(void *), void *arg, int detached)
 {
     pthread_attr_t a;
     pthread_attr_init(&a);
-    void *stack = malloc(SMALL_STACK); /* never freed: a detached thread may still use it */
-    CONF_EXPECT(stack != NULL, "malloc");
+    void *stack = small_stack(fn == last_thread);
+    CONF_EXPECT(stack != NULL, "stack");
     int rc = pthread_attr_setstack(&a, stack, SMALL_STACK);
     CONF_EXPECT(rc == 0, "setstack rc %d", rc);
     errno = 4242;
