@@ -257,8 +257,8 @@ int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock
                               int word, uintptr_t site)
 {
     lb_hold_t hold = lb_hold_ends(self, mon);
+    lb_deposit(self, &hold, LB_OBJ_SPIN, site); /* before: a spinning waiter races the rest */
     __atomic_store_n(lock, word, __ATOMIC_RELEASE);
-    lb_deposit(self, &hold, LB_OBJ_SPIN, site);
     return 0;
 }
 
