@@ -21,10 +21,7 @@
 
 typedef struct lb_mon {
     /* hot: read by every operation */
-    union {
-        uint32_t spin_word;     /* spin locks: the lock word (LB_SPIN_UNLOCKED/LOCKED) */
-        uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
-    };
+    uint32_t barrier_count;     /* barriers: threads per episode (0 = unknown) */
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
     uint8_t kind;               /* lb_obj_kind */
     uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */

@@ -18,7 +18,20 @@
 #include "core/real.h"
 #include "core/thread.h"
 #include "core/undirected.h"
+#include "util/own_stack.h"
 #include "util/pages.h"
+#include "util/stack_bounds.h"
+
+typedef struct {
+    const char *reason;
+    lb_thread_t *self;
+} finish_args_t;
+
+static void run_finish_hooks(void *p)
+{
+    finish_args_t *a = p;
+    lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
+}
 
 void lb_runtime_finish(const char *reason)
 {
@@ -32,7 +45,11 @@ void lb_runtime_finish(const char *reason)
         lb_enter(self); /* our own sqlite/malloc locking goes straight to glibc */
     lb_hooks_process(LB_PROCESS_QUIESCE, reason, self);
     lb_thread_freeze();
-    lb_hooks_process(LB_PROCESS_FINISH, reason, self);
+    /* The writer (libdw, SQLite) needs far more stack than the thread that
+     * ends the process may have (a 16 KiB stack of the program's). */
+    finish_args_t args = { reason, self };
+    if (lb_call_on_own_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE) != 0)
+        run_finish_hooks(&args);
     if (self)
         lb_leave(self);
     errno = saved_errno;
@@ -120,6 +137,7 @@ void lb_runtime_start(void)
     lb_runtime_stamp_start();
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */
+    lb_stack_bounds_init();
     lb_thread_attach(0, 0, 0);
     install_fatal_handlers();
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);

@@ -16,6 +16,7 @@
 #include "core/thread.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
+#include "util/stack_bounds.h"
 
 typedef struct lb_start {
     void *(*fn)(void *);
@@ -35,6 +36,7 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
 {
     lb_start_t start = *(lb_start_t *)p;
     free(p);
+    lb_stack_bounds_init(); /* the sampler skips samples where too little is left */
     lb_thread_t *self =
         lb_thread_attach((uintptr_t)start.fn, start.creator_id, start.creator_node);
     if (!self)

@@ -70,7 +70,9 @@ static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *re
     if (mon->kind == LB_OBJ_SPIN) {
         remote->iov_base = (void *)addr;
         remote->iov_len = sizeof(uint32_t);
-        *expected = LB_SPIN_MON_BASE + lb_mon_index(mon);
+        /* The held bit is the lock's state, not part of the reference:
+         * compared set (see check_batch). */
+        *expected = (uint32_t)(lb_spin_word_of_index(lb_mon_index(mon)) | LB_SPIN_HELD);
         return true;
     }
     return false;
@@ -106,7 +108,8 @@ static void check_batch(lb_mon_t **mons, const struct iovec *remote, const uint6
     bool ok[LB_GC_BATCH];
     read_back(remote, value, ok, n);
     for (int i = 0; i < n; i++) {
-        if (ok[i] && value[i] == expected[i]) {
+        uint64_t held = mons[i]->kind == LB_OBJ_SPIN ? LB_SPIN_HELD : 0;
+        if (ok[i] && (value[i] | held) == expected[i]) {
             (*live)++;
             continue;
         }

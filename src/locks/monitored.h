@@ -4,8 +4,7 @@
  * lockblame runs; then its first operation converts it by installing a
  * reference to an lb_mon with one CAS:
  *   - spin locks: the 32-bit lock word itself becomes a tagged pool index
- *     (spin_ops.c, Algorithms 6.2-6.5); the real lock word moves into
- *     lb_mon.spin_word;
+ *     (spin_ops.c, Algorithms 6.2-6.5), whose low bit stays the lock;
  *   - mutexes: glibc's object must stay valid (cond_wait relocks it
  *     inside glibc), so the reference goes into a field glibc leaves unused
  *     for non-robust, process-private mutexes (mutex_ops.c).

@@ -1,20 +1,33 @@
 /* Dual-representation spin locks (thesis ch. 6.4.3, Algorithms 6.2-6.5).
  *
  * The 32-bit lock word holds one of:
- *   LB_SPIN_UNLOCKED (1) / LB_SPIN_LOCKED (0)   native, glibc's x86-64 values
- *   LB_SPIN_MON_BASE + pool index               a monitored lock; the real
- *                                               lock word is lb_mon.spin_word
+ *   LB_SPIN_UNLOCKED (1)                        native, unlocked
+ *   LB_SPIN_LOCKED (0), or any other value      native, locked (glibc's
+ *     that is not ours                          x86-64 code treats every
+ *                                               value but 1 as locked)
+ *   LB_SPIN_MON_BASE + (index << 1) + held      a monitored lock: the held
+ *                                               bit is the lock itself, the
+ *                                               lb_mon only accounts
  * We interpose every pthread_spin_* call, so the program never runs
  * glibc's spin code on these words.
  *
+ * A value is "ours" when it is in the monitored range and its index is a
+ * pool slot handed out already: live, or stale (memcpy'd or reused
+ * memory; the held bit is still the lock's state). Anything else, such as
+ * an uninitialised 0x41414141, is a native value and gets glibc's
+ * behaviour: trylock EBUSY, lock decrements until it takes the lock at 0,
+ * unlock stores 1.
+ *
  * Invariants:
  *   - A word changes from native to monitored only by the CAS in convert(),
- *     which copies the current native state into spin_word first; it goes
- *     back to native only in init/destroy.
- *   - Native acquire and release use CAS, never swap or plain store, so they
- *     tolerate a concurrent conversion (a failed CAS re-reads the word and
- *     takes the monitored branch). Monitored operations may swap, because a
- *     monitored word never reverts while the lock is in use.
+ *     which keeps the current state in the held bit; it goes back to
+ *     native only in init/destroy (or demote_stale).
+ *   - Every change of the word is a CAS or a store by the holder (unlock),
+ *     so a concurrent conversion is never lost: a failed CAS re-reads the
+ *     word and takes the branch for what it now is.
+ *   - The lock is shared through the word alone, so a process-private lock
+ *     in shared memory keeps excluding across fork (each process accounts
+ *     in its own copy of the pool).
  *   - Waiting is timed only after the first failed attempt; the accrual
  *     rule is the same blame clock as for mutexes. */
 #include "locks/spin_ops.h"
@@ -62,33 +75,50 @@ static bool is_pshared(const pthread_spinlock_t *lock)
     return false;
 }
 
-/* Algorithm 6.2: install a monitored lock with one CAS, copying the
- * current native state. Returns NULL (lock stays native) when lockblame is
- * not running or has no memory. A word that refers to someone else's
- * lb_mon (memcpy'd lock) is replaced. */
+/* A monitored-range value whose index is a slot handed out (live or
+ * stale); see the header comment. */
+static bool word_is_ours(int word)
+{
+    if (!lb_spin_word_is_monitored(word))
+        return false;
+    uint32_t index = (uint32_t)(word - LB_SPIN_MON_BASE) >> 1;
+    return index >= 1 && index <= lb_mon_slots_used() && lb_mon_at(index) != NULL;
+}
+
+/* Algorithm 6.2: install a monitored lock with one CAS, keeping the
+ * current state (native, or a stale word's held bit) in the held bit.
+ * Returns NULL (lock stays native) when lockblame is not running, has no
+ * memory, or the word is a native value that is neither 1 nor 0 (glibc
+ * semantics for those are kept by the native paths). A word that refers
+ * to someone else's lb_mon (memcpy'd lock) is replaced. */
 LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
 {
     if (!lb_runtime_monitoring() || is_pshared(lock))
         return NULL;
+    int first = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
+    if (first != LB_SPIN_UNLOCKED && first != LB_SPIN_LOCKED && !word_is_ours(first))
+        return NULL;
     lb_mon_t *fresh = lb_mon_alloc((const void *)lock, LB_OBJ_SPIN);
     if (!fresh)
         return NULL;
-    int want = LB_SPIN_MON_BASE + (int)lb_mon_index(fresh);
+    int want = lb_spin_word_of_index(lb_mon_index(fresh));
     for (;;) {
         int seen = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-        if (lb_spin_word_is_monitored(seen)) {
+        int held;
+        if (word_is_ours(seen)) {
             lb_mon_t *winner = lb_spin_mon_of_word(seen, lock);
             if (winner) {
                 lb_mon_free(fresh);
                 return winner;
             }
-            lb_mon_t *stale = lb_mon_at((uint32_t)(seen - LB_SPIN_MON_BASE));
-            fresh->spin_word = stale ? __atomic_load_n(&stale->spin_word, __ATOMIC_ACQUIRE)
-                                     : LB_SPIN_UNLOCKED;
+            held = seen & LB_SPIN_HELD;
+        } else if (seen == LB_SPIN_UNLOCKED || seen == LB_SPIN_LOCKED) {
+            held = seen == LB_SPIN_LOCKED ? LB_SPIN_HELD : 0;
         } else {
-            fresh->spin_word = seen == LB_SPIN_UNLOCKED ? LB_SPIN_UNLOCKED : LB_SPIN_LOCKED;
+            lb_mon_free(fresh); /* a native value of another kind: stays native */
+            return NULL;
         }
-        if (__atomic_compare_exchange_n(lock, &seen, want, false, __ATOMIC_ACQ_REL,
+        if (__atomic_compare_exchange_n(lock, &seen, want | held, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             lb_mon_published(fresh, (const void *)lock);
             return fresh;
@@ -102,10 +132,7 @@ LB_COLD static lb_mon_t *convert(pthread_spinlock_t *lock)
  * the native protocol can make progress. A concurrent change wins. */
 LB_COLD static void demote_stale(pthread_spinlock_t *lock, int word)
 {
-    lb_mon_t *stale = lb_mon_at((uint32_t)(word - LB_SPIN_MON_BASE));
-    int state = stale && __atomic_load_n(&stale->spin_word, __ATOMIC_ACQUIRE) == LB_SPIN_LOCKED
-                    ? LB_SPIN_LOCKED
-                    : LB_SPIN_UNLOCKED;
+    int state = word & LB_SPIN_HELD ? LB_SPIN_LOCKED : LB_SPIN_UNLOCKED;
     __atomic_compare_exchange_n(lock, &word, state, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
@@ -119,35 +146,68 @@ static inline lb_mon_t *mon_for(pthread_spinlock_t *lock, const lb_thread_t *sel
             return mon;
     }
     lb_mon_t *mon = self && !self->busy ? convert(lock) : NULL;
-    if (!mon && lb_spin_word_is_monitored(word))
+    if (!mon && word_is_ours(word))
         demote_stale(lock, word);
     return mon;
 }
 
 /* Algorithm 6.3, monitored branch after a failed first attempt: spin
  * (test-and-test-and-set) with the wait accounted. */
-LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon)
+/* Spin on a monitored word until the held bit is ours (test-and-test-
+ * and-set). The word never leaves the monitored form while in use. */
+static inline void word_acquire(pthread_spinlock_t *lock)
+{
+    for (;;) {
+        int w = __atomic_load_n(lock, __ATOMIC_RELAXED);
+        if (lb_spin_word_try_acquire(lock, w))
+            return;
+        __builtin_ia32_pause();
+    }
+}
+
+LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon,
+                                              pthread_spinlock_t *lock)
 {
     lb_wait_t wait;
     lb_wait_begin(self, mon, LB_OBJ_SPIN, &wait);
-    for (;;) {
-        while (__atomic_load_n(&mon->spin_word, __ATOMIC_RELAXED) == LB_SPIN_LOCKED)
-            __builtin_ia32_pause();
-        if (lb_spin_mon_try_acquire(mon))
-            break;
-    }
+    word_acquire(lock);
     lb_wait_end(self, &wait, true);
 }
 
 /* Native acquisition attempt; tolerates a concurrent conversion.
- * Returns 1 acquired, 0 busy, -1 the word became monitored. */
+ * Returns 1 acquired, 0 busy, -1 the word became ours. */
 static inline int native_try(pthread_spinlock_t *lock)
 {
     int expected = LB_SPIN_UNLOCKED;
     if (__atomic_compare_exchange_n(lock, &expected, LB_SPIN_LOCKED, false, __ATOMIC_ACQUIRE,
                                     __ATOMIC_RELAXED))
         return 1;
-    return lb_spin_word_is_monitored(expected) ? -1 : 0;
+    return word_is_ours(expected) ? -1 : 0;
+}
+
+/* glibc's x86-64 pthread_spin_lock on a native word: decrement; the
+ * decrement that reaches 0 takes the lock; while the value is <= 0, spin.
+ * (So an uninitialised positive value is counted down, as natively.) Done
+ * by CAS so a concurrent conversion is seen. Returns 1 acquired, -1 the
+ * word became ours. */
+static int native_lock(pthread_spinlock_t *lock)
+{
+    int w = __atomic_load_n(lock, __ATOMIC_RELAXED);
+    for (;;) {
+        if (word_is_ours(w))
+            return -1;
+        if (w <= 0) {
+            __builtin_ia32_pause();
+            w = __atomic_load_n(lock, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (__atomic_compare_exchange_n(lock, &w, w - 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED) &&
+            w == 1)
+            return 1;
+        if (w != 1 && w > 0) /* our decrement landed, not yet at 0 */
+            w = __atomic_load_n(lock, __ATOMIC_RELAXED);
+    }
 }
 
 int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
@@ -156,30 +216,21 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
-            if (lb_likely(lb_spin_mon_try_acquire(mon))) {
+            if (lb_likely(lb_spin_word_try_acquire(lock, __atomic_load_n(lock, __ATOMIC_RELAXED)))) {
                 if (self)
                     lb_note_acquired(self, mon);
                 return 0;
             }
             if (self && !self->busy) {
-                mon_acquire_contended(self, mon);
+                mon_acquire_contended(self, mon, lock);
                 mon->acquisitions++;
                 return 0;
             }
-            while (!lb_spin_mon_try_acquire(mon))
-                __builtin_ia32_pause();
+            word_acquire(lock);
             return 0;
         }
-        /* Native: spin while LOCKED; leave when unlocked or converted. */
-        for (;;) {
-            int r = native_try(lock);
-            if (r == 1)
-                return 0;
-            if (r < 0)
-                break;
-            while (__atomic_load_n(lock, __ATOMIC_RELAXED) == LB_SPIN_LOCKED)
-                __builtin_ia32_pause();
-        }
+        if (native_lock(lock) == 1)
+            return 0;
     }
 }
 
@@ -190,7 +241,7 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (mon) {
-            if (!lb_spin_mon_try_acquire(mon))
+            if (!lb_spin_word_try_acquire(lock, __atomic_load_n(lock, __ATOMIC_RELAXED)))
                 return EBUSY;
             if (self)
                 lb_note_acquired(self, mon);
@@ -202,11 +253,12 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     }
 }
 
-int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, uintptr_t site)
+int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
+                              int word, uintptr_t site)
 {
     lb_hold_t hold = lb_hold_ends(self, mon);
-    __atomic_store_n(&mon->spin_word, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
-    lb_deposit(self, &hold, LB_OBJ_SPIN, site);
+    lb_deposit(self, &hold, LB_OBJ_SPIN, site); /* before: a spinning waiter races the rest */
+    __atomic_store_n(lock, word, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -217,21 +269,23 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
+            int free_word = lb_spin_word_of_index(lb_mon_index(mon));
             if (lb_likely(self && !self->busy)) {
                 lb_site_count_release(self->sites, site, LB_OBJ_SPIN);
                 if (lb_unlikely(lb_release_needs_accounting(mon))) {
-                    lb_spin_release_accounted(self, mon, site);
+                    lb_spin_release_accounted(self, mon, lock, free_word, site);
                     return 0;
                 }
             }
-            __atomic_store_n(&mon->spin_word, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
+            __atomic_store_n(lock, free_word, __ATOMIC_RELEASE);
             return 0;
         }
-        /* Native: any non-monitored value (glibc's decrementing lock in
-         * another process may leave negatives) becomes UNLOCKED, by CAS so
-         * a concurrent conversion is never overwritten. */
+        /* Native: any value that is not ours (glibc's decrementing lock
+         * in another process may leave negatives; an uninitialised word)
+         * becomes UNLOCKED, by CAS so a concurrent conversion is never
+         * overwritten. */
         int seen = __atomic_load_n(lock, __ATOMIC_RELAXED);
-        while (!lb_spin_word_is_monitored(seen)) {
+        while (!word_is_ours(seen)) {
             if (__atomic_compare_exchange_n(lock, &seen, LB_SPIN_UNLOCKED, false,
                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED))
                 return 0;
@@ -270,9 +324,9 @@ int lb_spinlock_destroy(pthread_spinlock_t *lock)
     return 0;
 }
 
-int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon)
+int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock)
 {
-    mon_acquire_contended(self, mon);
+    mon_acquire_contended(self, mon, lock);
     mon->acquisitions++;
     return 0;
 }

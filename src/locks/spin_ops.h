@@ -16,14 +16,22 @@ int lb_spinlock_destroy(pthread_spinlock_t *lock);
 int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site);
 int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site);
 int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site);
-/* Release of a hold that has blame to hand on (slow path); returns 0. */
-int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, uintptr_t site);
+/* Release of a hold that has blame to hand on (slow path); returns 0.
+ * `word` is the monitored word with the held bit clear. */
+int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
+                              int word, uintptr_t site);
 
-/* The lock word: glibc's x86-64 native values, or a tagged pool index. */
+/* The lock word: glibc's x86-64 native values (1 unlocked; 0, negative or
+ * anything else not ours: locked), or a monitored word
+ *   LB_SPIN_MON_BASE + (pool index << 1) + held
+ * The held bit stays in the program's own word, so a lock in shared memory
+ * used across fork (process-private, undefined by POSIX, but glibc simply
+ * works on the word) still excludes: each process's lb_mon only accounts. */
 enum {
     LB_SPIN_LOCKED = 0,
     LB_SPIN_UNLOCKED = 1,
     LB_SPIN_MON_BASE = 0x40000000,
+    LB_SPIN_HELD = 1,
 };
 
 static inline bool lb_spin_word_is_monitored(int word)
@@ -31,21 +39,29 @@ static inline bool lb_spin_word_is_monitored(int word)
     return word >= LB_SPIN_MON_BASE;
 }
 
+/* The monitored word for pool index `index`, held bit clear. */
+static inline int lb_spin_word_of_index(uint32_t index)
+{
+    return LB_SPIN_MON_BASE + (int)(index << 1);
+}
+
 /* The lb_mon a monitored word refers to, if it still belongs to lock. */
 static inline lb_mon_t *lb_spin_mon_of_word(int word, const pthread_spinlock_t *lock)
 {
-    lb_mon_t *mon = lb_mon_at((uint32_t)(word - LB_SPIN_MON_BASE));
+    lb_mon_t *mon = lb_mon_at((uint32_t)(word - LB_SPIN_MON_BASE) >> 1);
     return mon && mon->addr == (const void *)lock ? mon : NULL;
 }
 
-static inline bool lb_spin_mon_try_acquire(lb_mon_t *mon)
+/* One acquisition attempt on a monitored word (seen: its last value). */
+static inline bool lb_spin_word_try_acquire(pthread_spinlock_t *lock, int seen)
 {
-    return __atomic_exchange_n(&mon->spin_word, LB_SPIN_LOCKED, __ATOMIC_ACQUIRE) ==
-           LB_SPIN_UNLOCKED;
+    return !(seen & LB_SPIN_HELD) &&
+           __atomic_compare_exchange_n(lock, &seen, seen | LB_SPIN_HELD, false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 /* Out-of-line steps of the fast paths below. */
-int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon);
+int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock);
 int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon);
 
 /* Inline fast paths for an already monitored lock on an attached thread;
@@ -59,8 +75,8 @@ static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
     lb_mon_t *mon = lb_spin_word_is_monitored(word) ? lb_spin_mon_of_word(word, lock) : NULL;
     if (lb_unlikely(!mon || !self || self->busy))
         return lb_spinlock_lock(lock, site);
-    if (lb_unlikely(!lb_spin_mon_try_acquire(mon)))
-        return lb_spin_lock_contended(self, mon);
+    if (lb_unlikely(!lb_spin_word_try_acquire(lock, word)))
+        return lb_spin_lock_contended(self, mon, lock);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_spin_acquired_with_waiters(self, mon);
     mon->acquisitions++;
@@ -79,8 +95,8 @@ static inline int lb_spin_unlock_fast(pthread_spinlock_t *lock, uintptr_t site)
         return lb_spinlock_unlock(lock, site); /* counts the release itself */
     s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
-        return lb_spin_release_accounted(self, mon, site);
-    __atomic_store_n(&mon->spin_word, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);
+        return lb_spin_release_accounted(self, mon, lock, word & ~LB_SPIN_HELD, site);
+    __atomic_store_n(lock, word & ~LB_SPIN_HELD, __ATOMIC_RELEASE);
     return 0;
 }
 #endif

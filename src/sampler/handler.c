@@ -25,6 +25,7 @@
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
+#include "util/stack_bounds.h"
 #include "util/log.h"
 
 static struct sigaction lb_old_action;   /* the program's, for uninstall */
@@ -43,7 +44,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         t->sampler->dropped++;
         goto out;   /* no re-arm: sampling is over */
     }
-    if (t->busy || !t->cct) {
+    if (t->busy || !t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
         t->sampler->dropped++;
         if (t->busy)
             t->sampler->busy_samples++;

@@ -18,8 +18,17 @@ static void lb_vwarn(const char *fmt, va_list ap)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    ssize_t unused = write(STDERR_FILENO, line, len);
-    (void)unused;
+    /* One line, whole: a signal storm may interrupt the write (EINTR) or
+     * cut it short; retry until it is out or stderr is gone. */
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(STDERR_FILENO, line + off, len - off);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno == EINTR)
+            continue;
+        else
+            break;
+    }
     errno = saved_errno;
 }
 

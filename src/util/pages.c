@@ -4,24 +4,43 @@
 
 #include "util/spin.h"
 
+/* Every mapping ends in one PROT_NONE page. The kernel places new
+ * mappings top-down, so a thread's tables, mapped when it starts, land
+ * directly below its stack; a program thread on a stack without a guard
+ * page (guardsize 0) that overflows must fault there, as it would on the
+ * unmapped page below natively, instead of writing into our tables. */
+#define LB_PAGE 4096u
+
+static size_t mapped_len(size_t bytes)
+{
+    return ((bytes + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1)) + LB_PAGE;
+}
+
+static void *map_with_top_guard(size_t bytes, int extra_flags)
+{
+    size_t len = mapped_len(bytes);
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    mprotect(p + len - LB_PAGE, LB_PAGE, PROT_NONE);
+    return p;
+}
+
 void *lb_pages_alloc(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    return map_with_top_guard(bytes, 0);
 }
 
 void *lb_pages_reserve(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    return map_with_top_guard(bytes, MAP_NORESERVE);
 }
 
 void lb_pages_free(void *p, size_t bytes)
 {
     if (p)
-        munmap(p, bytes);
+        munmap(p, mapped_len(bytes));
 }
 
 #define LB_ARENA_CHUNK (1u << 20)

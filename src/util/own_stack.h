@@ -1,0 +1,22 @@
+/* Run a function on a stack of lockblame's own.
+ *
+ * The exit-time work (the writer: libdw, SQLite) needs far more stack than
+ * a thread the program created on a 16 KiB stack has; it may run on
+ * whichever thread ends the process. lb_call_on_own_stack maps a fresh
+ * stack with a guard page below it, switches to it (swapcontext), runs fn,
+ * switches back and unmaps it.
+ *
+ * Failure contract: returns 0 after fn ran on the new stack; -1 when no
+ * stack could be mapped, and then fn has NOT run (the caller decides to
+ * run it in place). Not async-signal-safe beyond what fn itself is; not
+ * reentrant on one thread (one call at a time per thread is what the
+ * single finish needs). Cancellation is disabled while fn runs, so nothing
+ * inside can unwind across the switched stacks. */
+#ifndef LB_OWN_STACK_H
+#define LB_OWN_STACK_H
+#include <stddef.h>
+
+#define LB_OWN_STACK_SIZE (8u << 20) /* as a default main-thread stack limit */
+
+int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size);
+#endif

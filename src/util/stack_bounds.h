@@ -1,0 +1,72 @@
+/* The calling thread's stack bounds, and how much of it is left.
+ *
+ * lockblame's work in the sampling signal handler needs a fixed amount of
+ * stack (measured: see docs/INTERNALS.md, "Stack budget"). A thread the
+ * program created on a small stack, or running on a stack it switched to
+ * itself (makecontext, coroutines), may not have it. The bounds are
+ * recorded per thread when the thread attaches (pthread_getattr_np: the
+ * exact usable range, glibc's or the program's own stack) and read with
+ * plain TLS loads, so lb_stack_room is async-signal-safe.
+ *
+ * Invariants: lb_stack_lo/hi are written only by their own thread (at
+ * attach, or around lb_call_on_own_stack); lo == 0 means unknown (a thread
+ * lockblame did not see start, or pthread_getattr_np failed): callers then
+ * behave as before bounds existed. */
+#ifndef LB_STACK_BOUNDS_H
+#define LB_STACK_BOUNDS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/common.h"
+
+/* Stack the sampling handler needs below its own entry (the kernel's
+ * signal frame is already pushed when it checks): measured about 10.8 KiB
+ * (14.2 KiB with a 3.4 KiB frame; tests/integration/stack_budget.sh,
+ * x86-64, libunwind 1.6), plus room for a program signal without AMX
+ * state nesting on top. Below this the sample is dropped. */
+#define LB_STACK_BUDGET_HANDLER (16u << 10)
+
+typedef struct {
+    uintptr_t lo, hi;   /* usable range [lo, hi); lo == 0: unknown */
+} lb_stack_bounds_t;
+
+extern LB_TLS lb_stack_bounds_t lb_stack_bounds;
+
+/* Record the calling thread's stack from pthread_getattr_np. Not
+ * async-signal-safe (glibc allocates); call at thread start. On failure
+ * the bounds stay unknown. errno is preserved. */
+void lb_stack_bounds_init(void);
+
+/* Replace the bounds for a while (lockblame's own stack); returns the old. */
+static inline lb_stack_bounds_t lb_stack_bounds_push(uintptr_t lo, uintptr_t hi)
+{
+    lb_stack_bounds_t old = lb_stack_bounds;
+    lb_stack_bounds.lo = lo;
+    lb_stack_bounds.hi = hi;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return old;
+}
+
+static inline void lb_stack_bounds_pop(lb_stack_bounds_t old)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    lb_stack_bounds = old;
+}
+
+/* True if at least `need` bytes of stack are left below the caller's
+ * frame. Bounds unknown: true (no information, the old behaviour). The
+ * stack pointer outside the known stack (a coroutine stack the program
+ * switched to, a sigaltstack): false, since its size is unknown and a
+ * malloc'd coroutine stack has heap memory, not a guard, below it. */
+static inline bool lb_stack_room(size_t need)
+{
+    uintptr_t lo = lb_stack_bounds.lo;
+    if (lo == 0)
+        return true;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp < lo || sp >= lb_stack_bounds.hi)
+        return false;
+    return sp - lo >= need;
+}
+#endif

@@ -1,0 +1,129 @@
+/* Unit tests for stack bounds, lockblame's own stack and the guard page at
+ * the end of every mapping (src/util/stack_bounds.h, own_stack.c,
+ * pages.c). */
+#include "check.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "util/own_stack.h"
+#include "util/pages.h"
+#include "util/stack_bounds.h"
+
+static int readable(const void *p)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    ssize_t w = write(fds[1], p, 1); /* EFAULT if p cannot be read */
+    close(fds[0]);
+    close(fds[1]);
+    return w == 1;
+}
+
+static void test_bounds_known_after_init(void)
+{
+    lb_stack_bounds_init();
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    ASSERT_NE(lb_stack_bounds.lo, 0);
+    ASSERT_UEQ(here >= lb_stack_bounds.lo && here < lb_stack_bounds.hi, 1);
+    ASSERT_TRUE(lb_stack_room(64 << 10));          /* the main thread: megabytes */
+    ASSERT_FALSE(lb_stack_room((size_t)1 << 40)); /* but not a terabyte */
+}
+
+static void test_unknown_bounds_mean_room(void)
+{
+    lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
+    ASSERT_TRUE(lb_stack_room((size_t)1 << 40));
+}
+
+static void *small_thread(void *arg)
+{
+    lb_stack_bounds_init();
+    *(int *)arg = lb_stack_room(LB_STACK_BUDGET_HANDLER);
+    return NULL;
+}
+
+static void test_no_room_on_a_16k_stack(void)
+{
+    static char stack[16384] __attribute__((aligned(64)));
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstack(&a, stack, sizeof stack);
+    int room = -1;
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, &a, small_thread, &room), 0);
+    pthread_join(t, NULL);
+    ASSERT_EQ(room, 0);
+}
+
+static ucontext_t main_ctx, coro_ctx;
+static int coro_room = -1;
+
+static void coro(void)
+{
+    coro_room = lb_stack_room(1); /* a stack the thread's bounds do not know */
+}
+
+static void test_no_room_on_a_foreign_stack(void)
+{
+    lb_stack_bounds_init();
+    static char stack[1 << 20];
+    getcontext(&coro_ctx);
+    coro_ctx.uc_stack.ss_sp = stack;
+    coro_ctx.uc_stack.ss_size = sizeof stack;
+    coro_ctx.uc_link = &main_ctx;
+    makecontext(&coro_ctx, coro, 0);
+    swapcontext(&main_ctx, &coro_ctx);
+    ASSERT_EQ(coro_room, 0);
+}
+
+typedef struct {
+    uintptr_t frame;
+    int room_8m_minus, cancel_state;
+    lb_stack_bounds_t bounds;
+} seen_t;
+
+static void on_own_stack(void *p)
+{
+    seen_t *s = p;
+    s->frame = (uintptr_t)__builtin_frame_address(0);
+    s->bounds = lb_stack_bounds;
+    s->room_8m_minus = lb_stack_room(LB_OWN_STACK_SIZE - (64 << 10));
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &s->cancel_state);
+}
+
+static void test_own_stack_runs_fn_there(void)
+{
+    lb_stack_bounds_init();
+    lb_stack_bounds_t before = lb_stack_bounds;
+    seen_t s = { 0 };
+    errno = 0;
+    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &s, LB_OWN_STACK_SIZE), 0);
+    ASSERT_UEQ(s.frame >= s.bounds.lo && s.frame < s.bounds.hi, 1);
+    ASSERT_UEQ(s.bounds.hi - s.bounds.lo, LB_OWN_STACK_SIZE);
+    ASSERT_UEQ(s.frame < before.lo || s.frame >= before.hi, 1); /* not the thread's stack */
+    ASSERT_EQ(s.room_8m_minus, 1);
+    ASSERT_EQ(s.cancel_state, PTHREAD_CANCEL_DISABLE);
+    ASSERT_UEQ(lb_stack_bounds.lo, before.lo); /* restored */
+    ASSERT_EQ(readable((void *)(s.bounds.lo - 1)), 0); /* the guard page */
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
+    ASSERT_EQ(state, PTHREAD_CANCEL_ENABLE); /* restored */
+}
+
+static void test_pages_end_in_a_guard(void)
+{
+    char *p = lb_pages_alloc(10000);
+    ASSERT_NOT_NULL(p);
+    ASSERT_EQ(readable(p + 9999), 1);
+    ASSERT_EQ(readable(p + 12288), 0); /* the page after the rounded size */
+    lb_pages_free(p, 10000);
+    ASSERT_EQ(readable(p), 0);
+}
+
+CHECK_MAIN(test_bounds_known_after_init, test_unknown_bounds_mean_room,
+           test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
+           test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
