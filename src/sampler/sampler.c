@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sampler/backend.h"
-#include "sampler/cct.h"
-#include "sampler/sampler.h"
+#include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -29,6 +29,10 @@ uint32_t lb_sampler_stopping;
 
 static uint64_t lb_start_failures;
 static int lb_start_failure_once;
+static bool lb_timer_fallback_ready;   /* perf chosen and the timer prepared */
+static uint32_t lb_timer_fallbacks;
+static int lb_fallback_once;
+static lb_sampler_summary_t lb_summary; /* filled by quiesce */
 
 #define LB_QUIESCE_WAIT_NS 100000000u   /* per thread */
 
@@ -55,8 +59,48 @@ int lb_sampler_setup(void)
         lb_sampler_cfg.signo = 0;
         return result;
     }
+    if (lb_sampler_cfg.ops == &lb_sampler_perf_ops) {
+        /* For threads that find no file descriptor: the same CPU time per
+         * sample, so samples of both kinds weigh alike. */
+        double per = lb_sampler_ns_per_sample();
+        char why[128];
+        lb_timer_fallback_ready =
+            lb_timer_prepare(per >= 1000 ? (uint64_t)per : 1000000u, why, sizeof why) == 0;
+    }
     result = 0;
     return result;
+}
+
+/* Opens t's event with the chosen backend; when perf runs out of file
+ * descriptors, with the timer instead (said once). Returns 0 or -errno. */
+static int lb_start_event(lb_thread_t *self)
+{
+    int err = lb_sampler_cfg.ops->thread_start(self);
+    if ((err == -EMFILE || err == -ENFILE) && lb_sampler_cfg.ops == &lb_sampler_perf_ops &&
+        lb_timer_fallback_ready) {
+        err = lb_sampler_timer_ops.thread_start(self);
+        if (err == 0) {
+            __atomic_add_fetch(&lb_timer_fallbacks, 1, __ATOMIC_RELAXED);
+            lb_warn_once(&lb_fallback_once,
+                         "file descriptor limit reached: thread %u and any like it are "
+                         "sampled with a CPU-time timer instead of %s", self->id,
+                         lb_sampler_cfg.event);
+        }
+    }
+    return err;
+}
+
+/* Both backends: a thread may hold a timer after a fallback. */
+static void lb_stop_event(lb_thread_t *t)
+{
+    lb_sampler_perf_ops.thread_stop(t);
+    lb_sampler_timer_ops.thread_stop(t);
+}
+
+static bool lb_signal_blocked_here(int signo)
+{
+    sigset_t cur;
+    return lb_real_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, signo) == 1;
 }
 
 void lb_sampler_thread_start(lb_thread_t *self)
@@ -69,19 +113,98 @@ void lb_sampler_thread_start(lb_thread_t *self)
      * first walk may then run in the handler; libunwind allocates it with
      * mmap and takes its pool lock with all signals blocked, so the
      * handler cannot interrupt itself there (see unwind.c). */
-    int err = lb_sampler_cfg.ops->thread_start(self);
+    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
+    if (lb_signal_blocked_here(signo)) {
+        /* Born with the signal blocked (a creator that blocks all signals
+         * around pthread_create, as liblzma does): nothing to arm. */
+        lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
+        return;
+    }
+    int err = lb_start_event(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
+        lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
         lb_warn_once(&lb_start_failure_once,
-                     "cannot start sampling thread %u (%s); it and any like it run unsampled",
+                     "cannot start sampling thread %u (%s); it and any like it run unsampled, "
+                     "their CPU time credited to their start routines",
                      self->id, strerror(-err));
     }
 }
 
 void lb_sampler_thread_stop(lb_thread_t *self)
 {
-    if (lb_sampler_cfg.ops)
-        lb_sampler_cfg.ops->thread_stop(self);
+    lb_stop_event(self);
+    lb_unsampled_credit(self, lb_thread_cpu_ns(), true);
+}
+
+/* Discards the sampling signals already pending for the calling thread,
+ * which blocks signo now: a later sigwait of the program must not see
+ * them. rt_sigtimedwait directly: glibc's sigtimedwait is a cancellation
+ * point. Returns the periods they stood for. */
+static uint64_t lb_drain_own(int signo)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    struct timespec zero = { 0, 0 };
+    siginfo_t info;
+    uint64_t periods = 0;
+    for (int i = 0; i < 64; i++) {
+        if (syscall(SYS_rt_sigtimedwait, &set, &info, &zero, _NSIG / 8) != signo)
+            break;
+        periods += info.si_code == SI_TIMER ? lb_sampler_timer_ops.weight(&info) : 1;
+    }
+    return periods;
+}
+
+static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked);
+
+void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set,
+                             const sigset_t *old)
+{
+    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
+    if (!self || !signo || !lb_sampler_cfg.ops || self->busy || !set ||
+        __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
+        return;
+    bool in_set = sigismember(set, signo) == 1, was = sigismember(old, signo) == 1;
+    bool blocked = how == SIG_BLOCK ? was || in_set : how == SIG_UNBLOCK ? was && !in_set : in_set;
+    lb_blocked_now(self, signo, blocked);
+}
+
+void lb_sampler_mask_reread(lb_thread_t *self)
+{
+    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
+    if (!self || !signo || !lb_sampler_cfg.ops || self->busy ||
+        __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
+        return;
+    lb_blocked_now(self, signo, lb_signal_blocked_here(signo));
+}
+
+/* Pauses or resumes sampling of self (its own thread) as its mask now
+ * blocks signo or not. */
+static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked)
+{
+    bool paused = self->sampler->unsampled && self->sampler->unsampled_why == LB_UNSAMPLED_BLOCKED;
+    if (blocked == paused || (self->sampler->unsampled && !paused))
+        return;   /* no change, or unsampled for want of an event anyway */
+    int saved_errno = errno;
+    if (blocked) {
+        lb_stop_event(self);
+        lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
+        uint64_t periods = lb_drain_own(signo);
+        if (periods)
+            lb_unsampled_add(self, (uint64_t)((double)periods * lb_sampler_ns_per_sample()));
+    } else {
+        lb_unsampled_end(self);
+        if (lb_start_event(self) != 0)
+            lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
+    }
+    errno = saved_errno;
+}
+
+int lb_sampler_signal_now(void)
+{
+    return lb_sampler_cfg.ops ? __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Waits (yielding) until t's handler has left, at most LB_QUIESCE_WAIT_NS.
@@ -107,11 +230,55 @@ static bool lb_wait_handler_out(lb_thread_t *t)
 void lb_sampler_quiesce(void)
 {
     __atomic_store_n(&lb_sampler_stopping, 1, __ATOMIC_SEQ_CST);
+    lb_sampler_summary_t *sum = &lb_summary;
+    sum->mechanism = !lb_sampler_cfg.ops ? "none"
+                     : lb_sampler_cfg.ops == &lb_sampler_perf_ops ? "perf_event" : "timer";
+    sum->why = lb_sampler_cfg.why;
+    sum->with_kernel = lb_sampler_cfg.with_kernel;
     if (!lb_sampler_cfg.ops)
         return;
+    uint64_t cpu = 0, unsampled = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_wait_handler_out(t))
-            lb_sampler_cfg.ops->thread_stop(t);
+            lb_stop_event(t);
+        bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+        uint64_t t_cpu = exited ? t->cpu_ns : lb_unsampled_cpu_of(t->tid);
+        if (!exited) {
+            t->sampler->cpu_at_stop_ns = t_cpu;
+            lb_unsampled_credit(t, t_cpu, t == lb_self);
+        }
+        cpu += t_cpu;
+        uint64_t u = t->sampler->unsampled_ns;   /* the credit closed the last interval */
+        if (t->sampler->unsampled_seen && u) {
+            unsampled += u;
+            sum->unsampled_threads++;
+        }
+        sum->samples += t->sampler->samples;
+        sum->dropped += t->sampler->dropped;
+    }
+    sum->cpu_s = (double)cpu / 1e9;
+    sum->unsampled_s = (double)unsampled / 1e9;
+    sum->timer_fallbacks = __atomic_load_n(&lb_timer_fallbacks, __ATOMIC_RELAXED);
+    double sampled_s = sum->cpu_s - sum->unsampled_s;
+    sum->rate_hz = sampled_s > 0 ? (double)(sum->samples + sum->dropped) / sampled_s : 0;
+    uint64_t all = sum->samples + sum->dropped;
+    if (all >= 20 && sum->dropped * 20 > all)
+        lb_warn("%.1f%% of CPU samples dropped (%llu of %llu); the profile's work is short by "
+                "that much", 100.0 * (double)sum->dropped / (double)all,
+                (unsigned long long)sum->dropped, (unsigned long long)all);
+    if (sum->unsampled_s >= 0.01 && sum->unsampled_s * 100 >= sum->cpu_s)
+        lb_warn("%.3f s of CPU time in %u thread(s) was seen by no sample (signal %d blocked, "
+                "or run between scheduler ticks); credited to their start routines as "
+                "lockblame_unsampled_cpu", sum->unsampled_s, sum->unsampled_threads,
+                lb_sampler_cfg.signo);
+}
+
+void lb_sampler_summarize(lb_sampler_summary_t *out)
+{
+    *out = lb_summary;
+    if (!out->mechanism) {
+        out->mechanism = "none";
+        out->why = "";
     }
 }
 
@@ -130,6 +297,11 @@ static void lb_forget_inherited(lb_thread_t *t)
     t->sampler->perf_fd = -1;
     t->sampler->has_timer = false;
     t->sampler->in_handler = 0;
+    /* The child's CPU clocks start from zero; the parent's unsampled
+     * time is the parent's. */
+    t->sampler->unsampled = false;
+    t->sampler->unsampled_ns = 0;
+    t->sampler->credited = 0;
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)
