@@ -8,9 +8,9 @@
  *    software event (task-clock) samples with an hrtimer that perf
  *    reprograms at every context switch of the thread; on a VM each
  *    reprogramming traps to the hypervisor. Measured here (docs/
- *    PERFORMANCE.md, bench "sampling cost"): a pipe round trip between two
- *    threads costs 29-37 us with task-clock against 2-10 us with the timer
- *    or without sampling. The timer rides the scheduler tick instead and
+ *    INTERNALS.md, "Sampling"): a pipe round trip between two threads
+ *    costs 29-37 us with task-clock against 2-10 us with the timer or
+ *    without sampling. The timer rides the scheduler tick instead and
  *    costs one signal per sample. Both measure CPU time, user and kernel,
  *    so the timer is never the worse choice without a PMU; task-clock is
  *    used only when asked for, or when no timer can be created.
