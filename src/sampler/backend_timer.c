@@ -33,16 +33,16 @@ static clockid_t lb_tid_cpu_clock(pid_t tid)
     return (clockid_t)((~(unsigned)tid << 3) | 6);
 }
 
-/* A timer on thread tid's CPU clock, signalling tid with signo. */
-static int lb_timer_create(int signo, pid_t tid, timer_t *out)
+/* A timer on thread tid's CPU clock, signalling tid with signo; self:
+ * tid is the calling thread. */
+static int lb_timer_create(int signo, pid_t tid, bool self, timer_t *out)
 {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = signo;
     sev.sigev_notify_thread_id = tid;
-    return timer_create(tid == gettid() ? CLOCK_THREAD_CPUTIME_ID : lb_tid_cpu_clock(tid),
-                        &sev, out);
+    return timer_create(self ? CLOCK_THREAD_CPUTIME_ID : lb_tid_cpu_clock(tid), &sev, out);
 }
 
 static int lb_timer_arm(timer_t timer)
@@ -57,7 +57,7 @@ static int lb_timer_arm(timer_t timer)
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)
 {
     timer_t probe;
-    if (lb_timer_create(lb_sampler_cfg.signo ? lb_sampler_cfg.signo : SIGRTMIN, gettid(),
+    if (lb_timer_create(lb_sampler_cfg.signo ? lb_sampler_cfg.signo : SIGRTMIN, gettid(), true,
                         &probe) < 0) {
         snprintf(why, whylen, "%s", strerror(errno));
         return -1;
@@ -74,7 +74,7 @@ static int lb_timer_thread_start(lb_thread_t *t)
     if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE))
         return 0;
     timer_t timer;
-    if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE), gettid(),
+    if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE), t->tid, true,
                         &timer) < 0)
         return -errno;
     t->sampler->timer = timer;
@@ -104,7 +104,7 @@ static int lb_timer_retarget(lb_thread_t *t, int signo)
         return 0;
     timer_delete(t->sampler->timer);
     timer_t timer;
-    if (lb_timer_create(signo, t->tid, &timer) < 0)
+    if (lb_timer_create(signo, t->tid, t == lb_self, &timer) < 0)
         return -errno;
     if (lb_timer_arm(timer) < 0) {
         int err = errno;

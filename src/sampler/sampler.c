@@ -311,6 +311,9 @@ void lb_sampler_after_fork_child(lb_thread_t *self)
             lb_forget_inherited(t);
     if (self) {
         lb_forget_inherited(self);
+        /* The timer targets self->tid; core refreshes it only after the
+         * fork hooks, so set the child's own now (same value). */
+        self->tid = gettid();
         lb_sampler_thread_start(self);
     }
 }
