@@ -237,7 +237,8 @@ void lb_sampler_quiesce(void)
     sum->with_kernel = lb_sampler_cfg.with_kernel;
     if (!lb_sampler_cfg.ops)
         return;
-    uint64_t cpu = 0, unsampled = 0;
+    uint64_t cpu = 0, unsampled = 0, blocked = 0;
+    uint32_t blocked_threads = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_wait_handler_out(t))
             lb_stop_event(t);
@@ -249,9 +250,13 @@ void lb_sampler_quiesce(void)
         }
         cpu += t_cpu;
         uint64_t u = t->sampler->unsampled_ns;   /* the credit closed the last interval */
-        if (t->sampler->unsampled_seen && u) {
+        if (u) {
             unsampled += u;
             sum->unsampled_threads++;
+            if (t->sampler->unsampled_seen) {   /* not merely a residue */
+                blocked += u;
+                blocked_threads++;
+            }
         }
         sum->samples += t->sampler->samples;
         sum->dropped += t->sampler->dropped;
@@ -266,11 +271,12 @@ void lb_sampler_quiesce(void)
         lb_warn("%.1f%% of CPU samples dropped (%llu of %llu); the profile's work is short by "
                 "that much", 100.0 * (double)sum->dropped / (double)all,
                 (unsigned long long)sum->dropped, (unsigned long long)all);
-    if (sum->unsampled_s >= 0.01 && sum->unsampled_s * 100 >= sum->cpu_s)
-        lb_warn("%.3f s of CPU time in %u thread(s) was seen by no sample (signal %d blocked, "
-                "or run between scheduler ticks); credited to their start routines as "
-                "lockblame_unsampled_cpu", sum->unsampled_s, sum->unsampled_threads,
-                lb_sampler_cfg.signo);
+    /* Said when threads went unsampled for a while (signal blocked, no
+     * event), not for the residues of sampled threads (a tick's worth). */
+    if (blocked >= 10000000u)
+        lb_warn("%.3f s of CPU time in %u thread(s) that blocked signal %d or had no event "
+                "went unsampled; credited to their start routines as lockblame_unsampled_cpu",
+                (double)blocked / 1e9, blocked_threads, lb_sampler_cfg.signo);
 }
 
 void lb_sampler_summarize(lb_sampler_summary_t *out)

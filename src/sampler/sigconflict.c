@@ -18,9 +18,12 @@
  * Blocking the signal is handled per thread in sampler.c
  * (lb_sampler_mask_changed).
  *
- * Invariants: moves are serialised by lb_move_lock (a program thread, not
- * a handler, takes it: no signal-safety issue); the signal number only
- * changes inside a move. */
+ * Invariants: moves are serialised by lb_move_lock; the signal number only
+ * changes inside a move. Unlike lb_spin's other uses, the section makes
+ * system calls: it runs at most once per signal the program takes from
+ * us, on the program's thread (a thread that calls sigaction from a
+ * handler interrupting its own move would deadlock; a program does not
+ * take the same signal twice at once). */
 #include <errno.h>
 #include <string.h>
 

@@ -81,10 +81,6 @@ void lb_unsampled_add(lb_thread_t *self, uint64_t ns)
     self->sampler->unsampled_seen = true;
 }
 
-/* CPU time below this is not credited as a residue: a timer sample lags
- * its CPU time by up to one scheduler tick (4 ms at HZ=250). */
-#define LB_RESIDUE_MIN_NS 5000000u
-
 uint64_t lb_unsampled_credit(lb_thread_t *t, uint64_t cpu_now, bool may_insert)
 {
     if (__atomic_exchange_n(&t->sampler->credited, 1, __ATOMIC_ACQ_REL))
@@ -105,10 +101,8 @@ uint64_t lb_unsampled_credit(lb_thread_t *t, uint64_t cpu_now, bool may_insert)
     if (lb_sampler_period_is_time()) {
         double seen = (double)(t->sampler->samples + t->sampler->dropped) * per + (double)ns;
         double residue = (double)cpu_now - seen;
-        if (residue > LB_RESIDUE_MIN_NS && residue * 50 > (double)cpu_now) {
+        if (residue > per / 2)   /* at least one sample's worth */
             ns += (uint64_t)residue;
-            t->sampler->unsampled_seen = true;
-        }
     }
     t->sampler->unsampled_ns = ns;   /* the total, for the summary */
     if (ns == 0)
