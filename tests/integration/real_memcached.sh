@@ -191,13 +191,17 @@ else
     [ "${threads:-0}" -ge 5 ] || bad "only ${threads:-0} threads in the profile"
     [ "${acq:-0}" -ge "$((CONC * OPS))" ] || bad "only ${acq:-0} mutex acquisitions"
     # Work is CPU time, user and kernel (DESIGN "Metrics"): the workers'
-    # time in the kernel (sockets, epoll) counts, so the profile's work
-    # is at least 90% of the threads' own CPU clocks.
-    IFS='|' read -r work cpu <<<"$(sqlite3 "$db" \
-        "SELECT (SELECT coalesce(sum(work_s), 0) FROM metric), (SELECT sum(cpu_s) FROM thread)")"
-    echo "  work ${work} s of ${cpu} s CPU"
-    awk -v w="$work" -v c="$cpu" 'BEGIN { exit !(c > 0 && w >= 0.9 * c) }' ||
-        bad "work ${work} s is below 90% of the threads' CPU time ${cpu} s"
+    # time in the kernel (sockets, epoll) counts. Every CPU second shows in
+    # the profile: work + overhead (CPU time in synchronization code, in
+    # lockblame, or while in a wrapped wait) >= 90% of the threads' CPU
+    # clocks; work alone >= 85% (memcached's own sync-code share is 5-10%
+    # here, noisier on a loaded machine).
+    IFS='|' read -r work over cpu <<<"$(sqlite3 "$db" \
+        "SELECT (SELECT coalesce(sum(work_s), 0) FROM metric), (SELECT coalesce(sum(overhead_s), 0) FROM metric),
+                (SELECT sum(cpu_s) FROM thread)")"
+    echo "  work $work s + overhead $over s of $cpu s CPU"
+    awk -v w="$work" -v o="$over" -v c="$cpu" 'BEGIN { exit !(c > 0 && w + o >= 0.9 * c && w >= 0.85 * c) }' ||
+        bad "work $work s + overhead $over s does not account for the threads' CPU time $cpu s"
     for view in --by-lock --by-release-site; do
         if "$LOCKBLAME_CLI" report "$view" "$db" >"$tmp/report" 2>&1; then
             echo "  report $view:"; head -12 "$tmp/report" | sed 's/^/    /'
