@@ -87,6 +87,15 @@ int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
  * keep the period for thread_start. Returns 0, or -1 with a reason. */
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen);
 
+/* sampler.c: open t's event with the chosen backend; when perf runs out
+ * of file descriptors, the timer instead (said once). 0 or -errno. */
+int lb_sampler_event_start(lb_thread_t *self);
+/* sampler.c: stop t's event, whichever backend holds it (a thread may
+ * hold a timer after a fallback). Any thread; idempotent. */
+void lb_sampler_event_stop(lb_thread_t *t);
+/* sigmask.c: whether the calling thread blocks signo now (one syscall). */
+bool lb_sampler_signal_blocked_here(int signo);
+
 /* handler.c: put the sampling handler on signo (no checks). Returns 0 or
  * -1 with errno. */
 int lb_sampler_handler_on(int signo);

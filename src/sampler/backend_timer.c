@@ -74,8 +74,10 @@ static int lb_timer_thread_start(lb_thread_t *t)
     if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE))
         return 0;
     timer_t timer;
-    if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE), t->tid, true,
-                        &timer) < 0)
+    /* t is the calling thread; its record's tid saves a gettid call (a
+     * record not made by core, as in unit tests, may not have one). */
+    if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE),
+                        t->tid ? t->tid : gettid(), true, &timer) < 0)
         return -errno;
     t->sampler->timer = timer;
     __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_RELEASE);

@@ -71,9 +71,7 @@ int lb_sampler_setup(void)
     return result;
 }
 
-/* Opens t's event with the chosen backend; when perf runs out of file
- * descriptors, with the timer instead (said once). Returns 0 or -errno. */
-static int lb_start_event(lb_thread_t *self)
+int lb_sampler_event_start(lb_thread_t *self)
 {
     int err = lb_sampler_cfg.ops->thread_start(self);
     if ((err == -EMFILE || err == -ENFILE) && lb_sampler_cfg.ops == &lb_sampler_perf_ops &&
@@ -90,17 +88,10 @@ static int lb_start_event(lb_thread_t *self)
     return err;
 }
 
-/* Both backends: a thread may hold a timer after a fallback. */
-static void lb_stop_event(lb_thread_t *t)
+void lb_sampler_event_stop(lb_thread_t *t)
 {
     lb_sampler_perf_ops.thread_stop(t);
     lb_sampler_timer_ops.thread_stop(t);
-}
-
-static bool lb_signal_blocked_here(int signo)
-{
-    sigset_t cur;
-    return lb_real_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, signo) == 1;
 }
 
 void lb_sampler_thread_start(lb_thread_t *self)
@@ -114,13 +105,13 @@ void lb_sampler_thread_start(lb_thread_t *self)
      * mmap and takes its pool lock with all signals blocked, so the
      * handler cannot interrupt itself there (see unwind.c). */
     int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
-    if (lb_signal_blocked_here(signo)) {
+    if (lb_sampler_signal_blocked_here(signo)) {
         /* Born with the signal blocked (a creator that blocks all signals
          * around pthread_create, as liblzma does): nothing to arm. */
         lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
         return;
     }
-    int err = lb_start_event(self);
+    int err = lb_sampler_event_start(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
         lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
@@ -133,73 +124,8 @@ void lb_sampler_thread_start(lb_thread_t *self)
 
 void lb_sampler_thread_stop(lb_thread_t *self)
 {
-    lb_stop_event(self);
+    lb_sampler_event_stop(self);
     lb_unsampled_credit(self, lb_thread_cpu_ns(), true);
-}
-
-/* Discards the sampling signals already pending for the calling thread,
- * which blocks signo now: a later sigwait of the program must not see
- * them. rt_sigtimedwait directly: glibc's sigtimedwait is a cancellation
- * point. Returns the periods they stood for. */
-static uint64_t lb_drain_own(int signo)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, signo);
-    struct timespec zero = { 0, 0 };
-    siginfo_t info;
-    uint64_t periods = 0;
-    for (int i = 0; i < 64; i++) {
-        if (syscall(SYS_rt_sigtimedwait, &set, &info, &zero, _NSIG / 8) != signo)
-            break;
-        periods += info.si_code == SI_TIMER ? lb_sampler_timer_ops.weight(&info) : 1;
-    }
-    return periods;
-}
-
-static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked);
-
-void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set,
-                             const sigset_t *old)
-{
-    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
-    if (!self || !signo || !lb_sampler_cfg.ops || self->busy || !set ||
-        __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
-        return;
-    bool in_set = sigismember(set, signo) == 1, was = sigismember(old, signo) == 1;
-    bool blocked = how == SIG_BLOCK ? was || in_set : how == SIG_UNBLOCK ? was && !in_set : in_set;
-    lb_blocked_now(self, signo, blocked);
-}
-
-void lb_sampler_mask_reread(lb_thread_t *self)
-{
-    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
-    if (!self || !signo || !lb_sampler_cfg.ops || self->busy ||
-        __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
-        return;
-    lb_blocked_now(self, signo, lb_signal_blocked_here(signo));
-}
-
-/* Pauses or resumes sampling of self (its own thread) as its mask now
- * blocks signo or not. */
-static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked)
-{
-    bool paused = self->sampler->unsampled && self->sampler->unsampled_why == LB_UNSAMPLED_BLOCKED;
-    if (blocked == paused || (self->sampler->unsampled && !paused))
-        return;   /* no change, or unsampled for want of an event anyway */
-    int saved_errno = errno;
-    if (blocked) {
-        lb_stop_event(self);
-        lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
-        uint64_t periods = lb_drain_own(signo);
-        if (periods)
-            lb_unsampled_add(self, (uint64_t)((double)periods * lb_sampler_ns_per_sample()));
-    } else {
-        lb_unsampled_end(self);
-        if (lb_start_event(self) != 0)
-            lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
-    }
-    errno = saved_errno;
 }
 
 int lb_sampler_signal_now(void)
@@ -241,7 +167,7 @@ void lb_sampler_quiesce(void)
     uint32_t blocked_threads = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_wait_handler_out(t))
-            lb_stop_event(t);
+            lb_sampler_event_stop(t);
         bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
         uint64_t t_cpu = exited ? t->cpu_ns : lb_unsampled_cpu_of(t->tid);
         if (!exited) {
