@@ -1,5 +1,6 @@
-/* The default backend without a hardware PMU: a POSIX timer on the thread's own CPU clock
- * (CLOCK_THREAD_CPUTIME_ID), periodic, signalling that thread
+/* The default backend without a hardware PMU: a POSIX timer on the
+ * thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID: user and kernel time),
+ * periodic, signalling that thread
  * (SIGEV_THREAD_ID). The kernel keeps at most one signal per timer pending
  * and counts overruns, so a thread that blocks our signal is not flooded;
  * a sample then weighs 1 + overruns periods (lb_timer_weight).
@@ -7,9 +8,13 @@
  * Invariants: lb_timer_period_ns is written during setup only. A thread's
  * timer is owned as described in backend.h (has_timer exchange). POSIX
  * timers are not inherited by fork, so the child simply forgets them.
- * Caveat: the timer can fire while the thread is in a system call that is
- * about to block; SA_RESTART restarts most calls, but the few that the
- * kernel never restarts (nanosleep, poll, epoll_wait...) may see EINTR. */
+ * Kernel time: the timer's expiry runs as task work on the way back to
+ * user mode (POSIX_CPU_TIMERS_TASK_WORK, x86 since 5.10), so a sample of
+ * kernel time lands on the system call's user context and interrupts no
+ * system call. Caveat: on a kernel without it, expiry runs in the tick and
+ * the signal can interrupt a call about to block; SA_RESTART restarts most,
+ * but the few the kernel never restarts (poll, epoll_wait...) may then see
+ * EINTR. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

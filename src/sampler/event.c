@@ -11,9 +11,11 @@
  *    INTERNALS.md, "Sampling"): a pipe round trip between two threads
  *    costs 29-37 us with task-clock against 2-10 us with the timer or
  *    without sampling. The timer rides the scheduler tick instead and
- *    costs one signal per sample. Both measure CPU time, user and kernel,
- *    so the timer is never the worse choice without a PMU; task-clock is
- *    used only when asked for, or when no timer can be created.
+ *    costs one signal per sample. It also samples kernel time in place,
+ *    without interrupting system calls (backend_perf.c says why perf
+ *    counts user mode only), so it is never the worse choice without a
+ *    PMU; task-clock is used only when asked for, or when no timer can be
+ *    created.
  * A start-up measurement was rejected: telling the two apart needs context
  * switches with the event armed (another thread, milliseconds), paid by
  * every exec'd process of a tree.
