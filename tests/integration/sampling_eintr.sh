@@ -7,7 +7,7 @@
 # time with a perf event made poll return EINTR; the timer samples kernel
 # time through task work on the way back to user mode.
 . "$(dirname "$0")/../lib/common.sh"
-W=$BUILD/tests/workloads_user
+W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/eintr_pingpong"
 errors=0
 bad() { echo "FAILED: $*"; errors=$((errors + 1)); }

@@ -8,7 +8,7 @@
 # signal it sent, none from elsewhere), one lockblame: line saying where
 # sampling moved, and samples still taken after the move.
 . "$(dirname "$0")/../lib/common.sh"
-W=$BUILD/tests/workloads_user
+W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/sig_own_handler"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
 errors=0

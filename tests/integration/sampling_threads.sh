@@ -11,7 +11,7 @@
 #     and the program runs as natively. (Skipped where perf_event cannot
 #     be opened.)
 . "$(dirname "$0")/../lib/common.sh"
-W=$BUILD/tests/workloads_user
+W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/many_threads"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
 errors=0

@@ -12,7 +12,7 @@
 # itself (and <= 110%: nothing is counted twice). The report header shows
 # the sampling lines.
 . "$(dirname "$0")/../lib/common.sh"
-W=$BUILD/tests/workloads_user
+W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W/sig_blocked_work" "$W/read_work"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
 errors=0
