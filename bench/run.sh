@@ -35,7 +35,10 @@ CCT_SPIN_US=100         # CPU per leaf
 CCT_PERIOD_NS=50000     # sampling period for cctgen (shorter loses samples, see PERFORMANCE.md)
 CCT_LEAVES="400 4000 40000"   # -> about 10K, 100K, 1M CCT nodes
 SAMPLE_ITERS=20000
+THREADS_N=10000         # thread create+join: threads per run
+THREADS_BATCH=500       # ... and alive at once in the batch variant
 if [ "$QUICK" = 1 ]; then
+    THREADS_N=1000 THREADS_BATCH=100
     REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 MIX2_OPS=100000 HANDOFF_S=0.2
     CHURN_TOTAL=600000 CHURN_LIVE=30000 CCT_LEAVES="40 400" SAMPLE_ITERS=2000
 fi
@@ -49,7 +52,7 @@ LOG=$OUT/stderr.log
 : >"$ANOM"
 : >"$LOG"
 
-for p in uncontended lockmix handoff churn cctgen spawn; do
+for p in uncontended lockmix handoff churn cctgen spawn threads; do
     if [ ! -x "$B/$p" ]; then
         echo "bench: $B/$p missing; run 'make bench'" >&2
         exit 1
@@ -332,6 +335,19 @@ if [ -x "$B/sample_cost" ]; then
 else
     row "one sample, ns" "-" "-" "-" "skipped: bench/sample_cost.c not present"
 fi
+
+# --- 8: thread creation -------------------------------------------------------------
+for batch in 1 "$THREADS_BATCH"; do
+    progress "thread create+join (${REPS}x3 runs, $THREADS_N threads, $batch at once)"
+    interleave "threads-$batch" "native=native lb=lb off=lb,LOCKBLAME_EVENT=none" \
+        "$B/threads" "$THREADS_N" "$batch"
+    nat=$(collect "threads-$batch" native create_us)
+    lb=$(collect "threads-$batch" lb create_us)
+    off=$(collect "threads-$batch" off create_us)
+    row "thread create+join, $batch at once, us/thread" "$(fmt %.1f "$nat")" "$(fmt %.1f "$lb")" \
+        "$(pratio "threads-$batch" native lb create_us)" \
+        "target <=2x; sampling off $(fmt %.1f "$off") us ($(pratio "threads-$batch" native off create_us)); $(prange "threads-$batch" native lb create_us)"
+done
 
 # --- the table ------------------------------------------------------------------
 {

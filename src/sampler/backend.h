@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "core/thread.h"
+#include "sampler/sampler.h"
+#include "sampler/sigreal.h"
 
 typedef struct lb_sampler_ops {
     const char *name;
@@ -25,6 +27,9 @@ typedef struct lb_sampler_ops {
     int (*thread_start)(lb_thread_t *t);
     /* Disarm and free t's event. Callable from any thread; idempotent. */
     void (*thread_stop)(lb_thread_t *t);
+    /* Make t's live event (if any) signal signo from now on. Callable
+     * from any thread. Returns 0, or -errno with t's event gone. */
+    int (*retarget)(lb_thread_t *t, int signo);
     /* In t's signal handler after a sample: let the next one come.
      * Async-signal-safe; a no-op for a periodic timer. */
     void (*rearm)(lb_thread_t *t, const siginfo_t *info);
@@ -56,7 +61,9 @@ typedef struct lb_sampler_config {
     uint64_t period;               /* sample period (ns if is_time), 0 in freq mode */
     uint64_t freq;                 /* Hz in frequency mode, else 0 */
     bool is_time;                  /* period counts nanoseconds */
-    int signo;                     /* 0 when off */
+    bool with_kernel;              /* kernel-mode CPU time is sampled too */
+    int signo;                     /* 0 when off; changes only in sigconflict.c */
+    char why[192];                 /* why this mechanism (run metadata) */
 } lb_sampler_config_t;
 
 extern lb_sampler_config_t lb_sampler_cfg;
@@ -75,10 +82,34 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
  * success the encoding is kept for thread_start and *is_time is set.
  * Returns 0, or -1 with a reason in why. */
 int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
-                    bool *is_time, char *why, size_t whylen);
+                    bool *is_time, bool *with_kernel, char *why, size_t whylen);
 /* backend_timer.c: check that a thread CPU-time timer can be created and
  * keep the period for thread_start. Returns 0, or -1 with a reason. */
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen);
+
+/* sampler.c: open t's event with the chosen backend; when perf runs out
+ * of file descriptors, the timer instead (said once). 0 or -errno. */
+int lb_sampler_event_start(lb_thread_t *self);
+/* sampler.c: stop t's event, whichever backend holds it (a thread may
+ * hold a timer after a fallback). Any thread; idempotent. */
+void lb_sampler_event_stop(lb_thread_t *t);
+/* sigmask.c: whether the calling thread blocks signo now (one syscall). */
+bool lb_sampler_signal_blocked_here(int signo);
+
+/* handler.c: put the sampling handler on signo (no checks). Returns 0 or
+ * -1 with errno. */
+int lb_sampler_handler_on(int signo);
+/* handler.c: whether signo has no disposition (SIG_DFL, no handler). */
+bool lb_sampler_signal_is_free(int signo);
+/* handler.c: a free real-time signal other than avoid, 0 if none. */
+int lb_sampler_find_free_signal(int avoid);
+/* handler.c: the disposition the program had on the sampling signal
+ * before lockblame took it (what the program must see). */
+const struct sigaction *lb_sampler_program_action(void);
+
+/* handler.c: sampling now runs on signo, a free signal: it becomes the
+ * signal to give back, with SIG_DFL as the program's view of it. */
+void lb_sampler_handler_moved(int signo);
 
 /* handler.c: install the handler on want (0 = SIGRTMIN+5), or on another
  * free real-time signal if want already has a disposition (one line).

@@ -1,11 +1,29 @@
 /* Choosing what to sample: LOCKBLAME_EVENT = NAME[@PERIOD],
  * LOCKBLAME_FREQ = HZ, LOCKBLAME_SIGNAL = number or name, and the fallback
- * chain requested-or-cycles -> task-clock -> CPU-time timer -> none.
+ * chain requested-or-cycles -> CPU-time timer -> task-clock -> none.
+ *
+ * Choice by cost (DESIGN "Sampling"). The probe is whether cycles opens:
+ *  - a hardware PMU (cycles opens): cycles, the most precise measure;
+ *  - none (ENOENT, as on this project's VMs): the CPU-time timer. A perf
+ *    software event (task-clock) samples with an hrtimer that perf
+ *    reprograms at every context switch of the thread; on a VM each
+ *    reprogramming traps to the hypervisor. Measured here (docs/
+ *    INTERNALS.md, "Sampling"): a pipe round trip between two threads
+ *    costs 29-37 us with task-clock against 2-10 us with the timer or
+ *    without sampling. The timer rides the scheduler tick instead and
+ *    costs one signal per sample. It also samples kernel time in place,
+ *    without interrupting system calls (backend_perf.c says why perf
+ *    counts user mode only), so it is never the worse choice without a
+ *    PMU; task-clock is used only when asked for, or when no timer can be
+ *    created.
+ * A start-up measurement was rejected: telling the two apart needs context
+ * switches with the event armed (another thread, milliseconds), paid by
+ * every exec'd process of a tree.
  *
  * Messages: each bad value prints one line and is replaced by its default.
  * The chain prints at most one line, and none when the user asked for
- * nothing and the default cycles is simply absent (no PMU, as in VMs): then
- * task-clock at 1 ms is the normal, silent outcome.
+ * nothing and the default cycles is simply absent: then the timer at 1 ms
+ * is the normal, silent outcome.
  *
  * Runs once, during lb_sampler_setup, on one thread; no shared state. */
 #include <errno.h>
@@ -95,14 +113,15 @@ static void lb_describe(const lb_sampler_config_t *cfg, char *buf, size_t len)
 static int lb_try_perf(lb_sampler_config_t *cfg, const char *name, uint64_t period,
                        uint64_t freq, char *why, size_t whylen)
 {
-    bool is_time = false;
-    if (lb_perf_prepare(name, period, freq, &is_time, why, whylen) < 0)
+    bool is_time = false, with_kernel = false;
+    if (lb_perf_prepare(name, period, freq, &is_time, &with_kernel, why, whylen) < 0)
         return -1;
     cfg->ops = &lb_sampler_perf_ops;
     snprintf(cfg->event, sizeof cfg->event, "%s", name);
     cfg->period = period;
     cfg->freq = period ? 0 : freq;
     cfg->is_time = is_time;
+    cfg->with_kernel = with_kernel;
     return 0;
 }
 
@@ -115,6 +134,7 @@ static int lb_try_timer(lb_sampler_config_t *cfg, uint64_t period_ns, char *why,
     cfg->period = period_ns;
     cfg->freq = 0;
     cfg->is_time = true;
+    cfg->with_kernel = true;   /* a thread CPU clock counts both modes */
     return 0;
 }
 
@@ -140,37 +160,53 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
     if (strcmp(name, "none") == 0 || strcmp(name, "off") == 0)
         return -1;   /* asked for no sampling: say nothing */
     if (strcmp(name, "timer") == 0 || strcmp(name, "timer:thread-cputime") == 0) {
-        if (lb_try_timer(cfg, req->period ? req->period : time_period, why, sizeof why) == 0)
+        if (lb_try_timer(cfg, req->period ? req->period : time_period, why, sizeof why) == 0) {
+            snprintf(cfg->why, sizeof cfg->why, "requested");
             return 0;
+        }
         snprintf(failed, sizeof failed, "cannot sample %s (%s)", name, why);
     } else if (*name) {
         uint64_t period = req->period;
         if (!period && lb_is_time_name(name))
             period = time_period;   /* software clocks: exact period in ns */
         if (lb_try_perf(cfg, name, period, req->freq ? req->freq : LB_DEFAULT_FREQ,
-                        why, sizeof why) == 0)
+                        why, sizeof why) == 0) {
+            snprintf(cfg->why, sizeof cfg->why, "requested");
             return 0;
+        }
         snprintf(failed, sizeof failed, "cannot sample %s (%s)", name, why);
     } else if (lb_try_perf(cfg, "cycles", 0, req->freq ? req->freq : LB_DEFAULT_FREQ,
                            why, sizeof why) == 0) {
+        snprintf(cfg->why, sizeof cfg->why, "hardware PMU: cycles");
         return 0;
+    } else {
+        /* No PMU: the timer, silently (see the top of this file). */
+        char cycles_why[64];
+        snprintf(cycles_why, sizeof cycles_why, "%s", why);
+        if (lb_try_timer(cfg, time_period, why, sizeof why) == 0) {
+            snprintf(cfg->why, sizeof cfg->why,
+                     "no hardware PMU (cycles: %s); CPU-time timer costs less than task-clock",
+                     cycles_why);
+            return 0;
+        }
+        snprintf(failed, sizeof failed, "no hardware PMU (cycles: %s) and no CPU-time timer (%s)",
+                 cycles_why, why);
     }
 
-    if (lb_try_perf(cfg, "task-clock", time_period, 0, why, sizeof why) == 0) {
-        if (*failed) {
-            lb_describe(cfg, how, sizeof how);
-            lb_warn("%s; sampling task-clock %s", failed, how);
-        }
-        return 0;
-    }
-    if (!*failed)
-        snprintf(failed, sizeof failed, "perf_event unavailable (task-clock: %s)", why);
-    if (lb_try_timer(cfg, time_period, why, sizeof why) == 0) {
+    if (*failed && !strstr(failed, "CPU-time timer") &&
+        lb_try_timer(cfg, time_period, why, sizeof why) == 0) {
+        snprintf(cfg->why, sizeof cfg->why, "fallback: %s", failed);
         lb_describe(cfg, how, sizeof how);
         lb_warn("%s; sampling with a thread CPU-time timer %s", failed, how);
         return 0;
     }
-    lb_warn("%s; no CPU-time timer either (%s); CPU sampling off", failed, why);
+    if (lb_try_perf(cfg, "task-clock", time_period, 0, why, sizeof why) == 0) {
+        snprintf(cfg->why, sizeof cfg->why, "fallback: %s", failed);
+        lb_describe(cfg, how, sizeof how);
+        lb_warn("%s; sampling task-clock %s", failed, how);
+        return 0;
+    }
+    lb_warn("%s; no task-clock either (%s); CPU sampling off", failed, why);
     cfg->ops = NULL;
     snprintf(cfg->event, sizeof cfg->event, "none");
     return -1;

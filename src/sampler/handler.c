@@ -7,9 +7,10 @@
  *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
  *    Memory for new CCT nodes comes from mmap.
  *  - It touches only lb_self, the interrupted thread's own record.
- *  - It never runs while this thread's normal code is inside lockblame:
- *    busy != 0 drops the sample (counted in dropped and busy_samples), and
- *    the handler itself holds busy while it unwinds and inserts.
+ *  - It never unwinds while this thread's normal code is inside lockblame:
+ *    busy != 0 records the sample as lockblame's own overhead without a
+ *    path (busy_samples), and the handler itself holds busy while it
+ *    unwinds and inserts.
  *  - in_handler is published (seq_cst) before lb_sampler_stopping is read,
  *    and quiesce publishes stopping before it reads in_handler, so either
  *    the handler sees the stop or quiesce waits for it. After seeing the
@@ -21,15 +22,24 @@
 #include <string.h>
 
 #include "core/undirected.h"
-#include "sampler/backend.h"
 #include "sampler/cct.h"
-#include "sampler/sampler.h"
+#include "sampler/backend.h"
+#include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/stack_bounds.h"
 #include "util/log.h"
 
 static struct sigaction lb_old_action;   /* the program's, for uninstall */
 static int lb_installed_signo;
+
+/* How many periods the sample in info stands for: a CPU-time timer's
+ * signal (SI_TIMER) counts its overruns; a perf overflow is one period. */
+static uint32_t lb_sample_weight(const siginfo_t *info)
+{
+    if (info->si_code == SI_TIMER)
+        return lb_sampler_timer_ops.weight(info);
+    return 1;
+}
 
 static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
 {
@@ -40,21 +50,25 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         return;
     }
     __atomic_store_n(&t->sampler->in_handler, 1, __ATOMIC_SEQ_CST);
+    uint32_t w = lb_sample_weight(info);
     if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
-        t->sampler->dropped++;
+        t->sampler->dropped += w;
         goto out;   /* no re-arm: sampling is over */
     }
-    if (t->busy || !t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
-        t->sampler->dropped++;
-        if (t->busy)
-            t->sampler->busy_samples++;
+    if (t->busy) {
+        /* Inside lockblame: the CPU time is lockblame's own cost. It is
+         * recorded (as overhead, at the root: the thread's CCT and
+         * libunwind may be mid-update, so no path), not dropped. */
+        t->sampler->samples += w;
+        t->sampler->busy_samples += w;
+    } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
+        t->sampler->dropped += w;   /* no CCT yet, or too little stack left to unwind */
     } else {
         lb_enter(t);
         uintptr_t pcs[LB_MAX_DEPTH];
         bool in_sync = false;
         int n = lb_unwind_signal(ucontext, pcs, LB_MAX_DEPTH, &in_sync);
         lb_cct_node_t *node = lb_cct_insert(t->cct, pcs, n);
-        uint32_t w = lb_sampler_cfg.ops ? lb_sampler_cfg.ops->weight(info) : 1;
         if (t->waiting || in_sync)
             node->m.overhead_samples += w;
         else {
@@ -62,41 +76,58 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
             node->m.undirected_samples += w * lb_undirected_ratio();
         }
         t->sampler->samples += w;
+        if (lb_unlikely(!t->sampler->unsampled_node))
+            lb_unsampled_prepare(t);   /* once: somewhere to credit a residue later */
         lb_leave(t);
     }
-    if (lb_sampler_cfg.ops)
-        lb_sampler_cfg.ops->rearm(t, info);
+    if (t->sampler->has_perf)
+        lb_sampler_perf_ops.rearm(t, info);
 out:
     __atomic_store_n(&t->sampler->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
 }
 
-static bool lb_signal_is_free(int signo)
+bool lb_sampler_signal_is_free(int signo)
 {
     struct sigaction old;
-    if (sigaction(signo, NULL, &old) < 0)
+    if (lb_real_sigaction(signo, NULL, &old) < 0)
         return false;
     return !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
 }
 
 /* A real-time signal with no disposition yet: SIGRTMIN+5 upwards, then the
  * few below it. 0 if every one is taken. */
-static int lb_find_free_rt_signal(int avoid)
+int lb_sampler_find_free_signal(int avoid)
 {
     for (int s = SIGRTMIN + 5; s <= SIGRTMAX; s++)
-        if (s != avoid && lb_signal_is_free(s))
+        if (s != avoid && lb_sampler_signal_is_free(s))
             return s;
     for (int s = SIGRTMIN; s < SIGRTMIN + 5 && s <= SIGRTMAX; s++)
-        if (s != avoid && lb_signal_is_free(s))
+        if (s != avoid && lb_sampler_signal_is_free(s))
             return s;
     return 0;
+}
+
+int lb_sampler_handler_on(int signo)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = lb_sampler_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return lb_real_sigaction(signo, &sa, NULL);
+}
+
+const struct sigaction *lb_sampler_program_action(void)
+{
+    return &lb_old_action;
 }
 
 int lb_sampler_install_handler(int want)
 {
     int signo = want ? want : SIGRTMIN + 5;
-    if (!lb_signal_is_free(signo)) {
-        int other = lb_find_free_rt_signal(signo);
+    if (!lb_sampler_signal_is_free(signo)) {
+        int other = lb_sampler_find_free_signal(signo);
         if (!other) {
             lb_warn("signal %d already has a handler and no real-time signal is free; CPU sampling off",
                     signo);
@@ -105,12 +136,7 @@ int lb_sampler_install_handler(int want)
         lb_warn("signal %d already has a handler; sampling on signal %d instead", signo, other);
         signo = other;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = lb_sampler_on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(signo, &sa, &lb_old_action) < 0) {
+    if (lb_real_sigaction(signo, NULL, &lb_old_action) < 0 || lb_sampler_handler_on(signo) < 0) {
         lb_warn("cannot install the handler for signal %d (%s); CPU sampling off",
                 signo, strerror(errno));
         return -1;
@@ -119,10 +145,17 @@ int lb_sampler_install_handler(int want)
     return signo;
 }
 
+void lb_sampler_handler_moved(int signo)
+{
+    memset(&lb_old_action, 0, sizeof lb_old_action);
+    lb_old_action.sa_handler = SIG_DFL;
+    lb_installed_signo = signo;
+}
+
 void lb_sampler_uninstall_handler(void)
 {
     if (lb_installed_signo) {
-        sigaction(lb_installed_signo, &lb_old_action, NULL);
+        lb_real_sigaction(lb_installed_signo, &lb_old_action, NULL);
         lb_installed_signo = 0;
     }
 }

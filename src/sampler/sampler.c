@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sampler/backend.h"
-#include "sampler/cct.h"
-#include "sampler/sampler.h"
+#include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -29,6 +29,10 @@ uint32_t lb_sampler_stopping;
 
 static uint64_t lb_start_failures;
 static int lb_start_failure_once;
+static bool lb_timer_fallback_ready;   /* perf chosen and the timer prepared */
+static uint32_t lb_timer_fallbacks;
+static int lb_fallback_once;
+static lb_sampler_summary_t lb_summary; /* filled by quiesce */
 
 #define LB_QUIESCE_WAIT_NS 100000000u   /* per thread */
 
@@ -55,8 +59,39 @@ int lb_sampler_setup(void)
         lb_sampler_cfg.signo = 0;
         return result;
     }
+    if (lb_sampler_cfg.ops == &lb_sampler_perf_ops) {
+        /* For threads that find no file descriptor: the same CPU time per
+         * sample, so samples of both kinds weigh alike. */
+        double per = lb_sampler_ns_per_sample();
+        char why[128];
+        lb_timer_fallback_ready =
+            lb_timer_prepare(per >= 1000 ? (uint64_t)per : 1000000u, why, sizeof why) == 0;
+    }
     result = 0;
     return result;
+}
+
+int lb_sampler_event_start(lb_thread_t *self)
+{
+    int err = lb_sampler_cfg.ops->thread_start(self);
+    if ((err == -EMFILE || err == -ENFILE) && lb_sampler_cfg.ops == &lb_sampler_perf_ops &&
+        lb_timer_fallback_ready) {
+        err = lb_sampler_timer_ops.thread_start(self);
+        if (err == 0) {
+            __atomic_add_fetch(&lb_timer_fallbacks, 1, __ATOMIC_RELAXED);
+            lb_warn_once(&lb_fallback_once,
+                         "file descriptor limit reached: thread %u and any like it are "
+                         "sampled with a CPU-time timer instead of %s", self->id,
+                         lb_sampler_cfg.event);
+        }
+    }
+    return err;
+}
+
+void lb_sampler_event_stop(lb_thread_t *t)
+{
+    lb_sampler_perf_ops.thread_stop(t);
+    lb_sampler_timer_ops.thread_stop(t);
 }
 
 void lb_sampler_thread_start(lb_thread_t *self)
@@ -69,19 +104,33 @@ void lb_sampler_thread_start(lb_thread_t *self)
      * first walk may then run in the handler; libunwind allocates it with
      * mmap and takes its pool lock with all signals blocked, so the
      * handler cannot interrupt itself there (see unwind.c). */
-    int err = lb_sampler_cfg.ops->thread_start(self);
+    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
+    if (lb_sampler_signal_blocked_here(signo)) {
+        /* Born with the signal blocked (a creator that blocks all signals
+         * around pthread_create, as liblzma does): nothing to arm. */
+        lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
+        return;
+    }
+    int err = lb_sampler_event_start(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
+        lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
         lb_warn_once(&lb_start_failure_once,
-                     "cannot start sampling thread %u (%s); it and any like it run unsampled",
+                     "cannot start sampling thread %u (%s); it and any like it run unsampled, "
+                     "their CPU time credited to their start routines",
                      self->id, strerror(-err));
     }
 }
 
 void lb_sampler_thread_stop(lb_thread_t *self)
 {
-    if (lb_sampler_cfg.ops)
-        lb_sampler_cfg.ops->thread_stop(self);
+    lb_sampler_event_stop(self);
+    lb_unsampled_credit(self, lb_thread_cpu_ns(), true);
+}
+
+int lb_sampler_signal_now(void)
+{
+    return lb_sampler_cfg.ops ? __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Waits (yielding) until t's handler has left, at most LB_QUIESCE_WAIT_NS.
@@ -107,11 +156,61 @@ static bool lb_wait_handler_out(lb_thread_t *t)
 void lb_sampler_quiesce(void)
 {
     __atomic_store_n(&lb_sampler_stopping, 1, __ATOMIC_SEQ_CST);
+    lb_sampler_summary_t *sum = &lb_summary;
+    sum->mechanism = !lb_sampler_cfg.ops ? "none"
+                     : lb_sampler_cfg.ops == &lb_sampler_perf_ops ? "perf_event" : "timer";
+    sum->why = lb_sampler_cfg.why;
+    sum->with_kernel = lb_sampler_cfg.with_kernel;
     if (!lb_sampler_cfg.ops)
         return;
+    uint64_t cpu = 0, unsampled = 0, blocked = 0;
+    uint32_t blocked_threads = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_wait_handler_out(t))
-            lb_sampler_cfg.ops->thread_stop(t);
+            lb_sampler_event_stop(t);
+        bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+        uint64_t t_cpu = exited ? t->cpu_ns : lb_unsampled_cpu_of(t->tid);
+        if (!exited) {
+            t->sampler->cpu_at_stop_ns = t_cpu;
+            lb_unsampled_credit(t, t_cpu, t == lb_self);
+        }
+        cpu += t_cpu;
+        uint64_t u = t->sampler->unsampled_ns;   /* the credit closed the last interval */
+        if (u) {
+            unsampled += u;
+            sum->unsampled_threads++;
+            if (t->sampler->unsampled_seen) {   /* not merely a residue */
+                blocked += u;
+                blocked_threads++;
+            }
+        }
+        sum->samples += t->sampler->samples;
+        sum->dropped += t->sampler->dropped;
+    }
+    sum->cpu_s = (double)cpu / 1e9;
+    sum->unsampled_s = (double)unsampled / 1e9;
+    sum->timer_fallbacks = __atomic_load_n(&lb_timer_fallbacks, __ATOMIC_RELAXED);
+    double sampled_s = sum->cpu_s - sum->unsampled_s;
+    sum->rate_hz = sampled_s > 0 ? (double)(sum->samples + sum->dropped) / sampled_s : 0;
+    uint64_t all = sum->samples + sum->dropped;
+    if (all >= 20 && sum->dropped * 20 > all)
+        lb_warn("%.1f%% of CPU samples dropped (%llu of %llu); the profile's work is short by "
+                "that much", 100.0 * (double)sum->dropped / (double)all,
+                (unsigned long long)sum->dropped, (unsigned long long)all);
+    /* Said when threads went unsampled for a while (signal blocked, no
+     * event), not for the residues of sampled threads (a tick's worth). */
+    if (blocked >= 10000000u)
+        lb_warn("%.3f s of CPU time in %u thread(s) that blocked signal %d or had no event "
+                "went unsampled; credited to their start routines as lockblame_unsampled_cpu",
+                (double)blocked / 1e9, blocked_threads, lb_sampler_cfg.signo);
+}
+
+void lb_sampler_summarize(lb_sampler_summary_t *out)
+{
+    *out = lb_summary;
+    if (!out->mechanism) {
+        out->mechanism = "none";
+        out->why = "";
     }
 }
 
@@ -130,6 +229,11 @@ static void lb_forget_inherited(lb_thread_t *t)
     t->sampler->perf_fd = -1;
     t->sampler->has_timer = false;
     t->sampler->in_handler = 0;
+    /* The child's CPU clocks start from zero; the parent's unsampled
+     * time is the parent's. */
+    t->sampler->unsampled = false;
+    t->sampler->unsampled_ns = 0;
+    t->sampler->credited = 0;
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)
@@ -139,6 +243,9 @@ void lb_sampler_after_fork_child(lb_thread_t *self)
             lb_forget_inherited(t);
     if (self) {
         lb_forget_inherited(self);
+        /* The timer targets self->tid; core refreshes it only after the
+         * fork hooks, so set the child's own now (same value). */
+        self->tid = gettid();
         lb_sampler_thread_start(self);
     }
 }

@@ -11,7 +11,9 @@
  * (busy) or while sampling is being stopped. */
 #ifndef LB_SAMPLER_H
 #define LB_SAMPLER_H
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -29,8 +31,21 @@ typedef struct lb_sampler_thread {
     uint64_t samples;       /* samples recorded, in periods (a late timer
                                signal counts 1 + its overruns) */
     uint64_t dropped;       /* samples that could not be recorded (all causes) */
-    uint64_t busy_samples;  /* of dropped: those that found busy set, i.e. the
-                               thread was inside lockblame (its own cost) */
+    uint64_t busy_samples;  /* of samples: those that found busy set, i.e. the
+                               thread was inside lockblame (its own cost,
+                               recorded as overhead at the root) */
+    /* unsampled CPU time (unsampled.c): written by the thread itself, and
+     * by the finishing thread once sampling is quiesced */
+    bool unsampled;         /* not sampled now (signal blocked, no event) */
+    bool unsampled_seen;    /* it has been unsampled at some time */
+    uint8_t unsampled_why;  /* lb_unsampled_reason of the latest interval */
+    uint64_t unsampled_since; /* thread CPU ns when the current interval began */
+    uint64_t unsampled_ns;  /* CPU ns of the closed intervals */
+    uint32_t unsampled_node;/* CCT node (start routine -> marker) credited, 0 = none yet */
+    uint32_t credited;      /* 1 once the final credit is claimed (exchange) */
+    uint64_t cpu_at_stop_ns;/* a live thread's CPU clock when sampling stopped
+                               (quiesce), 0 if not read: the profile's CPU
+                               time, without the final write's own cost */
 } lb_sampler_thread_t;
 
 /* Choose the event and install the handler. Reads LOCKBLAME_EVENT,
@@ -53,6 +68,47 @@ void lb_sampler_quiesce(void);
  * inherited event fds of the other records still in the registry (without
  * touching the parent's events), so call it before pruning the registry. */
 void lb_sampler_after_fork_child(struct lb_thread *self);
+
+/* The calling thread changed its signal mask with (how, set) from old
+ * (after a successful sigprocmask/pthread_sigmask of the program; set is
+ * the program's set as it was before the call): when it blocks the sampling
+ * signal, sampling of this thread pauses and its CPU time from then on is
+ * credited to its start routine; when it unblocks it, sampling resumes.
+ * Cheap when nothing changes (no system call). */
+void lb_sampler_mask_changed(struct lb_thread *self, int how, const sigset_t *set,
+                             const sigset_t *old);
+/* The calling thread's mask changed in a way only the kernel knows (sigset
+ * with SIG_HOLD): re-read it. */
+void lb_sampler_mask_reread(struct lb_thread *self);
+/* The sampling signal, for the signal wrappers: nonzero only while
+ * sampling is on. */
+int lb_sampler_signal_now(void);
+/* The program sets a disposition for signo, the sampling signal: move
+ * sampling to a free signal (or stop it) and give signo back with the
+ * disposition the program had before lockblame, so that the program's own
+ * call then acts natively. Prints one lockblame: line. */
+void lb_sampler_release_signal(int signo);
+/* What sigaction(signo, NULL, &old) must show the program for the
+ * sampling signal. */
+void lb_sampler_program_view(int signo, struct sigaction *old);
+
+/* Run metadata (meta table), valid after lb_sampler_quiesce. */
+typedef struct lb_sampler_summary {
+    const char *mechanism;  /* "perf_event", "timer", "none" */
+    const char *why;        /* why this mechanism */
+    bool with_kernel;       /* kernel-mode CPU time is sampled */
+    double rate_hz;         /* samples taken + dropped per CPU second (effective rate) */
+    double cpu_s;           /* CPU time of all threads */
+    uint64_t samples, dropped;
+    double unsampled_s;     /* CPU time credited to start routines, unsampled */
+    uint32_t unsampled_threads;
+    uint32_t timer_fallbacks; /* threads sampled by the timer for want of an fd */
+} lb_sampler_summary_t;
+void lb_sampler_summarize(lb_sampler_summary_t *out);
+/* The summary as meta rows, ",('key','value')..." to append to an INSERT
+ * INTO meta VALUES list. Returns snprintf's count (output truncated if
+ * >= len). */
+int lb_sampler_meta_rows(char *buf, size_t len);
 
 /* What was actually used, for the run table. */
 const char *lb_sampler_event_name(void);   /* "cycles", "task-clock", "timer:thread-cputime", "none" */

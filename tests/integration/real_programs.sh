@@ -6,6 +6,7 @@
 #   pigz -p 2 compress + decompress (byte-identical .gz and round trip)
 #   CPython threads on threading.Lock and a Condition (identical output)
 #   xz -T2 and zstd -T2 round trips (identical compressed output)
+#   pigz and xz: the profile's work is >= 90% of the threads' CPU time
 # A missing program prints SKIP for its part.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -27,6 +28,22 @@ profile_ok() {
     "$LOCKBLAME_CLI" report --by-release-site "$db" >"$tmp/$1.report" 2>&1 || bad "$1: report --by-release-site exited $?"
     [ -z "${2:-}" ] || "$LOCKBLAME_CLI" report --by-lock "$db" >/dev/null 2>&1 || bad "$1: report --by-lock exited $?"
     echo "  profile: $(sed -n 's/^lockblame: //p' "$tmp/$1.err" 2>/dev/null | head -1)"
+}
+
+# work_ok NAME: work is CPU time, user and kernel (DESIGN "Metrics"), so a
+# profile's work is at least 90% of its threads' own CPU clocks, signal
+# blocked or not (liblzma's workers block every signal). Below 0.1 s of
+# CPU (a hundred samples) sampling noise and sync-code samples (overhead)
+# weigh too much for that: there work + overhead must reach 90%.
+work_ok() {
+    local db=$tmp/$1.db work over cpu
+    [ -s "$db" ] || return 0
+    IFS='|' read -r work over cpu <<<"$(sqlite3 "$db" \
+        "SELECT (SELECT coalesce(sum(work_s), 0) FROM metric), (SELECT coalesce(sum(overhead_s), 0) FROM metric),
+                (SELECT sum(cpu_s) FROM thread)")"
+    echo "  $1: work $work s + overhead $over s of $cpu s CPU"
+    awk -v w="$work" -v o="$over" -v c="$cpu" 'BEGIN { exit !(c <= 0 || (c < 0.1 ? w + o : w) >= 0.9 * c) }' ||
+        bad "$1: work $work s (+ overhead $over s) is below 90% of the threads' CPU time $cpu s"
 }
 
 # Input: 8 MB of compressible, not trivially repetitive text.
@@ -77,6 +94,7 @@ if have pigz; then
     cmp -s "$tmp/nat.gz" "$tmp/pre.gz" || bad "pigz: .gz differs from the native one"
     cmp -s "$tmp/input" "$tmp/pigz.out" || bad "pigz: round trip differs"
     profile_ok pigz; profile_ok pigz_d
+    work_ok pigz; work_ok pigz_d
     n=$((n + 1))
 fi
 
@@ -94,6 +112,7 @@ for z in "xz -T2 -3" "zstd -T2 -q -3"; do
     cmp -s "$tmp/nat.z" "$tmp/pre.z" || bad "$1: compressed output differs from the native one"
     cmp -s "$tmp/input" "$tmp/$1.out" || bad "$1: round trip differs"
     profile_ok "$1"; profile_ok "$1_d"
+    [ "$1" = xz ] && { work_ok xz; work_ok xz_d; }
     n=$((n + 1))
 done
 

@@ -104,9 +104,17 @@ static void run_burner(void)
     lb_sampler_quiesce();
 
     lb_cct_node_t *hot = hottest(t->cct);
-    uint64_t total = 0;
-    for (uint32_t id = 0; id < t->cct->nodes; id++)
-        total += lb_cct_node(t->cct, id)->m.work_samples;
+    /* Work from samples; the credit node (lockblame_unsampled_cpu) holds
+     * the CPU time no sample saw, here at most a scheduler tick's worth. */
+    uint64_t total = 0, credited = 0;
+    for (uint32_t id = 0; id < t->cct->nodes; id++) {
+        uint64_t w = lb_cct_node(t->cct, id)->m.work_samples;
+        if (id == t->sampler->unsampled_node && id)
+            credited += w;
+        else
+            total += w;
+    }
+    ASSERT_TRUE(credited <= 20);
     Dl_info info;
     const char *name = dladdr((void *)hot->pc, &info) && info.dli_sname ? info.dli_sname : "?";
     printf("# samples %llu (work %llu), dropped %llu, nodes %u; hottest pc %#lx (%s) "

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/cli/sampling.h"
 #include "report/cli/views.h"
 
 double lb_share(double part, double whole)
@@ -53,6 +54,7 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
 		fprintf(out, " (requested %s)", r->event_requested);
 	fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples,
 		r->samples_dropped);
+	lb_print_sampling(p->path, out);
 	fprintf(out, "threads:  %" PRId64 ", duration %.3f s", r->threads ? r->threads : p->nthreads,
 		r->duration_s);
 	if (*r->exit_reason)

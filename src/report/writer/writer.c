@@ -301,6 +301,8 @@ static uint64_t cpu_ns_of(const lb_thread_t *t)
 {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         return t->cpu_ns;
+    if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
+        return t->sampler->cpu_at_stop_ns;
     /* Linux per-thread CPU clock id for a tid (CPUCLOCK_SCHED). */
     clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
     struct timespec ts;
@@ -480,7 +482,7 @@ static double ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
     uint64_t samples = 0, dropped = 0, cpu = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         samples += t->sampler->samples;
-        dropped += t->sampler->dropped; /* busy_samples are a part of it */
+        dropped += t->sampler->dropped;
         cpu += cpu_ns_of(t);
     }
     *samples_out = samples;
@@ -552,12 +554,14 @@ static int write_all(writer_t *w, const char *reason, lb_summary_t *summary)
     lb_write_structural(w->db, w->now, leaf_node_cb, w);
     write_objects(w);
     write_run(w, reason, samples, dropped);
-    char meta[384];
+    char meta[1536], sampling[1024];
+    lb_sampler_meta_rows(sampling, sizeof sampling);
     snprintf(meta, sizeof meta,
              "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','%s'),"
              "('writer','liblockblame'),('orphans_reclaimed','%llu'),"
-             "('monitored_slots_used','%u')",
-             LB_SCHEMA_VERSION, LB_VERSION, (unsigned long long)lb_mon_gc_reclaimed(), lb_mon_slots_used());
+             "('monitored_slots_used','%u')%s",
+             LB_SCHEMA_VERSION, LB_VERSION, (unsigned long long)lb_mon_gc_reclaimed(),
+             lb_mon_slots_used(), sampling);
     if (exec_sql(w, meta) || exec_sql(w, "COMMIT"))
         return -1;
     fill_summary(w, summary);

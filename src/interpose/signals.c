@@ -1,0 +1,73 @@
+/* Exported signal functions: the program's use of the sampling signal
+ * (DESIGN "The program's signals"). Each forwards to libc unchanged unless
+ * the call concerns the signal lockblame samples on; the logic is in
+ * src/sampler (sigconflict.c, sampler.c). Return values and errno are
+ * libc's own: lockblame's part runs before (moving the signal away) or
+ * after a successful call (pausing sampling), and preserves errno. */
+#include <signal.h>
+
+#include "core/thread.h"
+#include "sampler/sampler.h"
+#include "sampler/sigreal.h"
+#include "util/common.h"
+
+LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    int ours = lb_sampler_signal_now();
+    if (lb_likely(!ours || signo != ours))
+        return lb_real_sigaction(signo, act, old);
+    if (!act) {
+        if (old)
+            lb_sampler_program_view(signo, old);
+        return 0;
+    }
+    lb_sampler_release_signal(signo);
+    return lb_real_sigaction(signo, act, old);
+}
+
+LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
+{
+    int ours = lb_sampler_signal_now();
+    if (ours && signo == ours)
+        lb_sampler_release_signal(signo);
+    return lb_real_signal(signo, handler);
+}
+
+LB_EXPORT sighandler_t sigset(int signo, sighandler_t disp)
+{
+    int ours = lb_sampler_signal_now();
+    if (ours && signo == ours && disp != SIG_HOLD)
+        lb_sampler_release_signal(signo);
+    sighandler_t rc = lb_real_sigset(signo, disp);
+    if (ours && signo == ours && disp == SIG_HOLD)
+        lb_sampler_mask_reread(lb_self);
+    return rc;
+}
+
+LB_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!set || !lb_self)
+        return lb_real_sigprocmask(how, set, old);
+    sigset_t want = *set, was;
+    int rc = lb_real_sigprocmask(how, set, &was);
+    if (rc == 0) {
+        if (old)
+            *old = was;
+        lb_sampler_mask_changed(lb_self, how, &want, &was);
+    }
+    return rc;
+}
+
+LB_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!set || !lb_self)
+        return lb_real_sigmask(how, set, old);
+    sigset_t want = *set, was;
+    int rc = lb_real_sigmask(how, set, &was);
+    if (rc == 0) {
+        if (old)
+            *old = was;
+        lb_sampler_mask_changed(lb_self, how, &want, &was);
+    }
+    return rc;
+}
