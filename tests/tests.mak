@@ -4,10 +4,12 @@
 #   make check TESTS=handoff   run only tests whose name contains "handoff"
 #
 # Unit tests: tests/unit/NAME.c -> $(BUILD)/tests/unit/NAME, one file per
-# module. They compile against src/ headers and tests/check.h, and link a
-# static archive of the library's objects minus src/interpose (the exported
-# pthread_* wrappers would interpose on the test itself). Being an archive,
-# only the objects a test references are pulled in.
+# module. They compile against src/ headers and tests/check.h, and link the
+# library's objects minus src/interpose (the exported pthread_* wrappers
+# would interpose on the test itself) and core/runtime.o (its constructor
+# would start lockblame in the test). All the others are linked, not an
+# archive's pick, so every layer's hooks are there (core/hooks.h) and
+# lb_thread_attach gives a test a complete thread record: no stubs.
 #
 # Workloads: tests/workloads/NAME.c -> $(BUILD)/tests/workloads/NAME, plain
 # pthread programs, never linked with lockblame; the integration drivers in
@@ -30,8 +32,7 @@ TEST_USER_CC_SRCS := $(wildcard tests/workloads_user/*.cc)
 TEST_USER_BINS := $(patsubst tests/workloads_user/%.c,$(BUILD)/tests/workloads_user/%,$(TEST_USER_C_SRCS)) \
                   $(patsubst tests/workloads_user/%.cc,$(BUILD)/tests/workloads_user/%,$(TEST_USER_CC_SRCS))
 
-TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/%,$(LIB_OBJS))
-TEST_CORE_LIB  := $(BUILD)/tests/liblockblame-core.a
+TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 
 TEST_UNIT_CFLAGS := $(CFLAGS_COMMON) -Itests -pthread -fno-omit-frame-pointer
 TEST_WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer \
@@ -46,14 +47,9 @@ tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS)
 check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) $(BUILD)/demo/taskqueue
 	@tests/run.sh $(TESTS)
 
-$(TEST_CORE_LIB): $(TEST_CORE_OBJS)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_CORE_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
-
-$(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_CORE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_UNIT_CFLAGS) -MMD -MP -o $@ $< $(TEST_CORE_LIB) $(LIB_LIBS) -lm
+	$(CC) $(TEST_UNIT_CFLAGS) -MMD -MP -o $@ $< $(TEST_CORE_OBJS) $(LIB_LIBS) -lm
 
 $(BUILD)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)

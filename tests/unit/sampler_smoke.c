@@ -1,9 +1,10 @@
 /* Smoke test for the sampler: a thread burns CPU in a known function with
  * sampling on; most samples must land there.
  *
- * It links the sampler without src/core/thread.c, so it defines the two
- * symbols it needs from there (lb_self, lb_thread_registry) as stubs. The
- * sampler is linked into the executable, so lb_pc_in_self() is false
+ * Threads get real records from core (lb_thread_attach, which also runs
+ * the sampler's thread hooks: its part is allocated and, once
+ * lb_sampler_setup ran, sampling starts). The sampler is linked into the
+ * executable, so lb_pc_in_self() is false
  * everywhere and nothing is taken for lockblame's own frames.
  *
  * Built by tests/tests.mak. By hand:
@@ -25,11 +26,6 @@
 #include "util/clock.h"
 #include "util/pages.h"
 
-/* ---- stubs for src/core ---- */
-LB_TLS lb_thread_t *lb_self;
-static lb_thread_t *registry;
-lb_thread_t *lb_thread_registry(void) { return registry; }
-
 /* The hot function sits in its own section so its exact bounds are known
  * (__start_/__stop_ symbols) even where dladdr cannot name it. */
 #define HOT __attribute__((noinline, section("lb_smoke_hot")))
@@ -48,26 +44,30 @@ HOT uint64_t smoke_hot_spin(uint64_t cpu_ns)
     return x;
 }
 
+/* The calling thread's record; sampling starts if the sampler is set up. */
 static lb_thread_t *new_record(void)
 {
-    lb_thread_t *t = lb_pages_alloc(sizeof *t);
+    lb_thread_t *t = lb_thread_attach(0, 0, 0);
     ASSERT_NOT_NULL(t);
-    t->cct = lb_pages_alloc(sizeof *t->cct);
+    ASSERT_PTR_EQ(lb_self, t);
     ASSERT_NOT_NULL(t->cct);
-    ASSERT_EQ(lb_cct_init(t->cct), 0);
-    t->sampler = lb_pages_alloc(sizeof *t->sampler);
     ASSERT_NOT_NULL(t->sampler);
-    t->sampler->perf_fd = -1;
-    t->next = registry;
-    registry = t;
+    return t;
+}
+
+/* A thread's record, published once it has attached. */
+static lb_thread_t *attached(lb_thread_t *const *slot)
+{
+    lb_thread_t *t;
+    while (!(t = __atomic_load_n(slot, __ATOMIC_ACQUIRE)))
+        sched_yield();
     return t;
 }
 
 static void *burner(void *arg)
 {
-    lb_thread_t *t = arg;
-    lb_self = t;
-    lb_sampler_thread_start(t);
+    lb_thread_t *t = new_record();
+    __atomic_store_n((lb_thread_t **)arg, t, __ATOMIC_RELEASE);
     sink = smoke_hot_spin(300 * 1000000u);
     lb_sampler_thread_stop(t);
     return NULL;
@@ -97,10 +97,11 @@ static void run_burner(void)
            lb_sampler_event_name(), lb_sampler_event_requested(),
            (unsigned long long)lb_sampler_period(), lb_sampler_period_unit(),
            (unsigned long long)lb_sampler_freq(), lb_sampler_signal());
-    lb_thread_t *t = new_record();
+    lb_thread_t *slot = NULL;
     pthread_t th;
-    ASSERT_OK(pthread_create(&th, NULL, burner, t));
+    ASSERT_OK(pthread_create(&th, NULL, burner, &slot));
     ASSERT_OK(pthread_join(th, NULL));
+    lb_thread_t *t = attached(&slot);
     lb_sampler_quiesce();
 
     lb_cct_node_t *hot = hottest(t->cct);
@@ -163,9 +164,7 @@ static void test_freq_env(void)
 static volatile int keep_burning = 1;
 static void *long_burner(void *arg)
 {
-    lb_thread_t *t = arg;
-    lb_self = t;
-    lb_sampler_thread_start(t);
+    __atomic_store_n((lb_thread_t **)arg, new_record(), __ATOMIC_RELEASE);
     while (keep_burning)
         sink = smoke_hot_spin(10 * 1000000u);
     return NULL;
@@ -175,9 +174,10 @@ static void test_quiesce_stops_running_thread(void)
 {
     unsetenv("LOCKBLAME_EVENT");
     ASSERT_EQ(lb_sampler_setup(), 0);
-    lb_thread_t *t = new_record();
+    lb_thread_t *slot = NULL;
     pthread_t th;
-    ASSERT_OK(pthread_create(&th, NULL, long_burner, t));
+    ASSERT_OK(pthread_create(&th, NULL, long_burner, &slot));
+    lb_thread_t *t = attached(&slot);
     while (__atomic_load_n(&t->sampler->samples, __ATOMIC_RELAXED) < 20)
         sched_yield();
     lb_sampler_quiesce();
@@ -199,8 +199,6 @@ static void test_fork_child_resamples(void)
     unsetenv("LOCKBLAME_EVENT");
     ASSERT_EQ(lb_sampler_setup(), 0);
     lb_thread_t *t = new_record();
-    lb_self = t;
-    lb_sampler_thread_start(t);
     ASSERT_TRUE(t->sampler->has_perf || t->sampler->has_timer);
     fflush(NULL);
     pid_t pid = fork();
