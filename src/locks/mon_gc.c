@@ -37,6 +37,7 @@
 
 #include "locks/lifecycle.h"
 #include "locks/monitored.h"
+#include "locks/mutex_ops.h"
 #include "locks/spin_ops.h"
 #include "util/own_memory.h"
 #include "util/pages.h"
@@ -61,10 +62,9 @@ static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *re
                          uint64_t *expected)
 {
     if (mon->kind == LB_OBJ_MUTEX) {
-        pthread_mutex_t *m = (pthread_mutex_t *)addr;
-        remote->iov_base = &m->__data.__list.__next;
+        remote->iov_base = lb_mutex_stash((pthread_mutex_t *)addr);
         remote->iov_len = sizeof(uintptr_t);
-        *expected = (uintptr_t)mon | 1u;
+        *expected = (uintptr_t)mon | LB_STASH_TAG;
         return true;
     }
     if (mon->kind == LB_OBJ_SPIN) {
