@@ -1,0 +1,130 @@
+/* Unit tests for the per-thread call-site table (src/blame/sites.c,
+ * src/blame/sites.h): key encoding, the one-probe fast path, linear
+ * probing on collisions, overflow counting when full, and compaction at
+ * thread exit. Expected placements are computed from the table's own
+ * home-slot rule, so the test knows which keys collide.
+ */
+#include "check.h"
+
+#include "blame/sites.h"
+#include "util/pages.h"
+
+static lb_site_table_t *new_table(void)
+{
+    lb_site_table_t *t = lb_pages_alloc(sizeof *t);
+    ASSERT_NOT_NULL(t);
+    return t;
+}
+
+/* The home slot, as lb_site_probe computes it. */
+static size_t home_of(uintptr_t key)
+{
+    return (key ^ (key >> 9)) & (LB_SITE_SLOTS - 1);
+}
+
+static void test_key_round_trip(void)
+{
+    const uintptr_t ras[] = { 0x401234, 0x7fffdeadbeef, 0x1 };
+    for (size_t i = 0; i < sizeof ras / sizeof ras[0]; i++) {
+        for (int k = 0; k < LB_OBJ_KINDS; k++) {
+            uintptr_t key = lb_site_key(ras[i], (lb_obj_kind)k);
+            ASSERT_NE(key, 0);
+            ASSERT_UEQ(lb_site_ra(key), ras[i]);
+            ASSERT_EQ(lb_site_kind(key), k);
+        }
+    }
+    /* The same return address under two kinds is two sites. */
+    ASSERT_NE(lb_site_key(0x401234, LB_OBJ_MUTEX), lb_site_key(0x401234, LB_OBJ_SPIN));
+}
+
+static void test_lookup_claims_then_probe_hits(void)
+{
+    lb_site_table_t *t = new_table();
+    uintptr_t key = lb_site_key(0x401000, LB_OBJ_MUTEX);
+    ASSERT_NULL(lb_site_probe(t, key));
+    lb_site_t *s = lb_site_lookup(t, key);
+    ASSERT_NOT_NULL(s);
+    ASSERT_PTR_EQ(s, &t->slot[home_of(key)]);
+    ASSERT_PTR_EQ(lb_site_probe(t, key), s);
+    for (int i = 0; i < 5; i++)
+        lb_site_count_release(t, 0x401000, LB_OBJ_MUTEX);
+    ASSERT_EQ(s->releases, 5);
+    ASSERT_EQ(t->overflow, 0);
+}
+
+/* Keys that share a home slot go to the following slots; the probe finds
+ * only the one at home, the lookup finds each. */
+static void test_collisions_probe_linearly(void)
+{
+    lb_site_table_t *t = new_table();
+    uintptr_t base = lb_site_key(0x500000, LB_OBJ_COND);
+    size_t home = home_of(base);
+    uintptr_t keys[4];
+    int n = 0;
+    for (uintptr_t ra = 0x500000; n < 4; ra += 8) {
+        uintptr_t key = lb_site_key(ra, LB_OBJ_COND);
+        if (home_of(key) == home)
+            keys[n++] = key;
+    }
+    for (int i = 0; i < 4; i++) {
+        lb_site_t *s = lb_site_lookup(t, keys[i]);
+        ASSERT_PTR_EQ(s, &t->slot[(home + (size_t)i) & (LB_SITE_SLOTS - 1)]);
+        s->acquisitions = (uint32_t)(i + 1);
+    }
+    ASSERT_NOT_NULL(lb_site_probe(t, keys[0]));
+    ASSERT_NULL(lb_site_probe(t, keys[1]));
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(lb_site_lookup(t, keys[i])->acquisitions, i + 1);
+}
+
+/* More keys on one home slot than the probe limit: the rest are counted,
+ * never silently dropped. */
+static void test_full_neighbourhood_counts_overflow(void)
+{
+    lb_site_table_t *t = new_table();
+    size_t home = home_of(lb_site_key(0x600000, LB_OBJ_SEM));
+    int found = 0, missed = 0;
+    for (uintptr_t ra = 0x600000; found + missed < 40; ra += 8) {
+        uintptr_t key = lb_site_key(ra, LB_OBJ_SEM);
+        if (home_of(key) != home)
+            continue;
+        if (lb_site_lookup(t, key))
+            found++;
+        else
+            missed++;
+    }
+    ASSERT_GT(found, 0);
+    ASSERT_GT(missed, 0);
+    ASSERT_EQ(t->overflow, missed);
+}
+
+static void test_compact_keeps_used_slots(void)
+{
+    lb_site_table_t *t = new_table();
+    uint32_t count = 99;
+    ASSERT_NULL(lb_sites_compact(t, &count));
+    ASSERT_EQ(count, 0);
+    uint64_t expect_releases = 0;
+    for (uintptr_t i = 0; i < 100; i++) {
+        lb_site_t *s = lb_site_lookup(t, lb_site_key(0x700000 + 16 * i, LB_OBJ_RWLOCK));
+        ASSERT_NOT_NULL(s);
+        s->releases = i + 1;
+        s->contended = (uint32_t)i;
+        expect_releases += i + 1;
+    }
+    lb_site_t *kept = lb_sites_compact(t, &count);
+    ASSERT_NOT_NULL(kept);
+    ASSERT_EQ(count, 100);
+    uint64_t releases = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        ASSERT_EQ(lb_site_kind(kept[i].key), LB_OBJ_RWLOCK);
+        uintptr_t index = (lb_site_ra(kept[i].key) - 0x700000) / 16;
+        ASSERT_EQ(kept[i].releases, index + 1);
+        ASSERT_EQ(kept[i].contended, index);
+        releases += kept[i].releases;
+    }
+    ASSERT_EQ(releases, expect_releases);
+}
+
+CHECK_MAIN(test_key_round_trip, test_lookup_claims_then_probe_hits, test_collisions_probe_linearly,
+           test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots)
