@@ -41,12 +41,12 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     wait->mon = mon;
     wait->kind = kind;
     wait->start_ns = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_clock_advance(mon, stats_of(mon), wait->start_ns);
     mon->waiters++;
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     lb_note_wait_begin(self, mon, kind, wait->start_ns);
     lb_waiting_begin(self, kind);
     lb_leave(self);
@@ -61,7 +61,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     lb_mon_t *mon = wait->mon;
     uint64_t now = lb_now_ns();
     uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
     mon->waiters--;
@@ -80,7 +80,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
         }
     }
     lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
 
     if (self->cct) {
         lb_cct_node_t *node = context_here(self);
@@ -98,10 +98,10 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_clock_advance(mon, stats_of(mon), now);
     lb_clock_hold_begins(mon);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
 }
 
 /* Under meta: bring accrual up to now and end the current hold's
@@ -123,9 +123,9 @@ static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
 static lb_hold_t collect_locked(lb_mon_t *mon, bool keep_held)
 {
     uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, keep_held);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     return hold;
 }
 
@@ -155,10 +155,10 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, true);
     lb_note_collect(self, lb_object_stats_at(hold.stats), now, hold.blame_ns);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     return hold;
 }
 
@@ -167,7 +167,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     int saved_errno = errno;
     lb_enter(self);
     uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     bool last = mon->barrier_count && ++mon->barrier_arrived >= mon->barrier_count;
     if (last) {
         *hold = collect(mon, now, false);
@@ -181,7 +181,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
         if (!mon->held)
             lb_clock_hold_begins(mon);
     }
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     if (!last) {
         lb_note_wait_begin(self, mon, LB_OBJ_BARRIER, now);
         lb_waiting_begin(self, LB_OBJ_BARRIER);

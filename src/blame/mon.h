@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "common/kinds.h"
-#include "util/spin.h"
+#include "util/meta_lock.h"
 
 typedef struct lb_mon {
     /* hot: read by every operation */
@@ -27,7 +27,7 @@ typedef struct lb_mon {
     uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */
     uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
     uint8_t clock_moved;        /* V moved since the current hold's accounting began */
-    lb_spin_t meta;             /* guards the accrual state */
+    lb_meta_lock_t meta;             /* guards the accrual state */
     uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
     double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
     double clock_at_acquire;    /* V when the current hold's accounting began; under meta */

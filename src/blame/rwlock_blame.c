@@ -43,17 +43,17 @@ void lb_rw_wait_begin(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bo
                       lb_wait_t *wait)
 {
     lb_wait_begin(self, mon, LB_OBJ_RWLOCK, wait);
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     recount(mon, rw, reader ? 1 : 0);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
 }
 
 void lb_rw_wait_end(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
                     lb_wait_t *wait)
 {
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     recount(mon, rw, reader ? -1 : 0);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     lb_wait_end(self, wait, false);
 }
 
@@ -72,14 +72,14 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
     __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 || contended) {
         uint64_t now = lb_now_ns();
-        lb_spin_lock(&mon->meta);
+        lb_meta_lock(&mon->meta);
         lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
         lb_clock_advance(mon, stats, now);
         mon->held = holders_now(rw, mon);
         at = mon->clock;
         if (stats && contended)
             stats->contended++;
-        lb_spin_unlock(&mon->meta);
+        lb_meta_unlock(&mon->meta);
     } else {
         at = clock_of(mon);
     }
@@ -114,7 +114,7 @@ bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *r
         clock_of(mon) == mine.clock_at_acquire)
         return false;
     uint64_t now = lb_now_ns();
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     lb_clock_advance(mon, stats, now);
     *hold = (lb_hold_t){ .blame_ns = mon->clock - mine.clock_at_acquire,
@@ -124,6 +124,6 @@ bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *r
         stats->blamed_ns += hold->blame_ns;
     uint8_t k = holders_now(rw, mon);
     mon->held = k > 0 ? (uint8_t)(k - 1) : 0; /* we are about to leave */
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
     return true;
 }

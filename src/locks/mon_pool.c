@@ -16,7 +16,7 @@ lb_mon_pool_t lb_mon_pool;
 #define pool lb_mon_pool.base
 static uint32_t bump = 1;
 static uint32_t free_head;
-static lb_spin_t pool_lock = LB_SPIN_INIT;
+static lb_meta_lock_t pool_lock = LB_META_LOCK_INIT;
 
 int lb_mon_pool_setup(void)
 {
@@ -60,7 +60,7 @@ void lb_mon_pool_keep_growing(void)
 /* Move up to `count` free slots into the cache (under pool_lock). */
 static void refill(uint32_t count)
 {
-    lb_spin_lock(&pool_lock);
+    lb_meta_lock(&pool_lock);
     bool grew = false;
     while (cache.n < count) {
         uint32_t index = free_head;
@@ -74,20 +74,20 @@ static void refill(uint32_t count)
         }
         cache.slot[cache.n++] = index;
     }
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
     growing = grew;
 }
 
 /* Return cached slots beyond `keep` to the pool (under pool_lock). */
 static void drain(uint32_t keep)
 {
-    lb_spin_lock(&pool_lock);
+    lb_meta_lock(&pool_lock);
     while (cache.n > keep) {
         uint32_t index = cache.slot[--cache.n];
         pool[index].free_next = free_head;
         free_head = index;
     }
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
 }
 
 void lb_mon_cache_flush(void)
@@ -107,13 +107,13 @@ static uint32_t take_slot(void)
         return cache.n ? cache.slot[--cache.n] : 0;
     }
     uint32_t index = 0;
-    lb_spin_lock(&pool_lock);
+    lb_meta_lock(&pool_lock);
     index = free_head;
     if (index)
         free_head = pool[index].free_next;
     else if (bump < LB_MON_SLOTS)
         index = bump++;
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
     return index;
 }
 
@@ -142,10 +142,10 @@ void lb_mon_free(lb_mon_t *mon)
         cache.slot[cache.n++] = index;
         return;
     }
-    lb_spin_lock(&pool_lock);
+    lb_meta_lock(&pool_lock);
     mon->free_next = free_head;
     free_head = index;
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
 }
 
 uint32_t lb_mon_index(const lb_mon_t *mon)
@@ -177,12 +177,12 @@ void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg)
 
 void lb_mon_fork_prepare(void)
 {
-    lb_spin_lock(&pool_lock);
+    lb_meta_lock(&pool_lock);
 }
 
 void lb_mon_fork_parent(void)
 {
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
 }
 
 void lb_mon_fork_child(void)
@@ -190,5 +190,5 @@ void lb_mon_fork_child(void)
     /* Only the forking thread exists now; no meta lock can be in use. */
     for (uint32_t i = 1; i < bump; i++)
         pool[i].meta.locked = 0;
-    lb_spin_unlock(&pool_lock);
+    lb_meta_unlock(&pool_lock);
 }

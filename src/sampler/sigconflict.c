@@ -30,9 +30,9 @@
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
 #include "util/log.h"
-#include "util/spin.h"
+#include "util/meta_lock.h"
 
-static lb_spin_t lb_move_lock;
+static lb_meta_lock_t lb_move_lock;
 
 void lb_sampler_program_view(int signo, struct sigaction *old)
 {
@@ -65,9 +65,9 @@ void lb_sampler_release_signal(int signo)
     lb_thread_t *self = lb_self;
     if (self)
         lb_enter(self);
-    lb_spin_lock(&lb_move_lock);
+    lb_meta_lock(&lb_move_lock);
     if (__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) != signo || !lb_sampler_cfg.ops) {
-        lb_spin_unlock(&lb_move_lock);
+        lb_meta_unlock(&lb_move_lock);
         goto out;   /* moved already by another thread */
     }
     struct sigaction program = *lb_sampler_program_action();
@@ -92,7 +92,7 @@ void lb_sampler_release_signal(int signo)
     sigemptyset(&ignore.sa_mask);
     lb_real_sigaction(signo, &ignore, NULL);   /* discards what is pending */
     lb_real_sigaction(signo, &program, NULL);
-    lb_spin_unlock(&lb_move_lock);
+    lb_meta_unlock(&lb_move_lock);
 out:
     if (self)
         lb_leave(self);

@@ -2,7 +2,7 @@
 
 #include <sys/mman.h>
 
-#include "util/spin.h"
+#include "util/meta_lock.h"
 
 /* Every mapping ends in one PROT_NONE page. The kernel places new
  * mappings top-down, so a thread's tables, mapped when it starts, land
@@ -45,7 +45,7 @@ void lb_pages_free(void *p, size_t bytes)
 
 #define LB_ARENA_CHUNK (1u << 20)
 
-static lb_spin_t arena_lock = LB_SPIN_INIT;
+static lb_meta_lock_t arena_lock = LB_META_LOCK_INIT;
 static char *arena_cursor;
 static size_t arena_left;
 static size_t arena_total;
@@ -56,7 +56,7 @@ void *lb_arena_alloc(size_t bytes)
     char *fresh = NULL;
     size_t fresh_size = 0;
     for (;;) {
-        lb_spin_lock(&arena_lock);
+        lb_meta_lock(&arena_lock);
         if (bytes > arena_left && fresh) {
             /* Install the chunk mapped outside the lock. The rest of the
              * old chunk is abandoned (at most one allocation's worth). */
@@ -69,12 +69,12 @@ void *lb_arena_alloc(size_t bytes)
             arena_cursor += bytes;
             arena_left -= bytes;
             arena_total += bytes;
-            lb_spin_unlock(&arena_lock);
+            lb_meta_unlock(&arena_lock);
             if (fresh) /* another thread refilled first */
                 lb_pages_free(fresh, fresh_size);
             return p;
         }
-        lb_spin_unlock(&arena_lock);
+        lb_meta_unlock(&arena_lock);
         /* No system call under the lock: map a chunk, then retry. */
         fresh_size = bytes > LB_ARENA_CHUNK ? bytes : LB_ARENA_CHUNK;
         fresh = lb_pages_alloc(fresh_size);
@@ -90,10 +90,10 @@ size_t lb_arena_bytes(void)
 
 void lb_arena_fork_prepare(void)
 {
-    lb_spin_lock(&arena_lock);
+    lb_meta_lock(&arena_lock);
 }
 
 void lb_arena_fork_done(void)
 {
-    lb_spin_unlock(&arena_lock);
+    lb_meta_unlock(&arena_lock);
 }

@@ -31,11 +31,11 @@ uint32_t lb_close_open_waits(uint64_t now)
         if (!start || !mon || start >= now)
             continue;
         uint64_t waited = now - start;
-        lb_spin_lock(&mon->meta);
+        lb_meta_lock(&mon->meta);
         lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
         if (stats)
             stats->wait_ns += waited;
-        lb_spin_unlock(&mon->meta);
+        lb_meta_unlock(&mon->meta);
         lb_cct_node_t *root = t->cct ? lb_cct_node(t->cct, 0) : NULL;
         if (root)
             root->m.wait_ns += waited;

@@ -379,9 +379,9 @@ static void settle_live(lb_mon_t *mon, void *now)
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (!stats)
         return;
-    lb_spin_lock(&mon->meta);
+    lb_meta_lock(&mon->meta);
     lb_clock_advance(mon, stats, *(uint64_t *)now);
-    lb_spin_unlock(&mon->meta);
+    lb_meta_unlock(&mon->meta);
 }
 
 static uint32_t leaf_node_cb(void *ctx, uint32_t thread, uint32_t local)

@@ -1,4 +1,6 @@
-/* lb_spin: lockblame's own tiny lock for its internal state.
+/* lb_meta_lock: lockblame's own tiny lock for its internal state (an
+ * lb_mon's `meta`, the arena, the pool). Named apart from lb_spin*, which
+ * in lockblame means the program's pthread spin locks (locks/spin_ops.h).
  *
  * Invariants: it never calls into pthread (so it can never recurse into our
  * own wrappers); critical sections under it are a few dozen instructions
@@ -7,24 +9,24 @@
  * descheduled holder would otherwise be waited for by spinning threads for
  * whole time slices. It is not async-signal-safe: the signal handler never
  * takes one. */
-#ifndef LB_SPIN_H
-#define LB_SPIN_H
+#ifndef LB_META_LOCK_H
+#define LB_META_LOCK_H
 #include <sched.h>
 #include <stdint.h>
 
-typedef struct { uint32_t locked; } lb_spin_t;
-#define LB_SPIN_INIT { 0 }
+typedef struct { uint32_t locked; } lb_meta_lock_t;
+#define LB_META_LOCK_INIT { 0 }
 
-#define LB_SPIN_BEFORE_YIELD 128
+#define LB_META_LOCK_SPINS 128
 
-static inline void lb_spin_lock(lb_spin_t *s)
+static inline void lb_meta_lock(lb_meta_lock_t *s)
 {
     unsigned spins = 0;
     for (;;) {
         if (!__atomic_exchange_n(&s->locked, 1, __ATOMIC_ACQUIRE))
             return;
         while (__atomic_load_n(&s->locked, __ATOMIC_RELAXED)) {
-            if (++spins < LB_SPIN_BEFORE_YIELD)
+            if (++spins < LB_META_LOCK_SPINS)
                 __builtin_ia32_pause();
             else
                 sched_yield();
@@ -32,7 +34,7 @@ static inline void lb_spin_lock(lb_spin_t *s)
     }
 }
 
-static inline void lb_spin_unlock(lb_spin_t *s)
+static inline void lb_meta_unlock(lb_meta_lock_t *s)
 {
     __atomic_store_n(&s->locked, 0, __ATOMIC_RELEASE);
 }
