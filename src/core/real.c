@@ -42,7 +42,6 @@ int lb_real_resolve(void)
         .create = next_versioned("pthread_create", "GLIBC_2.34"),
         .join = next("pthread_join"),
         .timedjoin_np = next("pthread_timedjoin_np"),
-        .tryjoin_np = next("pthread_tryjoin_np"),
         .cond_wait = next_versioned("pthread_cond_wait", "GLIBC_2.3.2"),
         .cond_timedwait = next_versioned("pthread_cond_timedwait", "GLIBC_2.3.2"),
         .cond_clockwait = next("pthread_cond_clockwait"), /* 2.30+, one version */
@@ -71,7 +70,6 @@ int lb_real_resolve(void)
         .sem_post = next_versioned("sem_post", "GLIBC_2.34"),
         .sem_destroy = next_versioned("sem_destroy", "GLIBC_2.34"),
         .sem_init = next_versioned("sem_init", "GLIBC_2.34"),
-        .execve = next("execve"),
     };
     if (!t.mutex_lock || !t.mutex_unlock || !t.mutex_trylock || !t.create)
         lb_die("cannot resolve the real pthread functions");

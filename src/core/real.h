@@ -23,7 +23,6 @@ typedef struct lb_real_table {
     int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     int (*join)(pthread_t, void **);
     int (*timedjoin_np)(pthread_t, void **, const struct timespec *);
-    int (*tryjoin_np)(pthread_t, void **);
     /* pthread_cond_*: GLIBC_2.3.2 is the current condvar ABI; the unversioned
      * lookup could bind the 2.2.5 compatibility version. */
     int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
@@ -53,7 +52,6 @@ typedef struct lb_real_table {
     int (*sem_post)(sem_t *);
     int (*sem_destroy)(sem_t *);
     int (*sem_init)(sem_t *, int, unsigned);
-    int (*execve)(const char *, char *const[], char *const[]);
 } __attribute__((aligned(64))) lb_real_table_t; /* own cache lines: read by every wrapper */
 
 extern lb_real_table_t lb_real;
