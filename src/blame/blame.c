@@ -34,18 +34,25 @@ static lb_cct_node_t *context_here(lb_thread_t *self)
     return lb_cct_insert(self->cct, pcs, n);
 }
 
+/* Under meta: the calling thread starts waiting on mon at now (w++). */
+static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64_t now)
+{
+    lb_clock_advance(mon, stats_of(mon), now);
+    wait->mon = mon;
+    wait->kind = kind;
+    wait->start_ns = now;
+    mon->waiters++;
+    if (!mon->held) /* someone holds it, or we would not wait */
+        lb_clock_hold_begins(mon);
+}
+
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
     int saved_errno = errno;
     lb_enter(self);
-    wait->mon = mon;
-    wait->kind = kind;
-    wait->start_ns = lb_now_ns();
+    uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
-    lb_clock_advance(mon, stats_of(mon), wait->start_ns);
-    mon->waiters++;
-    if (!mon->held) /* someone holds it, or we would not wait */
-        lb_clock_hold_begins(mon);
+    wait_begins(mon, kind, wait, now);
     lb_meta_unlock(&mon->meta);
     lb_note_wait_begin(self, mon, kind, wait->start_ns);
     lb_waiting_begin(self, kind);
@@ -173,13 +180,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
         *hold = collect(mon, now, false);
         mon->barrier_arrived = 0;
     } else {
-        lb_clock_advance(mon, stats_of(mon), now);
-        wait->mon = mon;
-        wait->kind = LB_OBJ_BARRIER;
-        wait->start_ns = now;
-        mon->waiters++;
-        if (!mon->held)
-            lb_clock_hold_begins(mon);
+        wait_begins(mon, LB_OBJ_BARRIER, wait, now);
     }
     lb_meta_unlock(&mon->meta);
     if (!last) {
