@@ -66,20 +66,34 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     return rc;
 }
 
-int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
+/* A signal, broadcast or post on obj: counts the release at site and, if
+ * threads wait, collects the idleness accrued since the previous one onto
+ * it. real(obj, arg) is the real call, whose result is returned. */
+static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
+                            int (*real)(void *obj, int arg), int arg)
 {
     lb_thread_t *self = lb_self;
-    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
     if (mon) {
-        lb_site_count_release(self->sites, site, LB_OBJ_COND);
+        lb_site_count_release(self->sites, site, kind);
         if (lb_release_needs_accounting(mon)) {
             lb_hold_t hold = lb_signal_collect(self, mon);
-            int rc = broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
-            lb_deposit(self, &hold, LB_OBJ_COND, site);
+            int rc = real(obj, arg);
+            lb_deposit(self, &hold, kind, site);
             return rc;
         }
     }
+    return real(obj, arg);
+}
+
+static int real_cond_signal(void *c, int broadcast)
+{
     return broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
+}
+
+int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
+{
+    return signal_op(c, LB_OBJ_COND, site, real_cond_signal, broadcast);
 }
 
 int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
@@ -134,20 +148,14 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     return rc;
 }
 
+static int real_sem_post(void *s, int unused)
+{
+    return lb_real.sem_post(s);
+}
+
 int lb_sem_post(sem_t *s, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
-    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
-    if (mon) {
-        lb_site_count_release(self->sites, site, LB_OBJ_SEM);
-        if (lb_release_needs_accounting(mon)) {
-            lb_hold_t hold = lb_signal_collect(self, mon);
-            int rc = lb_real.sem_post(s);
-            lb_deposit(self, &hold, LB_OBJ_SEM, site);
-            return rc;
-        }
-    }
-    return lb_real.sem_post(s);
+    return signal_op(s, LB_OBJ_SEM, site, real_sem_post, 0);
 }
 
 int lb_sem_init(sem_t *s, int pshared, unsigned value)
