@@ -1,11 +1,11 @@
 #include "blame/object_blame.h"
 
+#include "common/hash.h"
 #include "util/pages.h"
 
 static uint32_t slot_of(uint32_t object, uint32_t node, uint32_t capacity)
 {
-    uint64_t h = ((uint64_t)object << 32 | node) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(h >> 32) & (capacity - 1);
+    return lb_hash_index((uint64_t)object << 32 | node, (unsigned)__builtin_ctz(capacity));
 }
 
 static lb_object_blame_t *find(lb_object_blame_t *slot, uint32_t capacity,

@@ -13,18 +13,10 @@ static uint32_t next_index = 1;
 
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {
-    if (!records) {
-        /* First contention anywhere: racing creators may both reserve;
-         * the loser's reservation is released. */
-        lb_object_stats_t *fresh =
-            lb_pages_reserve((size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t));
-        if (!fresh)
-            return 0;
-        lb_object_stats_t *expected = NULL;
-        if (!__atomic_compare_exchange_n(&records, &expected, fresh, false,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            lb_pages_free(fresh, (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t));
-    }
+    /* Reserved at the first contention anywhere. */
+    if (!lb_pages_reserve_once((void **)&records,
+                               (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t)))
+        return 0;
     uint32_t index = __atomic_fetch_add(&next_index, 1, __ATOMIC_ACQ_REL);
     if (index >= LB_STATS_SLOTS)
         return 0;

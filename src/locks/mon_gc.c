@@ -35,6 +35,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "locks/lifecycle.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
@@ -44,7 +45,8 @@
 
 #define LB_GC_BATCH 512
 #define LB_GC_MIN_GROWTH (1u << 20)
-#define LB_RECENT_SLOTS (1u << 20) /* 4 MiB reserved, touched as used */
+#define LB_RECENT_BITS 20
+#define LB_RECENT_SLOTS (1u << LB_RECENT_BITS) /* 4 MiB reserved, touched as used */
 
 static uint32_t *recent; /* address hash -> index of the lb_mon last published there */
 static uint32_t sweeping;
@@ -161,18 +163,7 @@ void lb_mon_gc_maybe(uint32_t slots_used)
 
 static uint32_t *recent_table(void)
 {
-    uint32_t *t = __atomic_load_n(&recent, __ATOMIC_ACQUIRE);
-    if (t)
-        return t;
-    uint32_t *fresh = lb_pages_reserve((size_t)LB_RECENT_SLOTS * sizeof *fresh);
-    if (!fresh)
-        return NULL;
-    if (!__atomic_compare_exchange_n(&recent, &t, fresh, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        lb_pages_free(fresh, (size_t)LB_RECENT_SLOTS * sizeof *fresh);
-        return t;
-    }
-    return fresh;
+    return lb_pages_reserve_once((void **)&recent, (size_t)LB_RECENT_SLOTS * sizeof *recent);
 }
 
 void lb_mon_published(lb_mon_t *mon, const void *addr)
@@ -185,7 +176,7 @@ void lb_mon_published(lb_mon_t *mon, const void *addr)
     uint32_t *t = recent_table();
     if (!t)
         return;
-    uint32_t slot = (uint32_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> 44) & (LB_RECENT_SLOTS - 1);
+    uint32_t slot = lb_hash_index((uintptr_t)addr, LB_RECENT_BITS);
     lb_mon_t *previous = lb_mon_at(__atomic_exchange_n(&t[slot], lb_mon_index(mon), __ATOMIC_ACQ_REL));
     if (previous && previous != mon && __atomic_load_n(&previous->addr, __ATOMIC_ACQUIRE) == addr &&
         __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE)) {

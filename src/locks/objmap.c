@@ -1,10 +1,12 @@
 #include "locks/objmap.h"
 
+#include "common/hash.h"
 #include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "util/pages.h"
 
-#define LB_OBJMAP_SLOTS (1u << 22) /* 64 MiB reserved, touched as used */
+#define LB_OBJMAP_BITS 22
+#define LB_OBJMAP_SLOTS (1u << LB_OBJMAP_BITS) /* 64 MiB reserved, touched as used */
 #define LB_OBJMAP_PROBES 64
 
 typedef struct slot {
@@ -17,23 +19,12 @@ static uint64_t full_misses;
 
 static slot_t *table_get(void)
 {
-    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    if (t)
-        return t;
-    slot_t *fresh = lb_pages_reserve((size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
-    if (!fresh)
-        return NULL;
-    if (!__atomic_compare_exchange_n(&table, &t, fresh, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        lb_pages_free(fresh, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
-        return t;
-    }
-    return fresh;
+    return lb_pages_reserve_once((void **)&table, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
 }
 
 static inline uint32_t home(uintptr_t key)
 {
-    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (LB_OBJMAP_SLOTS - 1);
+    return lb_hash_index(key, LB_OBJMAP_BITS);
 }
 
 /* The slot holding key; claims an empty one when create is set. */

@@ -1,5 +1,6 @@
 #include "util/pages.h"
 
+#include <stdbool.h>
 #include <sys/mman.h>
 
 #include "util/meta_lock.h"
@@ -35,6 +36,22 @@ void *lb_pages_alloc(size_t bytes)
 void *lb_pages_reserve(size_t bytes)
 {
     return map_with_top_guard(bytes, MAP_NORESERVE);
+}
+
+void *lb_pages_reserve_once(void **slot, size_t bytes)
+{
+    void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (current)
+        return current;
+    void *fresh = lb_pages_reserve(bytes);
+    if (!fresh)
+        return NULL;
+    if (!__atomic_compare_exchange_n(slot, &current, fresh, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        lb_pages_free(fresh, bytes);
+        return current;
+    }
+    return fresh;
 }
 
 void lb_pages_free(void *p, size_t bytes)

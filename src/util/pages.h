@@ -12,6 +12,10 @@ void *lb_pages_alloc(size_t bytes);
 /* Reserve address space without committing memory (MAP_NORESERVE). */
 void *lb_pages_reserve(size_t bytes);
 void lb_pages_free(void *p, size_t bytes);
+/* The reservation published in *slot, reserving `bytes` on first use
+ * (racing first users may each reserve; one CAS publishes a winner and the
+ * others release theirs). NULL while the kernel refuses. Lock-free. */
+void *lb_pages_reserve_once(void **slot, size_t bytes);
 /* Zeroed, 16-byte aligned, never freed; thread-safe, not async-signal-safe. */
 void *lb_arena_alloc(size_t bytes);
 /* Bytes handed out by lb_arena_alloc so far (for the memory figures). */

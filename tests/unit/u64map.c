@@ -1,11 +1,11 @@
-/* Unit tests for the writer's u64 -> u32 map (src/report/writer/u64map.c):
- * get/put/overwrite, growth, and agreement with a reference (a sorted
- * array built by the test) over many keys, including keys that share home
- * slots.
+/* Unit tests for the u64 map shared by the writer and the CLI
+ * (src/common/u64map.c): get/put/overwrite, key 0, the slot interface,
+ * growth, and agreement with a reference (a sorted array built by the
+ * test) over many keys, including keys that share home slots.
  */
 #include "check.h"
 
-#include "report/writer/u64map.h"
+#include "common/u64map.h"
 
 static void test_empty_and_overwrite(void)
 {
@@ -19,11 +19,42 @@ static void test_empty_and_overwrite(void)
     ASSERT_TRUE(lb_u64map_get(&map, 42, &v));
     ASSERT_EQ(v, 2);
     ASSERT_EQ(map.used, 1);
+    ASSERT_EQ(lb_u64map_put(&map, 5, (uint32_t)INT32_MAX + 1), -1); /* not a value */
+    ASSERT_EQ(lb_u64map_find(&map, 5), -1);
     ASSERT_EQ(lb_u64map_put(&map, UINT64_MAX, 3), 0);
     ASSERT_TRUE(lb_u64map_get(&map, UINT64_MAX, &v));
     ASSERT_EQ(v, 3);
     lb_u64map_free(&map);
     ASSERT_FALSE(lb_u64map_get(&map, 42, &v)); /* a freed map is empty, not dangling */
+}
+
+/* Key 0 is a key like any other (the CLI maps database id 0); a
+ * zero-initialized map is empty and grows on first insert. */
+static void test_key_zero_and_slots(void)
+{
+    lb_u64map_t map = { 0 };
+    ASSERT_EQ(lb_u64map_find(&map, 0), -1);
+    bool is_new = false;
+    int32_t *slot = lb_u64map_slot(&map, 0, &is_new);
+    ASSERT_NOT_NULL(slot);
+    ASSERT_TRUE(is_new);
+    ASSERT_EQ(*slot, -1);
+    *slot = 11;
+    slot = lb_u64map_slot(&map, 0, &is_new);
+    ASSERT_FALSE(is_new);
+    ASSERT_EQ(*slot, 11);
+    ASSERT_EQ(lb_u64map_find(&map, 0), 11);
+    ASSERT_EQ(lb_u64map_find(&map, 1), -1);
+    for (uint32_t k = 1; k < 1000; k++) {
+        slot = lb_u64map_slot(&map, k, &is_new);
+        ASSERT_TRUE(is_new);
+        *slot = (int32_t)k * 2;
+    }
+    ASSERT_EQ(map.used, 1000);
+    ASSERT_EQ(lb_u64map_find(&map, 0), 11);
+    for (uint32_t k = 1; k < 1000; k++)
+        ASSERT_EQ(lb_u64map_find(&map, k), (int32_t)k * 2);
+    lb_u64map_free(&map);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -76,4 +107,4 @@ static void test_many_keys_match_reference(void)
     free(keys);
 }
 
-CHECK_MAIN(test_empty_and_overwrite, test_many_keys_match_reference)
+CHECK_MAIN(test_empty_and_overwrite, test_key_zero_and_slots, test_many_keys_match_reference)

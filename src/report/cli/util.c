@@ -220,77 +220,23 @@ void lb_strtab_free(struct lb_strtab *t)
 	memset(t, 0, sizeof *t);
 }
 
-static size_t map_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
 int32_t lb_map_get(const struct lb_map *m, uint64_t key)
 {
-	if (!m->cap)
-		return -1;
-	for (size_t i = map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->vals[i] < 0)
-			return -1;
-		if (m->keys[i] == key)
-			return m->vals[i];
-	}
-}
-
-static void map_resize(struct lb_map *m, size_t ncap)
-{
-	uint64_t *ok = m->keys;
-	int32_t *ov = m->vals;
-	size_t ocap = m->cap;
-
-	m->keys = lb_xmalloc(ncap * sizeof *m->keys);
-	m->vals = lb_xmalloc(ncap * sizeof *m->vals);
-	memset(m->vals, 0xff, ncap * sizeof *m->vals);
-	m->cap = ncap;
-	for (size_t j = 0; j < ocap; j++) {
-		if (ov[j] < 0)
-			continue;
-		size_t i = map_hash(ok[j]) & (ncap - 1);
-
-		while (m->vals[i] >= 0)
-			i = (i + 1) & (ncap - 1);
-		m->keys[i] = ok[j];
-		m->vals[i] = ov[j];
-	}
-	free(ok);
-	free(ov);
+	return lb_u64map_find(&m->m, key);
 }
 
 int32_t *lb_map_slot(struct lb_map *m, uint64_t key, bool *is_new)
 {
-	if ((m->n + 1) * 2 > m->cap)
-		map_resize(m, m->cap ? m->cap * 2 : 64);
-	size_t i = map_hash(key) & (m->cap - 1);
+	int32_t *slot = lb_u64map_slot(&m->m, key, is_new);
 
-	for (;; i = (i + 1) & (m->cap - 1)) {
-		if (m->vals[i] < 0)
-			break;
-		if (m->keys[i] == key) {
-			*is_new = false;
-			return &m->vals[i];
-		}
-	}
-	/* A new slot keeps the -1 marker until the caller stores a value; the
-	 * caller must store one (>= 0) before the next insert. */
-	m->keys[i] = key;
-	m->n++;
-	*is_new = true;
-	return &m->vals[i];
+	if (!slot)
+		lb_die(LB_EXIT_FAIL, "out of memory (map of %zu keys)", m->m.used);
+	return slot;
 }
 
 void lb_map_free(struct lb_map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
+	lb_u64map_free(&m->m);
 }
 
 const char *lb_basename(const char *path)

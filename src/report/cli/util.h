@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/u64map.h"
+
 enum lb_exit {
 	LB_EXIT_OK = 0,		/* success */
 	LB_EXIT_FAIL = 1,	/* runtime failure */
@@ -61,12 +63,10 @@ int32_t lb_strtab_intern(struct lb_strtab *t, const char *s);
 int32_t lb_strtab_find(const struct lb_strtab *t, const char *s); /* -1 if absent */
 void lb_strtab_free(struct lb_strtab *t);
 
-/* uint64 -> int32 map with open addressing. Zero-initialise to start. */
+/* uint64 -> int32 map: common/u64map.h, exiting on out-of-memory.
+ * Zero-initialise to start. */
 struct lb_map {
-	uint64_t *keys;
-	int32_t *vals;	/* -1 marks an empty slot */
-	size_t cap;	/* power of two, 0 before first insert */
-	size_t n;	/* live entries */
+	lb_u64map_t m;
 };
 int32_t lb_map_get(const struct lb_map *m, uint64_t key);	/* -1 if absent */
 /* Slot for key; a new slot holds -1 and *is_new is set. */

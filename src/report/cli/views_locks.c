@@ -229,7 +229,7 @@ static void add_row(struct lb_profile *p, struct lb_table *t, const struct group
 		lb_buf_printf(b, "0x%" PRIx64, p->objs[i].address);
 		lb_table_list_add(t, row, C_ADDRESSES, lb_buf_str(b));
 	}
-	lb_table_int(t, row, C_INSTANCES, (int64_t)seen.n);
+	lb_table_int(t, row, C_INSTANCES, (int64_t)seen.m.used);
 	lb_table_int(t, row, C_OBJECTS, g->instances);
 	lb_map_free(&seen);
 	lb_table_int(t, row, C_ACQ, g->acquisitions);
