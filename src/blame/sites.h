@@ -16,7 +16,7 @@
 #define LB_SITE_SLOTS 512   /* power of two */
 
 typedef struct lb_site {
-    uintptr_t key;          /* call-site return address | kind in the low 3 bits' place, see lb_site_key */
+    uintptr_t key;          /* call-site return address, kind + 1 in the top byte (lb_site_key); 0 = free */
     uint64_t releases;      /* unlock / signal / broadcast / post calls at this site */
     uint32_t acquisitions;  /* completed acquisitions/waits made at this site (slow path only) */
     uint32_t contended;     /* of those, how many had to wait */

@@ -2,12 +2,15 @@
  * (condition variables, semaphores, barriers, rwlocks): a fixed-size,
  * lock-free open-addressing table.
  *
- * Invariants: a slot's key goes 0 -> address once (CAS) and then only
- * changes back to 0 in a fork child reset; its value is published with a
- * CAS after the key, so readers spin briefly on a claimed slot whose value
- * is not yet set. Destroy keeps the key (the address may be reused for the
- * same kind) and retires the lb_mon. A full table leaves new objects
- * unmonitored and counts them. */
+ * Invariants: a slot's key goes 0 -> address once (CAS) and never
+ * changes again, so a lookup that found the slot keeps it. Its lb_mon is
+ * installed by CAS after the key: a thread that finds the slot still
+ * empty (or holding another kind's lb_mon, memory reused without destroy)
+ * allocates one and races to install it; the loser frees its own and uses
+ * the winner's, a replaced lb_mon is retired. Destroy and init keep the
+ * key (the address may be reused) and retire the lb_mon. A key that finds
+ * no free slot within LB_OBJMAP_PROBES leaves its object unmonitored
+ * (counted). */
 #ifndef LB_OBJMAP_H
 #define LB_OBJMAP_H
 #include "locks/monitored.h"

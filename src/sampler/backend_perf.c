@@ -19,11 +19,14 @@
  * reached) thread_start fails with -EMFILE and the caller falls back to
  * the timer backend for that thread.
  *
- * Arming: PERF_EVENT_IOC_REFRESH 1 lets exactly one overflow through; the
- * kernel then disables the event and sends our signal with si_code
- * POLL_HUP, and the handler refreshes it again. So at most one sample
- * signal per thread is ever in flight, no mmap ring buffer is needed, and
- * a thread that blocks our signal cannot pile up a queue of them.
+ * Arming: the event gets a small mmap ring (LB_PERF_RING_BYTES) with
+ * wakeup_events = 1, so every overflow signals us with the event left
+ * enabled, and the handler only moves the ring's tail (no system call per
+ * sample). Where the ring cannot be mapped, PERF_EVENT_IOC_REFRESH 1 lets
+ * exactly one overflow through; the kernel then disables the event and
+ * sends our signal with si_code POLL_HUP, and the handler refreshes it.
+ * The samples' records in the ring are never read: the signal's context
+ * is the sample.
  *
  * Invariants: lb_perf_attr is written by lb_perf_prepare during setup only
  * and read-only afterwards. A thread's fd is owned as described in
