@@ -53,7 +53,7 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
 			int fmt = lb_format_parse(optarg);
 
 			if (fmt != LB_FMT_TABLE && fmt != LB_FMT_CSV && fmt != LB_FMT_JSON)
-				lb_die(LB_EXIT_USAGE, "compare: unknown format '%s' (table, csv, json)", optarg);
+				cli_die(LB_EXIT_USAGE, "compare: unknown format '%s' (table, csv, json)", optarg);
 			o->format = (enum lb_format)fmt;
 			break;
 		}
@@ -65,7 +65,7 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
 			long v = strtol(optarg, &end, 10);
 
 			if (!*optarg || *end || v < 0 || v > 1000000)
-				lb_die(LB_EXIT_USAGE, "compare: -n wants a number >= 0, not '%s'", optarg);
+				cli_die(LB_EXIT_USAGE, "compare: -n wants a number >= 0, not '%s'", optarg);
 			o->limit = (int)v;
 			break;
 		}
@@ -74,7 +74,7 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
 		}
 	}
 	if (argc - optind < 2)
-		lb_die(LB_EXIT_USAGE, "compare: needs two or more databases (lockblame compare A.db B.db)");
+		cli_die(LB_EXIT_USAGE, "compare: needs two or more databases (lockblame compare A.db B.db)");
 	o->dbs = argv + optind;
 	o->ndbs = argc - optind;
 	return true;
@@ -114,6 +114,6 @@ int lb_cmd_compare(int argc, char **argv)
 	lb_cmp_print(&c, &o);
 	cmp_free(&c);
 	if (fflush(stdout) != 0 || ferror(stdout))
-		lb_die(LB_EXIT_FAIL, "compare: cannot write the output");
+		cli_die(LB_EXIT_FAIL, "compare: cannot write the output");
 	return LB_EXIT_OK;
 }

@@ -266,7 +266,7 @@ void lb_cmp_warn_programs(const struct cmp *c)
 		const char *px = program(c->runs[r], x, sizeof x);
 
 		if (*px && strcmp(pa, px) != 0) {
-			lb_warn("compare: the runs profile different programs (A: %s, %c: %s); only "
+			cli_warn("compare: the runs profile different programs (A: %s, %c: %s); only "
 				"contexts with the same functions match", pa, run_letter(r), px);
 			return;
 		}

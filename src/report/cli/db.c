@@ -27,8 +27,8 @@ void lb_db_fail(sqlite3 *db, const char *path, const char *what)
 	int code = db ? sqlite3_errcode(db) : SQLITE_ERROR;
 
 	if (code == SQLITE_NOMEM)
-		lb_die(LB_EXIT_FAIL, "%s: out of memory while %s", path, what);
-	lb_die(LB_EXIT_USAGE, "%s: corrupt or truncated database (%s: %s)", path,
+		cli_die(LB_EXIT_FAIL, "%s: out of memory while %s", path, what);
+	cli_die(LB_EXIT_USAGE, "%s: corrupt or truncated database (%s: %s)", path,
 	       what, db ? sqlite3_errmsg(db) : "cannot open");
 }
 
@@ -46,22 +46,22 @@ static void check_file(const char *path)
 	unsigned char hdr[100];
 
 	if (stat(path, &st) != 0)
-		lb_die(LB_EXIT_USAGE, "%s: %s", path, strerror(errno));
+		cli_die(LB_EXIT_USAGE, "%s: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
-		lb_die(LB_EXIT_USAGE, "%s: is a directory, not a lockblame database", path);
+		cli_die(LB_EXIT_USAGE, "%s: is a directory, not a lockblame database", path);
 	if (st.st_size == 0)
-		lb_die(LB_EXIT_USAGE, "%s: empty file, not a lockblame database", path);
+		cli_die(LB_EXIT_USAGE, "%s: empty file, not a lockblame database", path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		lb_die(LB_EXIT_USAGE, "%s: %s", path, strerror(errno));
+		cli_die(LB_EXIT_USAGE, "%s: %s", path, strerror(errno));
 	ssize_t n = read(fd, hdr, sizeof hdr);
 
 	close(fd);
 	if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0)
-		lb_die(LB_EXIT_USAGE, "%s: not an SQLite database", path);
+		cli_die(LB_EXIT_USAGE, "%s: not an SQLite database", path);
 	if (n < 100)
-		lb_die(LB_EXIT_USAGE, "%s: truncated database (%lld bytes)", path,
+		cli_die(LB_EXIT_USAGE, "%s: truncated database (%lld bytes)", path,
 		       (long long)st.st_size);
 	uint32_t page_size = (uint32_t)hdr[16] << 8 | hdr[17];
 
@@ -71,7 +71,7 @@ static void check_file(const char *path)
 
 	if (pages && be32(hdr + 24) == be32(hdr + 92) &&
 	    (uint64_t)st.st_size < (uint64_t)pages * page_size)
-		lb_die(LB_EXIT_USAGE, "%s: truncated database (%lld of %llu bytes)", path,
+		cli_die(LB_EXIT_USAGE, "%s: truncated database (%lld of %llu bytes)", path,
 		       (long long)st.st_size, (unsigned long long)pages * page_size);
 }
 
@@ -89,7 +89,7 @@ static void check_tables(sqlite3 *db, const char *path)
 		rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		if (rc == SQLITE_DONE)
-			lb_die(LB_EXIT_USAGE, "%s: not a lockblame database (missing table '%s')",
+			cli_die(LB_EXIT_USAGE, "%s: not a lockblame database (missing table '%s')",
 			       path, required_tables[i]);
 		if (rc != SQLITE_ROW)
 			lb_db_fail(db, path, "reading the schema");
@@ -107,7 +107,7 @@ static void check_version(sqlite3 *db, const char *path)
 
 	if (rc == SQLITE_DONE) {
 		sqlite3_finalize(st);
-		lb_die(LB_EXIT_USAGE, "%s: not a lockblame database (no meta.schema_version)", path);
+		cli_die(LB_EXIT_USAGE, "%s: not a lockblame database (no meta.schema_version)", path);
 	}
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(st);
@@ -120,9 +120,9 @@ static void check_version(sqlite3 *db, const char *path)
 
 	sqlite3_finalize(st);
 	if (!ok)
-		lb_die(LB_EXIT_USAGE, "%s: bad meta.schema_version '%s'", path, v ? v : "");
+		cli_die(LB_EXIT_USAGE, "%s: bad meta.schema_version '%s'", path, v ? v : "");
 	if (ver > LB_SCHEMA_VERSION)
-		lb_die(LB_EXIT_USAGE,
+		cli_die(LB_EXIT_USAGE,
 		       "%s: written by a newer lockblame (schema version %ld; this lockblame reads up to %d)",
 		       path, ver, LB_SCHEMA_VERSION);
 }
@@ -148,7 +148,7 @@ static void check_integrity(sqlite3 *db, const char *path)
 
 		snprintf(msg, sizeof msg, "%s", r ? r : "?");
 		sqlite3_finalize(st);
-		lb_die(LB_EXIT_USAGE, "%s: corrupt database (%s)", path, msg);
+		cli_die(LB_EXIT_USAGE, "%s: corrupt database (%s)", path, msg);
 	}
 	sqlite3_finalize(st);
 }
@@ -183,7 +183,7 @@ char *lb_find_default_db(void)
 	struct dirent *e;
 
 	if (!d)
-		lb_die(LB_EXIT_FAIL, "cannot read the current directory: %s", strerror(errno));
+		cli_die(LB_EXIT_FAIL, "cannot read the current directory: %s", strerror(errno));
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
 
@@ -202,7 +202,7 @@ char *lb_find_default_db(void)
 	}
 	closedir(d);
 	if (!best)
-		lb_die(LB_EXIT_USAGE,
+		cli_die(LB_EXIT_USAGE,
 		       "no lockblame.*.db in the current directory (name a database, or record one with 'lockblame run -- PROG')");
 	return best;
 }

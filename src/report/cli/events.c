@@ -115,14 +115,14 @@ int lb_cmd_events(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		lb_die(LB_EXIT_USAGE, "events: unexpected argument '%s'", argv[optind]);
+		cli_die(LB_EXIT_USAGE, "events: unexpected argument '%s'", argv[optind]);
 
 	printf("  %-36s %-12s %s\n", "EVENT", "PMU", "DESCRIPTION");
 	software_fallbacks();
 	int rc = pfm_initialize();
 
 	if (rc != PFM_SUCCESS) {
-		lb_warn("events: libpfm4 did not initialise (%s); only the software clocks are listed",
+		cli_warn("events: libpfm4 did not initialise (%s); only the software clocks are listed",
 			pfm_strerror(rc));
 		return LB_EXIT_OK;
 	}

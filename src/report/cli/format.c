@@ -77,7 +77,7 @@ int lb_table_add_row(struct lb_table *t)
 static struct cell *cell_at(struct lb_table *t, int row, int col)
 {
 	if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
-		lb_die(LB_EXIT_FAIL, "internal error: cell %d,%d out of range", row, col);
+		cli_die(LB_EXIT_FAIL, "internal error: cell %d,%d out of range", row, col);
 	return &t->cells[(size_t)row * (size_t)t->ncols + (size_t)col];
 }
 
@@ -131,7 +131,7 @@ void lb_table_list_add(struct lb_table *t, int row, int col, const char *s)
 	size_t cap = (size_t)c->cap;
 
 	if (c->borrowed)
-		lb_die(LB_EXIT_FAIL, "internal error: mixed list cell");
+		cli_die(LB_EXIT_FAIL, "internal error: mixed list cell");
 	lb_grow((void **)&c->v.items, &cap, (size_t)c->n + 1, sizeof *c->v.items);
 	c->cap = (int32_t)cap;
 	c->v.items[c->n++] = lb_xstrdup(s ? s : "");
@@ -144,7 +144,7 @@ void lb_table_list_ref(struct lb_table *t, int row, int col, const char *s)
 	size_t cap = (size_t)c->cap;
 
 	if (c->n && !c->borrowed)
-		lb_die(LB_EXIT_FAIL, "internal error: mixed list cell");
+		cli_die(LB_EXIT_FAIL, "internal error: mixed list cell");
 	lb_grow((void **)&c->v.items, &cap, (size_t)c->n + 1, sizeof *c->v.items);
 	c->cap = (int32_t)cap;
 	c->v.items[c->n++] = (char *)(s ? s : "");

@@ -313,7 +313,7 @@ static int write_gzip(const struct lb_pbuf *b)
 	if (!gz) {
 		if (fd >= 0)
 			close(fd);
-		lb_warn("report: cannot write the pprof output");
+		cli_warn("report: cannot write the pprof output");
 		return LB_EXIT_FAIL;
 	}
 	size_t off = 0;
@@ -326,7 +326,7 @@ static int write_gzip(const struct lb_pbuf *b)
 		off += chunk;
 	}
 	if (gzclose(gz) != Z_OK || !ok) {
-		lb_warn("report: cannot write the pprof output");
+		cli_warn("report: cannot write the pprof output");
 		return LB_EXIT_FAIL;
 	}
 	return LB_EXIT_OK;

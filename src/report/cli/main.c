@@ -34,12 +34,12 @@ static const char main_usage[] =
 void lb_bad_option(const char *cmd, int opt, const char *arg)
 {
 	if (opt == ':')
-		lb_die(LB_EXIT_USAGE, "%s: option '%s' needs an argument (see 'lockblame %s --help')",
+		cli_die(LB_EXIT_USAGE, "%s: option '%s' needs an argument (see 'lockblame %s --help')",
 		       cmd, arg ? arg : "?", cmd);
 	if (opt && opt < 256)
-		lb_die(LB_EXIT_USAGE, "%s: unknown option '-%c' (see 'lockblame %s --help')", cmd, opt,
+		cli_die(LB_EXIT_USAGE, "%s: unknown option '-%c' (see 'lockblame %s --help')", cmd, opt,
 		       cmd);
-	lb_die(LB_EXIT_USAGE, "%s: unknown option '%s' (see 'lockblame %s --help')", cmd,
+	cli_die(LB_EXIT_USAGE, "%s: unknown option '%s' (see 'lockblame %s --help')", cmd,
 	       arg ? arg : "?", cmd);
 }
 
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	};
 
 	if (argc < 2)
-		lb_die(LB_EXIT_USAGE, "missing command (run, report, compare, events; see 'lockblame --help')");
+		cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, events; see 'lockblame --help')");
 	const char *cmd = argv[1];
 
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
 	if (cmd[0] == '-')
-		lb_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
-	lb_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, events; see 'lockblame --help')",
+		cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
+	cli_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, events; see 'lockblame --help')",
 	       cmd);
 }

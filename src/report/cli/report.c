@@ -60,7 +60,7 @@ static int parse_n(const char *s)
 	long v = strtol(s, &end, 10);
 
 	if (!*s || *end || v < 0 || v > 1000000)
-		lb_die(LB_EXIT_USAGE, "report: -n wants a number >= 0, not '%s'", s);
+		cli_die(LB_EXIT_USAGE, "report: -n wants a number >= 0, not '%s'", s);
 	return (int)v;
 }
 
@@ -68,9 +68,9 @@ static int parse_n(const char *s)
 static void lb_report_output(const struct lb_report_opts *o)
 {
 	if (o->out && !freopen(o->out, o->format == LB_FMT_PPROF ? "wb" : "w", stdout))
-		lb_die(LB_EXIT_FAIL, "report: cannot write '%s': %m", o->out);
+		cli_die(LB_EXIT_FAIL, "report: cannot write '%s': %m", o->out);
 	if (!o->out && o->format == LB_FMT_PPROF && isatty(STDOUT_FILENO))
-		lb_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
+		cli_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
 }
 
 int lb_cmd_report(int argc, char **argv)
@@ -116,13 +116,13 @@ int lb_cmd_report(int argc, char **argv)
 			break;
 		case O_METRIC:
 			if (lb_metric_parse(optarg) < 0)
-				lb_die(LB_EXIT_USAGE,
+				cli_die(LB_EXIT_USAGE,
 				       "report: unknown metric '%s' (idleness, work, wait, overhead)", optarg);
 			o.metric = (enum lb_metric)lb_metric_parse(optarg);
 			break;
 		case O_FORMAT:
 			if (lb_format_parse(optarg) < 0)
-				lb_die(LB_EXIT_USAGE,
+				cli_die(LB_EXIT_USAGE,
 				       "report: unknown format '%s' (table, csv, json, folded, html, pprof)",
 				       optarg);
 			o.format = (enum lb_format)lb_format_parse(optarg);
@@ -130,7 +130,7 @@ int lb_cmd_report(int argc, char **argv)
 		case O_KIND:
 			o.kinds = lb_kinds_parse(optarg);
 			if (!o.kinds)
-				lb_die(LB_EXIT_USAGE, "report: unknown kind in '%s' (mutex, spin, rwlock,"
+				cli_die(LB_EXIT_USAGE, "report: unknown kind in '%s' (mutex, spin, rwlock,"
 						      " cond, barrier, sem, join)", optarg);
 			break;
 		default:
@@ -138,10 +138,10 @@ int lb_cmd_report(int argc, char **argv)
 		}
 	}
 	if (views > 1)
-		lb_die(LB_EXIT_USAGE, "report: choose one view (--by-release-site, --by-lock, "
+		cli_die(LB_EXIT_USAGE, "report: choose one view (--by-release-site, --by-lock, "
 				      "--by-thread, --top-down, --bottom-up or --flat)");
 	if (argc - optind > 1)
-		lb_die(LB_EXIT_USAGE, "report: one database at a time ('%s' is extra); "
+		cli_die(LB_EXIT_USAGE, "report: one database at a time ('%s' is extra); "
 				      "use 'lockblame compare' for several", argv[optind + 1]);
 	char *found = NULL;
 
@@ -173,6 +173,6 @@ int lb_cmd_report(int argc, char **argv)
 	lb_profile_free(p);
 	free(found);
 	if (fflush(stdout) != 0 || ferror(stdout))
-		lb_die(LB_EXIT_FAIL, "report: cannot write the output");
+		cli_die(LB_EXIT_FAIL, "report: cannot write the output");
 	return rc;
 }

@@ -61,7 +61,7 @@ static char *library_path(void)
 static void set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) != 0)
-		lb_die(LB_EXIT_FAIL, "run: cannot set %s: %s", name, strerror(errno));
+		cli_die(LB_EXIT_FAIL, "run: cannot set %s: %s", name, strerror(errno));
 }
 
 static void set_preload(void)
@@ -70,13 +70,13 @@ static void set_preload(void)
 	struct stat st;
 
 	if (!lib) {
-		lb_warn("run: cannot find my own directory (/proc/self/exe); running without liblockblame.so");
+		cli_warn("run: cannot find my own directory (/proc/self/exe); running without liblockblame.so");
 		return;
 	}
 	/* Without the library ld.so would print its own error for every
 	 * process; one line of ours is clearer, and the program still runs. */
 	if (stat(lib, &st) != 0) {
-		lb_warn("run: %s: %s; running the program unprofiled", lib, strerror(errno));
+		cli_warn("run: %s: %s; running the program unprofiled", lib, strerror(errno));
 		free(lib);
 		return;
 	}
@@ -97,7 +97,7 @@ static void check_freq(const char *s)
 	long v = strtol(s, &end, 10);
 
 	if (!*s || *end || v <= 0 || v > 1000000)
-		lb_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
+		cli_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
 }
 
 int lb_cmd_run(int argc, char **argv)
@@ -128,11 +128,11 @@ int lb_cmd_run(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		lb_die(LB_EXIT_USAGE, "run: missing program (usage: lockblame run [OPTIONS] -- PROG [ARGS])");
+		cli_die(LB_EXIT_USAGE, "run: missing program (usage: lockblame run [OPTIONS] -- PROG [ARGS])");
 	if (out && !*out)
-		lb_die(LB_EXIT_USAGE, "run: -o wants a file name");
+		cli_die(LB_EXIT_USAGE, "run: -o wants a file name");
 	if (event && !*event)
-		lb_die(LB_EXIT_USAGE, "run: -e wants an event name");
+		cli_die(LB_EXIT_USAGE, "run: -e wants an event name");
 	if (freq)
 		check_freq(freq);
 	set_preload();
@@ -153,7 +153,7 @@ int lb_cmd_run(int argc, char **argv)
 	pid_t pid = fork();
 
 	if (pid < 0)
-		lb_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
+		cli_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
@@ -168,7 +168,7 @@ int lb_cmd_run(int argc, char **argv)
 
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			lb_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+			cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))

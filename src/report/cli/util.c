@@ -22,7 +22,7 @@ static void vline(const char *fmt, va_list ap)
 	fprintf(stderr, "lockblame: %s\n", msg);
 }
 
-void lb_die(int code, const char *fmt, ...)
+void cli_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -32,7 +32,7 @@ void lb_die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-void lb_warn(const char *fmt, ...)
+void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -46,7 +46,7 @@ void *lb_xmalloc(size_t size)
 	void *p = malloc(size ? size : 1);
 
 	if (!p)
-		lb_die(LB_EXIT_FAIL, "out of memory (%zu bytes)", size);
+		cli_die(LB_EXIT_FAIL, "out of memory (%zu bytes)", size);
 	return p;
 }
 
@@ -55,7 +55,7 @@ void *lb_xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		lb_die(LB_EXIT_FAIL, "out of memory (%zu x %zu bytes)", n, size);
+		cli_die(LB_EXIT_FAIL, "out of memory (%zu x %zu bytes)", n, size);
 	return p;
 }
 
@@ -64,7 +64,7 @@ void *lb_xrealloc(void *p, size_t size)
 	void *q = realloc(p, size ? size : 1);
 
 	if (!q)
-		lb_die(LB_EXIT_FAIL, "out of memory (%zu bytes)", size);
+		cli_die(LB_EXIT_FAIL, "out of memory (%zu bytes)", size);
 	return q;
 }
 
@@ -230,7 +230,7 @@ int32_t *lb_map_slot(struct lb_map *m, uint64_t key, bool *is_new)
 	int32_t *slot = lb_u64map_slot(&m->m, key, is_new);
 
 	if (!slot)
-		lb_die(LB_EXIT_FAIL, "out of memory (map of %zu keys)", m->m.used);
+		cli_die(LB_EXIT_FAIL, "out of memory (map of %zu keys)", m->m.used);
 	return slot;
 }
 

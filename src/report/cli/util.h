@@ -24,10 +24,10 @@ enum lb_exit {
 };
 
 /* Print "lockblame: <msg>" as one line on stderr and exit with `code`. */
-_Noreturn void lb_die(int code, const char *fmt, ...)
+_Noreturn void cli_die(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Same, but returns: for warnings. */
-void lb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void *lb_xmalloc(size_t size);
 void *lb_xcalloc(size_t n, size_t size);
