@@ -30,6 +30,14 @@ static lb_mon_t *fresh_mon(uint64_t t0)
     return mon;
 }
 
+/* The same, with one holder's accounting begun at t0. */
+static lb_mon_t *held_mon(uint64_t t0)
+{
+    lb_mon_t *mon = fresh_mon(t0);
+    lb_clock_hold_begins(mon);
+    return mon;
+}
+
 static lb_object_stats_t fresh_stats(void)
 {
     lb_object_stats_t s;
@@ -53,9 +61,7 @@ static void waiter_leaves(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 static void test_one_holder_is_blamed_w_times_dt(void)
 {
     lb_object_stats_t stats = fresh_stats();
-    lb_mon_t *mon = fresh_mon(1000);
-    lb_clock_advance(mon, &stats, 1000);
-    lb_clock_hold_begins(mon);
+    lb_mon_t *mon = held_mon(1000);
     waiter_arrives(mon, &stats, 1100); /* 1 waiter for 400 ns */
     waiter_arrives(mon, &stats, 1500); /* then 2 waiters for 300 ns */
     lb_clock_advance(mon, &stats, 1800);
@@ -98,8 +104,7 @@ static void test_shared_holders_split_one_over_k(void)
 static void test_handoff_between_holds(void)
 {
     lb_object_stats_t stats = fresh_stats();
-    lb_mon_t *mon = fresh_mon(0);
-    lb_clock_hold_begins(mon);
+    lb_mon_t *mon = held_mon(0);
     waiter_arrives(mon, &stats, 0);
     waiter_arrives(mon, &stats, 0);
     lb_clock_advance(mon, &stats, 500);
@@ -122,8 +127,7 @@ static void test_handoff_between_holds(void)
 static void test_no_waiters_no_motion(void)
 {
     lb_object_stats_t stats = fresh_stats();
-    lb_mon_t *mon = fresh_mon(10);
-    lb_clock_hold_begins(mon);
+    lb_mon_t *mon = held_mon(10);
     lb_clock_advance(mon, &stats, 1000000);
     ASSERT_NEAR(mon->clock, 0, 0);
     ASSERT_EQ(mon->clock_moved, 0);
@@ -137,11 +141,10 @@ static void test_no_waiters_no_motion(void)
 static void test_late_timestamp_is_ignored(void)
 {
     lb_object_stats_t stats = fresh_stats();
-    lb_mon_t *mon = fresh_mon(0);
-    lb_clock_hold_begins(mon);
+    lb_mon_t *mon = held_mon(0);
     waiter_arrives(mon, &stats, 0);
     lb_clock_advance(mon, &stats, 1000);
-    lb_clock_advance(mon, &stats, 600);
+    lb_clock_advance(mon, &stats, 600); /* late */
     ASSERT_EQ(mon->last_event_ns, 1000);
     ASSERT_NEAR(mon->clock, 1000, 1e-9);
     lb_clock_advance(mon, &stats, 1500);
@@ -152,8 +155,7 @@ static void test_late_timestamp_is_ignored(void)
 /* Without stats (out of memory for a record) the clock still runs. */
 static void test_without_stats(void)
 {
-    lb_mon_t *mon = fresh_mon(0);
-    lb_clock_hold_begins(mon);
+    lb_mon_t *mon = held_mon(0);
     mon->waiters = 4;
     lb_clock_advance(mon, NULL, 25);
     ASSERT_NEAR(lb_clock_hold_ends(mon, NULL), 100, 1e-9);
