@@ -78,15 +78,15 @@ printf '#include "report/writer/writer.h"\n' >"$tmp/src/interpose/bad.c"
 printf '#include "locks/monitored.h"\n#include "common/u64map.h"\n' >"$tmp/src/report/writer/good.c"
 planted=$(check "$tmp/src")
 echo "$planted" | sed 's/^/  /'
-[ "$(echo "$planted" | grep -c .)" -eq 4 ] || fail "expected exactly 4 planted violations"
-echo "$planted" | grep -q 'core/bad.c includes sampler/cct.h' || fail "missed core -> sampler"
-echo "$planted" | grep -q 'report/cli/bad.c includes core/thread.h' || fail "missed cli -> core"
-echo "$planted" | grep -q 'util/bad.h includes core/thread.h' || fail "missed util -> core"
-echo "$planted" | grep -q 'interpose/bad.c includes report/writer/writer.h' || fail "missed -> writer"
+[ "$(grep -c . <<<"$planted")" -eq 4 ] || fail "expected exactly 4 planted violations"
+grep -q 'core/bad.c includes sampler/cct.h' <<<"$planted" || fail "missed core -> sampler"
+grep -q 'report/cli/bad.c includes core/thread.h' <<<"$planted" || fail "missed cli -> core"
+grep -q 'util/bad.h includes core/thread.h' <<<"$planted" || fail "missed util -> core"
+grep -q 'interpose/bad.c includes report/writer/writer.h' <<<"$planted" || fail "missed -> writer"
 
 echo "== src/"
 found=$(check "$ROOT/src")
-n=$(echo "$found" | grep -c . || true)
+n=$(grep -c . <<<"$found" || true)
 echo "$n include(s) against the direction"
 [ "$n" -eq 0 ] || { echo "$found" | sed 's/^/  /'; fail "$n include(s) go against the layer direction"; }
 echo "include direction OK ($(find "$ROOT/src" -name '*.[ch]' | wc -l) files)"
