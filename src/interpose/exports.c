@@ -1,6 +1,7 @@
 /* The exported symbols. Each forwards in one line to the logic in
- * src/locks, src/blame or interpose/thread.c, passing the program's call
- * site (our return address).
+ * src/locks (every object kind, joins included) or interpose/thread_create.c
+ * (the start trampoline), passing the program's call site (our return
+ * address).
  *
  * Bootstrap: lb_real may still be empty when ld.so, libc or a static
  * constructor locks before our constructor; ENSURE_REAL resolves it then.
