@@ -42,10 +42,12 @@ static void recount(lb_mon_t *mon, const pthread_rwlock_t *rw, int reader_delta)
 void lb_rw_wait_begin(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
                       lb_wait_t *wait)
 {
-    lb_wait_begin(self, mon, LB_OBJ_RWLOCK, wait);
+    /* k first: lb_wait_begin then accrues at w/k from its first
+     * nanosecond (its own hold_begins only applies when k is 0). */
     lb_meta_lock(&mon->meta);
     recount(mon, rw, reader ? 1 : 0);
     lb_meta_unlock(&mon->meta);
+    lb_wait_begin(self, mon, LB_OBJ_RWLOCK, wait);
 }
 
 void lb_rw_wait_end(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool reader,
