@@ -11,11 +11,13 @@
  */
 #include "check.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #include "blame/blame.h"
 #include "blame/blame_clock.h"
 #include "blame/object_stats.h"
+#include "blame/rwlock_blame.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
 
@@ -272,7 +274,65 @@ static void test_barrier_last_arrival_collects(void)
     ASSERT_NEAR(stats->blamed_ns, hold.blame_ns, 1e-6);
 }
 
+/* A record owned by a thread that has ended (records are never freed):
+ * the verbs take the record explicitly, so one test thread can play
+ * several. */
+static void *attach_one(void *out)
+{
+    *(lb_thread_t **)out = lb_thread_attach(0, 0, 0);
+    return NULL;
+}
+
+static lb_thread_t *other_record(void)
+{
+    lb_thread_t *t = NULL;
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, attach_one, &t));
+    ASSERT_OK(pthread_join(th, NULL));
+    ASSERT_NOT_NULL(t);
+    t->cct = NULL;
+    return t;
+}
+
+/* rwlock, shared holders (k read from glibc's own rwlock word): readers A
+ * and B hold while a writer waits; B leaves first. Each reader is blamed
+ * its 1/k share, so the two blames add up to exactly what accrued. */
+static void test_rwlock_readers_split_one_over_k(void)
+{
+    lb_thread_t *a = other_record(), *b = other_record(), *w = other_record();
+    lb_mon_t *mon = pool_mon();
+    mon->kind = LB_OBJ_RWLOCK;
+    pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+    ASSERT_OK(pthread_rwlock_rdlock(&rw)); /* A's read hold */
+    lb_rw_acquired(a, mon, &rw, false);
+    ASSERT_OK(pthread_rwlock_rdlock(&rw)); /* B's */
+    lb_rw_acquired(b, mon, &rw, false);
+    lb_wait_t wait;
+    lb_rw_wait_begin(w, mon, &rw, false, &wait);
+    ASSERT_EQ(mon->held, 2);
+    sleep_ms(20);
+    lb_hold_t hb, ha;
+    ASSERT_TRUE(lb_rw_release_collect(b, mon, &rw, &hb));
+    ASSERT_OK(pthread_rwlock_unlock(&rw));
+    ASSERT_EQ(mon->held, 1);
+    sleep_ms(20);
+    ASSERT_TRUE(lb_rw_release_collect(a, mon, &rw, &ha));
+    ASSERT_OK(pthread_rwlock_unlock(&rw));
+    ASSERT_EQ(mon->held, 0);
+    sleep_ms(5);
+    lb_rw_wait_end(w, mon, &rw, false, &wait);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    ASSERT_NOT_NULL(stats);
+    printf("# B %.3f ms, A %.3f ms, accrued %.3f ms, hand-off %.3f ms\n", hb.blame_ns / 1e6,
+           ha.blame_ns / 1e6, stats->accrued_held_ns / 1e6, stats->handoff_ns / 1e6);
+    ASSERT_GE(hb.blame_ns, 10e6);            /* half of >= 20 ms */
+    ASSERT_GE(ha.blame_ns - hb.blame_ns, 20e6); /* A alone for >= 20 ms */
+    ASSERT_NEAR(ha.blame_ns + hb.blame_ns, stats->accrued_held_ns, 1e-3);
+    ASSERT_NEAR(stats->blamed_ns, stats->accrued_held_ns, 1e-3);
+    ASSERT_NEAR(stats->accrued_held_ns + stats->handoff_ns, (double)stats->wait_ns, 1.0);
+}
+
 CHECK_MAIN(test_one_holder_is_blamed_w_times_dt, test_shared_holders_split_one_over_k,
            test_handoff_between_holds, test_no_waiters_no_motion, test_late_timestamp_is_ignored,
            test_without_stats, test_verbs_conserve_wait, test_signal_collects_and_stays_held,
-           test_barrier_last_arrival_collects)
+           test_barrier_last_arrival_collects, test_rwlock_readers_split_one_over_k)
