@@ -45,6 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/pfm_encode.h"
 #include "sampler/backend.h"
 #include "sampler/sampler.h"
 
@@ -108,12 +109,7 @@ int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
     }
 
     struct perf_event_attr attr;
-    pfm_perf_encode_arg_t arg;
-    memset(&attr, 0, sizeof attr);
-    memset(&arg, 0, sizeof arg);
-    arg.attr = &attr;
-    arg.size = sizeof arg;
-    int rc = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+    int rc = lb_pfm_encode(name, &attr);
     if (rc != PFM_SUCCESS) {
         snprintf(why, whylen, "%s", pfm_strerror(rc));
         return -1;

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/pfm_encode.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 
@@ -47,13 +48,8 @@ static bool try_open(struct perf_event_attr *attr)
 static bool try_pfm(const char *name)
 {
 	struct perf_event_attr attr;
-	pfm_perf_encode_arg_t arg;
 
-	memset(&attr, 0, sizeof attr);
-	memset(&arg, 0, sizeof arg);
-	arg.attr = &attr;
-	arg.size = sizeof arg;
-	if (pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) != PFM_SUCCESS)
+	if (lb_pfm_encode(name, &attr) != PFM_SUCCESS)
 		return false;
 	return try_open(&attr);
 }
