@@ -9,13 +9,13 @@ WARN     := -Wall -Wextra -Werror=implicit-function-declaration -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
             -Wformat=2 -Wundef -Wno-unused-parameter
 CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
-                 -Isrc $(shell pkg-config --cflags libunwind sqlite3 libdw 2>/dev/null)
+                 -Isrc $(shell pkg-config --cflags sqlite3 libdw 2>/dev/null)
 
 LIB_DIRS := src/util src/common src/core src/interpose src/locks src/blame src/sampler src/report/writer
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_LIBS := $(shell pkg-config --libs sqlite3 libdw liblzma 2>/dev/null || echo -lsqlite3 -ldw -lelf -llzma) \
-            -lunwind -lunwind-x86_64 -lpfm -ldl -lrt -lpthread
+            -lpfm -ldl -lrt -lpthread
 
 CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))

@@ -9,7 +9,7 @@
 # interposition) to time one sample's unwind + CCT insert; built only if the
 # file is there.
 
-BENCH_PROGS := uncontended lockmix handoff churn cctgen spawn threads
+BENCH_PROGS := uncontended lockmix handoff taskq churn cctgen spawn threads
 BENCH_BINS  := $(addprefix $(BUILD)/bench/,$(BENCH_PROGS))
 BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 
@@ -29,6 +29,6 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h
 $(BUILD)/bench/sample_cost: bench/sample_cost.c $(BENCH_SAMPLER_SRCS) $(wildcard src/sampler/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -pthread -fno-omit-frame-pointer \
-	    -fno-optimize-sibling-calls $(shell pkg-config --cflags libunwind 2>/dev/null) \
+	    -fno-optimize-sibling-calls \
 	    -o $@ bench/sample_cost.c $(BENCH_SAMPLER_SRCS) \
-	    -lunwind -lunwind-x86_64 -lpfm -ldl -lrt
+	    -lpfm -ldl -lrt

@@ -11,11 +11,11 @@
 #include "blame/blame_clock.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
+#include "blame/context.h"
 #include "blame/sites.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
 #include "sampler/cct.h"
-#include "sampler/unwind.h"
 #include "util/clock.h"
 
 /* The object's record, created on first contention (under meta). */
@@ -26,12 +26,11 @@ static lb_object_stats_t *stats_of(lb_mon_t *mon)
     return lb_object_stats_at(mon->stats);
 }
 
-/* The calling context of the current wrapper call in self's CCT. */
+/* The calling context of the current wrapper call in self's CCT (cached
+ * per thread: no unwind for a context already seen, see context.h). */
 static lb_cct_node_t *context_here(lb_thread_t *self)
 {
-    uintptr_t pcs[LB_MAX_DEPTH];
-    int n = lb_unwind_here(pcs, LB_MAX_DEPTH);
-    return lb_cct_insert(self->cct, pcs, n);
+    return lb_context_here(self);
 }
 
 /* Under meta: the calling thread starts waiting on mon at now (w++). */

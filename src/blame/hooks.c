@@ -1,9 +1,11 @@
 /* The blame layer's part of a thread record (core/hooks.h): the
  * per-site counts (mmap'd, compacted into the arena at exit), the rwlock
- * holds, the per-object blame table and the wait note. Written only by the owning thread;
+ * holds, the per-object blame table and the wait note; the context cache
+ * (context.c, thread-local) is unmapped when the thread stops. Written only by the owning thread;
  * read by the final write and by a joiner after the thread exited. */
 #include <stddef.h>
 
+#include "blame/context.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/rw_holds.h"
@@ -36,6 +38,12 @@ static void blame_start(lb_thread_t *t)
     lb_object_totals_bind(t->retired_acquisitions);
 }
 
+/* The thread ends: give back its context cache. */
+static void blame_stop(lb_thread_t *t)
+{
+    lb_context_thread_exit();
+}
+
 /* Keep only the used site slots, in arena memory; on failure the table
  * stays mapped (correct, only bigger). */
 static void blame_compact(lb_thread_t *t)
@@ -55,5 +63,6 @@ LB_THREAD_HOOKS(blame_hooks) = {
     .rank = LB_RANK_BLAME,
     .init = blame_init,
     .start = blame_start,
+    .stop = blame_stop,
     .compact = blame_compact,
 };

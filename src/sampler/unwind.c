@@ -1,55 +1,55 @@
-/* Call paths with libunwind (contract in unwind.h).
+/* Call paths with lockblame's own CFI unwinder (contract in unwind.h).
  *
- * Both walks take the raw trace with unw_backtrace, which uses libunwind's
- * per-thread *trace* cache (a frame descriptor per pc: CFA rule and where
- * the return address is), so a warm walk costs tens of ns a frame. Inside
- * the handler the trace starts in the handler and crosses the kernel's
- * signal frame; the entry equal to the context's RIP is the interrupted pc,
- * and the entries before it are dropped. lb_unwind_filter then turns return
- * addresses into call addresses (ra - 1), skips lockblame's own frames and
- * stops at the trampoline range.
+ * One walk serves every caller: from a set of registers (captured with
+ * LB_REGS_HERE, or the signal context's), each step looks up the frame rule
+ * of the pc (unwind_cfi.c: a cached word, or a parse of .eh_frame on a
+ * miss), computes the CFA, reads the return address at CFA-8 and, where
+ * the rule says so, the caller's rbp. The filter runs during the walk, so
+ * program frames go straight into the caller's array and no raw copy of
+ * the stack is kept.
  *
- * Why not unw_init_local2 + unw_step per frame (kept as the fallback)?
- * Debian's libunwind 1.6 is built without the per-thread register-state
- * cache, so UNW_CACHE_PER_THREAD silently becomes the global cache, whose
- * lock costs two sigprocmask calls a frame: ~450 ns a frame against ~15 ns
- * (bench/sample_cost.c).
+ * Why not libunwind (used until 2026-11): unw_backtrace's per-thread trace
+ * cache takes a pthread key through pthread_once (the program's 1024th key
+ * then fails), libunwind opens a pipe at start-up to validate addresses and
+ * read()s it (a cancellation point inside pthread_mutex_lock), and a
+ * release-site walk used 8,128 bytes of stack, more than a 16 KiB thread
+ * stack can spare next to a signal frame. Its per-frame cost outside the
+ * trace cache was ~450 ns (a global cache lock with two sigprocmask calls).
  *
  * Invariants:
  *  - self_lo/hi and stop_lo/hi are written once at setup, before any
  *    thread samples, and only read afterwards.
- *  - Callers hold lb_thread.busy, so this thread never runs two walks at
- *    once, and the pthread calls libunwind makes go straight to libc.
- *  - A warm walk does no malloc, takes no lock and makes no system call.
- *    A walk through code not yet in the trace cache parses DWARF: it calls
- *    dl_iterate_phdr (glibc's loader lock) and takes libunwind's own cache
- *    lock with all signals blocked (so its holder is never interrupted by
- *    us). The first walk on a thread creates its ~256 KB trace cache
- *    (pthread_once, pthread_setspecific, mmap); that walk may be in the
- *    handler: created lazily, threads that never run lockblame code or get
- *    sampled never pay for one. */
-#define UNW_LOCAL_ONLY
+ *  - A walk reads only stack slots at or above the starting sp that the
+ *    CFI names, after checking each CFA moves up the stack; frames whose
+ *    CFA is rbp-based are also bounded by LB_RBP_FRAME_MAX. It allocates
+ *    nothing and may run in a signal handler on top of another walk. */
 #include "sampler/unwind.h"
 
 #include <link.h>
-#include <libunwind.h>
 #include <ucontext.h>
 
 #include "sampler/cct.h"
+#include "sampler/unwind_cfi.h"
 #include "util/common.h"
 
 /* Raw frames from the leaf in which one of our frames marks the sample as
  * taken in synchronisation code (the program called a wrapper, which may be
  * inside the real libc function). */
 #define LB_SYNC_WINDOW 8
+/* The largest frame trusted when the CFA comes from rbp (a wrong rbp
+ * would otherwise send the walk anywhere); rsp-based CFAs come from the
+ * CFI's own constants and need no bound. */
+#define LB_RBP_FRAME_MAX ((uintptr_t)16 << 20)
+/* Frames walked at most, ours and the program's. */
+#define LB_WALK_MAX (LB_MAX_DEPTH + 16)
 
 static uintptr_t self_lo, self_hi;   /* our PT_LOAD executable segment */
 static uintptr_t stop_lo, stop_hi;   /* lockblame's thread trampoline */
-static uint64_t slow_walks;          /* signal walks that took the fallback */
+static uint64_t truncated_walks;     /* walks that ended at unknown code */
 
 uint64_t lb_unwind_slow_walks(void)
 {
-    return __atomic_load_n(&slow_walks, __ATOMIC_RELAXED);
+    return __atomic_load_n(&truncated_walks, __ATOMIC_RELAXED);
 }
 
 bool lb_pc_in_self(uintptr_t pc)
@@ -99,122 +99,117 @@ static int lb_find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Per-thread register-state caching where libunwind was built with it
- * (else it keeps its global cache), our own text range, and one warm-up
- * walk so libunwind's lazy global init and pthread_once (which take locks)
- * never run first inside a signal handler. Not async-signal-safe; call once,
- * early, with lb_thread.busy held. Leaves the self range empty if it
- * cannot be found (then wrapper frames show up in paths). */
+/* Our own text range. Not async-signal-safe (dl_iterate_phdr takes the
+ * loader lock); call once, early. Leaves the self range empty if it cannot
+ * be found (then wrapper frames show up in paths). Idempotent. */
 void lb_unwind_setup(void)
 {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (self_hi)
+        return;
     struct lb_self_search s = { .addr = (uintptr_t)&lb_unwind_setup };
     dl_iterate_phdr(lb_find_self, &s);
-    uintptr_t warm[4];
-    (void)lb_unwind_here(warm, 4);
 }
 
-/* Keep the program frames of raw[0..n), innermost first, in pcs (which may
- * be raw itself: the output never overtakes the input).
- * first_exact: raw[0] is an interrupted pc (kept as is); all other entries
- *   are return addresses, turned into call addresses (ra - 1).
- * window: a frame of ours among the first `window` raw frames discards the
- *   frames collected so far and sets *in_sync (when non-NULL). Outside the
- *   window, our frames before any program frame are skipped, and one after
- *   a program frame ends the walk (a thread root, should the stop range
- *   not be set; with a shallow thread inside the window it would instead
- *   look like sync code, so lockblame must set the stop range).
- * Stops at the trampoline range. Returns the number kept (at most max). */
-static int lb_unwind_filter(const uintptr_t *raw, int n, uintptr_t *pcs, int max,
-                            bool first_exact, int window, bool *in_sync)
+/* How a walk filters frames. */
+typedef struct walk_filter {
+    int window;      /* ours among the first `window` frames: the program called into us */
+    bool *in_sync;   /* set then, when non-NULL */
+} walk_filter_t;
+
+/* Walk from r, keeping program frames in pcs (at most max). first_exact:
+ * r->pc is the exact pc of an interrupted or current instruction (kept as
+ * is, and its rule looked up at pc); every later pc is a return address,
+ * kept as ra - 1. Filter: a frame of ours among the first f->window frames
+ * discards the frames kept so far and sets *f->in_sync; outside it, our
+ * frames before any program frame are skipped, and one after a program
+ * frame ends the walk (a thread root the stop range missed). The stop
+ * range ends it too. trace, if non-NULL, records every slot read. Returns
+ * the number of frames kept. */
+static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
+                const walk_filter_t *f, lb_walk_trace_t *trace)
 {
+    uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, start = r->sp;
+    bool exact = first_exact;
     int kept = 0;
-    for (int i = 0; i < n && kept < max; i++) {
-        uintptr_t pc = raw[i];
-        if (pc == 0)
-            break;
-        if (i > 0 || !first_exact)
-            pc -= 1;
-        if (lb_pc_is_stop(pc))
-            break;
-        if (lb_pc_in_self(pc)) {
-            if (i < window) {          /* the program called into us */
+    for (int i = 0; i < LB_WALK_MAX && kept < max; i++) {
+        uintptr_t at = exact ? pc : pc - 1;
+        if (lb_pc_is_stop(at))
+            return kept;
+        if (lb_pc_in_self(at)) {
+            if (i < f->window) {
                 kept = 0;
-                if (in_sync)
-                    *in_sync = true;
-                continue;
+                if (f->in_sync)
+                    *f->in_sync = true;
+            } else if (kept) {
+                return kept;
             }
-            if (kept)
-                break;   /* an outer frame of ours: a thread root the stop range missed */
-            continue;    /* our frames at the leaf of a release-site walk */
+        } else {
+            pcs[kept++] = at;
         }
-        pcs[kept++] = pc;
+        lb_frame_rule_t rule = lb_frame_rule(at);
+        if (rule.kind != LB_RULE_STEP) {
+            if (rule.kind == LB_RULE_UNKNOWN)
+                __atomic_add_fetch(&truncated_walks, 1, __ATOMIC_RELAXED);
+            return kept;
+        }
+        uintptr_t cfa = (rule.cfa_rbp ? bp : sp) + (uintptr_t)(intptr_t)rule.cfa_off;
+        if (cfa <= sp || (cfa & 7) || (rule.cfa_rbp && cfa - sp > LB_RBP_FRAME_MAX))
+            return kept;
+        const uintptr_t *ra_slot = (const uintptr_t *)(cfa - 8);
+        const uintptr_t *bp_slot =
+            rule.rbp_off ? (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule.rbp_off) : NULL;
+        if (bp_slot && (uintptr_t)bp_slot < sp)
+            return kept;
+        if (trace) {
+            if (trace->n + 2 > trace->max || cfa - start > UINT32_MAX) {
+                trace->overflow = true;
+                trace = NULL;
+            } else {
+                trace->off[trace->n++] = (uint32_t)((uintptr_t)ra_slot - start);
+                if (bp_slot)
+                    trace->off[trace->n++] = (uint32_t)((uintptr_t)bp_slot - start);
+            }
+        }
+        pc = *ra_slot;
+        if (bp_slot)
+            bp = *bp_slot;
+        sp = cfa;
+        exact = false;
+        if (pc == 0)
+            return kept;
     }
     return kept;
 }
 
-/* The slow walk, one unw_step per frame, for when the fast trace cannot be
- * lined up with the signal context. Fills raw with interrupted pc then
- * return addresses; returns the count. The per-frame cost is dominated by
- * libunwind's cache lock (two sigprocmask calls a frame). */
-static int lb_unwind_steps(unw_cursor_t *cursor, uintptr_t *raw, int max)
+static const walk_filter_t here_filter = { .window = 0, .in_sync = NULL };
+
+int lb_unwind_from(const lb_regs_t *regs, uintptr_t *pcs, int max, lb_walk_trace_t *trace)
 {
-    int n = 0;
-    while (n < max) {
-        unw_word_t ip;
-        if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-            break;
-        raw[n++] = (uintptr_t)ip;
-        if (unw_step(cursor) <= 0)
-            break;
-    }
-    return n;
+    if (max <= 0)
+        return 0;
+    return walk(regs, true, pcs, max, &here_filter, trace);
 }
 
 /* The caller's path. Our own frames at the leaf (this function, the
- * wrapper) are dropped. unw_backtrace uses libunwind's per-thread trace
- * cache (frame descriptors keyed by pc), so a warm walk costs tens of ns a
- * frame; its raw[0] is the return address into this function. Returns 0
- * if nothing could be walked. */
-int lb_unwind_here(uintptr_t *pcs, int max)
+ * wrapper) are dropped. Returns 0 if nothing could be walked. */
+LB_NOINLINE int lb_unwind_here(uintptr_t *pcs, int max)
 {
-    /* Room for our own leaf frames on top of max program frames. */
-    uintptr_t raw[LB_MAX_DEPTH + 16];
-    int cap = (int)(sizeof raw / sizeof raw[0]);
-    if (max <= 0)
-        return 0;
-    int n = unw_backtrace((void **)raw, max + 16 < cap ? max + 16 : cap);
-    return lb_unwind_filter(raw, n, pcs, max, false, 0, NULL);
+    lb_regs_t r;
+    LB_REGS_HERE(r);
+    return lb_unwind_from(&r, pcs, max, NULL);
 }
 
-/* Frames of the handler and the sigreturn trampoline that precede the
- * interrupted pc in a trace taken inside the handler. */
-#define LB_HANDLER_FRAMES_MAX 16
-
-/* The path interrupted by a signal. Fast path: unw_backtrace from inside
- * the handler walks through the kernel's signal frame (libunwind knows the
- * sigreturn trampoline), and the interrupted pc is the entry equal to the
- * context's RIP; everything before it (handler, trampoline) is dropped.
- * Slow path, if that entry is not found: unw_init_local2 on the context and
- * unw_step. Async-signal-safe as described at the top of this file.
- * Returns the number of frames (0 if nothing could be walked). */
+/* The path interrupted by a signal, from the context's registers: the
+ * handler and the kernel's signal frame are never walked. */
 int lb_unwind_signal(void *ucontext, uintptr_t *pcs, int max, bool *in_sync_code)
 {
     *in_sync_code = false;
     if (max <= 0)
         return 0;
     const ucontext_t *uc = ucontext;
-    uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    int n = unw_backtrace((void **)pcs, max);
-    for (int k = 1; k < n && k < LB_HANDLER_FRAMES_MAX; k++)
-        if (pcs[k] == rip)
-            return lb_unwind_filter(pcs + k, n - k, pcs, max, true, LB_SYNC_WINDOW,
-                                    in_sync_code);
-
-    __atomic_add_fetch(&slow_walks, 1, __ATOMIC_RELAXED);
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0)
-        return 0;
-    n = lb_unwind_steps(&cursor, pcs, max);
-    return lb_unwind_filter(pcs, n, pcs, max, true, LB_SYNC_WINDOW, in_sync_code);
+    lb_regs_t r = { .pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                    .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+                    .bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP] };
+    walk_filter_t f = { .window = LB_SYNC_WINDOW, .in_sync = in_sync_code };
+    return walk(&r, true, pcs, max, &f, NULL);
 }

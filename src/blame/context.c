@@ -1,0 +1,146 @@
+/* Per-thread cache of release/wait calling contexts (contract in
+ * context.h).
+ *
+ * Layout: LB_CTX_SETS sets of LB_CTX_WAYS entries, the set chosen by the
+ * starting rsp/rbp, round-robin replacement within a set; plus the scratch
+ * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
+ * An entry stores the offsets of the slots its walk read, the checksum of
+ * their values, and the offset and value of the slot holding the first
+ * program return address (the wrapper's call site), which tells apart in
+ * one load the different call sites of one function (they share rsp).
+ * Entries whose walk read more than LB_CTX_SLOTS slots are not cached.
+ *
+ * Counters: misses go to a process-wide relaxed atomic (a miss walks
+ * anyway); hits are counted per thread and added to the process-wide sum
+ * when the thread exits, so a hit writes no shared cache line. */
+#include "blame/context.h"
+
+#include "sampler/unwind.h"
+#include "util/pages.h"
+
+#define LB_CTX_SETS 4
+#define LB_CTX_WAYS 4
+#define LB_CTX_SLOTS 64
+
+typedef struct ctx_entry {
+    uintptr_t sp, bp;          /* starting registers (key) */
+    uint64_t sum;              /* checksum of the slot values */
+    uintptr_t site_val;        /* value of the call-site slot */
+    uint32_t site_off;         /* its offset from sp */
+    uint32_t node;             /* CCT node id; 0 = empty entry */
+    uint32_t nslots;
+    uint32_t off[LB_CTX_SLOTS];
+} ctx_entry_t;
+
+typedef struct ctx_cache {
+    ctx_entry_t set[LB_CTX_SETS][LB_CTX_WAYS];
+    uint8_t next_way[LB_CTX_SETS];
+    uintptr_t pcs[LB_MAX_DEPTH];   /* a missing walk's frames */
+} ctx_cache_t;
+
+static LB_TLS ctx_cache_t *cache;
+static LB_TLS bool cache_failed;   /* mmap refused once: do not retry per call */
+static LB_TLS uint64_t thread_hits;
+
+static struct {
+    uint64_t hits, misses;
+} __attribute__((aligned(LB_CACHELINE))) counts;
+
+void lb_context_counts(uint64_t *hits, uint64_t *misses)
+{
+    *hits = __atomic_load_n(&counts.hits, __ATOMIC_RELAXED) + thread_hits;
+    *misses = __atomic_load_n(&counts.misses, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* Checksum of the slots at sp + off[i]: position-dependent, 2 cycles a slot. */
+static inline uint64_t slots_sum(uintptr_t sp, const uint32_t *off, uint32_t n)
+{
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++)
+        h = rotl(h, 7) ^ *(const uintptr_t *)(sp + off[i]);
+    return h;
+}
+
+static inline unsigned set_of(uintptr_t sp, uintptr_t bp)
+{
+    uint64_t h = (sp ^ rotl(bp, 17)) * 0x9E3779B97F4A7C15ull;
+    return (unsigned)(h >> 62) & (LB_CTX_SETS - 1);
+}
+
+static ctx_cache_t *cache_get(void)
+{
+    if (lb_likely(cache != NULL) || cache_failed)
+        return cache;
+    cache = lb_pages_alloc(sizeof(ctx_cache_t));
+    cache_failed = cache == NULL;
+    return cache;
+}
+
+void lb_context_thread_exit(void)
+{
+    ctx_cache_t *c = cache;
+    cache = NULL;
+    __atomic_add_fetch(&counts.hits, thread_hits, __ATOMIC_RELAXED);
+    thread_hits = 0;
+    if (c)
+        lb_pages_free(c, sizeof *c);
+}
+
+/* A missing context: walk, insert, and fill an entry of set s. */
+static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r, unsigned s)
+{
+    ctx_entry_t *e = &c->set[s][c->next_way[s]];
+    lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
+    e->node = 0; /* the walk writes e->off: the entry is invalid meanwhile */
+    int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, &trace);
+    lb_cct_node_t *node = lb_cct_insert(self->cct, c->pcs, n);
+    if (trace.overflow || n == 0)
+        return node;
+    /* The call-site slot: the return address of the innermost program
+     * frame's callee, i.e. the slot whose value is that frame's pc + 1. */
+    uint32_t site = 0;
+    for (int i = 0; i < trace.n; i++) {
+        if (*(const uintptr_t *)(r->sp + e->off[i]) == c->pcs[0] + 1) {
+            site = (uint32_t)i;
+            break;
+        }
+    }
+    e->sp = r->sp;
+    e->bp = r->bp;
+    e->nslots = (uint32_t)trace.n;
+    e->site_off = e->off[site];
+    e->site_val = *(const uintptr_t *)(r->sp + e->site_off);
+    e->sum = slots_sum(r->sp, e->off, e->nslots);
+    e->node = lb_cct_id(self->cct, node);
+    c->next_way[s] = (uint8_t)((c->next_way[s] + 1) % LB_CTX_WAYS);
+    return node;
+}
+
+LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self)
+{
+    lb_regs_t r;
+    LB_REGS_HERE(r);
+    ctx_cache_t *c = cache_get();
+    if (lb_unlikely(!c))
+        return lb_cct_insert(self->cct, NULL, 0);
+    unsigned s = set_of(r.sp, r.bp);
+    for (int w = 0; w < LB_CTX_WAYS; w++) {
+        const ctx_entry_t *e = &c->set[s][w];
+        if (e->node && e->sp == r.sp && e->bp == r.bp &&
+            *(const uintptr_t *)(r.sp + e->site_off) == e->site_val &&
+            slots_sum(r.sp, e->off, e->nslots) == e->sum) {
+            lb_cct_node_t *node = lb_cct_node(self->cct, e->node);
+            if (lb_likely(node != NULL)) {
+                thread_hits++;
+                return node;
+            }
+        }
+    }
+    __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
+    return fill(self, c, &r, s);
+}
