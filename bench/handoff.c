@@ -1,7 +1,10 @@
 /* Contended hand-off: THREADS threads hammer one mutex with a tiny critical
  * section for SECONDS; throughput = total acquisitions / elapsed time.
  *
- *   handoff THREADS SECONDS   -> "ops_per_s X" and "elapsed_s Y" */
+ *   handoff THREADS SECONDS   -> "ops_per_s X", "elapsed_s Y" and
+ *                                "handoff_rate H": the fraction of successive
+ *                                acquisitions made by a different thread than
+ *                                the previous one (counted inside the lock) */
 #include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -10,14 +13,19 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t counter;
+static uint64_t switches;      /* acquisitions by another thread than the last */
+static uintptr_t last_owner;
 static int stop;
 
 static void *worker(void *arg)
 {
     uint64_t mine = 0;
+    uintptr_t me = (uintptr_t)arg;
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&lock);
         counter++;
+        switches += last_owner != me;
+        last_owner = me;
         pthread_mutex_unlock(&lock);
         mine++;
     }
@@ -37,7 +45,7 @@ int main(int argc, char **argv)
     pthread_t tids[256];
     long long t0 = bench_now_ns();
     for (int i = 0; i < nthreads; i++)
-        pthread_create(&tids[i], NULL, worker, NULL);
+        pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)(i + 1));
     usleep((useconds_t)(seconds * 1e6));
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     uint64_t sum = 0;
@@ -54,5 +62,6 @@ int main(int argc, char **argv)
     double s = (double)(t1 - t0) / 1e9;
     printf("ops_per_s %.0f\n", (double)counter / s);
     printf("elapsed_s %.6f\n", s);
+    printf("handoff_rate %.4f\n", counter ? (double)switches / (double)counter : 0);
     return 0;
 }
