@@ -16,14 +16,19 @@
 #include "blame/context.h"
 
 #include "sampler/unwind.h"
+#include "util/log.h"
 #include "util/pages.h"
+
+/* Debug: on every hit also walk, and abort if the paths differ. */
+static const bool lb_context_verify = false;
 
 #define LB_CTX_SETS 4
 #define LB_CTX_WAYS 4
 #define LB_CTX_SLOTS 64
 
 typedef struct ctx_entry {
-    uintptr_t sp, bp;          /* starting registers (key) */
+    uintptr_t sp, bp;          /* starting registers (key; bp only if uses_bp) */
+    bool uses_bp;              /* the walk computed a CFA from the starting rbp */
     uint64_t sum;              /* checksum of the slot values */
     uintptr_t site_val;        /* value of the call-site slot */
     uint32_t site_off;         /* its offset from sp */
@@ -66,9 +71,9 @@ static inline uint64_t slots_sum(uintptr_t sp, const uint32_t *off, uint32_t n)
     return h;
 }
 
-static inline unsigned set_of(uintptr_t sp, uintptr_t bp)
+static inline unsigned set_of(uintptr_t sp)
 {
-    uint64_t h = (sp ^ rotl(bp, 17)) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (sp >> 4) * 0x9E3779B97F4A7C15ull;
     return (unsigned)(h >> 62) & (LB_CTX_SETS - 1);
 }
 
@@ -112,6 +117,7 @@ static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r
     }
     e->sp = r->sp;
     e->bp = r->bp;
+    e->uses_bp = trace.uses_bp;
     e->nslots = (uint32_t)trace.n;
     e->site_off = e->off[site];
     e->site_val = *(const uintptr_t *)(r->sp + e->site_off);
@@ -121,6 +127,14 @@ static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r
     return node;
 }
 
+LB_COLD static void verify_hit(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r,
+                               const lb_cct_node_t *node)
+{
+    int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, NULL);
+    if (lb_cct_insert(self->cct, c->pcs, n) != node)
+        lb_die("context cache: a hit differs from the walk (%d frames)", n);
+}
+
 LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self)
 {
     lb_regs_t r;
@@ -128,15 +142,17 @@ LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self)
     ctx_cache_t *c = cache_get();
     if (lb_unlikely(!c))
         return lb_cct_insert(self->cct, NULL, 0);
-    unsigned s = set_of(r.sp, r.bp);
+    unsigned s = set_of(r.sp);
     for (int w = 0; w < LB_CTX_WAYS; w++) {
         const ctx_entry_t *e = &c->set[s][w];
-        if (e->node && e->sp == r.sp && e->bp == r.bp &&
+        if (e->node && e->sp == r.sp && (!e->uses_bp || e->bp == r.bp) &&
             *(const uintptr_t *)(r.sp + e->site_off) == e->site_val &&
             slots_sum(r.sp, e->off, e->nslots) == e->sum) {
             lb_cct_node_t *node = lb_cct_node(self->cct, e->node);
             if (lb_likely(node != NULL)) {
                 thread_hits++;
+                if (lb_context_verify)
+                    verify_hit(self, c, &r, node);
                 return node;
             }
         }

@@ -131,6 +131,11 @@ static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
     uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, start = r->sp;
     bool exact = first_exact;
     int kept = 0;
+    /* Where bp came from, for the trace: the start registers, or a slot
+     * not yet recorded (bp_pending, at bp_off). A bp nobody uses as a CFA
+     * (rbp as a general register at -O2) is not part of the path. */
+    bool bp_from_start = true, bp_pending = false;
+    uint32_t bp_off = 0;
     for (int i = 0; i < LB_WALK_MAX && kept < max; i++) {
         uintptr_t at = exact ? pc : pc - 1;
         if (lb_pc_is_stop(at))
@@ -165,9 +170,18 @@ static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
                 trace->overflow = true;
                 trace = NULL;
             } else {
+                if (rule.cfa_rbp && bp_from_start)
+                    trace->uses_bp = true;
+                if (rule.cfa_rbp && bp_pending) {
+                    trace->off[trace->n++] = bp_off;
+                    bp_pending = false;
+                }
                 trace->off[trace->n++] = (uint32_t)((uintptr_t)ra_slot - start);
-                if (bp_slot)
-                    trace->off[trace->n++] = (uint32_t)((uintptr_t)bp_slot - start);
+                if (bp_slot) {
+                    bp_from_start = false;
+                    bp_pending = true;
+                    bp_off = (uint32_t)((uintptr_t)bp_slot - start);
+                }
             }
         }
         pc = *ra_slot;

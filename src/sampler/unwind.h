@@ -26,14 +26,17 @@ typedef struct lb_regs {
     __asm__ volatile("leaq 1f(%%rip), %0\n1:\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2" \
                      : "=&r"((r).pc), "=&r"((r).sp), "=&r"((r).bp))
 
-/* The stack slots a walk read (return-address and saved-rbp slots), as
- * byte offsets from the walk's starting sp, innermost first. Two walks
- * from the same registers that find the same values in these slots give
- * the same path. overflow: more slots than max (off then incomplete). */
+/* The stack slots a walk's result depends on, as byte offsets from its
+ * starting sp, innermost first: every return-address slot, and a saved-rbp
+ * slot only where a later frame's CFA is computed from that rbp. uses_bp:
+ * the starting rbp was used that way. Two walks from the same sp (and rbp,
+ * if uses_bp) that find the same values in these slots give the same
+ * path. overflow: more slots than max (off then incomplete). */
 typedef struct lb_walk_trace {
     uint32_t *off;
     int max, n;
     bool overflow;
+    bool uses_bp;
 } lb_walk_trace_t;
 
 /* One-time setup: our own text range. */

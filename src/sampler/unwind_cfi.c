@@ -219,6 +219,25 @@ static void restore_reg(cfa_state_t *s, const cfa_state_t *init, uint64_t reg)
     }
 }
 
+/* The CFA expression ld writes for .plt entries: rsp + 8, plus 8 once
+ * the stub has pushed its index, i.e. from byte k of each 16-byte entry
+ * (k = 11; 10 in the IBT layout). Returns k, or 0 for any other
+ * expression. */
+static int plt_expression(const uint8_t *e, uint64_t n)
+{
+    static const uint8_t plt[] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b,
+                                   0x2a, 0x33, 0x24, 0x22 };
+    if (n != sizeof plt)
+        return 0;
+    for (size_t i = 0; i < sizeof plt; i++) {
+        if (i == 6 && (e[i] == 0x3b || e[i] == 0x3a))
+            continue; /* DW_OP_lit11 / DW_OP_lit10 */
+        if (e[i] != plt[i])
+            return 0;
+    }
+    return e[6] - 0x30;
+}
+
 /* Advance the row; false once the new row starts beyond the target. */
 static bool advance(cfa_program_t *pg, uint64_t delta)
 {
@@ -292,8 +311,15 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
         case 0x0e: s->cfa_off = (int64_t)rd_uleb(&r); break;
         case 0x0f: { /* def_cfa_expression */
             uint64_t n = rd_uleb(&r);
-            r.p += n < (uint64_t)(r.end - r.p) ? n : (uint64_t)(r.end - r.p);
-            s->cfa_expr = true;
+            if (n > (uint64_t)(r.end - r.p))
+                return false;
+            int k = plt_expression(r.p, n);
+            r.p += n;
+            s->cfa_expr = k == 0;
+            if (k) { /* the lazy PLT stub's rule, evaluated at the target pc */
+                s->cfa_reg = DW_RSP;
+                s->cfa_off = 8 + ((pg->target & 15) >= (uintptr_t)k ? 8 : 0);
+            }
             break;
         }
         case 0x10: case 0x16: { /* expression, val_expression */
