@@ -30,7 +30,14 @@ static lb_object_stats_t *stats_of(lb_mon_t *mon)
  * per thread: no unwind for a context already seen, see context.h). */
 static lb_cct_node_t *context_here(lb_thread_t *self)
 {
-    return lb_context_here(self);
+    uint32_t id;
+    return lb_context_here(self, &id);
+}
+
+/* A wait's calling context, before it blocks (self->busy held). */
+static void wait_context(lb_thread_t *self, lb_wait_t *wait)
+{
+    wait->node = self->cct ? lb_context_here(self, &wait->node_id) : NULL;
 }
 
 /* Under meta: the calling thread starts waiting on mon at now (w++). */
@@ -54,6 +61,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     wait_begins(mon, kind, wait, now);
     lb_meta_unlock(&mon->meta);
     lb_note_wait_begin(self, mon, kind, wait->start_ns);
+    wait_context(self, wait);
     lb_waiting_begin(self, kind);
     lb_leave(self);
     errno = saved_errno;
@@ -88,13 +96,12 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
     lb_meta_unlock(&mon->meta);
 
-    if (self->cct) {
-        lb_cct_node_t *node = context_here(self);
-        node->m.wait_ns += waited;
-        lb_note_lock_site(self, node->pc, wait->kind);
+    if (wait->node) {
+        wait->node->m.wait_ns += waited;
+        lb_note_lock_site(self, wait->node->pc, wait->kind);
         if (stats && stats->first_node == 0) {
             stats->first_thread = self->id;
-            stats->first_node = lb_cct_id(self->cct, node);
+            stats->first_node = wait->node_id;
         }
     }
     lb_leave(self);
@@ -140,22 +147,35 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
     return collect_locked(mon, false);
 }
 
-void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
+/* Both deposits; node NULL: find the context here. */
+static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind,
+                           uintptr_t site, lb_cct_node_t *node, uint32_t node_id)
 {
     if (hold->blame_ns <= 0 || !self->cct)
         return;
     int saved_errno = errno;
     lb_enter(self);
-    lb_cct_node_t *node = context_here(self);
+    if (!node)
+        node = lb_context_here(self, &node_id);
     node->m.idle_ns[kind] += hold->blame_ns;
     node->m.blamed_count++;
     if (hold->stats) {
-        lb_object_blame_add(self->object_blame, hold->stats, lb_cct_id(self->cct, node),
-                            hold->blame_ns);
-        lb_note_deposit(self, hold->stats, lb_cct_id(self->cct, node));
+        lb_object_blame_add(self->object_blame, hold->stats, node_id, hold->blame_ns);
+        lb_note_deposit(self, hold->stats, node_id);
     }
     lb_leave(self);
     errno = saved_errno;
+}
+
+void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
+{
+    deposit(self, hold, kind, site, NULL, 0);
+}
+
+void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,
+                   lb_cct_node_t *node, uint32_t node_id)
+{
+    deposit(self, hold, kind, site, node, node_id);
 }
 
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
@@ -184,6 +204,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     lb_meta_unlock(&mon->meta);
     if (!last) {
         lb_note_wait_begin(self, mon, LB_OBJ_BARRIER, now);
+        wait_context(self, wait);
         lb_waiting_begin(self, LB_OBJ_BARRIER);
     }
     lb_leave(self);

@@ -1,7 +1,8 @@
 /* Blame as a few verbs on per-thread state (the victim waits, the culprit
  * releases). Each verb is called from a wrapper's slow path only.
  *
- *   wait_begin  - the calling thread starts waiting on mon (w++)
+ *   wait_begin  - the calling thread starts waiting on mon (w++); its
+ *                 calling context is found here, before it blocks
  *   wait_end    - it stops waiting (w--), and maybe now holds mon
  *   hold_begins - it acquired mon while others wait (barging acquirer)
  *   hold_ends   - it releases mon: collect its blame (before the real
@@ -25,6 +26,10 @@ typedef struct lb_wait {
     lb_mon_t *mon;
     uint64_t start_ns;
     lb_obj_kind kind;
+    uint32_t node_id;        /* of node */
+    lb_cct_node_t *node;     /* the wait's calling context, found before the
+                              * wait (so not inside the lock once acquired);
+                              * NULL if the thread has no CCT */
 } lb_wait_t;
 
 /* A collected hold, to be deposited after the real release. */
@@ -53,6 +58,10 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
 void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
                      uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
+/* The same where the release's calling context is already known (a cond
+ * wait's mutex release: the wait's own context). */
+void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,
+                   lb_cct_node_t *node, uint32_t node_id);
 
 /* Fast-path test: must the release of mon do blame accounting? */
 static inline bool lb_release_needs_accounting(const lb_mon_t *mon)

@@ -32,7 +32,8 @@ typedef struct ctx_entry {
     uint64_t sum;              /* checksum of the slot values */
     uintptr_t site_val;        /* value of the call-site slot */
     uint32_t site_off;         /* its offset from sp */
-    uint32_t node;             /* CCT node id; 0 = empty entry */
+    lb_cct_node_t *node;       /* the context; NULL = empty entry */
+    uint32_t id;               /* its node id */
     uint32_t nslots;
     uint32_t off[LB_CTX_SLOTS];
 } ctx_entry_t;
@@ -97,13 +98,15 @@ void lb_context_thread_exit(void)
 }
 
 /* A missing context: walk, insert, and fill an entry of set s. */
-static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r, unsigned s)
+static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r, unsigned s,
+                           uint32_t *id)
 {
     ctx_entry_t *e = &c->set[s][c->next_way[s]];
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
-    e->node = 0; /* the walk writes e->off: the entry is invalid meanwhile */
+    e->node = NULL; /* the walk writes e->off: the entry is invalid meanwhile */
     int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, &trace);
     lb_cct_node_t *node = lb_cct_insert(self->cct, c->pcs, n);
+    *id = lb_cct_id(self->cct, node);
     if (trace.overflow || n == 0)
         return node;
     /* The call-site slot: the return address of the innermost program
@@ -122,7 +125,8 @@ static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r
     e->site_off = e->off[site];
     e->site_val = *(const uintptr_t *)(r->sp + e->site_off);
     e->sum = slots_sum(r->sp, e->off, e->nslots);
-    e->node = lb_cct_id(self->cct, node);
+    e->id = *id;
+    e->node = node;
     c->next_way[s] = (uint8_t)((c->next_way[s] + 1) % LB_CTX_WAYS);
     return node;
 }
@@ -135,28 +139,29 @@ LB_COLD static void verify_hit(lb_thread_t *self, ctx_cache_t *c, const lb_regs_
         lb_die("context cache: a hit differs from the walk (%d frames)", n);
 }
 
-LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self)
+LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
 {
     lb_regs_t r;
     LB_REGS_HERE(r);
     ctx_cache_t *c = cache_get();
-    if (lb_unlikely(!c))
-        return lb_cct_insert(self->cct, NULL, 0);
+    if (lb_unlikely(!c)) {
+        lb_cct_node_t *root = lb_cct_insert(self->cct, NULL, 0);
+        *id = lb_cct_id(self->cct, root);
+        return root;
+    }
     unsigned s = set_of(r.sp);
     for (int w = 0; w < LB_CTX_WAYS; w++) {
         const ctx_entry_t *e = &c->set[s][w];
         if (e->node && e->sp == r.sp && (!e->uses_bp || e->bp == r.bp) &&
             *(const uintptr_t *)(r.sp + e->site_off) == e->site_val &&
             slots_sum(r.sp, e->off, e->nslots) == e->sum) {
-            lb_cct_node_t *node = lb_cct_node(self->cct, e->node);
-            if (lb_likely(node != NULL)) {
-                thread_hits++;
-                if (lb_context_verify)
-                    verify_hit(self, c, &r, node);
-                return node;
-            }
+            thread_hits++;
+            if (lb_context_verify)
+                verify_hit(self, c, &r, e->node);
+            *id = e->id;
+            return e->node;
         }
     }
     __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
-    return fill(self, c, &r, s);
+    return fill(self, c, &r, s, id);
 }

@@ -51,9 +51,11 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
     cond_wait_ctx_t ctx = { .self = self, .mutex = m, .mutex_mon = lb_mutex_mon(m) };
-    if (ctx.mutex_mon)
-        lb_mutex_released_inside(self, m, ctx.mutex_mon, site);
+    /* The wait begins, then the mutex release inside glibc is accounted
+     * at the same calling context (one context look-up for both). */
     lb_wait_begin(self, mon, LB_OBJ_COND, &ctx.wait);
+    if (ctx.mutex_mon)
+        lb_mutex_released_inside(self, m, ctx.mutex_mon, site, &ctx.wait);
     int rc;
     pthread_cleanup_push(cond_wait_finished, &ctx);
     if (clock == LB_WAIT_FOREVER)

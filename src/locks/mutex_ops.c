@@ -162,12 +162,12 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
 }
 
 void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site)
+                              uintptr_t site, const lb_wait_t *wait)
 {
     if (!lb_release_needs_accounting(mon) || !unlock_releases(self, m))
         return;
     lb_hold_t hold = lb_hold_ends(self, mon);
-    lb_deposit(self, &hold, LB_OBJ_MUTEX, site);
+    lb_deposit_at(self, &hold, LB_OBJ_MUTEX, site, wait->node, wait->node_id);
 }
 
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)

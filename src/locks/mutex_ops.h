@@ -40,9 +40,10 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 /* For condition-variable waits, which release and re-acquire m inside
  * glibc: the monitored state of m, or NULL if m is not monitored. */
 lb_mon_t *lb_mutex_mon(pthread_mutex_t *m);
-/* m is about to be released inside glibc / was re-acquired inside glibc. */
+/* m is about to be released inside glibc by the wait `wait` (its calling
+ * context is the release's) / was re-acquired inside glibc. */
 void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site);
+                              uintptr_t site, const lb_wait_t *wait);
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
 /* The final write: add a live mutex's in-object count to its lb_mon
  * (read without faulting: the mutex's memory may be gone). */
