@@ -11,8 +11,9 @@
  * native again. A stale tag (memcpy'd mutex, reused memory) is detected by
  * lb_mon.addr != the mutex and replaced.
  *
- * The fast paths below are inline: the uncontended lock is the real
- * trylock plus one load of `waiters`; the uncontended unlock is one
+ * The fast paths below are inline: the uncontended lock is glibc's own
+ * CAS step (plain stores while the process is single-threaded, as glibc
+ * does) plus one load of `waiters`; the uncontended unlock is one
  * site-count increment plus three loads. Neither takes a timestamp or an
  * extra atomic read-modify-write. Slow paths live in mutex_ops.c. */
 #ifndef LB_MUTEX_OPS_H
@@ -134,6 +135,35 @@ static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m,
     ++*lb_mutex_acquisitions(m);
 }
 
+/* PTHREAD_MUTEX_NORMAL in a single-threaded process, as glibc 2.36 does
+ * it (pthread_mutex_lock.c with x86's lll_lock: no atomic instruction
+ * while __libc_single_threaded): a free lock word becomes 1 with a plain
+ * store, then owner and user count as on the threaded path. A taken word
+ * (relocking a NORMAL mutex: a self-deadlock) goes to glibc. Only this
+ * thread can make the process multi-threaded, so the flag cannot change
+ * under us. */
+static inline int lb_mutex_lock_single(lb_thread_t *self, pthread_mutex_t *m)
+{
+    if (lb_unlikely(m->__data.__lock != 0))
+        return lb_mutex_lock_general(self, m);
+    m->__data.__lock = 1;
+    m->__data.__owner = self->tid;
+    ++m->__data.__nusers;
+    ++*lb_mutex_acquisitions(m);
+    return 0;
+}
+
+/* The release half, glibc 2.36's __pthread_mutex_unlock_usercnt for a
+ * NORMAL mutex while single-threaded: owner cleared, user count
+ * decremented, lock word stored 0 (nobody can be waiting). */
+static inline int lb_mutex_unlock_single(pthread_mutex_t *m)
+{
+    m->__data.__owner = 0;
+    --m->__data.__nusers;
+    m->__data.__lock = 0;
+    return 0;
+}
+
 /* The fast paths below are leaf functions: everything that may call out
  * (conversion, other kinds, a single-threaded process, a site-table miss,
  * waiters) leaves through a tail call, so the common case saves no
@@ -144,9 +174,10 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     if (lb_unlikely(!self || self->busy))
         return lb_real.mutex_lock(m);
     lb_mon_t *mon = lb_mutex_mon_of_stash(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE), m);
-    if (lb_unlikely(!mon || __libc_single_threaded ||
-                    __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
+    if (lb_unlikely(!mon || __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
         return lb_mutex_lock_general(self, m);
+    if (__libc_single_threaded)
+        return lb_mutex_lock_single(self, m);
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
     if (lb_unlikely(!lb_mutex_normal_try(self, m)))
@@ -169,6 +200,8 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
+    if (__libc_single_threaded && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0)
+        return lb_mutex_unlock_single(m);
     return lb_real.mutex_unlock(m);
 }
 #endif
