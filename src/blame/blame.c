@@ -144,6 +144,21 @@ static lb_hold_t collect_locked(lb_mon_t *mon, bool keep_held)
 
 lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
 {
+    /* Nobody waits and V has not moved since this hold's accounting began:
+     * its blame is 0, and with w == 0 nothing accrues until the next
+     * waiter arrives, whose wait_begin brings the clock up to date. Only
+     * the site's contended count is owed (the hold began with a wait). So
+     * no timestamp and no meta: `held` may stay set, which is harmless
+     * while w == 0 (see blame_clock.h), and hold_was_contended is written
+     * only by the holder. A waiter arriving now races exactly as with the
+     * caller's own needs-accounting test. */
+    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED) == 0) {
+        lb_hold_t hold = { .blame_ns = 0, .stats = mon->stats,
+                           .was_contended = mon->hold_was_contended };
+        __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
+        return hold;
+    }
     return collect_locked(mon, false);
 }
 
