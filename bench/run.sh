@@ -164,7 +164,7 @@ handoff_rate_row() {
     a=$(collect "$2" native handoff_rate)
     b=$(collect "$2" lb handoff_rate)
     row "$1 hand-off rate (successive acquisitions by another thread)" "$(fmt %.4f "$a")" "$(fmt %.4f "$b")" \
-        "$(calc '%+.0f%%' "$a" "$b" 'a > 0 ? (b / a - 1) * 100 : 0')" "issue 9 target: change <=20%; medians of the rounds"
+        "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')" "issue 9 target: change <=20%; medians of the rounds"
 }
 
 # interleave NAME "TAG=VARIANT ..." PROG ARGS...: REPS rounds, each running
