@@ -21,6 +21,7 @@
 
 #include "core/thread.h"
 #include "blame/mon.h"
+#include "sampler/cct.h"
 
 typedef struct lb_wait {
     lb_mon_t *mon;
