@@ -1,23 +1,24 @@
-/* What one CPU sample costs: libunwind walk + CCT insert, at call depth 10
+/* What one CPU sample costs: CFI walk (sampler/unwind.c) + CCT insert, at call depth 10
  * and 30, and the whole handler including the kernel's signal delivery.
  * Prints figures; never passes or fails. Not wired into make. Build:
  *
  *   make build/obj/src/sampler/cct.o   # or compile the sources directly:
  *   gcc -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -pthread -fno-omit-frame-pointer \
  *       -fno-optimize-sibling-calls bench/sample_cost.c src/sampler/STAR.c \
- *       src/util/STAR.c -lunwind -lunwind-x86_64 -lpfm -ldl -lrt -o /tmp/sample_cost
+ *       src/util/STAR.c -lpfm -ldl -lrt -o /tmp/sample_cost
  *   (STAR being the shell's glob star) and run /tmp/sample_cost [ITERATIONS]
  *
  * Figures (depth = frames on the stack, main and libc's start included):
  *  - signal: lb_unwind_signal + lb_cct_insert inside a real signal handler
- *    (what the sampling handler does), warm libunwind trace cache, path
+ *    (what the sampling handler does), warm frame-rule cache, path
  *    already in the CCT;
  *  - here: lb_unwind_here + lb_cct_insert (a release-site unwind);
  *  - first: the same, the first time (cold trace cache, new CCT nodes);
  *  - handler: tgkill of the sampling signal to ourselves, minus tgkill of a
  *    signal whose handler is empty = the sampling handler's own cost;
- *  - fallback: lb_unwind_signal's slow path (unw_init_local2 + unw_step),
- *    taken when the fast trace cannot be lined up with the context.
+ *  - fallback: lb_unwind_signal from a getcontext() context instead of a
+ *    signal's (the same walk since the CFI unwinder; libunwind used to take
+ *    a slow unw_step path here).
  * The sampler is linked into this executable, so no frame counts as
  * lockblame's own; every frame is walked and kept. */
 #include <signal.h>
@@ -103,8 +104,7 @@ static void measure_at_bottom(void *arg)
     t1 = lb_now_ns();
     r->here_ns = ns_per(t0, t1, iterations);
 
-    /* A context that is not the one being unwound (getcontext here) makes
-     * lb_unwind_signal take its fallback: unw_init_local2 + unw_step. */
+    /* A context from getcontext rather than a signal: the same walk. */
     ucontext_t uc;
     getcontext(&uc);
     long k = iterations / 20 + 1;
