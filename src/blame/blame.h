@@ -8,8 +8,12 @@
  *   hold_ends   - it releases mon: collect its blame (before the real
  *                 release, so no waiter's acquisition is accounted first)
  *   signal_collect / barrier_completes - the same for cond, sem, barrier
- *   deposit     - after the real release: put the blame on the calling
- *                 context of the release call (unwinds the stack)
+ *   deposit     - also before the real release: put the blame on the
+ *                 calling context of the release call (cached per thread,
+ *                 see context.h), so that nothing runs between the real
+ *                 release and the return that a woken or spinning waiter
+ *                 could race (the rate at which the lock changes hands
+ *                 stays native)
  *
  * Invariants: verbs take mon->meta only around accrual updates, never
  * across a real blocking call or an unwind; they run with lb_thread.busy

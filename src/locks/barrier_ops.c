@@ -45,9 +45,8 @@ int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
     lb_wait_t wait;
     lb_hold_t hold;
     if (lb_barrier_arrive(self, mon, &wait, &hold)) {
-        int rc = lb_real.barrier_wait(b);
         lb_deposit(self, &hold, LB_OBJ_BARRIER, site);
-        return rc;
+        return lb_real.barrier_wait(b);
     }
     int rc = lb_real.barrier_wait(b); /* not a cancellation point */
     lb_wait_end(self, &wait, false);

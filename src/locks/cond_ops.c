@@ -80,9 +80,8 @@ static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
         lb_site_count_release(self->sites, site, kind);
         if (lb_release_needs_accounting(mon)) {
             lb_hold_t hold = lb_signal_collect(self, mon);
-            int rc = real(obj, arg);
-            lb_deposit(self, &hold, kind, site);
-            return rc;
+            lb_deposit(self, &hold, kind, site); /* before: nothing after the release */
+            return real(obj, arg);
         }
     }
     return real(obj, arg);

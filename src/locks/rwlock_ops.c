@@ -58,9 +58,8 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
     lb_hold_t hold;
     if (!lb_rw_release_collect(self, mon, rw, &hold))
         return lb_real.rwlock_unlock(rw);
-    int rc = lb_real.rwlock_unlock(rw);
-    lb_deposit(self, &hold, LB_OBJ_RWLOCK, site);
-    return rc;
+    lb_deposit(self, &hold, LB_OBJ_RWLOCK, site); /* before: nothing after the release */
+    return lb_real.rwlock_unlock(rw);
 }
 
 int lb_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
