@@ -191,7 +191,9 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
         return lb_real.mutex_lock(m);
     if (__libc_single_threaded) {
         /* Nobody to wait for: glibc's lock skips its atomics here, and so
-         * do we by calling it. */
+         * do we, inline for NORMAL mutexes, else by calling it. */
+        if (m->__data.__kind == 0 && m->__data.__lock == 0)
+            return lb_mutex_lock_single(self, m); /* (a taken word: glibc's call below) */
         int rc = lb_real.mutex_lock(m);
         if (rc == 0)
             ++*lb_mutex_acquisitions(m);
