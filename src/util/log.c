@@ -1,6 +1,7 @@
 #include "util/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,13 @@ static void lb_vwarn(const char *fmt, va_list ap)
         len = sizeof line - 2;
     line[len++] = '\n';
     /* One line, whole: a signal storm may interrupt the write (EINTR) or
-     * cut it short; retry until it is out or stderr is gone. */
+     * cut it short; retry until it is out or stderr is gone. write() is a
+     * cancellation point and a warning can come from inside a wrapped
+     * call that is not one (pthread_mutex_lock converting a lock), so
+     * cancellation is off around it (pthread_setcancelstate is not a
+     * cancellation point). */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     for (size_t off = 0; off < len;) {
         ssize_t w = write(STDERR_FILENO, line + off, len - off);
         if (w > 0)
@@ -29,6 +36,7 @@ static void lb_vwarn(const char *fmt, va_list ap)
         else
             break;
     }
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
 }
 
