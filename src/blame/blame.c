@@ -34,10 +34,14 @@ static lb_cct_node_t *context_here(lb_thread_t *self)
     return lb_context_here(self, &id);
 }
 
-/* A wait's calling context, before it blocks (self->busy held). */
-static void wait_context(lb_thread_t *self, lb_wait_t *wait)
+/* After wait_begins, outside meta (self->busy held): the wait's note,
+ * its calling context (found now, before the thread blocks, so never
+ * inside the lock it may acquire), and the thread's waiting state. */
+static void wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
+    lb_note_wait_begin(self, mon, kind, wait->start_ns);
     wait->node = self->cct ? lb_context_here(self, &wait->node_id) : NULL;
+    lb_waiting_begin(self, kind);
 }
 
 /* Under meta: the calling thread starts waiting on mon at now (w++). */
@@ -60,9 +64,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     lb_meta_lock(&mon->meta);
     wait_begins(mon, kind, wait, now);
     lb_meta_unlock(&mon->meta);
-    lb_note_wait_begin(self, mon, kind, wait->start_ns);
-    wait_context(self, wait);
-    lb_waiting_begin(self, kind);
+    wait_started(self, mon, kind, wait);
     lb_leave(self);
     errno = saved_errno;
 }
@@ -217,11 +219,8 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
         wait_begins(mon, LB_OBJ_BARRIER, wait, now);
     }
     lb_meta_unlock(&mon->meta);
-    if (!last) {
-        lb_note_wait_begin(self, mon, LB_OBJ_BARRIER, now);
-        wait_context(self, wait);
-        lb_waiting_begin(self, LB_OBJ_BARRIER);
-    }
+    if (!last)
+        wait_started(self, mon, LB_OBJ_BARRIER, wait);
     lb_leave(self);
     errno = saved_errno;
     return last;

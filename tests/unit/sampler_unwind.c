@@ -14,15 +14,9 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
-#include "core/thread.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
 #include "sampler/unwind_cfi.h"
-
-/* ---- stubs for src/core ---- */
-LB_TLS lb_thread_t *lb_self;
-static lb_thread_t *registry;
-lb_thread_t *lb_thread_registry(void) { return registry; }
 
 #define DEPTH 12
 
