@@ -44,12 +44,17 @@ LB_EXPORT sighandler_t sigset(int signo, sighandler_t disp)
     return rc;
 }
 
-LB_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+/* Both mask calls: the real call, then the sampler learns whether the
+ * sampling signal became blocked or unblocked for this thread. Returns what
+ * the real call returned (sigprocmask: 0/-1 with errno; pthread_sigmask: an
+ * error number), with *old filled as the real call would. */
+static int forward_mask(int (*real)(int, const sigset_t *, sigset_t *), int how,
+                        const sigset_t *set, sigset_t *old)
 {
     if (!set || !lb_self)
-        return lb_real_sigprocmask(how, set, old);
+        return real(how, set, old);
     sigset_t want = *set, was;
-    int rc = lb_real_sigprocmask(how, set, &was);
+    int rc = real(how, set, &was);
     if (rc == 0) {
         if (old)
             *old = was;
@@ -58,16 +63,12 @@ LB_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
     return rc;
 }
 
+LB_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    return forward_mask(lb_real_sigprocmask, how, set, old);
+}
+
 LB_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!set || !lb_self)
-        return lb_real_sigmask(how, set, old);
-    sigset_t want = *set, was;
-    int rc = lb_real_sigmask(how, set, &was);
-    if (rc == 0) {
-        if (old)
-            *old = was;
-        lb_sampler_mask_changed(lb_self, how, &want, &was);
-    }
-    return rc;
+    return forward_mask(lb_real_sigmask, how, set, old);
 }
