@@ -12,7 +12,7 @@
 
 enum {
 	C_PID, C_PPID, C_GEN, C_THREADS, C_WORK, C_IDLE, C_WAIT, C_IDLE_SHARE, C_TOP_S, C_TOP,
-	C_COMMAND, C_NCOLS
+	C_COMMAND, C_SHORT, C_NCOLS
 };
 
 static const struct lb_col process_cols[C_NCOLS] = {
@@ -26,7 +26,8 @@ static const struct lb_col process_cols[C_NCOLS] = {
 	[C_IDLE_SHARE] = { "idleness_share", "Idle%", LB_C_FRAC, 0 },
 	[C_TOP_S] = { "top_site_s", "Top s", LB_C_SEC, LB_COL_NOTABLE },
 	[C_TOP] = { "top_site", "Top release site", LB_C_STR, 0 },
-	[C_COMMAND] = { "command", "Command", LB_C_STR, LB_COL_LABEL },
+	[C_COMMAND] = { "command", "Command", LB_C_STR, LB_COL_NOTABLE },
+	[C_SHORT] = { "command_short", "Command", LB_C_STR, LB_COL_TABLEONLY | LB_COL_LABEL },
 };
 
 struct psum {
@@ -39,6 +40,18 @@ struct site_acc {		/* idleness per (process, site key) */
 	double idle;
 	int32_t frame;
 };
+
+/* The command with argv[0] as its base name: tables are narrow. */
+static const char *short_command(const char *command)
+{
+	size_t n = strcspn(command, " ");
+	const char *start = command;
+
+	for (size_t i = 0; i < n; i++)
+		if (command[i] == '/' && i + 1 < n)
+			start = command + i + 1;
+	return start;
+}
 
 static int32_t process_of(const struct lb_profile *p, int64_t thread_id)
 {
@@ -109,6 +122,7 @@ int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_num(t, row, C_TOP_S, s[i].top_s);
 		lb_table_str(t, row, C_TOP, s[i].top_frame >= 0 ? lb_frame_label(p, s[i].top_frame) : "-");
 		lb_table_str(t, row, C_COMMAND, *r->command ? r->command : "(unknown)");
+		lb_table_str(t, row, C_SHORT, *r->command ? short_command(r->command) : "(unknown)");
 	}
 	if (o->format == LB_FMT_TABLE)
 		lb_print_header(p, o, stdout);
