@@ -79,7 +79,7 @@ typedef struct {
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
 {
     int version = lb_db_version(db, src);
-    if (version < 2 || version > LB_SCHEMA_VERSION)
+    if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
     shift_t s;
     int rc;
@@ -122,9 +122,10 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".metric SELECT " NREF("node_id")
                                ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
                                " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
-                               " idle_sem_s, idle_join_s, blamed_count, idle_undirected_s"
+                               " idle_sem_s, idle_join_s, blamed_count, %s"
                                " FROM \"%w\".metric",
-                               dst, s.node, s.thread, src);
+                               dst, s.node, s.thread,
+                               version >= 2 ? "idle_undirected_s" : "0", src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".site SELECT " FREF("frame_id")
                                ", thread_id + %lld, object, acquisitions, contended, releases"
                                " FROM \"%w\".site",

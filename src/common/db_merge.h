@@ -11,7 +11,7 @@
 #define LB_COMMON_DB_MERGE_H
 #include <sqlite3.h>
 
-/* Copy attached database `src` (schema version 2 or 3) into `dst` (version
+/* Copy attached database `src` (schema version 1 to 3) into `dst` (version
  * 3, tables created). Runs inside the caller's transaction and neither
  * begins nor ends one. Returns SQLITE_OK, or an SQLite error code with
  * sqlite3_errmsg(db) set; on error the caller rolls back. */

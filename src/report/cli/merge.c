@@ -42,9 +42,8 @@ static void check_input(const char *path)
 	int version = lb_db_version(db, "main");
 
 	sqlite3_close(db);
-	if (version < 2)
-		cli_die(LB_EXIT_USAGE, "merge: %s: schema version %d is too old to merge (2 or later)",
-		       path, version);
+	if (version < 1)
+		cli_die(LB_EXIT_USAGE, "merge: %s: not a lockblame database", path);
 }
 
 static void fail(sqlite3 *db, const char *tmp, const char *what)
@@ -109,7 +108,7 @@ int lb_cmd_merge(int argc, char **argv)
 	char meta[200];
 
 	snprintf(meta, sizeof meta, "INSERT INTO meta VALUES('schema_version','%d'),"
-		 "('lockblame_version','%s'),('writer','lockblame merge')", LB_DDL_VERSION, LB_VERSION);
+		 "('lockblame_version','%s'),('writer','lockblame merge')", LB_SCHEMA_VERSION, LB_VERSION);
 	if (exec(db, "PRAGMA journal_mode=OFF") || exec(db, "BEGIN") ||
 	    lb_ddl_create(db, "main") != SQLITE_OK || exec(db, meta) || exec(db, "COMMIT"))
 		fail(db, t, out);

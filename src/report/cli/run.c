@@ -204,6 +204,10 @@ int lb_cmd_run(int argc, char **argv)
 	if (freq)
 		check_freq(freq);
 	char **prog = argv + optind;
+	const char *env_out = getenv("LOCKBLAME_OUTPUT");
+
+	if (!out && env_out && *env_out)
+		out = env_out;	/* the user's name for the run, as -o */
 	char *path = out ? absolute(out) : NULL;
 	const char *why_not = lb_run_unprofilable(prog[0]);
 	bool profile = true;

@@ -73,9 +73,9 @@ static void export_env(const char *name, const char *value)
 static int check_existing(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (lstat(path, &st) != 0)
         return 0;
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) { /* a link planted there is not followed */
         lb_warn("output %s is not a regular file; not profiling", path);
         return -1;
     }
