@@ -80,13 +80,30 @@ static int check_existing(const char *path)
         return -1;
     }
     if (st.st_size == 0)
-        return 0;
+        return 0; /* being created by another process of the run, or empty */
+    char magic[16] = { 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n == (ssize_t)sizeof magic && memcmp(magic, "SQLite format 3", 16) != 0) {
+        lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
+                " not profiling", path);
+        return -1;
+    }
+    /* An SQLite file: a lockblame database unless its tables say otherwise.
+     * Another process of the run may be writing it (busy): the commit
+     * checks again under the lock. */
     sqlite3 *db = NULL;
-    int version = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    int version = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
         version = lb_db_version(db, "main");
+        if (version < 0 && (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY)
+            version = 0;
+    }
     sqlite3_close(db);
-    if (version < 0 || version == 0) {
+    if (version < 0) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
                 " not profiling", path);
         return -1;
