@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
+#include "common/db_name.h"
 #include "report/cli/commands.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
@@ -121,13 +122,10 @@ static char *absolute(const char *path)
  * database left there by an earlier run with the same name is replaced. */
 static char *default_path(const char *prog, pid_t pid)
 {
-	struct lb_buf b = { 0 };
+	char name[PATH_MAX];
 
-	lb_buf_printf(&b, "lockblame.%s.%d.db", lb_basename(prog), (int)pid);
-	char *path = absolute(lb_buf_str(&b));
-
-	lb_buf_free(&b);
-	return path;
+	lb_default_db_name(name, sizeof name, prog, (int)pid);
+	return absolute(name);
 }
 
 /* The run key the library stamps on every process of this run. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/db_merge.h"
+#include "common/db_name.h"
 #include "common/ddl.h"
 #include "common/version.h"
 #include "util/log.h"
@@ -129,8 +130,7 @@ int lb_output_setup(void)
         snprintf(name, sizeof name, "%s", given);
     } else {
         extern char *program_invocation_short_name;
-        snprintf(name, sizeof name, "lockblame.%s.%d.db", program_invocation_short_name,
-                 (int)getpid());
+        lb_default_db_name(name, sizeof name, program_invocation_short_name, (int)getpid());
     }
     /* Absolute now: the program may chdir, and children run elsewhere. */
     int n = name[0] == '/' ? snprintf(output_path, sizeof output_path, "%s", name)
