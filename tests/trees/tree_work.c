@@ -8,6 +8,8 @@
  *   server N         fork N workers that contend; they and the parent all
  *                    exit at the same moment (a pipe closing releases them);
  *                    prints "workers N"
+ *   exec             contend, then exec itself in contend mode: two images
+ *                    of one process, both recorded
  *   idle             does nothing at all (records nothing)
  */
 #include <pthread.h>
@@ -94,8 +96,16 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "server") && argc > 2)
         return server(atoi(argv[2]));
+    if (!strcmp(mode, "exec")) {
+        contend_a_while();
+        printf("contended %lu\n", shared);
+        fflush(stdout);
+        execl("/proc/self/exe", argv[0], "contend", (char *)NULL);
+        perror("execl");
+        return 1;
+    }
     if (!strcmp(mode, "idle"))
         return 0;
-    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|idle\n", argv[0]);
+    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|idle\n", argv[0]);
     return 2;
 }
