@@ -8,6 +8,7 @@
 #   cc1 in it); a forking server whose processes all exit together; an
 #   exec between two recording images (two exec generations); _exit;
 #   SIGSEGV; kill -9; a static binary; a foreign file at the output path;
+#   a program that closes stderr (no line lands in its files);
 #   lockblame merge.
 source "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -152,6 +153,17 @@ sed 's/^/  stderr: /' "$tmp/ff/err"; show "$tmp/ff" ""
 rc=0; (cd "$tmp/ff" && "$L" run -o notes.db -- "$W" contend > out2 2> err2) || rc=$?
 sed 's/^/  run stderr: /' "$tmp/ff/err2"
 [ $rc = 0 ] && [ "$(cat "$tmp/ff/notes.db")" = precious ] || bad "run -o foreign: rc $rc or overwritten"
+
+echo "== a program that closes stderr and reuses fd 2 for a file of its own"
+mkdir "$tmp/ce"
+LOCKBLAME_OUTPUT=$tmp/ce/ce.db LD_PRELOAD=$LOCKBLAME_LIB "$W" closestderr "$tmp/ce/mine.txt" || bad "closestderr failed"
+echo "  its file after a plain LD_PRELOAD run: $(cat "$tmp/ce/mine.txt")"
+[ "$(cat "$tmp/ce/mine.txt")" = "mine fd=2" ] || bad "lockblame wrote into the program's file: $(cat "$tmp/ce/mine.txt")"
+[ "$(q "$tmp/ce/ce.db" "SELECT COUNT(*) FROM run")" = 1 ] || bad "closestderr: no profile"
+"$L" run -o "$tmp/ce/ce2.db" -- "$W" closestderr "$tmp/ce/mine2.txt" 2> "$tmp/ce/err" || bad "closestderr under run failed"
+sed 's/^/  run stderr: /' "$tmp/ce/err"
+[ "$(cat "$tmp/ce/mine2.txt")" = "mine fd=2" ] || bad "run: lockblame wrote into the program's file"
+grep -q '^lockblame: 1 process profiled' "$tmp/ce/err" || bad "run did not print the summary on its own stderr"
 
 echo "== nothing from processes that did nothing"
 mkdir "$tmp/idle"

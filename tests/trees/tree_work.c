@@ -10,8 +10,11 @@
  *                    prints "workers N"
  *   exec             contend, then exec itself in contend mode: two images
  *                    of one process, both recorded
+ *   closestderr FILE close stderr, open FILE (it gets fd 2), write one line
+ *                    into it, contend
  *   idle             does nothing at all (records nothing)
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,8 +107,15 @@ int main(int argc, char **argv)
         perror("execl");
         return 1;
     }
+    if (!strcmp(mode, "closestderr") && argc > 2) {
+        close(2);
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dprintf(fd, "mine fd=%d\n", fd);
+        contend_a_while();
+        return 0;
+    }
     if (!strcmp(mode, "idle"))
         return 0;
-    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|idle\n", argv[0]);
+    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle\n", argv[0]);
     return 2;
 }
