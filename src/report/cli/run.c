@@ -214,7 +214,7 @@ int lb_cmd_run(int argc, char **argv)
 		cli_warn("run: no profile will be written for %s: %s", prog[0], why_not);
 		profile = false;
 	} else if (getenv("LOCKBLAME_DISABLE")) {
-		lb_warn("run: LOCKBLAME_DISABLE is set; running %s unprofiled", prog[0]);
+		cli_warn("run: LOCKBLAME_DISABLE is set; running %s unprofiled", prog[0]);
 		profile = false;
 	} else if (path && lb_run_output_state(path) == LB_OUT_FOREIGN) {
 		cli_warn("run: %s exists and is not a lockblame database; not overwriting it, running"
