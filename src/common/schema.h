@@ -3,10 +3,12 @@
  * both follow it; change them and docs/SCHEMA.md together. Depends on
  * nothing.
  *
- * Version history: 1 = first release; 2 added metric.idle_undirected_s.
+ * Version history: 1 = first release; 2 added metric.idle_undirected_s;
+ * 3 holds a process tree: run has a row per process image (ppid, exec_gen,
+ * proc_start, run_key), thread and sync_object name their run row (run_id).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 2
+#define LB_SCHEMA_VERSION 3
 #endif

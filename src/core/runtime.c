@@ -33,6 +33,13 @@ static void run_finish_hooks(void *p)
     lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
 }
 
+static pid_t own_pid; /* getpid() at start or fork; a vfork child differs */
+
+bool lb_runtime_is_own_process(void)
+{
+    return getpid() == __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
+}
+
 void lb_runtime_finish(const char *reason)
 {
     int expected = LB_PHASE_RUNNING;
@@ -55,11 +62,14 @@ void lb_runtime_finish(const char *reason)
     errno = saved_errno;
 }
 
-/* SIGINT, SIGTERM and SIGABRT with the default action: write, then die of
- * the signal. Writing is not async-signal-safe; an alarm bounds a deadlock
- * (a signal that interrupted malloc, or an abort from inside malloc) to a
- * few seconds, after which the process dies of SIGALRM. For SIGABRT this
- * is best effort: the program is already failing. */
+/* SIGINT, SIGTERM, SIGABRT and the faults (SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE) with the default action: write, then die of the signal. Writing
+ * is not async-signal-safe; an alarm bounds a deadlock (a signal that
+ * interrupted malloc, or an abort from inside malloc) to a few seconds,
+ * after which the process dies of SIGALRM. For SIGABRT and the faults this
+ * is best effort: the program is already failing. A fault re-raised while
+ * its handler runs stays pending (it is blocked) and kills the process on
+ * return; a real fault also recurs when the instruction is retried. */
 static const struct {
     int sig;
     const char *reason;
@@ -67,13 +77,17 @@ static const struct {
     { SIGINT, "signal SIGINT" },
     { SIGTERM, "signal SIGTERM" },
     { SIGABRT, "signal SIGABRT" },
+    { SIGSEGV, "signal SIGSEGV" },
+    { SIGBUS, "signal SIGBUS" },
+    { SIGILL, "signal SIGILL" },
+    { SIGFPE, "signal SIGFPE" },
 };
 
 static void on_fatal_signal(int sig)
 {
     signal(sig, SIG_DFL);
     signal(SIGALRM, SIG_DFL);
-    alarm(sig == SIGABRT ? 3 : 10);
+    alarm(sig == SIGINT || sig == SIGTERM ? 10 : 3);
     const char *reason = "signal";
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
         if (fatal_signals[i].sig == sig)
@@ -124,6 +138,7 @@ static void after_fork_child(void)
         return;
     lb_thread_after_fork_child(self);
     lb_undirected_after_fork();
+    __atomic_store_n(&own_pid, getpid(), __ATOMIC_RELAXED);
 }
 
 void lb_runtime_start(void)
@@ -135,6 +150,7 @@ void lb_runtime_start(void)
     int saved_errno = errno;
     lb_real_resolve();
     lb_runtime_stamp_start();
+    own_pid = getpid();
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */
     lb_stack_bounds_init();

@@ -10,4 +10,7 @@ void lb_runtime_start(void);
 /* Write the profile once; later calls do nothing. reason: "exit", "exec",
  * "signal SIGTERM", ... */
 void lb_runtime_finish(const char *reason);
+/* False in a vfork child (or a raw clone), which shares the parent's
+ * memory and must leave lockblame's state alone. */
+bool lb_runtime_is_own_process(void);
 #endif

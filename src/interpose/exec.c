@@ -17,6 +17,8 @@ extern char **environ;
 
 static void write_before_exec(void)
 {
+    if (!lb_runtime_is_own_process())
+        return; /* a vfork child: the memory is its parent's */
     int saved_errno = errno;
     lb_runtime_finish("exec");
     errno = saved_errno;

@@ -2,14 +2,42 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The file fd 2 was when the process started. A program that closes its
+ * stderr may reuse fd 2 for a file of its own; our lines must never land
+ * there (DESIGN: the program's output stays its own), so a line is written
+ * only while fd 2 is still that file. (`lockblame run` prints the run's
+ * summary on its own stderr.) */
+static struct stat start_stderr;
+static bool start_stderr_ok;
+
+__attribute__((constructor(101))) static void remember_stderr(void)
+{
+    start_stderr_ok = fstat(STDERR_FILENO, &start_stderr) == 0;
+}
+
+static bool stderr_is_original(void)
+{
+    struct stat now;
+    if (fstat(STDERR_FILENO, &now) != 0)
+        return false;
+    return start_stderr_ok && now.st_dev == start_stderr.st_dev &&
+           now.st_ino == start_stderr.st_ino;
+}
 
 static void lb_vwarn(const char *fmt, va_list ap)
 {
     int saved_errno = errno;
+    if (!stderr_is_original()) {
+        errno = saved_errno;
+        return;
+    }
     char line[512];
     int n = snprintf(line, sizeof line, "lockblame: ");
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

@@ -17,4 +17,13 @@ static inline bool lb_read_own(const void *addr, void *out, size_t len)
     struct iovec remote = { (void *)addr, len };
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
+
+/* The same for writing: false, and nothing written, where addr is not
+ * mapped writable. */
+static inline bool lb_write_own(void *addr, const void *in, size_t len)
+{
+    struct iovec local = { (void *)in, len };
+    struct iovec remote = { addr, len };
+    return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
 #endif

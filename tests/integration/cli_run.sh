@@ -22,7 +22,8 @@ LD_PRELOAD= "$L" run -o out.db -e task-clock@500000 -F 250 -- \
     > "$T/env" 2> "$T/err" || fail "run with options"
 lib=$(dirname "$L")/liblockblame.so
 if [ -e "$lib" ]; then
-    want="$(cd "$(dirname "$L")" && pwd -P)/liblockblame.so|out.db|task-clock@500000|250"
+    # the output name is made absolute: the whole process tree writes there
+    want="$(cd "$(dirname "$L")" && pwd -P)/liblockblame.so|$(pwd -P)/out.db|task-clock@500000|250"
     [ "$(cat "$T/env")" = "$want" ] || fail "env: got '$(cat "$T/env")', want '$want'"
     echo "ok: LD_PRELOAD and LOCKBLAME_* set"
     # an existing LD_PRELOAD is kept, after ours
@@ -31,7 +32,7 @@ if [ -e "$lib" ]; then
     echo "ok: LD_PRELOAD prepended"
 else
     grep -q '^lockblame: ' "$T/err" || fail "no warning about the missing library"
-    [ "$(cut -d'|' -f2- "$T/env")" = "out.db|task-clock@500000|250" ] || fail "env: $(cat "$T/env")"
+    [ "$(cut -d'|' -f2- "$T/env")" = "$(pwd -P)/out.db|task-clock@500000|250" ] || fail "env: $(cat "$T/env")"
     echo "ok: LOCKBLAME_* set (library not built: warned, ran unprofiled)"
 fi
 

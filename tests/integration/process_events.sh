@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Process events: SIGTERM flushes the profile and still dies of SIGTERM;
-# fork children each write their own database; exec writes the old
-# image's profile first; sampling adds no EINTR; the writer never follows
+# fork children add their own profiles to the run's one database; exec
+# writes the old image's profile first (it recorded threads); sampling adds no EINTR; the writer never follows
 # a symlink planted at the output path.
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/process_events
@@ -32,10 +32,19 @@ echo "== fork"
 mkdir "$tmp/fork"
 (cd "$tmp/fork" && LD_PRELOAD=$LOCKBLAME_LIB "$W" fork >"$tmp/fork.out" 2>/dev/null) || bad "fork workload failed"
 n=$(ls "$tmp/fork" | grep -c '^lockblame\.process_events\..*\.db$' || true)
-echo "  databases: $n (parent + 3 children)"
-[ "$n" -eq 4 ] || bad "expected 4 databases, found $n"
-pids=$(for f in "$tmp"/fork/*.db; do rows "$f" "SELECT pid FROM run"; done | sort -u | wc -l)
-[ "$pids" -eq 4 ] || bad "databases do not come from 4 distinct pids ($pids)"
+echo "  databases: $n (one for the run)"
+[ "$n" -eq 1 ] || bad "expected 1 database, found $n"
+f=$(ls "$tmp"/fork/lockblame.process_events.*.db 2>/dev/null | head -1)
+pids=$(rows "$f" "SELECT COUNT(DISTINCT pid) FROM run")
+echo "  processes in it: $pids (parent + 3 children)"
+[ "$pids" = 4 ] || bad "the database holds $pids processes, not 4"
+# Each child forgot what its parent recorded before the fork: its own
+# mutex acquisitions are its two threads' 2 x 20000.
+child_acq=$(rows "$f" "SELECT group_concat(a) FROM (SELECT SUM(o.acquisitions) a FROM sync_object o
+                       JOIN run r ON r.id = o.run_id WHERE o.object = 'mutex' AND r.pid <>
+                       (SELECT pid FROM run ORDER BY start_unix LIMIT 1) GROUP BY r.id)")
+echo "  mutex acquisitions per child: $child_acq"
+for a in ${child_acq//,/ }; do [ "$a" = 40000 ] || bad "a child recorded $a acquisitions, not 40000"; done
 
 echo "== exec"
 mkdir "$tmp/exec"
@@ -43,7 +52,7 @@ out=$(cd "$tmp/exec" && LD_PRELOAD=$LOCKBLAME_LIB "$W" exec 2>/dev/null) || bad 
 [ "$out" = "exec-done" ] || bad "exec output '$out'"
 f=$(ls "$tmp"/exec/lockblame.process_events.*.db 2>/dev/null | head -1)
 [ -n "$f" ] || bad "no profile from the image that called exec"
-[ -n "$f" ] && { reason=$(rows "$f" "SELECT exit_reason FROM run"); echo "  old image exit_reason: $reason"; [ "$reason" = exec ] || bad "exit_reason '$reason'"; }
+[ -n "$f" ] && { reason=$(rows "$f" "SELECT group_concat(exit_reason) FROM run"); echo "  images: $reason"; [ "$reason" = exec ] || bad "exit_reasons '$reason' (echo recorded nothing)"; }
 
 echo "== no new EINTR"
 out=$(LOCKBLAME_OUTPUT=$tmp/eintr.db LD_PRELOAD=$LOCKBLAME_LIB "$W" eintr 2>/dev/null) || bad "eintr workload: $out"

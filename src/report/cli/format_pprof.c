@@ -174,13 +174,15 @@ static void label(struct pp *pp, struct lb_pbuf *sample, const char *key, const 
 	lb_pb_message(sample, 3, &pp->sub);
 }
 
-/* Hook for multi-process databases: the process a metric row belongs to.
- * Today one database is one process (run.pid); when the schema gives
- * threads (or rows) their own pid, return that here. 0 = unknown. */
+/* The process a metric row belongs to: its thread's (schema 3 holds a
+ * process tree); a version-2 database is one process. 0 = unknown. */
 static int64_t row_pid(const struct lb_profile *p, const struct lb_mrow *m)
 {
-	(void)m;
-	return p->run.pid;
+	int32_t t = lb_map_get(&p->thread_index, (uint64_t)m->thread_id);
+
+	if (t >= 0 && p->threads[t].process >= 0)
+		return p->procs[p->threads[t].process].pid;
+	return p->nprocs == 1 ? p->run.pid : 0;
 }
 
 static void thread_label(struct pp *pp, const struct lb_mrow *m, struct lb_buf *b)

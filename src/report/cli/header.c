@@ -23,6 +23,7 @@ static const char *view_title(enum lb_view v)
 	case LB_V_TOP_DOWN: return "top-down calling contexts";
 	case LB_V_BOTTOM_UP: return "bottom-up (callers)";
 	case LB_V_FLAT: return "flat procedures";
+	case LB_V_PROCESS: return "processes";
 	}
 	return "";
 }
@@ -45,6 +46,12 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
 	fprintf(out, "lockblame report: %s (%s by %s)\n", p->path, view_title(o->view),
 		lb_metric_names[o->metric]);
 	fprintf(out, "command:  %s\n", *r->command ? r->command : "(unknown)");
+	fprintf(out, "processes: %" PRId32, p->nselected);
+	if (p->nselected != p->nprocs)
+		fprintf(out, " of %" PRId32 " in the database (selected by --pid/--comm)", p->nprocs);
+	if (p->nselected > 1)
+		fputs(" (command above: the first; --by-process lists them)", out);
+	fputc('\n', out);
 	fprintf(out, "event:    %s", *r->event ? r->event : "(unknown)");
 	if (r->period)
 		fprintf(out, " every %" PRId64 " %s", r->period,

@@ -7,6 +7,7 @@
  * exits 2 (lb_db_fail); dangling references (a parent or frame id that has
  * no row) are tolerated and become -1, so views never index out of range.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,22 +131,128 @@ static size_t table_rows(sqlite3 *db, const char *table)
 
 #define PUSH(arr, n, cap) (lb_grow((void **)&(arr), &(cap), (size_t)(n) + 1, sizeof *(arr)), &(arr)[(n)++])
 
-static void load_run(struct lb_profile *p, sqlite3 *db)
+/* Does table have column? (Columns added by later schema versions.) */
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+static char *col_str_or_empty(sqlite3_stmt *st, int col)
+{
+	char *v = col_str(st, col);
+
+	return v ? v : lb_xstrdup("");
+}
+
+/* The command name of a process: argv[0]'s base name. */
+static bool comm_matches(const struct lb_run *r, const char *comm)
+{
+	size_t n = strcspn(r->command, " ");
+	const char *arg0 = r->command;
+
+	for (size_t i = 0; i < n; i++)
+		if (r->command[i] == '/')
+			arg0 = r->command + i + 1;
+	return (strlen(comm) == (size_t)(r->command + n - arg0) &&
+		strncmp(arg0, comm, (size_t)(r->command + n - arg0)) == 0) ||
+	       (*r->executable && strcmp(lb_basename(r->executable), comm) == 0);
+}
+
+static void die_no_match(const struct lb_profile *p, const struct lb_select *sel)
+{
+	struct lb_buf b = { 0 };
+
+	for (int32_t i = 0; i < p->nprocs && i < 8; i++)
+		lb_buf_printf(&b, "%s%" PRId64, i ? ", " : "", p->procs[i].pid);
+	if (p->nprocs > 8)
+		lb_buf_puts(&b, ", ...");
+	if (sel->comm)
+		cli_die(LB_EXIT_USAGE, "%s: no process matches --comm %s%s (pids: %s)", p->path,
+		       sel->comm, sel->pid ? " and --pid" : "", lb_buf_str(&b));
+	cli_die(LB_EXIT_USAGE, "%s: no process with pid %" PRId64 " (pids: %s)", p->path, sel->pid,
+	       lb_buf_str(&b));
+}
+
+/* p->run: the selected processes together. */
+static void sum_selected(struct lb_profile *p)
+{
+	struct lb_run *sum = &p->run;
+	double end = 0;
+	bool first = true;
+
+	memset(sum, 0, sizeof *sum);
+	for (int32_t i = 0; i < p->nprocs; i++) {
+		const struct lb_run *r = &p->procs[i];
+
+		if (!r->selected)
+			continue;
+		if (first) {
+			*sum = *r;
+			sum->command = lb_xstrdup(r->command);
+			sum->event = lb_xstrdup(r->event);
+			sum->event_requested = lb_xstrdup(r->event_requested);
+			sum->period_unit = lb_xstrdup(r->period_unit);
+			sum->exit_reason = lb_xstrdup(r->exit_reason);
+			sum->executable = lb_xstrdup(r->executable);
+			end = r->start_unix + r->duration_s;
+			first = false;
+			continue;
+		}
+		sum->threads += r->threads;
+		sum->samples += r->samples;
+		sum->samples_dropped += r->samples_dropped;
+		if (r->start_unix && r->start_unix < sum->start_unix)
+			sum->start_unix = r->start_unix;
+		if (r->start_unix + r->duration_s > end)
+			end = r->start_unix + r->duration_s;
+	}
+	if (first) {
+		const char **fields[] = { (const char **)&sum->command, (const char **)&sum->event,
+					  (const char **)&sum->event_requested,
+					  (const char **)&sum->period_unit,
+					  (const char **)&sum->exit_reason,
+					  (const char **)&sum->executable };
+
+		for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+			*fields[i] = lb_xstrdup("");
+		return;
+	}
+	if (end > sum->start_unix)
+		sum->duration_s = end - sum->start_unix;
+}
+
+static void load_run(struct lb_profile *p, sqlite3 *db, const struct lb_select *sel,
+		     struct idindex *ix)
 {
 	struct query q;
+	size_t cap = 0;
+	bool v3 = has_column(db, "run", "exec_gen");
 
 	q_prepare(&q, db, p->path, "run",
-		  "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
-		  " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s"
-		  " FROM run ORDER BY id LIMIT 1");
-	if (q_step(&q)) {
-		struct lb_run *r = &p->run;
+		  v3 ? "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
+		       " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s,"
+		       " id, executable, ppid, exec_gen FROM run ORDER BY start_unix, id"
+		     : "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
+		       " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s,"
+		       " id, executable, 0, 0 FROM run ORDER BY id LIMIT 1");
+	while (q_step(&q)) {
+		struct lb_run *r = PUSH(p->procs, p->nprocs, cap);
 
-		r->command = lb_trim_end(col_str(q.st, 0));	/* a process title may pad argv */
-		r->event = col_str(q.st, 1);
-		r->event_requested = col_str(q.st, 2);
-		r->period_unit = col_str(q.st, 3);
-		r->exit_reason = col_str(q.st, 4);
+		r->command = lb_trim_end(col_str_or_empty(q.st, 0));	/* a process title may pad argv */
+		r->event = col_str_or_empty(q.st, 1);
+		r->event_requested = col_str_or_empty(q.st, 2);
+		r->period_unit = col_str_or_empty(q.st, 3);
+		r->exit_reason = col_str_or_empty(q.st, 4);
 		r->pid = sqlite3_column_int64(q.st, 5);
 		r->period = sqlite3_column_int64(q.st, 6);
 		r->threads = sqlite3_column_int64(q.st, 7);
@@ -154,15 +261,21 @@ static void load_run(struct lb_profile *p, sqlite3 *db)
 		r->ns_per_sample = sqlite3_column_double(q.st, 10);
 		r->start_unix = sqlite3_column_double(q.st, 11);
 		r->duration_s = sqlite3_column_double(q.st, 12);
-		while (q_step(&q))
-			;
+		r->id = sqlite3_column_int64(q.st, 13);
+		r->executable = col_str_or_empty(q.st, 14);
+		r->ppid = sqlite3_column_int64(q.st, 15);
+		r->exec_gen = sqlite3_column_int64(q.st, 16);
+		r->selected = (!sel || !sel->pid || sel->pid == r->pid) &&
+			      (!sel || !sel->comm || comm_matches(r, sel->comm));
+		p->nselected += r->selected;
 	}
-	const char **fields[] = { (const char **)&p->run.command, (const char **)&p->run.event,
-				  (const char **)&p->run.event_requested,
-				  (const char **)&p->run.period_unit, (const char **)&p->run.exit_reason };
-	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-		if (!*fields[i])
-			*fields[i] = lb_xstrdup("");
+	if (p->nprocs && !p->nselected)
+		die_no_match(p, sel);
+	if (p->nprocs)
+		idindex_build(ix, (size_t)p->nprocs, &p->procs[0].id, sizeof *p->procs);
+	else
+		memset(ix, 0, sizeof *ix);
+	sum_selected(p);
 }
 
 static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)
@@ -271,20 +384,48 @@ static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *
 			p->nodes[i].parent = p->root;
 }
 
-/* Does table have column? (Columns added by later schema versions.) */
-static bool has_column(sqlite3 *db, const char *table, const char *column)
+/* Threads of the selected processes only; p->thread_index lets the
+ * per-thread rows that follow skip the others. */
+static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex *frames,
+			 const struct idindex *procs)
 {
-	sqlite3_stmt *st = NULL;
-	bool found = false;
-	char sql[128];
+	struct query q;
+	size_t cap = 0;
+	bool v3 = has_column(db, "thread", "run_id");
 
-	snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
-		found = sqlite3_step(st) == SQLITE_ROW;
+	q_prepare(&q, db, p->path, "thread",
+		  v3 ? "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
+		       " samples_dropped, run_id FROM thread ORDER BY id"
+		     : "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
+		       " samples_dropped, NULL FROM thread ORDER BY id");
+	while (q_step(&q)) {
+		int32_t proc = v3 ? idindex_get(procs, q.st, 8) : (p->nprocs ? 0 : -1);
+
+		if (proc >= 0 && !p->procs[proc].selected)
+			continue;
+		struct lb_thread *t = PUSH(p->threads, p->nthreads, cap);
+		bool is_new;
+
+		t->id = sqlite3_column_int64(q.st, 0);
+		t->tid = sqlite3_column_int64(q.st, 1);
+		t->process = proc;
+		t->start_frame = idindex_get(frames, q.st, 2);
+		t->start_s = sqlite3_column_double(q.st, 3);
+		t->end_s = sqlite3_column_double(q.st, 4);
+		t->cpu_s = sqlite3_column_double(q.st, 5);
+		t->samples = sqlite3_column_int64(q.st, 6);
+		t->samples_dropped = sqlite3_column_int64(q.st, 7);
+		*lb_map_slot(&p->thread_index, (uint64_t)t->id, &is_new) = p->nthreads - 1;
 	}
-	sqlite3_finalize(st);
-	return found;
+}
+
+/* Is a per-thread row of a selected process? Rows of a thread with no
+ * thread row count only when every process is selected. */
+static bool thread_selected(const struct lb_profile *p, int64_t thread_id)
+{
+	if (p->nselected == p->nprocs)
+		return true;
+	return lb_map_get(&p->thread_index, (uint64_t)thread_id) >= 0;
 }
 
 static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex *nodes)
@@ -304,6 +445,8 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 	while (q_step(&q)) {
 		int32_t node = idindex_get(nodes, q.st, 0);
 
+		if (!thread_selected(p, sqlite3_column_int64(q.st, 1)))
+			continue;
 		if (node < 0)
 			node = p->root;	/* dangling: keep the value, at the root */
 		struct lb_mrow *r = PUSH(p->mrows, p->nmrows, cap);
@@ -320,28 +463,6 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 	}
 }
 
-static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex *frames)
-{
-	struct query q;
-	size_t cap = 0;
-
-	q_prepare(&q, db, p->path, "thread",
-		  "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
-		  " samples_dropped FROM thread ORDER BY id");
-	while (q_step(&q)) {
-		struct lb_thread *t = PUSH(p->threads, p->nthreads, cap);
-
-		t->id = sqlite3_column_int64(q.st, 0);
-		t->tid = sqlite3_column_int64(q.st, 1);
-		t->start_frame = idindex_get(frames, q.st, 2);
-		t->start_s = sqlite3_column_double(q.st, 3);
-		t->end_s = sqlite3_column_double(q.st, 4);
-		t->cpu_s = sqlite3_column_double(q.st, 5);
-		t->samples = sqlite3_column_int64(q.st, 6);
-		t->samples_dropped = sqlite3_column_int64(q.st, 7);
-	}
-}
-
 static void load_sites(struct lb_profile *p, sqlite3 *db, const struct idindex *frames)
 {
 	struct query q;
@@ -353,7 +474,7 @@ static void load_sites(struct lb_profile *p, sqlite3 *db, const struct idindex *
 		int32_t frame = idindex_get(frames, q.st, 0);
 		int kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 2));
 
-		if (frame < 0 || kind < 0)
+		if (frame < 0 || kind < 0 || !thread_selected(p, sqlite3_column_int64(q.st, 1)))
 			continue;
 		struct lb_site *s = PUSH(p->sites, p->nsites, cap);
 
@@ -367,15 +488,22 @@ static void load_sites(struct lb_profile *p, sqlite3 *db, const struct idindex *
 }
 
 static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex *nodes,
-			 struct idindex *ix)
+			 const struct idindex *procs, struct idindex *ix)
 {
 	struct query q;
 	size_t cap = 0;
+	bool v3 = has_column(db, "sync_object", "run_id");
 
 	q_prepare(&q, db, p->path, "sync_object",
-		  "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
-		  " blame_s, handoff_s, unattributed_s FROM sync_object");
+		  v3 ? "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
+		       " blame_s, handoff_s, unattributed_s, run_id FROM sync_object"
+		     : "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
+		       " blame_s, handoff_s, unattributed_s, NULL FROM sync_object");
 	while (q_step(&q)) {
+		int32_t proc = v3 ? idindex_get(procs, q.st, 10) : -1;
+
+		if (proc >= 0 && !p->procs[proc].selected)
+			continue;
 		struct lb_syncobj *o = PUSH(p->objs, p->nobjs, cap);
 
 		o->id = sqlite3_column_int64(q.st, 0);
@@ -405,7 +533,7 @@ static void load_object_blame(struct lb_profile *p, sqlite3 *db, const struct id
 		int32_t obj = idindex_get(objs, q.st, 0);
 		int32_t node = idindex_get(nodes, q.st, 1);
 
-		if (obj < 0 || node < 0)
+		if (obj < 0 || node < 0 || !thread_selected(p, sqlite3_column_int64(q.st, 2)))
 			continue;
 		struct lb_objblame *b = PUSH(p->oblame, p->noblame, cap);
 
@@ -433,7 +561,7 @@ static void load_structural(struct lb_profile *p, sqlite3 *db, const struct idin
 	while (q_step(&q)) {
 		int kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 2));
 
-		if (kind < 0)
+		if (kind < 0 || !thread_selected(p, sqlite3_column_int64(q.st, 0)))
 			continue;
 		struct lb_structural *s = PUSH(p->structural, p->nstructural, cap);
 
@@ -452,26 +580,32 @@ void lb_profile_index(struct lb_profile *p);	/* tree.c */
 
 struct lb_profile *lb_profile_load(const char *path)
 {
+	return lb_profile_load_select(path, NULL);
+}
+
+struct lb_profile *lb_profile_load_select(const char *path, const struct lb_select *sel)
+{
 	struct lb_profile *p = lb_xcalloc(1, sizeof *p);
 	sqlite3 *db = lb_db_open(path);
-	struct idindex mods, frames, nodes, objs;
+	struct idindex procs, mods, frames, nodes, objs;
 
 	p->path = lb_xstrdup(path);
 	/* One read transaction: a consistent snapshot, and one lock. */
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		lb_db_fail(db, path, "starting a read");
-	load_run(p, db);
+	load_run(p, db, sel, &procs);
 	load_modules(p, db, &mods);
 	load_frames(p, db, &mods, &frames);
 	load_nodes(p, db, &frames, &nodes);
+	load_threads(p, db, &frames, &procs);
 	load_metrics(p, db, &nodes);
-	load_threads(p, db, &frames);
 	load_sites(p, db, &frames);
-	load_objects(p, db, &nodes, &objs);
+	load_objects(p, db, &nodes, &procs, &objs);
 	load_object_blame(p, db, &objs, &nodes);
 	load_structural(p, db, &objs, &nodes);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
+	idindex_free(&procs);
 	idindex_free(&mods);
 	idindex_free(&frames);
 	idindex_free(&nodes);

@@ -1,6 +1,6 @@
 /*
- * main.c - `lockblame` entry point: dispatch to run, report, compare and
- * events; top-level help and version.
+ * main.c - `lockblame` entry point: dispatch to run, report, compare, merge
+ * and events; top-level help and version.
  *
  * Exit codes: 0 success, 1 runtime failure, 2 usage error or bad input;
  * `run` exits with the profiled program's status instead.
@@ -19,13 +19,15 @@ static const char main_usage[] =
 	"commands:\n"
 	"  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
 	"                 run PROG with liblockblame.so preloaded\n"
-	"  report [VIEW] [--metric M] [--kind KINDS] [--format table|csv|json|folded|html|pprof]\n"
-	"         [-n N] [--per-address] [-o FILE] [DB]\n"
+	"  report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
+	"         [--format table|csv|json|folded|html|pprof] [-n N] [--per-address] [-o FILE] [DB]\n"
 	"                 show a database (default: newest lockblame.*.db here);\n"
 	"                 pprof exports to go tool pprof, Pyroscope, Parca\n"
 	"  compare [--format table|csv|json] [--by-function] [-n N] A.db B.db [C.db ...]\n"
 	"                 where B gains or loses effort against A, B faster or\n"
 	"                 slower (scaling loss, before/after a fix)\n"
+	"  merge -o ALL.db A.db B.db ...\n"
+	"                 combine databases; each input's processes stay their own\n"
 	"  events [-a]    perf events known to libpfm4; * marks those that open here\n"
 	"\n"
 	"'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
@@ -52,11 +54,12 @@ int main(int argc, char **argv)
 		{ "run", lb_cmd_run },
 		{ "report", lb_cmd_report },
 		{ "compare", lb_cmd_compare },
+		{ "merge", lb_cmd_merge },
 		{ "events", lb_cmd_events },
 	};
 
 	if (argc < 2)
-		cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, events; see 'lockblame --help')");
+		cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events; see 'lockblame --help')");
 	const char *cmd = argv[1];
 
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -72,6 +75,6 @@ int main(int argc, char **argv)
 			return cmds[i].fn(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
-	cli_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, events; see 'lockblame --help')",
+	cli_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, merge, events; see 'lockblame --help')",
 	       cmd);
 }

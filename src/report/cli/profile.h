@@ -23,12 +23,18 @@ enum lb_metric { LB_M_IDLENESS, LB_M_WORK, LB_M_WAIT, LB_M_OVERHEAD, LB_NMETRICS
 extern const char *const lb_metric_names[LB_NMETRICS];
 int lb_metric_parse(const char *s);	/* -1 if unknown */
 
+/* One profiled process image (a row of run): the whole run in a
+ * version-2 database. p->run sums the selected ones. */
 struct lb_run {
-	char *command;		/* argv joined, "" if unknown */
+	int64_t id;		/* run.id */
+	int64_t ppid, exec_gen;	/* 0 when unknown (version 2) */
+	bool selected;		/* by --pid/--comm (all when none given) */
+	char *command;		/* argv joined, trailing spaces trimmed, "" if unknown */
 	char *event;		/* event actually used */
 	char *event_requested;
 	char *period_unit;
 	char *exit_reason;
+	char *executable;	/* "" if unknown */
 	int64_t pid, period, threads, samples, samples_dropped;
 	double ns_per_sample, start_unix, duration_s;
 };
@@ -69,6 +75,7 @@ struct lb_mrow {		/* one metric row: exclusive values of (node, thread) */
 
 struct lb_thread {
 	int64_t id, tid;
+	int32_t process;	/* index into p->procs */
 	int32_t start_frame;	/* frame index, -1 for main/unknown */
 	double start_s, end_s, cpu_s;
 	int64_t samples, samples_dropped;
@@ -120,14 +127,26 @@ struct lb_totals {
 	double structural_join, structural_parked, structural_open;
 };
 
+/* Which processes a report covers: all (pid 0, comm NULL), or those with
+ * this pid and/or this command name (argv[0]'s or the executable's base
+ * name). */
+struct lb_select {
+	int64_t pid;
+	const char *comm;
+};
+
 struct lb_profile {
 	char *path;
-	struct lb_run run;
+	struct lb_run run;	/* the selected processes together: the first's command and
+				 * event, summed threads and samples, their time span */
+	struct lb_run *procs; int32_t nprocs;	/* every process of the database */
+	int32_t nselected;
 	struct lb_module *modules; int32_t nmodules;
 	struct lb_frame *frames; int32_t nframes;
 	struct lb_node *nodes; int32_t nnodes;
 	struct lb_mrow *mrows; int32_t nmrows;	/* sorted by node */
-	struct lb_thread *threads; int32_t nthreads;
+	struct lb_thread *threads; int32_t nthreads;	/* of the selected processes */
+	struct lb_map thread_index;	/* thread id -> index in threads */
 	struct lb_site *sites; int32_t nsites;
 	struct lb_syncobj *objs; int32_t nobjs;
 	struct lb_objblame *oblame; int32_t noblame;
@@ -158,6 +177,9 @@ void lb_profile_totals(struct lb_profile *p);	/* tree.c: recompute p->totals */
  * empty, not SQLite, corrupt, too new, missing tables) exits with status 2
  * and one "lockblame:" line; never returns NULL. */
 struct lb_profile *lb_profile_load(const char *path);
+/* The same, keeping only the processes sel selects (rows of other
+ * processes are not loaded); exits 2 with one line when none matches. */
+struct lb_profile *lb_profile_load_select(const char *path, const struct lb_select *sel);
 void lb_profile_free(struct lb_profile *p);
 
 /* Newest lockblame.*.db in the current directory by mtime; exits with 2

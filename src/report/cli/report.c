@@ -13,12 +13,12 @@
 #include "report/cli/views.h"
 
 static const char report_usage[] =
-	"usage: lockblame report [VIEW] [--metric M] [--kind KINDS]\n"
+	"usage: lockblame report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
 	"                        [--format table|csv|json|folded|html|pprof]\n"
 	"                        [-n N] [--per-address] [-o FILE] [DB]\n"
 	"\n"
-	"Show a lockblame database. DB defaults to the newest lockblame.*.db in the\n"
-	"current directory.\n"
+	"Show a lockblame database: all its processes together unless --pid or --comm\n"
+	"selects some. DB defaults to the newest lockblame.*.db in the current directory.\n"
 	"\n"
 	"Structural waits (joins, threads parked on a cond/sem until shutdown) are\n"
 	"the program's shape, not contention: the release-site table ranks the\n"
@@ -34,8 +34,12 @@ static const char report_usage[] =
 	"  --top-down         calling context tree, inclusive and exclusive values\n"
 	"  --bottom-up        callers view: each procedure's cost by its callers\n"
 	"  --flat             one row per procedure (function, file, module)\n"
+	"  --by-process       one row per process: pid, parent, command, work,\n"
+	"                     idleness, top release site\n"
 	"\n"
 	"options:\n"
+	"  --pid N        only the process(es) with pid N (default: all processes)\n"
+	"  --comm NAME    only the processes whose command is NAME\n"
 	"  --metric M     idleness (blame received; default), work, wait, overhead\n"
 	"  --kind KINDS   only these object kinds, comma-separated: mutex, spin,\n"
 	"                 rwlock, cond, barrier, sem, join (blame, objects and\n"
@@ -73,9 +77,20 @@ static void lb_report_output(const struct lb_report_opts *o)
 		cli_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
 }
 
+static int64_t parse_pid(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > 0x7fffffff)
+		cli_die(LB_EXIT_USAGE, "report: --pid wants a process id, not '%s'", s);
+	return v;
+}
+
 int lb_cmd_report(int argc, char **argv)
 {
-	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_METRIC, O_FORMAT, O_KIND, O_PER_ADDRESS };
+	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_PROCESS, O_METRIC,
+	       O_FORMAT, O_KIND, O_PER_ADDRESS, O_PID, O_COMM };
 	static const struct option longopts[] = {
 		{ "by-release-site", no_argument, NULL, O_SITE },
 		{ "by-lock", no_argument, NULL, O_LOCK },
@@ -83,6 +98,9 @@ int lb_cmd_report(int argc, char **argv)
 		{ "top-down", no_argument, NULL, O_TOPDOWN },
 		{ "bottom-up", no_argument, NULL, O_BOTTOMUP },
 		{ "flat", no_argument, NULL, O_FLAT },
+		{ "by-process", no_argument, NULL, O_PROCESS },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "comm", required_argument, NULL, O_COMM },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "kind", required_argument, NULL, O_KIND },
@@ -92,6 +110,7 @@ int lb_cmd_report(int argc, char **argv)
 	};
 	struct lb_report_opts o = { .view = LB_V_RELEASE_SITE, .metric = LB_M_IDLENESS,
 				    .format = LB_FMT_TABLE, .n = -1 };
+	struct lb_select sel = { 0 };
 	int views = 0, c;
 
 	opterr = 0;
@@ -110,7 +129,16 @@ int lb_cmd_report(int argc, char **argv)
 		case O_PER_ADDRESS:
 			o.per_address = true;
 			break;
+		case O_PID:
+			sel.pid = parse_pid(optarg);
+			break;
+		case O_COMM:
+			if (!*optarg)
+				cli_die(LB_EXIT_USAGE, "report: --comm wants a command name");
+			sel.comm = optarg;
+			break;
 		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
+		case O_PROCESS:
 			o.view = (enum lb_view)(c - O_SITE);
 			views++;
 			break;
@@ -139,14 +167,14 @@ int lb_cmd_report(int argc, char **argv)
 	}
 	if (views > 1)
 		cli_die(LB_EXIT_USAGE, "report: choose one view (--by-release-site, --by-lock, "
-				      "--by-thread, --top-down, --bottom-up or --flat)");
+				      "--by-thread, --top-down, --bottom-up, --flat or --by-process)");
 	if (argc - optind > 1)
 		cli_die(LB_EXIT_USAGE, "report: one database at a time ('%s' is extra); "
 				      "use 'lockblame compare' for several", argv[optind + 1]);
 	char *found = NULL;
 
 	o.db = optind < argc ? argv[optind] : (found = lb_find_default_db());
-	struct lb_profile *p = lb_profile_load(o.db);
+	struct lb_profile *p = lb_profile_load_select(o.db, &sel);
 	int rc;
 
 	if (o.kinds)
@@ -167,6 +195,7 @@ int lb_cmd_report(int argc, char **argv)
 		case LB_V_TOP_DOWN: rc = lb_view_top_down(p, &o); break;
 		case LB_V_BOTTOM_UP: rc = lb_view_bottom_up(p, &o); break;
 		case LB_V_FLAT: rc = lb_view_flat(p, &o); break;
+		case LB_V_PROCESS: rc = lb_view_processes(p, &o); break;
 		default: rc = lb_view_release_sites(p, &o); break;
 		}
 	}

@@ -3,10 +3,18 @@
  *
  * The library is the one next to this executable (/proc/self/exe), put in
  * front of any LD_PRELOAD already set; -o/-e/-F become LOCKBLAME_OUTPUT,
- * LOCKBLAME_EVENT and LOCKBLAME_FREQ. The child's stdin/stdout/stderr are
- * ours, untouched. We exit with its status, or 128 + signal if it was
- * killed; while it runs we ignore SIGINT/SIGQUIT (the terminal sends them
- * to the child too) so that its status can still be passed on.
+ * LOCKBLAME_EVENT and LOCKBLAME_FREQ. The whole process tree writes into
+ * one database: FILE, or lockblame.<prog>.<pid>.db here (pid: PROG's),
+ * made absolute, with a run key (LOCKBLAME_RUN) of ours, and
+ * LOCKBLAME_SUMMARY=run, which keeps the processes quiet: we print one
+ * summary for the whole database when PROG has ended (run_summary.c).
+ * A lockblame database already at the path is removed first (this run
+ * replaces it); anything else there is left alone and PROG runs
+ * unprofiled. The child's stdin/stdout/stderr are ours, untouched. We exit
+ * with its status; if a signal killed it, we die of the same signal (no
+ * core), or exit 128 + N if we cannot. While it runs we ignore
+ * SIGINT/SIGQUIT (the terminal sends them to the child too) so that its
+ * status can still be passed on.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,16 +27,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include "common/db_name.h"
 #include "report/cli/commands.h"
+#include "report/cli/run_checks.h"
 #include "report/cli/util.h"
 
 static const char run_usage[] =
 	"usage: lockblame run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
 	"\n"
 	"Run PROG with liblockblame.so (from lockblame's own directory) preloaded.\n"
-	"The database is written when PROG exits: FILE, or lockblame.<prog>.<pid>.db\n"
-	"in the current directory. Exits with PROG's status (128+N if killed by\n"
-	"signal N).\n"
+	"Every process of PROG's tree that recorded something (a thread, a sample, a\n"
+	"wait) adds its profile to one database: FILE, or lockblame.<prog>.<pid>.db in\n"
+	"the current directory. When PROG ends, prints a summary of the whole run and\n"
+	"exits with PROG's status (dies of the same signal if a signal killed it).\n"
 	"\n"
 	"options:\n"
 	"  -o FILE            database path (sets LOCKBLAME_OUTPUT)\n"
@@ -91,6 +105,58 @@ static void set_preload(void)
 	free(lib);
 }
 
+/* path made absolute against the current directory. Caller frees. */
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+	struct lb_buf b = { 0 };
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+		lb_buf_puts(&b, path);
+	else
+		lb_buf_printf(&b, "%s/%s", cwd, path);
+	return b.s;
+}
+
+/* lockblame.<prog>.<pid>.db in the current directory; a lockblame
+ * database left there by an earlier run with the same name is replaced. */
+static char *default_path(const char *prog, pid_t pid)
+{
+	char name[PATH_MAX];
+
+	lb_default_db_name(name, sizeof name, prog, (int)pid);
+	return absolute(name);
+}
+
+/* The run key the library stamps on every process of this run. */
+static void set_run_key(void)
+{
+	struct timeval tv;
+	char key[64];
+
+	gettimeofday(&tv, NULL);
+	snprintf(key, sizeof key, "run.%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
+		 (long)tv.tv_usec);
+	set_env("LOCKBLAME_RUN", key);
+}
+
+/* Die of sig as PROG did, so that our parent sees what the shell would
+ * have seen; no core file of ours. 128 + sig if we survive it. */
+static int die_like(int sig)
+{
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	fflush(NULL);
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
 static void check_freq(const char *s)
 {
 	char *end;
@@ -135,15 +201,38 @@ int lb_cmd_run(int argc, char **argv)
 		cli_die(LB_EXIT_USAGE, "run: -e wants an event name");
 	if (freq)
 		check_freq(freq);
-	set_preload();
-	if (out)
-		set_env("LOCKBLAME_OUTPUT", out);
+	char **prog = argv + optind;
+	const char *env_out = getenv("LOCKBLAME_OUTPUT");
+
+	if (!out && env_out && *env_out)
+		out = env_out;	/* the user's name for the run, as -o */
+	char *path = out ? absolute(out) : NULL;
+	const char *why_not = lb_run_unprofilable(prog[0]);
+	bool profile = true;
+
+	if (why_not) {
+		cli_warn("run: no profile will be written for %s: %s", prog[0], why_not);
+		profile = false;
+	} else if (getenv("LOCKBLAME_DISABLE")) {
+		cli_warn("run: LOCKBLAME_DISABLE is set; running %s unprofiled", prog[0]);
+		profile = false;
+	} else if (path && lb_run_output_state(path) == LB_OUT_FOREIGN) {
+		cli_warn("run: %s exists and is not a lockblame database; not overwriting it, running"
+			" %s unprofiled", path, prog[0]);
+		profile = false;
+	} else if (path && lb_run_output_state(path) == LB_OUT_LOCKBLAME && unlink(path) != 0) {
+		cli_die(LB_EXIT_FAIL, "run: cannot replace %s: %s", path, strerror(errno));
+	}
+	if (profile) {
+		set_preload();
+		set_run_key();
+		set_env("LOCKBLAME_SUMMARY", "run");
+	}
 	if (event)
 		set_env("LOCKBLAME_EVENT", event);
 	if (freq)
 		set_env("LOCKBLAME_FREQ", freq);
 
-	char **prog = argv + optind;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
 	fflush(NULL);
@@ -154,9 +243,13 @@ int lb_cmd_run(int argc, char **argv)
 
 	if (pid < 0)
 		cli_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
+	if (!path)
+		path = default_path(prog[0], pid > 0 ? pid : getpid());
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		if (profile)
+			set_env("LOCKBLAME_OUTPUT", path);
 		execvp(prog[0], prog);
 		int err = errno;
 
@@ -169,9 +262,12 @@ int lb_cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+	if (profile)
+		lb_run_summary(path, prog[0], pid, status, why_not);
+	free(path);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
+		return die_like(WTERMSIG(status));
 	return LB_EXIT_FAIL;
 }

@@ -216,6 +216,19 @@ void lb_profile_free(struct lb_profile *p)
 	free(p->run.event_requested);
 	free(p->run.period_unit);
 	free(p->run.exit_reason);
+	free(p->run.executable);
+	for (int32_t i = 0; i < p->nprocs; i++) {
+		struct lb_run *r = &p->procs[i];
+
+		free(r->command);
+		free(r->event);
+		free(r->event_requested);
+		free(r->period_unit);
+		free(r->exit_reason);
+		free(r->executable);
+	}
+	free(p->procs);
+	lb_map_free(&p->thread_index);
 	for (int32_t i = 0; i < p->nmodules; i++)
 		free(p->modules[i].path);
 	free(p->modules);

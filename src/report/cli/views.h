@@ -14,7 +14,7 @@
 
 enum lb_view {
 	LB_V_RELEASE_SITE, LB_V_LOCK, LB_V_THREAD, LB_V_TOP_DOWN, LB_V_BOTTOM_UP,
-	LB_V_FLAT
+	LB_V_FLAT, LB_V_PROCESS
 };
 
 struct lb_report_opts {
@@ -43,6 +43,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_top_down(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o);
+int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_folded(struct lb_profile *p, const struct lb_report_opts *o);
 /* --format html: the whole page (format_html.c). */
 int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o);

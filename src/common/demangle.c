@@ -1,6 +1,7 @@
-/* demangle.c - see demangle.h. Called by the writer only (malloc is fine
+/* demangle.c - see demangle.h. Called by the writer's exit line and by
+ * `lockblame run`'s summary (both through top_site.c; malloc is fine
  * there), never in a signal handler or a lock wrapper. */
-#include "report/writer/demangle.h"
+#include "common/demangle.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

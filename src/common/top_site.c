@@ -1,10 +1,12 @@
 /* The exit line's top release site (contract in top_site.h).
  *
- * Runs once at the final write, after the transaction committed; uses
- * malloc freely. Node and frame ids are dense (the writer numbers them
- * from 0 and 1), so both are read into arrays indexed by id. */
-#include "report/writer/top_site.h"
-#include "report/writer/demangle.h"
+ * Runs at the final write on the process's own profile, and in `lockblame
+ * run` on the run's database; uses malloc freely. Node and frame ids are
+ * nearly dense (the writer numbers them from 0 and 1; each process added
+ * to a run's database shifts them past the largest), so both are read
+ * into arrays indexed by id. */
+#include "common/top_site.h"
+#include "common/demangle.h"
 
 #include <stdbool.h>
 #include <stdio.h>

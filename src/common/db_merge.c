@@ -1,0 +1,168 @@
+#include "common/db_merge.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ddl.h"
+
+int lb_db_version(sqlite3 *db, const char *schema)
+{
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    int version = -1;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM \"%s\".sqlite_master", schema);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int tables = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (tables <= 0)
+        return tables; /* 0: empty, -1: unreadable (not SQLite) */
+    snprintf(sql, sizeof sql,
+             "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return version > 0 ? version : -1;
+}
+
+static int next_id(sqlite3 *db, const char *dst, const char *table, sqlite3_int64 *out)
+{
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    snprintf(sql, sizeof sql, "SELECT COALESCE(MAX(id), 0) + 1 FROM \"%s\".%s", dst, table);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+static bool has_table(sqlite3 *db, const char *schema, const char *table)
+{
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    bool found = false;
+    snprintf(sql, sizeof sql, "SELECT 1 FROM \"%s\".sqlite_master WHERE type = 'table' AND name = ?1",
+             schema);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int run_sql(sqlite3 *db, char *sql)
+{
+    if (!sql)
+        return SQLITE_NOMEM;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* The id shifts for one source; node 0 (the root) and frame 0 (none) map
+ * to themselves. */
+typedef struct {
+    sqlite3_int64 run, module, frame, node, thread, object;
+} shift_t;
+
+#define NREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
+#define FREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
+
+int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
+{
+    int version = lb_db_version(db, src);
+    if (version < 1 || version > LB_SCHEMA_VERSION)
+        return SQLITE_MISMATCH;
+    shift_t s;
+    int rc;
+    if ((rc = next_id(db, dst, "run", &s.run)) || (rc = next_id(db, dst, "module", &s.module)) ||
+        (rc = next_id(db, dst, "frame", &s.frame)) || (rc = next_id(db, dst, "node", &s.node)) ||
+        (rc = next_id(db, dst, "thread", &s.thread)) ||
+        (rc = next_id(db, dst, "sync_object", &s.object)))
+        return rc;
+    bool v3 = version >= 3;
+    /* A version-2 source is one process: its single run row. */
+    const char *run_of = v3 ? "run_id" : "(SELECT MIN(id) FROM \"%w\".run)";
+    char *run_ref = sqlite3_mprintf(run_of, src);
+    if (!run_ref)
+        return SQLITE_NOMEM;
+    char *sql[13];
+    int n = 0;
+    sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".node VALUES(0, NULL, NULL, 0)", dst);
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".run SELECT id + %lld, rtrim(command), executable, pid, event,"
+        " event_requested, period, period_unit, ns_per_sample, start_unix, duration_s, threads,"
+        " samples, samples_dropped, exit_reason, %s, %s + (SELECT COUNT(*) FROM \"%w\".run d"
+        " WHERE d.pid = r.pid AND d.proc_start IS %s AND d.run_key IS %s), %s, %s"
+        " FROM \"%w\".run r",
+        dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst,
+        v3 ? "r.proc_start" : "NULL", v3 ? "r.run_key" : "NULL",
+        v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base"
+                               " FROM \"%w\".module", dst, s.module, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
+                               " offset, function, file, line FROM \"%w\".frame",
+                               dst, s.frame, s.module, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id")
+                               ", " FREF("frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
+                               dst, s.node, s.node, s.frame, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".thread SELECT id + %lld, tid, "
+                               FREF("start_frame_id") ", " NREF("creator_node_id")
+                               ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld"
+                               " FROM \"%w\".thread",
+                               dst, s.thread, s.frame, s.node, run_ref, s.run, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".metric SELECT " NREF("node_id")
+                               ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
+                               " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
+                               " idle_sem_s, idle_join_s, blamed_count, %s"
+                               " FROM \"%w\".metric",
+                               dst, s.node, s.thread,
+                               version >= 2 ? "idle_undirected_s" : "0", src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".site SELECT " FREF("frame_id")
+                               ", thread_id + %lld, object, acquisitions, contended, releases"
+                               " FROM \"%w\".site",
+                               dst, s.frame, s.thread, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
+                               " address, " NREF("first_node_id") ", acquisitions, contended,"
+                               " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld"
+                               " FROM \"%w\".sync_object",
+                               dst, s.object, s.node, run_ref, s.run, src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, "
+                               NREF("node_id") ", thread_id + %lld, blame_s, count"
+                               " FROM \"%w\".object_blame",
+                               dst, s.object, s.node, s.thread, src);
+    /* structural_wait is optional in a source (older version-2 files). */
+    if (has_table(db, src, "structural_wait"))
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + %lld,"
+                                   " object_id + %lld, object, start_s, end_s, open, "
+                                   NREF("node_id") ", node_thread_id + %lld, blame_s"
+                                   " FROM \"%w\".structural_wait",
+                                   dst, s.thread, s.object, s.node, s.thread, src);
+    /* Integer counters add up; other values (the sampling mechanism, its
+     * rate) stay the first process's; the version keys are the
+     * destination's own. */
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key NOT IN"
+        " ('schema_version', 'lockblame_version', 'writer') AND true ON CONFLICT(key) DO UPDATE"
+        " SET value = CASE WHEN value <> '' AND excluded.value <> ''"
+        " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
+        " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) ELSE value END",
+        dst, src);
+    sqlite3_free(run_ref);
+    rc = SQLITE_OK;
+    for (int i = 0; i < n; i++) {
+        if (rc == SQLITE_OK)
+            rc = run_sql(db, sql[i]);
+        else
+            sqlite3_free(sql[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* Copying one lockblame database into another: the shared step of the
+ * library's exit write (its own profile, built in memory, goes into the
+ * run's database) and of `lockblame merge`.
+ *
+ * Every id of the source (run, module, frame, node, thread, sync_object)
+ * is shifted past the destination's largest, so each source process stays
+ * a process of its own; node 0, the root, is shared. A source image whose
+ * (pid, proc_start, run_key) the destination already holds becomes its
+ * next exec generation. Depends on nothing but SQLite. */
+#ifndef LB_COMMON_DB_MERGE_H
+#define LB_COMMON_DB_MERGE_H
+#include <sqlite3.h>
+
+/* Copy attached database `src` (schema version 1 to 3) into `dst` (version
+ * 3, tables created). Runs inside the caller's transaction and neither
+ * begins nor ends one. Returns SQLITE_OK, or an SQLite error code with
+ * sqlite3_errmsg(db) set; on error the caller rolls back. */
+int lb_db_merge(sqlite3 *db, const char *src, const char *dst);
+
+/* The schema_version in `schema`.meta: the version, 0 when the database
+ * has no tables at all, -1 when it is not a lockblame database. */
+int lb_db_version(sqlite3 *db, const char *schema);
+#endif

@@ -1,0 +1,28 @@
+#include "common/db_summary.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/top_site.h"
+
+void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(
+        db, "SELECT (SELECT TOTAL(work_s) FROM metric),"
+           " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
+           "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
+           " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run)", -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        out->work_s = sqlite3_column_double(st, 0);
+        out->idleness_s = sqlite3_column_double(st, 1);
+        out->effort_s = out->work_s + out->idleness_s;
+        out->wait_s = sqlite3_column_double(st, 2);
+        out->processes = sqlite3_column_int(st, 3);
+    }
+    sqlite3_finalize(st);
+    /* The release site as the report's default view ranks it. */
+    lb_top_site(db, out->top_site, sizeof out->top_site, out->top_object, sizeof out->top_object,
+                &out->top_site_s);
+}
+

@@ -1,0 +1,23 @@
+/* The figures of the one-to-five-line stderr summary, read from a
+ * lockblame database (version 2 or 3): the library prints them for its
+ * own process, `lockblame run` for the whole run. Depends on nothing but
+ * SQLite. */
+#ifndef LB_COMMON_DB_SUMMARY_H
+#define LB_COMMON_DB_SUMMARY_H
+#include <sqlite3.h>
+
+typedef struct lb_db_summary {
+    double effort_s;          /* work + idleness, all threads (as the CLI's header) */
+    double work_s;            /* CPU samples while not waiting */
+    double idleness_s;        /* idleness blamed on calling contexts */
+    double wait_s;            /* measured by the waiters */
+    char top_site[256];       /* "function (file:line)" of the top release site, or "" */
+    double top_site_s;
+    char top_object[16];      /* kind of the top site */
+    int processes;            /* rows of run */
+} lb_db_summary_t;
+
+/* Fill *out from the database in db's main schema. Fields it cannot read
+ * stay zero/empty; never fails otherwise. */
+void lb_db_summary(sqlite3 *db, lb_db_summary_t *out);
+#endif

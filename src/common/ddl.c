@@ -1,0 +1,55 @@
+#include "common/ddl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const lb_ddl_tables[] = {
+    "meta", "run", "module", "frame", "node", "thread", "metric", "site",
+    "sync_object", "object_blame", "structural_wait", NULL,
+};
+
+/* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
+ * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
+ * sync_object.run_id) and dropped run's single-row check. */
+static const char *const columns[] = {
+    "(key TEXT PRIMARY KEY, value TEXT)",
+    "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
+    " pid INTEGER, event TEXT, event_requested TEXT, period INTEGER, period_unit TEXT,"
+    " ns_per_sample REAL, start_unix REAL, duration_s REAL, threads INTEGER, samples INTEGER,"
+    " samples_dropped INTEGER, exit_reason TEXT, ppid INTEGER, exec_gen INTEGER,"
+    " proc_start INTEGER, run_key TEXT)",
+    "(id INTEGER PRIMARY KEY, path TEXT, base INTEGER)",
+    "(id INTEGER PRIMARY KEY, module_id INTEGER, offset INTEGER,"
+    " function TEXT, file TEXT, line INTEGER)",
+    "(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER, depth INTEGER)",
+    "(id INTEGER PRIMARY KEY, tid INTEGER, start_frame_id INTEGER,"
+    " creator_node_id INTEGER, start_s REAL, end_s REAL, cpu_s REAL, samples INTEGER,"
+    " samples_dropped INTEGER, run_id INTEGER)",
+    "(node_id INTEGER, thread_id INTEGER, work_s REAL, overhead_s REAL,"
+    " wait_s REAL, idle_mutex_s REAL, idle_spin_s REAL, idle_rwlock_s REAL, idle_cond_s REAL,"
+    " idle_barrier_s REAL, idle_sem_s REAL, idle_join_s REAL, blamed_count INTEGER,"
+    " idle_undirected_s REAL, PRIMARY KEY (node_id, thread_id))",
+    "(frame_id INTEGER, thread_id INTEGER, object TEXT,"
+    " acquisitions INTEGER, contended INTEGER, releases INTEGER,"
+    " PRIMARY KEY (frame_id, thread_id, object))",
+    "(id INTEGER PRIMARY KEY, object TEXT, address INTEGER,"
+    " first_node_id INTEGER, acquisitions INTEGER, contended INTEGER, wait_s REAL,"
+    " blame_s REAL, handoff_s REAL, unattributed_s REAL, run_id INTEGER)",
+    "(object_id INTEGER, node_id INTEGER, thread_id INTEGER,"
+    " blame_s REAL, count INTEGER, PRIMARY KEY (object_id, node_id, thread_id))",
+    "(thread_id INTEGER, object_id INTEGER, object TEXT,"
+    " start_s REAL, end_s REAL, open INTEGER, node_id INTEGER, node_thread_id INTEGER,"
+    " blame_s REAL)",
+};
+
+int lb_ddl_create(sqlite3 *db, const char *schema)
+{
+    for (int i = 0; lb_ddl_tables[i]; i++) {
+        char sql[1024];
+        snprintf(sql, sizeof sql, "CREATE TABLE \"%s\".%s%s", schema, lb_ddl_tables[i], columns[i]);
+        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}

@@ -1,0 +1,77 @@
+/* A fork child starts a process of its own in the run's database, so it
+ * forgets what its parent recorded before the fork: otherwise the parent's
+ * work and waits would be counted twice, and every child of a profiled
+ * process would look as if it had recorded something.
+ *
+ * A fork_child process hook (core/hooks.h) at the top rank: it runs while
+ * the forking thread is the only thread, after the lower layers' own
+ * fork_child steps. */
+#include <string.h>
+
+#include "blame/object_blame.h"
+#include "blame/object_stats.h"
+#include "blame/sites.h"
+#include "core/hooks.h"
+#include "locks/monitored.h"
+#include "locks/mutex_ops.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
+#include "util/own_memory.h"
+
+/* A live object's acquisition count: in the lb_mon, and for a mutex also
+ * in the mutex itself (written fault-free: its memory may be gone). */
+static void forget_mon(lb_mon_t *mon, void *unused)
+{
+    mon->acquisitions = 0;
+    if (mon->kind == LB_OBJ_MUTEX && mon->addr) {
+        uint64_t zero = 0;
+        lb_write_own(lb_mutex_acquisitions((pthread_mutex_t *)mon->addr), &zero, sizeof zero);
+    }
+}
+
+/* Zero the forking thread's counts (CCT metrics, samples, sites, object
+ * blame), every live object's acquisitions and every object record. */
+static void fork_forget(lb_thread_t *self)
+{
+    if (!self)
+        return; /* lockblame was not running on the forking thread */
+    lb_mon_for_each(forget_mon, NULL);
+    if (self->cct) {
+        for (uint32_t id = 0; id < self->cct->nodes; id++) {
+            lb_cct_node_t *node = lb_cct_node(self->cct, id);
+            if (node)
+                memset(&node->m, 0, sizeof node->m);
+        }
+    }
+    if (self->sampler) {
+        self->sampler->samples = 0;
+        self->sampler->dropped = 0;
+        self->sampler->busy_samples = 0;
+    }
+    if (self->sites) {
+        for (uint32_t i = 0; i < LB_SITE_SLOTS; i++) {
+            self->sites->slot[i].releases = 0;
+            self->sites->slot[i].acquisitions = 0;
+            self->sites->slot[i].contended = 0;
+        }
+    }
+    lb_object_blame_table_t *ob = self->object_blame;
+    for (uint32_t i = 0; ob && i < ob->capacity; i++) {
+        ob->slot[i].blame_ns = 0;
+        ob->slot[i].count = 0;
+    }
+    memset(self->retired_acquisitions, 0, sizeof self->retired_acquisitions);
+    uint32_t count = lb_object_stats_count();
+    for (uint32_t i = 1; i < count; i++) {
+        lb_object_stats_t *s = lb_object_stats_at(i);
+        if (!s)
+            continue;
+        s->acquisitions = s->contended = s->wait_ns = 0;
+        s->accrued_held_ns = s->blamed_ns = s->handoff_ns = 0;
+    }
+}
+
+LB_PROCESS_HOOKS(fork_forget_hooks) = {
+    .rank = LB_RANK_INTERPOSE,
+    .fork_child = fork_forget,
+};

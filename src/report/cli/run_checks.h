@@ -1,0 +1,25 @@
+/*
+ * run_checks.h - `lockblame run`'s checks before the start and its
+ * summary after the end (run_checks.c, run_summary.c).
+ */
+#ifndef LB_CLI_RUN_CHECKS_H
+#define LB_CLI_RUN_CHECKS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Why PROG cannot be profiled (static, setuid), or NULL. */
+const char *lb_run_unprofilable(const char *prog);
+
+enum { LB_OUT_NONE, LB_OUT_LOCKBLAME, LB_OUT_FOREIGN };
+/* What is at path: nothing (or an empty file), a lockblame database, or
+ * something else, which run must not touch. */
+int lb_run_output_state(const char *path);
+
+/* After PROG ended with wait status `status`: at most 5 lockblame: lines
+ * on stderr about the run's database at path (or why there is none).
+ * child is PROG's pid; unprofilable: the reason given before the start,
+ * or NULL. */
+void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
+		    const char *unprofilable);
+#endif

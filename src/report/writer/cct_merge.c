@@ -1,0 +1,263 @@
+/* Merging every thread's calling context tree into the profile's one tree,
+ * keyed by frame: each distinct code address is symbolized once, inlined
+ * calls become nodes of their own, and each (parent, frame) edge becomes
+ * one node. Writes module, frame, node and metric rows of the in-memory
+ * profile. Runs on the finishing thread after the sampler is quiesced. */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "report/writer/tailcall.h"
+#include "report/writer/writer_int.h"
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
+#include "sampler/unwind.h"
+
+static uint32_t module_id(writer_t *w, const char *path, uintptr_t base)
+{
+    uint32_t id;
+    if (lb_u64map_get(&w->module_of_base, base + 1, &id))
+        return id;
+    id = ++w->modules;
+    lb_u64map_put(&w->module_of_base, base + 1, id);
+    sqlite3_bind_int64(w->ins_module, 1, id);
+    sqlite3_bind_text(w->ins_module, 2, path, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(w->ins_module, 3, (sqlite3_int64)base);
+    lb_wstep(w->ins_module);
+    return id;
+}
+
+static uint32_t insert_frame(writer_t *w, const lb_symbol_t *sym, uintptr_t pc,
+                             const char *function, const char *file, int line)
+{
+    uint32_t id = ++w->frames;
+    sqlite3_bind_int64(w->ins_frame, 1, id);
+    if (sym->module) {
+        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym->module, sym->base));
+        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym->base));
+    } else {
+        sqlite3_bind_null(w->ins_frame, 2);
+        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)pc);
+    }
+    if (function)
+        sqlite3_bind_text(w->ins_frame, 4, function, -1, SQLITE_TRANSIENT);
+    if (file)
+        sqlite3_bind_text(w->ins_frame, 5, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(w->ins_frame, 6, line);
+    lb_wstep(w->ins_frame);
+    return id;
+}
+
+/* Frame map keys: (pc << 4 | i) holds the id of source frame i at pc,
+ * outermost first; (pc << 4 | 15) holds how many there are. */
+#define LB_FRAME_COUNT_SLOT 15
+
+/* The source frames at a code address, outermost first (the real function,
+ * then each inlined call); symbolized once. Returns how many (>= 1), or 0
+ * for pc 0. */
+static int frame_chain(writer_t *w, uintptr_t pc, uint32_t ids[LB_MAX_INLINE + 1])
+{
+    uint32_t n;
+    if (pc == 0)
+        return 0;
+    uint64_t key = (uint64_t)pc << 4;
+    if (lb_u64map_get(&w->frame_of_pc, key | LB_FRAME_COUNT_SLOT, &n)) {
+        for (uint32_t i = 0; i < n; i++)
+            lb_u64map_get(&w->frame_of_pc, key | i, &ids[i]);
+        return (int)n;
+    }
+    lb_symbol_t sym;
+    lb_symbolize(w->sym, pc, &sym);
+    n = 0;
+    ids[n++] = insert_frame(w, &sym, pc, sym.function, sym.file, sym.line);
+    for (int i = sym.n_inline - 1; i >= 0; i--) {
+        const lb_source_frame_t *f = &sym.inline_frames[i];
+        ids[n++] = insert_frame(w, &sym, pc, f->function, f->file, f->line);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        lb_u64map_put(&w->frame_of_pc, key | i, ids[i]);
+    lb_u64map_put(&w->frame_of_pc, key | LB_FRAME_COUNT_SLOT, n);
+    return (int)n;
+}
+
+/* The innermost source frame at pc: the program frame that makes a call. */
+uint32_t lb_merge_frame(writer_t *w, uintptr_t pc)
+{
+    uint32_t ids[LB_MAX_INLINE + 1];
+    int n = frame_chain(w, pc, ids);
+    return n ? ids[n - 1] : 0;
+}
+
+uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
+{
+    uint32_t v;
+    if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
+        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
+        int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
+        v = jump && delta > -0x7fffffff && delta < 0x7fffffff ? (uint32_t)(delta + 0x80000000)
+                                                                : 0;
+        lb_u64map_put(&w->jump_of_pc, call_pc, v);
+    }
+    return v ? (uintptr_t)((int64_t)call_pc + (int64_t)v - 0x80000000) : call_pc;
+}
+
+/* Metrics that only a path ending in our wrappers carries. Join blame
+ * sits on the joined thread's start routine (an entry address, not a
+ * call), so it does not count. */
+static bool is_wrapper_leaf(const lb_metrics_t *m)
+{
+    if (m->wait_ns)
+        return true;
+    for (int k = 0; k < LB_OBJ_KINDS; k++)
+        if (k != LB_OBJ_JOIN && m->idle_ns[k] != 0)
+            return true;
+    return false;
+}
+
+static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32_t depth)
+{
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    uint32_t id;
+    if (lb_u64map_get(&w->node_of_edge, key, &id))
+        return id;
+    id = ++w->nodes;
+    lb_u64map_put(&w->node_of_edge, key, id);
+    sqlite3_bind_int64(w->ins_node, 1, id);
+    sqlite3_bind_int64(w->ins_node, 2, parent);
+    sqlite3_bind_int64(w->ins_node, 3, frame);
+    sqlite3_bind_int(w->ins_node, 4, (int)depth);
+    lb_wstep(w->ins_node);
+    return id;
+}
+
+static bool metrics_empty(const lb_metrics_t *m)
+{
+    if (m->work_samples || m->overhead_samples || m->wait_ns || m->blamed_count ||
+        m->undirected_samples != 0)
+        return false;
+    for (int k = 0; k < LB_OBJ_KINDS; k++) {
+        if (m->idle_ns[k] != 0)
+            return false;
+    }
+    return true;
+}
+
+static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_metrics_t *m)
+{
+    sqlite3_stmt *st = w->ins_metric;
+    sqlite3_bind_int64(st, 1, node);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_double(st, 5, (double)m->wait_ns / 1e9);
+    for (int k = 0; k < LB_OBJ_KINDS; k++)
+        sqlite3_bind_double(st, 6 + k, m->idle_ns[k] / 1e9);
+    sqlite3_bind_int64(st, 6 + LB_OBJ_KINDS, m->blamed_count);
+    sqlite3_bind_double(st, 7 + LB_OBJ_KINDS, m->undirected_samples * w->ns_per_sample / 1e9);
+    lb_wstep(st);
+}
+
+/* Merge one thread's CCT; fills w->node_maps[t->id] (local node -> its
+ * innermost global node; inlined calls add global nodes in between). */
+int lb_merge_thread(writer_t *w, lb_thread_t *t)
+{
+    if (!t->cct || t->id >= w->thread_slots)
+        return 0;
+    uint32_t n = t->cct->nodes;
+    uint32_t *map = calloc(n ? n : 1, sizeof *map);
+    uint32_t *depth = calloc(n ? n : 1, sizeof *depth); /* global depth of map[id] */
+    if (!map || !depth) {
+        free(map);
+        free(depth);
+        return -1;
+    }
+    w->node_maps[t->id] = map;
+    for (uint32_t id = 1; id < n; id++) {
+        lb_cct_node_t *node = lb_cct_node(t->cct, id);
+        if (!node)
+            break;
+        uint32_t frames[LB_MAX_INLINE + 1];
+        int nf = frame_chain(w, node->pc, frames);
+        uint32_t g = map[node->parent], d = depth[node->parent];
+        for (int i = 0; i < nf; i++)
+            g = global_node(w, g, frames[i], ++d);
+        map[id] = g;
+        depth[id] = d;
+    }
+    uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
+    w->leaf_maps[t->id] = leaf;
+    for (uint32_t id = 0; id < n; id++) {
+        lb_cct_node_t *node = lb_cct_node(t->cct, id);
+        if (!node)
+            break;
+        lb_metrics_t m = node->m;
+        if (id == 0)
+            m.overhead_samples += t->sampler->busy_samples; /* lockblame's own cost */
+        if (metrics_empty(&m))
+            continue;
+        uint32_t g = map[id];
+        uintptr_t pc = id && leaf && is_wrapper_leaf(&m) ? lb_merge_site_pc(w, node->pc) : 0;
+        if (pc && pc != node->pc) { /* the tail-called function, below the caller */
+            uint32_t frames[LB_MAX_INLINE + 1];
+            int nf = frame_chain(w, pc, frames);
+            for (int i = 0; i < nf; i++)
+                g = global_node(w, g, frames[i], depth[id] + 1 + (uint32_t)i);
+            leaf[id] = g;
+        }
+        put_metric(w, g, t->id, &m);
+    }
+    free(depth);
+    return 0;
+}
+
+uint32_t lb_merge_mapped_node(const writer_t *w, uint32_t thread, uint32_t local)
+{
+    if (thread >= w->thread_slots || !w->node_maps[thread])
+        return 0;
+    return w->node_maps[thread][local];
+}
+
+uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local)
+{
+    if (thread < w->thread_slots && w->leaf_maps[thread] && w->leaf_maps[thread][local])
+        return w->leaf_maps[thread][local];
+    return lb_merge_mapped_node(w, thread, local);
+}
+
+int lb_merge_open(writer_t *w)
+{
+    w->thread_slots = lb_thread_count();
+    w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
+    w->leaf_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->leaf_maps);
+    if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 256) ||
+        lb_u64map_init(&w->frame_of_pc, 4096) ||
+        lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, 4096))
+        return -1;
+    w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
+    w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?)");
+    w->ins_node = lb_wprepare(w, "INSERT INTO node VALUES(?,?,?,?)");
+    w->ins_metric = lb_wprepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric)
+        return -1;
+    if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
+        return -1;
+    w->sym = lb_symbolizer_open();
+    return 0;
+}
+
+void lb_merge_close(writer_t *w)
+{
+    sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node, w->ins_metric };
+    for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
+        sqlite3_finalize(stmts[i]);
+    lb_symbolizer_close(w->sym);
+    for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
+        free(w->node_maps[i]);
+    for (uint32_t i = 0; w->leaf_maps && i < w->thread_slots; i++)
+        free(w->leaf_maps[i]);
+    free(w->node_maps);
+    free(w->leaf_maps);
+    lb_u64map_free(&w->jump_of_pc);
+    lb_u64map_free(&w->frame_of_pc);
+    lb_u64map_free(&w->module_of_base);
+    lb_u64map_free(&w->node_of_edge);
+}

@@ -1,0 +1,257 @@
+/* The run's database: its name, its run key, the check of what is already
+ * at the path, and the one transaction that adds a process's profile.
+ * See output.h for the invariants. lb_output_setup runs once per image,
+ * in the constructor; lb_output_commit once, on the finishing thread. */
+#include "report/writer/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "common/db_merge.h"
+#include "common/db_name.h"
+#include "common/ddl.h"
+#include "common/version.h"
+#include "util/log.h"
+
+/* Concurrent exits wait for each other this long (ms): a make -j of a big
+ * tree may queue many writers, each holding the lock for milliseconds. */
+#define LB_BUSY_TIMEOUT_MS 120000
+
+static char output_path[PATH_MAX];
+static char run_key[64];
+
+const char *lb_output_path(void)
+{
+    return output_path;
+}
+
+const char *lb_output_run_key(void)
+{
+    return run_key;
+}
+
+bool lb_output_summary_by_run(void)
+{
+    const char *s = getenv("LOCKBLAME_SUMMARY");
+    return s && strcmp(s, "run") == 0;
+}
+
+uint64_t lb_output_proc_start(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* Field 22; the command (field 2) may hold spaces, so count after ')'. */
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Export a variable to the tree. setenv only in the constructor, before
+ * the program's main can read or copy the environment. */
+static void export_env(const char *name, const char *value)
+{
+    if (setenv(name, value, 1) != 0)
+        lb_warn("cannot pass %s to child processes: %s", name, strerror(errno));
+}
+
+/* What is at path: 0 nothing or a lockblame database we may add to, else
+ * -1 after one line. */
+static int check_existing(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISREG(st.st_mode)) { /* a link planted there is not followed */
+        lb_warn("output %s is not a regular file; not profiling", path);
+        return -1;
+    }
+    if (st.st_size == 0)
+        return 0; /* being created by another process of the run, or empty */
+    char magic[16] = { 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n == (ssize_t)sizeof magic && memcmp(magic, "SQLite format 3", 16) != 0) {
+        lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
+                " not profiling", path);
+        return -1;
+    }
+    /* An SQLite file: a lockblame database unless its tables say otherwise.
+     * Another process of the run may be writing it (busy): the commit
+     * checks again under the lock. */
+    sqlite3 *db = NULL;
+    int version = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
+        version = lb_db_version(db, "main");
+        if (version < 0 && (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY)
+            version = 0;
+    }
+    sqlite3_close(db);
+    if (version < 0) {
+        lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
+                " not profiling", path);
+        return -1;
+    }
+    if (version > LB_SCHEMA_VERSION) {
+        lb_warn("output %s was written by a newer lockblame (schema %d); not profiling", path,
+                version);
+        return -1;
+    }
+    return 0;
+}
+
+int lb_output_setup(void)
+{
+    if (getenv("LOCKBLAME_DISABLE"))
+        return -1; /* quiet: lockblame will not start */
+    const char *given = getenv("LOCKBLAME_OUTPUT");
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        strcpy(cwd, ".");
+    char name[PATH_MAX];
+    if (given && *given) {
+        snprintf(name, sizeof name, "%s", given);
+    } else {
+        extern char *program_invocation_short_name;
+        lb_default_db_name(name, sizeof name, program_invocation_short_name, (int)getpid());
+    }
+    /* Absolute now: the program may chdir, and children run elsewhere. */
+    int n = name[0] == '/' ? snprintf(output_path, sizeof output_path, "%s", name)
+                           : snprintf(output_path, sizeof output_path, "%s/%s", cwd, name);
+    if (n >= (int)sizeof output_path)
+        lb_warn("output path too long; writing %s", output_path);
+    if (check_existing(output_path) != 0) {
+        export_env("LOCKBLAME_DISABLE", "1");
+        return -1;
+    }
+    const char *key = getenv("LOCKBLAME_RUN");
+    if (key && *key) {
+        snprintf(run_key, sizeof run_key, "%s", key);
+    } else {
+        struct timeval tv;
+        gettimeofday(&tv, NULL);
+        snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(),
+                 (long long)tv.tv_sec, (long)tv.tv_usec);
+        export_env("LOCKBLAME_RUN", run_key);
+    }
+    if (!given || strcmp(given, output_path) != 0)
+        export_env("LOCKBLAME_OUTPUT", output_path);
+    return 0;
+}
+
+static int sql(sqlite3 *db, const char *text)
+{
+    return sqlite3_exec(db, text, NULL, NULL, NULL);
+}
+
+/* Make "out" a fresh version-3 database holding no run: create the tables
+ * (dropping an older lockblame version's), or empty another run's. */
+static int make_fresh(sqlite3 *db, int version)
+{
+    int rc = SQLITE_OK;
+    for (int i = 0; lb_ddl_tables[i] && rc == SQLITE_OK; i++) {
+        char *q = sqlite3_mprintf(version == LB_SCHEMA_VERSION ? "DELETE FROM out.%s"
+                                                            : "DROP TABLE IF EXISTS out.%s",
+                                  lb_ddl_tables[i]);
+        rc = q ? sql(db, q) : SQLITE_NOMEM;
+        sqlite3_free(q);
+    }
+    if (rc == SQLITE_OK && version != LB_SCHEMA_VERSION)
+        rc = lb_ddl_create(db, "out");
+    if (rc == SQLITE_OK) {
+        char *q = sqlite3_mprintf("INSERT INTO out.meta VALUES('schema_version','%d'),"
+                                  "('lockblame_version','%s'),('writer','liblockblame')",
+                                  LB_SCHEMA_VERSION, LB_VERSION);
+        rc = q ? sql(db, q) : SQLITE_NOMEM;
+        sqlite3_free(q);
+    }
+    return rc;
+}
+
+/* Inside the transaction: is "out" ready for our rows? 0 yes, else -1
+ * after one line (a foreign file). */
+static int prepare_out(sqlite3 *db)
+{
+    int version = lb_db_version(db, "out");
+    if (version < 0 || version > LB_SCHEMA_VERSION) {
+        lb_warn("output %s is not a lockblame database (of this version); not overwriting it",
+                output_path);
+        return -1;
+    }
+    bool other_run = false;
+    if (version == LB_SCHEMA_VERSION) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 LIMIT 1", -1,
+                               &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
+            other_run = sqlite3_step(st) == SQLITE_ROW;
+        }
+        sqlite3_finalize(st);
+    }
+    if (version == LB_SCHEMA_VERSION && !other_run)
+        return 0;
+    int rc = make_fresh(db, version);
+    if (rc != SQLITE_OK) {
+        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+int lb_output_commit(sqlite3 *db)
+{
+    sqlite3_busy_timeout(db, LB_BUSY_TIMEOUT_MS);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS out", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, output_path, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK) {
+        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        return -1;
+    }
+    if (lb_db_version(db, "out") < 0) { /* not SQLite at all: do not even lock it */
+        lb_warn("output %s is not a lockblame database; not overwriting it", output_path);
+        sql(db, "DETACH out");
+        return -1;
+    }
+    rc = sql(db, "BEGIN IMMEDIATE");
+    if (rc != SQLITE_OK) {
+        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        sql(db, "DETACH out");
+        return -1;
+    }
+    if (prepare_out(db) != 0) {
+        sql(db, "ROLLBACK");
+        sql(db, "DETACH out");
+        return -1;
+    }
+    rc = lb_db_merge(db, "main", "out");
+    if (rc == SQLITE_OK)
+        rc = sql(db, "COMMIT");
+    if (rc != SQLITE_OK) {
+        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        sql(db, "ROLLBACK");
+    }
+    sql(db, "DETACH out");
+    return rc == SQLITE_OK ? 0 : -1;
+}

@@ -1,0 +1,38 @@
+/* Where a process tree's profiles go: one database per run.
+ *
+ * The first profiled process of a tree (no LOCKBLAME_RUN in its
+ * environment) starts a run: it makes up the run key and, without
+ * LOCKBLAME_OUTPUT, the name lockblame.<prog>.<pid>.db in its working
+ * directory (absolute), and puts both into the environment, so children
+ * and exec'd images of the tree write into the same file.
+ *
+ * Each process adds its profile in one SQLite transaction (BEGIN
+ * IMMEDIATE, busy timeout), so concurrent exits serialize and the file is
+ * never half-written: a writer that dies mid-way leaves a hot journal
+ * that the next opener rolls back. Rows of another run (another run key)
+ * are deleted in the same transaction: a new run replaces an old one.
+ * A file that is not a lockblame database is never written. */
+#ifndef LB_WRITER_OUTPUT_H
+#define LB_WRITER_OUTPUT_H
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* At start, in a constructor before core's: choose the path and the run key and check
+ * what is at the path. Returns 0; or -1 after one lockblame: line when the
+ * path holds something that is not a lockblame database (the caller runs
+ * the program unprofiled; LOCKBLAME_DISABLE=1 is exported so that the
+ * tree's other processes stay quiet). */
+int lb_output_setup(void);
+const char *lb_output_path(void);
+const char *lb_output_run_key(void);
+/* The kernel's start time of this process (/proc/self/stat, clock ticks):
+ * the same in every exec'd image of it, so (pid, start) names a process. */
+uint64_t lb_output_proc_start(void);
+/* True when `lockblame run` prints the run's summary (LOCKBLAME_SUMMARY=run). */
+bool lb_output_summary_by_run(void);
+
+/* Copy the profile in db's main schema into the run's database. Returns 0,
+ * or -1 after one lockblame: line; the file is then as it was. */
+int lb_output_commit(sqlite3 *db);
+#endif

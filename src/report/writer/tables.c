@@ -1,0 +1,218 @@
+/* The per-thread, per-object and per-process tables of the in-memory
+ * profile: thread, site, object_blame, sync_object and run. Reads the
+ * library's state on the finishing thread after the sampler is quiesced;
+ * other threads may still run but no longer write what is read here,
+ * except live objects' accrual, which is settled under their meta lock. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blame/blame_clock.h"
+#include "blame/object_blame.h"
+#include "blame/object_stats.h"
+#include "blame/sites.h"
+#include "core/phase.h"
+#include "locks/lifecycle.h"
+#include "report/writer/output.h"
+#include "report/writer/writer_int.h"
+#include "sampler/sampler.h"
+#include "util/clock.h"
+
+static uint64_t cpu_ns_of(const lb_thread_t *t)
+{
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+        return t->cpu_ns;
+    if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
+        return t->sampler->cpu_at_stop_ns;
+    /* Linux per-thread CPU clock id for a tid (CPUCLOCK_SCHED). */
+    clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void lb_tables_threads(writer_t *w)
+{
+    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1)");
+    if (!st)
+        return;
+    uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        sqlite3_bind_int64(st, 1, t->id);
+        sqlite3_bind_int64(st, 2, t->tid);
+        if (t->start_routine) {
+            sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
+            sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));
+        }
+        sqlite3_bind_double(st, 5, t->start_ns > start ? (t->start_ns - start) / 1e9 : 0);
+        uint64_t end = t->exited ? t->end_ns : now;
+        sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
+        sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
+        lb_wstep(st);
+    }
+    sqlite3_finalize(st);
+}
+
+void lb_tables_sites(writer_t *w, lb_thread_t *t)
+{
+    const lb_site_t *slots = t->sites ? t->sites->slot : t->kept_sites;
+    uint32_t n = t->sites ? LB_SITE_SLOTS : t->n_kept_sites;
+    for (uint32_t i = 0; i < n; i++) {
+        const lb_site_t *s = &slots[i];
+        if (!s->key)
+            continue;
+        sqlite3_stmt *st = w->ins_site;
+        sqlite3_bind_int64(st, 1, lb_merge_frame(w, lb_merge_site_pc(w, lb_site_ra(s->key) - 1)));
+        sqlite3_bind_int64(st, 2, t->id);
+        sqlite3_bind_text(st, 3, lb_obj_kind_name(lb_site_kind(s->key)), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)s->acquisitions); /* at lock sites */
+        sqlite3_bind_int64(st, 5, s->contended);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->releases);
+        lb_wstep(st);
+    }
+}
+
+void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
+{
+    const lb_object_blame_table_t *table = t->object_blame;
+    for (uint32_t i = 0; i < table->capacity; i++) {
+        const lb_object_blame_t *e = &table->slot[i];
+        if (!e->object)
+            continue;
+        sqlite3_stmt *st = w->ins_blame;
+        sqlite3_bind_int64(st, 1, e->object);
+        sqlite3_bind_int64(st, 2, lb_merge_leaf_node(w, t->id, e->node));
+        sqlite3_bind_int64(st, 3, t->id);
+        sqlite3_bind_double(st, 4, e->blame_ns / 1e9);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
+        lb_wstep(st);
+    }
+}
+
+/* Bring every live contended object's accrual up to now, so idleness that
+ * is still accruing at exit shows up (as unattributed). */
+static void settle_live(lb_mon_t *mon, void *now)
+{
+    lb_mon_fold_live(mon, NULL);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    if (!stats)
+        return;
+    lb_meta_lock(&mon->meta);
+    lb_clock_advance(mon, stats, *(uint64_t *)now);
+    lb_meta_unlock(&mon->meta);
+}
+
+void lb_tables_objects(writer_t *w)
+{
+    uint64_t now = w->now;
+    lb_mon_for_each(settle_live, &now);
+    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1)");
+    if (!st)
+        return;
+    uint32_t count = lb_object_stats_count();
+    for (uint32_t i = 1; i < count; i++) {
+        lb_object_stats_t *s = lb_object_stats_at(i);
+        if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
+            continue; /* forgotten in a fork child (fork_forget.c) */
+        double unattributed = s->accrued_held_ns - s->blamed_ns;
+        sqlite3_bind_int64(st, 1, i);
+        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
+        if (s->first_node)
+            sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, s->first_thread, s->first_node));
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->contended);
+        sqlite3_bind_double(st, 7, s->wait_ns / 1e9);
+        sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
+        sqlite3_bind_double(st, 9, s->handoff_ns / 1e9);
+        sqlite3_bind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
+        lb_wstep(st);
+    }
+    for (int k = 0; k < LB_OBJ_KINDS; k++) {
+        uint64_t acquisitions = lb_object_totals_unbound((lb_obj_kind)k);
+        for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+            acquisitions += t->retired_acquisitions[k];
+        if (!acquisitions)
+            continue;
+        sqlite3_bind_int64(st, 1, count + (uint32_t)k);
+        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)acquisitions);
+        for (int c = 6; c <= 10; c++)
+            sqlite3_bind_int(st, c, 0);
+        lb_wstep(st);
+    }
+    sqlite3_finalize(st);
+}
+
+static char *read_command_line(void)
+{
+    static char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return strcpy(buf, "?");
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return strcpy(buf, "?");
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\0'))
+        buf[--n] = '\0'; /* a process title pads with spaces */
+    return buf;
+}
+
+void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped)
+{
+    sqlite3_stmt *st =
+        lb_wprepare(w, "INSERT INTO run VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)");
+    if (!st)
+        return;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    sqlite3_bind_text(st, 1, read_command_line(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, exe, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, getpid());
+    sqlite3_bind_text(st, 4, lb_sampler_event_name(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, lb_sampler_event_requested(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)lb_sampler_period());
+    sqlite3_bind_text(st, 7, lb_sampler_period_unit(), -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 8, w->ns_per_sample);
+    sqlite3_bind_double(st, 9, lb_runtime_start_unix());
+    sqlite3_bind_double(st, 10, (lb_now_ns() - lb_runtime_start_ns()) / 1e9);
+    sqlite3_bind_int64(st, 11, lb_thread_count());
+    sqlite3_bind_int64(st, 12, (sqlite3_int64)samples);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)dropped);
+    sqlite3_bind_text(st, 14, reason, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 15, getppid());
+    sqlite3_bind_int64(st, 16, (sqlite3_int64)lb_output_proc_start());
+    sqlite3_bind_text(st, 17, lb_output_run_key(), -1, SQLITE_STATIC);
+    lb_wstep(st);
+    sqlite3_finalize(st);
+}
+
+/* CPU nanoseconds per sample: the period for clock events; measured CPU
+ * time over samples taken for counter events (cycles). */
+double lb_tables_ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
+{
+    uint64_t samples = 0, dropped = 0, cpu = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        samples += t->sampler->samples;
+        dropped += t->sampler->dropped;
+        cpu += cpu_ns_of(t);
+    }
+    *samples_out = samples;
+    *dropped_out = dropped;
+    if (lb_sampler_period_is_time())
+        return (double)lb_sampler_period();
+    return samples + dropped ? (double)cpu / (double)(samples + dropped) : 0;
+}
+

@@ -1,0 +1,59 @@
+/* Private to report/writer: the state of one profile write and the SQLite
+ * helpers its files share. The profile is built in an in-memory database
+ * (`main`, schema common/ddl.h) and then copied into the run's database
+ * (output.c). Used only on the finishing thread; uses malloc freely. */
+#ifndef LB_WRITER_INT_H
+#define LB_WRITER_INT_H
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "core/thread.h"
+#include "report/writer/symbolize.h"
+#include "common/u64map.h"
+
+typedef struct writer {
+    sqlite3 *db;                    /* in-memory; the run's file is attached as "out" */
+    lb_symbolizer_t *sym;
+    lb_u64map_t frame_of_pc;
+    lb_u64map_t module_of_base;
+    lb_u64map_t node_of_edge;       /* (parent node << 32 | frame) -> node */
+    lb_u64map_t jump_of_pc;         /* call pc -> tail jump, see lb_merge_site_pc */
+    uint32_t frames, modules, nodes;
+    uint32_t **node_maps;           /* per thread id: local CCT node -> global node */
+    uint32_t **leaf_maps;           /* per thread id: local node -> global node of its
+                                     * own metrics when a tail call moved them (else 0) */
+    uint32_t thread_slots;
+    double ns_per_sample;
+    uint64_t now;                   /* when the profile is taken: open waits close here */
+    sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
+} writer_t;
+
+/* Run sql on w->db; -1 after one lockblame: line on failure. */
+int lb_wsql(writer_t *w, const char *sql);
+/* A prepared statement, or NULL. */
+sqlite3_stmt *lb_wprepare(writer_t *w, const char *sql);
+/* Step, reset and clear; 0 on SQLITE_DONE. */
+int lb_wstep(sqlite3_stmt *st);
+
+/* cct_merge.c: every thread's CCT into one tree keyed by frame. */
+int lb_merge_open(writer_t *w);       /* prepares the inserts; 0 or -1 */
+int lb_merge_thread(writer_t *w, lb_thread_t *t);
+uint32_t lb_merge_frame(writer_t *w, uintptr_t pc);                     /* innermost frame id */
+uint32_t lb_merge_mapped_node(const writer_t *w, uint32_t thread, uint32_t local);
+/* The node that holds a local node's own metrics (mapped, or the
+ * tail-called function below it). */
+uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local);
+/* Where a path that ended in one of our wrappers was really released
+ * from: the tail jump of the function call_pc called, if that function
+ * left no frame (tailcall.h), else call_pc itself. Cached. */
+uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
+void lb_merge_close(writer_t *w);
+
+/* tables.c: the per-thread, per-object and per-process tables. */
+double lb_tables_ns_per_sample(uint64_t *samples, uint64_t *dropped);
+void lb_tables_sites(writer_t *w, lb_thread_t *t);
+void lb_tables_object_blame(writer_t *w, lb_thread_t *t);
+void lb_tables_threads(writer_t *w);
+void lb_tables_objects(writer_t *w);
+void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped);
+#endif
