@@ -47,7 +47,7 @@ static inline void conf_sleep_us(long us)
 static atomic_long conf_storm_received;
 static atomic_int conf_storm_run;
 static pthread_t conf_storm_thread;
-static long conf_storm_sent;
+static atomic_long conf_storm_sent;
 
 static void conf_storm_handler(int sig)
 {
@@ -90,11 +90,20 @@ static inline void conf_storm_start(long period_us)
     CONF_EXPECT(rc == 0, "storm pthread_create returned %d", rc);
 }
 
+/* Waits (at most max_ms) until the storm has sent at least n signals: on
+ * a loaded machine the storm thread may get little CPU, and the workload
+ * must run under a storm that is really blowing. */
+static inline void conf_storm_wait_sent(long n, int max_ms)
+{
+    for (int i = 0; i < max_ms && atomic_load(&conf_storm_sent) < n; i++)
+        conf_sleep_us(1000);
+}
+
 /* Stops the storm; returns how many signals it sent. */
 static inline long conf_storm_stop(void)
 {
     atomic_store(&conf_storm_run, 0);
     pthread_join(conf_storm_thread, NULL);
-    return conf_storm_sent;
+    return atomic_load(&conf_storm_sent);
 }
 #endif

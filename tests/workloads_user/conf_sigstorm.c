@@ -147,6 +147,7 @@ int main(void)
     sem_init(&sem, 0, 0);
     pthread_mutex_lock(&held);
     conf_storm_start(50); /* up to ~20,000 signals a second */
+    conf_storm_wait_sent(200, 30000);
     pthread_t t[WORKERS];
     for (int i = 0; i < WORKERS; i++) {
         int rc = pthread_create(&t[i], NULL, worker, NULL);

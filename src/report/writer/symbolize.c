@@ -1,4 +1,5 @@
 #include "report/writer/symbolize.h"
+#include "common/runtime_frames.h"
 #include "report/writer/symbols_fallback.h"
 
 #include <dlfcn.h>
@@ -146,13 +147,19 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         out->base = (uintptr_t)start;
         out->function = without_version(s, dwfl_module_addrname(mod, pc));
         out->function = out->function ? out->function : lb_symbols_fallback(mod, pc);
-        Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-        if (line) {
-            int lineno = 0;
-            out->file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-            out->line = lineno;
+        /* Source lines only for the program's own modules. A runtime
+         * library's frame is never a release site (common/runtime_frames.h),
+         * and its DWARF, where a -dbg package installs it, is compressed:
+         * libc6-dbg's costs every writing process ~50 ms of inflate. */
+        if (!lb_runtime_module(out->module)) {
+            Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+            if (line) {
+                int lineno = 0;
+                out->file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+                out->line = lineno;
+            }
+            inline_chain(mod, pc, out);
         }
-        inline_chain(mod, pc, out);
     }
     if (!out->module || !out->function) {
         Dl_info info;

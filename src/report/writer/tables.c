@@ -188,7 +188,12 @@ void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t d
     sqlite3_bind_double(st, 8, w->ns_per_sample);
     sqlite3_bind_double(st, 9, lb_runtime_start_unix());
     sqlite3_bind_double(st, 10, (lb_now_ns() - lb_runtime_start_ns()) / 1e9);
-    sqlite3_bind_int64(st, 11, lb_thread_count());
+    /* Threads of this process: the registry (a fork child's holds only
+     * its own), not the id counter, which a child inherits. */
+    sqlite3_int64 threads = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+        threads++;
+    sqlite3_bind_int64(st, 11, threads);
     sqlite3_bind_int64(st, 12, (sqlite3_int64)samples);
     sqlite3_bind_int64(st, 13, (sqlite3_int64)dropped);
     sqlite3_bind_text(st, 14, reason, -1, SQLITE_TRANSIENT);
