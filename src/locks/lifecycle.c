@@ -1,5 +1,6 @@
 #include "locks/lifecycle.h"
 
+#include "blame/blame_clock.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
 
@@ -34,4 +35,15 @@ void lb_mon_fold_live(lb_mon_t *mon, void *unused)
     if (mon->kind == LB_OBJ_MUTEX)
         lb_mutex_fold_count(mon); /* its count lives in the mutex */
     fold(mon);
+}
+
+void lb_mon_settle_live(lb_mon_t *mon, void *now)
+{
+    lb_mon_fold_live(mon, NULL);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    if (!stats)
+        return;
+    lb_meta_lock(&mon->meta);
+    lb_clock_advance(mon, stats, *(const uint64_t *)now);
+    lb_meta_unlock(&mon->meta);
 }

@@ -11,4 +11,9 @@
 void lb_mon_retire(lb_mon_t *mon);
 /* At the final write: fold a still-live lb_mon's counts (it stays live). */
 void lb_mon_fold_live(lb_mon_t *mon, void *unused);
+/* At the final write: fold its counts (as above) and bring a live
+ * object's blame clock up to *now (uint64_t ns), under its meta lock, so
+ * idleness still accruing at exit shows up (as unattributed). For
+ * lb_mon_for_each. */
+void lb_mon_settle_live(lb_mon_t *mon, void *now);
 #endif

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blame/blame_clock.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
@@ -95,23 +94,10 @@ void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
     }
 }
 
-/* Bring every live contended object's accrual up to now, so idleness that
- * is still accruing at exit shows up (as unattributed). */
-static void settle_live(lb_mon_t *mon, void *now)
-{
-    lb_mon_fold_live(mon, NULL);
-    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
-    if (!stats)
-        return;
-    lb_meta_lock(&mon->meta);
-    lb_clock_advance(mon, stats, *(uint64_t *)now);
-    lb_meta_unlock(&mon->meta);
-}
-
 void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
-    lb_mon_for_each(settle_live, &now);
+    lb_mon_for_each(lb_mon_settle_live, &now);
     sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1)");
     if (!st)
         return;
