@@ -56,22 +56,24 @@ int lb_real_sigprocmask(int how, const sigset_t *set, sigset_t *old)
     return f(how, set, old);
 }
 
-sighandler_t lb_real_signal(int signo, sighandler_t handler)
+/* signal() and sigset() have one shape; SIG_ERR with ENOSYS if the real
+ * function cannot be found. */
+static sighandler_t call_signal_like(void **slot, const char *name, int signo, sighandler_t disp)
 {
-    lb_signal_fn f = (lb_signal_fn)lb_sig_resolve(&lb_signal_real, "signal");
-    if (!f) {
-        errno = ENOSYS;
-        return SIG_ERR;
-    }
-    return f(signo, handler);
-}
-
-sighandler_t lb_real_sigset(int signo, sighandler_t disp)
-{
-    lb_signal_fn f = (lb_signal_fn)lb_sig_resolve(&lb_sigset_real, "sigset");
+    lb_signal_fn f = (lb_signal_fn)lb_sig_resolve(slot, name);
     if (!f) {
         errno = ENOSYS;
         return SIG_ERR;
     }
     return f(signo, disp);
+}
+
+sighandler_t lb_real_signal(int signo, sighandler_t handler)
+{
+    return call_signal_like(&lb_signal_real, "signal", signo, handler);
+}
+
+sighandler_t lb_real_sigset(int signo, sighandler_t disp)
+{
+    return call_signal_like(&lb_sigset_real, "sigset", signo, disp);
 }
