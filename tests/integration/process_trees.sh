@@ -7,7 +7,8 @@
 #   over a generated C project (one database outside the source tree, every
 #   cc1 in it); a forking server whose processes all exit together; an
 #   exec between two recording images (two exec generations); _exit;
-#   SIGSEGV; kill -9; a static binary; a foreign file at the output path;
+#   SIGSEGV; kill -9; a static binary; a setuid binary run by another
+#   user; a foreign file at the output path;
 #   a program that closes stderr (no line lands in its files);
 #   lockblame merge.
 source "$(dirname "$0")/../lib/common.sh"
@@ -140,6 +141,24 @@ if cc -O2 -static -pthread -o "$tmp/st_work" "$ROOT/tests/trees/tree_work.c" 2>/
     [ -e "$tmp/st/st.db" ] && bad "static: a database appeared"
 else
     bad "cannot link statically (libc6-dev provides libc.a)"
+fi
+
+echo "== a setuid binary run by another user: recognised before the start"
+# As root, a setuid-root program is ours: run it as nobody (CI runs as root).
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+    su_dir=$(mktemp -d /tmp/lockblame-setuid.XXXXXX); chmod 755 "$su_dir"
+    cp "$L" "$LOCKBLAME_LIB" "$su_dir/"; cp "$W" "$su_dir/su_work"
+    chmod 4755 "$su_dir/su_work"; mkdir -m 777 "$su_dir/out"
+    rc=0; (cd "$su_dir/out" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$su_dir/lockblame" run -o "$su_dir/out/su.db" -- "$su_dir/su_work" _exit 6 > out 2> err) || rc=$?
+    sed 's/^/  stderr: /' "$su_dir/out/err"; show "$su_dir/out" "$su_dir/out/su.db"
+    [ $rc = 6 ] || bad "setuid: run exited $rc, not the program's 6"
+    grep -q 'setuid' "$su_dir/out/err" || bad "setuid: run did not say why"
+    [ "$(grep -c '^lockblame:' "$su_dir/out/err")" = 1 ] || bad "setuid: not exactly one line"
+    [ -e "$su_dir/out/su.db" ] && bad "setuid: a database appeared"
+    rm -rf "$su_dir"
+else
+    echo "  (skipped: needs root and setpriv to run a setuid-root program as another user)"
 fi
 
 echo "== a foreign file at the output path: refused, the program runs unprofiled"
