@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/db_merge.h"
@@ -215,9 +216,33 @@ static int prepare_out(sqlite3 *db)
     return 0;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* SQLite busy handler for the commit: processes of one run that exit
+ * together queue on the file's write lock, each holding it for a few
+ * milliseconds. sqlite3_busy_timeout's backoff sleeps up to 100 ms a try,
+ * which made a make -j4 tree wait seconds for locks free most of that
+ * time; retry after 0.1 ms, then 0.5 ms, then 2 ms, until the deadline.
+ * Returns nonzero to retry, 0 to give up (SQLITE_BUSY). */
+static int commit_busy(void *deadline, int tries)
+{
+    if (monotonic_ns() >= *(const uint64_t *)deadline)
+        return 0;
+    long us = tries < 20 ? 100 : tries < 200 ? 500 : 2000;
+    struct timespec pause = { 0, us * 1000 };
+    nanosleep(&pause, NULL); /* a program's signal cuts it short: just retry */
+    return 1;
+}
+
 int lb_output_commit(sqlite3 *db)
 {
-    sqlite3_busy_timeout(db, LB_BUSY_TIMEOUT_MS);
+    uint64_t deadline = monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
+    sqlite3_busy_handler(db, commit_busy, &deadline);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS out", -1, &st, NULL);
     if (rc == SQLITE_OK) {

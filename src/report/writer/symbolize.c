@@ -1,6 +1,7 @@
 #include "report/writer/symbolize.h"
 #include "common/runtime_frames.h"
 #include "report/writer/symbols_fallback.h"
+#include "report/writer/symindex.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -145,8 +146,19 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
         out->module = mainfile ? mainfile : name;
         out->base = (uintptr_t)start;
-        out->function = without_version(s, dwfl_module_addrname(mod, pc));
-        out->function = out->function ? out->function : lb_symbols_fallback(mod, pc);
+        /* Names: libdwfl's symbol table (it reads .symtab, MiniDebugInfo, the
+         * build-id debug file, else .dynsym), indexed. Where that table has
+         * function symbols, a pc none of them holds stays unnamed: the
+         * fallback and dladdr would scan the same symbols again. */
+        const char *sym = NULL;
+        uintptr_t lo, hi;
+        bool indexed = lb_symindex_usable(mod);
+        if (!lb_symindex_find(mod, pc, &sym, &lo, &hi) && !indexed)
+            sym = dwfl_module_addrname(mod, pc);
+        out->function = without_version(s, sym);
+        if (!out->function && !indexed)
+            out->function = lb_symbols_fallback(mod, pc);
+        out->named_by_index = indexed;
         /* Source lines only for the program's own modules. A runtime
          * library's frame is never a release site (common/runtime_frames.h),
          * and its DWARF, where a -dbg package installs it, is compressed:
@@ -161,7 +173,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
             inline_chain(mod, pc, out);
         }
     }
-    if (!out->module || !out->function) {
+    if (!out->module || (!out->function && !out->named_by_index)) {
         Dl_info info;
         if (dladdr((void *)pc, &info)) {
             if (!out->module) {
@@ -177,6 +189,9 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 {
     Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    const char *name;
+    if (mod && lb_symindex_usable(mod))
+        return lb_symindex_find(mod, pc, &name, lo, hi);
     GElf_Sym sym;
     GElf_Off off = 0;
     if (!mod || !dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) ||
@@ -191,6 +206,7 @@ void lb_symbolizer_close(lb_symbolizer_t *s)
 {
     if (!s)
         return;
+    lb_symindex_release_all(s->dwfl);
     dwfl_end(s->dwfl);
     free(s);
 }
