@@ -1,5 +1,7 @@
 #include "locks/lifecycle.h"
 
+#include <sys/single_threaded.h>
+
 #include "blame/blame_clock.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
@@ -15,19 +17,38 @@ static void fold(lb_mon_t *mon)
         lb_object_totals_add((lb_obj_kind)mon->kind, acquisitions);
 }
 
-void lb_mon_retire(lb_mon_t *mon)
+bool lb_mon_claim(lb_mon_t *mon, const void *addr)
 {
-    /* Claim it: destroy/init and the orphan sweep (mon_gc.c) may race to
-     * retire the same lb_mon; whoever clears addr does it. */
-    const void *addr = __atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
-    if (!addr || !__atomic_compare_exchange_n(&mon->addr, &addr, NULL, false, __ATOMIC_ACQ_REL,
-                                             __ATOMIC_RELAXED))
-        return;
+    /* Destroy/init and the orphan sweep (mon_gc.c) may race to retire the
+     * same lb_mon; whoever clears addr does it. With one thread in the
+     * process nobody can race (the sweep runs on the thread that converts,
+     * and no signal handler retires), so no atomic read-modify-write,
+     * as glibc's own locks skip theirs then. */
+    if (!addr)
+        return false;
+    if (__libc_single_threaded) {
+        if (__atomic_load_n(&mon->addr, __ATOMIC_RELAXED) != addr)
+            return false;
+        __atomic_store_n(&mon->addr, NULL, __ATOMIC_RELAXED);
+        return true;
+    }
+    return __atomic_compare_exchange_n(&mon->addr, &addr, NULL, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
+}
+
+void lb_mon_retire_claimed(lb_mon_t *mon)
+{
     fold(mon);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (stats)
         stats->retired = 1;
     lb_mon_free(mon);
+}
+
+void lb_mon_retire(lb_mon_t *mon)
+{
+    if (lb_mon_claim(mon, __atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE)))
+        lb_mon_retire_claimed(mon);
 }
 
 void lb_mon_fold_live(lb_mon_t *mon, void *unused)

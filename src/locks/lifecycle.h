@@ -9,6 +9,11 @@
 #include "locks/monitored.h"
 
 void lb_mon_retire(lb_mon_t *mon);
+/* The same in two steps, for a caller that must act between the claim and
+ * the retirement: lb_mon_claim returns true if the caller cleared
+ * lb_mon.addr from addr (and must then call lb_mon_retire_claimed). */
+bool lb_mon_claim(lb_mon_t *mon, const void *addr);
+void lb_mon_retire_claimed(lb_mon_t *mon);
 /* At the final write: fold a still-live lb_mon's counts (it stays live). */
 void lb_mon_fold_live(lb_mon_t *mon, void *unused);
 /* At the final write: fold its counts (as above) and bring a live

@@ -39,6 +39,13 @@ lb_mon_t *lb_mutex_convert(pthread_mutex_t *m, uintptr_t seen)
     if (!fresh)
         return NULL;
     uintptr_t want = (uintptr_t)fresh | LB_STASH_TAG;
+    if (__libc_single_threaded) {
+        /* No other thread can convert m: glibc's own step skips its
+         * atomics here too. */
+        __atomic_store_n(lb_mutex_stash(m), want, __ATOMIC_RELEASE);
+        lb_mon_published(fresh, m);
+        return fresh;
+    }
     while (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, want, false,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         lb_mon_t *winner = lb_mutex_mon_of_stash(seen, m);
@@ -62,17 +69,21 @@ bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m)
            m->__data.__count > 1;
 }
 
-/* Give back the state of a mutex being destroyed or re-initialized. */
+/* Give back the state of a mutex being destroyed or re-initialized. The
+ * claim on lb_mon.addr (one CAS, none while single-threaded) is what
+ * arbitrates against the orphan sweep; the stash is then ours to clear
+ * with a plain store (a lock racing its own destroy or init is undefined
+ * behaviour in the program). */
 static void retire(pthread_mutex_t *m)
 {
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
-    if (mon && __atomic_compare_exchange_n(lb_mutex_stash(m), &v, 0, false, __ATOMIC_ACQ_REL,
-                                           __ATOMIC_RELAXED)) {
-        mon->acquisitions += *lb_mutex_acquisitions(m);
-        *lb_mutex_acquisitions(m) = 0;
-        lb_mon_retire(mon);
-    }
+    if (!mon || !lb_mon_claim(mon, m))
+        return;
+    __atomic_store_n(lb_mutex_stash(m), 0, __ATOMIC_RELAXED);
+    mon->acquisitions += *lb_mutex_acquisitions(m);
+    *lb_mutex_acquisitions(m) = 0;
+    lb_mon_retire_claimed(mon);
 }
 
 int lb_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
