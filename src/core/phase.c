@@ -13,6 +13,7 @@ static double start_unix;
 
 void lb_runtime_stamp_start(void)
 {
+    lb_clock_setup();
     start_ns = lb_now_ns();
     struct timeval tv;
     gettimeofday(&tv, NULL);

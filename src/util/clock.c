@@ -1,0 +1,93 @@
+/* The TSC-scaled monotonic clock: eligibility and calibration (clock.h). */
+#include "util/clock.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define LB_TSC_CALIBRATE_NS 50000000ull /* 50 ms: the scale to ~1e-6 */
+
+struct lb_tsc lb_tsc;
+
+enum { TSC_NEVER = -1, TSC_IDLE = 0, TSC_READY = 1, TSC_CALIBRATING = 2, TSC_MEASURING = 3 };
+
+/* The calibration's first reading (TSC_MEASURING), taken at setup. */
+static uint64_t start_tsc, start_ns;
+
+/* Up to size-1 bytes of path, NUL-terminated; raw system calls (none is a
+ * cancellation point). Returns the length read, or -1. */
+static long read_head(const char *path, char *buf, size_t size)
+{
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t got = 0;
+    while (got + 1 < size) {
+        long n = syscall(SYS_read, (int)fd, buf + got, size - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    syscall(SYS_close, (int)fd);
+    buf[got] = '\0';
+    return (long)got;
+}
+
+/* Whether the space-separated word occurs in line (up to its newline). */
+static bool has_word(const char *line, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = line; *p && *p != '\n'; p++) {
+        if ((p == line || p[-1] == ' ' || p[-1] == '\t') && strncmp(p, word, n) == 0 &&
+            (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+static bool tsc_eligible(void)
+{
+    char buf[8192];
+    if (read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+                  sizeof buf) < 0 || strcmp(buf, "tsc\n") != 0)
+        return false;
+    if (read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
+        return false;
+    const char *flags = strstr(buf, "\nflags");
+    return flags && has_word(flags + 1, "constant_tsc") && has_word(flags + 1, "nonstop_tsc");
+}
+
+void lb_clock_setup(void)
+{
+    if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) != TSC_IDLE)
+        return;
+    if (!tsc_eligible()) {
+        __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELAXED);
+        return;
+    }
+    start_ns = lb_monotonic_ns();
+    start_tsc = __rdtsc();
+    __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELEASE);
+}
+
+uint64_t lb_clock_slow_ns(void)
+{
+    uint64_t now = lb_monotonic_ns();
+    int state = TSC_MEASURING;
+    if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_MEASURING ||
+        now - start_ns < LB_TSC_CALIBRATE_NS ||
+        !__atomic_compare_exchange_n(&lb_tsc.ready, &state, TSC_CALIBRATING, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return now;
+    uint64_t tsc = __rdtsc();
+    if (tsc <= start_tsc) { /* not a usable counter after all */
+        __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
+        return now;
+    }
+    lb_tsc.mult = (uint64_t)((((unsigned __int128)(now - start_ns)) << 32) / (tsc - start_tsc));
+    lb_tsc.base_tsc = tsc;
+    lb_tsc.base_ns = now;
+    __atomic_store_n(&lb_tsc.ready, TSC_READY, __ATOMIC_RELEASE);
+    return now;
+}
