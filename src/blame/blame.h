@@ -26,6 +26,7 @@
 #include "core/thread.h"
 #include "blame/mon.h"
 #include "sampler/cct.h"
+#include "util/clock.h"
 
 typedef struct lb_wait {
     lb_mon_t *mon;
@@ -48,6 +49,14 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
 /* holds: the wait ended in acquiring mon (its hold accounting begins). */
 void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
+/* The same for a mutex, without meta: only the time is recorded, and the
+ * next meta section on mon (the release's, at the latest) begins the hold
+ * at that time (blame_clock.h, lb_clock_take_pending). Saves a meta round
+ * trip on every barging acquisition while others wait. */
+static inline void lb_hold_begins_deferred(lb_mon_t *mon)
+{
+    __atomic_store_n(&mon->hold_pending_ns, lb_now_ns(), __ATOMIC_RELAXED);
+}
 lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon);
 /* Signal, broadcast or post on mon: collect the idleness accrued since the
  * previous one (the object stays "held", so accrual continues). */

@@ -16,9 +16,8 @@
 #include "blame/object_stats.h"
 #include "blame/mon.h"
 
-/* Bring accrual up to now. mon->held is k, the number of accounted
- * holders during the interval (0 or 1 for exclusive objects). */
-static inline void lb_clock_advance(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
+/* Bring accrual up to now, with k = mon->held accounted holders. */
+static inline void lb_clock_accrue(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
     if (now <= mon->last_event_ns) /* another thread's timestamp was later */
         return;
@@ -36,6 +35,37 @@ static inline void lb_clock_advance(lb_mon_t *mon, lb_object_stats_t *stats, uin
     } else if (stats) {
         stats->handoff_ns += accrued;
     }
+}
+
+static inline void lb_clock_hold_begins(lb_mon_t *mon);
+
+/* A mutex acquired while others waited records only when (hold_pending_ns,
+ * no meta, blame.h's lb_hold_begins_deferred); the first meta section
+ * after that, whoever runs it, begins the hold at that time: accrual up
+ * to it was hand-off. If a hold is already accounted (a waiter that came
+ * before the time was visible began one at its arrival), the time is
+ * dropped. A time left over from an earlier hold (its waiters left before
+ * they could see it) is harmless: it can only begin a hold while w == 0,
+ * when nothing accrues. */
+static inline void lb_clock_take_pending(lb_mon_t *mon, lb_object_stats_t *stats)
+{
+    if (mon->kind != LB_OBJ_MUTEX ||
+        __atomic_load_n(&mon->hold_pending_ns, __ATOMIC_RELAXED) == 0)
+        return;
+    uint64_t began = __atomic_exchange_n(&mon->hold_pending_ns, 0, __ATOMIC_RELAXED);
+    if (began == 0 || mon->held)
+        return;
+    lb_clock_accrue(mon, stats, began);
+    lb_clock_hold_begins(mon);
+}
+
+/* Bring accrual up to now (a pending hold begun first). mon->held is k,
+ * the number of accounted holders during the interval (0 or 1 for
+ * exclusive objects). */
+static inline void lb_clock_advance(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
+{
+    lb_clock_take_pending(mon, stats);
+    lb_clock_accrue(mon, stats, now);
 }
 
 /* A holder's accounting begins now (after lb_clock_advance). */

@@ -10,6 +10,8 @@
  *   - acquisitions: written by the holder while it holds an exclusive
  *     lock, so the lock itself serializes it; for rwlocks (readers hold
  *     together) and semaphores (no holder) with a relaxed atomic add.
+ *   - hold_pending_ns (mutexes, the same word): stored by the holder
+ *     without meta; taken (exchanged to 0) under meta.
  *   - addr, kind: written once at conversion, before the CAS publishes
  *     the lb_mon. */
 #ifndef LB_BLAME_MON_H
@@ -28,7 +30,13 @@ typedef struct lb_mon {
     uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
     uint8_t clock_moved;        /* V moved since the current hold's accounting began */
     lb_meta_lock_t meta;             /* guards the accrual state */
-    uint64_t acquisitions;      /* exclusive acquisitions, written by the holder */
+    union {
+        uint64_t acquisitions;  /* exclusive acquisitions, written by the holder */
+        uint64_t hold_pending_ns; /* mutexes (which count acquisitions in the mutex,
+                                   * folding them in here only as the lb_mon dies):
+                                   * when a hold that began with waiters present
+                                   * began, not yet accounted (blame_clock.h); 0: none */
+    };
     double clock;               /* blame clock V: idleness per holder so far, ns; under meta */
     double clock_at_acquire;    /* V when the current hold's accounting began; under meta */
     uint64_t last_event_ns;     /* time accrual was last brought up to date */

@@ -81,7 +81,7 @@ static void retire(pthread_mutex_t *m)
     if (!mon || !lb_mon_claim(mon, m))
         return;
     __atomic_store_n(lb_mutex_stash(m), 0, __ATOMIC_RELAXED);
-    mon->acquisitions += *lb_mutex_acquisitions(m);
+    mon->acquisitions = *lb_mutex_acquisitions(m); /* (the word held hold_pending_ns) */
     *lb_mutex_acquisitions(m) = 0;
     lb_mon_retire_claimed(mon);
 }
@@ -191,8 +191,9 @@ void lb_mutex_fold_count(lb_mon_t *mon)
 {
     pthread_mutex_t *m = (pthread_mutex_t *)mon->addr;
     uint64_t count = 0;
-    if (m && lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count))
-        mon->acquisitions += count;
+    if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count))
+        count = 0;
+    mon->acquisitions = count; /* (the word held hold_pending_ns) */
 }
 
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)

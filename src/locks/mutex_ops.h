@@ -131,7 +131,7 @@ static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m,
 {
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0) &&
         !lb_mutex_acquire_is_nested(m))
-        lb_hold_begins(self, mon);
+        lb_hold_begins_deferred(mon);
     ++*lb_mutex_acquisitions(m);
 }
 
