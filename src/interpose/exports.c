@@ -42,23 +42,11 @@ LB_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
     return lb_mutex_destroy(m);
 }
 
-/* Bootstrap for the two hottest wrappers, kept out of line so that their
- * fast paths need no stack frame: resolve, then call glibc directly (the
- * call comes before lockblame runs, so it would not be monitored anyway). */
-LB_COLD static int bootstrap_mutex_lock(pthread_mutex_t *m)
-{
-    return lb_real_resolve() == 0 ? lb_real.mutex_lock(m) : 0;
-}
-
-LB_COLD static int bootstrap_mutex_unlock(pthread_mutex_t *m)
-{
-    return lb_real_resolve() == 0 ? lb_real.mutex_unlock(m) : 0;
-}
-
+/* The two hottest wrappers bootstrap in lb_mutex_lock/unlock's own
+ * unmonitored path (no lb_self yet means lb_real may be empty too), so
+ * that their fast paths test nothing twice. */
 LB_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-    if (lb_unlikely(lb_real.mutex_lock == NULL))
-        return bootstrap_mutex_lock(m);
     return lb_mutex_lock(m, LB_CALLER());
 }
 
@@ -83,8 +71,6 @@ LB_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 
 LB_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    if (lb_unlikely(lb_real.mutex_unlock == NULL))
-        return bootstrap_mutex_unlock(m);
     return lb_mutex_unlock(m, LB_CALLER());
 }
 

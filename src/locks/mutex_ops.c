@@ -196,6 +196,20 @@ void lb_mutex_fold_count(lb_mon_t *mon)
     mon->acquisitions = count; /* (the word held hold_pending_ns) */
 }
 
+int lb_mutex_lock_unmonitored(pthread_mutex_t *m)
+{
+    if (lb_unlikely(lb_real.mutex_lock == NULL) && lb_real_resolve() != 0)
+        return 0;
+    return lb_real.mutex_lock(m);
+}
+
+int lb_mutex_unlock_unmonitored(pthread_mutex_t *m)
+{
+    if (lb_unlikely(lb_real.mutex_unlock == NULL) && lb_real_resolve() != 0)
+        return 0;
+    return lb_real.mutex_unlock(m);
+}
+
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
 {
     lb_mon_t *mon = lb_mutex_mon_or_convert(m);

@@ -164,6 +164,13 @@ static inline int lb_mutex_unlock_single(pthread_mutex_t *m)
     return 0;
 }
 
+/* A thread lockblame does not monitor (none yet, or inside lockblame):
+ * the real call, resolving lb_real first if nothing has yet (a lock
+ * before our constructor; returns 0 without locking if resolution is
+ * already running on this thread, as ENSURE_REAL in exports.c). */
+int lb_mutex_lock_unmonitored(pthread_mutex_t *m);
+int lb_mutex_unlock_unmonitored(pthread_mutex_t *m);
+
 /* The fast paths below are leaf functions: everything that may call out
  * (conversion, other kinds, a single-threaded process, a site-table miss,
  * waiters) leaves through a tail call, so the common case saves no
@@ -172,12 +179,18 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
-        return lb_real.mutex_lock(m);
-    lb_mon_t *mon = lb_mutex_mon_of_stash(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE), m);
-    if (lb_unlikely(!mon || __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_lock_unmonitored(m);
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    if (lb_unlikely(!(v & LB_STASH_TAG) || __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
         return lb_mutex_lock_general(self, m);
+    /* One thread: nobody waits, and the count lives in the mutex, so the
+     * lb_mon is not needed (a stale one is found by the unlock's general
+     * path once the process has threads). */
     if (__libc_single_threaded)
         return lb_mutex_lock_single(self, m);
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    if (lb_unlikely(!mon))
+        return lb_mutex_lock_general(self, m);
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
     if (lb_unlikely(!lb_mutex_normal_try(self, m)))
@@ -192,16 +205,23 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
-        return lb_real.mutex_unlock(m);
-    lb_mon_t *mon = lb_mutex_mon_of_stash(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE), m);
+        return lb_mutex_unlock_unmonitored(m);
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     lb_site_t *s = lb_site_probe(self->sites, lb_site_key(site, LB_OBJ_MUTEX));
-    if (lb_unlikely(!mon || !s))
+    if (lb_unlikely(!(v & LB_STASH_TAG) || !s))
+        return lb_mutex_unlock_general(self, m, site);
+    /* One thread (there never were others): no hold to account, see
+     * lb_mutex_lock. */
+    if (__libc_single_threaded && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
+        s->releases++;
+        return lb_mutex_unlock_single(m);
+    }
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    if (lb_unlikely(!mon))
         return lb_mutex_unlock_general(self, m, site);
     s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
-    if (__libc_single_threaded && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0)
-        return lb_mutex_unlock_single(m);
     return lb_real.mutex_unlock(m);
 }
 #endif
