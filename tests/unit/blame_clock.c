@@ -165,6 +165,50 @@ static void test_without_stats(void)
     ASSERT_NEAR(mon->clock, 100, 1e-9);
 }
 
+/* A mutex acquired while others wait records only the time
+ * (hold_pending_ns); the next advance, whoever makes it, begins the hold
+ * there: before it the waiting was hand-off, after it the holder's. */
+static void test_pending_hold_begins_at_its_time(void)
+{
+    lb_object_stats_t stats = fresh_stats();
+    lb_mon_t *mon = fresh_mon(0);
+    mon->kind = LB_OBJ_MUTEX;
+    mon->waiters = 2;                  /* two wait, nobody accounted */
+    mon->hold_pending_ns = 300;        /* a barging acquisition at 300 */
+    lb_clock_advance(mon, &stats, 1000); /* e.g. its own release, or a new waiter */
+    ASSERT_EQ(mon->hold_pending_ns, 0);
+    ASSERT_EQ(mon->held, 1);
+    ASSERT_NEAR(stats.handoff_ns, 2 * 300, 1e-9);
+    ASSERT_NEAR(lb_clock_hold_ends(mon, &stats), 2 * 700, 1e-9);
+    ASSERT_NEAR(stats.accrued_held_ns + stats.handoff_ns, 2 * 1000, 1e-9);
+}
+
+/* A hold already accounted (a waiter arrived before the time was
+ * visible and began it) keeps its start; the late time is dropped. Only
+ * mutexes have the field: for other kinds the word is a count. */
+static void test_pending_dropped_when_held_or_not_a_mutex(void)
+{
+    lb_object_stats_t stats = fresh_stats();
+    lb_mon_t *mon = held_mon(0);
+    mon->kind = LB_OBJ_MUTEX;
+    mon->waiters = 1;
+    mon->hold_pending_ns = 400;
+    lb_clock_advance(mon, &stats, 1000);
+    ASSERT_EQ(mon->hold_pending_ns, 0);
+    ASSERT_NEAR(lb_clock_hold_ends(mon, &stats), 1000, 1e-9);
+    ASSERT_NEAR(stats.handoff_ns, 0, 0);
+
+    lb_object_stats_t spin_stats = fresh_stats();
+    lb_mon_t *spin = fresh_mon(0);
+    spin->kind = LB_OBJ_SPIN;
+    spin->waiters = 1;
+    spin->acquisitions = 500;
+    lb_clock_advance(spin, &spin_stats, 1000);
+    ASSERT_EQ(spin->acquisitions, 500);
+    ASSERT_EQ(spin->held, 0);
+    ASSERT_NEAR(spin_stats.handoff_ns, 1000, 1e-9);
+}
+
 /* ---- the verbs, on a real thread record and the real clock ---- */
 
 static void sleep_ms(long ms)
@@ -334,5 +378,6 @@ static void test_rwlock_readers_split_one_over_k(void)
 
 CHECK_MAIN(test_one_holder_is_blamed_w_times_dt, test_shared_holders_split_one_over_k,
            test_handoff_between_holds, test_no_waiters_no_motion, test_late_timestamp_is_ignored,
-           test_without_stats, test_verbs_conserve_wait, test_signal_collects_and_stays_held,
+           test_without_stats, test_pending_hold_begins_at_its_time,
+           test_pending_dropped_when_held_or_not_a_mutex, test_verbs_conserve_wait, test_signal_collects_and_stays_held,
            test_barrier_last_arrival_collects, test_rwlock_readers_split_one_over_k)
