@@ -16,8 +16,12 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unus
 BENCH_SAMPLE_COST := $(if $(wildcard bench/sample_cost.c),$(BUILD)/bench/sample_cost)
 BENCH_SAMPLER_SRCS := $(wildcard src/sampler/*.c src/util/*.c src/common/*.c) src/core/undirected.c
 
+# bench/hold_cost.c links the library's objects less the interposition and
+# the runtime's constructor (as the unit tests do): one contended hold.
+BENCH_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
+
 .PHONY: bench bench-progs
-bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST)
+bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST) $(BUILD)/bench/hold_cost
 
 bench: $(LIB) bench-progs
 	@BUILD=$(BUILD) bench/run.sh
@@ -32,3 +36,8 @@ $(BUILD)/bench/sample_cost: bench/sample_cost.c $(BENCH_SAMPLER_SRCS) $(wildcard
 	    -fno-optimize-sibling-calls \
 	    -o $@ bench/sample_cost.c $(BENCH_SAMPLER_SRCS) \
 	    -lpfm -ldl -lrt
+
+$(BUILD)/bench/hold_cost: bench/hold_cost.c $(BENCH_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -pthread -o $@ bench/hold_cost.c \
+	    $(BENCH_CORE_OBJS) $(LIB_LIBS) -lm
