@@ -413,9 +413,9 @@ if [ -x "$B/hold_cost" ]; then
     hns=$(median "${hc[@]}")
     ihold=""
     if [ "$have_valgrind" = 1 ]; then
-        ha=$(valgrind --tool=callgrind --toggle-collect=holds --callgrind-out-file="$OUT/cg.hold.1" \
+        ha=$(valgrind --tool=callgrind --toggle-collect="holds*" --callgrind-out-file="$OUT/cg.hold.1" \
             "$B/hold_cost" "$HOLD_CG_N" >/dev/null 2>>"$LOG"; awk '/^(summary|totals):/ { print $2; exit }' "$OUT/cg.hold.1")
-        hb=$(valgrind --tool=callgrind --toggle-collect=holds --callgrind-out-file="$OUT/cg.hold.2" \
+        hb=$(valgrind --tool=callgrind --toggle-collect="holds*" --callgrind-out-file="$OUT/cg.hold.2" \
             "$B/hold_cost" $((2 * HOLD_CG_N)) >/dev/null 2>>"$LOG"; awk '/^(summary|totals):/ { print $2; exit }' "$OUT/cg.hold.2")
         ihold=$(awk -v a="$ha" -v b="$hb" -v n="$HOLD_CG_N" 'BEGIN { if (a != "" && b != "") printf "%.0f", (b - a) / (1.1 * n) }')
     fi
