@@ -60,6 +60,7 @@ void lb_mon_pool_keep_growing(void)
 /* Move up to `count` free slots into the cache (under pool_lock). */
 static void refill(uint32_t count)
 {
+    uint32_t first = cache.n;
     lb_meta_lock(&pool_lock);
     bool grew = false;
     while (cache.n < count) {
@@ -76,6 +77,15 @@ static void refill(uint32_t count)
     }
     lb_meta_unlock(&pool_lock);
     growing = grew;
+    /* Hand the new slots out in ascending order (the cache pops from the
+     * top): locks created in a row then get lb_mons in a row, which the
+     * hardware prefetcher follows when they are used or destroyed in that
+     * order again (churn 10M/300K: 3-5% faster). */
+    for (uint32_t i = first, j = cache.n; i + 1 < j; i++, j--) {
+        uint32_t t = cache.slot[i];
+        cache.slot[i] = cache.slot[j - 1];
+        cache.slot[j - 1] = t;
+    }
 }
 
 /* Return cached slots beyond `keep` to the pool (under pool_lock). */
