@@ -60,11 +60,13 @@ void lb_mon_fold_live(lb_mon_t *mon, void *unused)
 
 void lb_mon_settle_live(lb_mon_t *mon, void *now)
 {
-    lb_mon_fold_live(mon, NULL);
+    /* The clock first: for a mutex, folding its count reuses the word
+     * that holds a pending hold's start (blame/mon.h). */
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
-    if (!stats)
-        return;
-    lb_meta_lock(&mon->meta);
-    lb_clock_advance(mon, stats, *(const uint64_t *)now);
-    lb_meta_unlock(&mon->meta);
+    if (stats) {
+        lb_meta_lock(&mon->meta);
+        lb_clock_advance(mon, stats, *(const uint64_t *)now);
+        lb_meta_unlock(&mon->meta);
+    }
+    lb_mon_fold_live(mon, NULL);
 }
