@@ -35,7 +35,7 @@ $(BUILD)/bench/sample_cost: bench/sample_cost.c $(BENCH_SAMPLER_SRCS) $(wildcard
 	$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -pthread -fno-omit-frame-pointer \
 	    -fno-optimize-sibling-calls \
 	    -o $@ bench/sample_cost.c $(BENCH_SAMPLER_SRCS) \
-	    -lpfm -ldl -lrt
+	    -lpfm -lsqlite3 -ldl -lrt
 
 $(BUILD)/bench/hold_cost: bench/hold_cost.c $(BENCH_CORE_OBJS)
 	@mkdir -p $(dir $@)
