@@ -103,8 +103,12 @@ static void read_back(const struct iovec *remote, uint64_t *value, bool *ok, int
         ok[i] = lb_read_own(remote[i].iov_base, &value[i], remote[i].iov_len);
 }
 
-static void check_batch(lb_mon_t **mons, const struct iovec *remote, const uint64_t *expected,
-                        int n, uint32_t *live)
+/* Retires the records whose lock no longer refers to them. Each is
+ * claimed with the address its reference was read for (addrs[i]): if
+ * destroy/init retired it meanwhile and it was reused for another lock,
+ * the claim fails and the live record is left alone. */
+static void check_batch(lb_mon_t **mons, const void *const *addrs, const struct iovec *remote,
+                        const uint64_t *expected, int n, uint32_t *live)
 {
     uint64_t value[LB_GC_BATCH];
     bool ok[LB_GC_BATCH];
@@ -115,8 +119,10 @@ static void check_batch(lb_mon_t **mons, const struct iovec *remote, const uint6
             (*live)++;
             continue;
         }
-        lb_mon_retire(mons[i]);
-        __atomic_fetch_add(&reclaimed, 1, __ATOMIC_RELAXED);
+        if (lb_mon_claim(mons[i], addrs[i])) {
+            lb_mon_retire_claimed(mons[i]);
+            __atomic_fetch_add(&reclaimed, 1, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -124,6 +130,7 @@ static void check_batch(lb_mon_t **mons, const struct iovec *remote, const uint6
 static uint32_t sweep(uint32_t slots_used)
 {
     lb_mon_t *mons[LB_GC_BATCH];
+    const void *addrs[LB_GC_BATCH];
     struct iovec remote[LB_GC_BATCH];
     uint64_t expected[LB_GC_BATCH];
     uint32_t live = 0;
@@ -138,14 +145,15 @@ static uint32_t sweep(uint32_t slots_used)
             live++;
             continue;
         }
+        addrs[n] = addr;
         mons[n++] = mon;
         if (n == LB_GC_BATCH) {
-            check_batch(mons, remote, expected, n, &live);
+            check_batch(mons, addrs, remote, expected, n, &live);
             n = 0;
         }
     }
     if (n)
-        check_batch(mons, remote, expected, n, &live);
+        check_batch(mons, addrs, remote, expected, n, &live);
     return live;
 }
 
@@ -178,9 +186,9 @@ void lb_mon_published(lb_mon_t *mon, const void *addr)
         return;
     uint32_t slot = lb_hash_index((uintptr_t)addr, LB_RECENT_BITS);
     lb_mon_t *previous = lb_mon_at(__atomic_exchange_n(&t[slot], lb_mon_index(mon), __ATOMIC_ACQ_REL));
-    if (previous && previous != mon && __atomic_load_n(&previous->addr, __ATOMIC_ACQUIRE) == addr &&
-        __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE)) {
-        lb_mon_retire(previous); /* addr now refers to mon: previous is an orphan */
+    if (previous && previous != mon && __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE) &&
+        lb_mon_claim(previous, addr)) {
+        lb_mon_retire_claimed(previous); /* addr now refers to mon: previous is an orphan */
         lb_mon_pool_keep_growing();
         __atomic_fetch_add(&reclaimed, 1, __ATOMIC_RELAXED);
     }
