@@ -82,7 +82,7 @@ static ctx_cache_t *cache_get(void)
 {
     if (lb_likely(cache != NULL) || cache_failed)
         return cache;
-    cache = lb_pages_alloc(sizeof(ctx_cache_t));
+    cache = lb_pages_alloc_recycled(sizeof(ctx_cache_t));
     cache_failed = cache == NULL;
     return cache;
 }
@@ -94,7 +94,7 @@ void lb_context_thread_exit(void)
     __atomic_add_fetch(&counts.hits, thread_hits, __ATOMIC_RELAXED);
     thread_hits = 0;
     if (c)
-        lb_pages_free(c, sizeof *c);
+        lb_pages_free_recycled(c, sizeof *c);
 }
 
 /* A missing context: walk, insert, and fill an entry of set s. */

@@ -23,7 +23,7 @@ typedef struct {
 static int blame_init(lb_thread_t *t)
 {
     blame_part_t *part = lb_arena_alloc(sizeof *part);
-    lb_site_table_t *sites = part ? lb_pages_alloc(sizeof *sites) : NULL;
+    lb_site_table_t *sites = part ? lb_pages_alloc_recycled(sizeof *sites) : NULL;
     if (!sites)
         return -1; /* arena memory is simply not used */
     t->rw_holds = &part->rw_holds;
@@ -55,7 +55,7 @@ static void blame_compact(lb_thread_t *t)
         t->n_kept_sites = n;
         lb_site_table_t *table = t->sites;
         t->sites = NULL;
-        lb_pages_free(table, sizeof *table);
+        lb_pages_free_recycled(table, sizeof *table);
     }
 }
 

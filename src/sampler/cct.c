@@ -66,7 +66,7 @@ int lb_cct_init(lb_cct_t *cct)
     cct->failed_inserts = 0;
     cct->flat = NULL;
     cct->flat_capacity = 0;
-    cct->chunks[0] = lb_pages_alloc(chunk_bytes(0));
+    cct->chunks[0] = lb_pages_alloc_recycled(chunk_bytes(0)); /* at thread start */
     if (!cct->chunks[0])
         return -1;
     /* mmap'd memory is zeroed: the root has pc 0, parent 0, no children. */
@@ -78,7 +78,9 @@ int lb_cct_init(lb_cct_t *cct)
  * root); the caller must make sure no handler can still be inside it. */
 void lb_cct_destroy(lb_cct_t *cct)
 {
-    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++) {
+    lb_pages_free_recycled(cct->chunks[0], chunk_bytes(0));
+    cct->chunks[0] = NULL;
+    for (uint32_t i = 1; i < LB_CCT_MAX_CHUNKS; i++) {
         lb_pages_free(cct->chunks[i], chunk_bytes(i));
         cct->chunks[i] = NULL;
     }
@@ -198,7 +200,9 @@ void lb_cct_compact(lb_cct_t *cct, uint32_t spare)
     cct->flat_capacity = capacity;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cct->flat = flat;
-    for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++) {
+    lb_pages_free_recycled(cct->chunks[0], chunk_bytes(0));
+    cct->chunks[0] = NULL;
+    for (uint32_t i = 1; i < LB_CCT_MAX_CHUNKS; i++) {
         lb_pages_free(cct->chunks[i], chunk_bytes(i));
         cct->chunks[i] = NULL;
     }

@@ -1,6 +1,7 @@
 #include "util/pages.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #include "util/meta_lock.h"
@@ -60,6 +61,68 @@ void lb_pages_free(void *p, size_t bytes)
         munmap(p, mapped_len(bytes));
 }
 
+/* Recycled per-thread tables: a few size classes, each a stack linked
+ * through the first word of the free mappings. The lock is held for a
+ * handful of instructions, never across a system call. */
+#define LB_PAGES_RECYCLE_CLASSES 8
+#define LB_PAGES_RECYCLE_MAX 64
+
+static lb_meta_lock_t recycle_lock = LB_META_LOCK_INIT;
+static struct {
+    size_t len;    /* mapped_len of this class; 0 = unused class */
+    void *head;    /* free mappings, linked through their first word */
+    uint32_t count;
+} recycled[LB_PAGES_RECYCLE_CLASSES];
+
+void *lb_pages_alloc_recycled(size_t bytes)
+{
+    size_t len = mapped_len(bytes);
+    void *p = NULL;
+    lb_meta_lock(&recycle_lock);
+    for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
+        if (recycled[i].len == len && recycled[i].head) {
+            p = recycled[i].head;
+            recycled[i].head = *(void **)p;
+            recycled[i].count--;
+            break;
+        }
+    }
+    lb_meta_unlock(&recycle_lock);
+    if (!p)
+        return lb_pages_alloc(bytes);
+    /* Zero it as a fresh mapping is: the kernel drops the pages and maps
+     * zero pages on the next touch. The guard page stays as it was. */
+    if (madvise(p, len - LB_PAGE, MADV_DONTNEED) != 0) {
+        munmap(p, len);
+        return lb_pages_alloc(bytes);
+    }
+    return p;
+}
+
+void lb_pages_free_recycled(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    size_t len = mapped_len(bytes);
+    bool kept = false;
+    lb_meta_lock(&recycle_lock);
+    for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES && !kept; i++) {
+        if (recycled[i].len == 0)
+            recycled[i].len = len;
+        if (recycled[i].len == len && recycled[i].count < LB_PAGES_RECYCLE_MAX) {
+            *(void **)p = recycled[i].head;
+            recycled[i].head = p;
+            recycled[i].count++;
+            kept = true;
+        } else if (recycled[i].len == len) {
+            break; /* this size's stack is full */
+        }
+    }
+    lb_meta_unlock(&recycle_lock);
+    if (!kept)
+        munmap(p, len);
+}
+
 #define LB_ARENA_CHUNK (1u << 20)
 
 static lb_meta_lock_t arena_lock = LB_META_LOCK_INIT;
@@ -108,9 +171,11 @@ size_t lb_arena_bytes(void)
 void lb_arena_fork_prepare(void)
 {
     lb_meta_lock(&arena_lock);
+    lb_meta_lock(&recycle_lock);
 }
 
 void lb_arena_fork_done(void)
 {
+    lb_meta_unlock(&recycle_lock);
     lb_meta_unlock(&arena_lock);
 }

@@ -9,6 +9,13 @@
 
 /* Zeroed, readable and writable pages; NULL on failure. */
 void *lb_pages_alloc(size_t bytes);
+/* The same for per-thread tables, which come and go with threads: a freed
+ * mapping is kept (up to LB_PAGES_RECYCLE_MAX of each size) and handed to
+ * the next thread zeroed by one madvise, instead of mmap + mprotect +
+ * munmap, each taking the process's mmap lock. Takes a lock of its own:
+ * never from a signal handler, which uses lb_pages_alloc. */
+void *lb_pages_alloc_recycled(size_t bytes);
+void lb_pages_free_recycled(void *p, size_t bytes);
 /* Reserve address space without committing memory (MAP_NORESERVE). */
 void *lb_pages_reserve(size_t bytes);
 void lb_pages_free(void *p, size_t bytes);
@@ -20,7 +27,8 @@ void *lb_pages_reserve_once(void **slot, size_t bytes);
 void *lb_arena_alloc(size_t bytes);
 /* Bytes handed out by lb_arena_alloc so far (for the memory figures). */
 size_t lb_arena_bytes(void);
-/* fork: hold the arena lock across fork so the child never inherits it held. */
+/* fork: hold the arena's and the recycler's locks across fork so the child
+ * never inherits them held. */
 void lb_arena_fork_prepare(void);
 void lb_arena_fork_done(void);
 #endif
