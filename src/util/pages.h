@@ -10,9 +10,9 @@
 /* Zeroed, readable and writable pages; NULL on failure. */
 void *lb_pages_alloc(size_t bytes);
 /* The same for per-thread tables, which come and go with threads: a freed
- * mapping is kept (up to LB_PAGES_RECYCLE_MAX of each size) and handed to
- * the next thread zeroed by one madvise, instead of mmap + mprotect +
- * munmap, each taking the process's mmap lock. Takes a lock of its own:
+ * mapping is kept (up to 64 of each size) and handed to the next thread
+ * zeroed with memset, instead of mmap + mprotect + munmap, each taking the
+ * process's mmap lock and the last two flushing every CPU's TLB. Takes a lock of its own:
  * never from a signal handler, which uses lb_pages_alloc. */
 void *lb_pages_alloc_recycled(size_t bytes);
 void lb_pages_free_recycled(void *p, size_t bytes);
