@@ -19,6 +19,7 @@
 #include "common/db_name.h"
 #include "common/ddl.h"
 #include "common/version.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* Concurrent exits wait for each other this long (ms): a make -j of a big
@@ -216,22 +217,15 @@ static int prepare_out(sqlite3 *db)
     return 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* SQLite busy handler for the commit: processes of one run that exit
  * together queue on the file's write lock, each holding it for a few
  * milliseconds. sqlite3_busy_timeout's backoff sleeps up to 100 ms a try,
- * which made a make -j4 tree wait seconds for locks free most of that
- * time; retry after 0.1 ms, then 0.5 ms, then 2 ms, until the deadline.
+ * far longer than such a hold; retry after 0.1 ms, then 0.5 ms, then 2 ms,
+ * until the deadline.
  * Returns nonzero to retry, 0 to give up (SQLITE_BUSY). */
 static int commit_busy(void *deadline, int tries)
 {
-    if (monotonic_ns() >= *(const uint64_t *)deadline)
+    if (lb_monotonic_ns() >= *(const uint64_t *)deadline)
         return 0;
     long us = tries < 20 ? 100 : tries < 200 ? 500 : 2000;
     struct timespec pause = { 0, us * 1000 };
@@ -241,7 +235,7 @@ static int commit_busy(void *deadline, int tries)
 
 int lb_output_commit(sqlite3 *db)
 {
-    uint64_t deadline = monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
+    uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, commit_busy, &deadline);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS out", -1, &st, NULL);
