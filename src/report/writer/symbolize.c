@@ -140,6 +140,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
     Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    bool indexed = false; /* mod's function symbols were all consulted */
     if (mod) {
         Dwarf_Addr start = 0;
         const char *mainfile = NULL;
@@ -152,13 +153,12 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
          * fallback and dladdr would scan the same symbols again. */
         const char *sym = NULL;
         uintptr_t lo, hi;
-        bool indexed = lb_symindex_usable(mod);
-        if (!lb_symindex_find(mod, pc, &sym, &lo, &hi) && !indexed)
+        indexed = lb_symindex_find(mod, pc, &sym, &lo, &hi) != LB_SYMINDEX_NONE;
+        if (!indexed)
             sym = dwfl_module_addrname(mod, pc);
         out->function = without_version(s, sym);
         if (!out->function && !indexed)
             out->function = lb_symbols_fallback(mod, pc);
-        out->named_by_index = indexed;
         /* Source lines only for the program's own modules. A runtime
          * library's frame is never a release site (common/runtime_frames.h),
          * and its DWARF, where a -dbg package installs it, is compressed:
@@ -173,7 +173,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
             inline_chain(mod, pc, out);
         }
     }
-    if (!out->module || (!out->function && !out->named_by_index)) {
+    if (!out->module || (!out->function && !indexed)) {
         Dl_info info;
         if (dladdr((void *)pc, &info)) {
             if (!out->module) {
@@ -190,8 +190,9 @@ bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t 
 {
     Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
     const char *name;
-    if (mod && lb_symindex_usable(mod))
-        return lb_symindex_find(mod, pc, &name, lo, hi);
+    lb_symindex_answer_t answer = mod ? lb_symindex_find(mod, pc, &name, lo, hi) : LB_SYMINDEX_NONE;
+    if (answer != LB_SYMINDEX_NONE)
+        return answer == LB_SYMINDEX_HIT;
     GElf_Sym sym;
     GElf_Off off = 0;
     if (!mod || !dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) ||

@@ -21,7 +21,6 @@ typedef struct lb_symbol {
     const char *module;   /* module file, NULL if unknown */
     uintptr_t base;       /* module load address */
     const char *function; /* symbol (static ones included), NULL if unknown */
-    bool named_by_index;  /* the module's function symbols were all consulted */
     const char *file;     /* DWARF source file, NULL without debug info */
     int line;             /* 0 without debug info */
     /* Inlined frames at this address, innermost first; inline[0] is the

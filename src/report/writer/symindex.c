@@ -79,12 +79,12 @@ static symindex_t *index_of(Dwfl_Module *mod)
     return *slot;
 }
 
-bool lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name, uintptr_t *lo,
-                      uintptr_t *hi)
+lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name,
+                                      uintptr_t *lo, uintptr_t *hi)
 {
     const symindex_t *ix = index_of(mod);
     if (ix->n == 0)
-        return false;
+        return LB_SYMINDEX_NONE;
     /* The last entry with lo <= pc, then back to the first of that address
      * (the preferred binding sorts first). */
     size_t a = 0, b = ix->n;
@@ -96,7 +96,7 @@ bool lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name, uintptr
             b = mid;
     }
     if (a == 0)
-        return false;
+        return LB_SYMINDEX_MISS;
     size_t at = a - 1;
     while (at > 0 && ix->e[at - 1].lo == ix->e[at].lo)
         at--;
@@ -110,15 +110,10 @@ bool lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name, uintptr
             *name = s->name;
             *lo = s->lo;
             *hi = end;
-            return true;
+            return LB_SYMINDEX_HIT;
         }
     }
-    return false;
-}
-
-bool lb_symindex_usable(Dwfl_Module *mod)
-{
-    return index_of(mod)->n > 0;
+    return LB_SYMINDEX_MISS;
 }
 
 static int release_one(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,

@@ -13,18 +13,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What the index says of an address. */
+typedef enum lb_symindex_answer {
+    LB_SYMINDEX_NONE, /* mod has no function symbols indexed (none, or no
+                       * memory): ask libdwfl */
+    LB_SYMINDEX_MISS, /* no function symbol holds pc; final: libdwfl would
+                       * rescan the same table to find at most a label */
+    LB_SYMINDEX_HIT,  /* *name, *lo and *hi are set */
+} lb_symindex_answer_t;
+
 /* The function symbol (STT_FUNC or STT_GNU_IFUNC, defined) holding pc in
  * mod: its name as libdwfl gives it (version suffix included) and its
  * bounds [*lo, *hi) (a symbol without a size ends where the next one
  * starts). Where several symbols start at the same address, a global one
  * is preferred to a weak one, and a weak one to a local one, as libdwfl
- * does. Returns false when no function symbol holds pc. */
-bool lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name, uintptr_t *lo,
-                      uintptr_t *hi);
-/* Whether mod's function symbols are indexed (false: none, or no memory).
- * When they are, a miss in lb_symindex_find is final: asking libdwfl
- * again would rescan the table to find at most a non-function label. */
-bool lb_symindex_usable(Dwfl_Module *mod);
+ * does. Builds mod's index on first use. */
+lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name,
+                                      uintptr_t *lo, uintptr_t *hi);
 
 /* Frees every module's index; call before dwfl_end. */
 void lb_symindex_release_all(Dwfl *dwfl);
