@@ -8,6 +8,7 @@
  * no row) are tolerated and become -1, so views never index out of range.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,23 @@ static void q_prepare(struct query *q, sqlite3 *db, const char *path, const char
 	q->what = what;
 	if (sqlite3_prepare_v2(db, sql, -1, &q->st, NULL) != SQLITE_OK)
 		lb_db_fail(db, path, what);
+}
+
+/* q_prepare of a statement built from fmt: one column list per table,
+ * with the parts that differ between schema versions passed as %s. */
+__attribute__((format(printf, 5, 6)))
+static void q_preparef(struct query *q, sqlite3 *db, const char *path, const char *what,
+		       const char *fmt, ...)
+{
+	char sql[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof sql)
+		cli_die(LB_EXIT_FAIL, "%s: query on '%s' too long", path, what);
+	q_prepare(q, db, path, what, sql);
 }
 
 /* true while there is a row; errors exit. */
@@ -238,13 +256,11 @@ static void load_run(struct lb_profile *p, sqlite3 *db, const struct lb_select *
 	size_t cap = 0;
 	bool v3 = has_column(db, "run", "exec_gen");
 
-	q_prepare(&q, db, p->path, "run",
-		  v3 ? "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
-		       " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s,"
-		       " id, executable, ppid, exec_gen FROM run ORDER BY start_unix, id"
-		     : "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
-		       " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s,"
-		       " id, executable, 0, 0 FROM run ORDER BY id LIMIT 1");
+	q_preparef(&q, db, p->path, "run",
+		   "SELECT command, event, event_requested, period_unit, exit_reason, pid, period,"
+		   " threads, samples, samples_dropped, ns_per_sample, start_unix, duration_s,"
+		   " id, executable, %s FROM run ORDER BY %s",
+		   v3 ? "ppid, exec_gen" : "0, 0", v3 ? "start_unix, id" : "id LIMIT 1");
 	while (q_step(&q)) {
 		struct lb_run *r = PUSH(p->procs, p->nprocs, cap);
 
@@ -393,11 +409,9 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
 	size_t cap = 0;
 	bool v3 = has_column(db, "thread", "run_id");
 
-	q_prepare(&q, db, p->path, "thread",
-		  v3 ? "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
-		       " samples_dropped, run_id FROM thread ORDER BY id"
-		     : "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
-		       " samples_dropped, NULL FROM thread ORDER BY id");
+	q_preparef(&q, db, p->path, "thread",
+		   "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
+		   " samples_dropped, %s FROM thread ORDER BY id", v3 ? "run_id" : "NULL");
 	while (q_step(&q)) {
 		int32_t proc = v3 ? idindex_get(procs, q.st, 8) : (p->nprocs ? 0 : -1);
 
@@ -435,13 +449,11 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 	bool undirected = has_column(db, "metric", "idle_undirected_s");
 
 	PRESIZE(p->mrows, cap, db, "metric");
-	q_prepare(&q, db, p->path, "metric",
-		  undirected ? "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
-			       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
-			       " idle_join_s, blamed_count, idle_undirected_s FROM metric"
-			     : "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
-			       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
-			       " idle_join_s, blamed_count FROM metric");
+	q_preparef(&q, db, p->path, "metric",
+		   "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
+		   " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
+		   " idle_join_s, blamed_count, %s FROM metric",
+		   undirected ? "idle_undirected_s" : "0");
 	while (q_step(&q)) {
 		int32_t node = idindex_get(nodes, q.st, 0);
 
@@ -459,7 +471,7 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
 		for (int k = 0; k < LB_OBJ_KINDS; k++)
 			r->idle[k] = sqlite3_column_double(q.st, 5 + k);
 		r->blamed_count = sqlite3_column_int64(q.st, 12);
-		r->undirected = undirected ? sqlite3_column_double(q.st, 13) : 0;
+		r->undirected = sqlite3_column_double(q.st, 13);
 	}
 }
 
@@ -494,11 +506,9 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
 	size_t cap = 0;
 	bool v3 = has_column(db, "sync_object", "run_id");
 
-	q_prepare(&q, db, p->path, "sync_object",
-		  v3 ? "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
-		       " blame_s, handoff_s, unattributed_s, run_id FROM sync_object"
-		     : "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
-		       " blame_s, handoff_s, unattributed_s, NULL FROM sync_object");
+	q_preparef(&q, db, p->path, "sync_object",
+		   "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
+		   " blame_s, handoff_s, unattributed_s, %s FROM sync_object", v3 ? "run_id" : "NULL");
 	while (q_step(&q)) {
 		int32_t proc = v3 ? idindex_get(procs, q.st, 10) : -1;
 
