@@ -14,8 +14,10 @@ CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
 LIB_DIRS := src/util src/common src/core src/interpose src/locks src/blame src/sampler src/report/writer
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-LIB_LIBS := $(shell pkg-config --libs sqlite3 libdw liblzma 2>/dev/null || echo -lsqlite3 -ldw -lelf -llzma) \
-            -lpfm -ldl -lrt -lpthread
+# SQLite, libdw, libelf, liblzma and libpfm4 are not linked: the library
+# opens them on first use (src/util/lazy_lib.h), so a process start does
+# not pay for their loading. Their headers are still needed.
+LIB_LIBS := -ldl -lrt -lpthread
 
 CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))

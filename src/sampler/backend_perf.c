@@ -1,4 +1,5 @@
-/* The perf_event backend: one event per thread, encoded by libpfm4,
+/* The perf_event backend: one event per thread (generic events encoded
+ * here, named PMU events by libpfm4, loaded on demand: pfm_lazy.c),
  * counting user mode only, delivering its overflow signal to its own
  * thread (F_SETOWN_EX + F_OWNER_TID, F_SETSIG).
  *
@@ -47,6 +48,7 @@
 
 #include "common/pfm_encode.h"
 #include "sampler/backend.h"
+#include "sampler/pfm_lazy.h"
 #include "sampler/sampler.h"
 
 static struct perf_event_attr lb_perf_attr;
@@ -91,11 +93,45 @@ static int lb_perf_open_self(void)
     return fd < 0 ? fd : lb_perf_place_fd(fd);
 }
 
-int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
-                    bool *is_time, bool *with_kernel, char *why, size_t whylen)
+/* The events the sampler chooses by itself, encoded as libpfm4 would
+ * (its "perf" PMU table maps these names to the kernel's generic events),
+ * so that a default run never loads libpfm4 (pfm_lazy.c). True if name is
+ * one of them. */
+static bool lb_perf_generic_encode(const char *name, struct perf_event_attr *attr)
+{
+    static const struct {
+        const char *name;
+        uint32_t type;
+        uint64_t config;
+    } generic[] = {
+        { "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+        { "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+        { "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+        { "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+    };
+    for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++) {
+        if (strcmp(name, generic[i].name) == 0) {
+            memset(attr, 0, sizeof *attr);
+            attr->type = generic[i].type;
+            attr->config = generic[i].config;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Any other name: libpfm4, loaded and initialized on first use. */
+static int lb_perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *why,
+                              size_t whylen)
 {
     static int pfm_state;   /* 0 untried, 1 ready, -1 failed */
     if (pfm_state == 0) {
+        char err[256];
+        if (!lb_pfm_open(err, sizeof err)) {
+            snprintf(why, whylen, "libpfm4 unavailable: %s", err);
+            pfm_state = -1;
+            return -1;
+        }
         int rc = pfm_initialize();
         pfm_state = rc == PFM_SUCCESS ? 1 : -1;
         if (pfm_state < 0) {
@@ -107,13 +143,21 @@ int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
         snprintf(why, whylen, "libpfm4 unavailable");
         return -1;
     }
-
-    struct perf_event_attr attr;
-    int rc = lb_pfm_encode(name, &attr);
+    int rc = lb_pfm_encode(name, attr);
     if (rc != PFM_SUCCESS) {
         snprintf(why, whylen, "%s", pfm_strerror(rc));
         return -1;
     }
+    return 0;
+}
+
+int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
+                    bool *is_time, bool *with_kernel, char *why, size_t whylen)
+{
+    struct perf_event_attr attr;
+    if (!lb_perf_generic_encode(name, &attr) &&
+        lb_perf_pfm_encode(name, &attr, why, whylen) != 0)
+        return -1;
     attr.size = sizeof attr;
     attr.disabled = 1;
     attr.exclude_kernel = 1;   /* see the top of this file */

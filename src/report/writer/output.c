@@ -19,6 +19,7 @@
 #include "common/db_name.h"
 #include "common/ddl.h"
 #include "common/version.h"
+#include "report/writer/lazy_deps.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -96,7 +97,17 @@ static int check_existing(const char *path)
     }
     /* An SQLite file: a lockblame database unless its tables say otherwise.
      * Another process of the run may be writing it (busy): the commit
-     * checks again under the lock. */
+     * checks again under the lock. A process started inside a run (its
+     * root checked the file) leaves it to that check, and so does not
+     * load SQLite at start-up (util/lazy_lib.h). */
+    const char *run = getenv("LOCKBLAME_RUN");
+    if (run && *run)
+        return 0;
+    char why[256];
+    if (!lb_writer_sqlite_open(why, sizeof why)) {
+        lb_warn("cannot check output %s (%s); not profiling", path, why);
+        return -1;
+    }
     sqlite3 *db = NULL;
     int version = 0;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {

@@ -1,5 +1,6 @@
 #include "report/writer/symbolize.h"
 #include "common/runtime_frames.h"
+#include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"
 
@@ -40,6 +41,8 @@ static const Dwfl_Callbacks callbacks = {
 
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
+    if (!lb_writer_debuginfo_open())
+        return NULL;
     lb_symbolizer_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;

@@ -6,6 +6,7 @@
  * returned names stay valid. All memory comes from malloc: this runs in
  * the writer, never in a signal handler or a lock wrapper. */
 #include "report/writer/symbols_fallback.h"
+#include "report/writer/lazy_deps.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -95,6 +96,8 @@ static Elf_Scn *section_named(Elf *e, const char *want)
 /* xz-decompress in[0..len) into a malloc'd buffer; NULL on any error. */
 static unsigned char *unxz(const unsigned char *in, size_t len, size_t *out_len)
 {
+    if (!lb_writer_lzma_open())
+        return NULL;
     lzma_stream st = LZMA_STREAM_INIT;
     size_t cap = len * 4 + 4096;
     unsigned char *out = malloc(cap);
@@ -210,8 +213,8 @@ static fb_module_t *load(const char *path, const char *root)
         free(m);
         return NULL;
     }
-    elf_version(EV_CURRENT);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = lb_writer_debuginfo_open() && elf_version(EV_CURRENT) != EV_NONE
+                 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
     if (e) {
         read_minidebuginfo(e, &m->tab[FB_MINIDEBUG]);

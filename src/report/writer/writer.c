@@ -15,6 +15,7 @@
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
+#include "report/writer/lazy_deps.h"
 #include "report/writer/output.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
@@ -121,6 +122,11 @@ int lb_write_profile(const char *reason)
 {
     if (!recorded_something())
         return 0; /* nothing to say: no file, no line (an exec hands on) */
+    char why[256];
+    if (!lb_writer_sqlite_open(why, sizeof why)) {
+        lb_warn("cannot write profile %s: %s", lb_output_path(), why);
+        return -1;
+    }
     writer_t w = { 0 };
     int rc = -1;
     if (sqlite3_open_v2(":memory:", &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) ==
