@@ -1,5 +1,6 @@
 #include "report/writer/symbolize.h"
 #include "common/runtime_frames.h"
+#include "report/writer/debuginfo_find.h"
 #include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"
@@ -35,7 +36,7 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = lb_find_debuginfo_local, /* never debuginfod: debuginfo_find.h */
     .debuginfo_path = &debuginfo_path,
 };
 

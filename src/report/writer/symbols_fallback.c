@@ -148,9 +148,7 @@ static void read_minidebuginfo(Elf *e, fb_table_t *t)
     free(elf); /* names were copied */
 }
 
-/* The NT_GNU_BUILD_ID of e into id (up to cap bytes); returns its length,
- * 0 if none. */
-static size_t build_id(Elf *e, unsigned char *id, size_t cap)
+size_t lb_elf_build_id(Elf *e, unsigned char *id, size_t cap)
 {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(e, scn)) != NULL) {
@@ -176,7 +174,7 @@ static size_t build_id(Elf *e, unsigned char *id, size_t cap)
 static void read_buildid_file(Elf *e, const char *root, fb_table_t *t)
 {
     unsigned char id[64];
-    size_t n = build_id(e, id, sizeof id);
+    size_t n = lb_elf_build_id(e, id, sizeof id);
     char path[4096];
     int len = n ? snprintf(path, sizeof path, "%s/.build-id/%02x/", root, id[0]) : -1;
     for (size_t i = 1; len > 0 && i < n && (size_t)len + 3 < sizeof path; i++)

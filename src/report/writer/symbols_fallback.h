@@ -25,4 +25,8 @@ const char *lb_symbols_fallback(Dwfl_Module *mod, uintptr_t pc);
  * (pc minus the load bias); build-id files are looked up under
  * `debug_root`. For tests and for lb_symbols_fallback. */
 const char *lb_symbols_fallback_file(const char *path, uint64_t addr, const char *debug_root);
+
+/* The NT_GNU_BUILD_ID of e into id (up to cap bytes); returns its length,
+ * 0 if none. */
+size_t lb_elf_build_id(Elf *e, unsigned char *id, size_t cap);
 #endif
