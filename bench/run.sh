@@ -74,17 +74,7 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$ROWS"; }
 anomaly() { echo "$*" >>"$ANOM"; }
 progress() { printf 'bench: %s\n' "$*" >&2; }
 
-# key FILE -> the value after "key " in FILE (first match), or empty
-val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2"; }
-
-median() {
-    printf '%s\n' "$@" | grep -E '^-?[0-9.]+(e[-+]?[0-9]+)?$' | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2];
-                                  else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-
-# calc EXPR with a, b -> awk arithmetic, printf FORMAT
-calc() { awk -v a="$2" -v b="$3" "BEGIN { if (a == \"\" || b == \"\") print \"n/a\"; else printf \"$1\", $4 }"; }
+. bench/lib.sh # val, median, calc
 ratio() { calc '%.2fx' "$1" "$2" 'b / a'; }          # lockblame / native
 overhead() { calc '%+.1f%%' "$1" "$2" '(b / a - 1) * 100'; }
 fmt() { [ -z "$2" ] && echo n/a || awk -v v="$2" "BEGIN { printf \"$1\", v }"; }

@@ -38,13 +38,7 @@ for p in taskq handoff lockmix; do
     [ -x "$B/$p" ] || { echo "scale: $B/$p missing; run 'make bench-progs'" >&2; exit 1; }
 done
 
-val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2"; }
-median() {
-    printf '%s\n' "$@" | grep -E '^-?[0-9.]+(e[-+]?[0-9]+)?$' | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2];
-                                  else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-calc() { awk -v a="$2" -v b="$3" "BEGIN { if (a == \"\" || b == \"\") print \"n/a\"; else printf \"$1\", $4 }"; }
+. bench/lib.sh # val, median, calc
 
 # one NAME TAG REP PROG ARGS...: TAG native or lb
 one() {
@@ -81,24 +75,23 @@ med() {
 
 printf 'lockblame scale bench, %s, %s CPUs (%s), Linux %s, %s rounds\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     "$(nproc)" "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" "$(uname -r)" "$REPS"
+# row LABEL FIGURE NAME KEY FORMAT EXPR: one line, the medians of KEY native
+# (a) and preloaded (b), and EXPR of them printed with FORMAT
+row() {
+    local a b
+    a=$(med "$3" native "$4") b=$(med "$3" lb "$4")
+    printf '%-12s %-34s %14s %14s %10s\n' "$1" "$2" "$a" "$b" "$(calc "$5" "$a" "$b" "$6")"
+}
 printf '%-12s %-34s %14s %14s %10s\n' row figure native lockblame ratio
 for n in "${THREADS[@]}"; do
     pair taskq$n "$B/taskq" "$n" "$TQ_TASKS"
-    a=$(med taskq$n native elapsed_s) b=$(med taskq$n lb elapsed_s)
-    printf '%-12s %-34s %14s %14s %10s\n' "taskq $n" "wall s (lower is better)" "$a" "$b" "$(calc '%.2fx' "$a" "$b" 'b / a')"
-    a=$(med taskq$n native handoff_rate) b=$(med taskq$n lb handoff_rate)
-    printf '%-12s %-34s %14s %14s %10s\n' "" "hand-off rate" "$a" "$b" "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')"
-
+    row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
+    row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
     pair handoff$n "$B/handoff" "$n" "$HANDOFF_S"
-    a=$(med handoff$n native ops_per_s) b=$(med handoff$n lb ops_per_s)
-    printf '%-12s %-34s %14s %14s %10s\n' "handoff $n" "acq/s (higher is better)" "$a" "$b" "$(calc '%.2fx' "$a" "$b" 'b / a')"
-    a=$(med handoff$n native handoff_rate) b=$(med handoff$n lb handoff_rate)
-    printf '%-12s %-34s %14s %14s %10s\n' "" "hand-off rate" "$a" "$b" "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')"
-
+    row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
+    row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
     pair lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
-    a=$(med lockmix$n native elapsed_s) b=$(med lockmix$n lb elapsed_s)
-    printf '%-12s %-34s %14s %14s %10s\n' "lockmix $n" "wall s, ~150 rounds between acq" "$a" "$b" "$(calc '%+.1f%%' "$a" "$b" '(b / a - 1) * 100')"
-
+    row "lockmix $n" "wall s, ~150 rounds between acq" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100'
 done
 [ -s "$OUT/sampling.txt" ] && cat "$OUT/sampling.txt"
 exit 0
