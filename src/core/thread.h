@@ -40,6 +40,7 @@ struct lb_object_blame_table;  /* blame/object_blame.h */
 struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
 struct lb_wait_note;           /* blame/wait_note.h */
+struct lb_mon;                 /* blame/mon.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
@@ -48,6 +49,7 @@ typedef struct lb_thread {
     struct lb_site_table *sites;  /* exact per-call-site counts (mmap'd; NULL once exited) */
     const volatile void *spin_held; /* locks/spin_ops.h: the spin lock this thread acquired last
                                      while monitored, until it releases it; NULL: none */
+    struct lb_mon *spin_held_mon; /* spin_held's lb_mon when it was acquired */
     uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
     int32_t spin_held_word;       /* spin_held's monitored word, held bit clear */
     /* per-layer parts (see above) */

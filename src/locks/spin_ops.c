@@ -30,13 +30,13 @@
  *     in its own copy of the pool).
  *   - Waiting is timed only after the first failed attempt; the accrual
  *     rule is the same blame clock as for mutexes.
- *   - A thread notes the monitored lock it acquired last and its word
- *     (lb_thread.spin_held, spin_ops.h), until it releases, destroys or
- *     re-initialises it; the release stores the noted word instead of
- *     reading it back (the read would wait for the acquiring CAS). The
- *     note is only a hint: its lb_mon is checked to belong to the lock
- *     (at most one live lb_mon per address), and while this thread holds
- *     the lock nobody else changes the word's index bits. */
+ *   - A thread notes the monitored lock it acquired last, its lb_mon and
+ *     its word (lb_thread.spin_held, spin_ops.h), until it releases,
+ *     destroys or re-initialises it; the release stores the noted word
+ *     instead of reading it back (the read would wait for the acquiring
+ *     CAS). The noted lb_mon is checked to belong to the lock (at most
+ *     one live lb_mon per address), and while this thread holds the lock
+ *     nobody else changes the word's index bits. */
 #include "locks/spin_ops.h"
 
 #include <errno.h>
@@ -180,7 +180,7 @@ LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon,
     lb_wait_begin(self, mon, LB_OBJ_SPIN, &wait);
     int word = word_acquire(lock);
     lb_wait_end(self, &wait, true);
-    lb_spin_note_held(self, lock, word);
+    lb_spin_note_held(self, lock, mon, word);
 }
 
 /* The calling thread no longer holds what it noted as held: `lock` is
@@ -236,7 +236,7 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
             int word = __atomic_load_n(lock, __ATOMIC_RELAXED);
             if (lb_likely(lb_spin_word_try_acquire(lock, word))) {
                 if (self) {
-                    lb_spin_note_held(self, lock, word);
+                    lb_spin_note_held(self, lock, mon, word);
                     lb_note_acquired(self, mon);
                 }
                 return 0;
@@ -265,7 +265,7 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
             if (!lb_spin_word_try_acquire(lock, word))
                 return EBUSY;
             if (self) {
-                lb_spin_note_held(self, lock, word);
+                lb_spin_note_held(self, lock, mon, word);
                 lb_note_acquired(self, mon);
             }
             return 0;

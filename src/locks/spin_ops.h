@@ -61,28 +61,37 @@ static inline bool lb_spin_word_try_acquire(pthread_spinlock_t *lock, int seen)
 }
 
 /* The calling thread acquired the monitored lock whose word is `word`
- * (held bit clear). Remembered so that its release can find the lb_mon
- * and the value to store without reading the lock word: a load of the
- * word right after the locked instruction that set the held bit waits
- * for that instruction to complete (x86: ~7 ns a pair here, half the
- * pair's cost), while the store alone does not. */
-static inline void lb_spin_note_held(lb_thread_t *self, pthread_spinlock_t *lock, int word)
+ * and whose lb_mon is `mon`. Noted so that its release can find both
+ * without reading the lock word: a load of the word right after the
+ * locked instruction that set the held bit waits for that instruction to
+ * complete (~6 ns a pair on x86 here, as much as the CAS itself), while
+ * the releasing store alone does not. */
+static inline void lb_spin_note_held(lb_thread_t *self, pthread_spinlock_t *lock, lb_mon_t *mon,
+                                     int word)
 {
     self->spin_held = lock;
+    self->spin_held_mon = mon;
     self->spin_held_word = word & ~LB_SPIN_HELD;
 }
 
-/* The monitored word of a lock the calling thread releases, held bit
- * clear: the one noted at its acquisition, else read from the lock (a
- * nested lock released out of order, a lock acquired natively). Whatever
- * it returns is checked by lb_spin_mon_of_word before use. */
-static inline int lb_spin_word_to_release(lb_thread_t *self, const pthread_spinlock_t *lock)
+/* The lb_mon of a monitored lock the calling thread releases, and its
+ * word with the held bit clear (*word): those noted at its acquisition,
+ * else read from the lock (a nested lock released out of order, a lock
+ * acquired natively). NULL: not a monitored lock of ours. A noted lb_mon
+ * is checked to still belong to the lock (destroy and re-init retire it;
+ * at most one live lb_mon per address); while this thread holds the
+ * lock, nobody else changes the word's index bits. */
+static inline lb_mon_t *lb_spin_mon_to_release(lb_thread_t *self, const pthread_spinlock_t *lock,
+                                               int *word)
 {
     if (lb_likely(self->spin_held == lock)) {
         self->spin_held = NULL;
-        return self->spin_held_word;
+        lb_mon_t *mon = self->spin_held_mon;
+        *word = self->spin_held_word;
+        return mon->addr == (const void *)lock ? mon : NULL;
     }
-    return __atomic_load_n(lock, __ATOMIC_ACQUIRE) & ~LB_SPIN_HELD;
+    *word = __atomic_load_n(lock, __ATOMIC_ACQUIRE) & ~LB_SPIN_HELD;
+    return lb_spin_word_is_monitored(*word) ? lb_spin_mon_of_word(*word, lock) : NULL;
 }
 
 /* Out-of-line steps of the fast paths below. */
@@ -103,7 +112,7 @@ static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
         return lb_spinlock_lock(lock, site);
     if (lb_unlikely(!lb_spin_word_try_acquire(lock, word)))
         return lb_spin_lock_contended(self, mon, lock);
-    lb_spin_note_held(self, lock, word);
+    lb_spin_note_held(self, lock, mon, word);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_spin_acquired_with_waiters(self, mon);
     mon->acquisitions++;
@@ -115,8 +124,8 @@ static inline int lb_spin_unlock_fast(pthread_spinlock_t *lock, uintptr_t site)
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_spinlock_unlock(lock, site);
-    int word = lb_spin_word_to_release(self, lock);
-    lb_mon_t *mon = lb_spin_word_is_monitored(word) ? lb_spin_mon_of_word(word, lock) : NULL;
+    int word;
+    lb_mon_t *mon = lb_spin_mon_to_release(self, lock, &word);
     if (lb_unlikely(!mon))
         return lb_spinlock_unlock(lock, site);
     lb_site_t *s = lb_site_probe(self->sites, lb_site_key(site, LB_OBJ_SPIN));
