@@ -77,9 +77,7 @@ static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
 /* The lb_mon a stash value refers to, if it still belongs to m. */
 static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
 {
-    if (!(v & LB_STASH_TAG))
-        return NULL;
-    lb_mon_t *mon = lb_mon_from_ptr(v & ~LB_STASH_TAG);
+    lb_mon_t *mon = lb_mon_from_tagged(v, LB_STASH_TAG);
     return mon && mon->addr == m ? mon : NULL;
 }
 
