@@ -81,8 +81,7 @@ void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, u
 static inline bool lb_release_needs_accounting(const lb_mon_t *mon)
 {
     return (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) |
-            __atomic_load_n(&mon->hold_was_contended, __ATOMIC_RELAXED) |
-            __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED)) != 0;
+            __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED)) != 0;
 }
 
 /* Fast-path step after a successful acquisition of an exclusive lock. */

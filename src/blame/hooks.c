@@ -22,7 +22,7 @@ typedef struct {
 
 static int blame_init(lb_thread_t *t)
 {
-    blame_part_t *part = lb_arena_alloc(sizeof *part);
+    blame_part_t *part = lb_arena_alloc_lines(sizeof *part);
     lb_site_table_t *sites = part ? lb_pages_alloc_recycled(sizeof *sites) : NULL;
     if (!sites)
         return -1; /* arena memory is simply not used */

@@ -27,8 +27,13 @@ typedef struct lb_mon {
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
     uint8_t kind;               /* lb_obj_kind */
     uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */
-    uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
-    uint8_t clock_moved;        /* V moved since the current hold's accounting began */
+    union {
+        struct {
+            uint8_t hold_was_contended; /* current hold began after a wait (for site counts) */
+            uint8_t clock_moved;        /* V moved since the current hold's accounting began */
+        };
+        uint16_t hold_flags;    /* both at once, for the release's one test (blame.h) */
+    };
     lb_meta_lock_t meta;             /* guards the accrual state */
     union {
         uint64_t acquisitions;  /* exclusive acquisitions, written by the holder */

@@ -6,7 +6,7 @@
  * acquisitions go into per-kind totals instead.
  *
  * Invariants: the accrual fields are written under the owning lb_mon's
- * meta lock; `acquisitions` is written when the lb_mon is freed or at the
+ * meta lock (each record on lines of its own); `acquisitions` is written when the lb_mon is freed or at the
  * final write. Records live in one reserved mapping and are never freed.
  * Conservation per object: accrued_held_ns + handoff_ns is the integral of
  * the number of waiters over time; blamed_ns <= accrued_held_ns, and the
@@ -17,6 +17,7 @@
 
 #include "blame/wait_note.h"
 #include "sampler/metrics.h"
+#include "util/common.h"
 
 typedef struct lb_object_stats {
     uintptr_t addr;           /* the object's address */
@@ -31,7 +32,10 @@ typedef struct lb_object_stats {
     double blamed_ns;         /* handed to release/signal sites */
     double handoff_ns;        /* integral of waiters while nobody held it */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
-} lb_object_stats_t;
+} __attribute__((aligned(LB_CACHELINE))) lb_object_stats_t;
+/* Aligned: records are written under their own object's meta lock on
+ * every contended operation, so two objects' records sharing a line
+ * would make unrelated contended locks slow each other down. */
 
 /* A fresh record, or 0 when out of memory (the object is then tracked
  * without a per-object record; its blame still reaches the CCT). */

@@ -33,7 +33,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
                               uint32_t creator_node)
 {
     int saved_errno = errno;
-    lb_thread_t *t = lb_arena_alloc(sizeof *t);
+    lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         errno = saved_errno;
         return NULL; /* a record from the arena is simply not used */

@@ -21,8 +21,8 @@
  *  - `busy` > 0 means lockblame code is running on this thread: wrappers
  *    called from there (libunwind, sqlite locking) go straight to the real
  *    functions, and the sampling handler drops its sample.
- *  - The fields the lock fast paths read (busy, tid, sites) share the
- *    record's first cache line. */
+ *  - The fields the lock fast paths read (busy, tid, sites, spin_held
+ *    and its word) share the record's first cache line. */
 #ifndef LB_CORE_THREAD_H
 #define LB_CORE_THREAD_H
 #include <stdbool.h>
@@ -40,13 +40,18 @@ struct lb_object_blame_table;  /* blame/object_blame.h */
 struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
 struct lb_wait_note;           /* blame/wait_note.h */
+struct lb_mon;                 /* blame/mon.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
     uint32_t busy;                /* re-entry guard, see above */
     pid_t tid;                    /* gettid(); the NORMAL-mutex fast path stores it as owner */
     struct lb_site_table *sites;  /* exact per-call-site counts (mmap'd; NULL once exited) */
+    const volatile void *spin_held; /* locks/spin_ops.h: the spin lock this thread acquired last
+                                     while monitored, until it releases it; NULL: none */
+    struct lb_mon *spin_held_mon; /* spin_held's lb_mon when it was acquired */
     uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
+    int32_t spin_held_word;       /* spin_held's monitored word, held bit clear */
     /* per-layer parts (see above) */
     struct lb_rw_holds *rw_holds;              /* blame: rwlocks held, with V at acquire */
     struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */

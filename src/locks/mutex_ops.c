@@ -7,7 +7,10 @@
 #include "locks/mutex_ops.h"
 
 #include "core/phase.h"
+#include <linux/futex.h>
 #include <sys/single_threaded.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
@@ -194,6 +197,14 @@ void lb_mutex_fold_count(lb_mon_t *mon)
     if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count))
         count = 0;
     mon->acquisitions = count; /* (the word held hold_pending_ns) */
+}
+
+int lb_mutex_wake_one(pthread_mutex_t *m)
+{
+    int saved_errno = errno;
+    syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    errno = saved_errno;
+    return 0;
 }
 
 int lb_mutex_lock_unmonitored(pthread_mutex_t *m)

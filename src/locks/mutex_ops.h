@@ -14,8 +14,9 @@
  * The fast paths below are inline: the uncontended lock is glibc's own
  * CAS step (plain stores while the process is single-threaded, as glibc
  * does) plus one load of `waiters`; the uncontended unlock is one
- * site-count increment plus three loads. Neither takes a timestamp or an
- * extra atomic read-modify-write. Slow paths live in mutex_ops.c. */
+ * site-count increment plus three loads, then glibc's own release step
+ * (inline for NORMAL mutexes too). Neither takes a timestamp or an extra
+ * atomic read-modify-write. Slow paths live in mutex_ops.c. */
 #ifndef LB_MUTEX_OPS_H
 #define LB_MUTEX_OPS_H
 #include <errno.h>
@@ -76,9 +77,7 @@ static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
 /* The lb_mon a stash value refers to, if it still belongs to m. */
 static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
 {
-    if (!(v & LB_STASH_TAG))
-        return NULL;
-    lb_mon_t *mon = lb_mon_from_ptr(v & ~LB_STASH_TAG);
+    lb_mon_t *mon = lb_mon_from_tagged(v, LB_STASH_TAG);
     return mon && mon->addr == m ? mon : NULL;
 }
 
@@ -133,6 +132,26 @@ static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m,
         !lb_mutex_acquire_is_nested(m))
         lb_hold_begins_deferred(mon);
     ++*lb_mutex_acquisitions(m);
+}
+
+/* Wakes one waiter of a NORMAL mutex whose lock word was 2 (glibc's
+ * __lll_lock_wake for a private futex); returns 0 (the unlock's result),
+ * errno left as it was. */
+int lb_mutex_wake_one(pthread_mutex_t *m);
+
+/* The release of a PTHREAD_MUTEX_NORMAL mutex (__kind == 0), as glibc
+ * 2.36's __pthread_mutex_unlock_usercnt does it in a threaded process:
+ * owner cleared, user count decremented, the lock word exchanged with 0,
+ * and a futex wake when it was 2 (someone may sleep on it). Done inline
+ * to save the call into glibc and its kind tests (~25 instructions of
+ * the pair's ~140). */
+static inline int lb_mutex_normal_unlock(pthread_mutex_t *m)
+{
+    m->__data.__owner = 0;
+    --m->__data.__nusers;
+    if (lb_unlikely(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1))
+        return lb_mutex_wake_one(m); /* a tail call: the fast path stays a leaf */
+    return 0;
 }
 
 /* PTHREAD_MUTEX_NORMAL in a single-threaded process, as glibc 2.36 does
@@ -222,6 +241,8 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
+    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
+        return lb_mutex_normal_unlock(m);
     return lb_real.mutex_unlock(m);
 }
 #endif

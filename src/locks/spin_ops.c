@@ -29,7 +29,14 @@
  *     in shared memory keeps excluding across fork (each process accounts
  *     in its own copy of the pool).
  *   - Waiting is timed only after the first failed attempt; the accrual
- *     rule is the same blame clock as for mutexes. */
+ *     rule is the same blame clock as for mutexes.
+ *   - A thread notes the monitored lock it acquired last, its lb_mon and
+ *     its word (lb_thread.spin_held, spin_ops.h), until it releases,
+ *     destroys or re-initialises it; the release stores the noted word
+ *     instead of reading it back (the read would wait for the acquiring
+ *     CAS). The noted lb_mon is checked to belong to the lock (at most
+ *     one live lb_mon per address), and while this thread holds the lock
+ *     nobody else changes the word's index bits. */
 #include "locks/spin_ops.h"
 
 #include <errno.h>
@@ -151,27 +158,37 @@ static inline lb_mon_t *mon_for(pthread_spinlock_t *lock, const lb_thread_t *sel
     return mon;
 }
 
-/* Algorithm 6.3, monitored branch after a failed first attempt: spin
- * (test-and-test-and-set) with the wait accounted. */
 /* Spin on a monitored word until the held bit is ours (test-and-test-
- * and-set). The word never leaves the monitored form while in use. */
-static inline void word_acquire(pthread_spinlock_t *lock)
+ * and-set). The word never leaves the monitored form while in use.
+ * Returns the word acquired (held bit clear). */
+static inline int word_acquire(pthread_spinlock_t *lock)
 {
     for (;;) {
         int w = __atomic_load_n(lock, __ATOMIC_RELAXED);
         if (lb_spin_word_try_acquire(lock, w))
-            return;
+            return w;
         __builtin_ia32_pause();
     }
 }
 
+/* Algorithm 6.3, monitored branch after a failed first attempt: spin
+ * with the wait accounted. */
 LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon,
                                               pthread_spinlock_t *lock)
 {
     lb_wait_t wait;
     lb_wait_begin(self, mon, LB_OBJ_SPIN, &wait);
-    word_acquire(lock);
+    int word = word_acquire(lock);
     lb_wait_end(self, &wait, true);
+    lb_spin_note_held(self, lock, mon, word);
+}
+
+/* The calling thread no longer holds what it noted as held: `lock` is
+ * released, destroyed or re-initialised. */
+static inline void forget_held(lb_thread_t *self, const pthread_spinlock_t *lock)
+{
+    if (self && self->spin_held == lock)
+        self->spin_held = NULL;
 }
 
 /* Native acquisition attempt; tolerates a concurrent conversion.
@@ -216,9 +233,12 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
-            if (lb_likely(lb_spin_word_try_acquire(lock, __atomic_load_n(lock, __ATOMIC_RELAXED)))) {
-                if (self)
+            int word = __atomic_load_n(lock, __ATOMIC_RELAXED);
+            if (lb_likely(lb_spin_word_try_acquire(lock, word))) {
+                if (self) {
+                    lb_spin_note_held(self, lock, mon, word);
                     lb_note_acquired(self, mon);
+                }
                 return 0;
             }
             if (self && !self->busy) {
@@ -241,10 +261,13 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (mon) {
-            if (!lb_spin_word_try_acquire(lock, __atomic_load_n(lock, __ATOMIC_RELAXED)))
+            int word = __atomic_load_n(lock, __ATOMIC_RELAXED);
+            if (!lb_spin_word_try_acquire(lock, word))
                 return EBUSY;
-            if (self)
+            if (self) {
+                lb_spin_note_held(self, lock, mon, word);
                 lb_note_acquired(self, mon);
+            }
             return 0;
         }
         int r = native_try(lock);
@@ -266,6 +289,7 @@ int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock
 int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
+    forget_held(self, lock);
     for (;;) {
         lb_mon_t *mon = mon_for(lock, self);
         if (lb_likely(mon != NULL)) {
@@ -307,6 +331,7 @@ static void retire_word(pthread_spinlock_t *lock)
 
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared)
 {
+    forget_held(lb_self, lock);
     retire_word(lock);
     if (pshared != PTHREAD_PROCESS_SHARED)
         lb_objmap_retire((const void *)lock); /* memory that held a pshared lock */
@@ -318,6 +343,7 @@ int lb_spinlock_init(pthread_spinlock_t *lock, int pshared)
 
 int lb_spinlock_destroy(pthread_spinlock_t *lock)
 {
+    forget_held(lb_self, lock);
     retire_word(lock);
     lb_objmap_retire((const void *)lock);
     __atomic_store_n(lock, LB_SPIN_UNLOCKED, __ATOMIC_RELEASE);

@@ -18,7 +18,7 @@ typedef struct {
 
 static int sampler_init(lb_thread_t *t)
 {
-    sampler_part_t *part = lb_arena_alloc(sizeof *part);
+    sampler_part_t *part = lb_arena_alloc_lines(sizeof *part);
     if (!part)
         return -1;
     part->sampler.perf_fd = -1;

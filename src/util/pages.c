@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "util/common.h"
 #include "util/meta_lock.h"
 
 /* Every mapping ends in one PROT_NONE page. The kernel places new
@@ -130,25 +131,31 @@ static char *arena_cursor;
 static size_t arena_left;
 static size_t arena_total;
 
-void *lb_arena_alloc(size_t bytes)
+/* `bytes` from the arena at a multiple of `align` (a power of two up to
+ * a page: chunks are page-aligned). */
+static void *arena_take(size_t bytes, size_t align)
 {
-    bytes = (bytes + 15) & ~(size_t)15;
     char *fresh = NULL;
     size_t fresh_size = 0;
     for (;;) {
         lb_meta_lock(&arena_lock);
-        if (bytes > arena_left && fresh) {
-            /* Install the chunk mapped outside the lock. The rest of the
-             * old chunk is abandoned (at most one allocation's worth). */
-            arena_cursor = fresh;
-            arena_left = fresh_size;
-            fresh = NULL;
+        if (fresh) {
+            size_t skip = (size_t)(-(uintptr_t)arena_cursor & (align - 1));
+            if (bytes + skip > arena_left) {
+                /* Install the chunk mapped outside the lock. The rest of
+                 * the old chunk is abandoned (at most one allocation's
+                 * worth). */
+                arena_cursor = fresh;
+                arena_left = fresh_size;
+                fresh = NULL;
+            }
         }
-        if (bytes <= arena_left) {
-            void *p = arena_cursor;
-            arena_cursor += bytes;
-            arena_left -= bytes;
-            arena_total += bytes;
+        size_t skip = (size_t)(-(uintptr_t)arena_cursor & (align - 1));
+        if (arena_cursor && bytes + skip <= arena_left) {
+            void *p = arena_cursor + skip;
+            arena_cursor += skip + bytes;
+            arena_left -= skip + bytes;
+            arena_total += skip + bytes;
             lb_meta_unlock(&arena_lock);
             if (fresh) /* another thread refilled first */
                 lb_pages_free(fresh, fresh_size);
@@ -161,6 +168,16 @@ void *lb_arena_alloc(size_t bytes)
         if (!fresh)
             return NULL;
     }
+}
+
+void *lb_arena_alloc(size_t bytes)
+{
+    return arena_take((bytes + 15) & ~(size_t)15, 16);
+}
+
+void *lb_arena_alloc_lines(size_t bytes)
+{
+    return arena_take((bytes + LB_CACHELINE - 1) & ~(size_t)(LB_CACHELINE - 1), LB_CACHELINE);
 }
 
 size_t lb_arena_bytes(void)

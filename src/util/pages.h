@@ -25,6 +25,10 @@ void lb_pages_free(void *p, size_t bytes);
 void *lb_pages_reserve_once(void **slot, size_t bytes);
 /* Zeroed, 16-byte aligned, never freed; thread-safe, not async-signal-safe. */
 void *lb_arena_alloc(size_t bytes);
+/* The same on whole cache lines of its own (aligned, size rounded up):
+ * for per-thread state written on lock paths, which would otherwise share
+ * a line with the neighbouring allocation, often another thread's. */
+void *lb_arena_alloc_lines(size_t bytes);
 /* Bytes handed out by lb_arena_alloc so far (for the memory figures). */
 size_t lb_arena_bytes(void);
 /* fork: hold the arena's and the recycler's locks across fork so the child
