@@ -60,7 +60,7 @@ static void fork_forget(lb_thread_t *self)
         ob->slot[i].blame_ns = 0;
         ob->slot[i].count = 0;
     }
-    memset(self->retired_acquisitions, 0, sizeof self->retired_acquisitions);
+    memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
