@@ -19,7 +19,9 @@
 #include "util/own_memory.h"
 
 /* A live object's acquisition count: in the lb_mon, and for a mutex also
- * in the mutex itself (written fault-free: its memory may be gone). */
+ * in the mutex itself (written fault-free: its memory may be gone). A
+ * mutex without an lb_mon is not found here: its counted tag is the
+ * parent's, so it starts counting afresh (locks/mutex_ops.h). */
 static void forget_mon(lb_mon_t *mon, void *unused)
 {
     mon->acquisitions = 0;

@@ -62,7 +62,10 @@ bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon)
         }
         /* A stale count (a stale lb_mon's, a parent's) starts over. Zeroed
          * before the CAS: nobody counts m until the CAS publishes the tag;
-         * a native mutex's count is 0 already (init cleared it). */
+         * a native mutex's count is 0 already (init cleared it). (Two
+         * threads' first operations racing on a stale mutex: the loser's
+         * zero may land after the winner's first count, which then stays
+         * in the per-kind totals only.) */
         if (v != 0)
             *lb_mutex_acquisitions(m) = 0;
         if (__atomic_compare_exchange_n(lb_mutex_stash(m), &v, lb_mutex_counted_tag, false,
