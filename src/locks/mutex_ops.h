@@ -34,9 +34,11 @@
  *
  * The fast paths below are inline: the uncontended lock is glibc's own
  * CAS step (plain stores while the process is single-threaded, as glibc
- * does) plus a reload of the stash; the uncontended unlock is one
- * site-count increment plus two loads. Neither takes a timestamp or an
- * extra atomic read-modify-write. Slow paths live in mutex_ops.c. */
+ * does), a reload of the stash and the two counts; the uncontended unlock
+ * of a counted mutex is one site-count increment plus a load of the
+ * stash (with an lb_mon: plus the needs-accounting test). Neither takes a
+ * timestamp or an extra atomic read-modify-write. Slow paths live in
+ * mutex_ops.c. */
 #ifndef LB_MUTEX_OPS_H
 #define LB_MUTEX_OPS_H
 #include <errno.h>
