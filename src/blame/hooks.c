@@ -35,7 +35,7 @@ static int blame_init(lb_thread_t *t)
 
 static void blame_start(lb_thread_t *t)
 {
-    lb_object_totals_bind(t->retired_acquisitions);
+    lb_object_totals_bind(t->unrecorded_acquisitions);
 }
 
 /* The thread ends: give back its context cache. */

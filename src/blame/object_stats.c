@@ -57,6 +57,11 @@ void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions)
         __atomic_fetch_add(&exited_totals[kind], acquisitions, __ATOMIC_RELAXED);
 }
 
+void lb_object_totals_take(lb_obj_kind kind, uint64_t acquisitions)
+{
+    lb_object_totals_add(kind, (uint64_t)0 - acquisitions); /* modulo 2^64 */
+}
+
 uint64_t lb_object_totals_unbound(lb_obj_kind kind)
 {
     return __atomic_load_n(&exited_totals[kind], __ATOMIC_RELAXED);

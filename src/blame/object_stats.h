@@ -43,10 +43,15 @@ uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind);
 lb_object_stats_t *lb_object_stats_at(uint32_t index); /* NULL for 0 */
 uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
 
-/* Per-kind totals of acquisitions on retired objects with no record.
- * An attached thread binds its own array (lb_thread.retired_acquisitions);
- * other threads add to a shared one. The writer sums both. */
+/* Per-kind totals of the acquisitions that are in no record: those of
+ * retired objects without one; for mutexes, every acquisition as it
+ * happens (locks/mutex_ops.h), less the counts later folded into a
+ * record (taken back out here). An attached thread binds its own array
+ * (lb_thread.unrecorded_acquisitions); other threads add to a shared one.
+ * The writer sums both; a thread's own sum may run below 0 (modulo 2^64)
+ * when it folds counts that other threads made. */
 void lb_object_totals_bind(uint64_t *per_thread);
 void lb_object_totals_add(lb_obj_kind kind, uint64_t acquisitions);
+void lb_object_totals_take(lb_obj_kind kind, uint64_t acquisitions);
 uint64_t lb_object_totals_unbound(lb_obj_kind kind);
 #endif

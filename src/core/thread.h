@@ -57,7 +57,7 @@ typedef struct lb_thread {
     struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */
     struct lb_sampler_thread *sampler;         /* sampler: timer/perf state, counts */
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
-    uint64_t retired_acquisitions[LB_OBJ_KINDS]; /* of destroyed never-contended objects */
+    uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */

@@ -19,7 +19,9 @@
 #include "util/own_memory.h"
 
 /* A live object's acquisition count: in the lb_mon, and for a mutex also
- * in the mutex itself (written fault-free: its memory may be gone). */
+ * in the mutex itself (written fault-free: its memory may be gone). A
+ * mutex without an lb_mon is not found here: its counted tag is the
+ * parent's, so it starts counting afresh (locks/mutex_ops.h). */
 static void forget_mon(lb_mon_t *mon, void *unused)
 {
     mon->acquisitions = 0;
@@ -60,7 +62,7 @@ static void fork_forget(lb_thread_t *self)
         ob->slot[i].blame_ns = 0;
         ob->slot[i].count = 0;
     }
-    memset(self->retired_acquisitions, 0, sizeof self->retired_acquisitions);
+    memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);

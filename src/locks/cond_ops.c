@@ -27,15 +27,14 @@ typedef struct cond_wait_ctx {
     lb_thread_t *self;
     lb_wait_t wait;
     pthread_mutex_t *mutex;
-    lb_mon_t *mutex_mon;
 } cond_wait_ctx_t;
 
 static void cond_wait_finished(void *p)
 {
     cond_wait_ctx_t *ctx = p;
     lb_wait_end(ctx->self, &ctx->wait, false);
-    if (ctx->mutex_mon)
-        lb_mutex_acquired_inside(ctx->self, ctx->mutex, ctx->mutex_mon);
+    if (ctx->mutex)
+        lb_mutex_acquired_inside(ctx->self, ctx->mutex);
 }
 
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
@@ -50,12 +49,11 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
             return lb_real.cond_timedwait(c, m, abstime);
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
-    cond_wait_ctx_t ctx = { .self = self, .mutex = m, .mutex_mon = lb_mutex_mon(m) };
+    cond_wait_ctx_t ctx = { .self = self, .mutex = m };
     /* The wait begins, then the mutex release inside glibc is accounted
      * at the same calling context (one context look-up for both). */
     lb_wait_begin(self, mon, LB_OBJ_COND, &ctx.wait);
-    if (ctx.mutex_mon)
-        lb_mutex_released_inside(self, m, ctx.mutex_mon, site, &ctx.wait);
+    lb_mutex_released_inside(self, m, site, &ctx.wait);
     int rc;
     pthread_cleanup_push(cond_wait_finished, &ctx);
     if (clock == LB_WAIT_FOREVER)

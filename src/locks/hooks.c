@@ -4,9 +4,11 @@
  * is attached, and gives it back to the pool when it ends.
  * Per process: the lb_mon pool is reserved at start; across fork, prepare
  * holds the pool lock, the parent releases it, and the child also releases
- * every lb_mon's meta lock (see lb_mon_fork_child). */
+ * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
+ * parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "core/hooks.h"
 #include "locks/monitored.h"
+#include "locks/mutex_ops.h"
 #include "util/log.h"
 
 static void locks_start(lb_thread_t *t)
@@ -34,6 +36,7 @@ static void locks_setup(void)
 static void locks_fork_child(lb_thread_t *self)
 {
     lb_mon_fork_child();
+    lb_mutex_fork_child();
 }
 
 LB_PROCESS_HOOKS(locks_process_hooks) = {

@@ -6,15 +6,21 @@
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
 
+/* A mutex's acquisitions are in the per-kind totals already, one by one
+ * (mutex_ops.h): a count that goes into its record is taken back out. */
 static void fold(lb_mon_t *mon)
 {
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     uint64_t acquisitions = mon->acquisitions; /* the object is dying or quiesced */
+    bool in_totals = mon->kind == LB_OBJ_MUTEX;
     mon->acquisitions = 0;
-    if (stats)
+    if (stats) {
         stats->acquisitions += acquisitions;
-    else
+        if (in_totals)
+            lb_object_totals_take((lb_obj_kind)mon->kind, acquisitions);
+    } else if (!in_totals) {
         lb_object_totals_add((lb_obj_kind)mon->kind, acquisitions);
+    }
 }
 
 bool lb_mon_claim(lb_mon_t *mon, const void *addr)

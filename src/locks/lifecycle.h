@@ -1,6 +1,8 @@
 /* End of a monitored object's life (destroy, re-init, reuse detected,
  * or found orphaned by the sweep): fold its counts into its permanent
- * record or the per-kind totals, then return its lb_mon to the pool. The
+ * record or the per-kind totals (a mutex's acquisitions are in the totals
+ * already, one by one: what goes into its record is taken back out of
+ * them), then return its lb_mon to the pool. The
  * caller has already unpublished the reference, so no new operation can
  * find this lb_mon. Safe against a concurrent retire of the same lb_mon:
  * only the caller that clears lb_mon.addr proceeds. */

@@ -7,7 +7,8 @@
  *     (spin_ops.c, Algorithms 6.2-6.5), whose low bit stays the lock;
  *   - mutexes: glibc's object must stay valid (cond_wait relocks it
  *     inside glibc), so the reference goes into a field glibc leaves unused
- *     for non-robust, process-private mutexes (mutex_ops.c).
+ *     for non-robust, process-private mutexes; a mutex is only counted
+ *     until its first contention, which converts it (mutex_ops.h).
  *
  * Field ownership: see blame/mon.h, where the type is.
  * An lb_mon lives in one mmap'd pool and is never unmapped, so a stale

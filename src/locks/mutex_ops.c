@@ -1,9 +1,12 @@
 /* Monitored pthread mutexes: conversion, lifecycle and slow paths. The
  * representation and the inline fast paths are described in mutex_ops.h.
  *
- * Concurrency: conversion is one CAS on the stash field, which glibc
- * never touches for the monitored kinds, so it races only with other
- * conversions; the loser returns its lb_mon to the pool. */
+ * Concurrency: the stash field, which glibc never touches for the
+ * monitored kinds, changes by one CAS at a time once threads exist:
+ * native or stale -> counted (lb_mutex_counted), counted -> lb_mon
+ * (lb_mutex_convert), and back to native only at destroy/init. Racing
+ * CASes lose to the winner's value; a conversion racing a holder's
+ * acquisition is seen by the holder's reload of the stash. */
 #include "locks/mutex_ops.h"
 
 #include "core/phase.h"
@@ -33,37 +36,67 @@ static bool kind_is_monitored(int kind)
                     GLIBC_MUTEX_PSHARED)) == 0;
 }
 
-/* Algorithm 6.2, adapted to an out-of-band field. */
-lb_mon_t *lb_mutex_convert(pthread_mutex_t *m, uintptr_t seen)
+uintptr_t lb_mutex_counted_tag = LB_STASH_COUNTED | LB_STASH_GENERATION;
+
+void lb_mutex_fork_child(void)
 {
-    if (!lb_runtime_monitoring() || !kind_is_monitored(m->__data.__kind))
-        return NULL;
+    /* Only the forking thread runs: no fast path reads the tag now. */
+    lb_mutex_counted_tag += LB_STASH_GENERATION;
+}
+
+bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon)
+{
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    for (;;) {
+        *mon = NULL;
+        if (v == lb_mutex_counted_tag)
+            return true;
+        *mon = lb_mutex_mon_of_stash(v, m);
+        if (*mon)
+            return true;
+        if (!lb_runtime_monitoring() || !kind_is_monitored(m->__data.__kind))
+            return false;
+        if (__libc_single_threaded) {
+            /* Nobody else can count m: plain stores, as glibc's own
+             * single-threaded step. */
+            *lb_mutex_acquisitions(m) = 0;
+            __atomic_store_n(lb_mutex_stash(m), lb_mutex_counted_tag, __ATOMIC_RELEASE);
+            return true;
+        }
+        /* A stale count (a stale lb_mon's, a parent's) starts over. Zeroed
+         * before the CAS: nobody counts m until the CAS publishes the tag;
+         * a native mutex's count is 0 already (init cleared it). (Two
+         * threads' first operations racing on a stale mutex: the loser's
+         * zero may land after the winner's first count, which then stays
+         * in the per-kind totals only.) */
+        if (v != 0)
+            *lb_mutex_acquisitions(m) = 0;
+        if (__atomic_compare_exchange_n(lb_mutex_stash(m), &v, lb_mutex_counted_tag, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return true;
+    }
+}
+
+/* Algorithm 6.2, adapted to an out-of-band field: a counted mutex gets
+ * its lb_mon with one CAS, which races only with other conversions (the
+ * loser returns its lb_mon to the pool) and with the holder's reload of
+ * the stash (the holder then sees the lb_mon, see lb_mutex_lock). */
+lb_mon_t *lb_mutex_convert(pthread_mutex_t *m)
+{
+    lb_mon_t *mon;
+    if (!lb_mutex_counted(m, &mon) || mon)
+        return mon;
     lb_mon_t *fresh = lb_mon_alloc(m, LB_OBJ_MUTEX);
     if (!fresh)
         return NULL;
-    uintptr_t want = (uintptr_t)fresh | LB_STASH_TAG;
-    if (__libc_single_threaded) {
-        /* No other thread can convert m: glibc's own step skips its
-         * atomics here too. */
-        __atomic_store_n(lb_mutex_stash(m), want, __ATOMIC_RELEASE);
-        lb_mon_published(fresh, m);
-        return fresh;
-    }
-    while (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, want, false,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        lb_mon_t *winner = lb_mutex_mon_of_stash(seen, m);
-        if (winner) {
-            lb_mon_free(fresh);
-            return winner;
-        }
+    uintptr_t seen = lb_mutex_counted_tag;
+    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, (uintptr_t)fresh | LB_STASH_TAG,
+                                     false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        lb_mon_free(fresh);
+        return lb_mutex_mon_of_stash(seen, m); /* NULL: re-initialized meanwhile */
     }
     lb_mon_published(fresh, m);
     return fresh;
-}
-
-lb_mon_t *lb_mutex_mon(pthread_mutex_t *m)
-{
-    return lb_mutex_mon_or_convert(m);
 }
 
 bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m)
@@ -76,7 +109,9 @@ bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m)
  * claim on lb_mon.addr (one CAS, none while single-threaded) is what
  * arbitrates against the orphan sweep; the stash is then ours to clear
  * with a plain store (a lock racing its own destroy or init is undefined
- * behaviour in the program). */
+ * behaviour in the program). A counted mutex has nothing to give back:
+ * its acquisitions are in the per-thread totals already, and init clears
+ * both words. */
 static void retire(pthread_mutex_t *m)
 {
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
@@ -112,33 +147,71 @@ static bool unlock_releases(const lb_thread_t *self, const pthread_mutex_t *m)
     return !lb_mutex_acquire_is_nested(m); /* an inner unlock of a recursive mutex */
 }
 
+static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
+                     bool timed)
+{
+    if (!timed)
+        return lb_real.mutex_lock(m);
+    if (clock == LB_WAIT_REALTIME)
+        return lb_real.mutex_timedlock(m, abstime);
+    return lb_real.mutex_clocklock(m, clock, abstime);
+}
+
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                             clockid_t clock, const struct timespec *abstime, bool timed)
 {
     lb_wait_t wait;
     lb_wait_begin(self, mon, LB_OBJ_MUTEX, &wait);
-    int rc;
-    if (!timed)
-        rc = lb_real.mutex_lock(m);
-    else if (clock == LB_WAIT_REALTIME)
-        rc = lb_real.mutex_timedlock(m, abstime);
-    else
-        rc = lb_real.mutex_clocklock(m, clock, abstime);
+    int rc = real_lock(m, clock, abstime, timed);
     lb_wait_end(self, &wait, rc == 0 && !lb_mutex_acquire_is_nested(m));
     if (rc == 0)
-        ++*lb_mutex_acquisitions(m);
+        lb_mutex_count_acquisition(self, m);
     return rc;
+}
+
+/* A counted mutex is busy: its first contention gives it an lb_mon (the
+ * wait then begins the holder's accounting). Without one (pool
+ * exhausted), the real call, still counted. */
+static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
+                        const struct timespec *abstime, bool timed)
+{
+    lb_mon_t *mon = lb_mutex_convert(m);
+    if (mon)
+        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed);
+    int rc = real_lock(m, clock, abstime, timed);
+    if (rc == 0)
+        lb_mutex_count_acquisition(self, m);
+    return rc;
+}
+
+int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m)
+{
+    return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
+}
+
+/* self just acquired counted m without waiting: the stash as it is now
+ * tells whether anyone waits (an lb_mon may have arrived meanwhile). */
+static int acquired_now(lb_thread_t *self, pthread_mutex_t *m)
+{
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    lb_mutex_note_acquired(self, m, lb_mutex_mon_of_stash(v, m));
+    return 0;
+}
+
+int lb_mutex_acquired_changed(lb_thread_t *self, pthread_mutex_t *m)
+{
+    return acquired_now(self, m);
 }
 
 int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
-    if (lb_unlikely(!self || self->busy))
+    lb_mon_t *mon;
+    if (lb_unlikely(!self || self->busy) || !lb_mutex_counted(m, &mon))
         return lb_real.mutex_trylock(m);
-    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
     int rc = lb_real.mutex_trylock(m);
-    if (rc == 0 && mon)
-        lb_mutex_note_acquired(self, m, mon);
+    if (rc == 0)
+        acquired_now(self, m);
     return rc;
 }
 
@@ -146,22 +219,17 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
                        uintptr_t site)
 {
     lb_thread_t *self = lb_self;
-    lb_mon_t *mon = NULL;
+    lb_mon_t *mon;
     /* glibc rejects an unsupported clock before trying the lock; a bad
      * tv_nsec only when it has to wait, as we do after the attempt. */
-    if (lb_likely(self && !self->busy) && !lb_clock_rejected(clock))
-        mon = lb_mutex_mon_or_convert(m);
-    if (!mon)
-        return clock == LB_WAIT_REALTIME ? lb_real.mutex_timedlock(m, abstime)
-                         : lb_real.mutex_clocklock(m, clock, abstime);
+    if (!self || self->busy || lb_clock_rejected(clock) || !lb_mutex_counted(m, &mon))
+        return real_lock(m, clock, abstime, true);
     int rc = lb_real.mutex_trylock(m);
-    if (rc == 0) {
-        lb_mutex_note_acquired(self, m, mon);
-        return 0;
-    }
+    if (rc == 0)
+        return acquired_now(self, m);
     if (rc != EBUSY)
         return rc;
-    return lb_mutex_lock_contended(self, m, mon, clock, abstime, true);
+    return lock_waiting(self, m, clock, abstime, true);
 }
 
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
@@ -174,20 +242,25 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     return lb_real.mutex_unlock(m);
 }
 
-void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site, const lb_wait_t *wait)
+void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
+                              const lb_wait_t *wait)
 {
-    if (!lb_release_needs_accounting(mon) || !unlock_releases(self, m))
+    lb_mon_t *mon;
+    if (!lb_mutex_counted(m, &mon) || !mon || !lb_release_needs_accounting(mon) ||
+        !unlock_releases(self, m))
         return;
     lb_hold_t hold = lb_hold_ends(self, mon);
     lb_deposit_at(self, &hold, LB_OBJ_MUTEX, site, wait->node, wait->node_id);
 }
 
-void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m)
 {
-    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
+    lb_mon_t *mon;
+    if (!lb_mutex_counted(m, &mon))
+        return;
+    if (mon && __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
         lb_hold_begins(self, mon);
-    ++*lb_mutex_acquisitions(m);
+    lb_mutex_count_acquisition(self, m);
 }
 
 void lb_mutex_fold_count(lb_mon_t *mon)
@@ -223,8 +296,8 @@ int lb_mutex_unlock_unmonitored(pthread_mutex_t *m)
 
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
 {
-    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
-    if (!mon)
+    lb_mon_t *mon;
+    if (!lb_mutex_counted(m, &mon))
         return lb_real.mutex_lock(m);
     if (__libc_single_threaded) {
         /* Nobody to wait for: glibc's lock skips its atomics here, and so
@@ -233,17 +306,25 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
             return lb_mutex_lock_single(self, m); /* (a taken word: glibc's call below) */
         int rc = lb_real.mutex_lock(m);
         if (rc == 0)
-            ++*lb_mutex_acquisitions(m);
+            lb_mutex_count_acquisition(self, m);
         return rc;
     }
     int rc = lb_mutex_try_acquire(self, m);
-    if (rc == 0) {
-        lb_mutex_note_acquired(self, m, mon);
-        return 0;
-    }
+    if (rc == 0)
+        return acquired_now(self, m);
     if (rc != EBUSY)
         return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
-    return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
+    return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
+}
+
+int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m)
+{
+    if (!__libc_single_threaded || !lb_runtime_monitoring())
+        return lb_mutex_lock_general(self, m);
+    /* lb_mutex_counted's single-threaded step; a native mutex's count is
+     * 0 already (init cleared it). */
+    __atomic_store_n(lb_mutex_stash(m), lb_mutex_counted_tag, __ATOMIC_RELEASE);
+    return lb_mutex_lock_single(self, m);
 }
 
 int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
@@ -254,11 +335,11 @@ int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon
 
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
-    lb_mon_t *mon = lb_mutex_mon_or_convert(m);
-    if (!mon)
+    lb_mon_t *mon;
+    if (!lb_mutex_counted(m, &mon))
         return lb_real.mutex_unlock(m);
     lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
-    if (lb_release_needs_accounting(mon))
+    if (mon && lb_release_needs_accounting(mon))
         return lb_mutex_unlock_accounted(self, m, mon, site);
     return lb_real.mutex_unlock(m);
 }

@@ -4,19 +4,41 @@
  * Where the state lives: glibc's pthread_mutex_t keeps a robust-list link
  * (__data.__list) that glibc reads and writes only for robust mutexes.
  * For the kinds we monitor (normal, recursive, errorcheck, adaptive; not
- * robust, priority-inherit/-protect or process-shared) we keep a tagged
- * pointer to the lb_mon in __list.__next: O(1), no global lock, and the
- * glibc object stays valid for glibc's own internal locking (condvars).
- * pthread_mutex_init clears the field, so a re-initialized mutex starts
- * native again. A stale tag (memcpy'd mutex, reused memory) is detected by
- * lb_mon.addr != the mutex and replaced.
+ * robust, priority-inherit/-protect or process-shared) we keep our state
+ * in its two words: __list.__prev counts acquisitions, and __list.__next
+ * (the stash) says what else there is:
+ *   0                      native: not used since init (or not monitored)
+ *   lb_mutex_counted_tag   counted: acquisitions are counted, no lb_mon
+ *   lb_mon | LB_STASH_TAG  the lb_mon holding the blame state
+ * A mutex becomes counted at its first operation (one store, a CAS once
+ * threads exist) and gets an lb_mon only when it first needs one: at its
+ * first contention (a lock or timedlock that must wait). Most locks are
+ * never contended, so they never cost an lb_mon, its allocation or its
+ * retirement (lock churn: init, lock, unlock, destroy). Nobody can be
+ * waiting on a counted mutex, so its lock and unlock need no blame
+ * accounting; the conversion at the first wait begins the holder's
+ * accounting (wait_begins, blame/blame.c), exactly as for a holder that
+ * acquired while no one waited on an lb_mon.
+ * The counted tag changes in a fork child (lb_mutex_fork_child), so the
+ * parent's counted mutexes start over there; pthread_mutex_init clears
+ * both words, so a re-initialized mutex starts native again. A stale lb_mon
+ * tag (memcpy'd mutex, reused memory) is detected by lb_mon.addr != the
+ * mutex; such a mutex starts counting again from 0.
+ *
+ * Counts: every acquisition is counted twice, in the mutex (its object
+ * record's figure, should it get one) and in the acquiring thread's
+ * per-kind total (lb_thread.unrecorded_acquisitions: no registry of
+ * counted mutexes is needed to find those still alive at exit); a count
+ * folded into an object record is taken back out of the totals
+ * (lifecycle.c).
  *
  * The fast paths below are inline: the uncontended lock is glibc's own
  * CAS step (plain stores while the process is single-threaded, as glibc
- * does) plus one load of `waiters`; the uncontended unlock is one
- * site-count increment plus three loads, then glibc's own release step
- * (inline for NORMAL mutexes too). Neither takes a timestamp or an extra
- * atomic read-modify-write. Slow paths live in mutex_ops.c. */
+ * does), a reload of the stash and the two counts; the uncontended unlock
+ * of a counted mutex is one site-count increment plus a load of the
+ * stash (with an lb_mon: plus the needs-accounting test), then glibc's own
+ * release step (inline for NORMAL mutexes too). Neither takes a timestamp
+ * or an extra atomic read-modify-write. Slow paths live in mutex_ops.c. */
 #ifndef LB_MUTEX_OPS_H
 #define LB_MUTEX_OPS_H
 #include <errno.h>
@@ -40,34 +62,48 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
                        uintptr_t site);
 
 /* For condition-variable waits, which release and re-acquire m inside
- * glibc: the monitored state of m, or NULL if m is not monitored. */
-lb_mon_t *lb_mutex_mon(pthread_mutex_t *m);
-/* m is about to be released inside glibc by the wait `wait` (its calling
- * context is the release's) / was re-acquired inside glibc. */
-void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site, const lb_wait_t *wait);
-void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
-/* The final write: add a live mutex's in-object count to its lb_mon
+ * glibc. m is about to be released inside glibc by the wait `wait` (its
+ * calling context is the release's) / was re-acquired inside glibc. */
+void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
+                              const lb_wait_t *wait);
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m);
+/* The final write: take a live mutex's in-object count into its lb_mon
  * (read without faulting: the mutex's memory may be gone). */
 void lb_mutex_fold_count(lb_mon_t *mon);
+/* Fork child: the parent's counted mutexes are counted afresh. */
+void lb_mutex_fork_child(void);
 
-/* Slow paths (mutex_ops.c). lb_mutex_convert returns NULL, leaving m
- * native, when m's kind is not monitored, lockblame is not running, or
- * the pool is exhausted. */
-lb_mon_t *lb_mutex_convert(pthread_mutex_t *m, uintptr_t seen);
+/* Slow paths (mutex_ops.c). lb_mutex_counted makes m counted if it is
+ * not (native, a stale lb_mon, a parent's tag) and returns false, leaving
+ * m native, when m's kind is not monitored or lockblame is not running;
+ * *mon is m's lb_mon, NULL while m has none. lb_mutex_convert gives a
+ * mutex its lb_mon (NULL, leaving m as it was, if it cannot). */
+bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon);
+lb_mon_t *lb_mutex_convert(pthread_mutex_t *m);
 bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m);
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                             clockid_t clock, const struct timespec *abstime, bool timed);
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                               uintptr_t site);
-/* The whole lock/unlock, out of line: conversion, kinds other than
- * NORMAL, single-threaded processes, a site-table miss. */
+/* The whole lock/unlock, out of line: first use, kinds other than
+ * NORMAL, a site-table miss, an lb_mon in a single-threaded process. */
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
 /* NORMAL mutex just acquired inline while others wait: account the hold. */
 int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
+/* Counted NORMAL mutex: the inline attempt failed (convert, then wait) /
+ * succeeded, but the stash changed meanwhile (an lb_mon arrived). */
+int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m);
+int lb_mutex_acquired_changed(lb_thread_t *self, pthread_mutex_t *m);
+/* A native NORMAL mutex's first lock (lock churn: every lock's). */
+int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m);
 
 #define LB_STASH_TAG ((uintptr_t)1)
+/* The counted tag: bit 1 set, bit 0 clear (no lb_mon), a fork generation
+ * above; read by every fast path. */
+#define LB_STASH_COUNTED ((uintptr_t)2)
+#define LB_STASH_GENERATION ((uintptr_t)4)
+extern uintptr_t lb_mutex_counted_tag;
 
 static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
 {
@@ -86,18 +122,18 @@ static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t
  * monitor: that cache line is written by every lock anyway, while a write
  * to the lb_mon would make a second line ping-pong between threads on
  * every acquisition (+70% in a 2-thread lock mix). Written by the holder
- * only; folded into lb_mon.acquisitions at destroy/init and at the final
+ * only; folded into an object record at destroy/init and at the final
  * write. */
 static inline uint64_t *lb_mutex_acquisitions(pthread_mutex_t *m)
 {
     return (uint64_t *)&m->__data.__list.__prev;
 }
 
-static inline lb_mon_t *lb_mutex_mon_or_convert(pthread_mutex_t *m)
+/* One acquisition by self, in both places (see the top of this file). */
+static inline void lb_mutex_count_acquisition(lb_thread_t *self, pthread_mutex_t *m)
 {
-    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
-    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
-    return lb_likely(mon != NULL) ? mon : lb_mutex_convert(m, v);
+    ++*lb_mutex_acquisitions(m);
+    ++self->unrecorded_acquisitions[LB_OBJ_MUTEX];
 }
 
 /* One acquisition attempt that never blocks; returns 0, EBUSY or the real
@@ -126,12 +162,14 @@ static inline int lb_mutex_try_acquire(const lb_thread_t *self, pthread_mutex_t 
     return lb_real.mutex_trylock(m);
 }
 
+/* self acquired m without waiting; mon is m's lb_mon, or NULL if it has
+ * none (nobody waits then). */
 static inline void lb_mutex_note_acquired(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
 {
-    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0) &&
+    if (mon && lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0) &&
         !lb_mutex_acquire_is_nested(m))
         lb_hold_begins_deferred(mon);
-    ++*lb_mutex_acquisitions(m);
+    lb_mutex_count_acquisition(self, m);
 }
 
 /* Wakes one waiter of a NORMAL mutex whose lock word was 2 (glibc's
@@ -168,7 +206,7 @@ static inline int lb_mutex_lock_single(lb_thread_t *self, pthread_mutex_t *m)
     m->__data.__lock = 1;
     m->__data.__owner = self->tid;
     ++m->__data.__nusers;
-    ++*lb_mutex_acquisitions(m);
+    lb_mutex_count_acquisition(self, m);
     return 0;
 }
 
@@ -191,22 +229,33 @@ int lb_mutex_lock_unmonitored(pthread_mutex_t *m);
 int lb_mutex_unlock_unmonitored(pthread_mutex_t *m);
 
 /* The fast paths below are leaf functions: everything that may call out
- * (conversion, other kinds, a single-threaded process, a site-table miss,
- * waiters) leaves through a tail call, so the common case saves no
- * registers and builds no frame. */
+ * (first use, conversion, other kinds, a site-table miss, waiters) leaves
+ * through a tail call, so the common case saves no registers and builds
+ * no frame. */
 static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_mutex_lock_unmonitored(m);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
-    if (lb_unlikely(!(v & LB_STASH_TAG) || __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
+    if (lb_unlikely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
         return lb_mutex_lock_general(self, m);
-    /* One thread: nobody waits, and the count lives in the mutex, so the
-     * lb_mon is not needed (a stale one is found by the unlock's general
-     * path once the process has threads). */
-    if (__libc_single_threaded)
-        return lb_mutex_lock_single(self, m);
+    if (lb_likely(v == lb_mutex_counted_tag)) {
+        /* Counted, no lb_mon: nobody waits. One thread: glibc's
+         * single-threaded step. */
+        if (__libc_single_threaded)
+            return lb_mutex_lock_single(self, m);
+        if (lb_unlikely(!lb_mutex_normal_try(self, m)))
+            return lb_mutex_lock_busy(self, m);
+        /* A waiter that converted m before our CAS may already wait: as
+         * on an lb_mon, what counts is the state after the CAS. */
+        if (lb_unlikely(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE) != v))
+            return lb_mutex_acquired_changed(self, m);
+        lb_mutex_count_acquisition(self, m);
+        return 0;
+    }
+    if (v == 0)
+        return lb_mutex_lock_first(self, m);
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (lb_unlikely(!mon))
         return lb_mutex_lock_general(self, m);
@@ -216,7 +265,7 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
         return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_mutex_acquired_with_waiters(self, m, mon);
-    ++*lb_mutex_acquisitions(m);
+    lb_mutex_count_acquisition(self, m);
     return 0;
 }
 
@@ -225,15 +274,18 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_mutex_unlock_unmonitored(m);
-    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     lb_site_t *s = lb_site_probe(self->sites, lb_site_key(site, LB_OBJ_MUTEX));
-    if (lb_unlikely(!(v & LB_STASH_TAG) || !s))
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    if (lb_unlikely(!s))
         return lb_mutex_unlock_general(self, m, site);
-    /* One thread (there never were others): no hold to account, see
-     * lb_mutex_lock. */
-    if (__libc_single_threaded && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
+    if (lb_likely(v == lb_mutex_counted_tag)) {
+        /* Counted, no lb_mon: no hold to account (nobody waits). A
+         * conversion racing this unlock is a waiter arriving just after
+         * the test, as with an lb_mon's needs-accounting test. */
         s->releases++;
-        return lb_mutex_unlock_single(m);
+        if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
+            return __libc_single_threaded ? lb_mutex_unlock_single(m) : lb_mutex_normal_unlock(m);
+        return lb_real.mutex_unlock(m);
     }
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (lb_unlikely(!mon))

@@ -123,9 +123,9 @@ void lb_tables_objects(writer_t *w)
     for (int k = 0; k < LB_OBJ_KINDS; k++) {
         uint64_t acquisitions = lb_object_totals_unbound((lb_obj_kind)k);
         for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
-            acquisitions += t->retired_acquisitions[k];
-        if (!acquisitions)
-            continue;
+            acquisitions += t->unrecorded_acquisitions[k];
+        if ((int64_t)acquisitions <= 0)
+            continue; /* (below 0 only if a count was folded twice: memcpy'd mutexes) */
         sqlite3_bind_int64(st, 1, count + (uint32_t)k);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 5, (sqlite3_int64)acquisitions);
