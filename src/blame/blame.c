@@ -23,7 +23,7 @@ static lb_object_stats_t *stats_of(lb_mon_t *mon)
 {
     if (lb_unlikely(mon->stats == 0))
         mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
-    return lb_object_stats_at(mon->stats);
+    return lb_object_stats_of_mon(mon->stats);
 }
 
 /* The calling context of the current wrapper call in self's CCT (cached
@@ -127,6 +127,7 @@ static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
     lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, stats),
+                       .record = stats,
                        .stats = mon->stats,
                        .was_contended = mon->hold_was_contended };
     mon->hold_was_contended = 0;
@@ -156,7 +157,7 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
      * caller's own needs-accounting test. */
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED) == 0) {
-        lb_hold_t hold = { .blame_ns = 0, .stats = mon->stats,
+        lb_hold_t hold = { .blame_ns = 0, .record = NULL, .stats = mon->stats,
                            .was_contended = mon->hold_was_contended };
         __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
         return hold;
@@ -164,13 +165,14 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
     return collect_locked(mon, false);
 }
 
-/* Both deposits; node NULL: find the context here. */
+/* Both deposits; node NULL: find the context here. kind is the object's
+ * own (only cond and sem keep a collect note). Nothing here sets errno:
+ * the context lookup and the object table restore it on their slow paths. */
 static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind,
                            uintptr_t site, lb_cct_node_t *node, uint32_t node_id)
 {
     if (hold->blame_ns <= 0 || !self->cct)
         return;
-    int saved_errno = errno;
     lb_enter(self);
     if (!node)
         node = lb_context_here(self, &node_id);
@@ -178,10 +180,10 @@ static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind
     node->m.blamed_count++;
     if (hold->stats) {
         lb_object_blame_add(self->object_blame, hold->stats, node_id, hold->blame_ns);
-        lb_note_deposit(self, hold->stats, node_id);
+        if (kind == LB_OBJ_COND || kind == LB_OBJ_SEM)
+            lb_note_deposit(self, hold->record, node_id);
     }
     lb_leave(self);
-    errno = saved_errno;
 }
 
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
@@ -200,7 +202,7 @@ lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, true);
-    lb_note_collect(self, lb_object_stats_at(hold.stats), now, hold.blame_ns);
+    lb_note_collect(self, hold.record, now, hold.blame_ns);
     lb_meta_unlock(&mon->meta);
     return hold;
 }

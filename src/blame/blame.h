@@ -41,7 +41,8 @@ typedef struct lb_wait {
 /* A collected hold, to be deposited after the real release. */
 typedef struct lb_hold {
     double blame_ns;
-    uint32_t stats;          /* object record index, 0 if none */
+    struct lb_object_stats *record; /* the object's record, NULL if none */
+    uint32_t stats;          /* its index, 0 if none */
     bool was_contended;      /* the hold began with a wait */
 } lb_hold_t;
 

@@ -4,7 +4,10 @@
  * Invariants: written only by the owning thread, outside the signal
  * handler, while lb_thread.busy is held; read by the final write. Grows by
  * doubling (arena memory while small, mmap'd beyond a page); if memory runs out the entry is
- * counted in `dropped_ns` instead of being lost silently. */
+ * counted in `dropped_ns` instead of being lost silently. `last` is the
+ * entry the previous add went to (NULL before the first and after a
+ * grow): a run of releases of one object from one context, the common
+ * case under contention, adds to it without hashing or probing. */
 #ifndef LB_OBJECT_BLAME_H
 #define LB_OBJECT_BLAME_H
 #include <stdint.h>
@@ -21,9 +24,24 @@ typedef struct lb_object_blame_table {
     uint32_t capacity;      /* power of two, 0 before first use */
     uint32_t used;
     double dropped_ns;      /* blame that found no memory */
+    lb_object_blame_t *last; /* the previous add's entry, NULL if none */
 } lb_object_blame_table_t;
 
-/* Add blame for (object, node). Never fails; see dropped_ns. */
-void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
-                         double blame_ns);
+/* The general case of lb_object_blame_add: find or make the entry. */
+void lb_object_blame_add_slow(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
+                              double blame_ns);
+
+/* Add blame for (object, node). Never fails; see dropped_ns. Leaves
+ * errno as it found it. */
+static inline void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object,
+                                       uint32_t node, double blame_ns)
+{
+    lb_object_blame_t *e = t->last;
+    if (__builtin_expect(e && e->object == object && e->node == node, 1)) {
+        e->blame_ns += blame_ns;
+        e->count++;
+        return;
+    }
+    lb_object_blame_add_slow(t, object, node, blame_ns);
+}
 #endif
