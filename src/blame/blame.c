@@ -121,11 +121,17 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
 
 /* Under meta: bring accrual up to now and end the current hold's
  * accounting. keep_held: the object stays "held" afterwards (cond/sem:
- * accrual since this signal belongs to the next one). */
-static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
+ * accrual since this signal belongs to the next one). by_holder: the
+ * caller holds the lock (a release), see lb_clock_take_own_pending. */
+static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
 {
     lb_object_stats_t *stats = stats_of(mon);
-    lb_clock_advance(mon, stats, now);
+    if (by_holder) {
+        lb_clock_take_own_pending(mon, stats);
+        lb_clock_accrue(mon, stats, now);
+    } else {
+        lb_clock_advance(mon, stats, now);
+    }
     lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, stats),
                        .record = stats,
                        .stats = mon->stats,
@@ -136,16 +142,7 @@ static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
     return hold;
 }
 
-static lb_hold_t collect_locked(lb_mon_t *mon, bool keep_held)
-{
-    uint64_t now = lb_now_ns();
-    lb_meta_lock(&mon->meta);
-    lb_hold_t hold = collect(mon, now, keep_held);
-    lb_meta_unlock(&mon->meta);
-    return hold;
-}
-
-lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+static inline lb_hold_t hold_ends(lb_mon_t *mon)
 {
     /* Nobody waits and V has not moved since this hold's accounting began:
      * its blame is 0, and with w == 0 nothing accrues until the next
@@ -162,7 +159,16 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
         __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
         return hold;
     }
-    return collect_locked(mon, false);
+    uint64_t now = lb_now_ns();
+    lb_meta_lock(&mon->meta);
+    lb_hold_t hold = collect(mon, now, false, true);
+    lb_meta_unlock(&mon->meta);
+    return hold;
+}
+
+lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+{
+    return hold_ends(mon);
 }
 
 /* Both deposits; node NULL: find the context here. kind is the object's
@@ -191,6 +197,12 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
     deposit(self, hold, kind, site, NULL, 0);
 }
 
+void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site)
+{
+    lb_hold_t hold = hold_ends(mon);
+    deposit(self, &hold, kind, site, NULL, 0);
+}
+
 void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,
                    lb_cct_node_t *node, uint32_t node_id)
 {
@@ -201,7 +213,7 @@ lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
-    lb_hold_t hold = collect(mon, now, true);
+    lb_hold_t hold = collect(mon, now, true, false);
     lb_note_collect(self, hold.record, now, hold.blame_ns);
     lb_meta_unlock(&mon->meta);
     return hold;
@@ -215,7 +227,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     lb_meta_lock(&mon->meta);
     bool last = mon->barrier_count && ++mon->barrier_arrived >= mon->barrier_count;
     if (last) {
-        *hold = collect(mon, now, false);
+        *hold = collect(mon, now, false, false);
         mon->barrier_arrived = 0;
     } else {
         wait_begins(mon, LB_OBJ_BARRIER, wait, now);

@@ -73,6 +73,9 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
 void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
                      uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
+/* lb_hold_ends then lb_deposit in one call (a mutex or spin lock's
+ * release by its holder, before the real release). */
+void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site);
 /* The same where the release's calling context is already known (a cond
  * wait's mutex release: the wait's own context). */
 void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,

@@ -166,8 +166,7 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
 {
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);
-    lb_hold_t hold = lb_hold_ends(self, mon);
-    lb_deposit(self, &hold, LB_OBJ_MUTEX, site); /* before: nothing after the release */
+    lb_release_blame(self, mon, LB_OBJ_MUTEX, site); /* before: nothing after the release */
     return lb_real.mutex_unlock(m);
 }
 
