@@ -69,7 +69,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     errno = saved_errno;
 }
 
-void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
 {
     int saved_errno = errno;
     lb_enter(self);
@@ -108,6 +108,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     }
     lb_leave(self);
     errno = saved_errno;
+    return now;
 }
 
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)

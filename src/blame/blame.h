@@ -47,16 +47,21 @@ typedef struct lb_hold {
 } lb_hold_t;
 
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
-/* holds: the wait ended in acquiring mon (its hold accounting begins). */
-void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
+/* holds: the wait ended in acquiring mon (its hold accounting begins).
+ * Returns the time the wait ended (lb_now_ns). */
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
 /* The same for a mutex, without meta: only the time is recorded, and the
  * next meta section on mon (the release's, at the latest) begins the hold
  * at that time (blame_clock.h, lb_clock_take_pending). Saves a meta round
  * trip on every barging acquisition while others wait. */
+static inline void lb_hold_begins_deferred_at(lb_mon_t *mon, uint64_t now)
+{
+    __atomic_store_n(&mon->hold_pending_ns, now, __ATOMIC_RELAXED);
+}
 static inline void lb_hold_begins_deferred(lb_mon_t *mon)
 {
-    __atomic_store_n(&mon->hold_pending_ns, lb_now_ns(), __ATOMIC_RELAXED);
+    lb_hold_begins_deferred_at(mon, lb_now_ns());
 }
 lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon);
 /* Signal, broadcast or post on mon: collect the idleness accrued since the

@@ -179,10 +179,12 @@ void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     lb_deposit_at(self, &hold, LB_OBJ_MUTEX, site, wait->node, wait->node_id);
 }
 
-void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                              uint64_t now)
 {
+    /* As a barging acquisition: the time only, no meta inside the hold. */
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
-        lb_hold_begins(self, mon);
+        lb_hold_begins_deferred_at(mon, now);
     ++*lb_mutex_acquisitions(m);
 }
 

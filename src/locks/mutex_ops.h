@@ -42,10 +42,12 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
  * glibc: the monitored state of m, or NULL if m is not monitored. */
 lb_mon_t *lb_mutex_mon(pthread_mutex_t *m);
 /* m is about to be released inside glibc by the wait `wait` (its calling
- * context is the release's) / was re-acquired inside glibc. */
+ * context is the release's) / was re-acquired inside glibc, at or just
+ * before `now` (the end of that wait: no second clock read). */
 void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                               uintptr_t site, const lb_wait_t *wait);
-void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                              uint64_t now);
 /* The final write: add a live mutex's in-object count to its lb_mon
  * (read without faulting: the mutex's memory may be gone). */
 void lb_mutex_fold_count(lb_mon_t *mon);
