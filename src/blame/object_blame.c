@@ -52,7 +52,8 @@ static int grow(lb_object_blame_table_t *t)
     table_free(t->slot, t->capacity);
     t->slot = fresh;
     t->capacity = capacity;
-    t->last = NULL;
+    for (int i = 0; i < LB_OBJECT_BLAME_RECENT; i++)
+        t->recent[i] = NULL;
     return 0;
 }
 
@@ -74,5 +75,5 @@ void lb_object_blame_add_slow(lb_object_blame_table_t *t, uint32_t object, uint3
     }
     e->blame_ns += blame_ns;
     e->count++;
-    t->last = e;
+    t->recent[t->recent_next++ % LB_OBJECT_BLAME_RECENT] = e;
 }
