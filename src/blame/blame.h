@@ -6,7 +6,8 @@
  *   wait_end    - it stops waiting (w--), and maybe now holds mon
  *   hold_begins - it acquired mon while others wait (barging acquirer)
  *   hold_ends   - it releases mon: collect its blame (before the real
- *                 release, so no waiter's acquisition is accounted first)
+ *                 release, so no waiter's acquisition is accounted first);
+ *                 release_blame = hold_ends + deposit in one call
  *   signal_collect / barrier_completes - the same for cond, sem, barrier
  *   deposit     - also before the real release: put the blame on the
  *                 calling context of the release call (cached per thread,

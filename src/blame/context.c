@@ -2,7 +2,9 @@
  * context.h).
  *
  * Layout: LB_CTX_SETS sets of LB_CTX_WAYS entries, the set chosen by the
- * starting rsp/rbp, round-robin replacement within a set; plus the scratch
+ * starting rsp/rbp, round-robin replacement within a set; the entry of the
+ * last hit (or fill) is tried before the set (a loop releasing from one
+ * place hits it every time, with no hashing); plus the scratch
  * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
  * An entry stores the offsets of the slots its walk read, the checksum of
  * their values, and the offset and value of the slot holding the first
