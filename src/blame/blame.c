@@ -23,7 +23,7 @@ static lb_object_stats_t *stats_of(lb_mon_t *mon)
 {
     if (lb_unlikely(mon->stats == 0))
         mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
-    return lb_object_stats_at(mon->stats);
+    return lb_object_stats_of_mon(mon->stats);
 }
 
 /* The calling context of the current wrapper call in self's CCT (cached
@@ -69,7 +69,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     errno = saved_errno;
 }
 
-void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
 {
     int saved_errno = errno;
     lb_enter(self);
@@ -108,6 +108,7 @@ void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     }
     lb_leave(self);
     errno = saved_errno;
+    return now;
 }
 
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
@@ -121,12 +122,19 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
 
 /* Under meta: bring accrual up to now and end the current hold's
  * accounting. keep_held: the object stays "held" afterwards (cond/sem:
- * accrual since this signal belongs to the next one). */
-static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
+ * accrual since this signal belongs to the next one). by_holder: the
+ * caller holds the lock (a release), see lb_clock_take_own_pending. */
+static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
 {
     lb_object_stats_t *stats = stats_of(mon);
-    lb_clock_advance(mon, stats, now);
+    if (by_holder) {
+        lb_clock_take_own_pending(mon, stats);
+        lb_clock_accrue(mon, stats, now);
+    } else {
+        lb_clock_advance(mon, stats, now);
+    }
     lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, stats),
+                       .record = stats,
                        .stats = mon->stats,
                        .was_contended = mon->hold_was_contended };
     mon->hold_was_contended = 0;
@@ -135,16 +143,7 @@ static lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held)
     return hold;
 }
 
-static lb_hold_t collect_locked(lb_mon_t *mon, bool keep_held)
-{
-    uint64_t now = lb_now_ns();
-    lb_meta_lock(&mon->meta);
-    lb_hold_t hold = collect(mon, now, keep_held);
-    lb_meta_unlock(&mon->meta);
-    return hold;
-}
-
-lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+static inline lb_hold_t hold_ends(lb_mon_t *mon)
 {
     /* Nobody waits and V has not moved since this hold's accounting began:
      * its blame is 0, and with w == 0 nothing accrues until the next
@@ -156,21 +155,31 @@ lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
      * caller's own needs-accounting test. */
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED) == 0) {
-        lb_hold_t hold = { .blame_ns = 0, .stats = mon->stats,
+        lb_hold_t hold = { .blame_ns = 0, .record = NULL, .stats = mon->stats,
                            .was_contended = mon->hold_was_contended };
         __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
         return hold;
     }
-    return collect_locked(mon, false);
+    uint64_t now = lb_now_ns();
+    lb_meta_lock(&mon->meta);
+    lb_hold_t hold = collect(mon, now, false, true);
+    lb_meta_unlock(&mon->meta);
+    return hold;
 }
 
-/* Both deposits; node NULL: find the context here. */
+lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+{
+    return hold_ends(mon);
+}
+
+/* Both deposits; node NULL: find the context here. kind is the object's
+ * own (only cond and sem keep a collect note). Nothing here sets errno:
+ * the context lookup and the object table restore it on their slow paths. */
 static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind,
                            uintptr_t site, lb_cct_node_t *node, uint32_t node_id)
 {
     if (hold->blame_ns <= 0 || !self->cct)
         return;
-    int saved_errno = errno;
     lb_enter(self);
     if (!node)
         node = lb_context_here(self, &node_id);
@@ -178,15 +187,21 @@ static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind
     node->m.blamed_count++;
     if (hold->stats) {
         lb_object_blame_add(self->object_blame, hold->stats, node_id, hold->blame_ns);
-        lb_note_deposit(self, hold->stats, node_id);
+        if (kind == LB_OBJ_COND || kind == LB_OBJ_SEM)
+            lb_note_deposit(self, hold->record, node_id);
     }
     lb_leave(self);
-    errno = saved_errno;
 }
 
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site)
 {
     deposit(self, hold, kind, site, NULL, 0);
+}
+
+void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site)
+{
+    lb_hold_t hold = hold_ends(mon);
+    deposit(self, &hold, kind, site, NULL, 0);
 }
 
 void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,
@@ -199,8 +214,8 @@ lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
-    lb_hold_t hold = collect(mon, now, true);
-    lb_note_collect(self, lb_object_stats_at(hold.stats), now, hold.blame_ns);
+    lb_hold_t hold = collect(mon, now, true, false);
+    lb_note_collect(self, hold.record, now, hold.blame_ns);
     lb_meta_unlock(&mon->meta);
     return hold;
 }
@@ -213,7 +228,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     lb_meta_lock(&mon->meta);
     bool last = mon->barrier_count && ++mon->barrier_arrived >= mon->barrier_count;
     if (last) {
-        *hold = collect(mon, now, false);
+        *hold = collect(mon, now, false, false);
         mon->barrier_arrived = 0;
     } else {
         wait_begins(mon, LB_OBJ_BARRIER, wait, now);

@@ -6,7 +6,8 @@
  *   wait_end    - it stops waiting (w--), and maybe now holds mon
  *   hold_begins - it acquired mon while others wait (barging acquirer)
  *   hold_ends   - it releases mon: collect its blame (before the real
- *                 release, so no waiter's acquisition is accounted first)
+ *                 release, so no waiter's acquisition is accounted first);
+ *                 release_blame = hold_ends + deposit in one call
  *   signal_collect / barrier_completes - the same for cond, sem, barrier
  *   deposit     - also before the real release: put the blame on the
  *                 calling context of the release call (cached per thread,
@@ -41,21 +42,27 @@ typedef struct lb_wait {
 /* A collected hold, to be deposited after the real release. */
 typedef struct lb_hold {
     double blame_ns;
-    uint32_t stats;          /* object record index, 0 if none */
+    struct lb_object_stats *record; /* the object's record, NULL if none */
+    uint32_t stats;          /* its index, 0 if none */
     bool was_contended;      /* the hold began with a wait */
 } lb_hold_t;
 
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
-/* holds: the wait ended in acquiring mon (its hold accounting begins). */
-void lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
+/* holds: the wait ended in acquiring mon (its hold accounting begins).
+ * Returns the time the wait ended (lb_now_ns). */
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
 /* The same for a mutex, without meta: only the time is recorded, and the
  * next meta section on mon (the release's, at the latest) begins the hold
  * at that time (blame_clock.h, lb_clock_take_pending). Saves a meta round
  * trip on every barging acquisition while others wait. */
+static inline void lb_hold_begins_deferred_at(lb_mon_t *mon, uint64_t now)
+{
+    __atomic_store_n(&mon->hold_pending_ns, now, __ATOMIC_RELAXED);
+}
 static inline void lb_hold_begins_deferred(lb_mon_t *mon)
 {
-    __atomic_store_n(&mon->hold_pending_ns, lb_now_ns(), __ATOMIC_RELAXED);
+    lb_hold_begins_deferred_at(mon, lb_now_ns());
 }
 lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon);
 /* Signal, broadcast or post on mon: collect the idleness accrued since the
@@ -72,6 +79,9 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
 void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
                      uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
+/* lb_hold_ends then lb_deposit in one call (a mutex or spin lock's
+ * release by its holder, before the real release). */
+void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site);
 /* The same where the release's calling context is already known (a cond
  * wait's mutex release: the wait's own context). */
 void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site,

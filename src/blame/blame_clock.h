@@ -27,8 +27,9 @@ static inline void lb_clock_accrue(lb_mon_t *mon, lb_object_stats_t *stats, uint
         return;
     double accrued = (double)mon->waiters * (double)dt;
     if (mon->held) {
-        __atomic_store(&mon->clock, &(double){ mon->clock + accrued / mon->held },
-                       __ATOMIC_RELAXED);
+        /* One holder (every exclusive lock): no division on the release path. */
+        double per_holder = mon->held == 1 ? accrued : accrued / mon->held;
+        __atomic_store(&mon->clock, &(double){ mon->clock + per_holder }, __ATOMIC_RELAXED);
         mon->clock_moved = 1;
         if (stats)
             stats->accrued_held_ns += accrued;
@@ -47,16 +48,36 @@ static inline void lb_clock_hold_begins(lb_mon_t *mon);
  * dropped. A time left over from an earlier hold (its waiters left before
  * they could see it) is harmless: it can only begin a hold while w == 0,
  * when nothing accrues. */
+static inline void lb_clock_pending_begins(lb_mon_t *mon, lb_object_stats_t *stats,
+                                           uint64_t began)
+{
+    if (began == 0 || mon->held)
+        return;
+    lb_clock_accrue(mon, stats, began);
+    lb_clock_hold_begins(mon);
+}
+
 static inline void lb_clock_take_pending(lb_mon_t *mon, lb_object_stats_t *stats)
 {
     if (mon->kind != LB_OBJ_MUTEX ||
         __atomic_load_n(&mon->hold_pending_ns, __ATOMIC_RELAXED) == 0)
         return;
-    uint64_t began = __atomic_exchange_n(&mon->hold_pending_ns, 0, __ATOMIC_RELAXED);
-    if (began == 0 || mon->held)
+    lb_clock_pending_begins(mon, stats,
+                            __atomic_exchange_n(&mon->hold_pending_ns, 0, __ATOMIC_RELAXED));
+}
+
+/* The same, called by the thread that holds the lock (its release): only
+ * the holder stores a pending time, so nobody can store one between this
+ * load and the clearing store, and no atomic exchange is needed. */
+static inline void lb_clock_take_own_pending(lb_mon_t *mon, lb_object_stats_t *stats)
+{
+    if (mon->kind != LB_OBJ_MUTEX)
         return;
-    lb_clock_accrue(mon, stats, began);
-    lb_clock_hold_begins(mon);
+    uint64_t began = __atomic_load_n(&mon->hold_pending_ns, __ATOMIC_RELAXED);
+    if (began == 0)
+        return;
+    __atomic_store_n(&mon->hold_pending_ns, 0, __ATOMIC_RELAXED);
+    lb_clock_pending_begins(mon, stats, began);
 }
 
 /* Bring accrual up to now (a pending hold begun first). mon->held is k,

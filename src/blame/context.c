@@ -2,7 +2,9 @@
  * context.h).
  *
  * Layout: LB_CTX_SETS sets of LB_CTX_WAYS entries, the set chosen by the
- * starting rsp/rbp, round-robin replacement within a set; plus the scratch
+ * starting rsp/rbp, round-robin replacement within a set; the entry of the
+ * last hit (or fill) is tried before the set (a loop releasing from one
+ * place hits it every time, with no hashing); plus the scratch
  * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
  * An entry stores the offsets of the slots its walk read, the checksum of
  * their values, and the offset and value of the slot holding the first
@@ -14,6 +16,8 @@
  * anyway); hits are counted per thread and added to the process-wide sum
  * when the thread exits, so a hit writes no shared cache line. */
 #include "blame/context.h"
+
+#include <errno.h>
 
 #include "sampler/unwind.h"
 #include "util/log.h"
@@ -40,6 +44,7 @@ typedef struct ctx_entry {
 
 typedef struct ctx_cache {
     ctx_entry_t set[LB_CTX_SETS][LB_CTX_WAYS];
+    const ctx_entry_t *last;       /* the previous hit or fill, tried first; NULL none */
     uint8_t next_way[LB_CTX_SETS];
     uintptr_t pcs[LB_MAX_DEPTH];   /* a missing walk's frames */
 } ctx_cache_t;
@@ -82,8 +87,10 @@ static ctx_cache_t *cache_get(void)
 {
     if (lb_likely(cache != NULL) || cache_failed)
         return cache;
+    int saved_errno = errno;
     cache = lb_pages_alloc_recycled(sizeof(ctx_cache_t));
     cache_failed = cache == NULL;
+    errno = saved_errno;
     return cache;
 }
 
@@ -104,9 +111,11 @@ static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r
     ctx_entry_t *e = &c->set[s][c->next_way[s]];
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
     e->node = NULL; /* the walk writes e->off: the entry is invalid meanwhile */
+    int saved_errno = errno; /* the CCT may map memory */
     int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, &trace);
     lb_cct_node_t *node = lb_cct_insert(self->cct, c->pcs, n);
     *id = lb_cct_id(self->cct, node);
+    errno = saved_errno;
     if (trace.overflow || n == 0)
         return node;
     /* The call-site slot: the return address of the innermost program
@@ -127,6 +136,7 @@ static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r
     e->sum = slots_sum(r->sp, e->off, e->nslots);
     e->id = *id;
     e->node = node;
+    c->last = e;
     c->next_way[s] = (uint8_t)((c->next_way[s] + 1) % LB_CTX_WAYS);
     return node;
 }
@@ -139,6 +149,25 @@ LB_COLD static void verify_hit(lb_thread_t *self, ctx_cache_t *c, const lb_regs_
         lb_die("context cache: a hit differs from the walk (%d frames)", n);
 }
 
+/* Does entry e (maybe empty) hold the context of a walk from r? */
+static inline bool entry_matches(const ctx_entry_t *e, const lb_regs_t *r)
+{
+    return e->node && e->sp == r->sp && (!e->uses_bp || e->bp == r->bp) &&
+           *(const uintptr_t *)(r->sp + e->site_off) == e->site_val &&
+           slots_sum(r->sp, e->off, e->nslots) == e->sum;
+}
+
+static inline lb_cct_node_t *hit(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r,
+                                 const ctx_entry_t *e, uint32_t *id)
+{
+    thread_hits++;
+    if (lb_context_verify)
+        verify_hit(self, c, r, e->node);
+    c->last = e;
+    *id = e->id;
+    return e->node;
+}
+
 LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
 {
     lb_regs_t r;
@@ -149,18 +178,14 @@ LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
         *id = lb_cct_id(self->cct, root);
         return root;
     }
+    /* A run of releases from one place (a loop) hits the same entry. */
+    if (lb_likely(c->last != NULL) && entry_matches(c->last, &r))
+        return hit(self, c, &r, c->last, id);
     unsigned s = set_of(r.sp);
     for (int w = 0; w < LB_CTX_WAYS; w++) {
         const ctx_entry_t *e = &c->set[s][w];
-        if (e->node && e->sp == r.sp && (!e->uses_bp || e->bp == r.bp) &&
-            *(const uintptr_t *)(r.sp + e->site_off) == e->site_val &&
-            slots_sum(r.sp, e->off, e->nslots) == e->sum) {
-            thread_hits++;
-            if (lb_context_verify)
-                verify_hit(self, c, &r, e->node);
-            *id = e->id;
-            return e->node;
-        }
+        if (e != c->last && entry_matches(e, &r))
+            return hit(self, c, &r, e, id);
     }
     __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
     return fill(self, c, &r, s, id);

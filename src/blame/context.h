@@ -27,7 +27,8 @@
 /* The calling context of the wrapper call in progress on self, in
  * self->cct (which must be non-NULL), and its node id in *id. Never fails:
  * without memory for the cache it returns the CCT's root. Caller holds
- * self->busy. The node stays valid while the thread lives. */
+ * self->busy. The node stays valid while the thread lives. Leaves errno
+ * as it found it. */
 lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id);
 /* The calling thread ends: unmap its cache (idempotent). */
 void lb_context_thread_exit(void);

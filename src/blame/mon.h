@@ -11,7 +11,9 @@
  *     lock, so the lock itself serializes it; for rwlocks (readers hold
  *     together) and semaphores (no holder) with a relaxed atomic add.
  *   - hold_pending_ns (mutexes, the same word): stored by the holder
- *     without meta; taken (exchanged to 0) under meta.
+ *     without meta; taken under meta, with an atomic exchange to 0 by
+ *     other threads, with a plain load and store by the holder's own
+ *     release (nobody else stores one while it holds the lock).
  *   - addr, kind: written once at conversion, before the CAS publishes
  *     the lb_mon. */
 #ifndef LB_BLAME_MON_H

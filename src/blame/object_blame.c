@@ -1,5 +1,7 @@
 #include "blame/object_blame.h"
 
+#include <errno.h>
+
 #include "common/hash.h"
 #include "util/pages.h"
 
@@ -50,16 +52,21 @@ static int grow(lb_object_blame_table_t *t)
     table_free(t->slot, t->capacity);
     t->slot = fresh;
     t->capacity = capacity;
+    for (int i = 0; i < LB_OBJECT_BLAME_RECENT; i++)
+        t->recent[i] = NULL;
     return 0;
 }
 
-void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
-                         double blame_ns)
+void lb_object_blame_add_slow(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
+                              double blame_ns)
 {
+    int saved_errno = errno; /* growing maps memory */
     if ((t->used + 1) * 2 > t->capacity && grow(t) != 0) {
         t->dropped_ns += blame_ns;
+        errno = saved_errno;
         return;
     }
+    errno = saved_errno;
     lb_object_blame_t *e = find(t->slot, t->capacity, object, node);
     if (e->object == 0) {
         e->object = object;
@@ -68,4 +75,5 @@ void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t n
     }
     e->blame_ns += blame_ns;
     e->count++;
+    t->recent[t->recent_next++ % LB_OBJECT_BLAME_RECENT] = e;
 }

@@ -8,19 +8,19 @@
 
 #define LB_STATS_SLOTS (1u << 22)
 
-static lb_object_stats_t *records;
+lb_object_stats_t *lb_object_stats_records;
 static uint32_t next_index = 1;
 
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {
     /* Reserved at the first contention anywhere. */
-    if (!lb_pages_reserve_once((void **)&records,
+    if (!lb_pages_reserve_once((void **)&lb_object_stats_records,
                                (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t)))
         return 0;
     uint32_t index = __atomic_fetch_add(&next_index, 1, __ATOMIC_ACQ_REL);
     if (index >= LB_STATS_SLOTS)
         return 0;
-    lb_object_stats_t *s = &records[index];
+    lb_object_stats_t *s = &lb_object_stats_records[index];
     s->addr = addr;
     s->kind = (uint32_t)kind;
     return index;
@@ -30,7 +30,7 @@ lb_object_stats_t *lb_object_stats_at(uint32_t index)
 {
     if (index == 0 || index >= lb_object_stats_count())
         return NULL;
-    return &records[index];
+    return &lb_object_stats_records[index];
 }
 
 uint32_t lb_object_stats_count(void)

@@ -13,6 +13,7 @@
  * difference is reported as unattributed. */
 #ifndef LB_OBJECT_STATS_H
 #define LB_OBJECT_STATS_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "blame/wait_note.h"
@@ -41,6 +42,15 @@ typedef struct lb_object_stats {
  * without a per-object record; its blame still reaches the CCT). */
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind);
 lb_object_stats_t *lb_object_stats_at(uint32_t index); /* NULL for 0 */
+/* The same for an index read from an lb_mon (0, or one that
+ * lb_object_stats_new returned, so in range): no bound check, inline for
+ * the contended paths. The mapping is reserved before the first index is
+ * handed out and never moves. */
+extern lb_object_stats_t *lb_object_stats_records;
+static inline lb_object_stats_t *lb_object_stats_of_mon(uint32_t index)
+{
+    return index ? &lb_object_stats_records[index] : NULL;
+}
 uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
 
 /* Per-kind totals of the acquisitions that are in no record: those of

@@ -120,6 +120,7 @@ bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *r
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     lb_clock_advance(mon, stats, now);
     *hold = (lb_hold_t){ .blame_ns = mon->clock - mine.clock_at_acquire,
+                         .record = stats,
                          .stats = mon->stats,
                          .was_contended = mine.was_contended };
     if (stats)

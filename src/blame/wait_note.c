@@ -46,9 +46,8 @@ void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, 
                                                .thread = self->id, .node = 0 };
 }
 
-void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node)
+void lb_note_deposit(lb_thread_t *self, lb_object_stats_t *stats, uint32_t node)
 {
-    lb_object_stats_t *stats = lb_object_stats_at(stats_index);
     if (stats && signalled_kind(stats->kind) && stats->last_collect.thread == self->id &&
         stats->last_collect.node == 0)
         stats->last_collect.node = node;

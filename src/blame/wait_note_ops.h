@@ -18,6 +18,6 @@ void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, 
  * frame) completed: count it at that site, where it happened (a
  * contended acquisition, or a completed cond/sem/barrier wait). */
 void lb_note_lock_site(lb_thread_t *self, uintptr_t call_pc, lb_obj_kind kind);
-/* That collect's blame went to node of self's CCT. */
-void lb_note_deposit(lb_thread_t *self, uint32_t stats_index, uint32_t node);
+/* That collect's blame went to node of self's CCT (stats may be NULL). */
+void lb_note_deposit(lb_thread_t *self, lb_object_stats_t *stats, uint32_t node);
 #endif

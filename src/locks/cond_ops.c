@@ -32,9 +32,9 @@ typedef struct cond_wait_ctx {
 static void cond_wait_finished(void *p)
 {
     cond_wait_ctx_t *ctx = p;
-    lb_wait_end(ctx->self, &ctx->wait, false);
+    uint64_t ended = lb_wait_end(ctx->self, &ctx->wait, false);
     if (ctx->mutex)
-        lb_mutex_acquired_inside(ctx->self, ctx->mutex);
+        lb_mutex_acquired_inside(ctx->self, ctx->mutex, ended);
 }
 
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,

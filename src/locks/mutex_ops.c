@@ -237,8 +237,7 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
 {
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);
-    lb_hold_t hold = lb_hold_ends(self, mon);
-    lb_deposit(self, &hold, LB_OBJ_MUTEX, site); /* before: nothing after the release */
+    lb_release_blame(self, mon, LB_OBJ_MUTEX, site); /* before: nothing after the release */
     return lb_real.mutex_unlock(m);
 }
 
@@ -253,13 +252,14 @@ void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t s
     lb_deposit_at(self, &hold, LB_OBJ_MUTEX, site, wait->node, wait->node_id);
 }
 
-void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m)
+void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
     if (!lb_mutex_counted(m, &mon))
         return;
+    /* As a barging acquisition: the time only, no meta inside the hold. */
     if (mon && __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
-        lb_hold_begins(self, mon);
+        lb_hold_begins_deferred_at(mon, now);
     lb_mutex_count_acquisition(self, m);
 }
 

@@ -279,8 +279,7 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
 int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
                               int word, uintptr_t site)
 {
-    lb_hold_t hold = lb_hold_ends(self, mon);
-    lb_deposit(self, &hold, LB_OBJ_SPIN, site); /* before: a spinning waiter races the rest */
+    lb_release_blame(self, mon, LB_OBJ_SPIN, site); /* before: a spinning waiter races the rest */
     __atomic_store_n(lock, word, __ATOMIC_RELEASE);
     return 0;
 }
