@@ -33,6 +33,22 @@ static void test_bounds_known_after_init(void)
     ASSERT_FALSE(lb_stack_room((size_t)1 << 40)); /* but not a terabyte */
 }
 
+/* The main thread's bounds (read from /proc/self/maps by lockblame
+ * itself) are exactly glibc's. */
+static void test_main_thread_bounds_as_glibc(void)
+{
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    ASSERT_EQ(pthread_getattr_np(pthread_self(), &a), 0);
+    ASSERT_EQ(pthread_attr_getstack(&a, &lo, &size), 0);
+    pthread_attr_destroy(&a);
+    lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
+    lb_stack_bounds_init();
+    ASSERT_UEQ(lb_stack_bounds.lo, (uintptr_t)lo);
+    ASSERT_UEQ(lb_stack_bounds.hi, (uintptr_t)lo + size);
+}
+
 static void test_unknown_bounds_mean_room(void)
 {
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
@@ -124,6 +140,6 @@ static void test_pages_end_in_a_guard(void)
     ASSERT_EQ(readable(p), 0);
 }
 
-CHECK_MAIN(test_bounds_known_after_init, test_unknown_bounds_mean_room,
+CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc, test_unknown_bounds_mean_room,
            test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
            test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
