@@ -58,9 +58,10 @@ static void fork_forget(lb_thread_t *self)
         }
     }
     lb_object_blame_table_t *ob = self->object_blame;
-    for (uint32_t i = 0; ob && i < ob->capacity; i++) {
-        ob->slot[i].blame_ns = 0;
-        ob->slot[i].count = 0;
+    for (uint32_t i = 0; ob && i < ob->entries.capacity; i++) {
+        lb_object_blame_t *e = lb_keyed_slot(&ob->entries, sizeof *e, i);
+        e->blame_ns = 0;
+        e->count = 0;
     }
     memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
     uint32_t count = lb_object_stats_count();

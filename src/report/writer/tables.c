@@ -80,8 +80,8 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t)
 void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
 {
     const lb_object_blame_table_t *table = t->object_blame;
-    for (uint32_t i = 0; i < table->capacity; i++) {
-        const lb_object_blame_t *e = &table->slot[i];
+    for (uint32_t i = 0; i < table->entries.capacity; i++) {
+        const lb_object_blame_t *e = lb_keyed_slot(&table->entries, sizeof *e, i);
         if (!e->object)
             continue;
         sqlite3_stmt *st = w->ins_blame;
