@@ -19,26 +19,30 @@ static void *find(void *slot, uint32_t capacity, size_t entry_size, uint64_t key
 }
 
 /* Tables up to a page come from the arena (most threads touch one or two
- * objects; a page each would dominate their memory), larger ones are
- * mapped and unmapped. */
+ * objects; a page each would dominate their memory), on lines of their
+ * own (they are written on lock paths: no line shared with another
+ * thread's data), larger ones are mapped. An outgrown table is kept, not unmapped: the final write may be
+ * reading it (object_accum.h tables are written while it runs); all of
+ * them together are smaller than the final one. */
 #define LB_KEYED_ARENA_BYTES 4096
 
-static void *table_alloc(size_t bytes)
+/* The slots of a fresh table, after a header that holds their number
+ * (lb_keyed_view reads it there). */
+static void *table_alloc(uint32_t capacity, size_t entry_size)
 {
-    return bytes <= LB_KEYED_ARENA_BYTES ? lb_arena_alloc(bytes) : lb_pages_alloc(bytes);
-}
-
-static void table_free(void *slot, size_t bytes)
-{
-    if (slot && bytes > LB_KEYED_ARENA_BYTES)
-        lb_pages_free(slot, bytes);
+    size_t bytes = LB_KEYED_HEADER + capacity * entry_size;
+    char *p = bytes <= LB_KEYED_ARENA_BYTES ? lb_arena_alloc_lines(bytes) : lb_pages_alloc(bytes);
+    if (!p)
+        return NULL;
+    *(uint32_t *)p = capacity;
+    return p + LB_KEYED_HEADER;
 }
 
 /* Doubles the table; returns -1 (table unchanged) if no memory. */
 static int grow(lb_keyed_table_t *t, size_t entry_size)
 {
     uint32_t capacity = t->capacity ? t->capacity * 2 : 4;
-    void *fresh = table_alloc(capacity * entry_size);
+    void *fresh = table_alloc(capacity, entry_size);
     if (!fresh)
         return -1;
     for (uint32_t i = 0; i < t->capacity; i++) {
@@ -46,8 +50,7 @@ static int grow(lb_keyed_table_t *t, size_t entry_size)
         if (lb_keyed_key(e))
             memcpy(find(fresh, capacity, entry_size, lb_keyed_key(e)), e, entry_size);
     }
-    table_free(t->slot, t->capacity * entry_size);
-    t->slot = fresh;
+    __atomic_store_n(&t->slot, fresh, __ATOMIC_RELEASE); /* for lb_keyed_view */
     t->capacity = capacity;
     return 0;
 }

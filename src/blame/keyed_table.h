@@ -5,10 +5,13 @@
  *
  * Invariants: written only by the owning thread, never from a signal
  * handler; read by the final write. At most half full; grows by doubling
- * (arena memory while small, mmap'd beyond a page; an outgrown arena
- * block is not reused). Entries never move except when the table grows,
- * so an entry pointer stays valid until the next lb_keyed_get that grows
- * (it reports that). */
+ * (arena memory while small, mmap'd beyond a page; an outgrown table is
+ * kept, never unmapped, so another thread reading it while it grows reads
+ * valid memory). Entries never move except when the table grows, so an
+ * entry pointer stays valid until the next lb_keyed_get that grows (it
+ * reports that). Another thread that reads the table (the final write
+ * while the owner may still run) goes through lb_keyed_view, which takes
+ * the slots and their number together. */
 #ifndef LB_KEYED_TABLE_H
 #define LB_KEYED_TABLE_H
 #include <stdbool.h>
@@ -27,10 +30,28 @@ typedef struct lb_keyed_table {
  * errno as it found it. */
 void *lb_keyed_get(lb_keyed_table_t *t, size_t entry_size, uint64_t key, bool *grew);
 
-/* The entry in slot i (its key is 0 if the slot is empty). */
+/* Each table's slots follow a header that holds their number. */
+#define LB_KEYED_HEADER 16
+
+/* The entry in slot i of slots (its key is 0 if the slot is empty). */
+static inline void *lb_keyed_at(void *slots, size_t entry_size, uint32_t i)
+{
+    return (char *)slots + (size_t)i * entry_size;
+}
+
+/* The entry in slot i < t->capacity, for the owner (or once it stopped). */
 static inline void *lb_keyed_slot(const lb_keyed_table_t *t, size_t entry_size, uint32_t i)
 {
-    return (char *)t->slot + (size_t)i * entry_size;
+    return lb_keyed_at(t->slot, entry_size, i);
+}
+
+/* For a reader on another thread while the owner may still add: the
+ * current slots (*slots; NULL before first use) and their number, read
+ * from one table (an outgrown one stays valid, see above). */
+static inline uint32_t lb_keyed_view(const lb_keyed_table_t *t, void **slots)
+{
+    *slots = __atomic_load_n(&t->slot, __ATOMIC_ACQUIRE);
+    return *slots ? *(const uint32_t *)((const char *)*slots - LB_KEYED_HEADER) : 0;
 }
 
 static inline uint64_t lb_keyed_key(const void *entry)

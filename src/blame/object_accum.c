@@ -31,8 +31,10 @@ lb_object_accum_t *lb_object_accum_of_slow(uint32_t index)
 
 static void add_table(lb_object_accum_t *out, uint32_t count, const lb_object_accum_table_t *t)
 {
-    for (uint32_t i = 0; i < t->entries.capacity; i++) {
-        const lb_object_accum_entry_t *e = lb_keyed_slot(&t->entries, sizeof *e, i);
+    void *slots;
+    uint32_t capacity = lb_keyed_view(&t->entries, &slots); /* the owner may still run */
+    for (uint32_t i = 0; i < capacity; i++) {
+        const lb_object_accum_entry_t *e = lb_keyed_at(slots, sizeof *e, i);
         if (e->object && e->object < count)
             lb_object_accum_add(&out[e->object], &e->sums);
     }

@@ -83,8 +83,10 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t)
 void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
 {
     const lb_object_blame_table_t *table = t->object_blame;
-    for (uint32_t i = 0; i < table->entries.capacity; i++) {
-        const lb_object_blame_t *e = lb_keyed_slot(&table->entries, sizeof *e, i);
+    void *slots;
+    uint32_t capacity = lb_keyed_view(&table->entries, &slots);
+    for (uint32_t i = 0; i < capacity; i++) {
+        const lb_object_blame_t *e = lb_keyed_at(slots, sizeof *e, i);
         if (!e->object)
             continue;
         sqlite3_stmt *st = w->ins_blame;
