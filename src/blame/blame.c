@@ -135,7 +135,7 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
  * accounting. keep_held: the object stays "held" afterwards (cond/sem:
  * accrual since this signal belongs to the next one). by_holder: the
  * caller holds the lock (a release), see lb_clock_take_own_pending. */
-static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
+static inline __attribute__((always_inline)) lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
 {
     lb_object_stats_t *stats = stats_of(mon);
     lb_object_accum_t *acc = lb_object_accum_of(mon->stats);
@@ -155,7 +155,7 @@ static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, boo
     return hold;
 }
 
-static inline lb_hold_t hold_ends(lb_mon_t *mon)
+static inline __attribute__((always_inline)) lb_hold_t hold_ends(lb_mon_t *mon)
 {
     /* Nobody waits and V has not moved since this hold's accounting began:
      * its blame is 0, and with w == 0 nothing accrues until the next
