@@ -4,11 +4,28 @@
 
 #include "core/thread.h"
 
-LB_TLS lb_object_accum_table_t *lb_object_accums_here;
+/* What an unused recent slot points at: no record index matches it. */
+static lb_object_accum_entry_t no_entry = { .object = UINT64_MAX };
+
+static void forget_recent(lb_object_accum_table_t *t)
+{
+    for (int i = 0; i < LB_OBJECT_ACCUM_RECENT; i++)
+        t->recent[i] = &no_entry;
+}
+
+/* Bound to threads with no table of their own: never added to. */
+static lb_object_accum_table_t unbound = {
+    .recent = { &no_entry, &no_entry, &no_entry, &no_entry },
+};
+_Static_assert(LB_OBJECT_ACCUM_RECENT == 4, "unbound.recent lists every slot");
+
+LB_TLS lb_object_accum_table_t *lb_object_accums_here = &unbound;
 
 void lb_object_accum_bind(lb_object_accum_table_t *table)
 {
-    lb_object_accums_here = table;
+    if (table)
+        forget_recent(table);
+    lb_object_accums_here = table ? table : &unbound;
 }
 
 lb_object_accum_t *lb_object_accum_of_slow(uint32_t index)
@@ -16,11 +33,11 @@ lb_object_accum_t *lb_object_accum_of_slow(uint32_t index)
     if (index == 0)
         return NULL;
     lb_object_accum_table_t *t = lb_object_accums_here;
-    if (t) {
+    if (t != &unbound) {
         bool grew;
         lb_object_accum_entry_t *e = lb_keyed_get(&t->entries, sizeof *e, index, &grew);
         if (grew)
-            memset(t->recent, 0, sizeof t->recent);
+            forget_recent(t);
         if (e) {
             t->recent[index % LB_OBJECT_ACCUM_RECENT] = e;
             return &e->sums;

@@ -9,9 +9,11 @@
  * (keyed_table.h). Tables come from the arena and are never freed, so an
  * exited thread's part is still summed at the write; a fork child keeps
  * only the forking thread's, zeroed (interpose/fork_forget.c). A thread
- * with no table bound (not attached, or out of memory) adds to the
- * record's `base` instead. `recent` is direct-mapped by index: an object
- * the thread touched lately is found with one compare. */
+ * with no table of its own (not attached, or out of memory) is bound to
+ * a shared empty one and adds to the record's `base` instead. `recent` is
+ * direct-mapped by index: an object the thread touched lately is found
+ * with one compare; its unused slots point at a sentinel entry that no
+ * index matches (never NULL), so the fast path has no other test. */
 #ifndef LB_OBJECT_ACCUM_H
 #define LB_OBJECT_ACCUM_H
 #include <stdint.h>
@@ -32,7 +34,7 @@ typedef struct lb_object_accum_table {
     lb_object_accum_entry_t *recent[LB_OBJECT_ACCUM_RECENT]; /* by index % RECENT */
 } lb_object_accum_table_t;
 
-/* The calling thread's table (bound by its blame start hook). */
+/* The calling thread's table (bound by its blame start hook; never NULL). */
 extern LB_TLS lb_object_accum_table_t *lb_object_accums_here;
 void lb_object_accum_bind(lb_object_accum_table_t *table);
 
@@ -43,12 +45,9 @@ lb_object_accum_t *lb_object_accum_of_slow(uint32_t index);
  * leaves errno as it found it. */
 static inline lb_object_accum_t *lb_object_accum_of(uint32_t index)
 {
-    lb_object_accum_table_t *t = lb_object_accums_here;
-    if (lb_likely(t != NULL)) {
-        lb_object_accum_entry_t *e = t->recent[index % LB_OBJECT_ACCUM_RECENT];
-        if (lb_likely(e && e->object == index))
-            return &e->sums;
-    }
+    lb_object_accum_entry_t *e = lb_object_accums_here->recent[index % LB_OBJECT_ACCUM_RECENT];
+    if (lb_likely(e->object == index))
+        return &e->sums;
     return lb_object_accum_of_slow(index);
 }
 
