@@ -9,7 +9,6 @@
 #include <errno.h>
 
 #include "blame/blame_clock.h"
-#include "blame/object_accum.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/context.h"
@@ -25,15 +24,6 @@ static lb_object_stats_t *stats_of(lb_mon_t *mon)
     if (lb_unlikely(mon->stats == 0))
         mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
     return lb_object_stats_of_mon(mon->stats);
-}
-
-/* The calling thread's part of the record's accumulators (object_accum.h),
- * the record created first if need be (under meta). */
-static lb_object_accum_t *accum_of(lb_mon_t *mon)
-{
-    if (lb_unlikely(mon->stats == 0))
-        stats_of(mon);
-    return lb_object_accum_of(mon->stats);
 }
 
 /* The calling context of the current wrapper call in self's CCT (cached
@@ -57,7 +47,7 @@ static void wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_
 /* Under meta: the calling thread starts waiting on mon at now (w++). */
 static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64_t now)
 {
-    lb_clock_advance(mon, accum_of(mon), now);
+    lb_clock_advance(mon, stats_of(mon), now);
     wait->mon = mon;
     wait->kind = kind;
     wait->start_ns = now;
@@ -89,21 +79,20 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
     lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = stats_of(mon);
-    lb_object_accum_t *acc = lb_object_accum_of(mon->stats);
-    lb_clock_advance(mon, acc, now);
+    lb_clock_advance(mon, stats, now);
     mon->waiters--;
     if (holds) {
         lb_clock_hold_begins(mon);
         mon->hold_was_contended = 1;
     }
-    if (acc) {
-        acc->wait_ns += waited;
+    if (stats) {
+        stats->wait_ns += waited;
         if (holds) {
-            acc->contended++;
+            stats->contended++;
         } else if (wait->kind == LB_OBJ_COND || wait->kind == LB_OBJ_SEM ||
                    wait->kind == LB_OBJ_BARRIER) {
-            acc->contended++;    /* a completed wait is this kind's acquisition */
-            acc->acquisitions++;
+            stats->contended++;    /* a completed wait is this kind's acquisition */
+            stats->acquisitions++;
         }
     }
     lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
@@ -126,7 +115,7 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
-    lb_clock_advance(mon, accum_of(mon), now);
+    lb_clock_advance(mon, stats_of(mon), now);
     lb_clock_hold_begins(mon);
     lb_meta_unlock(&mon->meta);
 }
@@ -135,17 +124,16 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
  * accounting. keep_held: the object stays "held" afterwards (cond/sem:
  * accrual since this signal belongs to the next one). by_holder: the
  * caller holds the lock (a release), see lb_clock_take_own_pending. */
-static inline __attribute__((always_inline)) lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
+static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, bool by_holder)
 {
     lb_object_stats_t *stats = stats_of(mon);
-    lb_object_accum_t *acc = lb_object_accum_of(mon->stats);
     if (by_holder) {
-        lb_clock_take_own_pending(mon, acc);
-        lb_clock_accrue(mon, acc, now);
+        lb_clock_take_own_pending(mon, stats);
+        lb_clock_accrue(mon, stats, now);
     } else {
-        lb_clock_advance(mon, acc, now);
+        lb_clock_advance(mon, stats, now);
     }
-    lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, acc),
+    lb_hold_t hold = { .blame_ns = lb_clock_hold_ends(mon, stats),
                        .record = stats,
                        .stats = mon->stats,
                        .was_contended = mon->hold_was_contended };
@@ -155,7 +143,7 @@ static inline __attribute__((always_inline)) lb_hold_t collect(lb_mon_t *mon, ui
     return hold;
 }
 
-static inline __attribute__((always_inline)) lb_hold_t hold_ends(lb_mon_t *mon)
+static inline lb_hold_t hold_ends(lb_mon_t *mon)
 {
     /* Nobody waits and V has not moved since this hold's accounting began:
      * its blame is 0, and with w == 0 nothing accrues until the next
@@ -261,12 +249,11 @@ void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
     uint32_t index = lb_object_stats_new(object, kind);
     lb_object_stats_t *stats = lb_object_stats_at(index);
     if (stats) {
-        /* A fresh record nobody else knows: its base takes it all. */
-        stats->base.contended = 1;
-        stats->base.acquisitions = 1;
-        stats->base.wait_ns = wait_ns;
-        stats->base.accrued_held_ns = (double)wait_ns;
-        stats->base.blamed_ns = culprit && culprit->cct ? (double)wait_ns : 0;
+        stats->contended = 1;
+        stats->acquisitions = 1;
+        stats->wait_ns = wait_ns;
+        stats->accrued_held_ns = (double)wait_ns;
+        stats->blamed_ns = culprit && culprit->cct ? (double)wait_ns : 0;
         stats->first_thread = victim->id;
     }
     if (victim->cct) {

@@ -1,12 +1,11 @@
 /* The blame layer's part of a thread record (core/hooks.h): the
  * per-site counts (mmap'd, compacted into the arena at exit), the rwlock
- * holds, the per-object blame and accumulator tables and the wait note; the context cache
+ * holds, the per-object blame table and the wait note; the context cache
  * (context.c, thread-local) is unmapped when the thread stops. Written only by the owning thread;
  * read by the final write and by a joiner after the thread exited. */
 #include <stddef.h>
 
 #include "blame/context.h"
-#include "blame/object_accum.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/rw_holds.h"
@@ -18,7 +17,6 @@
 typedef struct {
     lb_rw_holds_t rw_holds;
     lb_object_blame_table_t object_blame;
-    lb_object_accum_table_t object_accum;
     lb_wait_note_t wait_note;
 } blame_part_t;
 
@@ -30,7 +28,6 @@ static int blame_init(lb_thread_t *t)
         return -1; /* arena memory is simply not used */
     t->rw_holds = &part->rw_holds;
     t->object_blame = &part->object_blame;
-    t->object_accum = &part->object_accum;
     t->wait_note = &part->wait_note;
     t->sites = sites;
     return 0;
@@ -39,7 +36,6 @@ static int blame_init(lb_thread_t *t)
 static void blame_start(lb_thread_t *t)
 {
     lb_object_totals_bind(t->unrecorded_acquisitions);
-    lb_object_accum_bind(t->object_accum);
 }
 
 /* The thread ends: give back its context cache. */

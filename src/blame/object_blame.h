@@ -2,34 +2,30 @@
  * (object stats index, CCT node) -> blame, count. Feeds the per-lock view.
  *
  * Invariants: written only by the owning thread, outside the signal
- * handler, while lb_thread.busy is held; read by the final write. Stored
- * in a keyed table (keyed_table.h: grows by doubling); if memory runs out
- * the entry is counted in `dropped_ns` instead of being lost silently. `recent` keeps
+ * handler, while lb_thread.busy is held; read by the final write. Grows by
+ * doubling (arena memory while small, mmap'd beyond a page); if memory runs out the entry is
+ * counted in `dropped_ns` instead of being lost silently. `recent` keeps
  * the entries the last LB_OBJECT_BLAME_RECENT distinct slow-path adds
  * went to (NULL before the first and after a grow): the releases and
  * signals of a contended loop (a lock's release, a condition's signal,
  * each from its one place) add to them without hashing or probing. */
 #ifndef LB_OBJECT_BLAME_H
 #define LB_OBJECT_BLAME_H
-#include <stddef.h>
 #include <stdint.h>
 
-#include "blame/keyed_table.h"
-
 typedef struct lb_object_blame {
-    uint32_t object;        /* lb_object_stats index (0 = empty slot); with */
-    uint32_t node;          /* node id in the owning thread's CCT: the key */
+    uint32_t object;        /* lb_object_stats index (0 = empty slot) */
+    uint32_t node;          /* node id in the owning thread's CCT */
     double blame_ns;
     uint64_t count;
 } lb_object_blame_t;
-/* The key as keyed_table.h reads it (little-endian): node << 32 | object. */
-_Static_assert(offsetof(lb_object_blame_t, object) == 0 && offsetof(lb_object_blame_t, node) == 4,
-               "object_blame key layout");
 
 #define LB_OBJECT_BLAME_RECENT 4 /* a power of two */
 
 typedef struct lb_object_blame_table {
-    lb_keyed_table_t entries; /* of lb_object_blame_t */
+    lb_object_blame_t *slot;
+    uint32_t capacity;      /* power of two, 0 before first use */
+    uint32_t used;
     double dropped_ns;      /* blame that found no memory */
     lb_object_blame_t *recent[LB_OBJECT_BLAME_RECENT]; /* see above */
     uint32_t recent_next;   /* the recent slot the next slow-path add replaces */

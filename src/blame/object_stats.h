@@ -5,22 +5,12 @@
  * locks. Objects that were never contended get no record; their
  * acquisitions go into per-kind totals instead.
  *
- * Invariants: the record holds what is set once or read for decisions
- * (addr, kind, first_thread/first_node, retired, last_collect: written
- * under the owning lb_mon's meta lock). Its accumulators (lb_object_accum_t:
- * counts, wait, accrual, blame) are sums with one part per thread: every
- * contended operation adds to the running thread's own entry for the
- * object (object_accum.h), so no cache line is written by every thread
- * that contends on the object; `base` gets only what no thread table
- * takes (a thread without one, or out of memory, under meta), the
- * folded `acquisitions` (when the lb_mon is freed or at the final
- * write) and what the final write itself adds. The object's value is
- * base plus every thread's entry (lb_object_accum_totals), so readers
- * must sum, never read `base` alone. Records live in one reserved
- * mapping and are never freed. Conservation per object, on the sums:
- * accrued_held_ns + handoff_ns is the integral of the number of waiters
- * over time; blamed_ns <= accrued_held_ns, and the difference is reported
- * as unattributed. */
+ * Invariants: the accrual fields are written under the owning lb_mon's
+ * meta lock (each record on lines of its own); `acquisitions` is written when the lb_mon is freed or at the
+ * final write. Records live in one reserved mapping and are never freed.
+ * Conservation per object: accrued_held_ns + handoff_ns is the integral of
+ * the number of waiters over time; blamed_ns <= accrued_held_ns, and the
+ * difference is reported as unattributed. */
 #ifndef LB_OBJECT_STATS_H
 #define LB_OBJECT_STATS_H
 #include <stddef.h>
@@ -30,38 +20,23 @@
 #include "sampler/metrics.h"
 #include "util/common.h"
 
-/* An object's accumulators: summed over `base` and the thread tables. */
-typedef struct lb_object_accum {
-    uint64_t acquisitions;    /* exclusive acquisitions (folded from lb_mon; cond/sem/barrier waits) */
-    uint64_t contended;       /* acquisitions/waits that had to wait */
-    uint64_t wait_ns;         /* total waiting, as measured by the waiters */
-    double accrued_held_ns;   /* integral of waiters while held (to be blamed) */
-    double blamed_ns;         /* handed to release/signal sites */
-    double handoff_ns;        /* integral of waiters while nobody held it */
-} lb_object_accum_t;
-
-static inline void lb_object_accum_add(lb_object_accum_t *into, const lb_object_accum_t *part)
-{
-    into->acquisitions += part->acquisitions;
-    into->contended += part->contended;
-    into->wait_ns += part->wait_ns;
-    into->accrued_held_ns += part->accrued_held_ns;
-    into->blamed_ns += part->blamed_ns;
-    into->handoff_ns += part->handoff_ns;
-}
-
 typedef struct lb_object_stats {
     uintptr_t addr;           /* the object's address */
     uint32_t kind;            /* lb_obj_kind */
     uint32_t first_thread;    /* thread that first waited on it */
     uint32_t first_node;      /* that waiter's context in its CCT (0 until known) */
     uint32_t retired;         /* 1 once its lb_mon was freed (destroy/re-init) */
-    lb_object_accum_t base;   /* the part in no thread table (see above) */
+    uint64_t acquisitions;    /* exclusive acquisitions (snapshot from lb_mon) */
+    uint64_t contended;       /* acquisitions/waits that had to wait */
+    uint64_t wait_ns;         /* total waiting, as measured by the waiters */
+    double accrued_held_ns;   /* integral of waiters while held (to be blamed) */
+    double blamed_ns;         /* handed to release/signal sites */
+    double handoff_ns;        /* integral of waiters while nobody held it */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
 } __attribute__((aligned(LB_CACHELINE))) lb_object_stats_t;
-/* Aligned: cond/sem records are written under their own object's meta
- * lock on every signal (last_collect), so two objects' records sharing a
- * line would make unrelated contended objects slow each other down. */
+/* Aligned: records are written under their own object's meta lock on
+ * every contended operation, so two objects' records sharing a line
+ * would make unrelated contended locks slow each other down. */
 
 /* A fresh record, or 0 when out of memory (the object is then tracked
  * without a per-object record; its blame still reaches the CCT). */

@@ -7,7 +7,6 @@
 #include "blame/rwlock_blame.h"
 
 #include "blame/blame_clock.h"
-#include "blame/object_accum.h"
 #include "blame/rw_holds.h"
 #include "util/clock.h"
 
@@ -35,7 +34,7 @@ static uint8_t holders_now(const pthread_rwlock_t *rw, const lb_mon_t *mon)
 /* Under meta: bring accrual up to date and re-read k. */
 static void recount(lb_mon_t *mon, const pthread_rwlock_t *rw, int reader_delta)
 {
-    lb_clock_advance(mon, lb_object_accum_of(mon->stats), lb_now_ns());
+    lb_clock_advance(mon, lb_object_stats_at(mon->stats), lb_now_ns());
     mon->rw_waiting_readers += (uint32_t)reader_delta;
     mon->held = holders_now(rw, mon);
 }
@@ -76,12 +75,12 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0 || contended) {
         uint64_t now = lb_now_ns();
         lb_meta_lock(&mon->meta);
-        lb_object_accum_t *acc = lb_object_accum_of(mon->stats);
-        lb_clock_advance(mon, acc, now);
+        lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+        lb_clock_advance(mon, stats, now);
         mon->held = holders_now(rw, mon);
         at = mon->clock;
-        if (acc && contended)
-            acc->contended++;
+        if (stats && contended)
+            stats->contended++;
         lb_meta_unlock(&mon->meta);
     } else {
         at = clock_of(mon);
@@ -118,14 +117,14 @@ bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *r
         return false;
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
-    lb_object_accum_t *acc = lb_object_accum_of(mon->stats);
-    lb_clock_advance(mon, acc, now);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    lb_clock_advance(mon, stats, now);
     *hold = (lb_hold_t){ .blame_ns = mon->clock - mine.clock_at_acquire,
-                         .record = lb_object_stats_at(mon->stats),
+                         .record = stats,
                          .stats = mon->stats,
                          .was_contended = mine.was_contended };
-    if (acc)
-        acc->blamed_ns += hold->blame_ns;
+    if (stats)
+        stats->blamed_ns += hold->blame_ns;
     uint8_t k = holders_now(rw, mon);
     mon->held = k > 0 ? (uint8_t)(k - 1) : 0; /* we are about to leave */
     lb_meta_unlock(&mon->meta);

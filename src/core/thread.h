@@ -37,7 +37,6 @@ struct lb_site_table;          /* blame/sites.h */
 struct lb_site;                /* blame/sites.h */
 struct lb_rw_holds;            /* blame/rw_holds.h */
 struct lb_object_blame_table;  /* blame/object_blame.h */
-struct lb_object_accum_table;  /* blame/object_accum.h */
 struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
 struct lb_wait_note;           /* blame/wait_note.h */
@@ -60,7 +59,6 @@ typedef struct lb_thread {
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
-    struct lb_object_accum_table *object_accum; /* blame: its part of the objects' sums */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     uintptr_t handle;             /* pthread_self() */

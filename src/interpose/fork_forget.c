@@ -8,7 +8,6 @@
  * fork_child steps. */
 #include <string.h>
 
-#include "blame/object_accum.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
@@ -33,8 +32,7 @@ static void forget_mon(lb_mon_t *mon, void *unused)
 }
 
 /* Zero the forking thread's counts (CCT metrics, samples, sites, object
- * blame and accumulators), every live object's acquisitions and every
- * object record. */
+ * blame), every live object's acquisitions and every object record. */
 static void fork_forget(lb_thread_t *self)
 {
     if (!self)
@@ -60,19 +58,18 @@ static void fork_forget(lb_thread_t *self)
         }
     }
     lb_object_blame_table_t *ob = self->object_blame;
-    for (uint32_t i = 0; ob && i < ob->entries.capacity; i++) {
-        lb_object_blame_t *e = lb_keyed_slot(&ob->entries, sizeof *e, i);
-        e->blame_ns = 0;
-        e->count = 0;
+    for (uint32_t i = 0; ob && i < ob->capacity; i++) {
+        ob->slot[i].blame_ns = 0;
+        ob->slot[i].count = 0;
     }
-    lb_object_accum_forget(self->object_accum); /* the other threads' are gone */
     memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
         if (!s)
             continue;
-        memset(&s->base, 0, sizeof s->base);
+        s->acquisitions = s->contended = s->wait_ns = 0;
+        s->accrued_held_ns = s->blamed_ns = s->handoff_ns = 0;
     }
 }
 

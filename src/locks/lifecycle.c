@@ -3,7 +3,6 @@
 #include <sys/single_threaded.h>
 
 #include "blame/blame_clock.h"
-#include "blame/object_accum.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
 
@@ -16,7 +15,7 @@ static void fold(lb_mon_t *mon)
     bool in_totals = mon->kind == LB_OBJ_MUTEX;
     mon->acquisitions = 0;
     if (stats) {
-        stats->base.acquisitions += acquisitions;
+        stats->acquisitions += acquisitions;
         if (in_totals)
             lb_object_totals_take((lb_obj_kind)mon->kind, acquisitions);
     } else if (!in_totals) {
@@ -69,9 +68,10 @@ void lb_mon_settle_live(lb_mon_t *mon, void *now)
 {
     /* The clock first: for a mutex, folding its count reuses the word
      * that holds a pending hold's start (blame/mon.h). */
-    if (lb_object_stats_at(mon->stats)) {
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+    if (stats) {
         lb_meta_lock(&mon->meta);
-        lb_clock_advance(mon, lb_object_accum_of(mon->stats), *(const uint64_t *)now);
+        lb_clock_advance(mon, stats, *(const uint64_t *)now);
         lb_meta_unlock(&mon->meta);
     }
     lb_mon_fold_live(mon, NULL);

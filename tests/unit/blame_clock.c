@@ -16,28 +16,12 @@
 
 #include "blame/blame.h"
 #include "blame/blame_clock.h"
-#include "blame/object_accum.h"
 #include "blame/object_stats.h"
 #include "blame/rwlock_blame.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
 
 static lb_mon_t mon_storage;
-
-/* Object `index`'s accumulators summed as the writer sums them (its
- * record's base and every thread's part); NULL if it has no record. */
-static lb_object_accum_t *sums_of(uint32_t index, lb_object_accum_t *out)
-{
-    uint32_t count = lb_object_stats_count();
-    if (index == 0 || index >= count)
-        return NULL;
-    lb_object_accum_t *all = calloc(count, sizeof *all);
-    ASSERT_NOT_NULL(all);
-    lb_object_accum_totals(all, count);
-    *out = all[index];
-    free(all);
-    return out;
-}
 
 /* A fresh, unheld object whose accrual is up to date at t0. */
 static lb_mon_t *fresh_mon(uint64_t t0)
@@ -56,21 +40,21 @@ static lb_mon_t *held_mon(uint64_t t0)
     return mon;
 }
 
-static lb_object_accum_t fresh_stats(void)
+static lb_object_stats_t fresh_stats(void)
 {
-    lb_object_accum_t s;
+    lb_object_stats_t s;
     memset(&s, 0, sizeof s);
     return s;
 }
 
 /* A waiter arrives at `now` (advance first, as every verb does). */
-static void waiter_arrives(lb_mon_t *mon, lb_object_accum_t *stats, uint64_t now)
+static void waiter_arrives(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
     lb_clock_advance(mon, stats, now);
     mon->waiters++;
 }
 
-static void waiter_leaves(lb_mon_t *mon, lb_object_accum_t *stats, uint64_t now)
+static void waiter_leaves(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
     lb_clock_advance(mon, stats, now);
     mon->waiters--;
@@ -78,7 +62,7 @@ static void waiter_leaves(lb_mon_t *mon, lb_object_accum_t *stats, uint64_t now)
 
 static void test_one_holder_is_blamed_w_times_dt(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = held_mon(1000);
     waiter_arrives(mon, &stats, 1100); /* 1 waiter for 400 ns */
     waiter_arrives(mon, &stats, 1500); /* then 2 waiters for 300 ns */
@@ -98,7 +82,7 @@ static void test_one_holder_is_blamed_w_times_dt(void)
  * accrued (nothing is counted twice). */
 static void test_shared_holders_split_one_over_k(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = fresh_mon(0);
     mon->waiters = 3;
     mon->held = 2;              /* readers A and B from t = 0 */
@@ -121,7 +105,7 @@ static void test_shared_holders_split_one_over_k(void)
  * is not blamed for it. */
 static void test_handoff_between_holds(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = held_mon(0);
     waiter_arrives(mon, &stats, 0);
     waiter_arrives(mon, &stats, 0);
@@ -144,7 +128,7 @@ static void test_handoff_between_holds(void)
 
 static void test_no_waiters_no_motion(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = held_mon(10);
     lb_clock_advance(mon, &stats, 1000000);
     ASSERT_NEAR(mon->clock, 0, 0);
@@ -158,7 +142,7 @@ static void test_no_waiters_no_motion(void)
  * must neither move V backwards nor count any interval twice. */
 static void test_late_timestamp_is_ignored(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = held_mon(0);
     waiter_arrives(mon, &stats, 0);
     lb_clock_advance(mon, &stats, 1000);
@@ -186,7 +170,7 @@ static void test_without_stats(void)
  * there: before it the waiting was hand-off, after it the holder's. */
 static void test_pending_hold_begins_at_its_time(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = fresh_mon(0);
     mon->kind = LB_OBJ_MUTEX;
     mon->waiters = 2;                  /* two wait, nobody accounted */
@@ -204,7 +188,7 @@ static void test_pending_hold_begins_at_its_time(void)
  * mutexes have the field: for other kinds the word is a count. */
 static void test_pending_dropped_when_held_or_not_a_mutex(void)
 {
-    lb_object_accum_t stats = fresh_stats();
+    lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = held_mon(0);
     mon->kind = LB_OBJ_MUTEX;
     mon->waiters = 1;
@@ -214,7 +198,7 @@ static void test_pending_dropped_when_held_or_not_a_mutex(void)
     ASSERT_NEAR(lb_clock_hold_ends(mon, &stats), 1000, 1e-9);
     ASSERT_NEAR(stats.handoff_ns, 0, 0);
 
-    lb_object_accum_t spin_stats = fresh_stats();
+    lb_object_stats_t spin_stats = fresh_stats();
     lb_mon_t *spin = fresh_mon(0);
     spin->kind = LB_OBJ_SPIN;
     spin->waiters = 1;
@@ -270,7 +254,7 @@ static void test_verbs_conserve_wait(void)
     ASSERT_EQ(self->waiting, 0);
     ASSERT_EQ(mon->waiters, 0);
     ASSERT_EQ(mon->hold_was_contended, 1);
-    lb_object_accum_t sum, *stats = sums_of(mon->stats, &sum);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     ASSERT_NOT_NULL(stats);
     ASSERT_EQ(stats->contended, 1);
     ASSERT_GE(hold.blame_ns, 20e6);
@@ -298,7 +282,7 @@ static void test_signal_collects_and_stays_held(void)
     sleep_ms(10);
     lb_hold_t second = lb_signal_collect(self, mon);
     lb_wait_end(self, &wait, false);
-    lb_object_accum_t sum, *stats = sums_of(mon->stats, &sum);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     ASSERT_GE(first.blame_ns, 10e6);
     ASSERT_GE(second.blame_ns, 10e6);
     ASSERT_NEAR(stats->blamed_ns, first.blame_ns + second.blame_ns, 1e-6);
@@ -327,7 +311,7 @@ static void test_barrier_last_arrival_collects(void)
     ASSERT_EQ(mon->held, 0);
     lb_wait_end(self, &w1, false);
     lb_wait_end(self, &w2, false);
-    lb_object_accum_t sum, *stats = sums_of(mon->stats, &sum);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     /* 1 waiter x 10 ms, then 2 x 10 ms: at least 30 ms of idleness. */
     ASSERT_GE(hold.blame_ns, 30e6);
     ASSERT_NEAR(stats->accrued_held_ns + stats->handoff_ns, (double)stats->wait_ns, 1.0);
@@ -381,7 +365,7 @@ static void test_rwlock_readers_split_one_over_k(void)
     ASSERT_EQ(mon->held, 0);
     sleep_ms(5);
     lb_rw_wait_end(w, mon, &rw, false, &wait);
-    lb_object_accum_t sum, *stats = sums_of(mon->stats, &sum);
+    lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     ASSERT_NOT_NULL(stats);
     printf("# B %.3f ms, A %.3f ms, accrued %.3f ms, hand-off %.3f ms\n", hb.blame_ns / 1e6,
            ha.blame_ns / 1e6, stats->accrued_held_ns / 1e6, stats->handoff_ns / 1e6);

@@ -34,7 +34,7 @@ uint32_t lb_close_open_waits(uint64_t now)
         lb_meta_lock(&mon->meta);
         lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
         if (stats)
-            stats->base.wait_ns += waited; /* the final write's own part */
+            stats->wait_ns += waited;
         lb_meta_unlock(&mon->meta);
         lb_cct_node_t *root = t->cct ? lb_cct_node(t->cct, 0) : NULL;
         if (root)

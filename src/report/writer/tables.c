@@ -6,12 +6,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "blame/object_accum.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
@@ -21,7 +19,6 @@
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
-#include "util/log.h"
 
 static uint64_t cpu_ns_of(const lb_thread_t *t)
 {
@@ -83,10 +80,8 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t)
 void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
 {
     const lb_object_blame_table_t *table = t->object_blame;
-    void *slots;
-    uint32_t capacity = lb_keyed_view(&table->entries, &slots);
-    for (uint32_t i = 0; i < capacity; i++) {
-        const lb_object_blame_t *e = lb_keyed_at(slots, sizeof *e, i);
+    for (uint32_t i = 0; i < table->capacity; i++) {
+        const lb_object_blame_t *e = &table->slot[i];
         if (!e->object)
             continue;
         sqlite3_stmt *st = w->ins_blame;
@@ -107,27 +102,21 @@ void lb_tables_objects(writer_t *w)
     if (!st)
         return;
     uint32_t count = lb_object_stats_count();
-    lb_object_accum_t *sums = count > 1 ? malloc(count * sizeof *sums) : NULL;
-    if (sums)
-        lb_object_accum_totals(sums, count); /* after the settling above */
-    else if (count > 1)
-        lb_warn("out of memory: the profile has no per-object rows");
-    for (uint32_t i = 1; sums && i < count; i++) {
+    for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        const lb_object_accum_t *a = &sums[i];
-        if (!s || !s->addr || (!a->acquisitions && !a->contended && !a->wait_ns))
+        if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
             continue; /* forgotten in a fork child (fork_forget.c) */
-        double unattributed = a->accrued_held_ns - a->blamed_ns;
+        double unattributed = s->accrued_held_ns - s->blamed_ns;
         sqlite3_bind_int64(st, 1, i);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
         if (s->first_node)
             sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, s->first_thread, s->first_node));
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)a->acquisitions);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)a->contended);
-        sqlite3_bind_double(st, 7, a->wait_ns / 1e9);
-        sqlite3_bind_double(st, 8, a->blamed_ns / 1e9);
-        sqlite3_bind_double(st, 9, a->handoff_ns / 1e9);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->contended);
+        sqlite3_bind_double(st, 7, s->wait_ns / 1e9);
+        sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
+        sqlite3_bind_double(st, 9, s->handoff_ns / 1e9);
         sqlite3_bind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
         lb_wstep(st);
     }
@@ -144,7 +133,6 @@ void lb_tables_objects(writer_t *w)
             sqlite3_bind_int(st, c, 0);
         lb_wstep(st);
     }
-    free(sums);
     sqlite3_finalize(st);
 }
 

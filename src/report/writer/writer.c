@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "blame/object_accum.h"
 #include "blame/object_stats.h"
 #include "common/ddl.h"
 #include "common/version.h"
@@ -67,17 +66,12 @@ static bool recorded_something(void)
             return true;
     }
     uint32_t count = lb_object_stats_count();
-    lb_object_accum_t *sums = count > 1 ? malloc(count * sizeof *sums) : NULL;
-    if (!sums)
-        return count > 1; /* no memory to tell: assume something */
-    lb_object_accum_totals(sums, count);
-    bool waited = false;
-    for (uint32_t i = 1; i < count && !waited; i++) {
+    for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        waited = s && s->addr && (sums[i].contended || sums[i].wait_ns);
+        if (s && s->addr && (s->contended || s->wait_ns))
+            return true;
     }
-    free(sums);
-    return waited;
+    return false;
 }
 
 static uint32_t leaf_node_cb(void *ctx, uint32_t thread, uint32_t local)
