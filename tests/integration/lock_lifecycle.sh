@@ -7,8 +7,6 @@
 . "$(dirname "$0")/../lib/common.sh"
 need "$WORKLOADS/lock_lifecycle" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 
 echo "== native"
 start=$(date +%s.%N)

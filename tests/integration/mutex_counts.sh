@@ -8,9 +8,6 @@
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/mutex_counts
 need "$W" "$LOCKBLAME_LIB"
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
-rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
 
 "$W" >"$tmp/native.out" || fail "native run exited $?"
 LOCKBLAME_OUTPUT=$tmp/out.db LOCKBLAME_EVENT=none preloaded "$W" >"$tmp/pre.out" 2>"$tmp/pre.err" ||

@@ -6,9 +6,6 @@
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/process_events
 need "$W" "$LOCKBLAME_LIB"
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
-rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
 
 echo "== SIGTERM"
 LOCKBLAME_OUTPUT=$tmp/term.db LD_PRELOAD=$LOCKBLAME_LIB "$W" sigterm >"$tmp/term.out" 2>"$tmp/term.err" &

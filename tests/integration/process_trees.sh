@@ -14,8 +14,6 @@
 source "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 L=$LOCKBLAME_CLI
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 q() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
 show() { # show DIR DB: the listing and the processes
     echo "  \$ ls $(basename "$1")"; ls "$1" | sed 's/^/    /'

@@ -36,8 +36,6 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 trap 'exit 129' HUP
 
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 # listening PORT: something accepts connections on 127.0.0.1:PORT.
 listening() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }

@@ -10,8 +10,6 @@
 # A missing program prints SKIP for its part.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 have() { command -v "$1" >/dev/null 2>&1 || { echo "SKIP $1: not installed"; return 1; }; }
 secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 n=0

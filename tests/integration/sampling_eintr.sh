@@ -9,8 +9,6 @@
 . "$(dirname "$0")/../lib/common.sh"
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/eintr_pingpong"
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 
 "$W/eintr_pingpong" >"$tmp/nat" || fail "native run exited $?"
 echo "  native: $(cat "$tmp/nat")"

@@ -11,8 +11,6 @@
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/sig_own_handler"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 
 rc_nat=0
 "$W/sig_own_handler" >"$tmp/nat" || rc_nat=$?

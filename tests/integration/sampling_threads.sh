@@ -14,8 +14,6 @@
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/many_threads"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 # same NAT PRE: the outputs agree on every line but the first fd (which
 # libunwind's own pipe may move; checked separately below)
 same() { diff <(grep -v '^first fd' "$1") <(grep -v '^first fd' "$2"); }

@@ -15,8 +15,6 @@
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W/sig_blocked_work" "$W/read_work"
 command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 
 # thread_work DB FUNCTION -> "work_s" of the thread whose start routine is FUNCTION
 thread_work() {

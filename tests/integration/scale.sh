@@ -8,8 +8,6 @@
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/scale
 need "$W" "$LOCKBLAME_LIB"
-errors=0
-bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$2"; }
 LIMIT_MB=300
 

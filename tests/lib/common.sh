@@ -20,6 +20,14 @@ fail() {
     exit 1
 }
 
+# bad MSG: note a failed check and go on; the driver ends with
+# `[ $errors -eq 0 ]` to fail if any did.
+errors=0
+bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
+
+# rows DB SQL: sqlite3's answer, or "?" when the query fails.
+rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
+
 # need FILE...: fail unless each file exists (built?).
 need() {
     local f
