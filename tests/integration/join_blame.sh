@@ -8,10 +8,4 @@
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/gt_join"
 
-LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json \
-    preloaded "$WORKLOADS/gt_join" || fail "workload exited $?"
-need "$tmp/out.db" "$tmp/gt.json"
-"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
-"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
-    || fail "lockblame report --format json exited $?"
-python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
+ground_truth_blame 0.10 "$WORKLOADS/gt_join"

@@ -9,12 +9,7 @@
 W=$WORKLOADS_USER/gt_cxx_guard
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 
-LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" || fail "workload exited $?"
-need "$tmp/out.db" "$tmp/gt.json"
-"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
-"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
-    || fail "lockblame report --format json exited $?"
-python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
+ground_truth_blame 0.10 "$W"
 python3 "$TESTLIB/check_sites.py" "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
 # The runtime's inline frames stay in the call path, below the site.
 "$LOCKBLAME_CLI" report --top-down -n 12 "$tmp/out.db" >"$tmp/td.txt" || fail "top-down exited $?"

@@ -10,12 +10,7 @@
 W=$WORKLOADS_USER/gt_queue_o2
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 
-LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" || fail "workload exited $?"
-need "$tmp/out.db" "$tmp/gt.json"
-"$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
-"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
-    || fail "lockblame report --format json exited $?"
-python3 "$TESTLIB/check_blame.py" --tol 0.10 "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
+ground_truth_blame 0.10 "$W"
 clones=$(nm "$W" | awk '$3 ~ /^queue_[a-z]+\.(constprop|isra|part)/ { print $3 }')
 echo "clones in the binary: ${clones:-none}"
 # shellcheck disable=SC2086

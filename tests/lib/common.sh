@@ -41,3 +41,19 @@ need() {
 preloaded() {
     LD_PRELOAD=$LOCKBLAME_LIB "$@"
 }
+
+# ground_truth_blame TOL PROG [ARGS...]: run PROG preloaded; it writes
+# $tmp/out.db and its own ground truth $tmp/gt.json. Print the release-site
+# table, write the JSON report to $tmp/report.json, and fail unless blame
+# per release site matches the ground truth within TOL of the total wait
+# (tests/lib/check_blame.py).
+ground_truth_blame() {
+    local tol=$1
+    shift
+    LOCKBLAME_OUTPUT=$tmp/out.db GROUND_TRUTH=$tmp/gt.json preloaded "$@" || fail "workload exited $?"
+    need "$tmp/out.db" "$tmp/gt.json"
+    "$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" || echo "(table report failed: $?)"
+    "$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" >"$tmp/report.json" \
+        || fail "lockblame report --format json exited $?"
+    python3 "$TESTLIB/check_blame.py" --tol "$tol" "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
+}
