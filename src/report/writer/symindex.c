@@ -58,14 +58,14 @@ static bool sort_by_address(sym_entry_t *e, size_t n)
         qsort(e, n, sizeof *e, by_address);
         return true;
     }
-    uint64_t *key = malloc(2 * n * sizeof *key);
+    uint64_t *keys = malloc(2 * n * sizeof *keys); /* two halves: a pass reads one, writes the other */
     sym_entry_t *out = malloc(n * sizeof *out);
-    if (!key || !out) {
-        free(key);
+    if (!keys || !out) {
+        free(keys);
         free(out);
         return false;
     }
-    uint64_t *tmp = key + n;
+    uint64_t *key = keys, *tmp = keys + n;
     for (size_t i = 0; i < n; i++)
         key[i] = ((uint64_t)(e[i].lo - min) << SORT_LOW_BITS) |
                  ((uint64_t)e[i].rank << SORT_POS_BITS) | i;
@@ -89,7 +89,7 @@ static bool sort_by_address(sym_entry_t *e, size_t n)
     for (size_t i = 0; i < n; i++)
         out[i] = e[key[i] & (((uint64_t)1 << SORT_POS_BITS) - 1)];
     memcpy(e, out, n * sizeof *e);
-    free(key < tmp ? key : tmp); /* the one allocation, whichever half key ended in */
+    free(keys);
     free(out);
     return true;
 }
