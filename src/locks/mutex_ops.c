@@ -189,18 +189,11 @@ int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m)
     return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
 }
 
-/* self just acquired counted m without waiting: the stash as it is now
- * tells whether anyone waits (an lb_mon may have arrived meanwhile). */
-static int acquired_now(lb_thread_t *self, pthread_mutex_t *m)
+int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m)
 {
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     lb_mutex_note_acquired(self, m, lb_mutex_mon_of_stash(v, m));
     return 0;
-}
-
-int lb_mutex_acquired_changed(lb_thread_t *self, pthread_mutex_t *m)
-{
-    return acquired_now(self, m);
 }
 
 int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
@@ -211,7 +204,7 @@ int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
         return lb_real.mutex_trylock(m);
     int rc = lb_real.mutex_trylock(m);
     if (rc == 0)
-        acquired_now(self, m);
+        lb_mutex_acquired_now(self, m);
     return rc;
 }
 
@@ -226,7 +219,7 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
         return real_lock(m, clock, abstime, true);
     int rc = lb_real.mutex_trylock(m);
     if (rc == 0)
-        return acquired_now(self, m);
+        return lb_mutex_acquired_now(self, m);
     if (rc != EBUSY)
         return rc;
     return lock_waiting(self, m, clock, abstime, true);
@@ -311,7 +304,7 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
     }
     int rc = lb_mutex_try_acquire(self, m);
     if (rc == 0)
-        return acquired_now(self, m);
+        return lb_mutex_acquired_now(self, m);
     if (rc != EBUSY)
         return rc; /* EAGAIN (recursion limit), EINVAL: lock would say the same */
     return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);

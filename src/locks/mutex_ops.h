@@ -92,10 +92,12 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
 /* NORMAL mutex just acquired inline while others wait: account the hold. */
 int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
-/* Counted NORMAL mutex: the inline attempt failed (convert, then wait) /
- * succeeded, but the stash changed meanwhile (an lb_mon arrived). */
+/* Counted NORMAL mutex: the inline attempt failed (convert, then wait). */
 int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m);
-int lb_mutex_acquired_changed(lb_thread_t *self, pthread_mutex_t *m);
+/* self just acquired counted m without waiting (trylock, timedlock, or
+ * the inline attempt when the stash changed meanwhile): the stash as it
+ * is now tells whether anyone waits (an lb_mon may have arrived). */
+int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m);
 /* A native NORMAL mutex's first lock (lock churn: every lock's). */
 int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m);
 
@@ -251,7 +253,7 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
         /* A waiter that converted m before our CAS may already wait: as
          * on an lb_mon, what counts is the state after the CAS. */
         if (lb_unlikely(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE) != v))
-            return lb_mutex_acquired_changed(self, m);
+            return lb_mutex_acquired_now(self, m);
         lb_mutex_count_acquisition(self, m);
         return 0;
     }
