@@ -272,6 +272,15 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     return 0;
 }
 
+/* glibc's own release step for m, done inline for a NORMAL mutex (the
+ * single-threaded or the threaded one), else the real unlock. */
+static inline int lb_mutex_release(pthread_mutex_t *m)
+{
+    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
+        return __libc_single_threaded ? lb_mutex_unlock_single(m) : lb_mutex_normal_unlock(m);
+    return lb_real.mutex_unlock(m);
+}
+
 static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
@@ -286,9 +295,7 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
          * conversion racing this unlock is a waiter arriving just after
          * the test, as with an lb_mon's needs-accounting test. */
         s->releases++;
-        if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
-            return __libc_single_threaded ? lb_mutex_unlock_single(m) : lb_mutex_normal_unlock(m);
-        return lb_real.mutex_unlock(m);
+        return lb_mutex_release(m);
     }
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (lb_unlikely(!mon))
@@ -296,8 +303,6 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     s->releases++;
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
-    if (lb_likely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0))
-        return lb_mutex_normal_unlock(m);
-    return lb_real.mutex_unlock(m);
+    return lb_mutex_release(m);
 }
 #endif
