@@ -17,6 +17,16 @@ typedef struct slot {
 static slot_t *table;
 static uint64_t full_misses;
 
+/* Per thread: the slots of the objects it used last, direct-mapped by
+ * address. A slot's key never changes once set and the table is never
+ * replaced, so an entry stays right forever: a hit skips the hash and
+ * the probe, nothing else (the lb_mon is still read from the slot). */
+#define LB_OBJMAP_RECENT 8 /* a power of two */
+static LB_TLS struct {
+    uintptr_t key;
+    slot_t *slot;
+} recent[LB_OBJMAP_RECENT];
+
 static slot_t *table_get(void)
 {
     return lb_pages_reserve_once((void **)&table, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
@@ -49,17 +59,32 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
     return NULL;
 }
 
+/* The slot holding key, if there is one (no claim): the calling
+ * thread's recent entry, else the probe, remembered on success. */
+static inline slot_t *slot_found(uintptr_t key)
+{
+    unsigned r = (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
+    if (lb_likely(recent[r].key == key))
+        return recent[r].slot;
+    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    slot_t *s = t ? slot_for(t, key, false) : NULL;
+    if (s) {
+        recent[r].key = key;
+        recent[r].slot = s;
+    }
+    return s;
+}
+
 lb_mon_t *lb_objmap_find(const void *addr)
 {
-    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    slot_t *s = slot_found((uintptr_t)addr);
     return s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
 }
 
 lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
 {
-    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    slot_t *t;
+    slot_t *s = slot_found((uintptr_t)addr);
     lb_mon_t *mon = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
     if (lb_likely(mon && mon->kind == kind))
         return mon;
@@ -89,8 +114,7 @@ lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
 
 void lb_objmap_retire(const void *addr)
 {
-    slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    slot_t *s = t ? slot_for(t, (uintptr_t)addr, false) : NULL;
+    slot_t *s = slot_found((uintptr_t)addr);
     if (!s)
         return;
     lb_mon_t *mon = __atomic_exchange_n(&s->mon, NULL, __ATOMIC_ACQ_REL);
