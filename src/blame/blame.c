@@ -58,9 +58,14 @@ static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64
 
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
+    lb_wait_begin_at(self, mon, kind, wait, lb_now_ns());
+}
+
+void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait,
+                      uint64_t now)
+{
     int saved_errno = errno;
     lb_enter(self);
-    uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
     wait_begins(mon, kind, wait, now);
     lb_meta_unlock(&mon->meta);

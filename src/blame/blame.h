@@ -48,6 +48,10 @@ typedef struct lb_hold {
 } lb_hold_t;
 
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
+/* The same, the wait having begun at `now` (lb_now_ns, read by the caller
+ * on entry to the blocking call). */
+void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait,
+                      uint64_t now);
 /* holds: the wait ended in acquiring mon (its hold accounting begins).
  * Returns the time the wait ended (lb_now_ns). */
 uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);

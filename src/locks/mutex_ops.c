@@ -158,10 +158,11 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
 }
 
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                            clockid_t clock, const struct timespec *abstime, bool timed)
+                            clockid_t clock, const struct timespec *abstime, bool timed,
+                            uint64_t began)
 {
     lb_wait_t wait;
-    lb_wait_begin(self, mon, LB_OBJ_MUTEX, &wait);
+    lb_wait_begin_at(self, mon, LB_OBJ_MUTEX, &wait, began ? began : lb_now_ns());
     int rc = real_lock(m, clock, abstime, timed);
     lb_wait_end(self, &wait, rc == 0 && !lb_mutex_acquire_is_nested(m));
     if (rc == 0)
@@ -177,7 +178,7 @@ static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
 {
     lb_mon_t *mon = lb_mutex_convert(m);
     if (mon)
-        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed);
+        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed, 0);
     int rc = real_lock(m, clock, abstime, timed);
     if (rc == 0)
         lb_mutex_count_acquisition(self, m);
@@ -231,7 +232,7 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);
     lb_release_blame(self, mon, LB_OBJ_MUTEX, site); /* before: nothing after the release */
-    return lb_real.mutex_unlock(m);
+    return lb_mutex_release(m); /* glibc's own step, inline for NORMAL mutexes */
 }
 
 void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
@@ -318,6 +319,18 @@ int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m)
      * 0 already (init cleared it). */
     __atomic_store_n(lb_mutex_stash(m), lb_mutex_counted_tag, __ATOMIC_RELEASE);
     return lb_mutex_lock_single(self, m);
+}
+
+int lb_mutex_lock_while_waited(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+{
+    uint64_t before = lb_now_ns();
+    if (!lb_mutex_normal_try(self, m))
+        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, before);
+    /* (NORMAL: never nested) */
+    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
+        lb_hold_begins_deferred_at(mon, before);
+    lb_mutex_count_acquisition(self, m);
+    return 0;
 }
 
 int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)

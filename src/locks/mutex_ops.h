@@ -82,8 +82,10 @@ void lb_mutex_fork_child(void);
 bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon);
 lb_mon_t *lb_mutex_convert(pthread_mutex_t *m);
 bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m);
+/* began: when the lock call began (lb_now_ns), 0 if not read yet. */
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                            clockid_t clock, const struct timespec *abstime, bool timed);
+                            clockid_t clock, const struct timespec *abstime, bool timed,
+                            uint64_t began);
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                               uintptr_t site);
 /* The whole lock/unlock, out of line: first use, kinds other than
@@ -92,6 +94,13 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
 /* NORMAL mutex just acquired inline while others wait: account the hold. */
 int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
+/* NORMAL mutex with an lb_mon that threads wait on: the whole lock. The
+ * hold's start is read before the attempt, so that the clock read does
+ * not lengthen the hold (it would make the program's waiters wait longer
+ * than they do natively); the hold then begins a few ns early, at most
+ * at the previous release (blame_clock.h ignores a start before the
+ * last event). */
+int lb_mutex_lock_while_waited(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
 /* Counted NORMAL mutex: the inline attempt failed (convert, then wait). */
 int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m);
 /* self just acquired counted m without waiting (trylock, timedlock, or
@@ -262,10 +271,12 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (lb_unlikely(!mon))
         return lb_mutex_lock_general(self, m);
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_lock_while_waited(self, m, mon);
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
     if (lb_unlikely(!lb_mutex_normal_try(self, m)))
-        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false);
+        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, 0);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_mutex_acquired_with_waiters(self, m, mon);
     lb_mutex_count_acquisition(self, m);
