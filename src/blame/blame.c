@@ -148,7 +148,9 @@ static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, boo
     return hold;
 }
 
-static inline lb_hold_t hold_ends(lb_mon_t *mon)
+/* now: the release's time if the caller has read it, else 0 (read here
+ * only if needed). */
+static inline lb_hold_t hold_ends(lb_mon_t *mon, uint64_t now)
 {
     /* Nobody waits and V has not moved since this hold's accounting began:
      * its blame is 0, and with w == 0 nothing accrues until the next
@@ -165,16 +167,17 @@ static inline lb_hold_t hold_ends(lb_mon_t *mon)
         __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
         return hold;
     }
-    uint64_t now = lb_now_ns();
+    if (!now)
+        now = lb_now_ns();
     lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, false, true);
     lb_meta_unlock(&mon->meta);
     return hold;
 }
 
-lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon)
+lb_hold_t lb_hold_ends_at(lb_thread_t *self, lb_mon_t *mon, uint64_t now)
 {
-    return hold_ends(mon);
+    return hold_ends(mon, now);
 }
 
 /* Both deposits; node NULL: find the context here. kind is the object's
@@ -205,7 +208,7 @@ void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uint
 
 void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site)
 {
-    lb_hold_t hold = hold_ends(mon);
+    lb_hold_t hold = hold_ends(mon, 0);
     deposit(self, &hold, kind, site, NULL, 0);
 }
 

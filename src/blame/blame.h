@@ -68,7 +68,10 @@ static inline void lb_hold_begins_deferred(lb_mon_t *mon)
 {
     lb_hold_begins_deferred_at(mon, lb_now_ns());
 }
-lb_hold_t lb_hold_ends(lb_thread_t *self, lb_mon_t *mon);
+/* now: the release's time (lb_now_ns), read by the caller for another
+ * purpose too (a cond wait's start), or 0: read here, and only if blame
+ * may be owed. */
+lb_hold_t lb_hold_ends_at(lb_thread_t *self, lb_mon_t *mon, uint64_t now);
 /* Signal, broadcast or post on mon: collect the idleness accrued since the
  * previous one (the object stays "held", so accrual continues). */
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon);
@@ -83,7 +86,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
 void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
                      uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
-/* lb_hold_ends then lb_deposit in one call (a mutex or spin lock's
+/* lb_hold_ends_at then lb_deposit in one call (a mutex or spin lock's
  * release by its holder, before the real release). */
 void lb_release_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site);
 /* The same where the release's calling context is already known (a cond

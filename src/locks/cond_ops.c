@@ -50,10 +50,14 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
     cond_wait_ctx_t ctx = { .self = self, .mutex = m };
-    /* The wait begins, then the mutex release inside glibc is accounted
-     * at the same calling context (one context look-up for both). */
-    lb_wait_begin(self, mon, LB_OBJ_COND, &ctx.wait);
-    lb_mutex_released_inside(self, m, site, &ctx.wait);
+    /* The mutex's hold ends and the wait begins at one time, the call's
+     * entry (where glibc would go on to release it, but for our
+     * bookkeeping); the mutex's blame goes to the wait's calling context
+     * (one context look-up for both). */
+    uint64_t now = lb_now_ns();
+    lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
+    lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
+    lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
     pthread_cleanup_push(cond_wait_finished, &ctx);
     if (clock == LB_WAIT_FOREVER)

@@ -235,15 +235,13 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     return lb_mutex_release(m); /* glibc's own step, inline for NORMAL mutexes */
 }
 
-void lb_mutex_released_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
-                              const lb_wait_t *wait)
+lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
     if (!lb_mutex_counted(m, &mon) || !mon || !lb_release_needs_accounting(mon) ||
         !unlock_releases(self, m))
-        return;
-    lb_hold_t hold = lb_hold_ends(self, mon);
-    lb_deposit_at(self, &hold, LB_OBJ_MUTEX, site, wait->node, wait->node_id);
+        return (lb_hold_t){ .blame_ns = 0 };
+    return lb_hold_ends_at(self, mon, now);
 }
 
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)

@@ -247,7 +247,7 @@ static void test_verbs_conserve_wait(void)
     ASSERT_EQ(mon->held, 1);
     ASSERT_EQ(self->waiting, LB_OBJ_MUTEX + 1);
     sleep_ms(20);
-    lb_hold_t hold = lb_hold_ends(self, mon);
+    lb_hold_t hold = lb_hold_ends_at(self, mon, 0);
     ASSERT_EQ(hold.was_contended, 0);
     sleep_ms(5);
     lb_wait_end(self, &wait, true);
@@ -262,7 +262,7 @@ static void test_verbs_conserve_wait(void)
     ASSERT_NEAR(stats->blamed_ns, hold.blame_ns, 1e-6);
     ASSERT_NEAR(stats->accrued_held_ns + stats->handoff_ns, (double)stats->wait_ns, 1.0);
     /* The second hold began with the wait: its release is contended. */
-    lb_hold_t second = lb_hold_ends(self, mon);
+    lb_hold_t second = lb_hold_ends_at(self, mon, 0);
     ASSERT_EQ(second.was_contended, 1);
     ASSERT_NEAR(second.blame_ns, 0, 0);
 }
