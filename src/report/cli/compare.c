@@ -9,9 +9,11 @@
 
 #include "report/cli/commands.h"
 #include "report/cli/compare.h"
+#include "report/cli/select.h"
 
 static const char compare_usage[] =
-	"usage: lockblame compare [--format table|csv|json] [--by-function] [-n N] A.db B.db [C.db ...]\n"
+	"usage: lockblame compare [--pid N] [--comm NAME] [--format table|csv|json]\n"
+	"                         [--by-function] [-n N] A.db B.db [C.db ...]\n"
 	"\n"
 	"Compare runs of the same program (4 vs 16 workers, before vs after a fix).\n"
 	"For each calling context, matched by its path of frames (function, file,\n"
@@ -23,7 +25,12 @@ static const char compare_usage[] =
 	"three or more runs, each is compared with the first and the contexts with\n"
 	"the largest change over the series are listed.\n"
 	"\n"
+	"A run of a process tree holds all its processes; --pid and --comm keep\n"
+	"the same selection in every run (each must have a matching process), and\n"
+	"the table header names it with each run's count.\n"
+	"\n"
 	"options:\n"
+	LB_SELECT_HELP
 	"  --format F     table (default), csv or json (an array of rows)\n"
 	"  --by-function  one row per function (innermost frame; unnamed frames by\n"
 	"                 module) instead of per calling context\n"
@@ -36,6 +43,7 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "by-function", no_argument, NULL, 'F' },
+		LB_SELECT_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -59,6 +67,9 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
 		}
 		case 'F':
 			o->by_function = true;
+			break;
+		case LB_OPT_PID: case LB_OPT_COMM:
+			lb_select_option(&o->sel, "compare", opt, optarg);
 			break;
 		case 'n': {
 			char *end;
@@ -108,7 +119,7 @@ int lb_cmd_compare(int argc, char **argv)
 
 	c.runs = lb_xmalloc((size_t)c.nruns * sizeof *c.runs);
 	for (int r = 0; r < c.nruns; r++)
-		c.runs[r] = lb_profile_load(o.dbs[r]);
+		c.runs[r] = lb_profile_load_select(o.dbs[r], &o.sel);
 	lb_cmp_warn_programs(&c);
 	lb_cmp_compute(&c);
 	lb_cmp_print(&c, &o);

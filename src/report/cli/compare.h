@@ -10,6 +10,10 @@
  * module). A context's effort is its exclusive work + idleness summed over
  * threads (thesis ch. 7.2.1); its change from the first run A to the last
  * run B is excess = effort(B) - effort(A), negative for a gain.
+ *
+ * --pid/--comm select the same processes in every run (select.h); only
+ * theirs are loaded, so every total, duration and thread count below is
+ * the selected processes'.
  */
 #ifndef LB_CLI_COMPARE_H
 #define LB_CLI_COMPARE_H
@@ -24,6 +28,7 @@ struct cmp_opts {
 	enum lb_format format;	/* table, csv or json */
 	bool by_function;
 	int limit;		/* table rows, default 20 */
+	struct lb_select sel;	/* --pid/--comm, applied to every run */
 	char **dbs;		/* the databases, A first */
 	int ndbs;
 };
@@ -58,7 +63,8 @@ struct cmp {
 double lb_cmp_effort(const struct cmp *c, int r, int32_t x);
 /* Load nothing; match the loaded runs' contexts and fill the results. */
 void lb_cmp_compute(struct cmp *c);
-/* Print the table (with the story header) or csv/json rows to stdout. */
+/* Print the table (with the story header; the process selection when
+ * there is one or a run has several processes) or csv/json rows to stdout. */
 void lb_cmp_print(struct cmp *c, const struct cmp_opts *o);
 /* One stderr line per run whose program differs from A's. */
 void lb_cmp_warn_programs(const struct cmp *c);

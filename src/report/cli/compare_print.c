@@ -3,7 +3,8 @@
  * per-run scaling header with speedup and parallel efficiency, one line
  * saying whether the last run is faster or slower than the first, the
  * gains and the losses, then the contexts by absolute change; csv/json
- * print every context's row.
+ * print every context's row. Above the table, the processes compared when
+ * --pid/--comm selected some or a run holds several.
  *
  * Speedup of run r = duration(A) / duration(r). Parallel efficiency of run
  * r relative to A = speedup * threads(A) / threads(r) (strong scaling: 100%
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "report/cli/compare.h"
+#include "report/cli/select.h"
 #include "report/cli/views.h"
 
 enum {
@@ -66,6 +68,30 @@ static double efficiency(const struct cmp *c, int r)
 	int64_t n = run_threads(c->runs[r]);
 
 	return n > 0 ? speedup(c, r) * (double)run_threads(c->runs[0]) / (double)n : 0;
+}
+
+/* "processes: comm=NAME (A: 3 of 9, B: 3 of 7)", or "processes: all (A: 9,
+ * B: 7)" when nothing is selected; no line for single-process runs. */
+static void print_processes(const struct cmp *c, const struct lb_select *sel)
+{
+	bool selected = lb_select_any(sel), several = false;
+	struct lb_buf b = { 0 };
+
+	for (int r = 0; r < c->nruns; r++)
+		several |= c->runs[r]->nprocs > 1;
+	if (!selected && !several)
+		return;
+	lb_select_describe(sel, &b);
+	printf("processes: %s (", selected ? lb_buf_str(&b) : "all");
+	for (int r = 0; r < c->nruns; r++) {
+		const struct lb_profile *p = c->runs[r];
+
+		printf("%s%c: %" PRId32, r ? ", " : "", run_letter(r), p->nselected);
+		if (selected)
+			printf(" of %" PRId32, p->nprocs);
+	}
+	puts(")");
+	lb_buf_free(&b);
 }
 
 static void print_scaling(const struct cmp *c)
@@ -228,6 +254,7 @@ void lb_cmp_print(struct cmp *c, const struct cmp_opts *o)
 		add_row(c, t, c->order[i], &b);
 	}
 	if (table) {
+		print_processes(c, &o->sel);
 		print_scaling(c);
 		print_story(c);
 		if (multi)

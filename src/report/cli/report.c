@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "report/cli/commands.h"
+#include "report/cli/select.h"
 #include "report/cli/views.h"
 
 static const char report_usage[] =
@@ -38,8 +39,7 @@ static const char report_usage[] =
 	"                     idleness, top release site\n"
 	"\n"
 	"options:\n"
-	"  --pid N        only the process(es) with pid N (default: all processes)\n"
-	"  --comm NAME    only the processes whose command is NAME\n"
+	LB_SELECT_HELP
 	"  --metric M     idleness (blame received; default), work, wait, overhead\n"
 	"  --kind KINDS   only these object kinds, comma-separated: mutex, spin,\n"
 	"                 rwlock, cond, barrier, sem, join (blame, objects and\n"
@@ -77,20 +77,10 @@ static void lb_report_output(const struct lb_report_opts *o)
 		cli_die(LB_EXIT_USAGE, "report: --format pprof writes binary data: use -o FILE or redirect stdout");
 }
 
-static int64_t parse_pid(const char *s)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10);
-
-	if (!*s || *end || v <= 0 || v > 0x7fffffff)
-		cli_die(LB_EXIT_USAGE, "report: --pid wants a process id, not '%s'", s);
-	return v;
-}
-
 int lb_cmd_report(int argc, char **argv)
 {
 	enum { O_SITE = 256, O_LOCK, O_THREAD, O_TOPDOWN, O_BOTTOMUP, O_FLAT, O_PROCESS, O_METRIC,
-	       O_FORMAT, O_KIND, O_PER_ADDRESS, O_PID, O_COMM };
+	       O_FORMAT, O_KIND, O_PER_ADDRESS };
 	static const struct option longopts[] = {
 		{ "by-release-site", no_argument, NULL, O_SITE },
 		{ "by-lock", no_argument, NULL, O_LOCK },
@@ -99,8 +89,7 @@ int lb_cmd_report(int argc, char **argv)
 		{ "bottom-up", no_argument, NULL, O_BOTTOMUP },
 		{ "flat", no_argument, NULL, O_FLAT },
 		{ "by-process", no_argument, NULL, O_PROCESS },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "comm", required_argument, NULL, O_COMM },
+		LB_SELECT_LONGOPTS,
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "kind", required_argument, NULL, O_KIND },
@@ -129,13 +118,8 @@ int lb_cmd_report(int argc, char **argv)
 		case O_PER_ADDRESS:
 			o.per_address = true;
 			break;
-		case O_PID:
-			sel.pid = parse_pid(optarg);
-			break;
-		case O_COMM:
-			if (!*optarg)
-				cli_die(LB_EXIT_USAGE, "report: --comm wants a command name");
-			sel.comm = optarg;
+		case LB_OPT_PID: case LB_OPT_COMM:
+			lb_select_option(&sel, "report", c, optarg);
 			break;
 		case O_SITE: case O_LOCK: case O_THREAD: case O_TOPDOWN: case O_BOTTOMUP: case O_FLAT:
 		case O_PROCESS:

@@ -1,0 +1,41 @@
+/*
+ * select.h - the process selection options that `report` and `compare`
+ * share: --pid N and --comm NAME fill a struct lb_select (profile.h), which
+ * lb_profile_load_select applies while loading; both commands parse, explain
+ * and describe them here, so they mean the same in each.
+ */
+#ifndef LB_CLI_SELECT_H
+#define LB_CLI_SELECT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "report/cli/profile.h"
+
+/* getopt_long values of the two options, above every command's own. */
+enum { LB_OPT_PID = 1024, LB_OPT_COMM };
+
+/* Entries for a command's struct option table. */
+#define LB_SELECT_LONGOPTS \
+	{ "pid", required_argument, NULL, LB_OPT_PID }, \
+	{ "comm", required_argument, NULL, LB_OPT_COMM }
+
+/* The options' lines in a command's --help. */
+#define LB_SELECT_HELP \
+	"  --pid N        only the process(es) with pid N (default: all processes)\n" \
+	"  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n" \
+	"                 executable's base name)\n"
+
+/* Store the argument of option opt (LB_OPT_PID or LB_OPT_COMM) in sel; a
+ * bad value (not a pid, an empty name) exits 2 with one line starting
+ * with cmd. */
+void lb_select_option(struct lb_select *sel, const char *cmd, int opt, const char *arg);
+
+/* Whether sel selects anything less than every process. */
+bool lb_select_any(const struct lb_select *sel);
+
+/* The selection in a header's words: "pid=N", "comm=NAME" or both, space
+ * separated; nothing for none. Appends to out. */
+void lb_select_describe(const struct lb_select *sel, struct lb_buf *out);
+
+#endif
