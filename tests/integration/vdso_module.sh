@@ -5,7 +5,8 @@
 # one new) and two procedures in a process tree's --flat report.
 # tests/workloads/vdso_clock spends most of its time in
 # __vdso_clock_gettime. Run A is one process of it, run B a process tree
-# of two (two pids in one database). Checked:
+# of two with half the time each (two pids in one database, the same
+# total time). Checked:
 #   - the writer stores "[vdso]", never "[vdso: PID]";
 #   - compare --by-function A B: one row per vDSO function, with time in
 #     both runs, module "[vdso]";
@@ -19,7 +20,7 @@ L=$LOCKBLAME_CLI
 need "$W" "$LOCKBLAME_LIB" "$L"
 
 "$L" run -o "$tmp/a.db" -- "$W" 0.4 >"$tmp/a.out" 2>"$tmp/a.err" || { cat "$tmp/a.err"; fail "run A exited $?"; }
-"$L" run -o "$tmp/b.db" -- sh -c "\"$W\" 0.3; \"$W\" 0.3" >"$tmp/b.out" 2>"$tmp/b.err" ||
+"$L" run -o "$tmp/b.db" -- sh -c "\"$W\" 0.2; \"$W\" 0.2" >"$tmp/b.out" 2>"$tmp/b.err" ||
     { cat "$tmp/b.err"; fail "run B exited $?"; }
 nb=$(rows "$tmp/b.db" "SELECT COUNT(DISTINCT pid) FROM run WHERE executable LIKE '%/vdso_clock'")
 [ "$nb" = 2 ] || fail "run B should hold two vdso_clock processes, holds $nb"
