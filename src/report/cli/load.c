@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/module_name.h"
 #include "report/cli/db.h"
 #include "report/cli/profile.h"
 
@@ -305,8 +306,14 @@ static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)
 
 		m->id = sqlite3_column_int64(q.st, 0);
 		m->path = col_str(q.st, 1);
-		if (!m->path)
+		if (!m->path) {
 			m->path = lb_xstrdup("");
+		} else if (lb_module_name(m->path) != m->path) {
+			/* an older database's "[vdso: PID]": one module in
+			 * every process and run (common/module_name.h) */
+			free(m->path);
+			m->path = lb_xstrdup(LB_VDSO_MODULE);
+		}
 		m->base_name = lb_basename(m->path);
 	}
 	idindex_build(ix, (size_t)p->nmodules, &p->modules[0].id, sizeof *p->modules);

@@ -199,6 +199,9 @@ double lb_metric_total(const struct lb_profile *p, enum lb_metric m);
 /* Labels and keys (symbols.c). */
 const char *lb_frame_label(struct lb_profile *p, int32_t frame);	/* "[root]" for -1 */
 const char *lb_frame_module(const struct lb_profile *p, int32_t frame);	/* basename or "" */
+/* "[module]" for display; a pseudo-module already in brackets ("[vdso]")
+ * as it is. */
+void lb_put_module_bracketed(struct lb_buf *out, const char *module);
 /* A source path for display: relative paths as they are, absolute ones
  * relative to the current directory when under it, else ".../dir/file". */
 void lb_put_short_path(struct lb_buf *out, const char *path);

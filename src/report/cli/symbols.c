@@ -49,6 +49,14 @@ const char *lb_frame_module(const struct lb_profile *p, int32_t frame)
 	return p->modules[p->frames[frame].module].base_name;
 }
 
+void lb_put_module_bracketed(struct lb_buf *out, const char *module)
+{
+	if (module[0] == '[')
+		lb_buf_puts(out, module);
+	else
+		lb_buf_printf(out, "[%s]", module);
+}
+
 const char *lb_frame_label(struct lb_profile *p, int32_t frame)
 {
 	if (frame < 0)
@@ -148,7 +156,7 @@ const char *lb_frame_proc_label(struct lb_profile *p, int32_t frame)
 		struct lb_buf b = { 0 };
 		const char *mod = lb_frame_module(p, frame);
 
-		lb_buf_printf(&b, "[%s]", *mod ? mod : "unknown");
+		lb_put_module_bracketed(&b, *mod ? mod : "unknown");
 		f->proc_label = b.s;
 	}
 	return f->proc_label;

@@ -211,8 +211,10 @@ static void add_proc_row(struct lb_profile *p, struct lb_table *t, const struct 
 		lb_put_short_path(&b, file);
 		lb_buf_putc(&b, ')');
 	}
-	if (flat && *lb_frame_module(p, r->frame) && (r->frame < 0 || p->frames[r->frame].function))
-		lb_buf_printf(&b, " [%s]", lb_frame_module(p, r->frame));
+	if (flat && *lb_frame_module(p, r->frame) && (r->frame < 0 || p->frames[r->frame].function)) {
+		lb_buf_putc(&b, ' ');
+		lb_put_module_bracketed(&b, lb_frame_module(p, r->frame));
+	}
 	lb_table_str(t, row, C_LABEL, lb_buf_str(&b));
 	lb_table_int(t, row, C_DEPTH, r->depth);
 	lb_table_str(t, row, C_PROC, procedure);

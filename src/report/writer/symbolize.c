@@ -1,4 +1,5 @@
 #include "report/writer/symbolize.h"
+#include "common/module_name.h"
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
 #include "report/writer/lazy_deps.h"
@@ -149,7 +150,9 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         Dwarf_Addr start = 0;
         const char *mainfile = NULL;
         const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
-        out->module = mainfile ? mainfile : name;
+        /* libdwfl's vDSO is "[vdso: PID]": stored as "[vdso]", one module
+         * in every process (common/module_name.h). */
+        out->module = lb_module_name(mainfile ? mainfile : name);
         out->base = (uintptr_t)start;
         /* Names: libdwfl's symbol table (it reads .symtab, MiniDebugInfo, the
          * build-id debug file, else .dynsym), indexed. Where that table has
