@@ -218,7 +218,7 @@ void lb_deposit_at(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, u
     deposit(self, hold, kind, site, node, node_id);
 }
 
-lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
+static inline lb_hold_t signal_collect(lb_thread_t *self, lb_mon_t *mon)
 {
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
@@ -226,6 +226,17 @@ lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
     lb_note_collect(self, hold.record, now, hold.blame_ns);
     lb_meta_unlock(&mon->meta);
     return hold;
+}
+
+lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
+{
+    return signal_collect(self, mon);
+}
+
+void lb_signal_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site)
+{
+    lb_hold_t hold = signal_collect(self, mon);
+    deposit(self, &hold, kind, site, NULL, 0);
 }
 
 bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold)

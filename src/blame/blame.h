@@ -8,7 +8,8 @@
  *   hold_ends   - it releases mon: collect its blame (before the real
  *                 release, so no waiter's acquisition is accounted first);
  *                 release_blame = hold_ends + deposit in one call
- *   signal_collect / barrier_completes - the same for cond, sem, barrier
+ *   signal_collect / barrier_completes - the same for cond, sem, barrier;
+ *                 signal_blame = signal_collect + deposit in one call
  *   deposit     - also before the real release: put the blame on the
  *                 calling context of the release call (cached per thread,
  *                 see context.h), so that nothing runs between the real
@@ -75,6 +76,9 @@ lb_hold_t lb_hold_ends_at(lb_thread_t *self, lb_mon_t *mon, uint64_t now);
 /* Signal, broadcast or post on mon: collect the idleness accrued since the
  * previous one (the object stays "held", so accrual continues). */
 lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon);
+/* lb_signal_collect then lb_deposit in one call (a signal, broadcast or
+ * post, before the real call). */
+void lb_signal_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site);
 /* A thread arrives at barrier mon. If it is the last of the episode,
  * returns true with the episode's idleness collected in *hold (what
  * accrues from here until the waiters leave is hand-off latency);

@@ -81,8 +81,7 @@ static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
     if (mon) {
         lb_site_count_release(self->sites, site, kind);
         if (lb_release_needs_accounting(mon)) {
-            lb_hold_t hold = lb_signal_collect(self, mon);
-            lb_deposit(self, &hold, kind, site); /* before: nothing after the release */
+            lb_signal_blame(self, mon, kind, site); /* before: nothing after the release */
             return real(obj, arg);
         }
     }

@@ -59,20 +59,32 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
     return NULL;
 }
 
-/* The slot holding key, if there is one (no claim): the calling
- * thread's recent entry, else the probe, remembered on success. */
-static inline slot_t *slot_found(uintptr_t key)
+static inline unsigned recent_of(uintptr_t key)
 {
-    unsigned r = (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
-    if (lb_likely(recent[r].key == key))
-        return recent[r].slot;
+    return (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
+}
+
+/* The probe for a key the calling thread has not used lately, remembered
+ * on success (out of line: the hit path stays a leaf). */
+LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
+{
     slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
     slot_t *s = t ? slot_for(t, key, false) : NULL;
     if (s) {
-        recent[r].key = key;
-        recent[r].slot = s;
+        recent[recent_of(key)].key = key;
+        recent[recent_of(key)].slot = s;
     }
     return s;
+}
+
+/* The slot holding key, if there is one (no claim): the calling
+ * thread's recent entry, else the probe. */
+static inline slot_t *slot_found(uintptr_t key)
+{
+    unsigned r = recent_of(key);
+    if (lb_likely(recent[r].key == key))
+        return recent[r].slot;
+    return slot_probed(key);
 }
 
 lb_mon_t *lb_objmap_find(const void *addr)
@@ -81,13 +93,13 @@ lb_mon_t *lb_objmap_find(const void *addr)
     return s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
 }
 
-lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
+/* lb_objmap_get's creating path: the slot is missing or holds no lb_mon
+ * of this kind. Out of line, so that the look-up that hits saves no
+ * registers for it. */
+LB_NOINLINE static lb_mon_t *get_slow(const void *addr, lb_obj_kind kind, slot_t *s)
 {
     slot_t *t;
-    slot_t *s = slot_found((uintptr_t)addr);
-    lb_mon_t *mon = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
-    if (lb_likely(mon && mon->kind == kind))
-        return mon;
+    lb_mon_t *mon;
     if (!lb_runtime_monitoring() || !(t = table_get()))
         return NULL;
     if (!s && !(s = slot_for(t, (uintptr_t)addr, true)))
@@ -110,6 +122,15 @@ lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
             return fresh;
         }
     }
+}
+
+lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
+{
+    slot_t *s = slot_found((uintptr_t)addr);
+    lb_mon_t *mon = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
+    if (lb_likely(mon && mon->kind == kind))
+        return mon;
+    return get_slow(addr, kind, s);
 }
 
 void lb_objmap_retire(const void *addr)
