@@ -10,7 +10,9 @@
  * the winner's, a replaced lb_mon is retired. Destroy and init keep the
  * key (the address may be reused) and retire the lb_mon. A key that finds
  * no free slot within LB_OBJMAP_PROBES leaves its object unmonitored
- * (counted). */
+ * (counted). Each thread remembers (thread-local, written only by itself)
+ * the slots of the objects it used last: since a slot's key never changes
+ * and the table is never replaced, such an entry cannot go stale. */
 #ifndef LB_OBJMAP_H
 #define LB_OBJMAP_H
 #include "locks/monitored.h"
