@@ -4,7 +4,8 @@
  *   handoff THREADS SECONDS   -> "ops_per_s X", "elapsed_s Y" and
  *                                "handoff_rate H": the fraction of successive
  *                                acquisitions made by a different thread than
- *                                the previous one (counted inside the lock) */
+ *                                the previous one (counted inside the lock),
+ *                                "handoffs_per_s": those acquisitions a second */
 #include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -63,5 +64,6 @@ int main(int argc, char **argv)
     printf("ops_per_s %.0f\n", (double)counter / s);
     printf("elapsed_s %.6f\n", s);
     printf("handoff_rate %.4f\n", counter ? (double)switches / (double)counter : 0);
+    printf("handoffs_per_s %.0f\n", (double)switches / s);
     return 0;
 }

@@ -11,6 +11,7 @@
  *        "handoff_rate H": the fraction of successive acquisitions of the
  *        queue lock (as the program sees them: one per critical section)
  *        made by a different thread than the previous one,
+ *        "handoffs_per_s": those acquisitions a second,
  *        "checksum S" (independent of scheduling)
  *
  * Time runs from the first pthread_create to the last join. Built -O2 like
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
                                ru.ru_stime.tv_usec / 1e6);
     printf("tasks_per_s %.0f\n", (double)tasks / s);
     printf("handoff_rate %.4f\n", q.acquisitions ? (double)q.handoffs / (double)q.acquisitions : 0);
+    printf("handoffs_per_s %.0f\n", (double)q.handoffs / s);
     printf("checksum %llu\n", (unsigned long long)checksum);
     return 0;
 }
