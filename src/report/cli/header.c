@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/cli/accounting.h"
 #include "report/cli/sampling.h"
 #include "report/cli/views.h"
 
@@ -62,6 +63,7 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
 	fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples,
 		r->samples_dropped);
 	lb_print_sampling(p->path, out);
+	lb_print_accounting(p, out);
 	fprintf(out, "threads:  %" PRId64 ", duration %.3f s", r->threads ? r->threads : p->nthreads,
 		r->duration_s);
 	if (*r->exit_reason)

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The report header's "accounting:" line: its counts are the database's
+# (releases and signals that carried blame, completed waits other than
+# joins), its rate is their sum over the process's duration, and the
+# warning that lockblame's own accounting lengthens critical sections
+# appears exactly when that rate is above 500K a second: on a lock
+# hammered by 2 threads (mutex_stress), not on 2 ms holds (handoff_mutex).
+source "$(dirname "$0")/../lib/common.sh"
+need "$WORKLOADS/mutex_stress" "$WORKLOADS/handoff_mutex" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
+
+# A header count as printed: "12345" or "2.35M".
+value() { awk -v v="$1" 'BEGIN { if (v ~ /M$/) { sub(/M$/, "", v); printf "%.0f", v * 1e6 } else printf "%.0f", v }'; }
+# |a - b| within max(1, a * rel)?
+close_to() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; t = a * r; if (t < 1) t = 1; exit !(d <= t) }'; }
+
+check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
+    local name=$1 high=$2
+    shift 2
+    local db=$tmp/$name.db
+    LOCKBLAME_OUTPUT=$db preloaded "$@" >/dev/null 2>"$tmp/$name.err" ||
+        { cat "$tmp/$name.err"; fail "$name: the preloaded run exited $?"; }
+    "$LOCKBLAME_CLI" report "$db" >"$tmp/$name.out" 2>&1 || fail "$name: report exited $?"
+    local blamed waits dur
+    blamed=$(rows "$db" "SELECT COALESCE(SUM(blamed_count), 0) FROM metric")
+    waits=$(rows "$db" "SELECT COALESCE(SUM(contended), 0) FROM site WHERE object <> 'join'")
+    dur=$(rows "$db" "SELECT duration_s FROM run")
+    local line
+    line=$(grep '^accounting: ' "$tmp/$name.out") || { cat "$tmp/$name.out"; fail "$name: no accounting line"; }
+    echo "  $name: $line"
+    echo "  $name: database: $blamed blamed releases/signals, $waits completed waits, $dur s"
+    local got_b got_w got_r want_r
+    got_b=$(value "$(sed -E 's/.*\(([0-9.M]+) releases and signals.*/\1/' <<<"$line")")
+    got_w=$(value "$(sed -E 's/.*, ([0-9.M]+) completed waits.*/\1/' <<<"$line")")
+    got_r=$(value "$(sed -E 's/.*\), ([0-9.M]+) a second.*/\1/' <<<"$line")")
+    want_r=$(awk -v b="$blamed" -v w="$waits" -v d="$dur" 'BEGIN { printf("%.0f", (d > 0) ? (b + w) / d : 0) }')
+    close_to "$blamed" "$got_b" 0.005 || bad "$name: header says $got_b blamed releases/signals, the database $blamed"
+    close_to "$waits" "$got_w" 0.005 || bad "$name: header says $got_w completed waits, the database $waits"
+    close_to "$want_r" "$got_r" 0.005 || bad "$name: header rate $got_r a second, the database's $want_r"
+    local warned=0
+    grep -q "^warning:  at this rate lockblame's own accounting" "$tmp/$name.out" && warned=1
+    local above
+    above=$(awk -v r="$want_r" 'BEGIN { print (r > 500000) ? 1 : 0 }')
+    [ "$above" = "$high" ] || bad "$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
+    [ "$warned" = "$above" ] || bad "$name: rate $want_r a second, but the warning is $([ "$warned" = 1 ] && echo present || echo absent)"
+}
+
+check_run stress 1 "$WORKLOADS/mutex_stress" 2 600000
+check_run holds 0 "$WORKLOADS/handoff_mutex"
+
+echo "$errors problem(s)"
+[ $errors -eq 0 ]
