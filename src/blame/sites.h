@@ -50,6 +50,23 @@ static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
     return lb_likely(s->key == key) ? s : NULL;
 }
 
+/* lb_site_probe through a one-entry cache, *last_key -> *last, that the
+ * caller keeps per thread: a run of releases from one call site (a loop)
+ * compares one word instead of hashing. A slot never moves while its
+ * table lives, so the cached slot stays right. */
+static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key,
+                                            uintptr_t *last_key, lb_site_t **last)
+{
+    if (lb_likely(*last_key == key))
+        return *last;
+    lb_site_t *s = lb_site_probe(t, key);
+    if (lb_likely(s != NULL)) {
+        *last_key = key;
+        *last = s;
+    }
+    return s;
+}
+
 static inline lb_site_t *lb_site_lookup(lb_site_table_t *t, uintptr_t key)
 {
     lb_site_t *s = lb_site_probe(t, key);

@@ -22,7 +22,8 @@
  *    called from there (libunwind, sqlite locking) go straight to the real
  *    functions, and the sampling handler drops its sample.
  *  - The fields the lock fast paths read (busy, tid, sites, spin_held
- *    and its word) share the record's first cache line. */
+ *    and its word, the last release site) share the record's first cache
+ *    line. */
 #ifndef LB_CORE_THREAD_H
 #define LB_CORE_THREAD_H
 #include <stdbool.h>
@@ -52,6 +53,8 @@ typedef struct lb_thread {
     struct lb_mon *spin_held_mon; /* spin_held's lb_mon when it was acquired */
     uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
     int32_t spin_held_word;       /* spin_held's monitored word, held bit clear */
+    uintptr_t last_site_key;      /* blame/sites.h: the key of the release site this thread */
+    struct lb_site *last_site;    /* counted last, and its slot (a loop's unlock hits it) */
     /* per-layer parts (see above) */
     struct lb_rw_holds *rw_holds;              /* blame: rwlocks held, with V at acquire */
     struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */

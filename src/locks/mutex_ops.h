@@ -298,7 +298,8 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_mutex_unlock_unmonitored(m);
-    lb_site_t *s = lb_site_probe(self->sites, lb_site_key(site, LB_OBJ_MUTEX));
+    lb_site_t *s = lb_site_probe_last(self->sites, lb_site_key(site, LB_OBJ_MUTEX),
+                                      &self->last_site_key, &self->last_site);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     if (lb_unlikely(!s))
         return lb_mutex_unlock_general(self, m, site);
