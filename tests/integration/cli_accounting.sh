@@ -5,6 +5,7 @@
 # warning that lockblame's own accounting lengthens critical sections
 # appears exactly when that rate is above 500K a second: on a lock
 # hammered by 2 threads (mutex_stress), not on 2 ms holds (handoff_mutex).
+# The HTML report's run header shows the same.
 source "$(dirname "$0")/../lib/common.sh"
 need "$WORKLOADS/mutex_stress" "$WORKLOADS/handoff_mutex" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 
@@ -42,6 +43,13 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     above=$(awk -v r="$want_r" 'BEGIN { print (r > 500000) ? 1 : 0 }')
     [ "$above" = "$high" ] || bad "$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
     [ "$warned" = "$above" ] || bad "$name: rate $want_r a second, but the warning is $([ "$warned" = 1 ] && echo present || echo absent)"
+    # The HTML report's run header carries the same line and warning.
+    "$LOCKBLAME_CLI" report --format html -o "$tmp/$name.html" "$db" || fail "$name: html report failed"
+    grep -qF "<th>accounting</th><td>${line#accounting: }</td>" "$tmp/$name.html" ||
+        bad "$name: the HTML header lacks the accounting line of the table header"
+    local html_warned=0
+    grep -q '<th>warning</th>' "$tmp/$name.html" && html_warned=1
+    [ "$html_warned" = "$warned" ] || bad "$name: the HTML header's warning differs from the table header's"
 }
 
 check_run stress 1 "$WORKLOADS/mutex_stress" 2 600000

@@ -1,5 +1,5 @@
 /*
- * accounting.c - the "accounting:" header line (see accounting.h).
+ * accounting.c - the run header's accounting figures (see accounting.h).
  * Counts come from the loaded profile: metric rows' blamed_count (releases
  * and signals that carried blame) and sites' contended counts (completed
  * waits: contended acquisitions, cond/sem/barrier waits; joins left out,
@@ -10,7 +10,6 @@
 
 #include "common/kinds.h"
 #include "report/cli/accounting.h"
-#include "report/cli/util.h"
 
 struct proc_events {
 	int64_t blamed, waits;
@@ -22,22 +21,14 @@ static int32_t process_of(const struct lb_profile *p, int64_t thread_id)
 	return t >= 0 ? p->threads[t].process : -1;
 }
 
-/* A count for the header: 12345 -> "12345", 2345678 -> "2.35M". */
-static void print_count(FILE *out, double n)
+bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 {
-	if (n >= 1e6)
-		fprintf(out, "%.2fM", n / 1e6);
-	else
-		fprintf(out, "%.0f", n);
-}
-
-void lb_print_accounting(const struct lb_profile *p, FILE *out)
-{
+	*a = (struct lb_accounting){ .rate = -1, .several = p->nselected > 1 };
 	if (p->nprocs <= 0)
-		return;
+		return false;
 	struct proc_events *ev = calloc((size_t)p->nprocs, sizeof *ev);
 	if (!ev)
-		return;
+		return false;
 	for (int32_t i = 0; i < p->nmrows; i++) {
 		int32_t proc = process_of(p, p->mrows[i].thread_id);
 		if (proc >= 0)
@@ -48,38 +39,64 @@ void lb_print_accounting(const struct lb_profile *p, FILE *out)
 		if (proc >= 0 && p->sites[i].kind != LB_OBJ_JOIN)
 			ev[proc].waits += p->sites[i].contended;
 	}
-	int32_t busiest = -1;
-	double busiest_rate = -1;
-	int64_t blamed = 0, waits = 0;
 	for (int32_t i = 0; i < p->nprocs; i++) {
 		if (!p->procs[i].selected)
 			continue;
-		blamed += ev[i].blamed;
-		waits += ev[i].waits;
+		a->blamed += ev[i].blamed;
+		a->waits += ev[i].waits;
 		double d = p->procs[i].duration_s;
 		double rate = d > 0 ? (double)(ev[i].blamed + ev[i].waits) / d : 0;
-		if (rate > busiest_rate) {
-			busiest_rate = rate;
-			busiest = i;
+		if (rate > a->rate) {
+			a->rate = rate;
+			a->busiest_pid = p->procs[i].pid;
 		}
 	}
 	free(ev);
-	if (busiest < 0 || blamed + waits == 0)
+	return a->rate >= 0 && a->blamed + a->waits > 0;
+}
+
+/* A count for the header: 12345 -> "12345", 2345678 -> "2.35M". */
+static void count_text(struct lb_buf *b, double n)
+{
+	if (n >= 1e6)
+		lb_buf_printf(b, "%.2fM", n / 1e6);
+	else
+		lb_buf_printf(b, "%.0f", n);
+}
+
+void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
+{
+	count_text(b, (double)(a->blamed + a->waits));
+	lb_buf_puts(b, " contended events (");
+	count_text(b, (double)a->blamed);
+	lb_buf_puts(b, " releases and signals that carried blame, ");
+	count_text(b, (double)a->waits);
+	lb_buf_puts(b, " completed waits), ");
+	count_text(b, a->rate);
+	lb_buf_puts(b, " a second");
+	if (a->several)
+		lb_buf_printf(b, " in the busiest process (pid %" PRId64 ")", a->busiest_pid);
+}
+
+const char *lb_accounting_warning(const struct lb_accounting *a)
+{
+	if (a->rate <= LB_ACCOUNTING_WARN_RATE)
+		return NULL;
+	return "at this rate lockblame's own accounting (clock reads inside the program's critical"
+	       " sections) lengthens them measurably: contention and blame are partly lockblame's;"
+	       " compare the run's time with a native run";
+}
+
+void lb_print_accounting(const struct lb_profile *p, FILE *out)
+{
+	struct lb_accounting a;
+	if (!lb_accounting_of(p, &a))
 		return;
-	fputs("accounting: ", out);
-	print_count(out, (double)(blamed + waits));
-	fputs(" contended events (", out);
-	print_count(out, (double)blamed);
-	fputs(" releases and signals that carried blame, ", out);
-	print_count(out, (double)waits);
-	fputs(" completed waits), ", out);
-	print_count(out, busiest_rate);
-	fputs(" a second", out);
-	if (p->nselected > 1)
-		fprintf(out, " in the busiest process (pid %" PRId64 ")", p->procs[busiest].pid);
-	fputc('\n', out);
-	if (busiest_rate > LB_ACCOUNTING_WARN_RATE)
-		fputs("warning:  at this rate lockblame's own accounting (clock reads inside the"
-		      " program's critical sections) lengthens them measurably: contention and blame"
-		      " are partly lockblame's; compare the run's time with a native run\n", out);
+	struct lb_buf b = { 0 };
+	lb_accounting_text(&a, &b);
+	fprintf(out, "accounting: %s\n", lb_buf_str(&b));
+	lb_buf_free(&b);
+	const char *warning = lb_accounting_warning(&a);
+	if (warning)
+		fprintf(out, "warning:  %s\n", warning);
 }

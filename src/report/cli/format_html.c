@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/cli/accounting.h"
 #include "report/cli/views.h"
 
 #define FLAME_MIN 0.0005	/* of the metric's total */
@@ -224,6 +225,15 @@ static void print_header(struct lb_profile *p, FILE *out)
 		      t->sync_blame + t->sync_handoff + t->sync_unattributed, t->sync_blame,
 		      t->sync_handoff, t->sync_unattributed, t->sync_wait);
 	header_row(out, "wait", lb_buf_str(&b));
+	struct lb_accounting a;
+	if (lb_accounting_of(p, &a)) {
+		lb_buf_reset(&b);
+		lb_accounting_text(&a, &b);
+		header_row(out, "accounting", lb_buf_str(&b));
+		const char *warning = lb_accounting_warning(&a);
+		if (warning)
+			header_row(out, "warning", warning);
+	}
 	fputs("</table>\n", out);
 	lb_buf_free(&b);
 }
