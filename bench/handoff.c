@@ -1,18 +1,23 @@
-/* Contended hand-off: THREADS threads hammer one mutex with a tiny critical
- * section for SECONDS; throughput = total acquisitions / elapsed time.
+/* Contended hand-off: THREADS threads hammer one mutex (or, with "spin",
+ * one spin lock) with a tiny critical section for SECONDS; throughput =
+ * total acquisitions / elapsed time.
  *
- *   handoff THREADS SECONDS   -> "ops_per_s X", "elapsed_s Y" and
+ *   handoff THREADS SECONDS [spin]
+ *                             -> "ops_per_s X", "elapsed_s Y" and
  *                                "handoff_rate H": the fraction of successive
  *                                acquisitions made by a different thread than
  *                                the previous one (counted inside the lock),
  *                                "handoffs_per_s": those acquisitions a second */
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t spin;
+static int use_spin;
 static uint64_t counter;
 static uint64_t switches;      /* acquisitions by another thread than the last */
 static uintptr_t last_owner;
@@ -23,11 +28,17 @@ static void *worker(void *arg)
     uint64_t mine = 0;
     uintptr_t me = (uintptr_t)arg;
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-        pthread_mutex_lock(&lock);
+        if (use_spin)
+            pthread_spin_lock(&spin);
+        else
+            pthread_mutex_lock(&lock);
         counter++;
         switches += last_owner != me;
         last_owner = me;
-        pthread_mutex_unlock(&lock);
+        if (use_spin)
+            pthread_spin_unlock(&spin);
+        else
+            pthread_mutex_unlock(&lock);
         mine++;
     }
     return (void *)(uintptr_t)mine;
@@ -35,14 +46,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s THREADS SECONDS\n", argv[0]);
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "spin") != 0)) {
+        fprintf(stderr, "usage: %s THREADS SECONDS [spin]\n", argv[0]);
         return 2;
     }
     int nthreads = atoi(argv[1]);
     double seconds = atof(argv[2]);
     if (nthreads < 1 || nthreads > 256 || seconds <= 0)
         return 2;
+    use_spin = argc == 4;
+    pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
     pthread_t tids[256];
     long long t0 = bench_now_ns();
     for (int i = 0; i < nthreads; i++)

@@ -304,6 +304,17 @@ for f in lb off; do
 done
 handoff_rate_row "hand-off" handoff
 
+# The same on a spin lock: spinning waiters, no futex (lockblame accounts
+# their waits with clock reads, as for a mutex).
+progress "contended spin hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
+interleave handoff_spin "native=native lb=lb" "$B/handoff" 2 "$HANDOFF_S" spin
+nat=$(collect handoff_spin native ops_per_s)
+lb=$(collect handoff_spin lb ops_per_s)
+row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
+    "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio handoff_spin native lb ops_per_s)" \
+    "throughput ratio (higher is better); $(prange handoff_spin native lb ops_per_s); ${HANDOFF_S}s runs; no target"
+handoff_rate_row "spin hand-off" handoff_spin
+
 # --- 4b: contended task queue ----------------------------------------------------
 # One producer, TQ_WORKERS workers, one task per lock round trip, built -O2.
 progress "contended task queue (${REPS}x4 runs, 1 producer + $TQ_WORKERS workers, $(human "$TQ_TASKS") tasks)"
