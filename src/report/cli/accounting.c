@@ -15,12 +15,6 @@ struct proc_events {
 	int64_t blamed, waits;
 };
 
-static int32_t process_of(const struct lb_profile *p, int64_t thread_id)
-{
-	int32_t t = lb_map_get(&p->thread_index, (uint64_t)thread_id);
-	return t >= 0 ? p->threads[t].process : -1;
-}
-
 bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 {
 	*a = (struct lb_accounting){ .rate = -1, .several = p->nselected > 1 };
@@ -30,12 +24,12 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 	if (!ev)
 		return false;
 	for (int32_t i = 0; i < p->nmrows; i++) {
-		int32_t proc = process_of(p, p->mrows[i].thread_id);
+		int32_t proc = lb_thread_process(p, p->mrows[i].thread_id);
 		if (proc >= 0)
 			ev[proc].blamed += p->mrows[i].blamed_count;
 	}
 	for (int32_t i = 0; i < p->nsites; i++) {
-		int32_t proc = process_of(p, p->sites[i].thread_id);
+		int32_t proc = lb_thread_process(p, p->sites[i].thread_id);
 		if (proc >= 0 && p->sites[i].kind != LB_OBJ_JOIN)
 			ev[proc].waits += p->sites[i].contended;
 	}

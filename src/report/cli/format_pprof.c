@@ -178,10 +178,10 @@ static void label(struct pp *pp, struct lb_pbuf *sample, const char *key, const 
  * process tree); a version-2 database is one process. 0 = unknown. */
 static int64_t row_pid(const struct lb_profile *p, const struct lb_mrow *m)
 {
-	int32_t t = lb_map_get(&p->thread_index, (uint64_t)m->thread_id);
+	int32_t proc = lb_thread_process(p, m->thread_id);
 
-	if (t >= 0 && p->threads[t].process >= 0)
-		return p->procs[p->threads[t].process].pid;
+	if (proc >= 0)
+		return p->procs[proc].pid;
 	return p->nprocs == 1 ? p->run.pid : 0;
 }
 

@@ -440,6 +440,13 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
 	}
 }
 
+int32_t lb_thread_process(const struct lb_profile *p, int64_t thread_id)
+{
+	int32_t t = lb_map_get(&p->thread_index, (uint64_t)thread_id);
+
+	return t >= 0 ? p->threads[t].process : -1;
+}
+
 /* Is a per-thread row of a selected process? Rows of a thread with no
  * thread row count only when every process is selected. */
 static bool thread_selected(const struct lb_profile *p, int64_t thread_id)

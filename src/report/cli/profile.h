@@ -172,6 +172,9 @@ unsigned lb_kinds_parse(const char *list);
  * parked waits' share of their release sites. out[nnodes * LB_OBJ_KINDS]. */
 void lb_node_structural(const struct lb_profile *p, double *out);
 void lb_profile_totals(struct lb_profile *p);	/* tree.c: recompute p->totals */
+/* The process (index into p->procs) of a thread id, -1 when the thread is
+ * not one of the selected processes' (load.c). */
+int32_t lb_thread_process(const struct lb_profile *p, int64_t thread_id);
 
 /* Open, validate and load the database at `path`. Bad input (missing,
  * empty, not SQLite, corrupt, too new, missing tables) exits with status 2

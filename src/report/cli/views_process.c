@@ -53,13 +53,6 @@ static const char *short_command(const char *command)
 	return start;
 }
 
-static int32_t process_of(const struct lb_profile *p, int64_t thread_id)
-{
-	int32_t t = lb_map_get(&p->thread_index, (uint64_t)thread_id);
-
-	return t >= 0 ? p->threads[t].process : -1;
-}
-
 int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
 {
 	struct psum *s = lb_xcalloc((size_t)p->nprocs + 1, sizeof *s);
@@ -74,7 +67,7 @@ int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
 		s[i].top_frame = -1;
 	for (int32_t i = 0; i < p->nmrows; i++) {
 		const struct lb_mrow *r = &p->mrows[i];
-		int32_t proc = process_of(p, r->thread_id);
+		int32_t proc = lb_thread_process(p, r->thread_id);
 		double idle = lb_mrow_idleness(r);
 
 		if (proc < 0)
