@@ -293,26 +293,25 @@ row "one sample in place (lock mix 10kHz), us CPU" "-" "$(fmt %.1f "$(median $in
 # --- 4: contended hand-off -------------------------------------------------------
 progress "contended hand-off (${REPS}x3 runs of ${HANDOFF_S}s)"
 interleave handoff "native=native lb=lb off=lb,LOCKBLAME_EVENT=none" "$B/handoff" 2 "$HANDOFF_S"
-nat=$(collect handoff native ops_per_s)
-for f in lb off; do
-    lb=$(collect handoff "$f" ops_per_s)
-    label="default settings"; note="issue 9 target >=0.5x"
-    [ "$f" = off ] && { label="sampling off"; note="LOCKBLAME_EVENT=none"; }
-    row "hand-off, 2 thr 1 mutex, Mops/s ($label)" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
-        "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio handoff native "$f" ops_per_s)" \
-        "$note; throughput ratio (higher is better); $(prange handoff native "$f" ops_per_s); ${HANDOFF_S}s runs"
-done
+# handoff_row LABEL NAME VARIANT NOTE: a hand-off throughput row, Mops/s
+# native vs VARIANT, with the ratio of the rounds.
+handoff_row() {
+    local nat lb
+    nat=$(collect "$2" native ops_per_s)
+    lb=$(collect "$2" "$3" ops_per_s)
+    row "$1" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
+        "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio "$2" native "$3" ops_per_s)" \
+        "$4; throughput ratio (higher is better); $(prange "$2" native "$3" ops_per_s); ${HANDOFF_S}s runs"
+}
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (default settings)" handoff lb "issue 9 target >=0.5x"
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none"
 handoff_rate_row "hand-off" handoff
 
 # The same on a spin lock: spinning waiters, no futex (lockblame accounts
 # their waits with clock reads, as for a mutex).
 progress "contended spin hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
 interleave handoff_spin "native=native lb=lb" "$B/handoff" 2 "$HANDOFF_S" spin
-nat=$(collect handoff_spin native ops_per_s)
-lb=$(collect handoff_spin lb ops_per_s)
-row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" "$(fmt %.2f "$(calc %.6f "$nat" 1 'a / 1e6')")" \
-    "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio handoff_spin native lb ops_per_s)" \
-    "throughput ratio (higher is better); $(prange handoff_spin native lb ops_per_s); ${HANDOFF_S}s runs; no target"
+handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" handoff_spin lb "the waiter spins (no futex)"
 handoff_rate_row "spin hand-off" handoff_spin
 
 # --- 4b: contended task queue ----------------------------------------------------
