@@ -13,6 +13,7 @@
 #include "blame/object_stats.h"
 #include "blame/context.h"
 #include "blame/sites.h"
+#include "blame/spin_sampled.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
 #include "sampler/cct.h"
@@ -21,9 +22,7 @@
 /* The object's record, created on first contention (under meta). */
 static lb_object_stats_t *stats_of(lb_mon_t *mon)
 {
-    if (lb_unlikely(mon->stats == 0))
-        mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
-    return lb_object_stats_of_mon(mon->stats);
+    return lb_object_stats_of(mon);
 }
 
 /* The calling context of the current wrapper call in self's CCT (cached
@@ -143,6 +142,14 @@ static inline lb_hold_t collect(lb_mon_t *mon, uint64_t now, bool keep_held, boo
                        .stats = mon->stats,
                        .was_contended = mon->hold_was_contended };
     mon->hold_was_contended = 0;
+    if (mon->kind == LB_OBJ_SPIN && by_holder) {
+        lb_spin_sampled_rate_note(mon, stats, now);
+        /* after hold_ends cleared clock_moved: see spin_sampled_account */
+        double owed = lb_spin_sampled_take(stats);
+        hold.blame_ns += owed;
+        if (stats)
+            stats->blamed_ns += owed;
+    }
     if (keep_held)
         mon->held = 1;
     return hold;

@@ -25,7 +25,11 @@
 
 typedef struct lb_mon {
     /* hot: read by every operation */
-    uint32_t barrier_count;     /* barriers: threads per episode (0 = unknown) */
+    union {
+        uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
+        uint32_t spin_sampled;  /* spin locks: 1 once new waits are measured by
+                                 * samples (blame/spin_sampled.h); set under meta */
+    };
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
     uint8_t kind;               /* lb_obj_kind */
     uint8_t held;               /* k accounted holders (readers); >0: accrual goes to V, 0: hand-off */

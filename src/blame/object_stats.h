@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blame/mon.h"
 #include "blame/wait_note.h"
 #include "sampler/metrics.h"
 #include "util/common.h"
@@ -33,6 +34,17 @@ typedef struct lb_object_stats {
     double blamed_ns;         /* handed to release/signal sites */
     double handoff_ns;        /* integral of waiters while nobody held it */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
+    /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,
+     * from spinners and their sampling handlers (no meta there); the
+     * owed blame is taken by the holder's release, under meta. Folded
+     * into the fields above by the final write. */
+    uint64_t sampled_contended;  /* sampled waits begun */
+    uint64_t sampled_wait_ns;    /* their samples, as time */
+    uint64_t sampled_held_ns;    /* of that, taken while the lock was held */
+    uint64_t sampled_owed_ns;    /* held samples not yet taken by a release */
+    uint64_t sampled_handoff_ns; /* samples while nobody held it */
+    uint64_t rate_window_ns;     /* spin locks, auto mode: when the current */
+    uint32_t rate_window_waits;  /* rate measurement began, and its waits; under meta */
 } __attribute__((aligned(LB_CACHELINE))) lb_object_stats_t;
 /* Aligned: records are written under their own object's meta lock on
  * every contended operation, so two objects' records sharing a line
@@ -52,6 +64,20 @@ static inline lb_object_stats_t *lb_object_stats_of_mon(uint32_t index)
     return index ? &lb_object_stats_records[index] : NULL;
 }
 uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
+
+/* Under mon->meta: the object's record, created on first use (NULL when
+ * out of memory). */
+static inline lb_object_stats_t *lb_object_stats_of(lb_mon_t *mon)
+{
+    if (lb_unlikely(mon->stats == 0))
+        mon->stats = lb_object_stats_new((uintptr_t)mon->addr, (lb_obj_kind)mon->kind);
+    return lb_object_stats_of_mon(mon->stats);
+}
+
+/* The final write: move the sampled spin-wait figures into the exact
+ * ones (waits, accrual, hand-off); the blame they carried is in
+ * blamed_ns already, and what no release took is unattributed. */
+void lb_object_stats_fold_sampled(lb_object_stats_t *s);
 
 /* Per-kind totals of the acquisitions that are in no record: those of
  * retired objects without one; for mutexes, every acquisition as it

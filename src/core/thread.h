@@ -62,6 +62,8 @@ typedef struct lb_thread {
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
+    struct lb_mon *spin_sampled;  /* blame/spin_sampled.h: the spin lock this thread
+                                   * spins on while its samples measure the wait */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     uintptr_t handle;             /* pthread_self() */

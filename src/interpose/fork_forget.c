@@ -68,6 +68,7 @@ static void fork_forget(lb_thread_t *self)
         lb_object_stats_t *s = lb_object_stats_at(i);
         if (!s)
             continue;
+        lb_object_stats_fold_sampled(s);
         s->acquisitions = s->contended = s->wait_ns = 0;
         s->accrued_held_ns = s->blamed_ns = s->handoff_ns = 0;
     }

@@ -9,6 +9,7 @@
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
+#include "locks/spin_ops.h"
 #include "util/log.h"
 
 static void locks_start(lb_thread_t *t)
@@ -31,6 +32,7 @@ static void locks_setup(void)
 {
     if (lb_mon_pool_setup() != 0)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
+    lb_spin_sampling_setup();
 }
 
 static void locks_fork_child(lb_thread_t *self)

@@ -42,11 +42,13 @@
 #include <errno.h>
 
 #include "blame/blame.h"
+#include "blame/spin_sampled.h"
 #include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "locks/monitored.h"
 #include "locks/objmap.h"
+#include "sampler/sampler.h"
 
 /* Process-shared spin locks stay native: another process cannot follow a
  * pool index of ours. The 32-bit word has no room for a mark, so pshared
@@ -172,10 +174,18 @@ static inline int word_acquire(pthread_spinlock_t *lock)
 }
 
 /* Algorithm 6.3, monitored branch after a failed first attempt: spin
- * with the wait accounted. */
+ * with the wait accounted, by samples where the lock is sampled
+ * (blame/spin_sampled.h: nothing then runs in anyone's hold), else by
+ * timestamps. site: the wrapper's return address. */
 LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon,
-                                              pthread_spinlock_t *lock)
+                                              pthread_spinlock_t *lock, uintptr_t site)
 {
+    if (lb_spin_wait_sampled(mon) && lb_spin_sampled_wait_begin(self, mon, site)) {
+        int word = word_acquire(lock);
+        lb_spin_sampled_wait_end(self);
+        lb_spin_note_held(self, lock, mon, word);
+        return;
+    }
     lb_wait_t wait;
     lb_wait_begin(self, mon, LB_OBJ_SPIN, &wait);
     int word = word_acquire(lock);
@@ -242,7 +252,7 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
                 return 0;
             }
             if (self && !self->busy) {
-                mon_acquire_contended(self, mon, lock);
+                mon_acquire_contended(self, mon, lock, site);
                 mon->acquisitions++;
                 return 0;
             }
@@ -349,9 +359,10 @@ int lb_spinlock_destroy(pthread_spinlock_t *lock)
     return 0;
 }
 
-int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock)
+int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
+                           uintptr_t site)
 {
-    mon_acquire_contended(self, mon, lock);
+    mon_acquire_contended(self, mon, lock, site);
     mon->acquisitions++;
     return 0;
 }
@@ -360,4 +371,21 @@ int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon)
 {
     lb_note_acquired(self, mon);
     return 0;
+}
+
+/* The sampler's spin hook (sampler.h): a sample of a thread in a sampled
+ * spin wait, the lock held or not as its word says now. The lock's memory
+ * is live: the thread is spinning on it. */
+static void spin_sample(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns)
+{
+    const lb_mon_t *mon = t->spin_sampled;
+    int word = __atomic_load_n((const int *)mon->addr, __ATOMIC_RELAXED);
+    lb_spin_sampled_account(t, node, ns, (word & LB_SPIN_HELD) != 0);
+}
+
+void lb_spin_sampling_setup(void)
+{
+    lb_spin_sampled_setup();
+    if (lb_spin_mode() != LB_SPIN_EXACT)
+        lb_sampler_spin_hook = spin_sample;
 }

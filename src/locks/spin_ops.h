@@ -16,6 +16,9 @@ int lb_spinlock_destroy(pthread_spinlock_t *lock);
 int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site);
 int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site);
 int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site);
+/* Process setup: LOCKBLAME_SPIN, and the sampler's hook for sampled spin
+ * waits (blame/spin_sampled.h). */
+void lb_spin_sampling_setup(void);
 /* Release of a hold that has blame to hand on (slow path); returns 0.
  * `word` is the monitored word with the held bit clear. */
 int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
@@ -95,7 +98,8 @@ static inline lb_mon_t *lb_spin_mon_to_release(lb_thread_t *self, const pthread_
 }
 
 /* Out-of-line steps of the fast paths below. */
-int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock);
+int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
+                           uintptr_t site);
 int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon);
 
 /* Inline fast paths for an already monitored lock on an attached thread;
@@ -111,7 +115,7 @@ static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
     if (lb_unlikely(!mon || !self || self->busy))
         return lb_spinlock_lock(lock, site);
     if (lb_unlikely(!lb_spin_word_try_acquire(lock, word)))
-        return lb_spin_lock_contended(self, mon, lock);
+        return lb_spin_lock_contended(self, mon, lock, site);
     lb_spin_note_held(self, lock, mon, word);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_spin_acquired_with_waiters(self, mon);

@@ -23,11 +23,14 @@
 
 #include "core/undirected.h"
 #include "sampler/cct.h"
+#include "sampler/sampler.h"
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/stack_bounds.h"
 #include "util/log.h"
+
+void (*lb_sampler_spin_hook)(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns);
 
 static struct sigaction lb_old_action;   /* the program's, for uninstall */
 static int lb_installed_signo;
@@ -69,9 +72,11 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         bool in_sync = false;
         int n = lb_unwind_signal(ucontext, pcs, LB_MAX_DEPTH, &in_sync);
         lb_cct_node_t *node = lb_cct_insert(t->cct, pcs, n);
-        if (t->waiting || in_sync)
+        if (t->waiting || in_sync) {
             node->m.overhead_samples += w;
-        else {
+            if (t->spin_sampled && lb_sampler_spin_hook)
+                lb_sampler_spin_hook(t, node, (uint64_t)(w * lb_sampler_ns_per_sample()));
+        } else {
             node->m.work_samples += w;
             node->m.undirected_samples += w * lb_undirected_ratio();
         }

@@ -122,6 +122,12 @@ uint64_t lb_sampler_freq(void);
 /* CPU nanoseconds one sample stands for: the period of a time event, 1e9/freq
  * in frequency mode, 0 when unknown (a count event with a fixed period). */
 double lb_sampler_ns_per_sample(void);
+/* Set once at setup by the layer that measures spin waits by samples
+ * (locks/spin_ops.c): called by the handler, on a thread whose
+ * lb_thread.spin_sampled is set, with the sample's calling context and
+ * the CPU time it stands for. Async-signal-safe. */
+struct lb_cct_node;
+extern void (*lb_sampler_spin_hook)(struct lb_thread *t, struct lb_cct_node *node, uint64_t ns);
 /* The signal samples arrive on, 0 when sampling is off. */
 int lb_sampler_signal(void);
 /* Threads whose sampling could not be started. */

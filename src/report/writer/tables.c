@@ -104,6 +104,8 @@ void lb_tables_objects(writer_t *w)
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
+        if (s)
+            lb_object_stats_fold_sampled(s);
         if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
             continue; /* forgotten in a fork child (fork_forget.c) */
         double unattributed = s->accrued_held_ns - s->blamed_ns;

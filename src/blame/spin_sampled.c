@@ -1,0 +1,123 @@
+/* Spin waits measured by CPU samples: see spin_sampled.h for the rule,
+ * its invariants and when it applies. */
+#include "blame/spin_sampled.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blame/context.h"
+#include "blame/wait_note_ops.h"
+#include "sampler/sampler.h"
+#include "util/log.h"
+
+static lb_spin_mode_t spin_mode = LB_SPIN_AUTO;
+bool lb_spin_all_sampled;
+
+void lb_spin_sampled_setup(void)
+{
+    const char *want = getenv("LOCKBLAME_SPIN");
+    lb_spin_mode_t mode = LB_SPIN_AUTO;
+    if (want && *want) {
+        if (strcmp(want, "exact") == 0)
+            mode = LB_SPIN_EXACT;
+        else if (strcmp(want, "sampled") == 0)
+            mode = LB_SPIN_SAMPLED;
+        else if (strcmp(want, "auto") != 0)
+            lb_warn("bad LOCKBLAME_SPIN '%s' (want exact, sampled or auto); using auto", want);
+    }
+    if (mode != LB_SPIN_EXACT && lb_sampler_ns_per_sample() <= 0) {
+        if (mode == LB_SPIN_SAMPLED)
+            lb_warn("LOCKBLAME_SPIN=sampled needs CPU sampling with a known period; "
+                    "spin waits are timed exactly");
+        mode = LB_SPIN_EXACT;
+    }
+    spin_mode = mode;
+    lb_spin_all_sampled = mode == LB_SPIN_SAMPLED;
+}
+
+lb_spin_mode_t lb_spin_mode(void)
+{
+    return spin_mode;
+}
+
+void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
+{
+    if (spin_mode != LB_SPIN_AUTO || !stats)
+        return;
+    if (stats->rate_window_waits++ == 0) {
+        stats->rate_window_ns = now;
+        return;
+    }
+    if (stats->rate_window_waits < LB_SPIN_RATE_WAITS)
+        return;
+    uint64_t span = now - stats->rate_window_ns;
+    if (span * LB_SPIN_SAMPLED_RATE <= (uint64_t)LB_SPIN_RATE_WAITS * 1000000000u)
+        __atomic_store_n(&mon->spin_sampled, 1, __ATOMIC_RELAXED);
+    stats->rate_window_waits = 0;
+}
+
+/* The thread's samples arrive now, each standing for a known CPU time. */
+static bool thread_is_sampled(const lb_thread_t *self)
+{
+    const lb_sampler_thread_t *s = self->sampler;
+    return self->cct && s && (s->has_perf || s->has_timer) && !s->unsampled;
+}
+
+/* The first sampled wait on an object without a record (mode sampled
+ * from the start): create it, and name this wait's context as the first
+ * waiter's, as an exact wait would. */
+LB_COLD static lb_object_stats_t *first_stats(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_enter(self);
+    lb_meta_lock(&mon->meta);
+    lb_object_stats_t *stats = lb_object_stats_of(mon);
+    lb_meta_unlock(&mon->meta);
+    if (stats && stats->first_node == 0) {
+        uint32_t id;
+        lb_context_here(self, &id);
+        stats->first_thread = self->id;
+        stats->first_node = id;
+    }
+    lb_leave(self);
+    return stats;
+}
+
+bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site)
+{
+    if (!thread_is_sampled(self))
+        return false;
+    lb_object_stats_t *stats = lb_object_stats_of_mon(mon->stats);
+    if (lb_unlikely(!stats || stats->first_node == 0)) {
+        int saved_errno = errno;
+        stats = first_stats(self, mon);
+        errno = saved_errno;
+        if (!stats)
+            return false;
+    }
+    __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
+    lb_note_lock_site(self, site - 1, LB_OBJ_SPIN);
+    /* waiting classifies the samples (overhead: spinning); a sampled wait
+     * is not counted in the undirected ratio's waiters (no shared write) */
+    self->waiting = (uint32_t)LB_OBJ_SPIN + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&self->spin_sampled, mon, __ATOMIC_RELAXED);
+    return true;
+}
+
+void lb_spin_sampled_account(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns, bool held)
+{
+    lb_mon_t *mon = t->spin_sampled;
+    lb_object_stats_t *stats = lb_object_stats_of_mon(mon->stats); /* set before the note */
+    node->m.wait_ns += ns;
+    __atomic_fetch_add(&stats->sampled_wait_ns, ns, __ATOMIC_RELAXED);
+    if (held) {
+        __atomic_fetch_add(&stats->sampled_held_ns, ns, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&stats->sampled_owed_ns, ns, __ATOMIC_RELEASE);
+        /* after the add: a release that clears the flag before taking
+         * the owed blame either takes this add or sees the flag again */
+        __atomic_store_n(&mon->clock_moved, 1, __ATOMIC_RELEASE);
+    } else {
+        __atomic_fetch_add(&stats->sampled_handoff_ns, ns, __ATOMIC_RELAXED);
+    }
+}

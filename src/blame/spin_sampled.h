@@ -1,0 +1,93 @@
+/* Spin waits measured by CPU samples (thesis ch. 6.4; DESIGN.md: "Spin
+ * waits may be measured by CPU samples taken while spinning").
+ *
+ * Why: a spinning waiter sees the lock free only for the few ns between
+ * the holder's releasing store and its next acquiring CAS. Any accounting
+ * inside the hold (a timestamp, the meta lock, a context look-up: 100-200
+ * ns) lets the holder re-take the line first, and the lock almost never
+ * changes hands (docs/PERFORMANCE.md, "contended spin locks"). A sampled
+ * wait puts nothing in anyone's hold:
+ *   - the spinner, before it spins, counts the wait and notes the lock in
+ *     its own record (lb_thread.spin_sampled); after, it clears the note;
+ *   - a CPU sample that finds the note adds its period to the wait (the
+ *     victim's view, in the sample's calling context) and to the lock:
+ *     owed blame if the held bit is set, hand-off latency if not. Owed
+ *     blame raises mon->clock_moved, so the holder's release takes the
+ *     accounted path and collects it (blame.c, collect), once per sample
+ *     at most;
+ *   - the barging holder and the release see no waiters and do nothing.
+ * Accuracy is that of the samples: unbiased for the CPU time spent
+ * spinning, which is the wait while the spinner runs (a spinner that is
+ * descheduled waits without being sampled).
+ *
+ * When: LOCKBLAME_SPIN=exact|sampled|auto (default auto). In auto mode a
+ * spin lock starts exact and turns sampled for good once it has had
+ * LB_SPIN_RATE_WAITS accounted holds (holds while others spin) within
+ * LB_SPIN_RATE_WAITS / LB_SPIN_SAMPLED_RATE seconds: at that rate the
+ * exact accounting (100-200 ns in each hold) starves the spinners. Sampled waits need a thread that is being sampled with a known
+ * period; other threads' waits stay exact.
+ *
+ * Invariants: the sampled fields of lb_object_stats are changed only by
+ * atomic adds and exchanges (the handler takes no lock); mon->spin_sampled
+ * is set under meta and never cleared while the lb_mon lives; the handler
+ * touches only the interrupted thread's own record and CCT. */
+#ifndef LB_BLAME_SPIN_SAMPLED_H
+#define LB_BLAME_SPIN_SAMPLED_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blame/mon.h"
+#include "blame/object_stats.h"
+#include "core/thread.h"
+#include "sampler/cct.h"
+
+#define LB_SPIN_SAMPLED_RATE 50000 /* accounted holds per second per lock */
+#define LB_SPIN_RATE_WAITS 512      /* accounted holds per rate measurement */
+
+typedef enum { LB_SPIN_AUTO, LB_SPIN_EXACT, LB_SPIN_SAMPLED } lb_spin_mode_t;
+
+/* Read LOCKBLAME_SPIN (after the sampler's setup: sampled waits need its
+ * period); one lockblame: line for a bad value. */
+void lb_spin_sampled_setup(void);
+/* The mode in force: LB_SPIN_EXACT when samples cannot measure waits. */
+lb_spin_mode_t lb_spin_mode(void);
+
+/* Under meta, at an accounted release of mon at now: in auto mode, turn
+ * mon sampled when its accounted holds come at LB_SPIN_SAMPLED_RATE a
+ * second or faster. (Holds, not waits: exact accounting in the holds
+ * keeps the spinners from winning, so waits become few and long.) */
+void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now);
+
+/* Should a wait on mon be measured by samples? (LOCKBLAME_SPIN=sampled,
+ * or mon turned sampled.) */
+extern bool lb_spin_all_sampled;
+static inline bool lb_spin_wait_sampled(const lb_mon_t *mon)
+{
+    return __atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) || lb_spin_all_sampled;
+}
+
+/* A wait on mon, about to spin, called at the wrapper's call site `site`
+ * (a return address): returns true with the wait counted and noted when
+ * samples can measure it (mon sampled, this thread sampled); false: time
+ * it exactly. */
+bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site);
+/* The spin is over (the lock is this thread's). */
+static inline void lb_spin_sampled_wait_end(lb_thread_t *self)
+{
+    __atomic_store_n(&self->spin_sampled, NULL, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    self->waiting = 0;
+}
+
+/* Signal handler, on a thread whose spin_sampled is set: a sample of ns
+ * CPU ns in calling context node, the lock held or not at that moment. */
+void lb_spin_sampled_account(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns, bool held);
+
+/* Under meta, by the releasing holder: the owed blame, taken (ns). */
+static inline double lb_spin_sampled_take(lb_object_stats_t *stats)
+{
+    if (!stats || __atomic_load_n(&stats->sampled_owed_ns, __ATOMIC_RELAXED) == 0)
+        return 0;
+    return (double)__atomic_exchange_n(&stats->sampled_owed_ns, 0, __ATOMIC_ACQ_REL);
+}
+#endif
