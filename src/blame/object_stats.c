@@ -67,12 +67,14 @@ uint64_t lb_object_totals_unbound(lb_obj_kind kind)
     return __atomic_load_n(&exited_totals[kind], __ATOMIC_RELAXED);
 }
 
-void lb_object_stats_fold_sampled(lb_object_stats_t *s)
+uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
 {
-    s->contended += __atomic_exchange_n(&s->sampled_contended, 0, __ATOMIC_ACQ_REL);
+    uint64_t waits = __atomic_exchange_n(&s->sampled_contended, 0, __ATOMIC_ACQ_REL);
+    s->contended += waits;
     s->wait_ns += __atomic_exchange_n(&s->sampled_wait_ns, 0, __ATOMIC_ACQ_REL);
     s->accrued_held_ns += (double)__atomic_exchange_n(&s->sampled_held_ns, 0, __ATOMIC_ACQ_REL);
     s->handoff_ns += (double)__atomic_exchange_n(&s->sampled_handoff_ns, 0, __ATOMIC_ACQ_REL);
     /* owed blame no release took stays out of blamed_ns: unattributed */
     __atomic_store_n(&s->sampled_owed_ns, 0, __ATOMIC_RELEASE);
+    return waits;
 }

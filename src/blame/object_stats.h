@@ -76,8 +76,9 @@ static inline lb_object_stats_t *lb_object_stats_of(lb_mon_t *mon)
 
 /* The final write: move the sampled spin-wait figures into the exact
  * ones (waits, accrual, hand-off); the blame they carried is in
- * blamed_ns already, and what no release took is unattributed. */
-void lb_object_stats_fold_sampled(lb_object_stats_t *s);
+ * blamed_ns already, and what no release took is unattributed. Returns
+ * the number of sampled waits folded (sync_object.sampled_waits). */
+uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s);
 
 /* Per-kind totals of the acquisitions that are in no record: those of
  * retired objects without one; for mutexes, every acquisition as it

@@ -132,9 +132,10 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
                                dst, s.frame, s.thread, src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
                                " address, " NREF("first_node_id") ", acquisitions, contended,"
-                               " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld"
+                               " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
                                " FROM \"%w\".sync_object",
-                               dst, s.object, s.node, run_ref, s.run, src);
+                               dst, s.object, s.node, run_ref, s.run,
+                               version >= 4 ? "sampled_waits" : "0", src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, "
                                NREF("node_id") ", thread_id + %lld, blame_s, count"
                                " FROM \"%w\".object_blame",

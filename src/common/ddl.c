@@ -10,7 +10,8 @@ const char *const lb_ddl_tables[] = {
 
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
- * sync_object.run_id) and dropped run's single-row check. */
+ * sync_object.run_id) and dropped run's single-row check; version 4
+ * appended sync_object.sampled_waits. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -34,7 +35,8 @@ static const char *const columns[] = {
     " PRIMARY KEY (frame_id, thread_id, object))",
     "(id INTEGER PRIMARY KEY, object TEXT, address INTEGER,"
     " first_node_id INTEGER, acquisitions INTEGER, contended INTEGER, wait_s REAL,"
-    " blame_s REAL, handoff_s REAL, unattributed_s REAL, run_id INTEGER)",
+    " blame_s REAL, handoff_s REAL, unattributed_s REAL, run_id INTEGER,"
+    " sampled_waits INTEGER)",
     "(object_id INTEGER, node_id INTEGER, thread_id INTEGER,"
     " blame_s REAL, count INTEGER, PRIMARY KEY (object_id, node_id, thread_id))",
     "(thread_id INTEGER, object_id INTEGER, object TEXT,"

@@ -10,5 +10,5 @@
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 3
+#define LB_SCHEMA_VERSION 4
 #endif

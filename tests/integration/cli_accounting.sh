@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The report header's "accounting:" line: its counts are the database's
 # (releases and signals that carried blame, completed waits other than
-# joins), its rate is their sum over the process's duration, and the
+# joins; spin waits measured by CPU samples apart, with their count), its
+# rate is their sum over the process's duration, and the
 # warning that lockblame's own accounting lengthens critical sections
 # appears exactly when that rate is above 500K a second: on a lock
 # hammered by 2 threads (mutex_stress), not on 2 ms holds (handoff_mutex).
@@ -23,7 +24,11 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     "$LOCKBLAME_CLI" report "$db" >"$tmp/$name.out" 2>&1 || fail "$name: report exited $?"
     local blamed waits dur
     blamed=$(rows "$db" "SELECT COALESCE(SUM(blamed_count), 0) FROM metric")
-    waits=$(rows "$db" "SELECT COALESCE(SUM(contended), 0) FROM site WHERE object <> 'join'")
+    # Spin waits measured by samples are counted apart (nothing of theirs
+    # runs inside a critical section).
+    local sampled
+    sampled=$(rows "$db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object")
+    waits=$(rows "$db" "SELECT COALESCE(SUM(contended), 0) - $sampled FROM site WHERE object <> 'join'")
     dur=$(rows "$db" "SELECT duration_s FROM run")
     local line
     line=$(grep '^accounting: ' "$tmp/$name.out") || { cat "$tmp/$name.out"; fail "$name: no accounting line"; }
@@ -37,6 +42,13 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     close_to "$blamed" "$got_b" 0.005 || bad "$name: header says $got_b blamed releases/signals, the database $blamed"
     close_to "$waits" "$got_w" 0.005 || bad "$name: header says $got_w completed waits, the database $waits"
     close_to "$want_r" "$got_r" 0.005 || bad "$name: header rate $got_r a second, the database's $want_r"
+    if [ "$sampled" -gt 0 ]; then
+        local got_s
+        got_s=$(value "$(sed -nE 's/.*; and ([0-9.M]+) spin waits on [0-9]+ locks? measured by CPU samples, not timed$/\1/p' <<<"$line")")
+        close_to "$sampled" "${got_s:-0}" 0.005 || bad "$name: header says ${got_s:-nothing} sampled spin waits, the database $sampled"
+    elif grep -q 'measured by CPU samples' <<<"$line"; then
+        bad "$name: header mentions sampled spin waits, the database has none"
+    fi
     local warned=0
     grep -q "^warning:  at this rate lockblame's own accounting" "$tmp/$name.out" && warned=1
     local above

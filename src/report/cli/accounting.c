@@ -3,7 +3,9 @@
  * Counts come from the loaded profile: metric rows' blamed_count (releases
  * and signals that carried blame) and sites' contended counts (completed
  * waits: contended acquisitions, cond/sem/barrier waits; joins left out,
- * they are not accounted inside a critical section), per process.
+ * they are not accounted inside a critical section), per process. Spin
+ * waits measured by CPU samples (sync_object.sampled_waits) are counted
+ * apart: nothing of theirs runs inside a critical section.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -33,6 +35,17 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		if (proc >= 0 && p->sites[i].kind != LB_OBJ_JOIN)
 			ev[proc].waits += p->sites[i].contended;
 	}
+	for (int32_t i = 0; i < p->nobjs; i++) {
+		const struct lb_syncobj *o = &p->objs[i];
+		if (o->sampled_waits <= 0)
+			continue;
+		int32_t proc = o->proc >= 0 ? o->proc : 0;
+		ev[proc].waits -= o->sampled_waits;
+		if (p->procs[proc].selected) {
+			a->sampled_waits += o->sampled_waits;
+			a->sampled_locks++;
+		}
+	}
 	for (int32_t i = 0; i < p->nprocs; i++) {
 		if (!p->procs[i].selected)
 			continue;
@@ -46,7 +59,7 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		}
 	}
 	free(ev);
-	return a->rate >= 0 && a->blamed + a->waits > 0;
+	return a->rate >= 0 && a->blamed + a->waits + a->sampled_waits > 0;
 }
 
 /* A count for the header: 12345 -> "12345", 2345678 -> "2.35M". */
@@ -70,6 +83,12 @@ void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
 	lb_buf_puts(b, " a second");
 	if (a->several)
 		lb_buf_printf(b, " in the busiest process (pid %" PRId64 ")", a->busiest_pid);
+	if (a->sampled_waits > 0) {
+		lb_buf_puts(b, "; and ");
+		count_text(b, (double)a->sampled_waits);
+		lb_buf_printf(b, " spin waits on %" PRId64 " lock%s measured by CPU samples,"
+			      " not timed", a->sampled_locks, a->sampled_locks == 1 ? "" : "s");
+	}
 }
 
 const char *lb_accounting_warning(const struct lb_accounting *a)

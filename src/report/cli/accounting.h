@@ -26,6 +26,8 @@ struct lb_accounting {
 	double rate;		/* (blamed + waits) a second, of the busiest selected process */
 	int64_t busiest_pid;
 	bool several;		/* more than one process selected */
+	int64_t sampled_waits;	/* spin waits measured by samples (not in waits) */
+	int64_t sampled_locks;	/* the spin locks they waited on */
 };
 
 /* The figures of the selected processes; false when none had a contended

@@ -519,10 +519,12 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
 	struct query q;
 	size_t cap = 0;
 	bool v3 = has_column(db, "sync_object", "run_id");
+	bool v4 = has_column(db, "sync_object", "sampled_waits");
 
 	q_preparef(&q, db, p->path, "sync_object",
 		   "SELECT id, object, address, first_node_id, acquisitions, contended, wait_s,"
-		   " blame_s, handoff_s, unattributed_s, %s FROM sync_object", v3 ? "run_id" : "NULL");
+		   " blame_s, handoff_s, unattributed_s, %s, %s FROM sync_object",
+		   v3 ? "run_id" : "NULL", v4 ? "sampled_waits" : "0");
 	while (q_step(&q)) {
 		int32_t proc = v3 ? idindex_get(procs, q.st, 10) : -1;
 
@@ -541,6 +543,8 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
 		o->blame_s = sqlite3_column_double(q.st, 7);
 		o->handoff_s = sqlite3_column_double(q.st, 8);
 		o->unattributed_s = sqlite3_column_double(q.st, 9);
+		o->sampled_waits = sqlite3_column_int64(q.st, 11);
+		o->proc = proc;
 	}
 	idindex_build(ix, (size_t)p->nobjs, &p->objs[0].id, sizeof *p->objs);
 }

@@ -96,6 +96,8 @@ struct lb_syncobj {
 	int32_t first_node;	/* node index, -1 unknown */
 	int64_t acquisitions, contended;
 	double wait_s, blame_s, handoff_s, unattributed_s;
+	int64_t sampled_waits;	/* of contended: spin waits measured by CPU samples */
+	int32_t proc;		/* process index, -1 unknown (one-process databases) */
 };
 
 struct lb_objblame {

@@ -98,14 +98,13 @@ void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
     lb_mon_for_each(lb_mon_settle_live, &now);
-    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1)");
+    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1,?)");
     if (!st)
         return;
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        if (s)
-            lb_object_stats_fold_sampled(s);
+        uint64_t sampled_waits = s ? lb_object_stats_fold_sampled(s) : 0;
         if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
             continue; /* forgotten in a fork child (fork_forget.c) */
         double unattributed = s->accrued_held_ns - s->blamed_ns;
@@ -120,6 +119,7 @@ void lb_tables_objects(writer_t *w)
         sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
         sqlite3_bind_double(st, 9, s->handoff_ns / 1e9);
         sqlite3_bind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
+        sqlite3_bind_int64(st, 11, (sqlite3_int64)sampled_waits);
         lb_wstep(st);
     }
     for (int k = 0; k < LB_OBJ_KINDS; k++) {
@@ -131,7 +131,7 @@ void lb_tables_objects(writer_t *w)
         sqlite3_bind_int64(st, 1, count + (uint32_t)k);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 5, (sqlite3_int64)acquisitions);
-        for (int c = 6; c <= 10; c++)
+        for (int c = 6; c <= 11; c++)
             sqlite3_bind_int(st, c, 0);
         lb_wstep(st);
     }
