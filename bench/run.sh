@@ -150,18 +150,18 @@ dropped_note() {
     fi
 }
 
-# handoff_rate_row LABEL NAME: the fraction of successive acquisitions made
+# handoff_rate_row LABEL NAME [VARIANT]: the fraction of successive acquisitions made
 # by another thread (the program counts it under the lock), native vs
 # lockblame at default settings; the change is relative (target <=20%).
 # The notes add hand-offs a second: where throughput falls and hand-offs
 # a second stay, the rate per acquisition rises without the lock passing
 # between threads any more often.
 handoff_rate_row() {
-    local a b pa pb
+    local a b pa pb v=${3:-lb}
     a=$(collect "$2" native handoff_rate)
-    b=$(collect "$2" lb handoff_rate)
+    b=$(collect "$2" "$v" handoff_rate)
     pa=$(collect "$2" native handoffs_per_s)
-    pb=$(collect "$2" lb handoffs_per_s)
+    pb=$(collect "$2" "$v" handoffs_per_s)
     row "$1 hand-off rate (successive acquisitions by another thread)" "$(fmt %.4f "$a")" "$(fmt %.4f "$b")" \
         "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')" \
         "issue 9 target: change <=20%; medians of the rounds; hand-offs a second $(fmt %.0f "$pa") native, $(fmt %.0f "$pb") lockblame ($(calc '%+.0f%%' "$pa" "$pb" '(a > 0 ? (b / a - 1) * 100 : 0)'))"
@@ -307,12 +307,15 @@ handoff_row "hand-off, 2 thr 1 mutex, Mops/s (default settings)" handoff lb "iss
 handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none"
 handoff_rate_row "hand-off" handoff
 
-# The same on a spin lock: spinning waiters, no futex (lockblame accounts
-# their waits with clock reads, as for a mutex).
-progress "contended spin hand-off (${REPS}x2 runs of ${HANDOFF_S}s)"
-interleave handoff_spin "native=native lb=lb" "$B/handoff" 2 "$HANDOFF_S" spin
-handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" handoff_spin lb "the waiter spins (no futex)"
+# The same on a spin lock: spinning waiters, no futex. By default the lock
+# turns sampled once hot (its waits measured by CPU samples, nothing inside
+# the holds: docs/INTERNALS.md); LOCKBLAME_SPIN=exact times every wait.
+progress "contended spin hand-off (${REPS}x3 runs of ${HANDOFF_S}s)"
+interleave handoff_spin "native=native lb=lb exact=lb,LOCKBLAME_SPIN=exact" "$B/handoff" 2 "$HANDOFF_S" spin
+handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" handoff_spin lb "the waiter spins (no futex); waits sampled once the lock is hot"
+handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (LOCKBLAME_SPIN=exact)" handoff_spin exact "every spin wait timed"
 handoff_rate_row "spin hand-off" handoff_spin
+handoff_rate_row "spin hand-off (LOCKBLAME_SPIN=exact)" handoff_spin exact
 
 # --- 4b: contended task queue ----------------------------------------------------
 # One producer, TQ_WORKERS workers, one task per lock round trip, built -O2.

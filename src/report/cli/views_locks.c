@@ -17,7 +17,7 @@
 
 enum {
 	C_KIND, C_INSTANCES, C_ADDRESS, C_ACQ, C_CONT, C_CONT_SHARE, C_WAIT, C_BLAME, C_HANDOFF, C_UNATTR,
-	C_FIRST, C_ID, C_FIRST_FUNCTION, C_FIRST_FILE, C_FIRST_LINE, C_HOLDERS, C_ADDRESSES, C_OBJECTS, C_NCOLS
+	C_FIRST, C_ID, C_FIRST_FUNCTION, C_FIRST_FILE, C_FIRST_LINE, C_HOLDERS, C_ADDRESSES, C_OBJECTS, C_SAMPLED, C_NCOLS
 };
 
 static struct lb_col lock_cols[C_NCOLS] = {
@@ -39,6 +39,7 @@ static struct lb_col lock_cols[C_NCOLS] = {
 	[C_FIRST_FILE] = { "first_file", "", LB_C_STR, LB_COL_NOTABLE },
 	[C_FIRST_LINE] = { "first_line", "", LB_C_INT, LB_COL_NOTABLE },
 	[C_HOLDERS] = { "holders", "", LB_C_LIST, LB_COL_NOTABLE },
+	[C_SAMPLED] = { "sampled_waits", "", LB_C_INT, LB_COL_NOTABLE },	/* of contended */
 };
 
 struct holder {
@@ -51,7 +52,7 @@ struct holder {
 struct group {			/* one row: a kind + first-seen site, or one object */
 	int32_t obj;		/* the heaviest object (by wait): address, ids, first seen */
 	int32_t instances;	/* objects (an address re-initialised counts again) */
-	int64_t acquisitions, contended;
+	int64_t acquisitions, contended, sampled_waits;
 	double wait_s, blame_s, handoff_s, unattributed_s;
 };
 
@@ -126,6 +127,7 @@ static struct group *make_groups(struct lb_profile *p, const int32_t *keys, bool
 		g[k].instances++;
 		g[k].acquisitions += ob->acquisitions;
 		g[k].contended += ob->contended;
+		g[k].sampled_waits += ob->sampled_waits;
 		g[k].wait_s += ob->wait_s;
 		g[k].blame_s += ob->blame_s;
 		g[k].handoff_s += ob->handoff_s;
@@ -234,6 +236,7 @@ static void add_row(struct lb_profile *p, struct lb_table *t, const struct group
 	lb_map_free(&seen);
 	lb_table_int(t, row, C_ACQ, g->acquisitions);
 	lb_table_int(t, row, C_CONT, g->contended);
+	lb_table_int(t, row, C_SAMPLED, g->sampled_waits);
 	lb_table_num(t, row, C_CONT_SHARE, lb_share((double)g->contended, (double)g->acquisitions));
 	lb_table_num(t, row, C_WAIT, g->wait_s);
 	lb_table_num(t, row, C_BLAME, g->blame_s);
@@ -291,6 +294,12 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			       o->per_address ? "objects" : "groups");
 		if (!o->per_address && ng)
 			printf("(lock instances grouped by kind and where first seen; --per-address lists each)\n");
+		int64_t sampled = 0;
+		for (int32_t i = 0; i < ng; i++)
+			sampled += g[i].sampled_waits;
+		if (sampled)
+			printf("(%" PRId64 " spin waits were measured by CPU samples, not timed: their wait,"
+			       " blame and hand-off are sums of sample periods)\n", sampled);
 	} else {
 		lb_table_print(t, o->format, stdout);
 	}
