@@ -71,12 +71,26 @@ static inline bool lb_spin_wait_sampled(const lb_mon_t *mon)
  * samples can measure it (mon sampled, this thread sampled); false: time
  * it exactly. */
 bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site);
-/* The spin is over (the lock is this thread's). */
-static inline void lb_spin_sampled_wait_end(lb_thread_t *self)
+/* What a sampled wait replaces in the thread's record while it spins: a
+ * wait it interrupted (the program's signal handler spinning while its
+ * thread was in a wait) gets both back at the end. */
+typedef struct lb_spin_outer {
+    lb_mon_t *spin_sampled;
+    uint32_t waiting;
+} lb_spin_outer_t;
+
+static inline lb_spin_outer_t lb_spin_sampled_outer(const lb_thread_t *self)
 {
-    __atomic_store_n(&self->spin_sampled, NULL, __ATOMIC_RELAXED);
+    return (lb_spin_outer_t){ .spin_sampled = self->spin_sampled, .waiting = self->waiting };
+}
+
+/* The spin is over (the lock is this thread's); outer: what
+ * lb_spin_sampled_outer returned before lb_spin_sampled_wait_begin. */
+static inline void lb_spin_sampled_wait_end(lb_thread_t *self, lb_spin_outer_t outer)
+{
+    __atomic_store_n(&self->spin_sampled, outer.spin_sampled, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    self->waiting = 0;
+    self->waiting = outer.waiting;
 }
 
 /* Signal handler, on a thread whose spin_sampled is set: a sample of ns

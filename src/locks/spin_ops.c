@@ -180,9 +180,10 @@ static inline int word_acquire(pthread_spinlock_t *lock)
 LB_NOINLINE static void mon_acquire_contended(lb_thread_t *self, lb_mon_t *mon,
                                               pthread_spinlock_t *lock, uintptr_t site)
 {
+    lb_spin_outer_t outer = lb_spin_sampled_outer(self);
     if (lb_spin_wait_sampled(mon) && lb_spin_sampled_wait_begin(self, mon, site)) {
         int word = word_acquire(lock);
-        lb_spin_sampled_wait_end(self);
+        lb_spin_sampled_wait_end(self, outer);
         lb_spin_note_held(self, lock, mon, word);
         return;
     }
