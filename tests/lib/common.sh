@@ -9,8 +9,10 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOCKBLAME_LIB=${LOCKBLAME_LIB:-$BUILD/liblockblame.so}
 LOCKBLAME_CLI=${LOCKBLAME_CLI:-$BUILD/lockblame}
 WORKLOADS=${WORKLOADS:-$BUILD/tests/workloads}
+WORKLOADS_USER=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 TESTLIB=$ROOT/tests/lib
-unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE
+unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE \
+      LOCKBLAME_FREQ LOCKBLAME_SPIN
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -40,6 +42,14 @@ need() {
 # yourself (in the environment or with env) to choose the database.
 preloaded() {
     LD_PRELOAD=$LOCKBLAME_LIB "$@"
+}
+
+# cpu_busy_s: the CPU time all processes have used so far, all cores
+# together, in seconds (/proc/stat: everything but idle and iowait).
+# Two readings around a run tell how busy the machine was meanwhile.
+cpu_busy_s() {
+    awk -v hz="$(getconf CLK_TCK)" \
+        '$1 == "cpu" { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
 }
 
 # ground_truth_blame TOL PROG [ARGS...]: run PROG preloaded; it writes

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# A hot spin lock turns sampled by itself (LOCKBLAME_SPIN unset, i.e. auto;
+# src/blame/spin_sampled.h) and then still changes hands under lockblame.
+# tests/workloads_user/spin_hot.c (gcc -O2 -g): 2 threads, a tiny critical
+# section, hot_release_site() the only release site; it counts its own
+# hand-offs (acquisitions by another thread than the previous one).
+#
+#  - Perturbation: the hand-offs a second under lockblame are at least
+#    MIN_RATIO of a native run's, measured just before it. (Exact accounting
+#    in each hold lets the holder re-take the lock: ~0.05% of native.) The
+#    hand-off rate swings with the machine's load, so a pair that misses is
+#    measured again, up to PAIRS pairs.
+#  - The waits in hot_loop() were measured by samples: each thread's wait
+#    there is a whole number of sampling periods (the lock's first waits,
+#    timed before it turned sampled, fall in warm_up(), which is not
+#    checked). Under LOCKBLAME_SPIN=exact they are timed.
+#  - Conservation from the lock's sync_object row: blame + hand-off +
+#    unattributed = wait, to 1e-6 relative.
+#  - hot_release_site (spin_hot.c) has at least 90% of the blame in
+#    `lockblame report --by-release-site --format json`, and of the lock's.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/spin_hot
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
+
+RUN_S=0.6
+MIN_RATIO=0.10
+PAIRS=3
+
+# handoffs_per_s OUT: the workload's hand-offs a second, from its output.
+handoffs_per_s() {
+    awk '$1 == "handoffs_per_s" { print $2; found = 1 } END { exit !found }' "$1" \
+        || fail "no handoffs_per_s in $1: $(cat "$1")"
+}
+
+echo "== hand-offs a second, native vs lockblame (auto)"
+for pair in $(seq "$PAIRS"); do
+    "$W" 2 "$RUN_S" >"$tmp/native.out" || fail "native run exited $?"
+    rm -f "$tmp/auto.db"
+    LOCKBLAME_OUTPUT=$tmp/auto.db preloaded "$W" 2 "$RUN_S" >"$tmp/auto.out" \
+        || fail "preloaded run exited $?"
+    native=$(handoffs_per_s "$tmp/native.out")
+    profiled=$(handoffs_per_s "$tmp/auto.out")
+    ratio=$(awk -v p="$profiled" -v n="$native" 'BEGIN { printf "%.4f", (n > 0 ? p / n : 0) }')
+    echo "pair $pair: native $native, lockblame $profiled hand-offs/s: ratio $ratio (want >= $MIN_RATIO)"
+    awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }' && break
+    [ "$pair" -lt "$PAIRS" ] || fail "the spin lock changes hands at $ratio of the native rate under lockblame"
+done
+cut -d' ' -f1 "$tmp/native.out" | cmp -s - <(cut -d' ' -f1 "$tmp/auto.out") \
+    || fail "the preloaded run printed other lines: $(cat "$tmp/auto.out")"
+
+echo "== the lock turned sampled"
+"$LOCKBLAME_CLI" report --by-release-site "$tmp/auto.db" || echo "(table report failed: $?)"
+python3 "$TESTLIB/check_sampled_wait.py" "$tmp/auto.db" --context hot_loop \
+    || fail "waits in hot_loop were not measured by samples"
+
+echo "== conservation and the release site"
+"$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/auto.db" >"$tmp/report.json" \
+    || fail "lockblame report --format json exited $?"
+python3 - "$tmp/auto.db" "$tmp/report.json" <<'EOF' || fail "conservation or release site"
+import json, sqlite3, sys
+con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+locks = con.execute("SELECT wait_s, blame_s, handoff_s, unattributed_s, contended"
+                    " FROM sync_object WHERE object = 'spin'").fetchall()
+if len(locks) != 1:
+    sys.exit(f"FAILED: {len(locks)} spin locks in sync_object, want 1")
+wait, blame, handoff, unattributed, contended = locks[0]
+accrued = blame + handoff + unattributed
+print(f"lock: wait {wait:.9f} s = blame {blame:.9f} + hand-off {handoff:.9f}"
+      f" + unattributed {unattributed:.9f} (sum {accrued:.9f}); {contended} contended"
+      f"; hand-off {handoff / wait:.1%} of the wait")
+ok = wait > 0 and abs(accrued - wait) <= 1e-6 * wait
+print(f"conservation: |sum - wait| = {abs(accrued - wait):.3g} s: {'ok' if ok else 'FAILED'}")
+rows = json.load(open(sys.argv[2]))
+total = sum(float(r["blame_s"]) for r in rows)
+site = sum(float(r["blame_s"]) for r in rows
+           if r["object"] == "spin" and r["function"].split(".")[0] == "hot_release_site"
+           and r["file"].endswith("spin_hot.c"))
+share, of_lock = site / total if total else 0, site / blame if blame else 0
+site_ok = share >= 0.9 and of_lock >= 0.9
+print(f"hot_release_site: {site:.6f} s blame, {share:.1%} of the report's {total:.6f} s,"
+      f" {of_lock:.1%} of the lock's: {'ok' if site_ok else 'FAILED'} (want >= 90%)")
+sys.exit(0 if ok and site_ok else 1)
+EOF
+
+echo "== LOCKBLAME_SPIN=exact: the same waits are timed"
+LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"$tmp/exact.out" \
+    || fail "preloaded run (exact) exited $?"
+echo "exact: $(handoffs_per_s "$tmp/exact.out") hand-offs/s (not checked)"
+python3 "$TESTLIB/check_sampled_wait.py" "$tmp/exact.db" --context hot_loop --exact \
+    || fail "LOCKBLAME_SPIN=exact: waits in hot_loop look sampled"
+echo "PASS"
