@@ -88,4 +88,15 @@ LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"
 echo "exact: $(handoffs_per_s "$tmp/exact.out") hand-offs/s (not checked)"
 python3 "$TESTLIB/check_sampled_wait.py" "$tmp/exact.db" --context hot_loop --exact \
     || fail "LOCKBLAME_SPIN=exact: waits in hot_loop look sampled"
+# The database says which waits were sampled (sync_object.sampled_waits):
+# some, of the lock's contended waits, in auto mode; none under exact.
+sampled=$(rows "$tmp/auto.db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object WHERE object = 'spin'")
+contended=$(rows "$tmp/auto.db" "SELECT COALESCE(SUM(contended), 0) FROM sync_object WHERE object = 'spin'")
+echo "auto: $sampled of $contended contended spin waits sampled"
+[ "$sampled" -gt 0 ] && [ "$sampled" -le "$contended" ] || fail "auto: sampled_waits $sampled of $contended contended"
+sampled=$(rows "$tmp/exact.db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object")
+[ "$sampled" -eq 0 ] || fail "exact: sampled_waits $sampled, expected 0"
+"$LOCKBLAME_CLI" report "$tmp/auto.db" >"$tmp/auto.report" || fail "report exited $?"
+grep -q '^accounting: .*spin waits on 1 lock measured by CPU samples, not timed$' "$tmp/auto.report" \
+    || { cat "$tmp/auto.report"; fail "the report header does not count the sampled spin waits"; }
 echo "PASS"

@@ -39,6 +39,10 @@ for attempt in $(seq "$ATTEMPTS"); do
     address=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["object_address"])' "$tmp/gt.json")
     python3 "$TESTLIB/check_sampled_wait.py" "$tmp/out.db" --object "$address" \
         || fail "the spin lock's waits were not measured by samples"
+    # LOCKBLAME_SPIN=sampled: every contended wait on the lock was sampled.
+    rows "$tmp/out.db" "SELECT contended, sampled_waits FROM sync_object WHERE address = $address" \
+        | awk -F'|' '{ print "contended " $1 ", sampled " $2; exit !($1 > 0 && $1 == $2) }' \
+        || fail "sync_object.sampled_waits is not the lock's contended count"
     [ $accurate -eq 1 ] && break
     [ "$attempt" -lt "$ATTEMPTS" ] || fail "sampled spin waits missed the ground truth in $ATTEMPTS attempts"
 done
