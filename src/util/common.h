@@ -13,6 +13,7 @@
 #define lb_likely(x) __builtin_expect(!!(x), 1)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)
 #define LB_NOINLINE __attribute__((noinline))
+#define LB_ALWAYS_INLINE inline __attribute__((always_inline))
 #define LB_COLD __attribute__((cold, noinline))
 /* Thread-locals of a preloaded library are in the static TLS block, so the
  * initial-exec model is valid and costs one %fs-relative load. */
