@@ -6,7 +6,9 @@
  * Invariants (see also sampler.h):
  *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
  *    Memory for new CCT nodes comes from mmap.
- *  - It touches only lb_self, the interrupted thread's own record.
+ *  - It touches only lb_self, the interrupted thread's own record, except
+ *    through lb_sampler_spin_hook (a sampled spin wait): atomic adds to
+ *    the lock's record and one flag store in its lb_mon, no lock.
  *  - It never unwinds while this thread's normal code is inside lockblame:
  *    busy != 0 records the sample as lockblame's own overhead without a
  *    path (busy_samples), and the handler itself holds busy while it

@@ -6,7 +6,9 @@
  * task-clock at 1 ms), then timer_create(CLOCK_THREAD_CPUTIME_ID).
  *
  * Invariants: the handler never allocates, never takes a lock, preserves
- * errno, and touches only the interrupted thread's own lb_thread. It drops
+ * errno, and touches only the interrupted thread's own lb_thread (and,
+ * in a sampled spin wait, the lock's figures by atomic adds: see
+ * lb_sampler_spin_hook). It drops
  * (and counts) a sample that arrives while that thread is inside lockblame
  * (busy) or while sampling is being stopped. */
 #ifndef LB_SAMPLER_H
