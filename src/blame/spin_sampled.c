@@ -11,8 +11,7 @@
 #include "sampler/sampler.h"
 #include "util/log.h"
 
-static lb_spin_mode_t spin_mode = LB_SPIN_AUTO;
-bool lb_spin_all_sampled;
+lb_spin_mode_t lb_spin_mode = LB_SPIN_AUTO;
 
 void lb_spin_sampled_setup(void)
 {
@@ -32,18 +31,12 @@ void lb_spin_sampled_setup(void)
                     "spin waits are timed exactly");
         mode = LB_SPIN_EXACT;
     }
-    spin_mode = mode;
-    lb_spin_all_sampled = mode == LB_SPIN_SAMPLED;
-}
-
-lb_spin_mode_t lb_spin_mode(void)
-{
-    return spin_mode;
+    lb_spin_mode = mode;
 }
 
 void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
-    if (spin_mode != LB_SPIN_AUTO || !stats)
+    if (lb_spin_mode != LB_SPIN_AUTO || !stats)
         return;
     if (stats->rate_window_waits++ == 0) {
         stats->rate_window_ns = now;

@@ -13,8 +13,8 @@
  *     victim's view, in the sample's calling context) and to the lock:
  *     owed blame if the held bit is set, hand-off latency if not. Owed
  *     blame raises mon->clock_moved, so the holder's release takes the
- *     accounted path and collects it (blame.c, collect), once per sample
- *     at most;
+ *     accounted path and collects it (blame.c, spin_release_collects),
+ *     once per sample at most;
  *   - the barging holder and the release see no waiters and do nothing.
  * Accuracy is that of the samples: unbiased for the CPU time spent
  * spinning, which is the wait while the spinner runs (a spinner that is
@@ -24,13 +24,16 @@
  * spin lock starts exact and turns sampled for good once it has had
  * LB_SPIN_RATE_WAITS accounted holds (holds while others spin) within
  * LB_SPIN_RATE_WAITS / LB_SPIN_SAMPLED_RATE seconds: at that rate the
- * exact accounting (100-200 ns in each hold) starves the spinners. Sampled waits need a thread that is being sampled with a known
- * period; other threads' waits stay exact.
+ * exact accounting (100-200 ns in each hold) starves the spinners.
+ * Sampled waits need a thread that is being sampled with a known period;
+ * other threads' waits stay exact.
  *
  * Invariants: the sampled fields of lb_object_stats are changed only by
  * atomic adds and exchanges (the handler takes no lock); mon->spin_sampled
  * is set under meta and never cleared while the lb_mon lives; the handler
- * touches only the interrupted thread's own record and CCT. */
+ * writes the interrupted thread's own record and CCT, and of the lock
+ * only its record's sampled fields (atomic adds) and mon->clock_moved
+ * (one byte store). */
 #ifndef LB_BLAME_SPIN_SAMPLED_H
 #define LB_BLAME_SPIN_SAMPLED_H
 #include <stdbool.h>
@@ -49,8 +52,9 @@ typedef enum { LB_SPIN_AUTO, LB_SPIN_EXACT, LB_SPIN_SAMPLED } lb_spin_mode_t;
 /* Read LOCKBLAME_SPIN (after the sampler's setup: sampled waits need its
  * period); one lockblame: line for a bad value. */
 void lb_spin_sampled_setup(void);
-/* The mode in force: LB_SPIN_EXACT when samples cannot measure waits. */
-lb_spin_mode_t lb_spin_mode(void);
+/* The mode in force, set once by lb_spin_sampled_setup: LB_SPIN_EXACT
+ * when samples cannot measure waits. */
+extern lb_spin_mode_t lb_spin_mode;
 
 /* Under meta, at an accounted release of mon at now: in auto mode, turn
  * mon sampled when its accounted holds come at LB_SPIN_SAMPLED_RATE a
@@ -60,10 +64,10 @@ void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t
 
 /* Should a wait on mon be measured by samples? (LOCKBLAME_SPIN=sampled,
  * or mon turned sampled.) */
-extern bool lb_spin_all_sampled;
 static inline bool lb_spin_wait_sampled(const lb_mon_t *mon)
 {
-    return __atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) || lb_spin_all_sampled;
+    return __atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) ||
+           lb_spin_mode == LB_SPIN_SAMPLED;
 }
 
 /* A wait on mon, about to spin, called at the wrapper's call site `site`
