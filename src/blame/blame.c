@@ -13,6 +13,7 @@
 #include "blame/object_stats.h"
 #include "blame/context.h"
 #include "blame/sites.h"
+#include "blame/mutex_sampled.h"
 #include "blame/spin_sampled.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -33,10 +34,8 @@ static lb_cct_node_t *context_here(lb_thread_t *self)
     return lb_context_here(self, &id);
 }
 
-/* After wait_begins, outside meta (self->busy held): the wait's note,
- * its calling context (found now, before the thread blocks, so never
- * inside the lock it may acquire), and the thread's waiting state. */
-static void wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
+/* After wait_begins (blame.h). */
+void lb_wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
     lb_note_wait_begin(self, mon, kind, wait->start_ns);
     wait->node = self->cct ? lb_context_here(self, &wait->node_id) : NULL;
@@ -68,7 +67,7 @@ void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wai
     lb_meta_lock(&mon->meta);
     wait_begins(mon, kind, wait, now);
     lb_meta_unlock(&mon->meta);
-    wait_started(self, mon, kind, wait);
+    lb_wait_started(self, mon, kind, wait);
     lb_leave(self);
     errno = saved_errno;
 }
@@ -124,15 +123,19 @@ void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon)
     lb_meta_unlock(&mon->meta);
 }
 
-/* Under meta, a spin lock's release, after its hold's accounting ended
- * (clock_moved cleared: see lb_spin_sampled_account): the rate that may
- * turn it sampled, and the blame its sampled waiters owe (returned, ns).
- * Out of line and outside collect, which must stay inline in the mutex
- * release (inlined, it saves ~48 instructions a contended hold). */
-LB_NOINLINE static double spin_release_collects(lb_mon_t *mon, lb_object_stats_t *stats,
-                                                uint64_t now)
+/* Under meta, a spin lock's or mutex's release, after its hold's
+ * accounting ended (clock_moved cleared: see lb_spin_sampled_account and
+ * mutex_sampled.c's holder_sample): the rate that may turn it sampled,
+ * and the blame its sampled waiters owe (returned, ns). Out of line and
+ * outside collect, which must stay inline in the mutex release (inlined,
+ * it saves ~48 instructions a contended hold). */
+LB_NOINLINE static double sampled_release_collects(lb_mon_t *mon, lb_object_stats_t *stats,
+                                                   uint64_t now)
 {
-    lb_spin_sampled_rate_note(mon, stats, now);
+    if (mon->kind == LB_OBJ_SPIN)
+        lb_spin_sampled_rate_note(mon, stats, now);
+    else
+        lb_mutex_sampled_rate_note(mon, stats, now);
     double owed = lb_spin_sampled_take(stats);
     if (stats)
         stats->blamed_ns += owed;
@@ -186,8 +189,8 @@ static LB_ALWAYS_INLINE lb_hold_t hold_ends(lb_mon_t *mon, uint64_t now)
         now = lb_now_ns();
     lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, false, true);
-    if (lb_unlikely(mon->kind == LB_OBJ_SPIN))
-        hold.blame_ns += spin_release_collects(mon, hold.record, now);
+    if (mon->kind == LB_OBJ_SPIN || mon->kind == LB_OBJ_MUTEX)
+        hold.blame_ns += sampled_release_collects(mon, hold.record, now);
     lb_meta_unlock(&mon->meta);
     return hold;
 }
@@ -271,7 +274,7 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     }
     lb_meta_unlock(&mon->meta);
     if (!last)
-        wait_started(self, mon, LB_OBJ_BARRIER, wait);
+        lb_wait_started(self, mon, LB_OBJ_BARRIER, wait);
     lb_leave(self);
     errno = saved_errno;
     return last;

@@ -53,6 +53,11 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
  * on entry to the blocking call). */
 void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait,
                       uint64_t now);
+/* The part of a wait's beginning outside meta (wait's mon, kind and
+ * start_ns set; self->busy raised): the wait's note, its calling context
+ * (found now, before the thread blocks, so never inside the lock it may
+ * acquire), and the thread's waiting state. */
+void lb_wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
 /* holds: the wait ended in acquiring mon (its hold accounting begins).
  * Returns the time the wait ended (lb_now_ns). */
 uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);

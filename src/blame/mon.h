@@ -29,6 +29,8 @@ typedef struct lb_mon {
         uint32_t barrier_count; /* barriers: threads per episode (0 = unknown) */
         uint32_t spin_sampled;  /* spin locks: 1 once new waits are measured by
                                  * samples (blame/spin_sampled.h); set under meta */
+        uint32_t mutex_sampled; /* mutexes: whether new waits are blamed by holder
+                                 * samples, and their slot (blame/mutex_sampled.h) */
     };
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
     uint8_t kind;               /* lb_obj_kind */

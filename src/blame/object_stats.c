@@ -1,5 +1,7 @@
 #include "blame/object_stats.h"
 
+#include "blame/mutex_sampled.h"
+
 #include <stdbool.h>
 
 #include "util/common.h"
@@ -69,11 +71,20 @@ uint64_t lb_object_totals_unbound(lb_obj_kind kind)
 
 uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
 {
+    if (s->kind == LB_OBJ_MUTEX)
+        lb_mutex_sampled_drain(s);
     uint64_t waits = __atomic_exchange_n(&s->sampled_contended, 0, __ATOMIC_ACQ_REL);
+    uint64_t wait_ns = __atomic_exchange_n(&s->sampled_wait_ns, 0, __ATOMIC_ACQ_REL);
+    uint64_t held_ns = __atomic_exchange_n(&s->sampled_held_ns, 0, __ATOMIC_ACQ_REL);
+    uint64_t handoff_ns = __atomic_exchange_n(&s->sampled_handoff_ns, 0, __ATOMIC_ACQ_REL);
+    /* A mutex's sampled waits are timed, and only the part its holders'
+     * samples owe is measured: the rest is hand-off (mutex_sampled.h). */
+    if (s->kind == LB_OBJ_MUTEX)
+        handoff_ns = wait_ns > held_ns ? wait_ns - held_ns : 0;
     s->contended += waits;
-    s->wait_ns += __atomic_exchange_n(&s->sampled_wait_ns, 0, __ATOMIC_ACQ_REL);
-    s->accrued_held_ns += (double)__atomic_exchange_n(&s->sampled_held_ns, 0, __ATOMIC_ACQ_REL);
-    s->handoff_ns += (double)__atomic_exchange_n(&s->sampled_handoff_ns, 0, __ATOMIC_ACQ_REL);
+    s->wait_ns += wait_ns;
+    s->accrued_held_ns += (double)held_ns;
+    s->handoff_ns += (double)handoff_ns;
     /* owed blame no release took stays out of blamed_ns: unattributed */
     __atomic_store_n(&s->sampled_owed_ns, 0, __ATOMIC_RELEASE);
     return waits;

@@ -3,51 +3,23 @@
 #include "blame/spin_sampled.h"
 
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "blame/context.h"
 #include "blame/wait_note_ops.h"
 #include "sampler/sampler.h"
 #include "util/log.h"
 
-lb_spin_mode_t lb_spin_mode = LB_SPIN_AUTO;
+lb_sampled_mode_t lb_spin_mode = LB_SAMPLED_AUTO;
 
 void lb_spin_sampled_setup(void)
 {
-    const char *want = getenv("LOCKBLAME_SPIN");
-    lb_spin_mode_t mode = LB_SPIN_AUTO;
-    if (want && *want) {
-        if (strcmp(want, "exact") == 0)
-            mode = LB_SPIN_EXACT;
-        else if (strcmp(want, "sampled") == 0)
-            mode = LB_SPIN_SAMPLED;
-        else if (strcmp(want, "auto") != 0)
-            lb_warn("bad LOCKBLAME_SPIN '%s' (want exact, sampled or auto); using auto", want);
-    }
-    if (mode != LB_SPIN_EXACT && lb_sampler_ns_per_sample() <= 0) {
-        if (mode == LB_SPIN_SAMPLED)
-            lb_warn("LOCKBLAME_SPIN=sampled needs CPU sampling with a known period; "
-                    "spin waits are timed exactly");
-        mode = LB_SPIN_EXACT;
-    }
-    lb_spin_mode = mode;
+    lb_spin_mode = lb_sampled_mode_from_env("LOCKBLAME_SPIN", "spin waits are timed exactly");
 }
 
 void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
-    if (lb_spin_mode != LB_SPIN_AUTO || !stats)
-        return;
-    if (stats->rate_window_waits++ == 0) {
-        stats->rate_window_ns = now;
-        return;
-    }
-    if (stats->rate_window_waits < LB_SPIN_RATE_WAITS)
-        return;
-    uint64_t span = now - stats->rate_window_ns;
-    if (span * LB_SPIN_SAMPLED_RATE <= (uint64_t)LB_SPIN_RATE_WAITS * 1000000000u)
+    if (lb_spin_mode == LB_SAMPLED_AUTO && lb_sampled_rate_is_hot(stats, now))
         __atomic_store_n(&mon->spin_sampled, 1, __ATOMIC_RELAXED);
-    stats->rate_window_waits = 0;
 }
 
 /* The thread's samples arrive now, each standing for a known CPU time. */

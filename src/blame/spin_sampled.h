@@ -20,11 +20,10 @@
  * spinning, which is the wait while the spinner runs (a spinner that is
  * descheduled waits without being sampled).
  *
- * When: LOCKBLAME_SPIN=exact|sampled|auto (default auto). In auto mode a
- * spin lock starts exact and turns sampled for good once it has had
- * LB_SPIN_RATE_WAITS accounted holds (holds while others spin) within
- * LB_SPIN_RATE_WAITS / LB_SPIN_SAMPLED_RATE seconds: at that rate the
- * exact accounting (100-200 ns in each hold) starves the spinners.
+ * When: LOCKBLAME_SPIN=exact|sampled|auto (default auto), see
+ * sampled_mode.h: in auto mode a spin lock turns sampled once its
+ * accounted holds come fast enough that exact accounting (100-200 ns in
+ * each hold) would starve the spinners.
  * Sampled waits need a thread that is being sampled with a known period;
  * other threads' waits stay exact.
  *
@@ -41,25 +40,19 @@
 
 #include "blame/mon.h"
 #include "blame/object_stats.h"
+#include "blame/sampled_mode.h"
 #include "core/thread.h"
 #include "sampler/cct.h"
-
-#define LB_SPIN_SAMPLED_RATE 50000 /* accounted holds per second per lock */
-#define LB_SPIN_RATE_WAITS 512      /* accounted holds per rate measurement */
-
-typedef enum { LB_SPIN_AUTO, LB_SPIN_EXACT, LB_SPIN_SAMPLED } lb_spin_mode_t;
 
 /* Read LOCKBLAME_SPIN (after the sampler's setup: sampled waits need its
  * period); one lockblame: line for a bad value. */
 void lb_spin_sampled_setup(void);
-/* The mode in force, set once by lb_spin_sampled_setup: LB_SPIN_EXACT
+/* The mode in force, set once by lb_spin_sampled_setup: LB_SAMPLED_EXACT
  * when samples cannot measure waits. */
-extern lb_spin_mode_t lb_spin_mode;
+extern lb_sampled_mode_t lb_spin_mode;
 
 /* Under meta, at an accounted release of mon at now: in auto mode, turn
- * mon sampled when its accounted holds come at LB_SPIN_SAMPLED_RATE a
- * second or faster. (Holds, not waits: exact accounting in the holds
- * keeps the spinners from winning, so waits become few and long.) */
+ * mon sampled when it is hot (sampled_mode.h). */
 void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now);
 
 /* Should a wait on mon be measured by samples? (LOCKBLAME_SPIN=sampled,
@@ -67,7 +60,7 @@ void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t
 static inline bool lb_spin_wait_sampled(const lb_mon_t *mon)
 {
     return __atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) ||
-           lb_spin_mode == LB_SPIN_SAMPLED;
+           lb_spin_mode == LB_SAMPLED_ALWAYS;
 }
 
 /* A wait on mon, about to spin, called at the wrapper's call site `site`

@@ -6,6 +6,7 @@
  * holds the pool lock, the parent releases it, and the child also releases
  * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
  * parent's counted mutexes afresh (lb_mutex_fork_child). */
+#include "blame/mutex_sampled.h"
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
@@ -33,12 +34,14 @@ static void locks_setup(void)
     if (lb_mon_pool_setup() != 0)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
     lb_spin_sampling_setup();
+    lb_mutex_sampled_setup();
 }
 
 static void locks_fork_child(lb_thread_t *self)
 {
     lb_mon_fork_child();
     lb_mutex_fork_child();
+    lb_mutex_sampled_fork_child();
 }
 
 LB_PROCESS_HOOKS(locks_process_hooks) = {

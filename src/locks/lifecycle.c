@@ -3,6 +3,7 @@
 #include <sys/single_threaded.h>
 
 #include "blame/blame_clock.h"
+#include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
 
@@ -44,6 +45,8 @@ bool lb_mon_claim(lb_mon_t *mon, const void *addr)
 
 void lb_mon_retire_claimed(lb_mon_t *mon)
 {
+    if (mon->kind == LB_OBJ_MUTEX)
+        lb_mutex_sampled_forget(mon); /* its slot's counts first: fold reads the record */
     fold(mon);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (stats)

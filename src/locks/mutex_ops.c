@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "blame/mutex_sampled.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "util/own_memory.h"
@@ -157,10 +158,58 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
     return lb_real.mutex_clocklock(m, clock, abstime);
 }
 
+/* A wait on a NORMAL mutex blamed by its holders' samples
+ * (blame/mutex_sampled.h): glibc 2.36's own contended step for a
+ * process-private mutex (__lll_lock_wait: exchange the lock word with 2
+ * until it was free, sleeping on the futex while it reads 2; the owner and
+ * user count as pthread_mutex_lock sets them). The wait's time is read
+ * before each exchange, so no clock read falls inside the hold that
+ * follows; nothing runs between a failed exchange and the sleep
+ * (blame/mutex_sampled.h, wait_piece). */
+static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                        lb_mutex_hot_t *slot, uint64_t began)
+{
+    lb_wait_t wait;
+    uint64_t start = began ? began : lb_now_ns();
+    lb_mutex_sampled_arrive(slot);
+    int saved_errno = errno;
+    int *word = &m->__data.__lock;
+    bool sleep = __atomic_load_n(word, __ATOMIC_RELAXED) == 2;
+    bool begun = false;
+    for (;;) {
+        if (sleep) {
+            syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL, NULL, 0);
+            if (!begun)
+                lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
+            begun = true;
+        }
+        sleep = true;
+        if (begun)
+            lb_mutex_sampled_wait_piece(self, slot, &wait, lb_now_ns());
+        if (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) == 0)
+            break;
+    }
+    if (!begun) {
+        lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
+        lb_mutex_sampled_wait_piece(self, slot, &wait, lb_now_ns());
+    }
+    m->__data.__owner = self->tid;
+    ++m->__data.__nusers;
+    errno = saved_errno;
+    lb_mutex_sampled_wait_end(self, slot);
+    lb_mutex_note_acquired(self, m, mon); /* exact waiters may wait too */
+    return 0;
+}
+
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                             clockid_t clock, const struct timespec *abstime, bool timed,
                             uint64_t began)
 {
+    if (!timed && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
+        lb_mutex_hot_t *slot = lb_mutex_sampled_slot(self, mon, &m->__data.__owner);
+        if (slot)
+            return lock_sampled(self, m, mon, slot, began);
+    }
     lb_wait_t wait;
     lb_wait_begin_at(self, mon, LB_OBJ_MUTEX, &wait, began ? began : lb_now_ns());
     int rc = real_lock(m, clock, abstime, timed);

@@ -387,6 +387,6 @@ static void spin_sample(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns)
 void lb_spin_sampling_setup(void)
 {
     lb_spin_sampled_setup();
-    if (lb_spin_mode != LB_SPIN_EXACT)
+    if (lb_spin_mode != LB_SAMPLED_EXACT)
         lb_sampler_spin_hook = spin_sample;
 }

@@ -7,8 +7,9 @@
  *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
  *    Memory for new CCT nodes comes from mmap.
  *  - It touches only lb_self, the interrupted thread's own record, except
- *    through lb_sampler_spin_hook (a sampled spin wait): atomic adds to
- *    the lock's record and one flag store in its lb_mon, no lock.
+ *    through lb_sampler_spin_hook (a sampled spin wait) and
+ *    lb_sampler_holder_hook (the owner of a hot mutex): atomic adds to the
+ *    lock's record and one flag store in its lb_mon, no lock.
  *  - It never unwinds while this thread's normal code is inside lockblame:
  *    busy != 0 records the sample as lockblame's own overhead without a
  *    path (busy_samples), and the handler itself holds busy while it
@@ -33,6 +34,7 @@
 #include "util/log.h"
 
 void (*lb_sampler_spin_hook)(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns);
+void (*lb_sampler_holder_hook)(lb_thread_t *t, uint64_t ns);
 
 static struct sigaction lb_old_action;   /* the program's, for uninstall */
 static int lb_installed_signo;
@@ -66,6 +68,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
          * libunwind may be mid-update, so no path), not dropped. */
         t->sampler->samples += w;
         t->sampler->busy_samples += w;
+        if (lb_sampler_holder_hook)
+            lb_sampler_holder_hook(t, (uint64_t)(w * lb_sampler_ns_per_sample()));
     } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
         t->sampler->dropped += w;   /* no CCT yet, or too little stack left to unwind */
     } else {
@@ -83,6 +87,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
             node->m.undirected_samples += w * lb_undirected_ratio();
         }
         t->sampler->samples += w;
+        if (lb_sampler_holder_hook)
+            lb_sampler_holder_hook(t, (uint64_t)(w * lb_sampler_ns_per_sample()));
         if (lb_unlikely(!t->sampler->unsampled_node))
             lb_unsampled_prepare(t);   /* once: somewhere to credit a residue later */
         lb_leave(t);

@@ -130,6 +130,11 @@ double lb_sampler_ns_per_sample(void);
  * the CPU time it stands for. Async-signal-safe. */
 struct lb_cct_node;
 extern void (*lb_sampler_spin_hook)(struct lb_thread *t, struct lb_cct_node *node, uint64_t ns);
+/* Set once at setup by the layer that blames hot mutexes by samples of
+ * their holders (blame/mutex_sampled.c): called by the handler for every
+ * sample it records (a thread's own code, a wait, lockblame's own), with
+ * the CPU time it stands for. Async-signal-safe: atomic adds only. */
+extern void (*lb_sampler_holder_hook)(struct lb_thread *t, uint64_t ns);
 /* The signal samples arrive on, 0 when sampling is off. */
 int lb_sampler_signal(void);
 /* Threads whose sampling could not be started. */

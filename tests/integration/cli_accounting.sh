@@ -24,8 +24,8 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     "$LOCKBLAME_CLI" report "$db" >"$tmp/$name.out" 2>&1 || fail "$name: report exited $?"
     local blamed waits dur
     blamed=$(rows "$db" "SELECT COALESCE(SUM(blamed_count), 0) FROM metric")
-    # Spin waits measured by samples are counted apart (nothing of theirs
-    # runs inside a critical section).
+    # Waits accounted by samples are counted apart (nothing of theirs runs
+    # inside a critical section).
     local sampled
     sampled=$(rows "$db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object")
     waits=$(rows "$db" "SELECT COALESCE(SUM(contended), 0) - $sampled FROM site WHERE object <> 'join'")
@@ -42,13 +42,21 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     close_to "$blamed" "$got_b" 0.005 || bad "$name: header says $got_b blamed releases/signals, the database $blamed"
     close_to "$waits" "$got_w" 0.005 || bad "$name: header says $got_w completed waits, the database $waits"
     close_to "$want_r" "$got_r" 0.005 || bad "$name: header rate $got_r a second, the database's $want_r"
-    if [ "$sampled" -gt 0 ]; then
-        local got_s
-        got_s=$(value "$(sed -nE 's/.*; and ([0-9.M]+) spin waits on [0-9]+ locks? measured by CPU samples, not timed$/\1/p' <<<"$line")")
-        close_to "$sampled" "${got_s:-0}" 0.005 || bad "$name: header says ${got_s:-nothing} sampled spin waits, the database $sampled"
-    elif grep -q 'measured by CPU samples' <<<"$line"; then
-        bad "$name: header mentions sampled spin waits, the database has none"
-    fi
+    # by kind: spin waits measured by samples, mutex waits blamed by holder samples
+    local kind text got_s want_s
+    for kind in spin mutex; do
+        case $kind in
+            spin) text="measured by CPU samples, not timed" ;;
+            mutex) text="blamed by CPU samples of their holders" ;;
+        esac
+        want_s=$(rows "$db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object WHERE object = '$kind'")
+        got_s=$(value "$(sed -nE "s/.*; and ([0-9.M]+) $kind waits on [0-9]+ locks? $text(;.*)?\$/\1/p" <<<"$line")")
+        if [ "$want_s" -gt 0 ]; then
+            close_to "$want_s" "${got_s:-0}" 0.005 || bad "$name: header says ${got_s:-nothing} sampled $kind waits, the database $want_s"
+        elif grep -q "$kind waits on" <<<"$line"; then
+            bad "$name: header mentions sampled $kind waits, the database has none"
+        fi
+    done
     local warned=0
     grep -q "^warning:  at this rate lockblame's own accounting" "$tmp/$name.out" && warned=1
     local above

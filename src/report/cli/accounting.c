@@ -3,9 +3,10 @@
  * Counts come from the loaded profile: metric rows' blamed_count (releases
  * and signals that carried blame) and sites' contended counts (completed
  * waits: contended acquisitions, cond/sem/barrier waits; joins left out,
- * they are not accounted inside a critical section), per process. Spin
- * waits measured by CPU samples (sync_object.sampled_waits) are counted
- * apart: nothing of theirs runs inside a critical section.
+ * they are not accounted inside a critical section), per process. Waits
+ * accounted by CPU samples (sync_object.sampled_waits: spin waits measured
+ * by them, mutex waits blamed by the holders' samples) are counted apart:
+ * nothing of theirs runs inside a critical section.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -42,8 +43,9 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		int32_t proc = o->proc >= 0 ? o->proc : 0;
 		ev[proc].waits -= o->sampled_waits;
 		if (p->procs[proc].selected) {
-			a->sampled_waits += o->sampled_waits;
-			a->sampled_locks++;
+			bool spin = o->kind == LB_OBJ_SPIN;
+			*(spin ? &a->spin_sampled_waits : &a->mutex_sampled_waits) += o->sampled_waits;
+			++*(spin ? &a->spin_sampled_locks : &a->mutex_sampled_locks);
 		}
 	}
 	for (int32_t i = 0; i < p->nprocs; i++) {
@@ -59,7 +61,8 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		}
 	}
 	free(ev);
-	return a->rate >= 0 && a->blamed + a->waits + a->sampled_waits > 0;
+	return a->rate >= 0 &&
+	       a->blamed + a->waits + a->spin_sampled_waits + a->mutex_sampled_waits > 0;
 }
 
 /* A count for the header: 12345 -> "12345", 2345678 -> "2.35M". */
@@ -69,6 +72,17 @@ static void count_text(struct lb_buf *b, double n)
 		lb_buf_printf(b, "%.2fM", n / 1e6);
 	else
 		lb_buf_printf(b, "%.0f", n);
+}
+
+/* "; and N WHAT on K lock(s) HOW", if there were any. */
+static void sampled_text(struct lb_buf *b, int64_t waits, int64_t locks, const char *what,
+			 const char *how)
+{
+	if (waits <= 0)
+		return;
+	lb_buf_puts(b, "; and ");
+	count_text(b, (double)waits);
+	lb_buf_printf(b, " %s on %" PRId64 " lock%s %s", what, locks, locks == 1 ? "" : "s", how);
 }
 
 void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
@@ -83,12 +97,10 @@ void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
 	lb_buf_puts(b, " a second");
 	if (a->several)
 		lb_buf_printf(b, " in the busiest process (pid %" PRId64 ")", a->busiest_pid);
-	if (a->sampled_waits > 0) {
-		lb_buf_puts(b, "; and ");
-		count_text(b, (double)a->sampled_waits);
-		lb_buf_printf(b, " spin waits on %" PRId64 " lock%s measured by CPU samples,"
-			      " not timed", a->sampled_locks, a->sampled_locks == 1 ? "" : "s");
-	}
+	sampled_text(b, a->spin_sampled_waits, a->spin_sampled_locks,
+		     "spin waits", "measured by CPU samples, not timed");
+	sampled_text(b, a->mutex_sampled_waits, a->mutex_sampled_locks,
+		     "mutex waits", "blamed by CPU samples of their holders");
 }
 
 const char *lb_accounting_warning(const struct lb_accounting *a)

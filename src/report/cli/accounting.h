@@ -26,8 +26,11 @@ struct lb_accounting {
 	double rate;		/* (blamed + waits) a second, of the busiest selected process */
 	int64_t busiest_pid;
 	bool several;		/* more than one process selected */
-	int64_t sampled_waits;	/* spin waits measured by samples (not in waits) */
-	int64_t sampled_locks;	/* the spin locks they waited on */
+	/* Waits that put nothing inside a critical section (not in waits):
+	 * spin waits measured by CPU samples, and mutex waits blamed by
+	 * their holders' CPU samples (sync_object.sampled_waits). */
+	int64_t spin_sampled_waits, spin_sampled_locks;
+	int64_t mutex_sampled_waits, mutex_sampled_locks;
 };
 
 /* The figures of the selected processes; false when none had a contended

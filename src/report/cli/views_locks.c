@@ -294,12 +294,16 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			       o->per_address ? "objects" : "groups");
 		if (!o->per_address && ng)
 			printf("(lock instances grouped by kind and where first seen; --per-address lists each)\n");
-		int64_t sampled = 0;
+		int64_t spin = 0, mutex = 0;
 		for (int32_t i = 0; i < ng; i++)
-			sampled += g[i].sampled_waits;
-		if (sampled)
+			*(p->objs[g[i].obj].kind == LB_OBJ_SPIN ? &spin : &mutex) += g[i].sampled_waits;
+		if (spin)
 			printf("(%" PRId64 " spin waits were measured by CPU samples, not timed: their wait,"
-			       " blame and hand-off are sums of sample periods)\n", sampled);
+			       " blame and hand-off are sums of sample periods)\n", spin);
+		if (mutex)
+			printf("(%" PRId64 " mutex waits were blamed by CPU samples of their holders: the"
+			       " waits are timed, the blame is a sum of sample periods times the waiters,"
+			       " the rest of the wait is hand-off)\n", mutex);
 	} else {
 		lb_table_print(t, o->format, stdout);
 	}

@@ -1,0 +1,173 @@
+/* Mutex blame measured by holder samples: see mutex_sampled.h for the
+ * rule, its invariants and when it applies. */
+#include "blame/mutex_sampled.h"
+
+#include <errno.h>
+
+#include "blame/wait_note_ops.h"
+#include "core/undirected.h"
+#include "sampler/sampler.h"
+#include "util/clock.h"
+
+lb_sampled_mode_t lb_mutex_mode = LB_SAMPLED_EXACT;
+lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
+static uint32_t slots_used; /* high-water mark: the handler scans this many */
+
+/* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
+ * thread t. For every hot mutex t owns while others wait in a sampled
+ * wait, w waiters stand for w * ns of idleness owed by t's hold. */
+static void holder_sample(lb_thread_t *t, uint64_t ns)
+{
+    uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
+        uint32_t w = __atomic_load_n(&slot->waiting, __ATOMIC_ACQUIRE);
+        if (w == 0 || w > (uint32_t)INT32_MAX)
+            continue;
+        /* a waiter is inside the program's lock call: the mutex is live */
+        const int *owner = __atomic_load_n(&slot->owner, __ATOMIC_ACQUIRE);
+        lb_mon_t *mon = __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE);
+        if (!owner || !mon || __atomic_load_n(owner, __ATOMIC_RELAXED) != t->tid)
+            continue;
+        lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
+        uint64_t owed = (uint64_t)w * ns;
+        __atomic_fetch_add(&stats->sampled_held_ns, owed, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&stats->sampled_owed_ns, owed, __ATOMIC_RELEASE);
+        /* after the add, as lb_spin_sampled_account */
+        __atomic_store_n(&mon->clock_moved, 1, __ATOMIC_RELEASE);
+    }
+}
+
+void lb_mutex_sampled_setup(void)
+{
+    lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", "mutex blame is timed exactly");
+    if (lb_mutex_mode != LB_SAMPLED_EXACT)
+        lb_sampler_holder_hook = holder_sample;
+}
+
+void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
+{
+    if (lb_mutex_mode == LB_SAMPLED_AUTO && mon->mutex_sampled == 0 &&
+        lb_sampled_rate_is_hot(stats, now))
+        __atomic_store_n(&mon->mutex_sampled, LB_MUTEX_HOT_WANTED, __ATOMIC_RELAXED);
+}
+
+/* Under mon->meta: a free slot for mon, or NULL. */
+static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats)
+{
+    for (uint32_t i = 0; i < LB_MUTEX_HOT_SLOTS; i++) {
+        lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
+        lb_mon_t *none = NULL;
+        if (__atomic_load_n(&slot->mon, __ATOMIC_RELAXED) ||
+            !__atomic_compare_exchange_n(&slot->mon, &none, mon, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
+            continue;
+        slot->stats = stats;
+        __atomic_store_n(&slot->owner, owner, __ATOMIC_RELEASE);
+        uint32_t used = __atomic_load_n(&slots_used, __ATOMIC_RELAXED);
+        while (used <= i && !__atomic_compare_exchange_n(&slots_used, &used, i + 1, false,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            ;
+        __atomic_store_n(&mon->mutex_sampled, i + 1, __ATOMIC_RELEASE);
+        return slot;
+    }
+    __atomic_store_n(&mon->mutex_sampled, LB_MUTEX_HOT_NO_SLOT, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const int *owner)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    lb_meta_lock(&mon->meta);
+    uint32_t v = mon->mutex_sampled;
+    lb_mutex_hot_t *slot = NULL;
+    if (v - 1 < LB_MUTEX_HOT_SLOTS) {
+        slot = &lb_mutex_hot_slots[v - 1]; /* another waiter enlisted it */
+    } else if (v == LB_MUTEX_HOT_WANTED || (v == 0 && lb_mutex_mode == LB_SAMPLED_ALWAYS)) {
+        lb_object_stats_of(mon);
+        if (mon->stats)
+            slot = take_slot(mon, owner, mon->stats);
+    }
+    lb_meta_unlock(&mon->meta);
+    lb_leave(self);
+    errno = saved_errno;
+    return slot;
+}
+
+void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
+                                 lb_wait_t *wait, uint64_t start)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    *wait = (lb_wait_t){ .mon = mon, .start_ns = start, .kind = LB_OBJ_MUTEX };
+    lb_wait_started(self, mon, LB_OBJ_MUTEX, wait);
+    if (wait->node) {
+        lb_note_lock_site(self, wait->node->pc, LB_OBJ_MUTEX);
+        lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
+        if (stats->first_node == 0) {
+            stats->first_thread = self->id;
+            stats->first_node = wait->node_id;
+        }
+    }
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wait_t *wait,
+                                 uint64_t now)
+{
+    uint64_t piece = now > wait->start_ns ? now - wait->start_ns : 0;
+    wait->start_ns = now;
+    if (wait->node)
+        wait->node->m.wait_ns += piece;
+    __atomic_fetch_add(&slot->wait_ns, piece, __ATOMIC_RELAXED);
+}
+
+void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
+{
+    lb_mutex_sampled_leave(slot);
+    lb_waiting_end(self);
+    lb_note_wait_end(self, LB_OBJ_MUTEX, 0, NULL, 0, 0);
+}
+
+/* The slot's counts, into its record (which slot->stats names). */
+static void drain_slot(lb_mutex_hot_t *slot, lb_object_stats_t *s)
+{
+    __atomic_fetch_add(&s->sampled_contended, __atomic_exchange_n(&slot->waits, 0, __ATOMIC_ACQ_REL),
+                       __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->sampled_wait_ns, __atomic_exchange_n(&slot->wait_ns, 0, __ATOMIC_ACQ_REL),
+                       __ATOMIC_RELAXED);
+}
+
+void lb_mutex_sampled_drain(lb_object_stats_t *s)
+{
+    uint32_t index = (uint32_t)(s - lb_object_stats_records);
+    uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
+        if (__atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) && slot->stats == index)
+            drain_slot(slot, s);
+    }
+}
+
+void lb_mutex_sampled_forget(lb_mon_t *mon)
+{
+    uint32_t v = mon->mutex_sampled;
+    mon->mutex_sampled = 0;
+    if (v - 1 >= LB_MUTEX_HOT_SLOTS)
+        return;
+    lb_mutex_hot_t *slot = &lb_mutex_hot_slots[v - 1];
+    lb_object_stats_t *s = lb_object_stats_of_mon(slot->stats);
+    if (s)
+        drain_slot(slot, s);
+    __atomic_store_n(&slot->owner, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->waiting, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->mon, NULL, __ATOMIC_RELEASE);
+}
+
+void lb_mutex_sampled_fork_child(void)
+{
+    for (uint32_t i = 0; i < LB_MUTEX_HOT_SLOTS; i++)
+        __atomic_store_n(&lb_mutex_hot_slots[i].waiting, 0, __ATOMIC_RELAXED);
+}

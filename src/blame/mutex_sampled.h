@@ -1,0 +1,140 @@
+/* Mutex blame measured by CPU samples of the holder (DESIGN rules 2-3,
+ * measured as thesis ch. 6.4 measures spin waits: by samples).
+ *
+ * Why: a hot mutex (a task queue's, a hand-off between two threads)
+ * changes hands every few hundred ns. Exact accounting puts two clock
+ * reads, two meta round trips and a context look-up inside each hold that
+ * has waiters, and at that rate the longer holds change the contention
+ * they measure (docs/PERFORMANCE.md: the task queue at 1.7x, hand-offs
+ * +80% to +140%). A sampled wait puts nothing inside anyone's hold:
+ *   - the waiter times its own wait exactly: it reads the clock before it
+ *     blocks, and again just before each attempt to take the lock word
+ *     after a wake-up (glibc's own contended step, done by locks/
+ *     mutex_ops.c), so the read that ends the wait comes before its hold;
+ *     while it waits it is counted in the lock's slot (`waiting`);
+ *   - a CPU sample of period P of a thread that is the lock's owner (its
+ *     owner word holds the thread's tid: glibc sets it for the kinds we
+ *     sample) while w threads wait in the slot stands for w*P ns of
+ *     idleness accrued during that thread's hold: the handler adds it to
+ *     the lock's owed blame and raises mon->clock_moved, so the holder's
+ *     release takes the accounted path and collects it onto its release
+ *     site (blame.c, as for sampled spin waits), once per sample at most;
+ *   - the holds themselves are native: the fast paths see no waiters.
+ * The idleness the holders' samples did not account for (wait - owed) is
+ * hand-off latency. Accuracy is that of the samples: unbiased while the
+ * holder runs; a holder that blocks or is descheduled while it holds
+ * takes no samples, and that part of the wait counts as hand-off.
+ *
+ * When: LOCKBLAME_MUTEX=exact|sampled|auto (default auto, sampled_mode.h).
+ * Only waits on PTHREAD_MUTEX_NORMAL mutexes without a timeout, by threads
+ * that lockblame follows, are sampled; the rest stay exact, on the same
+ * lock at the same time if need be (exact waiters are accounted by the
+ * blame clock, sampled ones by the samples: neither counts the other).
+ * A hot mutex needs one of LB_MUTEX_HOT_SLOTS slots; without a free one
+ * it stays exact.
+ *
+ * Invariants:
+ *   - mon->mutex_sampled is 0 (exact), LB_MUTEX_HOT_WANTED (auto mode
+ *     found it hot; its next sampled-capable waiter enlists it),
+ *     LB_MUTEX_HOT_NO_SLOT (exact for good) or a slot index + 1; it changes under meta only, and goes back to 0 only when
+ *     the lb_mon is freed (lb_mutex_sampled_forget);
+ *   - a slot's mon, owner and stats are written before the slot index is
+ *     published in mon->mutex_sampled, and the slot is reused only after
+ *     its mutex is destroyed (nobody waits then);
+ *   - the handler reads a slot's owner word only while `waiting` > 0: a
+ *     thread is then inside the program's lock call on that mutex, so its
+ *     memory is live;
+ *   - the slot's counters and the record's sampled fields change by
+ *     atomic adds and exchanges only (the handler takes no lock). */
+#ifndef LB_BLAME_MUTEX_SAMPLED_H
+#define LB_BLAME_MUTEX_SAMPLED_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blame/blame.h"
+#include "blame/mon.h"
+#include "blame/object_stats.h"
+#include "blame/sampled_mode.h"
+#include "core/thread.h"
+
+#define LB_MUTEX_HOT_SLOTS 64
+#define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
+#define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
+
+/* One hot mutex's sampled waits, on a line of its own (its waiters write
+ * it; the holders' handlers read it). */
+typedef struct lb_mutex_hot {
+    lb_mon_t *mon;          /* NULL: free */
+    const int *owner;       /* the mutex's owner word (glibc's __owner) */
+    uint32_t stats;         /* mon's record */
+    uint32_t waiting;       /* threads in a sampled wait on it now */
+    uint64_t waits;         /* sampled waits completed */
+    uint64_t wait_ns;       /* their time */
+} __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
+
+extern lb_sampled_mode_t lb_mutex_mode;
+/* Read LOCKBLAME_MUTEX (after the sampler's setup) and hook the handler. */
+void lb_mutex_sampled_setup(void);
+
+/* Under meta, at an accounted release of mutex mon at now: in auto mode,
+ * mark mon wanted when it is hot. */
+void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now);
+
+extern lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
+/* Slow path of lb_mutex_sampled_slot: mon wanted (or mode sampled); NULL
+ * when no slot is free (mon then stays exact for good). */
+lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const int *owner);
+/* A wait about to begin on mon, a NORMAL mutex whose owner word is
+ * `owner`: the slot to count it in if it is to be sampled, else NULL (time
+ * it exactly). */
+static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t *mon,
+                                                    const int *owner)
+{
+    uint32_t v = __atomic_load_n(&mon->mutex_sampled, __ATOMIC_ACQUIRE);
+    if (lb_likely(v - 1 < LB_MUTEX_HOT_SLOTS))
+        return &lb_mutex_hot_slots[v - 1];
+    if (v == LB_MUTEX_HOT_WANTED || (v == 0 && lb_mutex_mode == LB_SAMPLED_ALWAYS))
+        return lb_mutex_sampled_enlist(self, mon, owner);
+    return NULL;
+}
+
+/* A sampled wait's bookkeeping:
+ *   wait_begin - before it first blocks (started at `start`): its calling
+ *                context, the site's count, the thread's waiting state,
+ *                counted among the slot's waiters;
+ *   wait_piece - before each attempt to take the lock word (at now): the
+ *                wait so far is credited to the thread's context and the
+ *                slot. An attempt that fails leaves no gap: the next piece
+ *                starts where this one ended. Nothing runs between a
+ *                failed attempt and the sleep (as in glibc): a longer gap
+ *                lets the holder's release slip in before the sleep, and
+ *                the waiter then wins while the holder is still in its
+ *                futex wake, which multiplies the hand-offs;
+ *   wait_end   - the attempt succeeded: out of the slot's waiters and of
+ *                the waiting state (inside the hold: two atomic adds, on
+ *                lines this thread wrote just before the attempt). */
+static inline void lb_mutex_sampled_arrive(lb_mutex_hot_t *slot)
+{
+    __atomic_fetch_add(&slot->waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&slot->waiting, 1, __ATOMIC_RELEASE);
+}
+static inline void lb_mutex_sampled_leave(lb_mutex_hot_t *slot)
+{
+    __atomic_fetch_sub(&slot->waiting, 1, __ATOMIC_RELEASE);
+}
+void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
+                                 lb_wait_t *wait, uint64_t start);
+void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wait_t *wait,
+                                 uint64_t now);
+void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot);
+
+/* The final write (and a fork child): move the counts of the slot that
+ * record s belongs to, if any, into its sampled fields (see
+ * lb_object_stats_fold_sampled). */
+void lb_mutex_sampled_drain(lb_object_stats_t *s);
+/* mon's mutex is destroyed or re-initialized: its slot's counts go to its
+ * record and the slot is free again. */
+void lb_mutex_sampled_forget(lb_mon_t *mon);
+/* Fork child: nobody waits any more. */
+void lb_mutex_sampled_fork_child(void);
+#endif

@@ -1,0 +1,43 @@
+/* The sampled-accounting modes and the hot-lock rate: see sampled_mode.h. */
+#include "blame/sampled_mode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/sampler.h"
+#include "util/log.h"
+
+lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback)
+{
+    const char *want = getenv(var);
+    lb_sampled_mode_t mode = LB_SAMPLED_AUTO;
+    if (want && *want) {
+        if (strcmp(want, "exact") == 0)
+            mode = LB_SAMPLED_EXACT;
+        else if (strcmp(want, "sampled") == 0)
+            mode = LB_SAMPLED_ALWAYS;
+        else if (strcmp(want, "auto") != 0)
+            lb_warn("bad %s '%s' (want exact, sampled or auto); using auto", var, want);
+    }
+    if (mode != LB_SAMPLED_EXACT && lb_sampler_ns_per_sample() <= 0) {
+        if (mode == LB_SAMPLED_ALWAYS)
+            lb_warn("%s=sampled needs CPU sampling with a known period; %s", var, fallback);
+        mode = LB_SAMPLED_EXACT;
+    }
+    return mode;
+}
+
+bool lb_sampled_rate_is_hot(lb_object_stats_t *stats, uint64_t now)
+{
+    if (!stats)
+        return false;
+    if (stats->rate_window_waits++ == 0) {
+        stats->rate_window_ns = now;
+        return false;
+    }
+    if (stats->rate_window_waits < LB_SAMPLED_RATE_HOLDS)
+        return false;
+    uint64_t span = now - stats->rate_window_ns;
+    stats->rate_window_waits = 0;
+    return span * LB_SAMPLED_RATE <= (uint64_t)LB_SAMPLED_RATE_HOLDS * 1000000000u;
+}

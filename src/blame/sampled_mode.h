@@ -1,0 +1,38 @@
+/* When a hot lock's blame is measured by CPU samples instead of
+ * timestamps in its holds (spin_sampled.h for spin locks,
+ * mutex_sampled.h for mutexes).
+ *
+ * The mode comes from the environment (LOCKBLAME_SPIN, LOCKBLAME_MUTEX:
+ * exact | sampled | auto, default auto). In auto mode a lock starts exact
+ * and turns sampled for good once its accounted holds (holds while others
+ * wait) come at LB_SAMPLED_RATE a second or faster, measured over
+ * LB_SAMPLED_RATE_HOLDS holds: at that rate exact accounting, a few clock
+ * reads and meta round trips inside every hold, changes how the lock
+ * passes between threads (docs/PERFORMANCE.md). Holds, not waits: exact
+ * accounting in the holds keeps the waiters from winning, so waits become
+ * few and long.
+ *
+ * Invariants: the rate fields of lb_object_stats are written under the
+ * lock's meta only. */
+#ifndef LB_BLAME_SAMPLED_MODE_H
+#define LB_BLAME_SAMPLED_MODE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blame/object_stats.h"
+
+#define LB_SAMPLED_RATE 50000      /* accounted holds per second per lock */
+#define LB_SAMPLED_RATE_HOLDS 512  /* accounted holds per rate measurement */
+
+typedef enum { LB_SAMPLED_AUTO, LB_SAMPLED_EXACT, LB_SAMPLED_ALWAYS } lb_sampled_mode_t;
+
+/* The mode the variable `var` asks for (one lockblame: line for a bad
+ * value: auto then). Sampled modes need CPU sampling with a known period;
+ * without it the mode is exact (one line, ending in `fallback`, if `var`
+ * asked for sampled). */
+lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback);
+
+/* Under meta, at an accounted release at now: true when this hold ends a
+ * measurement that found the lock hot. */
+bool lb_sampled_rate_is_hot(lb_object_stats_t *stats, uint64_t now);
+#endif

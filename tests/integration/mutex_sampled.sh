@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# A hot mutex blamed by CPU samples of its holders (src/blame/mutex_sampled.h)
+# against the workload's own ground truth.
+# tests/workloads_user/mutex_hot.c (gcc -O2 -g): 2 threads take one mutex in
+# a loop, doing CPU work inside; every third hold is long and released at
+# long_release_site(), the others short, at short_release_site(). One
+# thread always waits while the other holds, so the idleness accrued during
+# the holds at each site is the holds' own time there, which the workload
+# measures itself (long_hold_s, short_hold_s: ~75% / ~25%).
+#
+#  - LOCKBLAME_MUTEX=sampled: every contended wait is a sampled one
+#    (sync_object.sampled_waits = contended > 0); each site's blame is its
+#    holds' time within TOL of the total hold time; conservation (blame +
+#    hand-off + unattributed = wait) within 1%.
+#  - The default (auto): the lock turns sampled by itself (some sampled
+#    waits), and the report header counts them.
+#  - LOCKBLAME_MUTEX=exact: no sampled waits, and the same ground truth
+#    holds for the timed blame.
+# The samples see a holder only while it runs: a machine busy with other
+# work preempts holders, so a run that misses is repeated, up to RUNS.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/mutex_hot
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
+
+RUN_S=0.6
+TOL=0.15
+RUNS=3
+
+"$W" 2 "$RUN_S" >"$tmp/native.out" || fail "native run exited $?"
+
+# check MODE: run under LOCKBLAME_MUTEX=MODE into $tmp/MODE.db and check the
+# blame per site against the run's own hold times (tests/lib/check_mutex_hot.py).
+check() {
+    local mode=$1 run
+    for run in $(seq "$RUNS"); do
+        rm -f "$tmp/$mode.db"
+        LOCKBLAME_MUTEX=$mode LOCKBLAME_OUTPUT=$tmp/$mode.db preloaded "$W" 2 "$RUN_S" \
+            >"$tmp/$mode.out" || fail "$mode: preloaded run exited $?"
+        cut -d' ' -f1 "$tmp/native.out" | cmp -s - <(cut -d' ' -f1 "$tmp/$mode.out") \
+            || fail "$mode: the preloaded run printed other lines: $(cat "$tmp/$mode.out")"
+        "$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/$mode.db" >"$tmp/$mode.json" \
+            || fail "$mode: lockblame report exited $?"
+        python3 - "$mode" "$tmp/$mode.db" "$tmp/$mode.json" "$tmp/$mode.out" "$TOL" <<'PY' && return 0
+import json, sqlite3, sys
+mode, db, report, out, tol = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+truth = dict(line.split() for line in open(out))
+hold = {"long_release_site": float(truth["long_hold_s"]),
+        "short_release_site": float(truth["short_hold_s"])}
+con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+rows = con.execute("SELECT wait_s, blame_s, handoff_s, unattributed_s, contended, sampled_waits"
+                   " FROM sync_object WHERE object = 'mutex'").fetchall()
+if len(rows) != 1:
+    sys.exit(f"FAILED: {len(rows)} mutexes in sync_object, want 1")
+wait, blame, handoff, unattributed, contended, sampled = rows[0]
+print(f"{mode}: wait {wait:.6f} s = blame {blame:.6f} + hand-off {handoff:.6f}"
+      f" + unattributed {unattributed:.6f}; {sampled} of {contended} contended waits sampled")
+ok = wait > 0 and abs(blame + handoff + unattributed - wait) <= 0.01 * wait
+if not ok:
+    print("FAILED: conservation")
+want_sampled = {"sampled": contended, "exact": 0}.get(mode)
+if want_sampled is not None and (sampled != want_sampled or contended == 0):
+    print(f"FAILED: {sampled} sampled waits, want {want_sampled} (of {contended})")
+    ok = False
+if mode == "auto" and not 0 < sampled <= contended:
+    print(f"FAILED: auto: {sampled} sampled waits of {contended}: the lock did not turn sampled")
+    ok = False
+total = sum(hold.values())
+site_blame = {f: 0.0 for f in hold}
+for r in json.load(open(report)):
+    f = r["function"].split(".")[0]
+    if r["object"] == "mutex" and f in hold and r["file"].endswith("mutex_hot.c"):
+        site_blame[f] += float(r["blame_s"])
+for f, h in hold.items():
+    err = abs(site_blame[f] - h) / total
+    good = err <= tol
+    print(f"{f}: blame {site_blame[f]:.6f} s, its holds {h:.6f} s: off by {err:.1%} of"
+          f" {total:.6f} s ({'ok' if good else 'FAILED'}, want <= {tol:.0%})")
+    ok = ok and good
+sys.exit(0 if ok else 1)
+PY
+        echo "($mode: run $run of $RUNS missed)"
+    done
+    "$LOCKBLAME_CLI" report --by-release-site "$tmp/$mode.db" || true
+    fail "LOCKBLAME_MUTEX=$mode: blame per release site off the workload's ground truth"
+}
+
+echo "== LOCKBLAME_MUTEX=sampled"
+check sampled
+echo "== the default (auto)"
+check auto
+"$LOCKBLAME_CLI" report "$tmp/auto.db" >"$tmp/auto.report" || fail "report exited $?"
+grep -q '^accounting: .*mutex waits on 1 lock blamed by CPU samples of their holders$' "$tmp/auto.report" \
+    || { cat "$tmp/auto.report"; fail "the report header does not count the sampled mutex waits"; }
+"$LOCKBLAME_CLI" report --by-lock "$tmp/auto.db" | grep -q '^([0-9]* mutex waits were blamed by CPU samples of their holders' \
+    || fail "report --by-lock does not note the sampled mutex waits"
+echo "== LOCKBLAME_MUTEX=exact"
+check exact
+echo "PASS"
