@@ -291,8 +291,13 @@ row "one sample in place (lock mix 10kHz), us CPU" "-" "$(fmt %.1f "$(median $in
     "(CPU(10kHz) - CPU(off)) / samples, median of rounds; ${samples10k:-?} samples (+${dropped10k:-?} dropped) a run; shallow stacks (~5 frames)"
 
 # --- 4: contended hand-off -------------------------------------------------------
-progress "contended hand-off (${REPS}x3 runs of ${HANDOFF_S}s)"
-interleave handoff "native=native lb=lb off=lb,LOCKBLAME_EVENT=none" "$B/handoff" 2 "$HANDOFF_S"
+# By default a hot mutex turns sampled (its blame measured by CPU samples of
+# the holders, nothing inside the holds: docs/INTERNALS.md);
+# LOCKBLAME_MUTEX=exact accounts every hold with waiters by timestamps, as
+# does sampling off (no samples to measure by).
+progress "contended hand-off (${REPS}x4 runs of ${HANDOFF_S}s)"
+interleave handoff "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact off=lb,LOCKBLAME_EVENT=none" \
+    "$B/handoff" 2 "$HANDOFF_S"
 # handoff_row LABEL NAME VARIANT NOTE: a hand-off throughput row, Mops/s
 # native vs VARIANT, with the ratio of the rounds.
 handoff_row() {
@@ -304,8 +309,10 @@ handoff_row() {
         "$4; throughput ratio (higher is better); $(prange "$2" native "$3" ops_per_s); ${HANDOFF_S}s runs"
 }
 handoff_row "hand-off, 2 thr 1 mutex, Mops/s (default settings)" handoff lb "issue 9 target >=0.5x"
-handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none"
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (LOCKBLAME_MUTEX=exact)" handoff exact "every hold with waiters timed"
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none (exact)"
 handoff_rate_row "hand-off" handoff
+handoff_rate_row "hand-off (LOCKBLAME_MUTEX=exact)" handoff exact
 
 # The same on a spin lock: spinning waiters, no futex. By default the lock
 # turns sampled once hot (its waits measured by CPU samples, nothing inside
@@ -319,14 +326,15 @@ handoff_rate_row "spin hand-off (LOCKBLAME_SPIN=exact)" handoff_spin exact
 
 # --- 4b: contended task queue ----------------------------------------------------
 # One producer, TQ_WORKERS workers, one task per lock round trip, built -O2.
-progress "contended task queue (${REPS}x4 runs, 1 producer + $TQ_WORKERS workers, $(human "$TQ_TASKS") tasks)"
-interleave taskq "native=native lb=lb off=lb,LOCKBLAME_EVENT=none timer=lb,LOCKBLAME_EVENT=timer" \
+progress "contended task queue (${REPS}x5 runs, 1 producer + $TQ_WORKERS workers, $(human "$TQ_TASKS") tasks)"
+interleave taskq "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact off=lb,LOCKBLAME_EVENT=none timer=lb,LOCKBLAME_EVENT=timer" \
     "$B/taskq" "$TQ_WORKERS" "$TQ_TASKS"
 nat=$(collect taskq native elapsed_s)
-for f in lb timer off; do
+for f in lb exact timer off; do
     t=$(collect taskq "$f" elapsed_s)
     case $f in
         lb) label="default settings"; note="issue 9 target <=1.3x; $(dropped_note taskq lb)" ;;
+        exact) label="LOCKBLAME_MUTEX=exact"; note="every mutex hold with waiters timed" ;;
         timer) label="LOCKBLAME_EVENT=timer"; note="$(dropped_note taskq timer)" ;;
         off) label="sampling off"; note="LOCKBLAME_EVENT=none: the wrappers and blame alone" ;;
     esac
@@ -334,6 +342,7 @@ for f in lb timer off; do
         "$(pratio taskq native "$f" elapsed_s)" "$note; $(prange taskq native "$f" elapsed_s); CPU time $(pratio taskq native "$f" cpu_s)"
 done
 handoff_rate_row "task queue" taskq
+handoff_rate_row "task queue (LOCKBLAME_MUTEX=exact)" taskq exact
 
 # --- 4d: stack footprint of the contended paths ---------------------------------
 progress "stack use of contended release/wait/signal paths (${REPS}x2 runs)"
