@@ -98,17 +98,24 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
     return NULL;
 }
 
-/* A sampled wait's bookkeeping:
- *   wait_begin - before it first blocks (started at `start`): its calling
- *                context, the site's count, the thread's waiting state,
- *                counted among the slot's waiters;
- *   wait_piece - before each attempt to take the lock word (at now): the
- *                wait so far is credited to the thread's context and the
- *                slot. An attempt that fails leaves no gap: the next piece
- *                starts where this one ended. Nothing runs between a
- *                failed attempt and the sleep (as in glibc): a longer gap
- *                lets the holder's release slip in before the sleep, and
- *                the waiter then wins while the holder is still in its
+/* A sampled wait's bookkeeping, in the order locks/mutex_ops.c's
+ * lock_sampled calls it:
+ *   arrive     - before the first attempt to take the lock word: counted
+ *                in the slot (one wait, one waiter now), nothing else, so
+ *                that the attempt comes almost as soon as glibc's would;
+ *   wait_begin - after the first sleep (started at `start`): its calling
+ *                context, the site's count, the thread's waiting state.
+ *                (If the first attempt wins, it runs inside the hold: the
+ *                thread then waited a few ns, and a context look-up there
+ *                costs less than one before the attempt, which keeps both
+ *                threads awake and trading the lock for longer.)
+ *   wait_piece - before each attempt after a sleep (at now): the wait so
+ *                far is credited to the thread's context and the slot; an
+ *                attempt that fails leaves no gap, the next piece starts
+ *                where this one ended. Nothing runs between a failed
+ *                attempt and the sleep (as in glibc): a gap there lets the
+ *                holder's release slip in, the futex wait returns at once,
+ *                and the waiter wins while the holder is still in its
  *                futex wake, which multiplies the hand-offs;
  *   wait_end   - the attempt succeeded: out of the slot's waiters and of
  *                the waiting state (inside the hold: two atomic adds, on

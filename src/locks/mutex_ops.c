@@ -163,9 +163,10 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
  * process-private mutex (__lll_lock_wait: exchange the lock word with 2
  * until it was free, sleeping on the futex while it reads 2; the owner and
  * user count as pthread_mutex_lock sets them). The wait's time is read
- * before each exchange, so no clock read falls inside the hold that
- * follows; nothing runs between a failed exchange and the sleep
- * (blame/mutex_sampled.h, wait_piece). */
+ * before each exchange that follows a sleep, so no clock read falls
+ * inside the hold that follows; nothing runs between a failed exchange
+ * and the sleep (blame/mutex_sampled.h: where each piece of bookkeeping
+ * runs, and why). */
 static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
                         lb_mutex_hot_t *slot, uint64_t began)
 {
