@@ -24,43 +24,18 @@
  * Usage: mutex_hot [THREADS [SECONDS [LONG_ITERS SHORT_ITERS]]]
  *        (default 2 threads, 0.6 s, 6000 and 1000 iterations)
  */
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#define MAX_THREADS 64
+#define HOT_NAME "mutex_hot"
+#include "hot_lock.h"
 
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t acquisitions;  /* under the_lock */
-static uint64_t handoffs;      /* under the_lock */
-static uintptr_t last_owner;   /* under the_lock: 1 + the last acquirer's index */
 static uint64_t work_sink;     /* under the_lock */
 static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
-static int ready, go, stop;
 static unsigned long long long_iters = 6000, short_iters = 1000;
-
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "mutex_hot: %s: %s\n", what, strerror(rc));
-    exit(1);
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Under the lock: one more acquisition, by me, and `iters` of work. */
 static inline void hold(uintptr_t me, unsigned long long iters)
 {
-    acquisitions++;
-    handoffs += last_owner != me;
-    last_owner = me;
+    count_acquisition(me);
     uint64_t x = work_sink | 1;
     for (unsigned long long i = 0; i < iters; i++)
         x = x * 6364136223846793005u + 1442695040888963407u;
@@ -87,10 +62,8 @@ static void *worker(void *arg)
 {
     uintptr_t me = (uintptr_t)arg;
     uint64_t mine = 0;
-    __atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
-    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-        ;
-    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    hot_gate();
+    while (!hot_stopped()) {
         int rc = pthread_mutex_lock(&the_lock);
         if (rc)
             die("pthread_mutex_lock", rc);
@@ -117,43 +90,14 @@ int main(int argc, char **argv)
         long_iters = strtoull(argv[3], NULL, 10);
         short_iters = strtoull(argv[4], NULL, 10);
     }
-    if (nthreads < 1 || nthreads > MAX_THREADS || seconds <= 0) {
+    if (nthreads < 1 || nthreads > HOT_MAX_THREADS || seconds <= 0) {
         fprintf(stderr, "usage: mutex_hot [THREADS [SECONDS [LONG_ITERS SHORT_ITERS]]]\n");
         return 2;
     }
-    pthread_t tids[MAX_THREADS];
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-        if (rc)
-            die("pthread_create", rc);
+    int status = hot_run(nthreads, seconds, worker);
+    if (status == 0) {
+        printf("long_hold_s %.9f\n", (double)long_hold_ns / 1e9);
+        printf("short_hold_s %.9f\n", (double)short_hold_ns / 1e9);
     }
-    while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < nthreads)
-        ;
-    int64_t t0 = now_ns();
-    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-    struct timespec nap = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
-    while (nanosleep(&nap, &nap) != 0)
-        ;
-    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-    uint64_t sum = 0;
-    for (int i = 0; i < nthreads; i++) {
-        void *r;
-        int rc = pthread_join(tids[i], &r);
-        if (rc)
-            die("pthread_join", rc);
-        sum += (uintptr_t)r;
-    }
-    double elapsed = (double)(now_ns() - t0) / 1e9;
-    if (sum != acquisitions) {
-        fprintf(stderr, "mutex_hot: lost updates: threads counted %llu, the lock %llu\n",
-                (unsigned long long)sum, (unsigned long long)acquisitions);
-        return 1;
-    }
-    printf("acquisitions %llu\n", (unsigned long long)acquisitions);
-    printf("handoffs %llu\n", (unsigned long long)handoffs);
-    printf("elapsed_s %.6f\n", elapsed);
-    printf("handoffs_per_s %.0f\n", (double)handoffs / elapsed);
-    printf("long_hold_s %.9f\n", (double)long_hold_ns / 1e9);
-    printf("short_hold_s %.9f\n", (double)short_hold_ns / 1e9);
-    return 0;
+    return status;
 }
