@@ -104,10 +104,7 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     if (wait->node) {
         wait->node->m.wait_ns += waited;
         lb_note_lock_site(self, wait->node->pc, wait->kind);
-        if (stats && stats->first_node == 0) {
-            stats->first_thread = self->id;
-            stats->first_node = wait->node_id;
-        }
+        lb_object_stats_first_waiter(stats, self->id, wait->node_id);
     }
     lb_leave(self);
     errno = saved_errno;
@@ -136,7 +133,7 @@ LB_NOINLINE static double sampled_release_collects(lb_mon_t *mon, lb_object_stat
         lb_spin_sampled_rate_note(mon, stats, now);
     else
         lb_mutex_sampled_rate_note(mon, stats, now);
-    double owed = lb_spin_sampled_take(stats);
+    double owed = lb_sampled_owed_take(stats);
     if (stats)
         stats->blamed_ns += owed;
     return owed;

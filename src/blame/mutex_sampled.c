@@ -29,12 +29,7 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         lb_mon_t *mon = __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE);
         if (!owner || !mon || __atomic_load_n(owner, __ATOMIC_RELAXED) != t->tid)
             continue;
-        lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
-        uint64_t owed = (uint64_t)w * ns;
-        __atomic_fetch_add(&stats->sampled_held_ns, owed, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&stats->sampled_owed_ns, owed, __ATOMIC_RELEASE);
-        /* after the add, as lb_spin_sampled_account */
-        __atomic_store_n(&mon->clock_moved, 1, __ATOMIC_RELEASE);
+        lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), (uint64_t)w * ns);
     }
 }
 
@@ -104,11 +99,8 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
     lb_wait_started(self, mon, LB_OBJ_MUTEX, wait);
     if (wait->node) {
         lb_note_lock_site(self, wait->node->pc, LB_OBJ_MUTEX);
-        lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
-        if (stats->first_node == 0) {
-            stats->first_thread = self->id;
-            stats->first_node = wait->node_id;
-        }
+        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id,
+                                     wait->node_id);
     }
     lb_leave(self);
     errno = saved_errno;

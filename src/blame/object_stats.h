@@ -74,6 +74,18 @@ static inline lb_object_stats_t *lb_object_stats_of(lb_mon_t *mon)
     return lb_object_stats_of_mon(mon->stats);
 }
 
+/* A wait by thread `thread`, in its CCT node `node`, names the object's
+ * first waiter if it has none yet (where the per-lock view says the
+ * object was first seen). */
+static inline void lb_object_stats_first_waiter(lb_object_stats_t *s, uint32_t thread,
+                                                uint32_t node)
+{
+    if (s && s->first_node == 0) {
+        s->first_thread = thread;
+        s->first_node = node;
+    }
+}
+
 /* The final write: move the sampled spin-wait figures into the exact
  * ones (waits, accrual, hand-off); the blame they carried is in
  * blamed_ns already, and what no release took is unattributed. Returns

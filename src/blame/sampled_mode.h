@@ -12,13 +12,19 @@
  * accounting in the holds keeps the waiters from winning, so waits become
  * few and long.
  *
+ * Both kinds owe blame the same way: a sample that finds idleness accrued
+ * while the lock is held adds it to the lock's record as owed, and the
+ * holder's release takes it (lb_sampled_owe, lb_sampled_owed_take).
+ *
  * Invariants: the rate fields of lb_object_stats are written under the
- * lock's meta only. */
+ * lock's meta only; the owed blame changes only by atomic adds (the
+ * handler) and the release's exchange (under meta). */
 #ifndef LB_BLAME_SAMPLED_MODE_H
 #define LB_BLAME_SAMPLED_MODE_H
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "blame/mon.h"
 #include "blame/object_stats.h"
 
 #define LB_SAMPLED_RATE 50000      /* accounted holds per second per lock */
@@ -35,4 +41,25 @@ lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback
 /* Under meta, at an accounted release at now: true when this hold ends a
  * measurement that found the lock hot. */
 bool lb_sampled_rate_is_hot(lb_object_stats_t *stats, uint64_t now);
+
+/* Signal handler: ns of idleness that a sample found accrued while mon
+ * was held, owed by the holder. The holder's release collects it
+ * (lb_sampled_owed_take): raising clock_moved sends it to the accounted
+ * path. */
+static inline void lb_sampled_owe(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t ns)
+{
+    __atomic_fetch_add(&stats->sampled_held_ns, ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&stats->sampled_owed_ns, ns, __ATOMIC_RELEASE);
+    /* after the add: a release that clears the flag before taking the
+     * owed blame either takes this add or sees the flag again */
+    __atomic_store_n(&mon->clock_moved, 1, __ATOMIC_RELEASE);
+}
+
+/* Under meta, by the releasing holder: the owed blame, taken (ns). */
+static inline double lb_sampled_owed_take(lb_object_stats_t *stats)
+{
+    if (!stats || __atomic_load_n(&stats->sampled_owed_ns, __ATOMIC_RELAXED) == 0)
+        return 0;
+    return (double)__atomic_exchange_n(&stats->sampled_owed_ns, 0, __ATOMIC_ACQ_REL);
+}
 #endif

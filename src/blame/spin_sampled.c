@@ -38,11 +38,10 @@ LB_COLD static lb_object_stats_t *first_stats(lb_thread_t *self, lb_mon_t *mon)
     lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = lb_object_stats_of(mon);
     lb_meta_unlock(&mon->meta);
-    if (stats && stats->first_node == 0) {
+    if (stats) {
         uint32_t id;
         lb_context_here(self, &id);
-        stats->first_thread = self->id;
-        stats->first_node = id;
+        lb_object_stats_first_waiter(stats, self->id, id);
     }
     lb_leave(self);
     return stats;
@@ -76,13 +75,8 @@ void lb_spin_sampled_account(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns, b
     lb_object_stats_t *stats = lb_object_stats_of_mon(mon->stats); /* set before the note */
     node->m.wait_ns += ns;
     __atomic_fetch_add(&stats->sampled_wait_ns, ns, __ATOMIC_RELAXED);
-    if (held) {
-        __atomic_fetch_add(&stats->sampled_held_ns, ns, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&stats->sampled_owed_ns, ns, __ATOMIC_RELEASE);
-        /* after the add: a release that clears the flag before taking
-         * the owed blame either takes this add or sees the flag again */
-        __atomic_store_n(&mon->clock_moved, 1, __ATOMIC_RELEASE);
-    } else {
+    if (held)
+        lb_sampled_owe(mon, stats, ns);
+    else
         __atomic_fetch_add(&stats->sampled_handoff_ns, ns, __ATOMIC_RELAXED);
-    }
 }

@@ -94,11 +94,4 @@ static inline void lb_spin_sampled_wait_end(lb_thread_t *self, lb_spin_outer_t o
  * CPU ns in calling context node, the lock held or not at that moment. */
 void lb_spin_sampled_account(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns, bool held);
 
-/* Under meta, by the releasing holder: the owed blame, taken (ns). */
-static inline double lb_spin_sampled_take(lb_object_stats_t *stats)
-{
-    if (!stats || __atomic_load_n(&stats->sampled_owed_ns, __ATOMIC_RELAXED) == 0)
-        return 0;
-    return (double)__atomic_exchange_n(&stats->sampled_owed_ns, 0, __ATOMIC_ACQ_REL);
-}
 #endif

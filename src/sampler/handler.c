@@ -48,6 +48,12 @@ static uint32_t lb_sample_weight(const siginfo_t *info)
     return 1;
 }
 
+/* The CPU time that w periods stand for, for the hooks. */
+static inline uint64_t sample_ns(uint32_t w)
+{
+    return (uint64_t)(w * lb_sampler_ns_per_sample());
+}
+
 static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
@@ -58,6 +64,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
     }
     __atomic_store_n(&t->sampler->in_handler, 1, __ATOMIC_SEQ_CST);
     uint32_t w = lb_sample_weight(info);
+    bool recorded = true;
     if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
         t->sampler->dropped += w;
         goto out;   /* no re-arm: sampling is over */
@@ -68,10 +75,9 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
          * libunwind may be mid-update, so no path), not dropped. */
         t->sampler->samples += w;
         t->sampler->busy_samples += w;
-        if (lb_sampler_holder_hook)
-            lb_sampler_holder_hook(t, (uint64_t)(w * lb_sampler_ns_per_sample()));
     } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
         t->sampler->dropped += w;   /* no CCT yet, or too little stack left to unwind */
+        recorded = false;
     } else {
         lb_enter(t);
         uintptr_t pcs[LB_MAX_DEPTH];
@@ -81,18 +87,19 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         if (t->waiting || in_sync) {
             node->m.overhead_samples += w;
             if (t->spin_sampled && lb_sampler_spin_hook)
-                lb_sampler_spin_hook(t, node, (uint64_t)(w * lb_sampler_ns_per_sample()));
+                lb_sampler_spin_hook(t, node, sample_ns(w));
         } else {
             node->m.work_samples += w;
             node->m.undirected_samples += w * lb_undirected_ratio();
         }
         t->sampler->samples += w;
-        if (lb_sampler_holder_hook)
-            lb_sampler_holder_hook(t, (uint64_t)(w * lb_sampler_ns_per_sample()));
         if (lb_unlikely(!t->sampler->unsampled_node))
             lb_unsampled_prepare(t);   /* once: somewhere to credit a residue later */
         lb_leave(t);
     }
+    /* every recorded sample, the thread's own code, a wait or lockblame's */
+    if (recorded && lb_sampler_holder_hook)
+        lb_sampler_holder_hook(t, sample_ns(w));
     if (t->sampler->has_perf)
         lb_sampler_perf_ops.rearm(t, info);
 out:
