@@ -7,17 +7,27 @@
 #   bench/scale.sh [THREADS ...]        default: 4 8 16
 #
 # Environment: BUILD (default build), SCALE_REPS (default 3 rounds, variants
-# interleaved in a rotating order), SCALE_EVENT (a LOCKBLAME_EVENT for the
-# preloaded runs; default: the library's own choice), SCALE_QUICK=1 (small
-# sizes, a smoke test of the script).
+# interleaved in a rotating order), SCALE_TQ_TASKS (task queue size,
+# default 1000000), SCALE_QUICK=1 (small sizes, a smoke test of the script),
+# SCALE_VARIANTS: the preloaded variants, each NAME or NAME:SETTINGS where
+# SETTINGS is a comma-separated list of VAR=VALUE put in the program's
+# environment; LIB=PATH there names another build of the library (a
+# before/after comparison in one run). Default: "default", the library as
+# a user runs it. Example:
+#   SCALE_VARIANTS='default exact:LOCKBLAME_MUTEX=exact old:LIB=/tmp/old.so'
 #
-# Rows, for each thread count N:
-#   taskq N      one producer, N workers, one lock round trip per task:
-#                wall time ratio (lower is better) and the hand-off rate
+# Rows, for each thread count N (one column per variant, each a ratio to
+# native and the variant's median):
+#   taskq N      one producer and N workers, one lock round trip per task:
+#                wall time ratio (lower is better) and the hand-off rate's
+#                change
 #   handoff N    N threads on one lock, one-instruction critical section:
-#                throughput ratio (higher is better) and the hand-off rate
+#                throughput ratio (higher is better) and the hand-off
+#                rate's change
 #   lockmix N    N threads, 64 locks, ~150 xorshift rounds between
 #                acquisitions: overhead in percent of wall time
+# The databases of the last round stay in $BUILD/bench/scale/NAME.VARIANT.db
+# (for `lockblame compare` between thread counts).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -27,7 +37,8 @@ CLI=$BUILD/lockblame
 REPS=${SCALE_REPS:-3}
 THREADS=("$@")
 [ ${#THREADS[@]} -eq 0 ] && THREADS=(4 8 16)
-TQ_TASKS=2000000 HANDOFF_S=1 MIX_OPS=2000000
+read -r -a VARIANTS <<<"${SCALE_VARIANTS:-default}"
+TQ_TASKS=${SCALE_TQ_TASKS:-1000000} HANDOFF_S=1 MIX_OPS=2000000
 if [ "${SCALE_QUICK:-0}" = 1 ]; then
     REPS=1 TQ_TASKS=50000 HANDOFF_S=0.2 MIX_OPS=100000
 fi
@@ -40,30 +51,42 @@ done
 
 . bench/lib.sh # val, median, calc
 
-# one NAME TAG REP PROG ARGS...: TAG native or lb
+vname() { echo "${1%%:*}"; }
+# one NAME VARIANT REP PROG ARGS...: VARIANT native or one of VARIANTS
 one() {
-    local name=$1 tag=$2 rep=$3
+    local name=$1 variant=$2 rep=$3
     shift 3
-    local f=$OUT/$name.$tag.$rep db=$OUT/$name.$rep.db
-    if [ "$tag" = native ]; then
+    local tag f db
+    tag=$(vname "$variant")
+    f=$OUT/$name.$tag.$rep db=$OUT/$name.$tag.db
+    if [ "$variant" = native ]; then
         "$@" >"$f" 2>>"$OUT/stderr.log"
-    else
-        rm -f "$db"
-        if [ -n "${SCALE_EVENT:-}" ]; then
-            LD_PRELOAD=$LIB LOCKBLAME_OUTPUT=$db LOCKBLAME_EVENT=$SCALE_EVENT "$@" >"$f" 2>>"$OUT/stderr.log"
-        else
-            LD_PRELOAD=$LIB LOCKBLAME_OUTPUT=$db "$@" >"$f" 2>>"$OUT/stderr.log"
-        fi
-        "$CLI" report -n 1 "$db" 2>/dev/null | grep -m1 '^sampling:' >"$OUT/sampling.txt"
+        return
     fi
+    local lib=$LIB settings=() kv
+    if [ "$variant" != "$tag" ]; then
+        IFS=, read -r -a settings <<<"${variant#*:}"
+    fi
+    local envs=()
+    for kv in "${settings[@]}"; do
+        case $kv in
+            LIB=*) lib=$(realpath "${kv#LIB=}") ;;
+            *) envs+=("$kv") ;;
+        esac
+    done
+    rm -f "$db"
+    env "${envs[@]}" LD_PRELOAD="$lib" LOCKBLAME_OUTPUT="$db" "$@" >"$f" 2>>"$OUT/stderr.log"
+    "$CLI" report -n 1 "$db" 2>/dev/null | grep -m1 '^sampling:' >"$OUT/sampling.$tag.txt"
 }
-# pair NAME PROG ARGS...: REPS rounds of native + lb, order alternating
-pair() {
-    local name=$1 r
+# rounds NAME PROG ARGS...: REPS rounds of native + every variant, the
+# order rotating from round to round
+rounds() {
+    local name=$1 r i all=(native "${VARIANTS[@]}")
     shift
     for ((r = 1; r <= REPS; r++)); do
-        if ((r % 2)); then one "$name" native $r "$@"; one "$name" lb $r "$@"
-        else one "$name" lb $r "$@"; one "$name" native $r "$@"; fi
+        for ((i = 0; i < ${#all[@]}; i++)); do
+            one "$name" "${all[$(((i + r) % ${#all[@]}))]}" $r "$@"
+        done
     done
 }
 # med NAME TAG KEY
@@ -75,23 +98,33 @@ med() {
 
 printf 'lockblame scale bench, %s, %s CPUs (%s), Linux %s, %s rounds\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     "$(nproc)" "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" "$(uname -r)" "$REPS"
-# row LABEL FIGURE NAME KEY FORMAT EXPR: one line, the medians of KEY native
-# (a) and preloaded (b), and EXPR of them printed with FORMAT
+# row LABEL FIGURE NAME KEY FORMAT EXPR: the median of KEY natively (a),
+# then for each variant its median (b) and EXPR of a and b in FORMAT
 row() {
-    local a b
-    a=$(med "$3" native "$4") b=$(med "$3" lb "$4")
-    printf '%-12s %-34s %14s %14s %10s\n' "$1" "$2" "$a" "$b" "$(calc "$5" "$a" "$b" "$6")"
+    local a b v line
+    a=$(med "$3" native "$4")
+    line=$(printf '%-11s %-26s %12s' "$1" "$2" "$a")
+    for v in "${VARIANTS[@]}"; do
+        b=$(med "$3" "$(vname "$v")" "$4")
+        line+=$(printf ' %12s %8s' "$b" "$(calc "$5" "$a" "$b" "$6")")
+    done
+    echo "$line"
 }
-printf '%-12s %-34s %14s %14s %10s\n' row figure native lockblame ratio
+header=$(printf '%-11s %-26s %12s' row figure native)
+for v in "${VARIANTS[@]}"; do header+=$(printf ' %12s %8s' "$(vname "$v")" ratio); done
+echo "$header"
+for v in "${VARIANTS[@]}"; do [ "$v" != "$(vname "$v")" ] && echo "  $(vname "$v"): ${v#*:}"; done
 for n in "${THREADS[@]}"; do
-    pair taskq$n "$B/taskq" "$n" "$TQ_TASKS"
+    rounds taskq$n "$B/taskq" "$n" "$TQ_TASKS"
     row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
     row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
-    pair handoff$n "$B/handoff" "$n" "$HANDOFF_S"
+    rounds handoff$n "$B/handoff" "$n" "$HANDOFF_S"
     row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
     row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
-    pair lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
-    row "lockmix $n" "wall s, ~150 rounds between acq" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100'
+    rounds lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
+    row "lockmix $n" "wall s" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100'
 done
-[ -s "$OUT/sampling.txt" ] && cat "$OUT/sampling.txt"
+for v in "${VARIANTS[@]}"; do
+    [ -s "$OUT/sampling.$(vname "$v").txt" ] && echo "$(vname "$v"): $(cat "$OUT/sampling.$(vname "$v").txt")"
+done
 exit 0
