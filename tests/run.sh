@@ -35,7 +35,7 @@ export WORKLOADS_USER=$BUILD/tests/workloads_user
 # A stray LD_PRELOAD or LOCKBLAME_* setting in the caller's environment would
 # change what every test measures.
 unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE \
-      LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX
+      LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX LOCKBLAME_COND
 
 selected() {
     [ $# -le 1 ] && return 0

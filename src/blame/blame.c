@@ -14,6 +14,7 @@
 #include "blame/context.h"
 #include "blame/sites.h"
 #include "blame/mutex_sampled.h"
+#include "blame/signal_sampled.h"
 #include "blame/spin_sampled.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -96,6 +97,8 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
                    wait->kind == LB_OBJ_BARRIER) {
             stats->contended++;    /* a completed wait is this kind's acquisition */
             stats->acquisitions++;
+            if (mon->signal_sampled) /* its blame goes to a signal chosen at a sample */
+                __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }
     lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
@@ -240,6 +243,8 @@ static inline lb_hold_t signal_collect(lb_thread_t *self, lb_mon_t *mon)
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
     lb_hold_t hold = collect(mon, now, true, false);
+    if (lb_signal_mode != LB_SAMPLED_EXACT) /* may turn it sampled (signal_sampled.h) */
+        lb_signal_sampled_rate_note(mon, hold.record, now);
     lb_note_collect(self, hold.record, now, hold.blame_ns);
     lb_meta_unlock(&mon->meta);
     return hold;

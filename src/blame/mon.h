@@ -31,6 +31,9 @@ typedef struct lb_mon {
                                  * samples (blame/spin_sampled.h); set under meta */
         uint32_t mutex_sampled; /* mutexes: whether new waits are blamed by holder
                                  * samples, and their slot (blame/mutex_sampled.h) */
+        uint32_t signal_sampled; /* conds, semaphores: 0 (exact), or one signal
+                                  * interval in N measured, and whether one is
+                                  * being measured (blame/signal_sampled.h); under meta */
     };
     uint32_t waiters;           /* threads waiting on the object (w), under meta */
     uint8_t kind;               /* lb_obj_kind */

@@ -35,7 +35,7 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
 
 void lb_mutex_sampled_setup(void)
 {
-    lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", "mutex blame is timed exactly");
+    lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", true, "mutex blame is timed exactly");
     if (lb_mutex_mode != LB_SAMPLED_EXACT)
         lb_sampler_holder_hook = holder_sample;
 }

@@ -81,7 +81,10 @@ uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
      * samples owe is measured: the rest is hand-off (mutex_sampled.h). */
     if (s->kind == LB_OBJ_MUTEX)
         handoff_ns = wait_ns > held_ns ? wait_ns - held_ns : 0;
-    s->contended += waits;
+    /* A sampled cond's or semaphore's waits are timed and counted already;
+     * only their attribution was sampled (signal_sampled.h). */
+    if (s->kind != LB_OBJ_COND && s->kind != LB_OBJ_SEM)
+        s->contended += waits;
     s->wait_ns += wait_ns;
     s->accrued_held_ns += (double)held_ns;
     s->handoff_ns += (double)handoff_ns;

@@ -7,7 +7,8 @@
 #include "sampler/sampler.h"
 #include "util/log.h"
 
-lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback)
+lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
+                                           const char *fallback)
 {
     const char *want = getenv(var);
     lb_sampled_mode_t mode = LB_SAMPLED_AUTO;
@@ -19,7 +20,7 @@ lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback
         else if (strcmp(want, "auto") != 0)
             lb_warn("bad %s '%s' (want exact, sampled or auto); using auto", var, want);
     }
-    if (mode != LB_SAMPLED_EXACT && lb_sampler_ns_per_sample() <= 0) {
+    if (needs_samples && mode != LB_SAMPLED_EXACT && lb_sampler_ns_per_sample() <= 0) {
         if (mode == LB_SAMPLED_ALWAYS)
             lb_warn("%s=sampled needs CPU sampling with a known period; %s", var, fallback);
         mode = LB_SAMPLED_EXACT;

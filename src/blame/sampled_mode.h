@@ -1,9 +1,11 @@
 /* When a hot lock's blame is measured by CPU samples instead of
  * timestamps in its holds (spin_sampled.h for spin locks,
- * mutex_sampled.h for mutexes).
+ * mutex_sampled.h for mutexes), and when a hot cond's or semaphore's
+ * signal blame is estimated from a random sample of its signal intervals
+ * (signal_sampled.h; the same modes and rate, counted on signals).
  *
- * The mode comes from the environment (LOCKBLAME_SPIN, LOCKBLAME_MUTEX:
- * exact | sampled | auto, default auto). In auto mode a lock starts exact
+ * The mode comes from the environment (LOCKBLAME_SPIN, LOCKBLAME_MUTEX,
+ * LOCKBLAME_COND: exact | sampled | auto, default auto). In auto mode a lock starts exact
  * and turns sampled for good once its accounted holds (holds while others
  * wait) come at LB_SAMPLED_RATE a second or faster, measured over
  * LB_SAMPLED_RATE_HOLDS holds: at that rate exact accounting, a few clock
@@ -33,10 +35,12 @@
 typedef enum { LB_SAMPLED_AUTO, LB_SAMPLED_EXACT, LB_SAMPLED_ALWAYS } lb_sampled_mode_t;
 
 /* The mode the variable `var` asks for (one lockblame: line for a bad
- * value: auto then). Sampled modes need CPU sampling with a known period;
- * without it the mode is exact (one line, ending in `fallback`, if `var`
- * asked for sampled). */
-lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, const char *fallback);
+ * value: auto then). If `needs_samples` (spin waits, mutex holders:
+ * measured by CPU samples), sampled modes need CPU sampling with a known
+ * period; without it the mode is exact (one line, ending in `fallback`,
+ * if `var` asked for sampled). */
+lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
+                                           const char *fallback);
 
 /* Under meta, at an accounted release at now: true when this hold ends a
  * measurement that found the lock hot. */

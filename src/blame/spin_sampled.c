@@ -13,7 +13,7 @@ lb_sampled_mode_t lb_spin_mode = LB_SAMPLED_AUTO;
 
 void lb_spin_sampled_setup(void)
 {
-    lb_spin_mode = lb_sampled_mode_from_env("LOCKBLAME_SPIN", "spin waits are timed exactly");
+    lb_spin_mode = lb_sampled_mode_from_env("LOCKBLAME_SPIN", true, "spin waits are timed exactly");
 }
 
 void lb_spin_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)

@@ -53,6 +53,8 @@ typedef struct lb_thread {
     struct lb_mon *spin_held_mon; /* spin_held's lb_mon when it was acquired */
     uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
     int32_t spin_held_word;       /* spin_held's monitored word, held bit clear */
+    uint32_t signal_countdown;    /* blame/signal_sampled.h: signals on sampled conds and */
+    uint32_t signal_rng;          /* semaphores until this thread measures one; its PRNG */
     uintptr_t last_site_key;      /* blame/sites.h: the key of the release site this thread */
     struct lb_site *last_site;    /* counted last, and its slot (a loop's unlock hits it) */
     /* per-layer parts (see above) */

@@ -17,6 +17,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
+#include "blame/signal_sampled.h"
 #include "core/real.h"
 #include "locks/lifecycle.h"
 #include "locks/mutex_ops.h"
@@ -72,7 +73,9 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 
 /* A signal, broadcast or post on obj: counts the release at site and, if
  * threads wait, collects the idleness accrued since the previous one onto
- * it. real(obj, arg) is the real call, whose result is returned. */
+ * it; on a sampled object (signal_sampled.h) only one signal interval in
+ * N is measured, at its two ends. real(obj, arg) is the real call, whose
+ * result is returned. */
 static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
                             int (*real)(void *obj, int arg), int arg)
 {
@@ -80,7 +83,11 @@ static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
     if (mon) {
         lb_site_count_release(self->sites, site, kind);
-        if (lb_release_needs_accounting(mon)) {
+        uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
+        if (sampled) {
+            if (lb_signal_sampled_needs(self, sampled))
+                lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
+        } else if (lb_release_needs_accounting(mon)) {
             lb_signal_blame(self, mon, kind, site); /* before: nothing after the release */
             return real(obj, arg);
         }

@@ -7,6 +7,7 @@
  * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
  * parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "blame/mutex_sampled.h"
+#include "blame/signal_sampled.h"
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
@@ -35,6 +36,7 @@ static void locks_setup(void)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
     lb_spin_sampling_setup();
     lb_mutex_sampled_setup();
+    lb_signal_sampled_setup();
 }
 
 static void locks_fork_child(lb_thread_t *self)

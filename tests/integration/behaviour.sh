@@ -2,7 +2,7 @@
 # The preload never changes a program's behaviour: same stdout, same exit
 # status, same stderr apart from at most 5 added lines that start with
 # `lockblame:`. Also: it fails quietly on a bad setting (unwritable output,
-# unknown event, bad LOCKBLAME_SPIN or LOCKBLAME_MUTEX), writes lockblame.<prog>.<pid>.db by default, and
+# unknown event, bad LOCKBLAME_SPIN, LOCKBLAME_MUTEX or LOCKBLAME_COND), writes lockblame.<prog>.<pid>.db by default, and
 # `lockblame run` leaves the program's output alone.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/mutex_stress" \
@@ -66,9 +66,9 @@ compare unwritable_output 1 "$WORKLOADS/mutex_stress" 2 30000
 PRE_ENV=(LOCKBLAME_OUTPUT="$tmp/badevent.db" LOCKBLAME_EVENT=no_such_event@1000)
 compare bad_event 1 "$WORKLOADS/mutex_stress" 2 30000
 
-# a bad LOCKBLAME_SPIN or LOCKBLAME_MUTEX: one line naming it, the program
+# a bad LOCKBLAME_SPIN, LOCKBLAME_MUTEX or LOCKBLAME_COND: one line naming it, the program
 # unchanged (exit status 3)
-for var in SPIN MUTEX; do
+for var in SPIN MUTEX COND; do
     PRE_ENV=(LOCKBLAME_OUTPUT="$tmp/bad$var.db" "LOCKBLAME_$var=bogus")
     compare "bad_$var" 1 "$WORKLOADS/exit_status"
     n=$(grep -c "^lockblame: bad LOCKBLAME_$var" "$tmp/bad_$var.p.err" || true)

@@ -6,7 +6,10 @@
  * they are not accounted inside a critical section), per process. Waits
  * accounted by CPU samples (sync_object.sampled_waits: spin waits measured
  * by them, mutex waits blamed by the holders' samples) are counted apart:
- * nothing of theirs runs inside a critical section.
+ * nothing of theirs runs inside a critical section. Cond and semaphore
+ * waits whose blame went to a signal chosen at a sample are still timed
+ * (counted among the waits) and are named apart too: their blame was
+ * estimated from a random sample of the signal intervals.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -41,8 +44,15 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		if (o->sampled_waits <= 0)
 			continue;
 		int32_t proc = o->proc >= 0 ? o->proc : 0;
-		ev[proc].waits -= o->sampled_waits;
-		if (p->procs[proc].selected) {
+		bool signalled = o->kind == LB_OBJ_COND || o->kind == LB_OBJ_SEM;
+		if (!signalled)
+			ev[proc].waits -= o->sampled_waits; /* nothing of theirs is timed */
+		if (!p->procs[proc].selected)
+			continue;
+		if (signalled) {
+			a->signal_sampled_waits += o->sampled_waits;
+			a->signal_sampled_objects++;
+		} else {
 			bool spin = o->kind == LB_OBJ_SPIN;
 			*(spin ? &a->spin_sampled_waits : &a->mutex_sampled_waits) += o->sampled_waits;
 			++*(spin ? &a->spin_sampled_locks : &a->mutex_sampled_locks);
@@ -62,7 +72,8 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 	}
 	free(ev);
 	return a->rate >= 0 &&
-	       a->blamed + a->waits + a->spin_sampled_waits + a->mutex_sampled_waits > 0;
+	       a->blamed + a->waits + a->spin_sampled_waits + a->mutex_sampled_waits +
+	       a->signal_sampled_waits > 0;
 }
 
 /* A count for the header: 12345 -> "12345", 2345678 -> "2.35M". */
@@ -74,15 +85,16 @@ static void count_text(struct lb_buf *b, double n)
 		lb_buf_printf(b, "%.0f", n);
 }
 
-/* "; and N WHAT on K lock(s) HOW", if there were any. */
-static void sampled_text(struct lb_buf *b, int64_t waits, int64_t locks, const char *what,
-			 const char *how)
+/* "; and N WHAT on K NOUN(s) HOW", if there were any. */
+static void sampled_text(struct lb_buf *b, int64_t waits, int64_t objects, const char *what,
+			 const char *noun, const char *how)
 {
 	if (waits <= 0)
 		return;
 	lb_buf_puts(b, "; and ");
 	count_text(b, (double)waits);
-	lb_buf_printf(b, " %s on %" PRId64 " lock%s %s", what, locks, locks == 1 ? "" : "s", how);
+	lb_buf_printf(b, " %s on %" PRId64 " %s%s %s", what, objects, noun, objects == 1 ? "" : "s",
+		      how);
 }
 
 void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
@@ -98,9 +110,11 @@ void lb_accounting_text(const struct lb_accounting *a, struct lb_buf *b)
 	if (a->several)
 		lb_buf_printf(b, " in the busiest process (pid %" PRId64 ")", a->busiest_pid);
 	sampled_text(b, a->spin_sampled_waits, a->spin_sampled_locks,
-		     "spin waits", "measured by CPU samples, not timed");
+		     "spin waits", "lock", "measured by CPU samples, not timed");
 	sampled_text(b, a->mutex_sampled_waits, a->mutex_sampled_locks,
-		     "mutex waits", "blamed by CPU samples of their holders");
+		     "mutex waits", "lock", "blamed by CPU samples of their holders");
+	sampled_text(b, a->signal_sampled_waits, a->signal_sampled_objects,
+		     "cond/sem waits", "object", "whose blame was estimated from sampled signal intervals");
 }
 
 const char *lb_accounting_warning(const struct lb_accounting *a)

@@ -31,6 +31,9 @@ struct lb_accounting {
 	 * their holders' CPU samples (sync_object.sampled_waits). */
 	int64_t spin_sampled_waits, spin_sampled_locks;
 	int64_t mutex_sampled_waits, mutex_sampled_locks;
+	/* cond and semaphore waits (timed, so still counted in waits) whose
+	 * blame was estimated from sampled signal intervals */
+	int64_t signal_sampled_waits, signal_sampled_objects;
 };
 
 /* The figures of the selected processes; false when none had a contended

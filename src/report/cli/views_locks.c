@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/signal_sample_rate.h"
 #include "report/cli/views.h"
 
 #define LOCK_ROWS 20	/* default table rows */
@@ -294,9 +295,13 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			       o->per_address ? "objects" : "groups");
 		if (!o->per_address && ng)
 			printf("(lock instances grouped by kind and where first seen; --per-address lists each)\n");
-		int64_t spin = 0, mutex = 0;
-		for (int32_t i = 0; i < ng; i++)
-			*(p->objs[g[i].obj].kind == LB_OBJ_SPIN ? &spin : &mutex) += g[i].sampled_waits;
+		int64_t spin = 0, mutex = 0, signalled = 0;
+		for (int32_t i = 0; i < ng; i++) {
+			int kind = p->objs[g[i].obj].kind;
+			*(kind == LB_OBJ_SPIN    ? &spin
+			  : kind == LB_OBJ_MUTEX ? &mutex
+						 : &signalled) += g[i].sampled_waits;
+		}
 		if (spin)
 			printf("(%" PRId64 " spin waits were measured by CPU samples, not timed: their wait,"
 			       " blame and hand-off are sums of sample periods)\n", spin);
@@ -304,6 +309,11 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			printf("(%" PRId64 " mutex waits were blamed by CPU samples of their holders: the"
 			       " waits are timed, the blame is a sum of sample periods times the waiters,"
 			       " the rest of the wait is hand-off)\n", mutex);
+		if (signalled)
+			printf("(%" PRId64 " cond/sem waits had their blame estimated: the waits and the"
+			       " idleness are timed; one signal interval in %d, chosen at random, was"
+			       " measured and counted %d times; the rest of the idleness is unattributed)\n",
+			       signalled, LB_SIGNAL_SAMPLE_EVERY, LB_SIGNAL_SAMPLE_EVERY);
 	} else {
 		lb_table_print(t, o->format, stdout);
 	}

@@ -1,0 +1,155 @@
+/*
+ * gt_cond_hot: ground truth for a hot condition variable, built the way
+ * users build (gcc -O2 -g), signalled from two call sites a few
+ * microseconds apart: the rate at which lockblame attributes a cond's
+ * blame at CPU samples instead of at every signal
+ * (src/blame/signal_sampled.h; DESIGN.md rule 3 either way).
+ *
+ * One producer and CONSUMERS consumers share a counter of queued tasks
+ * under one mutex and one cond. The producer computes FAST_NS before each
+ * of three pushes signalled from fast_push_site() and SLOW_NS before one
+ * signalled from slow_push_site(), round after round; the consumers take
+ * a task and go back to waiting at once, so they wait nearly all the
+ * time and nearly every signal has a waiter. At the end the producer wakes
+ * everyone from shutdown_broadcast_site().
+ *
+ * Ground truth: the consumers log each cond-wait interval, the producer
+ * the time just before each signal with its site; gt_sweep_signal gives
+ * each signal the idleness accrued since the previous one (gt.h).
+ *
+ * Usage: gt_cond_hot [CONSUMERS [ROUNDS]]   (defaults 2 and 30000: ~0.6 s)
+ */
+#include "gt.h"
+
+enum { SITE_FAST, SITE_SLOW, SITE_SHUTDOWN, N_SITES };
+static const char *const site_names[N_SITES] = { "fast_push_site", "slow_push_site",
+                                                 "shutdown_broadcast_site" };
+
+#define FAST_NS 2500
+#define SLOW_NS 12000
+
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
+static long queued, consumed;
+static int done;
+
+/* Push one task and signal; the log entry is the signal's time. A macro,
+ * so that each site's signal is its own call (an inline helper would be
+ * the release site of both, DESIGN.md rule 5). */
+#define PUSH(lg, site)                                                                             \
+    do {                                                                                           \
+        pthread_mutex_lock(&qlock);                                                                \
+        queued++;                                                                                  \
+        gt_log_add(lg, gt_now(), 0, site);                                                         \
+        int rc_ = pthread_cond_signal(&qcond);                                                     \
+        if (rc_)                                                                                   \
+            gt_die("pthread_cond_signal", rc_);                                                    \
+        pthread_mutex_unlock(&qlock);                                                              \
+    } while (0)
+
+__attribute__((noinline)) void fast_push_site(struct gt_log *lg)
+{
+    gt_spin_until(gt_now() + FAST_NS);
+    PUSH(lg, SITE_FAST);
+}
+
+__attribute__((noinline)) void slow_push_site(struct gt_log *lg)
+{
+    gt_spin_until(gt_now() + SLOW_NS);
+    PUSH(lg, SITE_SLOW);
+}
+
+__attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)
+{
+    pthread_mutex_lock(&qlock);
+    done = 1;
+    gt_log_add(lg, gt_now(), 0, SITE_SHUTDOWN);
+    pthread_cond_broadcast(&qcond);
+    pthread_mutex_unlock(&qlock);
+}
+
+static void *consumer(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    pthread_mutex_lock(&qlock);
+    for (;;) {
+        while (queued == 0 && !done) {
+            int64_t t0 = gt_now();
+            pthread_cond_wait(&qcond, &qlock);
+            gt_log_add(lg, t0, gt_now(), -1);
+        }
+        if (queued == 0)
+            break;
+        queued--;
+        consumed++;
+    }
+    pthread_mutex_unlock(&qlock);
+    return NULL;
+}
+
+static long rounds;
+
+static void *producer(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    for (long r = 0; r < rounds; r++) {
+        fast_push_site(lg);
+        fast_push_site(lg);
+        fast_push_site(lg);
+        slow_push_site(lg);
+    }
+    for (;;) { /* the consumers drain the queue and wait again */
+        pthread_mutex_lock(&qlock);
+        long left = queued;
+        pthread_mutex_unlock(&qlock);
+        if (left == 0)
+            break;
+        sched_yield();
+    }
+    gt_sleep_until(gt_now() + 1000000);
+    shutdown_broadcast_site(lg);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int nconsumers = argc > 1 ? atoi(argv[1]) : 2;
+    rounds = argc > 2 ? atol(argv[2]) : 30000;
+    if (nconsumers < 1 || nconsumers > 16 || rounds < 1) {
+        fprintf(stderr, "usage: %s [CONSUMERS 1..16 [ROUNDS]]\n", argv[0]);
+        return 2;
+    }
+    int nthreads = nconsumers + 1;
+    struct gt_log *logs = gt_alloc((size_t)nthreads, sizeof *logs);
+    long tasks = 4 * rounds;
+    gt_log_init(&logs[0], (size_t)tasks + 8);
+    for (int i = 1; i < nthreads; i++)
+        gt_log_init(&logs[i], (size_t)tasks + 64);
+    pthread_t tids[17];
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_create(&tids[i], NULL, i == 0 ? producer : consumer, &logs[i]);
+        if (rc)
+            gt_die("pthread_create", rc);
+    }
+    int64_t t0 = gt_gate_open(nthreads, NULL, 0);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(tids[i], NULL);
+    double duration = (double)(gt_now() - t0) / 1e9;
+    if (consumed != tasks) {
+        fprintf(stderr, "gt_cond_hot: %ld tasks consumed, %ld produced\n", consumed, tasks);
+        return 1;
+    }
+    struct gt_result res = {
+        .workload = "gt_cond_hot", .object = "cond",
+        .addresses = { &qcond }, .naddresses = 1,
+        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
+    };
+    for (int s = 0; s < N_SITES; s++)
+        res.site_names[s] = site_names[s];
+    gt_sweep_signal(&res, logs, nthreads);
+    gt_write_json(&res);
+    fprintf(stderr, "gt_cond_hot: %.0f signals a second\n", (double)tasks / duration);
+    return 0;
+}
