@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 B=$BUILD/bench
 LIB=$(realpath "$BUILD/liblockblame.so")
+FWD=$(realpath "$BUILD/bench/libforward.so")
 OUT=$B/out
 REPS=${BENCH_REPS:-7}
 QUICK=${BENCH_QUICK:-0}
@@ -295,8 +296,8 @@ row "one sample in place (lock mix 10kHz), us CPU" "-" "$(fmt %.1f "$(median $in
 # the holders, nothing inside the holds: docs/INTERNALS.md);
 # LOCKBLAME_MUTEX=exact accounts every hold with waiters by timestamps, as
 # does sampling off (no samples to measure by).
-progress "contended hand-off (${REPS}x4 runs of ${HANDOFF_S}s)"
-interleave handoff "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact off=lb,LOCKBLAME_EVENT=none" \
+progress "contended hand-off (${REPS}x5 runs of ${HANDOFF_S}s)"
+interleave handoff "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact off=lb,LOCKBLAME_EVENT=none fwd=lb,LD_PRELOAD=$FWD" \
     "$B/handoff" 2 "$HANDOFF_S"
 # handoff_row LABEL NAME VARIANT NOTE: a hand-off throughput row, Mops/s
 # native vs VARIANT, with the ratio of the rounds.
@@ -313,6 +314,8 @@ handoff_row "hand-off, 2 thr 1 mutex, Mops/s (LOCKBLAME_MUTEX=exact)" handoff ex
 handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none (exact)"
 handoff_rate_row "hand-off" handoff
 handoff_rate_row "hand-off (LOCKBLAME_MUTEX=exact)" handoff exact
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (forwarding-only interposer)" handoff fwd "reference: bench/forward.c, no lockblame"
+handoff_rate_row "hand-off (forwarding-only interposer)" handoff fwd
 
 # The same on a spin lock: spinning waiters, no futex. By default the lock
 # turns sampled once hot (its waits measured by CPU samples, nothing inside
@@ -326,23 +329,26 @@ handoff_rate_row "spin hand-off (LOCKBLAME_SPIN=exact)" handoff_spin exact
 
 # --- 4b: contended task queue ----------------------------------------------------
 # One producer, TQ_WORKERS workers, one task per lock round trip, built -O2.
-progress "contended task queue (${REPS}x5 runs, 1 producer + $TQ_WORKERS workers, $(human "$TQ_TASKS") tasks)"
-interleave taskq "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact off=lb,LOCKBLAME_EVENT=none timer=lb,LOCKBLAME_EVENT=timer" \
+progress "contended task queue (${REPS}x6 runs, 1 producer + $TQ_WORKERS workers, $(human "$TQ_TASKS") tasks)"
+interleave taskq "native=native lb=lb exact=lb,LOCKBLAME_MUTEX=exact cexact=lb,LOCKBLAME_COND=exact off=lb,LOCKBLAME_EVENT=none fwd=lb,LD_PRELOAD=$FWD" \
     "$B/taskq" "$TQ_WORKERS" "$TQ_TASKS"
 nat=$(collect taskq native elapsed_s)
-for f in lb exact timer off; do
+for f in lb exact cexact off fwd; do
     t=$(collect taskq "$f" elapsed_s)
     case $f in
         lb) label="default settings"; note="issue 9 target <=1.3x; $(dropped_note taskq lb)" ;;
         exact) label="LOCKBLAME_MUTEX=exact"; note="every mutex hold with waiters timed" ;;
-        timer) label="LOCKBLAME_EVENT=timer"; note="$(dropped_note taskq timer)" ;;
-        off) label="sampling off"; note="LOCKBLAME_EVENT=none: the wrappers and blame alone" ;;
+        cexact) label="LOCKBLAME_COND=exact"; note="every cond signal with waiters timed (session 6's default)" ;;
+        off) label="sampling off"; note="LOCKBLAME_EVENT=none: mutexes exact, hot conds still sampled" ;;
+        fwd) label="forwarding-only interposer"; note="reference: bench/forward.c, no lockblame" ;;
     esac
     row "task queue 1+$TQ_WORKERS thr, $(human "$TQ_TASKS") tasks, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
         "$(pratio taskq native "$f" elapsed_s)" "$note; $(prange taskq native "$f" elapsed_s); CPU time $(pratio taskq native "$f" cpu_s)"
 done
 handoff_rate_row "task queue" taskq
 handoff_rate_row "task queue (LOCKBLAME_MUTEX=exact)" taskq exact
+handoff_rate_row "task queue (LOCKBLAME_COND=exact)" taskq cexact
+handoff_rate_row "task queue (forwarding-only interposer)" taskq fwd
 
 # --- 4d: stack footprint of the contended paths ---------------------------------
 progress "stack use of contended release/wait/signal paths (${REPS}x2 runs)"

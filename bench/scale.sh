@@ -8,7 +8,8 @@
 #
 # Environment: BUILD (default build), SCALE_REPS (default 3 rounds, variants
 # interleaved in a rotating order), SCALE_TQ_TASKS (task queue size,
-# default 1000000), SCALE_QUICK=1 (small sizes, a smoke test of the script),
+# default 1000000), SCALE_PROGS (default "taskq handoff lockmix": the rows
+# to run), SCALE_QUICK=1 (small sizes, a smoke test of the script),
 # SCALE_VARIANTS: the preloaded variants, each NAME or NAME:SETTINGS where
 # SETTINGS is a comma-separated list of VAR=VALUE put in the program's
 # environment; LIB=PATH there names another build of the library (a
@@ -38,6 +39,7 @@ REPS=${SCALE_REPS:-3}
 THREADS=("$@")
 [ ${#THREADS[@]} -eq 0 ] && THREADS=(4 8 16)
 read -r -a VARIANTS <<<"${SCALE_VARIANTS:-default}"
+read -r -a PROGS <<<"${SCALE_PROGS:-taskq handoff lockmix}"
 TQ_TASKS=${SCALE_TQ_TASKS:-1000000} HANDOFF_S=1 MIX_OPS=2000000
 if [ "${SCALE_QUICK:-0}" = 1 ]; then
     REPS=1 TQ_TASKS=50000 HANDOFF_S=0.2 MIX_OPS=100000
@@ -114,15 +116,26 @@ header=$(printf '%-11s %-26s %12s' row figure native)
 for v in "${VARIANTS[@]}"; do header+=$(printf ' %12s %8s' "$(vname "$v")" ratio); done
 echo "$header"
 for v in "${VARIANTS[@]}"; do [ "$v" != "$(vname "$v")" ] && echo "  $(vname "$v"): ${v#*:}"; done
+# the rows of one program at n threads
+prog_rows() {
+    local prog=$1 n=$2
+    case $prog in
+        taskq)
+            rounds taskq$n "$B/taskq" "$n" "$TQ_TASKS"
+            row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
+            row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+        handoff)
+            rounds handoff$n "$B/handoff" "$n" "$HANDOFF_S"
+            row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
+            row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+        lockmix)
+            rounds lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
+            row "lockmix $n" "wall s" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100' ;;
+        *) echo "scale: unknown program $prog" >&2 ;;
+    esac
+}
 for n in "${THREADS[@]}"; do
-    rounds taskq$n "$B/taskq" "$n" "$TQ_TASKS"
-    row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
-    row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
-    rounds handoff$n "$B/handoff" "$n" "$HANDOFF_S"
-    row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
-    row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
-    rounds lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
-    row "lockmix $n" "wall s" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100'
+    for prog in "${PROGS[@]}"; do prog_rows "$prog" "$n"; done
 done
 for v in "${VARIANTS[@]}"; do
     [ -s "$OUT/sampling.$(vname "$v").txt" ] && echo "$(vname "$v"): $(cat "$OUT/sampling.$(vname "$v").txt")"
