@@ -21,7 +21,9 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
-        uint32_t w = __atomic_load_n(&slot->waiting, __ATOMIC_ACQUIRE);
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++)
+            w += __atomic_load_n(&slot->shard[k].waiting, __ATOMIC_ACQUIRE);
         if (w == 0 || w > (uint32_t)INT32_MAX)
             continue;
         /* a waiter is inside the program's lock call: the mutex is live */
@@ -113,12 +115,12 @@ void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wai
     wait->start_ns = now;
     if (wait->node)
         wait->node->m.wait_ns += piece;
-    __atomic_fetch_add(&slot->wait_ns, piece, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&lb_mutex_hot_shard(slot, self)->wait_ns, piece, __ATOMIC_RELAXED);
 }
 
 void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
 {
-    lb_mutex_sampled_leave(slot);
+    lb_mutex_sampled_leave(self, slot);
     lb_waiting_end(self);
     lb_note_wait_end(self, LB_OBJ_MUTEX, 0, NULL, 0, 0);
 }
@@ -126,10 +128,20 @@ void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
 /* The slot's counts, into its record (which slot->stats names). */
 static void drain_slot(lb_mutex_hot_t *slot, lb_object_stats_t *s)
 {
-    __atomic_fetch_add(&s->sampled_contended, __atomic_exchange_n(&slot->waits, 0, __ATOMIC_ACQ_REL),
-                       __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->sampled_wait_ns, __atomic_exchange_n(&slot->wait_ns, 0, __ATOMIC_ACQ_REL),
-                       __ATOMIC_RELAXED);
+    for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++) {
+        lb_mutex_hot_shard_t *shard = &slot->shard[k];
+        __atomic_fetch_add(&s->sampled_contended,
+                           __atomic_exchange_n(&shard->waits, 0, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&s->sampled_wait_ns,
+                           __atomic_exchange_n(&shard->wait_ns, 0, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
+    }
+}
+
+/* Nobody waits on slot any more (its mutex is gone, or a fork child). */
+static void no_waiters(lb_mutex_hot_t *slot)
+{
+    for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++)
+        __atomic_store_n(&slot->shard[k].waiting, 0, __ATOMIC_RELAXED);
 }
 
 void lb_mutex_sampled_drain(lb_object_stats_t *s)
@@ -154,12 +166,12 @@ void lb_mutex_sampled_forget(lb_mon_t *mon)
     if (s)
         drain_slot(slot, s);
     __atomic_store_n(&slot->owner, NULL, __ATOMIC_RELEASE);
-    __atomic_store_n(&slot->waiting, 0, __ATOMIC_RELAXED);
+    no_waiters(slot);
     __atomic_store_n(&slot->mon, NULL, __ATOMIC_RELEASE);
 }
 
 void lb_mutex_sampled_fork_child(void)
 {
     for (uint32_t i = 0; i < LB_MUTEX_HOT_SLOTS; i++)
-        __atomic_store_n(&lb_mutex_hot_slots[i].waiting, 0, __ATOMIC_RELAXED);
+        no_waiters(&lb_mutex_hot_slots[i]);
 }

@@ -41,9 +41,9 @@
  *   - a slot's mon, owner and stats are written before the slot index is
  *     published in mon->mutex_sampled, and the slot is reused only after
  *     its mutex is destroyed (nobody waits then);
- *   - the handler reads a slot's owner word only while `waiting` > 0: a
- *     thread is then inside the program's lock call on that mutex, so its
- *     memory is live;
+ *   - the handler reads a slot's owner word only while its shards'
+ *     `waiting` sum to more than 0: a thread is then inside the program's
+ *     lock call on that mutex, so its memory is live;
  *   - the slot's counters and the record's sampled fields change by
  *     atomic adds and exchanges only (the handler takes no lock). */
 #ifndef LB_BLAME_MUTEX_SAMPLED_H
@@ -60,17 +60,32 @@
 #define LB_MUTEX_HOT_SLOTS 64
 #define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
 #define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
+#define LB_MUTEX_HOT_SHARDS 8               /* a waiter counts in shard id % 8 */
 
-/* One hot mutex's sampled waits, on a line of its own (its waiters write
- * it; the holders' handlers read it). */
+/* A share of one hot mutex's waiters (threads whose id is the shard's
+ * index modulo LB_MUTEX_HOT_SHARDS), on a line of its own: with one line
+ * for all, every arriving waiter's count was a cross-core miss before its
+ * first attempt, and the winner's last one a miss inside its hold. */
+typedef struct lb_mutex_hot_shard {
+    uint32_t waiting;       /* of these threads, in a sampled wait on it now */
+    uint64_t waits;         /* their sampled waits */
+    uint64_t wait_ns;       /* their time */
+} __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_shard_t;
+
+/* One hot mutex's sampled waits: the line the handlers read to find it,
+ * then the waiters' shards (w is their sum). */
 typedef struct lb_mutex_hot {
     lb_mon_t *mon;          /* NULL: free */
     const int *owner;       /* the mutex's owner word (glibc's __owner) */
     uint32_t stats;         /* mon's record */
-    uint32_t waiting;       /* threads in a sampled wait on it now */
-    uint64_t waits;         /* sampled waits completed */
-    uint64_t wait_ns;       /* their time */
+    lb_mutex_hot_shard_t shard[LB_MUTEX_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
+
+static inline lb_mutex_hot_shard_t *lb_mutex_hot_shard(lb_mutex_hot_t *slot,
+                                                       const lb_thread_t *self)
+{
+    return &slot->shard[self->id % LB_MUTEX_HOT_SHARDS];
+}
 
 extern lb_sampled_mode_t lb_mutex_mode;
 /* Read LOCKBLAME_MUTEX (after the sampler's setup) and hook the handler. */
@@ -120,14 +135,15 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *   wait_end   - the attempt succeeded: out of the slot's waiters and of
  *                the waiting state (inside the hold: two atomic adds, on
  *                lines this thread wrote just before the attempt). */
-static inline void lb_mutex_sampled_arrive(lb_mutex_hot_t *slot)
+static inline void lb_mutex_sampled_arrive(lb_thread_t *self, lb_mutex_hot_t *slot)
 {
-    __atomic_fetch_add(&slot->waits, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&slot->waiting, 1, __ATOMIC_RELEASE);
+    lb_mutex_hot_shard_t *shard = lb_mutex_hot_shard(slot, self);
+    __atomic_fetch_add(&shard->waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&shard->waiting, 1, __ATOMIC_RELEASE);
 }
-static inline void lb_mutex_sampled_leave(lb_mutex_hot_t *slot)
+static inline void lb_mutex_sampled_leave(lb_thread_t *self, lb_mutex_hot_t *slot)
 {
-    __atomic_fetch_sub(&slot->waiting, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_sub(&lb_mutex_hot_shard(slot, self)->waiting, 1, __ATOMIC_RELEASE);
 }
 void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
                                  lb_wait_t *wait, uint64_t start);
