@@ -46,6 +46,12 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
         self->signal_countdown = next_countdown(self);
     uint64_t now = lb_now_ns();
     lb_meta_lock(&mon->meta);
+    if (!mon->signal_sampled) { /* the lb_mon was retired and reused meanwhile */
+        lb_meta_unlock(&mon->meta);
+        lb_leave(self);
+        errno = saved_errno;
+        return;
+    }
     lb_object_stats_t *stats = lb_object_stats_of(mon);
     lb_clock_advance(mon, stats, now);
     lb_hold_t hold = { .record = stats, .stats = mon->stats };
@@ -60,8 +66,7 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
     }
     mon->clock_at_acquire = mon->clock; /* the next interval begins here */
     mon->clock_moved = 0;
-    if (mon->signal_sampled) /* (an object retired meanwhile is left alone) */
-        mon->signal_sampled = mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED;
+    mon->signal_sampled = mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED;
     lb_meta_unlock(&mon->meta);
     lb_leave(self);
     lb_deposit(self, &hold, kind, 0);

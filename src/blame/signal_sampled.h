@@ -45,7 +45,11 @@
  * LB_SIGNAL_MARKED (mon->clock_at_acquire is V at the marked signal); it
  * changes under meta only. A signal that reads LB_SIGNAL_MARKED without
  * meta re-reads it under meta: if another signal completed the interval
- * first, it is an unmarked signal again (nothing is counted twice). */
+ * first, it is an unmarked signal again (nothing is counted twice). The
+ * other way round, a signal that read the state just before another
+ * thread marked it does not end the new interval, so with several
+ * signallers at once a measured interval can now and then span two
+ * signals (blamed on the later). */
 #ifndef LB_BLAME_SIGNAL_SAMPLED_H
 #define LB_BLAME_SIGNAL_SAMPLED_H
 #include <stdbool.h>

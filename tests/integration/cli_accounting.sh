@@ -5,7 +5,12 @@
 # rate is their sum over the process's duration, and the
 # warning that lockblame's own accounting lengthens critical sections
 # appears exactly when that rate is above 500K a second: on a lock
-# hammered by 2 threads (mutex_stress), not on 2 ms holds (handoff_mutex).
+# hammered by 2 threads (mutex_stress with every lock timed exactly), not
+# on 2 ms holds (handoff_mutex). Under the default settings mutex_stress's
+# hot locks turn sampled after a time that varies from run to run (its
+# rate then lands anywhere from 30K to 1.7M a second): that run checks the
+# counts, the sampled waits per kind and that the warning follows the
+# rate, whichever side of 500K it falls.
 # The HTML report's run header shows the same.
 source "$(dirname "$0")/../lib/common.sh"
 need "$WORKLOADS/mutex_stress" "$WORKLOADS/handoff_mutex" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -15,7 +20,7 @@ value() { awk -v v="$1" 'BEGIN { if (v ~ /M$/) { sub(/M$/, "", v); printf "%.0f"
 # |a - b| within max(1, a * rel)?
 close_to() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; t = a * r; if (t < 1) t = 1; exit !(d <= t) }'; }
 
-check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
+check_run() { # NAME HIGH(1|0|-: either) PROGRAM ARGS...
     local name=$1 high=$2
     shift 2
     local db=$tmp/$name.db
@@ -61,7 +66,8 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     grep -q "^warning:  at this rate lockblame's own accounting" "$tmp/$name.out" && warned=1
     local above
     above=$(awk -v r="$want_r" 'BEGIN { print (r > 500000) ? 1 : 0 }')
-    [ "$above" = "$high" ] || bad "$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
+    [ "$high" = - ] || [ "$above" = "$high" ] ||
+        bad "$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
     [ "$warned" = "$above" ] || bad "$name: rate $want_r a second, but the warning is $([ "$warned" = 1 ] && echo present || echo absent)"
     # The HTML report's run header carries the same line and warning.
     "$LOCKBLAME_CLI" report --format html -o "$tmp/$name.html" "$db" || fail "$name: html report failed"
@@ -72,7 +78,8 @@ check_run() { # NAME HIGH(1|0) PROGRAM ARGS...
     [ "$html_warned" = "$warned" ] || bad "$name: the HTML header's warning differs from the table header's"
 }
 
-check_run stress 1 "$WORKLOADS/mutex_stress" 2 600000
+check_run stress 1 env LOCKBLAME_SPIN=exact LOCKBLAME_MUTEX=exact "$WORKLOADS/mutex_stress" 2 600000
+check_run stress_auto - "$WORKLOADS/mutex_stress" 2 600000
 check_run holds 0 "$WORKLOADS/handoff_mutex"
 
 echo "$errors problem(s)"

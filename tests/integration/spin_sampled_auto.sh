@@ -15,7 +15,11 @@
 #    timed before it turned sampled, fall in warm_up(), which is not
 #    checked). Under LOCKBLAME_SPIN=exact they are timed.
 #  - Conservation from the lock's sync_object row: blame + hand-off +
-#    unattributed = wait, to 1e-6 relative.
+#    unattributed = wait, to 1e-6 relative plus 20 ns per timed wait (the
+#    lock's first waits, before it turned sampled: a waiter's clock read
+#    can come a few ns before the time the accrual already reached, on
+#    another core, and that sliver is in its wait but not in the accrual;
+#    a few hundred timed waits put the sum ~3-5e-7 s off).
 #  - hot_release_site (spin_hot.c) has at least 90% of the blame in
 #    `lockblame report --by-release-site --format json`, and of the lock's.
 . "$(dirname "$0")/../lib/common.sh"
@@ -59,17 +63,19 @@ echo "== conservation and the release site"
 python3 - "$tmp/auto.db" "$tmp/report.json" <<'EOF' || fail "conservation or release site"
 import json, sqlite3, sys
 con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
-locks = con.execute("SELECT wait_s, blame_s, handoff_s, unattributed_s, contended"
-                    " FROM sync_object WHERE object = 'spin'").fetchall()
+locks = con.execute("SELECT wait_s, blame_s, handoff_s, unattributed_s, contended,"
+                    " sampled_waits FROM sync_object WHERE object = 'spin'").fetchall()
 if len(locks) != 1:
     sys.exit(f"FAILED: {len(locks)} spin locks in sync_object, want 1")
-wait, blame, handoff, unattributed, contended = locks[0]
+wait, blame, handoff, unattributed, contended, sampled = locks[0]
 accrued = blame + handoff + unattributed
 print(f"lock: wait {wait:.9f} s = blame {blame:.9f} + hand-off {handoff:.9f}"
       f" + unattributed {unattributed:.9f} (sum {accrued:.9f}); {contended} contended"
       f"; hand-off {handoff / wait:.1%} of the wait")
-ok = wait > 0 and abs(accrued - wait) <= 1e-6 * wait
-print(f"conservation: |sum - wait| = {abs(accrued - wait):.3g} s: {'ok' if ok else 'FAILED'}")
+slack = 1e-6 * wait + 20e-9 * (contended - sampled)
+ok = wait > 0 and abs(accrued - wait) <= slack
+print(f"conservation: |sum - wait| = {abs(accrued - wait):.3g} s, allowed {slack:.3g} s"
+      f" ({contended - sampled} timed waits): {'ok' if ok else 'FAILED'}")
 rows = json.load(open(sys.argv[2]))
 total = sum(float(r["blame_s"]) for r in rows)
 site = sum(float(r["blame_s"]) for r in rows
