@@ -3,6 +3,7 @@
 #include "blame/mutex_sampled.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -11,6 +12,7 @@
 
 lb_sampled_mode_t lb_mutex_mode = LB_SAMPLED_EXACT;
 lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
+uint32_t lb_mutex_hot_shard_mask;
 static uint32_t slots_used; /* high-water mark: the handler scans this many */
 
 /* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
@@ -22,7 +24,7 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
     for (uint32_t i = 0; i < n; i++) {
         lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
         uint32_t w = 0;
-        for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++)
+        for (uint32_t k = 0; k <= lb_mutex_hot_shard_mask; k++)
             w += __atomic_load_n(&slot->shard[k].waiting, __ATOMIC_ACQUIRE);
         if (w == 0 || w > (uint32_t)INT32_MAX)
             continue;
@@ -38,6 +40,11 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
 void lb_mutex_sampled_setup(void)
 {
     lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", true, "mutex blame is timed exactly");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t shards = 1;
+    while (shards < LB_MUTEX_HOT_SHARDS && (long)shards * 2 * 2 <= cpus)
+        shards *= 2;
+    lb_mutex_hot_shard_mask = shards - 1;
     if (lb_mutex_mode != LB_SAMPLED_EXACT)
         lb_sampler_holder_hook = holder_sample;
 }
