@@ -14,6 +14,7 @@ lb_sampled_mode_t lb_mutex_mode = LB_SAMPLED_EXACT;
 lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
 uint32_t lb_mutex_hot_shard_mask;
 static uint32_t slots_used; /* high-water mark: the handler scans this many */
+static uint32_t slots_missed; /* mutexes that wanted a slot and found none */
 
 /* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
  * thread t. For every hot mutex t owns while others wait in a sampled
@@ -49,6 +50,11 @@ void lb_mutex_sampled_setup(void)
         lb_sampler_holder_hook = holder_sample;
 }
 
+uint32_t lb_mutex_sampled_missed(void)
+{
+    return __atomic_load_n(&slots_missed, __ATOMIC_RELAXED);
+}
+
 void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
 {
     if (lb_mutex_mode == LB_SAMPLED_AUTO && mon->mutex_sampled == 0 &&
@@ -76,6 +82,7 @@ static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats
         return slot;
     }
     __atomic_store_n(&mon->mutex_sampled, LB_MUTEX_HOT_NO_SLOT, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&slots_missed, 1, __ATOMIC_RELAXED);
     return NULL;
 }
 

@@ -55,9 +55,10 @@
 #include "blame/mon.h"
 #include "blame/object_stats.h"
 #include "blame/sampled_mode.h"
+#include "common/sampled_limits.h" /* LB_MUTEX_HOT_SLOTS */
 #include "core/thread.h"
 
-#define LB_MUTEX_HOT_SLOTS 64
+
 #define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
 #define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
 #define LB_MUTEX_HOT_SHARDS 8               /* at most; see lb_mutex_hot_shard_mask */
@@ -155,6 +156,11 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
 void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wait_t *wait,
                                  uint64_t now);
 void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot);
+
+/* Mutexes that turned hot (or, under LOCKBLAME_MUTEX=sampled, were
+ * contended) while all LB_MUTEX_HOT_SLOTS slots were taken: they stayed
+ * exact (the report header says how many: meta sampled_mutex_no_slot). */
+uint32_t lb_mutex_sampled_missed(void);
 
 /* The final write (and a fork child): move the counts of the slot that
  * record s belongs to, if any, into its sampled fields (see

@@ -58,7 +58,7 @@
 #include "blame/mon.h"
 #include "blame/object_stats.h"
 #include "blame/sampled_mode.h"
-#include "common/signal_sample_rate.h" /* LB_SIGNAL_SAMPLE_EVERY: N */
+#include "common/sampled_limits.h" /* LB_SIGNAL_SAMPLE_EVERY: N */
 #include "core/thread.h"
 
 #define LB_SIGNAL_SAMPLED 1u

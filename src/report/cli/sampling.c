@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sampled_limits.h"
 #include "report/cli/sampling.h"
 
 #define LB_DROP_WARN_PCT 5.0
@@ -15,7 +16,7 @@ struct lb_sampling {
 	char mechanism[32], choice[256];
 	int kernel;
 	double rate_hz, dropped_pct, unsampled_s;
-	long long taken, dropped, unsampled_threads, fallbacks;
+	long long taken, dropped, unsampled_threads, fallbacks, mutex_no_slot;
 	int found;
 };
 
@@ -41,6 +42,8 @@ static void take(struct lb_sampling *s, const char *key, const char *v)
 		s->unsampled_threads = atoll(v);
 	else if (!strcmp(key, "sampling_timer_fallbacks"))
 		s->fallbacks = atoll(v);
+	else if (!strcmp(key, "sampled_mutex_no_slot"))
+		s->mutex_no_slot = atoll(v);
 }
 
 static int load(const char *path, struct lb_sampling *s)
@@ -88,4 +91,8 @@ void lb_print_sampling(const char *path, FILE *out)
 	if (s.fallbacks)
 		fprintf(out, "note:     %lld thread(s) sampled by a CPU-time timer: no file descriptor"
 			     " left for their perf event\n", s.fallbacks);
+	if (s.mutex_no_slot)
+		fprintf(out, "note:     %lld hot mutex(es) stayed exact: all %d slots for mutexes blamed"
+			     " by holder samples were taken (their holds carry lockblame's accounting)\n",
+			s.mutex_no_slot, LB_MUTEX_HOT_SLOTS);
 }

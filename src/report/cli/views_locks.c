@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/signal_sample_rate.h"
+#include "common/sampled_limits.h"
 #include "report/cli/views.h"
 
 #define LOCK_ROWS 20	/* default table rows */

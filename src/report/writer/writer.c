@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
 #include "common/ddl.h"
 #include "common/version.h"
@@ -112,9 +113,10 @@ static int build(writer_t *w, const char *reason)
     lb_sampler_meta_rows(sampling, sizeof sampling);
     snprintf(meta, sizeof meta,
              "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','%s'),"
-             "('orphans_reclaimed','%llu'),('monitored_slots_used','%u')%s",
+             "('orphans_reclaimed','%llu'),('monitored_slots_used','%u'),"
+             "('sampled_mutex_no_slot','%u')%s",
              LB_SCHEMA_VERSION, LB_VERSION, (unsigned long long)lb_mon_gc_reclaimed(),
-             lb_mon_slots_used(), sampling);
+             lb_mon_slots_used(), lb_mutex_sampled_missed(), sampling);
     return lb_wsql(w, meta) || lb_wsql(w, "COMMIT") ? -1 : 0;
 }
 
