@@ -97,7 +97,7 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
                    wait->kind == LB_OBJ_BARRIER) {
             stats->contended++;    /* a completed wait is this kind's acquisition */
             stats->acquisitions++;
-            if (mon->signal_sampled) /* its blame goes to a signal chosen at a sample */
+            if (mon->signal_sampled) /* its blame is estimated (signal_sampled.h) */
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # lockblame report on a synthetic database with 1M nodes (and 1M metric
-# rows): the default view must take at most 2 s of CPU time (user + sys;
-# wall time is printed too but depends on machine load). The other views
+# rows): the default view must take at most 3 s of CPU time (user + sys;
+# wall time is printed too but depends on machine load). It takes 1.5-1.9 s
+# on the 2-core VM, and CPU time moves with the machine's load too: 2.05 s
+# once in a fresh-clone CI run (2026-11-26) with the same binary that took
+# 1.6 s in the next runs. 3 s still fails a report that got 2x slower. The other views
 # must finish; their times are printed, not judged. A compare of two such
 # databases must take at most 5 s of CPU time.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,7 +13,7 @@ L=${LOCKBLAME_CLI:-$ROOT/build/lockblame}
 T=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-perf.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 python3 "$ROOT/tests/cli/make_fixture.py" --big 1000000 "$T/big.db" || { echo "FAIL: fixture"; exit 1; }
-LIMIT=${LOCKBLAME_PERF_LIMIT_S:-2.0}
+LIMIT=${LOCKBLAME_PERF_LIMIT_S:-3.0}
 
 run_timed() {   # prints "cpu wall", fails on a non-zero exit
     /usr/bin/env time -f "%U %S %e" -o "$T/time" "$L" report "$@" "$T/big.db" > "$T/out" 2> "$T/err" \
