@@ -58,7 +58,6 @@
 #include "common/sampled_limits.h" /* LB_MUTEX_HOT_SLOTS */
 #include "core/thread.h"
 
-
 #define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
 #define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
 #define LB_MUTEX_HOT_SHARDS 8               /* at most; see lb_mutex_hot_shard_mask */

@@ -90,8 +90,8 @@ static inline void lb_object_stats_first_waiter(lb_object_stats_t *s, uint32_t t
  * ones (waits, accrual, hand-off); the blame they carried is in
  * blamed_ns already, and what no release took is unattributed. Returns
  * the number of sampled waits folded (sync_object.sampled_waits; for a
- * cond or semaphore, its waits whose blame went to a signal chosen at a
- * sample, blame/signal_sampled.h). */
+ * cond or semaphore, its waits whose blame was estimated from sampled
+ * signal intervals, blame/signal_sampled.h). */
 uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s);
 
 /* Per-kind totals of the acquisitions that are in no record: those of

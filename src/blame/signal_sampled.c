@@ -45,28 +45,25 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
     if (mark)
         self->signal_countdown = next_countdown(self);
     uint64_t now = lb_now_ns();
+    lb_hold_t hold = { 0 };
     lb_meta_lock(&mon->meta);
-    if (!mon->signal_sampled) { /* the lb_mon was retired and reused meanwhile */
-        lb_meta_unlock(&mon->meta);
-        lb_leave(self);
-        errno = saved_errno;
-        return;
+    if (mon->signal_sampled) { /* (0: the lb_mon was retired and reused meanwhile) */
+        lb_object_stats_t *stats = lb_object_stats_of(mon);
+        lb_clock_advance(mon, stats, now);
+        hold = (lb_hold_t){ .record = stats, .stats = mon->stats };
+        if (mon->signal_sampled == LB_SIGNAL_MARKED) {
+            /* this signal ends a measured interval: it stands for N */
+            double blame = (mon->clock - mon->clock_at_acquire) * LB_SIGNAL_SAMPLE_EVERY;
+            double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
+            hold.blame_ns = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
+            if (stats)
+                stats->blamed_ns += hold.blame_ns;
+            lb_note_collect(self, stats, now, hold.blame_ns);
+        }
+        mon->clock_at_acquire = mon->clock; /* the next interval begins here */
+        mon->clock_moved = 0;
+        mon->signal_sampled = mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED;
     }
-    lb_object_stats_t *stats = lb_object_stats_of(mon);
-    lb_clock_advance(mon, stats, now);
-    lb_hold_t hold = { .record = stats, .stats = mon->stats };
-    if (mon->signal_sampled == LB_SIGNAL_MARKED) {
-        /* this signal ends a measured interval: it stands for N */
-        double blame = (mon->clock - mon->clock_at_acquire) * LB_SIGNAL_SAMPLE_EVERY;
-        double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
-        hold.blame_ns = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
-        if (stats)
-            stats->blamed_ns += hold.blame_ns;
-        lb_note_collect(self, stats, now, hold.blame_ns);
-    }
-    mon->clock_at_acquire = mon->clock; /* the next interval begins here */
-    mon->clock_moved = 0;
-    mon->signal_sampled = mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED;
     lb_meta_unlock(&mon->meta);
     lb_leave(self);
     lb_deposit(self, &hold, kind, 0);

@@ -286,4 +286,46 @@ __attribute__((unused)) static void gt_write_json(const struct gt_result *r)
         gt_die(gt, errno);
 }
 
+/* The signalling workloads' run (gt_cond, gt_sem, gt_cond_hot): thread 0
+ * runs first(&logs[0]), threads 1..nthreads-1 rest(&logs[i]), all from
+ * one start gate; returns the seconds from the gate's opening to the
+ * last join. */
+__attribute__((unused)) static double gt_run_logged(int nthreads, void *(*first)(void *),
+                                                    void *(*rest)(void *), struct gt_log *logs)
+{
+    pthread_t *tids = gt_alloc((size_t)nthreads, sizeof *tids);
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_create(&tids[i], NULL, i == 0 ? first : rest, &logs[i]);
+        if (rc)
+            gt_die("pthread_create", rc);
+    }
+    int64_t t0 = gt_gate_open(nthreads, NULL, 0);
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_join(tids[i], NULL);
+        if (rc)
+            gt_die("pthread_join", rc);
+    }
+    free(tids);
+    return (double)(gt_now() - t0) / 1e9;
+}
+
+/* The truth for one cond or semaphore at addr, signalled from nsites
+ * sites (gt_sweep_signal over every thread's log), written as JSON. */
+__attribute__((unused)) static void gt_write_signal_truth(const char *workload, const char *object,
+                                                          const void *addr,
+                                                          const char *const *site_names, int nsites,
+                                                          struct gt_log *logs, int nthreads,
+                                                          double duration_s)
+{
+    struct gt_result res = {
+        .workload = workload, .object = object,
+        .addresses = { addr }, .naddresses = 1,
+        .threads = nthreads, .duration_s = duration_s, .nsites = nsites,
+    };
+    for (int s = 0; s < nsites; s++)
+        res.site_names[s] = site_names[s];
+    gt_sweep_signal(&res, logs, nthreads);
+    gt_write_json(&res);
+}
+
 #endif /* GT_H */

@@ -163,32 +163,11 @@ int main(int argc, char **argv)
     gt_log_init(&logs[0], (size_t)tasks + 8);
     for (int i = 1; i < nthreads; i++)
         gt_log_init(&logs[i], 4 * (size_t)tasks + 64);
-    pthread_t *tids = gt_alloc((size_t)nthreads, sizeof *tids);
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_create(&tids[i], NULL, i == 0 ? producer : consumer, &logs[i]);
-        if (rc)
-            gt_die("pthread_create", rc);
-    }
-    int64_t t0 = gt_gate_open(nthreads, NULL, 0);
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_join(tids[i], NULL);
-        if (rc)
-            gt_die("pthread_join", rc);
-    }
-    double duration = (double)(gt_now() - t0) / 1e9;
+    double duration = gt_run_logged(nthreads, producer, consumer, logs);
     if (consumed != tasks) {
         fprintf(stderr, "gt_cond: %ld tasks consumed, %ld produced\n", consumed, tasks);
         return 1;
     }
-
-    struct gt_result res = {
-        .workload = "gt_cond", .object = "cond",
-        .addresses = { &qcond }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
-    };
-    for (int s = 0; s < N_SITES; s++)
-        res.site_names[s] = site_names[s];
-    gt_sweep_signal(&res, logs, nthreads);
-    gt_write_json(&res);
+    gt_write_signal_truth("gt_cond", "cond", &qcond, site_names, N_SITES, logs, nthreads, duration);
     return 0;
 }

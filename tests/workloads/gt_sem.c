@@ -145,19 +145,7 @@ int main(int argc, char **argv)
     gt_log_init(&logs[0], (size_t)tasks + (size_t)nconsumers + 8);
     for (int i = 1; i < nthreads; i++)
         gt_log_init(&logs[i], (size_t)tasks + 64);
-    pthread_t *tids = gt_alloc((size_t)nthreads, sizeof *tids);
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_create(&tids[i], NULL, i == 0 ? producer : consumer, &logs[i]);
-        if (rc)
-            gt_die("pthread_create", rc);
-    }
-    int64_t t0 = gt_gate_open(nthreads, NULL, 0);
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_join(tids[i], NULL);
-        if (rc)
-            gt_die("pthread_join", rc);
-    }
-    double duration = (double)(gt_now() - t0) / 1e9;
+    double duration = gt_run_logged(nthreads, producer, consumer, logs);
     if (atomic_load(&tickets) != tasks + nconsumers) {
         fprintf(stderr, "gt_sem: %ld tokens taken, %ld posted\n", atomic_load(&tickets),
                 tasks + nconsumers);
@@ -168,15 +156,6 @@ int main(int argc, char **argv)
     /* Not part of the JSON (they vary from run to run); for the log. */
     fprintf(stderr, "gt_sem: sem_trywait polls: %ld succeeded, %ld failed\n",
             atomic_load(&polls_ok), atomic_load(&polls_failed));
-
-    struct gt_result res = {
-        .workload = "gt_sem", .object = "sem",
-        .addresses = { &items }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
-    };
-    for (int s = 0; s < N_SITES; s++)
-        res.site_names[s] = site_names[s];
-    gt_sweep_signal(&res, logs, nthreads);
-    gt_write_json(&res);
+    gt_write_signal_truth("gt_sem", "sem", &items, site_names, N_SITES, logs, nthreads, duration);
     return 0;
 }

@@ -7,9 +7,9 @@
  * accounted by CPU samples (sync_object.sampled_waits: spin waits measured
  * by them, mutex waits blamed by the holders' samples) are counted apart:
  * nothing of theirs runs inside a critical section. Cond and semaphore
- * waits whose blame went to a signal chosen at a sample are still timed
- * (counted among the waits) and are named apart too: their blame was
- * estimated from a random sample of the signal intervals.
+ * waits whose blame was estimated from a random sample of the signal
+ * intervals are still timed (counted among the waits) and are named apart
+ * too.
  */
 #include <inttypes.h>
 #include <stdlib.h>
