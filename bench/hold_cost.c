@@ -1,7 +1,8 @@
 /* What one contended hold costs lockblame, without needing two threads
  * to run at once: a mutex whose lb_mon says one thread waits; each
- * iteration is a barging acquisition (the inline lock's step for a
- * mutex that threads wait on: the clock, then glibc's attempt) and the accounted release (hold_ends,
+ * iteration is a barging acquisition (the threaded inline lock's step
+ * for a mutex that threads wait on: glibc's attempt, then the hold's
+ * start read inside it) and the accounted release (hold_ends,
  * the deposit on the release's calling context, the real unlock). This
  * is the work lockblame adds to every hold of a contended lock in
  * bench/handoff and bench/taskq, on the one thread, so its time and
@@ -33,7 +34,8 @@ __attribute__((noinline)) static void holds(lb_thread_t *self, pthread_mutex_t *
 {
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
     for (long i = 0; i < n; i++) {
-        if (lb_mutex_lock_while_waited(self, m, mon) != 0 || m->__data.__owner != self->tid)
+        if (!lb_mutex_normal_try(self, m) ||
+            lb_mutex_acquired_unusual(self, m, *lb_mutex_stash(m)) != 0)
             abort();
         lb_mutex_unlock_accounted(self, m, mon, site);
     }

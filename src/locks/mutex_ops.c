@@ -235,9 +235,27 @@ static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
     return rc;
 }
 
-int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m)
+int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
 {
-    return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    if (v == lb_mutex_counted_tag)
+        return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    if (mon)
+        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, 0);
+    return lb_mutex_lock_general(self, m); /* native or stale: counted first */
+}
+
+int lb_mutex_acquired_unusual(lb_thread_t *self, pthread_mutex_t *m, uintptr_t v)
+{
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    if (mon) {
+        lb_mutex_note_acquired(self, m, mon); /* waiters: the hold is accounted */
+        return 0;
+    }
+    if (lb_mutex_counted(m, &mon)) /* native or stale: counted from now on */
+        lb_mutex_note_acquired(self, m, mon);
+    return 0;
 }
 
 int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m)
@@ -367,24 +385,6 @@ int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m)
      * 0 already (init cleared it). */
     __atomic_store_n(lb_mutex_stash(m), lb_mutex_counted_tag, __ATOMIC_RELEASE);
     return lb_mutex_lock_single(self, m);
-}
-
-int lb_mutex_lock_while_waited(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
-{
-    uint64_t before = lb_now_ns();
-    if (!lb_mutex_normal_try(self, m))
-        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, before);
-    /* (NORMAL: never nested) */
-    if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
-        lb_hold_begins_deferred_at(mon, before);
-    lb_mutex_count_acquisition(self, m);
-    return 0;
-}
-
-int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
-{
-    lb_mutex_note_acquired(self, m, mon);
-    return 0;
 }
 
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)

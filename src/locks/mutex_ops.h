@@ -93,17 +93,12 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
  * NORMAL, a site-table miss, an lb_mon in a single-threaded process. */
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
-/* NORMAL mutex just acquired inline while others wait: account the hold. */
-int lb_mutex_acquired_with_waiters(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
-/* NORMAL mutex with an lb_mon that threads wait on: the whole lock. The
- * hold's start is read before the attempt, so that the clock read does
- * not lengthen the hold (it would make the program's waiters wait longer
- * than they do natively); the hold then begins a few ns early, at most
- * at the previous release (blame_clock.h ignores a start before the
- * last event). */
-int lb_mutex_lock_while_waited(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon);
-/* Counted NORMAL mutex: the inline attempt failed (convert, then wait). */
-int lb_mutex_lock_busy(lb_thread_t *self, pthread_mutex_t *m);
+/* The threaded fast path's exits (see lb_mutex_lock): its attempt on a
+ * NORMAL mutex failed (wait: converting a counted m first), or succeeded
+ * on an m that is native (first use), has a stale stash, or has an lb_mon
+ * with waiters (stash value v, read after the attempt). */
+int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m);
+int lb_mutex_acquired_unusual(lb_thread_t *self, pthread_mutex_t *m, uintptr_t v);
 /* self just acquired counted m without waiting (trylock, timedlock, or
  * the inline attempt when the stash changed meanwhile): the stash as it
  * is now tells whether anyone waits (an lb_mon may have arrived). */
@@ -244,42 +239,47 @@ int lb_mutex_unlock_unmonitored(pthread_mutex_t *m);
 /* The fast paths below are leaf functions: everything that may call out
  * (first use, conversion, other kinds, a site-table miss, waiters) leaves
  * through a tail call, so the common case saves no registers and builds
- * no frame. */
+ * no frame.
+ *
+ * The threaded lock tries the lock word first, as glibc does, and reads
+ * the stash only once it holds m (or failed): between the previous
+ * release of m and this attempt run only the kind and single-threaded
+ * tests. Every instruction in that window is a chance for a woken waiter
+ * to take the lock and makes hand-offs more frequent than natively
+ * (docs/PERFORMANCE.md, session 8). The stash read after a successful
+ * attempt is also the state that counts: a waiter that converted m
+ * before the attempt may wait already. A hold that begins with waiters
+ * present reads its start inside the hold (lb_hold_begins_deferred): only
+ * exact waiters count in mon->waiters, and they are the slow case. */
+
 static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_mutex_lock_unmonitored(m);
-    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     if (lb_unlikely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
         return lb_mutex_lock_general(self, m);
-    if (lb_likely(v == lb_mutex_counted_tag)) {
-        /* Counted, no lb_mon: nobody waits. One thread: glibc's
-         * single-threaded step. */
-        if (__libc_single_threaded)
+    if (lb_unlikely(__libc_single_threaded)) {
+        /* One thread: glibc's single-threaded step, nobody waits. */
+        uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_RELAXED);
+        if (lb_likely(v == lb_mutex_counted_tag))
             return lb_mutex_lock_single(self, m);
-        if (lb_unlikely(!lb_mutex_normal_try(self, m)))
-            return lb_mutex_lock_busy(self, m);
-        /* A waiter that converted m before our CAS may already wait: as
-         * on an lb_mon, what counts is the state after the CAS. */
-        if (lb_unlikely(__atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE) != v))
-            return lb_mutex_acquired_now(self, m);
-        lb_mutex_count_acquisition(self, m);
-        return 0;
-    }
-    if (v == 0)
-        return lb_mutex_lock_first(self, m);
-    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
-    if (lb_unlikely(!mon))
+        if (v == 0)
+            return lb_mutex_lock_first(self, m);
         return lb_mutex_lock_general(self, m);
-    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
-        return lb_mutex_lock_while_waited(self, m, mon);
+    }
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
     if (lb_unlikely(!lb_mutex_normal_try(self, m)))
-        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, 0);
-    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
-        return lb_mutex_acquired_with_waiters(self, m, mon);
+        return lb_mutex_lock_missed(self, m);
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    if (lb_likely(v == lb_mutex_counted_tag)) {
+        lb_mutex_count_acquisition(self, m); /* counted, no lb_mon: nobody waits */
+        return 0;
+    }
+    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+    if (lb_unlikely(!mon || __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_acquired_unusual(self, m, v);
     lb_mutex_count_acquisition(self, m);
     return 0;
 }

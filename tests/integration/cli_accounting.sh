@@ -10,7 +10,8 @@
 # hot locks turn sampled after a time that varies from run to run (its
 # rate then lands anywhere from 30K to 1.7M a second): that run checks the
 # counts, the sampled waits per kind and that the warning follows the
-# rate, whichever side of 500K it falls.
+# rate, whichever side of 500K it falls. The exact run's premise (above
+# 500K) depends on how much its threads overlap: up to 3 runs.
 # The HTML report's run header shows the same.
 source "$(dirname "$0")/../lib/common.sh"
 need "$WORKLOADS/mutex_stress" "$WORKLOADS/handoff_mutex" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -66,8 +67,16 @@ check_run() { # NAME HIGH(1|0|-: either) PROGRAM ARGS...
     grep -q "^warning:  at this rate lockblame's own accounting" "$tmp/$name.out" && warned=1
     local above
     above=$(awk -v r="$want_r" 'BEGIN { print (r > 500000) ? 1 : 0 }')
-    [ "$high" = - ] || [ "$above" = "$high" ] ||
-        bad "$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
+    premise_held=1
+    if [ "$high" != - ] && [ "$above" != "$high" ]; then
+        premise_held=0
+        local msg="$name: rate $want_r a second, expected it $([ "$high" = 1 ] && echo above || echo below) 500K (the test's premise)"
+        if [ "${retries_left:-0}" -gt 0 ]; then
+            echo "  $msg; once more"
+        else
+            bad "$msg"
+        fi
+    fi
     [ "$warned" = "$above" ] || bad "$name: rate $want_r a second, but the warning is $([ "$warned" = 1 ] && echo present || echo absent)"
     # The HTML report's run header carries the same line and warning.
     "$LOCKBLAME_CLI" report --format html -o "$tmp/$name.html" "$db" || fail "$name: html report failed"
@@ -78,7 +87,15 @@ check_run() { # NAME HIGH(1|0|-: either) PROGRAM ARGS...
     [ "$html_warned" = "$warned" ] || bad "$name: the HTML header's warning differs from the table header's"
 }
 
-check_run stress 1 env LOCKBLAME_SPIN=exact LOCKBLAME_MUTEX=exact "$WORKLOADS/mutex_stress" 2 600000
+# How much the two threads overlap varies: a run whose phases barely
+# overlap (the second thread started late on a loaded machine, or glibc's
+# unfair lock let one thread finish first) has few contended events. That
+# is the workload missing the premise, not lockblame: up to 3 runs.
+for retries_left in 2 1 0; do
+    check_run stress 1 env LOCKBLAME_SPIN=exact LOCKBLAME_MUTEX=exact "$WORKLOADS/mutex_stress" 2 600000
+    [ "$premise_held" = 1 ] && break
+done
+retries_left=0
 check_run stress_auto - "$WORKLOADS/mutex_stress" 2 600000
 check_run holds 0 "$WORKLOADS/handoff_mutex"
 
