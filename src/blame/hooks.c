@@ -10,6 +10,7 @@
 #include "blame/object_stats.h"
 #include "blame/rw_holds.h"
 #include "blame/sites.h"
+#include "blame/spin_sampled.h"
 #include "blame/wait_note.h"
 #include "core/hooks.h"
 #include "util/pages.h"
@@ -38,10 +39,12 @@ static void blame_start(lb_thread_t *t)
     lb_object_totals_bind(t->unrecorded_acquisitions);
 }
 
-/* The thread ends: give back its context cache. */
+/* The thread ends: give back its context cache; its sampled spin waits
+ * go to their record. */
 static void blame_stop(lb_thread_t *t)
 {
     lb_context_thread_exit();
+    lb_spin_sampled_flush(t);
 }
 
 /* Keep only the used site slots, in arena memory; on failure the table

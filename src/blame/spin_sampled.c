@@ -47,6 +47,36 @@ LB_COLD static lb_object_stats_t *first_stats(lb_thread_t *self, lb_mon_t *mon)
     return stats;
 }
 
+enum { WAITS_FLUSH_AT = 1u << 31 }; /* a count this high goes to its record */
+
+static void add_waits(uint64_t kept)
+{
+    lb_object_stats_t *stats = lb_object_stats_of_mon((uint32_t)(kept >> 32));
+    if (stats && (uint32_t)kept)
+        __atomic_fetch_add(&stats->sampled_contended, (uint32_t)kept, __ATOMIC_RELAXED);
+}
+
+/* One sampled wait on the object whose record index is `stats`, counted
+ * in the thread's own word (spin_sampled.h): a CAS on a line no other
+ * thread writes, but at the final write. The count of another record is
+ * added to that record as this one replaces it. */
+static void count_wait(lb_thread_t *self, uint32_t stats)
+{
+    uint64_t kept = __atomic_load_n(&self->spin_sampled_waits, __ATOMIC_RELAXED), next;
+    do {
+        bool same = kept >> 32 == stats && (uint32_t)kept < WAITS_FLUSH_AT;
+        next = same ? kept + 1 : ((uint64_t)stats << 32 | 1);
+    } while (!__atomic_compare_exchange_n(&self->spin_sampled_waits, &kept, next, false,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    if (next == ((uint64_t)stats << 32 | 1))
+        add_waits(kept);
+}
+
+void lb_spin_sampled_flush(lb_thread_t *t)
+{
+    add_waits(__atomic_exchange_n(&t->spin_sampled_waits, 0, __ATOMIC_RELAXED));
+}
+
 bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site)
 {
     if (!thread_is_sampled(self))
@@ -59,7 +89,7 @@ bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site
         if (!stats)
             return false;
     }
-    __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
+    count_wait(self, mon->stats);
     lb_note_lock_site(self, site - 1, LB_OBJ_SPIN);
     /* waiting classifies the samples (overhead: spinning); a sampled wait
      * is not counted in the undirected ratio's waiters (no shared write) */

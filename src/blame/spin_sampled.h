@@ -8,7 +8,12 @@
  * changes hands (docs/PERFORMANCE.md, "contended spin locks"). A sampled
  * wait puts nothing in anyone's hold:
  *   - the spinner, before it spins, counts the wait and notes the lock in
- *     its own record (lb_thread.spin_sampled); after, it clears the note;
+ *     its own record (lb_thread.spin_sampled); after, it clears the note.
+ *     The count stays in its own record too (lb_thread.spin_sampled_waits)
+ *     until it waits on another lock, exits, or the final write: an atomic
+ *     add on the lock's record, a line the other spinner writes as well,
+ *     cost ~100 ns before every spin and took the 2-thread spin hand-off
+ *     rate from native's 0.36 to 0.25 (docs/PERFORMANCE.md, session 8);
  *   - a CPU sample that finds the note adds its period to the wait (the
  *     victim's view, in the sample's calling context) and to the lock:
  *     owed blame if the held bit is set, hand-off latency if not. Owed
@@ -28,7 +33,10 @@
  * other threads' waits stay exact.
  *
  * Invariants: the sampled fields of lb_object_stats are changed only by
- * atomic adds and exchanges (the handler takes no lock); mon->spin_sampled
+ * atomic adds and exchanges (the handler takes no lock); a thread's
+ * spin_sampled_waits (record index << 32 | waits not yet added) changes by
+ * its own CAS, or by an exchange to 0 from the final write: every wait is
+ * added to its record exactly once; mon->spin_sampled
  * is set under meta and never cleared while the lb_mon lives; the handler
  * writes the interrupted thread's own record and CCT, and of the lock
  * only its record's sampled fields (atomic adds) and mon->clock_moved
@@ -68,6 +76,10 @@ static inline bool lb_spin_wait_sampled(const lb_mon_t *mon)
  * samples can measure it (mon sampled, this thread sampled); false: time
  * it exactly. */
 bool lb_spin_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, uintptr_t site);
+/* Add the sampled spin waits thread t still keeps to their record: t
+ * itself as it exits, the final write for every thread (which may still
+ * be running). */
+void lb_spin_sampled_flush(lb_thread_t *t);
 /* What a sampled wait replaces in the thread's record while it spins: a
  * wait it interrupted (the program's signal handler spinning while its
  * thread was in a wait) gets both back at the end. */

@@ -66,6 +66,8 @@ typedef struct lb_thread {
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
     struct lb_mon *spin_sampled;  /* blame/spin_sampled.h: the spin lock this thread
                                    * spins on while its samples measure the wait */
+    uint64_t spin_sampled_waits;  /* blame/spin_sampled.h: its sampled spin waits not yet
+                                   * in their record (record index << 32 | count) */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     uintptr_t handle;             /* pthread_self() */

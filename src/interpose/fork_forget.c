@@ -63,6 +63,7 @@ static void fork_forget(lb_thread_t *self)
         ob->slot[i].count = 0;
     }
     memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
+    self->spin_sampled_waits = 0; /* the parent's sampled spin waits */
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);

@@ -13,6 +13,7 @@
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
+#include "blame/spin_sampled.h"
 #include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "report/writer/output.h"
@@ -98,6 +99,8 @@ void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
     lb_mon_for_each(lb_mon_settle_live, &now);
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+        lb_spin_sampled_flush(t); /* the sampled spin waits threads still keep */
     sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1,?)");
     if (!st)
         return;
