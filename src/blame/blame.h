@@ -110,11 +110,4 @@ static inline bool lb_release_needs_accounting(const lb_mon_t *mon)
             __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED)) != 0;
 }
 
-/* Fast-path step after a successful acquisition of an exclusive lock. */
-static inline void lb_note_acquired(lb_thread_t *self, lb_mon_t *mon)
-{
-    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
-        lb_hold_begins(self, mon);
-    mon->acquisitions++;
-}
 #endif

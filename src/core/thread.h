@@ -42,6 +42,8 @@ struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
 struct lb_wait_note;           /* blame/wait_note.h */
 struct lb_mon;                 /* blame/mon.h */
+struct lb_spin_counts;         /* locks/spin_counts.h */
+struct lb_spin_count;          /* locks/spin_counts.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
@@ -57,6 +59,8 @@ typedef struct lb_thread {
     uint32_t signal_rng;          /* semaphores until this thread measures one; its PRNG */
     uintptr_t last_site_key;      /* blame/sites.h: the key of the release site this thread */
     struct lb_site *last_site;    /* counted last, and its slot (a loop's unlock hits it) */
+    struct lb_spin_count *spin_count_last; /* locks/spin_counts.h: the slot of the hot spin
+                                            * lock counted last (always one of spin_counts') */
     /* per-layer parts (see above) */
     struct lb_rw_holds *rw_holds;              /* blame: rwlocks held, with V at acquire */
     struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */
@@ -64,6 +68,7 @@ typedef struct lb_thread {
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
+    struct lb_spin_counts *spin_counts;        /* locks: hot spin locks' acquisitions */
     struct lb_mon *spin_sampled;  /* blame/spin_sampled.h: the spin lock this thread
                                    * spins on while its samples measure the wait */
     uint64_t spin_sampled_waits;  /* blame/spin_sampled.h: its sampled spin waits not yet

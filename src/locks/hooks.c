@@ -1,7 +1,8 @@
 /* The locks layer's hooks (core/hooks.h).
  *
  * Per thread: a thread keeps a small cache of free lb_mon slots while it
- * is attached, and gives it back to the pool when it ends.
+ * is attached, and gives it back to the pool when it ends; and its counts
+ * of hot spin locks' acquisitions (spin_counts.h), zeroed in a fork child.
  * Per process: the lb_mon pool is reserved at start; across fork, prepare
  * holds the pool lock, the parent releases it, and the child also releases
  * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
@@ -11,8 +12,14 @@
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
+#include "locks/spin_counts.h"
 #include "locks/spin_ops.h"
 #include "util/log.h"
+
+static int locks_init(lb_thread_t *t)
+{
+    return lb_spin_counts_init(t);
+}
 
 static void locks_start(lb_thread_t *t)
 {
@@ -26,6 +33,7 @@ static void locks_stop(lb_thread_t *t)
 
 LB_THREAD_HOOKS(locks_hooks) = {
     .rank = LB_RANK_LOCKS,
+    .init = locks_init,
     .start = locks_start,
     .stop = locks_stop,
 };
@@ -44,6 +52,8 @@ static void locks_fork_child(lb_thread_t *self)
     lb_mon_fork_child();
     lb_mutex_fork_child();
     lb_mutex_sampled_fork_child();
+    if (self)
+        lb_spin_counts_fork_child(self);
 }
 
 LB_PROCESS_HOOKS(locks_process_hooks) = {

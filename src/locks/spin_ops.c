@@ -238,6 +238,15 @@ static int native_lock(pthread_spinlock_t *lock)
     }
 }
 
+/* self acquired mon's lock without waiting: a hold that others wait
+ * through is accounted, and the acquisition counted. */
+static void note_acquired(lb_thread_t *self, lb_mon_t *mon)
+{
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        lb_hold_begins(self, mon);
+    lb_spin_count_acquisition(self, mon);
+}
+
 int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
@@ -248,13 +257,13 @@ int lb_spinlock_lock(pthread_spinlock_t *lock, uintptr_t site)
             if (lb_likely(lb_spin_word_try_acquire(lock, word))) {
                 if (self) {
                     lb_spin_note_held(self, lock, mon, word);
-                    lb_note_acquired(self, mon);
+                    note_acquired(self, mon);
                 }
                 return 0;
             }
             if (self && !self->busy) {
                 mon_acquire_contended(self, mon, lock, site);
-                mon->acquisitions++;
+                lb_spin_count_acquisition(self, mon);
                 return 0;
             }
             word_acquire(lock);
@@ -277,7 +286,7 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
                 return EBUSY;
             if (self) {
                 lb_spin_note_held(self, lock, mon, word);
-                lb_note_acquired(self, mon);
+                note_acquired(self, mon);
             }
             return 0;
         }
@@ -364,13 +373,13 @@ int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t 
                            uintptr_t site)
 {
     mon_acquire_contended(self, mon, lock, site);
-    mon->acquisitions++;
+    lb_spin_count_acquisition(self, mon);
     return 0;
 }
 
 int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon)
 {
-    lb_note_acquired(self, mon);
+    note_acquired(self, mon);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "blame/sites.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
+#include "locks/spin_counts.h"
 
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared);
 int lb_spinlock_destroy(pthread_spinlock_t *lock);
@@ -119,8 +120,7 @@ static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
     lb_spin_note_held(self, lock, mon, word);
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_spin_acquired_with_waiters(self, mon);
-    mon->acquisitions++;
-    return 0;
+    return lb_spin_count_acquisition(self, mon);
 }
 
 static inline int lb_spin_unlock_fast(pthread_spinlock_t *lock, uintptr_t site)

@@ -22,6 +22,10 @@
 #    a few hundred timed waits put the sum ~3-5e-7 s off).
 #  - hot_release_site (spin_hot.c) has at least 90% of the blame in
 #    `lockblame report --by-release-site --format json`, and of the lock's.
+#  - Acquisitions: the lock's sync_object row has exactly the workload's
+#    own count, which the threads of a hot lock keep in their own records
+#    (src/locks/spin_counts.h): gathered by the final write with the lock
+#    still live, and by pthread_spin_destroy in a run that destroys it.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/spin_hot
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -87,6 +91,22 @@ print(f"hot_release_site: {site:.6f} s blame, {share:.1%} of the report's {total
       f" {of_lock:.1%} of the lock's: {'ok' if site_ok else 'FAILED'} (want >= 90%)")
 sys.exit(0 if ok and site_ok else 1)
 EOF
+
+echo "== acquisitions, the lock live at exit and destroyed before it"
+# acquisitions OUT DB: the workload's count and the lock's record's.
+acquisitions() {
+    local want got
+    want=$(awk '$1 == "acquisitions" { print $2 }' "$1")
+    got=$(rows "$2" "SELECT COALESCE(SUM(acquisitions), 0) FROM sync_object WHERE object = 'spin'")
+    echo "$3: the workload made $want acquisitions, sync_object has $got"
+    [ -n "$want" ] && [ "$got" = "$want" ] || fail "$3: sync_object counts $got spin acquisitions, the workload $want"
+}
+acquisitions "$tmp/auto.out" "$tmp/auto.db" "live at exit"
+LOCKBLAME_OUTPUT=$tmp/destroy.db preloaded "$W" 2 "$RUN_S" destroy >"$tmp/destroy.out" \
+    || fail "preloaded run (destroy) exited $?"
+acquisitions "$tmp/destroy.out" "$tmp/destroy.db" "destroyed"
+python3 "$TESTLIB/check_sampled_wait.py" "$tmp/destroy.db" --context hot_loop \
+    || fail "destroy run: the lock did not turn sampled (its counts were not the threads')"
 
 echo "== LOCKBLAME_SPIN=exact: the same waits are timed"
 LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"$tmp/exact.out" \

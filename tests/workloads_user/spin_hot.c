@@ -16,7 +16,9 @@
  *   handoffs_per_s R  H / S
  * Exit status 0, or 1 if an update was lost or a call failed.
  *
- * Usage: spin_hot [THREADS [SECONDS]]   (default 2 threads, 0.6 s)
+ * Usage: spin_hot [THREADS [SECONDS [destroy]]]   (default 2 threads, 0.6 s)
+ *   destroy: pthread_spin_destroy the lock before exiting (else it is
+ *   still live at exit)
  */
 #define HOT_NAME "spin_hot"
 #include "hot_lock.h"
@@ -80,12 +82,16 @@ int main(int argc, char **argv)
 {
     int nthreads = argc > 1 ? atoi(argv[1]) : 2;
     double seconds = argc > 2 ? atof(argv[2]) : 0.6;
-    if (nthreads < 1 || nthreads > HOT_MAX_THREADS || seconds <= 0) {
-        fprintf(stderr, "usage: spin_hot [THREADS [SECONDS]]\n");
+    int destroy = argc > 3 && strcmp(argv[3], "destroy") == 0;
+    if (nthreads < 1 || nthreads > HOT_MAX_THREADS || seconds <= 0 || (argc > 3 && !destroy)) {
+        fprintf(stderr, "usage: spin_hot [THREADS [SECONDS [destroy]]]\n");
         return 2;
     }
     int rc = pthread_spin_init(&the_lock, PTHREAD_PROCESS_PRIVATE);
     if (rc)
         die("pthread_spin_init", rc);
-    return hot_run(nthreads, seconds, worker);
+    int status = hot_run(nthreads, seconds, worker);
+    if (destroy && (rc = pthread_spin_destroy(&the_lock)) != 0)
+        die("pthread_spin_destroy", rc);
+    return status;
 }
