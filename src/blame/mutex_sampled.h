@@ -123,20 +123,26 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *   arrive     - before the first attempt to take the lock word: counted
  *                in the slot (one wait, one waiter now), nothing else, so
  *                that the attempt comes almost as soon as glibc's would;
- *   wait_begin - after the first sleep (started at `start`): its calling
- *                context, the site's count, the thread's waiting state.
- *                (If the first attempt wins, it runs inside the hold: the
- *                thread then waited a few ns, and a context look-up there
- *                costs less than one before the attempt, which keeps both
- *                threads awake and trading the lock for longer.)
- *   wait_piece - before each attempt after a sleep (at now): the wait so
- *                far is credited to the thread's context and the slot; an
+ *   wait_begin - after the first futex wait that really slept (started at
+ *                `start`): its calling context, the site's count, the
+ *                thread's waiting state. (If the wait ends without having
+ *                slept, it runs inside the hold: the thread then waited
+ *                no longer than a few system calls, and a context look-up
+ *                there costs less than one before the attempt, which keeps
+ *                both threads awake and trading the lock for longer.)
+ *   wait_piece - before each attempt once begun (at now): the wait so far
+ *                is credited to the thread's context and the slot; an
  *                attempt that fails leaves no gap, the next piece starts
  *                where this one ended. Nothing runs between a failed
  *                attempt and the sleep (as in glibc): a gap there lets the
  *                holder's release slip in, the futex wait returns at once,
  *                and the waiter wins while the holder is still in its
- *                futex wake, which multiplies the hand-offs;
+ *                futex wake, which multiplies the hand-offs. Nor between a
+ *                futex wait that returned at once (EAGAIN: the holder is
+ *                releasing) and the attempt before the wait has begun:
+ *                the context look-up there let the holder re-take the lock
+ *                first, which on bench/handoff doubled the hand-offs
+ *                (+74% against -3% to +9% without; session 8);
  *   wait_end   - the attempt succeeded: out of the slot's waiters and of
  *                the waiting state (inside the hold: two atomic adds, on
  *                lines this thread wrote just before the attempt). */

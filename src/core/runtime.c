@@ -1,5 +1,6 @@
 /* lockblame's process lifecycle: start in the constructor (or at first
- * use), finish once (destructor, fatal signal, exec), fork handling. Each
+ * use), finish once (destructor, fatal signal (interpose/fatal_signals.c),
+ * exec), fork handling. Each
  * step runs the layers' process hooks (core/hooks.h); this file only
  * orders them around core's own state (phase, registry).
  *
@@ -62,56 +63,6 @@ void lb_runtime_finish(const char *reason)
     errno = saved_errno;
 }
 
-/* SIGINT, SIGTERM, SIGABRT and the faults (SIGSEGV, SIGBUS, SIGILL,
- * SIGFPE) with the default action: write, then die of the signal. Writing
- * is not async-signal-safe; an alarm bounds a deadlock (a signal that
- * interrupted malloc, or an abort from inside malloc) to a few seconds,
- * after which the process dies of SIGALRM. For SIGABRT and the faults this
- * is best effort: the program is already failing. A fault re-raised while
- * its handler runs stays pending (it is blocked) and kills the process on
- * return; a real fault also recurs when the instruction is retried. */
-static const struct {
-    int sig;
-    const char *reason;
-} fatal_signals[] = {
-    { SIGINT, "signal SIGINT" },
-    { SIGTERM, "signal SIGTERM" },
-    { SIGABRT, "signal SIGABRT" },
-    { SIGSEGV, "signal SIGSEGV" },
-    { SIGBUS, "signal SIGBUS" },
-    { SIGILL, "signal SIGILL" },
-    { SIGFPE, "signal SIGFPE" },
-};
-
-static void on_fatal_signal(int sig)
-{
-    signal(sig, SIG_DFL);
-    signal(SIGALRM, SIG_DFL);
-    alarm(sig == SIGINT || sig == SIGTERM ? 10 : 3);
-    const char *reason = "signal";
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
-        if (fatal_signals[i].sig == sig)
-            reason = fatal_signals[i].reason;
-    }
-    lb_runtime_finish(reason);
-    raise(sig);
-}
-
-static void install_fatal_handlers(void)
-{
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i].sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
-            (old.sa_flags & SA_SIGINFO))
-            continue; /* the program (or its parent, via SIG_IGN) decides */
-        struct sigaction sa = { 0 };
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        sigaction(fatal_signals[i].sig, &sa, NULL);
-    }
-}
-
 static void before_fork(void)
 {
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
@@ -155,7 +106,6 @@ void lb_runtime_start(void)
     /* The main thread; later threads attach in the create trampoline. */
     lb_stack_bounds_init();
     lb_thread_attach(0, 0, 0);
-    install_fatal_handlers();
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&lb_runtime_phase, LB_PHASE_RUNNING, __ATOMIC_RELEASE);
     errno = saved_errno;

@@ -1,18 +1,23 @@
 /* Exported signal functions: the program's use of the sampling signal
  * (DESIGN "The program's signals"). Each forwards to libc unchanged unless
  * the call concerns the signal lockblame samples on; the logic is in
- * src/sampler (sigconflict.c, sampler.c). Return values and errno are
+ * src/sampler (sigconflict.c, sampler.c), or a fatal signal lockblame
+ * catches to write its profile, whose disposition the program sees as the
+ * default (fatal_signals.c). Return values and errno are
  * libc's own: lockblame's part runs before (moving the signal away) or
  * after a successful call (pausing sampling), and preserves errno. */
 #include <signal.h>
 
 #include "core/thread.h"
+#include "interpose/fatal_signals.h"
 #include "sampler/sampler.h"
 #include "sampler/sigreal.h"
 #include "util/common.h"
 
 LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
+    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+        return lb_fatal_sigaction(signo, act, old);
     int ours = lb_sampler_signal_now();
     if (lb_likely(!ours || signo != ours))
         return lb_real_sigaction(signo, act, old);
@@ -27,6 +32,8 @@ LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction
 
 LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
 {
+    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+        return lb_fatal_signal(signo, handler);
     int ours = lb_sampler_signal_now();
     if (ours && signo == ours)
         lb_sampler_release_signal(signo);
@@ -35,6 +42,8 @@ LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
 
 LB_EXPORT sighandler_t sigset(int signo, sighandler_t disp)
 {
+    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+        return lb_fatal_sigset(signo, disp);
     int ours = lb_sampler_signal_now();
     if (ours && signo == ours && disp != SIG_HOLD)
         lb_sampler_release_signal(signo);

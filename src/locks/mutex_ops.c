@@ -162,9 +162,11 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
  * (blame/mutex_sampled.h): glibc 2.36's own contended step for a
  * process-private mutex (__lll_lock_wait: exchange the lock word with 2
  * until it was free, sleeping on the futex while it reads 2; the owner and
- * user count as pthread_mutex_lock sets them). The wait's time is read
- * before each exchange that follows a sleep, so no clock read falls
- * inside the hold that follows; nothing runs between a failed exchange
+ * user count as pthread_mutex_lock sets them). Once the waiter has really
+ * slept, the wait's time is read before each exchange that follows, so no
+ * clock read falls inside the hold after it; a futex wait that returns at
+ * once (the word changed: the holder is releasing) is followed by the
+ * exchange at once, as in glibc; nothing runs between a failed exchange
  * and the sleep (blame/mutex_sampled.h: where each piece of bookkeeping
  * runs, and why). */
 static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
@@ -179,10 +181,14 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
     bool begun = false;
     for (;;) {
         if (sleep) {
-            syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL, NULL, 0);
-            if (!begun)
+            /* 0: it slept and was woken; -1 (EAGAIN): the word had
+             * changed, the holder is releasing: exchange at once. */
+            long slept = syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL,
+                                 NULL, 0);
+            if (slept == 0 && !begun) {
                 lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
-            begun = true;
+                begun = true;
+            }
         }
         sleep = true;
         if (begun)
