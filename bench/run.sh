@@ -29,6 +29,7 @@ MIX_LOCKS=32
 MIX2_OPS=2000000         # lock mix at ~2M acq/s/thread: acquisitions per thread
 MIX2_WORK=150           # xorshift rounds between acquisitions
 HANDOFF_S=1
+PINGPONG_N=2000000      # mutex ping-pong: acquisitions per thread
 TQ_WORKERS=4            # task queue: workers (plus one producer)
 TQ_TASKS=1000000        # tasks, one lock round trip each
 SB_EVENTS=300           # sysbench threads: events (1000 yields each, 4 threads, 2 locks)
@@ -47,7 +48,7 @@ THREADS_N=10000         # thread create+join: threads per run
 THREADS_BATCH=500       # ... and alive at once in the batch variant
 if [ "$QUICK" = 1 ]; then
     THREADS_N=1000 THREADS_BATCH=100
-    REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 MIX2_OPS=100000 HANDOFF_S=0.2
+    REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 MIX2_OPS=100000 HANDOFF_S=0.2 PINGPONG_N=100000
     TQ_TASKS=50000 SB_EVENTS=20
     CHURN_TOTAL=600000 CHURN_LIVE=30000 CHURN_CG_N=20000 HOLD_N=100000 HOLD_CG_N=10000 CCT_LEAVES="40 400" SAMPLE_ITERS=2000
 fi
@@ -61,7 +62,7 @@ LOG=$OUT/stderr.log
 : >"$ANOM"
 : >"$LOG"
 
-for p in uncontended lockmix handoff taskq stackuse churn cctgen spawn threads; do
+for p in uncontended lockmix handoff pingpong taskq stackuse churn cctgen spawn threads; do
     if [ ! -x "$B/$p" ]; then
         echo "bench: $B/$p missing; run 'make bench'" >&2
         exit 1
@@ -326,6 +327,20 @@ handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (default settings)" handoff_spi
 handoff_row "hand-off, 2 thr 1 spin lock, Mops/s (LOCKBLAME_SPIN=exact)" handoff_spin exact "every spin wait timed"
 handoff_rate_row "spin hand-off" handoff_spin
 handoff_rate_row "spin hand-off (LOCKBLAME_SPIN=exact)" handoff_spin exact
+
+# The same loop for a fixed count (bench/pingpong.c), which glibc runs in
+# the other regime: both threads awake, the lock passing at every few
+# acquisitions through futex waits that return at once. Sampled waits that
+# never slept are timed inside the new holder's hold, and that is enough
+# to let the holder keep the lock (docs/PERFORMANCE.md, session 8): these
+# rows show it.
+progress "mutex ping-pong (${REPS}x3 runs of 2x$PINGPONG_N acquisitions)"
+interleave pingpong "native=native lb=lb fwd=lb,LD_PRELOAD=$FWD" "$B/pingpong" "$PINGPONG_N"
+row "mutex ping-pong, 2 thr x $PINGPONG_N acq, s" "$(fmt %.3f "$(collect pingpong native elapsed_s)")" \
+    "$(fmt %.3f "$(collect pingpong lb elapsed_s)")" "$(pratio pingpong native lb elapsed_s)" \
+    "a ratio below 1 is the lock changing hands less than natively; $(prange pingpong native lb elapsed_s)"
+handoff_rate_row "mutex ping-pong" pingpong
+handoff_rate_row "mutex ping-pong (forwarding-only interposer)" pingpong fwd
 
 # --- 4b: contended task queue ----------------------------------------------------
 # One producer, TQ_WORKERS workers, one task per lock round trip, built -O2.
