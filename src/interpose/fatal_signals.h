@@ -8,13 +8,13 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* Is lockblame's handler installed for signo (the program has not set a
- * disposition of its own since)? */
-bool lb_fatal_signal_caught(int signo);
-/* The program's sigaction, signal and sigset on a signal lockblame
- * catches: each reports the default action as the previous disposition,
- * and a new disposition (anything but a query, or sigset's SIG_HOLD)
- * replaces lockblame's handler for good. Return values and errno are
+/* Does lockblame catch signo, or would it if the program set the
+ * default action on it (one of the fatal signals, lockblame running)? */
+bool lb_fatal_signal_watched(int signo);
+/* The program's sigaction, signal and sigset on such a signal: while
+ * lockblame's handler is installed each reports what the program set
+ * (the default action), and a new disposition replaces the handler,
+ * unless it is the default action again. Return values and errno are
  * libc's. */
 int lb_fatal_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
 sighandler_t lb_fatal_signal(int signo, sighandler_t handler);

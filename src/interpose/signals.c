@@ -16,7 +16,7 @@
 
 LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
-    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+    if (lb_unlikely(lb_fatal_signal_watched(signo)))
         return lb_fatal_sigaction(signo, act, old);
     int ours = lb_sampler_signal_now();
     if (lb_likely(!ours || signo != ours))
@@ -32,7 +32,7 @@ LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction
 
 LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
 {
-    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+    if (lb_unlikely(lb_fatal_signal_watched(signo)))
         return lb_fatal_signal(signo, handler);
     int ours = lb_sampler_signal_now();
     if (ours && signo == ours)
@@ -42,7 +42,7 @@ LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
 
 LB_EXPORT sighandler_t sigset(int signo, sighandler_t disp)
 {
-    if (lb_unlikely(lb_fatal_signal_caught(signo)))
+    if (lb_unlikely(lb_fatal_signal_watched(signo)))
         return lb_fatal_sigset(signo, disp);
     int ours = lb_sampler_signal_now();
     if (ours && signo == ours && disp != SIG_HOLD)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Process events: SIGTERM flushes the profile and still dies of SIGTERM;
+# Process events: SIGTERM flushes the profile and still dies of SIGTERM,
+# also after the program set SIGTERM's action itself and back to default;
 # fork children add their own profiles to the run's one database; exec
 # writes the old image's profile first (it recorded threads); sampling adds no EINTR; the writer never follows
 # a symlink planted at the output path.
@@ -7,23 +8,35 @@ source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/process_events
 need "$W" "$LOCKBLAME_LIB"
 
+# sigterm_run MODE: the workload in MODE, killed by SIGTERM once it runs:
+# it dies of SIGTERM (143) and the profile says so, with its mutex counts.
+sigterm_run() {
+    local mode=$1 db=$tmp/$1.db
+    LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" "$mode" >"$tmp/$mode.out" 2>"$tmp/$mode.err" &
+    local pid=$!
+    for _ in $(seq 50); do grep -q ready "$tmp/$mode.out" 2>/dev/null && break; sleep 0.1; done
+    sleep 0.3
+    kill -TERM $pid
+    local rc=0
+    wait $pid || rc=$?
+    echo "  $mode: exit status $rc (143 = killed by SIGTERM)"
+    [ $rc -eq 143 ] || bad "$mode run exited $rc, not 143"
+    [ -s "$db" ] || { bad "no database after SIGTERM ($mode)"; return; }
+    local reason acq
+    reason=$(rows "$db" "SELECT exit_reason FROM run")
+    echo "  $mode: exit_reason: $reason"
+    [ "$reason" = "signal SIGTERM" ] || bad "$mode: exit_reason is '$reason'"
+    acq=$(rows "$db" "SELECT SUM(acquisitions) FROM sync_object WHERE object='mutex'")
+    echo "  $mode: mutex acquisitions recorded: $acq"
+    [ "${acq:-0}" != "?" ] && [ "${acq:-0}" -gt 0 ] 2>/dev/null || bad "$mode: no mutex acquisitions in the SIGTERM profile"
+}
+
 echo "== SIGTERM"
-LOCKBLAME_OUTPUT=$tmp/term.db LD_PRELOAD=$LOCKBLAME_LIB "$W" sigterm >"$tmp/term.out" 2>"$tmp/term.err" &
-pid=$!
-for _ in $(seq 50); do grep -q ready "$tmp/term.out" 2>/dev/null && break; sleep 0.1; done
-sleep 0.3
-kill -TERM $pid
-rc=0; wait $pid || rc=$?
-echo "  exit status $rc (143 = killed by SIGTERM)"
-[ $rc -eq 143 ] || bad "SIGTERM run exited $rc, not 143"
-[ -s "$tmp/term.db" ] || bad "no database after SIGTERM"
-reason=$(rows "$tmp/term.db" "SELECT exit_reason FROM run")
-echo "  exit_reason: $reason"
-[ "$reason" = "signal SIGTERM" ] || bad "exit_reason is '$reason'"
-acq=$(rows "$tmp/term.db" "SELECT SUM(acquisitions) FROM sync_object WHERE object='mutex'")
-echo "  mutex acquisitions recorded: $acq"
-[ "${acq:-0}" != "?" ] && [ "${acq:-0}" -gt 0 ] 2>/dev/null || bad "no mutex acquisitions in the SIGTERM profile"
+sigterm_run sigterm
 ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind"
+# The program set SIGTERM's action itself (ignored, then the default):
+# lockblame's handler is back in place and the profile is written.
+sigterm_run sigterm-reset
 
 echo "== fork"
 mkdir "$tmp/fork"

@@ -1,6 +1,9 @@
 /* Process events under lockblame, chosen by argv[1]:
  *   sigterm  - threads contend on a mutex until SIGTERM arrives (default
  *              action); prints "ready" once they run
+ *   sigterm-reset - the same, after the program set SIGTERM's action
+ *              itself: ignored, then the default again (as a program
+ *              that resets inherited dispositions does)
  *   fork     - a threaded parent forks children that lock and exit()
  *   exec     - contends a little, then execs /bin/echo exec-done
  *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +218,12 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     if (!strcmp(what, "sigterm"))
         return run_sigterm();
+    if (!strcmp(what, "sigterm-reset")) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
+        sigaction(SIGTERM, &ign, NULL);
+        sigaction(SIGTERM, &dfl, NULL);
+        return run_sigterm();
+    }
     if (!strcmp(what, "fork"))
         return run_fork();
     if (!strcmp(what, "exec"))
@@ -229,6 +239,6 @@ int main(int argc, char **argv)
             pthread_join(t[i], NULL);
         abort();
     }
-    fprintf(stderr, "usage: %s sigterm|fork|exec|eintr|cancel|abort\n", argv[0]);
+    fprintf(stderr, "usage: %s sigterm|sigterm-reset|fork|exec|eintr|cancel|abort\n", argv[0]);
     return 2;
 }
