@@ -8,7 +8,7 @@
 #
 # Environment: BUILD (default build), SCALE_REPS (default 3 rounds, variants
 # interleaved in a rotating order), SCALE_TQ_TASKS (task queue size,
-# default 1000000), SCALE_PROGS (default "taskq handoff lockmix": the rows
+# default 1000000), SCALE_PROGS (default "taskq handoff lockmix pingpong": the rows
 # to run), SCALE_QUICK=1 (small sizes, a smoke test of the script),
 # SCALE_VARIANTS: the preloaded variants, each NAME or NAME:SETTINGS where
 # SETTINGS is a comma-separated list of VAR=VALUE put in the program's
@@ -27,6 +27,8 @@
 #                rate's change
 #   lockmix N    N threads, 64 locks, ~150 xorshift rounds between
 #                acquisitions: overhead in percent of wall time
+#   pingpong 2   (if named) 2 threads, one lock, a fixed count: wall time
+#                ratio and the hand-off rate's change
 # The databases of the last round stay in $BUILD/bench/scale/NAME.VARIANT.db
 # (for `lockblame compare` between thread counts).
 set -u
@@ -39,15 +41,15 @@ REPS=${SCALE_REPS:-3}
 THREADS=("$@")
 [ ${#THREADS[@]} -eq 0 ] && THREADS=(4 8 16)
 read -r -a VARIANTS <<<"${SCALE_VARIANTS:-default}"
-read -r -a PROGS <<<"${SCALE_PROGS:-taskq handoff lockmix}"
-TQ_TASKS=${SCALE_TQ_TASKS:-1000000} HANDOFF_S=1 MIX_OPS=2000000
+read -r -a PROGS <<<"${SCALE_PROGS:-taskq handoff lockmix pingpong}"
+TQ_TASKS=${SCALE_TQ_TASKS:-1000000} HANDOFF_S=1 MIX_OPS=2000000 PINGPONG_N=2000000
 if [ "${SCALE_QUICK:-0}" = 1 ]; then
-    REPS=1 TQ_TASKS=50000 HANDOFF_S=0.2 MIX_OPS=100000
+    REPS=1 TQ_TASKS=50000 HANDOFF_S=0.2 MIX_OPS=100000 PINGPONG_N=100000
 fi
 OUT=$B/scale
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-for p in taskq handoff lockmix; do
+for p in taskq handoff lockmix pingpong; do
     [ -x "$B/$p" ] || { echo "scale: $B/$p missing; run 'make bench-progs'" >&2; exit 1; }
 done
 
@@ -131,6 +133,11 @@ prog_rows() {
         lockmix)
             rounds lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
             row "lockmix $n" "wall s" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100' ;;
+        pingpong) # always 2 threads: once, with the first thread count
+            [ "$n" = "${THREADS[0]}" ] || return 0
+            rounds pingpong "$B/pingpong" "$PINGPONG_N"
+            row "pingpong 2" "wall s (lower is better)" pingpong elapsed_s '%.2fx' 'b / a'
+            row "" "hand-off rate" pingpong handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
         *) echo "scale: unknown program $prog" >&2 ;;
     esac
 }
