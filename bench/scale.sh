@@ -27,8 +27,8 @@
 #                rate's change
 #   lockmix N    N threads, 64 locks, ~150 xorshift rounds between
 #                acquisitions: overhead in percent of wall time
-#   pingpong 2   (if named) 2 threads, one lock, a fixed count: wall time
-#                ratio and the hand-off rate's change
+#   pingpong 2   2 threads, one lock, a fixed count (once, with the first
+#                N): wall time ratio and the hand-off rate's change
 # The databases of the last round stay in $BUILD/bench/scale/NAME.VARIANT.db
 # (for `lockblame compare` between thread counts).
 set -u
