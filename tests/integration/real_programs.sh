@@ -59,8 +59,11 @@ if have sysbench; then
         echo "== sysbench $t"
         case $t in
             # One mutex, no work between locks, long enough for the threads to
-            # overlap on 2 CPUs: the mutex is contended, main joins for ~1 s.
-            mutex) args=(mutex --threads=4 --mutex-num=1 --mutex-locks=1000000 --mutex-loops=0 run) ;;
+            # overlap on 2 CPUs: the mutex is contended. 1M locks a thread ran
+            # 0.15 s natively, and once in ~10 runs the mutex's blame fell
+            # below the start barrier's (~1 ms); 3M: ~0.45 s, mutex blame
+            # 0.1-0.2 s against the barrier's 1 ms.
+            mutex) args=(mutex --threads=4 --mutex-num=1 --mutex-locks=3000000 --mutex-loops=0 run) ;;
             threads) args=(threads --threads=4 --thread-yields=100 --thread-locks=4 --time=0 --events=2000 run) ;;
         esac
         sysbench "${args[@]}" >"$tmp/sb.nat" 2>&1; rc_nat=$?
