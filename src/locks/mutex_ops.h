@@ -34,7 +34,8 @@
  *
  * The fast paths below are inline: the uncontended lock is glibc's own
  * CAS step (plain stores while the process is single-threaded, as glibc
- * does), a reload of the stash and the two counts; the uncontended unlock
+ * does), then a load of the stash (with an lb_mon: its waiter test) and
+ * the two counts; the uncontended unlock
  * of a counted mutex is one site-count increment plus a load of the
  * stash (with an lb_mon: plus the needs-accounting test), then glibc's own
  * release step (inline for NORMAL mutexes too). Neither takes a timestamp
