@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     lb_mon_t *mon = lb_mon_alloc(&m, LB_OBJ_MUTEX);
     if (!mon)
         return 1;
-    *lb_mutex_stash(&m) = (uintptr_t)mon | LB_STASH_TAG;
+    *lb_mutex_stash(&m) = lb_mutex_stash_of(mon);
     mon->waiters = 1; /* as if a thread waited all along */
     struct timespec pause = { 0, 60000000 };
     nanosleep(&pause, NULL);

@@ -66,7 +66,7 @@ static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *re
     if (mon->kind == LB_OBJ_MUTEX) {
         remote->iov_base = lb_mutex_stash((pthread_mutex_t *)addr);
         remote->iov_len = sizeof(uintptr_t);
-        *expected = (uintptr_t)mon | LB_STASH_TAG;
+        *expected = lb_mutex_stash_of(mon);
         return true;
     }
     if (mon->kind == LB_OBJ_SPIN) {

@@ -37,7 +37,6 @@ uint32_t lb_mon_index(const lb_mon_t *mon);
 static inline lb_mon_t *lb_mon_at(uint32_t index);
 /* The lb_mon whose address is p, or NULL if p is not a pool slot. */
 static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p);
-static inline lb_mon_t *lb_mon_from_tagged(uintptr_t v, uintptr_t tag);
 /* True while the pool grows rather than recycles freed slots (a hint). */
 bool lb_mon_pool_growing(void);
 /* Orphans reclaimed by this thread do not mean locks are being destroyed:
@@ -72,19 +71,6 @@ static inline lb_mon_t *lb_mon_at(uint32_t index)
     if (index == 0 || index >= LB_MON_SLOTS || !lb_mon_pool.base)
         return NULL;
     return &lb_mon_pool.base[index];
-}
-
-/* The lb_mon whose address plus `tag` (< sizeof(lb_mon_t)) is v, or NULL
- * if v - tag is not a pool slot: one alignment test (which also rejects
- * a v without the tag) and one range test. */
-static inline lb_mon_t *lb_mon_from_tagged(uintptr_t v, uintptr_t tag)
-{
-    uintptr_t p = v - tag;
-    uintptr_t first = (uintptr_t)lb_mon_pool.base + sizeof(lb_mon_t);
-    if ((p & (sizeof(lb_mon_t) - 1)) != 0 ||
-        p - first >= (uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t))
-        return NULL;
-    return (lb_mon_t *)p;
 }
 
 static inline lb_mon_t *lb_mon_from_ptr(uintptr_t p)

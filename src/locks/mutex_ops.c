@@ -91,7 +91,7 @@ lb_mon_t *lb_mutex_convert(pthread_mutex_t *m)
     if (!fresh)
         return NULL;
     uintptr_t seen = lb_mutex_counted_tag;
-    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, (uintptr_t)fresh | LB_STASH_TAG,
+    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, lb_mutex_stash_of(fresh),
                                      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         lb_mon_free(fresh);
         return lb_mutex_mon_of_stash(seen, m); /* NULL: re-initialized meanwhile */

@@ -9,7 +9,8 @@
  * (the stash) says what else there is:
  *   0                      native: not used since init (or not monitored)
  *   lb_mutex_counted_tag   counted: acquisitions are counted, no lb_mon
- *   lb_mon | LB_STASH_TAG  the lb_mon holding the blame state
+ *   offset | LB_STASH_TAG  the lb_mon holding the blame state, as its byte
+ *                          offset in the pool (lb_mutex_stash_of)
  * A mutex becomes counted at its first operation (one store, a CAS once
  * threads exist) and gets an lb_mon only when it first needs one: at its
  * first contention (a lock or timedlock that must wait). Most locks are
@@ -119,11 +120,26 @@ static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
     return (uintptr_t *)&m->__data.__list.__next;
 }
 
+/* The bits of a stash value that hold an lb_mon's offset in the pool. */
+#define LB_STASH_OFFSETS ((uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t))
+
+/* The stash value that names mon: its byte offset in the pool, tagged. An
+ * offset rather than the pointer lets the fast paths find the lb_mon with
+ * one mask and one add, and no range test: any value that is the tag
+ * outside LB_STASH_OFFSETS lands inside the pool's reservation, which is
+ * readable (a slot never handed out, slot 0 included, reads addr NULL). */
+static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
+{
+    return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
+}
+
 /* The lb_mon a stash value refers to, if it still belongs to m. */
 static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
 {
-    lb_mon_t *mon = lb_mon_from_tagged(v, LB_STASH_TAG);
-    return mon && mon->addr == m ? mon : NULL;
+    if ((v & ~LB_STASH_OFFSETS) != LB_STASH_TAG)
+        return NULL;
+    lb_mon_t *mon = (lb_mon_t *)((uintptr_t)lb_mon_pool.base + (v & LB_STASH_OFFSETS));
+    return mon->addr == m ? mon : NULL;
 }
 
 /* The acquisition counter of a monitored mutex lives in the mutex itself,

@@ -175,7 +175,7 @@ static void test_sweep_reclaims_orphans(void)
     for (int i = 0; i < MUTEXES; i++) {
         ASSERT_OK(pthread_mutex_init(&mutexes[i], NULL));
         mutex_mons[i] = lb_mon_alloc(&mutexes[i], LB_OBJ_MUTEX);
-        *lb_mutex_stash(&mutexes[i]) = (uintptr_t)mutex_mons[i] | LB_STASH_TAG;
+        *lb_mutex_stash(&mutexes[i]) = lb_mutex_stash_of(mutex_mons[i]);
         lb_mon_published(mutex_mons[i], &mutexes[i]);
     }
     /* One unpublished lb_mon (a conversion between allocation and its
