@@ -286,6 +286,32 @@ __attribute__((unused)) static void gt_write_json(const struct gt_result *r)
         gt_die(gt, errno);
 }
 
+/* The signalling workloads' arguments (gt_cond, gt_sem, gt_cond_hot):
+ * [CONSUMERS 1..16 [ROUNDS]], defaults 2 and default_rounds. Returns 0,
+ * or 2 (the exit status) after printing the usage line. */
+__attribute__((unused)) static int gt_consumer_args(int argc, char **argv, long default_rounds,
+                                                    int *nconsumers, long *rounds)
+{
+    *nconsumers = argc > 1 ? atoi(argv[1]) : 2;
+    *rounds = argc > 2 ? atol(argv[2]) : default_rounds;
+    if (*nconsumers >= 1 && *nconsumers <= 16 && *rounds >= 1)
+        return 0;
+    fprintf(stderr, "usage: %s [CONSUMERS 1..16 [ROUNDS]]\n", argv[0]);
+    return 2;
+}
+
+/* Their logs: logs[0] the producer's, with room for producer_events,
+ * logs[1..nthreads-1] the consumers', consumer_events each. */
+__attribute__((unused)) static struct gt_log *gt_consumer_logs(int nthreads, size_t producer_events,
+                                                               size_t consumer_events)
+{
+    struct gt_log *logs = gt_alloc((size_t)nthreads, sizeof *logs);
+    gt_log_init(&logs[0], producer_events);
+    for (int i = 1; i < nthreads; i++)
+        gt_log_init(&logs[i], consumer_events);
+    return logs;
+}
+
 /* The signalling workloads' run (gt_cond, gt_sem, gt_cond_hot): thread 0
  * runs first(&logs[0]), threads 1..nthreads-1 rest(&logs[i]), all from
  * one start gate; returns the seconds from the gate's opening to the

@@ -131,20 +131,15 @@ static void *producer(void *arg)
 
 int main(int argc, char **argv)
 {
-    nconsumers = argc > 1 ? atoi(argv[1]) : 2;
-    rounds = argc > 2 ? atol(argv[2]) : 180;
-    if (nconsumers < 1 || nconsumers > 16 || rounds < 1) {
-        fprintf(stderr, "usage: %s [CONSUMERS 1..16 [ROUNDS]]\n", argv[0]);
-        return 2;
-    }
+    int bad = gt_consumer_args(argc, argv, 180, &nconsumers, &rounds);
+    if (bad)
+        return bad;
     if (sem_init(&items, 0, 0) != 0)
         gt_die("sem_init", errno);
     int nthreads = nconsumers + 1;
     tasks = 3 * rounds;
-    struct gt_log *logs = gt_alloc((size_t)nthreads, sizeof *logs);
-    gt_log_init(&logs[0], (size_t)tasks + (size_t)nconsumers + 8);
-    for (int i = 1; i < nthreads; i++)
-        gt_log_init(&logs[i], (size_t)tasks + 64);
+    struct gt_log *logs =
+        gt_consumer_logs(nthreads, (size_t)tasks + (size_t)nconsumers + 8, (size_t)tasks + 64);
     double duration = gt_run_logged(nthreads, producer, consumer, logs);
     if (atomic_load(&tickets) != tasks + nconsumers) {
         fprintf(stderr, "gt_sem: %ld tokens taken, %ld posted\n", atomic_load(&tickets),

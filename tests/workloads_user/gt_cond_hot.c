@@ -115,18 +115,13 @@ static void *producer(void *arg)
 
 int main(int argc, char **argv)
 {
-    int nconsumers = argc > 1 ? atoi(argv[1]) : 2;
-    rounds = argc > 2 ? atol(argv[2]) : 30000;
-    if (nconsumers < 1 || nconsumers > 16 || rounds < 1) {
-        fprintf(stderr, "usage: %s [CONSUMERS 1..16 [ROUNDS]]\n", argv[0]);
-        return 2;
-    }
+    int nconsumers;
+    int bad = gt_consumer_args(argc, argv, 30000, &nconsumers, &rounds);
+    if (bad)
+        return bad;
     int nthreads = nconsumers + 1;
-    struct gt_log *logs = gt_alloc((size_t)nthreads, sizeof *logs);
     long tasks = 4 * rounds;
-    gt_log_init(&logs[0], (size_t)tasks + 8);
-    for (int i = 1; i < nthreads; i++)
-        gt_log_init(&logs[i], (size_t)tasks + 64);
+    struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);
     double duration = gt_run_logged(nthreads, producer, consumer, logs);
     if (consumed != tasks) {
         fprintf(stderr, "gt_cond_hot: %ld tasks consumed, %ld produced\n", consumed, tasks);
