@@ -110,26 +110,30 @@ static int catch(int signo, const struct sigaction *view)
     return 0;
 }
 
-static void install(void)
-{
-    for (int i = 0; i < FATAL_SIGNALS; i++) {
-        struct sigaction old;
-        if (lb_real_sigaction(fatal_signals[i].sig, NULL, &old) != 0 ||
-            old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
-            continue; /* the program (or its parent, via SIG_IGN) decides */
-        catch(fatal_signals[i].sig, &old); /* the program sees that */
-    }
-}
-
-/* The program has just set the default action on signo itself:
- * lockblame's handler goes back in its place, and the program is shown
- * exactly what the kernel now holds (its mask and flags included). */
-static void catch_again(int signo)
+/* Catch signo if its action is the default now, showing the program
+ * exactly what the kernel holds (its mask and flags included); any other
+ * disposition is the program's (or its parent's, through SIG_IGN). */
+static void catch_if_default(int signo)
 {
     struct sigaction view;
-    if (lb_runtime_monitoring() && lb_real_sigaction(signo, NULL, &view) == 0 &&
-        view.sa_handler == SIG_DFL && !(view.sa_flags & SA_SIGINFO))
+    if (lb_real_sigaction(signo, NULL, &view) == 0 && view.sa_handler == SIG_DFL &&
+        !(view.sa_flags & SA_SIGINFO))
         catch(signo, &view);
+}
+
+static void install(void)
+{
+    for (int i = 0; i < FATAL_SIGNALS; i++)
+        catch_if_default(fatal_signals[i].sig);
+}
+
+/* The program has just set signo's disposition: lockblame's handler is
+ * no longer installed, and goes back if that disposition is the default. */
+static void program_set(int signo)
+{
+    given_up(signo);
+    if (lb_runtime_monitoring())
+        catch_if_default(signo);
 }
 
 int lb_fatal_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
@@ -141,11 +145,8 @@ int lb_fatal_sigaction(int signo, const struct sigaction *act, struct sigaction 
     int rc = lb_real_sigaction(signo, act, was || !old ? NULL : &before);
     if (rc != 0)
         return rc;
-    if (act) {
-        given_up(signo);
-        if (act->sa_handler == SIG_DFL && !(act->sa_flags & SA_SIGINFO))
-            catch_again(signo);
-    }
+    if (act)
+        program_set(signo);
     if (old)
         *old = before;
     return 0;
@@ -157,9 +158,7 @@ sighandler_t lb_fatal_signal(int signo, sighandler_t handler)
     sighandler_t prev = lb_real_signal(signo, handler);
     if (prev == SIG_ERR)
         return prev;
-    given_up(signo);
-    if (handler == SIG_DFL)
-        catch_again(signo);
+    program_set(signo);
     return was ? SIG_DFL : prev;
 }
 
@@ -168,11 +167,8 @@ sighandler_t lb_fatal_sigset(int signo, sighandler_t disp)
     sighandler_t prev = lb_real_sigset(signo, disp);
     if (prev == SIG_ERR)
         return prev;
-    if (disp != SIG_HOLD) {
-        given_up(signo);
-        if (disp == SIG_DFL)
-            catch_again(signo);
-    }
+    if (disp != SIG_HOLD)
+        program_set(signo);
     return prev == on_fatal_signal ? SIG_DFL : prev;
 }
 
