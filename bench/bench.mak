@@ -21,10 +21,16 @@ BENCH_SAMPLER_SRCS := $(wildcard src/sampler/*.c src/util/*.c src/common/*.c) sr
 BENCH_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 
 .PHONY: bench bench-progs
-bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST) $(BUILD)/bench/hold_cost $(BUILD)/bench/libforward.so
+bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST) $(BUILD)/bench/hold_cost $(BUILD)/bench/libforward.so \
+	$(BUILD)/bench/libmechanism.so
 
 # bench/forward.c: a forwarding-only interposer, the hand-off rows' reference.
 $(BUILD)/bench/libforward.so: bench/forward.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+# bench/mechanism.c: the sampling mechanisms alone (a scale.sh variant).
+$(BUILD)/bench/libmechanism.so: bench/mechanism.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
 

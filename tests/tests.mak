@@ -44,7 +44,7 @@ TEST_USER_CXXFLAGS := -O2 -g -pthread -Itests/workloads -Wall -Wextra
 .PHONY: check tests
 tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS)
 
-check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) $(BUILD)/demo/taskqueue
+check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) $(BUILD)/demo/taskqueue bench-progs
 	@tests/run.sh $(TESTS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_CORE_OBJS)
