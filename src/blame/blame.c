@@ -15,6 +15,7 @@
 #include "blame/sites.h"
 #include "blame/mutex_sampled.h"
 #include "blame/signal_sampled.h"
+#include "blame/signal_waits.h"
 #include "blame/spin_sampled.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -50,6 +51,7 @@ static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64
     wait->mon = mon;
     wait->kind = kind;
     wait->start_ns = now;
+    wait->hot = NULL;
     mon->waiters++;
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
@@ -60,28 +62,39 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
     lb_wait_begin_at(self, mon, kind, wait, lb_now_ns());
 }
 
+/* The slot whose shards count waits on mon, a hot cond or semaphore that
+ * has one (signal_waits.h); NULL: the meta path. */
+static inline struct lb_signal_hot *signal_hot_of(const lb_mon_t *mon, lb_obj_kind kind)
+{
+    if (kind != LB_OBJ_COND && kind != LB_OBJ_SEM) /* (the field is a union) */
+        return NULL;
+    return lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
+}
+
 void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait,
                       uint64_t now)
 {
     int saved_errno = errno;
     lb_enter(self);
-    lb_meta_lock(&mon->meta);
-    wait_begins(mon, kind, wait, now);
-    lb_meta_unlock(&mon->meta);
+    struct lb_signal_hot *hot = signal_hot_of(mon, kind);
+    if (hot) {
+        *wait = (lb_wait_t){ .mon = mon, .start_ns = now, .kind = kind, .hot = hot };
+        lb_signal_waits_begin(self, hot, now);
+    } else {
+        lb_meta_lock(&mon->meta);
+        wait_begins(mon, kind, wait, now);
+        lb_meta_unlock(&mon->meta);
+    }
     lb_wait_started(self, mon, kind, wait);
     lb_leave(self);
     errno = saved_errno;
 }
 
-uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+/* Under meta: the calling thread stops waiting on mon at now (w--), after
+ * waited ns; holds: it acquired mon. Returns mon's record (may be NULL). */
+static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_wait_t *wait,
+                                    bool holds, uint64_t now, uint64_t waited)
 {
-    int saved_errno = errno;
-    lb_enter(self);
-    lb_waiting_end(self);
-    lb_mon_t *mon = wait->mon;
-    uint64_t now = lb_now_ns();
-    uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
-    lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
     mon->waiters--;
@@ -102,8 +115,39 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
         }
     }
     lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
-    lb_meta_unlock(&mon->meta);
+    return stats;
+}
 
+/* The same for a wait its hot object's shards count (signal_waits.h): no
+ * meta. The wait note reads the record's last-collect time without it: a
+ * signal collecting at this moment may be missed by the note, as by a
+ * wait that ended a moment earlier. */
+static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_wait_t *wait,
+                                        uint64_t now)
+{
+    lb_signal_waits_end(self, wait->hot, wait->start_ns, now);
+    uint32_t index = __atomic_load_n(&mon->stats, __ATOMIC_RELAXED);
+    lb_object_stats_t *stats = lb_object_stats_of_mon(index);
+    lb_note_wait_end(self, wait->kind, index, stats, wait->start_ns, now);
+    return stats;
+}
+
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    lb_waiting_end(self);
+    lb_mon_t *mon = wait->mon;
+    uint64_t now = lb_now_ns();
+    uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
+    lb_object_stats_t *stats;
+    if (wait->hot) {
+        stats = hot_wait_ends(self, mon, wait, now);
+    } else {
+        lb_meta_lock(&mon->meta);
+        stats = wait_ends(self, mon, wait, holds, now, waited);
+        lb_meta_unlock(&mon->meta);
+    }
     if (wait->node) {
         wait->node->m.wait_ns += waited;
         lb_note_lock_site(self, wait->node->pc, wait->kind);

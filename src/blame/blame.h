@@ -38,6 +38,9 @@ typedef struct lb_wait {
     lb_cct_node_t *node;     /* the wait's calling context, found before the
                               * wait (so not inside the lock once acquired);
                               * NULL if the thread has no CCT */
+    struct lb_signal_hot *hot; /* a hot cond's or semaphore's slot, whose
+                                * shards count this wait instead of the
+                                * meta path (signal_waits.h); else NULL */
 } lb_wait_t;
 
 /* A collected hold, to be deposited after the real release. */

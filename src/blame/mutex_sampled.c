@@ -12,7 +12,6 @@
 
 lb_sampled_mode_t lb_mutex_mode = LB_SAMPLED_EXACT;
 lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
-uint32_t lb_mutex_hot_shard_mask;
 static uint32_t slots_used; /* high-water mark: the handler scans this many */
 static uint32_t slots_missed; /* mutexes that wanted a slot and found none */
 
@@ -25,7 +24,7 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
     for (uint32_t i = 0; i < n; i++) {
         lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
         uint32_t w = 0;
-        for (uint32_t k = 0; k <= lb_mutex_hot_shard_mask; k++)
+        for (uint32_t k = 0; k <= lb_hot_shard_mask; k++)
             w += __atomic_load_n(&slot->shard[k].waiting, __ATOMIC_ACQUIRE);
         if (w == 0 || w > (uint32_t)INT32_MAX)
             continue;
@@ -41,11 +40,6 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
 void lb_mutex_sampled_setup(void)
 {
     lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", true, "mutex blame is timed exactly");
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t shards = 1;
-    while (shards < LB_MUTEX_HOT_SHARDS && (long)shards * 2 * 2 <= cpus)
-        shards *= 2;
-    lb_mutex_hot_shard_mask = shards - 1;
     if (lb_mutex_mode != LB_SAMPLED_EXACT)
         lb_sampler_holder_hook = holder_sample;
 }
@@ -142,7 +136,7 @@ void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
 /* The slot's counts, into its record (which slot->stats names). */
 static void drain_slot(lb_mutex_hot_t *slot, lb_object_stats_t *s)
 {
-    for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++) {
+    for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
         lb_mutex_hot_shard_t *shard = &slot->shard[k];
         __atomic_fetch_add(&s->sampled_contended,
                            __atomic_exchange_n(&shard->waits, 0, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
@@ -154,7 +148,7 @@ static void drain_slot(lb_mutex_hot_t *slot, lb_object_stats_t *s)
 /* Nobody waits on slot any more (its mutex is gone, or a fork child). */
 static void no_waiters(lb_mutex_hot_t *slot)
 {
-    for (uint32_t k = 0; k < LB_MUTEX_HOT_SHARDS; k++)
+    for (uint32_t k = 0; k < LB_HOT_SHARDS; k++)
         __atomic_store_n(&slot->shard[k].waiting, 0, __ATOMIC_RELAXED);
 }
 

@@ -60,7 +60,6 @@
 
 #define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
 #define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
-#define LB_MUTEX_HOT_SHARDS 8               /* at most; see lb_mutex_hot_shard_mask */
 
 /* A share of one hot mutex's waiters (threads whose id & the shard mask
  * is the shard's index), on a line of its own: with one line for all, on
@@ -78,18 +77,14 @@ typedef struct lb_mutex_hot {
     lb_mon_t *mon;          /* NULL: free */
     const int *owner;       /* the mutex's owner word (glibc's __owner) */
     uint32_t stats;         /* mon's record */
-    lb_mutex_hot_shard_t shard[LB_MUTEX_HOT_SHARDS];
+    lb_mutex_hot_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
 
-/* Shards in use - 1, set at setup: the largest power of two that is at
- * most half the CPUs online, up to LB_MUTEX_HOT_SHARDS (1 on 2-3 CPUs,
- * where the cores share a cache and one line cost nothing; 8 from 16
- * CPUs; docs/PERFORMANCE.md, session 7). */
-extern uint32_t lb_mutex_hot_shard_mask;
+/* The waiter's shard (lb_hot_shard_mask: sampled_mode.h). */
 static inline lb_mutex_hot_shard_t *lb_mutex_hot_shard(lb_mutex_hot_t *slot,
                                                        const lb_thread_t *self)
 {
-    return &slot->shard[self->id & lb_mutex_hot_shard_mask];
+    return &slot->shard[self->id & lb_hot_shard_mask];
 }
 
 extern lb_sampled_mode_t lb_mutex_mode;

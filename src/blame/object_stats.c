@@ -1,6 +1,7 @@
 #include "blame/object_stats.h"
 
 #include "blame/mutex_sampled.h"
+#include "blame/signal_waits.h"
 
 #include <stdbool.h>
 
@@ -73,6 +74,8 @@ uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
 {
     if (s->kind == LB_OBJ_MUTEX)
         lb_mutex_sampled_drain(s);
+    else if (s->kind == LB_OBJ_COND || s->kind == LB_OBJ_SEM)
+        lb_signal_waits_drain(s);
     uint64_t waits = __atomic_exchange_n(&s->sampled_contended, 0, __ATOMIC_ACQ_REL);
     uint64_t wait_ns = __atomic_exchange_n(&s->sampled_wait_ns, 0, __ATOMIC_ACQ_REL);
     uint64_t held_ns = __atomic_exchange_n(&s->sampled_held_ns, 0, __ATOMIC_ACQ_REL);

@@ -3,9 +3,21 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sampler/sampler.h"
 #include "util/log.h"
+
+uint32_t lb_hot_shard_mask;
+
+void lb_hot_shards_setup(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t shards = 1;
+    while (shards < LB_HOT_SHARDS && (long)shards * 2 * 2 <= cpus)
+        shards *= 2;
+    lb_hot_shard_mask = shards - 1;
+}
 
 lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
                                            const char *fallback)

@@ -44,6 +44,18 @@ typedef enum { LB_SAMPLED_AUTO, LB_SAMPLED_EXACT, LB_SAMPLED_ALWAYS } lb_sampled
 lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
                                            const char *fallback);
 
+/* The shards that count a hot object's waiters (mutex_sampled.h,
+ * signal_waits.h) in use - 1: thread id & mask picks a waiter's shard.
+ * The largest power of two at most half the CPUs online, up to 8 (1 on
+ * 2-3 CPUs, where the cores share a cache and one line cost nothing; 8
+ * from 16): each shard is a line a reader must fetch, and on 2 vCPUs 8
+ * shards made the task queue's hand-off rate 15-40% higher than one
+ * (docs/PERFORMANCE.md, session 7). Set once by
+ * lb_hot_shards_setup, before any thread waits. */
+#define LB_HOT_SHARDS 8
+extern uint32_t lb_hot_shard_mask;
+void lb_hot_shards_setup(void);
+
 /* Under meta, at an accounted release at now: true when this hold ends a
  * measurement that found the lock hot. */
 bool lb_sampled_rate_is_hot(lb_object_stats_t *stats, uint64_t now);

@@ -6,6 +6,7 @@
 
 #include "blame/blame.h"
 #include "blame/blame_clock.h"
+#include "blame/signal_waits.h"
 #include "blame/wait_note_ops.h"
 #include "util/clock.h"
 
@@ -22,7 +23,10 @@ void lb_signal_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64
     if (mon->signal_sampled || !stats ||
         (lb_signal_mode == LB_SAMPLED_AUTO && !lb_sampled_rate_is_hot(stats, now)))
         return;
-    __atomic_store_n(&mon->signal_sampled, LB_SIGNAL_SAMPLED, __ATOMIC_RELAXED);
+    lb_signal_hot_t *slot = lb_signal_waits_take(mon);
+    __atomic_store_n(&mon->signal_sampled,
+                     LB_SIGNAL_SAMPLED | (slot ? lb_signal_waits_number(slot) : 0),
+                     __ATOMIC_RELEASE);
 }
 
 /* The thread's next countdown: uniform on 1..2N-1 (mean N), from its own
@@ -47,13 +51,20 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
     uint64_t now = lb_now_ns();
     lb_hold_t hold = { 0 };
     lb_meta_lock(&mon->meta);
-    if (mon->signal_sampled) { /* (0: the lb_mon was retired and reused meanwhile) */
+    uint32_t v = mon->signal_sampled;
+    if (v) { /* (0: the lb_mon was retired and reused meanwhile) */
         lb_object_stats_t *stats = lb_object_stats_of(mon);
         lb_clock_advance(mon, stats, now);
+        /* the waits that began once it was sampled: their clock */
+        lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+        uint64_t i_now = slot ? lb_signal_waits_integral(slot, stats, now) : 0;
         hold = (lb_hold_t){ .record = stats, .stats = mon->stats };
-        if (mon->signal_sampled == LB_SIGNAL_MARKED) {
+        if ((v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED) {
             /* this signal ends a measured interval: it stands for N */
-            double blame = (mon->clock - mon->clock_at_acquire) * LB_SIGNAL_SAMPLE_EVERY;
+            double accrued = mon->clock - mon->clock_at_acquire;
+            if (slot)
+                accrued += (double)(i_now - slot->i_mark);
+            double blame = accrued * LB_SIGNAL_SAMPLE_EVERY;
             double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
             hold.blame_ns = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
             if (stats)
@@ -61,8 +72,10 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
             lb_note_collect(self, stats, now, hold.blame_ns);
         }
         mon->clock_at_acquire = mon->clock; /* the next interval begins here */
+        if (slot)
+            slot->i_mark = i_now;
         mon->clock_moved = 0;
-        mon->signal_sampled = mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED;
+        mon->signal_sampled = (v & ~LB_SIGNAL_STATE) | (mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED);
     }
     lb_meta_unlock(&mon->meta);
     lb_leave(self);

@@ -11,8 +11,11 @@
  * (docs/PERFORMANCE.md: the task queue's hand-off rate +40-60%).
  *
  * The rule: the idleness accrued since the previous signal belongs to the
- * next signal. The waiters keep the blame clock V exact (they still enter
- * and leave their waits under meta), so V(t) is the integral of w. A
+ * next signal. The waiters keep the blame clock exact: V(t) is the
+ * integral of w, kept by the waits under meta until the object turns
+ * sampled, and from then on in the shards of a slot (signal_waits.h: no
+ * meta inside the waiter's hold of the cond's mutex), which a marked
+ * signal reads. A
  * signal on a sampled object is *marked* with probability 1/N (a
  * per-thread countdown drawn uniformly from 1..2N-1, mean N): it reads V
  * (a clock read and meta, as an exact signal does). The next signal on
@@ -41,9 +44,10 @@
  * accounted signals come at LB_SAMPLED_RATE a second (over
  * LB_SAMPLED_RATE_HOLDS of them).
  *
- * Invariants: mon->signal_sampled is 0 (exact), LB_SIGNAL_SAMPLED, or
- * LB_SIGNAL_MARKED (mon->clock_at_acquire is V at the marked signal); it
- * changes under meta only. A signal that reads LB_SIGNAL_MARKED without
+ * Invariants: mon->signal_sampled is 0 (exact), or LB_SIGNAL_SAMPLED or
+ * LB_SIGNAL_MARKED (mon->clock_at_acquire and the slot's i_mark are the
+ * clocks at the marked signal) with the waits' slot number above
+ * LB_SIGNAL_STATE (0: no slot was free); it changes under meta only. A signal that reads LB_SIGNAL_MARKED without
  * meta re-reads it under meta: if another signal completed the interval
  * first, it is an unmarked signal again (nothing is counted twice). The
  * other way round, a signal that read the state just before another
@@ -63,6 +67,7 @@
 
 #define LB_SIGNAL_SAMPLED 1u
 #define LB_SIGNAL_MARKED 2u
+#define LB_SIGNAL_STATE 3u /* the state bits; the waits' slot number above them */
 
 extern lb_sampled_mode_t lb_signal_mode;
 /* Read LOCKBLAME_COND. */
@@ -82,6 +87,6 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
  * measures at once and draws the first real one). */
 static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v)
 {
-    return self->signal_countdown-- <= 1 || v == LB_SIGNAL_MARKED;
+    return self->signal_countdown-- <= 1 || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED;
 }
 #endif

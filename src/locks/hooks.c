@@ -9,6 +9,7 @@
  * parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "blame/mutex_sampled.h"
 #include "blame/signal_sampled.h"
+#include "blame/signal_waits.h"
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
@@ -43,6 +44,7 @@ static void locks_setup(void)
     if (lb_mon_pool_setup() != 0)
         lb_warn("cannot reserve memory for monitored locks; locks stay unmonitored");
     lb_spin_sampling_setup();
+    lb_hot_shards_setup();
     lb_mutex_sampled_setup();
     lb_signal_sampled_setup();
 }
@@ -52,6 +54,7 @@ static void locks_fork_child(lb_thread_t *self)
     lb_mon_fork_child();
     lb_mutex_fork_child();
     lb_mutex_sampled_fork_child();
+    lb_signal_waits_fork_child();
     if (self)
         lb_spin_counts_fork_child(self);
 }

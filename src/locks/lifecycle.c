@@ -4,6 +4,7 @@
 
 #include "blame/blame_clock.h"
 #include "blame/mutex_sampled.h"
+#include "blame/signal_waits.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
 #include "locks/spin_counts.h"
@@ -56,6 +57,8 @@ void lb_mon_retire_claimed(lb_mon_t *mon)
 {
     if (mon->kind == LB_OBJ_MUTEX)
         lb_mutex_sampled_forget(mon); /* its slot's counts first: fold reads the record */
+    else if (mon->kind == LB_OBJ_COND || mon->kind == LB_OBJ_SEM)
+        lb_signal_waits_forget(mon);
     take_spin_counts(mon);
     fold(mon);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);

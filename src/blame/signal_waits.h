@@ -1,0 +1,104 @@
+/* Waits on hot conds and semaphores, kept in shards instead of under the
+ * object's meta lock (DESIGN rule 3; signal_sampled.h is the estimator
+ * these waits feed).
+ *
+ * Why: a cond wait enters and leaves its wait inside the program's hold of
+ * the cond's mutex (before glibc releases it, after glibc re-takes it).
+ * Under meta, each did a locked exchange on the lb_mon's line and wrote
+ * the object's record, two lines that the signalling thread reads or
+ * writes too: two cross-core misses inside the hold at each end of each
+ * wait. A producer waiting on a full queue's "not full" once per task then
+ * held the queue's mutex long enough that its consumer found it taken and
+ * slept (bench/taskq 1 worker, 500 rounds of work: 1.30x native; with the
+ * waits' meta sections left out 1.03x; docs/PERFORMANCE.md, session 9).
+ *
+ * The rule: the blame clock of a cond or semaphore is V(t) = I(t), the
+ * integral of its waiter count w over time (it is "held" for good, k = 1:
+ * blame_clock.h). I is additive over waiters, so each shard keeps, for
+ * the waits of its threads (thread id & the shard mask):
+ *   n  waits in progress, S  the sum of their start times,
+ *   C  the sum of the completed waits' lengths,
+ * and I(t) = sum over shards of C + n * t - S (uint64 modular arithmetic:
+ * every term but the result may wrap). A waiter changes only its own
+ * shard, under that shard's lock; a measured signal (one in
+ * LB_SIGNAL_SAMPLE_EVERY) reads every shard under its lock, so each
+ * shard's n and S are seen together.
+ *
+ * When: a cond or semaphore gets a slot when it turns sampled (under its
+ * meta, signal_sampled.c); the slot's number is kept in mon->signal_sampled
+ * above the state bits. Waits that began before that stay in V under
+ * meta (lb_wait_t.hot is NULL) and end there; measured intervals add both
+ * clocks. With every slot taken, new hot objects keep the meta path.
+ *
+ * Totals: the accrual moves into the record's accrued_held_ns at each
+ * measured signal and when the slot's counts are drained (the final
+ * write, the object's destroy): up to the last event the slot saw, as the
+ * exact clock advances only at events. The completed waits' count and
+ * time move into the record then too.
+ *
+ * Invariants: slot->mon is set (CAS from NULL) under the object's meta,
+ * cleared by lb_signal_waits_forget once nobody waits (the object is
+ * destroyed); i_mark is written under the object's meta, i_drained and
+ * measured_ns under the slot's drain lock (signal_waits.c), shard fields
+ * under the shard's lock; the order is meta, drain lock, shard lock. The
+ * shards only grow (but n and S): what went into records is kept apart.
+ * Nothing here runs in a signal handler. */
+#ifndef LB_BLAME_SIGNAL_WAITS_H
+#define LB_BLAME_SIGNAL_WAITS_H
+#include <stdint.h>
+
+#include "blame/mon.h"
+#include "blame/object_stats.h"
+#include "blame/sampled_mode.h" /* LB_HOT_SHARDS, lb_hot_shard_mask */
+#include "core/thread.h"
+#include "util/meta_lock.h"
+
+#define LB_SIGNAL_HOT_SLOTS 64
+/* signal_sampled values keep the slot's number above the state bits */
+#define LB_SIGNAL_SLOT_SHIFT 2
+
+typedef struct lb_signal_shard {
+    lb_meta_lock_t lock;
+    uint32_t waiting;      /* n */
+    uint64_t start_sum;    /* S, ns */
+    uint64_t waited_ns;    /* C */
+    uint64_t waits;        /* completed waits */
+    uint64_t last_ns;      /* the latest begin or end */
+} __attribute__((aligned(LB_CACHELINE))) lb_signal_shard_t;
+
+typedef struct lb_signal_hot {
+    lb_mon_t *mon;         /* NULL: free */
+    uint32_t stats;        /* mon's record */
+    uint64_t i_mark;       /* I at the last measured signal */
+    uint64_t i_drained;    /* I already in the record's accrued_held_ns */
+    uint64_t measured_ns;  /* when I was last read */
+    lb_signal_shard_t shard[LB_HOT_SHARDS];
+} __attribute__((aligned(LB_CACHELINE))) lb_signal_hot_t;
+
+/* Under mon's meta, mon turning sampled: a slot for it, or NULL. mon's
+ * record must exist. */
+lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon);
+/* The slot that signal_sampled value v names, or NULL. */
+lb_signal_hot_t *lb_signal_waits_slot(uint32_t v);
+/* The slot number to keep in signal_sampled (see signal_sampled.h). */
+uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
+
+/* self begins / ends a wait on slot's object at start / end. */
+void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start);
+void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start,
+                         uint64_t end);
+
+/* Under the object's meta, a measured signal at now: I(now), and the
+ * accrual since the last one moved into stats (NULL: kept for later). */
+uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats,
+                                  uint64_t now);
+
+/* The final write (and a fork child): the counts of the slot that
+ * belongs to record s into it. */
+void lb_signal_waits_drain(lb_object_stats_t *s);
+/* mon's object is destroyed or re-initialized: its slot's counts into its
+ * record, and the slot freed. */
+void lb_signal_waits_forget(lb_mon_t *mon);
+/* Fork child: nobody waits any more. */
+void lb_signal_waits_fork_child(void);
+#endif
