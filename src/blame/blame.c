@@ -114,22 +114,21 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }
-    lb_note_wait_end(self, wait->kind, mon->stats, stats, wait->start_ns, now);
+    lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now);
     return stats;
 }
 
 /* The same for a wait its hot object's shards count (signal_waits.h): no
- * meta. The wait note reads the record's last-collect time without it: a
- * signal collecting at this moment may be missed by the note, as by a
- * wait that ended a moment earlier. */
+ * meta, and no read of the record, whose line the signallers write. A hot
+ * object has had its first waiter long since (it turned hot after
+ * hundreds of waits), so the caller has no record to name it in (NULL). */
 static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_wait_t *wait,
                                         uint64_t now)
 {
     lb_signal_waits_end(self, wait->hot, wait->start_ns, now);
-    uint32_t index = __atomic_load_n(&mon->stats, __ATOMIC_RELAXED);
-    lb_object_stats_t *stats = lb_object_stats_of_mon(index);
-    lb_note_wait_end(self, wait->kind, index, stats, wait->start_ns, now);
-    return stats;
+    lb_note_wait_end(self, wait->kind, __atomic_load_n(&mon->stats, __ATOMIC_RELAXED),
+                     wait->start_ns, now);
+    return NULL;
 }
 
 uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)

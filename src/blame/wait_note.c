@@ -1,9 +1,10 @@
 /* The wait notes of wait_note.h: written by the blame verbs (blame.c),
  * read by the final write (report/writer/structural_write.c).
  *
- * Invariants: as in wait_note.h. lb_note_wait_end and lb_note_collect run
- * under the object's meta lock, so the object's last-collect note and the
- * waiter's copy of its time are consistent with each other. */
+ * Invariants: as in wait_note.h. lb_note_collect runs under the object's
+ * meta lock; lb_note_wait_end writes only the thread's own note (a hot
+ * object's waits end without meta), and the final write compares the
+ * object's last collect with the wait's times. */
 #include "blame/wait_note_ops.h"
 
 #include "blame/object_stats.h"
@@ -25,17 +26,16 @@ void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint
 }
 
 void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
-                      const lb_object_stats_t *stats, uint64_t start_ns, uint64_t end_ns)
+                      uint64_t start_ns, uint64_t end_ns)
 {
     lb_wait_note_t *n = self->wait_note;
     __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
-    if (!signalled_kind(kind) || !stats)
+    if (!signalled_kind(kind) || !stats_index)
         return;
     n->last_stats = stats_index;
     n->last_kind = (uint32_t)kind;
     n->last_start_ns = start_ns;
     n->last_end_ns = end_ns;
-    n->last_collect_ns = stats->last_collect.at_ns;
 }
 
 void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns)

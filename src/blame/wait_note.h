@@ -30,7 +30,6 @@ typedef struct lb_wait_note {
     uint32_t last_stats;          /* object record index, 0 if none */
     uint32_t last_kind;           /* lb_obj_kind */
     uint64_t last_start_ns, last_end_ns;
-    uint64_t last_collect_ns;     /* the object's last collect when it woke */
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

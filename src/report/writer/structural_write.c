@@ -72,9 +72,12 @@ static bool parked_wait(lb_thread_t *t, uint64_t now, parked_t *out)
         return false;
     uint64_t end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
     uint64_t parked = n->last_end_ns - n->last_start_ns;
-    /* it ended soon after: within a quarter of the time it was parked */
-    bool by_last_signal = n->last_collect_ns != 0 && n->last_collect_ns == s->last_collect.at_ns &&
-                          n->last_collect_ns >= n->last_start_ns;
+    /* the object's last collect came during this wait (no signal after
+     * the thread woke), and it ended soon after: within a quarter of the
+     * time it was parked */
+    uint64_t last_collect = s->last_collect.at_ns;
+    bool by_last_signal = last_collect != 0 && last_collect >= n->last_start_ns &&
+                          last_collect <= n->last_end_ns;
     if (!by_last_signal || end < n->last_end_ns || end - n->last_end_ns > parked / 4)
         return false;
     *out = (parked_t){ t, n->last_stats, n->last_start_ns, n->last_end_ns, false };
