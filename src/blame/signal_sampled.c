@@ -41,6 +41,68 @@ static uint32_t next_countdown(lb_thread_t *self)
     return 1 + x % (2 * LB_SIGNAL_SAMPLE_EVERY - 1);
 }
 
+/* A measured interval's blame: N times what accrued since its mark,
+ * capped by the accrual not yet blamed; counted in stats. */
+static double interval_blame(lb_object_stats_t *stats, double accrued)
+{
+    double blame = accrued * LB_SIGNAL_SAMPLE_EVERY;
+    double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
+    blame = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
+    if (stats)
+        stats->blamed_ns += blame;
+    return blame;
+}
+
+/* Under meta: the step of an object without a slot, its marks in the
+ * lb_mon (clock_at_acquire, the state bits). */
+static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, bool mark,
+                                uint64_t now)
+{
+    lb_object_stats_t *stats = lb_object_stats_of(mon);
+    lb_clock_advance(mon, stats, now);
+    lb_hold_t hold = { .record = stats, .stats = mon->stats };
+    if ((v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED) { /* it ends a measured interval */
+        hold.blame_ns = interval_blame(stats, mon->clock - mon->clock_at_acquire);
+        lb_note_collect(self, stats, now, hold.blame_ns);
+    }
+    mon->clock_at_acquire = mon->clock; /* the next interval begins here */
+    mon->clock_moved = 0;
+    mon->signal_sampled = (v & ~LB_SIGNAL_STATE) | (mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED);
+    return hold;
+}
+
+/* The step of an object with a slot: its marks live in the slot, under
+ * the slot's lock, so that a measured signal writes no line the waits
+ * read. The lb_mon's meta is taken only while waits from before the slot
+ * remain (mon->waiters: none begin any more), to bring their clock V up
+ * to date; after that V stands still and is read as it is. */
+static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot_t *slot,
+                                 bool mark, uint64_t now)
+{
+    lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
+    bool with_meta = __atomic_load_n(&mon->waiters, __ATOMIC_ACQUIRE) != 0;
+    if (with_meta) {
+        lb_meta_lock(&mon->meta);
+        lb_clock_advance(mon, stats, now);
+    }
+    double v_now;
+    __atomic_load(&mon->clock, &v_now, __ATOMIC_RELAXED); /* still, once no wait uses it */
+    lb_meta_lock(&slot->lock);
+    lb_hold_t hold = { .record = stats, .stats = slot->stats };
+    uint64_t i_now = lb_signal_waits_integral(slot, stats, now);
+    if (slot->marked) { /* it ends a measured interval */
+        hold.blame_ns = interval_blame(stats, v_now - slot->v_mark + (double)(i_now - slot->i_mark));
+        lb_note_collect(self, stats, now, hold.blame_ns);
+    }
+    slot->v_mark = v_now;
+    slot->i_mark = i_now;
+    __atomic_store_n(&slot->marked, mark, __ATOMIC_RELAXED);
+    lb_meta_unlock(&slot->lock);
+    if (with_meta)
+        lb_meta_unlock(&mon->meta);
+    return hold;
+}
+
 void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind)
 {
     int saved_errno = errno;
@@ -50,34 +112,16 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
         self->signal_countdown = next_countdown(self);
     uint64_t now = lb_now_ns();
     lb_hold_t hold = { 0 };
-    lb_meta_lock(&mon->meta);
-    uint32_t v = mon->signal_sampled;
-    if (v) { /* (0: the lb_mon was retired and reused meanwhile) */
-        lb_object_stats_t *stats = lb_object_stats_of(mon);
-        lb_clock_advance(mon, stats, now);
-        /* the waits that began once it was sampled: their clock */
-        lb_signal_hot_t *slot = lb_signal_waits_slot(v);
-        uint64_t i_now = slot ? lb_signal_waits_integral(slot, stats, now) : 0;
-        hold = (lb_hold_t){ .record = stats, .stats = mon->stats };
-        if ((v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED) {
-            /* this signal ends a measured interval: it stands for N */
-            double accrued = mon->clock - mon->clock_at_acquire;
-            if (slot)
-                accrued += (double)(i_now - slot->i_mark);
-            double blame = accrued * LB_SIGNAL_SAMPLE_EVERY;
-            double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
-            hold.blame_ns = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
-            if (stats)
-                stats->blamed_ns += hold.blame_ns;
-            lb_note_collect(self, stats, now, hold.blame_ns);
-        }
-        mon->clock_at_acquire = mon->clock; /* the next interval begins here */
-        if (slot)
-            slot->i_mark = i_now;
-        mon->clock_moved = 0;
-        mon->signal_sampled = (v & ~LB_SIGNAL_STATE) | (mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED);
+    lb_signal_hot_t *slot = lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
+    if (slot && __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) == mon) {
+        hold = measure_in_slot(self, mon, slot, mark, now);
+    } else {
+        lb_meta_lock(&mon->meta);
+        uint32_t v = mon->signal_sampled;
+        if (v) /* (0: the lb_mon was retired and reused meanwhile) */
+            hold = measure_in_mon(self, mon, v, mark, now);
+        lb_meta_unlock(&mon->meta);
     }
-    lb_meta_unlock(&mon->meta);
     lb_leave(self);
     lb_deposit(self, &hold, kind, 0);
     errno = saved_errno;

@@ -45,9 +45,12 @@
  * LB_SAMPLED_RATE_HOLDS of them).
  *
  * Invariants: mon->signal_sampled is 0 (exact), or LB_SIGNAL_SAMPLED or
- * LB_SIGNAL_MARKED (mon->clock_at_acquire and the slot's i_mark are the
- * clocks at the marked signal) with the waits' slot number above
- * LB_SIGNAL_STATE (0: no slot was free); it changes under meta only. A signal that reads LB_SIGNAL_MARKED without
+ * LB_SIGNAL_MARKED with the waits' slot number above LB_SIGNAL_STATE (0:
+ * no slot was free); it changes under meta only. Without a slot the mark
+ * is the state bits and mon->clock_at_acquire the clock at it; with one
+ * the state stays LB_SIGNAL_SAMPLED and the mark, with both clocks at it,
+ * lives in the slot under the slot's lock (signal_waits.h), so that a
+ * measured signal writes no line that the waits and other signals read. A signal that reads LB_SIGNAL_MARKED without
  * meta re-reads it under meta: if another signal completed the interval
  * first, it is an unmarked signal again (nothing is counted twice). The
  * other way round, a signal that read the state just before another
@@ -62,6 +65,7 @@
 #include "blame/mon.h"
 #include "blame/object_stats.h"
 #include "blame/sampled_mode.h"
+#include "blame/signal_waits.h"
 #include "common/sampled_limits.h" /* LB_SIGNAL_SAMPLE_EVERY: N */
 #include "core/thread.h"
 
@@ -87,6 +91,9 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
  * measures at once and draws the first real one). */
 static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v)
 {
-    return self->signal_countdown-- <= 1 || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED;
+    if (self->signal_countdown-- <= 1 || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED)
+        return true;
+    lb_signal_hot_t *slot = lb_signal_waits_slot(v); /* a slot keeps the mark itself */
+    return slot && __atomic_load_n(&slot->marked, __ATOMIC_RELAXED);
 }
 #endif

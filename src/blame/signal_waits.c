@@ -2,36 +2,22 @@
  * rule and its invariants. */
 #include "blame/signal_waits.h"
 
-static lb_signal_hot_t slots[LB_SIGNAL_HOT_SLOTS];
-
-/* What has gone into records, per slot (under `lock`, which also guards
- * i_drained and measured_ns): kept apart from the shards, which only grow,
- * so that I stays a plain sum. */
-static struct {
-    lb_meta_lock_t lock;
-    uint64_t waits, waited_ns;
-} drained[LB_SIGNAL_HOT_SLOTS];
+lb_signal_hot_t lb_signal_hot_slots[LB_SIGNAL_HOT_SLOTS];
 
 static inline lb_signal_shard_t *shard_of(lb_signal_hot_t *slot, const lb_thread_t *self)
 {
     return &slot->shard[self->id & lb_hot_shard_mask];
 }
 
-lb_signal_hot_t *lb_signal_waits_slot(uint32_t v)
-{
-    uint32_t n = v >> LB_SIGNAL_SLOT_SHIFT;
-    return n - 1 < LB_SIGNAL_HOT_SLOTS ? &slots[n - 1] : NULL;
-}
-
 uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot)
 {
-    return (uint32_t)(slot - slots + 1) << LB_SIGNAL_SLOT_SHIFT;
+    return (uint32_t)(slot - lb_signal_hot_slots + 1) << LB_SIGNAL_SLOT_SHIFT;
 }
 
 lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon)
 {
     for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
-        lb_signal_hot_t *slot = &slots[i];
+        lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
         lb_mon_t *none = NULL;
         if (__atomic_load_n(&slot->mon, __ATOMIC_RELAXED) ||
             !__atomic_compare_exchange_n(&slot->mon, &none, mon, false, __ATOMIC_ACQ_REL,
@@ -88,7 +74,7 @@ static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, ui
     return c + n * (at ? at : last) - s;
 }
 
-/* Under drained[i].lock: the accrual up to i_now into stats. */
+/* Under slot->lock: the accrual up to i_now into stats. */
 static void accrue(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t i_now)
 {
     if (i_now > slot->i_drained) {
@@ -100,14 +86,11 @@ static void accrue(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t i_n
 uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now)
 {
     uint64_t waits, waited;
-    uint32_t i = (uint32_t)(slot - slots);
-    lb_meta_lock(&drained[i].lock);
     uint64_t i_now = integral(slot, now, &waits, &waited);
     if (now > slot->measured_ns)
         slot->measured_ns = now;
     if (stats)
         accrue(slot, stats, i_now);
-    lb_meta_unlock(&drained[i].lock);
     return i_now;
 }
 
@@ -116,13 +99,12 @@ uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stat
 static void drain_slot(lb_signal_hot_t *slot, lb_object_stats_t *s)
 {
     uint64_t waits, waited;
-    uint32_t i = (uint32_t)(slot - slots);
-    lb_meta_lock(&drained[i].lock);
+    lb_meta_lock(&slot->lock);
     accrue(slot, s, integral(slot, 0, &waits, &waited));
-    uint64_t new_waits = waits - drained[i].waits, new_ns = waited - drained[i].waited_ns;
-    drained[i].waits = waits;
-    drained[i].waited_ns = waited;
-    lb_meta_unlock(&drained[i].lock);
+    uint64_t new_waits = waits - slot->drained_waits, new_ns = waited - slot->drained_ns;
+    slot->drained_waits = waits;
+    slot->drained_ns = waited;
+    lb_meta_unlock(&slot->lock);
     /* each completed wait is one acquisition of a cond or semaphore, as
      * lb_wait_end counts them; sampled_contended counts the waits whose
      * attribution was sampled (the final write takes it) */
@@ -136,7 +118,7 @@ void lb_signal_waits_drain(lb_object_stats_t *s)
 {
     uint32_t index = (uint32_t)(s - lb_object_stats_records);
     for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
-        lb_signal_hot_t *slot = &slots[i];
+        lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
         if (__atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) && slot->stats == index)
             drain_slot(slot, s);
     }
@@ -152,20 +134,20 @@ void lb_signal_waits_forget(lb_mon_t *mon)
         drain_slot(slot, s);
     /* nobody waits on a destroyed object: the baselines now equal the
      * shards, so the next object to take the slot starts from 0 */
-    uint32_t i = (uint32_t)(slot - slots);
-    lb_meta_lock(&drained[i].lock);
+    lb_meta_lock(&slot->lock);
     uint64_t waits, waited;
     slot->i_drained = slot->i_mark = integral(slot, 0, &waits, &waited);
-    drained[i].waits = waits;
-    drained[i].waited_ns = waited;
-    lb_meta_unlock(&drained[i].lock);
+    slot->drained_waits = waits;
+    slot->drained_ns = waited;
+    slot->marked = 0;
+    lb_meta_unlock(&slot->lock);
     __atomic_store_n(&slot->mon, NULL, __ATOMIC_RELEASE);
 }
 
 void lb_signal_waits_fork_child(void)
 {
     for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
-        lb_signal_hot_t *slot = &slots[i];
+        lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
         uint64_t waits = 0, waited = 0;
         for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
             lb_signal_shard_t *shard = &slot->shard[k];
@@ -177,9 +159,10 @@ void lb_signal_waits_fork_child(void)
         }
         /* the parent's waits are forgotten (fork_forget.c): no accrual or
          * count left to drain */
-        drained[i].lock = (lb_meta_lock_t)LB_META_LOCK_INIT;
-        drained[i].waits = waits;
-        drained[i].waited_ns = waited;
+        slot->lock = (lb_meta_lock_t)LB_META_LOCK_INIT;
+        slot->drained_waits = waits;
+        slot->drained_ns = waited;
         slot->i_drained = slot->i_mark = waited;
+        slot->marked = 0;
     }
 }

@@ -38,10 +38,11 @@
  *
  * Invariants: slot->mon is set (CAS from NULL) under the object's meta,
  * cleared by lb_signal_waits_forget once nobody waits (the object is
- * destroyed); i_mark is written under the object's meta, i_drained and
- * measured_ns under the slot's drain lock (signal_waits.c), shard fields
- * under the shard's lock; the order is meta, drain lock, shard lock. The
- * shards only grow (but n and S): what went into records is kept apart.
+ * destroyed); the header's fields below `lock` under it, shard fields
+ * under the shard's lock; the order is the object's meta (a measured
+ * signal takes it only while waits from before the slot remain), the
+ * slot's lock, a shard's lock. The shards only grow (but n and S): what
+ * went into records is kept apart, in the header.
  * Nothing here runs in a signal handler. */
 #ifndef LB_BLAME_SIGNAL_WAITS_H
 #define LB_BLAME_SIGNAL_WAITS_H
@@ -66,20 +67,32 @@ typedef struct lb_signal_shard {
     uint64_t last_ns;      /* the latest begin or end */
 } __attribute__((aligned(LB_CACHELINE))) lb_signal_shard_t;
 
+/* The header: read by the object's signals, written by its measured
+ * signals (signal_sampled.c) under `lock`; the waits read none of it. */
 typedef struct lb_signal_hot {
     lb_mon_t *mon;         /* NULL: free */
     uint32_t stats;        /* mon's record */
-    uint64_t i_mark;       /* I at the last measured signal */
+    lb_meta_lock_t lock;   /* the fields below */
+    uint32_t marked;       /* a measured interval is open (signal_sampled.h) */
+    double v_mark;         /* the meta clock V at its mark */
+    uint64_t i_mark;       /* I at its mark */
     uint64_t i_drained;    /* I already in the record's accrued_held_ns */
     uint64_t measured_ns;  /* when I was last read */
+    uint64_t drained_waits, drained_ns; /* completed waits already in the record */
     lb_signal_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_signal_hot_t;
+
+extern lb_signal_hot_t lb_signal_hot_slots[LB_SIGNAL_HOT_SLOTS];
 
 /* Under mon's meta, mon turning sampled: a slot for it, or NULL. mon's
  * record must exist. */
 lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon);
 /* The slot that signal_sampled value v names, or NULL. */
-lb_signal_hot_t *lb_signal_waits_slot(uint32_t v);
+static inline lb_signal_hot_t *lb_signal_waits_slot(uint32_t v)
+{
+    uint32_t n = v >> LB_SIGNAL_SLOT_SHIFT;
+    return n - 1 < LB_SIGNAL_HOT_SLOTS ? &lb_signal_hot_slots[n - 1] : NULL;
+}
 /* The slot number to keep in signal_sampled (see signal_sampled.h). */
 uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
 
@@ -88,8 +101,8 @@ void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t st
 void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start,
                          uint64_t end);
 
-/* Under the object's meta, a measured signal at now: I(now), and the
- * accrual since the last one moved into stats (NULL: kept for later). */
+/* A measured signal at now, holding slot->lock: I(now), and the accrual
+ * since the last one moved into stats. */
 uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats,
                                   uint64_t now);
 
