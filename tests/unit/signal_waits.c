@@ -1,0 +1,122 @@
+/* Unit tests for the sharded waits of hot conds and semaphores
+ * (src/blame/signal_waits.c).
+ *
+ * Waits are driven with explicit timestamps from two threads whose ids
+ * fall in different shards, so every expected figure is the integral of
+ * the waiter count, computed here by hand: I(t) is the sum over waits of
+ * their time up to t. Times sit near 2^62 ns so that n * t - S wraps in
+ * uint64 arithmetic, as it may with real clocks. */
+#include "check.h"
+
+#include "blame/object_stats.h"
+#include "blame/signal_sampled.h"
+#include "blame/signal_waits.h"
+
+#define T0 (UINT64_C(1) << 62)
+
+static lb_thread_t thread_a = { .id = 0 }, thread_b = { .id = 1 };
+
+/* An lb_mon for a cond with a record. */
+static void cond_mon(lb_mon_t *mon, uintptr_t addr)
+{
+    memset(mon, 0, sizeof *mon);
+    mon->kind = LB_OBJ_COND;
+    mon->addr = (const void *)addr;
+    mon->stats = lb_object_stats_new(addr, LB_OBJ_COND);
+    ASSERT_NE(mon->stats, 0);
+}
+
+/* mon turns sampled and gets a slot, as signal_sampled.c does. */
+static lb_signal_hot_t *take(lb_mon_t *mon)
+{
+    lb_signal_hot_t *slot = lb_signal_waits_take(mon);
+    mon->signal_sampled = LB_SIGNAL_SAMPLED | (slot ? lb_signal_waits_number(slot) : 0);
+    return slot;
+}
+
+/* A measured signal at t: I(t), its accrual moved into the record. */
+static uint64_t measure(lb_signal_hot_t *slot, lb_mon_t *mon, uint64_t t)
+{
+    lb_meta_lock(&slot->lock);
+    uint64_t i = lb_signal_waits_integral(slot, lb_object_stats_at(mon->stats), t);
+    lb_meta_unlock(&slot->lock);
+    return i;
+}
+
+static void test_integral_is_the_waits_time(void)
+{
+    lb_hot_shard_mask = 1; /* two shards: thread_a's and thread_b's */
+    lb_mon_t mon;
+    cond_mon(&mon, 0x1000);
+    lb_signal_hot_t *slot = take(&mon);
+    ASSERT_NOT_NULL(slot);
+    ASSERT_PTR_EQ(lb_signal_waits_slot(lb_signal_waits_number(slot) | 1), slot);
+
+    uint64_t base = measure(slot, &mon, T0); /* nobody has waited: I is constant */
+    lb_signal_waits_begin(&thread_a, slot, T0 + 100);
+    lb_signal_waits_begin(&thread_b, slot, T0 + 200);
+    /* at T0+300: a has waited 200, b 100 */
+    ASSERT_UEQ(measure(slot, &mon, T0 + 300) - base, 300);
+    lb_signal_waits_end(&thread_a, slot, T0 + 100, T0 + 400);
+    /* at T0+500: a 300 (done), b 300 */
+    ASSERT_UEQ(measure(slot, &mon, T0 + 500) - base, 600);
+    lb_signal_waits_end(&thread_b, slot, T0 + 200, T0 + 600);
+    ASSERT_UEQ(measure(slot, &mon, T0 + 900) - base, 700); /* nobody waits: constant */
+
+    const lb_object_stats_t *s = lb_object_stats_at(mon.stats);
+    ASSERT_NEAR(s->accrued_held_ns, 700.0, 1e-9);
+    ASSERT_EQ(s->contended, 0); /* completed waits reach the record when drained */
+
+    lb_signal_waits_forget(&mon);
+    ASSERT_EQ(s->contended, 2);
+    ASSERT_EQ(s->acquisitions, 2);
+    ASSERT_EQ(s->wait_ns, 700);
+    ASSERT_EQ(s->sampled_contended, 2);
+    ASSERT_NEAR(s->accrued_held_ns, 700.0, 1e-9); /* nothing counted twice */
+    ASSERT_NULL(slot->mon);
+}
+
+/* A slot freed by a destroy starts the next object from zero, though its
+ * shards keep growing. */
+static void test_reused_slot_starts_from_zero(void)
+{
+    lb_hot_shard_mask = 1;
+    lb_mon_t first, second;
+    cond_mon(&first, 0x2000);
+    lb_signal_hot_t *slot = take(&first);
+    ASSERT_NOT_NULL(slot);
+    lb_signal_waits_begin(&thread_a, slot, T0 + 10);
+    lb_signal_waits_end(&thread_a, slot, T0 + 10, T0 + 60);
+    lb_signal_waits_forget(&first);
+    ASSERT_EQ(lb_object_stats_at(first.stats)->wait_ns, 50);
+
+    cond_mon(&second, 0x3000);
+    ASSERT_PTR_EQ(take(&second), slot);
+    lb_signal_waits_begin(&thread_b, slot, T0 + 1000);
+    lb_signal_waits_end(&thread_b, slot, T0 + 1000, T0 + 1025);
+    lb_object_stats_t *s = lb_object_stats_at(second.stats);
+    lb_signal_waits_drain(s); /* the final write's path */
+    ASSERT_EQ(s->contended, 1);
+    ASSERT_EQ(s->wait_ns, 25);
+    ASSERT_NEAR(s->accrued_held_ns, 25.0, 1e-9);
+    lb_signal_waits_drain(s); /* a second drain adds nothing */
+    ASSERT_EQ(s->contended, 1);
+    ASSERT_NEAR(s->accrued_held_ns, 25.0, 1e-9);
+    lb_signal_waits_forget(&second);
+}
+
+/* Every slot taken: the next hot object keeps the meta path (NULL). */
+static void test_slots_run_out(void)
+{
+    static lb_mon_t mons[LB_SIGNAL_HOT_SLOTS + 1];
+    int taken = 0;
+    for (int i = 0; i <= LB_SIGNAL_HOT_SLOTS; i++) {
+        cond_mon(&mons[i], 0x10000 + (uintptr_t)i * 64);
+        taken += take(&mons[i]) != NULL;
+    }
+    ASSERT_EQ(taken, LB_SIGNAL_HOT_SLOTS);
+    lb_signal_waits_forget(&mons[0]);
+    ASSERT_NOT_NULL(take(&mons[LB_SIGNAL_HOT_SLOTS]));
+}
+
+CHECK_MAIN(test_integral_is_the_waits_time, test_reused_slot_starts_from_zero, test_slots_run_out)
