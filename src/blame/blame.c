@@ -66,7 +66,7 @@ void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t
  * has one (signal_waits.h); NULL: the meta path. */
 static inline struct lb_signal_hot *signal_hot_of(const lb_mon_t *mon, lb_obj_kind kind)
 {
-    if (kind != LB_OBJ_COND && kind != LB_OBJ_SEM) /* (the field is a union) */
+    if (!lb_obj_kind_is_signalled(kind)) /* (the field is a union) */
         return NULL;
     return lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
 }
@@ -106,8 +106,7 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
         stats->wait_ns += waited;
         if (holds) {
             stats->contended++;
-        } else if (wait->kind == LB_OBJ_COND || wait->kind == LB_OBJ_SEM ||
-                   wait->kind == LB_OBJ_BARRIER) {
+        } else if (lb_obj_kind_is_signalled(wait->kind) || wait->kind == LB_OBJ_BARRIER) {
             stats->contended++;    /* a completed wait is this kind's acquisition */
             stats->acquisitions++;
             if (mon->signal_sampled) /* its blame is estimated (signal_sampled.h) */
@@ -258,7 +257,7 @@ static inline void deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind
     node->m.blamed_count++;
     if (hold->stats) {
         lb_object_blame_add(self->object_blame, hold->stats, node_id, hold->blame_ns);
-        if (kind == LB_OBJ_COND || kind == LB_OBJ_SEM)
+        if (lb_obj_kind_is_signalled(kind))
             lb_note_deposit(self, hold->record, node_id);
     }
     lb_leave(self);

@@ -74,7 +74,7 @@ uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
 {
     if (s->kind == LB_OBJ_MUTEX)
         lb_mutex_sampled_drain(s);
-    else if (s->kind == LB_OBJ_COND || s->kind == LB_OBJ_SEM)
+    else if (lb_obj_kind_is_signalled(s->kind))
         lb_signal_waits_drain(s);
     uint64_t waits = __atomic_exchange_n(&s->sampled_contended, 0, __ATOMIC_ACQ_REL);
     uint64_t wait_ns = __atomic_exchange_n(&s->sampled_wait_ns, 0, __ATOMIC_ACQ_REL);
@@ -86,7 +86,7 @@ uint64_t lb_object_stats_fold_sampled(lb_object_stats_t *s)
         handoff_ns = wait_ns > held_ns ? wait_ns - held_ns : 0;
     /* A sampled cond's or semaphore's waits are timed and counted already;
      * only their attribution was sampled (signal_sampled.h). */
-    if (s->kind != LB_OBJ_COND && s->kind != LB_OBJ_SEM)
+    if (!lb_obj_kind_is_signalled(s->kind))
         s->contended += waits;
     s->wait_ns += wait_ns;
     s->accrued_held_ns += (double)held_ns;

@@ -12,11 +12,6 @@
 #include "core/thread.h"
 #include "blame/mon.h"
 
-static bool signalled_kind(uint32_t kind)
-{
-    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
-}
-
 void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns)
 {
     lb_wait_note_t *n = self->wait_note;
@@ -30,7 +25,7 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
 {
     lb_wait_note_t *n = self->wait_note;
     __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
-    if (!signalled_kind(kind) || !stats_index)
+    if (!lb_obj_kind_is_signalled(kind) || !stats_index)
         return;
     n->last_stats = stats_index;
     n->last_kind = (uint32_t)kind;
@@ -40,7 +35,7 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
 
 void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns)
 {
-    if (!stats || !signalled_kind(stats->kind))
+    if (!stats || !lb_obj_kind_is_signalled(stats->kind))
         return;
     stats->last_collect = (lb_collect_note_t){ .at_ns = now, .blame_ns = blame_ns,
                                                .thread = self->id, .node = 0 };
@@ -48,7 +43,7 @@ void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, 
 
 void lb_note_deposit(lb_thread_t *self, lb_object_stats_t *stats, uint32_t node)
 {
-    if (stats && signalled_kind(stats->kind) && stats->last_collect.thread == self->id &&
+    if (stats && lb_obj_kind_is_signalled(stats->kind) && stats->last_collect.thread == self->id &&
         stats->last_collect.node == 0)
         stats->last_collect.node = node;
 }

@@ -4,6 +4,7 @@
  * schema change (see common/schema.h). Depends on nothing. */
 #ifndef LB_COMMON_KINDS_H
 #define LB_COMMON_KINDS_H
+#include <stdbool.h>
 
 typedef enum lb_obj_kind {
     LB_OBJ_MUTEX,
@@ -15,6 +16,14 @@ typedef enum lb_obj_kind {
     LB_OBJ_JOIN,
     LB_OBJ_KINDS
 } lb_obj_kind;
+
+/* Conds and semaphores: the kinds whose waits end by a signal or post,
+ * which the idleness accrued since the previous one is blamed on (DESIGN
+ * rule 3), rather than by a release. */
+static inline bool lb_obj_kind_is_signalled(unsigned kind)
+{
+    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
+}
 
 /* "mutex", "spin", ... indexed by lb_obj_kind. */
 extern const char *const lb_obj_kind_names[LB_OBJ_KINDS];

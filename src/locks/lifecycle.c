@@ -57,7 +57,7 @@ void lb_mon_retire_claimed(lb_mon_t *mon)
 {
     if (mon->kind == LB_OBJ_MUTEX)
         lb_mutex_sampled_forget(mon); /* its slot's counts first: fold reads the record */
-    else if (mon->kind == LB_OBJ_COND || mon->kind == LB_OBJ_SEM)
+    else if (lb_obj_kind_is_signalled(mon->kind))
         lb_signal_waits_forget(mon);
     take_spin_counts(mon);
     fold(mon);

@@ -44,7 +44,7 @@ bool lb_accounting_of(const struct lb_profile *p, struct lb_accounting *a)
 		if (o->sampled_waits <= 0)
 			continue;
 		int32_t proc = o->proc >= 0 ? o->proc : 0;
-		bool signalled = o->kind == LB_OBJ_COND || o->kind == LB_OBJ_SEM;
+		bool signalled = lb_obj_kind_is_signalled(o->kind);
 		if (!signalled)
 			ev[proc].waits -= o->sampled_waits; /* nothing of theirs is timed */
 		if (!p->procs[proc].selected)

@@ -51,11 +51,6 @@ typedef struct parked {
     bool open;
 } parked_t;
 
-static bool signalled_kind(uint32_t kind)
-{
-    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
-}
-
 /* The thread's parked wait, if it has one (see the header). */
 static bool parked_wait(lb_thread_t *t, uint64_t now, parked_t *out)
 {
@@ -63,12 +58,12 @@ static bool parked_wait(lb_thread_t *t, uint64_t now, parked_t *out)
     if (!n)
         return false;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
-    if (open && n->open_mon && signalled_kind(n->open_kind) && open < now) {
+    if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
         *out = (parked_t){ t, n->open_mon->stats, open, now, true };
         return out->stats != 0;
     }
     const lb_object_stats_t *s = lb_object_stats_at(n->last_stats);
-    if (!s || !signalled_kind(n->last_kind) || n->last_end_ns <= n->last_start_ns)
+    if (!s || !lb_obj_kind_is_signalled(n->last_kind) || n->last_end_ns <= n->last_start_ns)
         return false;
     uint64_t end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
     uint64_t parked = n->last_end_ns - n->last_start_ns;
