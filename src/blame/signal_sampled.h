@@ -17,8 +17,8 @@
  * meta inside the waiter's hold of the cond's mutex), which a marked
  * signal reads. A
  * signal on a sampled object is *marked* with probability 1/N (a
- * per-thread countdown drawn uniformly from 1..2N-1, mean N): it reads V
- * (a clock read and meta, as an exact signal does). The next signal on
+ * per-thread countdown drawn uniformly from 1..2N-1, mean N): it reads the
+ * clocks (a clock read, and meta or the slot's lock). The next signal on
  * the object, by any thread, reads V again and is blamed N times the
  * idleness accrued in between: its own interval, scaled by the inverse of
  * the probability that the interval was measured. Every interval is
@@ -50,9 +50,11 @@
  * is the state bits and mon->clock_at_acquire the clock at it; with one
  * the state stays LB_SIGNAL_SAMPLED and the mark, with both clocks at it,
  * lives in the slot under the slot's lock (signal_waits.h), so that a
- * measured signal writes no line that the waits and other signals read. A signal that reads LB_SIGNAL_MARKED without
- * meta re-reads it under meta: if another signal completed the interval
- * first, it is an unmarked signal again (nothing is counted twice). The
+ * measured signal writes no line that the waits and other signals read.
+ * A signal that reads LB_SIGNAL_MARKED without meta re-reads it under
+ * meta (a slot's mark, under the slot's lock): if another signal
+ * completed the interval first, it is an unmarked signal again (nothing
+ * is counted twice). The
  * other way round, a signal that read the state just before another
  * thread marked it does not end the new interval, so with several
  * signallers at once a measured interval can now and then span two

@@ -7,10 +7,11 @@
  * Under meta, each did a locked exchange on the lb_mon's line and wrote
  * the object's record, two lines that the signalling thread reads or
  * writes too: two cross-core misses inside the hold at each end of each
- * wait. A producer waiting on a full queue's "not full" once per task then
- * held the queue's mutex long enough that its consumer found it taken and
- * slept (bench/taskq 1 worker, 500 rounds of work: 1.30x native; with the
- * waits' meta sections left out 1.03x; docs/PERFORMANCE.md, session 9).
+ * wait. A producer waiting on a full queue's "not full" for most pushes
+ * then held the queue's mutex long enough that its consumer found it taken
+ * and slept (bench/taskq 1 worker, 500 rounds of work: 1.32-1.35x native;
+ * 1.21x with these shards and wait ends that read no record;
+ * docs/PERFORMANCE.md, session 9).
  *
  * The rule: the blame clock of a cond or semaphore is V(t) = I(t), the
  * integral of its waiter count w over time (it is "held" for good, k = 1:
