@@ -11,7 +11,15 @@
  * waiting (it is inside the wait interval).
  *
  * Cancellation: a waiter cancelled inside the real call leaves through the
- * cleanup handler, which ends its wait so `waiters` stays exact. */
+ * cleanup handler, which ends its wait so `waiters` stays exact. The
+ * handler is pushed with glibc's exported _pthread_cleanup_push (the
+ * buffer on our stack, linked into the thread's list: two stores), which
+ * glibc's own pthread_cond_wait uses for its handler. The cancellation's
+ * unwind runs such handlers as it leaves the frames that hold them, after
+ * glibc's (deeper, so first). pthread_cleanup_push, compiled without
+ * -fexceptions, would instead take a sigsetjmp and two calls into glibc
+ * on every wait: ~60 instructions inside the caller's hold of the mutex
+ * (with -fexceptions, the library would need libgcc_s at every start). */
 #include "locks/cond_ops.h"
 
 #include <errno.h>
@@ -23,6 +31,13 @@
 #include "locks/mutex_ops.h"
 #include "locks/objmap.h"
 #include "util/timeout.h"
+
+/* glibc's exported, undeclared cleanup-list calls (libc since 2.34,
+ * libpthread before): push links buffer to the calling thread's list,
+ * pop unlinks it and runs its routine if execute. */
+extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer, void (*routine)(void *),
+                                  void *arg);
+extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buffer, int execute);
 
 typedef struct cond_wait_ctx {
     lb_thread_t *self;
@@ -60,14 +75,15 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
-    pthread_cleanup_push(cond_wait_finished, &ctx);
+    struct _pthread_cleanup_buffer cleanup;
+    _pthread_cleanup_push(&cleanup, cond_wait_finished, &ctx);
     if (clock == LB_WAIT_FOREVER)
         rc = lb_real.cond_wait(c, m);
     else if (clock == LB_WAIT_REALTIME)
         rc = lb_real.cond_timedwait(c, m, abstime);
     else
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
-    pthread_cleanup_pop(1);
+    _pthread_cleanup_pop(&cleanup, 1);
     return rc;
 }
 
@@ -150,10 +166,10 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     errno = saved_errno;
     cond_wait_ctx_t ctx = { .self = self };
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
-    int rc;
-    pthread_cleanup_push(sem_wait_finished, &ctx);
-    rc = real_sem_wait(s, clock, abstime);
-    pthread_cleanup_pop(1);
+    struct _pthread_cleanup_buffer cleanup;
+    _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
+    int rc = real_sem_wait(s, clock, abstime);
+    _pthread_cleanup_pop(&cleanup, 1);
     return rc;
 }
 

@@ -82,6 +82,15 @@ waited=$(rows "$tmp/cancel.db" "SELECT printf('%.6f', SUM(wait_s)) FROM sync_obj
 echo "  blame on the signal/post after the cancelled waits: $blame s; the cancelled waiters waited $waited s"
 awk -v b="$blame" -v w="$waited" 'BEGIN { d = b - w; if (d < 0) d = -d; exit !(w > 0.3 && d < 0.05) }' \
     || bad "cancelled waiters left wait state behind (blame $blame s vs waited $waited s)"
+# Two cond and two sem waiters start together and are cancelled together:
+# each kind waited about as long. A kind whose cancelled waits stayed open
+# (no cleanup handler run) waits on until its signal or post, 300 ms later,
+# and on top of that blame and waiting would agree.
+cw=$(rows "$tmp/cancel.db" "SELECT printf('%.6f', SUM(wait_s)) FROM sync_object WHERE object = 'cond'")
+sw=$(rows "$tmp/cancel.db" "SELECT printf('%.6f', SUM(wait_s)) FROM sync_object WHERE object = 'sem'")
+echo "  cond waiters waited $cw s, sem waiters $sw s"
+awk -v c="$cw" -v s="$sw" 'BEGIN { d = c - s; if (d < 0) d = -d; exit !(c > 0.1 && s > 0.1 && d < 0.2) }' \
+    || bad "cancelled cond or sem waits stayed open (cond $cw s, sem $sw s)"
 
 echo "== SIGABRT (abort) writes the profile, best effort"
 rc=0; LOCKBLAME_OUTPUT=$tmp/abort.db LD_PRELOAD=$LOCKBLAME_LIB "$W" abort >/dev/null 2>&1 || rc=$?
