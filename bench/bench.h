@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static inline long long bench_now_ns(void)
@@ -29,5 +30,18 @@ static inline long bench_status_kb(const char *field)
         }
     fclose(f);
     return kb;
+}
+
+/* Prints "sleeps_per_kacq X": the process's voluntary context switches
+ * (a thread blocking: a futex wait, a join, a sleep; not a sched_yield)
+ * per 1000 of the program's acquisitions. Under contention most are lock
+ * and condition waits: a profiler that lengthens holds or delays a
+ * waiter's first atomic can make threads block more often, and on a
+ * large or virtual machine each block and wake costs microseconds. */
+static inline void bench_print_sleeps(double acquisitions)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0 && acquisitions > 0)
+        printf("sleeps_per_kacq %.3f\n", 1000.0 * (double)ru.ru_nvcsw / acquisitions);
 }
 #endif

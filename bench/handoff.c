@@ -7,7 +7,9 @@
  *                                "handoff_rate H": the fraction of successive
  *                                acquisitions made by a different thread than
  *                                the previous one (counted inside the lock),
- *                                "handoffs_per_s": those acquisitions a second */
+ *                                "handoffs_per_s": those acquisitions a second,
+ *                                "sleeps_per_kacq": threads blocking per 1000
+ *                                acquisitions (bench.h) */
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -78,5 +80,6 @@ int main(int argc, char **argv)
     printf("elapsed_s %.6f\n", s);
     printf("handoff_rate %.4f\n", counter ? (double)switches / (double)counter : 0);
     printf("handoffs_per_s %.0f\n", (double)switches / s);
+    bench_print_sleeps((double)counter);
     return 0;
 }

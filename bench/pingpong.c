@@ -8,7 +8,8 @@
  * acquisitions, at a system call each. docs/PERFORMANCE.md, session 8.
  *
  *   pingpong N   -> "elapsed_s S", "ops_per_s X", "handoff_rate H" (hand-offs
- *                   per acquisition), "handoffs_per_s R"
+ *                   per acquisition), "handoffs_per_s R",
+ *                   "sleeps_per_kacq Z" (bench.h)
  *
  * Time runs from the first pthread_create to the last join. */
 #include <pthread.h>
@@ -59,5 +60,6 @@ int main(int argc, char **argv)
     printf("ops_per_s %.0f\n", (double)acquisitions / s);
     printf("handoff_rate %.4f\n", (double)handoffs / (double)acquisitions);
     printf("handoffs_per_s %.0f\n", (double)handoffs / s);
+    bench_print_sleeps((double)acquisitions);
     return 0;
 }

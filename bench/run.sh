@@ -157,16 +157,21 @@ dropped_note() {
 # lockblame at default settings; the change is relative (target <=20%).
 # The notes add hand-offs a second: where throughput falls and hand-offs
 # a second stay, the rate per acquisition rises without the lock passing
-# between threads any more often.
+# between threads any more often. And how often threads blocked (voluntary
+# context switches per 1000 acquisitions, bench.h): a profiler that makes
+# waiters sleep more often pays a wake-up each time, which on a large or
+# virtual machine costs more than its own work.
 handoff_rate_row() {
     local a b pa pb v=${3:-lb}
     a=$(collect "$2" native handoff_rate)
     b=$(collect "$2" "$v" handoff_rate)
     pa=$(collect "$2" native handoffs_per_s)
     pb=$(collect "$2" "$v" handoffs_per_s)
+    sa=$(collect "$2" native sleeps_per_kacq)
+    sb=$(collect "$2" "$v" sleeps_per_kacq)
     row "$1 hand-off rate (successive acquisitions by another thread)" "$(fmt %.4f "$a")" "$(fmt %.4f "$b")" \
         "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')" \
-        "issue 9 target: change <=20%; medians of the rounds; hand-offs a second $(fmt %.0f "$pa") native, $(fmt %.0f "$pb") lockblame ($(calc '%+.0f%%' "$pa" "$pb" '(a > 0 ? (b / a - 1) * 100 : 0)'))"
+        "issue 9 target: change <=20%; medians of the rounds; hand-offs a second $(fmt %.0f "$pa") native, $(fmt %.0f "$pb") lockblame ($(calc '%+.0f%%' "$pa" "$pb" '(a > 0 ? (b / a - 1) * 100 : 0)')); threads blocking per 1000 acquisitions $(fmt %.2f "$sa") native, $(fmt %.2f "$sb") lockblame"
 }
 
 # interleave NAME "TAG=VARIANT ..." PROG ARGS...: REPS rounds, each running

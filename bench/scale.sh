@@ -125,11 +125,13 @@ prog_rows() {
         taskq)
             rounds taskq$n "$B/taskq" "$n" "$TQ_TASKS"
             row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
-            row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+            row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
+            row "" "sleeps / 1000 acq" taskq$n sleeps_per_kacq '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
         handoff)
             rounds handoff$n "$B/handoff" "$n" "$HANDOFF_S"
             row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
-            row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+            row "" "hand-off rate" handoff$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
+            row "" "sleeps / 1000 acq" handoff$n sleeps_per_kacq '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
         lockmix)
             rounds lockmix$n "$B/lockmix" "$n" "$MIX_OPS" 64 150
             row "lockmix $n" "wall s" lockmix$n elapsed_s '%+.1f%%' '(b / a - 1) * 100' ;;
@@ -137,7 +139,8 @@ prog_rows() {
             [ "$n" = "${THREADS[0]}" ] || return 0
             rounds pingpong "$B/pingpong" "$PINGPONG_N"
             row "pingpong 2" "wall s (lower is better)" pingpong elapsed_s '%.2fx' 'b / a'
-            row "" "hand-off rate" pingpong handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+            row "" "hand-off rate" pingpong handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
+            row "" "sleeps / 1000 acq" pingpong sleeps_per_kacq '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
         *) echo "scale: unknown program $prog" >&2 ;;
     esac
 }

@@ -12,7 +12,9 @@
  *        queue lock (as the program sees them: one per critical section)
  *        made by a different thread than the previous one,
  *        "handoffs_per_s": those acquisitions a second,
- *        "checksum S" (independent of scheduling)
+ *        "checksum S" (independent of scheduling),
+ *        "sleeps_per_kacq Z": threads blocking per 1000 critical sections
+ *        (bench.h)
  *
  * Time runs from the first pthread_create to the last join. Built -O2 like
  * a user's program (bench.mak). */
@@ -132,5 +134,6 @@ int main(int argc, char **argv)
     printf("handoff_rate %.4f\n", q.acquisitions ? (double)q.handoffs / (double)q.acquisitions : 0);
     printf("handoffs_per_s %.0f\n", (double)q.handoffs / s);
     printf("checksum %llu\n", (unsigned long long)checksum);
+    bench_print_sleeps((double)q.acquisitions);
     return 0;
 }
