@@ -29,23 +29,38 @@ void lb_signal_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64
                      __ATOMIC_RELEASE);
 }
 
-/* The thread's next countdown: uniform on 1..2N-1 (mean N), from its own
- * xorshift generator (seeded from its tid, never 0). */
-static uint32_t next_countdown(lb_thread_t *self)
+/* log2 of the N of the thread's countdown (the one that may just have
+ * ended): the weight of a mark it makes. */
+static uint32_t current_log2(const lb_thread_t *self)
 {
+    return self->signal_every_log2 ? self->signal_every_log2 : LB_SIGNAL_SAMPLE_EVERY_LOG2;
+}
+
+/* The thread's next countdown at now: uniform on 1..2N-1 (mean N, from
+ * the rate of the one that ended, signal_sampled.h), from its own
+ * xorshift generator (seeded from its tid, never 0). */
+static uint32_t next_countdown(lb_thread_t *self, uint64_t now)
+{
+    uint32_t lg = self->signal_drawn_ns
+                      ? lb_signal_every_log2(self->signal_drawn, now - self->signal_drawn_ns)
+                      : LB_SIGNAL_SAMPLE_EVERY_LOG2;
     uint32_t x = self->signal_rng ? self->signal_rng : (uint32_t)self->tid * 2654435761u | 1;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
     self->signal_rng = x;
-    return 1 + x % (2 * LB_SIGNAL_SAMPLE_EVERY - 1);
+    uint32_t countdown = 1 + x % ((2u << lg) - 1);
+    self->signal_every_log2 = lg;
+    self->signal_drawn = countdown;
+    self->signal_drawn_ns = now;
+    return countdown;
 }
 
-/* A measured interval's blame: N times what accrued since its mark,
- * capped by the accrual not yet blamed; counted in stats. */
-static double interval_blame(lb_object_stats_t *stats, double accrued)
+/* A measured interval's blame: 2^log2 (its mark's N) times what accrued
+ * since its mark, capped by the accrual not yet blamed; counted in stats. */
+static double interval_blame(lb_object_stats_t *stats, double accrued, uint32_t log2)
 {
-    double blame = accrued * LB_SIGNAL_SAMPLE_EVERY;
+    double blame = accrued * (double)(1u << log2);
     double unblamed = stats ? stats->accrued_held_ns - stats->blamed_ns : blame;
     blame = blame < unblamed ? blame : (unblamed > 0 ? unblamed : 0);
     if (stats)
@@ -54,20 +69,24 @@ static double interval_blame(lb_object_stats_t *stats, double accrued)
 }
 
 /* Under meta: the step of an object without a slot, its marks in the
- * lb_mon (clock_at_acquire, the state bits). */
-static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, bool mark,
+ * lb_mon (clock_at_acquire, the state and mark bits). mark_log2: 0, or
+ * this signal marks, standing for 2^mark_log2 intervals. */
+static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, uint32_t mark_log2,
                                 uint64_t now)
 {
     lb_object_stats_t *stats = lb_object_stats_of(mon);
     lb_clock_advance(mon, stats, now);
     lb_hold_t hold = { .record = stats, .stats = mon->stats };
     if ((v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED) { /* it ends a measured interval */
-        hold.blame_ns = interval_blame(stats, mon->clock - mon->clock_at_acquire);
+        hold.blame_ns = interval_blame(stats, mon->clock - mon->clock_at_acquire,
+                                       (v & LB_SIGNAL_MARK_LOG2_MASK) >> LB_SIGNAL_MARK_LOG2_SHIFT);
         lb_note_collect(self, stats, now, hold.blame_ns);
     }
     mon->clock_at_acquire = mon->clock; /* the next interval begins here */
     mon->clock_moved = 0;
-    mon->signal_sampled = (v & ~LB_SIGNAL_STATE) | (mark ? LB_SIGNAL_MARKED : LB_SIGNAL_SAMPLED);
+    mon->signal_sampled = (v & ~(LB_SIGNAL_STATE | LB_SIGNAL_MARK_LOG2_MASK)) |
+                          (mark_log2 ? LB_SIGNAL_MARKED | mark_log2 << LB_SIGNAL_MARK_LOG2_SHIFT
+                                     : LB_SIGNAL_SAMPLED);
     return hold;
 }
 
@@ -77,7 +96,7 @@ static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, bo
  * remain (mon->waiters: none begin any more), to bring their clock V up
  * to date; after that V stands still and is read as it is. */
 static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot_t *slot,
-                                 bool mark, uint64_t now)
+                                 uint32_t mark_log2, uint64_t now)
 {
     lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
     bool with_meta = __atomic_load_n(&mon->waiters, __ATOMIC_ACQUIRE) != 0;
@@ -91,12 +110,14 @@ static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot
     lb_hold_t hold = { .record = stats, .stats = slot->stats };
     uint64_t i_now = lb_signal_waits_integral(slot, stats, now);
     if (slot->marked) { /* it ends a measured interval */
-        hold.blame_ns = interval_blame(stats, v_now - slot->v_mark + (double)(i_now - slot->i_mark));
+        hold.blame_ns = interval_blame(stats, v_now - slot->v_mark + (double)(i_now - slot->i_mark),
+                                       slot->mark_log2);
         lb_note_collect(self, stats, now, hold.blame_ns);
     }
     slot->v_mark = v_now;
     slot->i_mark = i_now;
-    __atomic_store_n(&slot->marked, mark, __ATOMIC_RELAXED);
+    slot->mark_log2 = mark_log2;
+    __atomic_store_n(&slot->marked, mark_log2 != 0, __ATOMIC_RELAXED);
     lb_meta_unlock(&slot->lock);
     if (with_meta)
         lb_meta_unlock(&mon->meta);
@@ -107,19 +128,21 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
 {
     int saved_errno = errno;
     lb_enter(self);
-    bool mark = self->signal_countdown == 0 || self->signal_countdown > 2 * LB_SIGNAL_SAMPLE_EVERY;
-    if (mark)
-        self->signal_countdown = next_countdown(self);
+    /* the countdown ran out (0; or it was 0 and wrapped in needs) */
+    bool mark = self->signal_countdown == 0 || self->signal_countdown >= 2 * LB_SIGNAL_SAMPLE_MAX;
     uint64_t now = lb_now_ns();
+    uint32_t mark_log2 = mark ? current_log2(self) : 0;
+    if (mark)
+        self->signal_countdown = next_countdown(self, now);
     lb_hold_t hold = { 0 };
     lb_signal_hot_t *slot = lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
     if (slot && __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) == mon) {
-        hold = measure_in_slot(self, mon, slot, mark, now);
+        hold = measure_in_slot(self, mon, slot, mark_log2, now);
     } else {
         lb_meta_lock(&mon->meta);
         uint32_t v = mon->signal_sampled;
         if (v) /* (0: the lb_mon was retired and reused meanwhile) */
-            hold = measure_in_mon(self, mon, v, mark, now);
+            hold = measure_in_mon(self, mon, v, mark_log2, now);
         lb_meta_unlock(&mon->meta);
     }
     lb_leave(self);

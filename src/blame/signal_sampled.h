@@ -1,7 +1,8 @@
-/* Hot condition variables and semaphores: one signal interval in
- * LB_SIGNAL_SAMPLE_EVERY is measured, chosen at random, and stands for
- * that many (DESIGN rule 3, estimated; thesis ch. 6.4 measures spin waits
- * by samples in the same spirit).
+/* Hot condition variables and semaphores: one signal interval in N is
+ * measured, chosen at random, and stands for N (DESIGN rule 3, estimated;
+ * thesis ch. 6.4 measures spin waits by samples in the same spirit). N is
+ * LB_SIGNAL_SAMPLE_EVERY, or more for a thread that signals faster (see
+ * "How many" below).
  *
  * Why: a task queue's "not empty" cond is signalled on every push, inside
  * the producer's hold of the queue's mutex. Exact attribution collects
@@ -21,11 +22,25 @@
  * clocks (a clock read, and meta or the slot's lock). The next signal on
  * the object, by any thread, reads V again and is blamed N times the
  * idleness accrued in between: its own interval, scaled by the inverse of
- * the probability that the interval was measured. Every interval is
- * measured with the same probability whatever its site, length or
- * waiters, so each site's expected blame is its exact blame; the choice
- * does not depend on when CPU samples come. Each site's error falls as
- * 1/sqrt(its measured intervals).
+ * the probability that the interval was measured (the N of the countdown
+ * that ended at the mark, kept with the mark). An interval's chance of
+ * being measured does not depend on its site, length or waiters, so each
+ * site's expected blame is its exact blame; the choice does not depend on
+ * when CPU samples come. Each site's error falls as 1/sqrt(its measured
+ * intervals).
+ *
+ * How many: a thread's N is LB_SIGNAL_SAMPLE_EVERY (16) until it signals
+ * sampled objects faster than LB_SIGNAL_MARKS_PER_S * 16 times a second
+ * (64K); from there N grows with its rate (a power of two, up to
+ * LB_SIGNAL_SAMPLE_MAX), so that it marks about LB_SIGNAL_MARKS_PER_S
+ * intervals a second. Each draw takes the rate of the countdown that just
+ * ended (its signals over its time). A measured signal costs a clock
+ * read, the slot's lock, a read of every shard and a context look-up
+ * inside the signaller's hold of the object's mutex: a task queue's
+ * producer at a million signals a second spent ~9% of a one-worker run on
+ * them with N = 16 (docs/PERFORMANCE.md, session 10). At 4000 marks a
+ * second a thread still measures thousands of intervals in a run, and a
+ * site's error stays a few percent.
  *
  * Totals: what V accrued stays exact (lb_object_stats.accrued_held_ns);
  * a measured interval's scaled blame is capped by the accrual not yet
@@ -74,6 +89,10 @@
 #define LB_SIGNAL_SAMPLED 1u
 #define LB_SIGNAL_MARKED 2u
 #define LB_SIGNAL_STATE 3u /* the state bits; the waits' slot number above them */
+/* An object without a slot keeps its open mark's log2 N here (with one,
+ * the slot keeps it: lb_signal_hot_t.mark_log2). */
+#define LB_SIGNAL_MARK_LOG2_SHIFT 16
+#define LB_SIGNAL_MARK_LOG2_MASK (0xfu << LB_SIGNAL_MARK_LOG2_SHIFT)
 
 extern lb_sampled_mode_t lb_signal_mode;
 /* Read LOCKBLAME_COND. */
@@ -87,6 +106,21 @@ void lb_signal_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64
  * lb_signal_sampled_needs is true): end a measured interval, begin one,
  * or both; blame goes onto the signal's calling context. errno kept. */
 void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind);
+
+/* log2 of the N for a thread's next countdown, from the one that just
+ * ended: `signals` signals in elapsed_ns (see "How many" above). */
+static inline uint32_t lb_signal_every_log2(uint32_t signals, uint64_t elapsed_ns)
+{
+    const uint64_t per_mark_ns = 1000000000u / LB_SIGNAL_MARKS_PER_S;
+    uint64_t t = elapsed_ns ? elapsed_ns : 1;
+    uint32_t lg = LB_SIGNAL_SAMPLE_EVERY_LOG2;
+    if (t >> 50) /* (days: and t << lg cannot overflow below) */
+        return lg;
+    /* the largest 2^lg with 2^lg <= signals * per_mark_ns / t */
+    while (lg < LB_SIGNAL_SAMPLE_MAX_LOG2 && (t << (lg + 1)) <= (uint64_t)signals * per_mark_ns)
+        lg++;
+    return lg;
+}
 
 /* A signal on mon, sampled state v (nonzero): does it measure? Counts the
  * signal down on the calling thread (a countdown of 0, a new thread's,

@@ -58,6 +58,7 @@
 #define LB_SIGNAL_HOT_SLOTS 64
 /* signal_sampled values keep the slot's number above the state bits */
 #define LB_SIGNAL_SLOT_SHIFT 2
+#define LB_SIGNAL_SLOT_MASK 0x3fffu /* (above it: signal_sampled.h's mark bits) */
 
 typedef struct lb_signal_shard {
     lb_meta_lock_t lock;
@@ -75,6 +76,7 @@ typedef struct lb_signal_hot {
     uint32_t stats;        /* mon's record */
     lb_meta_lock_t lock;   /* the fields below */
     uint32_t marked;       /* a measured interval is open (signal_sampled.h) */
+    uint32_t mark_log2;    /* ... and stands for 2^mark_log2 intervals */
     double v_mark;         /* the meta clock V at its mark */
     uint64_t i_mark;       /* I at its mark */
     uint64_t i_drained;    /* I already in the record's accrued_held_ns */
@@ -91,7 +93,7 @@ lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon);
 /* The slot that signal_sampled value v names, or NULL. */
 static inline lb_signal_hot_t *lb_signal_waits_slot(uint32_t v)
 {
-    uint32_t n = v >> LB_SIGNAL_SLOT_SHIFT;
+    uint32_t n = (v >> LB_SIGNAL_SLOT_SHIFT) & LB_SIGNAL_SLOT_MASK;
     return n - 1 < LB_SIGNAL_HOT_SLOTS ? &lb_signal_hot_slots[n - 1] : NULL;
 }
 /* The slot number to keep in signal_sampled (see signal_sampled.h). */

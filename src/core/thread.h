@@ -73,6 +73,9 @@ typedef struct lb_thread {
                                    * spins on while its samples measure the wait */
     uint64_t spin_sampled_waits;  /* blame/spin_sampled.h: its sampled spin waits not yet
                                    * in their record (record index << 32 | count) */
+    uint64_t signal_drawn_ns;     /* blame/signal_sampled.h: when the countdown was drawn, */
+    uint32_t signal_drawn;        /* its length, */
+    uint32_t signal_every_log2;   /* and log2 of its mean N (0: none drawn yet) */
     /* identity, cold */
     uint32_t id;                  /* 0 = main thread, then creation order */
     uintptr_t handle;             /* pthread_self() */

@@ -18,6 +18,7 @@
  * each signal the idleness accrued since the previous one (gt.h).
  *
  * Usage: gt_cond_hot [CONSUMERS [ROUNDS]]   (defaults 2 and 30000: ~0.6 s)
+ *        GT_FAST_NS, GT_SLOW_NS: the work before each push (2500, 12000)
  */
 #include "gt.h"
 
@@ -25,8 +26,9 @@ enum { SITE_FAST, SITE_SLOW, SITE_SHUTDOWN, N_SITES };
 static const char *const site_names[N_SITES] = { "fast_push_site", "slow_push_site",
                                                  "shutdown_broadcast_site" };
 
-#define FAST_NS 2500
-#define SLOW_NS 12000
+/* The work before each push, ns: GT_FAST_NS and GT_SLOW_NS in the
+ * environment override them (a faster producer: more signals a second). */
+static int64_t fast_ns = 2500, slow_ns = 12000;
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
@@ -49,13 +51,13 @@ static int done;
 
 __attribute__((noinline)) void fast_push_site(struct gt_log *lg)
 {
-    gt_spin_until(gt_now() + FAST_NS);
+    gt_spin_until(gt_now() + fast_ns);
     PUSH(lg, SITE_FAST);
 }
 
 __attribute__((noinline)) void slow_push_site(struct gt_log *lg)
 {
-    gt_spin_until(gt_now() + SLOW_NS);
+    gt_spin_until(gt_now() + slow_ns);
     PUSH(lg, SITE_SLOW);
 }
 
@@ -119,6 +121,10 @@ int main(int argc, char **argv)
     int bad = gt_consumer_args(argc, argv, 30000, &nconsumers, &rounds);
     if (bad)
         return bad;
+    if (getenv("GT_FAST_NS"))
+        fast_ns = atol(getenv("GT_FAST_NS"));
+    if (getenv("GT_SLOW_NS"))
+        slow_ns = atol(getenv("GT_SLOW_NS"));
     int nthreads = nconsumers + 1;
     long tasks = 4 * rounds;
     struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);

@@ -1,0 +1,60 @@
+/* Unit tests for the choice of N for hot conds and semaphores
+ * (src/blame/signal_sampled.h, "How many"): a thread's countdowns have
+ * mean LB_SIGNAL_SAMPLE_EVERY until it signals faster than
+ * LB_SIGNAL_MARKS_PER_S * that a second; then N grows with the rate, a
+ * power of two, so that the thread marks about LB_SIGNAL_MARKS_PER_S
+ * intervals a second, up to LB_SIGNAL_SAMPLE_MAX. */
+#include "check.h"
+
+#include "blame/signal_sampled.h"
+
+#define MS UINT64_C(1000000)
+
+/* The rate the thread marks at with the N chosen for `rate` signals a
+ * second: rate / N. */
+static double marks_per_s(uint32_t rate)
+{
+    uint32_t lg = lb_signal_every_log2(rate / 100, 10 * MS); /* 10 ms of it */
+    return (double)rate / (double)(1u << lg);
+}
+
+static void test_slow_threads_keep_the_minimum(void)
+{
+    ASSERT_EQ(lb_signal_every_log2(16, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);     /* 16K/s */
+    ASSERT_EQ(lb_signal_every_log2(16, 250 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);   /* 64/s */
+    ASSERT_EQ(lb_signal_every_log2(0, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);
+    /* just under LB_SIGNAL_MARKS_PER_S marks a second at twice the minimum N */
+    uint32_t edge = LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_EVERY * 2;
+    ASSERT_EQ(lb_signal_every_log2(edge / 1000 - 1, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);
+    ASSERT_EQ(lb_signal_every_log2(edge / 1000, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2 + 1);
+}
+
+static void test_fast_threads_mark_at_the_target_rate(void)
+{
+    /* from 2x the rate where N leaves the minimum to where it is capped,
+     * the marks a second stay within a factor 2 of the target */
+    uint32_t from = LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_EVERY * 2;
+    uint32_t to = LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_MAX;
+    for (uint32_t rate = from; rate <= to; rate += from / 2) {
+        double m = marks_per_s(rate);
+        ASSERT_TRUE(m >= LB_SIGNAL_MARKS_PER_S && m < 2.0 * LB_SIGNAL_MARKS_PER_S);
+    }
+    /* a producer at 250K signals a second: N 32 (7.8K marks a second);
+     * at a million: the maximum */
+    ASSERT_EQ(lb_signal_every_log2(250, 1 * MS), 5);
+    ASSERT_EQ(lb_signal_every_log2(1000, 1 * MS), LB_SIGNAL_SAMPLE_MAX_LOG2);
+}
+
+static void test_the_maximum_and_odd_clocks(void)
+{
+    ASSERT_EQ(lb_signal_every_log2(2047, 1000), LB_SIGNAL_SAMPLE_MAX_LOG2);  /* 2G/s */
+    ASSERT_EQ(lb_signal_every_log2(2047, 0), LB_SIGNAL_SAMPLE_MAX_LOG2);     /* no time */
+    ASSERT_EQ(lb_signal_every_log2(UINT32_MAX, 1), LB_SIGNAL_SAMPLE_MAX_LOG2);
+    /* a countdown that took days (an idle thread): the minimum, no overflow */
+    ASSERT_EQ(lb_signal_every_log2(2047, UINT64_C(1) << 60), LB_SIGNAL_SAMPLE_EVERY_LOG2);
+    ASSERT_EQ(1u << LB_SIGNAL_SAMPLE_EVERY_LOG2, LB_SIGNAL_SAMPLE_EVERY);
+    ASSERT_EQ(1u << LB_SIGNAL_SAMPLE_MAX_LOG2, LB_SIGNAL_SAMPLE_MAX);
+}
+
+CHECK_MAIN(test_slow_threads_keep_the_minimum, test_fast_threads_mark_at_the_target_rate,
+           test_the_maximum_and_odd_clocks)
