@@ -154,13 +154,13 @@ LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 LB_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     ENSURE_REAL(cond_signal);
-    return lb_cond_signal(c, 0, LB_CALLER());
+    return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 0);
 }
 
 LB_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
     ENSURE_REAL(cond_broadcast);
-    return lb_cond_signal(c, 1, LB_CALLER());
+    return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 1);
 }
 
 LB_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
@@ -196,7 +196,7 @@ LB_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *ab
 LB_EXPORT int sem_post(sem_t *s)
 {
     ENSURE_REAL(sem_post);
-    return lb_sem_post(s, LB_CALLER());
+    return lb_signal(s, LB_OBJ_SEM, LB_CALLER(), 0);
 }
 
 LB_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,

@@ -116,6 +116,22 @@ static int real_cond_signal(void *c, int broadcast)
     return broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
 }
 
+static int real_sem_post(void *s, int unused)
+{
+    return lb_real.sem_post(s);
+}
+
+int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
+{
+    return kind == LB_OBJ_SEM ? lb_sem_post(obj, site) : lb_cond_signal(obj, arg, site);
+}
+
+int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg)
+{
+    lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
+    return kind == LB_OBJ_SEM ? real_sem_post(obj, arg) : real_cond_signal(obj, arg);
+}
+
 int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
 {
     return signal_op(c, LB_OBJ_COND, site, real_cond_signal, broadcast);
@@ -173,10 +189,6 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     return rc;
 }
 
-static int real_sem_post(void *s, int unused)
-{
-    return lb_real.sem_post(s);
-}
 
 int lb_sem_post(sem_t *s, uintptr_t site)
 {

@@ -9,6 +9,11 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "blame/signal_sampled.h"
+#include "blame/sites.h"
+#include "core/real.h"
+#include "core/thread.h"
+#include "locks/objmap.h"
 #include "util/timeout.h"
 
 /* clock: LB_WAIT_FOREVER (wait), LB_WAIT_REALTIME (timedwait),
@@ -23,4 +28,43 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
 int lb_sem_post(sem_t *s, uintptr_t site);
 int lb_sem_init(sem_t *s, int pshared, unsigned value);
 int lb_sem_destroy(sem_t *s);
+
+/* A signal, broadcast or post on sampled obj (mon) that measures: the
+ * measure, then the real call (cond_ops.c). Its release is counted. */
+int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg);
+/* lb_cond_signal (broadcast: arg) or lb_sem_post, by kind. */
+int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
+
+/* A signal, broadcast or post (kind COND or SEM; arg: broadcast), the
+ * exported calls' whole body. The inline path serves an object that
+ * turned sampled (signal_sampled.h), the case of a task queue's push: the
+ * calling thread used the object lately (its objmap entry), its release
+ * site is the one it counted last (or at its home slot), and the
+ * countdown does not run out: one count at the site, the countdown's
+ * decrement, the real call, with no frame of its own (every exit is a
+ * tail call). Everything else, and exact objects, take
+ * lb_signal_general. A queue signals inside the hold of its mutex, so
+ * these instructions lengthen that hold (session 10). */
+static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
+{
+    lb_thread_t *self = lb_self;
+    if (lb_unlikely(!self || self->busy))
+        return lb_signal_general(obj, kind, site, arg);
+    lb_mon_t *mon = lb_objmap_recent_mon(obj, kind);
+    if (lb_unlikely(!mon))
+        return lb_signal_general(obj, kind, site, arg);
+    uint32_t v = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
+    if (lb_unlikely(!v))
+        return lb_signal_general(obj, kind, site, arg);
+    lb_site_t *s = lb_site_probe_last(self->sites, lb_site_key(site, kind), &self->last_signal_key,
+                                      &self->last_signal_site);
+    if (lb_unlikely(!s))
+        return lb_signal_general(obj, kind, site, arg);
+    s->releases++;
+    if (lb_unlikely(lb_signal_sampled_needs(self, v)))
+        return lb_signal_measured(self, mon, obj, kind, arg);
+    if (kind == LB_OBJ_SEM)
+        return lb_real.sem_post(obj);
+    return arg ? lb_real.cond_broadcast(obj) : lb_real.cond_signal(obj);
+}
 #endif

@@ -9,23 +9,13 @@
 #define LB_OBJMAP_SLOTS (1u << LB_OBJMAP_BITS) /* 64 MiB reserved, touched as used */
 #define LB_OBJMAP_PROBES 64
 
-typedef struct slot {
-    uintptr_t key;     /* object address, 0 = empty */
-    lb_mon_t *mon;     /* NULL until published, or after retire */
-} slot_t;
+typedef lb_objmap_slot_t slot_t;
 
 static slot_t *table;
 static uint64_t full_misses;
 
-/* Per thread: the slots of the objects it used last, direct-mapped by
- * address. A slot's key never changes once set and the table is never
- * replaced, so an entry stays right forever: a hit skips the hash and
- * the probe, nothing else (the lb_mon is still read from the slot). */
-#define LB_OBJMAP_RECENT 8 /* a power of two */
-static LB_TLS struct {
-    uintptr_t key;
-    slot_t *slot;
-} recent[LB_OBJMAP_RECENT];
+LB_TLS lb_objmap_recent_t lb_objmap_recent[LB_OBJMAP_RECENT];
+#define recent lb_objmap_recent
 
 static slot_t *table_get(void)
 {
@@ -61,7 +51,7 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
 
 static inline unsigned recent_of(uintptr_t key)
 {
-    return (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
+    return lb_objmap_recent_of(key);
 }
 
 /* The probe for a key the calling thread has not used lately, remembered

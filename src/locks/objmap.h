@@ -16,6 +16,40 @@
 #ifndef LB_OBJMAP_H
 #define LB_OBJMAP_H
 #include "locks/monitored.h"
+#include "util/common.h"
+
+typedef struct lb_objmap_slot {
+    uintptr_t key;     /* object address, 0 = empty */
+    lb_mon_t *mon;     /* NULL until published, or after retire */
+} lb_objmap_slot_t;
+
+/* Per thread: the slots of the objects it used last, direct-mapped by
+ * address. A slot's key never changes once set and the table is never
+ * replaced, so an entry stays right forever: a hit skips the hash and
+ * the probe, nothing else (the lb_mon is still read from the slot). */
+#define LB_OBJMAP_RECENT 8 /* a power of two */
+typedef struct lb_objmap_recent {
+    uintptr_t key;
+    lb_objmap_slot_t *slot;
+} lb_objmap_recent_t;
+extern LB_TLS lb_objmap_recent_t lb_objmap_recent[LB_OBJMAP_RECENT];
+
+static inline unsigned lb_objmap_recent_of(uintptr_t key)
+{
+    return (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
+}
+
+/* addr's lb_mon if the calling thread used addr lately (its recent entry)
+ * and it has one of this kind, else NULL: the signal's inline path (a
+ * leaf: no probe, no creation; lb_objmap_get does those). */
+static inline lb_mon_t *lb_objmap_recent_mon(const void *addr, lb_obj_kind kind)
+{
+    const lb_objmap_recent_t *r = &lb_objmap_recent[lb_objmap_recent_of((uintptr_t)addr)];
+    if (lb_unlikely(r->key != (uintptr_t)addr || r->slot == NULL)) /* (NULL: addr 0) */
+        return NULL;
+    lb_mon_t *mon = __atomic_load_n(&r->slot->mon, __ATOMIC_ACQUIRE);
+    return lb_likely(mon != NULL && mon->kind == kind) ? mon : NULL;
+}
 
 /* The lb_mon for addr, created on first use; NULL when lockblame is not
  * running or the table/pool is full. */
