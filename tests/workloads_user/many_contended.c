@@ -4,8 +4,11 @@
  *
  * For each of N mutexes in turn, the first thread locks it and says so;
  * the second then calls pthread_mutex_lock on it and must wait, because
- * the first holds it another 2 ms before unlocking. So every mutex has one
- * contended acquisition, made while it is held. Under
+ * the first holds it until a waiter has marked the lock word (glibc's 2:
+ * "someone may sleep on it", which a waiter writes before it sleeps, with
+ * or without lockblame), then 1 ms more. So every mutex has one contended
+ * acquisition, made while it is held, however late a loaded machine runs
+ * the second thread (a fixed 2 ms hold lost most of them under load). Under
  * LOCKBLAME_MUTEX=sampled each contention asks for a slot: the first 64
  * get one, the rest stay exact (tests/integration/mutex_slots.sh).
  *
@@ -36,7 +39,11 @@ static void *holder(void *arg)
     for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&locks[i]);
         atomic_store(&held, i);
-        sleep_ms(2); /* the other thread is in its lock call by now */
+        /* until the other thread waits on it (at most ~10 s) */
+        for (int k = 0; k < 10000 && __atomic_load_n(&locks[i].__data.__lock, __ATOMIC_ACQUIRE) != 2;
+             k++)
+            sleep_ms(1);
+        sleep_ms(1);
         pthread_mutex_unlock(&locks[i]);
         while (atomic_load(&taken) < i) /* it got the lock: next one */
             sleep_ms(0);
