@@ -15,9 +15,32 @@ lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
 static uint32_t slots_used; /* high-water mark: the handler scans this many */
 static uint32_t slots_missed; /* mutexes that wanted a slot and found none */
 
+/* Signal handler: the most idleness slot's waiters can have accrued so
+ * far, at now: the wait they recorded (their pieces), plus per shard its
+ * waiters times the time since its episode began (what those still
+ * waiting have not recorded yet: each arrived at or after the episode's
+ * start). An upper bound, by at most the in-progress waits' recorded
+ * pieces, which it counts twice while they last. */
+static uint64_t waited_so_far(lb_mutex_hot_t *slot, uint64_t now)
+{
+    uint64_t bound = 0;
+    for (uint32_t k = 0; k <= lb_hot_shard_mask; k++) {
+        lb_mutex_hot_shard_t *shard = &slot->shard[k];
+        bound += __atomic_load_n(&shard->wait_ns, __ATOMIC_RELAXED);
+        uint32_t n = __atomic_load_n(&shard->waiting, __ATOMIC_ACQUIRE);
+        if (n == 0 || n > (uint32_t)INT32_MAX)
+            continue;
+        uint64_t from = __atomic_load_n(&shard->episode_ns, __ATOMIC_ACQUIRE);
+        if (now > from)
+            bound += (uint64_t)n * (now - from);
+    }
+    return bound;
+}
+
 /* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
  * thread t. For every hot mutex t owns while others wait in a sampled
- * wait, w waiters stand for w * ns of idleness owed by t's hold. */
+ * wait, w waiters stand for w * ns of idleness owed by t's hold, up to
+ * what they can have waited and no sample has owed yet. */
 static void holder_sample(lb_thread_t *t, uint64_t ns)
 {
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
@@ -33,7 +56,15 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         lb_mon_t *mon = __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE);
         if (!owner || !mon || __atomic_load_n(owner, __ATOMIC_RELAXED) != t->tid)
             continue;
-        lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), (uint64_t)w * ns);
+        uint64_t owed = (uint64_t)w * ns, bound = waited_so_far(slot, lb_now_ns());
+        uint64_t charged = __atomic_load_n(&slot->charged_ns, __ATOMIC_RELAXED);
+        uint64_t left = bound > charged ? bound - charged : 0;
+        if (owed > left)
+            owed = left;
+        if (owed) {
+            __atomic_fetch_add(&slot->charged_ns, owed, __ATOMIC_RELAXED);
+            lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
+        }
     }
 }
 
@@ -67,6 +98,7 @@ static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats
                                          __ATOMIC_RELAXED))
             continue;
         slot->stats = stats;
+        __atomic_store_n(&slot->charged_ns, 0, __ATOMIC_RELAXED); /* (its shards start empty) */
         __atomic_store_n(&slot->owner, owner, __ATOMIC_RELEASE);
         uint32_t used = __atomic_load_n(&slots_used, __ATOMIC_RELAXED);
         while (used <= i && !__atomic_compare_exchange_n(&slots_used, &used, i + 1, false,

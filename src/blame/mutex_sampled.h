@@ -19,6 +19,15 @@
  *     the lock's owed blame and raises mon->clock_moved, so the holder's
  *     release takes the accounted path and collects it onto its release
  *     site (blame.c, as for sampled spin waits), once per sample at most;
+ *   - but never, in all, more than the waiters can have waited: the wait
+ *     time they recorded (their pieces), plus per shard its waiters times
+ *     the time since its waiting episode began (session 10). A CPU-time timer
+ *     fires at scheduler ticks, and its signal reaches a holder that was
+ *     preempted only when it runs again, by which time the others have
+ *     come to wait on the lock it held; and P is then the CPU time of
+ *     several periods. Uncapped, on a loaded machine (a busy loop beside
+ *     tests/workloads_user/mutex_hot on 2 vCPUs) the samples owed the
+ *     holders' whole CPU time, 0.58 s, to waits of 0.0015-0.3 s;
  *   - the holds themselves are native: the fast paths see no waiters.
  * The idleness the holders' samples did not account for (wait - owed) is
  * hand-off latency. Accuracy is that of the samples: unbiased while the
@@ -69,6 +78,8 @@ typedef struct lb_mutex_hot_shard {
     uint32_t waiting;       /* of these threads, in a sampled wait on it now */
     uint64_t waits;         /* their sampled waits */
     uint64_t wait_ns;       /* their time */
+    uint64_t episode_ns;    /* when `waiting` last went from 0 to 1: the start of
+                             * that waiter's wait (stored just after the count) */
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_shard_t;
 
 /* One hot mutex's sampled waits: the line the handlers read to find it,
@@ -77,6 +88,7 @@ typedef struct lb_mutex_hot {
     lb_mon_t *mon;          /* NULL: free */
     const int *owner;       /* the mutex's owner word (glibc's __owner) */
     uint32_t stats;         /* mon's record */
+    uint64_t charged_ns;    /* what holder samples have owed in all (the handler's) */
     lb_mutex_hot_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
 
@@ -138,14 +150,19 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *                the context look-up there let the holder re-take the lock
  *                first, which on bench/handoff doubled the hand-offs
  *                (+74% against -3% to +9% without; session 8);
+ *                (arrive also starts the shard's waiting episode when
+ *                nobody of the shard waited: one store, the count's old
+ *                value is the atomic add's result);
  *   wait_end   - the attempt succeeded: out of the slot's waiters and of
  *                the waiting state (inside the hold: two atomic adds, on
  *                lines this thread wrote just before the attempt). */
-static inline void lb_mutex_sampled_arrive(lb_thread_t *self, lb_mutex_hot_t *slot)
+static inline void lb_mutex_sampled_arrive(lb_thread_t *self, lb_mutex_hot_t *slot,
+                                           uint64_t start)
 {
     lb_mutex_hot_shard_t *shard = lb_mutex_hot_shard(slot, self);
     __atomic_fetch_add(&shard->waits, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&shard->waiting, 1, __ATOMIC_RELEASE);
+    if (__atomic_fetch_add(&shard->waiting, 1, __ATOMIC_RELEASE) == 0)
+        __atomic_store_n(&shard->episode_ns, start, __ATOMIC_RELEASE);
 }
 static inline void lb_mutex_sampled_leave(lb_thread_t *self, lb_mutex_hot_t *slot)
 {

@@ -174,7 +174,7 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
 {
     lb_wait_t wait;
     uint64_t start = began ? began : lb_now_ns();
-    lb_mutex_sampled_arrive(self, slot);
+    lb_mutex_sampled_arrive(self, slot, start);
     int saved_errno = errno;
     int *word = &m->__data.__lock;
     bool sleep = __atomic_load_n(word, __ATOMIC_RELAXED) == 2;
