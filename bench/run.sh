@@ -37,6 +37,7 @@ CHURN_TOTAL=10000000
 CHURN_LIVE=300000
 CHURN_CG_N=200000       # churn under callgrind: N and 2N locks ...
 CHURN_CG_LIVE=20000     # ... cycling through this many slots
+CONDPP_CG_N=10000       # cond ping-pong under callgrind: N and 2N rounds
 HOLD_N=2000000          # bench/hold_cost: contended holds per run
 HOLD_CG_N=100000        # ... and under callgrind
 CCT_TAIL=20             # cctgen: frames of its own under each leaf
@@ -50,7 +51,8 @@ if [ "$QUICK" = 1 ]; then
     THREADS_N=1000 THREADS_BATCH=100
     REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 MIX2_OPS=100000 HANDOFF_S=0.2 PINGPONG_N=100000
     TQ_TASKS=50000 SB_EVENTS=20
-    CHURN_TOTAL=600000 CHURN_LIVE=30000 CHURN_CG_N=20000 HOLD_N=100000 HOLD_CG_N=10000 CCT_LEAVES="40 400" SAMPLE_ITERS=2000
+    CHURN_TOTAL=600000 CHURN_LIVE=30000 CHURN_CG_N=20000 CONDPP_CG_N=1000 HOLD_N=100000 HOLD_CG_N=10000
+    CCT_LEAVES="40 400" SAMPLE_ITERS=2000
 fi
 
 rm -rf "$OUT"
@@ -62,7 +64,7 @@ LOG=$OUT/stderr.log
 : >"$ANOM"
 : >"$LOG"
 
-for p in uncontended lockmix handoff pingpong taskq stackuse churn cctgen spawn threads; do
+for p in uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads; do
     if [ ! -x "$B/$p" ]; then
         echo "bench: $B/$p missing; run 'make bench'" >&2
         exit 1
@@ -422,29 +424,43 @@ for mode in destroy reuse; do
         "$tot total" "growth/lock ${own_lb}B vs native ${own_nat}B; total = VmHWM-VmHWM(native); peak grew ${end_growth} MB after all $(human "$CHURN_LIVE") were live"
 done
 
+# cg_per VARIANT N ENV -- PROG ARGS...: instructions per unit of a whole
+# program under callgrind, (Ir(2N) - Ir(N)) / N, start-up and exit
+# cancelling; an argument "@N" is replaced by the count. VARIANT lb
+# preloads the library with sampling off and the environment ENV (space
+# separated assignments, or "-").
+cg_per() {
+    local v=$1 n=$2 envs=$3 f ir=() k
+    shift 4
+    for k in "$n" $((2 * n)); do
+        f=$OUT/cg.$(basename "$1").$v.$k
+        if [ "$v" = lb ]; then
+            rm -f "$OUT/cg.db" # (a profile already there is merged into: more work at exit)
+            env LD_PRELOAD="$LIB" LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$OUT/cg.db" \
+                $([ "$envs" = - ] || echo "$envs") \
+                valgrind --tool=callgrind --callgrind-out-file="$f" "${@//@N/$k}" >/dev/null 2>>"$LOG"
+        else
+            valgrind --tool=callgrind --callgrind-out-file="$f" "${@//@N/$k}" >/dev/null 2>>"$LOG"
+        fi
+        ir+=("$(awk '/^(summary|totals):/ { print $2; exit }' "$f" 2>/dev/null)")
+    done
+    awk -v a="${ir[0]}" -v b="${ir[1]}" -v n="$n" 'BEGIN { if (a != "" && b != "") printf "%.1f", (b - a) / n }'
+}
+
 if [ "$have_valgrind" = 1 ]; then
     progress "lock churn under callgrind"
-    churn_ir() {
-        local f=$OUT/cg.churn.$1.$2
-        if [ "$1" = lb ]; then
-            LD_PRELOAD=$LIB LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$OUT/cg.db \
-                valgrind --tool=callgrind --callgrind-out-file="$f" "$B/churn" "$2" "$CHURN_CG_LIVE" destroy \
-                >/dev/null 2>>"$LOG"
-        else
-            valgrind --tool=callgrind --callgrind-out-file="$f" "$B/churn" "$2" "$CHURN_CG_LIVE" destroy \
-                >/dev/null 2>>"$LOG"
-        fi
-        awk '/^(summary|totals):/ { print $2; exit }' "$f" 2>/dev/null
-    }
-    for v in native lb; do
-        a=$(churn_ir $v "$CHURN_CG_N")
-        b=$(churn_ir $v $((2 * CHURN_CG_N)))
-        per=$(awk -v a="$a" -v b="$b" -v n="$CHURN_CG_N" 'BEGIN { if (a != "" && b != "") printf "%.1f", (b - a) / n }')
-        eval "ichurn_$v=\$per"
-    done
+    ichurn_native=$(cg_per native "$CHURN_CG_N" - -- "$B/churn" @N "$CHURN_CG_LIVE" destroy)
+    ichurn_lb=$(cg_per lb "$CHURN_CG_N" - -- "$B/churn" @N "$CHURN_CG_LIVE" destroy)
     row "churn, instructions per lock (init+lock+unlock+destroy)" "$(fmt %.1f "$ichurn_native")" \
         "$(fmt %.1f "$ichurn_lb")" "$(ratio "$ichurn_native" "$ichurn_lb")" \
         "callgrind, (Ir(2N)-Ir(N))/N, N=$CHURN_CG_N, $(human "$CHURN_CG_LIVE") live; sampling off"
+
+    progress "cond ping-pong under callgrind"
+    icond_native=$(cg_per native "$CONDPP_CG_N" - -- "$B/condpp" @N)
+    icond_lb=$(cg_per lb "$CONDPP_CG_N" LOCKBLAME_COND=sampled -- "$B/condpp" @N)
+    row "cond ping-pong round (2 waits, 2 signals, 2 locks, 2 unlocks), instructions" \
+        "$(fmt %.1f "$icond_native")" "$(fmt %.1f "$icond_lb")" "$(ratio "$icond_native" "$icond_lb")" \
+        "bench/condpp under callgrind, (Ir(2N)-Ir(N))/N, N=$CONDPP_CG_N; LOCKBLAME_COND=sampled (a hot cond's paths: one signal interval in 16 measured), sampling off; every wait sleeps, inside the hold but for the sleep"
 fi
 
 # --- 5b: one contended hold, on one thread ------------------------------------------
