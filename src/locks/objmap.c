@@ -14,7 +14,7 @@ typedef lb_objmap_slot_t slot_t;
 static slot_t *table;
 static uint64_t full_misses;
 
-LB_TLS lb_objmap_recent_t lb_objmap_recent[LB_OBJMAP_RECENT];
+LB_TLS lb_objmap_slot_t *lb_objmap_recent[LB_OBJMAP_RECENT];
 #define recent lb_objmap_recent
 
 static slot_t *table_get(void)
@@ -60,10 +60,8 @@ LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
 {
     slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
     slot_t *s = t ? slot_for(t, key, false) : NULL;
-    if (s) {
-        recent[recent_of(key)].key = key;
-        recent[recent_of(key)].slot = s;
-    }
+    if (s)
+        recent[recent_of(key)] = s;
     return s;
 }
 
@@ -71,9 +69,9 @@ LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
  * thread's recent entry, else the probe. */
 static inline slot_t *slot_found(uintptr_t key)
 {
-    unsigned r = recent_of(key);
-    if (lb_likely(recent[r].key == key))
-        return recent[r].slot;
+    slot_t *s = recent[recent_of(key)];
+    if (lb_likely(s != NULL && __atomic_load_n(&s->key, __ATOMIC_RELAXED) == key)) /* objmap.h */
+        return s;
     return slot_probed(key);
 }
 

@@ -26,13 +26,12 @@ typedef struct lb_objmap_slot {
 /* Per thread: the slots of the objects it used last, direct-mapped by
  * address. A slot's key never changes once set and the table is never
  * replaced, so an entry stays right forever: a hit skips the hash and
- * the probe, nothing else (the lb_mon is still read from the slot). */
+ * the probe, nothing else (the lb_mon is still read from the slot). A
+ * hit is the slot's own key, not the entry's: a signal handler on this
+ * thread may rewrite the entry (sem_post is async-signal-safe) between
+ * our reads of its two words. */
 #define LB_OBJMAP_RECENT 8 /* a power of two */
-typedef struct lb_objmap_recent {
-    uintptr_t key;
-    lb_objmap_slot_t *slot;
-} lb_objmap_recent_t;
-extern LB_TLS lb_objmap_recent_t lb_objmap_recent[LB_OBJMAP_RECENT];
+extern LB_TLS lb_objmap_slot_t *lb_objmap_recent[LB_OBJMAP_RECENT];
 
 static inline unsigned lb_objmap_recent_of(uintptr_t key)
 {
@@ -44,10 +43,10 @@ static inline unsigned lb_objmap_recent_of(uintptr_t key)
  * leaf: no probe, no creation; lb_objmap_get does those). */
 static inline lb_mon_t *lb_objmap_recent_mon(const void *addr, lb_obj_kind kind)
 {
-    const lb_objmap_recent_t *r = &lb_objmap_recent[lb_objmap_recent_of((uintptr_t)addr)];
-    if (lb_unlikely(r->key != (uintptr_t)addr || r->slot == NULL)) /* (NULL: addr 0) */
+    lb_objmap_slot_t *s = lb_objmap_recent[lb_objmap_recent_of((uintptr_t)addr)];
+    if (lb_unlikely(s == NULL || __atomic_load_n(&s->key, __ATOMIC_RELAXED) != (uintptr_t)addr))
         return NULL;
-    lb_mon_t *mon = __atomic_load_n(&r->slot->mon, __ATOMIC_ACQUIRE);
+    lb_mon_t *mon = __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE);
     return lb_likely(mon != NULL && mon->kind == kind) ? mon : NULL;
 }
 
