@@ -87,13 +87,12 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     return rc;
 }
 
-/* A signal, broadcast or post on obj: counts the release at site and, if
- * threads wait, collects the idleness accrued since the previous one onto
- * it; on a sampled object (signal_sampled.h) only one signal interval in
- * N is measured, at its two ends. real(obj, arg) is the real call, whose
- * result is returned. */
-static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
-                            int (*real)(void *obj, int arg), int arg)
+/* lb_signal's general path (cond_ops.h): a signal, broadcast or post on
+ * obj counts the release at site and, if threads wait, collects the
+ * idleness accrued since the previous one onto it; on a sampled object
+ * (signal_sampled.h) only one signal interval in N is measured, at its
+ * two ends. Returns the real call's result. */
+int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
@@ -105,36 +104,16 @@ static inline int signal_op(void *obj, lb_obj_kind kind, uintptr_t site,
                 lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
         } else if (lb_release_needs_accounting(mon)) {
             lb_signal_blame(self, mon, kind, site); /* before: nothing after the release */
-            return real(obj, arg);
+            return lb_signal_real(obj, kind, arg);
         }
     }
-    return real(obj, arg);
-}
-
-static int real_cond_signal(void *c, int broadcast)
-{
-    return broadcast ? lb_real.cond_broadcast(c) : lb_real.cond_signal(c);
-}
-
-static int real_sem_post(void *s, int unused)
-{
-    return lb_real.sem_post(s);
-}
-
-int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
-{
-    return kind == LB_OBJ_SEM ? lb_sem_post(obj, site) : lb_cond_signal(obj, arg, site);
+    return lb_signal_real(obj, kind, arg);
 }
 
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg)
 {
     lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
-    return kind == LB_OBJ_SEM ? real_sem_post(obj, arg) : real_cond_signal(obj, arg);
-}
-
-int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site)
-{
-    return signal_op(c, LB_OBJ_COND, site, real_cond_signal, broadcast);
+    return lb_signal_real(obj, kind, arg);
 }
 
 int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
@@ -189,11 +168,6 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     return rc;
 }
 
-
-int lb_sem_post(sem_t *s, uintptr_t site)
-{
-    return signal_op(s, LB_OBJ_SEM, site, real_sem_post, 0);
-}
 
 int lb_sem_init(sem_t *s, int pshared, unsigned value)
 {

@@ -20,19 +20,26 @@
  * else clockwait's clock. */
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                  const struct timespec *abstime, uintptr_t site);
-int lb_cond_signal(pthread_cond_t *c, int broadcast, uintptr_t site);
 int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr);
 int lb_cond_destroy(pthread_cond_t *c);
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site);
-int lb_sem_post(sem_t *s, uintptr_t site);
 int lb_sem_init(sem_t *s, int pshared, unsigned value);
 int lb_sem_destroy(sem_t *s);
+
+/* The real signal (arg: broadcast) or post, by kind; its result. */
+static LB_ALWAYS_INLINE int lb_signal_real(void *obj, lb_obj_kind kind, int arg)
+{
+    if (kind == LB_OBJ_SEM)
+        return lb_real.sem_post(obj);
+    return arg ? lb_real.cond_broadcast(obj) : lb_real.cond_signal(obj);
+}
 
 /* A signal, broadcast or post on sampled obj (mon) that measures: the
  * measure, then the real call (cond_ops.c). Its release is counted. */
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg);
-/* lb_cond_signal (broadcast: arg) or lb_sem_post, by kind. */
+/* Every other signal, broadcast or post: the object looked up (created
+ * on first use), the release counted, exact or sampled blame (cond_ops.c). */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 
 /* A signal, broadcast or post (kind COND or SEM; arg: broadcast), the
@@ -63,8 +70,6 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     s->releases++;
     if (lb_unlikely(lb_signal_sampled_needs(self, v)))
         return lb_signal_measured(self, mon, obj, kind, arg);
-    if (kind == LB_OBJ_SEM)
-        return lb_real.sem_post(obj);
-    return arg ? lb_real.cond_broadcast(obj) : lb_real.cond_signal(obj);
+    return lb_signal_real(obj, kind, arg);
 }
 #endif

@@ -15,7 +15,6 @@ static slot_t *table;
 static uint64_t full_misses;
 
 LB_TLS lb_objmap_slot_t *lb_objmap_recent[LB_OBJMAP_RECENT];
-#define recent lb_objmap_recent
 
 static slot_t *table_get(void)
 {
@@ -49,11 +48,6 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
     return NULL;
 }
 
-static inline unsigned recent_of(uintptr_t key)
-{
-    return lb_objmap_recent_of(key);
-}
-
 /* The probe for a key the calling thread has not used lately, remembered
  * on success (out of line: the hit path stays a leaf). */
 LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
@@ -61,7 +55,7 @@ LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
     slot_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
     slot_t *s = t ? slot_for(t, key, false) : NULL;
     if (s)
-        recent[recent_of(key)] = s;
+        lb_objmap_recent[lb_objmap_recent_of(key)] = s;
     return s;
 }
 
@@ -69,10 +63,8 @@ LB_NOINLINE static slot_t *slot_probed(uintptr_t key)
  * thread's recent entry, else the probe. */
 static inline slot_t *slot_found(uintptr_t key)
 {
-    slot_t *s = recent[recent_of(key)];
-    if (lb_likely(s != NULL && __atomic_load_n(&s->key, __ATOMIC_RELAXED) == key)) /* objmap.h */
-        return s;
-    return slot_probed(key);
+    slot_t *s = lb_objmap_recent_slot(key);
+    return lb_likely(s != NULL) ? s : slot_probed(key);
 }
 
 lb_mon_t *lb_objmap_find(const void *addr)

@@ -38,13 +38,21 @@ static inline unsigned lb_objmap_recent_of(uintptr_t key)
     return (unsigned)(key >> 4) & (LB_OBJMAP_RECENT - 1);
 }
 
-/* addr's lb_mon if the calling thread used addr lately (its recent entry)
- * and it has one of this kind, else NULL: the signal's inline path (a
- * leaf: no probe, no creation; lb_objmap_get does those). */
+/* key's slot if the calling thread used key lately (its recent entry
+ * names the slot, and the slot's own key is key), else NULL. */
+static inline lb_objmap_slot_t *lb_objmap_recent_slot(uintptr_t key)
+{
+    lb_objmap_slot_t *s = lb_objmap_recent[lb_objmap_recent_of(key)];
+    return s != NULL && __atomic_load_n(&s->key, __ATOMIC_RELAXED) == key ? s : NULL;
+}
+
+/* addr's lb_mon if the calling thread used addr lately and it has one of
+ * this kind, else NULL: the signal's inline path (a leaf: no probe, no
+ * creation; lb_objmap_get does those). */
 static inline lb_mon_t *lb_objmap_recent_mon(const void *addr, lb_obj_kind kind)
 {
-    lb_objmap_slot_t *s = lb_objmap_recent[lb_objmap_recent_of((uintptr_t)addr)];
-    if (lb_unlikely(s == NULL || __atomic_load_n(&s->key, __ATOMIC_RELAXED) != (uintptr_t)addr))
+    lb_objmap_slot_t *s = lb_objmap_recent_slot((uintptr_t)addr);
+    if (lb_unlikely(s == NULL))
         return NULL;
     lb_mon_t *mon = __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE);
     return lb_likely(mon != NULL && mon->kind == kind) ? mon : NULL;
