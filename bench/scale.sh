@@ -21,7 +21,9 @@
 # native and the variant's median):
 #   taskq N      one producer and N workers, one lock round trip per task:
 #                wall time ratio (lower is better) and the hand-off rate's
-#                change
+#                change, threads blocking per 1000 acquisitions, and the
+#                workers' waits on "not empty" per 1000 tasks (the rest of
+#                the blocking is on the mutex)
 #   handoff N    N threads on one lock, one-instruction critical section:
 #                throughput ratio (higher is better) and the hand-off
 #                rate's change
@@ -126,7 +128,8 @@ prog_rows() {
             rounds taskq$n "$B/taskq" "$n" "$TQ_TASKS"
             row "taskq $n" "wall s (lower is better)" taskq$n elapsed_s '%.2fx' 'b / a'
             row "" "hand-off rate" taskq$n handoff_rate '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
-            row "" "sleeps / 1000 acq" taskq$n sleeps_per_kacq '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
+            row "" "sleeps / 1000 acq" taskq$n sleeps_per_kacq '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)'
+            row "" "empty waits / 1000 tasks" taskq$n empty_waits_per_ktask '%+.0f%%' '(a > 0 ? (b / a - 1) * 100 : 0)' ;;
         handoff)
             rounds handoff$n "$B/handoff" "$n" "$HANDOFF_S"
             row "handoff $n" "acq/s (higher is better)" handoff$n ops_per_s '%.2fx' 'b / a'
