@@ -37,6 +37,22 @@ static uint64_t waited_so_far(lb_mutex_hot_t *slot, uint64_t now)
     return bound;
 }
 
+/* Signal handler: add up to `owed` to slot's charges without taking them
+ * past bound; returns what was added. A compare-and-swap, so that two
+ * handlers sampling holders of one slot at once (the holder changed
+ * between their samples) cannot both pass the bound. */
+static uint64_t charge_within(lb_mutex_hot_t *slot, uint64_t owed, uint64_t bound)
+{
+    uint64_t charged = __atomic_load_n(&slot->charged_ns, __ATOMIC_RELAXED);
+    for (;;) {
+        uint64_t left = bound > charged ? bound - charged : 0;
+        uint64_t take = owed < left ? owed : left;
+        if (take == 0 || __atomic_compare_exchange_n(&slot->charged_ns, &charged, charged + take,
+                                                     false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return take;
+    }
+}
+
 /* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
  * thread t. For every hot mutex t owns while others wait in a sampled
  * wait, w waiters stand for w * ns of idleness owed by t's hold, up to
@@ -56,15 +72,9 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         lb_mon_t *mon = __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE);
         if (!owner || !mon || __atomic_load_n(owner, __ATOMIC_RELAXED) != t->tid)
             continue;
-        uint64_t owed = (uint64_t)w * ns, bound = waited_so_far(slot, lb_now_ns());
-        uint64_t charged = __atomic_load_n(&slot->charged_ns, __ATOMIC_RELAXED);
-        uint64_t left = bound > charged ? bound - charged : 0;
-        if (owed > left)
-            owed = left;
-        if (owed) {
-            __atomic_fetch_add(&slot->charged_ns, owed, __ATOMIC_RELAXED);
+        uint64_t owed = charge_within(slot, (uint64_t)w * ns, waited_so_far(slot, lb_now_ns()));
+        if (owed)
             lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
-        }
     }
 }
 

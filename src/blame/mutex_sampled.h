@@ -54,7 +54,8 @@
  *     `waiting` sum to more than 0: a thread is then inside the program's
  *     lock call on that mutex, so its memory is live;
  *   - the slot's counters and the record's sampled fields change by
- *     atomic adds and exchanges only (the handler takes no lock). */
+ *     atomic adds and exchanges only, and charged_ns by compare-and-swap
+ *     within the bound (the handler takes no lock). */
 #ifndef LB_BLAME_MUTEX_SAMPLED_H
 #define LB_BLAME_MUTEX_SAMPLED_H
 #include <stdbool.h>
