@@ -39,8 +39,8 @@ static lb_cct_node_t *context_here(lb_thread_t *self)
 /* After wait_begins (blame.h). */
 void lb_wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
-    lb_note_wait_begin(self, mon, kind, wait->start_ns);
     wait->node = self->cct ? lb_context_here(self, &wait->node_id) : NULL;
+    lb_note_wait_begin(self, mon, kind, wait->start_ns, wait->node ? wait->node_id : 0);
     lb_waiting_begin(self, kind);
 }
 

@@ -12,11 +12,13 @@
 #include "core/thread.h"
 #include "blame/mon.h"
 
-void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns)
+void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns,
+                        uint32_t node)
 {
     lb_wait_note_t *n = self->wait_note;
     n->open_mon = mon;
     n->open_kind = (uint32_t)kind;
+    n->open_node = node;
     __atomic_store_n(&n->open_start_ns, start_ns, __ATOMIC_RELEASE);
 }
 

@@ -25,7 +25,7 @@ typedef struct lb_wait_note {
     struct lb_mon *open_mon;
     uint64_t open_start_ns;       /* monotonic */
     uint32_t open_kind;           /* lb_obj_kind */
-    uint32_t open_node;           /* waiter's context (cond/sem only), 0 unknown */
+    uint32_t open_node;           /* the wait's context in the thread's CCT, 0 unknown */
     /* the last completed cond/sem wait */
     uint32_t last_stats;          /* object record index, 0 if none */
     uint32_t last_kind;           /* lb_obj_kind */

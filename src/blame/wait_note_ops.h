@@ -7,8 +7,10 @@
 #include "core/thread.h"
 #include "blame/mon.h"
 
-/* self starts waiting on mon (any kind). */
-void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns);
+/* self starts waiting on mon (any kind), from its context node (an id
+ * in self's CCT; 0 unknown). */
+void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns,
+                        uint32_t node);
 /* Its wait ended (stats_index: the object's record, 0 if none). Reads
  * no record: a record's line is written by the object's signallers. */
 void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,

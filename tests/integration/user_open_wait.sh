@@ -6,7 +6,8 @@
 # accrual (blame + hand-off + unattributed) and in the waiters' measure
 # (wait_s): they agree within 2%, and wait_s is at least the helper's wait
 # as the workload measured it up to main's return (and at most 0.5 s more:
-# the exit path). The header reports it as still parked at exit.
+# the exit path). The header reports it as still parked at exit, and the
+# wait view puts its time in the helper's cond wait context.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/gt_open_wait
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -33,3 +34,8 @@ ok = ok and abs(tot[0] - tot[1]) <= 0.02 * low
 sys.exit(0 if ok else 1)
 PY
 grep -E 'still parked at exit 0\.[0-9]*[1-9]' "$tmp/table.txt" || fail "header does not report the open wait"
+# The open wait's time is where the helper waits (its cond wait's calling
+# context), not the thread's root; and its lock is first seen there.
+"$LOCKBLAME_CLI" report --metric wait -n 1 "$tmp/out.db" >"$tmp/wait.txt" || fail "report --metric wait exited $?"
+grep -A1 '^Wait s' "$tmp/wait.txt" | tail -1 | grep -q ' helper (' || { cat "$tmp/wait.txt"; fail "the open wait is not in helper's context"; }
+"$LOCKBLAME_CLI" report --by-lock "$tmp/out.db" | grep '^cond' | grep -q ' helper (' || fail "the cond is not first seen in helper"

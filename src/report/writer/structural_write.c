@@ -35,10 +35,13 @@ uint32_t lb_close_open_waits(uint64_t now)
         lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
         if (stats)
             stats->wait_ns += waited;
+        if (n->open_node) /* a wait that never ended may be the object's only one */
+            lb_object_stats_first_waiter(stats, t->id, n->open_node);
         lb_meta_unlock(&mon->meta);
-        lb_cct_node_t *root = t->cct ? lb_cct_node(t->cct, 0) : NULL;
-        if (root)
-            root->m.wait_ns += waited;
+        /* its time goes where it waits (the root if its context is unknown) */
+        lb_cct_node_t *node = t->cct ? lb_cct_node(t->cct, n->open_node) : NULL;
+        if (node)
+            node->m.wait_ns += waited;
         closed++;
     }
     return closed;
