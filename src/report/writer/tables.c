@@ -141,9 +141,34 @@ void lb_tables_objects(writer_t *w)
     sqlite3_finalize(st);
 }
 
+/* The command line as the process began. A program may rewrite its argv
+ * strings for a process title (redis-server shows "redis-server *:6379"),
+ * and /proc/self/cmdline would read that title at exit. glibc passes every
+ * shared object's constructors argc and argv (a preloaded one's too). */
+static char started_command[4096];
+
+__attribute__((constructor(150))) static void remember_command_line(int argc, char **argv,
+                                                                    char **envp)
+{
+    (void)envp;
+    size_t used = 0;
+    for (int i = 0; argv && i < argc && argv[i]; i++) {
+        size_t len = strlen(argv[i]);
+        if (used + len + (i > 0) >= sizeof started_command)
+            break;
+        if (i > 0)
+            started_command[used++] = ' ';
+        memcpy(started_command + used, argv[i], len);
+        used += len;
+    }
+    started_command[used] = '\0';
+}
+
 static char *read_command_line(void)
 {
     static char buf[4096];
+    if (started_command[0])
+        return started_command;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return strcpy(buf, "?");
