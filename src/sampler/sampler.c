@@ -189,6 +189,8 @@ void lb_sampler_quiesce(void)
     }
     sum->cpu_s = (double)cpu / 1e9;
     sum->unsampled_s = (double)unsampled / 1e9;
+    sum->unsampled_blocked_s = (double)blocked / 1e9;
+    sum->unsampled_blocked_threads = blocked_threads;
     sum->timer_fallbacks = __atomic_load_n(&lb_timer_fallbacks, __ATOMIC_RELAXED);
     double sampled_s = sum->cpu_s - sum->unsampled_s;
     sum->rate_hz = sampled_s > 0 ? (double)(sum->samples + sum->dropped) / sampled_s : 0;

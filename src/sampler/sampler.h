@@ -104,6 +104,9 @@ typedef struct lb_sampler_summary {
     uint64_t samples, dropped;
     double unsampled_s;     /* CPU time credited to start routines, unsampled */
     uint32_t unsampled_threads;
+    double unsampled_blocked_s;     /* of it, in threads that blocked the signal or had
+                                     * no event (the rest: the tails of sampled threads) */
+    uint32_t unsampled_blocked_threads;
     uint32_t timer_fallbacks; /* threads sampled by the timer for want of an fd */
 } lb_sampler_summary_t;
 void lb_sampler_summarize(lb_sampler_summary_t *out);

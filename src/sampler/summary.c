@@ -32,9 +32,11 @@ int lb_sampler_meta_rows(char *buf, size_t len)
                     "('sampling_kernel','%d'),('sampling_rate_hz','%.1f'),"
                     "('samples_taken','%llu'),('samples_dropped','%llu'),"
                     "('samples_dropped_pct','%.2f'),('unsampled_cpu_s','%.6f'),"
-                    "('unsampled_threads','%u'),('sampling_timer_fallbacks','%u')",
+                    "('unsampled_threads','%u'),('unsampled_blocked_cpu_s','%.6f'),"
+                    "('unsampled_blocked_threads','%u'),('sampling_timer_fallbacks','%u')",
                     s.mechanism, why, s.with_kernel ? 1 : 0, s.rate_hz,
                     (unsigned long long)s.samples, (unsigned long long)s.dropped,
                     all ? 100.0 * (double)s.dropped / (double)all : 0.0, s.unsampled_s,
-                    s.unsampled_threads, s.timer_fallbacks);
+                    s.unsampled_threads, s.unsampled_blocked_s, s.unsampled_blocked_threads,
+                    s.timer_fallbacks);
 }

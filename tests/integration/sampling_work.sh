@@ -57,6 +57,10 @@ if [ -s "$db" ]; then
     grep -E '^(sampling|unsampled):' "$tmp/report" | sed 's/^/  header: /'
     grep -q '^sampling: ' "$tmp/report" || bad "no sampling line in the report header"
     grep -q '^unsampled: ' "$tmp/report" || bad "no unsampled line in the report header"
+    # the header names the part the lockblame: line named, with the same figures
+    said=$(sed -n 's/^lockblame: \([0-9.]*\) s of CPU time in \([0-9]*\) thread(s) that blocked.*/\1 s of it in \2 thread(s)/p' "$tmp/sig_blocked_work.err")
+    grep -q "^unsampled: .*; $said that blocked the sampling signal" "$tmp/report" ||
+        bad "the header's unsampled line does not say what the lockblame: line said ($said)"
     "$LOCKBLAME_CLI" report --top-down --metric work "$db" | grep -q lockblame_unsampled_cpu ||
         bad "top-down view does not show lockblame_unsampled_cpu"
 fi

@@ -15,8 +15,9 @@
 struct lb_sampling {
 	char mechanism[32], choice[256];
 	int kernel;
-	double rate_hz, dropped_pct, unsampled_s;
-	long long taken, dropped, unsampled_threads, fallbacks, mutex_no_slot;
+	double rate_hz, dropped_pct, unsampled_s, blocked_s;
+	long long taken, dropped, unsampled_threads, blocked_threads, fallbacks, mutex_no_slot;
+	int has_blocked; /* a profile from before the split has no blocked_* keys */
 	int found;
 };
 
@@ -40,6 +41,10 @@ static void take(struct lb_sampling *s, const char *key, const char *v)
 		s->unsampled_s = atof(v);
 	else if (!strcmp(key, "unsampled_threads"))
 		s->unsampled_threads = atoll(v);
+	else if (!strcmp(key, "unsampled_blocked_cpu_s"))
+		s->blocked_s = atof(v), s->has_blocked = 1;
+	else if (!strcmp(key, "unsampled_blocked_threads"))
+		s->blocked_threads = atoll(v);
 	else if (!strcmp(key, "sampling_timer_fallbacks"))
 		s->fallbacks = atoll(v);
 	else if (!strcmp(key, "sampled_mutex_no_slot"))
@@ -84,10 +89,18 @@ void lb_print_sampling(const char *path, FILE *out)
 	if (s.dropped_pct > LB_DROP_WARN_PCT)
 		fprintf(out, "warning:  %.1f%% of the CPU samples were dropped; work is short by about"
 			     " that much\n", s.dropped_pct);
-	if (s.unsampled_s > 0)
+	if (s.unsampled_s > 0) {
 		fprintf(out, "unsampled: %.3f s of CPU time in %lld thread(s) no sample saw, credited to"
-			     " their start routines as lockblame_unsampled_cpu\n",
+			     " their start routines as lockblame_unsampled_cpu",
 			s.unsampled_s, s.unsampled_threads);
+		/* the part the process's own lockblame: line names (10 ms or more) */
+		if (s.has_blocked && s.blocked_threads > 0)
+			fprintf(out, "; %.3f s of it in %lld thread(s) that blocked the sampling"
+				     " signal or had no event", s.blocked_s, s.blocked_threads);
+		else if (s.has_blocked)
+			fprintf(out, "; each a thread's last part of a sample period");
+		fputc('\n', out);
+	}
 	if (s.fallbacks)
 		fprintf(out, "note:     %lld thread(s) sampled by a CPU-time timer: no file descriptor"
 			     " left for their perf event\n", s.fallbacks);
