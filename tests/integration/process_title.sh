@@ -2,7 +2,8 @@
 # A program that rewrites its argv for a process title (as redis-server
 # does): the profile's command line is the one the process began with,
 # not the title /proc/self/cmdline shows at exit
-# (tests/workloads_user/process_title.c overwrites every argument).
+# (tests/workloads_user/process_title.c overwrites every argument). Its
+# --by-thread view names the initial thread "main".
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/process_title
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -13,3 +14,14 @@ echo "command in the database: $cmd"
 [ "$cmd" = "$W --port 7777 two words" ] || fail "command is '$cmd'"
 "$LOCKBLAME_CLI" report "$tmp/out.db" | grep -q "^command: *$W --port 7777 two words\$" ||
     fail "the report header does not show the command line"
+# --by-thread names the initial thread "main" (no start routine), the other
+# by its start routine
+pid=$(sqlite3 "$tmp/out.db" "SELECT pid FROM run")
+"$LOCKBLAME_CLI" report --by-thread --format json "$tmp/out.db" >"$tmp/threads.json" || fail "--by-thread exited $?"
+python3 - "$tmp/threads.json" "$pid" <<'PY' || fail "--by-thread start routines"
+import json, sys
+rows, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+starts = {r["tid"] == pid: r["start_routine"] for r in rows}
+print("start routines:", [(r["tid"], r["start_routine"]) for r in rows])
+sys.exit(0 if len(rows) == 2 and starts.get(True) == "main" and starts.get(False) == "other" else 1)
+PY

@@ -85,10 +85,14 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_num(t, row, C_WAIT, s[i].wait);
 		lb_table_num(t, row, C_OVERHEAD, s[i].overhead);
 		lb_table_num(t, row, C_UNDIRECTED, s[i].undirected);
-		lb_table_num(t, row, C_IDLE_SHARE, lb_share(s[i].idle, s[i].work + s[i].idle));
+		/* no share of two figures that both print as 0.000 (the cell stays empty) */
+		if (s[i].work + s[i].idle >= 0.0005)
+			lb_table_num(t, row, C_IDLE_SHARE, lb_share(s[i].idle, s[i].work + s[i].idle));
 		if (th)
 			lb_table_num(t, row, C_CPU, th->cpu_s);
-		if (s[i].id == 0)
+		/* a process's initial thread (its tid is the pid) has no start routine */
+		if (s[i].id == 0 || (th && th->process >= 0 && th->process < p->nprocs &&
+				     th->tid == p->procs[th->process].pid))
 			lb_table_str(t, row, C_START, "main");
 		else if (th && th->start_frame >= 0)
 			lb_table_str(t, row, C_START, lb_frame_label(p, th->start_frame));
