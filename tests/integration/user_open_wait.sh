@@ -35,7 +35,7 @@ sys.exit(0 if ok else 1)
 PY
 grep -E 'still parked at exit 0\.[0-9]*[1-9]' "$tmp/table.txt" || fail "header does not report the open wait"
 # The open wait's time is where the helper waits (its cond wait's calling
-# context), not the thread's root; and its lock is first seen there.
+# context), not the thread's root; and its lock is first contended there.
 "$LOCKBLAME_CLI" report --metric wait -n 1 "$tmp/out.db" >"$tmp/wait.txt" || fail "report --metric wait exited $?"
 grep -A1 '^Wait s' "$tmp/wait.txt" | tail -1 | grep -q ' helper (' || { cat "$tmp/wait.txt"; fail "the open wait is not in helper's context"; }
-"$LOCKBLAME_CLI" report --by-lock "$tmp/out.db" | grep '^cond' | grep -q ' helper (' || fail "the cond is not first seen in helper"
+"$LOCKBLAME_CLI" report --by-lock "$tmp/out.db" | grep '^cond' | grep -q ' helper (' || fail "the cond is not first contended in helper"

@@ -28,7 +28,7 @@ static const char report_usage[] =
 	"views (one of):\n"
 	"  --by-release-site  blame by the release/signal/post site that caused it,\n"
 	"                     with the caller chain of its heaviest context (default)\n"
-	"  --by-lock          contended locks grouped by kind and where first seen:\n"
+	"  --by-lock          contended locks grouped by kind and where first contended:\n"
 	"                     waits, blame, hand-off, top holders (20 rows in a table)\n"
 	"  --by-thread        per thread: work, blame caused (received by its release\n"
 	"                     sites), time spent waiting, overhead\n"

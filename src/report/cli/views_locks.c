@@ -34,7 +34,7 @@ static struct lb_col lock_cols[C_NCOLS] = {
 	[C_BLAME] = { "blame_s", "Blame s", LB_C_SEC, 0 },
 	[C_HANDOFF] = { "handoff_s", "Handoff", LB_C_SEC, 0 },
 	[C_UNATTR] = { "unattributed_s", "Unattr", LB_C_SEC, 0 },
-	[C_FIRST] = { "first_seen", "First seen at (holders below)", LB_C_STR, LB_COL_LABEL },
+	[C_FIRST] = { "first_seen", "First contended at (holders below)", LB_C_STR, LB_COL_LABEL },
 	[C_ID] = { "id", "Id", LB_C_INT, LB_COL_NOTABLE },
 	[C_FIRST_FUNCTION] = { "first_function", "", LB_C_STR, LB_COL_NOTABLE },
 	[C_FIRST_FILE] = { "first_file", "", LB_C_STR, LB_COL_NOTABLE },
@@ -270,8 +270,8 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 
 	lock_cols[C_INSTANCES].flags = o->per_address ? LB_COL_NOTABLE : 0;
 	lock_cols[C_ADDRESS].title = o->per_address ? "Address" : "Heaviest at";
-	lock_cols[C_FIRST].title = o->per_address ? "First seen at (holders below)"
-						   : "Locks first seen at (holders below)";
+	lock_cols[C_FIRST].title = o->per_address ? "First contended at (holders below)"
+						   : "Locks first contended at (holders below)";
 	struct lb_table *t = lb_table_new(lock_cols, C_NCOLS);
 
 	lb_table_order(t, col_order, 4);
@@ -294,7 +294,7 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			printf("(%d more %s; -n N shows more)\n", ng - shown,
 			       o->per_address ? "objects" : "groups");
 		if (!o->per_address && ng)
-			printf("(lock instances grouped by kind and where first seen; --per-address lists each)\n");
+			printf("(lock instances grouped by kind and where a thread first waited on them; --per-address lists each)\n");
 		int64_t spin = 0, mutex = 0, signalled = 0;
 		for (int32_t i = 0; i < ng; i++) {
 			int kind = p->objs[g[i].obj].kind;
