@@ -71,7 +71,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
      * bookkeeping); the mutex's blame goes to the wait's calling context
      * (one context look-up for both). */
     uint64_t now = lb_now_ns();
-    lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, site, now);
+    lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;

@@ -309,15 +309,11 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     return lb_mutex_release(m); /* glibc's own step, inline for NORMAL mutexes */
 }
 
-lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
-                                     uint64_t now)
+lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
-    if (!lb_mutex_counted(m, &mon))
-        return (lb_hold_t){ .blame_ns = 0 };
-    /* a release at the wait's call site, as an unlock there would count it */
-    lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
-    if (!mon || !lb_release_needs_accounting(mon) || !unlock_releases(self, m))
+    if (!lb_mutex_counted(m, &mon) || !mon || !lb_release_needs_accounting(mon) ||
+        !unlock_releases(self, m))
         return (lb_hold_t){ .blame_ns = 0 };
     return lb_hold_ends_at(self, mon, now);
 }

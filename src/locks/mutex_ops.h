@@ -64,14 +64,12 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
                        uintptr_t site);
 
 /* For condition-variable waits, which release and re-acquire m inside
- * glibc. m is about to be released inside glibc by a wait called from
- * `site` that began at `now`: the release counts at site, its hold ends
- * then (one clock read for both), and the blame owed (none: blame_ns 0)
- * is deposited by the caller on the wait's calling context
- * (lb_deposit_at) once it has found it. / m was re-acquired inside
- * glibc, at or just before `now` (the end of that wait). */
-lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site,
-                                    uint64_t now);
+ * glibc. m is about to be released inside glibc by a wait that began at
+ * `now`: its hold ends then (one clock read for both), and the blame owed
+ * (none: blame_ns 0) is deposited by the caller on the wait's calling
+ * context (lb_deposit_at) once it has found it. / m was re-acquired
+ * inside glibc, at or just before `now` (the end of that wait). */
+lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now);
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now);
 /* The final write: take a live mutex's in-object count into its lb_mon
  * (read without faulting: the mutex's memory may be gone). */

@@ -59,6 +59,21 @@ void lb_tables_threads(writer_t *w)
     sqlite3_finalize(st);
 }
 
+/* One site row, added to the row already there (another thread image's,
+ * or a cond wait's mutex releases). */
+static void insert_site(writer_t *w, uint32_t frame, uint32_t thread, lb_obj_kind kind,
+                        uint64_t acquisitions, uint64_t contended, uint64_t releases)
+{
+    sqlite3_stmt *st = w->ins_site;
+    sqlite3_bind_int64(st, 1, frame);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_text(st, 3, lb_obj_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)acquisitions); /* at lock sites */
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)contended);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)releases);
+    lb_wstep(st);
+}
+
 void lb_tables_sites(writer_t *w, lb_thread_t *t)
 {
     const lb_site_t *slots = t->sites ? t->sites->slot : t->kept_sites;
@@ -67,14 +82,14 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t)
         const lb_site_t *s = &slots[i];
         if (!s->key)
             continue;
-        sqlite3_stmt *st = w->ins_site;
-        sqlite3_bind_int64(st, 1, lb_merge_frame(w, lb_merge_site_pc(w, lb_site_ra(s->key) - 1)));
-        sqlite3_bind_int64(st, 2, t->id);
-        sqlite3_bind_text(st, 3, lb_obj_kind_name(lb_site_kind(s->key)), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)s->acquisitions); /* at lock sites */
-        sqlite3_bind_int64(st, 5, s->contended);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->releases);
-        lb_wstep(st);
+        uint32_t frame = lb_merge_frame(w, lb_merge_site_pc(w, lb_site_ra(s->key) - 1));
+        lb_obj_kind kind = lb_site_kind(s->key);
+        insert_site(w, frame, t->id, kind, s->acquisitions, s->contended, s->releases);
+        /* Each completed cond wait (an acquisition at its call site) released
+         * its mutex there, inside glibc: counted here rather than by the
+         * wait, whose bookkeeping runs inside the caller's hold. */
+        if (kind == LB_OBJ_COND && s->acquisitions)
+            insert_site(w, frame, t->id, LB_OBJ_MUTEX, 0, 0, s->acquisitions);
     }
 }
 
