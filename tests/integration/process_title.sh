@@ -3,7 +3,8 @@
 # does): the profile's command line is the one the process began with,
 # not the title /proc/self/cmdline shows at exit
 # (tests/workloads_user/process_title.c overwrites every argument). Its
-# --by-thread view names the initial thread "main".
+# --by-thread view names the initial thread "main"; started through a
+# symlink, its module is named by the link.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/process_title
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -25,3 +26,13 @@ starts = {r["tid"] == pid: r["start_routine"] for r in rows}
 print("start routines:", [(r["tid"], r["start_routine"]) for r in rows])
 sys.exit(0 if len(rows) == 2 and starts.get(True) == "main" and starts.get(False) == "other" else 1)
 PY
+# Started through a symlink of another name (redis-server ->
+# redis-check-rdb): the main executable's frames are named by the link.
+ln -s "$W" "$tmp/server_alias"
+LOCKBLAME_OUTPUT=$tmp/alias.db preloaded "$tmp/server_alias" x || fail "workload via the link exited $?"
+mods=$(sqlite3 "$tmp/alias.db" "SELECT group_concat(path, ' ') FROM module")
+echo "modules: $mods"
+case " $mods " in
+    *" $tmp/server_alias "*) ;;
+    *) fail "the main executable is not named by the link it was started through" ;;
+esac

@@ -2,6 +2,7 @@
 #include "common/module_name.h"
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
+#include "report/writer/exe_alias.h"
 #include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"
@@ -152,7 +153,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
         const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
         /* libdwfl's vDSO is "[vdso: PID]": stored as "[vdso]", one module
          * in every process (common/module_name.h). */
-        out->module = lb_module_name(mainfile ? mainfile : name);
+        out->module = lb_exe_alias(lb_module_name(mainfile ? mainfile : name));
         out->base = (uintptr_t)start;
         /* Names: libdwfl's symbol table (it reads .symtab, MiniDebugInfo, the
          * build-id debug file, else .dynsym), indexed. Where that table has

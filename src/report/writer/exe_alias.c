@@ -1,0 +1,62 @@
+/* The main executable's name as exec'd (exe_alias.h).
+ *
+ * The constructor copies AT_EXECFN (and, for a relative one, the working
+ * directory it is relative to) while both are as the exec left them: a
+ * program may rewrite the strings at the top of its stack for a process
+ * title, or change directory. The comparison with the mapped file waits
+ * for the final write. Single-threaded use: only the finishing thread
+ * calls lb_exe_alias. */
+#include "report/writer/exe_alias.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+static char exec_path[PATH_MAX]; /* absolute; "" when unknown */
+
+__attribute__((constructor(150))) static void remember_exec_path(void)
+{
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    if (!fn || !*fn)
+        return;
+    size_t used = 0;
+    if (fn[0] != '/') {
+        if (!getcwd(exec_path, sizeof exec_path - 1)) {
+            exec_path[0] = '\0';
+            return;
+        }
+        used = strlen(exec_path);
+        exec_path[used++] = '/';
+    }
+    size_t len = strlen(fn);
+    if (used + len >= sizeof exec_path) {
+        exec_path[0] = '\0';
+        return;
+    }
+    memcpy(exec_path + used, fn, len + 1);
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+const char *lb_exe_alias(const char *module_path)
+{
+    static bool resolved;
+    static char exe[PATH_MAX], alias[PATH_MAX];
+    if (!resolved) {
+        resolved = true;
+        char target[PATH_MAX];
+        if (exec_path[0] && realpath("/proc/self/exe", exe) && realpath(exec_path, target) &&
+            strcmp(exe, target) == 0 && strcmp(basename_of(exe), basename_of(exec_path)) != 0)
+            memcpy(alias, exec_path, strlen(exec_path) + 1);
+    }
+    if (alias[0] && module_path && strcmp(module_path, exe) == 0)
+        return alias;
+    return module_path;
+}
