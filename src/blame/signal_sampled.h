@@ -19,7 +19,9 @@
  * signal reads. A
  * signal on a sampled object is *marked* with probability 1/N (a
  * per-thread countdown drawn uniformly from 1..2N-1, mean N): it reads the
- * clocks (a clock read, and meta or the slot's lock). The next signal on
+ * clocks (a clock read, and meta or the slot's lock; with a slot the mark
+ * takes effect at the end of the signal's bookkeeping, which thus stays
+ * outside the interval it opens). The next signal on
  * the object, by any thread, reads V again and is blamed N times the
  * idleness accrued in between: its own interval, scaled by the inverse of
  * the probability that the interval was measured (the N of the countdown

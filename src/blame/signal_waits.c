@@ -55,7 +55,8 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
 
 /* I(at), or with at == 0 I at the last event any shard or measurement saw;
  * also the completed waits and their time. Takes each shard's lock. */
-static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, uint64_t *waited)
+static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, uint64_t *waited,
+                         uint64_t *waiting)
 {
     uint64_t c = 0, n = 0, s = 0, w = 0, last = slot->measured_ns;
     for (uint32_t k = 0; k <= lb_hot_shard_mask; k++) {
@@ -71,6 +72,8 @@ static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, ui
     }
     *waits = w;
     *waited = c;
+    if (waiting)
+        *waiting = n;
     return c + n * (at ? at : last) - s;
 }
 
@@ -83,10 +86,11 @@ static void accrue(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t i_n
     }
 }
 
-uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now)
+uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now,
+                                  uint64_t *waiting)
 {
     uint64_t waits, waited;
-    uint64_t i_now = integral(slot, now, &waits, &waited);
+    uint64_t i_now = integral(slot, now, &waits, &waited, waiting);
     if (now > slot->measured_ns)
         slot->measured_ns = now;
     if (stats)
@@ -100,7 +104,7 @@ static void drain_slot(lb_signal_hot_t *slot, lb_object_stats_t *s)
 {
     uint64_t waits, waited;
     lb_meta_lock(&slot->lock);
-    accrue(slot, s, integral(slot, 0, &waits, &waited));
+    accrue(slot, s, integral(slot, 0, &waits, &waited, NULL));
     uint64_t new_waits = waits - slot->drained_waits, new_ns = waited - slot->drained_ns;
     slot->drained_waits = waits;
     slot->drained_ns = waited;
@@ -136,7 +140,7 @@ void lb_signal_waits_forget(lb_mon_t *mon)
      * shards, so the next object to take the slot starts from 0 */
     lb_meta_lock(&slot->lock);
     uint64_t waits, waited;
-    slot->i_drained = slot->i_mark = integral(slot, 0, &waits, &waited);
+    slot->i_drained = slot->i_mark = integral(slot, 0, &waits, &waited, NULL);
     slot->drained_waits = waits;
     slot->drained_ns = waited;
     slot->marked = 0;

@@ -105,9 +105,10 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
                          uint64_t end);
 
 /* A measured signal at now, holding slot->lock: I(now), and the accrual
- * since the last one moved into stats. */
-uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats,
-                                  uint64_t now);
+ * since the last one moved into stats; *waiting (if not NULL): the
+ * threads waiting then (I grows at that rate while none begins or ends). */
+uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now,
+                                  uint64_t *waiting);
 
 /* The final write (and a fork child): the counts of the slot that
  * belongs to record s into it. */

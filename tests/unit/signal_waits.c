@@ -34,11 +34,13 @@ static lb_signal_hot_t *take(lb_mon_t *mon)
     return slot;
 }
 
-/* A measured signal at t: I(t), its accrual moved into the record. */
+/* A measured signal at t: I(t), its accrual moved into the record; the
+ * threads waiting then in last_waiting. */
+static uint64_t last_waiting;
 static uint64_t measure(lb_signal_hot_t *slot, lb_mon_t *mon, uint64_t t)
 {
     lb_meta_lock(&slot->lock);
-    uint64_t i = lb_signal_waits_integral(slot, lb_object_stats_at(mon->stats), t);
+    uint64_t i = lb_signal_waits_integral(slot, lb_object_stats_at(mon->stats), t, &last_waiting);
     lb_meta_unlock(&slot->lock);
     return i;
 }
@@ -57,9 +59,11 @@ static void test_integral_is_the_waits_time(void)
     lb_signal_waits_begin(&thread_b, slot, T0 + 200);
     /* at T0+300: a has waited 200, b 100 */
     ASSERT_UEQ(measure(slot, &mon, T0 + 300) - base, 300);
+    ASSERT_UEQ(last_waiting, 2);
     lb_signal_waits_end(&thread_a, slot, T0 + 100, T0 + 400);
     /* at T0+500: a 300 (done), b 300 */
     ASSERT_UEQ(measure(slot, &mon, T0 + 500) - base, 600);
+    ASSERT_UEQ(last_waiting, 1);
     lb_signal_waits_end(&thread_b, slot, T0 + 200, T0 + 600);
     ASSERT_UEQ(measure(slot, &mon, T0 + 900) - base, 700); /* nobody waits: constant */
 
