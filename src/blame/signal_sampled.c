@@ -139,8 +139,11 @@ static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot
  * It did, and a measured interval held the signaller's extra time while
  * its waiters waited: measured intervals came out longer than the rest.
  * Session 11, cond_sampled's fast run (gt_cond_hot, N = 64), each site's
- * error in % of the total wait, 14 runs each: mean |error| 2.7-3.0 with
- * the mark at the clock read, 1.6-1.8 here. The rest is the mark's
+ * error in % of the total wait: with the mark at the clock read, the
+ * fast site leaned +2.8 and the slow one -3.5 on average (20 runs; mean
+ * |error| 2.8 and 3.5, at most 7.8), here +0.3 and -1.3 (mean |error|
+ * 2.0 and 2.4, at most 7.6): the lean is mostly gone, the spread is the
+ * sampling's. The rest is the mark's
  * effect on what follows it: a 2 us delay added before this mark still
  * put the fast site +4.5..+8.8 and the slow one as low (+9..+12 with the
  * delay inside the interval), so what is left to gain is a cheaper mark.
