@@ -15,3 +15,7 @@ clones=$(nm "$W" | awk '$3 ~ /^queue_[a-z]+\.(constprop|isra|part)/ { print $3 }
 echo "clones in the binary: ${clones:-none}"
 # shellcheck disable=SC2086
 python3 "$TESTLIB/check_sites.py" "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db" --clones $clones
+# Its workers compute as well as wait (~40% busy): no "waiters:" line
+# calls them helpers waiting for work.
+"$LOCKBLAME_CLI" report "$tmp/out.db" >"$tmp/table.txt" || fail "report exited $?"
+if grep '^waiters:' "$tmp/table.txt"; then fail "computing workers were called helpers"; fi

@@ -30,6 +30,10 @@ struct lb_report_opts {
 
 /* Run header and totals; table format only (header.c). */
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
+/* The "waiters:" line under the release-site table, when helper threads
+ * (busy a small part of their lives) did most of the waiting
+ * (waiters_hint.c). */
+void lb_print_waiters_hint(struct lb_profile *p, FILE *out);
 /* "blame ... + hand-off ... + unattributed ... = total wait" line. */
 void lb_print_conservation(const struct lb_profile *p, FILE *out);
 /* Seconds for people in text cells: "0.600 s", "0.065 ms", "12.3 us". */
