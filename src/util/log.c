@@ -19,7 +19,9 @@ static bool start_stderr_ok;
 
 __attribute__((constructor(101))) static void remember_stderr(void)
 {
+    int saved_errno = errno; /* (fd 2 closed: EBADF, which main must not see) */
     start_stderr_ok = fstat(STDERR_FILENO, &start_stderr) == 0;
+    errno = saved_errno;
 }
 
 static bool stderr_is_original(void)

@@ -361,6 +361,14 @@ static void check_join_barrier(void)
 
 int main(void)
 {
+    /* C11 7.5: errno is 0 at program startup, whatever ran before main
+     * (a preloaded library's constructors included) */
+    int errno_at_start = errno;
+    n_checks++;
+    if (errno_at_start != 0) {
+        n_failed++;
+        printf("errno at main's start is %d, expected 0\n", errno_at_start);
+    }
     check_normal_mutex();
     check_errorcheck_mutex();
     check_recursive_mutex();

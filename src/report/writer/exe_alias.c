@@ -8,6 +8,7 @@
  * calls lb_exe_alias. */
 #include "report/writer/exe_alias.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 
 static char exec_path[PATH_MAX]; /* absolute; "" when unknown */
 
-__attribute__((constructor(150))) static void remember_exec_path(void)
+static void copy_exec_path(void)
 {
     const char *fn = (const char *)getauxval(AT_EXECFN);
     if (!fn || !*fn)
@@ -37,6 +38,14 @@ __attribute__((constructor(150))) static void remember_exec_path(void)
         return;
     }
     memcpy(exec_path + used, fn, len + 1);
+}
+
+/* errno kept: the program's main starts with errno 0 (C11 7.5). */
+__attribute__((constructor(150))) static void remember_exec_path(void)
+{
+    int saved_errno = errno;
+    copy_exec_path();
+    errno = saved_errno;
 }
 
 static const char *basename_of(const char *path)

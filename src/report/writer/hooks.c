@@ -7,13 +7,19 @@
  * not a lockblame database, it exports LOCKBLAME_DISABLE=1, and core's
  * constructor then never starts lockblame in this process or its tree.
  * A fork child keeps the path: it writes into the same database. */
+#include <errno.h>
+
 #include "core/hooks.h"
 #include "report/writer/output.h"
 #include "report/writer/writer.h"
 
+/* errno kept: the program's main starts with errno 0 (C11 7.5), and the
+ * output path's stat fails with ENOENT before a first run. */
 __attribute__((constructor(150))) static void writer_choose_output(void)
 {
+    int saved_errno = errno;
     lb_output_setup();
+    errno = saved_errno;
 }
 
 static void writer_finish(const char *reason)
