@@ -234,6 +234,9 @@ static void print_header(struct lb_profile *p, FILE *out)
 		if (warning)
 			header_row(out, "warning", warning);
 	}
+	lb_buf_reset(&b);
+	if (lb_waiters_hint(p, &b))
+		header_row(out, "waiters", lb_buf_str(&b));
 	fputs("</table>\n", out);
 	lb_buf_free(&b);
 }

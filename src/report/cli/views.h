@@ -30,10 +30,11 @@ struct lb_report_opts {
 
 /* Run header and totals; table format only (header.c). */
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
-/* The "waiters:" line under the release-site table, when helper threads
- * (busy a small part of their lives) did most of the waiting
+/* The text of the "waiters:" line (under the release-site table, in the
+ * HTML page's header) when helper threads, busy a small part of their
+ * lives, did most of the waiting; false, nothing added, otherwise
  * (waiters_hint.c). */
-void lb_print_waiters_hint(struct lb_profile *p, FILE *out);
+bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b);
 /* "blame ... + hand-off ... + unattributed ... = total wait" line. */
 void lb_print_conservation(const struct lb_profile *p, FILE *out);
 /* Seconds for people in text cells: "0.600 s", "0.065 ms", "12.3 us". */

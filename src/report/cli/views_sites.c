@@ -348,8 +348,9 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 		printf("\ntotal:    blame %.3f s, hand-off latency %.3f s, unattributed %.3f s,"
 		       " total wait %.3f s\n", tt->sync_blame, tt->sync_handoff,
 		       tt->sync_unattributed, tt->sync_wait);
-		if (o->metric == LB_M_IDLENESS)
-			lb_print_waiters_hint(p, stdout);
+		lb_buf_reset(&b);
+		if (o->metric == LB_M_IDLENESS && lb_waiters_hint(p, &b))
+			printf("waiters:  %s\n", lb_buf_str(&b));
 	} else {
 		/* CSV and JSON list every site, structural ones last. */
 		struct lb_table *t = new_table();

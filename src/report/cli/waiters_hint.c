@@ -23,14 +23,14 @@ static bool is_initial(const struct lb_profile *p, const struct lb_thread *t)
 	return t->process >= 0 && t->process < p->nprocs && t->tid == p->procs[t->process].pid;
 }
 
-void lb_print_waiters_hint(struct lb_profile *p, FILE *out)
+bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 {
 	struct lb_map index = { 0 };
 	double *wait = calloc((size_t)p->nthreads + 1, sizeof *wait);
 	double total = 0;
 
 	if (!wait)
-		return;
+		return false;
 	for (int32_t i = 0; i < p->nthreads; i++) {
 		bool is_new;
 		*lb_map_slot(&index, (uint64_t)p->threads[i].id, &is_new) = i;
@@ -57,12 +57,15 @@ void lb_print_waiters_hint(struct lb_profile *p, FILE *out)
 		if (first < 0 || wait[i] > wait[first])
 			first = i;
 	}
-	if (helpers > 0 && total > 0 && helpers_wait >= LB_HELPER_WAIT_SHARE * total)
-		fprintf(out, "waiters:  %.0f%% of the wait is by %d thread(s) busy less than %.0f%% of"
-			     " their lives (the most: %s): helpers waiting for work, if that is their"
-			     " job; --by-thread\n", 100.0 * helpers_wait / total, helpers,
-			100.0 * LB_HELPER_BUSY, p->threads[first].start_frame >= 0
-				? lb_frame_label(p, p->threads[first].start_frame) : "(unknown)");
+	bool hint = helpers > 0 && total > 0 && helpers_wait >= LB_HELPER_WAIT_SHARE * total;
+
+	if (hint)
+		lb_buf_printf(b, "%.0f%% of the wait is by %d thread(s) busy less than %.0f%% of"
+				 " their lives (the most: %s): helpers waiting for work, if that is"
+				 " their job; --by-thread", 100.0 * helpers_wait / total, helpers,
+			      100.0 * LB_HELPER_BUSY, p->threads[first].start_frame >= 0
+				      ? lb_frame_label(p, p->threads[first].start_frame) : "(unknown)");
 	free(wait);
 	lb_map_free(&index);
+	return hint;
 }
