@@ -43,4 +43,5 @@ grep -A1 '^Wait s' "$tmp/wait.txt" | tail -1 | grep -q ' helper (' || { cat "$tm
 # so in its "waiters:" line, naming its start routine.
 "$LOCKBLAME_CLI" report "$tmp/out.db" | grep -E '^waiters: +100% of the wait is by 1 thread\(s\).*\(the most: helper' ||
     fail "no waiters: line for the helper"
-"$LOCKBLAME_CLI" report --format html "$tmp/out.db" | grep -q '>waiters<' || fail "the HTML page has no waiters row"
+"$LOCKBLAME_CLI" report --format html "$tmp/out.db" >"$tmp/page.html" || fail "report --format html exited $?"
+grep -q '<th>waiters</th>' "$tmp/page.html" || fail "the HTML page has no waiters row"
