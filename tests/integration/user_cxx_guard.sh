@@ -14,3 +14,15 @@ python3 "$TESTLIB/check_sites.py" "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db
 # The runtime's inline frames stay in the call path, below the site.
 "$LOCKBLAME_CLI" report --top-down -n 12 "$tmp/out.db" >"$tmp/td.txt" || fail "top-down exited $?"
 grep -q "lock_guard" "$tmp/td.txt" || fail "std::lock_guard frame missing from the call path"
+# Its threads are std::threads, started by libstdc++'s routine: --by-thread
+# names each by the program function it ran (worker, parked), not by that
+# routine.
+"$LOCKBLAME_CLI" report --by-thread --format json "$tmp/out.db" >"$tmp/threads.json" || fail "--by-thread exited $?"
+python3 - "$tmp/threads.json" <<'PY' || fail "--by-thread start routines of std::threads"
+import json, sys
+starts = [r["start_routine"] for r in json.load(open(sys.argv[1]))]
+print("start routines:", starts)
+workers = sum(1 for s in starts if s.startswith("(anonymous namespace)::worker("))
+parked = sum(1 for s in starts if s.startswith("(anonymous namespace)::parked("))
+sys.exit(0 if workers >= 2 and parked == 1 and not any("libstdc++" in s for s in starts) else 1)
+PY

@@ -30,6 +30,13 @@ struct lb_report_opts {
 
 /* Run header and totals; table format only (header.c). */
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
+/* For each thread (entry[i], p->threads[i]) whose start routine is a
+ * runtime routine (std::thread's), the program function it ran: the
+ * outermost program frame of its heaviest contexts; -1 otherwise
+ * (thread_entry.c). */
+void lb_thread_entries(struct lb_profile *p, int32_t *entry);
+/* A process's initial thread (its tid is the process's pid). */
+bool lb_thread_is_initial(const struct lb_profile *p, const struct lb_thread *t);
 /* The text of the "waiters:" line (under the release-site table, in the
  * HTML page's header) when helper threads, busy a small part of their
  * lives, did most of the waiting; false, nothing added, otherwise

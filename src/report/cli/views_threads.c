@@ -72,6 +72,10 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 	if (o->n >= 0 && n > o->n)
 		n = o->n;
 	struct lb_table *t = lb_table_new(thread_cols, C_NCOLS);
+	int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
+
+	if (entry)
+		lb_thread_entries(p, entry);
 
 	for (int32_t i = 0; i < n; i++) {
 		const struct lb_thread *th = s[i].thread >= 0 ? &p->threads[s[i].thread] : NULL;
@@ -90,10 +94,12 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 			lb_table_num(t, row, C_IDLE_SHARE, lb_share(s[i].idle, s[i].work + s[i].idle));
 		if (th)
 			lb_table_num(t, row, C_CPU, th->cpu_s);
-		/* a process's initial thread (its tid is the pid) has no start routine */
-		if (s[i].id == 0 || (th && th->process >= 0 && th->process < p->nprocs &&
-				     th->tid == p->procs[th->process].pid))
+		/* a process's initial thread has no start routine; a thread a
+		 * runtime routine started (std::thread) is named by what it ran */
+		if (s[i].id == 0 || (th && lb_thread_is_initial(p, th)))
 			lb_table_str(t, row, C_START, "main");
+		else if (th && entry && entry[s[i].thread] >= 0)
+			lb_table_str(t, row, C_START, lb_frame_desc(p, entry[s[i].thread]));
 		else if (th && th->start_frame >= 0)
 			lb_table_str(t, row, C_START, lb_frame_label(p, th->start_frame));
 		else
@@ -105,7 +111,10 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 	if (o->format == LB_FMT_TABLE)
 		printf("\nCaused s: blame caused, others' waiting blamed on this thread's release sites;"
 		       " Caused%%: of work + caused.\nWaited s: time this thread spent waiting itself."
-		       " Undir s: undirected idleness (thesis ch. 5).\n");
+		       " Undir s: undirected idleness (thesis ch. 5).\n"
+		       "Start routine: for a thread a runtime routine started (std::thread), the"
+		       " outermost function of the program it ran.\n");
+	free(entry);
 	lb_table_free(t);
 	free(s);
 	lb_map_free(&map);

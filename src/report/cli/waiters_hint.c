@@ -18,19 +18,19 @@
 /* The line is printed when helpers did at least this share of the wait. */
 #define LB_HELPER_WAIT_SHARE 0.5
 
-static bool is_initial(const struct lb_profile *p, const struct lb_thread *t)
-{
-	return t->process >= 0 && t->process < p->nprocs && t->tid == p->procs[t->process].pid;
-}
-
 bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 {
 	struct lb_map index = { 0 };
 	double *wait = calloc((size_t)p->nthreads + 1, sizeof *wait);
+	int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
 	double total = 0;
 
-	if (!wait)
+	if (!wait || !entry) {
+		free(wait);
+		free(entry);
 		return false;
+	}
+	lb_thread_entries(p, entry);
 	for (int32_t i = 0; i < p->nthreads; i++) {
 		bool is_new;
 		*lb_map_slot(&index, (uint64_t)p->threads[i].id, &is_new) = i;
@@ -50,7 +50,7 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 		const struct lb_thread *t = &p->threads[i];
 		double life = t->end_s - t->start_s;
 
-		if (wait[i] <= 0 || life <= 0 || is_initial(p, t) || t->cpu_s >= LB_HELPER_BUSY * life)
+		if (wait[i] <= 0 || life <= 0 || lb_thread_is_initial(p, t) || t->cpu_s >= LB_HELPER_BUSY * life)
 			continue;
 		helpers_wait += wait[i];
 		helpers++;
@@ -59,12 +59,16 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 	}
 	bool hint = helpers > 0 && total > 0 && helpers_wait >= LB_HELPER_WAIT_SHARE * total;
 
-	if (hint)
+	if (hint) {
+		/* named as --by-thread names it: what a std::thread ran, else its start routine */
+		int32_t f = entry[first] >= 0 ? entry[first] : p->threads[first].start_frame;
+
 		lb_buf_printf(b, "%.0f%% of the wait is by %d thread(s) busy less than %.0f%% of"
 				 " their lives (the most: %s): helpers waiting for work, if that is"
 				 " their job; --by-thread", 100.0 * helpers_wait / total, helpers,
-			      100.0 * LB_HELPER_BUSY, p->threads[first].start_frame >= 0
-				      ? lb_frame_label(p, p->threads[first].start_frame) : "(unknown)");
+			      100.0 * LB_HELPER_BUSY, f >= 0 ? lb_frame_label(p, f) : "(unknown)");
+	}
+	free(entry);
 	free(wait);
 	lb_map_free(&index);
 	return hint;
