@@ -21,7 +21,7 @@ LB_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction
     int ours = lb_sampler_signal_now();
     if (lb_likely(!ours || signo != ours))
         return lb_real_sigaction(signo, act, old);
-    if (!act) {
+    if (!act || lb_sampler_default_kept(act->sa_handler, act->sa_flags)) {
         if (old)
             lb_sampler_program_view(signo, old);
         return 0;
@@ -35,8 +35,11 @@ LB_EXPORT sighandler_t signal(int signo, sighandler_t handler)
     if (lb_unlikely(lb_fatal_signal_watched(signo)))
         return lb_fatal_signal(signo, handler);
     int ours = lb_sampler_signal_now();
-    if (ours && signo == ours)
+    if (ours && signo == ours) {
+        if (lb_sampler_default_kept(handler, 0))
+            return SIG_DFL; /* the program's view, unchanged */
         lb_sampler_release_signal(signo);
+    }
     return lb_real_signal(signo, handler);
 }
 
@@ -46,7 +49,7 @@ LB_EXPORT sighandler_t sigset(int signo, sighandler_t disp)
         return lb_fatal_sigset(signo, disp);
     int ours = lb_sampler_signal_now();
     if (ours && signo == ours && disp != SIG_HOLD)
-        lb_sampler_release_signal(signo);
+        lb_sampler_release_signal(signo); /* (sigset also unblocks: the real call does) */
     sighandler_t rc = lb_real_sigset(signo, disp);
     if (ours && signo == ours && disp == SIG_HOLD)
         lb_sampler_mask_reread(lb_self);

@@ -93,6 +93,12 @@ void lb_sampler_release_signal(int signo);
 /* What sigaction(signo, NULL, &old) must show the program for the
  * sampling signal. */
 void lb_sampler_program_view(int signo, struct sigaction *old);
+/* The program asks for the default action (handler) on the sampling
+ * signal, whose disposition is the default in its view already: nothing
+ * changes for the program, so sampling stays where it is (a fork child
+ * resetting every signal before exec, as git's start_command does, moved
+ * it back and forth between two signals with a line each time). */
+bool lb_sampler_default_kept(sighandler_t handler, int flags);
 
 /* Run metadata (meta table), valid after lb_sampler_quiesce. */
 typedef struct lb_sampler_summary {

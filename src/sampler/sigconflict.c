@@ -40,6 +40,13 @@ void lb_sampler_program_view(int signo, struct sigaction *old)
     *old = *lb_sampler_program_action();
 }
 
+bool lb_sampler_default_kept(sighandler_t handler, int flags)
+{
+    const struct sigaction *view = lb_sampler_program_action();
+    return handler == SIG_DFL && !(flags & SA_SIGINFO) && !(view->sa_flags & SA_SIGINFO) &&
+           view->sa_handler == SIG_DFL;
+}
+
 /* Re-targets every live thread's event to signo. */
 static void lb_retarget_all(int signo)
 {
