@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "report/writer/retired_modules.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"
@@ -90,6 +91,8 @@ uint32_t lb_merge_frame(writer_t *w, uintptr_t pc)
 uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
 {
     uint32_t v;
+    if (lb_retired_contains(call_pc))
+        return call_pc; /* its code is gone: no tail jump to read */
     if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
         uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
         int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;

@@ -3,6 +3,7 @@
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
 #include "report/writer/exe_alias.h"
+#include "report/writer/retired_modules.h"
 #include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"
@@ -18,6 +19,7 @@
 
 struct lb_symbolizer {
     Dwfl *dwfl;
+    Dwfl *retired; /* libraries unloaded before the write, from their files; NULL none */
     char name[512]; /* the last symbol name with its version suffix cut */
 };
 
@@ -42,6 +44,34 @@ static const Dwfl_Callbacks callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
+/* For the libraries the program unloaded: opened from their files. */
+static const Dwfl_Callbacks file_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = lb_find_debuginfo_local,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+/* A Dwfl of the unloaded libraries at the addresses they had, or NULL. */
+static Dwfl *open_retired(void)
+{
+    uint32_t n;
+    const lb_retired_t *r = lb_retired_all(&n);
+    if (n == 0)
+        return NULL;
+    Dwfl *d = dwfl_begin(&file_callbacks);
+    if (!d)
+        return NULL;
+    uint32_t reported = 0;
+    for (uint32_t i = 0; i < n; i++)
+        reported += dwfl_report_elf(d, r[i].path, r[i].path, -1, r[i].bias, false) != NULL;
+    if (!reported || dwfl_report_end(d, NULL, NULL) != 0) {
+        dwfl_end(d);
+        return NULL;
+    }
+    return d;
+}
+
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
     if (!lb_writer_debuginfo_open())
@@ -57,6 +87,7 @@ lb_symbolizer_t *lb_symbolizer_open(void)
         free(s);
         return NULL;
     }
+    s->retired = open_retired();
     return s;
 }
 
@@ -142,10 +173,22 @@ static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
     free(scopes);
 }
 
+/* The module holding pc: an unloaded library's range first (the writer's
+ * own libraries may sit there now, and no sample of the program was
+ * taken in them), then the process's maps. *retired: it was unloaded. */
+static Dwfl_Module *module_at(lb_symbolizer_t *s, uintptr_t pc, bool *retired)
+{
+    *retired = s && s->retired && lb_retired_contains(pc);
+    if (*retired)
+        return dwfl_addrmodule(s->retired, pc);
+    return s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+}
+
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
-    Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    bool retired;
+    Dwfl_Module *mod = module_at(s, pc, &retired);
     bool indexed = false; /* mod's function symbols were all consulted */
     if (mod) {
         Dwarf_Addr start = 0;
@@ -181,7 +224,8 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
             inline_chain(mod, pc, out);
         }
     }
-    if (!out->module || (!out->function && !indexed)) {
+    /* dladdr reads the maps as they are now: not for an unloaded library */
+    if (!retired && (!out->module || (!out->function && !indexed))) {
         Dl_info info;
         if (dladdr((void *)pc, &info)) {
             if (!out->module) {
@@ -196,7 +240,8 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 
 bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 {
-    Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    bool retired;
+    Dwfl_Module *mod = module_at(s, pc, &retired);
     const char *name;
     lb_symindex_answer_t answer = mod ? lb_symindex_find(mod, pc, &name, lo, hi) : LB_SYMINDEX_NONE;
     if (answer != LB_SYMINDEX_NONE)
@@ -217,5 +262,9 @@ void lb_symbolizer_close(lb_symbolizer_t *s)
         return;
     lb_symindex_release_all(s->dwfl);
     dwfl_end(s->dwfl);
+    if (s->retired) {
+        lb_symindex_release_all(s->retired);
+        dwfl_end(s->retired);
+    }
     free(s);
 }
