@@ -1,11 +1,11 @@
 /* dlclose: a library the program unloads is recorded first, so that the
  * profile, symbolized at exit, can still name its code
- * (report/writer/retired_modules.h). The return value and dlerror() are
+ * (core/retired_modules.h). The return value and dlerror() are
  * the real call's. */
 #include <dlfcn.h>
 
 #include "core/phase.h"
-#include "report/writer/retired_modules.h"
+#include "core/retired_modules.h"
 #include "util/common.h"
 
 LB_EXPORT int dlclose(void *handle)

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "report/writer/retired_modules.h"
+#include "core/retired_modules.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"

@@ -3,7 +3,7 @@
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
 #include "report/writer/exe_alias.h"
-#include "report/writer/retired_modules.h"
+#include "core/retired_modules.h"
 #include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"

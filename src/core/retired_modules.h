@@ -13,8 +13,8 @@
  * writer reads them on the finishing thread. When the program maps
  * another library into a freed range and runs it, its addresses are
  * named after the closed one: the samples do not say which came first. */
-#ifndef LB_WRITER_RETIRED_MODULES_H
-#define LB_WRITER_RETIRED_MODULES_H
+#ifndef LB_CORE_RETIRED_MODULES_H
+#define LB_CORE_RETIRED_MODULES_H
 #include <stdbool.h>
 #include <stdint.h>
 

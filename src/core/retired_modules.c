@@ -1,5 +1,5 @@
 /* Libraries unloaded before the final write: see retired_modules.h. */
-#include "report/writer/retired_modules.h"
+#include "core/retired_modules.h"
 
 #include <dlfcn.h>
 #include <errno.h>
