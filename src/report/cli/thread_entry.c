@@ -1,10 +1,13 @@
 /*
  * thread_entry.c - what a thread started by a runtime routine ran. Every
- * std::thread starts in libstdc++ (execute_native_thread_routine), and
- * the start routine of a pool built on a generic trampoline says as
- * little; the program function the thread ran is the outermost frame of
- * the program's own code on its calling contexts, weighted by the
- * thread's work and waiting there. And which thread is a process's
+ * std::thread starts in libstdc++ (execute_native_thread_routine): the
+ * program function the thread ran is the outermost frame of the
+ * program's own code on its calling contexts, weighted by the thread's
+ * work and waiting there. A pool built on a trampoline of its own
+ * (lbzip2's threads all start in one function that calls the task
+ * through a pointer) says as little: where threads share a program start
+ * routine and ran different functions below it, each is told by the
+ * callee of its heaviest contexts. And which thread is a process's
  * initial one, which has no start routine.
  */
 #include <stdlib.h>
@@ -27,6 +30,52 @@ static int32_t outermost_program_frame(const struct lb_profile *p, int32_t node)
 	return found;
 }
 
+/* The program frame just below the outermost one on node's path (the
+ * outermost is the start routine's own; frames of one function differ by
+ * line, and in a stripped binary by address), or -1. */
+static int32_t callee_of_start(const struct lb_profile *p, int32_t node)
+{
+	int32_t outer = -1, below = -1;
+
+	for (int32_t v = node; v >= 0 && v != p->root; v = p->nodes[v].parent)
+		if (!lb_frame_is_runtime(p, p->nodes[v].frame)) {
+			below = outer;
+			outer = p->nodes[v].frame;
+		}
+	return below;
+}
+
+/* Threads sharing a program start routine: keep their callees only where
+ * they differ within the group (else the start routine says it all). */
+static void keep_differing_callees(const struct lb_profile *p, int32_t *entry)
+{
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		int32_t start = p->threads[i].start_frame;
+		bool differ = false;
+
+		if (entry[i] < 0 || lb_frame_is_runtime(p, start))
+			continue;
+		for (int32_t j = 0; j < p->nthreads && !differ; j++)
+			differ = j != i && p->threads[j].start_frame == start && entry[j] >= 0 &&
+				 entry[j] != entry[i];
+		if (!differ)
+			entry[i] = -2; /* the same callee as its group: no name of its own */
+	}
+	for (int32_t i = 0; i < p->nthreads; i++)
+		if (entry[i] == -2)
+			entry[i] = -1;
+}
+
+/* Does thread i's start routine say too little (see the header)? */
+static int32_t start_shared(const struct lb_profile *p, int32_t i)
+{
+	int32_t start = p->threads[i].start_frame, n = 0;
+
+	for (int32_t j = 0; j < p->nthreads; j++)
+		n += p->threads[j].start_frame == start;
+	return n;
+}
+
 void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 {
 	struct lb_map index = { 0 }, cells = { 0 };
@@ -39,7 +88,8 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 		bool is_new;
 
 		entry[i] = -1;
-		if (t->start_frame >= 0 && lb_frame_is_runtime(p, t->start_frame))
+		if (t->start_frame >= 0 && !lb_thread_is_initial(p, t) &&
+		    (lb_frame_is_runtime(p, t->start_frame) || start_shared(p, i) > 1))
 			*lb_map_slot(&index, (uint64_t)t->id, &is_new) = i;
 	}
 	for (int32_t r = 0; r < p->nmrows; r++) {
@@ -49,7 +99,9 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 
 		if (i < 0 || w <= 0)
 			continue;
-		int32_t f = outermost_program_frame(p, m->node);
+		int32_t start = p->threads[i].start_frame;
+		int32_t f = lb_frame_is_runtime(p, start) ? outermost_program_frame(p, m->node)
+							   : callee_of_start(p, m->node);
 
 		if (f < 0)
 			continue;
@@ -77,6 +129,7 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 			entry[i] = cell_frame[c];
 		}
 	}
+	keep_differing_callees(p, entry);
 	free(best);
 	free(weight);
 	free(cell_thread);

@@ -32,7 +32,9 @@ struct lb_report_opts {
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out);
 /* For each thread (entry[i], p->threads[i]) whose start routine is a
  * runtime routine (std::thread's), the program function it ran: the
- * outermost program frame of its heaviest contexts; -1 otherwise
+ * outermost program frame of its heaviest contexts; for threads sharing a
+ * program start routine (a trampoline) that ran different functions
+ * below it, the callee of each one's heaviest contexts; -1 otherwise
  * (thread_entry.c). */
 void lb_thread_entries(struct lb_profile *p, int32_t *entry);
 /* A process's initial thread (its tid is the process's pid). */

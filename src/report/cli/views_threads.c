@@ -73,6 +73,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		n = o->n;
 	struct lb_table *t = lb_table_new(thread_cols, C_NCOLS);
 	int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
+	struct lb_buf label = { 0 };
 
 	if (entry)
 		lb_thread_entries(p, entry);
@@ -98,8 +99,15 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		 * runtime routine started (std::thread) is named by what it ran */
 		if (s[i].id == 0 || (th && lb_thread_is_initial(p, th)))
 			lb_table_str(t, row, C_START, "main");
-		else if (th && entry && entry[s[i].thread] >= 0)
+		else if (th && entry && entry[s[i].thread] >= 0 &&
+			 lb_frame_is_runtime(p, th->start_frame))
 			lb_table_str(t, row, C_START, lb_frame_desc(p, entry[s[i].thread]));
+		else if (th && entry && entry[s[i].thread] >= 0) {
+			lb_buf_reset(&label);
+			lb_buf_printf(&label, "%s -> %s", lb_frame_label(p, th->start_frame),
+				      lb_frame_desc(p, entry[s[i].thread]));
+			lb_table_str(t, row, C_START, lb_buf_str(&label));
+		}
 		else if (th && th->start_frame >= 0)
 			lb_table_str(t, row, C_START, lb_frame_label(p, th->start_frame));
 		else
@@ -113,8 +121,10 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		       " Caused%%: of work + caused.\nWaited s: time this thread spent waiting itself."
 		       " Undir s: undirected idleness (thesis ch. 5).\n"
 		       "Start routine: for a thread a runtime routine started (std::thread), the"
-		       " outermost function of the program it ran.\n");
+		       " outermost function of the program it ran; \"start -> f\": threads that\n"
+		       "share a start routine (a trampoline) and ran different functions f below it.\n");
 	free(entry);
+	lb_buf_free(&label);
 	lb_table_free(t);
 	free(s);
 	lb_map_free(&map);

@@ -1,0 +1,67 @@
+/*
+ * trampoline_pool: threads that all start in one trampoline, which calls
+ * each one's task through a pointer (lbzip2 and many C pools do this):
+ * two threads run compress_task, one runs write_task, which waits on a
+ * cond for their output. --by-thread must tell them apart by the task
+ * each ran below the shared start routine.
+ *
+ * Usage: trampoline_pool   (about 0.3 s)
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+struct task {
+    void (*fn)(void);
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t produced = PTHREAD_COND_INITIALIZER;
+static int blocks, done;
+static volatile uint64_t sink;
+
+__attribute__((noinline)) static void compress_task(void)
+{
+    for (int b = 0; b < 20; b++) {
+        for (uint64_t i = 0; i < 3000000; i++)
+            sink += i * i;
+        pthread_mutex_lock(&lock);
+        blocks++;
+        pthread_cond_signal(&produced);
+        pthread_mutex_unlock(&lock);
+    }
+    pthread_mutex_lock(&lock);
+    done++;
+    pthread_cond_signal(&produced);
+    pthread_mutex_unlock(&lock);
+}
+
+__attribute__((noinline)) static void write_task(void)
+{
+    pthread_mutex_lock(&lock);
+    while (done < 2 || blocks > 0) {
+        while (blocks == 0 && done < 2)
+            pthread_cond_wait(&produced, &lock);
+        if (blocks > 0)
+            blocks--;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* the shared start routine */
+__attribute__((noinline)) static void *trampoline(void *arg)
+{
+    ((struct task *)arg)->fn();
+    return NULL;
+}
+
+int main(void)
+{
+    struct task compress = { compress_task }, write = { write_task };
+    pthread_t t[3];
+    pthread_create(&t[0], NULL, trampoline, &write);
+    pthread_create(&t[1], NULL, trampoline, &compress);
+    pthread_create(&t[2], NULL, trampoline, &compress);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
