@@ -45,35 +45,26 @@ static int32_t callee_of_start(const struct lb_profile *p, int32_t node)
 	return below;
 }
 
-/* Threads sharing a program start routine: keep their callees only where
- * they differ within the group (else the start routine says it all). */
-static void keep_differing_callees(const struct lb_profile *p, int32_t *entry)
-{
-	for (int32_t i = 0; i < p->nthreads; i++) {
-		int32_t start = p->threads[i].start_frame;
-		bool differ = false;
+/* Per program start routine (a map from its frame to a group): how many
+ * threads start there, the callee the first one ran, whether another
+ * ran a different one. */
+struct start_group {
+	int32_t threads, callee;
+	bool differ;
+};
 
-		if (entry[i] < 0 || lb_frame_is_runtime(p, start))
-			continue;
-		for (int32_t j = 0; j < p->nthreads && !differ; j++)
-			differ = j != i && p->threads[j].start_frame == start && entry[j] >= 0 &&
-				 entry[j] != entry[i];
-		if (!differ)
-			entry[i] = -2; /* the same callee as its group: no name of its own */
+static struct start_group *group_of(struct lb_map *groups, struct start_group **g, size_t *cap,
+				    int32_t *n, int32_t start)
+{
+	bool is_new;
+	int32_t *slot = lb_map_slot(groups, (uint64_t)(uint32_t)start, &is_new);
+
+	if (is_new) {
+		lb_grow((void **)g, cap, (size_t)*n + 1, sizeof **g);
+		(*g)[*n] = (struct start_group){ 0, -1, false };
+		*slot = (*n)++;
 	}
-	for (int32_t i = 0; i < p->nthreads; i++)
-		if (entry[i] == -2)
-			entry[i] = -1;
-}
-
-/* Does thread i's start routine say too little (see the header)? */
-static int32_t start_shared(const struct lb_profile *p, int32_t i)
-{
-	int32_t start = p->threads[i].start_frame, n = 0;
-
-	for (int32_t j = 0; j < p->nthreads; j++)
-		n += p->threads[j].start_frame == start;
-	return n;
+	return &(*g)[*slot];
 }
 
 void lb_thread_entries(struct lb_profile *p, int32_t *entry)
@@ -83,13 +74,22 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 	int32_t *cell_thread = NULL, *cell_frame = NULL, ncells = 0;
 	size_t cap_w = 0, cap_t = 0, cap_f = 0;
 
+	struct lb_map groups = { 0 };
+	struct start_group *g = NULL;
+	size_t cap_g = 0;
+	int32_t ngroups = 0;
+
+	for (int32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].start_frame >= 0)
+			group_of(&groups, &g, &cap_g, &ngroups, p->threads[i].start_frame)->threads++;
 	for (int32_t i = 0; i < p->nthreads; i++) {
 		const struct lb_thread *t = &p->threads[i];
 		bool is_new;
 
 		entry[i] = -1;
 		if (t->start_frame >= 0 && !lb_thread_is_initial(p, t) &&
-		    (lb_frame_is_runtime(p, t->start_frame) || start_shared(p, i) > 1))
+		    (lb_frame_is_runtime(p, t->start_frame) ||
+		     group_of(&groups, &g, &cap_g, &ngroups, t->start_frame)->threads > 1))
 			*lb_map_slot(&index, (uint64_t)t->id, &is_new) = i;
 	}
 	for (int32_t r = 0; r < p->nmrows; r++) {
@@ -129,7 +129,29 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 			entry[i] = cell_frame[c];
 		}
 	}
-	keep_differing_callees(p, entry);
+	/* threads sharing a program start routine keep their callees only
+	 * where they differ within the group: else the start routine says it */
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		int32_t start = p->threads[i].start_frame;
+
+		if (entry[i] < 0 || lb_frame_is_runtime(p, start))
+			continue;
+		struct start_group *sg = group_of(&groups, &g, &cap_g, &ngroups, start);
+
+		if (sg->callee < 0)
+			sg->callee = entry[i];
+		else if (sg->callee != entry[i])
+			sg->differ = true;
+	}
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		int32_t start = p->threads[i].start_frame;
+
+		if (entry[i] >= 0 && !lb_frame_is_runtime(p, start) &&
+		    !group_of(&groups, &g, &cap_g, &ngroups, start)->differ)
+			entry[i] = -1;
+	}
+	free(g);
+	lb_map_free(&groups);
 	free(best);
 	free(weight);
 	free(cell_thread);
