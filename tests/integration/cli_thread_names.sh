@@ -5,13 +5,23 @@
 # for two threads, "trampoline -> write_task (...)" for the third
 # (tests/workloads_user/trampoline_pool.c); a start routine that tells
 # threads apart by itself keeps its plain name (bench/taskq: worker,
-# producer).
+# producer). The release-site table's "waiters:" line names the writer,
+# a helper waiting for signals; with main doing the writing itself
+# ("coordinator"), the line says the initial thread waits as a
+# coordinator; taskq, whose waiting threads also work, gets no line.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/trampoline_pool
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W" "$BUILD/bench/taskq"
 
 LOCKBLAME_OUTPUT=$tmp/pool.db preloaded "$W" || fail "workload exited $?"
 LOCKBLAME_OUTPUT=$tmp/taskq.db preloaded "$BUILD/bench/taskq" 2 20000 >/dev/null || fail "taskq exited $?"
+LOCKBLAME_OUTPUT=$tmp/coord.db preloaded "$W" coordinator || fail "coordinator run exited $?"
+"$LOCKBLAME_CLI" report "$tmp/pool.db" | grep -E '^waiters: .* waiting for signals.*\(the most: trampoline -> write_task \(' ||
+    fail "pool: no waiters: line naming the writer"
+"$LOCKBLAME_CLI" report "$tmp/coord.db" | grep -E '^waiters: .* the initial thread \(main\) waiting for signals.*coordinator' ||
+    fail "coordinator: no waiters: line about the initial thread"
+"$LOCKBLAME_CLI" report "$tmp/taskq.db" >"$tmp/taskq.txt" || fail "taskq: report exited $?"
+if grep '^waiters:' "$tmp/taskq.txt"; then fail "taskq: its workers were called helpers"; fi
 for db in pool taskq; do
     "$LOCKBLAME_CLI" report --by-thread --format json "$tmp/$db.db" >"$tmp/$db.json" || fail "$db: --by-thread exited $?"
 done

@@ -5,10 +5,14 @@
  * cond for their output. --by-thread must tell them apart by the task
  * each ran below the shared start routine.
  *
- * Usage: trampoline_pool   (about 0.3 s)
+ * With "coordinator", main runs write_task itself instead of a third
+ * thread: the waiting for the blocks is the initial thread's.
+ *
+ * Usage: trampoline_pool [coordinator]   (about 0.3 s)
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 struct task {
     void (*fn)(void);
@@ -54,14 +58,18 @@ __attribute__((noinline)) static void *trampoline(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     struct task compress = { compress_task }, write = { write_task };
+    int coordinator = argc > 1 && strcmp(argv[1], "coordinator") == 0;
     pthread_t t[3];
-    pthread_create(&t[0], NULL, trampoline, &write);
     pthread_create(&t[1], NULL, trampoline, &compress);
     pthread_create(&t[2], NULL, trampoline, &compress);
-    for (int i = 0; i < 3; i++)
+    if (coordinator)
+        write_task();
+    else
+        pthread_create(&t[0], NULL, trampoline, &write);
+    for (int i = coordinator; i < 3; i++)
         pthread_join(t[i], NULL);
     return 0;
 }

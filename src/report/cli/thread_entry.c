@@ -159,3 +159,20 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 	lb_map_free(&index);
 	lb_map_free(&cells);
 }
+
+void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out)
+{
+	const struct lb_thread *t = &p->threads[i];
+
+	if (lb_thread_is_initial(p, t) || t->id == 0) /* (id 0: the main thread of old profiles) */
+		lb_buf_puts(out, "main");
+	else if (entry && entry[i] >= 0 && lb_frame_is_runtime(p, t->start_frame))
+		lb_buf_puts(out, lb_frame_desc(p, entry[i]));
+	else if (entry && entry[i] >= 0)
+		lb_buf_printf(out, "%s -> %s", lb_frame_label(p, t->start_frame),
+			      lb_frame_desc(p, entry[i]));
+	else if (t->start_frame >= 0)
+		lb_buf_puts(out, lb_frame_label(p, t->start_frame));
+	else
+		lb_buf_puts(out, "(unknown)");
+}

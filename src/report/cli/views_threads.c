@@ -97,21 +97,12 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 			lb_table_num(t, row, C_CPU, th->cpu_s);
 		/* a process's initial thread has no start routine; a thread a
 		 * runtime routine started (std::thread) is named by what it ran */
-		if (s[i].id == 0 || (th && lb_thread_is_initial(p, th)))
-			lb_table_str(t, row, C_START, "main");
-		else if (th && entry && entry[s[i].thread] >= 0 &&
-			 lb_frame_is_runtime(p, th->start_frame))
-			lb_table_str(t, row, C_START, lb_frame_desc(p, entry[s[i].thread]));
-		else if (th && entry && entry[s[i].thread] >= 0) {
-			lb_buf_reset(&label);
-			lb_buf_printf(&label, "%s -> %s", lb_frame_label(p, th->start_frame),
-				      lb_frame_desc(p, entry[s[i].thread]));
-			lb_table_str(t, row, C_START, lb_buf_str(&label));
-		}
-		else if (th && th->start_frame >= 0)
-			lb_table_str(t, row, C_START, lb_frame_label(p, th->start_frame));
+		lb_buf_reset(&label);
+		if (th)
+			lb_thread_label(p, s[i].thread, entry, &label);
 		else
-			lb_table_str(t, row, C_START, "(unknown)");
+			lb_buf_puts(&label, s[i].id == 0 ? "main" : "(unknown)");
+		lb_table_str(t, row, C_START, lb_buf_str(&label));
 	}
 	if (o->format == LB_FMT_TABLE)
 		lb_print_header(p, o, stdout);
