@@ -19,30 +19,22 @@ bool lb_thread_is_initial(const struct lb_profile *p, const struct lb_thread *t)
 	return t->process >= 0 && t->process < p->nprocs && t->tid == p->procs[t->process].pid;
 }
 
-/* The outermost program frame on node's path, or -1. */
-static int32_t outermost_program_frame(const struct lb_profile *p, int32_t node)
+/* The outermost program frame on node's path (or -1), and in *below the
+ * program frame just under it (or -1): for a thread a runtime routine
+ * started, the function it ran; for one a trampoline of the program
+ * started (the outermost frame then; frames of one function differ by
+ * line, and in a stripped binary by address), the task it called. */
+static int32_t outermost_program_frame(const struct lb_profile *p, int32_t node, int32_t *below)
 {
-	int32_t found = -1;
+	int32_t outer = -1;
 
-	for (int32_t v = node; v >= 0 && v != p->root; v = p->nodes[v].parent)
-		if (!lb_frame_is_runtime(p, p->nodes[v].frame))
-			found = p->nodes[v].frame;
-	return found;
-}
-
-/* The program frame just below the outermost one on node's path (the
- * outermost is the start routine's own; frames of one function differ by
- * line, and in a stripped binary by address), or -1. */
-static int32_t callee_of_start(const struct lb_profile *p, int32_t node)
-{
-	int32_t outer = -1, below = -1;
-
+	*below = -1;
 	for (int32_t v = node; v >= 0 && v != p->root; v = p->nodes[v].parent)
 		if (!lb_frame_is_runtime(p, p->nodes[v].frame)) {
-			below = outer;
+			*below = outer;
 			outer = p->nodes[v].frame;
 		}
-	return below;
+	return outer;
 }
 
 /* Per program start routine (a map from its frame to a group): how many
@@ -67,41 +59,43 @@ static struct start_group *group_of(struct lb_map *groups, struct start_group **
 	return &(*g)[*slot];
 }
 
+/* The weight (work + wait) of one (thread, frame) pair. */
+struct cell {
+	int32_t thread, frame;
+	double weight;
+};
+
 void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 {
-	struct lb_map index = { 0 }, cells = { 0 };
-	double *weight = NULL;
-	int32_t *cell_thread = NULL, *cell_frame = NULL, ncells = 0;
-	size_t cap_w = 0, cap_t = 0, cap_f = 0;
-
-	struct lb_map groups = { 0 };
+	struct lb_map cells = { 0 }, groups = { 0 };
+	struct cell *cell = NULL;
 	struct start_group *g = NULL;
-	size_t cap_g = 0;
-	int32_t ngroups = 0;
+	size_t cap_c = 0, cap_g = 0;
+	int32_t ncells = 0, ngroups = 0;
+	bool *wanted = calloc((size_t)p->nthreads + 1, sizeof *wanted);
+	double *best = calloc((size_t)p->nthreads + 1, sizeof *best);
 
-	for (int32_t i = 0; i < p->nthreads; i++)
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		entry[i] = -1;
 		if (p->threads[i].start_frame >= 0)
 			group_of(&groups, &g, &cap_g, &ngroups, p->threads[i].start_frame)->threads++;
-	for (int32_t i = 0; i < p->nthreads; i++) {
-		const struct lb_thread *t = &p->threads[i];
-		bool is_new;
-
-		entry[i] = -1;
-		if (t->start_frame >= 0 && !lb_thread_is_initial(p, t) &&
-		    (lb_frame_is_runtime(p, t->start_frame) ||
-		     group_of(&groups, &g, &cap_g, &ngroups, t->start_frame)->threads > 1))
-			*lb_map_slot(&index, (uint64_t)t->id, &is_new) = i;
 	}
-	for (int32_t r = 0; r < p->nmrows; r++) {
+	for (int32_t i = 0; wanted && i < p->nthreads; i++) {
+		const struct lb_thread *t = &p->threads[i];
+
+		wanted[i] = t->start_frame >= 0 && !lb_thread_is_initial(p, t) &&
+			    (lb_frame_is_runtime(p, t->start_frame) ||
+			     group_of(&groups, &g, &cap_g, &ngroups, t->start_frame)->threads > 1);
+	}
+	for (int32_t r = 0; wanted && best && r < p->nmrows; r++) {
 		const struct lb_mrow *m = &p->mrows[r];
-		int32_t i = lb_map_get(&index, (uint64_t)m->thread_id);
+		int32_t i = lb_map_get(&p->thread_index, (uint64_t)m->thread_id);
 		double w = m->work + m->wait;
 
-		if (i < 0 || w <= 0)
+		if (i < 0 || !wanted[i] || w <= 0)
 			continue;
-		int32_t start = p->threads[i].start_frame;
-		int32_t f = lb_frame_is_runtime(p, start) ? outermost_program_frame(p, m->node)
-							   : callee_of_start(p, m->node);
+		int32_t below, outer = outermost_program_frame(p, m->node, &below);
+		int32_t f = lb_frame_is_runtime(p, p->threads[i].start_frame) ? outer : below;
 
 		if (f < 0)
 			continue;
@@ -109,24 +103,18 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 		int32_t *c = lb_map_slot(&cells, (uint64_t)i << 32 | (uint32_t)f, &is_new);
 
 		if (is_new) {
-			lb_grow((void **)&weight, &cap_w, (size_t)ncells + 1, sizeof *weight);
-			lb_grow((void **)&cell_thread, &cap_t, (size_t)ncells + 1, sizeof *cell_thread);
-			lb_grow((void **)&cell_frame, &cap_f, (size_t)ncells + 1, sizeof *cell_frame);
-			weight[ncells] = 0;
-			cell_thread[ncells] = i;
-			cell_frame[ncells] = f;
+			lb_grow((void **)&cell, &cap_c, (size_t)ncells + 1, sizeof *cell);
+			cell[ncells] = (struct cell){ i, f, 0 };
 			*c = ncells++;
 		}
-		weight[*c] += w;
+		cell[*c].weight += w;
 	}
-	double *best = calloc((size_t)p->nthreads + 1, sizeof *best);
+	for (int32_t c = 0; c < ncells; c++) {
+		int32_t i = cell[c].thread;
 
-	for (int32_t c = 0; best && c < ncells; c++) {
-		int32_t i = cell_thread[c];
-
-		if (weight[c] > best[i]) {
-			best[i] = weight[c];
-			entry[i] = cell_frame[c];
+		if (cell[c].weight > best[i]) {
+			best[i] = cell[c].weight;
+			entry[i] = cell[c].frame;
 		}
 	}
 	/* threads sharing a program start routine keep their callees only
@@ -151,12 +139,10 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 			entry[i] = -1;
 	}
 	free(g);
-	lb_map_free(&groups);
+	free(cell);
+	free(wanted);
 	free(best);
-	free(weight);
-	free(cell_thread);
-	free(cell_frame);
-	lb_map_free(&index);
+	lb_map_free(&groups);
 	lb_map_free(&cells);
 }
 

@@ -26,21 +26,11 @@
 
 bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 {
-	struct lb_map index = { 0 };
 	double *wait = calloc((size_t)p->nthreads + 1, sizeof *wait);
-	int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
 	double total = 0;
 
-	if (!wait || !entry) {
-		free(wait);
-		free(entry);
+	if (!wait)
 		return false;
-	}
-	lb_thread_entries(p, entry);
-	for (int32_t i = 0; i < p->nthreads; i++) {
-		bool is_new;
-		*lb_map_slot(&index, (uint64_t)p->threads[i].id, &is_new) = i;
-	}
 	/* each thread's wait sites, (thread, frame) -> SIGNALLED for a wait
 	 * for a signal, JOINED for a join (left out of the total: the
 	 * program's shape), 0 for other kinds; and the threads still parked
@@ -70,7 +60,7 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 	}
 	for (int32_t i = 0; i < p->nmrows; i++) {
 		const struct lb_mrow *r = &p->mrows[i];
-		int32_t k = lb_map_get(&index, (uint64_t)r->thread_id);
+		int32_t k = lb_map_get(&p->thread_index, (uint64_t)r->thread_id);
 
 		if (r->wait <= 0)
 			continue;
@@ -116,16 +106,18 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 			      100.0 * wait[initial] / total, 100.0 * LB_HELPER_BUSY);
 	if (hint) {
 		struct lb_buf name = { 0 }; /* as --by-thread names it */
+		int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
 
+		if (entry)
+			lb_thread_entries(p, entry);
 		lb_thread_label(p, first, entry, &name);
+		free(entry);
 		lb_buf_printf(b, "%.0f%% of the wait (joins aside) is %d thread(s) waiting for signals, busy less"
 				 " than %.0f%% of their lives (the most: %s): helpers waiting for work,"
 				 " if that is their job; --by-thread", 100.0 * helpers_wait / total, helpers,
 			      100.0 * LB_HELPER_BUSY, lb_buf_str(&name));
 		lb_buf_free(&name);
 	}
-	free(entry);
 	free(wait);
-	lb_map_free(&index);
 	return hint || coordinator;
 }
