@@ -1,10 +1,10 @@
 #include "common/db_name.h"
+#include "common/path_base.h"
 
 #include <stdio.h>
 #include <string.h>
 
 int lb_default_db_name(char *out, size_t size, const char *prog, int pid)
 {
-    const char *slash = strrchr(prog, '/');
-    return snprintf(out, size, "lockblame.%s.%d.db", slash ? slash + 1 : prog, pid);
+    return snprintf(out, size, "lockblame.%s.%d.db", lb_path_base(prog), pid);
 }

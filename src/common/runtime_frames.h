@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/path_base.h"
+
 /* A source file of the runtime: an installed header. */
 static inline bool lb_runtime_file(const char *file)
 {
@@ -24,8 +26,7 @@ static inline bool lb_runtime_module(const char *module)
                                             "liblockblame" };
     if (!module)
         return false;
-    const char *slash = strrchr(module, '/');
-    const char *base = slash ? slash + 1 : module;
+    const char *base = lb_path_base(module);
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
             return true;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/clone_name.h"
+#include "common/path_base.h"
 #include "common/runtime_frames.h"
 
 typedef struct {
@@ -155,9 +156,7 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
     }
     if (best > 0) {
         const frame_t *f = &fr[c[at].frame];
-        const char *slash = f->file ? strrchr(f->file, '/') : NULL;
-        const char *mod = f->module && strrchr(f->module, '/') ? strrchr(f->module, '/') + 1
-                                                                : f->module;
+        const char *mod = lb_path_base(f->module);
         char base[512]; /* f.isra.0 is f; C++ names demangled for people */
         const char *fn = NULL;
         if (f->function) {
@@ -165,7 +164,7 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
             fn = lb_demangled(base);
         }
         if (fn && f->file)
-            snprintf(site, site_size, "%s (%s:%lld)", fn, slash ? slash + 1 : f->file, f->line);
+            snprintf(site, site_size, "%s (%s:%lld)", fn, lb_path_base(f->file), f->line);
         else if (fn)
             snprintf(site, site_size, "%s", fn);
         else /* stripped: module+offset, as the report shows it */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path_base.h"
+
 /* Write one "lockblame: ..." line: embedded newlines become spaces so that
  * every error stays a single line, as scripts expect. */
 static void vline(const char *fmt, va_list ap)
@@ -241,11 +243,7 @@ void lb_map_free(struct lb_map *m)
 
 const char *lb_basename(const char *path)
 {
-	if (!path)
-		return "";
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
+	return path ? lb_path_base(path) : "";
 }
 
 char *lb_trim_end(char *s)

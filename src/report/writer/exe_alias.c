@@ -7,6 +7,7 @@
  * for the final write. Single-threaded use: only the finishing thread
  * calls lb_exe_alias. */
 #include "report/writer/exe_alias.h"
+#include "common/path_base.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -48,12 +49,6 @@ __attribute__((constructor(150))) static void remember_exec_path(void)
     errno = saved_errno;
 }
 
-static const char *basename_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 const char *lb_exe_alias(const char *module_path)
 {
     static bool resolved;
@@ -62,7 +57,7 @@ const char *lb_exe_alias(const char *module_path)
         resolved = true;
         char target[PATH_MAX];
         if (exec_path[0] && realpath("/proc/self/exe", exe) && realpath(exec_path, target) &&
-            strcmp(exe, target) == 0 && strcmp(basename_of(exe), basename_of(exec_path)) != 0)
+            strcmp(exe, target) == 0 && strcmp(lb_path_base(exe), lb_path_base(exec_path)) != 0)
             memcpy(alias, exec_path, strlen(exec_path) + 1);
     }
     if (alias[0] && module_path && strcmp(module_path, exe) == 0)
