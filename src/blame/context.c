@@ -2,9 +2,11 @@
  * context.h).
  *
  * Layout: LB_CTX_SETS sets of LB_CTX_WAYS entries, the set chosen by the
- * starting rsp/rbp, round-robin replacement within a set; the entry of the
- * last hit (or fill) is tried before the set (a loop releasing from one
- * place hits it every time, with no hashing); plus the scratch
+ * starting rsp/rbp, round-robin replacement within a set; the entries of
+ * the last two hits (or fills) are tried before the set (a loop releasing
+ * from one place hits the first every time, with no hashing; a loop that
+ * waits in one place and signals in another, a task queue's, alternates
+ * between the two); plus the scratch
  * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
  * An entry stores the offsets of the slots its walk read, the checksum of
  * their values, and the offset and value of the slot holding the first
@@ -45,6 +47,7 @@ typedef struct ctx_entry {
 typedef struct ctx_cache {
     ctx_entry_t set[LB_CTX_SETS][LB_CTX_WAYS];
     const ctx_entry_t *last;       /* the previous hit or fill, tried first; NULL none */
+    const ctx_entry_t *before_last; /* the one before it (not last), tried second */
     uint8_t next_way[LB_CTX_SETS];
     uintptr_t pcs[LB_MAX_DEPTH];   /* a missing walk's frames */
 } ctx_cache_t;
@@ -111,6 +114,17 @@ void lb_context_thread_exit(void)
         lb_pages_free_recycled(c, sizeof *c);
 }
 
+/* e was just hit or filled: it is tried first next time, and the entry
+ * tried first until now second. A filled entry may have been one of the
+ * two (round-robin replacement): it is then no longer what it was. */
+static inline void remember(ctx_cache_t *c, const ctx_entry_t *e)
+{
+    if (c->last != e) {
+        c->before_last = c->last;
+        c->last = e;
+    }
+}
+
 /* A missing context: walk, insert, and fill an entry of set s. Out of
  * line, so that the hit path saves no registers for it. */
 LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r, unsigned s,
@@ -144,7 +158,7 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
     e->sum = slots_sum(r->sp, e->off, e->nslots);
     e->id = *id;
     e->node = node;
-    c->last = e;
+    remember(c, e);
     c->next_way[s] = (uint8_t)((c->next_way[s] + 1) % LB_CTX_WAYS);
     return node;
 }
@@ -171,7 +185,7 @@ static inline lb_cct_node_t *hit(lb_thread_t *self, ctx_cache_t *c, const lb_reg
     thread_hits++;
     if (lb_context_verify)
         verify_hit(self, c, r, e->node);
-    c->last = e;
+    remember(c, e);
     *id = e->id;
     return e->node;
 }
@@ -189,10 +203,12 @@ LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
     /* A run of releases from one place (a loop) hits the same entry. */
     if (lb_likely(c->last != NULL) && entry_matches(c->last, &r))
         return hit(self, c, &r, c->last, id);
+    if (c->before_last != NULL && entry_matches(c->before_last, &r))
+        return hit(self, c, &r, c->before_last, id);
     unsigned s = set_of(r.sp);
     for (int w = 0; w < LB_CTX_WAYS; w++) {
         const ctx_entry_t *e = &c->set[s][w];
-        if (e != c->last && entry_matches(e, &r))
+        if (e != c->last && e != c->before_last && entry_matches(e, &r))
             return hit(self, c, &r, e, id);
     }
     __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
