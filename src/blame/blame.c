@@ -17,6 +17,7 @@
 #include "blame/signal_sampled.h"
 #include "blame/signal_waits.h"
 #include "blame/spin_sampled.h"
+#include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
 #include "sampler/cct.h"
@@ -74,6 +75,7 @@ static inline struct lb_signal_hot *signal_hot_of(const lb_mon_t *mon, lb_obj_ki
 void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait,
                       uint64_t now)
 {
+    lb_wait_deferred_flush(self); /* the previous wait's end first */
     int saved_errno = errno;
     lb_enter(self);
     struct lb_signal_hot *hot = signal_hot_of(mon, kind);
@@ -130,13 +132,9 @@ static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const 
     return NULL;
 }
 
-uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+void lb_wait_ended_at(lb_thread_t *self, const lb_wait_t *wait, bool holds, uint64_t now)
 {
-    int saved_errno = errno;
-    lb_enter(self);
-    lb_waiting_end(self);
     lb_mon_t *mon = wait->mon;
-    uint64_t now = lb_now_ns();
     uint64_t waited = now > wait->start_ns ? now - wait->start_ns : 0;
     lb_object_stats_t *stats;
     if (wait->hot) {
@@ -151,6 +149,15 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
         lb_note_lock_site(self, wait->node->pc, wait->kind);
         lb_object_stats_first_waiter(stats, self->id, wait->node_id);
     }
+}
+
+uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
+{
+    int saved_errno = errno;
+    lb_enter(self);
+    lb_waiting_end(self);
+    uint64_t now = lb_now_ns();
+    lb_wait_ended_at(self, wait, holds, now);
     lb_leave(self);
     errno = saved_errno;
     return now;
@@ -299,6 +306,7 @@ lb_hold_t lb_signal_collect(lb_thread_t *self, lb_mon_t *mon)
 
 void lb_signal_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr_t site)
 {
+    lb_wait_deferred_flush(self); /* its own wait's end, if still deferred, counts first */
     lb_hold_t hold = signal_collect(self, mon);
     deposit(self, &hold, kind, site, NULL, 0);
 }

@@ -64,6 +64,10 @@ void lb_wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait
 /* holds: the wait ended in acquiring mon (its hold accounting begins).
  * Returns the time the wait ended (lb_now_ns). */
 uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
+/* lb_wait_end's accounting for a wait that ended at `now`, the thread's
+ * waiting state already ended (lb_waiting_end) and busy raised: the
+ * deferred end of a hot cond wait (wait_deferred.h). */
+void lb_wait_ended_at(lb_thread_t *self, const lb_wait_t *wait, bool holds, uint64_t now);
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
 /* The same for a mutex, without meta: only the time is recorded, and the
  * next meta section on mon (the release's, at the latest) begins the hold

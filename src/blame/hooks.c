@@ -11,6 +11,7 @@
 #include "blame/rw_holds.h"
 #include "blame/sites.h"
 #include "blame/spin_sampled.h"
+#include "blame/wait_deferred.h"
 #include "blame/wait_note.h"
 #include "core/hooks.h"
 #include "util/pages.h"
@@ -19,6 +20,7 @@ typedef struct {
     lb_rw_holds_t rw_holds;
     lb_object_blame_table_t object_blame;
     lb_wait_note_t wait_note;
+    lb_wait_deferred_t wait_deferred;
 } blame_part_t;
 
 static int blame_init(lb_thread_t *t)
@@ -30,6 +32,7 @@ static int blame_init(lb_thread_t *t)
     t->rw_holds = &part->rw_holds;
     t->object_blame = &part->object_blame;
     t->wait_note = &part->wait_note;
+    t->wait_deferred = &part->wait_deferred;
     t->sites = sites;
     return 0;
 }
@@ -39,10 +42,11 @@ static void blame_start(lb_thread_t *t)
     lb_object_totals_bind(t->unrecorded_acquisitions);
 }
 
-/* The thread ends: give back its context cache; its sampled spin waits
- * go to their record. */
+/* The thread ends: a deferred wait end is finished, its context cache
+ * given back, its sampled spin waits go to their record. */
 static void blame_stop(lb_thread_t *t)
 {
+    lb_wait_deferred_flush(t);
     lb_context_thread_exit();
     lb_spin_sampled_flush(t);
 }

@@ -7,6 +7,7 @@
 #include "blame/blame.h"
 #include "blame/blame_clock.h"
 #include "blame/signal_waits.h"
+#include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
 #include "util/clock.h"
 
@@ -168,6 +169,7 @@ static void mark_at_end(lb_signal_hot_t *slot, const slot_mark_t *mark, uint32_t
 
 void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind)
 {
+    lb_wait_deferred_flush(self); /* its own wait's end, if still deferred, counts first */
     int saved_errno = errno;
     lb_enter(self);
     /* the countdown ran out (0; or it was 0 and wrapped in needs) */

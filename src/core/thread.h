@@ -20,7 +20,9 @@
  *    lb_thread_freeze), so 100K short-lived threads cost ~1 KB each.
  *  - `busy` > 0 means lockblame code is running on this thread: wrappers
  *    called from there (libunwind, sqlite locking) go straight to the real
- *    functions, and the sampling handler drops its sample.
+ *    functions, and the sampling handler drops its sample. `deferred`
+ *    shares its word (`gate`), so that the mutex unlock's fast path tests
+ *    both at once: with either set, it takes its out-of-line path.
  *  - The fields the lock fast paths read (busy, tid, sites, spin_held
  *    and its word, the last release site) share the record's first cache
  *    line. */
@@ -41,13 +43,20 @@ struct lb_object_blame_table;  /* blame/object_blame.h */
 struct lb_sampler_thread;      /* sampler/sampler.h */
 struct lb_cct;                 /* sampler/cct.h */
 struct lb_wait_note;           /* blame/wait_note.h */
+struct lb_wait_deferred;       /* blame/wait_deferred.h */
 struct lb_mon;                 /* blame/mon.h */
 struct lb_spin_counts;         /* locks/spin_counts.h */
 struct lb_spin_count;          /* locks/spin_counts.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
-    uint32_t busy;                /* re-entry guard, see above */
+    union {
+        struct {
+            uint16_t busy;        /* re-entry guard, see above */
+            uint16_t deferred;    /* blame/wait_deferred.h: a wait's end awaits a release */
+        };
+        uint32_t gate;            /* either: the mutex unlock fast path's one test */
+    };
     pid_t tid;                    /* gettid(); the NORMAL-mutex fast path stores it as owner */
     struct lb_site_table *sites;  /* exact per-call-site counts (mmap'd; NULL once exited) */
     const volatile void *spin_held; /* locks/spin_ops.h: the spin lock this thread acquired last
@@ -68,6 +77,7 @@ typedef struct lb_thread {
     struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
+    struct lb_wait_deferred *wait_deferred;    /* blame: a hot cond wait's deferred end */
     struct lb_spin_counts *spin_counts;        /* locks: hot spin locks' acquisitions */
     struct lb_mon *spin_sampled;  /* blame/spin_sampled.h: the spin lock this thread
                                    * spins on while its samples measure the wait */

@@ -8,7 +8,9 @@
  * A cond wait releases and re-acquires its mutex inside glibc: we account
  * the mutex release at the cond_wait call site before the real call and
  * the re-acquisition after it; the time spent re-acquiring counts as cond
- * waiting (it is inside the wait interval).
+ * waiting (it is inside the wait interval). A hot cond's wait finishes
+ * its end after the program releases the mutex (blame/wait_deferred.h);
+ * a cancelled one inside the cleanup handler, as any other.
  *
  * Cancellation: a waiter cancelled inside the real call leaves through the
  * cleanup handler, which ends its wait so `waiters` stays exact. The
@@ -26,6 +28,7 @@
 
 #include "blame/blame.h"
 #include "blame/signal_sampled.h"
+#include "blame/wait_deferred.h"
 #include "core/real.h"
 #include "locks/lifecycle.h"
 #include "locks/mutex_ops.h"
@@ -83,7 +86,14 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         rc = lb_real.cond_timedwait(c, m, abstime);
     else
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
-    _pthread_cleanup_pop(&cleanup, 1);
+    _pthread_cleanup_pop(&cleanup, 0);
+    /* m is held again: a hot wait's end waits for its release
+     * (wait_deferred.h); any other ends here. */
+    uint64_t ended = lb_wait_end_deferred(self, &ctx.wait, m);
+    if (ended)
+        lb_mutex_acquired_inside(self, m, ended);
+    else
+        cond_wait_finished(&ctx);
     return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "blame/mutex_sampled.h"
+#include "blame/wait_deferred.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "util/own_memory.h"
@@ -358,6 +359,16 @@ int lb_mutex_unlock_unmonitored(pthread_mutex_t *m)
     if (lb_unlikely(lb_real.mutex_unlock == NULL) && lb_real_resolve() != 0)
         return 0;
     return lb_real.mutex_unlock(m);
+}
+
+int lb_mutex_unlock_gated(pthread_mutex_t *m, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    if (!self || self->busy)
+        return lb_mutex_unlock_unmonitored(m);
+    int rc = lb_mutex_unlock_monitored(self, m, site);
+    lb_wait_deferred_released(self, m); /* keeps errno */
+    return rc;
 }
 
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)

@@ -310,11 +310,10 @@ static inline int lb_mutex_release(pthread_mutex_t *m)
     return lb_real.mutex_unlock(m);
 }
 
-static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
+/* The unlock of a monitored thread (busy clear), whatever its deferred
+ * state. */
+static inline int lb_mutex_unlock_monitored(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
-    if (lb_unlikely(!self || self->busy))
-        return lb_mutex_unlock_unmonitored(m);
     lb_site_t *s = lb_site_probe_last(self->sites, lb_site_key(site, LB_OBJ_MUTEX),
                                       &self->last_site_key, &self->last_site);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
@@ -334,5 +333,18 @@ static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     if (lb_unlikely(lb_release_needs_accounting(mon)))
         return lb_mutex_unlock_accounted(self, m, mon, site);
     return lb_mutex_release(m);
+}
+
+/* The unlock of a thread that is busy, unmonitored, or has a deferred
+ * wait end (blame/wait_deferred.h), which runs after m's release if it
+ * was waiting on m's cond. */
+int lb_mutex_unlock_gated(pthread_mutex_t *m, uintptr_t site);
+
+static inline int lb_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
+{
+    lb_thread_t *self = lb_self;
+    if (lb_unlikely(!self || self->gate))
+        return lb_mutex_unlock_gated(m, site);
+    return lb_mutex_unlock_monitored(self, m, site);
 }
 #endif
