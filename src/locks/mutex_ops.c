@@ -334,8 +334,20 @@ void lb_mutex_fold_count(lb_mon_t *mon)
 {
     pthread_mutex_t *m = (pthread_mutex_t *)mon->addr;
     uint64_t count = 0;
-    if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count))
+    uintptr_t stash = 0;
+    if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count) ||
+        !lb_read_own(lb_mutex_stash(m), &stash, sizeof stash))
         count = 0;
+    if (m && stash != lb_mutex_stash_of(mon)) {
+        /* The memory is no longer this mutex (a std::mutex that went out
+         * of scope calls no destroy, and its stack was reused): the count
+         * there is not ours. Its acquisitions stay in the per-kind totals;
+         * the record says its own count is unknown. */
+        count = 0;
+        lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+        if (stats)
+            stats->acquisitions_lost = 1;
+    }
     mon->acquisitions = count; /* (the word held hold_pending_ns) */
 }
 

@@ -537,7 +537,10 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
 		o->has_address = sqlite3_column_type(q.st, 2) != SQLITE_NULL;
 		o->address = (uint64_t)sqlite3_column_int64(q.st, 2);
 		o->first_node = idindex_get(nodes, q.st, 3);
-		o->acquisitions = sqlite3_column_int64(q.st, 4);
+		/* NULL: unknown (a mutex whose memory was reused before the
+		 * final write read its count) */
+		o->acquisitions = sqlite3_column_type(q.st, 4) == SQLITE_NULL
+					  ? -1 : sqlite3_column_int64(q.st, 4);
 		o->contended = sqlite3_column_int64(q.st, 5);
 		o->wait_s = sqlite3_column_double(q.st, 6);
 		o->blame_s = sqlite3_column_double(q.st, 7);

@@ -94,7 +94,7 @@ struct lb_syncobj {
 	bool has_address;	/* false for the per-kind aggregate rows */
 	uint64_t address;
 	int32_t first_node;	/* node index, -1 unknown */
-	int64_t acquisitions, contended;
+	int64_t acquisitions, contended;	/* acquisitions -1: unknown */
 	double wait_s, blame_s, handoff_s, unattributed_s;
 	int64_t sampled_waits;	/* of contended: spin waits measured by CPU samples */
 	int32_t proc;		/* process index, -1 unknown (one-process databases) */

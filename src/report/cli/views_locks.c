@@ -126,7 +126,10 @@ static struct group *make_groups(struct lb_profile *p, const int32_t *keys, bool
 		}
 		group_of[order[i]] = k;
 		g[k].instances++;
-		g[k].acquisitions += ob->acquisitions;
+		if (ob->acquisitions < 0 || g[k].acquisitions < 0)
+			g[k].acquisitions = -1; /* one unknown count: the sum is unknown */
+		else
+			g[k].acquisitions += ob->acquisitions;
 		g[k].contended += ob->contended;
 		g[k].sampled_waits += ob->sampled_waits;
 		g[k].wait_s += ob->wait_s;
@@ -235,10 +238,13 @@ static void add_row(struct lb_profile *p, struct lb_table *t, const struct group
 	lb_table_int(t, row, C_INSTANCES, (int64_t)seen.m.used);
 	lb_table_int(t, row, C_OBJECTS, g->instances);
 	lb_map_free(&seen);
-	lb_table_int(t, row, C_ACQ, g->acquisitions);
+	if (g->acquisitions >= 0) { /* (unknown: "-", null) */
+		lb_table_int(t, row, C_ACQ, g->acquisitions);
+		lb_table_num(t, row, C_CONT_SHARE,
+			     lb_share((double)g->contended, (double)g->acquisitions));
+	}
 	lb_table_int(t, row, C_CONT, g->contended);
 	lb_table_int(t, row, C_SAMPLED, g->sampled_waits);
-	lb_table_num(t, row, C_CONT_SHARE, lb_share((double)g->contended, (double)g->acquisitions));
 	lb_table_num(t, row, C_WAIT, g->wait_s);
 	lb_table_num(t, row, C_BLAME, g->blame_s);
 	lb_table_num(t, row, C_HANDOFF, g->handoff_s);

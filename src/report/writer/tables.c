@@ -131,7 +131,10 @@ void lb_tables_objects(writer_t *w)
         sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
         if (s->first_node)
             sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, s->first_thread, s->first_node));
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
+        if (s->acquisitions_lost)
+            sqlite3_bind_null(st, 5); /* unknown (object_stats.h) */
+        else
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
         sqlite3_bind_int64(st, 6, (sqlite3_int64)s->contended);
         sqlite3_bind_double(st, 7, s->wait_ns / 1e9);
         sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
