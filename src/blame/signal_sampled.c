@@ -119,8 +119,16 @@ static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot
     lb_hold_t hold = { .record = stats, .stats = slot->stats };
     uint64_t i_now = lb_signal_waits_integral(slot, stats, now, &mark->waiting);
     if (slot->marked) { /* it ends a measured interval */
-        hold.blame_ns = interval_blame(stats, v_now - slot->v_mark + (double)(i_now - slot->i_mark),
-                                       slot->mark_log2);
+        /* I may come out below the mark's: the mark extrapolated I with
+         * the waiters at its read, and one may have left before the
+         * mark's end (a signal by a thread not holding the cond's mutex,
+         * a deferred wait end: blame/wait_deferred.h). A signed
+         * difference, never below 0: as unsigned it wrapped to ~2^64 ns,
+         * and the cap below then gave the closing signal all the
+         * object's unblamed accrual (a few such closes left most of a
+         * bursty program's waiting to whichever site closed them). */
+        double accrued = v_now - slot->v_mark + (double)(int64_t)(i_now - slot->i_mark);
+        hold.blame_ns = interval_blame(stats, accrued > 0 ? accrued : 0, slot->mark_log2);
         lb_note_collect(self, stats, now, hold.blame_ns);
     }
     /* a mark of this signal is set by mark_at_end */

@@ -133,12 +133,19 @@ static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
     return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
 }
 
-/* The lb_mon a stash value refers to, if it still belongs to m. */
+/* The lb_mon a stash value refers to, if it still belongs to m. Without
+ * a pool (LOCKBLAME_DISABLE, or a mutex initialized before lockblame's
+ * constructor) there is none: a program's own data in those words (heap
+ * memory reused for a mutex) must not be followed into an unmapped
+ * pool. */
 static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
 {
     if ((v & ~LB_STASH_OFFSETS) != LB_STASH_TAG)
         return NULL;
-    lb_mon_t *mon = (lb_mon_t *)((uintptr_t)lb_mon_pool.base + (v & LB_STASH_OFFSETS));
+    uintptr_t base = (uintptr_t)lb_mon_pool.base;
+    if (lb_unlikely(!base))
+        return NULL;
+    lb_mon_t *mon = (lb_mon_t *)(base + (v & LB_STASH_OFFSETS));
     return mon->addr == m ? mon : NULL;
 }
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The preload never changes a program's behaviour: same stdout, same exit
 # status, same stderr apart from at most 5 added lines that start with
-# `lockblame:`. Also: it fails quietly on a bad setting (unwritable output,
+# `lockblame:`, also over mutexes initialized on reused memory (with
+# lockblame running or disabled). Also: it fails quietly on a bad setting (unwritable output,
 # unknown event, bad LOCKBLAME_SPIN, LOCKBLAME_MUTEX or LOCKBLAME_COND), writes lockblame.<prog>.<pid>.db by default, and
 # `lockblame run` leaves the program's output alone.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS/mutex_stress" \
-     "$WORKLOADS/exit_status" "$BUILD/demo/taskqueue"
+     "$WORKLOADS/exit_status" "$BUILD/demo/taskqueue" "$WORKLOADS/mutex_init_reused"
 
 errors=0
 bad() {
@@ -65,6 +66,14 @@ compare unwritable_output 1 "$WORKLOADS/mutex_stress" 2 30000
 
 PRE_ENV=(LOCKBLAME_OUTPUT="$tmp/badevent.db" LOCKBLAME_EVENT=no_such_event@1000)
 compare bad_event 1 "$WORKLOADS/mutex_stress" 2 30000
+
+# Mutexes initialized over memory that held other data, one pattern of
+# which looks like lockblame's tags: unchanged with lockblame running, and
+# with it disabled (no pool of lb_mons to follow a tag into: it crashed).
+PRE_ENV=(LOCKBLAME_OUTPUT="$tmp/reused.db")
+compare mutex_init_reused 0 "$WORKLOADS/mutex_init_reused"
+PRE_ENV=(LOCKBLAME_DISABLE=1)
+compare mutex_init_reused_disabled 0 "$WORKLOADS/mutex_init_reused"
 
 # a bad LOCKBLAME_SPIN, LOCKBLAME_MUTEX or LOCKBLAME_COND: one line naming it, the program
 # unchanged (exit status 3)
