@@ -105,7 +105,7 @@ static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, ui
  * remain (mon->waiters: none begin any more), to bring their clock V up
  * to date; after that V stands still and is read as it is. */
 static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot_t *slot,
-                                 uint64_t now, slot_mark_t *mark)
+                                 uint64_t now, uint64_t gap_from, slot_mark_t *mark)
 {
     lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
     bool with_meta = __atomic_load_n(&mon->waiters, __ATOMIC_ACQUIRE) != 0;
@@ -118,7 +118,14 @@ static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot
     lb_meta_lock(&slot->lock);
     lb_hold_t hold = { .record = stats, .stats = slot->stats };
     uint64_t i_now = lb_signal_waits_integral(slot, stats, now, &mark->waiting);
-    if (slot->marked) { /* it ends a measured interval */
+    uint64_t gap_accrued;
+    if (gap_from && !with_meta && now > gap_from &&
+        lb_signal_waits_since(slot, gap_from, now, &gap_accrued)) {
+        /* it ends a gap: its idleness exactly, counted once ("Gaps" in
+         * signal_sampled.h) */
+        hold.blame_ns = interval_blame(stats, (double)gap_accrued, 0);
+        lb_note_collect(self, stats, now, hold.blame_ns);
+    } else if (slot->marked) { /* it ends a measured interval */
         /* I may come out below the mark's: the mark extrapolated I with
          * the waiters at its read, and one may have left before the
          * mark's end (a signal by a thread not holding the cond's mutex,
@@ -186,11 +193,17 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
     uint32_t mark_log2 = mark ? current_log2(self) : 0;
     if (mark)
         self->signal_countdown = next_countdown(self, now);
+    uint64_t gap_from = self->signal_gap_from;
+    self->signal_gap_from = 0;
     lb_hold_t hold = { 0 };
     slot_mark_t slot_mark;
     lb_signal_hot_t *slot = lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
     if (slot && __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) == mon) {
-        hold = measure_in_slot(self, mon, slot, now, &slot_mark);
+        uint64_t previous = __atomic_load_n(&slot->measured_ns, __ATOMIC_RELAXED);
+        if (previous && now > previous + LB_SIGNAL_GAP_NS &&
+            !__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED))
+            __atomic_store_n(&slot->gaps, 1, __ATOMIC_RELAXED); /* from the next signal on */
+        hold = measure_in_slot(self, mon, slot, now, gap_from, &slot_mark);
     } else {
         slot = NULL;
         lb_meta_lock(&mon->meta);

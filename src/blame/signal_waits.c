@@ -24,9 +24,20 @@ lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon)
                                          __ATOMIC_RELAXED))
             continue;
         slot->stats = mon->stats;
+        __atomic_store_n(&slot->gaps, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->last_signal_ns, 0, __ATOMIC_RELAXED); /* no gap before its first */
         return slot; /* its shards and baselines were left equal by forget */
     }
     return NULL;
+}
+
+/* Under the shard's lock, after a begin or end at t: note the event. */
+static void note_event(lb_signal_shard_t *shard, uint64_t t)
+{
+    uint32_t e = shard->events++ % LB_SIGNAL_SHARD_EVENTS;
+    shard->event_ns[e] = t;
+    shard->event_i[e] = shard->waited_ns + shard->waiting * t - shard->start_sum;
+    shard->event_waiting[e] = shard->waiting;
 }
 
 void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start)
@@ -37,6 +48,7 @@ void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t st
     shard->start_sum += start;
     if (start > shard->last_ns)
         shard->last_ns = start;
+    note_event(shard, start);
     lb_meta_unlock(&shard->lock);
 }
 
@@ -50,6 +62,7 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
     shard->waits++;
     if (end > shard->last_ns)
         shard->last_ns = end;
+    note_event(shard, end);
     lb_meta_unlock(&shard->lock);
 }
 
@@ -75,6 +88,74 @@ static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, ui
     if (waiting)
         *waiting = n;
     return c + n * (at ? at : last) - s;
+}
+
+/* A shard's I at `from`, from its events (under its lock); false when
+ * every event it keeps is later than `from` (it had more since), with
+ * the earliest of them in *known_from: I is known from there on. */
+static bool shard_i_at(const lb_signal_shard_t *shard, uint64_t from, uint64_t *i,
+                       uint64_t *known_from)
+{
+    if (shard->last_ns <= from) { /* nothing since: I grows at rate n */
+        *i = shard->waited_ns + shard->waiting * from - shard->start_sum;
+        return true;
+    }
+    int best = -1, oldest = 0;
+    for (int e = 0; e < LB_SIGNAL_SHARD_EVENTS; e++) {
+        if (shard->event_ns[e] <= from && (best < 0 || shard->event_ns[e] > shard->event_ns[best]))
+            best = e;
+        if (shard->event_ns[e] < shard->event_ns[oldest])
+            oldest = e;
+    }
+    if (best < 0) {
+        *known_from = shard->event_ns[oldest];
+        return false;
+    }
+    *i = shard->event_i[best] + shard->event_waiting[best] * (from - shard->event_ns[best]);
+    return true;
+}
+
+/* One pass over the shards: the sum of their I(now) - I(from), or false
+ * with *known_from the latest time from which every shard's I is known. */
+static bool accrued_since(lb_signal_hot_t *slot, uint64_t from, uint64_t now, uint64_t *accrued,
+                          uint64_t *known_from)
+{
+    uint64_t sum = 0;
+    bool known = true;
+    *known_from = from;
+    for (uint32_t k = 0; k <= lb_hot_shard_mask; k++) {
+        lb_signal_shard_t *shard = &slot->shard[k];
+        lb_meta_lock(&shard->lock);
+        uint64_t i_from = 0, shard_from = from;
+        if (shard_i_at(shard, from, &i_from, &shard_from)) {
+            uint64_t i_now = shard->waited_ns + shard->waiting * now - shard->start_sum;
+            int64_t d = (int64_t)(i_now - i_from);
+            sum += d > 0 ? (uint64_t)d : 0;
+        } else {
+            known = false;
+            if (shard_from > *known_from)
+                *known_from = shard_from;
+        }
+        lb_meta_unlock(&shard->lock);
+    }
+    *accrued = sum;
+    return known;
+}
+
+bool lb_signal_waits_since(lb_signal_hot_t *slot, uint64_t from, uint64_t now, uint64_t *accrued)
+{
+    uint64_t known_from;
+    if (accrued_since(slot, from, now, accrued, &known_from))
+        return true;
+    /* A shard had more events than it keeps just after `from` (waiters
+     * woken by the signal that began the gap, taking work and waiting
+     * again): measure from where every shard's I is known, if that
+     * leaves most of the gap; the start's few microseconds stay
+     * unattributed. */
+    if (known_from >= now || known_from - from > (now - from) / 4)
+        return false;
+    uint64_t again;
+    return accrued_since(slot, known_from, now, accrued, &again);
 }
 
 /* Under slot->lock: the accrual up to i_now into stats. */

@@ -60,6 +60,10 @@
 #define LB_SIGNAL_SLOT_SHIFT 2
 #define LB_SIGNAL_SLOT_MASK 0x3fffu /* (above it: signal_sampled.h's mark bits) */
 
+/* The shard's last events (signal_sampled.h, "Gaps"): enough to know its
+ * I at a time a few events back. */
+#define LB_SIGNAL_SHARD_EVENTS 8
+
 typedef struct lb_signal_shard {
     lb_meta_lock_t lock;
     uint32_t waiting;      /* n */
@@ -67,6 +71,14 @@ typedef struct lb_signal_shard {
     uint64_t waited_ns;    /* C */
     uint64_t waits;        /* completed waits */
     uint64_t last_ns;      /* the latest begin or end */
+    /* the last LB_SIGNAL_SHARD_EVENTS begins and ends: each one's time,
+     * the shard's I and n just after it; entry (events - 1) % the size is
+     * the newest (an entry never written reads time 0, I 0, n 0: the
+     * shard's state before its first event) */
+    uint32_t events;
+    uint32_t event_waiting[LB_SIGNAL_SHARD_EVENTS];
+    uint64_t event_ns[LB_SIGNAL_SHARD_EVENTS];
+    uint64_t event_i[LB_SIGNAL_SHARD_EVENTS];
 } __attribute__((aligned(LB_CACHELINE))) lb_signal_shard_t;
 
 /* The header: read by the object's signals, written by its measured
@@ -81,6 +93,9 @@ typedef struct lb_signal_hot {
     uint64_t i_mark;       /* I at its mark */
     uint64_t i_drained;    /* I already in the record's accrued_held_ns */
     uint64_t measured_ns;  /* when I was last read */
+    uint32_t gaps;         /* 1: its signals look for gaps (signal_sampled.h, "Gaps") */
+    uint64_t last_signal_ns; /* then the latest signal's time (to a grain), stored by
+                              * the signals, relaxed, no lock */
     uint64_t drained_waits, drained_ns; /* completed waits already in the record */
     lb_signal_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_signal_hot_t;
@@ -109,6 +124,11 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
  * threads waiting then (I grows at that rate while none begins or ends). */
 uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now,
                                   uint64_t *waiting);
+
+/* Holding slot->lock: the idleness that accrued on slot's object from
+ * `from` to `now` (the integral of its waiters), into *accrued; false if
+ * a shard had too many events since `from` to tell. */
+bool lb_signal_waits_since(lb_signal_hot_t *slot, uint64_t from, uint64_t now, uint64_t *accrued);
 
 /* The final write (and a fork child): the counts of the slot that
  * belongs to record s into it. */

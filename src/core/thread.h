@@ -86,6 +86,8 @@ typedef struct lb_thread {
     uint64_t signal_drawn_ns;     /* blame/signal_sampled.h: when the countdown was drawn, */
     uint32_t signal_drawn;        /* its length, */
     uint32_t signal_every_log2;   /* and log2 of its mean N (0: none drawn yet) */
+    uint64_t signal_gap_from;     /* blame/signal_sampled.h: the signal about to be measured
+                                   * ends a gap that began then (0: none) */
     uintptr_t last_signal_key;    /* blame/sites.h: as last_site_key, for signals and posts */
     struct lb_site *last_signal_site; /* (locks/cond_ops.h). Here, not above: 16 more bytes
                                        * among the hot fields cost the one-worker task

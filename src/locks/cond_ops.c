@@ -110,7 +110,7 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
         lb_site_count_release(self->sites, site, kind);
         uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
         if (sampled) {
-            if (lb_signal_sampled_needs(self, sampled))
+            if (lb_signal_sampled_needs(self, sampled, obj, kind))
                 lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
         } else if (lb_release_needs_accounting(mon)) {
             lb_signal_blame(self, mon, kind, site); /* before: nothing after the release */

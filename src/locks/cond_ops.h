@@ -68,7 +68,7 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     if (lb_unlikely(!s))
         return lb_signal_general(obj, kind, site, arg);
     s->releases++;
-    if (lb_unlikely(lb_signal_sampled_needs(self, v)))
+    if (lb_unlikely(lb_signal_sampled_needs(self, v, obj, kind)))
         return lb_signal_measured(self, mon, obj, kind, arg);
     return lb_signal_real(obj, kind, arg);
 }

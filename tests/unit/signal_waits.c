@@ -109,6 +109,48 @@ static void test_reused_slot_starts_from_zero(void)
     lb_signal_waits_forget(&second);
 }
 
+/* The idleness since a time in the past (a gap's start, signal_sampled.h
+ * "Gaps"), from each shard's recent events: exact while a shard kept the
+ * event before that time, measured from a later start when it has had
+ * more events since than it keeps, and unknown when that start would
+ * leave out over a quarter of the gap. */
+static void test_idleness_since(void)
+{
+    lb_hot_shard_mask = 1;
+    lb_mon_t mon;
+    cond_mon(&mon, 0x4000);
+    lb_signal_hot_t *slot = take(&mon);
+    ASSERT_NOT_NULL(slot);
+    uint64_t accrued = 0;
+    lb_signal_waits_begin(&thread_a, slot, T0 + 100);  /* a waits from 100 */
+    lb_signal_waits_begin(&thread_b, slot, T0 + 500);  /* b waits 500 .. 900 */
+    lb_signal_waits_end(&thread_b, slot, T0 + 500, T0 + 900);
+    lb_signal_waits_begin(&thread_b, slot, T0 + 1200); /* and from 1200 */
+    /* since 300, at 2000: a 1700, b 400 + 800 */
+    ASSERT_TRUE(lb_signal_waits_since(slot, T0 + 300, T0 + 2000, &accrued));
+    ASSERT_UEQ(accrued, 2900);
+    /* since 1000 (b between its waits): a 1000, b 800 */
+    ASSERT_TRUE(lb_signal_waits_since(slot, T0 + 1000, T0 + 2000, &accrued));
+    ASSERT_UEQ(accrued, 1800);
+    lb_signal_waits_end(&thread_b, slot, T0 + 1200, T0 + 2100);
+
+    /* b's shard: LB_SIGNAL_SHARD_EVENTS + 2 more events, one wait of 10
+     * in each 100 ns from 3000; the first wait's two are no longer kept */
+    for (int k = 0; k < LB_SIGNAL_SHARD_EVENTS / 2 + 1; k++) {
+        uint64_t t = T0 + 3000 + (uint64_t)k * 100;
+        lb_signal_waits_begin(&thread_b, slot, t);
+        lb_signal_waits_end(&thread_b, slot, t, t + 10);
+    }
+    /* since 2950, at 5000: measured from b's oldest kept event (3100,
+     * 150 ns in): a 1900, and b's waits from 3100 on */
+    ASSERT_TRUE(lb_signal_waits_since(slot, T0 + 2950, T0 + 5000, &accrued));
+    ASSERT_UEQ(accrued, 1900 + (LB_SIGNAL_SHARD_EVENTS / 2) * 10);
+    /* since 2950, at 3200: 150 ns is over a quarter of the 250: unknown */
+    ASSERT_FALSE(lb_signal_waits_since(slot, T0 + 2950, T0 + 3200, &accrued));
+    lb_signal_waits_end(&thread_a, slot, T0 + 100, T0 + 6000);
+    lb_signal_waits_forget(&mon);
+}
+
 /* Every slot taken: the next hot object keeps the meta path (NULL). */
 static void test_slots_run_out(void)
 {
@@ -123,4 +165,5 @@ static void test_slots_run_out(void)
     ASSERT_NOT_NULL(take(&mons[LB_SIGNAL_HOT_SLOTS]));
 }
 
-CHECK_MAIN(test_integral_is_the_waits_time, test_reused_slot_starts_from_zero, test_slots_run_out)
+CHECK_MAIN(test_integral_is_the_waits_time, test_reused_slot_starts_from_zero, test_idleness_since,
+           test_slots_run_out)
