@@ -460,7 +460,7 @@ if [ "$have_valgrind" = 1 ]; then
     icond_lb=$(cg_per lb "$CONDPP_CG_N" LOCKBLAME_COND=sampled -- "$B/condpp" @N)
     row "cond ping-pong round (2 waits, 2 signals, 2 locks, 2 unlocks), instructions" \
         "$(fmt %.1f "$icond_native")" "$(fmt %.1f "$icond_lb")" "$(ratio "$icond_native" "$icond_lb")" \
-        "bench/condpp under callgrind, (Ir(2N)-Ir(N))/N, N=$CONDPP_CG_N; LOCKBLAME_COND=sampled (a hot cond's paths: one signal interval in 16 measured), sampling off; every wait sleeps, inside the hold but for the sleep"
+        "bench/condpp under callgrind, (Ir(2N)-Ir(N))/N, N=$CONDPP_CG_N; LOCKBLAME_COND=sampled (a hot cond's paths: one signal interval in 16 measured), sampling off; every wait sleeps; all of it inside the holds but the sleep and a hot wait's end, which runs after the mutex's release (blame/wait_deferred.h)"
 fi
 
 # --- 5b: one contended hold, on one thread ------------------------------------------

@@ -128,11 +128,11 @@
 #define LB_SIGNAL_SAMPLED 1u
 #define LB_SIGNAL_MARKED 2u
 #define LB_SIGNAL_STATE 3u /* the state bits; the waits' slot number above them */
-/* A gap: no signal on the object for this long ("Gaps" above); the
- * signals' time is stored when it moved to another 2^GRAIN ns (8 us), so
- * that signallers at a million a second do not pass the line between
- * them on every signal: a gap starts at most one grain early. */
-#define LB_SIGNAL_GAP_NS 250000u
+/* A gap: no signal on the object for LB_SIGNAL_GAP_NS (sampled_limits.h,
+ * "Gaps" above); the signals' time is stored when it moved to another
+ * 2^GRAIN ns (8 us), so that signallers at a million a second do not pass
+ * the line between them on every signal: a gap starts at most one grain
+ * early. */
 #define LB_SIGNAL_GAP_GRAIN_LOG2 13
 /* An object without a slot keeps its open mark's log2 N here (with one,
  * the slot keeps it: lb_signal_hot_t.mark_log2). */

@@ -317,12 +317,13 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
 			       " the rest of the wait is hand-off)\n", mutex);
 		if (signalled)
 			printf("(%" PRId64 " cond/sem waits had their blame estimated: the waits and the"
-			       " idleness are timed; one signal interval in N, chosen at random, was"
+			       " idleness are timed; intervals between signals longer than %u us were"
+			       " measured whole, of the others one in N, chosen at random, was"
 			       " measured and counted N times (N = %d, up to %d for a thread that"
 			       " signals faster than %d times a second); the rest of the idleness is"
 			       " unattributed)\n",
-			       signalled, LB_SIGNAL_SAMPLE_EVERY, LB_SIGNAL_SAMPLE_MAX,
-			       LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_EVERY);
+			       signalled, LB_SIGNAL_GAP_NS / 1000, LB_SIGNAL_SAMPLE_EVERY,
+			       LB_SIGNAL_SAMPLE_MAX, LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_EVERY);
 	} else {
 		lb_table_print(t, o->format, stdout);
 	}
