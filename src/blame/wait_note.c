@@ -33,6 +33,12 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
     n->last_kind = (uint32_t)kind;
     n->last_start_ns = start_ns;
     n->last_end_ns = end_ns;
+    if (end_ns - start_ns > n->longest_end_ns - n->longest_start_ns) {
+        n->longest_stats = stats_index;
+        n->longest_kind = (uint32_t)kind;
+        n->longest_start_ns = start_ns;
+        n->longest_end_ns = end_ns;
+    }
 }
 
 void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns)

@@ -4,8 +4,8 @@
  *    measure as it already is in the accrual (conservation);
  *  - recognise structural waits: a thread parked on a condition variable
  *    or semaphore from its start (or last task) until shutdown, i.e. its
- *    last wait either is still open at exit or was ended by the object's
- *    last signal/post with the thread ending soon after.
+ *    last (or longest) wait either is still open at exit or was ended by
+ *    the object's last signal/post with the thread ending soon after.
  *
  * Invariants: a note is written only by its own thread, in the blame
  * verbs' slow paths (a wait that failed to acquire, a signal/post that
@@ -30,6 +30,12 @@ typedef struct lb_wait_note {
     uint32_t last_stats;          /* object record index, 0 if none */
     uint32_t last_kind;           /* lb_obj_kind */
     uint64_t last_start_ns, last_end_ns;
+    /* the longest completed cond/sem wait: a thread parked from its start
+     * until shutdown that, once woken, waits again on its way out (a
+     * server's background threads' shutdown handshakes) has its parked
+     * wait here, not as its last */
+    uint32_t longest_stats, longest_kind;
+    uint64_t longest_start_ns, longest_end_ns;
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

@@ -66,3 +66,23 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--kind futex: exit $rc, stderr $(cat "$tmp/err")"
+
+# The pool's threads acknowledge shutdown with one more short wait on
+# another cond (GT_POOL_HANDSHAKE=1): the parked wait is no longer each
+# thread's last, and must still be found (the thread's longest wait) and
+# reported apart; the top row stays the mutex's release site.
+GT_POOL_HANDSHAKE=1 LOCKBLAME_OUTPUT=$tmp/hs.db GROUND_TRUTH=$tmp/hs.json preloaded "$W" \
+    || fail "handshake: workload exited $?"
+"$LOCKBLAME_CLI" report --format json "$tmp/hs.db" >"$tmp/hs.report.json" || fail "handshake: report exited $?"
+python3 - "$tmp/hs.report.json" "$tmp/hs.db" "$tmp/hs.json.structural" <<'PY' || fail "handshake: structural checks"
+import json, sqlite3, sys
+rows = json.load(open(sys.argv[1]))
+want = json.load(open(sys.argv[3]))["structural_parked_s"]
+con = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+got = con.execute("SELECT TOTAL(blame_s) FROM structural_wait WHERE NOT open").fetchone()[0]
+top = rows[0]
+print(f"handshake: top row {top['function']} {top['object']}; parked until shutdown: reported {got:.6f} s, "
+      f"pool's own measure {want:.6f} s")
+sys.exit(0 if top["function"] == "hot_release" and abs(got - want) <= 0.10 * want else 1)
+PY
+echo PASS

@@ -14,6 +14,11 @@
  * per site. Plus "structural_parked_s": the pool threads' last waits, from
  * where each parked after its task to the shutdown wake-up.
  *
+ * GT_POOL_HANDSHAKE=1: once woken for shutdown, each pool thread waits
+ * again, ~2 ms, on a second cond that main broadcasts (a server's
+ * background threads acknowledging shutdown): the parked wait is then no
+ * longer the thread's last.
+ *
  * Usage: gt_pool_o2 [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
  */
 #include "gt.h"
@@ -27,7 +32,8 @@ enum { SITE_HOT, N_SITES };
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
-static int tasks, shutting_down;
+static pthread_cond_t handshake_cv = PTHREAD_COND_INITIALIZER;
+static int tasks, shutting_down, handshake, handshake_done;
 static int64_t deadline;
 static int64_t parked_ns[POOL]; /* each pool thread's last wait */
 static volatile long done_tasks;
@@ -70,6 +76,8 @@ static void *pool_thread(void *arg)
         done_tasks++; /* the task */
         pthread_mutex_lock(&pool_m);
     }
+    while (handshake && !handshake_done) /* the way out: one more, short wait */
+        pthread_cond_wait(&handshake_cv, &pool_m);
     pthread_mutex_unlock(&pool_m);
     return NULL;
 }
@@ -82,6 +90,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
         return 2;
     }
+    handshake = getenv("GT_POOL_HANDSHAKE") && atoi(getenv("GT_POOL_HANDSHAKE"));
     pthread_t pool[POOL];
     for (int i = 0; i < POOL; i++)
         if (pthread_create(&pool[i], NULL, pool_thread, (void *)(intptr_t)i))
@@ -105,6 +114,13 @@ int main(int argc, char **argv)
     shutting_down = 1;
     pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_m);
+    if (handshake) {
+        gt_sleep_until(gt_now() + 2000000);
+        pthread_mutex_lock(&pool_m);
+        handshake_done = 1;
+        pthread_cond_broadcast(&handshake_cv);
+        pthread_mutex_unlock(&pool_m);
+    }
     for (int i = 0; i < POOL; i++)
         pthread_join(pool[i], NULL);
 

@@ -54,32 +54,47 @@ typedef struct parked {
     bool open;
 } parked_t;
 
-/* The thread's parked wait, if it has one (see the header). */
-static bool parked_wait(lb_thread_t *t, uint64_t now, parked_t *out)
+/* Was t's completed wait on record `stats` of `kind`, [start, end), parked
+ * until shutdown? The object's last collect came during it (no signal
+ * after the thread woke), and the thread ended (or the profile is taken)
+ * soon after: within a quarter of the time it was parked. */
+static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, uint32_t kind,
+                                  uint64_t start, uint64_t end, parked_t *out)
+{
+    const lb_object_stats_t *s = lb_object_stats_at(stats);
+    if (!s || !lb_obj_kind_is_signalled((lb_obj_kind)kind) || end <= start)
+        return false;
+    uint64_t thread_end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
+    uint64_t last_collect = s->last_collect.at_ns;
+    bool by_last_signal = last_collect != 0 && last_collect >= start && last_collect <= end;
+    if (!by_last_signal || thread_end < end || thread_end - end > (end - start) / 4)
+        return false;
+    *out = (parked_t){ t, stats, start, end, false };
+    return true;
+}
+
+/* The thread's parked waits (see the header): its open wait or its last
+ * completed one, and its longest completed one if that is another; up to
+ * two in out[]. */
+static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
 {
     const lb_wait_note_t *n = t->wait_note;
     if (!n)
-        return false;
+        return 0;
+    uint32_t k = 0;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
     if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
-        *out = (parked_t){ t, n->open_mon->stats, open, now, true };
-        return out->stats != 0;
+        out[k] = (parked_t){ t, n->open_mon->stats, open, now, true };
+        k += out[k].stats != 0;
+    } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind, n->last_start_ns,
+                                     n->last_end_ns, &out[k])) {
+        k++;
     }
-    const lb_object_stats_t *s = lb_object_stats_at(n->last_stats);
-    if (!s || !lb_obj_kind_is_signalled(n->last_kind) || n->last_end_ns <= n->last_start_ns)
-        return false;
-    uint64_t end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
-    uint64_t parked = n->last_end_ns - n->last_start_ns;
-    /* the object's last collect came during this wait (no signal after
-     * the thread woke), and it ended soon after: within a quarter of the
-     * time it was parked */
-    uint64_t last_collect = s->last_collect.at_ns;
-    bool by_last_signal = last_collect != 0 && last_collect >= n->last_start_ns &&
-                          last_collect <= n->last_end_ns;
-    if (!by_last_signal || end < n->last_end_ns || end - n->last_end_ns > parked / 4)
-        return false;
-    *out = (parked_t){ t, n->last_stats, n->last_start_ns, n->last_end_ns, false };
-    return true;
+    if (n->longest_start_ns != n->last_start_ns &&
+        parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, n->longest_start_ns,
+                              n->longest_end_ns, &out[k]))
+        k++;
+    return k;
 }
 
 static double seconds_since_start(uint64_t ns)
@@ -90,7 +105,7 @@ static double seconds_since_start(uint64_t ns)
 
 void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx)
 {
-    uint32_t n = lb_thread_count(), k = 0;
+    uint32_t n = 2 * lb_thread_count(), k = 0;
     parked_t *p = calloc(n ? n : 1, sizeof *p);
     sqlite3_stmt *st = NULL;
     if (!p || sqlite3_prepare_v2(db, "INSERT INTO structural_wait VALUES(?,?,?,?,?,?,?,?,?)", -1,
@@ -98,9 +113,8 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
         free(p);
         return;
     }
-    for (lb_thread_t *t = lb_thread_registry(); t && k < n; t = t->next)
-        if (parked_wait(t, now, &p[k]))
-            k++;
+    for (lb_thread_t *t = lb_thread_registry(); t && k + 2 <= n; t = t->next)
+        k += parked_waits(t, now, &p[k]);
     for (uint32_t i = 0; i < k; i++) {
         const lb_object_stats_t *s = lb_object_stats_at(p[i].stats);
         double blame = 0;

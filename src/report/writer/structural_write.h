@@ -17,9 +17,9 @@ typedef uint32_t (*lb_node_map_fn)(void *ctx, uint32_t thread, uint32_t local);
 
 /* Insert the structural_wait rows (docs/SCHEMA.md): threads parked on a
  * cond/sem until shutdown. A wait still open at now is one (open = 1,
- * its time is unattributed, blame_s 0); a thread's last cond/sem wait is
- * one when the object's last signal/post ended it and the thread then
- * ended within a quarter of the time it had been parked. The blame that signal
+ * its time is unattributed, blame_s 0); a thread's last cond/sem wait, and
+ * its longest one, is one when the object's last signal/post ended it and
+ * the thread then ended within a quarter of the time it had been parked. The blame that signal
  * collected is shared by the parked waits it ended, up to their total
  * time: that much of its site's idleness is structural. */
 void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx);
