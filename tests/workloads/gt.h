@@ -354,4 +354,118 @@ __attribute__((unused)) static void gt_write_signal_truth(const char *workload, 
     gt_write_json(&res);
 }
 
+/*
+ * A queue of tasks under one mutex and one cond, shared by the signalling
+ * workloads whose producer pushes from named sites (gt_cond_hot,
+ * gt_cond_bursty, gt_cond_deferred). The push and the shutdown are macros,
+ * so that each site's signal is its own call: an inline helper would be
+ * the release site of all of them (DESIGN.md rule 5).
+ */
+struct gt_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    long queued, consumed;
+    int done;
+};
+#define GT_QUEUE_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 }
+
+/* Push one task and signal under the lock; the log entry is the signal's
+ * time. */
+#define GT_QUEUE_PUSH(q, lg, site)                                                                 \
+    do {                                                                                           \
+        pthread_mutex_lock(&(q)->lock);                                                            \
+        (q)->queued++;                                                                             \
+        gt_log_add(lg, gt_now(), 0, site);                                                         \
+        int rc_ = pthread_cond_signal(&(q)->cond);                                                 \
+        if (rc_)                                                                                   \
+            gt_die("pthread_cond_signal", rc_);                                                    \
+        pthread_mutex_unlock(&(q)->lock);                                                          \
+    } while (0)
+
+/* Wake every consumer for good. */
+#define GT_QUEUE_SHUTDOWN(q, lg, site)                                                             \
+    do {                                                                                           \
+        pthread_mutex_lock(&(q)->lock);                                                            \
+        (q)->done = 1;                                                                             \
+        gt_log_add(lg, gt_now(), 0, site);                                                         \
+        pthread_cond_broadcast(&(q)->cond);                                                        \
+        pthread_mutex_unlock(&(q)->lock);                                                          \
+    } while (0)
+
+/* Define a push site: a function `name` that works work_ns, then pushes a
+ * task and signals (its own release site), logged as site. */
+#define GT_QUEUE_PUSH_SITE(name, q, work_ns, site)                                                 \
+    __attribute__((noinline)) void name(struct gt_log *lg)                                         \
+    {                                                                                              \
+        gt_spin_until(gt_now() + (work_ns));                                                       \
+        GT_QUEUE_PUSH(q, lg, site);                                                                \
+    }
+
+/* Define shutdown_broadcast_site, which shuts q down, logged as site. */
+#define GT_QUEUE_SHUTDOWN_SITE(q, site)                                                            \
+    __attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)                      \
+    {                                                                                              \
+        GT_QUEUE_SHUTDOWN(q, lg, site);                                                            \
+    }
+
+/* The producer's end: the consumers drain the queue and wait again, then
+ * 1 ms more, before the shutdown. */
+__attribute__((unused)) static void gt_queue_drained(struct gt_queue *q)
+{
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        long left = q->queued;
+        pthread_mutex_unlock(&q->lock);
+        if (left == 0)
+            break;
+        sched_yield();
+    }
+    gt_sleep_until(gt_now() + 1000000);
+}
+
+/* A consumer holding q->lock: wait, logging each wait, until a task is
+ * queued (taken: returns 1) or the queue is shut down (0); q->lock held
+ * either way. */
+__attribute__((unused)) static int gt_queue_take(struct gt_queue *q, struct gt_log *lg)
+{
+    while (q->queued == 0 && !q->done) {
+        int64_t t0 = gt_now();
+        pthread_cond_wait(&q->cond, &q->lock);
+        gt_log_add(lg, t0, gt_now(), -1);
+    }
+    if (q->queued == 0)
+        return 0;
+    q->queued--;
+    q->consumed++;
+    return 1;
+}
+
+/* main of such a workload: [CONSUMERS [ROUNDS]] (default_rounds), one
+ * producer and the consumers, tasks_per_round tasks a round; checks every
+ * task was consumed and writes the cond's signal truth. Returns the exit
+ * status; *rounds is set before any thread starts. */
+__attribute__((unused)) static int gt_queue_main(int argc, char **argv, const char *name,
+                                                 struct gt_queue *q, long default_rounds,
+                                                 long tasks_per_round, long *rounds,
+                                                 void *(*producer)(void *),
+                                                 void *(*consumer)(void *),
+                                                 const char *const *site_names, int nsites)
+{
+    int nconsumers;
+    int bad = gt_consumer_args(argc, argv, default_rounds, &nconsumers, rounds);
+    if (bad)
+        return bad;
+    int nthreads = nconsumers + 1;
+    long tasks = tasks_per_round * *rounds;
+    struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);
+    double duration = gt_run_logged(nthreads, producer, consumer, logs);
+    if (q->consumed != tasks) {
+        fprintf(stderr, "%s: %ld tasks consumed, %ld produced\n", name, q->consumed, tasks);
+        return 1;
+    }
+    gt_write_signal_truth(name, "cond", &q->cond, site_names, nsites, logs, nthreads, duration);
+    fprintf(stderr, "%s: %.0f signals a second\n", name, (double)tasks / duration);
+    return 0;
+}
+
 #endif /* GT_H */

@@ -25,61 +25,22 @@ static const char *const site_names[N_SITES] = { "first_push_site", "burst_push_
 
 enum { SERIAL_NS = 1000000, BURST = 16, BURST_GAP_NS = 2000, TASK_NS = 20000 };
 
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
-static long queued, consumed;
-static int done;
+static struct gt_queue q = GT_QUEUE_INIT;
 
-#define PUSH(lg, site)                                                                             \
-    do {                                                                                           \
-        pthread_mutex_lock(&qlock);                                                                \
-        queued++;                                                                                  \
-        gt_log_add(lg, gt_now(), 0, site);                                                         \
-        int rc_ = pthread_cond_signal(&qcond);                                                     \
-        if (rc_)                                                                                   \
-            gt_die("pthread_cond_signal", rc_);                                                    \
-        pthread_mutex_unlock(&qlock);                                                              \
-    } while (0)
-
-__attribute__((noinline)) void first_push_site(struct gt_log *lg)
-{
-    gt_spin_until(gt_now() + SERIAL_NS);
-    PUSH(lg, SITE_FIRST);
-}
-
-__attribute__((noinline)) void burst_push_site(struct gt_log *lg)
-{
-    gt_spin_until(gt_now() + BURST_GAP_NS);
-    PUSH(lg, SITE_BURST);
-}
-
-__attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)
-{
-    pthread_mutex_lock(&qlock);
-    done = 1;
-    gt_log_add(lg, gt_now(), 0, SITE_SHUTDOWN);
-    pthread_cond_broadcast(&qcond);
-    pthread_mutex_unlock(&qlock);
-}
+GT_QUEUE_PUSH_SITE(first_push_site, &q, SERIAL_NS, SITE_FIRST)
+GT_QUEUE_PUSH_SITE(burst_push_site, &q, BURST_GAP_NS, SITE_BURST)
+GT_QUEUE_SHUTDOWN_SITE(&q, SITE_SHUTDOWN)
 
 static void *consumer(void *arg)
 {
     struct gt_log *lg = arg;
     gt_gate_arrive();
     for (;;) {
-        pthread_mutex_lock(&qlock);
-        while (queued == 0 && !done) {
-            int64_t t0 = gt_now();
-            pthread_cond_wait(&qcond, &qlock);
-            gt_log_add(lg, t0, gt_now(), -1);
-        }
-        if (queued == 0) {
-            pthread_mutex_unlock(&qlock);
+        pthread_mutex_lock(&q.lock);
+        int took = gt_queue_take(&q, lg);
+        pthread_mutex_unlock(&q.lock);
+        if (!took)
             return NULL;
-        }
-        queued--;
-        consumed++;
-        pthread_mutex_unlock(&qlock);
         gt_spin_until(gt_now() + TASK_NS);
     }
 }
@@ -95,34 +56,13 @@ static void *producer(void *arg)
         for (int b = 1; b < BURST; b++)
             burst_push_site(lg);
     }
-    for (;;) { /* the consumers drain the queue and wait again */
-        pthread_mutex_lock(&qlock);
-        long left = queued;
-        pthread_mutex_unlock(&qlock);
-        if (left == 0)
-            break;
-        sched_yield();
-    }
-    gt_sleep_until(gt_now() + 1000000);
+    gt_queue_drained(&q);
     shutdown_broadcast_site(lg);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    int nconsumers;
-    int bad = gt_consumer_args(argc, argv, 300, &nconsumers, &rounds);
-    if (bad)
-        return bad;
-    int nthreads = nconsumers + 1;
-    long tasks = BURST * rounds;
-    struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);
-    double duration = gt_run_logged(nthreads, producer, consumer, logs);
-    if (consumed != tasks) {
-        fprintf(stderr, "gt_cond_bursty: %ld tasks consumed, %ld produced\n", consumed, tasks);
-        return 1;
-    }
-    gt_write_signal_truth("gt_cond_bursty", "cond", &qcond, site_names, N_SITES, logs, nthreads,
-                          duration);
-    return 0;
+    return gt_queue_main(argc, argv, "gt_cond_bursty", &q, 300, BURST, &rounds, producer, consumer,
+                         site_names, N_SITES);
 }

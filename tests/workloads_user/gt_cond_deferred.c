@@ -37,42 +37,21 @@ static const char *const site_names[N_SITES] = { "locked_push_site", "unlocked_p
 
 enum { PUSH_NS = 14000, HOLD_NS = 4000, OUTSIDE_NS = 2000, EXIT_HOLD_MS = 300 };
 
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
-static long queued, consumed;
-static int done;
+static struct gt_queue q = GT_QUEUE_INIT;
 
-__attribute__((noinline)) void locked_push_site(struct gt_log *lg)
-{
-    gt_spin_until(gt_now() + PUSH_NS);
-    pthread_mutex_lock(&qlock);
-    queued++;
-    gt_log_add(lg, gt_now(), 0, SITE_LOCKED);
-    int rc = pthread_cond_signal(&qcond);
-    if (rc)
-        gt_die("pthread_cond_signal", rc);
-    pthread_mutex_unlock(&qlock);
-}
+GT_QUEUE_PUSH_SITE(locked_push_site, &q, PUSH_NS, SITE_LOCKED)
+GT_QUEUE_SHUTDOWN_SITE(&q, SITE_SHUTDOWN)
 
 __attribute__((noinline)) void unlocked_push_site(struct gt_log *lg)
 {
     gt_spin_until(gt_now() + PUSH_NS);
-    pthread_mutex_lock(&qlock);
-    queued++;
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_lock(&q.lock);
+    q.queued++;
+    pthread_mutex_unlock(&q.lock);
     gt_log_add(lg, gt_now(), 0, SITE_UNLOCKED);
-    int rc = pthread_cond_signal(&qcond);
+    int rc = pthread_cond_signal(&q.cond);
     if (rc)
         gt_die("pthread_cond_signal", rc);
-}
-
-__attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)
-{
-    pthread_mutex_lock(&qlock);
-    done = 1;
-    gt_log_add(lg, gt_now(), 0, SITE_SHUTDOWN);
-    pthread_cond_broadcast(&qcond);
-    pthread_mutex_unlock(&qlock);
 }
 
 static void *consumer(void *arg)
@@ -80,23 +59,15 @@ static void *consumer(void *arg)
     struct gt_log *lg = arg;
     gt_gate_arrive();
     for (;;) {
-        pthread_mutex_lock(&qlock);
-        while (queued == 0 && !done) {
-            int64_t t0 = gt_now();
-            pthread_cond_wait(&qcond, &qlock);
-            gt_log_add(lg, t0, gt_now(), -1);
+        pthread_mutex_lock(&q.lock);
+        if (!gt_queue_take(&q, lg)) {
+            pthread_mutex_unlock(&q.lock);
+            return NULL;
         }
-        if (queued == 0) {
-            pthread_mutex_unlock(&qlock);
-            break;
-        }
-        queued--;
-        consumed++;
         gt_spin_until(gt_now() + HOLD_NS); /* inside the hold, after the wake */
-        pthread_mutex_unlock(&qlock);
+        pthread_mutex_unlock(&q.lock);
         gt_spin_until(gt_now() + OUTSIDE_NS);
     }
-    return NULL;
 }
 
 static long rounds;
@@ -109,15 +80,7 @@ static void *producer(void *arg)
         locked_push_site(lg);
         unlocked_push_site(lg);
     }
-    for (;;) { /* the consumers drain the queue and wait again */
-        pthread_mutex_lock(&qlock);
-        long left = queued;
-        pthread_mutex_unlock(&qlock);
-        if (left == 0)
-            break;
-        sched_yield();
-    }
-    gt_sleep_until(gt_now() + 1000000);
+    gt_queue_drained(&q);
     shutdown_broadcast_site(lg);
     return NULL;
 }
@@ -130,10 +93,10 @@ static void *exit_helper(void *arg)
     (void)arg;
     for (int t = 1; t <= 2; t++) {
         gt_sleep_until(gt_now() + 100000000);
-        pthread_mutex_lock(&qlock);
+        pthread_mutex_lock(&q.lock);
         turn = t;
-        pthread_cond_signal(&qcond);
-        pthread_mutex_unlock(&qlock);
+        pthread_cond_signal(&q.cond);
+        pthread_mutex_unlock(&q.lock);
     }
     return NULL;
 }
@@ -145,16 +108,16 @@ static int exit_mode(void)
     if (rc)
         gt_die("pthread_create", rc);
     int64_t waited = 0;
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&q.lock);
     for (int t = 1; t <= 2; t++) {
         while (turn < t) {
             int64_t t0 = gt_now();
-            pthread_cond_wait(&qcond, &qlock);
+            pthread_cond_wait(&q.cond, &q.lock);
             waited += gt_now() - t0;
         }
         if (t == 1) { /* let the helper go on to its second signal */
-            pthread_mutex_unlock(&qlock);
-            pthread_mutex_lock(&qlock);
+            pthread_mutex_unlock(&q.lock);
+            pthread_mutex_lock(&q.lock);
         }
     }
     rc = pthread_join(helper, NULL);
@@ -164,28 +127,16 @@ static int exit_mode(void)
     gt_sleep_until(hold_from + (int64_t)EXIT_HOLD_MS * 1000000);
     fprintf(stderr, "exit_waits_s %.6f\nexit_hold_s %.6f\n", waited / 1e9,
             (gt_now() - hold_from) / 1e9);
-    exit(0); /* still holding qlock */
+    exit(0); /* still holding q.lock */
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "exit") == 0)
         return exit_mode();
-    int nconsumers;
-    int bad = gt_consumer_args(argc, argv, 20000, &nconsumers, &rounds);
-    if (bad)
-        return bad;
-    int nthreads = nconsumers + 1;
-    long tasks = 2 * rounds;
-    struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);
-    double duration = gt_run_logged(nthreads, producer, consumer, logs);
-    if (consumed != tasks) {
-        fprintf(stderr, "gt_cond_deferred: %ld tasks consumed, %ld produced\n", consumed, tasks);
-        return 1;
-    }
-    gt_write_signal_truth("gt_cond_deferred", "cond", &qcond, site_names, N_SITES, logs,
-                          nthreads, duration);
-    fprintf(stderr, "gt_cond_deferred: %.0f signals a second\n", (double)tasks / duration);
-    fprintf(stderr, "consumer_spin_s %.6f\n", tasks * (double)(HOLD_NS + OUTSIDE_NS) / 1e9);
-    return 0;
+    int rc = gt_queue_main(argc, argv, "gt_cond_deferred", &q, 20000, 2, &rounds, producer,
+                           consumer, site_names, N_SITES);
+    if (rc == 0)
+        fprintf(stderr, "consumer_spin_s %.6f\n", 2 * rounds * (double)(HOLD_NS + OUTSIDE_NS) / 1e9);
+    return rc;
 }

@@ -30,63 +30,21 @@ static const char *const site_names[N_SITES] = { "fast_push_site", "slow_push_si
  * environment override them (a faster producer: more signals a second). */
 static int64_t fast_ns = 2500, slow_ns = 12000;
 
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
-static long queued, consumed;
-static int done;
+static struct gt_queue q = GT_QUEUE_INIT;
 
-/* Push one task and signal; the log entry is the signal's time. A macro,
- * so that each site's signal is its own call (an inline helper would be
- * the release site of both, DESIGN.md rule 5). */
-#define PUSH(lg, site)                                                                             \
-    do {                                                                                           \
-        pthread_mutex_lock(&qlock);                                                                \
-        queued++;                                                                                  \
-        gt_log_add(lg, gt_now(), 0, site);                                                         \
-        int rc_ = pthread_cond_signal(&qcond);                                                     \
-        if (rc_)                                                                                   \
-            gt_die("pthread_cond_signal", rc_);                                                    \
-        pthread_mutex_unlock(&qlock);                                                              \
-    } while (0)
-
-__attribute__((noinline)) void fast_push_site(struct gt_log *lg)
-{
-    gt_spin_until(gt_now() + fast_ns);
-    PUSH(lg, SITE_FAST);
-}
-
-__attribute__((noinline)) void slow_push_site(struct gt_log *lg)
-{
-    gt_spin_until(gt_now() + slow_ns);
-    PUSH(lg, SITE_SLOW);
-}
-
-__attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)
-{
-    pthread_mutex_lock(&qlock);
-    done = 1;
-    gt_log_add(lg, gt_now(), 0, SITE_SHUTDOWN);
-    pthread_cond_broadcast(&qcond);
-    pthread_mutex_unlock(&qlock);
-}
+/* Each push site its own function, its signal its own call. */
+GT_QUEUE_PUSH_SITE(fast_push_site, &q, fast_ns, SITE_FAST)
+GT_QUEUE_PUSH_SITE(slow_push_site, &q, slow_ns, SITE_SLOW)
+GT_QUEUE_SHUTDOWN_SITE(&q, SITE_SHUTDOWN)
 
 static void *consumer(void *arg)
 {
     struct gt_log *lg = arg;
     gt_gate_arrive();
-    pthread_mutex_lock(&qlock);
-    for (;;) {
-        while (queued == 0 && !done) {
-            int64_t t0 = gt_now();
-            pthread_cond_wait(&qcond, &qlock);
-            gt_log_add(lg, t0, gt_now(), -1);
-        }
-        if (queued == 0)
-            break;
-        queued--;
-        consumed++;
-    }
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_lock(&q.lock);
+    while (gt_queue_take(&q, lg))
+        ;
+    pthread_mutex_unlock(&q.lock);
     return NULL;
 }
 
@@ -102,39 +60,17 @@ static void *producer(void *arg)
         fast_push_site(lg);
         slow_push_site(lg);
     }
-    for (;;) { /* the consumers drain the queue and wait again */
-        pthread_mutex_lock(&qlock);
-        long left = queued;
-        pthread_mutex_unlock(&qlock);
-        if (left == 0)
-            break;
-        sched_yield();
-    }
-    gt_sleep_until(gt_now() + 1000000);
+    gt_queue_drained(&q);
     shutdown_broadcast_site(lg);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    int nconsumers;
-    int bad = gt_consumer_args(argc, argv, 30000, &nconsumers, &rounds);
-    if (bad)
-        return bad;
     if (getenv("GT_FAST_NS"))
         fast_ns = atol(getenv("GT_FAST_NS"));
     if (getenv("GT_SLOW_NS"))
         slow_ns = atol(getenv("GT_SLOW_NS"));
-    int nthreads = nconsumers + 1;
-    long tasks = 4 * rounds;
-    struct gt_log *logs = gt_consumer_logs(nthreads, (size_t)tasks + 8, (size_t)tasks + 64);
-    double duration = gt_run_logged(nthreads, producer, consumer, logs);
-    if (consumed != tasks) {
-        fprintf(stderr, "gt_cond_hot: %ld tasks consumed, %ld produced\n", consumed, tasks);
-        return 1;
-    }
-    gt_write_signal_truth("gt_cond_hot", "cond", &qcond, site_names, N_SITES, logs, nthreads,
-                          duration);
-    fprintf(stderr, "gt_cond_hot: %.0f signals a second\n", (double)tasks / duration);
-    return 0;
+    return gt_queue_main(argc, argv, "gt_cond_hot", &q, 30000, 4, &rounds, producer, consumer,
+                         site_names, N_SITES);
 }
