@@ -85,4 +85,22 @@ print(f"handshake: top row {top['function']} {top['object']}; parked until shutd
       f"pool's own measure {want:.6f} s")
 sys.exit(0 if top["function"] == "hot_release" and abs(got - want) <= 0.10 * want else 1)
 PY
+
+# compare leaves structural waits out as report does: between a short and
+# a long run, the largest change in idleness is the mutex's release site,
+# not main's shutdown broadcast or its joins, which grow with the run.
+LOCKBLAME_OUTPUT=$tmp/short.db preloaded "$W" 3 300 || fail "short run exited $?"
+LOCKBLAME_OUTPUT=$tmp/long.db preloaded "$W" 3 1200 || fail "long run exited $?"
+"$LOCKBLAME_CLI" compare --format json "$tmp/short.db" "$tmp/long.db" >"$tmp/cmp.json" \
+    || fail "compare exited $?"
+python3 - "$tmp/cmp.json" <<'PY' || fail "compare: structural waits ranked with contention"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+idle = sorted(rows, key=lambda r: -abs(r["excess_idleness_s"]))
+top = idle[0]
+main_idle = sum(r["excess_idleness_s"] for r in rows if r["function"] == "main")
+print(f"compare: largest idleness change {top['function']} {top['excess_idleness_s']:+.3f} s; "
+      f"main's {main_idle:+.3f} s")
+sys.exit(0 if top["function"] == "hot_release" and abs(main_idle) < 0.1 * top["excess_idleness_s"] else 1)
+PY
 echo PASS

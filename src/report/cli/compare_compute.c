@@ -77,6 +77,19 @@ static void accumulate(struct cmp *c)
 			c->work[r][x] += m->work;
 			c->idle[r][x] += lb_mrow_idleness(m);
 		}
+		/* Structural waits (joins, threads parked until shutdown) are
+		 * the program's shape and grow with its wall time: left out,
+		 * as report ranks them apart (DESIGN.md rule 6). */
+		double *sblame = lb_xcalloc((size_t)p->nnodes * LB_OBJ_KINDS + 1, sizeof *sblame);
+		lb_node_structural(p, sblame);
+		for (int32_t v = 0; v < p->nnodes; v++) {
+			double s = 0;
+			for (int k = 0; k < LB_OBJ_KINDS; k++)
+				s += sblame[(size_t)v * LB_OBJ_KINDS + k];
+			if (s != 0)
+				c->idle[r][maps[r][v] < 0 ? c->nctx : maps[r][v]] -= s;
+		}
+		free(sblame);
 		free(maps[r]);
 	}
 	free(maps);

@@ -261,7 +261,9 @@ void lb_cmp_print(struct cmp *c, const struct cmp_opts *o)
 			printf("contexts with the largest change from A over the series (by |change|; "
 			       "Change s is %c - A):\n", run_letter(c->nruns - 1));
 		else
-			printf("contexts by |change| (Change s = B - A; negative is a gain; unchanged ones not shown):\n");
+			printf("contexts by |change| (Change s = B - A; negative is a gain; unchanged ones not "
+			       "shown; structural waits, joins and threads parked until shutdown, left out as "
+			       "in report):\n");
 		if (!lb_table_rows(t))
 			printf("(no context changed)\n");
 		else
