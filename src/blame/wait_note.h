@@ -36,6 +36,11 @@ typedef struct lb_wait_note {
      * wait here, not as its last */
     uint32_t longest_stats, longest_kind;
     uint64_t longest_start_ns, longest_end_ns;
+    /* where the run of waits on last_stats that the last one ends began:
+     * waits on one object, each begun right after the previous one ended
+     * (a background thread's timed waits, woken by their timeouts until
+     * the shutdown signal): parked all along */
+    uint64_t run_start_ns;
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

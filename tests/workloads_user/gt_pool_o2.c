@@ -14,6 +14,11 @@
  * per site. Plus "structural_parked_s": the pool threads' last waits, from
  * where each parked after its task to the shutdown wake-up.
  *
+ * GT_POOL_TIMED=1: the pool threads wait with a 20 ms timeout, again and
+ * again (a server's background threads checking for work now and then):
+ * each parked span is a run of timed waits, the last one ended by the
+ * shutdown broadcast.
+ *
  * GT_POOL_HANDSHAKE=1: once woken for shutdown, each pool thread waits
  * again, ~2 ms, on a second cond that main broadcasts (a server's
  * background threads acknowledging shutdown): the parked wait is then no
@@ -33,7 +38,7 @@ static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handshake_cv = PTHREAD_COND_INITIALIZER;
-static int tasks, shutting_down, handshake, handshake_done;
+static int tasks, shutting_down, handshake, handshake_done, timed;
 static int64_t deadline;
 static int64_t parked_ns[POOL]; /* each pool thread's last wait */
 static volatile long done_tasks;
@@ -66,8 +71,20 @@ static void *pool_thread(void *arg)
     pthread_mutex_lock(&pool_m);
     for (;;) {
         int64_t t0 = gt_now();
-        while (!tasks && !shutting_down)
-            pthread_cond_wait(&pool_cv, &pool_m);
+        while (!tasks && !shutting_down) {
+            if (!timed) {
+                pthread_cond_wait(&pool_cv, &pool_m);
+                continue;
+            }
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 20000000;
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&pool_cv, &pool_m, &until);
+        }
         parked_ns[me] = gt_now() - t0;
         if (shutting_down && !tasks)
             break;
@@ -91,6 +108,7 @@ int main(int argc, char **argv)
         return 2;
     }
     handshake = getenv("GT_POOL_HANDSHAKE") && atoi(getenv("GT_POOL_HANDSHAKE"));
+    timed = getenv("GT_POOL_TIMED") && atoi(getenv("GT_POOL_TIMED"));
     pthread_t pool[POOL];
     for (int i = 0; i < POOL; i++)
         if (pthread_create(&pool[i], NULL, pool_thread, (void *)(intptr_t)i))

@@ -55,21 +55,25 @@ typedef struct parked {
 } parked_t;
 
 /* Was t's completed wait on record `stats` of `kind`, [start, end), parked
- * until shutdown? The object's last collect came during it (no signal
- * after the thread woke), and the thread ended (or the profile is taken)
- * soon after: within a quarter of the time it was parked. */
+ * until shutdown, since parked_from (<= start: the start of the run of
+ * waits it ends, wait_note.h)? The object's last collect came during it
+ * (no signal after the thread woke), and the thread ended (or the profile
+ * is taken) soon after: within a quarter of the time it was parked. */
 static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, uint32_t kind,
-                                  uint64_t start, uint64_t end, parked_t *out)
+                                  uint64_t parked_from, uint64_t start, uint64_t end,
+                                  parked_t *out)
 {
     const lb_object_stats_t *s = lb_object_stats_at(stats);
     if (!s || !lb_obj_kind_is_signalled((lb_obj_kind)kind) || end <= start)
         return false;
+    if (!parked_from || parked_from > start)
+        parked_from = start;
     uint64_t thread_end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
     uint64_t last_collect = s->last_collect.at_ns;
     bool by_last_signal = last_collect != 0 && last_collect >= start && last_collect <= end;
-    if (!by_last_signal || thread_end < end || thread_end - end > (end - start) / 4)
+    if (!by_last_signal || thread_end < end || thread_end - end > (end - parked_from) / 4)
         return false;
-    *out = (parked_t){ t, stats, start, end, false };
+    *out = (parked_t){ t, stats, parked_from, end, false };
     return true;
 }
 
@@ -86,13 +90,13 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
     if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
         out[k] = (parked_t){ t, n->open_mon->stats, open, now, true };
         k += out[k].stats != 0;
-    } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind, n->last_start_ns,
-                                     n->last_end_ns, &out[k])) {
+    } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind, n->run_start_ns,
+                                     n->last_start_ns, n->last_end_ns, &out[k])) {
         k++;
     }
     if (n->longest_start_ns != n->last_start_ns &&
-        parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, n->longest_start_ns,
-                              n->longest_end_ns, &out[k]))
+        parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, 0,
+                              n->longest_start_ns, n->longest_end_ns, &out[k]))
         k++;
     return k;
 }
