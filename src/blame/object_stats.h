@@ -37,6 +37,7 @@ typedef struct lb_object_stats {
     double blamed_ns;         /* handed to release/signal sites */
     double handoff_ns;        /* integral of waiters while nobody held it */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
+    lb_collect_note_t most_collect; /* ... and the one that collected the most */
     /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,
      * from spinners and their sampling handlers (no meta there); the
      * owed blame is taken by the holder's release, under meta. Folded

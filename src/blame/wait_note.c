@@ -56,13 +56,19 @@ void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, 
         return;
     stats->last_collect = (lb_collect_note_t){ .at_ns = now, .blame_ns = blame_ns,
                                                .thread = self->id, .node = 0 };
+    if (blame_ns > stats->most_collect.blame_ns)
+        stats->most_collect = stats->last_collect;
 }
 
 void lb_note_deposit(lb_thread_t *self, lb_object_stats_t *stats, uint32_t node)
 {
-    if (stats && lb_obj_kind_is_signalled(stats->kind) && stats->last_collect.thread == self->id &&
-        stats->last_collect.node == 0)
-        stats->last_collect.node = node;
+    if (!stats || !lb_obj_kind_is_signalled(stats->kind) || stats->last_collect.thread != self->id ||
+        stats->last_collect.node != 0)
+        return;
+    stats->last_collect.node = node;
+    if (stats->most_collect.at_ns == stats->last_collect.at_ns &&
+        stats->most_collect.thread == self->id)
+        stats->most_collect.node = node;
 }
 
 void lb_note_lock_site(lb_thread_t *self, uintptr_t call_pc, lb_obj_kind kind)

@@ -75,8 +75,12 @@ set -e
 #    its last (found as its longest);
 #  - timed: the pool threads wait with a 20 ms timeout, again and again
 #    (GT_POOL_TIMED=1): each parked span is a run of timed waits whose
-#    idleness the shutdown broadcast collects (found as a run).
-for shape in HANDSHAKE TIMED; do
+#    idleness the shutdown broadcast collects (found as a run);
+#  - after: the pool's cond is signalled once more after the shutdown
+#    broadcast, for a pool thread that waited on it again (GT_POOL_AFTER=1):
+#    the signal that ended the parked waits is not the cond's last (found
+#    as the one that collected the most).
+for shape in HANDSHAKE TIMED AFTER; do
     export "GT_POOL_$shape=1"
     LOCKBLAME_OUTPUT=$tmp/$shape.db GROUND_TRUTH=$tmp/$shape.json preloaded "$W" \
         || fail "$shape: workload exited $?"

@@ -19,6 +19,10 @@
  * each parked span is a run of timed waits, the last one ended by the
  * shutdown broadcast.
  *
+ * GT_POOL_AFTER=1: after the shutdown broadcast, pool thread 0 waits once
+ * more on the pool's cond (up to 50 ms) and main signals it 3 ms later:
+ * the cond's last signal is then not the one that ended the parked waits.
+ *
  * GT_POOL_HANDSHAKE=1: once woken for shutdown, each pool thread waits
  * again, ~2 ms, on a second cond that main broadcasts (a server's
  * background threads acknowledging shutdown): the parked wait is then no
@@ -38,7 +42,7 @@ static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handshake_cv = PTHREAD_COND_INITIALIZER;
-static int tasks, shutting_down, handshake, handshake_done, timed;
+static int tasks, shutting_down, handshake, handshake_done, timed, after;
 static int64_t deadline;
 static int64_t parked_ns[POOL]; /* each pool thread's last wait */
 static volatile long done_tasks;
@@ -95,6 +99,16 @@ static void *pool_thread(void *arg)
     }
     while (handshake && !handshake_done) /* the way out: one more, short wait */
         pthread_cond_wait(&handshake_cv, &pool_m);
+    if (after && me == 0) { /* one more wait on the pool's cond, which main signals */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&pool_cv, &pool_m, &until);
+    }
     pthread_mutex_unlock(&pool_m);
     return NULL;
 }
@@ -109,6 +123,7 @@ int main(int argc, char **argv)
     }
     handshake = getenv("GT_POOL_HANDSHAKE") && atoi(getenv("GT_POOL_HANDSHAKE"));
     timed = getenv("GT_POOL_TIMED") && atoi(getenv("GT_POOL_TIMED"));
+    after = getenv("GT_POOL_AFTER") && atoi(getenv("GT_POOL_AFTER"));
     pthread_t pool[POOL];
     for (int i = 0; i < POOL; i++)
         if (pthread_create(&pool[i], NULL, pool_thread, (void *)(intptr_t)i))
@@ -132,6 +147,12 @@ int main(int argc, char **argv)
     shutting_down = 1;
     pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_m);
+    if (after) {
+        gt_sleep_until(gt_now() + 3000000);
+        pthread_mutex_lock(&pool_m);
+        pthread_cond_signal(&pool_cv);
+        pthread_mutex_unlock(&pool_m);
+    }
     if (handshake) {
         gt_sleep_until(gt_now() + 2000000);
         pthread_mutex_lock(&pool_m);

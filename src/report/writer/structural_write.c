@@ -52,12 +52,27 @@ typedef struct parked {
     uint32_t stats;
     uint64_t start, end;
     bool open;
+    const lb_collect_note_t *collect; /* the signal that ended it (not open) */
 } parked_t;
+
+/* The object's collect that came during [start, end]: its last, or the
+ * one that collected the most (a signal at shutdown that woke it, then
+ * other signals, with little or nothing to collect, on the way out);
+ * NULL if neither did. */
+static const lb_collect_note_t *collect_during(const lb_object_stats_t *s, uint64_t start,
+                                               uint64_t end)
+{
+    const lb_collect_note_t *c[2] = { &s->last_collect, &s->most_collect };
+    for (int i = 0; i < 2; i++)
+        if (c[i]->at_ns != 0 && c[i]->at_ns >= start && c[i]->at_ns <= end)
+            return c[i];
+    return NULL;
+}
 
 /* Was t's completed wait on record `stats` of `kind`, [start, end), parked
  * until shutdown, since parked_from (<= start: the start of the run of
- * waits it ends, wait_note.h)? The object's last collect came during it
- * (no signal after the thread woke), and the thread ended (or the profile
+ * waits it ends, wait_note.h)? The object's last collect, or its largest,
+ * came during it (collect_during), and the thread ended (or the profile
  * is taken) soon after: within a quarter of the time it was parked. */
 static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, uint32_t kind,
                                   uint64_t parked_from, uint64_t start, uint64_t end,
@@ -69,11 +84,10 @@ static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, 
     if (!parked_from || parked_from > start)
         parked_from = start;
     uint64_t thread_end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
-    uint64_t last_collect = s->last_collect.at_ns;
-    bool by_last_signal = last_collect != 0 && last_collect >= start && last_collect <= end;
-    if (!by_last_signal || thread_end < end || thread_end - end > (end - parked_from) / 4)
+    const lb_collect_note_t *collect = collect_during(s, start, end);
+    if (!collect || thread_end < end || thread_end - end > (end - parked_from) / 4)
         return false;
-    *out = (parked_t){ t, stats, parked_from, end, false };
+    *out = (parked_t){ t, stats, parked_from, end, false, collect };
     return true;
 }
 
@@ -88,7 +102,7 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
     uint32_t k = 0;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
     if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
-        out[k] = (parked_t){ t, n->open_mon->stats, open, now, true };
+        out[k] = (parked_t){ t, n->open_mon->stats, open, now, true, NULL };
         k += out[k].stats != 0;
     } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind, n->run_start_ns,
                                      n->last_start_ns, n->last_end_ns, &out[k])) {
@@ -123,16 +137,17 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
         const lb_object_stats_t *s = lb_object_stats_at(p[i].stats);
         double blame = 0;
         uint32_t node = 0;
-        if (!p[i].open && s->last_collect.node) {
+        const lb_collect_note_t *c = p[i].collect;
+        if (!p[i].open && c && c->node) {
             /* The waits this one signal ended share what it collected. */
             double together = 0;
             for (uint32_t j = 0; j < k; j++)
-                if (!p[j].open && p[j].stats == p[i].stats)
+                if (!p[j].open && p[j].collect && p[j].collect->at_ns == c->at_ns &&
+                    p[j].stats == p[i].stats)
                     together += (double)(p[j].end - p[j].start);
-            double moved = s->last_collect.blame_ns < together ? s->last_collect.blame_ns
-                                                                : together;
+            double moved = c->blame_ns < together ? c->blame_ns : together;
             blame = together > 0 ? moved * (double)(p[i].end - p[i].start) / together : 0;
-            node = map(ctx, s->last_collect.thread, s->last_collect.node);
+            node = map(ctx, c->thread, c->node);
         }
         sqlite3_bind_int64(st, 1, p[i].t->id);
         sqlite3_bind_int64(st, 2, p[i].stats);
@@ -142,7 +157,7 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
         sqlite3_bind_int(st, 6, p[i].open);
         if (node) {
             sqlite3_bind_int64(st, 7, node);
-            sqlite3_bind_int64(st, 8, s->last_collect.thread);
+            sqlite3_bind_int64(st, 8, c->thread);
         }
         sqlite3_bind_double(st, 9, blame / 1e9);
         sqlite3_step(st);
