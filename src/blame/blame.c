@@ -313,6 +313,7 @@ void lb_signal_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr
 
 bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold)
 {
+    lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
     int saved_errno = errno;
     lb_enter(self);
     uint64_t now = lb_now_ns();

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
 #include "sampler/sampler.h"
@@ -145,6 +146,7 @@ lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const 
 void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
                                  lb_wait_t *wait, uint64_t start)
 {
+    lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
     int saved_errno = errno;
     lb_enter(self);
     *wait = (lb_wait_t){ .mon = mon, .start_ns = start, .kind = LB_OBJ_MUTEX };

@@ -26,7 +26,8 @@
  * When the deferred part runs (lb_wait_deferred_flush), at the first of:
  *  - the thread's release of that mutex (the unlock wrapper: the deferred
  *    flag is half of lb_thread.gate, which its fast path tests);
- *  - the thread's next wait of any kind, or its measured signal;
+ *  - the thread's next wait of any kind (a join, a barrier, a sampled
+ *    mutex's too), or its measured or exact signal;
  *  - the thread's end, a fork (prepare), the final write's quiesce step.
  * A thread still inside such a hold when another thread writes the
  * profile has its wait counted as open until then (wait_note.h).

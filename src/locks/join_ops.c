@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
+#include "blame/wait_deferred.h"
 #include "core/undirected.h"
 #include "core/real.h"
 #include "util/clock.h"
@@ -18,6 +19,7 @@ int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime,
     lb_thread_t *self = lb_self;
     if (!self || self->busy)
         return timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
+    lb_wait_deferred_flush(self); /* a cond wait's end first (blame/wait_deferred.h) */
     uint64_t start = lb_now_ns();
     lb_waiting_begin(self, LB_OBJ_JOIN);
     int rc = timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
