@@ -32,4 +32,12 @@ static inline bool lb_runtime_module(const char *module)
             return true;
     return false;
 }
+
+/* lockblame's own synthetic frames (the unsampled CPU placeholder,
+ * src/sampler/unsampled.h), by name: the library may be installed or
+ * copied under another file name than liblockblame*. */
+static inline bool lb_runtime_function(const char *function)
+{
+    return function && strncmp(function, "lockblame_", 10) == 0;
+}
 #endif

@@ -37,3 +37,19 @@ ok = compress == 2 and write == 1 and "main" in pool
 ok = ok and taskq == ["main", "producer", "worker", "worker"]
 sys.exit(0 if ok else 1)
 PY
+
+# An idle helper of the pool ("idle": it waits in the trampoline itself,
+# with next to no CPU) is the trampoline, not "trampoline ->
+# lockblame_unsampled_cpu" (lockblame's placeholder for a thread's
+# unsampled CPU is not the program's), also with the library preloaded
+# under another file name (a copy, an install), which named it so.
+cp "$LOCKBLAME_LIB" "$tmp/profiler-copy.so"
+LOCKBLAME_OUTPUT=$tmp/idle.db LD_PRELOAD=$tmp/profiler-copy.so "$W" idle || fail "idle run exited $?"
+"$LOCKBLAME_CLI" report --by-thread --format json "$tmp/idle.db" >"$tmp/idle.json" || fail "idle report exited $?"
+python3 - "$tmp/idle.json" <<'PY' || fail "idle helper's name"
+import json, sys
+names = sorted(r["start_routine"] for r in json.load(open(sys.argv[1])))
+print("idle:", names)
+sys.exit(0 if "trampoline" in names and not any("lockblame_" in n for n in names) else 1)
+PY
+echo PASS

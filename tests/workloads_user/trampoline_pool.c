@@ -6,9 +6,12 @@
  * each ran below the shared start routine.
  *
  * With "coordinator", main runs write_task itself instead of a third
- * thread: the waiting for the blocks is the initial thread's.
+ * thread: the waiting for the blocks is the initial thread's. With
+ * "idle", a fourth thread starts in the trampoline with no task and waits
+ * there, until the compressors are done, without calling anything of the
+ * program: a pool's idle helper (zstd's), with next to no CPU time.
  *
- * Usage: trampoline_pool [coordinator]   (about 0.3 s)
+ * Usage: trampoline_pool [coordinator|idle]   (about 0.3 s)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -51,18 +54,29 @@ __attribute__((noinline)) static void write_task(void)
     pthread_mutex_unlock(&lock);
 }
 
-/* the shared start routine */
+/* the shared start routine; no task: wait until the compressors end */
 __attribute__((noinline)) static void *trampoline(void *arg)
 {
-    ((struct task *)arg)->fn();
+    struct task *task = arg;
+    if (task->fn) {
+        task->fn();
+        return NULL;
+    }
+    pthread_mutex_lock(&lock);
+    while (done < 2)
+        pthread_cond_wait(&produced, &lock);
+    pthread_mutex_unlock(&lock);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    struct task compress = { compress_task }, write = { write_task };
+    struct task compress = { compress_task }, write = { write_task }, none = { NULL };
     int coordinator = argc > 1 && strcmp(argv[1], "coordinator") == 0;
-    pthread_t t[3];
+    int idle = argc > 1 && strcmp(argv[1], "idle") == 0;
+    pthread_t t[3], helper;
+    if (idle)
+        pthread_create(&helper, NULL, trampoline, &none);
     pthread_create(&t[1], NULL, trampoline, &compress);
     pthread_create(&t[2], NULL, trampoline, &compress);
     if (coordinator)
@@ -71,5 +85,7 @@ int main(int argc, char **argv)
         pthread_create(&t[0], NULL, trampoline, &write);
     for (int i = coordinator; i < 3; i++)
         pthread_join(t[i], NULL);
+    if (idle)
+        pthread_join(helper, NULL);
     return 0;
 }

@@ -16,7 +16,8 @@ bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame)
 		return false;
 	const struct lb_frame *f = &p->frames[frame];
 
-	return lb_runtime_file(f->file) || lb_runtime_module(lb_frame_module(p, frame));
+	return lb_runtime_file(f->file) || lb_runtime_module(lb_frame_module(p, frame)) ||
+	       lb_runtime_function(f->function);
 }
 
 /* The writer stores the source frames of one address with consecutive
