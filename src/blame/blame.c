@@ -53,6 +53,7 @@ static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64
     wait->kind = kind;
     wait->start_ns = now;
     wait->hot = NULL;
+    wait->timed_out = false;
     mon->waiters++;
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
@@ -115,7 +116,8 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }
-    lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now);
+    lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now,
+                     wait->timed_out);
     return stats;
 }
 
@@ -128,7 +130,7 @@ static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const 
 {
     lb_signal_waits_end(self, wait->hot, wait->start_ns, now);
     lb_note_wait_end(self, wait->kind, __atomic_load_n(&mon->stats, __ATOMIC_RELAXED),
-                     wait->start_ns, now);
+                     wait->start_ns, now, wait->timed_out);
     return NULL;
 }
 

@@ -41,6 +41,8 @@ typedef struct lb_wait {
     struct lb_signal_hot *hot; /* a hot cond's or semaphore's slot, whose
                                 * shards count this wait instead of the
                                 * meta path (signal_waits.h); else NULL */
+    bool timed_out;          /* set by the caller before the end: the wait
+                              * ran out of time (wait_note.h: runs) */
 } lb_wait_t;
 
 /* A collected hold, to be deposited after the real release. */

@@ -25,19 +25,22 @@ void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint
 }
 
 void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
-                      uint64_t start_ns, uint64_t end_ns)
+                      uint64_t start_ns, uint64_t end_ns, bool timed_out)
 {
     lb_wait_note_t *n = self->wait_note;
     __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
     if (!lb_obj_kind_is_signalled(kind) || !stats_index)
         return;
-    /* the run goes on: the same object, waited on again within 1 ms or an
-     * eighth of the previous wait of its end */
+    /* the run goes on: the previous wait ran out of time (no signal ended
+     * it: a thread waiting for its work, not one taking part in it), on
+     * the same object, and this one began within 1 ms or an eighth of the
+     * previous wait of its end */
     uint64_t previous = n->last_end_ns - n->last_start_ns;
     uint64_t slack = previous / 8 > LB_NOTE_RUN_GAP_NS ? previous / 8 : LB_NOTE_RUN_GAP_NS;
-    if (n->last_stats != stats_index || start_ns < n->last_end_ns ||
+    if (!n->last_timed_out || n->last_stats != stats_index || start_ns < n->last_end_ns ||
         start_ns - n->last_end_ns > slack)
         n->run_start_ns = start_ns;
+    n->last_timed_out = timed_out;
     n->last_stats = stats_index;
     n->last_kind = (uint32_t)kind;
     n->last_start_ns = start_ns;

@@ -37,10 +37,13 @@ typedef struct lb_wait_note {
     uint32_t longest_stats, longest_kind;
     uint64_t longest_start_ns, longest_end_ns;
     /* where the run of waits on last_stats that the last one ends began:
-     * waits on one object, each begun right after the previous one ended
-     * (a background thread's timed waits, woken by their timeouts until
-     * the shutdown signal): parked all along */
+     * waits on one object, each begun right after the previous one ran
+     * out of time (a background thread's timed waits, until the shutdown
+     * signal): parked all along. A wait a signal ended starts a new run:
+     * xz's main thread, waiting for its workers' blocks with timed waits,
+     * is taking part in the work, not parked */
     uint64_t run_start_ns;
+    uint32_t last_timed_out;      /* the last wait ran out of time */
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

@@ -87,6 +87,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     else
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
     _pthread_cleanup_pop(&cleanup, 0);
+    ctx.wait.timed_out = rc == ETIMEDOUT;
     /* m is held again: a hot wait's end waits for its release
      * (wait_deferred.h); any other ends here. */
     uint64_t ended = lb_wait_end_deferred(self, &ctx.wait, m);
@@ -174,6 +175,7 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);
+    ctx.wait.timed_out = rc != 0 && errno == ETIMEDOUT;
     _pthread_cleanup_pop(&cleanup, 1);
     return rc;
 }

@@ -101,6 +101,26 @@ sys.exit(0 if top["function"] == "hot_release" and abs(got - want) <= 0.10 * wan
 PY
 done
 
+# A coordinator is not parked: the initial thread waiting for its workers'
+# results with timed waits (xz's main thread), woken by the last result
+# and exiting at once (tests/workloads_user/coordinator_timed.c). Its
+# waiting stays blame on the workers' signal (0.30 s); runs of timed
+# waits and longest waits are for helper threads (the run rule made
+# 0.15 s of it structural).
+CT=$WORKLOADS_USER/coordinator_timed
+need "$CT"
+LOCKBLAME_OUTPUT=$tmp/ct.db preloaded "$CT" >"$tmp/ct.out" || fail "coordinator_timed exited $?"
+read -r structural <<<"$(sqlite3 "$tmp/ct.db" "SELECT TOTAL(blame_s) FROM structural_wait WHERE NOT open")"
+"$LOCKBLAME_CLI" report --format json "$tmp/ct.db" >"$tmp/ct.json" || fail "coordinator report exited $?"
+python3 - "$tmp/ct.json" "$structural" "$tmp/ct.out" <<'PY' || fail "coordinator: its waiting reported as parked"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+waited = float(open(sys.argv[3]).read().split()[1])
+blame = sum(r["blame_s"] for r in rows if r["function"] == "result_ready" and not r["structural"])
+print(f"coordinator: main waited {waited:.3f} s; result_ready blame {blame:.3f} s, structural {float(sys.argv[2]):.3f} s")
+sys.exit(0 if blame >= 0.8 * waited and float(sys.argv[2]) <= 0.05 * waited else 1)
+PY
+
 # compare leaves structural waits out as report does: between a short and
 # a long run, the largest change in idleness is the mutex's release site,
 # not main's shutdown broadcast or its joins, which grow with the run.

@@ -93,22 +93,27 @@ static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, 
 
 /* The thread's parked waits (see the header): its open wait or its last
  * completed one, and its longest completed one if that is another; up to
- * two in out[]. */
+ * two in out[]. The initial thread's waits are a coordinator's (xz's and
+ * git's main threads wait, with timed waits, for their workers' output
+ * until they are done): only its last wait may be parked, from its own
+ * start; runs and the longest wait are for helper threads. */
 static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
 {
     const lb_wait_note_t *n = t->wait_note;
     if (!n)
         return 0;
+    bool helper = t->id != 0;
     uint32_t k = 0;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
     if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
         out[k] = (parked_t){ t, n->open_mon->stats, open, now, true, NULL };
         k += out[k].stats != 0;
-    } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind, n->run_start_ns,
-                                     n->last_start_ns, n->last_end_ns, &out[k])) {
+    } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind,
+                                     helper ? n->run_start_ns : 0, n->last_start_ns,
+                                     n->last_end_ns, &out[k])) {
         k++;
     }
-    if (n->longest_start_ns != n->last_start_ns &&
+    if (helper && n->longest_start_ns != n->last_start_ns &&
         parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, 0,
                               n->longest_start_ns, n->longest_end_ns, &out[k]))
         k++;
