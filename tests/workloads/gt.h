@@ -52,6 +52,20 @@ static inline void gt_spin_until(int64_t t)
         ;
 }
 
+/* The CLOCK_REALTIME time ns from now: a timed wait's deadline. */
+__attribute__((unused)) static struct timespec gt_realtime_in(int64_t ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += (time_t)(ns / 1000000000);
+    t.tv_nsec += (long)(ns % 1000000000);
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
 /* Off the CPU until t (absolute CLOCK_MONOTONIC ns). */
 static inline void gt_sleep_until(int64_t t)
 {

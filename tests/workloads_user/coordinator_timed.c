@@ -11,24 +11,13 @@
  *
  * Usage: coordinator_timed
  */
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <time.h>
+#include "gt.h"
 
 enum { WORKERS = 2, WORK_MS = 150, TIMEOUT_MS = 10 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static int results;
-static volatile uint64_t sink;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void result_ready(void)
 {
@@ -40,9 +29,7 @@ __attribute__((noinline)) static void result_ready(void)
 
 static void *worker(void *arg)
 {
-    int64_t until = now_ns() + ((intptr_t)arg + 1) * (int64_t)WORK_MS * 1000000;
-    while (now_ns() < until)
-        sink++;
+    gt_spin_until(gt_now() + ((intptr_t)arg + 1) * (int64_t)WORK_MS * 1000000);
     result_ready();
     return NULL;
 }
@@ -52,20 +39,14 @@ int main(void)
     pthread_t t[WORKERS];
     for (int i = 0; i < WORKERS; i++)
         pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
-    int64_t t0 = now_ns();
+    int64_t t0 = gt_now();
     pthread_mutex_lock(&lock);
     while (results < WORKERS) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += TIMEOUT_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = gt_realtime_in((int64_t)TIMEOUT_MS * 1000000);
         pthread_cond_timedwait(&ready, &lock, &until);
     }
     pthread_mutex_unlock(&lock);
-    printf("main_waited_s %.6f\n", (double)(now_ns() - t0) / 1e9);
+    printf("main_waited_s %.6f\n", (double)(gt_now() - t0) / 1e9);
     for (int i = 0; i < WORKERS; i++)
         pthread_join(t[i], NULL);
     return 0;

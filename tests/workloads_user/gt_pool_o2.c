@@ -80,13 +80,7 @@ static void *pool_thread(void *arg)
                 pthread_cond_wait(&pool_cv, &pool_m);
                 continue;
             }
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 20000000;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
+            struct timespec until = gt_realtime_in(20000000);
             pthread_cond_timedwait(&pool_cv, &pool_m, &until);
         }
         parked_ns[me] = gt_now() - t0;
@@ -100,13 +94,7 @@ static void *pool_thread(void *arg)
     while (handshake && !handshake_done) /* the way out: one more, short wait */
         pthread_cond_wait(&handshake_cv, &pool_m);
     if (after && me == 0) { /* one more wait on the pool's cond, which main signals */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 50000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = gt_realtime_in(50000000);
         pthread_cond_timedwait(&pool_cv, &pool_m, &until);
     }
     pthread_mutex_unlock(&pool_m);
