@@ -8,8 +8,8 @@
  * With "coordinator", main runs write_task itself instead of a third
  * thread: the waiting for the blocks is the initial thread's. With
  * "idle", a fourth thread starts in the trampoline with no task and waits
- * there, until the compressors are done, without calling anything of the
- * program: a pool's idle helper (zstd's), with next to no CPU time.
+ * there until main ends it, without calling anything of the program: a
+ * pool's idle helper (zstd's), with next to no CPU time.
  *
  * Usage: trampoline_pool [coordinator|idle]   (about 0.3 s)
  */
@@ -23,6 +23,8 @@ struct task {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t produced = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t idle_end = PTHREAD_COND_INITIALIZER; /* "idle": the helper's own */
+static int ending;
 static int blocks, done;
 static volatile uint64_t sink;
 
@@ -54,7 +56,9 @@ __attribute__((noinline)) static void write_task(void)
     pthread_mutex_unlock(&lock);
 }
 
-/* the shared start routine; no task: wait until the compressors end */
+/* the shared start routine; no task: wait, on a cond of its own (one it
+ * shared with the writer could take the writer's wake-ups), until main
+ * ends it */
 __attribute__((noinline)) static void *trampoline(void *arg)
 {
     struct task *task = arg;
@@ -63,8 +67,8 @@ __attribute__((noinline)) static void *trampoline(void *arg)
         return NULL;
     }
     pthread_mutex_lock(&lock);
-    while (done < 2)
-        pthread_cond_wait(&produced, &lock);
+    while (!ending)
+        pthread_cond_wait(&idle_end, &lock);
     pthread_mutex_unlock(&lock);
     return NULL;
 }
@@ -85,7 +89,12 @@ int main(int argc, char **argv)
         pthread_create(&t[0], NULL, trampoline, &write);
     for (int i = coordinator; i < 3; i++)
         pthread_join(t[i], NULL);
-    if (idle)
+    if (idle) {
+        pthread_mutex_lock(&lock);
+        ending = 1;
+        pthread_cond_signal(&idle_end);
+        pthread_mutex_unlock(&lock);
         pthread_join(helper, NULL);
+    }
     return 0;
 }
