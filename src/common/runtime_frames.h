@@ -40,4 +40,11 @@ static inline bool lb_runtime_function(const char *function)
 {
     return function && strncmp(function, "lockblame_", 10) == 0;
 }
+
+/* A frame (any of its names may be NULL) that is not the program's: by
+ * its source file, its module, or its function. */
+static inline bool lb_runtime_frame(const char *function, const char *file, const char *module)
+{
+    return lb_runtime_file(file) || lb_runtime_module(module) || lb_runtime_function(function);
+}
 #endif

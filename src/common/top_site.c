@@ -88,8 +88,7 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
             f->line = sqlite3_column_int64(st, 3);
             f->module = dup_col(st, 4);
             f->offset = sqlite3_column_int64(st, 5);
-            f->runtime = lb_runtime_file(f->file) || lb_runtime_module(f->module) ||
-                         lb_runtime_function(f->function);
+            f->runtime = lb_runtime_frame(f->function, f->file, f->module);
         }
     sqlite3_finalize(st);
     /* Blame per (node, kind), less its structural share; joins are structural. */

@@ -16,8 +16,7 @@ bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame)
 		return false;
 	const struct lb_frame *f = &p->frames[frame];
 
-	return lb_runtime_file(f->file) || lb_runtime_module(lb_frame_module(p, frame)) ||
-	       lb_runtime_function(f->function);
+	return lb_runtime_frame(f->function, f->file, lb_frame_module(p, frame));
 }
 
 /* The writer stores the source frames of one address with consecutive
