@@ -31,12 +31,19 @@ lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon)
     return NULL;
 }
 
+/* The shard's I at t, valid for t no earlier than its last event: C + n t
+ * - S (uint64 modular, signal_waits.h). Under the shard's lock. */
+static inline uint64_t shard_i(const lb_signal_shard_t *shard, uint64_t t)
+{
+    return shard->waited_ns + shard->waiting * t - shard->start_sum;
+}
+
 /* Under the shard's lock, after a begin or end at t: note the event. */
 static void note_event(lb_signal_shard_t *shard, uint64_t t)
 {
     uint32_t e = shard->events++ % LB_SIGNAL_SHARD_EVENTS;
     shard->event_ns[e] = t;
-    shard->event_i[e] = shard->waited_ns + shard->waiting * t - shard->start_sum;
+    shard->event_i[e] = shard_i(shard, t);
     shard->event_waiting[e] = shard->waiting;
 }
 
@@ -97,7 +104,7 @@ static bool shard_i_at(const lb_signal_shard_t *shard, uint64_t from, uint64_t *
                        uint64_t *known_from)
 {
     if (shard->last_ns <= from) { /* nothing since: I grows at rate n */
-        *i = shard->waited_ns + shard->waiting * from - shard->start_sum;
+        *i = shard_i(shard, from);
         return true;
     }
     int best = -1, oldest = 0;
@@ -128,8 +135,7 @@ static bool accrued_since(lb_signal_hot_t *slot, uint64_t from, uint64_t now, ui
         lb_meta_lock(&shard->lock);
         uint64_t i_from = 0, shard_from = from;
         if (shard_i_at(shard, from, &i_from, &shard_from)) {
-            uint64_t i_now = shard->waited_ns + shard->waiting * now - shard->start_sum;
-            int64_t d = (int64_t)(i_now - i_from);
+            int64_t d = (int64_t)(shard_i(shard, now) - i_from);
             sum += d > 0 ? (uint64_t)d : 0;
         } else {
             known = false;

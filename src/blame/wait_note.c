@@ -7,12 +7,14 @@
  * object's last collect with the wait's times. */
 #include "blame/wait_note_ops.h"
 
-#define LB_NOTE_RUN_GAP_NS 1000000u
-
 #include "blame/object_stats.h"
 #include "blame/sites.h"
 #include "core/thread.h"
 #include "blame/mon.h"
+
+/* The most time between two waits of one run (wait_note.h), or an eighth
+ * of the earlier wait if that is more. */
+#define LB_NOTE_RUN_GAP_NS 1000000u
 
 void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns,
                         uint32_t node)
