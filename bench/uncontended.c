@@ -1,10 +1,13 @@
 /* Uncontended lock/unlock pairs on one thread.
  *
- *   uncontended mutex|spin|mutex-mt N     -> "ns_per_pair X"
+ *   uncontended mutex|spin|mutex-mt|mutex-once N     -> "ns_per_pair X"
  *
  * mutex-mt first starts and joins one thread: glibc then stops using its
  * single-threaded (non-atomic) lock path, as in any threaded program, so
  * this is the pair that programs worth profiling actually pay.
+ * mutex-once is mutex-mt on a mutex that was contended once before (a
+ * thread waited on it for a few ms): under lockblame it has an lb_mon
+ * then, as most locks of a program that contends somewhere do.
  *
  * A warm-up of N/10 pairs comes first (it converts the lock to a monitored
  * one under lockblame), then N timed pairs. For instruction counts the
@@ -38,11 +41,32 @@ static void *idle_thread(void *arg)
     return arg;
 }
 
+static void *waiting_thread(void *arg)
+{
+    pthread_mutex_lock(&mutex);
+    pthread_mutex_unlock(&mutex);
+    return arg;
+}
+
+/* One thread waits on `mutex` while main holds it for 20 ms. */
+static int contend_once(void)
+{
+    pthread_t t;
+    pthread_mutex_lock(&mutex);
+    if (pthread_create(&t, NULL, waiting_thread, NULL) != 0)
+        return -1;
+    struct timespec hold = {0, 20 * 1000 * 1000};
+    nanosleep(&hold, NULL);
+    pthread_mutex_unlock(&mutex);
+    return pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 ||
-        (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin") && strcmp(argv[1], "mutex-mt"))) {
-        fprintf(stderr, "usage: %s mutex|spin|mutex-mt N\n", argv[0]);
+        (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin") && strcmp(argv[1], "mutex-mt") &&
+         strcmp(argv[1], "mutex-once"))) {
+        fprintf(stderr, "usage: %s mutex|spin|mutex-mt|mutex-once N\n", argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -52,6 +76,8 @@ int main(int argc, char **argv)
         if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
             return 1;
     }
+    if (strcmp(argv[1], "mutex-once") == 0 && contend_once() != 0)
+        return 1;
     pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
     pairs(n / 10 + 1);
     long long t0 = bench_now_ns();
