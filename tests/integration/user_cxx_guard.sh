@@ -26,3 +26,19 @@ workers = sum(1 for s in starts if s.startswith("(anonymous namespace)::worker("
 parked = sum(1 for s in starts if s.startswith("(anonymous namespace)::parked("))
 sys.exit(0 if workers >= 2 and parked == 1 and not any("libstdc++" in s for s in starts) else 1)
 PY
+# Main joins the std::threads; each ended in libstdc++'s start routine,
+# a frame with no program code. The join's site is the function the
+# thread ran, one row per function (the workers ended on different lines
+# of it), never a libstdc++ address.
+python3 - "$tmp/report.json" "$tmp/gt.json" <<'PY' || fail "join rows of std::threads"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1])) if r["object"] == "join"]
+nworkers = json.load(open(sys.argv[2]))["threads"]
+for r in rows:
+    print("join row:", r["function"], r["module"], r["blamed_count"])
+workers = [r for r in rows if (r["function"] or "").startswith("(anonymous namespace)::worker(")]
+parked = [r for r in rows if (r["function"] or "").startswith("(anonymous namespace)::parked(")]
+ok = (len(workers) == 1 and workers[0]["blamed_count"] == nworkers and len(parked) == 1
+      and len(rows) == 2 and not any("libstdc++" in (r["module"] or "") for r in rows))
+sys.exit(0 if ok else 1)
+PY

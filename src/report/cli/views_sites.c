@@ -112,12 +112,48 @@ static void credit(struct site_row *r, int32_t node, double value, double blame,
 	}
 }
 
+/* The blame of metric rows [first, last) of one node, by kind, into the
+ * rows of (key, kind): what a user can act on and the structural part
+ * (st: the node's structural blame per kind, lb_node_structural), each
+ * row remembering `node` as a context of its site. */
+static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct lb_map *map,
+			const struct lb_profile *p, int32_t first, int32_t last, int32_t key,
+			int32_t frame, int32_t node, const double *st)
+{
+	double idle[LB_OBJ_KINDS] = { 0 };
+	int64_t blamed[LB_OBJ_KINDS] = { 0 };
+
+	for (int32_t i = first; i < last; i++)
+		for (int k = 0; k < LB_OBJ_KINDS; k++) {
+			idle[k] += p->mrows[i].idle[k];
+			if (p->mrows[i].idle[k] > 0)
+				blamed[k] += p->mrows[i].blamed_count;
+		}
+	for (int k = 0; k < LB_OBJ_KINDS; k++) {
+		if (idle[k] <= 0)
+			continue;
+		double sk = st[k] < idle[k] ? st[k] : idle[k], ak = idle[k] - sk;
+		bool acts = ak > 1e-9 * idle[k];
+
+		if (acts)
+			credit(row_for(map, rows, n, cap, key, k, frame, false), node, ak, ak,
+			       blamed[k]);
+		if (sk > 0)
+			credit(row_for(map, rows, n, cap, key, k, frame, true), node, sk, sk,
+			       acts ? 0 : blamed[k]);
+	}
+}
+
 /* Group the metric rows node by node (they are sorted by node). Idleness
  * is split into what a user can act on and the structural part (sblame:
- * per node and kind, lb_node_structural). */
+ * per node and kind, lb_node_structural). A release context with no frame
+ * of the program's own (a std::thread's end, which a join waited for, is
+ * in libstdc++ alone) is told by the function the thread ran (entry: per
+ * thread, lb_thread_entries), each thread's rows on their own, with
+ * their share of the node's structural part. */
 static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
-		    const double *sblame, struct lb_map *map, struct site_row **rows, int32_t *n,
-		    size_t *cap)
+		    const int32_t *entry, const double *sblame, struct lb_map *map,
+		    struct site_row **rows, int32_t *n, size_t *cap)
 {
 	for (int32_t v = 0; v < p->nnodes; v++) {
 		int32_t f = p->nodes[v].frame, first = p->mrow_start[v], last = p->mrow_start[v + 1];
@@ -128,43 +164,43 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 
 		f = p->nodes[site].frame;
 		int32_t key = f >= 0 ? keys[f] : -1;
-		double idle[LB_OBJ_KINDS] = { 0 }, value = 0, blame = 0;
-		int64_t blamed[LB_OBJ_KINDS] = { 0 }, blamed_all = 0;
+		double value = 0, blame = 0;
+		int64_t blamed_all = 0;
 
-		for (int32_t i = first; i < last; i++) {
-			const struct lb_mrow *r = &p->mrows[i];
-
-			for (int k = 0; k < LB_OBJ_KINDS; k++) {
-				idle[k] += r->idle[k];
-				if (r->idle[k] > 0)
-					blamed[k] += r->blamed_count;
-			}
-			value += lb_mrow_value(r, m);
-			blamed_all += r->blamed_count;
-		}
 		if (key < 0)
 			key = INT32_MAX;	/* the root: its own group */
 		if (m == LB_M_IDLENESS) {
-			for (int k = 0; k < LB_OBJ_KINDS; k++) {
-				if (idle[k] <= 0)
-					continue;
-				double st = sblame[(size_t)v * LB_OBJ_KINDS + k];
-				double sk = st < idle[k] ? st : idle[k], ak = idle[k] - sk;
-				bool acts = ak > 1e-9 * idle[k];
+			const double *st = &sblame[(size_t)v * LB_OBJ_KINDS];
 
-				if (acts)
-					credit(row_for(map, rows, n, cap, key, k, f, false), site, ak,
-					       ak, blamed[k]);
-				if (sk > 0)
-					credit(row_for(map, rows, n, cap, key, k, f, true), site, sk,
-					       sk, acts ? 0 : blamed[k]);
+			if (!lb_frame_is_runtime(p, f)) {
+				credit_idle(rows, n, cap, map, p, first, last, key, f, site, st);
+				continue;
+			}
+			double tot[LB_OBJ_KINDS] = { 0 };
+
+			for (int32_t i = first; i < last; i++)
+				for (int k = 0; k < LB_OBJ_KINDS; k++)
+					tot[k] += p->mrows[i].idle[k];
+			for (int32_t i = first; i < last; i++) {
+				int32_t t = lb_map_get(&p->thread_index, (uint64_t)p->mrows[i].thread_id);
+				int32_t ef = t >= 0 ? entry[t] : -1;
+				double sti[LB_OBJ_KINDS];	/* its share of the structural part */
+
+				for (int k = 0; k < LB_OBJ_KINDS; k++)
+					sti[k] = tot[k] > 0 ? st[k] * p->mrows[i].idle[k] / tot[k] : 0;
+				credit_idle(rows, n, cap, map, p, i, i + 1, ef >= 0 ? keys[ef] : key,
+					    ef >= 0 ? ef : f, site, sti);
 			}
 			continue;
 		}
+		for (int32_t i = first; i < last; i++) {
+			for (int k = 0; k < LB_OBJ_KINDS; k++)
+				blame += p->mrows[i].idle[k];
+			value += lb_mrow_value(&p->mrows[i], m);
+			blamed_all += p->mrows[i].blamed_count;
+		}
 		if (value == 0)
 			continue;
-		for (int k = 0; k < LB_OBJ_KINDS; k++)
-			blame += idle[k];
 		credit(row_for(map, rows, n, cap, key, NO_KIND, f, false), site, value, blame,
 		       blamed_all);
 	}
@@ -304,6 +340,36 @@ static void print_part(struct lb_profile *p, const struct site_row *rows, int32_
 	lb_table_free(t);
 }
 
+/* Threads that ran one function are one site, whatever line of it their
+ * heaviest contexts passed through: each entry frame becomes the first
+ * entry frame seen of its function (and module). */
+static void entries_by_function(struct lb_profile *p, int32_t *entry)
+{
+	struct lb_strtab names = { 0 };
+	struct lb_map first = { 0 };
+	struct lb_buf b = { 0 };
+
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		const struct lb_frame *f = entry[i] >= 0 ? &p->frames[entry[i]] : NULL;
+
+		if (!f || !f->function)
+			continue;
+		bool is_new;
+
+		lb_buf_reset(&b);
+		lb_buf_printf(&b, "%d:%s", f->module, f->function);
+		int32_t *slot = lb_map_slot(&first, (uint64_t)lb_strtab_intern(&names, lb_buf_str(&b)),
+					    &is_new);
+
+		if (is_new)
+			*slot = entry[i];
+		entry[i] = *slot;
+	}
+	lb_buf_free(&b);
+	lb_map_free(&first);
+	lb_strtab_free(&names);
+}
+
 int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 {
 	struct lb_strtab keytab = { 0 };
@@ -317,8 +383,12 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	struct lb_buf b = { 0 };
 	double *sblame = lb_xmalloc(((size_t)p->nnodes + 1) * LB_OBJ_KINDS * sizeof *sblame);
 
+	int32_t *entry = lb_xmalloc(((size_t)p->nthreads + 1) * sizeof *entry);
+
 	lb_node_structural(p, sblame);
-	collect(p, o->metric, keys, sblame, &map, &rows, &n, &cap);
+	lb_thread_entries(p, entry);
+	entries_by_function(p, entry);
+	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap);
 	add_counts(p, o->metric, keys, rows, n);
 	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 
@@ -361,6 +431,7 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_free(t);
 	}
 	free(sblame);
+	free(entry);
 	lb_buf_free(&b);
 	free(rows);
 	free(keys);
