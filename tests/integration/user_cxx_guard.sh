@@ -42,3 +42,9 @@ ok = (len(workers) == 1 and workers[0]["blamed_count"] == nworkers and len(parke
       and len(rows) == 2 and not any("libstdc++" in (r["module"] or "") for r in rows))
 sys.exit(0 if ok else 1)
 PY
+# --by-lock names the same holders for the joins.
+"$LOCKBLAME_CLI" report --by-lock "$tmp/out.db" >"$tmp/locks.txt" || fail "--by-lock exited $?"
+sed -n '/^join /,/^[a-z]/p' "$tmp/locks.txt" | grep "holder" >"$tmp/join_holders.txt" || true
+cat "$tmp/join_holders.txt"
+grep -q "worker" "$tmp/join_holders.txt" || fail "--by-lock: no join holder names worker"
+! grep -q "libstdc++" "$tmp/join_holders.txt" || fail "--by-lock: a join holder at a libstdc++ address"

@@ -228,6 +228,12 @@ void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame);
 int32_t lb_frame_program(const struct lb_profile *p, int32_t frame);
 int32_t lb_site_node(const struct lb_profile *p, int32_t node);
+/* The frame that names the release site of node in the blame of thread
+ * thread_id: its innermost program frame (lb_site_node); for a context
+ * with none (a std::thread's end is in libstdc++ alone), the function the
+ * thread ran (entry: from lb_release_entries, views.h; or NULL). */
+int32_t lb_release_frame(struct lb_profile *p, int32_t node, int64_t thread_id,
+			 const int32_t *entry);
 char *lb_demangle(const char *name);	/* malloc'd; copy of name if not C++ */
 
 

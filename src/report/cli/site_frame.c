@@ -42,3 +42,15 @@ int32_t lb_site_node(const struct lb_profile *p, int32_t node)
 			return v;
 	return node;
 }
+
+int32_t lb_release_frame(struct lb_profile *p, int32_t node, int64_t thread_id,
+			 const int32_t *entry)
+{
+	int32_t f = p->nodes[lb_site_node(p, node)].frame;
+
+	if (!entry || !lb_frame_is_runtime(p, f))
+		return f;
+	int32_t t = lb_map_get(&p->thread_index, (uint64_t)thread_id);
+
+	return t >= 0 && entry[t] >= 0 ? entry[t] : f;
+}

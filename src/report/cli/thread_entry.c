@@ -146,6 +146,37 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry)
 	lb_map_free(&cells);
 }
 
+/* Threads that ran one function are one release site, whatever line of it
+ * their heaviest contexts passed through: each entry frame becomes the
+ * first entry frame seen of its function (and module). */
+void lb_release_entries(struct lb_profile *p, int32_t *entry)
+{
+	lb_thread_entries(p, entry);
+	struct lb_strtab names = { 0 };
+	struct lb_map first = { 0 };
+	struct lb_buf b = { 0 };
+
+	for (int32_t i = 0; i < p->nthreads; i++) {
+		const struct lb_frame *f = entry[i] >= 0 ? &p->frames[entry[i]] : NULL;
+
+		if (!f || !f->function)
+			continue;
+		bool is_new;
+
+		lb_buf_reset(&b);
+		lb_buf_printf(&b, "%d:%s", f->module, f->function);
+		int32_t *slot = lb_map_slot(&first, (uint64_t)lb_strtab_intern(&names, lb_buf_str(&b)),
+					    &is_new);
+
+		if (is_new)
+			*slot = entry[i];
+		entry[i] = *slot;
+	}
+	lb_buf_free(&b);
+	lb_map_free(&first);
+	lb_strtab_free(&names);
+}
+
 void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out)
 {
 	const struct lb_thread *t = &p->threads[i];

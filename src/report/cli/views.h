@@ -37,6 +37,9 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
  * below it, the callee of each one's heaviest contexts; -1 otherwise
  * (thread_entry.c). */
 void lb_thread_entries(struct lb_profile *p, int32_t *entry);
+/* The same, one frame per function (the first seen): threads that ran one
+ * function name one release site (site_frame.c, lb_release_frame). */
+void lb_release_entries(struct lb_profile *p, int32_t *entry);
 /* Thread i's name as --by-thread gives it, into out: "main", its start
  * routine, or what lb_thread_entries found (entry may be NULL). */
 void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out);

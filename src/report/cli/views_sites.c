@@ -148,8 +148,8 @@ static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct 
  * is split into what a user can act on and the structural part (sblame:
  * per node and kind, lb_node_structural). A release context with no frame
  * of the program's own (a std::thread's end, which a join waited for, is
- * in libstdc++ alone) is told by the function the thread ran (entry: per
- * thread, lb_thread_entries), each thread's rows on their own, with
+ * in libstdc++ alone) is told by the function the thread ran
+ * (lb_release_frame), each thread's rows on their own, with
  * their share of the node's structural part. */
 static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		    const int32_t *entry, const double *sblame, struct lb_map *map,
@@ -182,14 +182,13 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 				for (int k = 0; k < LB_OBJ_KINDS; k++)
 					tot[k] += p->mrows[i].idle[k];
 			for (int32_t i = first; i < last; i++) {
-				int32_t t = lb_map_get(&p->thread_index, (uint64_t)p->mrows[i].thread_id);
-				int32_t ef = t >= 0 ? entry[t] : -1;
+				int32_t ef = lb_release_frame(p, v, p->mrows[i].thread_id, entry);
 				double sti[LB_OBJ_KINDS];	/* its share of the structural part */
 
 				for (int k = 0; k < LB_OBJ_KINDS; k++)
 					sti[k] = tot[k] > 0 ? st[k] * p->mrows[i].idle[k] / tot[k] : 0;
-				credit_idle(rows, n, cap, map, p, i, i + 1, ef >= 0 ? keys[ef] : key,
-					    ef >= 0 ? ef : f, site, sti);
+				credit_idle(rows, n, cap, map, p, i, i + 1, ef >= 0 ? keys[ef] : key, ef,
+					    site, sti);
 			}
 			continue;
 		}
@@ -340,36 +339,6 @@ static void print_part(struct lb_profile *p, const struct site_row *rows, int32_
 	lb_table_free(t);
 }
 
-/* Threads that ran one function are one site, whatever line of it their
- * heaviest contexts passed through: each entry frame becomes the first
- * entry frame seen of its function (and module). */
-static void entries_by_function(struct lb_profile *p, int32_t *entry)
-{
-	struct lb_strtab names = { 0 };
-	struct lb_map first = { 0 };
-	struct lb_buf b = { 0 };
-
-	for (int32_t i = 0; i < p->nthreads; i++) {
-		const struct lb_frame *f = entry[i] >= 0 ? &p->frames[entry[i]] : NULL;
-
-		if (!f || !f->function)
-			continue;
-		bool is_new;
-
-		lb_buf_reset(&b);
-		lb_buf_printf(&b, "%d:%s", f->module, f->function);
-		int32_t *slot = lb_map_slot(&first, (uint64_t)lb_strtab_intern(&names, lb_buf_str(&b)),
-					    &is_new);
-
-		if (is_new)
-			*slot = entry[i];
-		entry[i] = *slot;
-	}
-	lb_buf_free(&b);
-	lb_map_free(&first);
-	lb_strtab_free(&names);
-}
-
 int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 {
 	struct lb_strtab keytab = { 0 };
@@ -386,8 +355,7 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	int32_t *entry = lb_xmalloc(((size_t)p->nthreads + 1) * sizeof *entry);
 
 	lb_node_structural(p, sblame);
-	lb_thread_entries(p, entry);
-	entries_by_function(p, entry);
+	lb_release_entries(p, entry);
 	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap);
 	add_counts(p, o->metric, keys, rows, n);
 	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
