@@ -21,7 +21,8 @@
  *    thread samples, and only read afterwards.
  *  - A walk reads only stack slots at or above the starting sp that the
  *    CFI names, after checking each CFA moves up the stack; frames whose
- *    CFA is rbp-based are also bounded by LB_RBP_FRAME_MAX. It allocates
+ *    CFA is rbp-based are also bounded by LB_RBP_FRAME_MAX; a realigned
+ *    frame's CFA is read from a slot between sp and rbp. It allocates
  *    nothing and may run in a signal handler on top of another walk. */
 #include "sampler/unwind.h"
 
@@ -152,19 +153,37 @@ static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
             pcs[kept++] = at;
         }
         lb_frame_rule_t rule = lb_frame_rule(at);
-        if (rule.kind != LB_RULE_STEP) {
+        if (rule.kind != LB_RULE_STEP && rule.kind != LB_RULE_DEREF) {
             if (rule.kind == LB_RULE_UNKNOWN)
                 __atomic_add_fetch(&truncated_walks, 1, __ATOMIC_RELAXED);
             return kept;
         }
-        uintptr_t cfa = (rule.cfa_rbp ? bp : sp) + (uintptr_t)(intptr_t)rule.cfa_off;
-        if (cfa <= sp || (cfa & 7) || (rule.cfa_rbp && cfa - sp > LB_RBP_FRAME_MAX))
-            return kept;
+        uintptr_t cfa;
+        const uintptr_t *bp_slot;
+        if (rule.kind == LB_RULE_DEREF) {
+            /* A realigned frame: the CFA is in a slot below rbp, rbp saved
+             * at rbp; both inside this frame, between sp and the CFA. */
+            uintptr_t cfa_slot = bp + (uintptr_t)(intptr_t)rule.cfa_off;
+            if (bp < sp || (bp & 7) || bp - sp > LB_RBP_FRAME_MAX || cfa_slot < sp || cfa_slot > bp)
+                return kept;
+            cfa = *(const uintptr_t *)cfa_slot;
+            if (cfa <= bp || (cfa & 7) || cfa - sp > LB_RBP_FRAME_MAX)
+                return kept;
+            bp_slot = (const uintptr_t *)bp;
+            if (trace) { /* the path depends on a slot the trace has no form for */
+                trace->overflow = true;
+                trace = NULL;
+            }
+        } else {
+            cfa = (rule.cfa_rbp ? bp : sp) + (uintptr_t)(intptr_t)rule.cfa_off;
+            if (cfa <= sp || (cfa & 7) || (rule.cfa_rbp && cfa - sp > LB_RBP_FRAME_MAX))
+                return kept;
+            bp_slot = rule.rbp_off ? (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule.rbp_off)
+                                   : NULL;
+            if (bp_slot && (uintptr_t)bp_slot < sp)
+                return kept;
+        }
         const uintptr_t *ra_slot = (const uintptr_t *)(cfa - 8);
-        const uintptr_t *bp_slot =
-            rule.rbp_off ? (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule.rbp_off) : NULL;
-        if (bp_slot && (uintptr_t)bp_slot < sp)
-            return kept;
         if (trace) {
             if (trace->n + 2 > trace->max || cfa - start > UINT32_MAX) {
                 trace->overflow = true;

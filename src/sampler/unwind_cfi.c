@@ -32,12 +32,14 @@ enum {
 };
 
 /* How a tracked register is recovered. */
-enum { HOW_SAME = 0, HOW_OFFSET = 1, HOW_UNDEF = 2, HOW_OTHER = 3 };
+enum { HOW_SAME = 0, HOW_OFFSET = 1, HOW_UNDEF = 2, HOW_OTHER = 3,
+       HOW_AT_RBP = 4 /* rbp only: saved at rbp + rbp_off (DW_OP_breg6) */ };
 
 typedef struct cfa_state {
     int64_t cfa_off;
     uint8_t cfa_reg;   /* DW_RSP or DW_RBP; anything else is unsupported */
-    bool cfa_expr;     /* DW_CFA_def_cfa_expression seen */
+    bool cfa_expr;     /* DW_CFA_def_cfa_expression seen (not understood) */
+    bool cfa_deref;    /* the CFA is *(cfa_reg + cfa_off) (breg6 N; deref) */
     uint8_t rbp_how, ra_how;
     int64_t rbp_off, ra_off;
 } cfa_state_t;
@@ -238,6 +240,19 @@ static int plt_expression(const uint8_t *e, uint64_t n)
     return e[6] - 0x30;
 }
 
+/* A DWARF expression `DW_OP_breg6 (rbp) N`, optionally followed by
+ * DW_OP_deref (want_deref): true with *off = N. */
+static bool rbp_expression(const uint8_t *e, uint64_t n, bool want_deref, int64_t *off)
+{
+    reader_t r = { .p = e, .end = e + n };
+    if (n < 2 || rd_u8(&r) != 0x76) /* DW_OP_breg6 */
+        return false;
+    *off = rd_sleb(&r);
+    if (want_deref && (r.p >= r.end || rd_u8(&r) != 0x06)) /* DW_OP_deref */
+        return false;
+    return !r.bad && r.p == r.end;
+}
+
 /* Advance the row; false once the new row starts beyond the target. */
 static bool advance(cfa_program_t *pg, uint64_t delta)
 {
@@ -305,17 +320,26 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
         case 0x0c: /* def_cfa */
             s->cfa_reg = (uint8_t)rd_uleb(&r);
             s->cfa_off = (int64_t)rd_uleb(&r);
-            s->cfa_expr = false;
+            s->cfa_expr = s->cfa_deref = false;
             break;
-        case 0x0d: s->cfa_reg = (uint8_t)rd_uleb(&r); s->cfa_expr = false; break;
+        case 0x0d:
+            s->cfa_reg = (uint8_t)rd_uleb(&r);
+            s->cfa_expr = s->cfa_deref = false;
+            break;
         case 0x0e: s->cfa_off = (int64_t)rd_uleb(&r); break;
         case 0x0f: { /* def_cfa_expression */
             uint64_t n = rd_uleb(&r);
             if (n > (uint64_t)(r.end - r.p))
                 return false;
             int k = plt_expression(r.p, n);
+            int64_t off;
+            s->cfa_deref = rbp_expression(r.p, n, true, &off); /* a realigned frame's */
             r.p += n;
-            s->cfa_expr = k == 0;
+            s->cfa_expr = k == 0 && !s->cfa_deref;
+            if (s->cfa_deref) {
+                s->cfa_reg = DW_RBP;
+                s->cfa_off = off;
+            }
             if (k) { /* the lazy PLT stub's rule, evaluated at the target pc */
                 s->cfa_reg = DW_RSP;
                 s->cfa_off = 8 + ((pg->target & 15) >= (uintptr_t)k ? 8 : 0);
@@ -325,8 +349,14 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
         case 0x10: case 0x16: { /* expression, val_expression */
             uint64_t reg = rd_uleb(&r);
             uint64_t n = rd_uleb(&r);
-            r.p += n < (uint64_t)(r.end - r.p) ? n : (uint64_t)(r.end - r.p);
-            set_reg(s, reg, HOW_OTHER, 0);
+            int64_t off;
+            if (n > (uint64_t)(r.end - r.p))
+                return false;
+            if (op == 0x10 && reg == DW_RBP && rbp_expression(r.p, n, false, &off))
+                set_reg(s, reg, HOW_AT_RBP, off); /* a realigned frame's saved rbp */
+            else
+                set_reg(s, reg, HOW_OTHER, 0);
+            r.p += n;
             break;
         }
         case 0x11: { /* offset_extended_sf */
@@ -337,7 +367,7 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
         case 0x12: /* def_cfa_sf */
             s->cfa_reg = (uint8_t)rd_uleb(&r);
             s->cfa_off = rd_sleb(&r) * da;
-            s->cfa_expr = false;
+            s->cfa_expr = s->cfa_deref = false;
             break;
         case 0x13: s->cfa_off = rd_sleb(&r) * da; break; /* def_cfa_offset_sf */
         case 0x14: case 0x15: { /* val_offset(_sf): a value, not a slot */
@@ -436,8 +466,15 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
         return unknown;
     if (s.ra_how == HOW_UNDEF)
         return (lb_frame_rule_t){ .kind = LB_RULE_END };
+    if (s.cfa_deref) /* a realigned frame: rbp saved where rbp points */
+        return s.cfa_reg == DW_RBP && s.ra_how == HOW_OFFSET && s.ra_off == -8 &&
+                       s.rbp_how == HOW_AT_RBP && s.rbp_off == 0 && s.cfa_off < 0 &&
+                       s.cfa_off >= INT32_MIN
+                   ? (lb_frame_rule_t){ .kind = LB_RULE_DEREF, .cfa_rbp = true,
+                                        .cfa_off = (int32_t)s.cfa_off }
+                   : unknown;
     if (s.cfa_expr || (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP) || s.ra_how != HOW_OFFSET ||
-        s.ra_off != -8 || s.rbp_how == HOW_OTHER || s.rbp_how == HOW_UNDEF ||
+        s.ra_off != -8 || s.rbp_how == HOW_OTHER || s.rbp_how == HOW_UNDEF || s.rbp_how == HOW_AT_RBP ||
         s.cfa_off < 8 || s.cfa_off > INT32_MAX || s.rbp_off < INT32_MIN || s.rbp_off > 0)
         return unknown;
     return (lb_frame_rule_t){ .kind = LB_RULE_STEP,
@@ -451,7 +488,8 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
 #define LB_RULE_SLOT_BITS 14
 #define LB_RULE_SLOTS (1u << LB_RULE_SLOT_BITS)
 /* word: tag (pc >> SLOT_BITS) in bits 31..63; bit 0 valid; bits 1-2 kind;
- * bit 3 cfa_rbp; bits 4-20 cfa_off / 8; bits 21-30 -rbp_off / 8. */
+ * bit 3 cfa_rbp; bits 4-20 cfa_off / 8 (LB_RULE_DEREF: -cfa_off / 8); bits 21-30
+ * -rbp_off / 8. */
 #define TAG_SHIFT 31
 #define CFA_BITS 17
 #define RBP_BITS 10
@@ -466,8 +504,9 @@ uint64_t lb_frame_rule_misses(void)
 
 static bool encode(uintptr_t pc, lb_frame_rule_t rule, uint64_t *word)
 {
-    uint64_t cfa8 = (uint64_t)rule.cfa_off / 8, rbp8 = (uint64_t)(-(int64_t)rule.rbp_off) / 8;
-    if ((rule.cfa_off & 7) || (rule.rbp_off & 7) || cfa8 >= (1u << CFA_BITS) ||
+    int64_t cfa = rule.kind == LB_RULE_DEREF ? -(int64_t)rule.cfa_off : rule.cfa_off;
+    uint64_t cfa8 = (uint64_t)cfa / 8, rbp8 = (uint64_t)(-(int64_t)rule.rbp_off) / 8;
+    if ((cfa & 7) || (rule.rbp_off & 7) || cfa8 >= (1u << CFA_BITS) ||
         rbp8 >= (1u << RBP_BITS) || (pc >> (LB_RULE_SLOT_BITS + 64 - TAG_SHIFT)) != 0)
         return false;
     *word = (uint64_t)(pc >> LB_RULE_SLOT_BITS) << TAG_SHIFT | rbp8 << 21 | cfa8 << 4 |
@@ -479,11 +518,14 @@ lb_frame_rule_t lb_frame_rule(uintptr_t pc)
 {
     uint64_t *slot = &rule_cache[pc & (LB_RULE_SLOTS - 1)];
     uint64_t w = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (lb_likely((w & 1) && (w >> TAG_SHIFT) == (uint64_t)(pc >> LB_RULE_SLOT_BITS)))
-        return (lb_frame_rule_t){ .kind = (uint8_t)((w >> 1) & 3),
+    if (lb_likely((w & 1) && (w >> TAG_SHIFT) == (uint64_t)(pc >> LB_RULE_SLOT_BITS))) {
+        uint8_t kind = (uint8_t)((w >> 1) & 3);
+        int32_t cfa = (int32_t)(((w >> 4) & ((1u << CFA_BITS) - 1)) * 8);
+        return (lb_frame_rule_t){ .kind = kind,
                                   .cfa_rbp = (w >> 3) & 1,
-                                  .cfa_off = (int32_t)(((w >> 4) & ((1u << CFA_BITS) - 1)) * 8),
+                                  .cfa_off = kind == LB_RULE_DEREF ? -cfa : cfa,
                                   .rbp_off = -(int32_t)(((w >> 21) & ((1u << RBP_BITS) - 1)) * 8) };
+    }
     __atomic_add_fetch(&rule_misses, 1, __ATOMIC_RELAXED);
     lb_frame_rule_t rule = rule_compute(pc);
     if (encode(pc, rule, &w))

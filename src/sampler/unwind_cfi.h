@@ -3,7 +3,11 @@
  *
  * Only the rules compiled code uses are understood: the CFA is rsp or rbp
  * plus a constant, the return address is saved at CFA-8, and rbp is either
- * unchanged or saved at a constant offset from the CFA. Anything else
+ * unchanged or saved at a constant offset from the CFA; or, in a function
+ * that realigns its stack (gcc's DRAP: AVX code, `-mstackrealign`), the
+ * CFA is read from a slot at rbp minus a constant and rbp is saved at rbp
+ * (LB_RULE_DEREF: DW_CFA_def_cfa_expression `breg6 N; deref` with rbp's
+ * DW_CFA_expression `breg6 0`). Anything else
  * (CFA expressions as in PLT stubs and the sigreturn trampoline, signal
  * frames, registers saved in registers) is LB_RULE_UNKNOWN, and a walk
  * stops there cleanly. An undefined return address (_start, clone) is
@@ -28,6 +32,8 @@ enum lb_rule_kind {
     LB_RULE_UNKNOWN = 0, /* no usable CFI here: stop */
     LB_RULE_STEP = 1,    /* a frame with a caller, see fields */
     LB_RULE_END = 2,     /* the outermost frame (return address undefined) */
+    LB_RULE_DEREF = 3,   /* CFA = *(rbp + cfa_off), cfa_off < 0; rbp saved at rbp;
+                          * the return address at CFA-8 */
 };
 
 typedef struct lb_frame_rule {
