@@ -1,5 +1,6 @@
 #include "common/db_summary.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,8 +22,38 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
         out->processes = sqlite3_column_int(st, 3);
     }
     sqlite3_finalize(st);
+    /* Structural waits: joins, and the parked waits (no such table before
+     * schema version 3: then joins alone). */
+    st = NULL;
+    sqlite3_prepare_v2(db, "SELECT (SELECT TOTAL(idle_join_s) FROM metric)", -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        out->structural_s = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    sqlite3_prepare_v2(db, "SELECT TOTAL(blame_s) FROM structural_wait", -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        out->structural_s += sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
     /* The release site as the report's default view ranks it. */
     lb_top_site(db, out->top_site, sizeof out->top_site, out->top_object, sizeof out->top_object,
                 &out->top_site_s);
 }
 
+
+void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    bool apart = s->structural_s > s->top_site_s && s->structural_s >= 0.5 * s->idleness_s &&
+                 s->structural_s > 0;
+    if (s->top_site[0])
+        snprintf(buf, size, "top release site: %s, %.3f s %s blame%s", s->top_site,
+                 s->top_site_s, s->top_object, apart ? ";" : "");
+    if (apart) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n,
+                 "%s%.1f%% of the idleness (%.3f s) is structural: joins and threads parked "
+                 "until shutdown, which lockblame report lists apart",
+                 n ? " " : "", s->idleness_s > 0 ? 100.0 * s->structural_s / s->idleness_s : 0,
+                 s->structural_s);
+    }
+}

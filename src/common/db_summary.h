@@ -5,6 +5,7 @@
 #ifndef LB_COMMON_DB_SUMMARY_H
 #define LB_COMMON_DB_SUMMARY_H
 #include <sqlite3.h>
+#include <stddef.h>
 
 typedef struct lb_db_summary {
     double effort_s;          /* work + idleness, all threads (as the CLI's header) */
@@ -15,9 +16,14 @@ typedef struct lb_db_summary {
     double top_site_s;
     char top_object[16];      /* kind of the top site */
     int processes;            /* rows of run */
+    double structural_s;      /* of idleness: joins and threads parked until shutdown */
 } lb_db_summary_t;
 
 /* Fill *out from the database in db's main schema. Fields it cannot read
  * stay zero/empty; never fails otherwise. */
 void lb_db_summary(sqlite3 *db, lb_db_summary_t *out);
+/* The summary's release-site line, into buf (empty: none to print): the
+ * top release site, and where structural waits (reported apart) outweigh
+ * it, how much of the idleness they are. */
+void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size);
 #endif

@@ -18,12 +18,13 @@ static inline bool lb_runtime_file(const char *file)
                     strstr(file, "/include/c++/") != NULL);
 }
 
-/* A runtime library or lockblame itself, by module path or base name. */
+/* A runtime library, the kernel's vDSO (clock_gettime: the writer names
+ * it "[vdso]") or lockblame itself, by module path or base name. */
 static inline bool lb_runtime_module(const char *module)
 {
     static const char *const prefixes[] = { "libc.so", "libc-", "libpthread", "libstdc++",
                                             "libgcc_s", "ld-linux", "libc++", "libm.so",
-                                            "liblockblame" };
+                                            "liblockblame", "[vdso]" };
     if (!module)
         return false;
     const char *base = lb_path_base(module);

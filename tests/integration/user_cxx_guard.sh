@@ -48,3 +48,11 @@ sed -n '/^join /,/^[a-z]/p' "$tmp/locks.txt" | grep "holder" >"$tmp/join_holders
 cat "$tmp/join_holders.txt"
 grep -q "worker" "$tmp/join_holders.txt" || fail "--by-lock: no join holder names worker"
 ! grep -q "libstdc++" "$tmp/join_holders.txt" || fail "--by-lock: a join holder at a libstdc++ address"
+# compare against a run with one worker more: its headline names the
+# contexts that changed most by their program frame (record, tally), as
+# report does, not by std::lock_guard's inline frames from the headers.
+LOCKBLAME_OUTPUT=$tmp/four.db GROUND_TRUTH=$tmp/gt4.json preloaded "$W" 4 600 >/dev/null || fail "second run exited $?"
+"$LOCKBLAME_CLI" compare "$tmp/out.db" "$tmp/four.db" >"$tmp/compare.txt" || fail "compare exited $?"
+grep "^largest" "$tmp/compare.txt" | tee "$tmp/largest.txt"
+[ -s "$tmp/largest.txt" ] || fail "compare: no largest gain/loss line"
+! grep -q '\.h:[0-9]' "$tmp/largest.txt" || fail "compare names a system header's frame"

@@ -112,6 +112,18 @@ static void print_scaling(const struct cmp *c)
 
 /* The story: is the last run faster or slower, and where did it gain and
  * lose effort. */
+
+/* The innermost context from x up whose frame is the program's own, as
+ * `report` names a release site (site_frame.c): inline frames of system
+ * headers (std::lock_guard, gthr-default.h) and runtime libraries stay
+ * below it. x itself if there is none. */
+static int32_t program_ctx(const struct cmp *c, int32_t x)
+{
+	for (int32_t y = x; y >= 0; y = c->ctx[y].parent)
+		if (!lb_frame_is_runtime(c->runs[c->ctx[y].run], c->ctx[y].frame))
+			return y;
+	return x;
+}
 static void print_story(struct cmp *c)
 {
 	int last = c->nruns - 1;
@@ -147,11 +159,12 @@ static void print_story(struct cmp *c)
 
 		if (x < 0)
 			continue;
-		struct lb_profile *p = c->runs[c->ctx[x].run];
+		int32_t y = program_ctx(c, x);
+		struct lb_profile *p = c->runs[c->ctx[y].run];
 
 		printf("largest %s: %+.3f s at %s\n", k ? "loss" : "gain", c->excess[x],
-		       c->by_function ? lb_frame_proc_label(p, c->ctx[x].frame)
-				      : lb_frame_desc(p, c->ctx[x].frame));
+		       c->by_function ? lb_frame_proc_label(p, c->ctx[y].frame)
+				      : lb_frame_desc(p, c->ctx[y].frame));
 	}
 	putchar('\n');
 }

@@ -71,9 +71,11 @@ void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
 	cli_warn("%d process%s profiled; effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle);"
 		" threads waited %.3f s", s.processes, s.processes == 1 ? "" : "es", s.effort_s,
 		s.work_s, s.idleness_s, pct, s.wait_s);
-	if (s.top_site[0])
-		cli_warn("top release site: %s, %.3f s %s blame", s.top_site, s.top_site_s,
-			s.top_object);
+	char line[512];
+
+	lb_db_summary_site_line(&s, line, sizeof line);
+	if (line[0])
+		cli_warn("%s", line);
 	if (killed && sig == SIGKILL && !has_pid(db, child))
 		cli_warn("no profile of %s itself (pid %d): killed by SIGKILL, which cannot be caught",
 			prog, (int)child);

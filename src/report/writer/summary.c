@@ -11,7 +11,8 @@ void lb_summary_print(sqlite3 *db, const char *path)
     lb_warn("effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle); threads waited %.3f s;"
             " profile %s",
             s.effort_s, s.work_s, s.idleness_s, pct, s.wait_s, path);
-    if (s.top_site[0])
-        lb_warn("top release site: %s, %.3f s %s blame", s.top_site, s.top_site_s,
-                s.top_object);
+    char line[512];
+    lb_db_summary_site_line(&s, line, sizeof line);
+    if (line[0])
+        lb_warn("%s", line);
 }
