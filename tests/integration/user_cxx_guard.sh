@@ -40,6 +40,13 @@ workers = [r for r in rows if (r["function"] or "").startswith("(anonymous names
 parked = [r for r in rows if (r["function"] or "").startswith("(anonymous namespace)::parked(")]
 ok = (len(workers) == 1 and workers[0]["blamed_count"] == nworkers and len(parked) == 1
       and len(rows) == 2 and not any("libstdc++" in (r["module"] or "") for r in rows))
+# A join's count is its joined threads' ends (it was 0 beside Blamed N);
+# no row counts fewer calls than it blamed (an unknown count is null).
+ok = ok and all(r["count"] == r["blamed_count"] for r in rows)
+allrows = json.load(open(sys.argv[1]))
+low = [r for r in allrows if r["count"] is not None and r["count"] < r["blamed_count"]]
+print("rows with count < blamed:", [(r["function"], r["count"], r["blamed_count"]) for r in low])
+ok = ok and not low
 sys.exit(0 if ok else 1)
 PY
 # --by-lock names the same holders for the joins.

@@ -144,6 +144,25 @@ static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct 
 	}
 }
 
+/* A release call made in runtime code (libstdc++'s notify_all, an inline
+ * std::lock_guard) is counted in the site table under that code's frame,
+ * while its blame goes to the program frame below it. leaf_rows maps the
+ * runtime frame's key to the row key its blame went to, or to
+ * LEAF_AMBIGUOUS when it went to several (one libstdc++ call site serving
+ * several callers: its count cannot be split among them). */
+#define LEAF_AMBIGUOUS (-2)
+
+static void note_leaf(struct lb_map *leaf_rows, int32_t leaf_key, int32_t row_key)
+{
+	bool is_new;
+	int32_t *slot = lb_map_slot(leaf_rows, (uint64_t)leaf_key, &is_new);
+
+	if (is_new)
+		*slot = row_key;
+	else if (*slot != row_key)
+		*slot = LEAF_AMBIGUOUS;
+}
+
 /* Group the metric rows node by node (they are sorted by node). Idleness
  * is split into what a user can act on and the structural part (sblame:
  * per node and kind, lb_node_structural). A release context with no frame
@@ -153,7 +172,7 @@ static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct 
  * their share of the node's structural part. */
 static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 		    const int32_t *entry, const double *sblame, struct lb_map *map,
-		    struct site_row **rows, int32_t *n, size_t *cap)
+		    struct site_row **rows, int32_t *n, size_t *cap, struct lb_map *leaf_rows)
 {
 	for (int32_t v = 0; v < p->nnodes; v++) {
 		int32_t f = p->nodes[v].frame, first = p->mrow_start[v], last = p->mrow_start[v + 1];
@@ -174,6 +193,8 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 
 			if (!lb_frame_is_runtime(p, f)) {
 				credit_idle(rows, n, cap, map, p, first, last, key, f, site, st);
+				if (site != v && p->nodes[v].frame >= 0)
+					note_leaf(leaf_rows, keys[p->nodes[v].frame], key);
 				continue;
 			}
 			double tot[LB_OBJ_KINDS] = { 0 };
@@ -208,7 +229,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 /* Counts from the site table, and for metrics without a kind, the kind of
  * the frame's most frequent contended/acquired operation. */
 static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
-		       struct site_row *rows, int32_t n)
+		       struct site_row *rows, int32_t n, const struct lb_map *leaf_rows)
 {
 	struct lb_map kmap = { 0 };
 	size_t cap = 0;
@@ -218,7 +239,14 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 	for (int32_t i = 0; i < p->nsites; i++) {
 		const struct lb_site *s = &p->sites[i];
 		bool is_new;
-		int32_t key = keys[lb_frame_program(p, s->frame)];
+		int32_t pf = lb_frame_program(p, s->frame), key = keys[pf];
+
+		if (lb_frame_is_runtime(p, pf)) {	/* counted in runtime code */
+			int32_t to = lb_map_get(leaf_rows, (uint64_t)keys[s->frame]);
+
+			if (to >= 0)
+				key = to;
+		}
 		int32_t *slot = lb_map_slot(&kmap, (uint64_t)key * (NO_KIND + 1) + (uint64_t)s->kind, &is_new);
 
 		if (is_new) {
@@ -239,6 +267,15 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 			int32_t a = lb_map_get(&kmap, (uint64_t)r->key * (NO_KIND + 1) + (uint64_t)r->kind);
 
 			r->count = a >= 0 ? acc[a][0] : 0;
+			/* A join's release is the joined thread's end: every join
+			 * that found its thread is one (Blamed); the site table has
+			 * no call to count. Elsewhere fewer calls than blamed ones
+			 * means some were counted where no row is (a runtime call
+			 * site serving several program callers): unknown, "-". */
+			if (r->kind == LB_OBJ_JOIN)
+				r->count = r->blamed;
+			else if (r->count < r->blamed)
+				r->count = -1;
 			continue;
 		}
 		int best = NO_KIND;
@@ -297,7 +334,8 @@ static void add_row(struct lb_profile *p, struct lb_table *t, const struct site_
 	lb_table_num(t, row, C_VALUE, r->value);
 	lb_table_num(t, row, C_BLAME, r->blame);
 	lb_table_num(t, row, C_SHARE, lb_share(r->value, total));
-	lb_table_int(t, row, C_COUNT, r->count);
+	if (r->count >= 0)	/* (unknown: "-", null) */
+		lb_table_int(t, row, C_COUNT, r->count);
 	lb_table_int(t, row, C_BLAMED, r->blamed);
 	lb_table_str(t, row, C_OBJECT, r->kind < LB_OBJ_KINDS ? lb_obj_kind_names[r->kind] : "-");
 	lb_table_str_ref(t, row, C_FUNCTION, lb_frame_label(p, r->frame));
@@ -356,8 +394,11 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 
 	lb_node_structural(p, sblame);
 	lb_release_entries(p, entry);
-	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap);
-	add_counts(p, o->metric, keys, rows, n);
+	struct lb_map leaf_rows = { 0 };
+
+	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap, &leaf_rows);
+	add_counts(p, o->metric, keys, rows, n, &leaf_rows);
+	lb_map_free(&leaf_rows);
 	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 
 	site_cols[C_VALUE].title = value_title(o->metric);
