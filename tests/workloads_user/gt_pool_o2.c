@@ -166,7 +166,8 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s.structural", gt && *gt ? gt : "/dev/stdout");
     gt_write_json(&res);
-    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", "w");
+    /* stdout appended to, not truncated: it may be a test's log file */
+    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", gt && *gt ? "w" : "a");
     if (!f)
         gt_die(path, errno);
     fprintf(f, "{\"structural_parked_s\": %.9f, \"pool_threads\": %d, \"tasks_done\": %ld}\n",

@@ -78,13 +78,17 @@ static int cmp_rows(const void *a, const void *b)
 	return x->kind - y->kind;
 }
 
+static uint64_t row_map_key(int32_t key, int kind, bool structural)
+{
+	return ((uint64_t)key * (NO_KIND + 1) + (uint64_t)kind) * 2 + structural;
+}
+
 /* Find or add the row for (key, kind). */
 static struct site_row *row_for(struct lb_map *map, struct site_row **rows, int32_t *n,
 				size_t *cap, int32_t key, int kind, int32_t frame, bool structural)
 {
 	bool is_new;
-	int32_t *slot = lb_map_slot(map, ((uint64_t)key * (NO_KIND + 1) + (uint64_t)kind) * 2 +
-					     structural, &is_new);
+	int32_t *slot = lb_map_slot(map, row_map_key(key, kind, structural), &is_new);
 
 	if (!is_new)
 		return &(*rows)[*slot];
@@ -229,7 +233,8 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 /* Counts from the site table, and for metrics without a kind, the kind of
  * the frame's most frequent contended/acquired operation. */
 static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
-		       struct site_row *rows, int32_t n, const struct lb_map *leaf_rows)
+		       struct site_row *rows, int32_t n, const struct lb_map *map,
+		       const struct lb_map *leaf_rows)
 {
 	struct lb_map kmap = { 0 };
 	size_t cap = 0;
@@ -275,6 +280,10 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
 			if (r->kind == LB_OBJ_JOIN)
 				r->count = r->blamed;
 			else if (r->count < r->blamed)
+				r->count = -1;
+			/* a site whose blame is split (rows[].structural) keeps its
+			 * calls on the row a user can act on, not on both */
+			else if (r->structural && lb_map_get(map, row_map_key(r->key, r->kind, false)) >= 0)
 				r->count = -1;
 			continue;
 		}
@@ -397,7 +406,7 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	struct lb_map leaf_rows = { 0 };
 
 	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap, &leaf_rows);
-	add_counts(p, o->metric, keys, rows, n, &leaf_rows);
+	add_counts(p, o->metric, keys, rows, n, &map, &leaf_rows);
 	lb_map_free(&leaf_rows);
 	qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 
