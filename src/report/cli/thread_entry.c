@@ -11,6 +11,7 @@
  * initial one, which has no start routine.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/cli/views.h"
 
@@ -177,19 +178,44 @@ void lb_release_entries(struct lb_profile *p, int32_t *entry)
 	lb_strtab_free(&names);
 }
 
+/* A function's label as a thread's name: a thunk's target (x265's
+ * threads start in "non-virtual thunk to x265::Y4MInput::threadMain()"). */
+static const char *function_name(struct lb_profile *p, int32_t frame)
+{
+	static const char *const thunk[] = { "non-virtual thunk to ", "virtual thunk to " };
+	const char *label = lb_frame_label(p, frame);
+
+	for (size_t k = 0; k < sizeof thunk / sizeof *thunk; k++)
+		if (strncmp(label, thunk[k], strlen(thunk[k])) == 0)
+			return label + strlen(thunk[k]);
+	return label;
+}
+
+/* The function a thread ran, with its file but no line: the line would
+ * be that of the thread's heaviest context, which names no one thing. */
+static void put_entry(struct lb_profile *p, int32_t frame, struct lb_buf *out)
+{
+	lb_buf_puts(out, function_name(p, frame));
+	if (p->frames[frame].file) {
+		lb_buf_puts(out, " (");
+		lb_put_short_path(out, p->frames[frame].file);
+		lb_buf_putc(out, ')');
+	}
+}
+
 void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out)
 {
 	const struct lb_thread *t = &p->threads[i];
 
-	if (lb_thread_is_initial(p, t) || t->id == 0) /* (id 0: the main thread of old profiles) */
+	if (lb_thread_is_initial(p, t) || t->id == 0) { /* (id 0: the main thread of old profiles) */
 		lb_buf_puts(out, "main");
-	else if (entry && entry[i] >= 0 && lb_frame_is_runtime(p, t->start_frame))
-		lb_buf_puts(out, lb_frame_desc(p, entry[i]));
-	else if (entry && entry[i] >= 0)
-		lb_buf_printf(out, "%s -> %s", lb_frame_label(p, t->start_frame),
-			      lb_frame_desc(p, entry[i]));
-	else if (t->start_frame >= 0)
-		lb_buf_puts(out, lb_frame_label(p, t->start_frame));
-	else
+	} else if (entry && entry[i] >= 0) {
+		if (!lb_frame_is_runtime(p, t->start_frame))
+			lb_buf_printf(out, "%s -> ", function_name(p, t->start_frame));
+		put_entry(p, entry[i], out);
+	} else if (t->start_frame >= 0) {
+		lb_buf_puts(out, function_name(p, t->start_frame));
+	} else {
 		lb_buf_puts(out, "(unknown)");
+	}
 }
