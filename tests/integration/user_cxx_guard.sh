@@ -67,3 +67,19 @@ LOCKBLAME_OUTPUT=$tmp/four.db GROUND_TRUTH=$tmp/gt4.json preloaded "$W" 4 600 >/
 grep "^largest" "$tmp/compare.txt" | tee "$tmp/largest.txt"
 [ -s "$tmp/largest.txt" ] || fail "compare: no largest gain/loss line"
 ! grep -q '\.h:[0-9]' "$tmp/largest.txt" || fail "compare names a system header's frame"
+# --top-down: the joins' blame sits under libstdc++'s thread trampoline,
+# on a child per function the threads ran (it was all exclusive on the
+# unnamed trampoline, with no children).
+"$LOCKBLAME_CLI" report --top-down --format json -n 50 "$tmp/out.db" >"$tmp/td.json" || fail "--top-down json exited $?"
+python3 - "$tmp/td.json" <<'PY' || fail "--top-down: join blame not under the threads' functions"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+by_id = {r["node_id"]: r for r in rows}
+tramp = [r for r in rows if r["depth"] == 1 and "libstdc++" in (r["module"] or "")
+         and any(c["parent_id"] == r["node_id"] and (c["function"] or "").startswith("(anonymous namespace)::worker(")
+                 for c in rows)]
+print("trampolines with a worker child:", [(r["function"] or r["module"], r["exclusive_s"]) for r in tramp])
+bare = [r for r in rows if r["depth"] == 1 and "libstdc++" in (r["module"] or "") and r["exclusive_s"] > 0.01]
+print("libstdc++ root children with exclusive blame:", [(r["module"], r["exclusive_s"]) for r in bare])
+sys.exit(0 if tramp and not bare else 1)
+PY

@@ -16,6 +16,7 @@
 #include "common/module_name.h"
 #include "report/cli/db.h"
 #include "report/cli/profile.h"
+#include "report/cli/views.h"
 
 /* id -> index: a direct table when the ids are dense (the usual case, and
  * the fast one for 1M nodes), otherwise a hash map. */
@@ -641,6 +642,8 @@ struct lb_profile *lb_profile_load_select(const char *path, const struct lb_sele
 	idindex_free(&frames);
 	idindex_free(&nodes);
 	idindex_free(&objs);
+	lb_profile_runtime_frames(p);
+	lb_profile_join_entries(p);
 	lb_profile_index(p);
 	return p;
 }

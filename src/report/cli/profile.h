@@ -154,6 +154,8 @@ struct lb_profile {
 	struct lb_objblame *oblame; int32_t noblame;
 	struct lb_structural *structural; int32_t nstructural;
 
+	uint8_t *frame_runtime;	/* per frame, lb_frame_is_runtime (at load; NULL before) */
+	int32_t *release_entry;	/* per thread, lb_release_entries (at load; NULL before) */
 	int32_t root;		/* node index of the root */
 	const char *root_label;	/* lb_frame_label(p, -1); NULL: "[root]" */
 	int32_t *mrow_start;	/* nnodes + 1: rows of node i are [start[i], start[i+1]) */
@@ -228,6 +230,9 @@ void lb_frame_proc_key(struct lb_profile *p, int32_t frame, struct lb_buf *out);
 bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame);
 int32_t lb_frame_program(const struct lb_profile *p, int32_t frame);
 int32_t lb_site_node(const struct lb_profile *p, int32_t node);
+/* At load, once frames and modules are in: lb_frame_is_runtime of every
+ * frame, kept in p->frame_runtime (release-site walks ask it per node). */
+void lb_profile_runtime_frames(struct lb_profile *p);
 /* The frame that names the release site of node in the blame of thread
  * thread_id: its innermost program frame (lb_site_node); for a context
  * with none (a std::thread's end is in libstdc++ alone), the function the

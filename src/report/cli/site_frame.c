@@ -14,6 +14,8 @@ bool lb_frame_is_runtime(const struct lb_profile *p, int32_t frame)
 {
 	if (frame < 0)
 		return false;
+	if (p->frame_runtime)	/* (string tests, once per frame: lb_profile_runtime_frames) */
+		return p->frame_runtime[frame];
 	const struct lb_frame *f = &p->frames[frame];
 
 	return lb_runtime_frame(f->function, f->file, lb_frame_module(p, frame));
@@ -53,4 +55,13 @@ int32_t lb_release_frame(struct lb_profile *p, int32_t node, int64_t thread_id,
 	int32_t t = lb_map_get(&p->thread_index, (uint64_t)thread_id);
 
 	return t >= 0 && entry[t] >= 0 ? entry[t] : f;
+}
+
+void lb_profile_runtime_frames(struct lb_profile *p)
+{
+	uint8_t *is = lb_xmalloc((size_t)p->nframes + 1);
+
+	for (int32_t f = 0; f < p->nframes; f++)
+		is[f] = lb_frame_is_runtime(p, f);
+	p->frame_runtime = is;
 }

@@ -228,6 +228,8 @@ void lb_profile_free(struct lb_profile *p)
 		free(r->executable);
 	}
 	free(p->procs);
+	free(p->frame_runtime);
+	free(p->release_entry);
 	lb_map_free(&p->thread_index);
 	for (int32_t i = 0; i < p->nmodules; i++)
 		free(p->modules[i].path);

@@ -40,6 +40,10 @@ void lb_thread_entries(struct lb_profile *p, int32_t *entry);
 /* The same, one frame per function (the first seen): threads that ran one
  * function name one release site (site_frame.c, lb_release_frame). */
 void lb_release_entries(struct lb_profile *p, int32_t *entry);
+/* At load, before indexing: each std::thread's join blame moves from
+ * libstdc++'s trampoline to a child named by the function the thread ran
+ * (join_entries.c). */
+void lb_profile_join_entries(struct lb_profile *p);
 /* Thread i's name as --by-thread gives it, into out: "main", its start
  * routine, or what lb_thread_entries found (entry may be NULL). */
 void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out);

@@ -151,9 +151,8 @@ static struct holder *group_holders(struct lb_profile *p, const int32_t *keys, c
 	struct holder *h = NULL;
 	int32_t n = 0;
 	size_t cap = 0;
-	int32_t *entry = lb_xmalloc(((size_t)p->nthreads + 1) * sizeof *entry);
+	const int32_t *entry = p->release_entry;	/* (at load: join_entries.c) */
 
-	lb_release_entries(p, entry);
 	for (int32_t i = 0; i < p->noblame; i++) {
 		const struct lb_objblame *ob = &p->oblame[i];
 		int32_t f = lb_release_frame(p, ob->node, ob->thread_id, entry), grp = group_of[ob->object];
@@ -179,7 +178,6 @@ static struct holder *group_holders(struct lb_profile *p, const int32_t *keys, c
 		(*first)[h[i].group] = i;
 	*nout = n;
 	lb_map_free(&map);
-	free(entry);
 	return h;
 }
 

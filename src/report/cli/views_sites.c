@@ -398,12 +398,10 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	double total = lb_metric_total(p, o->metric);
 	struct lb_buf b = { 0 };
 	double *sblame = lb_xmalloc(((size_t)p->nnodes + 1) * LB_OBJ_KINDS * sizeof *sblame);
-
-	int32_t *entry = lb_xmalloc(((size_t)p->nthreads + 1) * sizeof *entry);
+	const int32_t *entry = p->release_entry;	/* (at load: join_entries.c) */
+	struct lb_map leaf_rows = { 0 };
 
 	lb_node_structural(p, sblame);
-	lb_release_entries(p, entry);
-	struct lb_map leaf_rows = { 0 };
 
 	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap, &leaf_rows);
 	add_counts(p, o->metric, keys, rows, n, &map, &leaf_rows);
@@ -449,7 +447,6 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 		lb_table_free(t);
 	}
 	free(sblame);
-	free(entry);
 	lb_buf_free(&b);
 	free(rows);
 	free(keys);
