@@ -13,22 +13,19 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
         db, "SELECT (SELECT TOTAL(work_s) FROM metric),"
            " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
            "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
-           " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run)", -1, &st, NULL);
+           " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run),"
+           " (SELECT TOTAL(idle_join_s) FROM metric)", -1, &st, NULL);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         out->work_s = sqlite3_column_double(st, 0);
         out->idleness_s = sqlite3_column_double(st, 1);
         out->effort_s = out->work_s + out->idleness_s;
         out->wait_s = sqlite3_column_double(st, 2);
         out->processes = sqlite3_column_int(st, 3);
+        out->structural_s = sqlite3_column_double(st, 4); /* joins; parked waits below */
     }
     sqlite3_finalize(st);
-    /* Structural waits: joins, and the parked waits (no such table before
-     * schema version 3: then joins alone). */
-    st = NULL;
-    sqlite3_prepare_v2(db, "SELECT (SELECT TOTAL(idle_join_s) FROM metric)", -1, &st, NULL);
-    if (st && sqlite3_step(st) == SQLITE_ROW)
-        out->structural_s = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
+    /* The parked waits (no such table before schema version 3: then the
+     * joins alone are structural). */
     st = NULL;
     sqlite3_prepare_v2(db, "SELECT TOTAL(blame_s) FROM structural_wait", -1, &st, NULL);
     if (st && sqlite3_step(st) == SQLITE_ROW)
@@ -39,12 +36,10 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
                 &out->top_site_s);
 }
 
-
 void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size)
 {
     buf[0] = '\0';
-    bool apart = s->structural_s > s->top_site_s && s->structural_s >= 0.5 * s->idleness_s &&
-                 s->structural_s > 0;
+    bool apart = s->structural_s > s->top_site_s && s->structural_s >= 0.5 * s->idleness_s;
     if (s->top_site[0])
         snprintf(buf, size, "top release site: %s, %.3f s %s blame%s", s->top_site,
                  s->top_site_s, s->top_object, apart ? ";" : "");

@@ -110,9 +110,6 @@ static void print_scaling(const struct cmp *c)
 	putchar('\n');
 }
 
-/* The story: is the last run faster or slower, and where did it gain and
- * lose effort. */
-
 /* The innermost context from x up whose frame is the program's own, as
  * `report` names a release site (site_frame.c): inline frames of system
  * headers (std::lock_guard, gthr-default.h) and runtime libraries stay
@@ -124,6 +121,9 @@ static int32_t program_ctx(const struct cmp *c, int32_t x)
 			return y;
 	return x;
 }
+
+/* The story: is the last run faster or slower, and where did it gain and
+ * lose effort. */
 static void print_story(struct cmp *c)
 {
 	int last = c->nruns - 1;

@@ -214,6 +214,9 @@ void lb_put_module_bracketed(struct lb_buf *out, const char *module);
 void lb_put_short_path(struct lb_buf *out, const char *path);
 /* "function (file:line)" or the bare label when file is unknown. */
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out);
+/* " (short/path.c:LINE)", or without ":LINE", for a frame with a file;
+ * nothing otherwise (lb_frame_describe's tail). */
+void lb_put_frame_file(struct lb_buf *out, const struct lb_profile *p, int32_t frame, bool line);
 /* The same, cached in the frame: valid as long as the profile. */
 const char *lb_frame_desc(struct lb_profile *p, int32_t frame);
 /* Matching key across runs: function\tfile\tline, or module+0xOFF. */

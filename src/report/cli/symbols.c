@@ -108,14 +108,21 @@ void lb_put_short_path(struct lb_buf *out, const char *path)
 	}
 }
 
+void lb_put_frame_file(struct lb_buf *out, const struct lb_profile *p, int32_t frame, bool line)
+{
+	if (frame < 0 || !p->frames[frame].file)
+		return;
+	lb_buf_puts(out, " (");
+	lb_put_short_path(out, p->frames[frame].file);
+	if (line)
+		lb_buf_printf(out, ":%" PRId64, p->frames[frame].line);
+	lb_buf_putc(out, ')');
+}
+
 void lb_frame_describe(struct lb_profile *p, int32_t frame, struct lb_buf *out)
 {
 	lb_buf_puts(out, lb_frame_label(p, frame));
-	if (frame >= 0 && p->frames[frame].file) {
-		lb_buf_puts(out, " (");
-		lb_put_short_path(out, p->frames[frame].file);
-		lb_buf_printf(out, ":%" PRId64 ")", p->frames[frame].line);
-	}
+	lb_put_frame_file(out, p, frame, true);
 }
 
 const char *lb_frame_desc(struct lb_profile *p, int32_t frame)

@@ -191,18 +191,6 @@ static const char *function_name(struct lb_profile *p, int32_t frame)
 	return label;
 }
 
-/* The function a thread ran, with its file but no line: the line would
- * be that of the thread's heaviest context, which names no one thing. */
-static void put_entry(struct lb_profile *p, int32_t frame, struct lb_buf *out)
-{
-	lb_buf_puts(out, function_name(p, frame));
-	if (p->frames[frame].file) {
-		lb_buf_puts(out, " (");
-		lb_put_short_path(out, p->frames[frame].file);
-		lb_buf_putc(out, ')');
-	}
-}
-
 void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, struct lb_buf *out)
 {
 	const struct lb_thread *t = &p->threads[i];
@@ -212,7 +200,10 @@ void lb_thread_label(struct lb_profile *p, int32_t i, const int32_t *entry, stru
 	} else if (entry && entry[i] >= 0) {
 		if (!lb_frame_is_runtime(p, t->start_frame))
 			lb_buf_printf(out, "%s -> ", function_name(p, t->start_frame));
-		put_entry(p, entry[i], out);
+		/* its file but no line: the line would be that of the
+		 * thread's heaviest context, which names no one thing */
+		lb_buf_puts(out, function_name(p, entry[i]));
+		lb_put_frame_file(out, p, entry[i], false);
 	} else if (t->start_frame >= 0) {
 		lb_buf_puts(out, function_name(p, t->start_frame));
 	} else {

@@ -402,7 +402,6 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
 	struct lb_map leaf_rows = { 0 };
 
 	lb_node_structural(p, sblame);
-
 	collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap, &leaf_rows);
 	add_counts(p, o->metric, keys, rows, n, &map, &leaf_rows);
 	lb_map_free(&leaf_rows);

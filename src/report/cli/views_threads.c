@@ -72,11 +72,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 	if (o->n >= 0 && n > o->n)
 		n = o->n;
 	struct lb_table *t = lb_table_new(thread_cols, C_NCOLS);
-	int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
 	struct lb_buf label = { 0 };
-
-	if (entry)
-		lb_thread_entries(p, entry);
 
 	for (int32_t i = 0; i < n; i++) {
 		const struct lb_thread *th = s[i].thread >= 0 ? &p->threads[s[i].thread] : NULL;
@@ -99,7 +95,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		 * runtime routine started (std::thread) is named by what it ran */
 		lb_buf_reset(&label);
 		if (th)
-			lb_thread_label(p, s[i].thread, entry, &label);
+			lb_thread_label(p, s[i].thread, p->release_entry, &label);
 		else
 			lb_buf_puts(&label, s[i].id == 0 ? "main" : "(unknown)");
 		lb_table_str(t, row, C_START, lb_buf_str(&label));
@@ -114,7 +110,6 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
 		       "Start routine: for a thread a runtime routine started (std::thread), the"
 		       " outermost function of the program it ran; \"start -> f\": threads that\n"
 		       "share a start routine (a trampoline) and ran different functions f below it.\n");
-	free(entry);
 	lb_buf_free(&label);
 	lb_table_free(t);
 	free(s);

@@ -106,12 +106,7 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
 			      100.0 * wait[initial] / total, 100.0 * LB_HELPER_BUSY);
 	if (hint) {
 		struct lb_buf name = { 0 }; /* as --by-thread names it */
-		int32_t *entry = calloc((size_t)p->nthreads + 1, sizeof *entry);
-
-		if (entry)
-			lb_thread_entries(p, entry);
-		lb_thread_label(p, first, entry, &name);
-		free(entry);
+		lb_thread_label(p, first, p->release_entry, &name);
 		lb_buf_printf(b, "%.0f%% of the wait (joins aside) is %d thread(s) waiting for signals, busy less"
 				 " than %.0f%% of their lives (the most: %s): helpers waiting for work,"
 				 " if that is their job; --by-thread", 100.0 * helpers_wait / total, helpers,
