@@ -18,8 +18,8 @@ __attribute__((constructor)) static void resolve(void)
     /* the default version, as the program's own reference binds it */
     next_cond_wait = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlvsym(
         RTLD_NEXT, "pthread_cond_wait", "GLIBC_2.3.2");
-    next_cond_signal = (int (*)(pthread_cond_t *))dlvsym(RTLD_NEXT, "pthread_cond_signal",
-                                                         "GLIBC_2.3.2");
+    next_cond_signal =
+        (int (*)(pthread_cond_t *))dlvsym(RTLD_NEXT, "pthread_cond_signal", "GLIBC_2.3.2");
 }
 
 int pthread_mutex_lock(pthread_mutex_t *m)

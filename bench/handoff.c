@@ -21,7 +21,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_spinlock_t spin;
 static int use_spin;
 static uint64_t counter;
-static uint64_t switches;      /* acquisitions by another thread than the last */
+static uint64_t switches; /* acquisitions by another thread than the last */
 static uintptr_t last_owner;
 static int stop;
 

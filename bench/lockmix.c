@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     printf("elapsed_s %.6f\n", s);
     printf("cpu_s %.6f\n", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+                               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
     printf("acq_per_s_per_thread %.0f\n", (double)ops / s);
     return 0;
 }

@@ -33,7 +33,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mechanism { NONE, TIMER, TIMER_USER, TASK_CLOCK };
+enum mechanism {
+    NONE,
+    TIMER,
+    TIMER_USER,
+    TASK_CLOCK
+};
 
 static enum mechanism chosen;
 static long period_ns = 1000000;
@@ -66,8 +71,8 @@ static void arm_timer(pid_t tid)
     sev._sigev_un._tid = tid;
     /* Linux's per-thread CPU clock ids: (~tid << 3) | 4 (per thread) | 1
      * (VIRT: user time) */
-    clockid_t clock = chosen == TIMER ? CLOCK_THREAD_CPUTIME_ID
-                                      : (clockid_t)((~(unsigned)tid << 3) | 4 | 1);
+    clockid_t clock =
+        chosen == TIMER ? CLOCK_THREAD_CPUTIME_ID : (clockid_t)((~(unsigned)tid << 3) | 4 | 1);
     timer_t timer;
     if (timer_create(clock, &sev, &timer) != 0) {
         complain("mechanism: timer_create failed\n");
@@ -144,8 +149,8 @@ __attribute__((constructor)) static void setup(void)
     const char *m = getenv("MECHANISM"), *ns = getenv("MECHANISM_NS");
     if (ns && atol(ns) > 0)
         period_ns = atol(ns);
-    chosen = !m                           ? NONE
-             : strcmp(m, "timer") == 0     ? TIMER
+    chosen = !m                             ? NONE
+             : strcmp(m, "timer") == 0      ? TIMER
              : strcmp(m, "timer-user") == 0 ? TIMER_USER
              : strcmp(m, "task-clock") == 0 ? TASK_CLOCK
                                             : NONE;

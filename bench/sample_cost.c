@@ -39,7 +39,10 @@
 /* stubs for src/interpose */
 LB_TLS lb_thread_t *lb_self;
 static lb_thread_t *registry;
-lb_thread_t *lb_thread_registry(void) { return registry; }
+lb_thread_t *lb_thread_registry(void)
+{
+    return registry;
+}
 
 typedef void (*bottom_fn)(void *arg);
 
@@ -50,9 +53,15 @@ struct walk_result {
     int frames;
 };
 
-static void empty_handler(int sig) { (void)sig; }
+static void empty_handler(int sig)
+{
+    (void)sig;
+}
 
-static double ns_per(uint64_t t0, uint64_t t1, long n) { return (double)(t1 - t0) / (double)n; }
+static double ns_per(uint64_t t0, uint64_t t1, long n)
+{
+    return (double)(t1 - t0) / (double)n;
+}
 
 static struct walk_result *current;
 
@@ -176,18 +185,16 @@ int main(int argc, char **argv)
     /* The program frames under main: main, __libc_start_call_main,
      * __libc_start_main, _start, plus descend() and the bottom function. */
     printf("event %s; %ld iterations\n", lb_sampler_event_name(), iterations);
-    printf("%6s %7s %10s %10s %13s %13s %11s %13s\n", "depth", "frames", "signal ns",
-           "here ns", "first sig ns", "first here ns", "handler ns", "fallback ns");
+    printf("%6s %7s %10s %10s %13s %13s %11s %13s\n", "depth", "frames", "signal ns", "here ns",
+           "first sig ns", "first here ns", "handler ns", "fallback ns");
     static const int depths[] = { 10, 30, 100 };
     for (unsigned i = 0; i < sizeof depths / sizeof depths[0]; i++) {
         struct walk_result r;
         /* depth counts every frame on the stack, main and libc start included */
         descend(depths[i] - 6, measure_at_bottom, &r);
         printf("%6d %7d %10.0f %10.0f %13.0f %13.0f %11.0f %13.0f\n", depths[i], r.frames,
-               r.signal_ns, r.here_ns, r.first_signal_ns, r.first_here_ns, r.handler_ns,
-               r.slow_ns);
+               r.signal_ns, r.here_ns, r.first_signal_ns, r.first_here_ns, r.handler_ns, r.slow_ns);
     }
-    printf("CCT nodes %u, dropped %llu\n", t->cct->nodes,
-           (unsigned long long)t->sampler->dropped);
+    printf("CCT nodes %u, dropped %llu\n", t->cct->nodes, (unsigned long long)t->sampler->dropped);
     return 0;
 }

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
         fwrite(buf + len, 1, (size_t)r, stdout);
         len += (size_t)r;
         if (len >= sizeof buf - 1)
-            len = 0;   /* only the tail matters */
+            len = 0; /* only the tail matters */
     }
     int status;
     waitpid(pid, &status, 0);
@@ -61,7 +61,6 @@ int main(int argc, char **argv)
     const char *p = strstr(buf, "end_mono_ns ");
     if (p)
         printf("spawn_exit_ms %.3f\n", (double)(t1 - atoll(p + 12)) / 1e6);
-    printf("spawn_status %d\n",
-           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    printf("spawn_status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     return 0;
 }

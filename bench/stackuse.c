@@ -15,11 +15,11 @@
 #include "bench.h"
 
 #define STACK_BYTES (256 * 1024)
-#define PAINT 0xa5
+#define PAINT       0xa5
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-static int turn;          /* under m: 0 the painted thread's, 1 the helper's */
+static int turn; /* under m: 0 the painted thread's, 1 the helper's */
 static int rounds = 200;
 static volatile int stop;
 

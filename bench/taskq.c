@@ -28,19 +28,22 @@
 
 #include "bench.h"
 
-enum { QCAP = 256, MAX_WORKERS = 64 };
+enum {
+    QCAP = 256,
+    MAX_WORKERS = 64
+};
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t nonempty, nonfull;
     uint64_t ring[QCAP];
     unsigned head, count;
-    int done;                 /* producer finished */
-    int last_owner;           /* thread of the previous critical section */
-    uint64_t acquisitions;    /* critical sections */
-    uint64_t handoffs;        /* ... whose thread differs from the previous one */
-    uint64_t empty_waits;     /* workers' waits on "not empty" */
-    uint64_t full_waits;      /* the producer's waits on "not full" */
+    int done;              /* producer finished */
+    int last_owner;        /* thread of the previous critical section */
+    uint64_t acquisitions; /* critical sections */
+    uint64_t handoffs;     /* ... whose thread differs from the previous one */
+    uint64_t empty_waits;  /* workers' waits on "not empty" */
+    uint64_t full_waits;   /* the producer's waits on "not full" */
 } q = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .nonempty = PTHREAD_COND_INITIALIZER,

@@ -55,7 +55,7 @@ static int contend_once(void)
     pthread_mutex_lock(&mutex);
     if (pthread_create(&t, NULL, waiting_thread, NULL) != 0)
         return -1;
-    struct timespec hold = {0, 20 * 1000 * 1000};
+    struct timespec hold = { 0, 20 * 1000 * 1000 };
     nanosleep(&hold, NULL);
     pthread_mutex_unlock(&mutex);
     return pthread_join(t, NULL);
@@ -63,9 +63,8 @@ static int contend_once(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 ||
-        (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin") && strcmp(argv[1], "mutex-mt") &&
-         strcmp(argv[1], "mutex-once"))) {
+    if (argc != 3 || (strcmp(argv[1], "mutex") && strcmp(argv[1], "spin") &&
+                      strcmp(argv[1], "mutex-mt") && strcmp(argv[1], "mutex-once"))) {
         fprintf(stderr, "usage: %s mutex|spin|mutex-mt|mutex-once N\n", argv[0]);
         return 2;
     }

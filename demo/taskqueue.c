@@ -31,27 +31,27 @@
 #include <string.h>
 
 enum {
-    ROOTS = 64,            /* initial tasks */
-    MAX_DEPTH = 11,        /* tasks at this depth have no children */
+    ROOTS = 64,           /* initial tasks */
+    MAX_DEPTH = 11,       /* tasks at this depth have no children */
     COMPUTE_ROUNDS = 800, /* work per task, outside the lock */
-    STAT_BUCKETS = 4096,   /* histogram refreshed inside the lock */
-    BATCH = 32,            /* --batched: pushes per histogram refresh */
+    STAT_BUCKETS = 4096,  /* histogram refreshed inside the lock */
+    BATCH = 32,           /* --batched: pushes per histogram refresh */
 };
 
 static int batched; /* --batched: refresh the histogram once per BATCH pushes */
 
 struct task {
-    struct task *next;  /* queue link, protected by queue.lock */
-    uint64_t key;       /* input to compute() */
-    uint32_t depth;     /* 0 for roots */
-    uint32_t prio;      /* smaller runs first */
+    struct task *next; /* queue link, protected by queue.lock */
+    uint64_t key;      /* input to compute() */
+    uint32_t depth;    /* 0 for roots */
+    uint32_t prio;     /* smaller runs first */
 };
 
 static struct {
-    pthread_mutex_t lock;      /* protects everything below */
-    pthread_cond_t nonempty;   /* signalled when tasks arrive or all are done */
-    struct task *head;         /* sorted by prio, FIFO among equals */
-    long outstanding;          /* queued + being computed; 0 means finished */
+    pthread_mutex_t lock;         /* protects everything below */
+    pthread_cond_t nonempty;      /* signalled when tasks arrive or all are done */
+    struct task *head;            /* sorted by prio, FIFO among equals */
+    long outstanding;             /* queued + being computed; 0 means finished */
     uint64_t stats[STAT_BUCKETS]; /* decaying histogram of pushed priorities */
     uint64_t cdf[STAT_BUCKETS];   /* its running sum, for weighted picks */
 } queue = {
@@ -107,7 +107,7 @@ __attribute__((noinline)) static void update_priority_stats_batch(const uint32_t
     }
 }
 
-struct pending {          /* --batched: a worker's priorities not yet counted */
+struct pending { /* --batched: a worker's priorities not yet counted */
     uint32_t prio[BATCH];
     int n;
 };
@@ -198,8 +198,8 @@ __attribute__((noinline)) static uint64_t compute(uint64_t key)
 
 struct worker {
     pthread_t tid;
-    uint64_t sum;  /* of compute() results, mod 2^64 */
-    long done;     /* tasks completed */
+    uint64_t sum;        /* of compute() results, mod 2^64 */
+    long done;           /* tasks completed */
     struct pending pend; /* --batched */
 };
 

@@ -110,7 +110,7 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
         if (holds) {
             stats->contended++;
         } else if (lb_obj_kind_is_signalled(wait->kind) || wait->kind == LB_OBJ_BARRIER) {
-            stats->contended++;    /* a completed wait is this kind's acquisition */
+            stats->contended++; /* a completed wait is this kind's acquisition */
             stats->acquisitions++;
             if (mon->signal_sampled) /* its blame is estimated (signal_sampled.h) */
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
@@ -231,7 +231,9 @@ static LB_ALWAYS_INLINE lb_hold_t hold_ends(lb_mon_t *mon, uint64_t now)
      * caller's own needs-accounting test. */
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 &&
         __atomic_load_n(&mon->clock_moved, __ATOMIC_RELAXED) == 0) {
-        lb_hold_t hold = { .blame_ns = 0, .record = NULL, .stats = mon->stats,
+        lb_hold_t hold = { .blame_ns = 0,
+                           .record = NULL,
+                           .stats = mon->stats,
                            .was_contended = mon->hold_was_contended };
         __atomic_store_n(&mon->hold_was_contended, 0, __ATOMIC_RELAXED);
         return hold;
@@ -335,8 +337,8 @@ bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hol
     return last;
 }
 
-void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
-                     uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc)
+void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind, uint64_t wait_ns,
+                     lb_thread_t *culprit, uintptr_t culprit_pc)
 {
     int saved_errno = errno;
     lb_enter(victim);

@@ -34,14 +34,14 @@ typedef struct lb_wait {
     lb_mon_t *mon;
     uint64_t start_ns;
     lb_obj_kind kind;
-    uint32_t node_id;        /* of node */
-    lb_cct_node_t *node;     /* the wait's calling context, found before the
+    uint32_t node_id;          /* of node */
+    lb_cct_node_t *node;       /* the wait's calling context, found before the
                               * wait (so not inside the lock once acquired);
                               * NULL if the thread has no CCT */
     struct lb_signal_hot *hot; /* a hot cond's or semaphore's slot, whose
                                 * shards count this wait instead of the
                                 * meta path (signal_waits.h); else NULL */
-    bool timed_out;          /* set by the caller before the end: the wait
+    bool timed_out;            /* set by the caller before the end: the wait
                               * ran out of time (wait_note.h: runs) */
 } lb_wait_t;
 
@@ -49,8 +49,8 @@ typedef struct lb_wait {
 typedef struct lb_hold {
     double blame_ns;
     struct lb_object_stats *record; /* the object's record, NULL if none */
-    uint32_t stats;          /* its index, 0 if none */
-    bool was_contended;      /* the hold began with a wait */
+    uint32_t stats;                 /* its index, 0 if none */
+    bool was_contended;             /* the hold began with a wait */
 } lb_hold_t;
 
 void lb_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait);
@@ -101,8 +101,8 @@ void lb_signal_blame(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uintptr
 bool lb_barrier_arrive(lb_thread_t *self, lb_mon_t *mon, lb_wait_t *wait, lb_hold_t *hold);
 /* Blame received directly (joins): wait_ns of idleness that needs no
  * accrual clock, recorded on a per-object record for conservation. */
-void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind,
-                     uint64_t wait_ns, lb_thread_t *culprit, uintptr_t culprit_pc);
+void lb_direct_blame(lb_thread_t *victim, uintptr_t object, lb_obj_kind kind, uint64_t wait_ns,
+                     lb_thread_t *culprit, uintptr_t culprit_pc);
 void lb_deposit(lb_thread_t *self, const lb_hold_t *hold, lb_obj_kind kind, uintptr_t site);
 /* lb_hold_ends_at then lb_deposit in one call (a mutex or spin lock's
  * release by its holder, before the real release). */

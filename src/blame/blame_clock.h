@@ -48,8 +48,7 @@ static inline void lb_clock_hold_begins(lb_mon_t *mon);
  * dropped. A time left over from an earlier hold (its waiters left before
  * they could see it) is harmless: it can only begin a hold while w == 0,
  * when nothing accrues. */
-static inline void lb_clock_pending_begins(lb_mon_t *mon, lb_object_stats_t *stats,
-                                           uint64_t began)
+static inline void lb_clock_pending_begins(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t began)
 {
     if (began == 0 || mon->held)
         return;
@@ -59,8 +58,7 @@ static inline void lb_clock_pending_begins(lb_mon_t *mon, lb_object_stats_t *sta
 
 static inline void lb_clock_take_pending(lb_mon_t *mon, lb_object_stats_t *stats)
 {
-    if (mon->kind != LB_OBJ_MUTEX ||
-        __atomic_load_n(&mon->hold_pending_ns, __ATOMIC_RELAXED) == 0)
+    if (mon->kind != LB_OBJ_MUTEX || __atomic_load_n(&mon->hold_pending_ns, __ATOMIC_RELAXED) == 0)
         return;
     lb_clock_pending_begins(mon, stats,
                             __atomic_exchange_n(&mon->hold_pending_ns, 0, __ATOMIC_RELAXED));

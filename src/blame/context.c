@@ -28,32 +28,32 @@
 /* Debug: on every hit also walk, and abort if the paths differ. */
 static const bool lb_context_verify = false;
 
-#define LB_CTX_SETS 4
-#define LB_CTX_WAYS 4
+#define LB_CTX_SETS  4
+#define LB_CTX_WAYS  4
 #define LB_CTX_SLOTS 64
 
 typedef struct ctx_entry {
-    uintptr_t sp, bp;          /* starting registers (key; bp only if uses_bp) */
-    bool uses_bp;              /* the walk computed a CFA from the starting rbp */
-    uint64_t sum;              /* checksum of the slot values */
-    uintptr_t site_val;        /* value of the call-site slot */
-    uint32_t site_off;         /* its offset from sp */
-    lb_cct_node_t *node;       /* the context; NULL = empty entry */
-    uint32_t id;               /* its node id */
+    uintptr_t sp, bp;    /* starting registers (key; bp only if uses_bp) */
+    bool uses_bp;        /* the walk computed a CFA from the starting rbp */
+    uint64_t sum;        /* checksum of the slot values */
+    uintptr_t site_val;  /* value of the call-site slot */
+    uint32_t site_off;   /* its offset from sp */
+    lb_cct_node_t *node; /* the context; NULL = empty entry */
+    uint32_t id;         /* its node id */
     uint32_t nslots;
     uint32_t off[LB_CTX_SLOTS];
 } ctx_entry_t;
 
 typedef struct ctx_cache {
     ctx_entry_t set[LB_CTX_SETS][LB_CTX_WAYS];
-    const ctx_entry_t *last;       /* the previous hit or fill, tried first; NULL none */
+    const ctx_entry_t *last;        /* the previous hit or fill, tried first; NULL none */
     const ctx_entry_t *before_last; /* the one before it (not last), tried second */
     uint8_t next_way[LB_CTX_SETS];
-    uintptr_t pcs[LB_MAX_DEPTH];   /* a missing walk's frames */
+    uintptr_t pcs[LB_MAX_DEPTH]; /* a missing walk's frames */
 } ctx_cache_t;
 
 static LB_TLS ctx_cache_t *cache;
-static LB_TLS bool cache_failed;   /* mmap refused once: do not retry per call */
+static LB_TLS bool cache_failed; /* mmap refused once: do not retry per call */
 static LB_TLS uint64_t thread_hits;
 
 static struct {
@@ -127,12 +127,12 @@ static inline void remember(ctx_cache_t *c, const ctx_entry_t *e)
 
 /* A missing context: walk, insert, and fill an entry of set s. Out of
  * line, so that the hit path saves no registers for it. */
-LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r, unsigned s,
-                           uint32_t *id)
+LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c,
+                                               const lb_regs_t *r, unsigned s, uint32_t *id)
 {
     ctx_entry_t *e = &c->set[s][c->next_way[s]];
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
-    e->node = NULL; /* the walk writes e->off: the entry is invalid meanwhile */
+    e->node = NULL;          /* the walk writes e->off: the entry is invalid meanwhile */
     int saved_errno = errno; /* the CCT may map memory */
     int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, &trace);
     lb_cct_node_t *node = lb_cct_insert(self->cct, c->pcs, n);

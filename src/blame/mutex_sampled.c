@@ -13,7 +13,7 @@
 
 lb_sampled_mode_t lb_mutex_mode = LB_SAMPLED_EXACT;
 lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
-static uint32_t slots_used; /* high-water mark: the handler scans this many */
+static uint32_t slots_used;   /* high-water mark: the handler scans this many */
 static uint32_t slots_missed; /* mutexes that wanted a slot and found none */
 
 /* Signal handler: the most idleness slot's waiters can have accrued so
@@ -81,7 +81,8 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
 
 void lb_mutex_sampled_setup(void)
 {
-    lb_mutex_mode = lb_sampled_mode_from_env("LOCKBLAME_MUTEX", true, "mutex blame is timed exactly");
+    lb_mutex_mode =
+        lb_sampled_mode_from_env("LOCKBLAME_MUTEX", true, "mutex blame is timed exactly");
     if (lb_mutex_mode != LB_SAMPLED_EXACT)
         lb_sampler_holder_hook = holder_sample;
 }
@@ -153,8 +154,7 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
     lb_wait_started(self, mon, LB_OBJ_MUTEX, wait);
     if (wait->node) {
         lb_note_lock_site(self, wait->node->pc, LB_OBJ_MUTEX);
-        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id,
-                                     wait->node_id);
+        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, wait->node_id);
     }
     lb_leave(self);
     errno = saved_errno;
@@ -183,9 +183,11 @@ static void drain_slot(lb_mutex_hot_t *slot, lb_object_stats_t *s)
     for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
         lb_mutex_hot_shard_t *shard = &slot->shard[k];
         __atomic_fetch_add(&s->sampled_contended,
-                           __atomic_exchange_n(&shard->waits, 0, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
+                           __atomic_exchange_n(&shard->waits, 0, __ATOMIC_ACQ_REL),
+                           __ATOMIC_RELAXED);
         __atomic_fetch_add(&s->sampled_wait_ns,
-                           __atomic_exchange_n(&shard->wait_ns, 0, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
+                           __atomic_exchange_n(&shard->wait_ns, 0, __ATOMIC_ACQ_REL),
+                           __ATOMIC_RELAXED);
     }
 }
 

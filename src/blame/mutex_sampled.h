@@ -68,7 +68,7 @@
 #include "common/sampled_limits.h" /* LB_MUTEX_HOT_SLOTS */
 #include "core/thread.h"
 
-#define LB_MUTEX_HOT_WANTED UINT32_MAX      /* auto mode found it hot */
+#define LB_MUTEX_HOT_WANTED  UINT32_MAX       /* auto mode found it hot */
 #define LB_MUTEX_HOT_NO_SLOT (UINT32_MAX - 1) /* hot, but no slot was free */
 
 /* A share of one hot mutex's waiters (threads whose id & the shard mask
@@ -76,20 +76,20 @@
  * 16 cores every arriving waiter's count was a cross-core miss before its
  * first attempt, and the winner's last one a miss inside its hold. */
 typedef struct lb_mutex_hot_shard {
-    uint32_t waiting;       /* of these threads, in a sampled wait on it now */
-    uint64_t waits;         /* their sampled waits */
-    uint64_t wait_ns;       /* their time */
-    uint64_t episode_ns;    /* when `waiting` last went from 0 to 1: the start of
+    uint32_t waiting;    /* of these threads, in a sampled wait on it now */
+    uint64_t waits;      /* their sampled waits */
+    uint64_t wait_ns;    /* their time */
+    uint64_t episode_ns; /* when `waiting` last went from 0 to 1: the start of
                              * that waiter's wait (stored just after the count) */
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_shard_t;
 
 /* One hot mutex's sampled waits: the line the handlers read to find it,
  * then the waiters' shards (w is their sum). */
 typedef struct lb_mutex_hot {
-    lb_mon_t *mon;          /* NULL: free */
-    const int *owner;       /* the mutex's owner word (glibc's __owner) */
-    uint32_t stats;         /* mon's record */
-    uint64_t charged_ns;    /* what holder samples have owed in all (the handler's) */
+    lb_mon_t *mon;       /* NULL: free */
+    const int *owner;    /* the mutex's owner word (glibc's __owner) */
+    uint32_t stats;      /* mon's record */
+    uint64_t charged_ns; /* what holder samples have owed in all (the handler's) */
     lb_mutex_hot_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
 
@@ -157,8 +157,7 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *   wait_end   - the attempt succeeded: out of the slot's waiters and of
  *                the waiting state (inside the hold: two atomic adds, on
  *                lines this thread wrote just before the attempt). */
-static inline void lb_mutex_sampled_arrive(lb_thread_t *self, lb_mutex_hot_t *slot,
-                                           uint64_t start)
+static inline void lb_mutex_sampled_arrive(lb_thread_t *self, lb_mutex_hot_t *slot, uint64_t start)
 {
     lb_mutex_hot_shard_t *shard = lb_mutex_hot_shard(slot, self);
     __atomic_fetch_add(&shard->waits, 1, __ATOMIC_RELAXED);

@@ -10,8 +10,8 @@ static uint32_t slot_of(uint32_t object, uint32_t node, uint32_t capacity)
     return lb_hash_index((uint64_t)object << 32 | node, (unsigned)__builtin_ctz(capacity));
 }
 
-static lb_object_blame_t *find(lb_object_blame_t *slot, uint32_t capacity,
-                               uint32_t object, uint32_t node)
+static lb_object_blame_t *find(lb_object_blame_t *slot, uint32_t capacity, uint32_t object,
+                               uint32_t node)
 {
     for (uint32_t i = slot_of(object, node, capacity);; i = (i + 1) & (capacity - 1)) {
         if (slot[i].object == 0 || (slot[i].object == object && slot[i].node == node))

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 typedef struct lb_object_blame {
-    uint32_t object;        /* lb_object_stats index (0 = empty slot) */
-    uint32_t node;          /* node id in the owning thread's CCT */
+    uint32_t object; /* lb_object_stats index (0 = empty slot) */
+    uint32_t node;   /* node id in the owning thread's CCT */
     double blame_ns;
     uint64_t count;
 } lb_object_blame_t;
@@ -24,11 +24,11 @@ typedef struct lb_object_blame {
 
 typedef struct lb_object_blame_table {
     lb_object_blame_t *slot;
-    uint32_t capacity;      /* power of two, 0 before first use */
+    uint32_t capacity; /* power of two, 0 before first use */
     uint32_t used;
-    double dropped_ns;      /* blame that found no memory */
+    double dropped_ns;                                 /* blame that found no memory */
     lb_object_blame_t *recent[LB_OBJECT_BLAME_RECENT]; /* see above */
-    uint32_t recent_next;   /* the recent slot the next slow-path add replaces */
+    uint32_t recent_next; /* the recent slot the next slow-path add replaces */
 } lb_object_blame_table_t;
 
 /* The general case of lb_object_blame_add: find or make the entry. */
@@ -37,8 +37,8 @@ void lb_object_blame_add_slow(lb_object_blame_table_t *t, uint32_t object, uint3
 
 /* Add blame for (object, node). Never fails; see dropped_ns. Leaves
  * errno as it found it. */
-static inline void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object,
-                                       uint32_t node, double blame_ns)
+static inline void lb_object_blame_add(lb_object_blame_table_t *t, uint32_t object, uint32_t node,
+                                       double blame_ns)
 {
     for (int i = 0; i < LB_OBJECT_BLAME_RECENT; i++) {
         lb_object_blame_t *e = t->recent[i];

@@ -22,20 +22,20 @@
 #include "util/common.h"
 
 typedef struct lb_object_stats {
-    uintptr_t addr;           /* the object's address */
-    uint32_t kind;            /* lb_obj_kind */
-    uint32_t first_thread;    /* thread that first waited on it */
-    uint32_t first_node;      /* that waiter's context in its CCT (0 until known) */
-    uint32_t retired;         /* 1 once its lb_mon was freed (destroy/re-init) */
-    uint32_t acquisitions_lost; /* 1: a mutex whose memory was reused before its count
+    uintptr_t addr;                 /* the object's address */
+    uint32_t kind;                  /* lb_obj_kind */
+    uint32_t first_thread;          /* thread that first waited on it */
+    uint32_t first_node;            /* that waiter's context in its CCT (0 until known) */
+    uint32_t retired;               /* 1 once its lb_mon was freed (destroy/re-init) */
+    uint32_t acquisitions_lost;     /* 1: a mutex whose memory was reused before its count
                                  * was read (a std::mutex that went out of scope:
                                  * no destroy call); acquisitions is then unknown */
-    uint64_t acquisitions;    /* exclusive acquisitions (snapshot from lb_mon) */
-    uint64_t contended;       /* acquisitions/waits that had to wait */
-    uint64_t wait_ns;         /* total waiting, as measured by the waiters */
-    double accrued_held_ns;   /* integral of waiters while held (to be blamed) */
-    double blamed_ns;         /* handed to release/signal sites */
-    double handoff_ns;        /* integral of waiters while nobody held it */
+    uint64_t acquisitions;          /* exclusive acquisitions (snapshot from lb_mon) */
+    uint64_t contended;             /* acquisitions/waits that had to wait */
+    uint64_t wait_ns;               /* total waiting, as measured by the waiters */
+    double accrued_held_ns;         /* integral of waiters while held (to be blamed) */
+    double blamed_ns;               /* handed to release/signal sites */
+    double handoff_ns;              /* integral of waiters while nobody held it */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
     lb_collect_note_t most_collect; /* ... and the one that collected the most */
     /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,
@@ -67,7 +67,7 @@ static inline lb_object_stats_t *lb_object_stats_of_mon(uint32_t index)
 {
     return index ? &lb_object_stats_records[index] : NULL;
 }
-uint32_t lb_object_stats_count(void);                  /* highest index + 1 */
+uint32_t lb_object_stats_count(void); /* highest index + 1 */
 
 /* Under mon->meta: the object's record, created on first use (NULL when
  * out of memory). */

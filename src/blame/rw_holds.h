@@ -22,6 +22,6 @@ typedef struct lb_rw_hold {
 typedef struct lb_rw_holds {
     lb_rw_hold_t hold[LB_RW_HOLDS];
     uint32_t depth;
-    uint32_t overflow;      /* holds not recorded */
+    uint32_t overflow; /* holds not recorded */
 } lb_rw_holds_t;
 #endif

@@ -106,8 +106,7 @@ static bool pop_hold(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
     return false;
 }
 
-bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw,
-                           lb_hold_t *hold)
+bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, lb_hold_t *hold)
 {
     lb_rw_hold_t mine;
     if (!pop_hold(self, mon, &mine))

@@ -19,6 +19,5 @@ void lb_rw_wait_end(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
 void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool contended);
 /* Before the real unlock: collect this holder's blame; NULL hold when it
  * has nothing to account (fast path). */
-bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw,
-                           lb_hold_t *hold);
+bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, lb_hold_t *hold);
 #endif

@@ -29,12 +29,16 @@
 #include "blame/mon.h"
 #include "blame/object_stats.h"
 
-#ifndef LB_SAMPLED_RATE /* (a build may set another, to measure the choice) */
-#define LB_SAMPLED_RATE 50000      /* accounted holds per second per lock */
+#ifndef LB_SAMPLED_RATE       /* (a build may set another, to measure the choice) */
+#define LB_SAMPLED_RATE 50000 /* accounted holds per second per lock */
 #endif
-#define LB_SAMPLED_RATE_HOLDS 512  /* accounted holds per rate measurement */
+#define LB_SAMPLED_RATE_HOLDS 512 /* accounted holds per rate measurement */
 
-typedef enum { LB_SAMPLED_AUTO, LB_SAMPLED_EXACT, LB_SAMPLED_ALWAYS } lb_sampled_mode_t;
+typedef enum {
+    LB_SAMPLED_AUTO,
+    LB_SAMPLED_EXACT,
+    LB_SAMPLED_ALWAYS
+} lb_sampled_mode_t;
 
 /* The mode the variable `var` asks for (one lockblame: line for a bad
  * value: auto then). If `needs_samples` (spin waits, mutex holders:

@@ -71,10 +71,10 @@ static double interval_blame(lb_object_stats_t *stats, double accrued, uint32_t 
 
 /* What a measured signal read at its clock read, for its mark. */
 typedef struct slot_mark {
-    double v;           /* V */
-    uint64_t i;         /* I */
-    uint64_t waiting;   /* the slot's waiters */
-    uint64_t at;        /* the time of the read */
+    double v;         /* V */
+    uint64_t i;       /* I */
+    uint64_t waiting; /* the slot's waiters */
+    uint64_t at;      /* the time of the read */
 } slot_mark_t;
 
 /* Under meta: the step of an object without a slot, its marks in the
@@ -93,9 +93,9 @@ static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, ui
     }
     mon->clock_at_acquire = mon->clock; /* the next interval begins here */
     mon->clock_moved = 0;
-    mon->signal_sampled = (v & ~(LB_SIGNAL_STATE | LB_SIGNAL_MARK_LOG2_MASK)) |
-                          (mark_log2 ? LB_SIGNAL_MARKED | mark_log2 << LB_SIGNAL_MARK_LOG2_SHIFT
-                                     : LB_SIGNAL_SAMPLED);
+    mon->signal_sampled =
+        (v & ~(LB_SIGNAL_STATE | LB_SIGNAL_MARK_LOG2_MASK)) |
+        (mark_log2 ? LB_SIGNAL_MARKED | mark_log2 << LB_SIGNAL_MARK_LOG2_SHIFT : LB_SIGNAL_SAMPLED);
     return hold;
 }
 
@@ -197,7 +197,8 @@ void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kin
     self->signal_gap_from = 0;
     lb_hold_t hold = { 0 };
     slot_mark_t slot_mark;
-    lb_signal_hot_t *slot = lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
+    lb_signal_hot_t *slot =
+        lb_signal_waits_slot(__atomic_load_n(&mon->signal_sampled, __ATOMIC_ACQUIRE));
     if (slot && __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) == mon) {
         uint64_t previous = __atomic_load_n(&slot->measured_ns, __ATOMIC_RELAXED);
         if (previous && now > previous + LB_SIGNAL_GAP_NS &&

@@ -125,19 +125,19 @@
 #include "core/thread.h"
 #include "util/clock.h"
 
-#define LB_SIGNAL_SAMPLED 1u
-#define LB_SIGNAL_MARKED 2u
-#define LB_SIGNAL_STATE 3u /* the state bits; the waits' slot number above them */
+#define LB_SIGNAL_SAMPLED         1u
+#define LB_SIGNAL_MARKED          2u
+#define LB_SIGNAL_STATE           3u /* the state bits; the waits' slot number above them */
 /* A gap: no signal on the object for LB_SIGNAL_GAP_NS (sampled_limits.h,
  * "Gaps" above); the signals' time is stored when it moved to another
  * 2^GRAIN ns (8 us), so that signallers at a million a second do not pass
  * the line between them on every signal: a gap starts at most one grain
  * early. */
-#define LB_SIGNAL_GAP_GRAIN_LOG2 13
+#define LB_SIGNAL_GAP_GRAIN_LOG2  13
 /* An object without a slot keeps its open mark's log2 N here (with one,
  * the slot keeps it: lb_signal_hot_t.mark_log2). */
 #define LB_SIGNAL_MARK_LOG2_SHIFT 16
-#define LB_SIGNAL_MARK_LOG2_MASK (0xfu << LB_SIGNAL_MARK_LOG2_SHIFT)
+#define LB_SIGNAL_MARK_LOG2_MASK  (0xfu << LB_SIGNAL_MARK_LOG2_SHIFT)
 
 extern lb_sampled_mode_t lb_signal_mode;
 /* Read LOCKBLAME_COND. */
@@ -190,7 +190,8 @@ static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v, const 
 {
     lb_signal_hot_t *slot = lb_signal_waits_slot(v); /* a slot keeps the mark itself */
     bool gap = false;
-    if (slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) && lb_signal_has_waiters(obj, kind)) {
+    if (slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) &&
+        lb_signal_has_waiters(obj, kind)) {
         uint64_t now = lb_now_ns();
         uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
         if ((now ^ last) >> LB_SIGNAL_GAP_GRAIN_LOG2) { /* (else a store of nearly the same) */

@@ -55,10 +55,10 @@
 #include "core/thread.h"
 #include "util/meta_lock.h"
 
-#define LB_SIGNAL_HOT_SLOTS 64
+#define LB_SIGNAL_HOT_SLOTS  64
 /* signal_sampled values keep the slot's number above the state bits */
 #define LB_SIGNAL_SLOT_SHIFT 2
-#define LB_SIGNAL_SLOT_MASK 0x3fffu /* (above it: signal_sampled.h's mark bits) */
+#define LB_SIGNAL_SLOT_MASK  0x3fffu /* (above it: signal_sampled.h's mark bits) */
 
 /* The shard's last events (signal_sampled.h, "Gaps"): enough to know its
  * I at a time a few events back. */
@@ -66,11 +66,11 @@
 
 typedef struct lb_signal_shard {
     lb_meta_lock_t lock;
-    uint32_t waiting;      /* n */
-    uint64_t start_sum;    /* S, ns */
-    uint64_t waited_ns;    /* C */
-    uint64_t waits;        /* completed waits */
-    uint64_t last_ns;      /* the latest begin or end */
+    uint32_t waiting;   /* n */
+    uint64_t start_sum; /* S, ns */
+    uint64_t waited_ns; /* C */
+    uint64_t waits;     /* completed waits */
+    uint64_t last_ns;   /* the latest begin or end */
     /* the last LB_SIGNAL_SHARD_EVENTS begins and ends: each one's time,
      * the shard's I and n just after it; entry (events - 1) % the size is
      * the newest (an entry never written reads time 0, I 0, n 0: the
@@ -84,16 +84,16 @@ typedef struct lb_signal_shard {
 /* The header: read by the object's signals, written by its measured
  * signals (signal_sampled.c) under `lock`; the waits read none of it. */
 typedef struct lb_signal_hot {
-    lb_mon_t *mon;         /* NULL: free */
-    uint32_t stats;        /* mon's record */
-    lb_meta_lock_t lock;   /* the fields below */
-    uint32_t marked;       /* a measured interval is open (signal_sampled.h) */
-    uint32_t mark_log2;    /* ... and stands for 2^mark_log2 intervals */
-    double v_mark;         /* the meta clock V at its mark */
-    uint64_t i_mark;       /* I at its mark */
-    uint64_t i_drained;    /* I already in the record's accrued_held_ns */
-    uint64_t measured_ns;  /* when I was last read */
-    uint32_t gaps;         /* 1: its signals look for gaps (signal_sampled.h, "Gaps") */
+    lb_mon_t *mon;           /* NULL: free */
+    uint32_t stats;          /* mon's record */
+    lb_meta_lock_t lock;     /* the fields below */
+    uint32_t marked;         /* a measured interval is open (signal_sampled.h) */
+    uint32_t mark_log2;      /* ... and stands for 2^mark_log2 intervals */
+    double v_mark;           /* the meta clock V at its mark */
+    uint64_t i_mark;         /* I at its mark */
+    uint64_t i_drained;      /* I already in the record's accrued_held_ns */
+    uint64_t measured_ns;    /* when I was last read */
+    uint32_t gaps;           /* 1: its signals look for gaps (signal_sampled.h, "Gaps") */
     uint64_t last_signal_ns; /* then the latest signal's time (to a grain), stored by
                               * the signals, relaxed, no lock */
     uint64_t drained_waits, drained_ns; /* completed waits already in the record */
@@ -116,8 +116,7 @@ uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
 
 /* self begins / ends a wait on slot's object at start / end. */
 void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start);
-void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start,
-                         uint64_t end);
+void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end);
 
 /* A measured signal at now, holding slot->lock: I(now), and the accrual
  * since the last one moved into stats; *waiting (if not NULL): the

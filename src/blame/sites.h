@@ -13,18 +13,18 @@
 #include "sampler/metrics.h"
 #include "util/common.h"
 
-#define LB_SITE_SLOTS 512   /* power of two */
+#define LB_SITE_SLOTS 512 /* power of two */
 
 typedef struct lb_site {
-    uintptr_t key;          /* call-site return address, kind + 1 in the top byte (lb_site_key); 0 = free */
-    uint64_t releases;      /* unlock / signal / broadcast / post calls at this site */
-    uint32_t acquisitions;  /* completed acquisitions/waits made at this site (slow path only) */
-    uint32_t contended;     /* of those, how many had to wait */
+    uintptr_t key; /* call-site return address, kind + 1 in the top byte (lb_site_key); 0 = free */
+    uint64_t releases;     /* unlock / signal / broadcast / post calls at this site */
+    uint32_t acquisitions; /* completed acquisitions/waits made at this site (slow path only) */
+    uint32_t contended;    /* of those, how many had to wait */
 } lb_site_t;
 
 typedef struct lb_site_table {
     lb_site_t slot[LB_SITE_SLOTS];
-    uint64_t overflow;      /* counts that found no free slot */
+    uint64_t overflow; /* counts that found no free slot */
 } lb_site_table_t;
 
 /* Return addresses are never aligned to 8, so keep the kind in the high
@@ -33,8 +33,14 @@ static inline uintptr_t lb_site_key(uintptr_t ra, lb_obj_kind kind)
 {
     return ra | ((uintptr_t)(kind + 1) << 56);
 }
-static inline uintptr_t lb_site_ra(uintptr_t key) { return key & ((1ull << 56) - 1); }
-static inline lb_obj_kind lb_site_kind(uintptr_t key) { return (lb_obj_kind)((key >> 56) - 1); }
+static inline uintptr_t lb_site_ra(uintptr_t key)
+{
+    return key & ((1ull << 56) - 1);
+}
+static inline lb_obj_kind lb_site_kind(uintptr_t key)
+{
+    return (lb_obj_kind)((key >> 56) - 1);
+}
 
 /* The used slots, copied into right-sized arena memory; *count gets how
  * many. Returns NULL (count 0) when none are used or memory is short. */
@@ -54,8 +60,8 @@ static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
  * caller keeps per thread: a run of releases from one call site (a loop)
  * compares one word instead of hashing. A slot never moves while its
  * table lives, so the cached slot stays right. */
-static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key,
-                                            uintptr_t *last_key, lb_site_t **last)
+static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key, uintptr_t *last_key,
+                                            lb_site_t **last)
 {
     if (lb_likely(*last_key == key))
         return *last;

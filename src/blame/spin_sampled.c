@@ -47,7 +47,9 @@ LB_COLD static lb_object_stats_t *first_stats(lb_thread_t *self, lb_mon_t *mon)
     return stats;
 }
 
-enum { WAITS_FLUSH_AT = 1u << 31 }; /* a count this high goes to its record */
+enum {
+    WAITS_FLUSH_AT = 1u << 31
+}; /* a count this high goes to its record */
 
 static void add_waits(uint64_t kept)
 {

@@ -26,8 +26,8 @@ void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint
     __atomic_store_n(&n->open_start_ns, start_ns, __ATOMIC_RELEASE);
 }
 
-void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
-                      uint64_t start_ns, uint64_t end_ns, bool timed_out)
+void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index, uint64_t start_ns,
+                      uint64_t end_ns, bool timed_out)
 {
     lb_wait_note_t *n = self->wait_note;
     __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
@@ -59,16 +59,16 @@ void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, 
 {
     if (!stats || !lb_obj_kind_is_signalled(stats->kind))
         return;
-    stats->last_collect = (lb_collect_note_t){ .at_ns = now, .blame_ns = blame_ns,
-                                               .thread = self->id, .node = 0 };
+    stats->last_collect =
+        (lb_collect_note_t){ .at_ns = now, .blame_ns = blame_ns, .thread = self->id, .node = 0 };
     if (blame_ns > stats->most_collect.blame_ns)
         stats->most_collect = stats->last_collect;
 }
 
 void lb_note_deposit(lb_thread_t *self, lb_object_stats_t *stats, uint32_t node)
 {
-    if (!stats || !lb_obj_kind_is_signalled(stats->kind) || stats->last_collect.thread != self->id ||
-        stats->last_collect.node != 0)
+    if (!stats || !lb_obj_kind_is_signalled(stats->kind) ||
+        stats->last_collect.thread != self->id || stats->last_collect.node != 0)
         return;
     stats->last_collect.node = node;
     if (stats->most_collect.at_ns == stats->last_collect.at_ns &&

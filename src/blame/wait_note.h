@@ -23,12 +23,12 @@ struct lb_mon;
 typedef struct lb_wait_note {
     /* the wait in progress (open_start_ns == 0: none) */
     struct lb_mon *open_mon;
-    uint64_t open_start_ns;       /* monotonic */
-    uint32_t open_kind;           /* lb_obj_kind */
-    uint32_t open_node;           /* the wait's context in the thread's CCT, 0 unknown */
+    uint64_t open_start_ns; /* monotonic */
+    uint32_t open_kind;     /* lb_obj_kind */
+    uint32_t open_node;     /* the wait's context in the thread's CCT, 0 unknown */
     /* the last completed cond/sem wait */
-    uint32_t last_stats;          /* object record index, 0 if none */
-    uint32_t last_kind;           /* lb_obj_kind */
+    uint32_t last_stats; /* object record index, 0 if none */
+    uint32_t last_kind;  /* lb_obj_kind */
     uint64_t last_start_ns, last_end_ns;
     /* the longest completed cond/sem wait: a thread parked from its start
      * until shutdown that, once woken, waits again on its way out (a
@@ -43,15 +43,15 @@ typedef struct lb_wait_note {
      * xz's main thread, waiting for its workers' blocks with timed waits,
      * is taking part in the work, not parked */
     uint64_t run_start_ns;
-    uint32_t last_timed_out;      /* the last wait ran out of time */
+    uint32_t last_timed_out; /* the last wait ran out of time */
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its
  * lb_object_stats (under meta) and completed by the depositing thread. */
 typedef struct lb_collect_note {
-    uint64_t at_ns;               /* monotonic time of the collect, 0 none */
-    double blame_ns;              /* blame it collected */
-    uint32_t thread;              /* collecting thread id */
-    uint32_t node;                /* its release context (0 until deposited) */
+    uint64_t at_ns;  /* monotonic time of the collect, 0 none */
+    double blame_ns; /* blame it collected */
+    uint32_t thread; /* collecting thread id */
+    uint32_t node;   /* its release context (0 until deposited) */
 } lb_collect_note_t;
 #endif

@@ -12,8 +12,8 @@
  * ".lto_priv.N". */
 static inline size_t lb_clone_suffix_len(const char *s)
 {
-    static const char *const kinds[] = { "constprop", "isra", "part", "cold", "localalias",
-                                         "lto_priv" };
+    static const char *const kinds[] = { "constprop", "isra",       "part",
+                                         "cold",      "localalias", "lto_priv" };
     if (*s != '.')
         return 0;
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {

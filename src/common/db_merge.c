@@ -19,8 +19,7 @@ int lb_db_version(sqlite3 *db, const char *schema)
     sqlite3_finalize(st);
     if (tables <= 0)
         return tables; /* 0: empty, -1: unreadable (not SQLite) */
-    snprintf(sql, sizeof sql,
-             "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
+    snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -48,8 +47,8 @@ static bool has_table(sqlite3 *db, const char *schema, const char *table)
     char sql[256];
     sqlite3_stmt *st = NULL;
     bool found = false;
-    snprintf(sql, sizeof sql, "SELECT 1 FROM \"%s\".sqlite_master WHERE type = 'table' AND name = ?1",
-             schema);
+    snprintf(sql, sizeof sql,
+             "SELECT 1 FROM \"%s\".sqlite_master WHERE type = 'table' AND name = ?1", schema);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
         found = sqlite3_step(st) == SQLITE_ROW;
@@ -103,49 +102,52 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
         " samples, samples_dropped, exit_reason, %s, %s + (SELECT COUNT(*) FROM \"%w\".run d"
         " WHERE d.pid = r.pid AND d.proc_start IS %s AND d.run_key IS %s), %s, %s"
         " FROM \"%w\".run r",
-        dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst,
-        v3 ? "r.proc_start" : "NULL", v3 ? "r.run_key" : "NULL",
-        v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
+        dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst, v3 ? "r.proc_start" : "NULL",
+        v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base"
-                               " FROM \"%w\".module", dst, s.module, src);
+                               " FROM \"%w\".module",
+                               dst, s.module, src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
                                " offset, function, file, line FROM \"%w\".frame",
                                dst, s.frame, s.module, src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id")
-                               ", " FREF("frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
-                               dst, s.node, s.node, s.frame, src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".thread SELECT id + %lld, tid, "
-                               FREF("start_frame_id") ", " NREF("creator_node_id")
-                               ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld"
+    sql[n++] =
+        sqlite3_mprintf("INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id") ", " FREF(
+                            "frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
+                        dst, s.node, s.node, s.frame, src);
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".thread SELECT id + %lld, tid, " FREF("start_frame_id") ", " NREF(
+            "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld"
                                " FROM \"%w\".thread",
-                               dst, s.thread, s.frame, s.node, run_ref, s.run, src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".metric SELECT " NREF("node_id")
-                               ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
-                               " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
-                               " idle_sem_s, idle_join_s, blamed_count, %s"
-                               " FROM \"%w\".metric",
-                               dst, s.node, s.thread,
-                               version >= 2 ? "idle_undirected_s" : "0", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".site SELECT " FREF("frame_id")
-                               ", thread_id + %lld, object, acquisitions, contended, releases"
-                               " FROM \"%w\".site",
-                               dst, s.frame, s.thread, src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
-                               " address, " NREF("first_node_id") ", acquisitions, contended,"
-                               " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
-                               " FROM \"%w\".sync_object",
-                               dst, s.object, s.node, run_ref, s.run,
-                               version >= 4 ? "sampled_waits" : "0", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, "
-                               NREF("node_id") ", thread_id + %lld, blame_s, count"
-                               " FROM \"%w\".object_blame",
+        dst, s.thread, s.frame, s.node, run_ref, s.run, src);
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".metric SELECT " NREF(
+            "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
+                       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
+                       " idle_sem_s, idle_join_s, blamed_count, %s"
+                       " FROM \"%w\".metric",
+        dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0", src);
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".site SELECT " FREF(
+            "frame_id") ", thread_id + %lld, object, acquisitions, contended, releases"
+                        " FROM \"%w\".site",
+        dst, s.frame, s.thread, src);
+    sql[n++] = sqlite3_mprintf(
+        "INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
+        " address, " NREF(
+            "first_node_id") ", acquisitions, contended,"
+                             " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
+                             " FROM \"%w\".sync_object",
+        dst, s.object, s.node, run_ref, s.run, version >= 4 ? "sampled_waits" : "0", src);
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, " NREF(
+                                   "node_id") ", thread_id + %lld, blame_s, count"
+                                              " FROM \"%w\".object_blame",
                                dst, s.object, s.node, s.thread, src);
     /* structural_wait is optional in a source (older version-2 files). */
     if (has_table(db, src, "structural_wait"))
         sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + %lld,"
-                                   " object_id + %lld, object, start_s, end_s, open, "
-                                   NREF("node_id") ", node_thread_id + %lld, blame_s"
-                                   " FROM \"%w\".structural_wait",
+                                   " object_id + %lld, object, start_s, end_s, open, " NREF(
+                                       "node_id") ", node_thread_id + %lld, blame_s"
+                                                  " FROM \"%w\".structural_wait",
                                    dst, s.thread, s.object, s.node, s.thread, src);
     /* Integer counters add up; other values (the sampling mechanism, its
      * rate) stay the first process's; the version keys are the

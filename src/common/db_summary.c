@@ -9,12 +9,13 @@
 void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
 {
     sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(
-        db, "SELECT (SELECT TOTAL(work_s) FROM metric),"
-           " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
-           "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
-           " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run),"
-           " (SELECT TOTAL(idle_join_s) FROM metric)", -1, &st, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT (SELECT TOTAL(work_s) FROM metric),"
+                       " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
+                       "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
+                       " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run),"
+                       " (SELECT TOTAL(idle_join_s) FROM metric)",
+                       -1, &st, NULL);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         out->work_s = sqlite3_column_double(st, 0);
         out->idleness_s = sqlite3_column_double(st, 1);
@@ -41,8 +42,8 @@ void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size)
     buf[0] = '\0';
     bool apart = s->structural_s > s->top_site_s && s->structural_s >= 0.5 * s->idleness_s;
     if (s->top_site[0])
-        snprintf(buf, size, "top release site: %s, %.3f s %s blame%s", s->top_site,
-                 s->top_site_s, s->top_object, apart ? ";" : "");
+        snprintf(buf, size, "top release site: %s, %.3f s %s blame%s", s->top_site, s->top_site_s,
+                 s->top_object, apart ? ";" : "");
     if (apart) {
         size_t n = strlen(buf);
         snprintf(buf + n, size - n,

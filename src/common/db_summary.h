@@ -8,15 +8,15 @@
 #include <stddef.h>
 
 typedef struct lb_db_summary {
-    double effort_s;          /* work + idleness, all threads (as the CLI's header) */
-    double work_s;            /* CPU samples while not waiting */
-    double idleness_s;        /* idleness blamed on calling contexts */
-    double wait_s;            /* measured by the waiters */
-    char top_site[256];       /* "function (file:line)" of the top release site, or "" */
+    double effort_s;    /* work + idleness, all threads (as the CLI's header) */
+    double work_s;      /* CPU samples while not waiting */
+    double idleness_s;  /* idleness blamed on calling contexts */
+    double wait_s;      /* measured by the waiters */
+    char top_site[256]; /* "function (file:line)" of the top release site, or "" */
     double top_site_s;
-    char top_object[16];      /* kind of the top site */
-    int processes;            /* rows of run */
-    double structural_s;      /* of idleness: joins and threads parked until shutdown */
+    char top_object[16]; /* kind of the top site */
+    int processes;       /* rows of run */
+    double structural_s; /* of idleness: joins and threads parked until shutdown */
 } lb_db_summary_t;
 
 /* Fill *out from the database in db's main schema. Fields it cannot read

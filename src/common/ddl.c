@@ -4,8 +4,8 @@
 #include <string.h>
 
 const char *const lb_ddl_tables[] = {
-    "meta", "run", "module", "frame", "node", "thread", "metric", "site",
-    "sync_object", "object_blame", "structural_wait", NULL,
+    "meta", "run",         "module",       "frame",           "node", "thread", "metric",
+    "site", "sync_object", "object_blame", "structural_wait", NULL,
 };
 
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended

@@ -5,12 +5,8 @@
 #include <string.h>
 
 const char *const lb_obj_kind_names[LB_OBJ_KINDS] = {
-    [LB_OBJ_MUTEX] = "mutex",
-    [LB_OBJ_SPIN] = "spin",
-    [LB_OBJ_RWLOCK] = "rwlock",
-    [LB_OBJ_COND] = "cond",
-    [LB_OBJ_BARRIER] = "barrier",
-    [LB_OBJ_SEM] = "sem",
+    [LB_OBJ_MUTEX] = "mutex", [LB_OBJ_SPIN] = "spin",       [LB_OBJ_RWLOCK] = "rwlock",
+    [LB_OBJ_COND] = "cond",   [LB_OBJ_BARRIER] = "barrier", [LB_OBJ_SEM] = "sem",
     [LB_OBJ_JOIN] = "join",
 };
 

@@ -13,17 +13,17 @@
 /* A source file of the runtime: an installed header. */
 static inline bool lb_runtime_file(const char *file)
 {
-    return file && (strncmp(file, "/usr/include/", 13) == 0 ||
-                    strncmp(file, "/usr/lib/gcc/", 13) == 0 ||
-                    strstr(file, "/include/c++/") != NULL);
+    return file &&
+           (strncmp(file, "/usr/include/", 13) == 0 || strncmp(file, "/usr/lib/gcc/", 13) == 0 ||
+            strstr(file, "/include/c++/") != NULL);
 }
 
 /* A runtime library, the kernel's vDSO (clock_gettime: the writer names
  * it "[vdso]") or lockblame itself, by module path or base name. */
 static inline bool lb_runtime_module(const char *module)
 {
-    static const char *const prefixes[] = { "libc.so", "libc-", "libpthread", "libstdc++",
-                                            "libgcc_s", "ld-linux", "libc++", "libm.so",
+    static const char *const prefixes[] = { "libc.so",      "libc-",    "libpthread", "libstdc++",
+                                            "libgcc_s",     "ld-linux", "libc++",     "libm.so",
                                             "liblockblame", "[vdso]" };
     if (!module)
         return false;

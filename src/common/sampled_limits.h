@@ -8,11 +8,11 @@
  * once (src/blame/mutex_sampled.h). */
 #ifndef LB_COMMON_SAMPLED_LIMITS_H
 #define LB_COMMON_SAMPLED_LIMITS_H
-#define LB_SIGNAL_SAMPLE_EVERY 16
+#define LB_SIGNAL_SAMPLE_EVERY      16
 #define LB_SIGNAL_SAMPLE_EVERY_LOG2 4
-#define LB_SIGNAL_SAMPLE_MAX 64
-#define LB_SIGNAL_SAMPLE_MAX_LOG2 6
-#define LB_SIGNAL_MARKS_PER_S 4000
-#define LB_SIGNAL_GAP_NS 250000u
-#define LB_MUTEX_HOT_SLOTS 64
+#define LB_SIGNAL_SAMPLE_MAX        64
+#define LB_SIGNAL_SAMPLE_MAX_LOG2   6
+#define LB_SIGNAL_MARKS_PER_S       4000
+#define LB_SIGNAL_GAP_NS            250000u
+#define LB_MUTEX_HOT_SLOTS          64
 #endif

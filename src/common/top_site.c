@@ -24,7 +24,7 @@ typedef struct {
 } frame_t;
 
 typedef struct {
-    char *key;  /* "function\tfile\tline\tkind" of the site frame */
+    char *key; /* "function\tfile\tline\tkind" of the site frame */
     long long frame;
     char kind[16];
     double v;
@@ -59,14 +59,16 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
     long long nf = max_id(db, "SELECT MAX(id) FROM frame") + 1;
     if (nn <= 0 || nf <= 0)
         return;
-    long long *parent = calloc((size_t)nn, sizeof *parent), *nframe = calloc((size_t)nn, sizeof *nframe);
+    long long *parent = calloc((size_t)nn, sizeof *parent),
+              *nframe = calloc((size_t)nn, sizeof *nframe);
     frame_t *fr = calloc((size_t)nf, sizeof *fr);
     cand_t *c = NULL;
     size_t n = 0, cap = 0;
     sqlite3_stmt *st = NULL;
     if (!parent || !nframe || !fr)
         goto out;
-    if (sqlite3_prepare_v2(db, "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, 0) FROM node",
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, 0) FROM node",
                            -1, &st, NULL) == SQLITE_OK)
         while (sqlite3_step(st) == SQLITE_ROW) {
             long long id = sqlite3_column_int64(st, 0);
@@ -76,8 +78,10 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
             }
         }
     sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db, "SELECT f.id, f.function, f.file, f.line, m.path, f.offset FROM frame f"
-                           " LEFT JOIN module m ON m.id = f.module_id", -1, &st, NULL) == SQLITE_OK)
+    if (sqlite3_prepare_v2(db,
+                           "SELECT f.id, f.function, f.file, f.line, m.path, f.offset FROM frame f"
+                           " LEFT JOIN module m ON m.id = f.module_id",
+                           -1, &st, NULL) == SQLITE_OK)
         while (sqlite3_step(st) == SQLITE_ROW) {
             long long id = sqlite3_column_int64(st, 0);
             if (id <= 0 || id >= nf)
@@ -92,17 +96,18 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
         }
     sqlite3_finalize(st);
     /* Blame per (node, kind), less its structural share; joins are structural. */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT k.node_id, k.kind, SUM(k.v) - COALESCE((SELECT SUM(s.blame_s)"
-                           " FROM structural_wait s WHERE s.node_id = k.node_id AND s.object = k.kind), 0)"
-                           " FROM (SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
-                           " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
-                           " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
-                           " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
-                           " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
-                           " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric) k"
-                           " WHERE k.v > 0 GROUP BY k.node_id, k.kind",
-                           -1, &st, NULL) == SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT k.node_id, k.kind, SUM(k.v) - COALESCE((SELECT SUM(s.blame_s)"
+            " FROM structural_wait s WHERE s.node_id = k.node_id AND s.object = k.kind), 0)"
+            " FROM (SELECT node_id, 'mutex' AS kind, idle_mutex_s AS v FROM metric"
+            " UNION ALL SELECT node_id, 'spin', idle_spin_s FROM metric"
+            " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
+            " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
+            " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
+            " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric) k"
+            " WHERE k.v > 0 GROUP BY k.node_id, k.kind",
+            -1, &st, NULL) == SQLITE_OK)
         while (sqlite3_step(st) == SQLITE_ROW) {
             long long v = sqlite3_column_int64(st, 0);
             double b = sqlite3_column_double(st, 2);

@@ -15,8 +15,8 @@
 
 typedef struct lb_u64map {
     uint64_t *keys;
-    int32_t *values;     /* -1: empty slot */
-    size_t capacity;     /* power of two, 0 before the first insert */
+    int32_t *values; /* -1: empty slot */
+    size_t capacity; /* power of two, 0 before the first insert */
     size_t used;
 } lb_u64map_t;
 

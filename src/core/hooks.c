@@ -31,9 +31,15 @@ int lb_hooks_thread(enum lb_thread_step step, lb_thread_t *t)
                 if (h->init && h->init(t) != 0)
                     return -1;
                 break;
-            case LB_THREAD_START: fn = h->start; break;
-            case LB_THREAD_STOP: fn = h->stop; break;
-            case LB_THREAD_COMPACT: fn = h->compact; break;
+            case LB_THREAD_START:
+                fn = h->start;
+                break;
+            case LB_THREAD_STOP:
+                fn = h->stop;
+                break;
+            case LB_THREAD_COMPACT:
+                fn = h->compact;
+                break;
             }
             if (fn)
                 fn(t);
@@ -47,16 +53,24 @@ void lb_hooks_process(enum lb_process_step step, const char *reason, lb_thread_t
     bool down = step == LB_PROCESS_QUIESCE || step == LB_PROCESS_FORK_PREPARE;
     for (int i = 0; i < LB_RANKS; i++) {
         enum lb_rank rank = nth_rank(i, down);
-        for (const lb_process_hooks_t *h = __start_lb_process_hooks;
-             h < __stop_lb_process_hooks; h++) {
+        for (const lb_process_hooks_t *h = __start_lb_process_hooks; h < __stop_lb_process_hooks;
+             h++) {
             if (h->rank != rank)
                 continue;
             void (*fn)(void) = NULL;
             switch (step) {
-            case LB_PROCESS_SETUP: fn = h->setup; break;
-            case LB_PROCESS_QUIESCE: fn = h->quiesce; break;
-            case LB_PROCESS_FORK_PREPARE: fn = h->fork_prepare; break;
-            case LB_PROCESS_FORK_PARENT: fn = h->fork_parent; break;
+            case LB_PROCESS_SETUP:
+                fn = h->setup;
+                break;
+            case LB_PROCESS_QUIESCE:
+                fn = h->quiesce;
+                break;
+            case LB_PROCESS_FORK_PREPARE:
+                fn = h->fork_prepare;
+                break;
+            case LB_PROCESS_FORK_PARENT:
+                fn = h->fork_parent;
+                break;
             case LB_PROCESS_FINISH:
                 if (h->finish)
                     h->finish(reason);

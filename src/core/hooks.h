@@ -57,13 +57,18 @@ typedef struct lb_process_hooks {
     void (*fork_child)(lb_thread_t *self);
 } lb_process_hooks_t;
 
-#define LB_HOOKS_SECTION_(type, sec, name)                                          \
+#define LB_HOOKS_SECTION_(type, sec, name) \
     static const type name __attribute__((used, section(sec), aligned(sizeof(void *))))
-#define LB_THREAD_HOOKS(name) LB_HOOKS_SECTION_(lb_thread_hooks_t, "lb_thread_hooks", name)
+#define LB_THREAD_HOOKS(name)  LB_HOOKS_SECTION_(lb_thread_hooks_t, "lb_thread_hooks", name)
 #define LB_PROCESS_HOOKS(name) LB_HOOKS_SECTION_(lb_process_hooks_t, "lb_process_hooks", name)
 
 /* Run one step of every layer's hooks, in the order given above. */
-enum lb_thread_step { LB_THREAD_INIT, LB_THREAD_START, LB_THREAD_STOP, LB_THREAD_COMPACT };
+enum lb_thread_step {
+    LB_THREAD_INIT,
+    LB_THREAD_START,
+    LB_THREAD_STOP,
+    LB_THREAD_COMPACT
+};
 int lb_hooks_thread(enum lb_thread_step step, lb_thread_t *t); /* -1: an init failed */
 enum lb_process_step {
     LB_PROCESS_SETUP,

@@ -9,7 +9,12 @@
 #define LB_CORE_PHASE_H
 #include <stdbool.h>
 
-enum lb_phase { LB_PHASE_OFF, LB_PHASE_STARTING, LB_PHASE_RUNNING, LB_PHASE_FINISHED };
+enum lb_phase {
+    LB_PHASE_OFF,
+    LB_PHASE_STARTING,
+    LB_PHASE_RUNNING,
+    LB_PHASE_FINISHED
+};
 extern int lb_runtime_phase;
 
 static inline bool lb_runtime_monitoring(void)

@@ -29,8 +29,7 @@ static void registry_push(lb_thread_t *t)
                                           __ATOMIC_ACQUIRE));
 }
 
-lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
-                              uint32_t creator_node)
+lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node)
 {
     int saved_errno = errno;
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);

@@ -36,75 +36,75 @@
 #include "util/common.h"
 
 /* Per-layer parts, complete only in their own layer's headers. */
-struct lb_site_table;          /* blame/sites.h */
-struct lb_site;                /* blame/sites.h */
-struct lb_rw_holds;            /* blame/rw_holds.h */
-struct lb_object_blame_table;  /* blame/object_blame.h */
-struct lb_sampler_thread;      /* sampler/sampler.h */
-struct lb_cct;                 /* sampler/cct.h */
-struct lb_wait_note;           /* blame/wait_note.h */
-struct lb_wait_deferred;       /* blame/wait_deferred.h */
-struct lb_mon;                 /* blame/mon.h */
-struct lb_spin_counts;         /* locks/spin_counts.h */
-struct lb_spin_count;          /* locks/spin_counts.h */
+struct lb_site_table;         /* blame/sites.h */
+struct lb_site;               /* blame/sites.h */
+struct lb_rw_holds;           /* blame/rw_holds.h */
+struct lb_object_blame_table; /* blame/object_blame.h */
+struct lb_sampler_thread;     /* sampler/sampler.h */
+struct lb_cct;                /* sampler/cct.h */
+struct lb_wait_note;          /* blame/wait_note.h */
+struct lb_wait_deferred;      /* blame/wait_deferred.h */
+struct lb_mon;                /* blame/mon.h */
+struct lb_spin_counts;        /* locks/spin_counts.h */
+struct lb_spin_count;         /* locks/spin_counts.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
     union {
         struct {
-            uint16_t busy;        /* re-entry guard, see above */
-            uint16_t deferred;    /* blame/wait_deferred.h: a wait's end awaits a release */
+            uint16_t busy;     /* re-entry guard, see above */
+            uint16_t deferred; /* blame/wait_deferred.h: a wait's end awaits a release */
         };
-        uint32_t gate;            /* either: the mutex unlock fast path's one test */
+        uint32_t gate; /* either: the mutex unlock fast path's one test */
     };
-    pid_t tid;                    /* gettid(); the NORMAL-mutex fast path stores it as owner */
-    struct lb_site_table *sites;  /* exact per-call-site counts (mmap'd; NULL once exited) */
+    pid_t tid;                      /* gettid(); the NORMAL-mutex fast path stores it as owner */
+    struct lb_site_table *sites;    /* exact per-call-site counts (mmap'd; NULL once exited) */
     const volatile void *spin_held; /* locks/spin_ops.h: the spin lock this thread acquired last
                                      while monitored, until it releases it; NULL: none */
-    struct lb_mon *spin_held_mon; /* spin_held's lb_mon when it was acquired */
-    uint32_t waiting;             /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
-    int32_t spin_held_word;       /* spin_held's monitored word, held bit clear */
-    uint32_t signal_countdown;    /* blame/signal_sampled.h: signals on sampled conds and */
-    uint32_t signal_rng;          /* semaphores until this thread measures one; its PRNG */
-    uintptr_t last_site_key;      /* blame/sites.h: the key of the release site this thread */
-    struct lb_site *last_site;    /* counted last, and its slot (a loop's unlock hits it) */
+    struct lb_mon *spin_held_mon;   /* spin_held's lb_mon when it was acquired */
+    uint32_t waiting;               /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
+    int32_t spin_held_word;         /* spin_held's monitored word, held bit clear */
+    uint32_t signal_countdown;      /* blame/signal_sampled.h: signals on sampled conds and */
+    uint32_t signal_rng;            /* semaphores until this thread measures one; its PRNG */
+    uintptr_t last_site_key;        /* blame/sites.h: the key of the release site this thread */
+    struct lb_site *last_site;      /* counted last, and its slot (a loop's unlock hits it) */
     struct lb_spin_count *spin_count_last; /* locks/spin_counts.h: the slot of the hot spin
                                             * lock counted last (always one of spin_counts') */
     /* per-layer parts (see above) */
-    struct lb_rw_holds *rw_holds;              /* blame: rwlocks held, with V at acquire */
-    struct lb_object_blame_table *object_blame; /* blame: per (object, release node) */
-    struct lb_sampler_thread *sampler;         /* sampler: timer/perf state, counts */
-    struct lb_cct *cct;                        /* sampler: calling-context tree, or NULL */
+    struct lb_rw_holds *rw_holds;                   /* blame: rwlocks held, with V at acquire */
+    struct lb_object_blame_table *object_blame;     /* blame: per (object, release node) */
+    struct lb_sampler_thread *sampler;              /* sampler: timer/perf state, counts */
+    struct lb_cct *cct;                             /* sampler: calling-context tree, or NULL */
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
-    struct lb_wait_note *wait_note;            /* blame: open wait, last cond/sem wait */
-    struct lb_wait_deferred *wait_deferred;    /* blame: a hot cond wait's deferred end */
-    struct lb_spin_counts *spin_counts;        /* locks: hot spin locks' acquisitions */
-    struct lb_mon *spin_sampled;  /* blame/spin_sampled.h: the spin lock this thread
+    struct lb_wait_note *wait_note;                 /* blame: open wait, last cond/sem wait */
+    struct lb_wait_deferred *wait_deferred;         /* blame: a hot cond wait's deferred end */
+    struct lb_spin_counts *spin_counts;             /* locks: hot spin locks' acquisitions */
+    struct lb_mon *spin_sampled;      /* blame/spin_sampled.h: the spin lock this thread
                                    * spins on while its samples measure the wait */
-    uint64_t spin_sampled_waits;  /* blame/spin_sampled.h: its sampled spin waits not yet
+    uint64_t spin_sampled_waits;      /* blame/spin_sampled.h: its sampled spin waits not yet
                                    * in their record (record index << 32 | count) */
-    uint64_t signal_drawn_ns;     /* blame/signal_sampled.h: when the countdown was drawn, */
-    uint32_t signal_drawn;        /* its length, */
-    uint32_t signal_every_log2;   /* and log2 of its mean N (0: none drawn yet) */
-    uint64_t signal_gap_from;     /* blame/signal_sampled.h: the signal about to be measured
+    uint64_t signal_drawn_ns;         /* blame/signal_sampled.h: when the countdown was drawn, */
+    uint32_t signal_drawn;            /* its length, */
+    uint32_t signal_every_log2;       /* and log2 of its mean N (0: none drawn yet) */
+    uint64_t signal_gap_from;         /* blame/signal_sampled.h: the signal about to be measured
                                    * ends a gap that began then (0: none) */
-    uintptr_t last_signal_key;    /* blame/sites.h: as last_site_key, for signals and posts */
+    uintptr_t last_signal_key;        /* blame/sites.h: as last_site_key, for signals and posts */
     struct lb_site *last_signal_site; /* (locks/cond_ops.h). Here, not above: 16 more bytes
                                        * among the hot fields cost the one-worker task
                                        * queue 4-9% on 2 vCPUs (session 10) */
     /* identity, cold */
-    uint32_t id;                  /* 0 = main thread, then creation order */
-    uintptr_t handle;             /* pthread_self() */
-    uintptr_t start_routine;      /* pthread_create's start routine, 0 for main */
-    uint32_t creator_id;          /* thread that called pthread_create */
-    uint32_t creator_node;        /* node of that call in the creator's CCT */
-    uint64_t start_ns, end_ns;    /* monotonic */
-    uint64_t cpu_ns;              /* thread CPU time at exit (or at the write) */
+    uint32_t id;               /* 0 = main thread, then creation order */
+    uintptr_t handle;          /* pthread_self() */
+    uintptr_t start_routine;   /* pthread_create's start routine, 0 for main */
+    uint32_t creator_id;       /* thread that called pthread_create */
+    uint32_t creator_node;     /* node of that call in the creator's CCT */
+    uint64_t start_ns, end_ns; /* monotonic */
+    uint64_t cpu_ns;           /* thread CPU time at exit (or at the write) */
     bool exited;
-    uint32_t compacting;          /* 1 while lb_thread_detach moves data to the arena */
-    struct lb_site *kept_sites;   /* the used site slots, once exited */
+    uint32_t compacting;        /* 1 while lb_thread_detach moves data to the arena */
+    struct lb_site *kept_sites; /* the used site slots, once exited */
     uint32_t n_kept_sites;
-    struct lb_thread *next;       /* registry link */
+    struct lb_thread *next; /* registry link */
 } lb_thread_t;
 
 /* The calling thread's record, or NULL before lockblame runs on it. */
@@ -113,8 +113,7 @@ extern LB_TLS lb_thread_t *lb_self;
 /* Create and register the calling thread's record (id assigned here), run
  * every layer's init and start hooks. Returns NULL if out of memory (the
  * thread then runs unmonitored). */
-lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id,
-                              uint32_t creator_node);
+lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node);
 /* The calling thread is ending: run the stop hooks (sampling stops),
  * record CPU time, stop monitoring this thread (lb_self = NULL) and
  * compact its tables (compact hooks). */
@@ -131,6 +130,14 @@ lb_thread_t *lb_thread_find_exited(uintptr_t handle);
 void lb_thread_after_fork_child(lb_thread_t *self);
 
 /* Enter/leave lockblame code on this thread (nestable). */
-static inline void lb_enter(lb_thread_t *self) { self->busy++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-static inline void lb_leave(lb_thread_t *self) { __atomic_signal_fence(__ATOMIC_SEQ_CST); self->busy--; }
+static inline void lb_enter(lb_thread_t *self)
+{
+    self->busy++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void lb_leave(lb_thread_t *self)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    self->busy--;
+}
 #endif

@@ -66,7 +66,11 @@ LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return fn(fd, argv, envp);
 }
 
-enum exec_form { EXEC_PATH, EXEC_SEARCH, EXEC_ENV };
+enum exec_form {
+    EXEC_PATH,
+    EXEC_SEARCH,
+    EXEC_ENV
+};
 
 /* The variadic list of execl/execlp/execle as an argv on the stack, then
  * the matching v-form (execle's envp follows the NULL). */

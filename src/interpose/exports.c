@@ -24,10 +24,10 @@
 #include "util/common.h"
 #include "util/timeout.h"
 
-#define ENSURE_REAL(field)                                                     \
-    do {                                                                       \
-        if (lb_unlikely(lb_real.field == NULL) && lb_real_resolve() != 0)      \
-            return 0;                                                          \
+#define ENSURE_REAL(field)                                                \
+    do {                                                                  \
+        if (lb_unlikely(lb_real.field == NULL) && lb_real_resolve() != 0) \
+            return 0;                                                     \
     } while (0)
 
 LB_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)

@@ -43,17 +43,13 @@ static const struct {
     int sig;
     const char *reason;
 } fatal_signals[FATAL_SIGNALS] = {
-    { SIGINT, "signal SIGINT" },
-    { SIGTERM, "signal SIGTERM" },
-    { SIGABRT, "signal SIGABRT" },
-    { SIGSEGV, "signal SIGSEGV" },
-    { SIGBUS, "signal SIGBUS" },
-    { SIGILL, "signal SIGILL" },
+    { SIGINT, "signal SIGINT" },   { SIGTERM, "signal SIGTERM" }, { SIGABRT, "signal SIGABRT" },
+    { SIGSEGV, "signal SIGSEGV" }, { SIGBUS, "signal SIGBUS" },   { SIGILL, "signal SIGILL" },
     { SIGFPE, "signal SIGFPE" },
 };
 
-static uint64_t caught;                        /* bit (sig - 1): lockblame's handler is in place */
-static struct sigaction shown[FATAL_SIGNALS];  /* what the program sees meanwhile */
+static uint64_t caught;                       /* bit (sig - 1): lockblame's handler is in place */
+static struct sigaction shown[FATAL_SIGNALS]; /* what the program sees meanwhile */
 
 static uint64_t bit(int signo)
 {
@@ -97,7 +93,7 @@ static void on_fatal_signal(int sig)
 
 /* Put lockblame's handler on signo (whose action is the default now),
  * showing the program `view`. 0, or -1 with errno. */
-static int catch(int signo, const struct sigaction *view)
+static int catch (int signo, const struct sigaction *view)
 {
     struct sigaction sa = { 0 };
     sa.sa_handler = on_fatal_signal;
@@ -118,7 +114,7 @@ static void catch_if_default(int signo)
     struct sigaction view;
     if (lb_real_sigaction(signo, NULL, &view) == 0 && view.sa_handler == SIG_DFL &&
         !(view.sa_flags & SA_SIGINFO))
-        catch(signo, &view);
+        catch (signo, &view);
 }
 
 static void install(void)

@@ -37,8 +37,7 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
     lb_start_t start = *(lb_start_t *)p;
     free(p);
     lb_stack_bounds_init(); /* the sampler skips samples where too little is left */
-    lb_thread_t *self =
-        lb_thread_attach((uintptr_t)start.fn, start.creator_id, start.creator_node);
+    lb_thread_t *self = lb_thread_attach((uintptr_t)start.fn, start.creator_id, start.creator_node);
     if (!self)
         return start.fn(start.arg);
     void *ret;
@@ -61,8 +60,8 @@ static uint32_t creator_context(lb_thread_t *self)
     return node;
 }
 
-int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
-                     void *arg, uintptr_t site)
+int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                     uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     if (!lb_runtime_monitoring() || (self && self->busy))
@@ -88,8 +87,7 @@ extern char __start_lb_thread_root[], __stop_lb_thread_root[];
  * thread's stack. */
 static void thread_create_setup(void)
 {
-    lb_unwind_set_stop_range((uintptr_t)__start_lb_thread_root,
-                             (uintptr_t)__stop_lb_thread_root);
+    lb_unwind_set_stop_range((uintptr_t)__start_lb_thread_root, (uintptr_t)__stop_lb_thread_root);
 }
 
 LB_PROCESS_HOOKS(thread_create_hooks) = {

@@ -5,6 +5,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
-                     void *arg, uintptr_t site);
+int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                     uintptr_t site);
 #endif

@@ -180,7 +180,6 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     return rc;
 }
 
-
 int lb_sem_init(sem_t *s, int pshared, unsigned value)
 {
     lb_objmap_retire(s);

@@ -43,10 +43,10 @@
 #include "util/own_memory.h"
 #include "util/pages.h"
 
-#define LB_GC_BATCH 512
+#define LB_GC_BATCH      512
 #define LB_GC_MIN_GROWTH (1u << 20)
-#define LB_RECENT_BITS 20
-#define LB_RECENT_SLOTS (1u << LB_RECENT_BITS) /* 4 MiB reserved, touched as used */
+#define LB_RECENT_BITS   20
+#define LB_RECENT_SLOTS  (1u << LB_RECENT_BITS) /* 4 MiB reserved, touched as used */
 
 static uint32_t *recent; /* address hash -> index of the lb_mon last published there */
 static uint32_t sweeping;
@@ -185,7 +185,8 @@ void lb_mon_published(lb_mon_t *mon, const void *addr)
     if (!t)
         return;
     uint32_t slot = lb_hash_index((uintptr_t)addr, LB_RECENT_BITS);
-    lb_mon_t *previous = lb_mon_at(__atomic_exchange_n(&t[slot], lb_mon_index(mon), __ATOMIC_ACQ_REL));
+    lb_mon_t *previous =
+        lb_mon_at(__atomic_exchange_n(&t[slot], lb_mon_index(mon), __ATOMIC_ACQ_REL));
     if (previous && previous != mon && __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE) &&
         lb_mon_claim(previous, addr)) {
         lb_mon_retire_claimed(previous); /* addr now refers to mon: previous is an orphan */

@@ -92,8 +92,8 @@ lb_mon_t *lb_mutex_convert(pthread_mutex_t *m)
     if (!fresh)
         return NULL;
     uintptr_t seen = lb_mutex_counted_tag;
-    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, lb_mutex_stash_of(fresh),
-                                     false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &seen, lb_mutex_stash_of(fresh), false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         lb_mon_free(fresh);
         return lb_mutex_mon_of_stash(seen, m); /* NULL: re-initialized meanwhile */
     }
@@ -145,7 +145,7 @@ int lb_mutex_destroy(pthread_mutex_t *m)
 static bool unlock_releases(const lb_thread_t *self, const pthread_mutex_t *m)
 {
     if (m->__data.__owner != self->tid)
-        return false; /* not ours: the real call decides (EPERM or UB) */
+        return false;                      /* not ours: the real call decides (EPERM or UB) */
     return !lb_mutex_acquire_is_nested(m); /* an inner unlock of a recursive mutex */
 }
 
@@ -170,8 +170,8 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
  * exchange at once, as in glibc; nothing runs between a failed exchange
  * and the sleep (blame/mutex_sampled.h: where each piece of bookkeeping
  * runs, and why). */
-static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                        lb_mutex_hot_t *slot, uint64_t began)
+static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb_mutex_hot_t *slot,
+                        uint64_t began)
 {
     lb_wait_t wait;
     uint64_t start = began ? began : lb_now_ns();
@@ -184,8 +184,8 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
         if (sleep) {
             /* 0: it slept and was woken; -1 (EAGAIN): the word had
              * changed, the holder is releasing: exchange at once. */
-            long slept = syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL,
-                                 NULL, 0);
+            long slept =
+                syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL, NULL, 0);
             if (slept == 0 && !begun) {
                 lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
                 begun = true;
@@ -209,9 +209,8 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
     return 0;
 }
 
-int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                            clockid_t clock, const struct timespec *abstime, bool timed,
-                            uint64_t began)
+int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, clockid_t clock,
+                            const struct timespec *abstime, bool timed, uint64_t began)
 {
     if (!timed && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
         lb_mutex_hot_t *slot = lb_mutex_sampled_slot(self, mon, &m->__data.__owner);
@@ -301,8 +300,7 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
     return lock_waiting(self, m, clock, abstime, true);
 }
 
-int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site)
+int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, uintptr_t site)
 {
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);

@@ -86,11 +86,9 @@ bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon);
 lb_mon_t *lb_mutex_convert(pthread_mutex_t *m);
 bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m);
 /* began: when the lock call began (lb_now_ns), 0 if not read yet. */
-int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                            clockid_t clock, const struct timespec *abstime, bool timed,
-                            uint64_t began);
-int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
-                              uintptr_t site);
+int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, clockid_t clock,
+                            const struct timespec *abstime, bool timed, uint64_t began);
+int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, uintptr_t site);
 /* The whole lock/unlock, out of line: first use, kinds other than
  * NORMAL, a site-table miss, an lb_mon in a single-threaded process. */
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
@@ -108,10 +106,10 @@ int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m);
 /* A native NORMAL mutex's first lock (lock churn: every lock's). */
 int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m);
 
-#define LB_STASH_TAG ((uintptr_t)1)
+#define LB_STASH_TAG        ((uintptr_t)1)
 /* The counted tag: bit 1 set, bit 0 clear (no lb_mon), a fork generation
  * above; read by every fast path. */
-#define LB_STASH_COUNTED ((uintptr_t)2)
+#define LB_STASH_COUNTED    ((uintptr_t)2)
 #define LB_STASH_GENERATION ((uintptr_t)4)
 extern uintptr_t lb_mutex_counted_tag;
 

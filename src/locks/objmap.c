@@ -5,8 +5,8 @@
 #include "locks/lifecycle.h"
 #include "util/pages.h"
 
-#define LB_OBJMAP_BITS 22
-#define LB_OBJMAP_SLOTS (1u << LB_OBJMAP_BITS) /* 64 MiB reserved, touched as used */
+#define LB_OBJMAP_BITS   22
+#define LB_OBJMAP_SLOTS  (1u << LB_OBJMAP_BITS) /* 64 MiB reserved, touched as used */
 #define LB_OBJMAP_PROBES 64
 
 typedef lb_objmap_slot_t slot_t;

@@ -19,8 +19,8 @@
 #include "util/common.h"
 
 typedef struct lb_objmap_slot {
-    uintptr_t key;     /* object address, 0 = empty */
-    lb_mon_t *mon;     /* NULL until published, or after retire */
+    uintptr_t key; /* object address, 0 = empty */
+    lb_mon_t *mon; /* NULL until published, or after retire */
 } lb_objmap_slot_t;
 
 /* Per thread: the slots of the objects it used last, direct-mapped by

@@ -34,8 +34,8 @@
 #define LB_SPIN_COUNT_SLOTS 8
 
 typedef struct lb_spin_count {
-    lb_mon_t *mon;   /* NULL: free */
-    uint64_t count;  /* acquisitions of mon's lock by the thread, not yet in mon */
+    lb_mon_t *mon;  /* NULL: free */
+    uint64_t count; /* acquisitions of mon's lock by the thread, not yet in mon */
 } lb_spin_count_t;
 
 typedef struct lb_spin_counts {

@@ -296,8 +296,8 @@ int lb_spinlock_trylock(pthread_spinlock_t *lock, uintptr_t site)
     }
 }
 
-int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
-                              int word, uintptr_t site)
+int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock, int word,
+                              uintptr_t site)
 {
     lb_release_blame(self, mon, LB_OBJ_SPIN, site); /* before: a spinning waiter races the rest */
     __atomic_store_n(lock, word, __ATOMIC_RELEASE);
@@ -329,8 +329,8 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
          * overwritten. */
         int seen = __atomic_load_n(lock, __ATOMIC_RELAXED);
         while (!word_is_ours(seen)) {
-            if (__atomic_compare_exchange_n(lock, &seen, LB_SPIN_UNLOCKED, false,
-                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+            if (__atomic_compare_exchange_n(lock, &seen, LB_SPIN_UNLOCKED, false, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED))
                 return 0;
         }
     }
@@ -343,8 +343,8 @@ static void retire_word(pthread_spinlock_t *lock)
     if (!lb_spin_word_is_monitored(word))
         return;
     lb_mon_t *mon = lb_spin_mon_of_word(word, lock);
-    if (mon && __atomic_compare_exchange_n(lock, &word, LB_SPIN_UNLOCKED, false,
-                                           __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    if (mon && __atomic_compare_exchange_n(lock, &word, LB_SPIN_UNLOCKED, false, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_RELAXED))
         lb_mon_retire(mon);
 }
 

@@ -22,8 +22,8 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site);
 void lb_spin_sampling_setup(void);
 /* Release of a hold that has blame to hand on (slow path); returns 0.
  * `word` is the monitored word with the held bit clear. */
-int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock,
-                              int word, uintptr_t site);
+int lb_spin_release_accounted(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t *lock, int word,
+                              uintptr_t site);
 
 /* The lock word: glibc's x86-64 native values (1 unlocked; 0, negative or
  * anything else not ours: locked), or a monitored word
@@ -60,8 +60,8 @@ static inline lb_mon_t *lb_spin_mon_of_word(int word, const pthread_spinlock_t *
 static inline bool lb_spin_word_try_acquire(pthread_spinlock_t *lock, int seen)
 {
     return !(seen & LB_SPIN_HELD) &&
-           __atomic_compare_exchange_n(lock, &seen, seen | LB_SPIN_HELD, false,
-                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+           __atomic_compare_exchange_n(lock, &seen, seen | LB_SPIN_HELD, false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
 }
 
 /* The calling thread acquired the monitored lock whose word is `word`

@@ -58,12 +58,12 @@ typedef struct lb_sampler_config {
     const lb_sampler_ops_t *ops;   /* NULL: sampling off */
     char event[LB_EVENT_NAME_MAX]; /* event used, "none" when off */
     char requested[128];
-    uint64_t period;               /* sample period (ns if is_time), 0 in freq mode */
-    uint64_t freq;                 /* Hz in frequency mode, else 0 */
-    bool is_time;                  /* period counts nanoseconds */
-    bool with_kernel;              /* kernel-mode CPU time is sampled too */
-    int signo;                     /* 0 when off; changes only in sigconflict.c */
-    char why[192];                 /* why this mechanism (run metadata) */
+    uint64_t period;  /* sample period (ns if is_time), 0 in freq mode */
+    uint64_t freq;    /* Hz in frequency mode, else 0 */
+    bool is_time;     /* period counts nanoseconds */
+    bool with_kernel; /* kernel-mode CPU time is sampled too */
+    int signo;        /* 0 when off; changes only in sigconflict.c */
+    char why[192];    /* why this mechanism (run metadata) */
 } lb_sampler_config_t;
 
 extern lb_sampler_config_t lb_sampler_cfg;
@@ -81,8 +81,8 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
  * or frequency, and open it once for the calling thread as a probe. On
  * success the encoding is kept for thread_start and *is_time is set.
  * Returns 0, or -1 with a reason in why. */
-int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
-                    bool *is_time, bool *with_kernel, char *why, size_t whylen);
+int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq, bool *is_time,
+                    bool *with_kernel, char *why, size_t whylen);
 /* backend_timer.c: check that a thread CPU-time timer can be created and
  * keep the period for thread_start. Returns 0, or -1 with a reason. */
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen);

@@ -88,8 +88,8 @@ static int lb_perf_place_fd(int fd)
 
 static int lb_perf_open_self(void)
 {
-    int fd = (int)syscall(SYS_perf_event_open, &lb_perf_attr, 0 /* this thread */,
-                          -1 /* any cpu */, -1 /* no group */, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, &lb_perf_attr, 0 /* this thread */, -1 /* any cpu */,
+                          -1 /* no group */, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? fd : lb_perf_place_fd(fd);
 }
 
@@ -124,7 +124,7 @@ static bool lb_perf_generic_encode(const char *name, struct perf_event_attr *att
 static int lb_perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *why,
                               size_t whylen)
 {
-    static int pfm_state;   /* 0 untried, 1 ready, -1 failed */
+    static int pfm_state; /* 0 untried, 1 ready, -1 failed */
     if (pfm_state == 0) {
         char err[256];
         if (!lb_pfm_open(err, sizeof err)) {
@@ -151,16 +151,15 @@ static int lb_perf_pfm_encode(const char *name, struct perf_event_attr *attr, ch
     return 0;
 }
 
-int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
-                    bool *is_time, bool *with_kernel, char *why, size_t whylen)
+int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq, bool *is_time,
+                    bool *with_kernel, char *why, size_t whylen)
 {
     struct perf_event_attr attr;
-    if (!lb_perf_generic_encode(name, &attr) &&
-        lb_perf_pfm_encode(name, &attr, why, whylen) != 0)
+    if (!lb_perf_generic_encode(name, &attr) && lb_perf_pfm_encode(name, &attr, why, whylen) != 0)
         return -1;
     attr.size = sizeof attr;
     attr.disabled = 1;
-    attr.exclude_kernel = 1;   /* see the top of this file */
+    attr.exclude_kernel = 1; /* see the top of this file */
     attr.exclude_hv = 1;
     attr.wakeup_events = 1;
     attr.inherit = 0;
@@ -182,8 +181,7 @@ int lb_perf_prepare(const char *name, uint64_t period, uint64_t freq,
     close(fd);
     *with_kernel = !lb_perf_attr.exclude_kernel;
     *is_time = attr.type == PERF_TYPE_SOFTWARE &&
-               (attr.config == PERF_COUNT_SW_TASK_CLOCK ||
-                attr.config == PERF_COUNT_SW_CPU_CLOCK);
+               (attr.config == PERF_COUNT_SW_TASK_CLOCK || attr.config == PERF_COUNT_SW_CPU_CLOCK);
     return 0;
 }
 
@@ -199,8 +197,7 @@ static int lb_perf_thread_start(lb_thread_t *t)
         return -errno;
     struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = gettid() };
     if (fcntl(fd, F_SETSIG, __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE)) < 0 ||
-        fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
-        fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
+        fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
         int err = errno;
         close(fd);
         return -err;
@@ -267,8 +264,7 @@ static void lb_perf_rearm(lb_thread_t *t, const siginfo_t *info)
         __atomic_store_n(&ring->data_tail, head, __ATOMIC_RELEASE);
         return;
     }
-    if (info->si_code != POLL_HUP ||
-        !__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) ||
+    if (info->si_code != POLL_HUP || !__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) ||
         info->si_fd != t->sampler->perf_fd)
         return;
     ioctl(t->sampler->perf_fd, PERF_EVENT_IOC_REFRESH, 1);

@@ -126,7 +126,7 @@ static int lb_timer_retarget(lb_thread_t *t, int signo)
 static void lb_timer_rearm(lb_thread_t *t, const siginfo_t *info)
 {
     (void)t;
-    (void)info;   /* periodic: nothing to do */
+    (void)info; /* periodic: nothing to do */
 }
 
 /* CPU-time timers are checked on the scheduler tick (often 4 ms), so a 1 ms

@@ -133,7 +133,7 @@ lb_cct_node_t *lb_cct_insert(lb_cct_t *cct, const uintptr_t *pcs, int n)
             lb_cct_node_t *node = lb_cct_at(cct, c);
             if (node->pc == pc) {
                 child = node;
-                if (prev_id) {  /* move to front */
+                if (prev_id) { /* move to front */
                     lb_cct_at(cct, prev_id)->next_sibling = node->next_sibling;
                     node->next_sibling = cur->first_child;
                     cur->first_child = c;

@@ -17,26 +17,26 @@
 /* Chunk i holds LB_CCT_FIRST_CHUNK << i nodes, so a thread with a handful
  * of contexts maps one small chunk and a busy one still grows to 16M. */
 #define LB_CCT_FIRST_SHIFT 6
-#define LB_CCT_FIRST_CHUNK (1u << LB_CCT_FIRST_SHIFT)          /* 64 nodes */
-#define LB_CCT_MAX_CHUNKS 18                                   /* 64 * (2^18 - 1) ~ 16.8M nodes */
-#define LB_CCT_MAX_NODES (LB_CCT_FIRST_CHUNK * ((1u << LB_CCT_MAX_CHUNKS) - 1))
-#define LB_MAX_DEPTH 256                           /* frames kept per path */
+#define LB_CCT_FIRST_CHUNK (1u << LB_CCT_FIRST_SHIFT) /* 64 nodes */
+#define LB_CCT_MAX_CHUNKS  18                         /* 64 * (2^18 - 1) ~ 16.8M nodes */
+#define LB_CCT_MAX_NODES   (LB_CCT_FIRST_CHUNK * ((1u << LB_CCT_MAX_CHUNKS) - 1))
+#define LB_MAX_DEPTH       256 /* frames kept per path */
 
 typedef struct lb_cct_node {
-    uintptr_t pc;           /* code address of this frame; for callers, the call instruction (ra - 1) */
-    uint32_t parent;        /* node id of the caller; root's parent is 0 */
-    uint32_t first_child;   /* 0 = none */
-    uint32_t next_sibling;  /* 0 = none */
-    uint32_t depth;         /* root 0 */
-    lb_metrics_t m;         /* exclusive metrics of this node */
+    uintptr_t pc;    /* code address of this frame; for callers, the call instruction (ra - 1) */
+    uint32_t parent; /* node id of the caller; root's parent is 0 */
+    uint32_t first_child;  /* 0 = none */
+    uint32_t next_sibling; /* 0 = none */
+    uint32_t depth;        /* root 0 */
+    lb_metrics_t m;        /* exclusive metrics of this node */
 } lb_cct_node_t;
 
 typedef struct lb_cct {
     uint32_t nodes;          /* nodes in use, root included */
     uint32_t failed_inserts; /* paths that found no memory (attributed to the root) */
     lb_cct_node_t *chunks[LB_CCT_MAX_CHUNKS]; /* growing form */
-    lb_cct_node_t *flat;     /* compact form (after lb_cct_compact), else NULL */
-    uint32_t flat_capacity;  /* nodes the compact form can hold */
+    lb_cct_node_t *flat;                      /* compact form (after lb_cct_compact), else NULL */
+    uint32_t flat_capacity;                   /* nodes the compact form can hold */
 } lb_cct_t;
 
 /* Create the root. Returns 0, or -1 if no memory (the tree stays empty and

@@ -34,9 +34,9 @@
 #include "sampler/backend.h"
 #include "util/log.h"
 
-#define LB_DEFAULT_FREQ 1000u          /* Hz, frequency mode for cycles */
-#define LB_DEFAULT_PERIOD_NS 1000000u  /* 1 ms for time events */
-#define LB_MAX_FREQ 1000000u
+#define LB_DEFAULT_FREQ      1000u    /* Hz, frequency mode for cycles */
+#define LB_DEFAULT_PERIOD_NS 1000000u /* 1 ms for time events */
+#define LB_MAX_FREQ          1000000u
 
 static bool lb_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -68,7 +68,8 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
             req->event[len] = '\0';
             if (at && !lb_parse_u64(at + 1, 1, UINT64_C(1) << 62, &req->period)) {
                 lb_warn("bad period in LOCKBLAME_EVENT '%s' (want a positive integer); "
-                        "using the default period", ev);
+                        "using the default period",
+                        ev);
                 req->period = 0;
             }
         }
@@ -77,8 +78,8 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
     const char *fq = getenv("LOCKBLAME_FREQ");
     if (fq && *fq) {
         if (!lb_parse_u64(fq, 1, LB_MAX_FREQ, &req->freq)) {
-            lb_warn("bad LOCKBLAME_FREQ '%s' (want 1..%u Hz); using %u Hz",
-                    fq, LB_MAX_FREQ, LB_DEFAULT_FREQ);
+            lb_warn("bad LOCKBLAME_FREQ '%s' (want 1..%u Hz); using %u Hz", fq, LB_MAX_FREQ,
+                    LB_DEFAULT_FREQ);
             req->freq = 0;
         } else if (req->period) {
             lb_warn("LOCKBLAME_FREQ=%s ignored: LOCKBLAME_EVENT gives a period", fq);
@@ -91,7 +92,8 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
         req->signo = lb_sampler_parse_signal(sg);
         if (!req->signo)
             lb_warn("bad LOCKBLAME_SIGNAL '%s' (want SIGUSR1/2, SIGPROF, RTMIN+N...); "
-                    "using SIGRTMIN+5", sg);
+                    "using SIGRTMIN+5",
+                    sg);
     }
 }
 
@@ -110,8 +112,8 @@ static void lb_describe(const lb_sampler_config_t *cfg, char *buf, size_t len)
         snprintf(buf, len, "every %llu ns", (unsigned long long)cfg->period);
 }
 
-static int lb_try_perf(lb_sampler_config_t *cfg, const char *name, uint64_t period,
-                       uint64_t freq, char *why, size_t whylen)
+static int lb_try_perf(lb_sampler_config_t *cfg, const char *name, uint64_t period, uint64_t freq,
+                       char *why, size_t whylen)
 {
     bool is_time = false, with_kernel = false;
     if (lb_perf_prepare(name, period, freq, &is_time, &with_kernel, why, whylen) < 0)
@@ -134,7 +136,7 @@ static int lb_try_timer(lb_sampler_config_t *cfg, uint64_t period_ns, char *why,
     cfg->period = period_ns;
     cfg->freq = 0;
     cfg->is_time = true;
-    cfg->with_kernel = true;   /* a thread CPU clock counts both modes */
+    cfg->with_kernel = true; /* a thread CPU clock counts both modes */
     return 0;
 }
 
@@ -148,7 +150,7 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
     uint64_t time_period = req->freq ? 1000000000u / req->freq : LB_DEFAULT_PERIOD_NS;
     if (time_period == 0)
         time_period = 1;
-    char failed[192] = "";   /* why the explicitly requested event failed */
+    char failed[192] = ""; /* why the explicitly requested event failed */
     char why[128] = "";
     char how[48];
 
@@ -158,7 +160,7 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
 
     const char *name = req->event;
     if (strcmp(name, "none") == 0 || strcmp(name, "off") == 0)
-        return -1;   /* asked for no sampling: say nothing */
+        return -1; /* asked for no sampling: say nothing */
     if (strcmp(name, "timer") == 0 || strcmp(name, "timer:thread-cputime") == 0) {
         if (lb_try_timer(cfg, req->period ? req->period : time_period, why, sizeof why) == 0) {
             snprintf(cfg->why, sizeof cfg->why, "requested");
@@ -168,15 +170,15 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
     } else if (*name) {
         uint64_t period = req->period;
         if (!period && lb_is_time_name(name))
-            period = time_period;   /* software clocks: exact period in ns */
-        if (lb_try_perf(cfg, name, period, req->freq ? req->freq : LB_DEFAULT_FREQ,
-                        why, sizeof why) == 0) {
+            period = time_period; /* software clocks: exact period in ns */
+        if (lb_try_perf(cfg, name, period, req->freq ? req->freq : LB_DEFAULT_FREQ, why,
+                        sizeof why) == 0) {
             snprintf(cfg->why, sizeof cfg->why, "requested");
             return 0;
         }
         snprintf(failed, sizeof failed, "cannot sample %s (%s)", name, why);
-    } else if (lb_try_perf(cfg, "cycles", 0, req->freq ? req->freq : LB_DEFAULT_FREQ,
-                           why, sizeof why) == 0) {
+    } else if (lb_try_perf(cfg, "cycles", 0, req->freq ? req->freq : LB_DEFAULT_FREQ, why,
+                           sizeof why) == 0) {
         snprintf(cfg->why, sizeof cfg->why, "hardware PMU: cycles");
         return 0;
     } else {

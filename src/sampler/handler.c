@@ -36,7 +36,7 @@
 void (*lb_sampler_spin_hook)(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns);
 void (*lb_sampler_holder_hook)(lb_thread_t *t, uint64_t ns);
 
-static struct sigaction lb_old_action;   /* the program's, for uninstall */
+static struct sigaction lb_old_action; /* the program's, for uninstall */
 static int lb_installed_signo;
 
 /* How many periods the sample in info stands for: a CPU-time timer's
@@ -67,7 +67,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
     bool recorded = true;
     if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
         t->sampler->dropped += w;
-        goto out;   /* no re-arm: sampling is over */
+        goto out; /* no re-arm: sampling is over */
     }
     if (t->busy) {
         /* Inside lockblame: the CPU time is lockblame's own cost. It is
@@ -76,7 +76,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         t->sampler->samples += w;
         t->sampler->busy_samples += w;
     } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
-        t->sampler->dropped += w;   /* no CCT yet, or too little stack left to unwind */
+        t->sampler->dropped += w; /* no CCT yet, or too little stack left to unwind */
         recorded = false;
     } else {
         lb_enter(t);
@@ -94,7 +94,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         }
         t->sampler->samples += w;
         if (lb_unlikely(!t->sampler->unsampled_node))
-            lb_unsampled_prepare(t);   /* once: somewhere to credit a residue later */
+            lb_unsampled_prepare(t); /* once: somewhere to credit a residue later */
         lb_leave(t);
     }
     /* every recorded sample, the thread's own code, a wait or lockblame's */
@@ -149,16 +149,17 @@ int lb_sampler_install_handler(int want)
     if (!lb_sampler_signal_is_free(signo)) {
         int other = lb_sampler_find_free_signal(signo);
         if (!other) {
-            lb_warn("signal %d already has a handler and no real-time signal is free; CPU sampling off",
-                    signo);
+            lb_warn(
+                "signal %d already has a handler and no real-time signal is free; CPU sampling off",
+                signo);
             return -1;
         }
         lb_warn("signal %d already has a handler; sampling on signal %d instead", signo, other);
         signo = other;
     }
     if (lb_real_sigaction(signo, NULL, &lb_old_action) < 0 || lb_sampler_handler_on(signo) < 0) {
-        lb_warn("cannot install the handler for signal %d (%s); CPU sampling off",
-                signo, strerror(errno));
+        lb_warn("cannot install the handler for signal %d (%s); CPU sampling off", signo,
+                strerror(errno));
         return -1;
     }
     lb_installed_signo = signo;
@@ -182,10 +183,13 @@ void lb_sampler_uninstall_handler(void)
 
 /* Standard signals that are safe to borrow: asynchronous, not job control,
  * not a fault. Real-time signals are accepted from SIGRTMIN to SIGRTMAX. */
-static const struct { const char *name; int signo; } lb_borrowable[] = {
-    { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "PROF", SIGPROF },
+static const struct {
+    const char *name;
+    int signo;
+} lb_borrowable[] = {
+    { "USR1", SIGUSR1 },     { "USR2", SIGUSR2 }, { "PROF", SIGPROF },
     { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM }, { "IO", SIGIO },
-    { "POLL", SIGPOLL }, { "URG", SIGURG }, { "WINCH", SIGWINCH },
+    { "POLL", SIGPOLL },     { "URG", SIGURG },   { "WINCH", SIGWINCH },
 };
 
 static bool lb_parse_small_int(const char *s, long lo, long hi, long *out)

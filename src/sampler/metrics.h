@@ -8,12 +8,13 @@
 #include "common/kinds.h"
 
 typedef struct lb_metrics {
-    uint64_t work_samples;          /* CPU samples while not waiting, not in sync code */
-    uint64_t overhead_samples;      /* CPU samples in sync code (ours or libc's) or while spinning */
-    uint64_t wait_ns;               /* victim view: time spent waiting in this context */
-    double   idle_ns[LB_OBJ_KINDS]; /* blame received here, by object kind (fractional for shared holds) */
-    double   undirected_samples;    /* thesis ch. 5: sum over work samples of I/W (waiting/working) */
-    uint32_t blamed_count;          /* releases/signals here that carried blame */
+    uint64_t work_samples;     /* CPU samples while not waiting, not in sync code */
+    uint64_t overhead_samples; /* CPU samples in sync code (ours or libc's) or while spinning */
+    uint64_t wait_ns;          /* victim view: time spent waiting in this context */
+    double idle_ns
+        [LB_OBJ_KINDS]; /* blame received here, by object kind (fractional for shared holds) */
+    double undirected_samples; /* thesis ch. 5: sum over work samples of I/W (waiting/working) */
+    uint32_t blamed_count;     /* releases/signals here that carried blame */
     uint32_t unused;
 } lb_metrics_t;
 #endif

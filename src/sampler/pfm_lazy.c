@@ -18,4 +18,5 @@ bool lb_pfm_open(char *why, unsigned whylen)
 
 LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_initialize, (void), ())
 LB_LAZY_FN(pfm_lib, const char *, pfm_strerror, (int code), (code))
-LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_get_os_event_encoding, (const char *str, int plm, pfm_os_t os, void *args), (str, plm, os, args))
+LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_get_os_event_encoding,
+           (const char *str, int plm, pfm_os_t os, void *args), (str, plm, os, args))

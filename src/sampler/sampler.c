@@ -29,16 +29,16 @@ uint32_t lb_sampler_stopping;
 
 static uint64_t lb_start_failures;
 static int lb_start_failure_once;
-static bool lb_timer_fallback_ready;   /* perf chosen and the timer prepared */
+static bool lb_timer_fallback_ready; /* perf chosen and the timer prepared */
 static uint32_t lb_timer_fallbacks;
 static int lb_fallback_once;
 static lb_sampler_summary_t lb_summary; /* filled by quiesce */
 
-#define LB_QUIESCE_WAIT_NS 100000000u   /* per thread */
+#define LB_QUIESCE_WAIT_NS 100000000u /* per thread */
 
 int lb_sampler_setup(void)
 {
-    static int result = 1;   /* 1: not run yet */
+    static int result = 1; /* 1: not run yet */
     if (result != 1)
         return result;
     result = -1;
@@ -48,7 +48,7 @@ int lb_sampler_setup(void)
     lb_sampler_read_env(&req);
     snprintf(lb_sampler_cfg.requested, sizeof lb_sampler_cfg.requested, "%s", req.raw);
     if (strcmp(req.event, "none") == 0 || strcmp(req.event, "off") == 0)
-        return result;   /* asked for no sampling */
+        return result; /* asked for no sampling */
 
     int signo = lb_sampler_install_handler(req.signo);
     if (signo < 0)
@@ -81,8 +81,8 @@ int lb_sampler_event_start(lb_thread_t *self)
             __atomic_add_fetch(&lb_timer_fallbacks, 1, __ATOMIC_RELAXED);
             lb_warn_once(&lb_fallback_once,
                          "file descriptor limit reached: thread %u and any like it are "
-                         "sampled with a CPU-time timer instead of %s", self->id,
-                         lb_sampler_cfg.event);
+                         "sampled with a CPU-time timer instead of %s",
+                         self->id, lb_sampler_cfg.event);
         }
     }
     return err;
@@ -157,8 +157,9 @@ void lb_sampler_quiesce(void)
 {
     __atomic_store_n(&lb_sampler_stopping, 1, __ATOMIC_SEQ_CST);
     lb_sampler_summary_t *sum = &lb_summary;
-    sum->mechanism = !lb_sampler_cfg.ops ? "none"
-                     : lb_sampler_cfg.ops == &lb_sampler_perf_ops ? "perf_event" : "timer";
+    sum->mechanism = !lb_sampler_cfg.ops                          ? "none"
+                     : lb_sampler_cfg.ops == &lb_sampler_perf_ops ? "perf_event"
+                                                                  : "timer";
     sum->why = lb_sampler_cfg.why;
     sum->with_kernel = lb_sampler_cfg.with_kernel;
     if (!lb_sampler_cfg.ops)
@@ -175,11 +176,11 @@ void lb_sampler_quiesce(void)
             lb_unsampled_credit(t, t_cpu, t == lb_self);
         }
         cpu += t_cpu;
-        uint64_t u = t->sampler->unsampled_ns;   /* the credit closed the last interval */
+        uint64_t u = t->sampler->unsampled_ns; /* the credit closed the last interval */
         if (u) {
             unsampled += u;
             sum->unsampled_threads++;
-            if (t->sampler->unsampled_seen) {   /* not merely a residue */
+            if (t->sampler->unsampled_seen) { /* not merely a residue */
                 blocked += u;
                 blocked_threads++;
             }
@@ -197,8 +198,9 @@ void lb_sampler_quiesce(void)
     uint64_t all = sum->samples + sum->dropped;
     if (all >= 20 && sum->dropped * 20 > all)
         lb_warn("%.1f%% of CPU samples dropped (%llu of %llu); the profile's work is short by "
-                "that much", 100.0 * (double)sum->dropped / (double)all,
-                (unsigned long long)sum->dropped, (unsigned long long)all);
+                "that much",
+                100.0 * (double)sum->dropped / (double)all, (unsigned long long)sum->dropped,
+                (unsigned long long)all);
     /* Said when threads went unsampled for a while (signal blocked, no
      * event), not for the residues of sampled threads (a tick's worth). */
     if (blocked >= 10000000u)
@@ -252,12 +254,30 @@ void lb_sampler_after_fork_child(lb_thread_t *self)
     }
 }
 
-const char *lb_sampler_event_name(void) { return lb_sampler_cfg.event; }
-const char *lb_sampler_event_requested(void) { return lb_sampler_cfg.requested; }
-uint64_t lb_sampler_period(void) { return lb_sampler_cfg.period; }
-uint64_t lb_sampler_freq(void) { return lb_sampler_cfg.freq; }
-bool lb_sampler_period_is_time(void) { return lb_sampler_cfg.is_time; }
-int lb_sampler_signal(void) { return lb_sampler_cfg.signo; }
+const char *lb_sampler_event_name(void)
+{
+    return lb_sampler_cfg.event;
+}
+const char *lb_sampler_event_requested(void)
+{
+    return lb_sampler_cfg.requested;
+}
+uint64_t lb_sampler_period(void)
+{
+    return lb_sampler_cfg.period;
+}
+uint64_t lb_sampler_freq(void)
+{
+    return lb_sampler_cfg.freq;
+}
+bool lb_sampler_period_is_time(void)
+{
+    return lb_sampler_cfg.is_time;
+}
+int lb_sampler_signal(void)
+{
+    return lb_sampler_cfg.signo;
+}
 
 const char *lb_sampler_period_unit(void)
 {

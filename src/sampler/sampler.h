@@ -24,28 +24,28 @@ struct lb_thread;
 /* An all-zero record is a valid "not sampled" state: has_perf/has_timer say
  * whether perf_fd/timer are live, so a zeroed perf_fd is never closed. */
 typedef struct lb_sampler_thread {
-    int perf_fd;            /* perf_event fd, -1 if none (valid only while has_perf) */
-    bool has_perf;          /* perf_fd is open and owned by this record */
-    void *perf_ring;        /* perf_fd's mmap'd ring (header + 1 data page); NULL: REFRESH mode */
-    bool has_timer;         /* the timer backend armed timer */
+    int perf_fd;     /* perf_event fd, -1 if none (valid only while has_perf) */
+    bool has_perf;   /* perf_fd is open and owned by this record */
+    void *perf_ring; /* perf_fd's mmap'd ring (header + 1 data page); NULL: REFRESH mode */
+    bool has_timer;  /* the timer backend armed timer */
     timer_t timer;
-    uint32_t in_handler;    /* nonzero while the handler runs on this thread */
-    uint64_t samples;       /* samples recorded, in periods (a late timer
+    uint32_t in_handler;   /* nonzero while the handler runs on this thread */
+    uint64_t samples;      /* samples recorded, in periods (a late timer
                                signal counts 1 + its overruns) */
-    uint64_t dropped;       /* samples that could not be recorded (all causes) */
-    uint64_t busy_samples;  /* of samples: those that found busy set, i.e. the
+    uint64_t dropped;      /* samples that could not be recorded (all causes) */
+    uint64_t busy_samples; /* of samples: those that found busy set, i.e. the
                                thread was inside lockblame (its own cost,
                                recorded as overhead at the root) */
     /* unsampled CPU time (unsampled.c): written by the thread itself, and
      * by the finishing thread once sampling is quiesced */
-    bool unsampled;         /* not sampled now (signal blocked, no event) */
-    bool unsampled_seen;    /* it has been unsampled at some time */
-    uint8_t unsampled_why;  /* lb_unsampled_reason of the latest interval */
+    bool unsampled;           /* not sampled now (signal blocked, no event) */
+    bool unsampled_seen;      /* it has been unsampled at some time */
+    uint8_t unsampled_why;    /* lb_unsampled_reason of the latest interval */
     uint64_t unsampled_since; /* thread CPU ns when the current interval began */
-    uint64_t unsampled_ns;  /* CPU ns of the closed intervals */
-    uint32_t unsampled_node;/* CCT node (start routine -> marker) credited, 0 = none yet */
-    uint32_t credited;      /* 1 once the final credit is claimed (exchange) */
-    uint64_t cpu_at_stop_ns;/* a live thread's CPU clock when sampling stopped
+    uint64_t unsampled_ns;    /* CPU ns of the closed intervals */
+    uint32_t unsampled_node;  /* CCT node (start routine -> marker) credited, 0 = none yet */
+    uint32_t credited;        /* 1 once the final credit is claimed (exchange) */
+    uint64_t cpu_at_stop_ns;  /* a live thread's CPU clock when sampling stopped
                                (quiesce), 0 if not read: the profile's CPU
                                time, without the final write's own cost */
 } lb_sampler_thread_t;
@@ -102,15 +102,15 @@ bool lb_sampler_default_kept(sighandler_t handler, int flags);
 
 /* Run metadata (meta table), valid after lb_sampler_quiesce. */
 typedef struct lb_sampler_summary {
-    const char *mechanism;  /* "perf_event", "timer", "none" */
-    const char *why;        /* why this mechanism */
-    bool with_kernel;       /* kernel-mode CPU time is sampled */
-    double rate_hz;         /* samples taken + dropped per CPU second (effective rate) */
-    double cpu_s;           /* CPU time of all threads */
+    const char *mechanism; /* "perf_event", "timer", "none" */
+    const char *why;       /* why this mechanism */
+    bool with_kernel;      /* kernel-mode CPU time is sampled */
+    double rate_hz;        /* samples taken + dropped per CPU second (effective rate) */
+    double cpu_s;          /* CPU time of all threads */
     uint64_t samples, dropped;
-    double unsampled_s;     /* CPU time credited to start routines, unsampled */
+    double unsampled_s; /* CPU time credited to start routines, unsampled */
     uint32_t unsampled_threads;
-    double unsampled_blocked_s;     /* of it, in threads that blocked the signal or had
+    double unsampled_blocked_s; /* of it, in threads that blocked the signal or had
                                      * no event (the rest: the tails of sampled threads) */
     uint32_t unsampled_blocked_threads;
     uint32_t timer_fallbacks; /* threads sampled by the timer for want of an fd */
@@ -122,10 +122,11 @@ void lb_sampler_summarize(lb_sampler_summary_t *out);
 int lb_sampler_meta_rows(char *buf, size_t len);
 
 /* What was actually used, for the run table. */
-const char *lb_sampler_event_name(void);   /* "cycles", "task-clock", "timer:thread-cputime", "none" */
+const char *
+lb_sampler_event_name(void); /* "cycles", "task-clock", "timer:thread-cputime", "none" */
 const char *lb_sampler_event_requested(void);
 uint64_t lb_sampler_period(void);
-const char *lb_sampler_period_unit(void);  /* "ns" or "events" */
+const char *lb_sampler_period_unit(void); /* "ns" or "events" */
 bool lb_sampler_period_is_time(void);
 /* Frequency mode (cycles by default): samples per second of running time,
  * else 0; lb_sampler_period() is then 0. */

@@ -75,7 +75,7 @@ void lb_sampler_release_signal(int signo)
     lb_meta_lock(&lb_move_lock);
     if (__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) != signo || !lb_sampler_cfg.ops) {
         lb_meta_unlock(&lb_move_lock);
-        goto out;   /* moved already by another thread */
+        goto out; /* moved already by another thread */
     }
     struct sigaction program = *lb_sampler_program_action();
     int other = lb_sampler_find_free_signal(signo);
@@ -84,20 +84,22 @@ void lb_sampler_release_signal(int signo)
         lb_retarget_all(other);
         lb_sampler_handler_moved(other);
         lb_warn("the program sets a handler for signal %d, on which lockblame sampled; "
-                "sampling moved to signal %d", signo, other);
+                "sampling moved to signal %d",
+                signo, other);
     } else {
         /* Nowhere to go: sampling ends for every thread; from here on
          * their CPU time counts as unsampled. */
         __atomic_store_n(&lb_sampler_stopping, 1, __ATOMIC_SEQ_CST);
         lb_stop_all();
         lb_warn("the program sets a handler for signal %d, on which lockblame sampled, and no "
-                "real-time signal is free; CPU sampling stopped", signo);
+                "real-time signal is free; CPU sampling stopped",
+                signo);
     }
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
-    lb_real_sigaction(signo, &ignore, NULL);   /* discards what is pending */
+    lb_real_sigaction(signo, &ignore, NULL); /* discards what is pending */
     lb_real_sigaction(signo, &program, NULL);
     lb_meta_unlock(&lb_move_lock);
 out:

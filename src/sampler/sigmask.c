@@ -46,8 +46,7 @@ static uint64_t lb_drain_own(int signo)
 
 static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked);
 
-void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set,
-                             const sigset_t *old)
+void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set, const sigset_t *old)
 {
     int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
     if (!self || !signo || !lb_sampler_cfg.ops || self->busy || !set ||
@@ -73,7 +72,7 @@ static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked)
 {
     bool paused = self->sampler->unsampled && self->sampler->unsampled_why == LB_UNSAMPLED_BLOCKED;
     if (blocked == paused || (self->sampler->unsampled && !paused))
-        return;   /* no change, or unsampled for want of an event anyway */
+        return; /* no change, or unsampled for want of an event anyway */
     int saved_errno = errno;
     if (blocked) {
         lb_sampler_event_stop(self);
@@ -88,4 +87,3 @@ static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked)
     }
     errno = saved_errno;
 }
-

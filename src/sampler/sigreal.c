@@ -26,8 +26,8 @@ static void *lb_sig_resolve(void **slot, const char *name)
     return f;
 }
 
-static void *lb_sigaction_real, *lb_pthread_sigmask_real, *lb_sigprocmask_real,
-    *lb_signal_real, *lb_sigset_real;
+static void *lb_sigaction_real, *lb_pthread_sigmask_real, *lb_sigprocmask_real, *lb_signal_real,
+    *lb_sigset_real;
 
 int lb_real_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {

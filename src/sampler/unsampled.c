@@ -101,10 +101,10 @@ uint64_t lb_unsampled_credit(lb_thread_t *t, uint64_t cpu_now, bool may_insert)
     if (lb_sampler_period_is_time()) {
         double seen = (double)(t->sampler->samples + t->sampler->dropped) * per + (double)ns;
         double residue = (double)cpu_now - seen;
-        if (residue > per / 2)   /* at least one sample's worth */
+        if (residue > per / 2) /* at least one sample's worth */
             ns += (uint64_t)residue;
     }
-    t->sampler->unsampled_ns = ns;   /* the total, for the summary */
+    t->sampler->unsampled_ns = ns; /* the total, for the summary */
     if (ns == 0)
         return 0;
     if (may_insert)

@@ -36,17 +36,17 @@
 /* Raw frames from the leaf in which one of our frames marks the sample as
  * taken in synchronisation code (the program called a wrapper, which may be
  * inside the real libc function). */
-#define LB_SYNC_WINDOW 8
+#define LB_SYNC_WINDOW   8
 /* The largest frame trusted when the CFA comes from rbp (a wrong rbp
  * would otherwise send the walk anywhere); rsp-based CFAs come from the
  * CFI's own constants and need no bound. */
 #define LB_RBP_FRAME_MAX ((uintptr_t)16 << 20)
 /* Frames walked at most, ours and the program's. */
-#define LB_WALK_MAX (LB_MAX_DEPTH + 16)
+#define LB_WALK_MAX      (LB_MAX_DEPTH + 16)
 
-static uintptr_t self_lo, self_hi;   /* our PT_LOAD executable segment */
-static uintptr_t stop_lo, stop_hi;   /* lockblame's thread trampoline */
-static uint64_t truncated_walks;     /* walks that ended at unknown code */
+static uintptr_t self_lo, self_hi; /* our PT_LOAD executable segment */
+static uintptr_t stop_lo, stop_hi; /* lockblame's thread trampoline */
+static uint64_t truncated_walks;   /* walks that ended at unknown code */
 
 uint64_t lb_unwind_slow_walks(void)
 {
@@ -70,8 +70,8 @@ void lb_unwind_set_stop_range(uintptr_t lo, uintptr_t hi)
 }
 
 struct lb_self_search {
-    uintptr_t addr;     /* an address inside our text */
-    int index;          /* objects visited so far */
+    uintptr_t addr; /* an address inside our text */
+    int index;      /* objects visited so far */
     bool found;
 };
 
@@ -113,8 +113,8 @@ void lb_unwind_setup(void)
 
 /* How a walk filters frames. */
 typedef struct walk_filter {
-    int window;      /* ours among the first `window` frames: the program called into us */
-    bool *in_sync;   /* set then, when non-NULL */
+    int window;    /* ours among the first `window` frames: the program called into us */
+    bool *in_sync; /* set then, when non-NULL */
 } walk_filter_t;
 
 /* Walk from r, keeping program frames in pcs (at most max). first_exact:
@@ -178,8 +178,8 @@ static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
             cfa = (rule.cfa_rbp ? bp : sp) + (uintptr_t)(intptr_t)rule.cfa_off;
             if (cfa <= sp || (cfa & 7) || (rule.cfa_rbp && cfa - sp > LB_RBP_FRAME_MAX))
                 return kept;
-            bp_slot = rule.rbp_off ? (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule.rbp_off)
-                                   : NULL;
+            bp_slot =
+                rule.rbp_off ? (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule.rbp_off) : NULL;
             if (bp_slot && (uintptr_t)bp_slot < sp)
                 return kept;
         }

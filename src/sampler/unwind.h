@@ -22,7 +22,7 @@ typedef struct lb_regs {
 /* The current pc, rsp and rbp at this point of the calling function. The
  * pc is a label between the reads, so the CFI row of that pc describes
  * exactly this rsp. Early-clobber outputs: rbp may itself be an output. */
-#define LB_REGS_HERE(r)                                                         \
+#define LB_REGS_HERE(r)                                                           \
     __asm__ volatile("leaq 1f(%%rip), %0\n1:\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2" \
                      : "=&r"((r).pc), "=&r"((r).sp), "=&r"((r).bp))
 

@@ -21,25 +21,43 @@
 #include "util/common.h"
 
 /* DWARF register numbers on x86-64. */
-enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
+enum {
+    DW_RBP = 6,
+    DW_RSP = 7,
+    DW_RA = 16
+};
 
 /* Pointer encodings (DW_EH_PE_*). */
 enum {
-    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03,
-    PE_UDATA8 = 0x04, PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b,
-    PE_SDATA8 = 0x0c, PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80,
+    PE_ABSPTR = 0x00,
+    PE_ULEB128 = 0x01,
+    PE_UDATA2 = 0x02,
+    PE_UDATA4 = 0x03,
+    PE_UDATA8 = 0x04,
+    PE_SLEB128 = 0x09,
+    PE_SDATA2 = 0x0a,
+    PE_SDATA4 = 0x0b,
+    PE_SDATA8 = 0x0c,
+    PE_PCREL = 0x10,
+    PE_DATAREL = 0x30,
+    PE_INDIRECT = 0x80,
     PE_OMIT = 0xff,
 };
 
 /* How a tracked register is recovered. */
-enum { HOW_SAME = 0, HOW_OFFSET = 1, HOW_UNDEF = 2, HOW_OTHER = 3,
-       HOW_AT_RBP = 4 /* rbp only: saved at rbp + rbp_off (DW_OP_breg6) */ };
+enum {
+    HOW_SAME = 0,
+    HOW_OFFSET = 1,
+    HOW_UNDEF = 2,
+    HOW_OTHER = 3,
+    HOW_AT_RBP = 4 /* rbp only: saved at rbp + rbp_off (DW_OP_breg6) */
+};
 
 typedef struct cfa_state {
     int64_t cfa_off;
-    uint8_t cfa_reg;   /* DW_RSP or DW_RBP; anything else is unsupported */
-    bool cfa_expr;     /* DW_CFA_def_cfa_expression seen (not understood) */
-    bool cfa_deref;    /* the CFA is *(cfa_reg + cfa_off) (breg6 N; deref) */
+    uint8_t cfa_reg; /* DW_RSP or DW_RBP; anything else is unsupported */
+    bool cfa_expr;   /* DW_CFA_def_cfa_expression seen (not understood) */
+    bool cfa_deref;  /* the CFA is *(cfa_reg + cfa_off) (breg6 N; deref) */
     uint8_t rbp_how, ra_how;
     int64_t rbp_off, ra_off;
 } cfa_state_t;
@@ -117,22 +135,49 @@ static uintptr_t rd_encoded(reader_t *r, uint8_t enc, uintptr_t data_base)
     uintptr_t field = (uintptr_t)r->p;
     uint64_t v;
     switch (enc & 0x0f) {
-    case PE_ABSPTR: v = rd_fixed(r, 8); break;
-    case PE_ULEB128: v = rd_uleb(r); break;
-    case PE_UDATA2: v = rd_fixed(r, 2); break;
-    case PE_UDATA4: v = rd_fixed(r, 4); break;
-    case PE_UDATA8: v = rd_fixed(r, 8); break;
-    case PE_SLEB128: v = (uint64_t)rd_sleb(r); break;
-    case PE_SDATA2: v = (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2); break;
-    case PE_SDATA4: v = (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4); break;
-    case PE_SDATA8: v = rd_fixed(r, 8); break;
-    default: r->bad = true; return 0;
+    case PE_ABSPTR:
+        v = rd_fixed(r, 8);
+        break;
+    case PE_ULEB128:
+        v = rd_uleb(r);
+        break;
+    case PE_UDATA2:
+        v = rd_fixed(r, 2);
+        break;
+    case PE_UDATA4:
+        v = rd_fixed(r, 4);
+        break;
+    case PE_UDATA8:
+        v = rd_fixed(r, 8);
+        break;
+    case PE_SLEB128:
+        v = (uint64_t)rd_sleb(r);
+        break;
+    case PE_SDATA2:
+        v = (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2);
+        break;
+    case PE_SDATA4:
+        v = (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4);
+        break;
+    case PE_SDATA8:
+        v = rd_fixed(r, 8);
+        break;
+    default:
+        r->bad = true;
+        return 0;
     }
     switch (enc & 0x70) {
-    case 0: break;
-    case PE_PCREL: v += field; break;
-    case PE_DATAREL: v += data_base; break;
-    default: r->bad = true; return 0;
+    case 0:
+        break;
+    case PE_PCREL:
+        v += field;
+        break;
+    case PE_DATAREL:
+        v += data_base;
+        break;
+    default:
+        r->bad = true;
+        return 0;
     }
     if (enc & PE_INDIRECT)
         r->bad = true; /* never used for FDE addresses; not worth a read */
@@ -166,15 +211,24 @@ static bool parse_cie(const uint8_t *cie, cie_info_t *out)
         const uint8_t *zend = r.p + zlen;
         for (size_t i = 1; i < aug_len && !r.bad; i++) {
             switch (aug[i]) {
-            case 'R': out->fde_enc = rd_u8(&r); break;
-            case 'L': (void)rd_u8(&r); break;
+            case 'R':
+                out->fde_enc = rd_u8(&r);
+                break;
+            case 'L':
+                (void)rd_u8(&r);
+                break;
             case 'P': {
                 uint8_t penc = rd_u8(&r);
                 (void)rd_encoded(&r, penc & (uint8_t)~PE_INDIRECT, 0);
                 break;
             }
-            case 'S': out->signal_frame = true; break;
-            default: r.p = zend; i = aug_len; break; /* unknown: skip the rest */
+            case 'S':
+                out->signal_frame = true;
+                break;
+            default:
+                r.p = zend;
+                i = aug_len;
+                break; /* unknown: skip the rest */
             }
         }
         if (zend > r.end)
@@ -188,13 +242,13 @@ static bool parse_cie(const uint8_t *cie, cie_info_t *out)
     return !r.bad;
 }
 
-#define LB_CFA_STACK 4  /* DW_CFA_remember_state depth (gcc nests 1-2) */
+#define LB_CFA_STACK 4 /* DW_CFA_remember_state depth (gcc nests 1-2) */
 
 typedef struct cfa_program {
     const cie_info_t *cie;
-    uintptr_t loc;         /* address the current row starts at */
-    uintptr_t target;      /* stop once a row starts after this */
-    cfa_state_t initial;   /* after the CIE, for DW_CFA_restore */
+    uintptr_t loc;       /* address the current row starts at */
+    uintptr_t target;    /* stop once a row starts after this */
+    cfa_state_t initial; /* after the CIE, for DW_CFA_restore */
     cfa_state_t stack[LB_CFA_STACK];
     int depth;
 } cfa_program_t;
@@ -227,8 +281,9 @@ static void restore_reg(cfa_state_t *s, const cfa_state_t *init, uint64_t reg)
  * expression. */
 static int plt_expression(const uint8_t *e, uint64_t n)
 {
-    static const uint8_t plt[] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b,
-                                   0x2a, 0x33, 0x24, 0x22 };
+    static const uint8_t plt[] = {
+        0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
+    };
     if (n != sizeof plt)
         return 0;
     for (size_t i = 0; i < sizeof plt; i++) {
@@ -282,7 +337,8 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             continue;
         }
         switch (op) {
-        case 0x00: break; /* nop */
+        case 0x00:
+            break;   /* nop */
         case 0x01: { /* set_loc */
             uintptr_t to = rd_encoded(&r, pg->cie->fde_enc, 0);
             if (to > pg->target)
@@ -290,17 +346,32 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             pg->loc = to;
             break;
         }
-        case 0x02: if (!advance(pg, rd_fixed(&r, 1))) return !r.bad; break;
-        case 0x03: if (!advance(pg, rd_fixed(&r, 2))) return !r.bad; break;
-        case 0x04: if (!advance(pg, rd_fixed(&r, 4))) return !r.bad; break;
+        case 0x02:
+            if (!advance(pg, rd_fixed(&r, 1)))
+                return !r.bad;
+            break;
+        case 0x03:
+            if (!advance(pg, rd_fixed(&r, 2)))
+                return !r.bad;
+            break;
+        case 0x04:
+            if (!advance(pg, rd_fixed(&r, 4)))
+                return !r.bad;
+            break;
         case 0x05: { /* offset_extended */
             uint64_t reg = rd_uleb(&r);
             set_reg(s, reg, HOW_OFFSET, (int64_t)rd_uleb(&r) * da);
             break;
         }
-        case 0x06: restore_reg(s, &pg->initial, rd_uleb(&r)); break;
-        case 0x07: set_reg(s, rd_uleb(&r), HOW_UNDEF, 0); break;
-        case 0x08: set_reg(s, rd_uleb(&r), HOW_SAME, 0); break;
+        case 0x06:
+            restore_reg(s, &pg->initial, rd_uleb(&r));
+            break;
+        case 0x07:
+            set_reg(s, rd_uleb(&r), HOW_UNDEF, 0);
+            break;
+        case 0x08:
+            set_reg(s, rd_uleb(&r), HOW_SAME, 0);
+            break;
         case 0x09: { /* register: reg saved in another register */
             uint64_t reg = rd_uleb(&r);
             (void)rd_uleb(&r);
@@ -326,7 +397,9 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             s->cfa_reg = (uint8_t)rd_uleb(&r);
             s->cfa_expr = s->cfa_deref = false;
             break;
-        case 0x0e: s->cfa_off = (int64_t)rd_uleb(&r); break;
+        case 0x0e:
+            s->cfa_off = (int64_t)rd_uleb(&r);
+            break;
         case 0x0f: { /* def_cfa_expression */
             uint64_t n = rd_uleb(&r);
             if (n > (uint64_t)(r.end - r.p))
@@ -346,7 +419,8 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             }
             break;
         }
-        case 0x10: case 0x16: { /* expression, val_expression */
+        case 0x10:
+        case 0x16: { /* expression, val_expression */
             uint64_t reg = rd_uleb(&r);
             uint64_t n = rd_uleb(&r);
             int64_t off;
@@ -369,8 +443,11 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             s->cfa_off = rd_sleb(&r) * da;
             s->cfa_expr = s->cfa_deref = false;
             break;
-        case 0x13: s->cfa_off = rd_sleb(&r) * da; break; /* def_cfa_offset_sf */
-        case 0x14: case 0x15: { /* val_offset(_sf): a value, not a slot */
+        case 0x13:
+            s->cfa_off = rd_sleb(&r) * da;
+            break; /* def_cfa_offset_sf */
+        case 0x14:
+        case 0x15: { /* val_offset(_sf): a value, not a slot */
             uint64_t reg = rd_uleb(&r);
             if (op == 0x14)
                 (void)rd_uleb(&r);
@@ -379,7 +456,9 @@ static bool run_cfa(cfa_program_t *pg, const uint8_t *p, const uint8_t *end, cfa
             set_reg(s, reg, HOW_OTHER, 0);
             break;
         }
-        case 0x2e: (void)rd_uleb(&r); break; /* GNU_args_size */
+        case 0x2e:
+            (void)rd_uleb(&r);
+            break;   /* GNU_args_size */
         case 0x2f: { /* GNU_negative_offset_extended */
             uint64_t reg = rd_uleb(&r);
             set_reg(s, reg, HOW_OFFSET, -(int64_t)rd_uleb(&r) * da);
@@ -470,12 +549,14 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
         return s.cfa_reg == DW_RBP && s.ra_how == HOW_OFFSET && s.ra_off == -8 &&
                        s.rbp_how == HOW_AT_RBP && s.rbp_off == 0 && s.cfa_off < 0 &&
                        s.cfa_off >= INT32_MIN
-                   ? (lb_frame_rule_t){ .kind = LB_RULE_DEREF, .cfa_rbp = true,
+                   ? (lb_frame_rule_t){ .kind = LB_RULE_DEREF,
+                                        .cfa_rbp = true,
                                         .cfa_off = (int32_t)s.cfa_off }
                    : unknown;
     if (s.cfa_expr || (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP) || s.ra_how != HOW_OFFSET ||
-        s.ra_off != -8 || s.rbp_how == HOW_OTHER || s.rbp_how == HOW_UNDEF || s.rbp_how == HOW_AT_RBP ||
-        s.cfa_off < 8 || s.cfa_off > INT32_MAX || s.rbp_off < INT32_MIN || s.rbp_off > 0)
+        s.ra_off != -8 || s.rbp_how == HOW_OTHER || s.rbp_how == HOW_UNDEF ||
+        s.rbp_how == HOW_AT_RBP || s.cfa_off < 8 || s.cfa_off > INT32_MAX ||
+        s.rbp_off < INT32_MIN || s.rbp_off > 0)
         return unknown;
     return (lb_frame_rule_t){ .kind = LB_RULE_STEP,
                               .cfa_rbp = s.cfa_reg == DW_RBP,
@@ -486,13 +567,13 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
 /* --- the cache ------------------------------------------------------------ */
 
 #define LB_RULE_SLOT_BITS 14
-#define LB_RULE_SLOTS (1u << LB_RULE_SLOT_BITS)
+#define LB_RULE_SLOTS     (1u << LB_RULE_SLOT_BITS)
 /* word: tag (pc >> SLOT_BITS) in bits 31..63; bit 0 valid; bits 1-2 kind;
  * bit 3 cfa_rbp; bits 4-20 cfa_off / 8 (LB_RULE_DEREF: -cfa_off / 8); bits 21-30
  * -rbp_off / 8. */
-#define TAG_SHIFT 31
-#define CFA_BITS 17
-#define RBP_BITS 10
+#define TAG_SHIFT         31
+#define CFA_BITS          17
+#define RBP_BITS          10
 
 static uint64_t rule_cache[LB_RULE_SLOTS];
 static uint64_t rule_misses;
@@ -506,8 +587,8 @@ static bool encode(uintptr_t pc, lb_frame_rule_t rule, uint64_t *word)
 {
     int64_t cfa = rule.kind == LB_RULE_DEREF ? -(int64_t)rule.cfa_off : rule.cfa_off;
     uint64_t cfa8 = (uint64_t)cfa / 8, rbp8 = (uint64_t)(-(int64_t)rule.rbp_off) / 8;
-    if ((cfa & 7) || (rule.rbp_off & 7) || cfa8 >= (1u << CFA_BITS) ||
-        rbp8 >= (1u << RBP_BITS) || (pc >> (LB_RULE_SLOT_BITS + 64 - TAG_SHIFT)) != 0)
+    if ((cfa & 7) || (rule.rbp_off & 7) || cfa8 >= (1u << CFA_BITS) || rbp8 >= (1u << RBP_BITS) ||
+        (pc >> (LB_RULE_SLOT_BITS + 64 - TAG_SHIFT)) != 0)
         return false;
     *word = (uint64_t)(pc >> LB_RULE_SLOT_BITS) << TAG_SHIFT | rbp8 << 21 | cfa8 << 4 |
             (uint64_t)rule.cfa_rbp << 3 | (uint64_t)rule.kind << 1 | 1u;

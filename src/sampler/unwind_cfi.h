@@ -37,10 +37,10 @@ enum lb_rule_kind {
 };
 
 typedef struct lb_frame_rule {
-    uint8_t kind;     /* enum lb_rule_kind */
-    bool cfa_rbp;     /* CFA = rbp + cfa_off; else rsp + cfa_off */
-    int32_t cfa_off;  /* bytes */
-    int32_t rbp_off;  /* rbp saved at CFA + rbp_off (negative); 0: rbp unchanged */
+    uint8_t kind;    /* enum lb_rule_kind */
+    bool cfa_rbp;    /* CFA = rbp + cfa_off; else rsp + cfa_off */
+    int32_t cfa_off; /* bytes */
+    int32_t rbp_off; /* rbp saved at CFA + rbp_off (negative); 0: rbp unchanged */
 } lb_frame_rule_t;
 
 /* The rule for the instruction at pc (for a caller frame pass the return

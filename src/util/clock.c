@@ -10,7 +10,13 @@
 
 struct lb_tsc lb_tsc;
 
-enum { TSC_NEVER = -1, TSC_IDLE = 0, TSC_READY = 1, TSC_CALIBRATING = 2, TSC_MEASURING = 3 };
+enum {
+    TSC_NEVER = -1,
+    TSC_IDLE = 0,
+    TSC_READY = 1,
+    TSC_CALIBRATING = 2,
+    TSC_MEASURING = 3
+};
 
 /* The calibration's first reading (TSC_MEASURING), taken at setup. */
 static uint64_t start_tsc, start_ns;
@@ -50,7 +56,8 @@ static bool tsc_eligible(void)
 {
     char buf[8192];
     if (read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
-                  sizeof buf) < 0 || strcmp(buf, "tsc\n") != 0)
+                  sizeof buf) < 0 ||
+        strcmp(buf, "tsc\n") != 0)
         return false;
     if (read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
         return false;

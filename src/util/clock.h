@@ -25,10 +25,10 @@
 #include "util/common.h"
 
 struct lb_tsc {
-    int ready;           /* 1: the fields below are valid */
-    uint64_t base_tsc;   /* TSC at the anchor */
-    uint64_t base_ns;    /* CLOCK_MONOTONIC at the anchor */
-    uint64_t mult;       /* ns per tick, << 32 */
+    int ready;         /* 1: the fields below are valid */
+    uint64_t base_tsc; /* TSC at the anchor */
+    uint64_t base_ns;  /* CLOCK_MONOTONIC at the anchor */
+    uint64_t mult;     /* ns per tick, << 32 */
 };
 extern struct lb_tsc lb_tsc;
 

@@ -9,16 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LB_EXPORT __attribute__((visibility("default")))
-#define lb_likely(x) __builtin_expect(!!(x), 1)
-#define lb_unlikely(x) __builtin_expect(!!(x), 0)
-#define LB_NOINLINE __attribute__((noinline))
+#define LB_EXPORT        __attribute__((visibility("default")))
+#define lb_likely(x)     __builtin_expect(!!(x), 1)
+#define lb_unlikely(x)   __builtin_expect(!!(x), 0)
+#define LB_NOINLINE      __attribute__((noinline))
 #define LB_ALWAYS_INLINE inline __attribute__((always_inline))
-#define LB_COLD __attribute__((cold, noinline))
+#define LB_COLD          __attribute__((cold, noinline))
 /* Thread-locals of a preloaded library are in the static TLS block, so the
  * initial-exec model is valid and costs one %fs-relative load. */
-#define LB_TLS __thread __attribute__((tls_model("initial-exec")))
-#define LB_CACHELINE 64
+#define LB_TLS           __thread __attribute__((tls_model("initial-exec")))
+#define LB_CACHELINE     64
 
 /* The return address of the exported wrapper: the program's call site. */
 #define LB_CALLER() ((uintptr_t)__builtin_return_address(0))

@@ -25,9 +25,9 @@
 #include <stdbool.h>
 
 typedef struct lb_lazy_lib {
-    const char *soname;   /* e.g. "libsqlite3.so.0" */
-    void *handle;         /* dlopen's handle once opened */
-    int failed;           /* dlopen failed once: do not retry */
+    const char *soname; /* e.g. "libsqlite3.so.0" */
+    void *handle;       /* dlopen's handle once opened */
+    int failed;         /* dlopen failed once: do not retry */
 } lb_lazy_lib_t;
 
 #define LB_LAZY_LIB(var, so) lb_lazy_lib_t var = { .soname = (so) }
@@ -39,32 +39,32 @@ void *lb_lazy_sym(lb_lazy_lib_t *lib, const char *name);
 
 /* Inside a stub: lib's definition of the function being defined (name),
  * resolved on the first call and kept, or NULL if lib or name is missing. */
-#define LB_LAZY_REAL_(lib, name)                                                             \
-    ({                                                                                       \
-        static __typeof__(&name) lb_lazy_real_;                                              \
-        __typeof__(&name) lb_lazy_fn_ = __atomic_load_n(&lb_lazy_real_, __ATOMIC_RELAXED);   \
-        if (__builtin_expect(lb_lazy_fn_ == 0, 0)) {                                         \
-            lb_lazy_fn_ = (__typeof__(&name))lb_lazy_sym(&(lib), #name);                     \
-            if (lb_lazy_fn_)                                                                 \
-                __atomic_store_n(&lb_lazy_real_, lb_lazy_fn_, __ATOMIC_RELAXED);             \
-        }                                                                                    \
-        lb_lazy_fn_;                                                                         \
+#define LB_LAZY_REAL_(lib, name)                                                           \
+    ({                                                                                     \
+        static __typeof__(&name) lb_lazy_real_;                                            \
+        __typeof__(&name) lb_lazy_fn_ = __atomic_load_n(&lb_lazy_real_, __ATOMIC_RELAXED); \
+        if (__builtin_expect(lb_lazy_fn_ == 0, 0)) {                                       \
+            lb_lazy_fn_ = (__typeof__(&name))lb_lazy_sym(&(lib), #name);                   \
+            if (lb_lazy_fn_)                                                               \
+                __atomic_store_n(&lb_lazy_real_, lb_lazy_fn_, __ATOMIC_RELAXED);           \
+        }                                                                                  \
+        lb_lazy_fn_;                                                                       \
     })
 
 /* A stub `ret name params` forwarding `args` to lib's definition of name. */
-#define LB_LAZY_FN(lib, ret, name, params, args)                                             \
-    ret name params                                                                          \
-    {                                                                                        \
-        __typeof__(&name) lb_lazy_call_ = LB_LAZY_REAL_(lib, name);                          \
-        return lb_lazy_call_ ? lb_lazy_call_ args : (ret){ 0 };                              \
+#define LB_LAZY_FN(lib, ret, name, params, args)                    \
+    ret name params                                                 \
+    {                                                               \
+        __typeof__(&name) lb_lazy_call_ = LB_LAZY_REAL_(lib, name); \
+        return lb_lazy_call_ ? lb_lazy_call_ args : (ret){ 0 };     \
     }
 
 /* The same for a function returning void. */
-#define LB_LAZY_VOID(lib, name, params, args)                                                \
-    void name params                                                                         \
-    {                                                                                        \
-        __typeof__(&name) lb_lazy_call_ = LB_LAZY_REAL_(lib, name);                          \
-        if (lb_lazy_call_)                                                                   \
-            lb_lazy_call_ args;                                                              \
+#define LB_LAZY_VOID(lib, name, params, args)                       \
+    void name params                                                \
+    {                                                               \
+        __typeof__(&name) lb_lazy_call_ = LB_LAZY_REAL_(lib, name); \
+        if (lb_lazy_call_)                                          \
+            lb_lazy_call_ args;                                     \
     }
 #endif

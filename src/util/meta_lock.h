@@ -14,8 +14,13 @@
 #include <sched.h>
 #include <stdint.h>
 
-typedef struct { uint32_t locked; } lb_meta_lock_t;
-#define LB_META_LOCK_INIT { 0 }
+typedef struct {
+    uint32_t locked;
+} lb_meta_lock_t;
+#define LB_META_LOCK_INIT \
+    {                     \
+        0                 \
+    }
 
 #define LB_META_LOCK_SPINS 128
 

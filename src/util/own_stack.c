@@ -42,8 +42,8 @@ int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size)
     there.uc_link = &back;
     uintptr_t p = (uintptr_t)&call;
     makecontext(&there, (void (*)(void))trampoline, 2, (unsigned)(p >> 32), (unsigned)p);
-    lb_stack_bounds_t saved = lb_stack_bounds_push((uintptr_t)base + LB_GUARD,
-                                                   (uintptr_t)base + LB_GUARD + size);
+    lb_stack_bounds_t saved =
+        lb_stack_bounds_push((uintptr_t)base + LB_GUARD, (uintptr_t)base + LB_GUARD + size);
     swapcontext(&back, &there);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);

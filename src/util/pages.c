@@ -23,8 +23,8 @@ static size_t mapped_len(size_t bytes)
 static void *map_with_top_guard(size_t bytes, int extra_flags)
 {
     size_t len = mapped_len(bytes);
-    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags,
-                   -1, 0);
+    char *p =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     mprotect(p + len - LB_PAGE, LB_PAGE, PROT_NONE);
@@ -67,12 +67,12 @@ void lb_pages_free(void *p, size_t bytes)
  * through the first word of the free mappings. The lock is held for a
  * handful of instructions, never across a system call. */
 #define LB_PAGES_RECYCLE_CLASSES 8
-#define LB_PAGES_RECYCLE_MAX 64
+#define LB_PAGES_RECYCLE_MAX     64
 
 static lb_meta_lock_t recycle_lock = LB_META_LOCK_INIT;
 static struct {
-    size_t len;    /* mapped_len of this class; 0 = unused class */
-    void *head;    /* free mappings, linked through their first word */
+    size_t len; /* mapped_len of this class; 0 = unused class */
+    void *head; /* free mappings, linked through their first word */
     uint32_t count;
 } recycled[LB_PAGES_RECYCLE_CLASSES];
 

@@ -28,7 +28,7 @@
 #define LB_STACK_BUDGET_HANDLER (16u << 10)
 
 typedef struct {
-    uintptr_t lo, hi;   /* usable range [lo, hi); lo == 0: unknown */
+    uintptr_t lo, hi; /* usable range [lo, hi); lo == 0: unknown */
 } lb_stack_bounds_t;
 
 extern LB_TLS lb_stack_bounds_t lb_stack_bounds;

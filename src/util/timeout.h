@@ -13,13 +13,13 @@
 #include <stdbool.h>
 #include <time.h>
 
-#define LB_WAIT_FOREVER ((clockid_t)-1)
+#define LB_WAIT_FOREVER  ((clockid_t)-1)
 #define LB_WAIT_REALTIME ((clockid_t)-2)
 
 static inline bool lb_clock_rejected(clockid_t clock)
 {
-    return clock != LB_WAIT_FOREVER && clock != LB_WAIT_REALTIME &&
-           clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC;
+    return clock != LB_WAIT_FOREVER && clock != LB_WAIT_REALTIME && clock != CLOCK_REALTIME &&
+           clock != CLOCK_MONOTONIC;
 }
 
 static inline bool lb_timeout_rejected(clockid_t clock, const struct timespec *abstime)

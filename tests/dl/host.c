@@ -5,7 +5,10 @@
 int main(int argc, char **argv)
 {
     void *h = dlopen(argv[1], RTLD_NOW);
-    if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+    if (!h) {
+        fprintf(stderr, "%s\n", dlerror());
+        return 1;
+    }
     void (*run)(void) = (void (*)(void))dlsym(h, "plugin_run");
     run();
     return dlclose(h);

@@ -7,13 +7,21 @@ static volatile unsigned long sink;
 __attribute__((noinline)) static void plugin_hold(void)
 {
     pthread_mutex_lock(&m);
-    for (unsigned long i = 0; i < 2000000; i++) sink += i;
+    for (unsigned long i = 0; i < 2000000; i++)
+        sink += i;
     pthread_mutex_unlock(&m);
 }
-static void *plugin_thread(void *a) { for (int i = 0; i < 40; i++) plugin_hold(); return a; }
+static void *plugin_thread(void *a)
+{
+    for (int i = 0; i < 40; i++)
+        plugin_hold();
+    return a;
+}
 void plugin_run(void)
 {
     pthread_t t[3];
-    for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, plugin_thread, 0);
-    for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], 0, plugin_thread, 0);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], 0);
 }

@@ -92,7 +92,8 @@ int main(int argc, char **argv)
         contend_a_while();
         fflush(stdout);
         /* A page we just unmapped: page 0 may be mappable here. */
-        int *volatile gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        int *volatile gone =
+            mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         munmap((void *)gone, 4096);
         *gone = 1;
         return 0;
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "idle"))
         return 0;
-    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle\n", argv[0]);
+    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle\n",
+            argv[0]);
     return 2;
 }

@@ -85,13 +85,13 @@ static void test_shared_holders_split_one_over_k(void)
     lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = fresh_mon(0);
     mon->waiters = 3;
-    mon->held = 2;              /* readers A and B from t = 0 */
+    mon->held = 2; /* readers A and B from t = 0 */
     double a_acquire = mon->clock, b_acquire = mon->clock;
-    lb_clock_advance(mon, &stats, 100);  /* 3 waiters x 100 ns over 2 holders */
+    lb_clock_advance(mon, &stats, 100); /* 3 waiters x 100 ns over 2 holders */
     ASSERT_NEAR(mon->clock, 150, 1e-9);
     double b_blame = mon->clock - b_acquire; /* B releases at 100 */
     mon->held = 1;
-    lb_clock_advance(mon, &stats, 200);  /* A alone for 100 ns */
+    lb_clock_advance(mon, &stats, 200); /* A alone for 100 ns */
     ASSERT_NEAR(mon->clock, 150 + 300, 1e-9);
     double a_blame = mon->clock - a_acquire;
     ASSERT_NEAR(b_blame, 150, 1e-9);
@@ -113,11 +113,11 @@ static void test_handoff_between_holds(void)
     double first = lb_clock_hold_ends(mon, &stats); /* release at 500 */
     ASSERT_NEAR(first, 2 * 500, 1e-9);
     double v_at_release = mon->clock;
-    waiter_leaves(mon, &stats, 800);    /* the hand-off: 2 waiters x 300 ns */
+    waiter_leaves(mon, &stats, 800); /* the hand-off: 2 waiters x 300 ns */
     ASSERT_NEAR(stats.handoff_ns, 600, 1e-9);
     ASSERT_NEAR(mon->clock, v_at_release, 1e-9);
     ASSERT_EQ(mon->clock_moved, 0);
-    lb_clock_hold_begins(mon);          /* the woken waiter holds */
+    lb_clock_hold_begins(mon);           /* the woken waiter holds */
     lb_clock_advance(mon, &stats, 1000); /* 1 waiter x 200 ns */
     double second = lb_clock_hold_ends(mon, &stats);
     ASSERT_NEAR(second, 200, 1e-9);
@@ -173,8 +173,8 @@ static void test_pending_hold_begins_at_its_time(void)
     lb_object_stats_t stats = fresh_stats();
     lb_mon_t *mon = fresh_mon(0);
     mon->kind = LB_OBJ_MUTEX;
-    mon->waiters = 2;                  /* two wait, nobody accounted */
-    mon->hold_pending_ns = 300;        /* a barging acquisition at 300 */
+    mon->waiters = 2;                    /* two wait, nobody accounted */
+    mon->hold_pending_ns = 300;          /* a barging acquisition at 300 */
     lb_clock_advance(mon, &stats, 1000); /* e.g. its own release, or a new waiter */
     ASSERT_EQ(mon->hold_pending_ns, 0);
     ASSERT_EQ(mon->held, 1);
@@ -369,7 +369,7 @@ static void test_rwlock_readers_split_one_over_k(void)
     ASSERT_NOT_NULL(stats);
     printf("# B %.3f ms, A %.3f ms, accrued %.3f ms, hand-off %.3f ms\n", hb.blame_ns / 1e6,
            ha.blame_ns / 1e6, stats->accrued_held_ns / 1e6, stats->handoff_ns / 1e6);
-    ASSERT_GE(hb.blame_ns, 10e6);            /* half of >= 20 ms */
+    ASSERT_GE(hb.blame_ns, 10e6);               /* half of >= 20 ms */
     ASSERT_GE(ha.blame_ns - hb.blame_ns, 20e6); /* A alone for >= 20 ms */
     ASSERT_NEAR(ha.blame_ns + hb.blame_ns, stats->accrued_held_ns, 1e-3);
     ASSERT_NEAR(stats->blamed_ns, stats->accrued_held_ns, 1e-3);
@@ -379,5 +379,6 @@ static void test_rwlock_readers_split_one_over_k(void)
 CHECK_MAIN(test_one_holder_is_blamed_w_times_dt, test_shared_holders_split_one_over_k,
            test_handoff_between_holds, test_no_waiters_no_motion, test_late_timestamp_is_ignored,
            test_without_stats, test_pending_hold_begins_at_its_time,
-           test_pending_dropped_when_held_or_not_a_mutex, test_verbs_conserve_wait, test_signal_collects_and_stays_held,
-           test_barrier_last_arrival_collects, test_rwlock_readers_split_one_over_k)
+           test_pending_dropped_when_held_or_not_a_mutex, test_verbs_conserve_wait,
+           test_signal_collects_and_stays_held, test_barrier_last_arrival_collects,
+           test_rwlock_readers_split_one_over_k)

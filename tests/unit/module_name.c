@@ -15,8 +15,13 @@ static void test_vdso_with_pid(void)
 
 static void test_other_names_unchanged(void)
 {
-    const char *names[] = { "[vdso]", "/usr/lib/x86_64-linux-gnu/libc.so.6", "vdso_clock",
-                            "[vdso: 12", "[vdsox]", "linux-vdso.so.1", "" };
+    const char *names[] = { "[vdso]",
+                            "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                            "vdso_clock",
+                            "[vdso: 12",
+                            "[vdsox]",
+                            "linux-vdso.so.1",
+                            "" };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         ASSERT_PTR_EQ(lb_module_name(names[i]), names[i]);
     ASSERT_NULL(lb_module_name(NULL));

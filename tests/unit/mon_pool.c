@@ -44,8 +44,8 @@ static void test_alloc_is_fresh_and_indexed(void)
     ASSERT_PTR_EQ(lb_mon_from_ptr((uintptr_t)b), b);
     ASSERT_NULL(lb_mon_at(0));
     ASSERT_NULL(lb_mon_at(LB_MON_SLOTS));
-    ASSERT_NULL(lb_mon_from_ptr((uintptr_t)a + 8));      /* not a slot start */
-    ASSERT_NULL(lb_mon_from_ptr((uintptr_t)&objects[0])); /* not in the pool */
+    ASSERT_NULL(lb_mon_from_ptr((uintptr_t)a + 8));                           /* not a slot start */
+    ASSERT_NULL(lb_mon_from_ptr((uintptr_t)&objects[0]));                     /* not in the pool */
     ASSERT_NULL(lb_mon_from_ptr((uintptr_t)lb_mon_at(1) - sizeof(lb_mon_t))); /* slot 0 */
     /* A slot handed out again is zeroed. */
     a->waiters = 3;
@@ -107,8 +107,8 @@ static void test_thread_cache_reuse(void)
     pthread_t th;
     ASSERT_OK(pthread_create(&th, NULL, cached_worker, NULL));
     ASSERT_OK(pthread_join(th, NULL));
-    ASSERT_GT(used_by_worker, 1);     /* it took a batch, */
-    ASSERT_LE(used_by_worker, 64);    /* not one slot per allocation */
+    ASSERT_GT(used_by_worker, 1);  /* it took a batch, */
+    ASSERT_LE(used_by_worker, 64); /* not one slot per allocation */
     ASSERT_EQ(lb_mon_live(), 1);
     for (uint32_t i = 1; i < used_by_worker; i++)
         ASSERT_NOT_NULL(lb_mon_alloc(&objects[i % 256], LB_OBJ_BARRIER));
@@ -148,15 +148,15 @@ static void test_orphan_at_same_address(void)
 /* The sweep: once the pool has grown by 1M slots, every published mutex
  * and spin lb_mon whose object no longer refers to it, or whose memory is
  * gone, is retired; the rest stay. */
-#define SPINS ((1u << 20) + 4096)
+#define SPINS   ((1u << 20) + 4096)
 #define MUTEXES 64
 
 static void test_sweep_reclaims_orphans(void)
 {
     ASSERT_EQ(lb_mon_pool_setup(), 0);
     long page = sysconf(_SC_PAGESIZE);
-    int *words = mmap(NULL, SPINS * sizeof(int), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int *words =
+        mmap(NULL, SPINS * sizeof(int), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_TRUE(words != MAP_FAILED);
     static pthread_mutex_t mutexes[MUTEXES];
     lb_mon_t **mons = calloc(SPINS, sizeof *mons);
@@ -184,7 +184,7 @@ static void test_sweep_reclaims_orphans(void)
     ASSERT_NOT_NULL(pending);
     uint32_t orphans = 0;
     for (uint32_t i = 0; i < SPINS; i += 3, orphans++)
-        words[i] = LB_SPIN_UNLOCKED;     /* re-initialized without destroy */
+        words[i] = LB_SPIN_UNLOCKED; /* re-initialized without destroy */
     for (int i = 0; i < MUTEXES; i += 4, orphans++)
         memset(&mutexes[i], 0, sizeof mutexes[i]); /* zeroed */
     /* The last pages of words are unmapped (freed): unreadable objects. */

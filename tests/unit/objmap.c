@@ -13,9 +13,9 @@
 #include "locks/objmap.h"
 
 #define THREADS 8
-#define SHARED 4096
-#define OWN 512
-#define ROUNDS 200
+#define SHARED  4096
+#define OWN     512
+#define ROUNDS  200
 
 static char objects[SHARED + THREADS * OWN]; /* their addresses are the keys */
 

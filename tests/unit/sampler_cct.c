@@ -24,7 +24,7 @@ static lb_cct_t *new_tree(void)
 static void test_insert_path_and_depth(void)
 {
     lb_cct_t *cct = new_tree();
-    const uintptr_t a[] = { 0x1000, 0x2000, 0x3000 };   /* innermost first */
+    const uintptr_t a[] = { 0x1000, 0x2000, 0x3000 }; /* innermost first */
     lb_cct_node_t *leaf = lb_cct_insert(cct, a, 3);
     ASSERT_UEQ(leaf->pc, 0x1000);
     ASSERT_EQ(leaf->depth, 3);
@@ -56,12 +56,12 @@ static void test_shared_prefix_and_move_to_front(void)
     lb_cct_node_t *na = lb_cct_insert(cct, a, 3);
     lb_cct_node_t *nb = lb_cct_insert(cct, b, 3);
     lb_cct_node_t *nc = lb_cct_insert(cct, c, 3);
-    ASSERT_EQ(cct->nodes, 6);              /* root, 0x30, 0x20, three leaves */
+    ASSERT_EQ(cct->nodes, 6); /* root, 0x30, 0x20, three leaves */
     ASSERT_EQ(na->parent, nb->parent);
     ASSERT_EQ(nb->parent, nc->parent);
     lb_cct_node_t *parent = lb_cct_node(cct, na->parent);
-    ASSERT_EQ(parent->first_child, lb_cct_id(cct, nc));   /* newest first */
-    ASSERT_PTR_EQ(lb_cct_insert(cct, a, 3), na);          /* hit moves a to front */
+    ASSERT_EQ(parent->first_child, lb_cct_id(cct, nc)); /* newest first */
+    ASSERT_PTR_EQ(lb_cct_insert(cct, a, 3), na);        /* hit moves a to front */
     ASSERT_EQ(parent->first_child, lb_cct_id(cct, na));
     /* all three are still reachable through the sibling list */
     int seen = 0;
@@ -121,7 +121,7 @@ static void test_exhaustion_returns_deepest(void)
 static void test_empty_tree_uses_dummy_root(void)
 {
     lb_cct_t *cct = lb_pages_alloc(sizeof *cct);
-    ASSERT_NOT_NULL(cct);                  /* zeroed, never initialised */
+    ASSERT_NOT_NULL(cct); /* zeroed, never initialised */
     const uintptr_t a[] = { 1, 2 };
     lb_cct_node_t *got = lb_cct_insert(cct, a, 2);
     ASSERT_NOT_NULL(got);
@@ -173,6 +173,6 @@ static void test_kind_names(void)
     ASSERT_STR_EQ(lb_obj_kind_name(LB_OBJ_KINDS), "unknown");
 }
 
-CHECK_MAIN(test_insert_path_and_depth, test_compact_keeps_ids_and_metrics, test_shared_prefix_and_move_to_front,
-           test_ids_across_chunks, test_exhaustion_returns_deepest,
-           test_empty_tree_uses_dummy_root, test_kind_names)
+CHECK_MAIN(test_insert_path_and_depth, test_compact_keeps_ids_and_metrics,
+           test_shared_prefix_and_move_to_front, test_ids_across_chunks,
+           test_exhaustion_returns_deepest, test_empty_tree_uses_dummy_root, test_kind_names)

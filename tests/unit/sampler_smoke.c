@@ -121,13 +121,12 @@ static void run_burner(void)
     printf("# samples %llu (work %llu), dropped %llu, nodes %u; hottest pc %#lx (%s) "
            "depth %u with %llu samples\n",
            (unsigned long long)t->sampler->samples, (unsigned long long)total,
-           (unsigned long long)t->sampler->dropped, t->cct->nodes,
-           (unsigned long)hot->pc, name, hot->depth,
-           (unsigned long long)hot->m.work_samples);
+           (unsigned long long)t->sampler->dropped, t->cct->nodes, (unsigned long)hot->pc, name,
+           hot->depth, (unsigned long long)hot->m.work_samples);
     ASSERT_GT(t->sampler->samples, 100);
     ASSERT_EQ(t->sampler->samples, total);
     ASSERT_TRUE(in_hot(hot->pc));
-    ASSERT_GT(hot->m.work_samples * 10, total * 8);   /* > 80% in the hot loop */
+    ASSERT_GT(hot->m.work_samples * 10, total * 8); /* > 80% in the hot loop */
     /* the caller chain above the leaf holds the thread function */
     bool saw_burner = false;
     for (lb_cct_node_t *n = lb_cct_node(t->cct, hot->parent); n && n->depth;
@@ -220,5 +219,5 @@ static void test_fork_child_resamples(void)
     lb_sampler_thread_stop(t);
 }
 
-CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env,
-           test_quiesce_stops_running_thread, test_fork_child_resamples)
+CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env, test_quiesce_stops_running_thread,
+           test_fork_child_resamples)

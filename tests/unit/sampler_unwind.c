@@ -23,7 +23,7 @@
 static uintptr_t ra[DEPTH];          /* ra[k]: return address of level k */
 static uintptr_t here[LB_MAX_DEPTH]; /* the walk from the bottom */
 static int here_n;
-static uintptr_t sig[LB_MAX_DEPTH];  /* the walk from the signal context */
+static uintptr_t sig[LB_MAX_DEPTH]; /* the walk from the signal context */
 static int sig_n;
 static volatile uintptr_t sink;
 
@@ -76,9 +76,12 @@ __attribute__((noinline)) static int level(int k)
     if (k < 0)
         return bottom();
     switch (k % 3) {
-    case 0: return level_nofp(k);
-    case 1: return level_fp(k);
-    default: return level_alloca(k);
+    case 0:
+        return level_nofp(k);
+    case 1:
+        return level_fp(k);
+    default:
+        return level_alloca(k);
     }
 }
 

@@ -20,8 +20,8 @@ static double marks_per_s(uint32_t rate)
 
 static void test_slow_threads_keep_the_minimum(void)
 {
-    ASSERT_EQ(lb_signal_every_log2(16, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);     /* 16K/s */
-    ASSERT_EQ(lb_signal_every_log2(16, 250 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);   /* 64/s */
+    ASSERT_EQ(lb_signal_every_log2(16, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);   /* 16K/s */
+    ASSERT_EQ(lb_signal_every_log2(16, 250 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2); /* 64/s */
     ASSERT_EQ(lb_signal_every_log2(0, 1 * MS), LB_SIGNAL_SAMPLE_EVERY_LOG2);
     /* just under LB_SIGNAL_MARKS_PER_S marks a second at twice the minimum N */
     uint32_t edge = LB_SIGNAL_MARKS_PER_S * LB_SIGNAL_SAMPLE_EVERY * 2;
@@ -47,8 +47,8 @@ static void test_fast_threads_mark_at_the_target_rate(void)
 
 static void test_the_maximum_and_odd_clocks(void)
 {
-    ASSERT_EQ(lb_signal_every_log2(2047, 1000), LB_SIGNAL_SAMPLE_MAX_LOG2);  /* 2G/s */
-    ASSERT_EQ(lb_signal_every_log2(2047, 0), LB_SIGNAL_SAMPLE_MAX_LOG2);     /* no time */
+    ASSERT_EQ(lb_signal_every_log2(2047, 1000), LB_SIGNAL_SAMPLE_MAX_LOG2); /* 2G/s */
+    ASSERT_EQ(lb_signal_every_log2(2047, 0), LB_SIGNAL_SAMPLE_MAX_LOG2);    /* no time */
     ASSERT_EQ(lb_signal_every_log2(UINT32_MAX, 1), LB_SIGNAL_SAMPLE_MAX_LOG2);
     /* a countdown that took days (an idle thread): the minimum, no overflow */
     ASSERT_EQ(lb_signal_every_log2(2047, UINT64_C(1) << 60), LB_SIGNAL_SAMPLE_EVERY_LOG2);

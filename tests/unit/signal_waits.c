@@ -122,8 +122,8 @@ static void test_idleness_since(void)
     lb_signal_hot_t *slot = take(&mon);
     ASSERT_NOT_NULL(slot);
     uint64_t accrued = 0;
-    lb_signal_waits_begin(&thread_a, slot, T0 + 100);  /* a waits from 100 */
-    lb_signal_waits_begin(&thread_b, slot, T0 + 500);  /* b waits 500 .. 900 */
+    lb_signal_waits_begin(&thread_a, slot, T0 + 100); /* a waits from 100 */
+    lb_signal_waits_begin(&thread_b, slot, T0 + 500); /* b waits 500 .. 900 */
     lb_signal_waits_end(&thread_b, slot, T0 + 500, T0 + 900);
     lb_signal_waits_begin(&thread_b, slot, T0 + 1200); /* and from 1200 */
     /* since 300, at 2000: a 1700, b 400 + 800 */

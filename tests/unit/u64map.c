@@ -68,7 +68,9 @@ static int cmp_u64(const void *a, const void *b)
  * value last put; absent keys are absent. */
 static void test_many_keys_match_reference(void)
 {
-    enum { N = 200000 };
+    enum {
+        N = 200000
+    };
     uint64_t *keys = malloc(N * sizeof *keys);
     ASSERT_NOT_NULL(keys);
     uint64_t x = 88172645463325252ull;

@@ -18,7 +18,7 @@ static void sleep_ms(long ms)
 static void test_agrees_with_monotonic_after_calibration(void)
 {
     lb_clock_setup();
-    sleep_ms(60); /* past the 50 ms calibration */
+    sleep_ms(60);      /* past the 50 ms calibration */
     (void)lb_now_ns(); /* finishes it */
     printf("# tsc state %d, mult %llu\n", lb_tsc.ready, (unsigned long long)lb_tsc.mult);
     ASSERT_TRUE(lb_tsc.ready == 1 || lb_tsc.ready == -1);

@@ -29,7 +29,7 @@ static void test_bounds_known_after_init(void)
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     ASSERT_NE(lb_stack_bounds.lo, 0);
     ASSERT_UEQ(here >= lb_stack_bounds.lo && here < lb_stack_bounds.hi, 1);
-    ASSERT_TRUE(lb_stack_room(64 << 10));          /* the main thread: megabytes */
+    ASSERT_TRUE(lb_stack_room(64 << 10));         /* the main thread: megabytes */
     ASSERT_FALSE(lb_stack_room((size_t)1 << 40)); /* but not a terabyte */
 }
 
@@ -123,7 +123,7 @@ static void test_own_stack_runs_fn_there(void)
     ASSERT_UEQ(s.frame < before.lo || s.frame >= before.hi, 1); /* not the thread's stack */
     ASSERT_EQ(s.room_8m_minus, 1);
     ASSERT_EQ(s.cancel_state, PTHREAD_CANCEL_DISABLE);
-    ASSERT_UEQ(lb_stack_bounds.lo, before.lo); /* restored */
+    ASSERT_UEQ(lb_stack_bounds.lo, before.lo);         /* restored */
     ASSERT_EQ(readable((void *)(s.bounds.lo - 1)), 0); /* the guard page */
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
@@ -140,6 +140,6 @@ static void test_pages_end_in_a_guard(void)
     ASSERT_EQ(readable(p), 0);
 }
 
-CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc, test_unknown_bounds_mean_room,
-           test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
-           test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
+CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc,
+           test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
+           test_no_room_on_a_foreign_stack, test_own_stack_runs_fn_there, test_pages_end_in_a_guard)

@@ -24,17 +24,28 @@ static int n_checks, n_failed;
 static const char *errname(int e)
 {
     switch (e) {
-    case 0: return "0";
-    case EBUSY: return "EBUSY";
-    case EDEADLK: return "EDEADLK";
-    case EPERM: return "EPERM";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EINVAL: return "EINVAL";
-    case EOWNERDEAD: return "EOWNERDEAD";
-    case EAGAIN: return "EAGAIN";
-    case 1234: return "1234 (untouched)";
-    case PTHREAD_BARRIER_SERIAL_THREAD: return "PTHREAD_BARRIER_SERIAL_THREAD";
-    default: return strerror(e);
+    case 0:
+        return "0";
+    case EBUSY:
+        return "EBUSY";
+    case EDEADLK:
+        return "EDEADLK";
+    case EPERM:
+        return "EPERM";
+    case ETIMEDOUT:
+        return "ETIMEDOUT";
+    case EINVAL:
+        return "EINVAL";
+    case EOWNERDEAD:
+        return "EOWNERDEAD";
+    case EAGAIN:
+        return "EAGAIN";
+    case 1234:
+        return "1234 (untouched)";
+    case PTHREAD_BARRIER_SERIAL_THREAD:
+        return "PTHREAD_BARRIER_SERIAL_THREAD";
+    default:
+        return strerror(e);
     }
 }
 
@@ -44,29 +55,28 @@ static void report(int line, const char *what, int got, int want, int err, int w
     if (got == want && err == want_err)
         return;
     n_failed++;
-    printf("line %d: %s: returned %d (%s), expected %d (%s)", line, what, got,
-           errname(got), want, errname(want));
-    printf("; errno %d (%s), expected %d (%s)\n", err, errname(err), want_err,
-           errname(want_err));
+    printf("line %d: %s: returned %d (%s), expected %d (%s)", line, what, got, errname(got), want,
+           errname(want));
+    printf("; errno %d (%s), expected %d (%s)\n", err, errname(err), want_err, errname(want_err));
     fflush(stdout);
 }
 
 /* A pthread call: returns want, leaves errno alone. */
-#define EXPECT(call, want)                                                   \
-    do {                                                                     \
-        errno = 1234;                                                        \
-        int rc_ = (call);                                                    \
-        int e_ = errno;                                                      \
-        report(__LINE__, #call, rc_, (want), e_, 1234);                      \
+#define EXPECT(call, want)                              \
+    do {                                                \
+        errno = 1234;                                   \
+        int rc_ = (call);                               \
+        int e_ = errno;                                 \
+        report(__LINE__, #call, rc_, (want), e_, 1234); \
     } while (0)
 
 /* A sem_* call: returns want (0 or -1) and sets errno to want_err if -1. */
-#define EXPECT_SEM(call, want, want_err)                                     \
-    do {                                                                     \
-        errno = 1234;                                                        \
-        int rc_ = (call);                                                    \
-        int e_ = errno;                                                      \
-        report(__LINE__, #call, rc_, (want), e_, (want_err));                \
+#define EXPECT_SEM(call, want, want_err)                      \
+    do {                                                      \
+        errno = 1234;                                         \
+        int rc_ = (call);                                     \
+        int e_ = errno;                                       \
+        report(__LINE__, #call, rc_, (want), e_, (want_err)); \
     } while (0)
 
 static void in_thread(void *(*fn)(void *), void *arg)
@@ -109,7 +119,8 @@ static void *other_on_normal(void *arg)
     n_checks++;
     if (waited < 0.045) {
         n_failed++;
-        printf("pthread_mutex_timedlock returned ETIMEDOUT after %.3f s, before its 0.050 s\n", waited);
+        printf("pthread_mutex_timedlock returned ETIMEDOUT after %.3f s, before its 0.050 s\n",
+               waited);
     }
     struct timespec bad = abs_in_ms(50);
     bad.tv_nsec = 2000000000;
@@ -237,7 +248,7 @@ static void *other_while_read_held(void *arg)
     EXPECT(pthread_rwlock_trywrlock(&rw), EBUSY);
     struct timespec ts = abs_in_ms(30);
     EXPECT(pthread_rwlock_timedwrlock(&rw, &ts), ETIMEDOUT);
-    EXPECT(pthread_rwlock_tryrdlock(&rw), 0);  /* readers share */
+    EXPECT(pthread_rwlock_tryrdlock(&rw), 0); /* readers share */
     EXPECT(pthread_rwlock_unlock(&rw), 0);
     return NULL;
 }
@@ -343,7 +354,9 @@ static void check_join_barrier(void)
         printf("pthread_join returned value %p, expected 0x1234\n", ret);
     }
 
-    enum { N = 4 };
+    enum {
+        N = 4
+    };
     pthread_t th[N];
     EXPECT(pthread_barrier_init(&bar, NULL, N), 0);
     for (int i = 0; i < N; i++)
@@ -353,8 +366,9 @@ static void check_join_barrier(void)
     n_checks++;
     if (serial_count != 1) {
         n_failed++;
-        printf("pthread_barrier_wait returned PTHREAD_BARRIER_SERIAL_THREAD %d times, expected once\n",
-               serial_count);
+        printf(
+            "pthread_barrier_wait returned PTHREAD_BARRIER_SERIAL_THREAD %d times, expected once\n",
+            serial_count);
     }
     EXPECT(pthread_barrier_destroy(&bar), 0);
 }

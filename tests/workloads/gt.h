@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#define GT_MAX_SITES 8
+#define GT_MAX_SITES   8
 #define GT_MAX_OBJECTS 8
 
 static inline int64_t gt_now(void)
@@ -172,7 +172,8 @@ __attribute__((unused)) static int gt_event_cmp(const void *a, const void *b)
     return x->dh - y->dh; /* at equal times, a release before an acquire */
 }
 
-__attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, int nlogs, size_t *ne)
+__attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, int nlogs,
+                                                          size_t *ne)
 {
     size_t n = 0;
     for (int i = 0; i < nlogs; i++)
@@ -190,7 +191,8 @@ __attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, i
  * counts (signals per site), total_wait_ns, unattributed_ns (accrued after
  * the last signal); handoff is 0 under this rule.
  */
-__attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struct gt_log *logs, int nlogs)
+__attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struct gt_log *logs,
+                                                    int nlogs)
 {
     size_t ne;
     struct gt_event *ev = gt_events(logs, nlogs, &ne);
@@ -230,7 +232,8 @@ __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struc
  * it is hand-off latency. counts = holds per site. Returns the largest
  * number of simultaneous holders seen.
  */
-__attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struct gt_log *logs, int nlogs)
+__attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struct gt_log *logs,
+                                                    int nlogs)
 {
     size_t ne;
     struct gt_event *ev = gt_events(logs, nlogs, &ne);
@@ -358,9 +361,13 @@ __attribute__((unused)) static void gt_write_signal_truth(const char *workload, 
                                                           double duration_s)
 {
     struct gt_result res = {
-        .workload = workload, .object = object,
-        .addresses = { addr }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration_s, .nsites = nsites,
+        .workload = workload,
+        .object = object,
+        .addresses = { addr },
+        .naddresses = 1,
+        .threads = nthreads,
+        .duration_s = duration_s,
+        .nsites = nsites,
     };
     for (int s = 0; s < nsites; s++)
         res.site_names[s] = site_names[s];
@@ -381,45 +388,48 @@ struct gt_queue {
     long queued, consumed;
     int done;
 };
-#define GT_QUEUE_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 }
+#define GT_QUEUE_INIT                                                \
+    {                                                                \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 \
+    }
 
 /* Push one task and signal under the lock; the log entry is the signal's
  * time. */
-#define GT_QUEUE_PUSH(q, lg, site)                                                                 \
-    do {                                                                                           \
-        pthread_mutex_lock(&(q)->lock);                                                            \
-        (q)->queued++;                                                                             \
-        gt_log_add(lg, gt_now(), 0, site);                                                         \
-        int rc_ = pthread_cond_signal(&(q)->cond);                                                 \
-        if (rc_)                                                                                   \
-            gt_die("pthread_cond_signal", rc_);                                                    \
-        pthread_mutex_unlock(&(q)->lock);                                                          \
+#define GT_QUEUE_PUSH(q, lg, site)                 \
+    do {                                           \
+        pthread_mutex_lock(&(q)->lock);            \
+        (q)->queued++;                             \
+        gt_log_add(lg, gt_now(), 0, site);         \
+        int rc_ = pthread_cond_signal(&(q)->cond); \
+        if (rc_)                                   \
+            gt_die("pthread_cond_signal", rc_);    \
+        pthread_mutex_unlock(&(q)->lock);          \
     } while (0)
 
 /* Wake every consumer for good. */
-#define GT_QUEUE_SHUTDOWN(q, lg, site)                                                             \
-    do {                                                                                           \
-        pthread_mutex_lock(&(q)->lock);                                                            \
-        (q)->done = 1;                                                                             \
-        gt_log_add(lg, gt_now(), 0, site);                                                         \
-        pthread_cond_broadcast(&(q)->cond);                                                        \
-        pthread_mutex_unlock(&(q)->lock);                                                          \
+#define GT_QUEUE_SHUTDOWN(q, lg, site)      \
+    do {                                    \
+        pthread_mutex_lock(&(q)->lock);     \
+        (q)->done = 1;                      \
+        gt_log_add(lg, gt_now(), 0, site);  \
+        pthread_cond_broadcast(&(q)->cond); \
+        pthread_mutex_unlock(&(q)->lock);   \
     } while (0)
 
 /* Define a push site: a function `name` that works work_ns, then pushes a
  * task and signals (its own release site), logged as site. */
-#define GT_QUEUE_PUSH_SITE(name, q, work_ns, site)                                                 \
-    __attribute__((noinline)) void name(struct gt_log *lg)                                         \
-    {                                                                                              \
-        gt_spin_until(gt_now() + (work_ns));                                                       \
-        GT_QUEUE_PUSH(q, lg, site);                                                                \
+#define GT_QUEUE_PUSH_SITE(name, q, work_ns, site)         \
+    __attribute__((noinline)) void name(struct gt_log *lg) \
+    {                                                      \
+        gt_spin_until(gt_now() + (work_ns));               \
+        GT_QUEUE_PUSH(q, lg, site);                        \
     }
 
 /* Define shutdown_broadcast_site, which shuts q down, logged as site. */
-#define GT_QUEUE_SHUTDOWN_SITE(q, site)                                                            \
-    __attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg)                      \
-    {                                                                                              \
-        GT_QUEUE_SHUTDOWN(q, lg, site);                                                            \
+#define GT_QUEUE_SHUTDOWN_SITE(q, site)                                       \
+    __attribute__((noinline)) void shutdown_broadcast_site(struct gt_log *lg) \
+    {                                                                         \
+        GT_QUEUE_SHUTDOWN(q, lg, site);                                       \
     }
 
 /* The producer's end: the consumers drain the queue and wait again, then
@@ -458,12 +468,10 @@ __attribute__((unused)) static int gt_queue_take(struct gt_queue *q, struct gt_l
  * producer and the consumers, tasks_per_round tasks a round; checks every
  * task was consumed and writes the cond's signal truth. Returns the exit
  * status; *rounds is set before any thread starts. */
-__attribute__((unused)) static int gt_queue_main(int argc, char **argv, const char *name,
-                                                 struct gt_queue *q, long default_rounds,
-                                                 long tasks_per_round, long *rounds,
-                                                 void *(*producer)(void *),
-                                                 void *(*consumer)(void *),
-                                                 const char *const *site_names, int nsites)
+__attribute__((unused)) static int
+gt_queue_main(int argc, char **argv, const char *name, struct gt_queue *q, long default_rounds,
+              long tasks_per_round, long *rounds, void *(*producer)(void *),
+              void *(*consumer)(void *), const char *const *site_names, int nsites)
 {
     int nconsumers;
     int bad = gt_consumer_args(argc, argv, default_rounds, &nconsumers, rounds);

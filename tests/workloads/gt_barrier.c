@@ -25,12 +25,16 @@
  */
 #include "gt.h"
 
-enum { SITE_STRAGGLER, SITE_PROMPT, N_SITES };
+enum {
+    SITE_STRAGGLER,
+    SITE_PROMPT,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "straggler_arrives", "prompt_arrives" };
 
-#define STRAGGLE_NS 2000000
-#define SHORT_STRAGGLE_NS 100000
-#define PROMPT_NS 200000
+#define STRAGGLE_NS          2000000
+#define SHORT_STRAGGLE_NS    100000
+#define PROMPT_NS            200000
 #define LATE_PROMPT_EXTRA_NS 1500000
 
 static pthread_barrier_t bar;
@@ -126,9 +130,13 @@ int main(int argc, char **argv)
         gt_die("pthread_barrier_destroy", rc);
 
     struct gt_result res = {
-        .workload = "gt_barrier", .object = "barrier",
-        .addresses = { &bar }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
+        .workload = "gt_barrier",
+        .object = "barrier",
+        .addresses = { &bar },
+        .naddresses = 1,
+        .threads = nthreads,
+        .duration_s = duration,
+        .nsites = N_SITES,
     };
     for (int s = 0; s < N_SITES; s++)
         res.site_names[s] = site_names[s];

@@ -23,7 +23,12 @@
  */
 #include "gt.h"
 
-enum { SITE_QUICK, SITE_LATE, SITE_SHUTDOWN, N_SITES };
+enum {
+    SITE_QUICK,
+    SITE_LATE,
+    SITE_SHUTDOWN,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "quick_signal_site", "late_signal_site",
                                                  "shutdown_broadcast_site" };
 
@@ -35,8 +40,8 @@ static int done;      /* no more tasks, under qlock */
 
 static struct gt_log *logs; /* [0] the producer, [1..] consumers */
 
-#define PREP_NS 600000
-#define LATE_NS 4000000
+#define PREP_NS    600000
+#define LATE_NS    4000000
 #define PROCESS_NS 300000
 
 __attribute__((noipa)) void quick_signal_site(struct gt_log *lg);

@@ -18,7 +18,11 @@
  */
 #include "gt.h"
 
-enum { SITE_LONG, SITE_SHORT, N_SITES };
+enum {
+    SITE_LONG,
+    SITE_SHORT,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "long_worker", "short_worker" };
 
 static int64_t long_ns;
@@ -72,9 +76,12 @@ int main(int argc, char **argv)
         gt_die("pthread_create", rc);
 
     struct gt_result res = {
-        .workload = "gt_join", .object = "join",
-        .addresses = { (void *)tids[SITE_LONG], (void *)tids[SITE_SHORT] }, .naddresses = 2,
-        .threads = 3, .nsites = N_SITES,
+        .workload = "gt_join",
+        .object = "join",
+        .addresses = { (void *)tids[SITE_LONG], (void *)tids[SITE_SHORT] },
+        .naddresses = 2,
+        .threads = 3,
+        .nsites = N_SITES,
     };
     res.blame_ns[SITE_SHORT] = (double)join_site(tids[SITE_SHORT], &tag[SITE_SHORT]);
     res.blame_ns[SITE_LONG] = (double)join_site(tids[SITE_LONG], &tag[SITE_LONG]);

@@ -25,11 +25,17 @@
  */
 #include "gt.h"
 
-enum { SITE_A, SITE_B, SITE_C, SITE_WRITER, N_SITES };
+enum {
+    SITE_A,
+    SITE_B,
+    SITE_C,
+    SITE_WRITER,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "reader_a_release", "reader_b_release",
                                                  "reader_c_release", "writer_release_site" };
 
-#define US 1000
+#define US        1000
 #define PERIOD_NS (6000 * US)
 /* Per thread (index = site): when it locks and when it unlocks, in ns from
  * the start of the round; the writer's unlock is relative to its acquire. */
@@ -45,17 +51,29 @@ __attribute__((noipa)) void reader_b_release(void);
 __attribute__((noipa)) void reader_c_release(void);
 __attribute__((noipa)) void writer_release_site(void);
 
-#define RELEASE(what)                                                          \
-    do {                                                                       \
-        int rc_ = pthread_rwlock_unlock(&rw);                                  \
-        if (rc_)                                                               \
-            gt_die("pthread_rwlock_unlock (" what ")", rc_);                   \
+#define RELEASE(what)                                        \
+    do {                                                     \
+        int rc_ = pthread_rwlock_unlock(&rw);                \
+        if (rc_)                                             \
+            gt_die("pthread_rwlock_unlock (" what ")", rc_); \
     } while (0)
 
-void reader_a_release(void) { RELEASE("reader a"); }
-void reader_b_release(void) { RELEASE("reader b"); }
-void reader_c_release(void) { RELEASE("reader c"); }
-void writer_release_site(void) { RELEASE("writer"); }
+void reader_a_release(void)
+{
+    RELEASE("reader a");
+}
+void reader_b_release(void)
+{
+    RELEASE("reader b");
+}
+void reader_c_release(void)
+{
+    RELEASE("reader c");
+}
+void writer_release_site(void)
+{
+    RELEASE("writer");
+}
 
 static void (*const release[N_SITES])(void) = { reader_a_release, reader_b_release,
                                                 reader_c_release, writer_release_site };
@@ -110,9 +128,13 @@ int main(int argc, char **argv)
     double duration = (double)(gt_now() - t0) / 1e9;
 
     struct gt_result res = {
-        .workload = "gt_rwlock_readers", .object = "rwlock",
-        .addresses = { &rw }, .naddresses = 1,
-        .threads = N_SITES, .duration_s = duration, .nsites = N_SITES,
+        .workload = "gt_rwlock_readers",
+        .object = "rwlock",
+        .addresses = { &rw },
+        .naddresses = 1,
+        .threads = N_SITES,
+        .duration_s = duration,
+        .nsites = N_SITES,
     };
     for (int s = 0; s < N_SITES; s++)
         res.site_names[s] = site_names[s];

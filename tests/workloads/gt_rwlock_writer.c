@@ -18,13 +18,16 @@
  */
 #include "gt.h"
 
-enum { SITE_WRITER, SITE_READER, N_SITES };
-static const char *const site_names[N_SITES] = { "writer_release_site",
-                                                 "reader_release_site" };
+enum {
+    SITE_WRITER,
+    SITE_READER,
+    N_SITES
+};
+static const char *const site_names[N_SITES] = { "writer_release_site", "reader_release_site" };
 
-#define WRITER_HOLD_NS 3000000
+#define WRITER_HOLD_NS  3000000
 #define WRITER_THINK_NS 1000000
-#define READER_HOLD_NS 50000
+#define READER_HOLD_NS  50000
 #define READER_THINK_NS 100000
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -118,9 +121,13 @@ int main(int argc, char **argv)
     double duration = (double)(gt_now() - t0) / 1e9;
 
     struct gt_result res = {
-        .workload = "gt_rwlock_writer", .object = "rwlock",
-        .addresses = { &rw }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
+        .workload = "gt_rwlock_writer",
+        .object = "rwlock",
+        .addresses = { &rw },
+        .naddresses = 1,
+        .threads = nthreads,
+        .duration_s = duration,
+        .nsites = N_SITES,
     };
     for (int s = 0; s < N_SITES; s++)
         res.site_names[s] = site_names[s];

@@ -25,7 +25,12 @@
 
 #include <semaphore.h>
 
-enum { SITE_FAST, SITE_SLOW, SITE_SHUTDOWN, N_SITES };
+enum {
+    SITE_FAST,
+    SITE_SLOW,
+    SITE_SHUTDOWN,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "fast_post_site", "slow_post_site",
                                                  "shutdown_post_site" };
 
@@ -34,8 +39,8 @@ static atomic_long tickets; /* tokens taken; the first `tasks` are work */
 static long tasks;
 static atomic_long polls_ok, polls_failed;
 
-#define PREP_NS 600000
-#define SLOW_NS 4000000
+#define PREP_NS    600000
+#define SLOW_NS    4000000
 #define PROCESS_NS 300000
 
 __attribute__((noipa)) void fast_post_site(struct gt_log *lg);
@@ -45,11 +50,11 @@ __attribute__((noipa)) void consumer_wait_site(struct gt_log *lg);
 
 /* A macro, not a function: the site function itself must make the call
  * (the report names the innermost program frame that calls sem_post). */
-#define POST(lg, site)                                                         \
-    do {                                                                       \
-        gt_log_add((lg), gt_now(), 0, (site));                                 \
-        if (sem_post(&items) != 0)                                             \
-            gt_die("sem_post", errno);                                         \
+#define POST(lg, site)                         \
+    do {                                       \
+        gt_log_add((lg), gt_now(), 0, (site)); \
+        if (sem_post(&items) != 0)             \
+            gt_die("sem_post", errno);         \
     } while (0)
 
 void fast_post_site(struct gt_log *lg)

@@ -39,40 +39,43 @@
 #include <string.h>
 #include <time.h>
 
-enum { SITE_SLOW = 0, SITE_FAST = 1, N_SITES = 2 };
-static const char *const site_names[N_SITES] = { "slow_release_site",
-                                                 "fast_release_site" };
+enum {
+    SITE_SLOW = 0,
+    SITE_FAST = 1,
+    N_SITES = 2
+};
+static const char *const site_names[N_SITES] = { "slow_release_site", "fast_release_site" };
 
 struct handoff_cfg {
-    const char *workload;        /* name printed in the JSON */
-    const char *object;          /* lockblame object kind: "mutex", "spin" */
-    const void *address;         /* the lock, as lockblame will see it */
-    void (*lock)(void);          /* acquire; dies on error */
+    const char *workload;           /* name printed in the JSON */
+    const char *object;             /* lockblame object kind: "mutex", "spin" */
+    const void *address;            /* the lock, as lockblame will see it */
+    void (*lock)(void);             /* acquire; dies on error */
     void (*release[N_SITES])(void); /* release, one function per site */
-    int64_t hold_ns[N_SITES];    /* time spent holding per acquisition */
-    int64_t think_ns[N_SITES];   /* time spent outside the lock per loop */
-    int think_sleeps;            /* 1: think in nanosleep (off CPU), 0: spin */
+    int64_t hold_ns[N_SITES];       /* time spent holding per acquisition */
+    int64_t think_ns[N_SITES];      /* time spent outside the lock per loop */
+    int think_sleeps;               /* 1: think in nanosleep (off CPU), 0: spin */
     int default_fast_threads;
 };
 
 struct hold_rec {
-    int64_t t_wait;  /* ns: just before the lock call */
-    int64_t t_acq;   /* ns: just after the lock call returned */
-    int64_t t_rel;   /* ns: just before the release call */
+    int64_t t_wait; /* ns: just before the lock call */
+    int64_t t_acq;  /* ns: just after the lock call returned */
+    int64_t t_rel;  /* ns: just before the release call */
 };
 
 struct thread_log {
     const struct handoff_cfg *cfg;
     pthread_t tid;
-    int index;             /* 0 is the slow holder */
-    int site;              /* SITE_SLOW or SITE_FAST */
-    struct hold_rec *rec;  /* preallocated, cap entries */
+    int index;            /* 0 is the slow holder */
+    int site;             /* SITE_SLOW or SITE_FAST */
+    struct hold_rec *rec; /* preallocated, cap entries */
     size_t n, cap;
 };
 
-static atomic_int ho_ready;       /* threads ready to start */
-static atomic_int ho_go;          /* set by main when all are ready */
-static int64_t ho_deadline;       /* ns, written before ho_go */
+static atomic_int ho_ready; /* threads ready to start */
+static atomic_int ho_go;    /* set by main when all are ready */
+static int64_t ho_deadline; /* ns, written before ho_go */
 
 static inline int64_t ho_now(void)
 {
@@ -130,8 +133,8 @@ static void *ho_thread(void *arg)
 
 struct ho_event {
     int64_t t;
-    int dw;    /* change in the number of waiters */
-    int site;  /* -1, or the site whose holder count changes by dh */
+    int dw;   /* change in the number of waiters */
+    int site; /* -1, or the site whose holder count changes by dh */
     int dh;
 };
 
@@ -162,8 +165,8 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
         lg->site = i == 0 ? SITE_SLOW : SITE_FAST;
         /* Enough for the whole run even if every loop took only the hold
          * and think time; a full log just ends that thread's loop early. */
-        lg->cap = (size_t)ms * 1000000 /
-                      (size_t)(cfg->hold_ns[lg->site] + cfg->think_ns[lg->site]) + 16;
+        lg->cap =
+            (size_t)ms * 1000000 / (size_t)(cfg->hold_ns[lg->site] + cfg->think_ns[lg->site]) + 16;
         lg->rec = calloc(lg->cap, sizeof *lg->rec);
         if (!lg->rec)
             ho_die("calloc", ENOMEM);
@@ -243,18 +246,16 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
             " \"sites\": {\"%s\": %.9f, \"%s\": %.9f},\n"
             " \"holds\": {\"%s\": %ld, \"%s\": %ld},\n"
             " \"max_holders\": %d}\n",
-            cfg->workload, cfg->object,
-            (unsigned long long)(uintptr_t)cfg->address, nthreads, duration,
-            total_wait / 1e9, handoff / 1e9,
-            site_names[SITE_SLOW], blame[SITE_SLOW] / 1e9,
-            site_names[SITE_FAST], blame[SITE_FAST] / 1e9,
-            site_names[SITE_SLOW], holds[SITE_SLOW],
-            site_names[SITE_FAST], holds[SITE_FAST], max_holders);
+            cfg->workload, cfg->object, (unsigned long long)(uintptr_t)cfg->address, nthreads,
+            duration, total_wait / 1e9, handoff / 1e9, site_names[SITE_SLOW],
+            blame[SITE_SLOW] / 1e9, site_names[SITE_FAST], blame[SITE_FAST] / 1e9,
+            site_names[SITE_SLOW], holds[SITE_SLOW], site_names[SITE_FAST], holds[SITE_FAST],
+            max_holders);
     if (out != stdout && fclose(out) != 0)
         ho_die(gt, errno);
     if (max_holders > 1) {
-        fprintf(stderr, "%s: mutual exclusion violated: %d holders at once\n",
-                cfg->workload, max_holders);
+        fprintf(stderr, "%s: mutual exclusion violated: %d holders at once\n", cfg->workload,
+                max_holders);
         return 1;
     }
     return 0;

@@ -41,20 +41,34 @@ static int n_checks, n_bad;
 static const char *ename(int e)
 {
     switch (e) {
-    case 0: return "0";
-    case -1: return "-1";
-    case EBUSY: return "EBUSY";
-    case EDEADLK: return "EDEADLK";
-    case EPERM: return "EPERM";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EINVAL: return "EINVAL";
-    case EOWNERDEAD: return "EOWNERDEAD";
-    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
-    case EAGAIN: return "EAGAIN";
-    case ENOTSUP: return "ENOTSUP";
-    case ENOSYS: return "ENOSYS";
-    case 1234: return "untouched";
-    default: return strerror(e);
+    case 0:
+        return "0";
+    case -1:
+        return "-1";
+    case EBUSY:
+        return "EBUSY";
+    case EDEADLK:
+        return "EDEADLK";
+    case EPERM:
+        return "EPERM";
+    case ETIMEDOUT:
+        return "ETIMEDOUT";
+    case EINVAL:
+        return "EINVAL";
+    case EOWNERDEAD:
+        return "EOWNERDEAD";
+    case ENOTRECOVERABLE:
+        return "ENOTRECOVERABLE";
+    case EAGAIN:
+        return "EAGAIN";
+    case ENOTSUP:
+        return "ENOTSUP";
+    case ENOSYS:
+        return "ENOSYS";
+    case 1234:
+        return "untouched";
+    default:
+        return strerror(e);
     }
 }
 
@@ -72,21 +86,21 @@ static void check(const char *kind, const char *what, int got, int want, int err
 
 /* A call whose result glibc versions disagree on: printed (so the driver
  * compares it with the native run), errno still must stay 1234. */
-#define RECORD(kind, call)                                                   \
-    do {                                                                     \
-        errno = 1234;                                                        \
-        int rc_ = (call);                                                    \
-        int e_ = errno;                                                      \
-        check(kind, #call, rc_, rc_, e_, 1234);                              \
+#define RECORD(kind, call)                      \
+    do {                                        \
+        errno = 1234;                           \
+        int rc_ = (call);                       \
+        int e_ = errno;                         \
+        check(kind, #call, rc_, rc_, e_, 1234); \
     } while (0)
 
 /* A pthread call: returns want, leaves errno at 1234. */
-#define EXPECT(kind, call, want)                                             \
-    do {                                                                     \
-        errno = 1234;                                                        \
-        int rc_ = (call);                                                    \
-        int e_ = errno;                                                      \
-        check(kind, #call, rc_, (want), e_, 1234);                           \
+#define EXPECT(kind, call, want)                   \
+    do {                                           \
+        errno = 1234;                              \
+        int rc_ = (call);                          \
+        int e_ = errno;                            \
+        check(kind, #call, rc_, (want), e_, 1234); \
     } while (0)
 
 static struct timespec abs_in_ms(clockid_t clock, long ms)
@@ -110,7 +124,9 @@ static void run_thread(void *(*fn)(void *), void *arg)
 
 /* ---- two threads hammer one mutex ---- */
 
-enum { HAMMER_PER_THREAD = 100000 };
+enum {
+    HAMMER_PER_THREAD = 100000
+};
 static volatile long hammer_count;
 static volatile int hammer_inside;
 static atomic_long hammer_overlaps, hammer_errors;
@@ -390,7 +406,10 @@ static void check_einval(void)
 #ifndef MANY_SPINS
 #define MANY_SPINS 300 /* more than 256 */
 #endif
-enum { SHARED_PER_PROCESS = 200000, MANY_ROUNDS = 200 };
+enum {
+    SHARED_PER_PROCESS = 200000,
+    MANY_ROUNDS = 200
+};
 
 struct shared {
     pthread_mutex_t m;
@@ -459,8 +478,8 @@ static void hung(int sig)
 
 static void check_pshared(void)
 {
-    struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                             -1, 0);
+    struct shared *sh =
+        mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) {
         printf("mmap failed\n");
         exit(1);

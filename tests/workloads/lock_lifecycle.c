@@ -41,21 +41,21 @@
 
 static int n_bad;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            n_bad++;                                                         \
-            printf("FAILED: " __VA_ARGS__);                                  \
-            printf("\n");                                                    \
-        }                                                                    \
+#define CHECK(cond, ...)                    \
+    do {                                    \
+        if (!(cond)) {                      \
+            n_bad++;                        \
+            printf("FAILED: " __VA_ARGS__); \
+            printf("\n");                   \
+        }                                   \
     } while (0)
 
-#define RC(call, want)                                                       \
-    do {                                                                     \
-        errno = 1234;                                                        \
-        int rc_ = (call);                                                    \
+#define RC(call, want)                                                                        \
+    do {                                                                                      \
+        errno = 1234;                                                                         \
+        int rc_ = (call);                                                                     \
         CHECK(rc_ == (want) && errno == 1234, "%s returned %d errno %d, want %d", #call, rc_, \
-              errno, (want));                                                \
+              errno, (want));                                                                 \
     } while (0)
 
 /* ---- one contended phase: two threads on one set of objects ---- */
@@ -66,7 +66,7 @@ struct objs {
     pthread_spinlock_t s;
     pthread_rwlock_t rw;
     pthread_cond_t c;
-    pthread_mutex_t cm; /* the condition's mutex */
+    pthread_mutex_t cm;     /* the condition's mutex */
     volatile long count[5]; /* one counter per lock: m, rm, s, rw, c/cm */
     volatile int inside[5];
     volatile int turn; /* cond ping-pong */
@@ -90,10 +90,10 @@ static void enter(struct objs *o, int k)
     o->inside[k]--;
 }
 
-#define OK(call)                                                             \
-    do {                                                                     \
-        if ((call) != 0)                                                     \
-            atomic_fetch_add(&o->errors, 1);                                 \
+#define OK(call)                             \
+    do {                                     \
+        if ((call) != 0)                     \
+            atomic_fetch_add(&o->errors, 1); \
     } while (0)
 
 static void *worker(void *arg)
@@ -163,11 +163,11 @@ static int contend(const char *what, struct objs *o, long n, int quiet)
     long per = 4 * n + (n + 15) / 16;
     long want = 2 * per;
     long count = o->count[0] + o->count[1] + o->count[2] + o->count[3] + o->count[4];
-    int ok = count == want && o->count[4] == 2 * ((n + 15) / 16) && atomic_load(&o->overlaps) == 0 && atomic_load(&o->errors) == 0;
+    int ok = count == want && o->count[4] == 2 * ((n + 15) / 16) &&
+             atomic_load(&o->overlaps) == 0 && atomic_load(&o->errors) == 0;
     if (!quiet || !ok)
         printf("%s: count %ld/%ld overlaps %ld errors %ld%s\n", what, count, want,
-               (long)atomic_load(&o->overlaps), (long)atomic_load(&o->errors),
-               ok ? "" : " FAILED");
+               (long)atomic_load(&o->overlaps), (long)atomic_load(&o->errors), ok ? "" : " FAILED");
     if (!ok)
         n_bad++;
     return !ok;
@@ -256,8 +256,8 @@ static void preinit(int argc, char **argv, char **envp)
         preinit_rc = pthread_mutex_unlock(&early_m);
     atexit(late_handler);
 }
-__attribute__((section(".preinit_array"), used)) static void (*preinit_fn)(int, char **, char **) =
-    preinit;
+__attribute__((section(".preinit_array"), used)) static void (*preinit_fn)(int, char **,
+                                                                           char **) = preinit;
 
 __attribute__((constructor)) static void ctor(void)
 {
@@ -315,7 +315,10 @@ static struct objs statics = {
     .cm = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP,
 };
 
-enum { REUSE_ROUNDS = 800, REUSE_OPS = 400 };
+enum {
+    REUSE_ROUNDS = 800,
+    REUSE_OPS = 400
+};
 
 int main(void)
 {
@@ -354,7 +357,7 @@ int main(void)
             break;
         case 1:
             memset(o, 0xa5, sizeof *o); /* garbage first, then zero */
-            memset(o, 0, sizeof *o); /* a valid normal mutex, rwlock, cond */
+            memset(o, 0, sizeof *o);    /* a valid normal mutex, rwlock, cond */
             pthread_spin_init(&o->s, PTHREAD_PROCESS_PRIVATE);
             o->rm = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
             break;

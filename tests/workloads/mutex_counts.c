@@ -174,7 +174,8 @@ int main(void)
     /* a fork child locks a mutex its parent counted (alive_plain) */
     fflush(stdout);
     pid_t pid = fork();
-    if (pid == 0) { /* alone, then from a thread (a child with no thread of its own writes no profile) */
+    if (pid ==
+        0) { /* alone, then from a thread (a child with no thread of its own writes no profile) */
         lock_n(&alive_plain, 100);
         if (pthread_create(&t, NULL, use_in_child, NULL) != 0)
             exit(1);

@@ -162,10 +162,9 @@ int main(int argc, char **argv)
     long s = run_phase(spin_phase, n);
     long r = run_phase(rwlock_phase, n);
 
-    int ok = m == expect && s == expect && r == expect_rw &&
-             atomic_load(&rw_writes) == expect_rw && atomic_load(&violations) == 0;
+    int ok = m == expect && s == expect && r == expect_rw && atomic_load(&rw_writes) == expect_rw &&
+             atomic_load(&violations) == 0;
     printf("mutex_stress: threads=%d mutex=%ld/%ld spin=%ld/%ld rwlock=%ld/%ld violations=%ld %s\n",
-           n, m, expect, s, expect, r, expect_rw, atomic_load(&violations),
-           ok ? "ok" : "FAILED");
+           n, m, expect, s, expect, r, expect_rw, atomic_load(&violations), ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
 }

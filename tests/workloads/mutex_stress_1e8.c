@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NLOCKS = 32 };
+enum {
+    NLOCKS = 32
+};
 
 struct slot {
     pthread_mutex_t m;

@@ -204,8 +204,8 @@ static int mode_churn(long n)
         pthread_join(t, NULL);
     }
     double t = now_s() - t0;
-    printf("result churn n=%ld count=%ld time_s=%.3f vmhwm_kb=%ld vmrss_kb=%ld\n", n,
-           shared_count, t, vm_kb("VmHWM"), vm_kb("VmRSS"));
+    printf("result churn n=%ld count=%ld time_s=%.3f vmhwm_kb=%ld vmrss_kb=%ld\n", n, shared_count,
+           t, vm_kb("VmHWM"), vm_kb("VmRSS"));
     return shared_count != 2 * n;
 }
 

@@ -31,8 +31,14 @@ __attribute__((noinline)) static void burn(double seconds)
     sink = x;
 }
 
-__attribute__((noinline)) static void compute_alone(void) { burn(0.4); }
-__attribute__((noinline)) static void compute_together(void) { burn(0.1); }
+__attribute__((noinline)) static void compute_alone(void)
+{
+    burn(0.4);
+}
+__attribute__((noinline)) static void compute_together(void)
+{
+    burn(0.1);
+}
 
 static void *waiter(void *arg)
 {

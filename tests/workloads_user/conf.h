@@ -18,14 +18,14 @@ static atomic_int conf_failures;
 
 /* CONF_EXPECT(cond, fmt, ...): count and report a failed check. Callable
  * from any thread; uses only write(2)-backed stdio on stderr. */
-#define CONF_EXPECT(cond, ...)                                                 \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            atomic_fetch_add(&conf_failures, 1);                               \
-            fprintf(stderr, "check failed (%s:%d): ", __FILE__, __LINE__);     \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
+#define CONF_EXPECT(cond, ...)                                             \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            atomic_fetch_add(&conf_failures, 1);                           \
+            fprintf(stderr, "check failed (%s:%d): ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
     } while (0)
 
 static inline int conf_exit_status(void)
@@ -84,8 +84,7 @@ static inline void conf_storm_start(long period_us)
     sigemptyset(&all);
     sigaddset(&all, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&conf_storm_thread, NULL, conf_storm_main,
-                            (void *)(intptr_t)period_us);
+    int rc = pthread_create(&conf_storm_thread, NULL, conf_storm_main, (void *)(intptr_t)period_us);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     CONF_EXPECT(rc == 0, "storm pthread_create returned %d", rc);
 }

@@ -5,7 +5,7 @@
 
 #include <sys/wait.h>
 
-#define PROCS 3
+#define PROCS   3
 #define THREADS 1000
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -77,7 +77,7 @@ int main(void)
         else
             CONF_EXPECT(0, "process %d ended with status 0x%x", p, st);
     }
-    printf("%d processes x %d threads woken by one broadcast each: %d processes all woken\n",
-           PROCS, THREADS, good);
+    printf("%d processes x %d threads woken by one broadcast each: %d processes all woken\n", PROCS,
+           THREADS, good);
     return conf_exit_status();
 }

@@ -8,7 +8,7 @@
 #include <semaphore.h>
 
 #define WORKERS 4
-#define ROUNDS 400
+#define ROUNDS  400
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER; /* main holds it throughout */
@@ -56,8 +56,7 @@ static void *worker(void *arg)
             pthread_mutex_lock(&m);
             rc = pthread_cond_timedwait(&cv, &m, &ts);
             pthread_mutex_unlock(&m);
-            CONF_EXPECT(rc == ETIMEDOUT && errno == 4242, "cond_timedwait %d errno %d", rc,
-                        errno);
+            CONF_EXPECT(rc == ETIMEDOUT && errno == 4242, "cond_timedwait %d errno %d", rc, errno);
             deadline_in(&ts, 2000);
             errno = 4242;
             rc = sem_timedwait(&sem, &ts);
@@ -169,7 +168,8 @@ int main(void)
     }
     CONF_EXPECT(counter == want, "counter %ld, expected %ld", counter, want);
     CONF_EXPECT(sent > 100, "storm sent only %ld signals", sent);
-    printf("%d workers x %d rounds under a signal storm: counter %ld, all results as POSIX says: %s\n",
-           WORKERS, ROUNDS, counter, conf_exit_status() ? "no" : "yes");
+    printf(
+        "%d workers x %d rounds under a signal storm: counter %ld, all results as POSIX says: %s\n",
+        WORKERS, ROUNDS, counter, conf_exit_status() ? "no" : "yes");
     return conf_exit_status();
 }

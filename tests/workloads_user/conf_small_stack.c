@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 
 #define SMALL_STACK 16384 /* PTHREAD_STACK_MIN as the Open POSIX tests see it */
-#define ROUNDS 40
-#define THREADS 24
+#define ROUNDS      40
+#define THREADS     24
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
@@ -92,8 +92,8 @@ static void *small_stack(int guarded)
 {
     if (!guarded)
         return malloc(SMALL_STACK);
-    char *p = mmap(NULL, SMALL_STACK + 4096, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p =
+        mmap(NULL, SMALL_STACK + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     mprotect(p, 4096, PROT_NONE);
@@ -160,8 +160,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < THREADS; i++) {
             void *ret = NULL;
             int rc = pthread_join(t[i], &ret);
-            CONF_EXPECT(rc == 0 && ret == (void *)(intptr_t)(i * 7 + 1),
-                        "join %d rc %d ret %p", i, rc, ret);
+            CONF_EXPECT(rc == 0 && ret == (void *)(intptr_t)(i * 7 + 1), "join %d rc %d ret %p", i,
+                        rc, ret);
         }
     }
     printf("%s: %d threads on %d-byte stacks, %d rounds each, counter %ld\n", mode, THREADS,

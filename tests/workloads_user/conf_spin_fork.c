@@ -10,8 +10,8 @@
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    pthread_spinlock_t *lock = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pthread_spinlock_t *lock =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CONF_EXPECT(lock != MAP_FAILED, "mmap");
     pthread_spin_init(lock, PTHREAD_PROCESS_PRIVATE);
     /* Used once unlocked and locked, so a profiler has seen it. */

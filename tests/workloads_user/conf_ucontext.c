@@ -7,8 +7,8 @@
 
 #include <ucontext.h>
 
-#define COROS 4
-#define ROUNDS 300
+#define COROS   4
+#define ROUNDS  300
 #define WORKERS 2
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;

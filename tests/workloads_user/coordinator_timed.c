@@ -13,7 +13,11 @@
  */
 #include "gt.h"
 
-enum { WORKERS = 2, WORK_MS = 150, TIMEOUT_MS = 10 };
+enum {
+    WORKERS = 2,
+    WORK_MS = 150,
+    TIMEOUT_MS = 10
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;

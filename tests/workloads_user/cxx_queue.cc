@@ -9,7 +9,8 @@
 #include <mutex>
 #include <thread>
 
-namespace app {
+namespace app
+{
 struct Queue {
     std::mutex m;
     long n = 0;

@@ -17,7 +17,7 @@
 static sem_t a, b;
 static int p1[2], p2[2];
 static long n;
-static long eintr_sem, eintr_poll;   /* updated under the hand-off only */
+static long eintr_sem, eintr_poll; /* updated under the hand-off only */
 static volatile unsigned long sink;
 
 static void burn(void)

@@ -19,11 +19,21 @@
  */
 #include "gt.h"
 
-enum { SITE_FIRST, SITE_BURST, SITE_SHUTDOWN, N_SITES };
+enum {
+    SITE_FIRST,
+    SITE_BURST,
+    SITE_SHUTDOWN,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "first_push_site", "burst_push_site",
                                                  "shutdown_broadcast_site" };
 
-enum { SERIAL_NS = 1000000, BURST = 16, BURST_GAP_NS = 2000, TASK_NS = 20000 };
+enum {
+    SERIAL_NS = 1000000,
+    BURST = 16,
+    BURST_GAP_NS = 2000,
+    TASK_NS = 20000
+};
 
 static struct gt_queue q = GT_QUEUE_INIT;
 

@@ -31,11 +31,21 @@
  */
 #include "gt.h"
 
-enum { SITE_LOCKED, SITE_UNLOCKED, SITE_SHUTDOWN, N_SITES };
+enum {
+    SITE_LOCKED,
+    SITE_UNLOCKED,
+    SITE_SHUTDOWN,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "locked_push_site", "unlocked_push_site",
                                                  "shutdown_broadcast_site" };
 
-enum { PUSH_NS = 14000, HOLD_NS = 4000, OUTSIDE_NS = 2000, EXIT_HOLD_MS = 300 };
+enum {
+    PUSH_NS = 14000,
+    HOLD_NS = 4000,
+    OUTSIDE_NS = 2000,
+    EXIT_HOLD_MS = 300
+};
 
 static struct gt_queue q = GT_QUEUE_INIT;
 
@@ -137,6 +147,7 @@ int main(int argc, char **argv)
     int rc = gt_queue_main(argc, argv, "gt_cond_deferred", &q, 20000, 2, &rounds, producer,
                            consumer, site_names, N_SITES);
     if (rc == 0)
-        fprintf(stderr, "consumer_spin_s %.6f\n", 2 * rounds * (double)(HOLD_NS + OUTSIDE_NS) / 1e9);
+        fprintf(stderr, "consumer_spin_s %.6f\n",
+                2 * rounds * (double)(HOLD_NS + OUTSIDE_NS) / 1e9);
     return rc;
 }

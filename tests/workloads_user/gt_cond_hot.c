@@ -22,7 +22,12 @@
  */
 #include "gt.h"
 
-enum { SITE_FAST, SITE_SLOW, SITE_SHUTDOWN, N_SITES };
+enum {
+    SITE_FAST,
+    SITE_SLOW,
+    SITE_SHUTDOWN,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "fast_push_site", "slow_push_site",
                                                  "shutdown_broadcast_site" };
 

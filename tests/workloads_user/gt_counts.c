@@ -21,8 +21,8 @@
 #include "gt.h"
 
 #define READERS 2
-#define PRE 100
-#define SLOW 40
+#define PRE     100
+#define SLOW    40
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem;
@@ -109,8 +109,9 @@ int main(int argc, char **argv)
     const char *gt = getenv("GROUND_TRUTH");
     if (gt && *gt && !(out = fopen(gt, "w")))
         gt_die(gt, errno);
-    fprintf(out, "{\"workload\": \"gt_counts\", \"rwlock_address\": %llu, \"sem_address\": %llu,"
-                 " \"rw_acquisitions\": %ld, \"sem_acquisitions\": %d, \"sem_slow_waits\": %d}\n",
+    fprintf(out,
+            "{\"workload\": \"gt_counts\", \"rwlock_address\": %llu, \"sem_address\": %llu,"
+            " \"rw_acquisitions\": %ld, \"sem_acquisitions\": %d, \"sem_slow_waits\": %d}\n",
             (unsigned long long)(uintptr_t)&rw, (unsigned long long)(uintptr_t)&sem, rw_acq,
             PRE + SLOW, SLOW);
     if (out != stdout)

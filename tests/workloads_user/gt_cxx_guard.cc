@@ -31,9 +31,14 @@
 #include <time.h>
 #include <vector>
 
-namespace {
+namespace
+{
 
-enum { SITE_RECORD, SITE_TALLY, N_SITES };
+enum {
+    SITE_RECORD,
+    SITE_TALLY,
+    N_SITES
+};
 const char *const site_names[N_SITES] = { "record", "tally" };
 constexpr int64_t RECORD_HOLD_NS = 80000, TALLY_HOLD_NS = 25000, THINK_NS = 40000;
 
@@ -93,7 +98,8 @@ __attribute__((noinline)) void tally(thread_log &lg)
     lg.s.push_back({ t1, now_ns(), SITE_TALLY });
 }
 
-namespace {
+namespace
+{
 
 void worker(thread_log *lg)
 {

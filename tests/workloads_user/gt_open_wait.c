@@ -49,8 +49,9 @@ int main(int argc, char **argv)
     const char *gt = getenv("GROUND_TRUTH");
     if (gt && *gt && !(out = fopen(gt, "w")))
         gt_die(gt, errno);
-    fprintf(out, "{\"workload\": \"gt_open_wait\", \"object\": \"cond\", \"object_address\": %llu,"
-                 " \"open_wait_min_s\": %.9f}\n",
+    fprintf(out,
+            "{\"workload\": \"gt_open_wait\", \"object\": \"cond\", \"object_address\": %llu,"
+            " \"open_wait_min_s\": %.9f}\n",
             (unsigned long long)(uintptr_t)&never, (double)(end - atomic_load(&wait_start)) / 1e9);
     if (out != stdout)
         fclose(out);

@@ -32,11 +32,14 @@
  */
 #include "gt.h"
 
-#define POOL 3
-#define HOLD_NS 100000
+#define POOL     3
+#define HOLD_NS  100000
 #define THINK_NS 60000
 
-enum { SITE_HOT, N_SITES };
+enum {
+    SITE_HOT,
+    N_SITES
+};
 
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
@@ -152,9 +155,13 @@ int main(int argc, char **argv)
         pthread_join(pool[i], NULL);
 
     struct gt_result res = {
-        .workload = "gt_pool_o2", .object = "mutex",
-        .addresses = { &hot }, .naddresses = 1,
-        .threads = nworkers, .duration_s = duration, .nsites = N_SITES,
+        .workload = "gt_pool_o2",
+        .object = "mutex",
+        .addresses = { &hot },
+        .naddresses = 1,
+        .threads = nworkers,
+        .duration_s = duration,
+        .nsites = N_SITES,
         .site_names = { "hot_release" },
     };
     gt_sweep_holders(&res, logs, nworkers);

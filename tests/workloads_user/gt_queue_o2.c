@@ -22,15 +22,20 @@
  */
 #include "gt.h"
 
-enum { SITE_PUSH, SITE_POP, SITE_FLUSH, N_SITES };
+enum {
+    SITE_PUSH,
+    SITE_POP,
+    SITE_FLUSH,
+    N_SITES
+};
 static const char *const site_names[N_SITES] = { "queue_push", "queue_pop", "queue_unlock" };
 
-#define PUSH_HOLD_NS 60000
-#define POP_HOLD_NS 20000
+#define PUSH_HOLD_NS  60000
+#define POP_HOLD_NS   20000
 #define FLUSH_HOLD_NS 400000
-#define THINK_NS 30000
-#define FLUSH_EVERY 16
-#define QCAP 1024
+#define THINK_NS      30000
+#define FLUSH_EVERY   16
+#define QCAP          1024
 
 struct queue {
     pthread_mutex_t m;
@@ -128,9 +133,13 @@ int main(int argc, char **argv)
     double duration = (double)(gt_now() - t0) / 1e9;
 
     struct gt_result res = {
-        .workload = "gt_queue_o2", .object = "mutex",
-        .addresses = { &q.m }, .naddresses = 1,
-        .threads = nthreads, .duration_s = duration, .nsites = N_SITES,
+        .workload = "gt_queue_o2",
+        .object = "mutex",
+        .addresses = { &q.m },
+        .naddresses = 1,
+        .threads = nthreads,
+        .duration_s = duration,
+        .nsites = N_SITES,
     };
     for (int s = 0; s < N_SITES; s++)
         res.site_names[s] = site_names[s];

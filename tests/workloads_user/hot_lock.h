@@ -13,11 +13,11 @@
 
 #define HOT_MAX_THREADS 64
 
-static uint64_t acquisitions;  /* under the workload's lock */
-static uint64_t handoffs;      /* under the workload's lock */
-static uintptr_t last_owner;   /* under the lock: 1 + the last acquirer's index */
+static uint64_t acquisitions; /* under the workload's lock */
+static uint64_t handoffs;     /* under the workload's lock */
+static uintptr_t last_owner;  /* under the lock: 1 + the last acquirer's index */
 static int ready, go, stop;
-static int64_t start_ns;       /* written before go */
+static int64_t start_ns; /* written before go */
 
 static void die(const char *what, int rc)
 {

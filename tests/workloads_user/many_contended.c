@@ -40,8 +40,8 @@ static void *holder(void *arg)
         pthread_mutex_lock(&locks[i]);
         atomic_store(&held, i);
         /* until the other thread waits on it (at most ~10 s) */
-        for (int k = 0; k < 10000 && __atomic_load_n(&locks[i].__data.__lock, __ATOMIC_ACQUIRE) != 2;
-             k++)
+        for (int k = 0;
+             k < 10000 && __atomic_load_n(&locks[i].__data.__lock, __ATOMIC_ACQUIRE) != 2; k++)
             sleep_ms(1);
         sleep_ms(1);
         pthread_mutex_unlock(&locks[i]);

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         if (pthread_create(&t[i], &attr, worker, (void *)i) != 0) {
             printf("pthread_create failed after %ld threads\n", created);
             fflush(stdout);
-            _exit(1);   /* the others wait on the barrier for ever */
+            _exit(1); /* the others wait on the barrier for ever */
         }
         created++;
     }

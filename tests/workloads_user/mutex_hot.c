@@ -28,7 +28,7 @@
 #include "hot_lock.h"
 
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t work_sink;     /* under the_lock */
+static uint64_t work_sink;                  /* under the_lock */
 static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
 static unsigned long long long_iters = 6000, short_iters = 1000;
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #define READ_MS 400
-#define CHUNK (1 << 20)
+#define CHUNK   (1 << 20)
 
 static double thread_cpu_s(void)
 {

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <time.h>
 
-enum { ROUNDS = 300, HOLD_NS = 200000 };
+enum {
+    ROUNDS = 300,
+    HOLD_NS = 200000
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t sink;

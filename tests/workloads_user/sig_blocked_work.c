@@ -17,7 +17,7 @@
 #include <time.h>
 
 #define BLOCKED_MS 400
-#define FREE_MS 200
+#define FREE_MS    200
 
 static double thread_cpu_s(void)
 {
@@ -70,7 +70,8 @@ static void *free_worker(void *arg)
 int main(void)
 {
     pthread_t a, b;
-    if (pthread_create(&a, NULL, blocked_worker, NULL) || pthread_create(&b, NULL, free_worker, NULL))
+    if (pthread_create(&a, NULL, blocked_worker, NULL) ||
+        pthread_create(&b, NULL, free_worker, NULL))
         return 1;
     pthread_join(a, NULL);
     pthread_join(b, NULL);

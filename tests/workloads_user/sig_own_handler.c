@@ -16,14 +16,14 @@
 #define HELD 5
 
 static volatile sig_atomic_t handled;
-static volatile sig_atomic_t foreign;   /* handler calls not from this program */
+static volatile sig_atomic_t foreign; /* handler calls not from this program */
 
 static void on_signal(int signo, siginfo_t *info, void *uc)
 {
     (void)signo;
     (void)uc;
-    if (info->si_pid == getpid() && (info->si_code == SI_TKILL || info->si_code == SI_QUEUE ||
-                                     info->si_code == SI_USER))
+    if (info->si_pid == getpid() &&
+        (info->si_code == SI_TKILL || info->si_code == SI_QUEUE || info->si_code == SI_USER))
         handled++;
     else
         foreign++;
@@ -59,7 +59,8 @@ int main(void)
     sigaction(sig, NULL, &old);
     printf("before: %s\n", (old.sa_flags & SA_SIGINFO) ? "a siginfo handler"
                            : old.sa_handler == SIG_DFL ? "SIG_DFL"
-                           : old.sa_handler == SIG_IGN ? "SIG_IGN" : "a handler");
+                           : old.sa_handler == SIG_IGN ? "SIG_IGN"
+                                                       : "a handler");
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -92,7 +93,8 @@ int main(void)
     while (sigtimedwait(&set, &info, &zero) == sig)
         got += info.si_value.sival_int >= 1000;
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    printf("held %d, collected %d by sigtimedwait; handler calls now %d\n", HELD, got, (int)handled);
+    printf("held %d, collected %d by sigtimedwait; handler calls now %d\n", HELD, got,
+           (int)handled);
 
     struct sigaction now;
     sigaction(sig, NULL, &now);

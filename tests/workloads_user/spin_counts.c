@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { LOCKS = 3 };
+enum {
+    LOCKS = 3
+};
 
 static pthread_spinlock_t locks[LOCKS];
 static int k;

@@ -113,7 +113,8 @@ int main(int argc, char **argv)
         low++;
     size_t above = (uintptr_t)stack + STACK - start_frame;
     printf("%s: %zu bytes above the start routine's frame (TLS, thread descriptor, thread start),"
-           " %zu bytes used below it (AT_MINSIGSTKSZ %lu)\n", what, above,
-           (size_t)(start_frame - ((uintptr_t)stack + low)), getauxval(AT_MINSIGSTKSZ));
+           " %zu bytes used below it (AT_MINSIGSTKSZ %lu)\n",
+           what, above, (size_t)(start_frame - ((uintptr_t)stack + low)),
+           getauxval(AT_MINSIGSTKSZ));
     return 0;
 }

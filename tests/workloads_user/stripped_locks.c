@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <time.h>
 
-enum { ROUNDS = 400, HOLD_NS = 200000 };
+enum {
+    ROUNDS = 400,
+    HOLD_NS = 200000
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t sink;

@@ -21,19 +21,19 @@
 #define LB_ACCOUNTING_WARN_RATE 500000.0
 
 struct lb_accounting {
-	int64_t blamed;		/* releases and signals that carried blame */
-	int64_t waits;		/* completed waits (contended acquisitions, cond/sem/barrier) */
-	double rate;		/* (blamed + waits) a second, of the busiest selected process */
-	int64_t busiest_pid;
-	bool several;		/* more than one process selected */
-	/* Waits that put nothing inside a critical section (not in waits):
+    int64_t blamed; /* releases and signals that carried blame */
+    int64_t waits;  /* completed waits (contended acquisitions, cond/sem/barrier) */
+    double rate;    /* (blamed + waits) a second, of the busiest selected process */
+    int64_t busiest_pid;
+    bool several; /* more than one process selected */
+    /* Waits that put nothing inside a critical section (not in waits):
 	 * spin waits measured by CPU samples, and mutex waits blamed by
 	 * their holders' CPU samples (sync_object.sampled_waits). */
-	int64_t spin_sampled_waits, spin_sampled_locks;
-	int64_t mutex_sampled_waits, mutex_sampled_locks;
-	/* cond and semaphore waits (timed, so still counted in waits) whose
+    int64_t spin_sampled_waits, spin_sampled_locks;
+    int64_t mutex_sampled_waits, mutex_sampled_locks;
+    /* cond and semaphore waits (timed, so still counted in waits) whose
 	 * blame was estimated from sampled signal intervals */
-	int64_t signal_sampled_waits, signal_sampled_objects;
+    int64_t signal_sampled_waits, signal_sampled_objects;
 };
 
 /* The figures of the selected processes; false when none had a contended

@@ -25,38 +25,38 @@
 #include "report/cli/profile.h"
 
 struct cmp_opts {
-	enum lb_format format;	/* table, csv or json */
-	bool by_function;
-	int limit;		/* table rows, default 20 */
-	struct lb_select sel;	/* --pid/--comm, applied to every run */
-	char **dbs;		/* the databases, A first */
-	int ndbs;
+    enum lb_format format; /* table, csv or json */
+    bool by_function;
+    int limit;            /* table rows, default 20 */
+    struct lb_select sel; /* --pid/--comm, applied to every run */
+    char **dbs;           /* the databases, A first */
+    int ndbs;
 };
 
-struct cmp_ctx {		/* a calling context (or a function), merged over runs */
-	int32_t parent;		/* ctx index, -1 at the top */
-	int32_t run, frame;	/* where its labels come from */
+struct cmp_ctx {        /* a calling context (or a function), merged over runs */
+    int32_t parent;     /* ctx index, -1 at the top */
+    int32_t run, frame; /* where its labels come from */
 };
 
 struct cmp {
-	int nruns;
-	bool by_function;
-	struct lb_profile **runs;
-	struct lb_strtab keys;	/* frame keys across runs */
-	struct lb_map map;	/* (parent + 1) << 32 | key -> ctx */
-	struct cmp_ctx *ctx;
-	int32_t nctx;
-	size_t cap;
-	double **work, **idle;	/* [run][ctx]; slot nctx holds metrics at the root */
+    int nruns;
+    bool by_function;
+    struct lb_profile **runs;
+    struct lb_strtab keys; /* frame keys across runs */
+    struct lb_map map;     /* (parent + 1) << 32 | key -> ctx */
+    struct cmp_ctx *ctx;
+    int32_t nctx;
+    size_t cap;
+    double **work, **idle; /* [run][ctx]; slot nctx holds metrics at the root */
 
-	/* compare_compute.c's results */
-	double *excess;		/* [ctx] effort(last) - effort(first) */
-	double *change;		/* [ctx] sort key: the signed largest change from the
+    /* compare_compute.c's results */
+    double *excess; /* [ctx] effort(last) - effort(first) */
+    double *change; /* [ctx] sort key: the signed largest change from the
 				 * first run over the series (= excess for two runs) */
-	int32_t *order;		/* contexts with any effort, by |change| descending */
-	int32_t norder;
-	double abs_total;	/* sum of |excess| over contexts: share's denominator */
-	double gains, losses;	/* sums of the negative / positive excesses */
+    int32_t *order; /* contexts with any effort, by |change| descending */
+    int32_t norder;
+    double abs_total;     /* sum of |excess| over contexts: share's denominator */
+    double gains, losses; /* sums of the negative / positive excesses */
 };
 
 /* Effort of context x in run r. */

@@ -15,40 +15,47 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum lb_format { LB_FMT_TABLE, LB_FMT_CSV, LB_FMT_JSON, LB_FMT_FOLDED, LB_FMT_HTML, LB_FMT_PPROF };
-int lb_format_parse(const char *s);	/* -1 if unknown */
+enum lb_format {
+    LB_FMT_TABLE,
+    LB_FMT_CSV,
+    LB_FMT_JSON,
+    LB_FMT_FOLDED,
+    LB_FMT_HTML,
+    LB_FMT_PPROF
+};
+int lb_format_parse(const char *s); /* -1 if unknown */
 
 enum lb_ctype {
-	LB_C_STR,	/* text; NULL prints as null / empty */
-	LB_C_INT,	/* integer */
-	LB_C_SEC,	/* seconds: %.3f in the table, full precision elsewhere */
-	LB_C_FRAC,	/* fraction 0..1, a percentage in the table */
-	LB_C_BOOL,	/* true/false */
-	LB_C_LIST,	/* list of strings: JSON array, "; "-joined in CSV */
-	LB_C_NUMLIST,	/* list of numbers: JSON array, "; "-joined in CSV */
+    LB_C_STR,     /* text; NULL prints as null / empty */
+    LB_C_INT,     /* integer */
+    LB_C_SEC,     /* seconds: %.3f in the table, full precision elsewhere */
+    LB_C_FRAC,    /* fraction 0..1, a percentage in the table */
+    LB_C_BOOL,    /* true/false */
+    LB_C_LIST,    /* list of strings: JSON array, "; "-joined in CSV */
+    LB_C_NUMLIST, /* list of numbers: JSON array, "; "-joined in CSV */
 };
 
 enum lb_colflag {
-	LB_COL_NOTABLE = 1,	/* CSV/JSON only */
-	LB_COL_TABLEONLY = 2,	/* table only */
-	LB_COL_LABEL = 4,	/* the last, flexible table column: indented, truncated */
-	LB_COL_SIGNED = 8,	/* SEC/FRAC changes: the table shows "+" on gains too */
+    LB_COL_NOTABLE = 1,   /* CSV/JSON only */
+    LB_COL_TABLEONLY = 2, /* table only */
+    LB_COL_LABEL = 4,     /* the last, flexible table column: indented, truncated */
+    LB_COL_SIGNED = 8,    /* SEC/FRAC changes: the table shows "+" on gains too */
 };
 
 struct lb_col {
-	const char *key;	/* JSON key and CSV header */
-	const char *title;	/* table header */
-	enum lb_ctype type;
-	unsigned flags;		/* enum lb_colflag */
+    const char *key;   /* JSON key and CSV header */
+    const char *title; /* table header */
+    enum lb_ctype type;
+    unsigned flags; /* enum lb_colflag */
 };
 
 struct lb_table;
 
 struct lb_table *lb_table_new(const struct lb_col *cols, int ncols);
-int lb_table_add_row(struct lb_table *t);	/* returns the row index */
-void lb_table_str(struct lb_table *t, int row, int col, const char *s);	/* copies */
+int lb_table_add_row(struct lb_table *t);                               /* returns the row index */
+void lb_table_str(struct lb_table *t, int row, int col, const char *s); /* copies */
 void lb_table_int(struct lb_table *t, int row, int col, int64_t v);
-void lb_table_num(struct lb_table *t, int row, int col, double v);	/* SEC, FRAC */
+void lb_table_num(struct lb_table *t, int row, int col, double v); /* SEC, FRAC */
 void lb_table_bool(struct lb_table *t, int row, int col, bool v);
 void lb_table_list_add(struct lb_table *t, int row, int col, const char *s);
 /* Like lb_table_str / lb_table_list_add, but keep the pointer: `s` must
@@ -56,7 +63,7 @@ void lb_table_list_add(struct lb_table *t, int row, int col, const char *s);
 void lb_table_str_ref(struct lb_table *t, int row, int col, const char *s);
 void lb_table_list_ref(struct lb_table *t, int row, int col, const char *s);
 void lb_table_numlist_add(struct lb_table *t, int row, int col, double v);
-void lb_table_indent(struct lb_table *t, int row, int indent);	/* table label only */
+void lb_table_indent(struct lb_table *t, int row, int indent); /* table label only */
 /* A table-only line printed below the row, under the label column. */
 void lb_table_detail(struct lb_table *t, int row, const char *line);
 int lb_table_rows(const struct lb_table *t);

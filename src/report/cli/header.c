@@ -12,70 +12,78 @@
 
 double lb_share(double part, double whole)
 {
-	return whole != 0 ? part / whole : 0;
+    return whole != 0 ? part / whole : 0;
 }
 
 static const char *view_title(enum lb_view v)
 {
-	switch (v) {
-	case LB_V_RELEASE_SITE: return "release sites";
-	case LB_V_LOCK: return "contended objects";
-	case LB_V_THREAD: return "threads";
-	case LB_V_TOP_DOWN: return "top-down calling contexts";
-	case LB_V_BOTTOM_UP: return "bottom-up (callers)";
-	case LB_V_FLAT: return "flat procedures";
-	case LB_V_PROCESS: return "processes";
-	}
-	return "";
+    switch (v) {
+    case LB_V_RELEASE_SITE:
+        return "release sites";
+    case LB_V_LOCK:
+        return "contended objects";
+    case LB_V_THREAD:
+        return "threads";
+    case LB_V_TOP_DOWN:
+        return "top-down calling contexts";
+    case LB_V_BOTTOM_UP:
+        return "bottom-up (callers)";
+    case LB_V_FLAT:
+        return "flat procedures";
+    case LB_V_PROCESS:
+        return "processes";
+    }
+    return "";
 }
 
 void lb_print_conservation(const struct lb_profile *p, FILE *out)
 {
-	const struct lb_totals *t = &p->totals;
-	double sum = t->sync_blame + t->sync_handoff + t->sync_unattributed;
+    const struct lb_totals *t = &p->totals;
+    double sum = t->sync_blame + t->sync_handoff + t->sync_unattributed;
 
-	fprintf(out, "wait:     %.3f s = blame %.3f s + hand-off latency %.3f s + unattributed %.3f s"
-		     " (measured by the waiters: %.3f s)\n",
-		sum, t->sync_blame, t->sync_handoff, t->sync_unattributed, t->sync_wait);
+    fprintf(out,
+            "wait:     %.3f s = blame %.3f s + hand-off latency %.3f s + unattributed %.3f s"
+            " (measured by the waiters: %.3f s)\n",
+            sum, t->sync_blame, t->sync_handoff, t->sync_unattributed, t->sync_wait);
 }
 
 void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE *out)
 {
-	const struct lb_run *r = &p->run;
-	const struct lb_totals *t = &p->totals;
+    const struct lb_run *r = &p->run;
+    const struct lb_totals *t = &p->totals;
 
-	fprintf(out, "lockblame report: %s (%s by %s)\n", p->path, view_title(o->view),
-		lb_metric_names[o->metric]);
-	fprintf(out, "command:  %s\n", *r->command ? r->command : "(unknown)");
-	fprintf(out, "processes: %" PRId32, p->nselected);
-	if (p->nselected != p->nprocs)
-		fprintf(out, " of %" PRId32 " in the database (selected by --pid/--comm)", p->nprocs);
-	if (p->nselected > 1)
-		fputs(" (command above: the first; --by-process lists them)", out);
-	fputc('\n', out);
-	fprintf(out, "event:    %s", *r->event ? r->event : "(unknown)");
-	if (r->period)
-		fprintf(out, " every %" PRId64 " %s", r->period,
-			*r->period_unit ? r->period_unit : "events");
-	if (*r->event_requested && strcmp(r->event_requested, "default") != 0 &&
-	    strcmp(r->event_requested, r->event) != 0)
-		fprintf(out, " (requested %s)", r->event_requested);
-	fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples,
-		r->samples_dropped);
-	lb_print_sampling(p->path, out);
-	lb_print_accounting(p, out);
-	fprintf(out, "threads:  %" PRId64 ", duration %.3f s", r->threads ? r->threads : p->nthreads,
-		r->duration_s);
-	if (*r->exit_reason)
-		fprintf(out, ", ended by %s", r->exit_reason);
-	fputc('\n', out);
-	fprintf(out, "effort:   %.3f s = work %.3f s + idleness %.3f s (idleness %.1f%% of effort)\n",
-		t->effort, t->work, t->idleness, 100 * lb_share(t->idleness, t->effort));
-	lb_print_conservation(p, out);
-	if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_open > 0)
-		fprintf(out, "structural: %.3f s = joins %.3f s + parked until shutdown %.3f s"
-			     " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
-			t->structural_join + t->structural_parked, t->structural_join,
-			t->structural_parked, t->structural_open);
-	fputc('\n', out);
+    fprintf(out, "lockblame report: %s (%s by %s)\n", p->path, view_title(o->view),
+            lb_metric_names[o->metric]);
+    fprintf(out, "command:  %s\n", *r->command ? r->command : "(unknown)");
+    fprintf(out, "processes: %" PRId32, p->nselected);
+    if (p->nselected != p->nprocs)
+        fprintf(out, " of %" PRId32 " in the database (selected by --pid/--comm)", p->nprocs);
+    if (p->nselected > 1)
+        fputs(" (command above: the first; --by-process lists them)", out);
+    fputc('\n', out);
+    fprintf(out, "event:    %s", *r->event ? r->event : "(unknown)");
+    if (r->period)
+        fprintf(out, " every %" PRId64 " %s", r->period,
+                *r->period_unit ? r->period_unit : "events");
+    if (*r->event_requested && strcmp(r->event_requested, "default") != 0 &&
+        strcmp(r->event_requested, r->event) != 0)
+        fprintf(out, " (requested %s)", r->event_requested);
+    fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples, r->samples_dropped);
+    lb_print_sampling(p->path, out);
+    lb_print_accounting(p, out);
+    fprintf(out, "threads:  %" PRId64 ", duration %.3f s", r->threads ? r->threads : p->nthreads,
+            r->duration_s);
+    if (*r->exit_reason)
+        fprintf(out, ", ended by %s", r->exit_reason);
+    fputc('\n', out);
+    fprintf(out, "effort:   %.3f s = work %.3f s + idleness %.3f s (idleness %.1f%% of effort)\n",
+            t->effort, t->work, t->idleness, 100 * lb_share(t->idleness, t->effort));
+    lb_print_conservation(p, out);
+    if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_open > 0)
+        fprintf(out,
+                "structural: %.3f s = joins %.3f s + parked until shutdown %.3f s"
+                " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
+                t->structural_join + t->structural_parked, t->structural_join, t->structural_parked,
+                t->structural_open);
+    fputc('\n', out);
 }

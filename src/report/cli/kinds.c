@@ -12,86 +12,86 @@
 
 unsigned lb_kinds_parse(const char *list)
 {
-	unsigned mask = 0;
-	char *copy = lb_xstrdup(list), *save = NULL;
+    unsigned mask = 0;
+    char *copy = lb_xstrdup(list), *save = NULL;
 
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int k = lb_obj_kind_parse(tok);
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = lb_obj_kind_parse(tok);
 
-		if (k < 0) {
-			mask = 0;
-			break;
-		}
-		mask |= 1u << k;
-	}
-	free(copy);
-	return mask;
+        if (k < 0) {
+            mask = 0;
+            break;
+        }
+        mask |= 1u << k;
+    }
+    free(copy);
+    return mask;
 }
 
 static bool kept(unsigned mask, int kind)
 {
-	return kind >= 0 && kind < LB_OBJ_KINDS && (mask & (1u << kind));
+    return kind >= 0 && kind < LB_OBJ_KINDS && (mask & (1u << kind));
 }
 
 void lb_profile_keep_kinds(struct lb_profile *p, unsigned mask)
 {
-	for (int32_t i = 0; i < p->nmrows; i++) {
-		struct lb_mrow *r = &p->mrows[i];
-		bool had = false, has = false;
+    for (int32_t i = 0; i < p->nmrows; i++) {
+        struct lb_mrow *r = &p->mrows[i];
+        bool had = false, has = false;
 
-		for (int k = 0; k < LB_OBJ_KINDS; k++) {
-			had |= r->idle[k] > 0;
-			if (!kept(mask, k))
-				r->idle[k] = 0;
-			has |= r->idle[k] > 0;
-		}
-		if (had && !has)
-			r->blamed_count = 0;
-	}
-	int32_t *remap = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof *remap), n = 0;
+        for (int k = 0; k < LB_OBJ_KINDS; k++) {
+            had |= r->idle[k] > 0;
+            if (!kept(mask, k))
+                r->idle[k] = 0;
+            has |= r->idle[k] > 0;
+        }
+        if (had && !has)
+            r->blamed_count = 0;
+    }
+    int32_t *remap = lb_xmalloc(((size_t)p->nobjs + 1) * sizeof *remap), n = 0;
 
-	for (int32_t i = 0; i < p->nobjs; i++) {
-		remap[i] = kept(mask, p->objs[i].kind) ? n : -1;
-		if (remap[i] >= 0)
-			p->objs[n++] = p->objs[i];
-	}
-	p->nobjs = n;
-	n = 0;
-	for (int32_t i = 0; i < p->noblame; i++) {
-		struct lb_objblame b = p->oblame[i];
+    for (int32_t i = 0; i < p->nobjs; i++) {
+        remap[i] = kept(mask, p->objs[i].kind) ? n : -1;
+        if (remap[i] >= 0)
+            p->objs[n++] = p->objs[i];
+    }
+    p->nobjs = n;
+    n = 0;
+    for (int32_t i = 0; i < p->noblame; i++) {
+        struct lb_objblame b = p->oblame[i];
 
-		b.object = remap[b.object];
-		if (b.object >= 0)
-			p->oblame[n++] = b;
-	}
-	p->noblame = n;
-	n = 0;
-	for (int32_t i = 0; i < p->nstructural; i++) {
-		struct lb_structural s = p->structural[i];
+        b.object = remap[b.object];
+        if (b.object >= 0)
+            p->oblame[n++] = b;
+    }
+    p->noblame = n;
+    n = 0;
+    for (int32_t i = 0; i < p->nstructural; i++) {
+        struct lb_structural s = p->structural[i];
 
-		s.object = s.object >= 0 ? remap[s.object] : -1;
-		if (kept(mask, s.kind))
-			p->structural[n++] = s;
-	}
-	p->nstructural = n;
-	n = 0;
-	for (int32_t i = 0; i < p->nsites; i++)
-		if (kept(mask, p->sites[i].kind))
-			p->sites[n++] = p->sites[i];
-	p->nsites = n;
-	free(remap);
-	lb_profile_totals(p);
+        s.object = s.object >= 0 ? remap[s.object] : -1;
+        if (kept(mask, s.kind))
+            p->structural[n++] = s;
+    }
+    p->nstructural = n;
+    n = 0;
+    for (int32_t i = 0; i < p->nsites; i++)
+        if (kept(mask, p->sites[i].kind))
+            p->sites[n++] = p->sites[i];
+    p->nsites = n;
+    free(remap);
+    lb_profile_totals(p);
 }
 
 void lb_node_structural(const struct lb_profile *p, double *out)
 {
-	memset(out, 0, (size_t)p->nnodes * LB_OBJ_KINDS * sizeof *out);
-	for (int32_t i = 0; i < p->nmrows; i++)
-		out[(size_t)p->mrows[i].node * LB_OBJ_KINDS + LB_OBJ_JOIN] += p->mrows[i].idle[LB_OBJ_JOIN];
-	for (int32_t i = 0; i < p->nstructural; i++) {
-		const struct lb_structural *s = &p->structural[i];
+    memset(out, 0, (size_t)p->nnodes * LB_OBJ_KINDS * sizeof *out);
+    for (int32_t i = 0; i < p->nmrows; i++)
+        out[(size_t)p->mrows[i].node * LB_OBJ_KINDS + LB_OBJ_JOIN] += p->mrows[i].idle[LB_OBJ_JOIN];
+    for (int32_t i = 0; i < p->nstructural; i++) {
+        const struct lb_structural *s = &p->structural[i];
 
-		if (s->node >= 0 && !s->open)
-			out[(size_t)s->node * LB_OBJ_KINDS + s->kind] += s->blame_s;
-	}
+        if (s->node >= 0 && !s->open)
+            out[(size_t)s->node * LB_OBJ_KINDS + s->kind] += s->blame_s;
+    }
 }

@@ -12,70 +12,69 @@
 #include "report/cli/util.h"
 
 static const char main_usage[] =
-	"usage: lockblame COMMAND [OPTIONS]\n"
-	"\n"
-	"Blame-shifting profiler for pthread programs: who made the threads wait.\n"
-	"\n"
-	"commands:\n"
-	"  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
-	"                 run PROG with liblockblame.so preloaded\n"
-	"  report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
-	"         [--format table|csv|json|folded|html|pprof] [-n N] [--per-address] [-o FILE] [DB]\n"
-	"                 show a database (default: newest lockblame.*.db here);\n"
-	"                 pprof exports to go tool pprof, Pyroscope, Parca\n"
-	"  compare [--pid N] [--comm NAME] [--format table|csv|json] [--by-function] [-n N]\n"
-	"          A.db B.db [C.db ...]\n"
-	"                 where B gains or loses effort against A, B faster or\n"
-	"                 slower (scaling loss, before/after a fix)\n"
-	"  merge -o ALL.db A.db B.db ...\n"
-	"                 combine databases; each input's processes stay their own\n"
-	"  events [-a]    perf events known to libpfm4; * marks those that open here\n"
-	"\n"
-	"'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
-	"Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";
+    "usage: lockblame COMMAND [OPTIONS]\n"
+    "\n"
+    "Blame-shifting profiler for pthread programs: who made the threads wait.\n"
+    "\n"
+    "commands:\n"
+    "  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
+    "                 run PROG with liblockblame.so preloaded\n"
+    "  report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
+    "         [--format table|csv|json|folded|html|pprof] [-n N] [--per-address] [-o FILE] [DB]\n"
+    "                 show a database (default: newest lockblame.*.db here);\n"
+    "                 pprof exports to go tool pprof, Pyroscope, Parca\n"
+    "  compare [--pid N] [--comm NAME] [--format table|csv|json] [--by-function] [-n N]\n"
+    "          A.db B.db [C.db ...]\n"
+    "                 where B gains or loses effort against A, B faster or\n"
+    "                 slower (scaling loss, before/after a fix)\n"
+    "  merge -o ALL.db A.db B.db ...\n"
+    "                 combine databases; each input's processes stay their own\n"
+    "  events [-a]    perf events known to libpfm4; * marks those that open here\n"
+    "\n"
+    "'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
+    "Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";
 
 void lb_bad_option(const char *cmd, int opt, const char *arg)
 {
-	if (opt == ':')
-		cli_die(LB_EXIT_USAGE, "%s: option '%s' needs an argument (see 'lockblame %s --help')",
-		       cmd, arg ? arg : "?", cmd);
-	if (opt && opt < 256)
-		cli_die(LB_EXIT_USAGE, "%s: unknown option '-%c' (see 'lockblame %s --help')", cmd, opt,
-		       cmd);
-	cli_die(LB_EXIT_USAGE, "%s: unknown option '%s' (see 'lockblame %s --help')", cmd,
-	       arg ? arg : "?", cmd);
+    if (opt == ':')
+        cli_die(LB_EXIT_USAGE, "%s: option '%s' needs an argument (see 'lockblame %s --help')", cmd,
+                arg ? arg : "?", cmd);
+    if (opt && opt < 256)
+        cli_die(LB_EXIT_USAGE, "%s: unknown option '-%c' (see 'lockblame %s --help')", cmd, opt,
+                cmd);
+    cli_die(LB_EXIT_USAGE, "%s: unknown option '%s' (see 'lockblame %s --help')", cmd,
+            arg ? arg : "?", cmd);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} cmds[] = {
-		{ "run", lb_cmd_run },
-		{ "report", lb_cmd_report },
-		{ "compare", lb_cmd_compare },
-		{ "merge", lb_cmd_merge },
-		{ "events", lb_cmd_events },
-	};
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {
+        { "run", lb_cmd_run },     { "report", lb_cmd_report }, { "compare", lb_cmd_compare },
+        { "merge", lb_cmd_merge }, { "events", lb_cmd_events },
+    };
 
-	if (argc < 2)
-		cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events; see 'lockblame --help')");
-	const char *cmd = argv[1];
+    if (argc < 2)
+        cli_die(LB_EXIT_USAGE,
+                "missing command (run, report, compare, merge, events; see 'lockblame --help')");
+    const char *cmd = argv[1];
 
-	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(main_usage, stdout);
-		return LB_EXIT_OK;
-	}
-	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-		printf("lockblame %s\n", LB_VERSION);
-		return LB_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
-		if (strcmp(cmd, cmds[i].name) == 0)
-			return cmds[i].fn(argc - 1, argv + 1);
-	if (cmd[0] == '-')
-		cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
-	cli_die(LB_EXIT_USAGE, "unknown command '%s' (run, report, compare, merge, events; see 'lockblame --help')",
-	       cmd);
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(main_usage, stdout);
+        return LB_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("lockblame %s\n", LB_VERSION);
+        return LB_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        if (strcmp(cmd, cmds[i].name) == 0)
+            return cmds[i].fn(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
+    cli_die(LB_EXIT_USAGE,
+            "unknown command '%s' (run, report, compare, merge, events; see 'lockblame --help')",
+            cmd);
 }

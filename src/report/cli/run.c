@@ -36,238 +36,247 @@
 #include "report/cli/util.h"
 
 static const char run_usage[] =
-	"usage: lockblame run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
-	"\n"
-	"Run PROG with liblockblame.so (from lockblame's own directory) preloaded.\n"
-	"Every process of PROG's tree that recorded something (a thread, a sample, a\n"
-	"wait) adds its profile to one database: FILE, or lockblame.<prog>.<pid>.db in\n"
-	"the current directory. When PROG ends, prints a summary of the whole run and\n"
-	"exits with PROG's status (dies of the same signal if a signal killed it).\n"
-	"\n"
-	"options:\n"
-	"  -o FILE            database path (sets LOCKBLAME_OUTPUT)\n"
-	"  -e EVENT[@PERIOD]  sampling event, a libpfm4 name such as cycles@2000000\n"
-	"                     or task-clock (sets LOCKBLAME_EVENT); see 'lockblame events'\n"
-	"  -F HZ              sampling frequency per thread (sets LOCKBLAME_FREQ)\n"
-	"  -h, --help         this help\n";
+    "usage: lockblame run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
+    "\n"
+    "Run PROG with liblockblame.so (from lockblame's own directory) preloaded.\n"
+    "Every process of PROG's tree that recorded something (a thread, a sample, a\n"
+    "wait) adds its profile to one database: FILE, or lockblame.<prog>.<pid>.db in\n"
+    "the current directory. When PROG ends, prints a summary of the whole run and\n"
+    "exits with PROG's status (dies of the same signal if a signal killed it).\n"
+    "\n"
+    "options:\n"
+    "  -o FILE            database path (sets LOCKBLAME_OUTPUT)\n"
+    "  -e EVENT[@PERIOD]  sampling event, a libpfm4 name such as cycles@2000000\n"
+    "                     or task-clock (sets LOCKBLAME_EVENT); see 'lockblame events'\n"
+    "  -F HZ              sampling frequency per thread (sets LOCKBLAME_FREQ)\n"
+    "  -h, --help         this help\n";
 
 /* Directory of the running executable + "/liblockblame.so"; NULL if
  * /proc/self/exe cannot be read. Caller frees. */
 static char *library_path(void)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
 
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	struct lb_buf b = { 0 };
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    struct lb_buf b = { 0 };
 
-	lb_buf_printf(&b, "%s/liblockblame.so", exe);
-	return b.s;
+    lb_buf_printf(&b, "%s/liblockblame.so", exe);
+    return b.s;
 }
 
 static void set_env(const char *name, const char *value)
 {
-	if (setenv(name, value, 1) != 0)
-		cli_die(LB_EXIT_FAIL, "run: cannot set %s: %s", name, strerror(errno));
+    if (setenv(name, value, 1) != 0)
+        cli_die(LB_EXIT_FAIL, "run: cannot set %s: %s", name, strerror(errno));
 }
 
 static void set_preload(void)
 {
-	char *lib = library_path();
-	struct stat st;
+    char *lib = library_path();
+    struct stat st;
 
-	if (!lib) {
-		cli_warn("run: cannot find my own directory (/proc/self/exe); running without liblockblame.so");
-		return;
-	}
-	/* Without the library ld.so would print its own error for every
+    if (!lib) {
+        cli_warn(
+            "run: cannot find my own directory (/proc/self/exe); running without liblockblame.so");
+        return;
+    }
+    /* Without the library ld.so would print its own error for every
 	 * process; one line of ours is clearer, and the program still runs. */
-	if (stat(lib, &st) != 0) {
-		cli_warn("run: %s: %s; running the program unprofiled", lib, strerror(errno));
-		free(lib);
-		return;
-	}
-	const char *old = getenv("LD_PRELOAD");
-	struct lb_buf b = { 0 };
+    if (stat(lib, &st) != 0) {
+        cli_warn("run: %s: %s; running the program unprofiled", lib, strerror(errno));
+        free(lib);
+        return;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    struct lb_buf b = { 0 };
 
-	lb_buf_puts(&b, lib);
-	if (old && *old)
-		lb_buf_printf(&b, " %s", old);
-	set_env("LD_PRELOAD", lb_buf_str(&b));
-	lb_buf_free(&b);
-	free(lib);
+    lb_buf_puts(&b, lib);
+    if (old && *old)
+        lb_buf_printf(&b, " %s", old);
+    set_env("LD_PRELOAD", lb_buf_str(&b));
+    lb_buf_free(&b);
+    free(lib);
 }
 
 /* path made absolute against the current directory. Caller frees. */
 static char *absolute(const char *path)
 {
-	char cwd[PATH_MAX];
-	struct lb_buf b = { 0 };
+    char cwd[PATH_MAX];
+    struct lb_buf b = { 0 };
 
-	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-		lb_buf_puts(&b, path);
-	else
-		lb_buf_printf(&b, "%s/%s", cwd, path);
-	return b.s;
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        lb_buf_puts(&b, path);
+    else
+        lb_buf_printf(&b, "%s/%s", cwd, path);
+    return b.s;
 }
 
 /* lockblame.<prog>.<pid>.db in the current directory; a lockblame
  * database left there by an earlier run with the same name is replaced. */
 static char *default_path(const char *prog, pid_t pid)
 {
-	char name[PATH_MAX];
+    char name[PATH_MAX];
 
-	lb_default_db_name(name, sizeof name, prog, (int)pid);
-	return absolute(name);
+    lb_default_db_name(name, sizeof name, prog, (int)pid);
+    return absolute(name);
 }
 
 /* The run key the library stamps on every process of this run. */
 static void set_run_key(void)
 {
-	struct timeval tv;
-	char key[64];
+    struct timeval tv;
+    char key[64];
 
-	gettimeofday(&tv, NULL);
-	snprintf(key, sizeof key, "run.%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
-		 (long)tv.tv_usec);
-	set_env("LOCKBLAME_RUN", key);
+    gettimeofday(&tv, NULL);
+    snprintf(key, sizeof key, "run.%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
+             (long)tv.tv_usec);
+    set_env("LOCKBLAME_RUN", key);
 }
 
 /* Die of sig as PROG did, so that our parent sees what the shell would
  * have seen; no core file of ours. 128 + sig if we survive it. */
 static int die_like(int sig)
 {
-	struct rlimit no_core = { 0, 0 };
-	sigset_t set;
+    struct rlimit no_core = { 0, 0 };
+    sigset_t set;
 
-	fflush(NULL);
-	setrlimit(RLIMIT_CORE, &no_core);
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	return 128 + sig;
+    fflush(NULL);
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig;
 }
 
 static void check_freq(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+    char *end;
+    long v = strtol(s, &end, 10);
 
-	if (!*s || *end || v <= 0 || v > 1000000)
-		cli_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
+    if (!*s || *end || v <= 0 || v > 1000000)
+        cli_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
 }
 
 int lb_cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL, *event = NULL, *freq = NULL;
-	int c;
+    static const struct option longopts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "output", required_argument, NULL, 'o' },
+        { "event", required_argument, NULL, 'e' },
+        { "freq", required_argument, NULL, 'F' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *out = NULL, *event = NULL, *freq = NULL;
+    int c;
 
-	opterr = 0;
-	optind = 1;
-	/* '+': stop at PROG so that its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+:ho:e:F:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(run_usage, stdout);
-			return LB_EXIT_OK;
-		case 'o': out = optarg; break;
-		case 'e': event = optarg; break;
-		case 'F': freq = optarg; break;
-		default:
-			lb_bad_option("run", c == ':' ? ':' : optopt, argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		cli_die(LB_EXIT_USAGE, "run: missing program (usage: lockblame run [OPTIONS] -- PROG [ARGS])");
-	if (out && !*out)
-		cli_die(LB_EXIT_USAGE, "run: -o wants a file name");
-	if (event && !*event)
-		cli_die(LB_EXIT_USAGE, "run: -e wants an event name");
-	if (freq)
-		check_freq(freq);
-	char **prog = argv + optind;
-	const char *env_out = getenv("LOCKBLAME_OUTPUT");
+    opterr = 0;
+    optind = 1;
+    /* '+': stop at PROG so that its own options are left alone. */
+    while ((c = getopt_long(argc, argv, "+:ho:e:F:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(run_usage, stdout);
+            return LB_EXIT_OK;
+        case 'o':
+            out = optarg;
+            break;
+        case 'e':
+            event = optarg;
+            break;
+        case 'F':
+            freq = optarg;
+            break;
+        default:
+            lb_bad_option("run", c == ':' ? ':' : optopt, argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        cli_die(LB_EXIT_USAGE,
+                "run: missing program (usage: lockblame run [OPTIONS] -- PROG [ARGS])");
+    if (out && !*out)
+        cli_die(LB_EXIT_USAGE, "run: -o wants a file name");
+    if (event && !*event)
+        cli_die(LB_EXIT_USAGE, "run: -e wants an event name");
+    if (freq)
+        check_freq(freq);
+    char **prog = argv + optind;
+    const char *env_out = getenv("LOCKBLAME_OUTPUT");
 
-	if (!out && env_out && *env_out)
-		out = env_out;	/* the user's name for the run, as -o */
-	char *path = out ? absolute(out) : NULL;
-	const char *why_not = lb_run_unprofilable(prog[0]);
-	bool profile = true;
+    if (!out && env_out && *env_out)
+        out = env_out; /* the user's name for the run, as -o */
+    char *path = out ? absolute(out) : NULL;
+    const char *why_not = lb_run_unprofilable(prog[0]);
+    bool profile = true;
 
-	if (why_not) {
-		cli_warn("run: no profile will be written for %s: %s", prog[0], why_not);
-		profile = false;
-	} else if (getenv("LOCKBLAME_DISABLE")) {
-		cli_warn("run: LOCKBLAME_DISABLE is set; running %s unprofiled", prog[0]);
-		profile = false;
-	} else if (path && lb_run_output_state(path) == LB_OUT_FOREIGN) {
-		cli_warn("run: %s exists and is not a lockblame database; not overwriting it, running"
-			" %s unprofiled", path, prog[0]);
-		profile = false;
-	} else if (path && lb_run_output_state(path) == LB_OUT_LOCKBLAME && unlink(path) != 0) {
-		cli_die(LB_EXIT_FAIL, "run: cannot replace %s: %s", path, strerror(errno));
-	}
-	if (profile) {
-		set_preload();
-		set_run_key();
-		set_env("LOCKBLAME_SUMMARY", "run");
-	}
-	if (event)
-		set_env("LOCKBLAME_EVENT", event);
-	if (freq)
-		set_env("LOCKBLAME_FREQ", freq);
+    if (why_not) {
+        cli_warn("run: no profile will be written for %s: %s", prog[0], why_not);
+        profile = false;
+    } else if (getenv("LOCKBLAME_DISABLE")) {
+        cli_warn("run: LOCKBLAME_DISABLE is set; running %s unprofiled", prog[0]);
+        profile = false;
+    } else if (path && lb_run_output_state(path) == LB_OUT_FOREIGN) {
+        cli_warn("run: %s exists and is not a lockblame database; not overwriting it, running"
+                 " %s unprofiled",
+                 path, prog[0]);
+        profile = false;
+    } else if (path && lb_run_output_state(path) == LB_OUT_LOCKBLAME && unlink(path) != 0) {
+        cli_die(LB_EXIT_FAIL, "run: cannot replace %s: %s", path, strerror(errno));
+    }
+    if (profile) {
+        set_preload();
+        set_run_key();
+        set_env("LOCKBLAME_SUMMARY", "run");
+    }
+    if (event)
+        set_env("LOCKBLAME_EVENT", event);
+    if (freq)
+        set_env("LOCKBLAME_FREQ", freq);
 
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+    struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
-	fflush(NULL);
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	pid_t pid = fork();
+    fflush(NULL);
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
 
-	if (pid < 0)
-		cli_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
-	if (!path)
-		path = default_path(prog[0], pid > 0 ? pid : getpid());
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		if (profile)
-			set_env("LOCKBLAME_OUTPUT", path);
-		execvp(prog[0], prog);
-		int err = errno;
+    if (pid < 0)
+        cli_die(LB_EXIT_FAIL, "run: fork: %s", strerror(errno));
+    if (!path)
+        path = default_path(prog[0], pid > 0 ? pid : getpid());
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        if (profile)
+            set_env("LOCKBLAME_OUTPUT", path);
+        execvp(prog[0], prog);
+        int err = errno;
 
-		/* As the shell does: 127 not found, 126 found but not runnable. */
-		fprintf(stderr, "lockblame: run: cannot run '%s': %s\n", prog[0], strerror(err));
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	int status;
+        /* As the shell does: 127 not found, 126 found but not runnable. */
+        fprintf(stderr, "lockblame: run: cannot run '%s': %s\n", prog[0], strerror(err));
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    int status;
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
-	if (profile)
-		lb_run_summary(path, prog[0], pid, status, why_not);
-	free(path);
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return die_like(WTERMSIG(status));
-	return LB_EXIT_FAIL;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+    if (profile)
+        lb_run_summary(path, prog[0], pid, status, why_not);
+    free(path);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return die_like(WTERMSIG(status));
+    return LB_EXIT_FAIL;
 }

@@ -11,7 +11,11 @@
 /* Why PROG cannot be profiled (static, setuid), or NULL. */
 const char *lb_run_unprofilable(const char *prog);
 
-enum { LB_OUT_NONE, LB_OUT_LOCKBLAME, LB_OUT_FOREIGN };
+enum {
+    LB_OUT_NONE,
+    LB_OUT_LOCKBLAME,
+    LB_OUT_FOREIGN
+};
 /* What is at path: nothing (or an empty file), a lockblame database, or
  * something else, which run must not touch. */
 int lb_run_output_state(const char *path);
@@ -21,5 +25,5 @@ int lb_run_output_state(const char *path);
  * child is PROG's pid; unprofilable: the reason given before the start,
  * or NULL. */
 void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
-		    const char *unprofilable);
+                    const char *unprofilable);
 #endif

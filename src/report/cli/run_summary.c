@@ -16,70 +16,72 @@
 
 static const char *sig_name(int sig)
 {
-	static char buf[32];
-	const char *abbrev = sigabbrev_np(sig);
+    static char buf[32];
+    const char *abbrev = sigabbrev_np(sig);
 
-	snprintf(buf, sizeof buf, "SIG%s", abbrev ? abbrev : "?");
-	if (!abbrev)
-		snprintf(buf, sizeof buf, "signal %d", sig);
-	return buf;
+    snprintf(buf, sizeof buf, "SIG%s", abbrev ? abbrev : "?");
+    if (!abbrev)
+        snprintf(buf, sizeof buf, "signal %d", sig);
+    return buf;
 }
 
 /* Did PROG itself (any exec generation of its pid) write a profile? */
 static bool has_pid(sqlite3 *db, pid_t pid)
 {
-	sqlite3_stmt *st = NULL;
-	bool found = false;
+    sqlite3_stmt *st = NULL;
+    bool found = false;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM run WHERE pid = ?1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, pid);
-		found = sqlite3_step(st) == SQLITE_ROW;
-	}
-	sqlite3_finalize(st);
-	return found;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM run WHERE pid = ?1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pid);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
 }
 
 void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
-		    const char *unprofilable)
+                    const char *unprofilable)
 {
-	bool killed = WIFSIGNALED(status);
-	int sig = killed ? WTERMSIG(status) : 0;
-	struct stat st;
-	sqlite3 *db = NULL;
+    bool killed = WIFSIGNALED(status);
+    int sig = killed ? WTERMSIG(status) : 0;
+    struct stat st;
+    sqlite3 *db = NULL;
 
-	if (killed)
-		cli_warn("%s was killed by %s%s", prog, sig_name(sig),
-			WCOREDUMP(status) ? " (core dumped)" : "");
-	if (stat(path, &st) != 0 || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK || lb_db_version(db, "main") <= 0) {
-		sqlite3_close(db);
-		if (unprofilable)
-			return;	/* said before the start */
-		if (killed && sig == SIGKILL)
-			cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
-				prog);
-		else
-			cli_warn("no profile was written: no process recorded anything (no thread of its"
-				" own, no sample, no wait)");
-		return;
-	}
-	lb_db_summary_t s = { 0 };
+    if (killed)
+        cli_warn("%s was killed by %s%s", prog, sig_name(sig),
+                 WCOREDUMP(status) ? " (core dumped)" : "");
+    if (stat(path, &st) != 0 ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        lb_db_version(db, "main") <= 0) {
+        sqlite3_close(db);
+        if (unprofilable)
+            return; /* said before the start */
+        if (killed && sig == SIGKILL)
+            cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
+                     prog);
+        else
+            cli_warn("no profile was written: no process recorded anything (no thread of its"
+                     " own, no sample, no wait)");
+        return;
+    }
+    lb_db_summary_t s = { 0 };
 
-	lb_db_summary(db, &s);
-	double pct = s.effort_s > 0 ? 100.0 * s.idleness_s / s.effort_s : 0;
+    lb_db_summary(db, &s);
+    double pct = s.effort_s > 0 ? 100.0 * s.idleness_s / s.effort_s : 0;
 
-	cli_warn("%d process%s profiled; effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle);"
-		" threads waited %.3f s", s.processes, s.processes == 1 ? "" : "es", s.effort_s,
-		s.work_s, s.idleness_s, pct, s.wait_s);
-	char line[512];
+    cli_warn("%d process%s profiled; effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle);"
+             " threads waited %.3f s",
+             s.processes, s.processes == 1 ? "" : "es", s.effort_s, s.work_s, s.idleness_s, pct,
+             s.wait_s);
+    char line[512];
 
-	lb_db_summary_site_line(&s, line, sizeof line);
-	if (line[0])
-		cli_warn("%s", line);
-	if (killed && sig == SIGKILL && !has_pid(db, child))
-		cli_warn("no profile of %s itself (pid %d): killed by SIGKILL, which cannot be caught",
-			prog, (int)child);
-	cli_warn("profile %s%s", path,
-		s.processes > 1 ? " (lockblame report --by-process lists the processes)" : "");
-	sqlite3_close(db);
+    lb_db_summary_site_line(&s, line, sizeof line);
+    if (line[0])
+        cli_warn("%s", line);
+    if (killed && sig == SIGKILL && !has_pid(db, child))
+        cli_warn("no profile of %s itself (pid %d): killed by SIGKILL, which cannot be caught",
+                 prog, (int)child);
+    cli_warn("profile %s%s", path,
+             s.processes > 1 ? " (lockblame report --by-process lists the processes)" : "");
+    sqlite3_close(db);
 }

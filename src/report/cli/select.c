@@ -10,34 +10,34 @@
 
 static int64_t parse_pid(const char *cmd, const char *s)
 {
-	char *end;
-	long long v = strtoll(s, &end, 10);
+    char *end;
+    long long v = strtoll(s, &end, 10);
 
-	if (!*s || *end || v <= 0 || v > 0x7fffffff)
-		cli_die(LB_EXIT_USAGE, "%s: --pid wants a process id, not '%s'", cmd, s);
-	return v;
+    if (!*s || *end || v <= 0 || v > 0x7fffffff)
+        cli_die(LB_EXIT_USAGE, "%s: --pid wants a process id, not '%s'", cmd, s);
+    return v;
 }
 
 void lb_select_option(struct lb_select *sel, const char *cmd, int opt, const char *arg)
 {
-	if (opt == LB_OPT_PID) {
-		sel->pid = parse_pid(cmd, arg);
-	} else {
-		if (!*arg)
-			cli_die(LB_EXIT_USAGE, "%s: --comm wants a command name", cmd);
-		sel->comm = arg;
-	}
+    if (opt == LB_OPT_PID) {
+        sel->pid = parse_pid(cmd, arg);
+    } else {
+        if (!*arg)
+            cli_die(LB_EXIT_USAGE, "%s: --comm wants a command name", cmd);
+        sel->comm = arg;
+    }
 }
 
 bool lb_select_any(const struct lb_select *sel)
 {
-	return sel->pid || sel->comm;
+    return sel->pid || sel->comm;
 }
 
 void lb_select_describe(const struct lb_select *sel, struct lb_buf *out)
 {
-	if (sel->pid)
-		lb_buf_printf(out, "pid=%" PRId64, sel->pid);
-	if (sel->comm)
-		lb_buf_printf(out, "%scomm=%s", sel->pid ? " " : "", sel->comm);
+    if (sel->pid)
+        lb_buf_printf(out, "pid=%" PRId64, sel->pid);
+    if (sel->comm)
+        lb_buf_printf(out, "%scomm=%s", sel->pid ? " " : "", sel->comm);
 }

@@ -13,18 +13,23 @@
 #include "report/cli/profile.h"
 
 /* getopt_long values of the two options, above every command's own. */
-enum { LB_OPT_PID = 1024, LB_OPT_COMM };
+enum {
+    LB_OPT_PID = 1024,
+    LB_OPT_COMM
+};
 
 /* Entries for a command's struct option table. */
-#define LB_SELECT_LONGOPTS \
-	{ "pid", required_argument, NULL, LB_OPT_PID }, \
-	{ "comm", required_argument, NULL, LB_OPT_COMM }
+#define LB_SELECT_LONGOPTS                           \
+    { "pid", required_argument, NULL, LB_OPT_PID },  \
+    {                                                \
+        "comm", required_argument, NULL, LB_OPT_COMM \
+    }
 
 /* The options' lines in a command's --help. */
-#define LB_SELECT_HELP \
-	"  --pid N        only the process(es) with pid N (default: all processes)\n" \
-	"  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n" \
-	"                 executable's base name)\n"
+#define LB_SELECT_HELP                                                              \
+    "  --pid N        only the process(es) with pid N (default: all processes)\n"   \
+    "  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n" \
+    "                 executable's base name)\n"
 
 /* Store the argument of option opt (LB_OPT_PID or LB_OPT_COMM) in sel; a
  * bad value (not a pid, an empty name) exits 2 with one line starting

@@ -13,19 +13,24 @@
 #include "report/cli/profile.h"
 
 enum lb_view {
-	LB_V_RELEASE_SITE, LB_V_LOCK, LB_V_THREAD, LB_V_TOP_DOWN, LB_V_BOTTOM_UP,
-	LB_V_FLAT, LB_V_PROCESS
+    LB_V_RELEASE_SITE,
+    LB_V_LOCK,
+    LB_V_THREAD,
+    LB_V_TOP_DOWN,
+    LB_V_BOTTOM_UP,
+    LB_V_FLAT,
+    LB_V_PROCESS
 };
 
 struct lb_report_opts {
-	enum lb_view view;
-	enum lb_metric metric;
-	enum lb_format format;
-	int n;			/* -n: depth or rows (see the man page); -1 = default */
-	unsigned kinds;		/* --kind: object kinds kept (bit 1 << kind); 0 = all */
-	const char *db;		/* database path */
-	const char *out;	/* -o FILE, NULL for stdout */
-	bool per_address;	/* --by-lock --per-address: one row per object */
+    enum lb_view view;
+    enum lb_metric metric;
+    enum lb_format format;
+    int n;            /* -n: depth or rows (see the man page); -1 = default */
+    unsigned kinds;   /* --kind: object kinds kept (bit 1 << kind); 0 = all */
+    const char *db;   /* database path */
+    const char *out;  /* -o FILE, NULL for stdout */
+    bool per_address; /* --by-lock --per-address: one row per object */
 };
 
 /* Run header and totals; table format only (header.c). */
@@ -59,7 +64,7 @@ void lb_print_conservation(const struct lb_profile *p, FILE *out);
 /* Seconds for people in text cells: "0.600 s", "0.065 ms", "12.3 us". */
 void lb_buf_seconds(struct lb_buf *b, double s);
 /* "seconds (x% of effort)" helper used by headers. */
-double lb_share(double part, double whole);	/* 0 when whole is 0 */
+double lb_share(double part, double whole); /* 0 when whole is 0 */
 
 int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o);
 int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o);

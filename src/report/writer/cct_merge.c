@@ -96,8 +96,7 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
     if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
         uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
         int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
-        v = jump && delta > -0x7fffffff && delta < 0x7fffffff ? (uint32_t)(delta + 0x80000000)
-                                                                : 0;
+        v = jump && delta > -0x7fffffff && delta < 0x7fffffff ? (uint32_t)(delta + 0x80000000) : 0;
         lb_u64map_put(&w->jump_of_pc, call_pc, v);
     }
     return v ? (uintptr_t)((int64_t)call_pc + (int64_t)v - 0x80000000) : call_pc;
@@ -232,8 +231,8 @@ int lb_merge_open(writer_t *w)
     w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
     w->leaf_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->leaf_maps);
     if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 256) ||
-        lb_u64map_init(&w->frame_of_pc, 4096) ||
-        lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, 4096))
+        lb_u64map_init(&w->frame_of_pc, 4096) || lb_u64map_init(&w->module_of_base, 64) ||
+        lb_u64map_init(&w->node_of_edge, 4096))
         return -1;
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?)");

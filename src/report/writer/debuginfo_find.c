@@ -24,18 +24,18 @@ static bool has_build_id(int fd, const unsigned char *bits, int len)
     return n == (size_t)len && memcmp(id, bits, n) == 0;
 }
 
-int lb_find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-                            Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int lb_find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                            const char *file_name, const char *debuglink_file,
                             GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     int bits_len = dwfl_module_build_id(mod, &bits, &vaddr);
     if (bits_len <= 0)
-        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                            debuglink_file, debuglink_crc, debuginfo_file_name);
-    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                            debuglink_crc, debuginfo_file_name);
+    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                          debuglink_crc, debuginfo_file_name);
     if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file)
         return fd;
     char dir[PATH_MAX];

@@ -16,7 +16,7 @@
  * A module without a build id goes to the standard search, which tries
  * debuginfod only by build id. Returns an open fd (and a malloc'd name in
  * *debuginfo_file_name) or -1. */
-int lb_find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-                            Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int lb_find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                            const char *file_name, const char *debuglink_file,
                             GElf_Word debuglink_crc, char **debuginfo_file_name);
 #endif

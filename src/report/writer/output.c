@@ -92,7 +92,8 @@ static int check_existing(const char *path)
         close(fd);
     if (n == (ssize_t)sizeof magic && memcmp(magic, "SQLite format 3", 16) != 0) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
-                " not profiling", path);
+                " not profiling",
+                path);
         return -1;
     }
     /* An SQLite file: a lockblame database unless its tables say otherwise.
@@ -119,7 +120,8 @@ static int check_existing(const char *path)
     sqlite3_close(db);
     if (version < 0) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
-                " not profiling", path);
+                " not profiling",
+                path);
         return -1;
     }
     if (version > LB_SCHEMA_VERSION) {
@@ -160,8 +162,8 @@ int lb_output_setup(void)
     } else {
         struct timeval tv;
         gettimeofday(&tv, NULL);
-        snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(),
-                 (long long)tv.tv_sec, (long)tv.tv_usec);
+        snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
+                 (long)tv.tv_usec);
         export_env("LOCKBLAME_RUN", run_key);
     }
     if (!given || strcmp(given, output_path) != 0)
@@ -181,7 +183,7 @@ static int make_fresh(sqlite3 *db, int version)
     int rc = SQLITE_OK;
     for (int i = 0; lb_ddl_tables[i] && rc == SQLITE_OK; i++) {
         char *q = sqlite3_mprintf(version == LB_SCHEMA_VERSION ? "DELETE FROM out.%s"
-                                                            : "DROP TABLE IF EXISTS out.%s",
+                                                               : "DROP TABLE IF EXISTS out.%s",
                                   lb_ddl_tables[i]);
         rc = q ? sql(db, q) : SQLITE_NOMEM;
         sqlite3_free(q);
@@ -211,8 +213,8 @@ static int prepare_out(sqlite3 *db)
     bool other_run = false;
     if (version == LB_SCHEMA_VERSION) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 LIMIT 1", -1,
-                               &st, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 LIMIT 1", -1, &st,
+                               NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
             other_run = sqlite3_step(st) == SQLITE_ROW;
         }

@@ -75,8 +75,7 @@ static const lb_collect_note_t *collect_during(const lb_object_stats_t *s, uint6
  * came during it (collect_during), and the thread ended (or the profile
  * is taken) soon after: within a quarter of the time it was parked. */
 static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, uint32_t kind,
-                                  uint64_t parked_from, uint64_t start, uint64_t end,
-                                  parked_t *out)
+                                  uint64_t parked_from, uint64_t start, uint64_t end, parked_t *out)
 {
     const lb_object_stats_t *s = lb_object_stats_at(stats);
     if (!s || !lb_obj_kind_is_signalled((lb_obj_kind)kind) || end <= start)
@@ -109,13 +108,13 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
         out[k] = (parked_t){ t, n->open_mon->stats, open, now, true, NULL };
         k += out[k].stats != 0;
     } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind,
-                                     helper ? n->run_start_ns : 0, n->last_start_ns,
-                                     n->last_end_ns, &out[k])) {
+                                     helper ? n->run_start_ns : 0, n->last_start_ns, n->last_end_ns,
+                                     &out[k])) {
         k++;
     }
     if (helper && n->longest_start_ns != n->last_start_ns &&
-        parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, 0,
-                              n->longest_start_ns, n->longest_end_ns, &out[k]))
+        parked_until_shutdown(t, now, n->longest_stats, n->longest_kind, 0, n->longest_start_ns,
+                              n->longest_end_ns, &out[k]))
         k++;
     return k;
 }

@@ -19,7 +19,7 @@
 
 struct lb_symbolizer {
     Dwfl *dwfl;
-    Dwfl *retired; /* libraries unloaded before the write, from their files; NULL none */
+    Dwfl *retired;  /* libraries unloaded before the write, from their files; NULL none */
     char name[512]; /* the last symbol name with its version suffix cut */
 };
 
@@ -248,8 +248,8 @@ bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t 
         return answer == LB_SYMINDEX_HIT;
     GElf_Sym sym;
     GElf_Off off = 0;
-    if (!mod || !dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) ||
-        sym.st_size == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+    if (!mod || !dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) || sym.st_size == 0 ||
+        GELF_ST_TYPE(sym.st_info) != STT_FUNC)
         return false;
     *lo = (uintptr_t)(pc - off);
     *hi = *lo + (uintptr_t)sym.st_size;

@@ -27,7 +27,12 @@ typedef struct fb_table {
     size_t n, cap;
 } fb_table_t;
 
-enum { FB_MINIDEBUG, FB_BUILDID, FB_DYNSYM, FB_SOURCES };
+enum {
+    FB_MINIDEBUG,
+    FB_BUILDID,
+    FB_DYNSYM,
+    FB_SOURCES
+};
 
 typedef struct fb_module {
     struct fb_module *next;
@@ -212,7 +217,8 @@ static fb_module_t *load(const char *path, const char *root)
         return NULL;
     }
     int fd = lb_writer_debuginfo_open() && elf_version(EV_CURRENT) != EV_NONE
-                 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+                 ? open(path, O_RDONLY | O_CLOEXEC)
+                 : -1;
     Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
     if (e) {
         read_minidebuginfo(e, &m->tab[FB_MINIDEBUG]);

@@ -22,9 +22,12 @@ static symindex_t no_index;
 static int rank_of(const GElf_Sym *sym)
 {
     switch (GELF_ST_BIND(sym->st_info)) {
-    case STB_GLOBAL: return 0;
-    case STB_WEAK: return 1;
-    default: return 2;
+    case STB_GLOBAL:
+        return 0;
+    case STB_WEAK:
+        return 1;
+    default:
+        return 2;
     }
 }
 
@@ -44,9 +47,9 @@ static int by_address(const void *a, const void *b)
  * bits 22-63, and the entries are gathered in key order. Falls back to
  * qsort where the key cannot hold them (a span over 2^40 bytes, or over
  * 2^22 symbols). Returns false only when memory runs out (e unchanged). */
-#define SORT_POS_BITS 20 /* position in e (n < 2^20) ... */
+#define SORT_POS_BITS 20                  /* position in e (n < 2^20) ... */
 #define SORT_LOW_BITS (SORT_POS_BITS + 2) /* ... below 2 bits of rank */
-#define SORT_DIGIT 11
+#define SORT_DIGIT    11
 static bool sort_by_address(sym_entry_t *e, size_t n)
 {
     uintptr_t min = UINTPTR_MAX, max = 0;
@@ -58,7 +61,8 @@ static bool sort_by_address(sym_entry_t *e, size_t n)
         qsort(e, n, sizeof *e, by_address);
         return true;
     }
-    uint64_t *keys = malloc(2 * n * sizeof *keys); /* two halves: a pass reads one, writes the other */
+    uint64_t *keys =
+        malloc(2 * n * sizeof *keys); /* two halves: a pass reads one, writes the other */
     sym_entry_t *out = malloc(n * sizeof *out);
     if (!keys || !out) {
         free(keys);

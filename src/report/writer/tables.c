@@ -254,4 +254,3 @@ double lb_tables_ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
         return (double)lb_sampler_period();
     return samples + dropped ? (double)cpu / (double)(samples + dropped) : 0;
 }
-

@@ -9,8 +9,7 @@
 #include "util/own_memory.h"
 
 #define LB_TAIL_MAX_FUNC (256 * 1024) /* larger "functions" are not scanned */
-#define LB_TAIL_DEPTH 3               /* F may tail-jump to G that jumps to the entry */
-
+#define LB_TAIL_DEPTH    3            /* F may tail-jump to G that jumps to the entry */
 
 static bool read_ptr(uintptr_t addr, uintptr_t *v)
 {
@@ -68,8 +67,7 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
                            int depth)
 {
     uintptr_t lo, hi;
-    if (!lb_symbol_range(s, fn, &lo, &hi) || lo != fn || hi <= lo ||
-        hi - lo > LB_TAIL_MAX_FUNC)
+    if (!lb_symbol_range(s, fn, &lo, &hi) || lo != fn || hi <= lo || hi - lo > LB_TAIL_MAX_FUNC)
         return 0;
     size_t n = hi - lo;
     uint8_t *code = calloc(1, n + 8);

@@ -86,9 +86,8 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    if (lb_ddl_create(w->db, "main") != SQLITE_OK ||
-        lb_wsql(w, "PRAGMA main.journal_mode=OFF") || lb_wsql(w, "BEGIN") ||
-        lb_merge_open(w) != 0)
+    if (lb_ddl_create(w->db, "main") != SQLITE_OK || lb_wsql(w, "PRAGMA main.journal_mode=OFF") ||
+        lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
         return -1;
     w->ins_site = lb_wprepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
                                  " acquisitions = acquisitions + excluded.acquisitions,"

@@ -12,19 +12,19 @@
 #include "common/u64map.h"
 
 typedef struct writer {
-    sqlite3 *db;                    /* in-memory; the run's file is attached as "out" */
+    sqlite3 *db; /* in-memory; the run's file is attached as "out" */
     lb_symbolizer_t *sym;
     lb_u64map_t frame_of_pc;
     lb_u64map_t module_of_base;
-    lb_u64map_t node_of_edge;       /* (parent node << 32 | frame) -> node */
-    lb_u64map_t jump_of_pc;         /* call pc -> tail jump, see lb_merge_site_pc */
+    lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */
+    lb_u64map_t jump_of_pc;   /* call pc -> tail jump, see lb_merge_site_pc */
     uint32_t frames, modules, nodes;
-    uint32_t **node_maps;           /* per thread id: local CCT node -> global node */
-    uint32_t **leaf_maps;           /* per thread id: local node -> global node of its
+    uint32_t **node_maps; /* per thread id: local CCT node -> global node */
+    uint32_t **leaf_maps; /* per thread id: local node -> global node of its
                                      * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;
     double ns_per_sample;
-    uint64_t now;                   /* when the profile is taken: open waits close here */
+    uint64_t now; /* when the profile is taken: open waits close here */
     sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
 } writer_t;
 
@@ -36,9 +36,9 @@ sqlite3_stmt *lb_wprepare(writer_t *w, const char *sql);
 int lb_wstep(sqlite3_stmt *st);
 
 /* cct_merge.c: every thread's CCT into one tree keyed by frame. */
-int lb_merge_open(writer_t *w);       /* prepares the inserts; 0 or -1 */
+int lb_merge_open(writer_t *w); /* prepares the inserts; 0 or -1 */
 int lb_merge_thread(writer_t *w, lb_thread_t *t);
-uint32_t lb_merge_frame(writer_t *w, uintptr_t pc);                     /* innermost frame id */
+uint32_t lb_merge_frame(writer_t *w, uintptr_t pc); /* innermost frame id */
 uint32_t lb_merge_mapped_node(const writer_t *w, uint32_t thread, uint32_t local);
 /* The node that holds a local node's own metrics (mapped, or the
  * tail-called function below it). */
