@@ -23,6 +23,7 @@
 #                            (names for stripped binaries, in the library's writer)
 #   golang-go                tests/integration/pprof_export.sh reads the pprof export
 #                            with the real reader, `go tool pprof` (skips if missing)
+#   clang-format             tests/integration/format.sh checks the tree's format
 #   time                     tests/integration/process_trees.sh runs a program
 #                            under /usr/bin/time as a wrapper (exec hands on)
 #   chromium                 tests/integration/cli_html.sh opens the HTML report in
@@ -32,7 +33,7 @@ set -euo pipefail
 PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium
           sysbench pigz xz-utils zstd memcached libmemcached-tools
-          zlib1g-dev liblzma-dev golang-go time)
+          zlib1g-dev liblzma-dev golang-go time clang-format)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2

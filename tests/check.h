@@ -31,25 +31,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHECK_FAIL_(...)                                                     \
-    do {                                                                     \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                      \
-        fprintf(stderr, __VA_ARGS__);                                        \
-        fputc('\n', stderr);                                                 \
-        fflush(NULL);                                                        \
-        abort();                                                             \
+#define CHECK_FAIL_(...)                                \
+    do {                                                \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fputc('\n', stderr);                            \
+        fflush(NULL);                                   \
+        abort();                                        \
     } while (0)
 
 /* Integer comparison; both sides are converted to intmax_t once each. */
-#define ASSERT_CMP_(a, op, b)                                                \
-    do {                                                                     \
-        intmax_t check_a_ = (intmax_t)(a);                                   \
-        intmax_t check_b_ = (intmax_t)(b);                                   \
-        if (!(check_a_ op check_b_))                                         \
-            CHECK_FAIL_("assertion failed: %s %s %s\n"                       \
-                        "  left:  %jd (0x%jx)\n  right: %jd (0x%jx)",        \
-                        #a, #op, #b, check_a_, (uintmax_t)check_a_,          \
-                        check_b_, (uintmax_t)check_b_);                      \
+#define ASSERT_CMP_(a, op, b)                                                 \
+    do {                                                                      \
+        intmax_t check_a_ = (intmax_t)(a);                                    \
+        intmax_t check_b_ = (intmax_t)(b);                                    \
+        if (!(check_a_ op check_b_))                                          \
+            CHECK_FAIL_("assertion failed: %s %s %s\n"                        \
+                        "  left:  %jd (0x%jx)\n  right: %jd (0x%jx)",         \
+                        #a, #op, #b, check_a_, (uintmax_t)check_a_, check_b_, \
+                        (uintmax_t)check_b_);                                 \
     } while (0)
 
 #define ASSERT_EQ(a, b) ASSERT_CMP_(a, ==, b)
@@ -60,77 +60,73 @@
 #define ASSERT_GE(a, b) ASSERT_CMP_(a, >=, b)
 
 /* Unsigned comparison, for values that may exceed INTMAX_MAX. */
-#define ASSERT_UEQ(a, b)                                                     \
-    do {                                                                     \
-        uintmax_t check_a_ = (uintmax_t)(a);                                 \
-        uintmax_t check_b_ = (uintmax_t)(b);                                 \
-        if (check_a_ != check_b_)                                            \
-            CHECK_FAIL_("assertion failed: %s == %s\n"                       \
-                        "  left:  %ju (0x%jx)\n  right: %ju (0x%jx)",        \
-                        #a, #b, check_a_, check_a_, check_b_, check_b_);     \
+#define ASSERT_UEQ(a, b)                                                 \
+    do {                                                                 \
+        uintmax_t check_a_ = (uintmax_t)(a);                             \
+        uintmax_t check_b_ = (uintmax_t)(b);                             \
+        if (check_a_ != check_b_)                                        \
+            CHECK_FAIL_("assertion failed: %s == %s\n"                   \
+                        "  left:  %ju (0x%jx)\n  right: %ju (0x%jx)",    \
+                        #a, #b, check_a_, check_a_, check_b_, check_b_); \
     } while (0)
 
-#define ASSERT_TRUE(e)                                                       \
-    do {                                                                     \
-        if (!(e))                                                            \
-            CHECK_FAIL_("assertion failed: %s", #e);                         \
+#define ASSERT_TRUE(e)                               \
+    do {                                             \
+        if (!(e))                                    \
+            CHECK_FAIL_("assertion failed: %s", #e); \
     } while (0)
 #define ASSERT_FALSE(e) ASSERT_TRUE(!(e))
 
-#define ASSERT_PTR_EQ(a, b)                                                  \
-    do {                                                                     \
-        const void *check_a_ = (const void *)(a);                            \
-        const void *check_b_ = (const void *)(b);                            \
-        if (check_a_ != check_b_)                                            \
-            CHECK_FAIL_("assertion failed: %s == %s\n  left:  %p\n  right: %p", \
-                        #a, #b, check_a_, check_b_);                         \
+#define ASSERT_PTR_EQ(a, b)                                                                       \
+    do {                                                                                          \
+        const void *check_a_ = (const void *)(a);                                                 \
+        const void *check_b_ = (const void *)(b);                                                 \
+        if (check_a_ != check_b_)                                                                 \
+            CHECK_FAIL_("assertion failed: %s == %s\n  left:  %p\n  right: %p", #a, #b, check_a_, \
+                        check_b_);                                                                \
     } while (0)
 #define ASSERT_NULL(p) ASSERT_PTR_EQ(p, NULL)
-#define ASSERT_NOT_NULL(p)                                                   \
-    do {                                                                     \
-        if ((const void *)(p) == NULL)                                       \
-            CHECK_FAIL_("assertion failed: %s != NULL", #p);                 \
+#define ASSERT_NOT_NULL(p)                                   \
+    do {                                                     \
+        if ((const void *)(p) == NULL)                       \
+            CHECK_FAIL_("assertion failed: %s != NULL", #p); \
     } while (0)
 
-#define ASSERT_STR_EQ(a, b)                                                  \
-    do {                                                                     \
-        const char *check_a_ = (a);                                          \
-        const char *check_b_ = (b);                                          \
-        if (check_a_ == NULL || check_b_ == NULL ||                          \
-            strcmp(check_a_, check_b_) != 0)                                 \
-            CHECK_FAIL_("assertion failed: %s == %s\n"                       \
-                        "  left:  \"%s\"\n  right: \"%s\"", #a, #b,          \
-                        check_a_ ? check_a_ : "(null)",                      \
-                        check_b_ ? check_b_ : "(null)");                     \
+#define ASSERT_STR_EQ(a, b)                                                                      \
+    do {                                                                                         \
+        const char *check_a_ = (a);                                                              \
+        const char *check_b_ = (b);                                                              \
+        if (check_a_ == NULL || check_b_ == NULL || strcmp(check_a_, check_b_) != 0)             \
+            CHECK_FAIL_("assertion failed: %s == %s\n"                                           \
+                        "  left:  \"%s\"\n  right: \"%s\"",                                      \
+                        #a, #b, check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)"); \
     } while (0)
 
 /* |a - b| <= eps, for doubles. */
-#define ASSERT_NEAR(a, b, eps)                                               \
-    do {                                                                     \
-        double check_a_ = (double)(a);                                       \
-        double check_b_ = (double)(b);                                       \
-        double check_e_ = (double)(eps);                                     \
-        if (!(fabs(check_a_ - check_b_) <= check_e_))                        \
-            CHECK_FAIL_("assertion failed: |%s - %s| <= %s\n"                \
-                        "  left:  %.9g\n  right: %.9g\n  diff:  %.9g > %.9g", \
-                        #a, #b, #eps, check_a_, check_b_,                    \
-                        fabs(check_a_ - check_b_), check_e_);                \
+#define ASSERT_NEAR(a, b, eps)                                                                  \
+    do {                                                                                        \
+        double check_a_ = (double)(a);                                                          \
+        double check_b_ = (double)(b);                                                          \
+        double check_e_ = (double)(eps);                                                        \
+        if (!(fabs(check_a_ - check_b_) <= check_e_))                                           \
+            CHECK_FAIL_("assertion failed: |%s - %s| <= %s\n"                                   \
+                        "  left:  %.9g\n  right: %.9g\n  diff:  %.9g > %.9g",                   \
+                        #a, #b, #eps, check_a_, check_b_, fabs(check_a_ - check_b_), check_e_); \
     } while (0)
 
 /* A call returning 0 on success or an error number (pthread style). */
-#define ASSERT_OK(call)                                                      \
-    do {                                                                     \
-        int check_rc_ = (call);                                              \
-        if (check_rc_ != 0)                                                  \
-            CHECK_FAIL_("%s failed: %d (%s)", #call, check_rc_,              \
-                        strerror(check_rc_));                                \
+#define ASSERT_OK(call)                                                               \
+    do {                                                                              \
+        int check_rc_ = (call);                                                       \
+        if (check_rc_ != 0)                                                           \
+            CHECK_FAIL_("%s failed: %d (%s)", #call, check_rc_, strerror(check_rc_)); \
     } while (0)
 
 /* ---- runner ---- */
 
 typedef struct {
-    const char *name;  /* as written in CHECK_MAIN */
-    void (*fn)(void);  /* the test body; returns on success */
+    const char *name; /* as written in CHECK_MAIN */
+    void (*fn)(void); /* the test body; returns on success */
 } check_test;
 
 static int check_selected_(const char *name, int argc, char **argv)
@@ -202,23 +198,25 @@ static int check_main_(const check_test *tests, size_t n, int argc, char **argv)
     return failed ? 1 : 0;
 }
 
-#define CHECK_MAIN(...)                                                      \
-    int main(int argc, char **argv)                                          \
-    {                                                                        \
-        void (*const check_fns_[])(void) = { __VA_ARGS__ };                  \
-        static const char check_names_[] = #__VA_ARGS__;                     \
-        enum { N_ = sizeof check_fns_ / sizeof check_fns_[0] };              \
-        check_test check_tests_[N_];                                         \
-        char check_buf_[sizeof check_names_];                                \
-        memcpy(check_buf_, check_names_, sizeof check_names_);               \
-        char *check_save_ = NULL;                                            \
-        char *check_tok_ = strtok_r(check_buf_, ", \t\n", &check_save_);     \
-        for (int i_ = 0; i_ < N_; i_++) {                                    \
-            check_tests_[i_].name = check_tok_ ? check_tok_ : "?";           \
-            check_tests_[i_].fn = check_fns_[i_];                            \
-            check_tok_ = strtok_r(NULL, ", \t\n", &check_save_);             \
-        }                                                                    \
-        return check_main_(check_tests_, N_, argc, argv);                    \
+#define CHECK_MAIN(...)                                                  \
+    int main(int argc, char **argv)                                      \
+    {                                                                    \
+        void (*const check_fns_[])(void) = { __VA_ARGS__ };              \
+        static const char check_names_[] = #__VA_ARGS__;                 \
+        enum {                                                           \
+            N_ = sizeof check_fns_ / sizeof check_fns_[0]                \
+        };                                                               \
+        check_test check_tests_[N_];                                     \
+        char check_buf_[sizeof check_names_];                            \
+        memcpy(check_buf_, check_names_, sizeof check_names_);           \
+        char *check_save_ = NULL;                                        \
+        char *check_tok_ = strtok_r(check_buf_, ", \t\n", &check_save_); \
+        for (int i_ = 0; i_ < N_; i_++) {                                \
+            check_tests_[i_].name = check_tok_ ? check_tok_ : "?";       \
+            check_tests_[i_].fn = check_fns_[i_];                        \
+            check_tok_ = strtok_r(NULL, ", \t\n", &check_save_);         \
+        }                                                                \
+        return check_main_(check_tests_, N_, argc, argv);                \
     }
 
 #endif /* LOCKBLAME_TESTS_CHECK_H */
