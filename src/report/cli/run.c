@@ -12,9 +12,17 @@
  * replaces it); anything else there is left alone and PROG runs
  * unprofiled. The child's stdin/stdout/stderr are ours, untouched. We exit
  * with its status; if a signal killed it, we die of the same signal (no
- * core), or exit 128 + N if we cannot. While it runs we ignore
- * SIGINT/SIGQUIT (the terminal sends them to the child too) so that its
- * status can still be passed on.
+ * core), or exit 128 + N if we cannot.
+ *
+ * Signals (run_signals below): while PROG runs, SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1 and SIGUSR2 sent to us by a process (kill, a service
+ * manager, a CI's timeout) are passed on to PROG, and we go on waiting, so
+ * that PROG can end in its own way, its tree can write its profile and we
+ * print the summary and exit with PROG's status; `run` is never killed
+ * while PROG is left running. Signals the kernel sends on a terminal's
+ * behalf (^C, ^\, a hang-up) reach PROG from the terminal itself, as it
+ * is in our process group: they are not passed on again. A signal that
+ * our own parent ignores stays ignored, for PROG too (nohup).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +51,8 @@ static const char run_usage[] =
     "wait) adds its profile to one database: FILE, or lockblame.<prog>.<pid>.db in\n"
     "the current directory. When PROG ends, prints a summary of the whole run and\n"
     "exits with PROG's status (dies of the same signal if a signal killed it).\n"
+    "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to lockblame run\n"
+    "are passed on to PROG, which ends in its own way before the summary.\n"
     "\n"
     "options:\n"
     "  -o FILE            database path (sets LOCKBLAME_OUTPUT)\n"
@@ -158,6 +168,54 @@ static int die_like(int sig)
     return 128 + sig;
 }
 
+/* The signals passed on to PROG, and PROG's pid for the handler (0
+ * before the fork: a signal then stays blocked until PROG exists). */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define FORWARDED_SIGNALS (sizeof forwarded_signals / sizeof *forwarded_signals)
+static volatile pid_t forward_to;
+
+/* Async-signal-safe: one kill(2), errno kept. A signal from a process
+ * (SI_USER, SI_QUEUE, SI_TKILL: si_code <= 0) is passed on; one the
+ * kernel sent (the terminal's) has reached PROG already. */
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+    int saved_errno = errno;
+
+    if (forward_to > 0 && info && info->si_code <= 0 && info->si_pid != forward_to)
+        kill(forward_to, sig);
+    errno = saved_errno;
+}
+
+/* Before the fork: the forwarded signals blocked (into *blocked_before,
+ * the mask to restore) and caught, or left ignored where our parent
+ * ignores them; old[] keeps each disposition for PROG. */
+static void run_signals_catch(struct sigaction old[FORWARDED_SIGNALS], sigset_t *blocked_before)
+{
+    sigset_t set;
+    struct sigaction forward = { .sa_sigaction = forward_signal,
+                                 .sa_flags = SA_SIGINFO | SA_RESTART };
+
+    sigemptyset(&set);
+    sigemptyset(&forward.sa_mask);
+    for (size_t i = 0; i < FORWARDED_SIGNALS; i++)
+        sigaddset(&set, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, blocked_before);
+    for (size_t i = 0; i < FORWARDED_SIGNALS; i++) {
+        sigaction(forwarded_signals[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(forwarded_signals[i], &forward, NULL);
+    }
+}
+
+/* In PROG (before exec): our parent's dispositions and mask again. */
+static void run_signals_restore(const struct sigaction old[FORWARDED_SIGNALS],
+                                const sigset_t *blocked_before)
+{
+    for (size_t i = 0; i < FORWARDED_SIGNALS; i++)
+        sigaction(forwarded_signals[i], &old[i], NULL);
+    sigprocmask(SIG_SETMASK, blocked_before, NULL);
+}
+
 static void check_freq(const char *s)
 {
     char *end;
@@ -242,12 +300,11 @@ int lb_cmd_run(int argc, char **argv)
     if (freq)
         set_env("LOCKBLAME_FREQ", freq);
 
-    struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+    struct sigaction old_actions[FORWARDED_SIGNALS];
+    sigset_t blocked_before;
 
     fflush(NULL);
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
+    run_signals_catch(old_actions, &blocked_before);
     pid_t pid = fork();
 
     if (pid < 0)
@@ -255,8 +312,7 @@ int lb_cmd_run(int argc, char **argv)
     if (!path)
         path = default_path(prog[0], pid > 0 ? pid : getpid());
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        run_signals_restore(old_actions, &blocked_before);
         if (profile)
             set_env("LOCKBLAME_OUTPUT", path);
         execvp(prog[0], prog);
@@ -268,9 +324,12 @@ int lb_cmd_run(int argc, char **argv)
     }
     int status;
 
+    forward_to = pid;
+    sigprocmask(SIG_SETMASK, &blocked_before, NULL); /* those that came meanwhile go to PROG */
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+    forward_to = 0; /* PROG's pid may be reused from here on */
     if (profile)
         lb_run_summary(path, prog[0], pid, status, why_not);
     free(path);
