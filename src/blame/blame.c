@@ -1,5 +1,5 @@
 /* The blame verbs of blame.h. See blame_clock.h for the accrual rule and
- * DESIGN.md rules 1-5 for what is blamed on whom.
+ * docs/DESIGN.md rules 1-5 for what is blamed on whom.
  *
  * Invariants: mon->meta is held only around accrual updates; unwinding
  * and CCT updates happen outside it, with self->busy raised so the

@@ -1,4 +1,4 @@
-/* The blame clock: DESIGN rules 2-3 for objects that are held.
+/* The blame clock: docs/DESIGN.md rules 2-3 for objects that are held.
  *
  * An object accrues idleness at rate w (threads waiting on it). While k
  * holders are accounted (`held`), the clock V advances by w/k per ns and

@@ -1,4 +1,4 @@
-/* Mutex blame measured by CPU samples of the holder (DESIGN rules 2-3,
+/* Mutex blame measured by CPU samples of the holder (docs/DESIGN.md rules 2-3,
  * measured as thesis ch. 6.4 measures spin waits: by samples).
  *
  * Why: a hot mutex (a task queue's, a hand-off between two threads)
@@ -21,7 +21,7 @@
  *     site (blame.c, as for sampled spin waits), once per sample at most;
  *   - but never, in all, more than the waiters can have waited: the wait
  *     time they recorded (their pieces), plus per shard its waiters times
- *     the time since its waiting episode began (session 10). A CPU-time timer
+ *     the time since its waiting episode began. A CPU-time timer
  *     fires at scheduler ticks, and its signal reaches a holder that was
  *     preempted only when it runs again, by which time the others have
  *     come to wait on the lock it held; and P is then the CPU time of
@@ -150,7 +150,7 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *                releasing) and the attempt before the wait has begun:
  *                the context look-up there let the holder re-take the lock
  *                first, which on bench/handoff doubled the hand-offs
- *                (+74% against -3% to +9% without; session 8);
+ *                (+74% against -3% to +9% without);
  *                (arrive also starts the shard's waiting episode when
  *                nobody of the shard waited: one store, the count's old
  *                value is the atomic add's result);

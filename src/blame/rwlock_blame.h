@@ -1,4 +1,4 @@
-/* Blame verbs for rwlocks (DESIGN rule 3, shared holders): while k
+/* Blame verbs for rwlocks (docs/DESIGN.md rule 3, shared holders): while k
  * threads hold the lock together, each is blamed 1/k of what accrues.
  * k is read from glibc's rwlock word at each event and kept in
  * lb_mon.held for the next interval. */

@@ -54,7 +54,7 @@ lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
  * 2-3 CPUs, where the cores share a cache and one line cost nothing; 8
  * from 16): each shard is a line a reader must fetch, and on 2 vCPUs 8
  * shards made the task queue's hand-off rate 15-40% higher than one
- * (docs/PERFORMANCE.md, session 7). Set once by
+ * (docs/PERFORMANCE.md, "Hot objects' shards"). Set once by
  * lb_hot_shards_setup, before any thread waits. */
 #define LB_HOT_SHARDS 8
 extern uint32_t lb_hot_shard_mask;

@@ -154,7 +154,7 @@ static lb_hold_t measure_in_slot(lb_thread_t *self, lb_mon_t *mon, lb_signal_hot
  * shards' read, a deposit's context look-up) lies inside the interval.
  * It did, and a measured interval held the signaller's extra time while
  * its waiters waited: measured intervals came out longer than the rest.
- * Session 11, cond_sampled's fast run (gt_cond_hot, N = 64), each site's
+ * On cond_sampled's fast run (gt_cond_hot, N = 64), each site's
  * error in % of the total wait: with the mark at the clock read, the
  * fast site leaned +2.8 and the slow one -3.5 on average (20 runs; mean
  * |error| 2.8 and 3.5, at most 7.8), here +0.3 and -1.3 (mean |error|

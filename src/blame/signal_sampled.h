@@ -1,5 +1,5 @@
 /* Hot condition variables and semaphores: one signal interval in N is
- * measured, chosen at random, and stands for N (DESIGN rule 3, estimated;
+ * measured, chosen at random, and stands for N (docs/DESIGN.md rule 3, estimated;
  * thesis ch. 6.4 measures spin waits by samples in the same spirit). N is
  * LB_SIGNAL_SAMPLE_EVERY, or more for a thread that signals faster (see
  * "How many" below).
@@ -40,7 +40,7 @@
  * read, the slot's lock, a read of every shard and a context look-up
  * inside the signaller's hold of the object's mutex: a task queue's
  * producer at a million signals a second spent ~9% of a one-worker run on
- * them with N = 16 (docs/PERFORMANCE.md, session 10). At 4000 marks a
+ * them with N = 16 (docs/PERFORMANCE.md, "Hot conds and semaphores"). At 4000 marks a
  * second a thread still measures thousands of intervals in a run, and a
  * site's error stays a few percent.
  *

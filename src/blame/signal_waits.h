@@ -1,5 +1,5 @@
 /* Waits on hot conds and semaphores, kept in shards instead of under the
- * object's meta lock (DESIGN rule 3; signal_sampled.h is the estimator
+ * object's meta lock (docs/DESIGN.md rule 3; signal_sampled.h is the estimator
  * these waits feed).
  *
  * Why: a cond wait enters and leaves its wait inside the program's hold of
@@ -11,7 +11,7 @@
  * then held the queue's mutex long enough that its consumer found it taken
  * and slept (bench/taskq 1 worker, 500 rounds of work: 1.32-1.35x native;
  * 1.21x with these shards and wait ends that read no record;
- * docs/PERFORMANCE.md, session 9).
+ * docs/PERFORMANCE.md, "Hot conds and semaphores").
  *
  * The rule: the blame clock of a cond or semaphore is V(t) = I(t), the
  * integral of its waiter count w over time (it is "held" for good, k = 1:

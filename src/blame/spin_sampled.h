@@ -1,5 +1,5 @@
-/* Spin waits measured by CPU samples (thesis ch. 6.4; DESIGN.md: "Spin
- * waits may be measured by CPU samples taken while spinning").
+/* Spin waits measured by CPU samples taken while spinning (thesis ch. 6.4;
+ * docs/DESIGN.md "Exact and estimated blame").
  *
  * Why: a spinning waiter sees the lock free only for the few ns between
  * the holder's releasing store and its next acquiring CAS. Any accounting
@@ -13,7 +13,7 @@
  *     until it waits on another lock, exits, or the final write: an atomic
  *     add on the lock's record, a line the other spinner writes as well,
  *     cost ~100 ns before every spin and took the 2-thread spin hand-off
- *     rate from native's 0.36 to 0.25 (docs/PERFORMANCE.md, session 8);
+ *     rate from native's 0.36 to 0.25 (docs/PERFORMANCE.md, "Hot spin locks");
  *   - a CPU sample that finds the note adds its period to the wait (the
  *     victim's view, in the sample's calling context) and to the lock:
  *     owed blame if the held bit is set, hand-off latency if not. Owed

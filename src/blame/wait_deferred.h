@@ -4,8 +4,8 @@
  * Why: a cond wait returns holding the mutex (glibc re-took it), and
  * everything the wrapper does before returning lengthens that hold. On 16
  * cores the cond wait's bookkeeping inside the holds was the largest part
- * of a task queue's slowdown (docs/PERFORMANCE.md, session 11: 1.46x ->
- * 1.16x at 8 workers without it). The end of a wait on a hot cond
+ * of a task queue's slowdown (docs/PERFORMANCE.md, "Scaling to 16 cores":
+ * 1.46x -> 1.16x at 8 workers without it). The end of a wait on a hot cond
  * (signal_waits.h) needs nothing inside the hold but its time: its shard
  * update (two locked instructions), its note and its context's wait time
  * can all be done once the program has let the mutex go.

@@ -1,5 +1,5 @@
 /* What a thread is waiting on, and how its last cond/sem wait ended, kept
- * so that the final write can (DESIGN.md rules 4 and 6):
+ * so that the final write can (docs/DESIGN.md rules 4 and 6):
  *  - close a wait still open at exit: count its time in the waiters'
  *    measure as it already is in the accrual (conservation);
  *  - recognise structural waits: a thread parked on a condition variable

@@ -1,4 +1,4 @@
-/* gcc clone names (DESIGN.md rule 5): NAME.constprop.N, NAME.isra.N,
+/* gcc clone names (docs/DESIGN.md rule 5): NAME.constprop.N, NAME.isra.N,
  * NAME.part.N, NAME.cold (and chains such as NAME.isra.0.cold) are the
  * source function NAME. Reports fold them; the frame table keeps the raw
  * symbol. Header-only: used by the CLI and by unit tests. */

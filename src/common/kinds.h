@@ -18,7 +18,7 @@ typedef enum lb_obj_kind {
 } lb_obj_kind;
 
 /* Conds and semaphores: the kinds whose waits end by a signal or post,
- * which the idleness accrued since the previous one is blamed on (DESIGN
+ * which the idleness accrued since the previous one is blamed on (docs/DESIGN.md
  * rule 3), rather than by a release. */
 static inline bool lb_obj_kind_is_signalled(unsigned kind)
 {

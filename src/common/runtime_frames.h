@@ -1,4 +1,4 @@
-/* Frames of the C/C++ runtime (DESIGN.md rule 5): inline code from system
+/* Frames of the C/C++ runtime (docs/DESIGN.md rule 5): inline code from system
  * headers (gthr-default.h, std::lock_guard, std::mutex) and code in the
  * runtime libraries is never the release site; the innermost frame of the
  * program's own code is. One rule for the CLI and for the writer's exit

@@ -1,5 +1,5 @@
 /* The exit line's top release site, chosen as `lockblame report` ranks
- * its default view (DESIGN.md rules 5, 6). */
+ * its default view (docs/DESIGN.md rules 5, 6). */
 #ifndef LB_TOP_SITE_H
 #define LB_TOP_SITE_H
 #include <sqlite3.h>

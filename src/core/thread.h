@@ -19,7 +19,7 @@
  *    memory and unmapped, unless the final write has begun (see
  *    lb_thread_freeze), so 100K short-lived threads cost ~1 KB each.
  *  - `busy` > 0 means lockblame code is running on this thread: wrappers
- *    called from there (libunwind, sqlite locking) go straight to the real
+ *    called from there (sqlite locking, libdw) go straight to the real
  *    functions, and the sampling handler drops its sample. `deferred`
  *    shares its word (`gate`), so that the mutex unlock's fast path tests
  *    both at once: with either set, it takes its out-of-line path.
@@ -91,7 +91,7 @@ typedef struct lb_thread {
     uintptr_t last_signal_key;        /* blame/sites.h: as last_site_key, for signals and posts */
     struct lb_site *last_signal_site; /* (locks/cond_ops.h). Here, not above: 16 more bytes
                                        * among the hot fields cost the one-worker task
-                                       * queue 4-9% on 2 vCPUs (session 10) */
+                                       * queue 4-9% on 2 vCPUs */
     /* identity, cold */
     uint32_t id;               /* 0 = main thread, then creation order */
     uintptr_t handle;          /* pthread_self() */

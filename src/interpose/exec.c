@@ -1,5 +1,5 @@
 /* exec: the old image's profile is written before the image is replaced
- * (DESIGN: output you can trust). If the exec then fails, the program
+ * (docs/DESIGN.md "Storage"). If the exec then fails, the program
  * goes on unprofiled; errno and the return value are the real call's.
  *
  * glibc's exec family calls __execve internally, not through the PLT, so

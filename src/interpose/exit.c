@@ -1,4 +1,4 @@
-/* _exit and _Exit write the profile, as exit does (DESIGN "Process
+/* _exit and _Exit write the profile, as exit does (docs/DESIGN.md "Process
  * trees"). A vfork child shares its parent's memory and must not touch
  * lockblame's state: it is recognised by a pid that is not the one the
  * runtime started (or forked) with, and goes straight to the real call.

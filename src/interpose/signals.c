@@ -1,5 +1,5 @@
 /* Exported signal functions: the program's use of the sampling signal
- * (DESIGN "The program's signals"). Each forwards to libc unchanged unless
+ * (docs/DESIGN.md "The program's signals"). Each forwards to libc unchanged unless
  * the call concerns the signal lockblame samples on; the logic is in
  * src/sampler (sigconflict.c, sampler.c), or a fatal signal lockblame
  * catches to write its profile, whose disposition the program sees as the

@@ -1,4 +1,4 @@
-/* Barriers (DESIGN rule 3): an episode's idleness is blamed on the
+/* Barriers (docs/DESIGN.md rule 3): an episode's idleness is blamed on the
  * barrier-wait call of the last thread to arrive. Returns what the real
  * call returned. */
 #ifndef LB_BARRIER_OPS_H

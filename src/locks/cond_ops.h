@@ -1,6 +1,6 @@
 /* Condition variables and semaphores: waits accrue on the object; each
  * signal/broadcast/post takes the idleness accrued since the previous one
- * (DESIGN rule 3). Every function returns what the real call returned,
+ * (docs/DESIGN.md rule 3). Every function returns what the real call returned,
  * with errno as the real call left it. */
 #ifndef LB_COND_OPS_H
 #define LB_COND_OPS_H
@@ -51,7 +51,7 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
  * decrement, the real call, with no frame of its own (every exit is a
  * tail call). Everything else, and exact objects, take
  * lb_signal_general. A queue signals inside the hold of its mutex, so
- * these instructions lengthen that hold (session 10). */
+ * these instructions lengthen that hold. */
 static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;

@@ -1,4 +1,4 @@
-/* Joins (DESIGN rule 3): the joiner's waiting is blamed on the joined
+/* Joins (docs/DESIGN.md rule 3): the joiner's waiting is blamed on the joined
  * thread's exit, in the calling context of its start routine. The joined
  * thread has fully exited when the real join returns, so the joiner may
  * write that thread's CCT (it has no other writer any more). A

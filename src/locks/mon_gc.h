@@ -1,6 +1,7 @@
 /* Reclaiming the state of mutexes and spin locks whose memory was freed,
- * zeroed or reused without pthread_*_destroy (DESIGN: "reclaim the state
- * ... also when the lock's memory is reused without a destroy"). */
+ * zeroed or reused without pthread_*_destroy (docs/DESIGN.md "Monitored
+ * locks": the state is reclaimed also when the lock's memory is reused
+ * without a destroy). */
 #ifndef LB_MON_GC_H
 #define LB_MON_GC_H
 #include <stdint.h>

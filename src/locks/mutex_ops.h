@@ -268,7 +268,7 @@ int lb_mutex_unlock_unmonitored(pthread_mutex_t *m);
  * release of m and this attempt run only the kind and single-threaded
  * tests. Every instruction in that window is a chance for a woken waiter
  * to take the lock and makes hand-offs more frequent than natively
- * (docs/PERFORMANCE.md, session 8). The stash read after a successful
+ * (docs/PERFORMANCE.md, "Uncontended fast paths"). The stash read after a successful
  * attempt is also the state that counts: a waiter that converted m
  * before the attempt may wait already. A hold that begins with waiters
  * present reads its start inside the hold (lb_hold_begins_deferred): only

@@ -6,7 +6,7 @@
  * lb_mon. On a lock that changes hands often that line then moves between
  * the threads with every hand-off, inside the new holder's hold: bench/
  * handoff's 2-thread spin row ran at 0.41x native with the count, 0.96x
- * without (docs/PERFORMANCE.md, session 8). So once a spin lock is hot
+ * without (docs/PERFORMANCE.md, "Hot spin locks"). So once a spin lock is hot
  * (mon->spin_sampled, blame/spin_sampled.h) each thread counts its
  * acquisitions of it in a slot of its own table; the lb_mon's count gets
  * them when the lock dies (destroy, re-init, the orphan sweep) and at the

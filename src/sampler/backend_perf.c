@@ -3,7 +3,7 @@
  * counting user mode only, delivering its overflow signal to its own
  * thread (F_SETOWN_EX + F_OWNER_TID, F_SETSIG).
  *
- * Why user mode only, although kernel time is work (DESIGN "Metrics"): an
+ * Why user mode only, although kernel time is work (docs/DESIGN.md "Metrics"): an
  * overflow in kernel mode signals at once, and a thread about to block in
  * poll, epoll_wait, select or a futex wait then returns EINTR to the
  * program (measured: 11 EINTRs from poll in 50K round trips with

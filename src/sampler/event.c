@@ -2,7 +2,7 @@
  * LOCKBLAME_FREQ = HZ, LOCKBLAME_SIGNAL = number or name, and the fallback
  * chain requested-or-cycles -> CPU-time timer -> task-clock -> none.
  *
- * Choice by cost (DESIGN "Sampling"). The probe is whether cycles opens:
+ * Choice by cost (docs/DESIGN.md "Sampling"). The probe is whether cycles opens:
  *  - a hardware PMU (cycles opens): cycles, the most precise measure;
  *  - none (ENOENT, as on this project's VMs): the CPU-time timer. A perf
  *    software event (task-clock) samples with an hrtimer that perf

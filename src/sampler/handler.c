@@ -71,8 +71,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
     }
     if (t->busy) {
         /* Inside lockblame: the CPU time is lockblame's own cost. It is
-         * recorded (as overhead, at the root: the thread's CCT and
-         * libunwind may be mid-update, so no path), not dropped. */
+         * recorded (as overhead, at the root: the thread's CCT or its
+         * context cache may be mid-update, so no path), not dropped. */
         t->sampler->samples += w;
         t->sampler->busy_samples += w;
     } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {

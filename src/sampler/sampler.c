@@ -98,12 +98,9 @@ void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
-    /* libunwind's per-thread trace cache (~256 KB) is created by the
-     * thread's first walk, not here: a thread that mostly blocks may never
-     * be sampled, and 1,000 such threads would otherwise cost 256 MB. The
-     * first walk may then run in the handler; libunwind allocates it with
-     * mmap and takes its pool lock with all signals blocked, so the
-     * handler cannot interrupt itself there (see unwind.c). */
+    /* Call paths need nothing per thread here: the unwinder keeps no
+     * per-thread state (unwind.c), and a thread's context cache is mapped
+     * at its first contended release or wait (blame/context.c). */
     int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
     if (lb_sampler_signal_blocked_here(signo)) {
         /* Born with the signal blocked (a creator that blocks all signals

@@ -55,7 +55,7 @@ typedef struct lb_sampler_thread {
  * fallback. Returns 0 when some backend works, -1 when sampling is off
  * (the rest of lockblame still runs). Call once, from one thread, before
  * any lb_sampler_thread_start, with that thread's busy held if it has a
- * record (libunwind's one-time init takes a pthread mutex); later calls
+ * record (setup calls libc functions that lock, such as dl_iterate_phdr); later calls
  * return the first call's result. */
 int lb_sampler_setup(void);
 /* Start sampling the calling thread. Failure leaves it unsampled (counted,

@@ -1,4 +1,4 @@
-/* The program and the sampling signal (DESIGN "The program's signals").
+/* The program and the sampling signal (docs/DESIGN.md "The program's signals").
  *
  * When the program sets a disposition of its own for the signal lockblame
  * samples on (sigaction, signal, sigset...), sampling moves to a free

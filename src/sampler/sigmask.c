@@ -1,4 +1,4 @@
-/* The calling thread's own signal mask and the sampling signal (DESIGN
+/* The calling thread's own signal mask and the sampling signal (docs/DESIGN.md
  * "The program's signals"): the exported sigprocmask/pthread_sigmask/
  * sigset (src/interpose/signals.c) report each change of the program's
  * mask here; when the sampling signal becomes blocked the thread's event
@@ -6,7 +6,7 @@
  * unblocked again sampling resumes.
  *
  * Invariants: runs only on the thread whose mask changed, never while it
- * is inside lockblame (busy: libunwind and sqlite change masks for their
+ * is inside lockblame (busy: sqlite and libdw may change masks for their
  * own reasons) nor once sampling stops. A change that does not flip the
  * sampling signal's state costs no system call. */
 #include <errno.h>

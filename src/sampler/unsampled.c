@@ -1,4 +1,4 @@
-/* Unsampled CPU time (DESIGN "Metrics": work). A thread that is not
+/* Unsampled CPU time (docs/DESIGN.md "Metrics": work). A thread that is not
  * sampled for a while (it blocks the sampling signal, or no event could
  * be opened for it) still does work: the CPU time of those intervals is
  * measured with the thread's CPU clock and credited, as work samples, to

@@ -8,7 +8,7 @@
  * program frames go straight into the caller's array and no raw copy of
  * the stack is kept.
  *
- * Why not libunwind (used until 2026-11): unw_backtrace's per-thread trace
+ * Why not libunwind (which lockblame used before): unw_backtrace's per-thread trace
  * cache takes a pthread key through pthread_once (the program's 1024th key
  * then fails), libunwind opens a pipe at start-up to validate addresses and
  * read()s it (a cancellation point inside pthread_mutex_lock), and a

@@ -11,7 +11,7 @@
 
 /* The file fd 2 was when the process started. A program that closes its
  * stderr may reuse fd 2 for a file of its own; our lines must never land
- * there (DESIGN: the program's output stays its own), so a line is written
+ * there (docs/DESIGN.md "Never change the program's behaviour"), so a line is written
  * only while fd 2 is still that file. (`lockblame run` prints the run's
  * summary on its own stderr.) */
 static struct stat start_stderr;

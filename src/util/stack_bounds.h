@@ -21,9 +21,10 @@
 #include "util/common.h"
 
 /* Stack the sampling handler needs below its own entry (the kernel's
- * signal frame is already pushed when it checks): measured about 10.8 KiB
+ * signal frame is already pushed when it checks): at most about 10.8 KiB
  * (14.2 KiB with a 3.4 KiB frame; tests/integration/stack_budget.sh,
- * x86-64, libunwind 1.6), plus room for a program signal without AMX
+ * x86-64, measured with a libunwind walk, which needs more than the CFI
+ * walk of sampler/unwind.c), plus room for a program signal without AMX
  * state nesting on top. Below this the sample is dropped. */
 #define LB_STACK_BUDGET_HANDLER (16u << 10)
 

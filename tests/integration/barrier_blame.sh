@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Barrier blame (DESIGN.md rule 3): an episode's idleness (each waiter's time
+# Barrier blame (docs/DESIGN.md rule 3): an episode's idleness (each waiter's time
 # from its arrival until the last arrival) goes to the barrier-wait call of the
 # last thread to arrive, whatever thread glibc makes the serial one; the
 # wake-up after the last arrival is hand-off latency.

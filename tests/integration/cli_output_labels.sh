@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output that must not confuse (issue 12), on the fixture DB with known
+# Output that must not confuse, on the fixture DB with known
 # contents (tests/cli/make_fixture.py):
 # - a recorded command padded with spaces (a process title) shows trimmed;
 # - --metric overhead labels its root row (the samples the writer dropped);

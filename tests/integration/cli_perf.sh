@@ -3,7 +3,7 @@
 # rows): the default view must take at most 3 s of CPU time (user + sys;
 # wall time is printed too but depends on machine load). It takes 1.5-1.9 s
 # on the 2-core VM, and CPU time moves with the machine's load too: 2.05 s
-# once in a fresh-clone CI run (2026-11-26) with the same binary that took
+# once in a fresh-clone CI run with the same binary that took
 # 1.6 s in the next runs. 3 s still fails a report that got 2x slower. The other views
 # must finish; their times are printed, not judged. A compare of two such
 # databases must take at most 5 s of CPU time.

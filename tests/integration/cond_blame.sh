@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Condition-variable blame (DESIGN.md rule 3): the idleness accrued since the
+# Condition-variable blame (docs/DESIGN.md rule 3): the idleness accrued since the
 # previous signal/broadcast goes to the next signal/broadcast call site.
 # tests/workloads/gt_cond.c logs its own cond-wait intervals and signal times;
 # per signal site (quick_signal_site, late_signal_site, shutdown_broadcast_site)

@@ -6,7 +6,7 @@
 # microseconds apart (fast_push_site ~60% of the idleness, slow_push_site
 # ~40%), two consumers wait on it; the workload logs every wait and every
 # signal, and gt_sweep_signal gives each signal the idleness accrued since
-# the previous one (DESIGN.md rule 3).
+# the previous one (docs/DESIGN.md rule 3).
 #
 #  - LOCKBLAME_COND=sampled, and the same with sampling off
 #    (LOCKBLAME_EVENT=none: the estimator needs no CPU samples): every

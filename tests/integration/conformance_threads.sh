@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conformance (issue 13): thousands of threads waiting on one condition
+# Conformance: thousands of threads waiting on one condition
 # variable in several forked processes (pthread_cond_broadcast/1-2). Same
 # behaviour natively and preloaded; the time ratio is printed, not asserted.
 . "$(dirname "$0")/../lib/common.sh"

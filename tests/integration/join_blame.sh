@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Join blame (DESIGN.md rule 3): main's pthread_join waiting goes to the
+# Join blame (docs/DESIGN.md rule 3): main's pthread_join waiting goes to the
 # joined thread's exit, in the calling context of its start routine: the
 # report row names the start routine (long_worker, short_worker), object
 # "join". tests/workloads/gt_join.c measures each join itself; per start

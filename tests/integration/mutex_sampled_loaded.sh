@@ -5,9 +5,9 @@
 # tests/workloads_user/mutex_hot.c (2 threads trading one mutex, CPU work
 # inside) beside one busy loop per CPU, LOCKBLAME_MUTEX=sampled. A CPU-time
 # timer's signal reaches a holder that was preempted only when it runs
-# again, by which time the other thread waits on the lock it held; before
-# the cap on what samples may owe (session 10) the samples owed the
-# holders' whole CPU time, ~0.58 s, to waits of 0.0015-0.3 s.
+# again, by which time the other thread waits on the lock it held; without
+# the cap on what samples may owe, the samples owed the holders' whole CPU
+# time, ~0.58 s, to waits of 0.0015-0.3 s.
 #  - blame <= the waits' time (+1%), in every run;
 #  - blame + hand-off + unattributed = wait (1%);
 #  - the workload's own output as natively (its lines).

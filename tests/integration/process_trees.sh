@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Process trees (DESIGN "Process trees"): one run, one database.
+# Process trees (docs/DESIGN.md "Process trees"): one run, one database.
 # Each case prints the file listing and `report --by-process`, and checks
 # the database against what the programs themselves say they did:
 #   a shell script running two profiled programs in turn; env and
@@ -70,7 +70,7 @@ extra=$(comm -13 <(echo "$before") <(ls "$src" | sort) | grep -v '\.o$' | grep -
 [ -z "$extra" ] || bad "files written into the source tree: $extra"
 ncc1=$(q "$tmp/build.db" "SELECT COUNT(*) FROM run WHERE executable LIKE '%/cc1'")
 nsrc=$(ls "$src"/*.c | wc -l)
-# DESIGN: a process is there when it recorded something; cc1 is
+# docs/DESIGN.md "Process trees": a process is there when it recorded something; cc1 is
 # single-threaded, so that is a sample: each of these units takes cc1 far
 # longer than one sampling period of CPU time.
 echo "  cc1 processes in the database: $ncc1; C files compiled: $nsrc"

@@ -188,13 +188,13 @@ else
     [ "$reason" = "$want" ] || bad "exit_reason '$reason', expected '$want'"
     [ "${threads:-0}" -ge 5 ] || bad "only ${threads:-0} threads in the profile"
     [ "${acq:-0}" -ge "$((CONC * OPS))" ] || bad "only ${acq:-0} mutex acquisitions"
-    # Work is CPU time, user and kernel (DESIGN "Metrics"): the workers'
+    # Work is CPU time, user and kernel (docs/DESIGN.md "Metrics"): the workers'
     # time in the kernel (sockets, epoll) counts. Every CPU second shows in
     # the profile: work + overhead (CPU time in synchronization code, in
     # lockblame, or while in a wrapped wait) >= 90% of the threads' CPU
     # clocks; work alone >= 80%: the rest is samples in libc's and
     # lockblame's lock code (5-16% here, the more the busier the machine;
-    # lockblame's part shrinks with the cheaper contended path of issue 9).
+    # lockblame's part shrinks as its contended paths get cheaper).
     IFS='|' read -r work over cpu <<<"$(sqlite3 "$db" \
         "SELECT (SELECT coalesce(sum(work_s), 0) FROM metric), (SELECT coalesce(sum(overhead_s), 0) FROM metric),
                 (SELECT sum(cpu_s) FROM thread)")"

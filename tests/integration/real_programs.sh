@@ -28,7 +28,7 @@ profile_ok() {
     echo "  profile: $(sed -n 's/^lockblame: //p' "$tmp/$1.err" 2>/dev/null | head -1)"
 }
 
-# work_ok NAME: work is CPU time, user and kernel (DESIGN "Metrics"), so a
+# work_ok NAME: work is CPU time, user and kernel (docs/DESIGN.md "Metrics"), so a
 # profile's work is at least 90% of its threads' own CPU clocks, signal
 # blocked or not (liblzma's workers block every signal). Below 0.1 s of
 # CPU (a hundred samples) sampling noise and sync-code samples (overhead)
@@ -75,7 +75,7 @@ if have sysbench; then
         profile_ok "sb_$t" by-lock
         if [ $t = mutex ]; then
             # Structural waits (main joining the workers) are reported apart
-            # (DESIGN.md rule 6): the top default row is the contended mutex.
+            # (docs/DESIGN.md rule 6): the top default row is the contended mutex.
             top=$("$LOCKBLAME_CLI" report --format json "$tmp/sb_$t.db" 2>/dev/null |
                 python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["object"] if r else "none", r[0]["function"] if r else "")')
             echo "  top default row: $top"

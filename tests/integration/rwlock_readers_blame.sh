@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rwlock blame shared by readers (DESIGN.md rule 3): while k readers hold
+# rwlock blame shared by readers (docs/DESIGN.md rule 3): while k readers hold
 # together and a writer waits, each reader's release site is blamed 1/k of
 # what accrues. tests/workloads/gt_rwlock_readers.c runs three readers with
 # overlapping holds (two taken before the writer waits, one while it waits)

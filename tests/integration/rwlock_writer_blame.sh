@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rwlock blame with a slow writer (DESIGN.md rule 3): idleness accrued while
+# rwlock blame with a slow writer (docs/DESIGN.md rule 3): idleness accrued while
 # the writer holds goes to writer_release_site, idleness accrued while
 # readers hold goes to reader_release_site (1/k each for k readers), and
 # idleness with no holder is hand-off latency. tests/workloads/gt_rwlock_writer.c

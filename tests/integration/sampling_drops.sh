@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Samples dropped at default settings (issue 9 target: <= 1%) on the
+# Samples dropped at default settings (the target is <= 1%, docs/PERFORMANCE.md) on the
 # contended task queue (demo/taskqueue, gcc -O2, 4 workers), where 47% were
 # dropped when a sample that found the thread inside lockblame was thrown
 # away: such samples are lockblame's own cost and are now recorded as

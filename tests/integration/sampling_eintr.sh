@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sampling interrupts no system call of the program (DESIGN "Never change
+# Sampling interrupts no system call of the program (docs/DESIGN.md "Never change
 # the program's behaviour"): eintr_pingpong (-O2) hands a token between two
 # threads through sem_wait and through poll on pipes and counts the EINTRs
 # it sees; natively 0. Preloaded with the default mechanism, the timer and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The program's own use of the sampling signal (issue 10 item 7, DESIGN
+# The program's own use of the sampling signal (docs/DESIGN.md
 # "The program's signals"): sig_own_handler (-O2) installs a handler for
 # SIGRTMIN+5, lockblame's default sampling signal, and counts the signals
 # it sends itself (raise, sigqueue, and queued while blocked, collected by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Work is CPU time, user and kernel (issue 10 item 6, DESIGN "Metrics"),
+# Work is CPU time, user and kernel (docs/DESIGN.md "Metrics"),
 # with -O2 workloads that measure their own threads' CPU clocks:
 #   sig_blocked_work  a thread that blocks every signal while it computes:
 #                     its CPU time is credited to its start routine, under

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Semaphore blame (DESIGN.md rule 3): the idleness accrued since the
+# Semaphore blame (docs/DESIGN.md rule 3): the idleness accrued since the
 # previous sem_post goes to the next sem_post call site; sem_trywait never waits.
 # tests/workloads/gt_sem.c logs its own sem_wait intervals and post times;
 # per post site (fast_post_site, slow_post_site, shutdown_post_site)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# lockblame's own stack use (issue 13: "lockblame's work in a signal
-# handler or a wrapper must fit in a small, fixed stack budget"). A thread
+# lockblame's own stack use (its work in a signal handler or a wrapper
+# fits in a small, fixed stack budget). A thread
 # on a painted 256 KiB stack burns CPU (sampled) or does contended lock,
 # cond and semaphore work; the high-water mark below its start routine,
 # preloaded minus native, is lockblame's use. Asserted: the sampling

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Counts where they happen (issue 10 item 9), with
+# Counts where they happen (docs/DESIGN.md "Metrics"), with
 # tests/workloads_user/gt_counts.c, which counts its own operations:
 #  - --by-lock: the rwlock's acquisitions equal the workload's count, some
 #    but not all of them contended; the semaphore's acquisitions equal its

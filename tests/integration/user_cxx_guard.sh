@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Release sites in C++ built with g++ -O2 -g (DESIGN.md rule 5): record()
+# Release sites in C++ built with g++ -O2 -g (docs/DESIGN.md rule 5): record()
 # and tally() release through std::lock_guard, whose unlock is inline code
 # from the runtime's headers (std_mutex.h, gthr-default.h) and a tail jump.
 # The site is the program function with its file:line, not

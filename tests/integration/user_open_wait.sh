@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A wait still open at exit (DESIGN.md rule 4, conservation): in
+# A wait still open at exit (docs/DESIGN.md rule 4, conservation): in
 # tests/workloads_user/gt_open_wait.c a helper waits on a condition
 # variable nobody signals while main computes and returns. The profile is
 # taken at exit; the open wait must be closed then and counted both in the

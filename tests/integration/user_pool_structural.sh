@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Structural waits (DESIGN.md rule 6) beside real contention, -O2 -g:
+# Structural waits (docs/DESIGN.md rule 6) beside real contention, -O2 -g:
 # tests/workloads_user/gt_pool_o2.c parks a thread pool on a condition
 # variable until shutdown while workers contend for one mutex and main
 # joins them. Checks:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Release sites in a task queue built with gcc -O2 -g (DESIGN.md rule 5):
+# Release sites in a task queue built with gcc -O2 -g (docs/DESIGN.md rule 5):
 # queue_push and queue_pop end in a tail-jumped unlock, queue_flush
 # releases through an inlined helper (queue_unlock), and gcc clones the
 # three (.constprop.0). Blame per site must match the workload's own

@@ -30,7 +30,7 @@ import sys
 def bare(function):
     """A C++ name without its parameters: "record(log&, long)" -> "record".
     A C name as it is. gcc clone suffixes (".constprop.0") are not
-    stripped: the report must fold them itself (DESIGN.md rule 5)."""
+    stripped: the report must fold them itself (docs/DESIGN.md rule 5)."""
     return function.split("(")[0] if not function.startswith("(") else function
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Release sites as the user wrote them (DESIGN.md rule 5), on top of
+"""Release sites as the user wrote them (docs/DESIGN.md rule 5), on top of
 check_blame.py's blame checks.
 
 Usage: check_sites.py TRUTH.json REPORT.json DB

@@ -1,4 +1,4 @@
-/* Unit tests for release-site symbolization at -O2 (DESIGN.md rule 5):
+/* Unit tests for release-site symbolization at -O2 (docs/DESIGN.md rule 5):
  * tail-called releases (src/report/writer/tailcall.c), inlined helpers
  * (src/report/writer/symbolize.c) and gcc clone names
  * (src/common/clone_name.h).

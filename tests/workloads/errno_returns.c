@@ -1,8 +1,8 @@
 /*
  * errno_returns: the return values and errno of pthread/semaphore calls that
  * lockblame wraps, in their error and edge cases. Must pass natively and
- * under LD_PRELOAD=liblockblame.so alike (DESIGN.md: "never change the
- * program's behaviour").
+ * under LD_PRELOAD=liblockblame.so alike (docs/DESIGN.md "Never
+ * change the program's behaviour").
  *
  * Before each call errno is set to 1234; afterwards it must still be 1234
  * (pthread_* report errors in the return value only), except for sem_*,

@@ -4,7 +4,7 @@
  *
  * Like handoff.h, every thread logs the CLOCK_MONOTONIC time of each event
  * that matters into its own preallocated array (no malloc in the timed
- * part); after joining, main computes what DESIGN.md's blame rules give
+ * part); after joining, main computes what docs/DESIGN.md's blame rules give
  * for those events and writes JSON in the format tests/lib/check_blame.py
  * reads:
  *   {"workload", "object", "object_address", "object_addresses" (optional:
@@ -380,7 +380,7 @@ __attribute__((unused)) static void gt_write_signal_truth(const char *workload, 
  * workloads whose producer pushes from named sites (gt_cond_hot,
  * gt_cond_bursty, gt_cond_deferred). The push and the shutdown are macros,
  * so that each site's signal is its own call: an inline helper would be
- * the release site of all of them (DESIGN.md rule 5).
+ * the release site of all of them (docs/DESIGN.md rule 5).
  */
 struct gt_queue {
     pthread_mutex_t lock;

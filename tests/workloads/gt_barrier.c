@@ -1,5 +1,5 @@
 /*
- * gt_barrier: ground truth for barrier blame (DESIGN.md rule 3: the
+ * gt_barrier: ground truth for barrier blame (docs/DESIGN.md rule 3: the
  * idleness of an episode is blamed on the barrier-wait call of the last
  * thread to arrive, which need not be the one that gets
  * PTHREAD_BARRIER_SERIAL_THREAD).

@@ -1,5 +1,5 @@
 /*
- * gt_cond: ground truth for condition-variable blame (DESIGN.md rule 3:
+ * gt_cond: ground truth for condition-variable blame (docs/DESIGN.md rule 3:
  * idleness accrued since the previous signal or broadcast is blamed on the
  * next signal/broadcast call site).
  *

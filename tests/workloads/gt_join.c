@@ -1,5 +1,5 @@
 /*
- * gt_join: ground truth for join blame (DESIGN.md rule 3: the joiner's
+ * gt_join: ground truth for join blame (docs/DESIGN.md rule 3: the joiner's
  * waiting is blamed on the joined thread's exit, in the calling context of
  * its start routine).
  *

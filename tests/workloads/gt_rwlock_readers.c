@@ -1,6 +1,6 @@
 /*
  * gt_rwlock_readers: ground truth for rwlock blame shared by readers that
- * hold together (DESIGN.md rule 3: while k threads hold X together, each is
+ * hold together (docs/DESIGN.md rule 3: while k threads hold X together, each is
  * blamed 1/k of what accrues).
  *
  * Three readers A, B, C and one writer follow a fixed schedule in rounds of

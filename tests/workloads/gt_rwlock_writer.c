@@ -1,6 +1,6 @@
 /*
  * gt_rwlock_writer: ground truth for rwlock blame with a slow writer
- * (DESIGN.md rule 3: idleness accrued while a holder holds is blamed on the
+ * (docs/DESIGN.md rule 3: idleness accrued while a holder holds is blamed on the
  * call site where it releases; k readers holding together share it 1/k).
  *
  * One writer: thinks 1 ms off the CPU, takes the write lock, computes 3 ms

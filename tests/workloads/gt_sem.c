@@ -1,5 +1,5 @@
 /*
- * gt_sem: ground truth for semaphore blame (DESIGN.md rule 3: as for cond
+ * gt_sem: ground truth for semaphore blame (docs/DESIGN.md rule 3: as for cond
  * vars, idleness accrued since the previous sem_post is blamed on the next
  * sem_post call site; rule 1: sem_trywait never waits).
  *

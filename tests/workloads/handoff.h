@@ -13,8 +13,8 @@
  * Every thread logs its intervals into its own preallocated array (no malloc
  * in the timed loop), with CLOCK_MONOTONIC, which is coherent across CPUs.
  * After joining, main sweeps over all interval end points and computes the
- * blame each release site deserves under DESIGN.md's rule: the integral over
- * that site's hold intervals of w(t), the number of threads waiting at t
+ * blame each release site deserves under docs/DESIGN.md rule 3: the
+ * integral over that site's hold intervals of w(t), the number of threads waiting at t
  * (split 1/k when k holders overlap, which for these locks never happens).
  * Waiting while nobody holds the lock is hand-off latency.
  *

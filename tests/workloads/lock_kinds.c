@@ -1,7 +1,8 @@
 /*
  * lock_kinds: every mutex kind keeps its behaviour, natively or under
- * LD_PRELOAD=liblockblame.so (DESIGN.md hard rule: return values and errno
- * unchanged; issue 3 "Every mutex kind and every return path").
+ * LD_PRELOAD=liblockblame.so (docs/DESIGN.md "Never change the program's
+ * behaviour": return values and errno unchanged, for every mutex kind and
+ * every return path).
  *
  * Kinds: normal, recursive, errorcheck, adaptive, robust, PTHREAD_PRIO_INHERIT,
  * PTHREAD_PRIO_PROTECT; a process-shared mutex and a process-shared spin lock

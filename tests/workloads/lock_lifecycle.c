@@ -1,6 +1,6 @@
 /*
  * lock_lifecycle: every way a lock starts and ends, natively or under
- * LD_PRELOAD=liblockblame.so (issue 3 "Every way a lock starts and ends").
+ * LD_PRELOAD=liblockblame.so.
  *
  *   preinit   a .preinit_array function runs before any library
  *             constructor (so before lockblame's): it locks, and registers

@@ -1,6 +1,6 @@
 /*
  * mutex_stress_1e8: mutual exclusion under conversion races, at 10^8
- * operations (issue 3 "Races during conversion on demand").
+ * operations (docs/DESIGN.md "Monitored locks": conversion on demand).
  *
  * THREADS threads hammer NLOCKS mutexes and NLOCKS spin locks with lock,
  * trylock (falling back to lock on EBUSY) and unlock. Every EPOCH operations

@@ -1,6 +1,6 @@
 /*
  * scale: lock and thread churn at scale, natively or under LD_PRELOAD
- * (issue 3 "Scale"). Each mode prints one "result" line with its figures
+ * (lock and thread churn at scale). Each mode prints one "result" line with its figures
  * (time, peak RSS from VmHWM) and exits 1 if the work went wrong.
  *
  *   scale locks N LIVE init|calloc [EVERY]

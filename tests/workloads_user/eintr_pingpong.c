@@ -1,4 +1,4 @@
-/* System calls the profiler must not interrupt (DESIGN "Never change the
+/* System calls the profiler must not interrupt (docs/DESIGN.md "Never change the
  * program's behaviour"), built -O2: two threads hand a token back and
  * forth N times through semaphores, then N/4 times through pipes waited
  * on with poll(), computing a little at each turn. Natively neither call

@@ -3,7 +3,7 @@
  * users build (gcc -O2 -g), signalled from two call sites a few
  * microseconds apart: the rate at which lockblame attributes a cond's
  * blame at CPU samples instead of at every signal
- * (src/blame/signal_sampled.h; DESIGN.md rule 3 either way).
+ * (src/blame/signal_sampled.h; docs/DESIGN.md rule 3 either way).
  *
  * One producer and CONSUMERS consumers share a counter of queued tasks
  * under one mutex and one cond. The producer computes FAST_NS before each

@@ -1,5 +1,5 @@
 /*
- * gt_counts: exact operation counts, where they happen (issue 10 item 9),
+ * gt_counts: exact operation counts, where they happen (docs/DESIGN.md "Metrics"),
  * built -O2 -g.
  *
  * rwlock phase: READERS readers and one writer each take `rw` a counted

@@ -1,6 +1,6 @@
 /*
  * gt_cxx_guard: ground truth for release sites in C++ built with g++ -O2 -g
- * (DESIGN.md rule 5): std::lock_guard, std::mutex, std::thread and
+ * (docs/DESIGN.md rule 5): std::lock_guard, std::mutex, std::thread and
  * std::condition_variable, whose unlock/notify frames are inline frames
  * from the C++ runtime's headers (gthr-default.h, std_mutex.h).
  *

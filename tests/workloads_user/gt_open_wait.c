@@ -1,5 +1,5 @@
 /*
- * gt_open_wait: a wait still in progress at exit (DESIGN.md rule 4), built
+ * gt_open_wait: a wait still in progress at exit (docs/DESIGN.md rule 4), built
  * -O2 -g. A helper thread waits on a condition variable that nobody ever
  * signals; main computes for DURATION_MS and returns while the helper still
  * waits. The profile, taken at exit, must count the helper's open wait in

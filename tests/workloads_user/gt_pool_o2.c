@@ -1,5 +1,5 @@
 /*
- * gt_pool_o2: structural waits beside real contention (DESIGN.md rule 6),
+ * gt_pool_o2: structural waits beside real contention (docs/DESIGN.md rule 6),
  * built -O2 -g.
  *
  * POOL pool threads wait on a condition variable for tasks; main hands

@@ -1,6 +1,6 @@
 /*
  * gt_queue_o2: ground truth for release sites in code built the way users
- * build it (gcc -O2 -g: tail calls, inlining, clones; DESIGN.md rule 5).
+ * build it (gcc -O2 -g: tail calls, inlining, clones; docs/DESIGN.md rule 5).
  *
  * A task queue guarded by one mutex. Every worker loops:
  *   queue_push()  lock, enqueue, compute PUSH_HOLD, unlock: the unlock ends
@@ -16,7 +16,7 @@
  *
  * Ground truth: each thread logs each lock call [just before, just after]
  * as a wait and each hold [acquired, just before the unlock] at its site;
- * gt_sweep_holders computes the blame per site (DESIGN.md rule 3).
+ * gt_sweep_holders computes the blame per site (docs/DESIGN.md rule 3).
  *
  * Usage: gt_queue_o2 [THREADS [DURATION_MS]]   (defaults 3 and 1000)
  */

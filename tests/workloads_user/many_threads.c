@@ -1,4 +1,4 @@
-/* Thousands of threads alive at once (issue 13), built -O2.
+/* Thousands of threads alive at once, built -O2.
  *
  *   many_threads N   opens /dev/null first and prints the fd it got, then
  *                    creates N threads with 64 KiB stacks; each computes a

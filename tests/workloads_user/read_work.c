@@ -1,4 +1,4 @@
-/* Work done in the kernel (issue 10 item 6), built -O2: a thread that
+/* Work done in the kernel (docs/DESIGN.md "Metrics"), built -O2: a thread that
  * spends its CPU time in read() of /dev/zero (the kernel clears the
  * buffer), until its own CPU clock shows READ_MS. Prints, as ground truth,
  * its CPU time (CLOCK_THREAD_CPUTIME_ID: user + kernel) and the kernel

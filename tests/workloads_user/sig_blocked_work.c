@@ -1,4 +1,4 @@
-/* Work in a thread that blocks every signal (issue 10 item 6), built -O2.
+/* Work in a thread that blocks every signal (docs/DESIGN.md "Metrics"), built -O2.
  *
  *   blocked_worker  blocks all signals, computes until its own CPU clock
  *                   shows BLOCKED_MS, then asks for any pending signal

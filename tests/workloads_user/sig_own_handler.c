@@ -1,5 +1,5 @@
 /* The program's own use of the signal lockblame samples on by default
- * (issue 10 item 7), built -O2. It checks what sigaction reports before
+ * (docs/DESIGN.md "The program's signals"), built -O2. It checks what sigaction reports before
  * it installs anything, installs a handler for SIGRTMIN+5, and computes
  * while it sends itself SENT signals (raise and sigqueue alternately);
  * then blocks the signal, queues HELD more, collects them with sigwaitinfo

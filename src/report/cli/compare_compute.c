@@ -80,7 +80,7 @@ static void accumulate(struct cmp *c)
         }
         /* Structural waits (joins, threads parked until shutdown) are
 		 * the program's shape and grow with its wall time: left out,
-		 * as report ranks them apart (DESIGN.md rule 6). */
+		 * as report ranks them apart (docs/DESIGN.md rule 6). */
         double *sblame = lb_xcalloc((size_t)p->nnodes * LB_OBJ_KINDS + 1, sizeof *sblame);
         lb_node_structural(p, sblame);
         for (int32_t v = 0; v < p->nnodes; v++) {

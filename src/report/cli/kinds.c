@@ -1,7 +1,7 @@
 /*
  * kinds.c - object kinds in reports: the `--kind KINDS` filter, which
  * every view honours because it is applied to the loaded profile, and the
- * structural part of idleness (DESIGN.md rule 6): all blame on joins, and
+ * structural part of idleness (docs/DESIGN.md rule 6): all blame on joins, and
  * the share of a release site's blame that ended waits parked until
  * shutdown (table structural_wait).
  */

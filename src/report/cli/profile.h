@@ -114,7 +114,7 @@ struct lb_objblame {
     int64_t count;
 };
 
-/* A structural wait (DESIGN.md rule 6; table structural_wait, optional):
+/* A structural wait (docs/DESIGN.md rule 6; table structural_wait, optional):
  * a thread parked on a cond/sem until shutdown. */
 struct lb_structural {
     int64_t thread_id;     /* the parked thread */

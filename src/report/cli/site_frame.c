@@ -1,5 +1,5 @@
 /*
- * site_frame.c - which frame of a path is the release site (DESIGN.md
+ * site_frame.c - which frame of a path is the release site (docs/DESIGN.md
  * rule 5): the innermost frame of the program's own code. Inline frames
  * from system headers (gthr-default.h, std::lock_guard, std::mutex) and
  * frames in the C/C++ runtime libraries are not the site; they stay in

@@ -4,7 +4,7 @@
  * as module+0xOFFSET, grouped by module ("[module]") in by-function
  * views, and absolute source paths shortened for display. gcc's clones
  * (NAME.constprop.N, .isra.N, .part.N, .cold) are shown and matched as NAME
- * (DESIGN.md rule 5); the frame table keeps the raw symbol.
+ * (docs/DESIGN.md rule 5); the frame table keeps the raw symbol.
  */
 #include <inttypes.h>
 #include <stdlib.h>

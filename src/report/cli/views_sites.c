@@ -27,7 +27,7 @@ struct site_row {
     int64_t count;    /* from the site table */
     int32_t heaviest; /* node with the largest value */
     double heaviest_value;
-    bool structural; /* structural waits' blame (DESIGN.md rule 6) */
+    bool structural; /* structural waits' blame (docs/DESIGN.md rule 6) */
 };
 
 enum {

@@ -1,4 +1,4 @@
-/* Waits still open at exit, and structural waits (DESIGN.md rules 4, 6),
+/* Waits still open at exit, and structural waits (docs/DESIGN.md rules 4, 6),
  * at the final write. See blame/wait_note.h for what each thread notes. */
 #ifndef LB_STRUCTURAL_WRITE_H
 #define LB_STRUCTURAL_WRITE_H

@@ -1,4 +1,4 @@
-/* Tail-called releases (DESIGN.md rule 5). At -O2 an unlock, signal or
+/* Tail-called releases (docs/DESIGN.md rule 5). At -O2 an unlock, signal or
  * post that ends a function F is a jump, not a call, so F leaves no frame:
  * the release-site walk ends at F's caller, whose return address follows
  * `call F`. Given that call address, this finds F's jump to the release

@@ -52,7 +52,7 @@ int lb_wstep(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* DESIGN "Process trees": a process recorded something when it had a
+/* docs/DESIGN.md "Process trees": a process recorded something when it had a
  * thread of its own, a sample, or a wait since it started (or forked; the
  * fork child forgot its parent's counts, interpose/fork_forget.c). */
 static bool recorded_something(void)
