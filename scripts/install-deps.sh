@@ -8,7 +8,6 @@
 # Why each package is here:
 #   gcc g++ make libc6-dev   build (the CLI links -lstdc++, which comes with g++)
 #   pkg-config               the Makefile asks it for cflags/libs
-#   libunwind-dev            call paths in the sampler
 #   libpfm4-dev              event names (LOCKBLAME_EVENT)
 #   libsqlite3-dev           the database writer and the CLI
 #   libdw-dev libelf-dev     symbolization (file:line from DWARF)
@@ -30,7 +29,7 @@
 #                            a real headless browser (DOM check and screenshot)
 set -euo pipefail
 
-PACKAGES=(gcc g++ make libc6-dev pkg-config libunwind-dev libpfm4-dev
+PACKAGES=(gcc g++ make libc6-dev pkg-config libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium
           sysbench pigz xz-utils zstd memcached libmemcached-tools
           zlib1g-dev liblzma-dev golang-go time clang-format)
