@@ -5,7 +5,7 @@
  * the holder's releasing store and its next acquiring CAS. Any accounting
  * inside the hold (a timestamp, the meta lock, a context look-up: 100-200
  * ns) lets the holder re-take the line first, and the lock almost never
- * changes hands (docs/PERFORMANCE.md, "contended spin locks"). A sampled
+ * changes hands (docs/PERFORMANCE.md, "Hot spin locks"). A sampled
  * wait puts nothing in anyone's hold:
  *   - the spinner, before it spins, counts the wait and notes the lock in
  *     its own record (lb_thread.spin_sampled); after, it clears the note.

@@ -3,7 +3,7 @@
  * events lockblame accounted (releases and signals that carried blame,
  * completed waits) and at what rate, with a warning where that rate is
  * high enough for the accounting itself to lengthen the program's
- * critical sections (docs/PERFORMANCE.md, "Fourth pass"). Shown by the
+ * critical sections (docs/PERFORMANCE.md, "Contended holds: the blame clock"). Shown by the
  * table header ("accounting:" and "warning:" lines) and the HTML header.
  */
 #ifndef LB_CLI_ACCOUNTING_H

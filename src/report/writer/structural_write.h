@@ -7,7 +7,7 @@
 
 /* Close every wait still in progress at now (the moment the profile is
  * taken): its time goes into the object's waiters' measure (wait_s) and
- * into the waiter's CCT root (its context is not known before it ends),
+ * into the waiter's CCT node where it waits (the root if unknown),
  * as it goes into the accrual when the object is settled at the same now.
  * Call before the CCTs are merged. Returns how many it closed. */
 uint32_t lb_close_open_waits(uint64_t now);
