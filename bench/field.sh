@@ -2,7 +2,7 @@
 # lockblame on real programs at several thread counts: wall time natively
 # and preloaded, side by side, and the top release-site row a user would
 # read first. For machines with more cores than the 2-core CI box
-# (docs/PERFORMANCE.md, "Scaling"). Reports figures; never fails on time.
+# (docs/PERFORMANCE.md, "Scaling to 16 cores"). Reports figures; never fails on time.
 #
 #   bench/field.sh [THREADS ...]        default: 4 8 16
 #

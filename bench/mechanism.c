@@ -16,7 +16,7 @@
  *
  * Used as a bench/scale.sh variant, e.g.
  *   SCALE_VARIANTS='default mtimer:LIB=build/bench/libmechanism.so,MECHANISM=timer'
- * Session 9 (docs/PERFORMANCE.md, "16 cores"): the timer alone cost
+ * On 16 cores (docs/PERFORMANCE.md, "Scaling to 16 cores") the timer alone cost
  * nothing on the task queue, while task-clock alone made it run faster
  * than natively on that machine. Built as $(BUILD)/bench/libmechanism.so;
  * never part of lockblame. */

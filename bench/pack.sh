@@ -11,7 +11,7 @@
 # Each NAME=LIBRARY.so adds another build of liblockblame as
 # .devpack/lib-NAME.so, for a before/after column: device_run.sh makes it a
 # variant NAME. glibc itself is not packed: the machine's own is used
-# (device_run.sh prints its version; session 9 ran on glibc 2.39).
+# (device_run.sh prints its version).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -5,7 +5,8 @@
  * count, and on glibc it settles in the other regime: both threads stay
  * awake, a waiter's futex wait returns at once (the holder is releasing)
  * and its exchange takes the lock, so the lock changes hands every few
- * acquisitions, at a system call each. docs/PERFORMANCE.md, session 8.
+ * acquisitions, at a system call each. docs/PERFORMANCE.md, "Two threads
+ * trading a mutex".
  *
  *   pingpong N   -> "elapsed_s S", "ops_per_s X", "handoff_rate H" (hand-offs
  *                   per acquisition), "handoffs_per_s R",

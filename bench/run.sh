@@ -28,7 +28,7 @@ MIX_OPS=10000000        # lock mix: acquisitions per thread
 MIX_LOCKS=32
 MIX2_OPS=2000000         # lock mix at ~3M acq/s/thread: acquisitions per thread
 MIX2_WORK=150           # xorshift rounds between acquisitions
-MIX9_OPS=500000         # issue 9's lock mix: acquisitions per thread ...
+MIX9_OPS=500000         # the target lock mix: acquisitions per thread ...
 MIX9_LOCKS=64           # ... on 64 mutexes ...
 MIX9_WORK=640           # ... with ~1 us of work (xorshift rounds) between acquisitions
 MIX9_REPS=$((REPS * 2 + 1)) # its rounds: the target is a small percentage
@@ -276,7 +276,7 @@ for f in 1k 10k off; do
         "$(poverhead mix native "$f" elapsed_s)" "$note"
 done
 
-# issue 9's lock mix, as the issue defines it: 2 threads, 64 mutexes, ~1 us
+# the lock mix the 2% target is defined on: 2 threads, 64 mutexes, ~1 us
 # of work between acquisitions (about 1M acquisitions/s per thread). More
 # rounds than the other rows: the target is 2%, the spread of one round's
 # ratio about as much.
@@ -364,7 +364,8 @@ handoff_rate_row "spin hand-off (LOCKBLAME_SPIN=exact)" handoff_spin exact
 # the other regime: both threads awake, the lock passing at every few
 # acquisitions through futex waits that return at once. Sampled waits that
 # never slept are timed inside the new holder's hold, and that is enough
-# to let the holder keep the lock (docs/PERFORMANCE.md, session 8): these
+# to let the holder keep the lock (docs/PERFORMANCE.md, "Two threads
+# trading a mutex"): these
 # rows show it.
 progress "mutex ping-pong (${REPS}x3 runs of 2x$PINGPONG_N acquisitions)"
 interleave pingpong "native=native lb=lb fwd=lb,LD_PRELOAD=$FWD" "$B/pingpong" "$PINGPONG_N"

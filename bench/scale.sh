@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lockblame at scale: the contended benchmarks at several thread counts,
 # native and preloaded side by side. For machines with more cores than the
-# 2-core CI box (docs/PERFORMANCE.md, "Scaling"). Reports figures; never
+# 2-core CI box (docs/PERFORMANCE.md, "Scaling to 16 cores"). Reports figures; never
 # fails on time.
 #
 #   bench/scale.sh [THREADS ...]        default: 4 8 16

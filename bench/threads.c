@@ -1,4 +1,4 @@
-/* Thread creation cost (issue 13): native vs under lockblame.
+/* Thread creation cost: native vs under lockblame.
  *
  *   threads N BATCH   creates N threads in batches of BATCH alive at once
  *                     (each returns at once), joining every batch before
