@@ -34,12 +34,13 @@ static inline bool lb_runtime_module(const char *module)
     return false;
 }
 
-/* lockblame's own synthetic frames (the unsampled CPU placeholder,
- * src/sampler/unsampled.h), by name: the library may be installed or
- * copied under another file name than liblockblame*. */
+/* lockblame's own synthetic frames, by name: the unsampled CPU
+ * placeholder (src/sampler/unsampled.h; the library may be installed or
+ * copied under another file name than liblockblame*) and the marker
+ * frames, whose names start with '[' (common/marker_frames.h). */
 static inline bool lb_runtime_function(const char *function)
 {
-    return function && strncmp(function, "lockblame_", 10) == 0;
+    return function && (strncmp(function, "lockblame_", 10) == 0 || function[0] == '[');
 }
 
 /* A frame (any of its names may be NULL) that is not the program's: by

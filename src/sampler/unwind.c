@@ -22,13 +22,19 @@
  *  - A walk reads only stack slots at or above the starting sp that the
  *    CFI names, after checking each CFA moves up the stack; frames whose
  *    CFA is rbp-based are also bounded by LB_RBP_FRAME_MAX; a realigned
- *    frame's CFA is read from a slot between sp and rbp. It allocates
+ *    frame's CFA is read from a slot between sp and rbp. Through a signal
+ *    frame (the sigreturn trampoline's FDE) the walk reads the kernel's
+ *    ucontext at the handler's CFA and goes on from the interrupted
+ *    registers, on whichever stack they name (sigaltstack), leaving a
+ *    "[signal N]" marker frame (common/marker_frames.h). It allocates
  *    nothing and may run in a signal handler on top of another walk. */
 #include "sampler/unwind.h"
 
 #include <link.h>
+#include <string.h>
 #include <ucontext.h>
 
+#include "common/marker_frames.h"
 #include "sampler/cct.h"
 #include "sampler/unwind_cfi.h"
 #include "util/common.h"
@@ -111,6 +117,35 @@ void lb_unwind_setup(void)
     dl_iterate_phdr(lb_find_self, &s);
 }
 
+/* The kernel's signal frame (x86-64 rt_sigframe) as a handler returning
+ * into the sigreturn trampoline leaves it: the trampoline's frame starts
+ * at the handler's CFA, which is the frame's ucontext (uc_flags, uc_link,
+ * uc_stack, the sigcontext, whose registers glibc's mcontext gregs name,
+ * then the 64-bit signal mask the handler's return restores). */
+#define LB_KERNEL_UC_SIGMASK 296
+
+/* The registers the signal interrupted, from the frame whose ucontext is
+ * at uc_addr; false if they are not usable. The signal: the one bit that
+ * the mask in force in the handler (*mask, 0 if not known) adds to the
+ * mask the frame restores (a handler blocks its own signal, unless
+ * SA_NODEFER; sa_mask may add more, and then the signal is not known: 0).
+ * (The frame's siginfo is written only for SA_SIGINFO handlers, so it is
+ * not read.) *mask becomes the restored mask, in force below the frame. */
+static bool signal_frame_regs(uintptr_t uc_addr, uint64_t *mask, lb_regs_t *out, int *signo)
+{
+    if (!uc_addr || (uc_addr & 7))
+        return false;
+    const ucontext_t *uc = (const ucontext_t *)uc_addr;
+    uint64_t restored = *(const uint64_t *)(uc_addr + LB_KERNEL_UC_SIGMASK);
+    uint64_t added = *mask & ~restored;
+    *signo = added && !(added & (added - 1)) ? __builtin_ctzll(added) + 1 : 0;
+    *mask = restored;
+    out->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    out->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    out->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    return out->pc && out->sp && !(out->sp & 7);
+}
+
 /* How a walk filters frames. */
 typedef struct walk_filter {
     int window;    /* ours among the first `window` frames: the program called into us */
@@ -124,9 +159,11 @@ typedef struct walk_filter {
  * discards the frames kept so far and sets *f->in_sync; outside it, our
  * frames before any program frame are skipped, and one after a program
  * frame ends the walk (a thread root the stop range missed). The stop
- * range ends it too. trace, if non-NULL, records every slot read. Returns
- * the number of frames kept. */
-static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
+ * range ends it too. mask: the thread's signal mask at r (signals 1-64,
+ * bit N-1 for signal N; 0 if not known), which names the signals of the
+ * signal frames walked. trace, if non-NULL, records every slot read.
+ * Returns the number of frames kept. */
+static int walk(const lb_regs_t *r, bool first_exact, uint64_t mask, uintptr_t *pcs, int max,
                 const walk_filter_t *f, lb_walk_trace_t *trace)
 {
     uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, start = r->sp;
@@ -153,6 +190,27 @@ static int walk(const lb_regs_t *r, bool first_exact, uintptr_t *pcs, int max,
             pcs[kept++] = at;
         }
         lb_frame_rule_t rule = lb_frame_rule(at);
+        if (rule.kind == LB_RULE_SIGNAL) {
+            /* The sigreturn trampoline's frame becomes the signal's marker
+             * and the walk goes on in the interrupted code. */
+            lb_regs_t interrupted;
+            int signo;
+            if (!signal_frame_regs(sp, &mask, &interrupted, &signo))
+                return kept;
+            if (kept && pcs[kept - 1] == at)
+                pcs[kept - 1] = LB_SIGNAL_FRAME_PC(signo);
+            else if (kept < max)
+                pcs[kept++] = LB_SIGNAL_FRAME_PC(signo);
+            pc = interrupted.pc;
+            sp = interrupted.sp;
+            bp = interrupted.bp;
+            exact = true;
+            if (trace) { /* the path depends on the kernel's frame: no form for it */
+                trace->overflow = true;
+                trace = NULL;
+            }
+            continue;
+        }
         if (rule.kind != LB_RULE_STEP && rule.kind != LB_RULE_DEREF) {
             if (rule.kind == LB_RULE_UNKNOWN)
                 __atomic_add_fetch(&truncated_walks, 1, __ATOMIC_RELAXED);
@@ -220,7 +278,7 @@ int lb_unwind_from(const lb_regs_t *regs, uintptr_t *pcs, int max, lb_walk_trace
 {
     if (max <= 0)
         return 0;
-    return walk(regs, true, pcs, max, &here_filter, trace);
+    return walk(regs, true, 0, pcs, max, &here_filter, trace);
 }
 
 /* The caller's path. Our own frames at the leaf (this function, the
@@ -240,9 +298,11 @@ int lb_unwind_signal(void *ucontext, uintptr_t *pcs, int max, bool *in_sync_code
     if (max <= 0)
         return 0;
     const ucontext_t *uc = ucontext;
+    uint64_t sigmask;
+    memcpy(&sigmask, &uc->uc_sigmask, sizeof sigmask); /* its first 64 signals */
     lb_regs_t r = { .pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                     .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
                     .bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP] };
     walk_filter_t f = { .window = LB_SYNC_WINDOW, .in_sync = in_sync_code };
-    return walk(&r, true, pcs, max, &f, NULL);
+    return walk(&r, true, sigmask, pcs, max, &f, NULL);
 }

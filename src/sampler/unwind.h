@@ -7,8 +7,10 @@
  *
  * Walks make no system call, take no lock, use no pthread key or file
  * descriptor, and are async-signal-safe; each uses under 400 bytes of
- * stack beyond the caller's pcs array. A walk stops cleanly at code
- * without usable CFI (JIT code, PLT stubs, signal trampolines). */
+ * stack beyond the caller's pcs array. A walk goes through the kernel's
+ * signal frames (a handler's path continues with the code the signal
+ * interrupted, below a marker frame, common/marker_frames.h) and stops
+ * cleanly at code without usable CFI (JIT code, PLT stubs). */
 #ifndef LB_UNWIND_H
 #define LB_UNWIND_H
 #include <stdbool.h>

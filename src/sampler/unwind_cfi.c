@@ -517,14 +517,15 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
     int32_t cie_delta;
     memcpy(&cie_delta, fde + 4, 4);
     cie_info_t cie;
-    if (cie_delta <= 0 || !parse_cie(fde + 4 - cie_delta, &cie) || cie.ra_reg != DW_RA ||
-        cie.signal_frame)
+    if (cie_delta <= 0 || !parse_cie(fde + 4 - cie_delta, &cie) || cie.ra_reg != DW_RA)
         return unknown;
     reader_t r = { fde + 8, fde + 4 + len, false };
     uintptr_t begin = rd_encoded(&r, cie.fde_enc, 0);
     uintptr_t range = rd_encoded(&r, cie.fde_enc & 0x0f, 0);
     if (r.bad || pc < begin || pc - begin >= range)
         return unknown;
+    if (cie.signal_frame)
+        return (lb_frame_rule_t){ .kind = LB_RULE_SIGNAL };
     if (cie.has_z) {
         uint64_t zlen = rd_uleb(&r);
         if (zlen > (uint64_t)(r.end - r.p))
@@ -585,6 +586,8 @@ uint64_t lb_frame_rule_misses(void)
 
 static bool encode(uintptr_t pc, lb_frame_rule_t rule, uint64_t *word)
 {
+    if (rule.kind > 3) /* two bits of kind: a signal frame is looked up each time */
+        return false;
     int64_t cfa = rule.kind == LB_RULE_DEREF ? -(int64_t)rule.cfa_off : rule.cfa_off;
     uint64_t cfa8 = (uint64_t)cfa / 8, rbp8 = (uint64_t)(-(int64_t)rule.rbp_off) / 8;
     if ((cfa & 7) || (rule.rbp_off & 7) || cfa8 >= (1u << CFA_BITS) || rbp8 >= (1u << RBP_BITS) ||

@@ -8,9 +8,10 @@
  * CFA is read from a slot at rbp minus a constant and rbp is saved at rbp
  * (LB_RULE_DEREF: DW_CFA_def_cfa_expression `breg6 N; deref` with rbp's
  * DW_CFA_expression `breg6 0`). Anything else
- * (CFA expressions as in PLT stubs and the sigreturn trampoline, signal
- * frames, registers saved in registers) is LB_RULE_UNKNOWN, and a walk
- * stops there cleanly. An undefined return address (_start, clone) is
+ * (CFA expressions as in PLT stubs, registers saved in registers) is
+ * LB_RULE_UNKNOWN, and a walk stops there cleanly. The sigreturn
+ * trampoline's FDE, marked as a signal frame, is LB_RULE_SIGNAL: its CFA
+ * expression is not read, as the frame's layout is the kernel's ABI. An undefined return address (_start, clone) is
  * LB_RULE_END: the outermost frame.
  *
  * Invariants: no malloc, no lock, no system call, no pthread key, no file
@@ -34,6 +35,9 @@ enum lb_rule_kind {
     LB_RULE_END = 2,     /* the outermost frame (return address undefined) */
     LB_RULE_DEREF = 3,   /* CFA = *(rbp + cfa_off), cfa_off < 0; rbp saved at rbp;
                           * the return address at CFA-8 */
+    LB_RULE_SIGNAL = 4,  /* the kernel's signal frame (an FDE whose CIE says 'S':
+                          * glibc's __restore_rt): the interrupted registers are in
+                          * the ucontext at the handler's CFA. Never cached. */
 };
 
 typedef struct lb_frame_rule {

@@ -1,4 +1,5 @@
 #include "report/writer/symbolize.h"
+#include "common/marker_frames.h"
 #include "common/module_name.h"
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
@@ -9,6 +10,8 @@
 #include "report/writer/symindex.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
 #include <dwarf.h>
 #include <stdbool.h>
 #include <elfutils/libdw.h>
@@ -184,9 +187,35 @@ static Dwfl_Module *module_at(lb_symbolizer_t *s, uintptr_t pc, bool *retired)
     return s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
 }
 
+/* The name of one of lockblame's marker frames (common/marker_frames.h):
+ * "[signal SIGUSR1]"; NULL for a marker pc it does not know. The writer
+ * runs on one thread: the names are built once, in static storage. */
+static const char *marker_frame_name(uintptr_t pc)
+{
+    static char signal_names[256][32];
+    int signo;
+    if (!lb_signal_frame_marker(pc, &signo))
+        return NULL;
+    if (!signo)
+        return "[signal]";
+    char *name = signal_names[signo];
+    if (!name[0]) {
+        const char *abbrev = sigabbrev_np(signo);
+        if (abbrev)
+            snprintf(name, sizeof signal_names[0], "[signal SIG%s]", abbrev);
+        else
+            snprintf(name, sizeof signal_names[0], "[signal %d]", signo);
+    }
+    return name;
+}
+
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
+    if (lb_marker_frame_pc(pc)) {
+        out->function = marker_frame_name(pc);
+        return;
+    }
     bool retired;
     Dwfl_Module *mod = module_at(s, pc, &retired);
     bool indexed = false; /* mod's function symbols were all consulted */

@@ -1,0 +1,36 @@
+/* Frames that lockblame itself puts into a call path, as pcs no code
+ * has: the sampler stores them (src/sampler/unwind.c), the writer names
+ * them (src/report/writer/symbolize.c), and the CLI reads them back by
+ * name as runtime frames, never a release site (common/runtime_frames.h).
+ * Their names start with '['.
+ *
+ *   LB_SIGNAL_FRAME_PC(N)  "[signal SIGNAME]": the kernel's signal frame
+ *                          of signal N ("[signal]": N = 0, not known);
+ *                          below it in the path is the code the signal
+ *                          interrupted, above it the handler.
+ *
+ * The pcs lie in the last page of the address space, which no x86-64
+ * user mapping reaches. Header-only; depends on nothing. */
+#ifndef LB_COMMON_MARKER_FRAMES_H
+#define LB_COMMON_MARKER_FRAMES_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LB_MARKER_FRAME_BASE      ((uintptr_t)0xfffffffffffff000u)
+#define LB_SIGNAL_FRAME_PC(signo) (LB_MARKER_FRAME_BASE + 0x100u + (uintptr_t)((signo)&0xff))
+
+/* pc is a marker frame of lockblame's. */
+static inline bool lb_marker_frame_pc(uintptr_t pc)
+{
+    return pc >= LB_MARKER_FRAME_BASE;
+}
+
+/* pc is a signal-frame marker; *signo: its signal, 0 if not known. */
+static inline bool lb_signal_frame_marker(uintptr_t pc, int *signo)
+{
+    if (pc < LB_SIGNAL_FRAME_PC(0) || pc > LB_SIGNAL_FRAME_PC(0xff))
+        return false;
+    *signo = (int)(pc - LB_SIGNAL_FRAME_PC(0));
+    return true;
+}
+#endif
