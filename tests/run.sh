@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Test runner for lockblame.
 #
-# Discovers
-#   build/tests/unit/*          compiled unit tests (from tests/unit/*.c)
-#   tests/integration/*.sh      integration drivers
-# and runs each in its own process under `timeout`, with its output captured
-# to build/tests/logs/<kind>.<name>.log. A log is printed only when its test
-# fails. Prints "PASS name" or "FAIL name (reason)" per test, then exactly one
-# line "N passed, M failed". Exits 1 if any test failed.
+# Two tiers, each test in its own process under `timeout`:
+#   quick (default; make check)  build/tests/unit/* (compiled from tests/unit/*.c)
+#                                and tests/integration/*.sh: results only, never
+#                                a time, rate or resource limit
+#   slow (--slow; make check-slow)  tests/slow/*.sh: soak and scale tests, each
+#                                with its own stated, generous limits
+# A test's output goes to build/tests/logs/<kind>.<name>.log, printed only
+# when the test fails. Exit status 0 is a pass; 77 means the test cannot run
+# here (a missing program or kernel feature): it is a skip, and the reason
+# is the text after "SKIP: " on the last line of its log that starts so.
+# Prints "PASS name (secs)", "FAIL name (reason)" or "SKIP name (reason)"
+# per test, then, as its last line, exactly "N passed, M failed, K skipped".
+# Exits 1 if any test failed.
 #
-# Usage: tests/run.sh [PATTERN...]   run only tests whose name contains a PATTERN
+# Usage: tests/run.sh [--slow] [PATTERN...]   only tests whose name contains a PATTERN
 # Environment:
-#   LOCKBLAME_TEST_TIMEOUT  seconds per test (default 120)
+#   LOCKBLAME_TEST_TIMEOUT  seconds per test (default 120; 900 with --slow)
 #   BUILD                   build directory (default build)
 #
 # Tests see ROOT (absolute repository root), BUILD (absolute), LOCKBLAME_LIB,
@@ -23,7 +29,17 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-TIMEOUT=${LOCKBLAME_TEST_TIMEOUT:-120}
+tier=quick
+if [ "${1:-}" = --slow ]; then
+    tier=slow
+    shift
+fi
+if [ $tier = slow ]; then
+    TIMEOUT=${LOCKBLAME_TEST_TIMEOUT:-900}
+else
+    TIMEOUT=${LOCKBLAME_TEST_TIMEOUT:-120}
+fi
+SKIP_STATUS=77
 LOGDIR=$BUILD/tests/logs
 mkdir -p "$LOGDIR"
 
@@ -47,19 +63,32 @@ selected() {
     return 1
 }
 
-# name|command... pairs, in run order: unit tests first, they are quick.
+# kind/name, in run order: unit tests first, they are quick.
 tests=()
-for t in "$BUILD"/tests/unit/*; do
-    [ -f "$t" ] && [ -x "$t" ] || continue
-    tests+=("unit/$(basename "$t")")
-done
-for t in tests/integration/*.sh; do
+if [ $tier = quick ]; then
+    for t in "$BUILD"/tests/unit/*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        tests+=("unit/$(basename "$t")")
+    done
+    drivers=tests/integration
+else
+    drivers=tests/slow
+fi
+for t in "$drivers"/*.sh; do
     [ -f "$t" ] || continue
-    tests+=("integration/$(basename "$t" .sh)")
+    tests+=("${drivers#tests/}/$(basename "$t" .sh)")
 done
+
+# skip_reason LOG: what a skipped test said it needed.
+skip_reason() {
+    local why
+    why=$(sed -n 's/^SKIP: //p' "$1" | tail -n 1)
+    echo "${why:-exit $SKIP_STATUS, no reason given}"
+}
 
 passed=0
 failed=0
+skipped=0
 for name in "${tests[@]}"; do
     selected "$name" "$@" || continue
     kind=${name%%/*}
@@ -68,7 +97,7 @@ for name in "${tests[@]}"; do
     if [ "$kind" = unit ]; then
         cmd=("$BUILD/tests/unit/$base")
     else
-        cmd=(bash "tests/integration/$base.sh")
+        cmd=(bash "tests/$kind/$base.sh")
     fi
     start=$(date +%s.%N)
     timeout -k 10 "$TIMEOUT" "${cmd[@]}" </dev/null >"$log" 2>&1
@@ -77,6 +106,11 @@ for name in "${tests[@]}"; do
     if [ $rc -eq 0 ]; then
         echo "PASS $name (${secs}s)"
         passed=$((passed + 1))
+        continue
+    fi
+    if [ $rc -eq $SKIP_STATUS ]; then
+        echo "SKIP $name ($(skip_reason "$log"))"
+        skipped=$((skipped + 1))
         continue
     fi
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
@@ -93,5 +127,5 @@ for name in "${tests[@]}"; do
     failed=$((failed + 1))
 done
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

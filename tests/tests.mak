@@ -1,7 +1,12 @@
 # Tests: included by the root Makefile.
 #
-#   make check                 build everything, then run tests/run.sh
+#   make check                 build everything, then run tests/run.sh: the unit
+#                              tests and tests/integration/*.sh, which assert
+#                              results only (never a time, rate or resource limit)
 #   make check TESTS=handoff   run only tests whose name contains "handoff"
+#   make check-slow            the slow tier, tests/slow/*.sh (tests/run.sh --slow):
+#                              soak and scale tests with stated, generous limits,
+#                              for a quiet machine; TESTS selects as for check
 #
 # Unit tests: tests/unit/NAME.c -> $(BUILD)/tests/unit/NAME, one file per
 # module. They compile against src/ headers and tests/check.h, and link the
@@ -41,11 +46,14 @@ TEST_WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer \
 TEST_USER_CFLAGS  := -O2 -g -pthread -D_GNU_SOURCE -Itests/workloads -Wall -Wextra
 TEST_USER_CXXFLAGS := -O2 -g -pthread -Itests/workloads -Wall -Wextra
 
-.PHONY: check tests
+.PHONY: check check-slow tests
 tests: $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS)
 
 check: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) $(BUILD)/demo/taskqueue bench-progs
 	@tests/run.sh $(TESTS)
+
+check-slow: all $(TEST_UNIT_BINS) $(TEST_WORKLOAD_BINS) $(TEST_USER_BINS) bench-progs
+	@tests/run.sh --slow $(TESTS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_CORE_OBJS)
 	@mkdir -p $(dir $@)
@@ -58,6 +66,11 @@ $(BUILD)/tests/workloads/%: tests/workloads/%.c
 $(BUILD)/tests/workloads_user/%: tests/workloads_user/%.c
 	@mkdir -p $(dir $@)
 	gcc $(TEST_USER_CFLAGS) -MMD -MP -o $@ $< -lm
+
+# OpenMP programs (omp_*.c) are built as their users build them, with libgomp.
+$(BUILD)/tests/workloads_user/omp_%: tests/workloads_user/omp_%.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -fopenmp -MMD -MP -o $@ $< -lm
 
 $(BUILD)/tests/workloads_user/%: tests/workloads_user/%.cc
 	@mkdir -p $(dir $@)

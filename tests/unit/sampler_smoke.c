@@ -64,18 +64,38 @@ static lb_thread_t *attached(lb_thread_t *const *slot)
     return t;
 }
 
+static uint64_t burner_cpu_ns; /* the burner's CPU clock once it stopped sampling */
+
 static void *burner(void *arg)
 {
     lb_thread_t *t = new_record();
     __atomic_store_n((lb_thread_t **)arg, t, __ATOMIC_RELEASE);
     sink = smoke_hot_spin(300 * 1000000u);
     lb_sampler_thread_stop(t);
+    burner_cpu_ns = lb_thread_cpu_ns();
     return NULL;
 }
 
 static bool in_hot(uintptr_t pc)
 {
     return pc >= (uintptr_t)__start_lb_smoke_hot && pc < (uintptr_t)__stop_lb_smoke_hot;
+}
+
+/* The work samples of the nodes at or below the hot function: the loop,
+ * and the CPU clock reads it makes (where a busy machine's preemptions
+ * put more of the samples: 20% of them beside two busy loops). */
+static uint64_t under_hot(lb_cct_t *cct)
+{
+    uint64_t sum = 0;
+    for (uint32_t id = 1; id < cct->nodes; id++) {
+        lb_cct_node_t *n = lb_cct_node(cct, id);
+        for (lb_cct_node_t *up = n; up && up->depth; up = lb_cct_node(cct, up->parent))
+            if (in_hot(up->pc)) {
+                sum += n->m.work_samples;
+                break;
+            }
+    }
+    return sum;
 }
 
 /* The node with the most work samples. */
@@ -106,7 +126,7 @@ static void run_burner(void)
 
     lb_cct_node_t *hot = hottest(t->cct);
     /* Work from samples; the credit node (lockblame_unsampled_cpu) holds
-     * the CPU time no sample saw, here at most a scheduler tick's worth. */
+     * the CPU time no sample saw. */
     uint64_t total = 0, credited = 0;
     for (uint32_t id = 0; id < t->cct->nodes; id++) {
         uint64_t w = lb_cct_node(t->cct, id)->m.work_samples;
@@ -115,7 +135,21 @@ static void run_burner(void)
         else
             total += w;
     }
-    ASSERT_TRUE(credited <= 20);
+    /* With a time event every period of the burner's CPU time is work: a
+     * sample's, or the credit's. A CPU-time timer is checked at scheduler
+     * ticks the thread runs at, and on a machine busy with other processes
+     * it misses some (10-40% beside two busy loops on 2 cores): the credit
+     * makes up for them, to the period (rounding at each end). A count
+     * event (cycles) has no such residue. */
+    if (lb_sampler_period_is_time()) {
+        long long periods = llround((double)burner_cpu_ns / lb_sampler_ns_per_sample());
+        printf("# burner CPU %llu ns: %lld periods, %llu sampled + %llu credited\n",
+               (unsigned long long)burner_cpu_ns, periods, (unsigned long long)total,
+               (unsigned long long)credited);
+        ASSERT_LE(llabs((long long)(total + credited) - periods), 2);
+    } else {
+        ASSERT_LE(credited, 20);
+    }
     Dl_info info;
     const char *name = dladdr((void *)hot->pc, &info) && info.dli_sname ? info.dli_sname : "?";
     printf("# samples %llu (work %llu), dropped %llu, nodes %u; hottest pc %#lx (%s) "
@@ -126,7 +160,10 @@ static void run_burner(void)
     ASSERT_GT(t->sampler->samples, 100);
     ASSERT_EQ(t->sampler->samples, total);
     ASSERT_TRUE(in_hot(hot->pc));
-    ASSERT_GT(hot->m.work_samples * 10, total * 8); /* > 80% in the hot loop */
+    uint64_t in_loop = under_hot(t->cct);
+    printf("# %llu of %llu work samples in the hot loop or its calls\n",
+           (unsigned long long)in_loop, (unsigned long long)total);
+    ASSERT_GT(in_loop * 10, total * 9); /* > 90% in the hot loop and its calls */
     /* the caller chain above the leaf holds the thread function */
     bool saw_burner = false;
     for (lb_cct_node_t *n = lb_cct_node(t->cct, hot->parent); n && n->depth;
@@ -192,7 +229,9 @@ static void test_quiesce_stops_running_thread(void)
 }
 
 /* After fork the child re-opens its own event and samples itself; the
- * parent's event keeps working. */
+ * parent's event keeps working. Each burns 200 ms of CPU: more than 20
+ * samples each (a CPU-time timer misses ticks on a busy machine, see
+ * run_burner, but not nine in ten). */
 static void test_fork_child_resamples(void)
 {
     unsetenv("LOCKBLAME_EVENT");
@@ -207,7 +246,7 @@ static void test_fork_child_resamples(void)
         lb_sampler_after_fork_child(t);
         sink = smoke_hot_spin(200 * 1000000u);
         lb_sampler_thread_stop(t);
-        _exit(t->sampler->samples - before > 100 ? 0 : 3);
+        _exit(t->sampler->samples - before > 20 ? 0 : 3);
     }
     uint64_t before = t->sampler->samples;
     sink = smoke_hot_spin(200 * 1000000u);
@@ -215,7 +254,7 @@ static void test_fork_child_resamples(void)
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     ASSERT_TRUE(WIFEXITED(st));
     ASSERT_EQ(WEXITSTATUS(st), 0);
-    ASSERT_GT(t->sampler->samples - before, 100);
+    ASSERT_GT(t->sampler->samples - before, 20);
     lb_sampler_thread_stop(t);
 }
 
