@@ -116,9 +116,10 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
                         dst, s.node, s.node, s.frame, src);
     sql[n++] = sqlite3_mprintf(
         "INSERT INTO \"%w\".thread SELECT id + %lld, tid, " FREF("start_frame_id") ", " NREF(
-            "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld"
-                               " FROM \"%w\".thread",
-        dst, s.thread, s.frame, s.node, run_ref, s.run, src);
+            "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld,"
+                               " %s FROM \"%w\".thread",
+        dst, s.thread, s.frame, s.node, run_ref, s.run,
+        version >= 5 ? "runqueue_s, unseen_s" : "NULL, NULL", src);
     sql[n++] = sqlite3_mprintf(
         "INSERT INTO \"%w\".metric SELECT " NREF(
             "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"

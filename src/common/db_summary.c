@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/top_site.h"
+#include "common/unseen.h"
 
 void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
 {
@@ -32,6 +33,19 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
     if (st && sqlite3_step(st) == SQLITE_ROW)
         out->structural_s += sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
+    /* Unseen off-CPU time (no such column before schema version 5: it
+     * stays 0, and no line is printed). */
+    st = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT TOTAL(unseen_s), TOTAL(end_s - start_s),"
+                       " (SELECT TOTAL(wait_s) FROM metric) FROM thread",
+                       -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        out->unseen_s = sqlite3_column_double(st, 0);
+        out->lifetime_s = sqlite3_column_double(st, 1);
+        out->seen_wait_s = sqlite3_column_double(st, 2);
+    }
+    sqlite3_finalize(st);
     /* The release site as the report's default view ranks it. */
     lb_top_site(db, out->top_site, sizeof out->top_site, out->top_object, sizeof out->top_object,
                 &out->top_site_s);
@@ -52,4 +66,11 @@ void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size)
                  n ? " " : "", s->idleness_s > 0 ? 100.0 * s->structural_s / s->idleness_s : 0,
                  s->structural_s);
     }
+}
+
+void lb_db_summary_unseen_line(const lb_db_summary_t *s, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (lb_unseen_notable(s->unseen_s, s->lifetime_s, s->seen_wait_s))
+        lb_unseen_text(buf, size, s->unseen_s, s->lifetime_s, s->seen_wait_s);
 }

@@ -1,5 +1,5 @@
 /* The figures of the one-to-five-line stderr summary, read from a
- * lockblame database (version 2 or 3): the library prints them for its
+ * lockblame database (any version): the library prints them for its
  * own process, `lockblame run` for the whole run. Depends on nothing but
  * SQLite. */
 #ifndef LB_COMMON_DB_SUMMARY_H
@@ -17,6 +17,10 @@ typedef struct lb_db_summary {
     char top_object[16]; /* kind of the top site */
     int processes;       /* rows of run */
     double structural_s; /* of idleness: joins and threads parked until shutdown */
+    double unseen_s;     /* off CPU in no seen wait, all threads (common/unseen.h);
+                          * 0 in databases older than schema version 5 */
+    double lifetime_s;   /* the threads' lifetimes, summed */
+    double seen_wait_s;  /* the waits lockblame saw, as the threads timed them */
 } lb_db_summary_t;
 
 /* Fill *out from the database in db's main schema. Fields it cannot read
@@ -26,4 +30,8 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out);
  * top release site, and where structural waits (reported apart) outweigh
  * it, how much of the idleness they are. */
 void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size);
+/* The summary's unseen-waits line, into buf (empty: none to print): when
+ * the threads were off CPU in waits lockblame cannot see for a notable
+ * share of their lives (common/unseen.h). */
+void lb_db_summary_unseen_line(const lb_db_summary_t *s, char *buf, size_t size);
 #endif

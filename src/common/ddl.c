@@ -11,7 +11,8 @@ const char *const lb_ddl_tables[] = {
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
  * sync_object.run_id) and dropped run's single-row check; version 4
- * appended sync_object.sampled_waits. */
+ * appended sync_object.sampled_waits; version 5 thread.runqueue_s and
+ * thread.unseen_s. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -25,7 +26,7 @@ static const char *const columns[] = {
     "(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER, depth INTEGER)",
     "(id INTEGER PRIMARY KEY, tid INTEGER, start_frame_id INTEGER,"
     " creator_node_id INTEGER, start_s REAL, end_s REAL, cpu_s REAL, samples INTEGER,"
-    " samples_dropped INTEGER, run_id INTEGER)",
+    " samples_dropped INTEGER, run_id INTEGER, runqueue_s REAL, unseen_s REAL)",
     "(node_id INTEGER, thread_id INTEGER, work_s REAL, overhead_s REAL,"
     " wait_s REAL, idle_mutex_s REAL, idle_spin_s REAL, idle_rwlock_s REAL, idle_cond_s REAL,"
     " idle_barrier_s REAL, idle_sem_s REAL, idle_join_s REAL, blamed_count INTEGER,"

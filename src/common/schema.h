@@ -5,10 +5,12 @@
  *
  * Version history: 1 = first release; 2 added metric.idle_undirected_s;
  * 3 holds a process tree: run has a row per process image (ppid, exec_gen,
- * proc_start, run_key), thread and sync_object name their run row (run_id).
+ * proc_start, run_key), thread and sync_object name their run row (run_id);
+ * 4 added sync_object.sampled_waits; 5 added thread.runqueue_s and
+ * thread.unseen_s (off-CPU time no seen wait explains).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 4
+#define LB_SCHEMA_VERSION 5
 #endif

@@ -14,6 +14,7 @@
 #include "core/undirected.h"
 #include "util/clock.h"
 #include "util/pages.h"
+#include "util/run_delay.h"
 
 LB_TLS lb_thread_t *lb_self;
 
@@ -72,6 +73,13 @@ void lb_thread_detach(lb_thread_t *self)
     lb_hooks_thread(LB_THREAD_STOP, self);
     self->cpu_ns = lb_thread_cpu_ns();
     self->end_ns = lb_now_ns();
+    self->run_delay_ns = UINT64_MAX;
+    /* The run delay tells a thread that was off CPU because the CPUs were
+     * busy from one blocked where lockblame does not look (report/writer
+     * tables.c). Read only when the thread was off CPU long enough for
+     * it to matter: a thread that exits at once pays no /proc read. */
+    if (self->end_ns - self->start_ns > self->cpu_ns + LB_RUN_DELAY_MIN_OFF_CPU_NS)
+        lb_run_delay_ns(0, &self->run_delay_ns);
     /* From here this thread's remaining lock calls (TLS destructors) go
      * straight to glibc, so its tables have no writer but a joiner. */
     lb_self = NULL;

@@ -9,9 +9,9 @@
  *
  * Invariants:
  *  - A record is created by its own thread (trampoline or lazily) and is
- *    written only by that thread, except `exited`/`cpu_ns_at_exit`, set by
- *    the thread itself at exit, and the final write, which reads all
- *    records after lb_sampler_quiesce().
+ *    written only by that thread, except `exited`, `cpu_ns`, `end_ns` and
+ *    `run_delay_ns`, set by the thread itself at exit, and the final
+ *    write, which reads all records after lb_sampler_quiesce().
  *  - Records come from the arena and are never freed; they are linked into
  *    a push-only registry list (lock-free CAS push), so the writer can walk
  *    all threads, live and exited. When a thread exits, its big per-thread
@@ -100,6 +100,8 @@ typedef struct lb_thread {
     uint32_t creator_node;     /* node of that call in the creator's CCT */
     uint64_t start_ns, end_ns; /* monotonic */
     uint64_t cpu_ns;           /* thread CPU time at exit (or at the write) */
+    uint64_t run_delay_ns;     /* at exit: time runnable but waiting for a CPU (schedstat);
+                                * UINT64_MAX when unknown or not read (see lb_thread_detach) */
     bool exited;
     uint32_t compacting;        /* 1 while lb_thread_detach moves data to the arena */
     struct lb_site *kept_sites; /* the used site slots, once exited */

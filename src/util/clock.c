@@ -1,10 +1,9 @@
 /* The TSC-scaled monotonic clock: eligibility and calibration (clock.h). */
 #include "util/clock.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+
+#include "util/read_head.h"
 
 #define LB_TSC_CALIBRATE_NS 50000000ull /* 50 ms: the scale to ~1e-6 */
 
@@ -21,25 +20,6 @@ enum {
 /* The calibration's first reading (TSC_MEASURING), taken at setup. */
 static uint64_t start_tsc, start_ns;
 
-/* Up to size-1 bytes of path, NUL-terminated; raw system calls (none is a
- * cancellation point). Returns the length read, or -1. */
-static long read_head(const char *path, char *buf, size_t size)
-{
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t got = 0;
-    while (got + 1 < size) {
-        long n = syscall(SYS_read, (int)fd, buf + got, size - 1 - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    syscall(SYS_close, (int)fd);
-    buf[got] = '\0';
-    return (long)got;
-}
-
 /* Whether the space-separated word occurs in line (up to its newline). */
 static bool has_word(const char *line, const char *word)
 {
@@ -55,11 +35,11 @@ static bool has_word(const char *line, const char *word)
 static bool tsc_eligible(void)
 {
     char buf[8192];
-    if (read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
-                  sizeof buf) < 0 ||
+    if (lb_read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+                     sizeof buf) < 0 ||
         strcmp(buf, "tsc\n") != 0)
         return false;
-    if (read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
+    if (lb_read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
         return false;
     const char *flags = strstr(buf, "\nflags");
     return flags && has_word(flags + 1, "constant_tsc") && has_word(flags + 1, "nonstop_tsc");

@@ -17,7 +17,7 @@ Every database follows docs/SCHEMA.md (version 1) exactly. The fixture set:
                 duration 1.50 -> 1.20 s (speedup 1.25x). For compare both ways.
   other.db      fixed.db's contents, but the run is of another program
                 ("./other_bench 2"): compare must warn.
-  v2.db         base.db with meta.schema_version = '5' (newer than the CLI reads).
+  v2.db         base.db with meta.schema_version = '99' (newer than the CLI reads).
   truncated.db  the first half of base.db's bytes.
   corrupt.db    base.db with a page in the middle overwritten.
   notable.db    a SQLite file with only the meta table.
@@ -251,7 +251,7 @@ def fixture_set(out):
     fixed = scaled_metrics(2, push12=0.15, pop22=0.20, compute=2.10, steal=0.0, qpush=0.05)
     build(p("fixed.db"), "fixed", 2, fixed, 4, 5, duration=1.20)
     build(p("other.db"), "fixed", 2, fixed, 4, 5, duration=1.20, command="./other_bench 2")
-    build(p("v2.db"), "base", 2, base_metrics(), 0, 1, schema_version="5")
+    build(p("v2.db"), "base", 2, base_metrics(), 0, 1, schema_version="99")
     data = open(p("base.db"), "rb").read()
     with open(p("truncated.db"), "wb") as f:
         f.write(data[: len(data) // 2])

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/unseen.h"
 #include "report/cli/accounting.h"
 #include "report/cli/views.h"
 
@@ -259,6 +260,11 @@ static void print_header(struct lb_profile *p, FILE *out)
         const char *warning = lb_accounting_warning(&a);
         if (warning)
             header_row(out, "warning", warning);
+    }
+    if (t->unseen_notable) {
+        char text[512];
+        lb_unseen_text(text, sizeof text, t->unseen, t->lifetime, t->wait);
+        header_row(out, "unseen", text);
     }
     lb_buf_reset(&b);
     if (lb_waiters_hint(p, &b))

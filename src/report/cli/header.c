@@ -1,11 +1,13 @@
 /*
  * header.c - the run header printed above table-format reports: command,
  * event, threads, duration, the effort totals and the conservation line
- * (blame + hand-off + unattributed = total wait) with the waiters' own sum.
+ * (blame + hand-off + unattributed = total wait) with the waiters' own sum,
+ * and off-CPU time in waits lockblame cannot see where it is notable.
  */
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/unseen.h"
 #include "report/cli/accounting.h"
 #include "report/cli/sampling.h"
 #include "report/cli/views.h"
@@ -85,5 +87,10 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
                 " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
                 t->structural_join + t->structural_parked, t->structural_join, t->structural_parked,
                 t->structural_open);
+    if (t->unseen_notable) {
+        char text[512];
+        lb_unseen_text(text, sizeof text, t->unseen, t->lifetime, t->wait);
+        fprintf(out, "unseen:   %s\n", text);
+    }
     fputc('\n', out);
 }

@@ -85,6 +85,7 @@ struct lb_thread {
     int32_t start_frame; /* frame index, -1 for main/unknown */
     double start_s, end_s, cpu_s;
     int64_t samples, samples_dropped;
+    double unseen_s; /* off CPU in no seen wait (common/unseen.h); 0 before schema version 5 */
 };
 
 struct lb_site {
@@ -133,6 +134,10 @@ struct lb_totals {
     /* structural waits (rule 6): blame on joins, blame of parked waits,
 	 * and the time of parked waits still open at exit (unattributed) */
     double structural_join, structural_parked, structural_open;
+    /* off-CPU time in waits lockblame cannot see (common/unseen.h), the
+     * threads' lifetimes, and whether the header says so */
+    double unseen, lifetime;
+    bool unseen_notable;
 };
 
 /* Which processes a report covers: all (pid 0, comm NULL), or those with

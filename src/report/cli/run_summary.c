@@ -1,6 +1,6 @@
 /*
  * run_summary.c - the lines `lockblame run` prints when PROG has ended:
- * the whole run's database in at most five lockblame: lines, how PROG
+ * the whole run's database in at most six lockblame: lines, how PROG
  * ended when a signal killed it, and why no profile exists when none does.
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
@@ -76,6 +76,9 @@ void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
     char line[512];
 
     lb_db_summary_site_line(&s, line, sizeof line);
+    if (line[0])
+        cli_warn("%s", line);
+    lb_db_summary_unseen_line(&s, line, sizeof line);
     if (line[0])
         cli_warn("%s", line);
     if (killed && sig == SIGKILL && !has_pid(db, child))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/unseen.h"
 #include "report/cli/profile.h"
 
 const char *const lb_metric_names[LB_NMETRICS] = {
@@ -164,6 +165,11 @@ static void compute_totals(struct lb_profile *p)
         t->sync_handoff += p->objs[i].handoff_s;
         t->sync_unattributed += p->objs[i].unattributed_s;
     }
+    for (int32_t i = 0; i < p->nthreads; i++) {
+        t->unseen += p->threads[i].unseen_s;
+        t->lifetime += p->threads[i].end_s - p->threads[i].start_s;
+    }
+    t->unseen_notable = lb_unseen_notable(t->unseen, t->lifetime, t->wait);
 }
 
 void lb_profile_totals(struct lb_profile *p)

@@ -432,13 +432,15 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
         acts++;
     if (o->format == LB_FMT_TABLE) {
         lb_print_header(p, o, stdout);
+        /* Not contention-free when the threads waited out of sight. */
+        const char *unseen = p->totals.unseen_notable ? "; see unseen: above" : "";
         if (!n)
-            printf("(no %s recorded)\n",
-                   o->metric == LB_M_IDLENESS ? "blame" : lb_metric_names[o->metric]);
+            printf("(no %s recorded%s)\n",
+                   o->metric == LB_M_IDLENESS ? "blame" : lb_metric_names[o->metric], unseen);
         else if (acts)
             print_part(p, rows, 0, acts, total, depth, &b);
         else
-            printf("(no blame outside structural waits)\n");
+            printf("(no blame outside structural waits%s)\n", unseen);
         if (acts < n) {
             printf("\nstructural waits (joins, threads parked until shutdown: the program's"
                    " shape, not contention):\n");

@@ -15,4 +15,7 @@ void lb_summary_print(sqlite3 *db, const char *path)
     lb_db_summary_site_line(&s, line, sizeof line);
     if (line[0])
         lb_warn("%s", line);
+    lb_db_summary_unseen_line(&s, line, sizeof line);
+    if (line[0])
+        lb_warn("%s", line);
 }

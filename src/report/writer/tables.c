@@ -20,6 +20,7 @@
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
+#include "util/run_delay.h"
 
 static uint64_t cpu_ns_of(const lb_thread_t *t)
 {
@@ -35,9 +36,32 @@ static uint64_t cpu_ns_of(const lb_thread_t *t)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The time t was runnable but waiting for a CPU, in seconds, or -1 when
+ * unknown: an exited thread's as it read it at exit, a live one's now. */
+static double run_delay_s_of(const lb_thread_t *t)
+{
+    uint64_t ns = UINT64_MAX;
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+        ns = t->run_delay_ns;
+    else if (!lb_run_delay_ns(t->tid, &ns))
+        ns = UINT64_MAX;
+    return ns == UINT64_MAX ? -1 : ns / 1e9;
+}
+
+/* thread.unseen_s, once the thread and metric rows are in: the time each
+ * thread was neither on a CPU, nor runnable waiting for one, nor in a wait
+ * lockblame saw (docs/SCHEMA.md). Spin waits are on CPU and in wait_s
+ * both, which can only lower the figure: it never exceeds the truth. */
+static void set_unseen(writer_t *w)
+{
+    lb_wsql(w, "UPDATE thread SET unseen_s = MAX(0, end_s - start_s - cpu_s"
+               " - COALESCE(runqueue_s, 0)"
+               " - (SELECT TOTAL(wait_s) FROM metric m WHERE m.thread_id = thread.id))");
+}
+
 void lb_tables_threads(writer_t *w)
 {
-    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1)");
+    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1,?,0)");
     if (!st)
         return;
     uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
@@ -54,9 +78,13 @@ void lb_tables_threads(writer_t *w)
         sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
+        double run_delay = run_delay_s_of(t);
+        if (run_delay >= 0)
+            sqlite3_bind_double(st, 10, run_delay);
         lb_wstep(st);
     }
     sqlite3_finalize(st);
+    set_unseen(w);
 }
 
 /* One site row, added to the row already there (another thread image's,
