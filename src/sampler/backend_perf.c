@@ -1,5 +1,5 @@
 /* The perf_event backend: one event per thread (generic events encoded
- * here, named PMU events by libpfm4, loaded on demand: pfm_lazy.c),
+ * here, named PMU events by libpfm4, loaded on demand: util/lazy_pfm.c),
  * counting user mode only, delivering its overflow signal to its own
  * thread (F_SETOWN_EX + F_OWNER_TID, F_SETSIG).
  *
@@ -48,8 +48,8 @@
 
 #include "common/pfm_encode.h"
 #include "sampler/backend.h"
-#include "sampler/pfm_lazy.h"
 #include "sampler/sampler.h"
+#include "util/lazy_deps.h"
 
 static struct perf_event_attr lb_perf_attr;
 
@@ -95,7 +95,7 @@ static int lb_perf_open_self(void)
 
 /* The events the sampler chooses by itself, encoded as libpfm4 would
  * (its "perf" PMU table maps these names to the kernel's generic events),
- * so that a default run never loads libpfm4 (pfm_lazy.c). True if name is
+ * so that a default run never loads libpfm4 (util/lazy_pfm.c). True if name is
  * one of them. */
 static bool lb_perf_generic_encode(const char *name, struct perf_event_attr *attr)
 {

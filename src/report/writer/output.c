@@ -19,8 +19,8 @@
 #include "common/db_name.h"
 #include "common/ddl.h"
 #include "common/version.h"
-#include "report/writer/lazy_deps.h"
 #include "util/clock.h"
+#include "util/lazy_deps.h"
 #include "util/log.h"
 
 /* Concurrent exits wait for each other this long (ms): a make -j of a big
@@ -105,7 +105,7 @@ static int check_existing(const char *path)
     if (run && *run)
         return 0;
     char why[256];
-    if (!lb_writer_sqlite_open(why, sizeof why)) {
+    if (!lb_sqlite_open(why, sizeof why)) {
         lb_warn("cannot check output %s (%s); not profiling", path, why);
         return -1;
     }

@@ -5,9 +5,9 @@
 #include "report/writer/debuginfo_find.h"
 #include "report/writer/exe_alias.h"
 #include "core/retired_modules.h"
-#include "report/writer/lazy_deps.h"
 #include "report/writer/symbols_fallback.h"
 #include "report/writer/symindex.h"
+#include "util/lazy_deps.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -77,7 +77,7 @@ static Dwfl *open_retired(void)
 
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
-    if (!lb_writer_debuginfo_open())
+    if (!lb_debuginfo_libs_open())
         return NULL;
     lb_symbolizer_t *s = calloc(1, sizeof *s);
     if (!s)

@@ -6,7 +6,7 @@
  * returned names stay valid. All memory comes from malloc: this runs in
  * the writer, never in a signal handler or a lock wrapper. */
 #include "report/writer/symbols_fallback.h"
-#include "report/writer/lazy_deps.h"
+#include "util/lazy_deps.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -101,7 +101,7 @@ static Elf_Scn *section_named(Elf *e, const char *want)
 /* xz-decompress in[0..len) into a malloc'd buffer; NULL on any error. */
 static unsigned char *unxz(const unsigned char *in, size_t len, size_t *out_len)
 {
-    if (!lb_writer_lzma_open())
+    if (!lb_lzma_open())
         return NULL;
     lzma_stream st = LZMA_STREAM_INIT;
     size_t cap = len * 4 + 4096;
@@ -216,7 +216,7 @@ static fb_module_t *load(const char *path, const char *root)
         free(m);
         return NULL;
     }
-    int fd = lb_writer_debuginfo_open() && elf_version(EV_CURRENT) != EV_NONE
+    int fd = lb_debuginfo_libs_open() && elf_version(EV_CURRENT) != EV_NONE
                  ? open(path, O_RDONLY | O_CLOEXEC)
                  : -1;
     Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;

@@ -16,13 +16,13 @@
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
-#include "report/writer/lazy_deps.h"
 #include "report/writer/output.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
+#include "util/lazy_deps.h"
 #include "util/log.h"
 
 int lb_wsql(writer_t *w, const char *sql)
@@ -124,7 +124,7 @@ int lb_write_profile(const char *reason)
     if (!recorded_something())
         return 0; /* nothing to say: no file, no line (an exec hands on) */
     char why[256];
-    if (!lb_writer_sqlite_open(why, sizeof why)) {
+    if (!lb_sqlite_open(why, sizeof why)) {
         lb_warn("cannot write profile %s: %s", lb_output_path(), why);
         return -1;
     }

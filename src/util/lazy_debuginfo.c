@@ -1,88 +1,26 @@
-/* The writer's libraries (SQLite, libdw, libelf, liblzma), opened at the
- * first exit write that needs them rather than at every process start:
- * see util/lazy_lib.h for why and for the failure contract. Each stub
- * below has the name and prototype its library's header declares (the
- * compiler checks them against it) and is hidden. lb_writer_libs_open is
- * the writer's one check before any of them is called. */
-#include "report/writer/lazy_deps.h"
+/* libdw and libelf, opened at the first exit write that names frames
+ * (see util/lazy_lib.h for why and for the failure contract;
+ * util/lazy_deps.h for where the stubs sit). Each stub has the name and
+ * prototype its library's header declares (the compiler checks them
+ * against it) and is hidden; lb_debuginfo_libs_open is the check before
+ * any of them. */
+#include "util/lazy_deps.h"
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <lzma.h>
-#include <sqlite3.h>
-#include <stdarg.h>
 
 #include "util/lazy_lib.h"
 
-static LB_LAZY_LIB(sqlite_lib, "libsqlite3.so.0");
 static LB_LAZY_LIB(dw_lib, "libdw.so.1");
 static LB_LAZY_LIB(elf_lib, "libelf.so.1");
-static LB_LAZY_LIB(lzma_lib, "liblzma.so.5");
 
-bool lb_writer_sqlite_open(char *why, unsigned whylen)
-{
-    return lb_lazy_lib_open(&sqlite_lib, why, whylen);
-}
-
-bool lb_writer_debuginfo_open(void)
+bool lb_debuginfo_libs_open(void)
 {
     char why[256];
     return lb_lazy_lib_open(&dw_lib, why, sizeof why) &&
            lb_lazy_lib_open(&elf_lib, why, sizeof why);
-}
-
-bool lb_writer_lzma_open(void)
-{
-    char why[256];
-    return lb_lazy_lib_open(&lzma_lib, why, sizeof why);
-}
-
-/* --- SQLite --------------------------------------------------------------- */
-LB_LAZY_FN(sqlite_lib, int, sqlite3_open_v2, (const char *f, sqlite3 **db, int fl, const char *vfs),
-           (f, db, fl, vfs))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_close, (sqlite3 * db), (db))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_exec,
-           (sqlite3 * db, const char *sql, int (*cb)(void *, int, char **, char **), void *arg,
-            char **err),
-           (db, sql, cb, arg, err))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_prepare_v2,
-           (sqlite3 * db, const char *sql, int n, sqlite3_stmt **st, const char **tail),
-           (db, sql, n, st, tail))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_step, (sqlite3_stmt * st), (st))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_reset, (sqlite3_stmt * st), (st))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_finalize, (sqlite3_stmt * st), (st))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_clear_bindings, (sqlite3_stmt * st), (st))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_double, (sqlite3_stmt * st, int i, double v), (st, i, v))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_int, (sqlite3_stmt * st, int i, int v), (st, i, v))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_int64, (sqlite3_stmt * st, int i, sqlite3_int64 v),
-           (st, i, v))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_null, (sqlite3_stmt * st, int i), (st, i))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_text,
-           (sqlite3_stmt * st, int i, const char *v, int n, void (*free_fn)(void *)),
-           (st, i, v, n, free_fn))
-LB_LAZY_FN(sqlite_lib, double, sqlite3_column_double, (sqlite3_stmt * st, int i), (st, i))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_column_int, (sqlite3_stmt * st, int i), (st, i))
-LB_LAZY_FN(sqlite_lib, sqlite3_int64, sqlite3_column_int64, (sqlite3_stmt * st, int i), (st, i))
-LB_LAZY_FN(sqlite_lib, const unsigned char *, sqlite3_column_text, (sqlite3_stmt * st, int i),
-           (st, i))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_handler, (sqlite3 * db, int (*fn)(void *, int), void *arg),
-           (db, fn, arg))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_timeout, (sqlite3 * db, int ms), (db, ms))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_errcode, (sqlite3 * db), (db))
-LB_LAZY_FN(sqlite_lib, const char *, sqlite3_errmsg, (sqlite3 * db), (db))
-LB_LAZY_VOID(sqlite_lib, sqlite3_free, (void *p), (p))
-LB_LAZY_FN(sqlite_lib, char *, sqlite3_vmprintf, (const char *fmt, va_list ap), (fmt, ap))
-
-/* Variadic: forwarded through the va_list form (SQLite's own %q/%w). */
-char *sqlite3_mprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = sqlite3_vmprintf(fmt, ap);
-    va_end(ap);
-    return s;
 }
 
 /* --- libdw (DWARF: function names, inlines, file:line) --------------------- */
@@ -172,9 +110,3 @@ LB_LAZY_FN(elf_lib, GElf_Sym *, gelf_getsym, (Elf_Data * d, int i, GElf_Sym *dst
 LB_LAZY_FN(elf_lib, size_t, gelf_getnote,
            (Elf_Data * d, size_t off, GElf_Nhdr *res, size_t *name_off, size_t *desc_off),
            (d, off, res, name_off, desc_off))
-
-/* --- liblzma (MiniDebugInfo: .gnu_debugdata) -------------------------------- */
-LB_LAZY_FN(lzma_lib, lzma_ret, lzma_stream_decoder,
-           (lzma_stream * s, uint64_t memlimit, uint32_t flags), (s, memlimit, flags))
-LB_LAZY_FN(lzma_lib, lzma_ret, lzma_code, (lzma_stream * s, lzma_action a), (s, a))
-LB_LAZY_VOID(lzma_lib, lzma_end, (lzma_stream * s), (s))
