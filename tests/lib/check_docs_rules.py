@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Citations of docs/DESIGN.md resolve, and the tree speaks in the present
 tense. Usage: check_docs_rules.py ROOT [FILE ...] (FILEs relative to ROOT;
-default: the files git knows under src/, tests/, docs/ and README.md).
+default: the files git tracks under src/, tests/, docs/ and README.md).
 Prints one line per problem and exits 1 if there is any.
 
 Checks:
@@ -37,9 +37,8 @@ DATE_LITERAL = re.compile(r"(['\"])20[0-9]{2}-[01][0-9]-[0-3][0-9]\1")
 
 
 def tree_files(root):
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "--", "src", "tests",
-                          "docs", "README.md"], cwd=root, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(["git", "ls-files", "--", "src", "tests", "docs", "README.md"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
     return [f for f in out.split("\n") if f]
 
 

@@ -67,3 +67,13 @@ ground_truth_blame() {
         || fail "lockblame report --format json exited $?"
     python3 "$TESTLIB/check_blame.py" --tol "$tol" "$tmp/gt.json" "$tmp/report.json" "$tmp/out.db"
 }
+
+# top_site_is NAME: fail unless the first row of $tmp/report.json (the
+# release-site report that ground_truth_blame wrote) is the function NAME.
+top_site_is() {
+    local top
+    top=$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r[0]["function"] if r else "")' \
+        "$tmp/report.json")
+    [ "$top" = "$1" ] || fail "top release site is '$top', expected $1"
+    echo "top release site: $top"
+}
