@@ -47,6 +47,7 @@ struct lb_wait_deferred;      /* blame/wait_deferred.h */
 struct lb_mon;                /* blame/mon.h */
 struct lb_spin_counts;        /* locks/spin_counts.h */
 struct lb_spin_count;         /* locks/spin_counts.h */
+struct lb_omp_share;          /* sampler/omp_share.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
@@ -88,6 +89,8 @@ typedef struct lb_thread {
     uint32_t signal_every_log2;       /* and log2 of its mean N (0: none drawn yet) */
     uint64_t signal_gap_from;         /* blame/signal_sampled.h: the signal about to be measured
                                    * ends a gap that began then (0: none) */
+    struct lb_omp_share *omp_share;   /* sampler/omp_share.h: the OpenMP share this thread runs
+                                       * now, which its work samples go to; NULL: none */
     uintptr_t last_signal_key;        /* blame/sites.h: as last_site_key, for signals and posts */
     struct lb_site *last_signal_site; /* (locks/cond_ops.h). Here, not above: 16 more bytes
                                        * among the hot fields cost the one-worker task

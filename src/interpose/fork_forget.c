@@ -18,14 +18,16 @@
 #include "sampler/sampler.h"
 #include "util/own_memory.h"
 
-/* A live object's acquisition count: in the lb_mon, and for a mutex also
- * in the mutex itself (written fault-free: its memory may be gone). A
- * mutex without an lb_mon is not found here: its counted tag is the
- * parent's, so it starts counting afresh (locks/mutex_ops.h). */
+/* A live object's acquisition count: in the lb_mon, and for a pthread
+ * mutex (published in the mutex) also in the mutex itself (written
+ * fault-free: its memory may be gone); an OpenMP lock's lb_mon is never
+ * published (locks/omp_lock_ops.c). A mutex without an lb_mon is not
+ * found here: its counted tag is the parent's, so it starts counting
+ * afresh (locks/mutex_ops.h). */
 static void forget_mon(lb_mon_t *mon, void *unused)
 {
     mon->acquisitions = 0;
-    if (mon->kind == LB_OBJ_MUTEX && mon->addr) {
+    if (mon->kind == LB_OBJ_MUTEX && mon->published && mon->addr) {
         uint64_t zero = 0;
         lb_write_own(lb_mutex_acquisitions((pthread_mutex_t *)mon->addr), &zero, sizeof zero);
     }

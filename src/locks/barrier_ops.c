@@ -41,14 +41,20 @@ int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(b, LB_OBJ_BARRIER) : NULL;
     if (!mon)
         return lb_real.barrier_wait(b);
-    lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
     lb_wait_t wait;
-    lb_hold_t hold;
-    if (lb_barrier_arrive(self, mon, &wait, &hold)) {
-        lb_deposit(self, &hold, LB_OBJ_BARRIER, site);
-        return lb_real.barrier_wait(b);
-    }
+    bool waits = lb_barrier_enter(self, mon, site, &wait);
     int rc = lb_real.barrier_wait(b); /* not a cancellation point */
-    lb_wait_end(self, &wait, false);
+    if (waits)
+        lb_wait_end(self, &wait, false);
     return rc;
+}
+
+bool lb_barrier_enter(lb_thread_t *self, lb_mon_t *mon, uintptr_t site, lb_wait_t *wait)
+{
+    lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
+    lb_hold_t hold;
+    if (!lb_barrier_arrive(self, mon, wait, &hold))
+        return true;
+    lb_deposit(self, &hold, LB_OBJ_BARRIER, site);
+    return false;
 }

@@ -333,6 +333,8 @@ void lb_mutex_fold_count(lb_mon_t *mon)
     pthread_mutex_t *m = (pthread_mutex_t *)mon->addr;
     uint64_t count = 0;
     uintptr_t stash = 0;
+    if (!mon->published) /* an OpenMP lock's (omp_lock_ops.c): no count kept */
+        m = NULL;
     if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count) ||
         !lb_read_own(lb_mutex_stash(m), &stash, sizeof stash))
         count = 0;

@@ -6,7 +6,8 @@
  * Invariants (see also sampler.h):
  *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
  *    Memory for new CCT nodes comes from mmap.
- *  - It touches only lb_self, the interrupted thread's own record, except
+ *  - It touches only lb_self, the interrupted thread's own record (and
+ *    the OpenMP share it runs, omp_share.h, in its own stack), except
  *    through lb_sampler_spin_hook (a sampled spin wait) and
  *    lb_sampler_holder_hook (the owner of a hot mutex): atomic adds to the
  *    lock's record and one flag store in its lb_mon, no lock.
@@ -26,6 +27,7 @@
 
 #include "core/undirected.h"
 #include "sampler/cct.h"
+#include "sampler/omp_share.h"
 #include "sampler/sampler.h"
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
@@ -91,6 +93,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         } else {
             node->m.work_samples += w;
             node->m.undirected_samples += w * lb_undirected_ratio();
+            if (t->omp_share)
+                lb_omp_share_sample(t->omp_share, node, w);
         }
         t->sampler->samples += w;
         if (lb_unlikely(!t->sampler->unsampled_node))

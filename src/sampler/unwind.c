@@ -52,6 +52,7 @@
 
 static uintptr_t self_lo, self_hi; /* our PT_LOAD executable segment */
 static uintptr_t stop_lo, stop_hi; /* lockblame's thread trampoline */
+static uintptr_t pass_lo, pass_hi; /* lockblame's frames walked through (OpenMP shares) */
 static uint64_t truncated_walks;   /* walks that ended at unknown code */
 
 uint64_t lb_unwind_slow_walks(void)
@@ -73,6 +74,17 @@ void lb_unwind_set_stop_range(uintptr_t lo, uintptr_t hi)
 {
     stop_lo = lo;
     stop_hi = hi > lo ? hi : lo;
+}
+
+static inline bool lb_pc_is_pass(uintptr_t pc)
+{
+    return pc - pass_lo < pass_hi - pass_lo;
+}
+
+void lb_unwind_set_pass_range(uintptr_t lo, uintptr_t hi)
+{
+    pass_lo = lo;
+    pass_hi = hi > lo ? hi : lo;
 }
 
 struct lb_self_search {
@@ -159,7 +171,8 @@ typedef struct walk_filter {
  * discards the frames kept so far and sets *f->in_sync; outside it, our
  * frames before any program frame are skipped, and one after a program
  * frame ends the walk (a thread root the stop range missed). The stop
- * range ends it too. mask: the thread's signal mask at r (signals 1-64,
+ * range ends it too; frames in the pass range are walked through and not
+ * kept. mask: the thread's signal mask at r (signals 1-64,
  * bit N-1 for signal N; 0 if not known), which names the signals of the
  * signal frames walked. trace, if non-NULL, records every slot read.
  * Returns the number of frames kept. */
@@ -178,7 +191,10 @@ static int walk(const lb_regs_t *r, bool first_exact, uint64_t mask, uintptr_t *
         uintptr_t at = exact ? pc : pc - 1;
         if (lb_pc_is_stop(at))
             return kept;
-        if (lb_pc_in_self(at)) {
+        if (lb_pc_is_pass(at)) {
+            /* ours, but it runs the program's code above: neither kept nor
+             * a sign of synchronization code */
+        } else if (lb_pc_in_self(at)) {
             if (i < f->window) {
                 kept = 0;
                 if (f->in_sync)

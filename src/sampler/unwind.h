@@ -61,6 +61,11 @@ bool lb_pc_in_self(uintptr_t pc);
  * it are dropped. Meant for lockblame's thread trampoline. Call before
  * threads start (plain stores, read without synchronisation). */
 void lb_unwind_set_stop_range(uintptr_t lo, uintptr_t hi);
+/* Frames whose pc lies in [lo, hi) are lockblame's own that run program
+ * code on behalf of a runtime (the OpenMP share trampoline,
+ * locks/omp_region.h): walks go through them without keeping them or
+ * counting the sample as synchronization. Same calling rules. */
+void lb_unwind_set_pass_range(uintptr_t lo, uintptr_t hi);
 /* Walks that ended at a frame without usable CFI before reaching the
  * outermost frame or the stop range; for diagnostics. */
 uint64_t lb_unwind_slow_walks(void);

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,8 @@ struct gt_result {
     double blame_ns[GT_MAX_SITES];
     long counts[GT_MAX_SITES];
     double total_wait_ns, handoff_ns, unattributed_ns;
+    bool all_objects_of_kind; /* the workload cannot name its objects (a runtime's own
+                               * locks): check_blame.py sums every row of the kind */
 };
 
 struct gt_event {
@@ -289,7 +292,8 @@ __attribute__((unused)) static void gt_write_json(const struct gt_result *r)
     fprintf(out, " \"object_addresses\": [");
     for (int i = 0; i < r->naddresses; i++)
         fprintf(out, "%s%llu", i ? ", " : "", (unsigned long long)(uintptr_t)r->addresses[i]);
-    fprintf(out, "],\n \"threads\": %d, \"duration_s\": %.6f,\n", r->threads, r->duration_s);
+    fprintf(out, "],\n \"all_objects_of_kind\": %s,", r->all_objects_of_kind ? "true" : "false");
+    fprintf(out, "\n \"threads\": %d, \"duration_s\": %.6f,\n", r->threads, r->duration_s);
     fprintf(out, " \"total_wait_s\": %.9f, \"handoff_s\": %.9f, \"unattributed_s\": %.9f,\n",
             r->total_wait_ns / 1e9, r->handoff_ns / 1e9, r->unattributed_ns / 1e9);
     fprintf(out, " \"sites\": {");

@@ -1,0 +1,19 @@
+#include "core/gomp_real.h"
+
+#include <dlfcn.h>
+
+#include "util/log.h"
+
+lb_gomp_table_t lb_gomp;
+
+void *lb_gomp_resolve(void **slot, const char *name)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (fn)
+        return fn;
+    fn = dlsym(RTLD_NEXT, name);
+    if (!fn)
+        lb_die("libgomp's %s is missing", name);
+    __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    return fn;
+}

@@ -1,0 +1,34 @@
+/* See omp_share.h. Tallent's undirected blame (thesis ch. 5), kept per
+ * share: a sample taken while I teammates idle and W work (this thread
+ * among them) stands for I / W of the idleness that accrues meanwhile. */
+#include "sampler/omp_share.h"
+
+#include <string.h>
+
+void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team)
+{
+    memset(share, 0, sizeof *share);
+    share->idle = idle;
+    share->team = team;
+}
+
+void lb_omp_share_sample(lb_omp_share_t *share, lb_cct_node_t *node, uint32_t periods)
+{
+    uint32_t idle = __atomic_load_n(share->idle, __ATOMIC_RELAXED);
+    if (idle == 0 || idle >= share->team)
+        return;
+    double weight = (double)periods * idle / (double)(share->team - idle);
+    for (uint32_t i = 0; i < share->used; i++) {
+        if (share->slot[i].node == node) {
+            share->slot[i].weight += weight;
+            return;
+        }
+    }
+    if (share->used == LB_OMP_SHARE_SLOTS) {
+        share->unplaced += weight;
+        return;
+    }
+    share->slot[share->used].node = node;
+    share->slot[share->used].weight = weight;
+    share->used++;
+}
