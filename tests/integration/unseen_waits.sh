@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Waits lockblame cannot see are said, never passed over (docs/INTERNALS.md,
+# "Waits it cannot see"). tests/workloads_user/unseen_stdio.c blocks four
+# threads on stdio's FILE lock (glibc's internal lock, a futex call made
+# inline) while a fifth holds it with flockfile, computing: by construction
+# most of the threads' time is off CPU in no wait lockblame sees. Checked:
+#  - thread.unseen_s sums to at least half the waiters' blocked time as the
+#    workload timed it (their time in fputc, which also holds the run delay
+#    of their wake-ups), and the holder's CPU-bound life is not unseen;
+#  - the exit summary (plain LD_PRELOAD and lockblame run) has the line
+#    naming the likely causes, and the report header its unseen: line, also
+#    beside the table's "(no blame outside structural waits)";
+#  - lockblame merge keeps the figures; a version-4 database (no such
+#    columns) still reads, without the line;
+#  - a control whose threads wait on pthread objects (gt_queue_o2, no sleep,
+#    no stdio in its timed part) has no such line: its waits are seen.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/unseen_stdio
+C=$WORKLOADS_USER/gt_queue_o2
+L=$LOCKBLAME_CLI
+need "$LOCKBLAME_LIB" "$L" "$W" "$C"
+[ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
+cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex or other system calls made inline, sleep or I/O"
+
+echo "== unseen_stdio under LD_PRELOAD"
+LOCKBLAME_OUTPUT=$tmp/u.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" 2>"$tmp/u.err" || fail "workload exited $?"
+cat "$tmp/u.err"
+need "$tmp/u.db" "$tmp/gt.json"
+grep -q "^lockblame: threads spent .*$cause" "$tmp/u.err" || bad "no unseen-waits line in the exit summary"
+python3 - "$tmp/gt.json" "$tmp/u.db" <<'PY' || bad "unseen time does not match the workload's blocked time"
+import json, sqlite3, sys
+truth = json.load(open(sys.argv[1]))
+con = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+rows = con.execute("SELECT t.id, t.end_s - t.start_s, t.cpu_s, t.runqueue_s, t.unseen_s, f.function"
+                   " FROM thread t LEFT JOIN frame f ON f.id = t.start_frame_id ORDER BY t.id").fetchall()
+for r in rows:
+    print(f"  thread {r[0]} {r[5] or 'main'}: life {r[1]:.3f} s, cpu {r[2]:.3f} s,"
+          f" run delay {r[3] if r[3] is None else round(r[3], 3)} s, unseen {r[4]:.3f} s")
+waiters = sum(r[4] for r in rows if r[5] == "waiter")
+holder = sum(r[4] for r in rows if r[5] == "holder")
+total = sum(r[4] for r in rows)
+blocked = truth["blocked_s"]
+print(f"unseen: waiters {waiters:.3f} s, holder {holder:.3f} s, all {total:.3f} s;"
+      f" the waiters timed {blocked:.3f} s blocked in fputc")
+ok = waiters >= 0.5 * blocked and total <= sum(r[1] for r in rows)
+# The holder computes while it holds: on CPU or runnable, not unseen.
+ok = ok and holder <= 0.25 * blocked / truth["waiters"]
+sys.exit(0 if ok else 1)
+PY
+"$L" report "$tmp/u.db" >"$tmp/u.txt" || fail "report exited $?"
+cat "$tmp/u.txt"
+grep -q "^unseen:   threads spent .*$cause" "$tmp/u.txt" || bad "no unseen: line in the report header"
+grep -q "^(no blame outside structural waits; see unseen: above)" "$tmp/u.txt" ||
+    bad "the table does not point at the unseen: line"
+"$L" report --format html "$tmp/u.db" >"$tmp/u.html" || fail "report --format html exited $?"
+grep -q '<th>unseen</th>' "$tmp/u.html" || bad "the HTML header has no unseen row"
+
+echo "== lockblame run"
+"$L" run -o "$tmp/r.db" -- "$W" >/dev/null 2>"$tmp/r.err" || fail "lockblame run exited $?"
+cat "$tmp/r.err"
+grep -q "^lockblame: threads spent .*$cause" "$tmp/r.err" || bad "no unseen-waits line in run's summary"
+
+echo "== merge and an older database"
+"$L" merge -o "$tmp/m.db" "$tmp/u.db" >/dev/null || fail "merge exited $?"
+a=$(rows "$tmp/u.db" "SELECT printf('%.6f', TOTAL(unseen_s)) FROM thread")
+b=$(rows "$tmp/m.db" "SELECT printf('%.6f', TOTAL(unseen_s)) FROM thread")
+echo "  unseen: $a s written, $b s merged"
+[ "$a" = "$b" ] || bad "merge changed the unseen time ($a -> $b)"
+cp "$tmp/u.db" "$tmp/v4.db"
+sqlite3 "$tmp/v4.db" "ALTER TABLE thread DROP COLUMN unseen_s; ALTER TABLE thread DROP COLUMN runqueue_s;
+                      UPDATE meta SET value = '4' WHERE key = 'schema_version'" || fail "cannot make a version-4 copy"
+"$L" report "$tmp/v4.db" >"$tmp/v4.txt" || bad "report of a version-4 database exited $?"
+grep -q '^unseen:' "$tmp/v4.txt" && bad "a version-4 database has an unseen: line"
+"$L" merge -o "$tmp/m4.db" "$tmp/v4.db" >/dev/null || bad "merge of a version-4 database exited $?"
+[ "$(rows "$tmp/m4.db" "SELECT COUNT(*) FROM thread WHERE unseen_s IS NULL")" -ge 1 ] ||
+    bad "merged version-4 threads do not read as unknown (NULL)"
+
+echo "== control: gt_queue_o2 (pthread waits only)"
+LOCKBLAME_OUTPUT=$tmp/c.db GROUND_TRUTH=$tmp/cgt.json preloaded "$C" >/dev/null 2>"$tmp/c.err" || fail "control exited $?"
+cat "$tmp/c.err"
+echo "  unseen $(rows "$tmp/c.db" "SELECT printf('%.3f s of %.3f s lifetime', TOTAL(unseen_s), TOTAL(end_s - start_s)) FROM thread"),"\
+     "seen $(rows "$tmp/c.db" "SELECT printf('%.3f s', TOTAL(wait_s)) FROM metric")"
+grep -q "cannot see" "$tmp/c.err" && bad "the control has an unseen-waits line"
+"$L" report "$tmp/c.db" >"$tmp/c.txt" || fail "report of the control exited $?"
+grep '^unseen:' "$tmp/c.txt" && bad "the control's header has an unseen: line"
+[ $errors -eq 0 ]
