@@ -26,8 +26,11 @@
  *    frame (the sigreturn trampoline's FDE) the walk reads the kernel's
  *    ucontext at the handler's CFA and goes on from the interrupted
  *    registers, on whichever stack they name (sigaltstack), leaving a
- *    "[signal N]" marker frame (common/marker_frames.h). It allocates
- *    nothing and may run in a signal handler on top of another walk. */
+ *    "[signal N]" marker frame (common/marker_frames.h). Out of code
+ *    without CFI it takes one frame-pointer step where the chain is
+ *    plausible (frame_pointer_step), else it ends with a cut marker. It
+ *    allocates nothing and may run in a signal handler on top of another
+ *    walk. */
 #include "sampler/unwind.h"
 
 #include <link.h>
@@ -158,6 +161,43 @@ static bool signal_frame_regs(uintptr_t uc_addr, uint64_t *mask, lb_regs_t *out,
     return out->pc && out->sp && !(out->sp & 7);
 }
 
+/* ret follows a direct call (e8 rel32) whose target lies at most 64 KiB
+ * below callee_pc: the call that entered the function holding callee_pc.
+ * ret's bytes are read only within ret's own page, which is mapped: its
+ * pc - 1 has unwind information. */
+static bool returns_from_call_to(uintptr_t ret, uintptr_t callee_pc)
+{
+    if ((ret & 4095) < 5)
+        return false;
+    const uint8_t *code = (const uint8_t *)ret;
+    if (code[-5] != 0xe8)
+        return false;
+    int32_t rel;
+    memcpy(&rel, code - 4, sizeof rel);
+    uintptr_t target = ret + (uintptr_t)(intptr_t)rel;
+    return target <= callee_pc && callee_pc - target < ((uintptr_t)64 << 10);
+}
+
+/* A frame-pointer step out of code without unwind information at pc
+ * (stack sp, rbp bp): plausible when rbp points into the stack above sp,
+ * the return address saved beside it lies in code with unwind
+ * information, and the call there entered the function holding pc. A
+ * function without CFI that keeps no frame pointer leaves its caller's
+ * rbp, whose return address is not such a call: the walk then stops
+ * rather than skip a frame. *caller: the return address at bp + 8. */
+static bool frame_pointer_step(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *caller)
+{
+    if (bp < sp || (bp & 7) || bp - sp > LB_RBP_FRAME_MAX)
+        return false;
+    uintptr_t ret = ((const uintptr_t *)bp)[1];
+    if (!ret || lb_pc_in_self(ret - 1) || lb_frame_rule(ret - 1).kind == LB_RULE_UNKNOWN)
+        return false;
+    if (!returns_from_call_to(ret, pc))
+        return false;
+    *caller = ret;
+    return true;
+}
+
 /* How a walk filters frames. */
 typedef struct walk_filter {
     int window;    /* ours among the first `window` frames: the program called into us */
@@ -227,11 +267,29 @@ static int walk(const lb_regs_t *r, bool first_exact, uint64_t mask, uintptr_t *
             }
             continue;
         }
-        if (rule.kind != LB_RULE_STEP && rule.kind != LB_RULE_DEREF) {
-            if (rule.kind == LB_RULE_UNKNOWN)
-                __atomic_add_fetch(&truncated_walks, 1, __ATOMIC_RELAXED);
+        if (rule.kind == LB_RULE_UNKNOWN) {
+            /* Code without unwind information: one frame-pointer step if
+             * the chain is plausible, else the path is cut here, and says
+             * so in a marker frame. */
+            uintptr_t caller_pc;
+            if (frame_pointer_step(at, sp, bp, &caller_pc)) {
+                pc = caller_pc;
+                sp = bp + 16;
+                bp = *(const uintptr_t *)bp;
+                exact = false;
+                if (trace) { /* no CFI row describes these slots */
+                    trace->overflow = true;
+                    trace = NULL;
+                }
+                continue;
+            }
+            __atomic_add_fetch(&truncated_walks, 1, __ATOMIC_RELAXED);
+            if (kept && pcs[kept - 1] == at && kept < max)
+                pcs[kept++] = LB_CUT_FRAME_PC(at);
             return kept;
         }
+        if (rule.kind != LB_RULE_STEP && rule.kind != LB_RULE_DEREF)
+            return kept;
         uintptr_t cfa;
         const uintptr_t *bp_slot;
         if (rule.kind == LB_RULE_DEREF) {

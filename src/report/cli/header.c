@@ -9,6 +9,7 @@
 
 #include "common/unseen.h"
 #include "report/cli/accounting.h"
+#include "report/cli/cut_paths.h"
 #include "report/cli/sampling.h"
 #include "report/cli/views.h"
 
@@ -87,10 +88,11 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
                 " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
                 t->structural_join + t->structural_parked, t->structural_join, t->structural_parked,
                 t->structural_open);
+    lb_print_cut_paths(p, out);
     if (t->unseen_notable) {
         char text[512];
         lb_unseen_text(text, sizeof text, t->unseen, t->lifetime, t->wait);
-        fprintf(out, "unseen:   %s\n", text);
+        fprintf(out, "unseen:   %s (--by-thread: each thread's)\n", text);
     }
     fputc('\n', out);
 }

@@ -1,6 +1,7 @@
 #include "report/writer/symbolize.h"
 #include "common/marker_frames.h"
 #include "common/module_name.h"
+#include "common/path_base.h"
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"
 #include "report/writer/exe_alias.h"
@@ -187,13 +188,46 @@ static Dwfl_Module *module_at(lb_symbolizer_t *s, uintptr_t pc, bool *retired)
     return s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
 }
 
+/* A cut marker's name, "[unknown: no unwind info in MODULE]" (MODULE's
+ * base name; without MODULE for code in no module, such as JIT code).
+ * Names are kept for the writer's life, one per module. */
+static const char *cut_frame_name(lb_symbolizer_t *s, uintptr_t where)
+{
+    static struct {
+        char *module, *name;
+    } names[32];
+    static const char anonymous[] = "[unknown: no unwind info]";
+    lb_symbol_t sym;
+    lb_symbolize(s, where, &sym);
+    if (!sym.module)
+        return anonymous;
+    size_t i = 0;
+    for (; i < sizeof names / sizeof *names && names[i].module; i++)
+        if (strcmp(names[i].module, sym.module) == 0)
+            return names[i].name;
+    if (i == sizeof names / sizeof *names)
+        return anonymous;
+    char *name = NULL, *module = strdup(sym.module); /* the symbolizer's string ends with it */
+    if (!module || asprintf(&name, "[unknown: no unwind info in %s]", lb_path_base(module)) < 0) {
+        free(module);
+        return anonymous;
+    }
+    names[i].module = module;
+    names[i].name = name;
+    return name;
+}
+
 /* The name of one of lockblame's marker frames (common/marker_frames.h):
- * "[signal SIGUSR1]"; NULL for a marker pc it does not know. The writer
- * runs on one thread: the names are built once, in static storage. */
-static const char *marker_frame_name(uintptr_t pc)
+ * "[signal SIGUSR1]", "[unknown: no unwind info in MODULE]"; NULL for a
+ * marker pc it does not know. The writer runs on one thread: the names
+ * are built once, in static storage. */
+static const char *marker_frame_name(lb_symbolizer_t *s, uintptr_t pc)
 {
     static char signal_names[256][32];
     int signo;
+    uintptr_t where;
+    if (lb_cut_frame_marker(pc, &where))
+        return cut_frame_name(s, where);
     if (!lb_signal_frame_marker(pc, &signo))
         return NULL;
     if (!signo)
@@ -213,7 +247,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
     if (lb_marker_frame_pc(pc)) {
-        out->function = marker_frame_name(pc);
+        out->function = marker_frame_name(s, pc);
         return;
     }
     bool retired;
