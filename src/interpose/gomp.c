@@ -30,7 +30,10 @@ void omp_set_nest_lock(void *lock);
 int omp_test_nest_lock(void *lock);
 void omp_unset_nest_lock(void *lock);
 
-LB_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
+/* In section lb_omp_share with the share trampoline (locks/omp_region.c):
+ * the master's share runs under this frame, which walks go through. */
+LB_EXPORT __attribute__((section("lb_omp_share"))) void
+GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
     LB_GOMP(parallel, "GOMP_parallel");
     if (!lb_omp_region_wanted()) {

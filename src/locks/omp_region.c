@@ -58,9 +58,10 @@ static void last_share_ended(lb_thread_t *self, lb_omp_region_t *r, const lb_omp
         lb_omp_idle_blame(self, mon, total, share->team - 1, share, (uintptr_t)r->fn);
 }
 
-/* Alone in section lb_omp_share, whose bounds the unwinder walks through
- * (sampler/unwind.h), so that a share's samples and wrapped calls keep
- * their callers above the trampoline (libgomp, the region's caller). */
+/* In section lb_omp_share (with GOMP_parallel's wrapper), whose bounds
+ * the unwinder walks through (sampler/unwind.h), so that a share's samples
+ * and wrapped calls keep their callers above the trampoline (libgomp, the
+ * region's caller). */
 __attribute__((section("lb_omp_share"), noinline)) void lb_omp_share_run(void *arg)
 {
     lb_omp_region_t *r = arg;
