@@ -41,6 +41,7 @@
 #include "sampler/cct.h"
 #include "sampler/unwind_cfi.h"
 #include "util/common.h"
+#include "util/stack_bounds.h"
 
 /* Raw frames from the leaf in which one of our frames marks the sample as
  * taken in synchronisation code (the program called a wrapper, which may be
@@ -179,7 +180,8 @@ static bool returns_from_call_to(uintptr_t ret, uintptr_t callee_pc)
 }
 
 /* A frame-pointer step out of code without unwind information at pc
- * (stack sp, rbp bp): plausible when rbp points into the stack above sp,
+ * (stack sp, rbp bp): plausible when rbp points into the thread's stack
+ * above sp,
  * the return address saved beside it lies in code with unwind
  * information, and the call there entered the function holding pc. A
  * function without CFI that keeps no frame pointer leaves its caller's
@@ -187,7 +189,11 @@ static bool returns_from_call_to(uintptr_t ret, uintptr_t callee_pc)
  * rather than skip a frame. *caller: the return address at bp + 8. */
 static bool frame_pointer_step(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *caller)
 {
-    if (bp < sp || (bp & 7) || bp - sp > LB_RBP_FRAME_MAX)
+    /* No CFI vouches for rbp here: it is read only inside the thread's
+     * own stack, whose bounds are known (not on a signal stack or a
+     * coroutine's). */
+    lb_stack_bounds_t stack = lb_stack_bounds;
+    if (!stack.lo || sp < stack.lo || bp < sp || (bp & 7) || bp + 16 > stack.hi)
         return false;
     uintptr_t ret = ((const uintptr_t *)bp)[1];
     if (!ret || lb_pc_in_self(ret - 1) || lb_frame_rule(ret - 1).kind == LB_RULE_UNKNOWN)
