@@ -9,7 +9,10 @@
  * hidden stub of the same name and prototype (LB_LAZY_FN) that resolves
  * the lb_lazy_real_ one with dlopen + dlsym on its first call. Hidden: the stubs
  * never interpose on a program's own copy of those libraries, and
- * dlopen returns that copy when the program already loaded one.
+ * dlopen returns that copy when the program already loaded one. (libpfm4's
+ * header declares its functions with default visibility, which a
+ * definition cannot narrow: src/liblockblame.map keeps every stub's name
+ * local.) The stubs are util/lazy_*.c, their checks util/lazy_deps.h.
  *
  * Failure contract: callers ask lb_lazy_lib_open first, on a path where
  * failure is allowed (the writer warns and writes nothing; the sampler

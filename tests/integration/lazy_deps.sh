@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The writer's and the PMU encoder's libraries are opened on first use
 # (src/util/lazy_lib.h), not at every process start:
-#   - liblockblame.so names none of them as DT_NEEDED;
+#   - liblockblame.so names none of them as DT_NEEDED and exports none of
+#     their functions' stubs (util/lazy_deps.h: a program's own copy of
+#     such a library keeps its calls);
 #   - a process that records nothing (an exec wrapper, a short tool) never
 #     maps SQLite, libdw, libelf, liblzma or libpfm4;
 #   - a process that records writes a full profile (file:line from DWARF);
@@ -16,6 +18,10 @@ if echo "$needed" | grep -Eq "$LAZY"; then
     fail "liblockblame.so links a lazily loaded library: $needed"
 fi
 echo "ok: DT_NEEDED: $needed"
+stubs=$(nm -D --defined-only "$LOCKBLAME_LIB" | awk '{ print $NF }' |
+    grep -E '^(sqlite3|dwfl|dwarf|elf|gelf|lzma|pfm)_' | tr '\n' ' ' || true)
+[ -z "$stubs" ] || fail "liblockblame.so exports stubs of lazily loaded libraries: $stubs"
+echo "ok: no stub is exported"
 
 # A process inside a run that records nothing: its own mappings, printed
 # by itself at the end, hold none of them. Once as the root of a run with
