@@ -27,7 +27,7 @@ typedef struct lb_gomp_table {
     int (*test_nest_lock)(void *lock);
     int (*get_num_threads)(void);
     int (*get_thread_num)(void);
-    int (*get_max_threads)(void);
+    int (*get_level)(void);
 } lb_gomp_table_t;
 
 extern lb_gomp_table_t lb_gomp;

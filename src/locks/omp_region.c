@@ -73,7 +73,8 @@ __attribute__((section("lb_omp_share"), noinline)) void lb_omp_share_run(void *a
         return;
     }
     lb_omp_share_t share;
-    lb_omp_share_init(&share, &r->ended, (uint32_t)team);
+    lb_omp_share_init(&share, &r->ended, (uint32_t)team,
+                      (uint32_t)LB_GOMP(get_level, "omp_get_level")());
     lb_omp_share_t *outer = self->omp_share;
     self->omp_share = &share;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -97,6 +98,8 @@ void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b)
     if (!self || self->busy || !self->omp_share)
         return; /* not in a region we run (an orphaned barrier, a team of one) */
     lb_omp_share_t *share = self->omp_share;
+    if (LB_GOMP(get_level, "omp_get_level")() != (int)share->level)
+        return; /* a team of one nested in the share's region: no wait */
     lb_mon_t *mon = team_mon(share);
     if (!mon)
         return;

@@ -5,11 +5,12 @@
 
 #include <string.h>
 
-void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team)
+void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team, uint32_t level)
 {
     memset(share, 0, sizeof *share);
     share->idle = idle;
     share->team = team;
+    share->level = level;
 }
 
 void lb_omp_share_sample(lb_omp_share_t *share, lb_cct_node_t *node, uint32_t periods)

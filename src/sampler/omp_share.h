@@ -20,6 +20,7 @@
 typedef struct lb_omp_share {
     const uint32_t *idle; /* teammates whose share has ended (read atomically) */
     uint32_t team;        /* threads in the team */
+    uint32_t level;       /* its nesting level (omp_get_level) */
     uint32_t used;        /* slots in use */
     double unplaced;      /* weight of samples that found no free slot */
     struct {
@@ -28,9 +29,9 @@ typedef struct lb_omp_share {
     } slot[LB_OMP_SHARE_SLOTS];
 } lb_omp_share_t;
 
-/* A start for a share of a team of `team` threads whose idle count is
- * *idle. */
-void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team);
+/* A start for a share of a team of `team` threads at nesting level
+ * `level` whose idle count is *idle. */
+void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team, uint32_t level);
 /* From the sampling handler: a work sample of `periods` periods at node.
  * Async-signal-safe; nothing is recorded while no teammate is idle. */
 void lb_omp_share_sample(lb_omp_share_t *share, lb_cct_node_t *node, uint32_t periods);
