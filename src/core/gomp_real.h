@@ -13,8 +13,11 @@
 
 typedef struct lb_gomp_table {
     void (*parallel)(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+    void (*parallel_sections)(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
+                              unsigned flags);
     void (*barrier)(void);
     void (*loop_end)(void);
+    void (*sections_end)(void);
     void (*critical_start)(void);
     void (*critical_end)(void);
     void (*critical_name_start)(void **pptr);

@@ -17,8 +17,11 @@
 
 /* The entry points as libgomp declares them (libgomp_g.h, omp.h). */
 void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
+                            unsigned flags);
 void GOMP_barrier(void);
 void GOMP_loop_end(void);
+void GOMP_sections_end(void);
 void GOMP_critical_start(void);
 void GOMP_critical_end(void);
 void GOMP_critical_name_start(void **pptr);
@@ -45,6 +48,21 @@ GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned fla
     lb_gomp.parallel(lb_omp_share_run, &region, num_threads, flags);
 }
 
+/* `omp parallel sections`: the same, with the sections' count. */
+LB_EXPORT __attribute__((section("lb_omp_share"))) void
+GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
+                       unsigned flags)
+{
+    LB_GOMP(parallel_sections, "GOMP_parallel_sections");
+    if (!lb_omp_region_wanted()) {
+        lb_gomp.parallel_sections(fn, data, num_threads, count, flags);
+        return;
+    }
+    lb_omp_region_t region;
+    lb_omp_region_init(&region, fn, data);
+    lb_gomp.parallel_sections(lb_omp_share_run, &region, num_threads, count, flags);
+}
+
 LB_EXPORT void GOMP_barrier(void)
 {
     lb_omp_barrier_t b;
@@ -58,6 +76,14 @@ LB_EXPORT void GOMP_loop_end(void)
     lb_omp_barrier_t b;
     lb_omp_barrier_begin(LB_CALLER(), &b);
     LB_GOMP(loop_end, "GOMP_loop_end")();
+    lb_omp_barrier_end(&b);
+}
+
+LB_EXPORT void GOMP_sections_end(void)
+{
+    lb_omp_barrier_t b;
+    lb_omp_barrier_begin(LB_CALLER(), &b);
+    LB_GOMP(sections_end, "GOMP_sections_end")();
     lb_omp_barrier_end(&b);
 }
 

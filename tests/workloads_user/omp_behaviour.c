@@ -2,8 +2,8 @@
  * that a run under lockblame can be compared with a native one (gcc
  * -fopenmp -O2 -g). Every line is deterministic: results of omp_test_lock
  * and omp_test_nest_lock in fixed orders (the threads take turns through
- * barriers), nest depths, and counters updated inside critical sections
- * and locks by threads that contend for them. */
+ * barriers), nest depths, counters updated inside critical sections
+ * and locks by threads that contend for them, and sections' results. */
 #include <omp.h>
 #include <stdio.h>
 
@@ -81,6 +81,26 @@ int main(void)
             sum += i;
     }
     printf("counts: %ld %ld %ld %ld, sum %ld\n", in_critical, in_named, in_lock, in_nest, sum);
+
+    int done[4] = { 0 };
+#pragma omp parallel sections num_threads(2)
+    {
+#pragma omp section
+        done[0] = 1;
+#pragma omp section
+        done[1] = 2;
+    }
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp sections
+        {
+#pragma omp section
+            done[2] = 3;
+#pragma omp section
+            done[3] = 4;
+        }
+    }
+    printf("sections: %d %d %d %d\n", done[0], done[1], done[2], done[3]);
     omp_destroy_lock(&lock);
     omp_destroy_nest_lock(&nest);
     return 3; /* an exit status of its own, which must come through */
