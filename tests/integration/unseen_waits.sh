@@ -9,7 +9,8 @@
 #    of their wake-ups), and the holder's CPU-bound life is not unseen;
 #  - the exit summary (plain LD_PRELOAD and lockblame run) has the line
 #    naming the likely causes, and the report header its unseen: line, also
-#    beside the table's "(no blame outside structural waits)";
+#    beside the table's "(no blame outside structural waits)"; --by-thread
+#    gives each waiter its share;
 #  - lockblame merge keeps the figures; a version-4 database (no such
 #    columns) still reads, without the line;
 #  - a control whose threads wait on pthread objects (gt_queue_o2, no sleep,
@@ -52,6 +53,15 @@ cat "$tmp/u.txt"
 grep -q "^unseen:   threads spent .*$cause" "$tmp/u.txt" || bad "no unseen: line in the report header"
 grep -q "^(no blame outside structural waits; see unseen: above)" "$tmp/u.txt" ||
     bad "the table does not point at the unseen: line"
+"$L" report --by-thread --format json "$tmp/u.db" >"$tmp/threads.json" || fail "report --by-thread exited $?"
+python3 - "$tmp/gt.json" "$tmp/threads.json" <<'PY' || bad "--by-thread does not show each waiter's unseen time"
+import json, sys
+truth, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+waiters = [r["unseen_s"] for r in rows if r["start_routine"] == "waiter"]
+print("--by-thread unseen_s of the waiters:", waiters)
+share = truth["blocked_s"] / truth["waiters"]
+sys.exit(0 if len(waiters) == truth["waiters"] and all(w >= 0.5 * share for w in waiters) else 1)
+PY
 "$L" report --format html "$tmp/u.db" >"$tmp/u.html" || fail "report --format html exited $?"
 grep -q '<th>unseen</th>' "$tmp/u.html" || bad "the HTML header has no unseen row"
 

@@ -424,7 +424,7 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
     q_preparef(&q, db, p->path, "thread",
                "SELECT id, tid, start_frame_id, start_s, end_s, cpu_s, samples,"
                " samples_dropped, %s, %s FROM thread ORDER BY id",
-               v3 ? "run_id" : "NULL", v5 ? "unseen_s" : "0");
+               v3 ? "run_id" : "NULL", v5 ? "unseen_s" : "NULL");
     while (q_step(&q)) {
         int32_t proc = v3 ? idindex_get(procs, q.st, 8) : (p->nprocs ? 0 : -1);
 
@@ -442,7 +442,8 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
         t->cpu_s = sqlite3_column_double(q.st, 5);
         t->samples = sqlite3_column_int64(q.st, 6);
         t->samples_dropped = sqlite3_column_int64(q.st, 7);
-        t->unseen_s = sqlite3_column_double(q.st, 9);
+        t->unseen_s = sqlite3_column_type(q.st, 9) == SQLITE_NULL ? -1
+                                                                  : sqlite3_column_double(q.st, 9);
         *lb_map_slot(&p->thread_index, (uint64_t)t->id, &is_new) = p->nthreads - 1;
     }
 }

@@ -85,7 +85,7 @@ struct lb_thread {
     int32_t start_frame; /* frame index, -1 for main/unknown */
     double start_s, end_s, cpu_s;
     int64_t samples, samples_dropped;
-    double unseen_s; /* off CPU in no seen wait (common/unseen.h); 0 before schema version 5 */
+    double unseen_s; /* off CPU in no seen wait (common/unseen.h); -1: unknown (schema < 5) */
 };
 
 struct lb_site {

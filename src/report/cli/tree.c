@@ -166,7 +166,8 @@ static void compute_totals(struct lb_profile *p)
         t->sync_unattributed += p->objs[i].unattributed_s;
     }
     for (int32_t i = 0; i < p->nthreads; i++) {
-        t->unseen += p->threads[i].unseen_s;
+        if (p->threads[i].unseen_s > 0)
+            t->unseen += p->threads[i].unseen_s;
         t->lifetime += p->threads[i].end_s - p->threads[i].start_s;
     }
     t->unseen_notable = lb_unseen_notable(t->unseen, t->lifetime, t->wait);

@@ -17,6 +17,7 @@ enum {
     C_WORK,
     C_IDLE,
     C_WAIT,
+    C_UNSEEN,
     C_OVERHEAD,
     C_UNDIRECTED,
     C_IDLE_SHARE,
@@ -31,6 +32,7 @@ static const struct lb_col thread_cols[C_NCOLS] = {
     [C_WORK] = { "work_s", "Work s", LB_C_SEC, 0 },
     [C_IDLE] = { "idleness_s", "Caused s", LB_C_SEC, 0 },
     [C_WAIT] = { "wait_s", "Waited s", LB_C_SEC, 0 },
+    [C_UNSEEN] = { "unseen_s", "Unseen s", LB_C_SEC, 0 },
     [C_OVERHEAD] = { "overhead_s", "Overhd s", LB_C_SEC, 0 },
     [C_UNDIRECTED] = { "undirected_s", "Undir s", LB_C_SEC, 0 },
     [C_IDLE_SHARE] = { "idleness_share", "Caused%", LB_C_FRAC, 0 },
@@ -94,6 +96,8 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
         lb_table_num(t, row, C_WORK, s[i].work);
         lb_table_num(t, row, C_IDLE, s[i].idle);
         lb_table_num(t, row, C_WAIT, s[i].wait);
+        if (th && th->unseen_s >= 0)
+            lb_table_num(t, row, C_UNSEEN, th->unseen_s);
         lb_table_num(t, row, C_OVERHEAD, s[i].overhead);
         lb_table_num(t, row, C_UNDIRECTED, s[i].undirected);
         /* no share of two figures that both print as 0.000 (the cell stays empty) */
@@ -116,7 +120,8 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
     if (o->format == LB_FMT_TABLE)
         printf("\nCaused s: blame caused, others' waiting blamed on this thread's release sites;"
                " Caused%%: of work + caused.\nWaited s: time this thread spent waiting itself."
-               " Undir s: undirected idleness (thesis ch. 5).\n"
+               " Unseen s: off CPU in no wait lockblame sees (glibc's internal locks, futex\n"
+               "calls made inline, sleep, I/O). Undir s: undirected idleness (thesis ch. 5).\n"
                "Start routine: for a thread a runtime routine started (std::thread), the"
                " outermost function of the program it ran; \"start -> f\": threads that\n"
                "share a start routine (a trampoline) and ran different functions f below it.\n");
