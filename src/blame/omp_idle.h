@@ -1,4 +1,4 @@
-/* Blame for the idleness at the end of an OpenMP parallel region (DESIGN.md
+/* Blame for the idleness at the end of an OpenMP parallel region (docs/DESIGN.md
  * rule 3, OpenMP): each teammate's time from the end of its share to the
  * end of the last share is blamed on the calling contexts where the last
  * working thread ran while the others waited, as its CPU samples weighted

@@ -1,5 +1,5 @@
 /* OpenMP locks and critical sections (libgomp's omp_*_lock and
- * GOMP_critical_*), blamed as mutexes (DESIGN.md rule 3): idleness that
+ * GOMP_critical_*), blamed as mutexes (docs/DESIGN.md rule 3): idleness that
  * accrues while a thread holds one is blamed on the call that releases
  * it; while nobody holds it, it is hand-off latency.
  *

@@ -1,4 +1,4 @@
-/* OpenMP parallel regions and their team barriers (DESIGN.md rule 3,
+/* OpenMP parallel regions and their team barriers (docs/DESIGN.md rule 3,
  * OpenMP).
  *
  * GOMP_parallel's wrapper (interpose/gomp.c) hands libgomp

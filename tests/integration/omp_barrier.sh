@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # OpenMP, an explicit `omp barrier` (GOMP_barrier) by the barrier rule
-# (DESIGN.md rule 3): an episode's idleness goes to the barrier call of the
+# (docs/DESIGN.md rule 3): an episode's idleness goes to the barrier call of the
 # last thread to arrive. tests/workloads_user/omp_barrier.c logs each
 # call and return; late_arrival's barrier must take the blame within 5% of
 # the total wait, on top of the report, with conservation.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OpenMP entry points keep their behaviour under lockblame (DESIGN.md hard
+# OpenMP entry points keep their behaviour under lockblame (docs/DESIGN.md hard
 # rules): omp_test_lock's and omp_test_nest_lock's results, nest depths,
 # the counters that critical sections and locks protect under contention,
 # a dynamic loop's reduction and the exit status are the native run's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OpenMP, the implicit barrier ending a parallel region (DESIGN.md rule 3):
+# OpenMP, the implicit barrier ending a parallel region (docs/DESIGN.md rule 3):
 # an imbalanced `omp parallel for` (gcc -fopenmp -O2 -g) whose slow
 # iteration is slow_iteration. Each thread's time from the end of its
 # share to the region's end must be blamed on where the straggler ran

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OpenMP, omp_set_lock/omp_unset_lock blamed as a mutex (DESIGN.md rule 3):
+# OpenMP, omp_set_lock/omp_unset_lock blamed as a mutex (docs/DESIGN.md rule 3):
 # idleness accrued while a thread holds is blamed on its release call, in
 # the function that holds (slow_holder, quick_holder); the rest is
 # hand-off latency. tests/workloads_user/omp_holders.c (lock) logs its waits

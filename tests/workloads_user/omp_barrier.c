@@ -1,5 +1,5 @@
 /* omp_barrier: an explicit `omp barrier` with one late thread (gcc
- * -fopenmp -O2 -g), blamed by the barrier rule (DESIGN.md rule 3): an
+ * -fopenmp -O2 -g), blamed by the barrier rule (docs/DESIGN.md rule 3): an
  * episode's idleness goes to the barrier call of the last thread to
  * arrive.
  *
@@ -33,7 +33,7 @@ static int64_t called[ROUNDS][NTHREADS], returned[ROUNDS][NTHREADS], share_end[N
 
 /* Work for work_ns, then the barrier; logs the call and its return. A
  * macro, so that the barrier call is the named function's own line (an
- * inlined helper would be a release site of its own, DESIGN.md rule 5). */
+ * inlined helper would be a release site of its own, docs/DESIGN.md rule 5). */
 #define ARRIVE(r, me, work_ns)                             \
     do {                                                   \
         gt_sleep_until(gt_now() + (work_ns));              \

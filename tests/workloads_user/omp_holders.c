@@ -1,5 +1,5 @@
 /* omp_holders: OpenMP mutual exclusion with one slow holder (gcc -fopenmp
- * -O2 -g), blamed as a mutex (DESIGN.md rule 3).
+ * -O2 -g), blamed as a mutex (docs/DESIGN.md rule 3).
  *
  * Usage: omp_holders critical|lock
  *   critical  `omp critical` (GOMP_critical_start/_end)
