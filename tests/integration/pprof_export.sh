@@ -7,15 +7,11 @@
 # on tests/workloads_user/cxx_queue.cc built -O2 -g (std::thread's lambda is
 # inlined), every code address the database holds several frames for is
 # one pprof location with that many lines, innermost first.
-# Skips (passes, with a SKIP line) when go is not installed.
+# Skipped (exit 77) when go is not installed.
 source "$(dirname "$0")/../lib/common.sh"
 DEMO=$BUILD/demo/taskqueue
 need "$DEMO" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
-if ! command -v go >/dev/null 2>&1; then
-    echo "SKIP pprof_export: go not installed (Debian: golang-go); the pprof export is untested" >&2
-    echo "SKIP pprof_export: go not installed"
-    exit 0
-fi
+command -v go >/dev/null 2>&1 || skip "go (Debian: golang-go)"
 # go tool pprof writes under $HOME/pprof and may look for a network symbolizer:
 # keep both local.
 export HOME=$tmp/home PPROF_TMPDIR=$tmp/home GOFLAGS=-mod=mod GOTOOLCHAIN=local

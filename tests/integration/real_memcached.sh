@@ -10,12 +10,12 @@
 # so the library must leave its handler alone and write at exit), with
 # several threads and mutex acquisitions; report --by-lock and
 # --by-release-site exit 0.
-# Missing memcached or memcslap prints SKIP and passes.
+# Skipped (exit 77) without memcached, memcslap or sqlite3.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 
 for p in memcached memcslap sqlite3; do
-    command -v "$p" >/dev/null 2>&1 || { echo "SKIP: $p not installed"; exit 0; }
+    command -v "$p" >/dev/null 2>&1 || skip "$p"
 done
 
 KEYS=200         # round-trip keys

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 TQ=$BUILD/demo/taskqueue
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$TQ"
-command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
+command -v sqlite3 >/dev/null 2>&1 || skip sqlite3
 
 "$TQ" 4 >"$tmp/nat" || fail "native run exited $?"
 LOCKBLAME_OUTPUT=$tmp/tq.db preloaded "$TQ" 4 >"$tmp/pre" 2>"$tmp/err" || fail "preloaded run exited $?"

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/sig_own_handler"
-command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
+command -v sqlite3 >/dev/null 2>&1 || skip sqlite3
 
 rc_nat=0
 "$W/sig_own_handler" >"$tmp/nat" || rc_nat=$?
@@ -25,7 +25,7 @@ for ev in default timer task-clock; do
     env "${envs[@]}" LD_PRELOAD="$LOCKBLAME_LIB" "$W/sig_own_handler" >"$tmp/$ev.out" 2>"$tmp/$ev.err" || rc=$?
     grep '^lockblame:' "$tmp/$ev.err" | sed 's/^/  /'
     if [ "$ev" = task-clock ] && grep -q 'cannot sample task-clock' "$tmp/$ev.err"; then
-        echo "  SKIP: no perf_event here"
+        skip_part "perf_event for task-clock"
         continue
     fi
     [ "$rc" = "$rc_nat" ] || bad "$ev: exit $rc, native $rc_nat"
@@ -41,4 +41,4 @@ for ev in default timer task-clock; do
 done
 
 echo "$errors problem(s)"
-[ $errors -eq 0 ]
+finish

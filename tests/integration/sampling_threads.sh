@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$W/many_threads"
-command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
+command -v sqlite3 >/dev/null 2>&1 || skip sqlite3
 # same NAT PRE: the outputs agree on every line but the first fd (checked
 # separately below, against a preloaded run with sampling off)
 same() { diff <(grep -v '^first fd' "$1") <(grep -v '^first fd' "$2"); }
@@ -43,7 +43,7 @@ if [ $perf_ok = 1 ]; then
         bad "a perf event took one of the program's low fd numbers"
     grep -q '^perf event fds below 64: 0$' "$tmp/tc" || bad "$(grep '^perf event fds' "$tmp/tc")"
 else
-    echo "  SKIP: no perf_event here"
+    skip_part "perf_event for task-clock"
 fi
 
 if [ $perf_ok = 1 ]; then
@@ -63,4 +63,4 @@ if [ $perf_ok = 1 ]; then
 fi
 
 echo "$errors problem(s)"
-[ $errors -eq 0 ]
+finish

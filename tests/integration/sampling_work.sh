@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 W=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W/sig_blocked_work" "$W/read_work"
-command -v sqlite3 >/dev/null 2>&1 || { echo "SKIP: sqlite3 not installed"; exit 0; }
+command -v sqlite3 >/dev/null 2>&1 || skip sqlite3
 
 # thread_work DB FUNCTION -> "work_s" of the thread whose start routine is FUNCTION
 thread_work() {

@@ -27,6 +27,33 @@ fail() {
 errors=0
 bad() { echo "FAILED: $*"; errors=$((errors + 1)); }
 
+# skip WHAT: this test cannot run here for want of WHAT ("go (golang-go)");
+# exit 77, which tests/run.sh counts as a skip, never a pass.
+skip() {
+    echo "SKIP: needs $*"
+    exit 77
+}
+
+# skip_part WHAT: one part of the test cannot run here; the others go on,
+# and `finish` makes the whole test a skip unless a check failed.
+skipped_parts=()
+skip_part() {
+    echo "  (skipped: needs $*)"
+    skipped_parts+=("$*")
+}
+
+# finish: the driver's end: exit 1 if a `bad` check failed, 77 (a skip,
+# naming what was missing) if a part was skipped, else 0.
+finish() {
+    [ "$errors" -eq 0 ] || exit 1
+    if [ ${#skipped_parts[@]} -gt 0 ]; then
+        local IFS=,
+        echo "SKIP: needs ${skipped_parts[*]}"
+        exit 77
+    fi
+    exit 0
+}
+
 # rows DB SQL: sqlite3's answer, or "?" when the query fails.
 rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
 
