@@ -6,7 +6,9 @@ Usage: check_blame.py TRUTH.json REPORT.json DB [--tol FRACTION]
 TRUTH.json is what tests/workloads/handoff.h (or gt.h) writes. Optional keys:
 "object_addresses" (a list: conservation is checked on the sum of those
 objects' sync_object rows, e.g. one join row per joined thread) and
-"unattributed_s" (printed, not checked). REPORT.json is the output
+"unattributed_s" (printed, not checked), "all_objects_of_kind" (true:
+conservation on all the kind's sync_object rows, for objects the workload
+cannot name). REPORT.json is the output
 of `lockblame report --by-release-site --format json DB`: an array of rows
 with at least function, file, line, object, blame_s, share, count.
 
@@ -99,6 +101,13 @@ def main():
     # A workload may name several objects ("object_addresses", e.g. one per
     # joined thread); conservation is then checked on the sum of their rows.
     addresses = truth.get("object_addresses") or [truth["object_address"]]
+    if truth.get("all_objects_of_kind"):
+        # The workload cannot name its objects (a runtime's futex words):
+        # conservation on all rows of the kind.
+        addresses = [r[0] for r in con.execute(
+            "SELECT address FROM sync_object WHERE object = ? AND address IS NOT NULL", (kind,))]
+        if not addresses:
+            failures.append(f"no sync_object row of kind {kind}")
     row = [0.0, 0.0, 0.0, 0.0]
     for addr in addresses:
         r = con.execute("SELECT blame_s, handoff_s, unattributed_s, wait_s FROM sync_object "
