@@ -114,6 +114,10 @@ void lb_thread_after_fork_child(lb_thread_t *self)
      * readable for nobody; start a fresh registry holding just self. */
     self->next = NULL;
     self->tid = gettid();
+    /* The child's thread begins here: its CPU clock and scheduler
+     * statistics start from zero at the fork, so its lifetime must too
+     * (report/writer tables.c: thread.start_s and unseen_s). */
+    self->start_ns = lb_now_ns();
     __atomic_store_n(&registry, self, __ATOMIC_RELEASE);
 }
 

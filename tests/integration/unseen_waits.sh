@@ -13,13 +13,15 @@
 #    gives each waiter its share;
 #  - lockblame merge keeps the figures; a version-4 database (no such
 #    columns) still reads, without the line;
+#  - a fork child's threads begin at the fork (unseen_fork.c): the time its
+#    parent ran before the fork is not the child's unseen time;
 #  - a control whose threads wait on pthread objects (gt_queue_o2, no sleep,
 #    no stdio in its timed part) has no such line: its waits are seen.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/unseen_stdio
 C=$WORKLOADS_USER/gt_queue_o2
 L=$LOCKBLAME_CLI
-need "$LOCKBLAME_LIB" "$L" "$W" "$C"
+need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork"
 [ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
 cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex or other system calls made inline, sleep or I/O"
 
@@ -84,6 +86,19 @@ grep -q '^unseen:' "$tmp/v4.txt" && bad "a version-4 database has an unseen: lin
 "$L" merge -o "$tmp/m4.db" "$tmp/v4.db" >/dev/null || bad "merge of a version-4 database exited $?"
 [ "$(rows "$tmp/m4.db" "SELECT COUNT(*) FROM thread WHERE unseen_s IS NULL")" -ge 1 ] ||
     bad "merged version-4 threads do not read as unknown (NULL)"
+
+echo "== a fork child's threads begin at the fork"
+F=$WORKLOADS_USER/unseen_fork
+LOCKBLAME_OUTPUT=$tmp/f.db preloaded "$F" >"$tmp/f.out" 2>"$tmp/f.err" || fail "unseen_fork exited $?"
+cat "$tmp/f.out" "$tmp/f.err"
+child=$(sed -n 's/^child //p' "$tmp/f.out")
+# The parent computed 0.3 s before the fork: counted as the child's, that
+# would be 0.3 s of unseen time in the child's main thread.
+u=$(rows "$tmp/f.db" "SELECT printf('%.3f', MAX(t.unseen_s)) FROM thread t JOIN run r ON r.id = t.run_id
+                      WHERE r.pid = ${child:-0}")
+echo "  child $child: largest unseen time of a thread $u s"
+awk -v u="$u" 'BEGIN { exit !(u != "" && u != "?" && u < 0.15) }' ||
+    bad "the fork child counts its parent's time before the fork as unseen ($u s)"
 
 echo "== control: gt_queue_o2 (pthread waits only)"
 LOCKBLAME_OUTPUT=$tmp/c.db GROUND_TRUTH=$tmp/cgt.json preloaded "$C" >/dev/null 2>"$tmp/c.err" || fail "control exited $?"
