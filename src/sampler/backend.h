@@ -2,9 +2,11 @@
  * at setup, and the functions the sampler's files share.
  *
  * Invariants:
- *  - lb_sampler_cfg is written only by lb_sampler_setup, on one thread,
+ *  - lb_sampler_cfg is written by lb_sampler_setup, on one thread,
  *    before any thread starts sampling; afterwards it is read-only (the
- *    handler reads it without synchronisation).
+ *    handler reads it without synchronisation), but for one move from the
+ *    CPU-time timer to task-clock (tick_alias.h), which rewrites ops,
+ *    event, why, is_time and with_kernel, and only then publishes it.
  *  - lb_sampler_stopping goes 0 -> 1 once (lb_sampler_quiesce) and never
  *    back; handlers read it with seq_cst after publishing in_handler.
  *  - A thread's event (perf fd or timer) is owned by whoever clears its

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sampler/backend.h"
+#include "sampler/tick_alias.h"
 
 /* glibc names the thread-id member of struct sigevent only since 2.35. */
 #ifndef sigev_notify_thread_id
@@ -56,7 +57,10 @@ static int lb_timer_arm(timer_t timer)
     its.it_interval.tv_sec = (time_t)(lb_timer_period_ns / 1000000000u);
     its.it_interval.tv_nsec = (long)(lb_timer_period_ns % 1000000000u);
     its.it_value = its.it_interval;
-    return timer_settime(timer, 0, &its, NULL);
+    lb_timer_own_call = true; /* not the program's timer (tick_alias.h) */
+    int rc = timer_settime(timer, 0, &its, NULL);
+    lb_timer_own_call = false;
+    return rc;
 }
 
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)

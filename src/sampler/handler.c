@@ -29,6 +29,7 @@
 #include "sampler/cct.h"
 #include "sampler/omp_share.h"
 #include "sampler/sampler.h"
+#include "sampler/tick_alias.h"
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
 #include "sampler/unwind.h"
@@ -106,6 +107,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         lb_sampler_holder_hook(t, sample_ns(w));
     if (t->sampler->has_perf)
         lb_sampler_perf_ops.rearm(t, info);
+    lb_tick_alias_after_sample(t);
 out:
     __atomic_store_n(&t->sampler->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
