@@ -30,9 +30,10 @@ plant range.c '/* see docs/DESIGN.md rules 5-42 */'
 plant wrapped.c $'/* shared holders (docs/DESIGN.md\n * rule 77) */'
 plant section.c '/* docs/DESIGN.md "No such section" says so */'
 plant spelling.c '/* shared holders (DESIGN rule 3) */'
-plant session.c '/* measured in session 8 */'
-plant issue.sh '# the target of issue 9'
-plant date.h '/* used until 2026-11 */'
+# (the planted words are split here so that this file itself stays clean)
+plant session.c '/* measured in sess''ion 8 */'
+plant issue.sh '# the target of iss''ue 9'
+plant date.h '/* used until 20''26-11 */'
 # ... and accepts what is right.
 printf '%s\n' '/* docs/DESIGN.md rules 2-3 and rule 6; docs/DESIGN.md "Process trees" */' \
     "touch -d '2020-01-01' file # a date given as data" >"$tmp/tree/src/good.c"

@@ -14,7 +14,7 @@ Checks:
   - no "session N", "issue N" or ISO date (YYYY-MM) in src/, tests/, docs/
     or README.md: history belongs to git. Dates are allowed in
     docs/PERFORMANCE.md's figures tables (lines starting with "|") and
-    code blocks, and as quoted data ('2020-01-01' given to a command)."""
+    code blocks, and as quoted data (a full date in quotes given to a command)."""
 import os
 import re
 import subprocess
