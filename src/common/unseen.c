@@ -13,6 +13,6 @@ void lb_unseen_text(char *buf, size_t size, double unseen_s, double lifetime_s, 
     snprintf(buf, size,
              "threads spent %.3f s (%.0f%% of their %.3f s of lifetime) off CPU in waits"
              " lockblame cannot see (it saw %.3f s of waits): likely glibc's internal locks"
-             " (malloc, stdio), futex or other system calls made inline, sleep or I/O",
+             " (malloc, stdio), futex calls made inline, sleep, I/O or child processes",
              unseen_s, lifetime_s > 0 ? 100.0 * unseen_s / lifetime_s : 0, lifetime_s, seen_wait_s);
 }

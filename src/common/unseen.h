@@ -4,8 +4,9 @@
  * CPU) and the waits lockblame timed (thread.unseen_s, written at exit).
  * It is where waits that never call into pthread go: glibc's internal
  * locks (malloc's arenas, stdio's FILE locks), futex and other blocking
- * system calls made inline, sleep, I/O. Shared by the exit summary and
- * the report header, so both apply one rule. Depends on nothing. */
+ * system calls made inline, sleep, I/O, waiting for child processes.
+ * Shared by the exit summary and the report header, so both apply one
+ * rule. Depends on nothing. */
 #ifndef LB_COMMON_UNSEEN_H
 #define LB_COMMON_UNSEEN_H
 #include <stdbool.h>

@@ -23,7 +23,7 @@ C=$WORKLOADS_USER/gt_queue_o2
 L=$LOCKBLAME_CLI
 need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork"
 [ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
-cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex or other system calls made inline, sleep or I/O"
+cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex calls made inline, sleep, I/O or child processes"
 
 echo "== unseen_stdio under LD_PRELOAD"
 LOCKBLAME_OUTPUT=$tmp/u.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" 2>"$tmp/u.err" || fail "workload exited $?"
