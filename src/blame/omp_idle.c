@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "blame/context.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 
@@ -16,6 +17,22 @@ static void deposit(lb_thread_t *self, uint32_t object, lb_cct_node_t *node, dou
         lb_object_blame_add(self->object_blame, object, lb_cct_id(self->cct, node), blame_ns);
 }
 
+/* Split blame_ns over the share's weighted contexts, in proportion; the
+ * weight that found no slot, or all of it without weights, goes to
+ * fallback. Caller holds busy; self has a CCT. */
+static void split(lb_thread_t *self, uint32_t object, double blame_ns, const lb_omp_share_t *share,
+                  lb_cct_node_t *fallback)
+{
+    double weights = share->unplaced;
+    for (uint32_t i = 0; i < share->used; i++)
+        weights += share->slot[i].weight;
+    for (uint32_t i = 0; i < share->used && weights > 0; i++)
+        deposit(self, object, share->slot[i].node, blame_ns * share->slot[i].weight / weights);
+    if (weights <= 0 || share->unplaced > 0)
+        deposit(self, object, fallback,
+                weights > 0 ? blame_ns * share->unplaced / weights : blame_ns);
+}
+
 void lb_omp_idle_blame(lb_thread_t *self, lb_mon_t *mon, uint64_t total_ns, uint32_t victims,
                        const lb_omp_share_t *share, uintptr_t fallback_pc)
 {
@@ -23,30 +40,32 @@ void lb_omp_idle_blame(lb_thread_t *self, lb_mon_t *mon, uint64_t total_ns, uint
         return;
     int saved_errno = errno;
     lb_enter(self);
-    double total = (double)total_ns, placed = 0;
-    for (uint32_t i = 0; i < share->used; i++)
-        placed += share->slot[i].weight;
-    double blamed = self->cct ? total : 0;
+    double total = (double)total_ns;
     lb_meta_lock(&mon->meta);
     lb_object_stats_t *stats = lb_object_stats_of(mon);
     if (stats) {
         stats->wait_ns += total_ns;
         stats->accrued_held_ns += total;
-        stats->blamed_ns += blamed;
+        stats->blamed_ns += self->cct ? total : 0;
         stats->contended += victims;
         stats->acquisitions += victims;
     }
     lb_meta_unlock(&mon->meta);
-    if (self->cct) {
-        uint32_t object = stats ? mon->stats : 0;
-        double weights = placed + share->unplaced;
-        for (uint32_t i = 0; i < share->used && weights > 0; i++)
-            deposit(self, object, share->slot[i].node, total * share->slot[i].weight / weights);
-        if (weights <= 0 || share->unplaced > 0) {
-            double rest = weights > 0 ? total * share->unplaced / weights : total;
-            deposit(self, object, lb_cct_insert(self->cct, &fallback_pc, 1), rest);
-        }
-    }
+    if (self->cct)
+        split(self, stats ? mon->stats : 0, total, share,
+              lb_cct_insert(self->cct, &fallback_pc, 1));
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_omp_idle_episode(lb_thread_t *self, const lb_hold_t *hold, const lb_omp_share_t *share)
+{
+    if (hold->blame_ns <= 0 || !self->cct)
+        return;
+    int saved_errno = errno;
+    lb_enter(self);
+    uint32_t id;
+    split(self, hold->stats, hold->blame_ns, share, lb_context_here(self, &id));
     lb_leave(self);
     errno = saved_errno;
 }

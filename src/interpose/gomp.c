@@ -66,7 +66,7 @@ GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, uns
 LB_EXPORT void GOMP_barrier(void)
 {
     lb_omp_barrier_t b;
-    lb_omp_barrier_begin(LB_CALLER(), &b);
+    lb_omp_barrier_begin(LB_CALLER(), &b, false);
     LB_GOMP(barrier, "GOMP_barrier")();
     lb_omp_barrier_end(&b);
 }
@@ -74,7 +74,7 @@ LB_EXPORT void GOMP_barrier(void)
 LB_EXPORT void GOMP_loop_end(void)
 {
     lb_omp_barrier_t b;
-    lb_omp_barrier_begin(LB_CALLER(), &b);
+    lb_omp_barrier_begin(LB_CALLER(), &b, true);
     LB_GOMP(loop_end, "GOMP_loop_end")();
     lb_omp_barrier_end(&b);
 }
@@ -82,7 +82,7 @@ LB_EXPORT void GOMP_loop_end(void)
 LB_EXPORT void GOMP_sections_end(void)
 {
     lb_omp_barrier_t b;
-    lb_omp_barrier_begin(LB_CALLER(), &b);
+    lb_omp_barrier_begin(LB_CALLER(), &b, true);
     LB_GOMP(sections_end, "GOMP_sections_end")();
     lb_omp_barrier_end(&b);
 }

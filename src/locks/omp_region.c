@@ -10,6 +10,7 @@
 #include "locks/omp_region.h"
 
 #include "blame/omp_idle.h"
+#include "blame/sites.h"
 #include "core/gomp_real.h"
 #include "core/hooks.h"
 #include "locks/barrier_ops.h"
@@ -35,7 +36,7 @@ void lb_omp_region_init(lb_omp_region_t *region, void (*fn)(void *), void *data)
  * word, which the shares' samples also name the team by). */
 static lb_mon_t *team_mon(const lb_omp_share_t *share)
 {
-    return lb_objmap_get(share->idle, LB_OBJ_BARRIER);
+    return lb_objmap_get(share->ended, LB_OBJ_BARRIER);
 }
 
 /* The calling member's share is the last to end, at now: the others'
@@ -73,7 +74,8 @@ __attribute__((section("lb_omp_share"), noinline)) void lb_omp_share_run(void *a
         return;
     }
     lb_omp_share_t share;
-    lb_omp_share_init(&share, &r->ended, (uint32_t)team,
+    lb_mon_t *barrier = lb_objmap_get(&r->ended, LB_OBJ_BARRIER);
+    lb_omp_share_init(&share, &r->ended, barrier ? &barrier->waiters : NULL, (uint32_t)team,
                       (uint32_t)LB_GOMP(get_level, "omp_get_level")());
     lb_omp_share_t *outer = self->omp_share;
     self->omp_share = &share;
@@ -90,7 +92,7 @@ __attribute__((section("lb_omp_share"), noinline)) void lb_omp_share_run(void *a
         last_share_ended(self, r, &share, (uint32_t)me, now);
 }
 
-void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b)
+void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b, bool ends_loop)
 {
     lb_thread_t *self = lb_self;
     b->self = NULL;
@@ -111,7 +113,18 @@ void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b)
         lb_meta_unlock(&mon->meta);
     }
     b->self = self;
-    b->waits = lb_barrier_enter(self, mon, site, &b->wait);
+    if (!ends_loop) {
+        b->waits = lb_barrier_enter(self, mon, site, &b->wait);
+    } else {
+        lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
+        lb_hold_t hold;
+        b->waits = !lb_barrier_arrive(self, mon, &b->wait, &hold);
+        if (!b->waits)
+            lb_omp_idle_episode(self, &hold, share);
+    }
+    lb_enter(self);
+    lb_omp_share_forget(share);
+    lb_leave(self);
 }
 
 void lb_omp_barrier_end(lb_omp_barrier_t *b)

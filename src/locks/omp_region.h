@@ -6,10 +6,12 @@
  * and its data, so each thread of the team runs its share inside
  * lockblame: the end of every share is timed, and the thread whose share
  * ends last blames the others' idleness until then (blame/omp_idle.h).
- * Inside the region, the team's barriers (GOMP_barrier: `omp barrier`
- * and the end of a static `omp for`; GOMP_loop_end: the end of any other
- * `omp for`) are a barrier of team-size episodes, blamed on the barrier
- * call of the last thread to arrive.
+ * Inside the region, the team's barriers are a barrier of team-size
+ * episodes: GOMP_barrier (`omp barrier`, and the end of a static
+ * `omp for` or a `single`) blamed on the barrier call of the last thread
+ * to arrive; GOMP_loop_end and GOMP_sections_end (the end of any other
+ * worksharing loop) on where that thread worked before it arrived, as
+ * at the region's end.
  *
  * Invariants: the record lives in the frame of GOMP_parallel's wrapper on
  * the thread that starts the region, which outlives every share (libgomp
@@ -56,7 +58,11 @@ typedef struct lb_omp_barrier {
     lb_wait_t wait;
 } lb_omp_barrier_t;
 
-/* Before and after a team barrier call (site: its return address). */
-void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b);
+/* Before and after a team barrier call (site: its return address).
+ * ends_loop: the barrier that ends a worksharing loop (GOMP_loop_end,
+ * GOMP_sections_end), whose idleness goes to where the last thread
+ * worked (blame/omp_idle.h); otherwise (GOMP_barrier) to the last
+ * arrival's call. */
+void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b, bool ends_loop);
 void lb_omp_barrier_end(lb_omp_barrier_t *b);
 #endif

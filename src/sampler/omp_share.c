@@ -5,17 +5,27 @@
 
 #include <string.h>
 
-void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *idle, uint32_t team, uint32_t level)
+void lb_omp_share_init(lb_omp_share_t *share, const uint32_t *ended, const uint32_t *waiting,
+                       uint32_t team, uint32_t level)
 {
     memset(share, 0, sizeof *share);
-    share->idle = idle;
+    share->ended = ended;
+    share->waiting = waiting;
     share->team = team;
     share->level = level;
 }
 
+void lb_omp_share_forget(lb_omp_share_t *share)
+{
+    share->used = 0;
+    share->unplaced = 0;
+}
+
 void lb_omp_share_sample(lb_omp_share_t *share, lb_cct_node_t *node, uint32_t periods)
 {
-    uint32_t idle = __atomic_load_n(share->idle, __ATOMIC_RELAXED);
+    uint32_t idle = __atomic_load_n(share->ended, __ATOMIC_RELAXED);
+    if (share->waiting)
+        idle += __atomic_load_n(share->waiting, __ATOMIC_RELAXED);
     if (idle == 0 || idle >= share->team)
         return;
     double weight = (double)periods * idle / (double)(share->team - idle);

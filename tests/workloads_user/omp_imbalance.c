@@ -1,16 +1,26 @@
-/* omp_imbalance: an imbalanced `omp parallel for` (gcc -fopenmp -O2 -g).
+/* omp_imbalance: an imbalanced OpenMP loop (gcc -fopenmp -O2 -g).
  *
- * Each of ROUNDS regions runs NTHREADS iterations, one per thread
- * (schedule(static, 1)); the last one is slow_iteration, ten times the
- * others' fast_iteration. The others then wait at the region's implicit
- * barrier until the straggler's share ends, and lockblame must blame that
+ * Usage: omp_imbalance region|loop
+ *   region  ROUNDS `omp parallel for` regions: the threads wait at the
+ *           region's end (the implicit barrier of GOMP_parallel)
+ *   loop    one region with ROUNDS `omp for schedule(dynamic)` loops: the
+ *           threads wait at each loop's end (GOMP_loop_end)
+ *
+ * Each loop has NTHREADS iterations, one per thread; the first one is
+ * slow_iteration, ten times the others' fast_iteration (first, so that
+ * under dynamic scheduling no thread runs a fast iteration before it:
+ * the straggler runs slow_iteration alone). The others wait
+ * until the straggler's share ends, and lockblame must blame that
  * idleness on slow_iteration, where the straggler ran meanwhile.
  *
- * Truth: each thread notes when its share ended (after its iteration);
- * per region, the idleness is the sum over threads of (last end - own
- * end), all of it blamed on slow_iteration. Written as gt.h's JSON
- * (object barrier; the team's barrier has no address the program knows,
- * so conservation is checked on every barrier row). */
+ * Truth: each thread notes when its share of a loop ended (after its
+ * last iteration; at the loop's start if it got none) and, in the loop
+ * mode, when the loop's end returned. Per loop, the idleness is the sum
+ * over threads of (last end - own end), all of it blamed on
+ * slow_iteration; the waiters' time beyond it is hand-off latency. The
+ * loop mode's region end adds its own small wait (total only). Written as
+ * gt.h's JSON; the team's barrier has no address the program knows, so
+ * conservation is checked on every barrier row. */
 #include <omp.h>
 
 #include "gt.h"
@@ -18,7 +28,7 @@
 #define NTHREADS 4
 #define ROUNDS   4
 
-static int64_t share_end[ROUNDS][NTHREADS];
+static int64_t share_end[ROUNDS][NTHREADS], returned[ROUNDS][NTHREADS], region_end[NTHREADS];
 
 /* A dependent chain of floating-point steps: CPU time in this frame. */
 static __attribute__((noinline)) double fast_iteration(long steps)
@@ -57,38 +67,75 @@ static long steps_per_ms(void)
     return ns > 0 ? (long)((double)probe * 1e6 / (double)ns) + 1 : probe;
 }
 
-int main(void)
+/* Per loop r: the idleness at its end, onto res. */
+static void loop_truth(struct gt_result *res, int r)
 {
-    long per_ms = steps_per_ms();
+    int last = 0;
+    for (int t = 1; t < NTHREADS; t++)
+        if (share_end[r][t] > share_end[r][last])
+            last = t;
+    for (int t = 0; t < NTHREADS; t++) {
+        if (t == last)
+            continue; /* its own call ending the loop waits for nobody */
+        double idle = (double)(share_end[r][last] - share_end[r][t]);
+        res->blame_ns[0] += idle;
+        res->total_wait_ns += returned[r][t] ? (double)(returned[r][t] - share_end[r][t]) : idle;
+    }
+    res->counts[0]++;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || (strcmp(argv[1], "region") != 0 && strcmp(argv[1], "loop") != 0)) {
+        fprintf(stderr, "usage: %s region|loop\n", argv[0]);
+        return 2;
+    }
+    bool by_region = strcmp(argv[1], "region") == 0;
+    long slow = 40 * steps_per_ms(), fast = slow / 10;
     double sink = 0;
     int64_t t0 = gt_now();
-    for (int r = 0; r < ROUNDS; r++) {
+    if (by_region) {
+        for (int r = 0; r < ROUNDS; r++) {
 #pragma omp parallel for schedule(static, 1) num_threads(NTHREADS) reduction(+ : sink)
-        for (int i = 0; i < NTHREADS; i++) {
-            if (i == NTHREADS - 1)
-                sink += slow_iteration(40 * per_ms);
-            else
-                sink += fast_iteration(4 * per_ms);
-            share_end[r][omp_get_thread_num()] = gt_now();
+            for (int i = 0; i < NTHREADS; i++) {
+                sink += i == 0 ? slow_iteration(slow) : fast_iteration(fast);
+                share_end[r][omp_get_thread_num()] = gt_now();
+            }
+        }
+    } else {
+#pragma omp parallel num_threads(NTHREADS) reduction(+ : sink)
+        {
+            int me = omp_get_thread_num();
+            for (int r = 0; r < ROUNDS; r++) {
+                share_end[r][me] = gt_now();
+#pragma omp for schedule(dynamic, 1)
+                for (int i = 0; i < NTHREADS; i++) {
+                    sink += i == 0 ? slow_iteration(slow) : fast_iteration(fast);
+                    share_end[r][me] = gt_now();
+                }
+                returned[r][me] = gt_now();
+            }
+            region_end[me] = gt_now();
         }
     }
     struct gt_result res = { .workload = "omp_imbalance",
                              .object = "barrier",
                              .threads = NTHREADS,
+                             .nsites = 1,
+                             .site_names = { "slow_iteration" },
                              .all_objects_of_kind = true };
     res.duration_s = (double)(gt_now() - t0) / 1e9;
-    res.nsites = 1;
-    res.site_names[0] = "slow_iteration";
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < ROUNDS; r++)
+        loop_truth(&res, r);
+    res.handoff_ns = res.total_wait_ns - res.blame_ns[0];
+    if (!by_region) {
         int64_t last = 0;
         for (int t = 0; t < NTHREADS; t++)
-            if (share_end[r][t] > last)
-                last = share_end[r][t];
+            if (region_end[t] > last)
+                last = region_end[t];
         for (int t = 0; t < NTHREADS; t++)
-            res.blame_ns[0] += (double)(last - share_end[r][t]);
-        res.counts[0]++;
+            res.total_wait_ns += (double)(last - region_end[t]);
     }
-    res.total_wait_ns = res.blame_ns[0];
     gt_write_json(&res);
     return sink == 0; /* keeps the work; never 0 */
 }
