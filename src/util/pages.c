@@ -12,22 +12,42 @@
  * mappings top-down, so a thread's tables, mapped when it starts, land
  * directly below its stack; a program thread on a stack without a guard
  * page (guardsize 0) that overflows must fault there, as it would on the
- * unmapped page below natively, instead of writing into our tables. */
-#define LB_PAGE 4096u
+ * unmapped page below natively, instead of writing into our tables.
+ *
+ * And every mapping spans at least LB_MAP_MIN_SPAN of address space (the
+ * rest PROT_NONE, which commits no memory): small enough mappings would
+ * fill the small holes ld.so leaves among the libraries (its cache file,
+ * mapped and unmapped while the program loads), where the program's own
+ * first mappings, a thread stack among them, go natively; the program's
+ * stack then lands lower, on a library's writable data, and readable
+ * memory is found below a stack that has none natively. */
+#define LB_PAGE         4096u
+#define LB_MAP_MIN_SPAN ((size_t)2 << 20)
 
+/* The readable and writable bytes of a mapping for `bytes`, with its
+ * guard page. */
 static size_t mapped_len(size_t bytes)
 {
     return ((bytes + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1)) + LB_PAGE;
 }
 
-static void *map_with_top_guard(size_t bytes, int extra_flags)
+/* The address space a mapping for `bytes` takes. */
+static size_t span_len(size_t bytes)
 {
     size_t len = mapped_len(bytes);
-    char *p =
-        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
+    return len < LB_MAP_MIN_SPAN ? LB_MAP_MIN_SPAN : len;
+}
+
+static void *map_with_top_guard(size_t bytes, int extra_flags)
+{
+    size_t len = mapped_len(bytes), span = span_len(bytes);
+    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    mprotect(p + len - LB_PAGE, LB_PAGE, PROT_NONE);
+    if (mprotect(p, len - LB_PAGE, PROT_READ | PROT_WRITE) != 0) {
+        munmap(p, span);
+        return NULL;
+    }
     return p;
 }
 
@@ -60,7 +80,7 @@ void *lb_pages_reserve_once(void **slot, size_t bytes)
 void lb_pages_free(void *p, size_t bytes)
 {
     if (p)
-        munmap(p, mapped_len(bytes));
+        munmap(p, span_len(bytes));
 }
 
 /* Recycled per-thread tables: a few size classes, each a stack linked
@@ -121,7 +141,7 @@ void lb_pages_free_recycled(void *p, size_t bytes)
     }
     lb_meta_unlock(&recycle_lock);
     if (!kept)
-        munmap(p, len);
+        munmap(p, span_len(bytes));
 }
 
 #define LB_ARENA_CHUNK (1u << 20)

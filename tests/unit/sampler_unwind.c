@@ -15,6 +15,7 @@
 #include <ucontext.h>
 
 #include "sampler/cct.h"
+#include "common/marker_frames.h"
 #include "sampler/unwind.h"
 #include "sampler/unwind_cfi.h"
 
@@ -134,8 +135,11 @@ static void test_walk_stops_at_code_without_cfi(void)
     r.pc = (uintptr_t)page + 16;
     ASSERT_EQ(lb_frame_rule(r.pc).kind, LB_RULE_UNKNOWN);
     uintptr_t pcs[8];
-    ASSERT_EQ(lb_unwind_from(&r, pcs, 8, NULL), 1);
+    /* the frame, then the marker that says the path is cut there (no
+     * frame-pointer step: this thread's stack bounds are not known) */
+    ASSERT_EQ(lb_unwind_from(&r, pcs, 8, NULL), 2);
     ASSERT_UEQ(pcs[0], r.pc);
+    ASSERT_UEQ(pcs[1], LB_CUT_FRAME_PC(r.pc));
 }
 
 static void test_trace_lists_return_address_slots(void)
