@@ -18,10 +18,21 @@
  * (split 1/k when k holders overlap, which for these locks never happens).
  * Waiting while nobody holds the lock is hand-off latency.
  *
+ * The sweep also gives the blame that CPU samples of the waiters can see
+ * (sampled spin waits: a spinner kept off its CPU by other processes waits
+ * unseen): each wait's CPU time (its thread's CPU clock across the lock
+ * call) goes to the sites whose holds overlap the wait, in proportion to
+ * the overlap. A spinner on a CPU takes a free lock at once, so its CPU
+ * time falls within holds: none of it is hand-off unless no hold overlaps
+ * the wait. On an otherwise idle machine a spinner runs throughout its
+ * wait and the two figures agree.
+ *
  * Output: JSON, to the file named by $GROUND_TRUTH or else to stdout:
  *   {"workload", "object", "object_address", "threads", "duration_s",
  *    "total_wait_s", "handoff_s", "sites": {site: blame_s},
- *    "holds": {site: count}, "max_holders"}
+ *    "holds": {site: count}, "max_holders",
+ *    "cpu": {"total_wait_s", "handoff_s", "sites": {site: blame_s}}}
+ *   ("cpu": the second sweep's figures)
  * Exit status 0, or 1 if mutual exclusion was ever violated or a call failed.
  *
  * Usage: PROG [FAST_THREADS [DURATION_MS]]
@@ -59,9 +70,12 @@ struct handoff_cfg {
 };
 
 struct hold_rec {
-    int64_t t_wait; /* ns: just before the lock call */
-    int64_t t_acq;  /* ns: just after the lock call returned */
-    int64_t t_rel;  /* ns: just before the release call */
+    int64_t t_wait;         /* ns: just before the lock call */
+    int64_t t_acq;          /* ns: just after the lock call returned */
+    int64_t t_rel;          /* ns: just before the release call */
+    int64_t c_wait;         /* ns of the thread's CPU clock just before the lock call */
+    int64_t c_acq;          /* the same, just after it returned */
+    double held_at_wait[2]; /* the sweep's per-site held time at t_wait */
 };
 
 struct thread_log {
@@ -81,6 +95,13 @@ static inline int64_t ho_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t ho_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -112,11 +133,13 @@ static void *ho_thread(void *arg)
 
     while (lg->n < lg->cap) {
         struct hold_rec *r = &lg->rec[lg->n];
+        r->c_wait = ho_cpu_now();
         r->t_wait = ho_now();
         if (r->t_wait >= deadline)
             break;
         cfg->lock();
         r->t_acq = ho_now();
+        r->c_acq = ho_cpu_now();
         ho_spin_until(r->t_acq + hold);
         r->t_rel = ho_now();
         release();
@@ -133,8 +156,9 @@ static void *ho_thread(void *arg)
 
 struct ho_event {
     int64_t t;
-    int dw;   /* change in the number of waiters */
-    int site; /* -1, or the site whose holder count changes by dh */
+    int dw;               /* change in the number of waiters */
+    struct hold_rec *rec; /* the wait's record, when dw != 0 */
+    int site;             /* -1, or the site whose holder count changes by dh */
     int dh;
 };
 
@@ -198,32 +222,49 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
         ho_die("malloc", ENOMEM);
     size_t ne = 0;
     long holds[N_SITES] = { 0 };
-    double total_wait = 0;
+    double total_wait = 0, total_wait_cpu = 0;
     for (int i = 0; i < nthreads; i++) {
         for (size_t j = 0; j < logs[i].n; j++) {
-            const struct hold_rec *r = &logs[i].rec[j];
+            struct hold_rec *r = &logs[i].rec[j];
             int s = logs[i].site;
-            ev[ne++] = (struct ho_event){ r->t_wait, +1, -1, 0 };
-            ev[ne++] = (struct ho_event){ r->t_acq, -1, -1, 0 };
-            ev[ne++] = (struct ho_event){ r->t_acq, 0, s, +1 };
-            ev[ne++] = (struct ho_event){ r->t_rel, 0, s, -1 };
+            ev[ne++] = (struct ho_event){ r->t_wait, +1, r, -1, 0 };
+            ev[ne++] = (struct ho_event){ r->t_acq, -1, r, -1, 0 };
+            ev[ne++] = (struct ho_event){ r->t_acq, 0, NULL, s, +1 };
+            ev[ne++] = (struct ho_event){ r->t_rel, 0, NULL, s, -1 };
             holds[s]++;
             total_wait += (double)(r->t_acq - r->t_wait);
+            total_wait_cpu += (double)(r->c_acq - r->c_wait);
         }
     }
     qsort(ev, ne, sizeof *ev, ho_event_cmp);
     double blame[N_SITES] = { 0 }, handoff = 0;
+    double blame_cpu[N_SITES] = { 0 }, handoff_cpu = 0;
+    double held[N_SITES] = { 0 }; /* each site's held time so far (split 1/k) */
     int w = 0, h[N_SITES] = { 0 }, max_holders = 0;
     for (size_t i = 0; i < ne; i++) {
-        if (i > 0 && w > 0) {
+        if (i > 0) {
             double dt = (double)(ev[i].t - ev[i - 1].t);
             int k = h[SITE_SLOW] + h[SITE_FAST];
-            if (k == 0) {
+            for (int s = 0; k > 0 && s < N_SITES; s++)
+                held[s] += dt * h[s] / k;
+            if (w > 0 && k == 0) {
                 handoff += w * dt;
-            } else {
+            } else if (w > 0) {
                 for (int s = 0; s < N_SITES; s++)
                     blame[s] += w * dt * h[s] / k;
             }
+        }
+        struct hold_rec *r = ev[i].rec;
+        if (ev[i].dw > 0) {
+            memcpy(r->held_at_wait, held, sizeof held);
+        } else if (ev[i].dw < 0) {
+            double cpu = (double)(r->c_acq - r->c_wait), overlap = 0;
+            for (int s = 0; s < N_SITES; s++)
+                overlap += held[s] - r->held_at_wait[s];
+            for (int s = 0; overlap > 0 && s < N_SITES; s++)
+                blame_cpu[s] += cpu * (held[s] - r->held_at_wait[s]) / overlap;
+            if (overlap <= 0)
+                handoff_cpu += cpu;
         }
         w += ev[i].dw;
         if (ev[i].site >= 0)
@@ -245,12 +286,15 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
             " \"total_wait_s\": %.9f, \"handoff_s\": %.9f,\n"
             " \"sites\": {\"%s\": %.9f, \"%s\": %.9f},\n"
             " \"holds\": {\"%s\": %ld, \"%s\": %ld},\n"
-            " \"max_holders\": %d}\n",
+            " \"max_holders\": %d,\n"
+            " \"cpu\": {\"total_wait_s\": %.9f, \"handoff_s\": %.9f,\n"
+            "  \"sites\": {\"%s\": %.9f, \"%s\": %.9f}}}\n",
             cfg->workload, cfg->object, (unsigned long long)(uintptr_t)cfg->address, nthreads,
             duration, total_wait / 1e9, handoff / 1e9, site_names[SITE_SLOW],
             blame[SITE_SLOW] / 1e9, site_names[SITE_FAST], blame[SITE_FAST] / 1e9,
             site_names[SITE_SLOW], holds[SITE_SLOW], site_names[SITE_FAST], holds[SITE_FAST],
-            max_holders);
+            max_holders, total_wait_cpu / 1e9, handoff_cpu / 1e9, site_names[SITE_SLOW],
+            blame_cpu[SITE_SLOW] / 1e9, site_names[SITE_FAST], blame_cpu[SITE_FAST] / 1e9);
     if (out != stdout && fclose(out) != 0)
         ho_die(gt, errno);
     if (max_holders > 1) {
