@@ -10,7 +10,7 @@
 #  - the exit summary (plain LD_PRELOAD and lockblame run) has the line
 #    naming the likely causes, and the report header its unseen: line, also
 #    beside the table's "(no blame outside structural waits)"; --by-thread
-#    gives each waiter its share;
+#    gives each waiter its share, --by-process the process's sum;
 #  - lockblame merge keeps the figures; a version-4 database (no such
 #    columns) still reads, without the line;
 #  - a fork child's threads begin at the fork (unseen_fork.c): the time its
@@ -64,6 +64,11 @@ print("--by-thread unseen_s of the waiters:", waiters)
 share = truth["blocked_s"] / truth["waiters"]
 sys.exit(0 if len(waiters) == truth["waiters"] and all(w >= 0.5 * share for w in waiters) else 1)
 PY
+"$L" report --by-process --format json "$tmp/u.db" >"$tmp/procs.json" || fail "report --by-process exited $?"
+p=$(python3 -c 'import json, sys; print("%.6f" % json.load(open(sys.argv[1]))[0]["unseen_s"])' "$tmp/procs.json")
+d=$(rows "$tmp/u.db" "SELECT printf('%.6f', TOTAL(unseen_s)) FROM thread")
+echo "  --by-process unseen_s $p, the threads' $d"
+[ "$p" = "$d" ] || bad "--by-process does not give the process's unseen time"
 "$L" report --format html "$tmp/u.db" >"$tmp/u.html" || fail "report --format html exited $?"
 grep -q '<th>unseen</th>' "$tmp/u.html" || bad "the HTML header has no unseen row"
 

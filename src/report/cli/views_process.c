@@ -1,8 +1,9 @@
 /*
  * views_process.c - `report --by-process`: one row per process image of
  * the database (pid, parent, exec generation, command), with its threads,
- * work, the idleness blamed on its code, its own waiting and its top
- * release site. Rows follow the database's order (start time).
+ * work, the idleness blamed on its code, its own waiting, its off-CPU time
+ * in waits lockblame cannot see and its top release site. Rows follow the
+ * database's order (start time).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ enum {
     C_WORK,
     C_IDLE,
     C_WAIT,
+    C_UNSEEN,
     C_IDLE_SHARE,
     C_TOP_S,
     C_TOP,
@@ -34,6 +36,7 @@ static const struct lb_col process_cols[C_NCOLS] = {
     [C_WORK] = { "work_s", "Work s", LB_C_SEC, 0 },
     [C_IDLE] = { "idleness_s", "Blamed s", LB_C_SEC, 0 },
     [C_WAIT] = { "wait_s", "Wait s", LB_C_SEC, 0 },
+    [C_UNSEEN] = { "unseen_s", "Unseen s", LB_C_SEC, 0 },
     [C_IDLE_SHARE] = { "idleness_share", "Idle%", LB_C_FRAC, 0 },
     [C_TOP_S] = { "top_site_s", "Top s", LB_C_SEC, LB_COL_NOTABLE },
     [C_TOP] = { "top_site", "Top release site", LB_C_STR, 0 },
@@ -43,6 +46,8 @@ static const struct lb_col process_cols[C_NCOLS] = {
 
 struct psum {
     double work, idle, wait;
+    double unseen;     /* its threads' off CPU in no seen wait (common/unseen.h) */
+    bool unseen_known; /* some thread has it (schema version 5) */
     double top_s;      /* idleness at the heaviest site */
     int32_t top_frame; /* a frame of that site, -1 none */
 };
@@ -104,6 +109,14 @@ int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
             s[proc].top_frame = frame;
         }
     }
+    for (int32_t i = 0; i < p->nthreads; i++) {
+        const struct lb_thread *th = &p->threads[i];
+
+        if (th->process < 0 || th->unseen_s < 0)
+            continue;
+        s[th->process].unseen += th->unseen_s;
+        s[th->process].unseen_known = true;
+    }
     struct lb_table *t = lb_table_new(process_cols, C_NCOLS);
     int32_t shown = 0;
 
@@ -122,6 +135,8 @@ int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
         lb_table_num(t, row, C_WORK, s[i].work);
         lb_table_num(t, row, C_IDLE, s[i].idle);
         lb_table_num(t, row, C_WAIT, s[i].wait);
+        if (s[i].unseen_known)
+            lb_table_num(t, row, C_UNSEEN, s[i].unseen);
         lb_table_num(t, row, C_IDLE_SHARE, lb_share(s[i].idle, s[i].work + s[i].idle));
         lb_table_num(t, row, C_TOP_S, s[i].top_s);
         lb_table_str(t, row, C_TOP, s[i].top_frame >= 0 ? lb_frame_label(p, s[i].top_frame) : "-");
