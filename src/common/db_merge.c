@@ -104,9 +104,9 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
         " FROM \"%w\".run r",
         dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst, v3 ? "r.proc_start" : "NULL",
         v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base"
+    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base, %s"
                                " FROM \"%w\".module",
-                               dst, s.module, src);
+                               dst, s.module, version >= 6 ? "build_id" : "NULL", src);
     sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
                                " offset, function, file, line FROM \"%w\".frame",
                                dst, s.frame, s.module, src);

@@ -12,7 +12,7 @@ const char *const lb_ddl_tables[] = {
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
  * sync_object.run_id) and dropped run's single-row check; version 4
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s and
- * thread.unseen_s. */
+ * thread.unseen_s; version 6 module.build_id. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -20,7 +20,7 @@ static const char *const columns[] = {
     " ns_per_sample REAL, start_unix REAL, duration_s REAL, threads INTEGER, samples INTEGER,"
     " samples_dropped INTEGER, exit_reason TEXT, ppid INTEGER, exec_gen INTEGER,"
     " proc_start INTEGER, run_key TEXT)",
-    "(id INTEGER PRIMARY KEY, path TEXT, base INTEGER)",
+    "(id INTEGER PRIMARY KEY, path TEXT, base INTEGER, build_id TEXT)",
     "(id INTEGER PRIMARY KEY, module_id INTEGER, offset INTEGER,"
     " function TEXT, file TEXT, line INTEGER)",
     "(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER, depth INTEGER)",

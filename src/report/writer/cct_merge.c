@@ -13,16 +13,23 @@
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
 
-static uint32_t module_id(writer_t *w, const char *path, uintptr_t base)
+/* The module row of the module at base, written at its first frame (pc):
+ * its path, base and build id (NULL when it has none). */
+static uint32_t module_id(writer_t *w, const char *path, uintptr_t base, uintptr_t pc)
 {
     uint32_t id;
     if (lb_u64map_get(&w->module_of_base, base + 1, &id))
         return id;
     id = ++w->modules;
     lb_u64map_put(&w->module_of_base, base + 1, id);
+    char build_id[129];
     sqlite3_bind_int64(w->ins_module, 1, id);
     sqlite3_bind_text(w->ins_module, 2, path, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(w->ins_module, 3, (sqlite3_int64)base);
+    if (lb_symbol_build_id(w->sym, pc, build_id, sizeof build_id))
+        sqlite3_bind_text(w->ins_module, 4, build_id, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(w->ins_module, 4);
     lb_wstep(w->ins_module);
     return id;
 }
@@ -33,7 +40,7 @@ static uint32_t insert_frame(writer_t *w, const lb_symbol_t *sym, uintptr_t pc,
     uint32_t id = ++w->frames;
     sqlite3_bind_int64(w->ins_frame, 1, id);
     if (sym->module) {
-        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym->module, sym->base));
+        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym->module, sym->base, pc));
         sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym->base));
     } else {
         sqlite3_bind_null(w->ins_frame, 2);
@@ -235,7 +242,7 @@ int lb_merge_open(writer_t *w)
         lb_u64map_init(&w->node_of_edge, 4096))
         return -1;
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
-    w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?)");
+    w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
     w->ins_node = lb_wprepare(w, "INSERT INTO node VALUES(?,?,?,?)");
     w->ins_metric = lb_wprepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric)

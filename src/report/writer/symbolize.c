@@ -319,6 +319,23 @@ bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t 
     return true;
 }
 
+bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size)
+{
+    bool retired;
+    Dwfl_Module *mod = lb_marker_frame_pc(pc) ? NULL : module_at(s, pc, &retired);
+    Dwarf_Addr bias;
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    /* libdwfl reads the note once the module's ELF is open */
+    int n = mod && dwfl_module_getelf(mod, &bias) ? dwfl_module_build_id(mod, &bits, &vaddr) : 0;
+    hex[0] = '\0';
+    if (n <= 0 || (size_t)n * 2 + 1 > size)
+        return false;
+    for (int i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    return true;
+}
+
 void lb_symbolizer_close(lb_symbolizer_t *s)
 {
     if (!s)

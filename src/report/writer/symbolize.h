@@ -4,6 +4,7 @@
 #ifndef LB_SYMBOLIZE_H
 #define LB_SYMBOLIZE_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LB_MAX_INLINE 8
@@ -41,5 +42,8 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out);
 /* The bounds [*lo, *hi) of the symbol (function) holding pc, from the
  * symbol table; false when pc is in no sized symbol. */
 bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* The GNU build id of the module holding pc, as lowercase hex in
+ * hex[size]; false (and hex "") when it has none or is unknown. */
+bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size);
 void lb_symbolizer_close(lb_symbolizer_t *s);
 #endif
