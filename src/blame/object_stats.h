@@ -27,6 +27,9 @@ typedef struct lb_object_stats {
     uint32_t first_thread;          /* thread that first waited on it */
     uint32_t first_node;            /* that waiter's context in its CCT (0 until known) */
     uint32_t retired;               /* 1 once its lb_mon was freed (destroy/re-init) */
+    uint32_t shared;                /* 1: a semaphore shared by the tree's processes, whose
+                                 * blame here is taken from the accrual of every
+                                 * process's waiters (blame/shared_sems.h) */
     uint32_t acquisitions_lost;     /* 1: a mutex whose memory was reused before its count
                                  * was read (a std::mutex that went out of scope:
                                  * no destroy call); acquisitions is then unknown */

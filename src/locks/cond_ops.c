@@ -27,6 +27,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
+#include "blame/shared_sems.h"
 #include "blame/signal_sampled.h"
 #include "blame/wait_deferred.h"
 #include "core/real.h"
@@ -46,6 +47,7 @@ typedef struct cond_wait_ctx {
     lb_thread_t *self;
     lb_wait_t wait;
     pthread_mutex_t *mutex;
+    lb_shared_sem_t *shared; /* a semaphore shared across processes (blame/shared_sems.h) */
 } cond_wait_ctx_t;
 
 static void cond_wait_finished(void *p)
@@ -107,6 +109,14 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
+    if (mon && kind == LB_OBJ_SEM && lb_unlikely(lb_shared_sems_on)) {
+        lb_shared_sem_t *shared = lb_shared_sem_find(obj);
+        if (shared) { /* its waiters may be in any process of the tree */
+            lb_site_count_release(self->sites, site, kind);
+            lb_shared_sem_post(self, shared, mon, site);
+            return lb_signal_real(obj, kind, arg);
+        }
+    }
     if (mon) {
         lb_site_count_release(self->sites, site, kind);
         uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
@@ -153,7 +163,9 @@ static int real_sem_wait(sem_t *s, clockid_t clock, const struct timespec *absti
 static void sem_wait_finished(void *p)
 {
     cond_wait_ctx_t *ctx = p;
-    lb_wait_end(ctx->self, &ctx->wait, false);
+    uint64_t ended = lb_wait_end(ctx->self, &ctx->wait, false);
+    if (ctx->shared)
+        lb_shared_sem_wait_ends(ctx->shared, ended);
 }
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
@@ -172,6 +184,9 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     errno = saved_errno;
     cond_wait_ctx_t ctx = { .self = self };
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
+    ctx.shared = lb_unlikely(lb_shared_sems_on) ? lb_shared_sem_find(s) : NULL;
+    if (ctx.shared)
+        lb_shared_sem_wait_begins(ctx.shared, mon, ctx.wait.start_ns);
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);
@@ -183,7 +198,10 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
 int lb_sem_init(sem_t *s, int pshared, unsigned value)
 {
     lb_objmap_retire(s);
-    return lb_real.sem_init(s, pshared, value);
+    int rc = lb_real.sem_init(s, pshared, value);
+    if (rc == 0 && pshared && lb_self)
+        lb_shared_sem_register(s); /* errno kept */
+    return rc;
 }
 
 int lb_sem_destroy(sem_t *s)

@@ -153,6 +153,12 @@ void lb_tables_objects(writer_t *w)
         uint64_t sampled_waits = s ? lb_object_stats_fold_sampled(s) : 0;
         if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
             continue; /* forgotten in a fork child (fork_forget.c) */
+        if (s->shared) {
+            /* Its waits accrued across the tree's processes; this process's
+             * part is what its posts took (blame/shared_sems.h). */
+            s->accrued_held_ns = s->blamed_ns;
+            s->handoff_ns = 0;
+        }
         double unattributed = s->accrued_held_ns - s->blamed_ns;
         sqlite3_bind_int64(st, 1, i);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
