@@ -11,6 +11,11 @@
 #   libpfm4-dev              event names (LOCKBLAME_EVENT)
 #   libsqlite3-dev           the database writer and the CLI
 #   libdw-dev libelf-dev     symbolization (file:line from DWARF)
+#   libdebuginfod-dev        report names stripped modules from debug files that
+#                            debuginfod serves (DEBUGINFOD_URLS; the CLI dlopens
+#                            libdebuginfod.so.1, the header gives its prototypes)
+#   debuginfod               tests/integration/debuginfod_names.sh serves a debug
+#                            file from a real server on a loopback port
 #   sqlite3                  tests query the database directly
 #   python3                  integration tests compare reports with ground truth
 #   sysbench pigz xz-utils zstd  tests/integration/real_programs.sh runs them
@@ -30,7 +35,7 @@
 set -euo pipefail
 
 PACKAGES=(gcc g++ make libc6-dev pkg-config libpfm4-dev
-          libsqlite3-dev libdw-dev libelf-dev sqlite3 python3 chromium
+          libsqlite3-dev libdw-dev libelf-dev libdebuginfod-dev debuginfod sqlite3 python3 chromium
           sysbench pigz xz-utils zstd memcached libmemcached-tools
           zlib1g-dev liblzma-dev golang-go time clang-format)
 

@@ -89,6 +89,8 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
                 t->structural_join + t->structural_parked, t->structural_join, t->structural_parked,
                 t->structural_open);
     lb_print_cut_paths(p, out);
+    if (p->names_note)
+        fprintf(out, "names:    %s\n", p->names_note);
     if (t->unseen_notable) {
         char text[512];
         lb_unseen_text(text, sizeof text, t->unseen, t->lifetime, t->wait);

@@ -15,6 +15,7 @@
 
 #include "common/module_name.h"
 #include "report/cli/db.h"
+#include "report/cli/debug_names.h"
 #include "report/cli/profile.h"
 #include "report/cli/views.h"
 
@@ -304,12 +305,14 @@ static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)
     struct query q;
     size_t cap = 0;
 
-    q_prepare(&q, db, p->path, "module", "SELECT id, path FROM module");
+    q_preparef(&q, db, p->path, "module", "SELECT id, path, %s FROM module",
+               has_column(db, "module", "build_id") ? "build_id" : "NULL");
     while (q_step(&q)) {
         struct lb_module *m = PUSH(p->modules, p->nmodules, cap);
 
         m->id = sqlite3_column_int64(q.st, 0);
         m->path = col_str(q.st, 1);
+        m->build_id = col_str(q.st, 2);
         if (!m->path) {
             m->path = lb_xstrdup("");
         } else if (lb_module_name(m->path) != m->path) {
@@ -649,6 +652,7 @@ struct lb_profile *lb_profile_load_select(const char *path, const struct lb_sele
     idindex_free(&frames);
     idindex_free(&nodes);
     idindex_free(&objs);
+    lb_profile_debug_names(p);
     lb_profile_runtime_frames(p);
     lb_profile_join_entries(p);
     lb_profile_index(p);

@@ -49,6 +49,7 @@ struct lb_module {
     int64_t id;
     char *path;
     const char *base_name; /* points into path */
+    char *build_id;        /* hex; NULL when unknown (schema < 6, or none) */
 };
 
 struct lb_frame {
@@ -185,6 +186,7 @@ struct lb_profile {
     int32_t *preorder; /* nodes reachable from root, parents first */
     int32_t npreorder;
     struct lb_totals totals;
+    char *names_note; /* modules still without names, how to get them; NULL: none */
 };
 
 /* Keep only the object kinds in mask (bit 1 << lb_obj_kind): idleness of

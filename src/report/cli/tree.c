@@ -250,9 +250,12 @@ void lb_profile_free(struct lb_profile *p)
     free(p->frame_runtime);
     free(p->release_entry);
     lb_map_free(&p->thread_index);
-    for (int32_t i = 0; i < p->nmodules; i++)
+    for (int32_t i = 0; i < p->nmodules; i++) {
         free(p->modules[i].path);
+        free(p->modules[i].build_id);
+    }
     free(p->modules);
+    free(p->names_note);
     for (int32_t i = 0; i < p->nframes; i++) {
         free(p->frames[i].function);
         free(p->frames[i].file);
