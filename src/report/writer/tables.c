@@ -151,8 +151,10 @@ void lb_tables_objects(writer_t *w)
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
         uint64_t sampled_waits = s ? lb_object_stats_fold_sampled(s) : 0;
-        if (!s || !s->addr || (!s->acquisitions && !s->contended && !s->wait_ns))
-            continue; /* forgotten in a fork child (fork_forget.c) */
+        if (!s || !s->addr ||
+            (!s->acquisitions && !s->contended && !s->wait_ns && s->blamed_ns <= 0))
+            continue; /* forgotten in a fork child (fork_forget.c); a process that only
+                       * posted a shared semaphore keeps its blame's row */
         if (s->shared) {
             /* Its waits accrued across the tree's processes; this process's
              * part is what its posts took (blame/shared_sems.h). */
