@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lockblame run passes SIGTERM, SIGHUP and SIGUSR1 sent to it on to the
+# lockblame run passes SIGTERM, SIGHUP, SIGUSR1 and SIGINT sent to it on to the
 # program, waits for it, prints its summary and exits with the program's
 # status; nothing is left running. A program that handles the signal
 # exits in its own way (status 3 here); one that does not dies of it, and
@@ -49,5 +49,8 @@ stop() {
 stop handle TERM 3
 stop handle HUP 3
 stop handle USR1 3
+# A background job of a script starts with SIGINT ignored: run passes it
+# on all the same, and the program, which installs its own handler, takes it.
+stop handle INT 3
 stop default TERM 143
 echo PASS

@@ -1,7 +1,7 @@
 /* A server-shaped program for `lockblame run`'s signal forwarding: two
  * threads pass a mutex back and forth until a signal stops them.
  *
- *   until_signal handle PIDFILE   SIGTERM, SIGHUP or SIGUSR1 ends the
+ *   until_signal handle PIDFILE   SIGTERM, SIGHUP, SIGUSR1 or SIGINT ends the
  *                                 threads; prints "stopped by signal N"
  *                                 and exits 3
  *   until_signal default PIDFILE  runs until a signal's default action
@@ -50,6 +50,7 @@ int main(int argc, char **argv)
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGHUP, &sa, NULL);
         sigaction(SIGUSR1, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
     }
     pthread_t t[2];
     for (long i = 0; i < 2; i++)

@@ -21,8 +21,11 @@
  * print the summary and exit with PROG's status; `run` is never killed
  * while PROG is left running. Signals the kernel sends on a terminal's
  * behalf (^C, ^\, a hang-up) reach PROG from the terminal itself, as it
- * is in our process group: they are not passed on again. A signal that
- * our own parent ignores stays ignored, for PROG too (nohup).
+ * is in our process group: they are not passed on again. A signal our
+ * parent ignores (a shell's background job ignores SIGINT and SIGQUIT;
+ * nohup, SIGHUP) is caught too, and passed on: PROG starts with the
+ * disposition it would have had, so it ignores it in its turn unless it
+ * installed a handler (as a server does), exactly as if signalled itself.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -187,8 +190,8 @@ static void forward_signal(int sig, siginfo_t *info, void *uctx)
 }
 
 /* Before the fork: the forwarded signals blocked (into *blocked_before,
- * the mask to restore) and caught, or left ignored where our parent
- * ignores them; old[] keeps each disposition for PROG. */
+ * the mask to restore) and caught; old[] keeps each disposition for
+ * PROG. */
 static void run_signals_catch(struct sigaction old[FORWARDED_SIGNALS], sigset_t *blocked_before)
 {
     sigset_t set;
@@ -200,11 +203,8 @@ static void run_signals_catch(struct sigaction old[FORWARDED_SIGNALS], sigset_t 
     for (size_t i = 0; i < FORWARDED_SIGNALS; i++)
         sigaddset(&set, forwarded_signals[i]);
     sigprocmask(SIG_BLOCK, &set, blocked_before);
-    for (size_t i = 0; i < FORWARDED_SIGNALS; i++) {
-        sigaction(forwarded_signals[i], NULL, &old[i]);
-        if (old[i].sa_handler != SIG_IGN)
-            sigaction(forwarded_signals[i], &forward, NULL);
-    }
+    for (size_t i = 0; i < FORWARDED_SIGNALS; i++)
+        sigaction(forwarded_signals[i], &forward, &old[i]);
 }
 
 /* In PROG (before exec): our parent's dispositions and mask again. */
