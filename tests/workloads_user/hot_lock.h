@@ -54,9 +54,11 @@ static int hot_stopped(void)
 }
 
 /* Run nthreads workers (each returns its acquisitions, given 1 + its
- * index) for `seconds`, check the sum against the lock's count, and print
- * the four common lines. Returns main's exit status. */
-static int hot_run(int nthreads, double seconds, void *(*worker)(void *))
+ * index) for `seconds`, and on after that until done() says so (if done is
+ * not NULL) or 20 times `seconds` have passed; check the sum against the
+ * lock's count, and print the four common lines. Returns main's exit
+ * status. */
+static int hot_run(int nthreads, double seconds, void *(*worker)(void *), int (*done)(void))
 {
     pthread_t tids[HOT_MAX_THREADS];
     for (int i = 0; i < nthreads; i++) {
@@ -68,9 +70,13 @@ static int hot_run(int nthreads, double seconds, void *(*worker)(void *))
         ;
     int64_t t0 = start_ns = now_ns();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-    struct timespec nap = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
-    while (nanosleep(&nap, &nap) != 0)
-        ;
+    for (;;) {
+        struct timespec nap = { 0, 10 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+        double ran = (double)(now_ns() - t0) / 1e9;
+        if (ran >= seconds && (!done || done() || ran >= 20 * seconds))
+            break;
+    }
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     uint64_t sum = 0;
     for (int i = 0; i < nthreads; i++) {

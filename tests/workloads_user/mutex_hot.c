@@ -10,7 +10,13 @@
  * iterations out of every 3 holds by default: ~75% and ~25%). Each hold
  * times itself (CLOCK_MONOTONIC, from the lock's return to just before
  * the unlock), and the workload prints the sums per site: the ground
- * truth for how the blame splits between them.
+ * truth for how the blame splits between them. It also sums, per site,
+ * the holds that ended with another thread inside pthread_mutex_lock
+ * (contended holds: a thread always waits during them, on a busy machine
+ * too, where the threads do not always overlap), in wall time (what exact
+ * accounting blames) and in the holder's CPU time (what CPU samples of the
+ * holder can see: a holder that other processes keep off its CPU is not
+ * sampled).
  *
  * Output (stdout, one "key value" a line):
  *   acquisitions N    total acquisitions (checked against the threads' sums)
@@ -19,10 +25,13 @@
  *   handoffs_per_s R  H / S
  *   long_hold_s L     the holds released at long_release_site, summed
  *   short_hold_s T    the same for short_release_site
+ *   long_contended_s, short_contended_s          the contended holds' time
+ *   long_contended_cpu_s, short_contended_cpu_s  the same in the holders' CPU time
  * Exit status 0, or 1 if an update was lost or a call failed.
  *
  * Usage: mutex_hot [THREADS [SECONDS [LONG_ITERS SHORT_ITERS]]]
- *        (default 2 threads, 0.6 s, 6000 and 1000 iterations)
+ *        (default 2 threads, 0.6 s, 6000 and 1000 iterations); the run
+ *        lasts SECONDS, or longer on a busy machine (CONTENDED_CPU_NS)
  */
 #define HOT_NAME "mutex_hot"
 #include "hot_lock.h"
@@ -30,6 +39,28 @@
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t work_sink;                  /* under the_lock */
 static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
+/* the contended holds, in wall and in the holder's CPU time (under the_lock) */
+static int64_t long_contended_ns, short_contended_ns, long_contended_cpu_ns, short_contended_cpu_ns;
+static int in_lock_call; /* threads inside pthread_mutex_lock (atomic) */
+
+/* The run goes on past SECONDS until the contended holds have had this
+ * much of their holders' CPU time (up to 20 x SECONDS): the samples that
+ * can see them are then as many on a busy machine as on an idle one. */
+#define CONTENDED_CPU_NS 250000000
+
+static int enough_contended_cpu(void)
+{
+    return __atomic_load_n(&long_contended_cpu_ns, __ATOMIC_RELAXED) +
+               __atomic_load_n(&short_contended_cpu_ns, __ATOMIC_RELAXED) >=
+           CONTENDED_CPU_NS;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 static unsigned long long long_iters = 6000, short_iters = 1000;
 
 /* Under the lock: one more acquisition, by me, and `iters` of work. */
@@ -64,17 +95,25 @@ static void *worker(void *arg)
     uint64_t mine = 0;
     hot_gate();
     while (!hot_stopped()) {
+        __atomic_add_fetch(&in_lock_call, 1, __ATOMIC_SEQ_CST);
         int rc = pthread_mutex_lock(&the_lock);
         if (rc)
             die("pthread_mutex_lock", rc);
-        int64_t held_from = now_ns();
-        if (mine % 3 == 0) {
-            hold(me, long_iters);
-            long_hold_ns += now_ns() - held_from;
+        __atomic_sub_fetch(&in_lock_call, 1, __ATOMIC_SEQ_CST);
+        int64_t held_from = now_ns(), cpu_from = thread_cpu_ns();
+        int long_hold = mine % 3 == 0;
+        hold(me, long_hold ? long_iters : short_iters);
+        int64_t cpu = thread_cpu_ns() - cpu_from, held = now_ns() - held_from;
+        int contended = __atomic_load_n(&in_lock_call, __ATOMIC_SEQ_CST) > 0;
+        if (long_hold) {
+            long_hold_ns += held;
+            long_contended_ns += contended ? held : 0;
+            __atomic_add_fetch(&long_contended_cpu_ns, contended ? cpu : 0, __ATOMIC_RELAXED);
             long_release_site();
         } else {
-            hold(me, short_iters);
-            short_hold_ns += now_ns() - held_from;
+            short_hold_ns += held;
+            short_contended_ns += contended ? held : 0;
+            __atomic_add_fetch(&short_contended_cpu_ns, contended ? cpu : 0, __ATOMIC_RELAXED);
             short_release_site();
         }
         mine++;
@@ -94,10 +133,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: mutex_hot [THREADS [SECONDS [LONG_ITERS SHORT_ITERS]]]\n");
         return 2;
     }
-    int status = hot_run(nthreads, seconds, worker);
+    int status = hot_run(nthreads, seconds, worker, enough_contended_cpu);
     if (status == 0) {
         printf("long_hold_s %.9f\n", (double)long_hold_ns / 1e9);
         printf("short_hold_s %.9f\n", (double)short_hold_ns / 1e9);
+        printf("long_contended_s %.9f\n", (double)long_contended_ns / 1e9);
+        printf("short_contended_s %.9f\n", (double)short_contended_ns / 1e9);
+        printf("long_contended_cpu_s %.9f\n", (double)long_contended_cpu_ns / 1e9);
+        printf("short_contended_cpu_s %.9f\n", (double)short_contended_cpu_ns / 1e9);
     }
     return status;
 }

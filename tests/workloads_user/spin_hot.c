@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     int rc = pthread_spin_init(&the_lock, PTHREAD_PROCESS_PRIVATE);
     if (rc)
         die("pthread_spin_init", rc);
-    int status = hot_run(nthreads, seconds, worker);
+    int status = hot_run(nthreads, seconds, worker, NULL);
     if (destroy && (rc = pthread_spin_destroy(&the_lock)) != 0)
         die("pthread_spin_destroy", rc);
     return status;
