@@ -1,4 +1,5 @@
 #include "report/writer/symbolize.h"
+#include "common/dwarf_source.h"
 #include "common/marker_frames.h"
 #include "common/module_name.h"
 #include "common/path_base.h"
@@ -13,7 +14,6 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
-#include <dwarf.h>
 #include <stdbool.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -93,88 +93,6 @@ lb_symbolizer_t *lb_symbolizer_open(void)
     }
     s->retired = open_retired();
     return s;
-}
-
-/* Name of a subprogram or inlined-subroutine DIE (through its abstract
- * origin); prefers the linkage (mangled) name, as the symbol table does. */
-static const char *die_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute attr;
-    const char *name = NULL;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr))
-        name = dwarf_formstring(&attr);
-    if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
-        name = dwarf_formstring(&attr);
-    return name;
-}
-
-/* The chain of inlined calls at pc (innermost first), from the CU's
- * scopes. Frame i's line is where it is executing; the caller's line is
- * inline DIE i's DW_AT_call_line. */
-static void inline_chain(Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
-{
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-    if (n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
-        /* At some addresses (a tail jump at the end of inlined code) the
-         * outer inlined calls' ranges do not cover pc, and dwarf_getscopes
-         * returns only the innermost instance and the CU. The DIE tree
-         * still nests every level: take the chain from there. */
-        Dwarf_Die *nested = NULL;
-        int m = dwarf_getscopes_die(&scopes[0], &nested);
-        if (m > n) {
-            free(scopes);
-            scopes = nested;
-            n = m;
-        } else {
-            free(nested);
-        }
-    }
-    Dwarf_Files *files = NULL;
-    size_t nfiles = 0;
-    if (n > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-        files = NULL;
-    const char *file = out->file;
-    int line = out->line;
-    /* For code inlined into a function, libdw may give only the inlined
-     * instance(s) and the CU, without the enclosing subprogram: that is
-     * code of a function too (the symbol table names it). */
-    bool in_function = false;
-    for (int i = 0; i < n; i++)
-        in_function |= dwarf_tag(&scopes[i]) == DW_TAG_subprogram ||
-                       dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
-    if (!in_function) {
-        /* No function of this CU holds pc (e.g. _start, from crt files
-         * without debug info): libdw's line is a neighbour's, not ours. */
-        out->file = NULL;
-        out->line = 0;
-        free(scopes);
-        return;
-    }
-    for (int i = 0; i < n && out->n_inline < LB_MAX_INLINE; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-            continue;
-        lb_source_frame_t *f = &out->inline_frames[out->n_inline++];
-        f->function = die_name(&scopes[i]);
-        f->file = file;
-        f->line = line;
-        Dwarf_Attribute attr;
-        Dwarf_Word value;
-        file = NULL;
-        line = 0;
-        if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &value) == 0 &&
-            files)
-            file = dwarf_filesrc(files, value, NULL, NULL);
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &value) == 0)
-            line = (int)value;
-    }
-    if (out->n_inline) { /* the real function executes the outermost call */
-        out->file = file;
-        out->line = line;
-    }
-    free(scopes);
 }
 
 /* The module holding pc: an unloaded library's range first (the writer's
@@ -277,15 +195,8 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
          * library's frame is never a release site (common/runtime_frames.h),
          * and its DWARF, where a -dbg package installs it, is compressed:
          * libc6-dbg's costs every writing process ~50 ms of inflate. */
-        if (!lb_runtime_module(out->module)) {
-            Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-            if (line) {
-                int lineno = 0;
-                out->file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-                out->line = lineno;
-            }
-            inline_chain(mod, pc, out);
-        }
+        if (!lb_runtime_module(out->module))
+            lb_dwarf_source(mod, pc, &out->file, &out->line, &out->n_inline, out->inline_frames);
     }
     /* dladdr reads the maps as they are now: not for an unloaded library */
     if (!retired && (!out->module || (!out->function && !indexed))) {

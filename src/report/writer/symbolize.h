@@ -7,16 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LB_MAX_INLINE 8
-
-/* One source-level frame at an address: the function whose code it is,
- * and the line being executed in it (for an inlined call, the outer
- * frame's line is the call site). */
-typedef struct lb_source_frame {
-    const char *function; /* NULL if unknown */
-    const char *file;     /* NULL without debug info */
-    int line;             /* 0 without debug info */
-} lb_source_frame_t;
+#include "common/dwarf_source.h" /* lb_source_frame_t, LB_MAX_INLINE */
 
 typedef struct lb_symbol {
     const char *module;   /* module file, NULL if unknown */
