@@ -13,6 +13,9 @@ WORKLOADS_USER=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 TESTLIB=$ROOT/tests/lib
 unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE \
       LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX LOCKBLAME_COND
+# No report fetches debug files from a server of the user's environment:
+# debuginfod_names.sh sets DEBUGINFOD_URLS to its own server.
+unset DEBUGINFOD_URLS
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
