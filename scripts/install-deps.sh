@@ -32,12 +32,16 @@
 #                            under /usr/bin/time as a wrapper (exec hands on)
 #   chromium                 tests/integration/cli_html.sh opens the HTML report in
 #                            a real headless browser (DOM check and screenshot)
+#   rustc                    the futex tests build Rust std workloads (Mutex, Condvar,
+#                            RwLock, Barrier, mpsc wait through syscall(SYS_futex))
+#   libglib2.0-dev           the futex tests build a GLib workload (GMutex, GCond,
+#                            GThreadPool wait through syscall(SYS_futex))
 set -euo pipefail
 
 PACKAGES=(gcc g++ make libc6-dev pkg-config libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev libdebuginfod-dev debuginfod sqlite3 python3 chromium
           sysbench pigz xz-utils zstd memcached libmemcached-tools
-          zlib1g-dev liblzma-dev golang-go time clang-format)
+          zlib1g-dev liblzma-dev golang-go time clang-format rustc libglib2.0-dev)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2

@@ -32,10 +32,30 @@ TEST_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(TEST_UNIT_SR
 TEST_WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 TEST_WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,$(TEST_WORKLOAD_SRCS))
 
-TEST_USER_C_SRCS  := $(wildcard tests/workloads_user/*.c)
+TEST_USER_C_SRCS  := $(filter-out tests/workloads_user/gt_futex_glib.c,$(wildcard tests/workloads_user/*.c))
 TEST_USER_CC_SRCS := $(wildcard tests/workloads_user/*.cc)
 TEST_USER_BINS := $(patsubst tests/workloads_user/%.c,$(BUILD)/tests/workloads_user/%,$(TEST_USER_C_SRCS)) \
                   $(patsubst tests/workloads_user/%.cc,$(BUILD)/tests/workloads_user/%,$(TEST_USER_CC_SRCS))
+
+# The futex workloads: C++20 (gt_futex_cxx.cc, std::latch and the like),
+# and where their toolchains are installed GLib (gt_futex_glib.c, with
+# pkg-config's flags) and Rust (gt_futex_rust.rs, with the first rustc on
+# PATH, -O -g as cargo's release profile with debug info builds); their
+# tests skip when a binary is missing.
+$(BUILD)/tests/workloads_user/gt_futex_cxx: TEST_USER_CXXFLAGS += -std=c++20
+GLIB_FLAGS := $(shell pkg-config --cflags --libs glib-2.0 2>/dev/null)
+ifneq ($(GLIB_FLAGS),)
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/gt_futex_glib
+$(BUILD)/tests/workloads_user/gt_futex_glib: tests/workloads_user/gt_futex_glib.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -MMD -MP -o $@ $< $(GLIB_FLAGS)
+endif
+ifneq ($(shell command -v rustc 2>/dev/null),)
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/gt_futex_rust
+$(BUILD)/tests/workloads_user/gt_futex_rust: tests/workloads_user/gt_futex_rust.rs
+	@mkdir -p $(dir $@)
+	rustc -O -g -o $@ $<
+endif
 
 TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 

@@ -170,9 +170,11 @@ static inline uint32_t lb_signal_every_log2(uint32_t signals, uint64_t elapsed_n
 /* Does cond or semaphore obj have waiters, by glibc 2.36's own count (the
  * line the real call reads next)? pthread_cond_t: __wrefs counts them
  * above 3 flag bits; sem_t (new_sem, 64-bit): the high half of its first
- * word. */
+ * word. A futex word does not say (its meaning is the program's): yes. */
 static inline bool lb_signal_has_waiters(const void *obj, lb_obj_kind kind)
 {
+    if (kind == LB_OBJ_FUTEX)
+        return true;
     if (kind == LB_OBJ_SEM)
         return (__atomic_load_n((const uint64_t *)obj, __ATOMIC_RELAXED) >> 32) != 0;
     return (__atomic_load_n(&((const pthread_cond_t *)obj)->__data.__wrefs, __ATOMIC_RELAXED) >>

@@ -124,9 +124,10 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
         "INSERT INTO \"%w\".metric SELECT " NREF(
             "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
                        " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
-                       " idle_sem_s, idle_join_s, blamed_count, %s"
+                       " idle_sem_s, idle_join_s, blamed_count, %s, %s"
                        " FROM \"%w\".metric",
-        dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0", src);
+        dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0",
+        version >= 5 ? "idle_futex_s" : "0", src);
     sql[n++] = sqlite3_mprintf(
         "INSERT INTO \"%w\".site SELECT " FREF(
             "frame_id") ", thread_id + %lld, object, acquisitions, contended, releases"

@@ -13,7 +13,7 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
     sqlite3_prepare_v2(db,
                        "SELECT (SELECT TOTAL(work_s) FROM metric),"
                        " (SELECT TOTAL(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
-                       "  + idle_barrier_s + idle_sem_s + idle_join_s) FROM metric),"
+                       "  + idle_barrier_s + idle_sem_s + idle_join_s + idle_futex_s) FROM metric),"
                        " (SELECT TOTAL(wait_s) FROM sync_object), (SELECT COUNT(*) FROM run),"
                        " (SELECT TOTAL(idle_join_s) FROM metric)",
                        -1, &st, NULL);

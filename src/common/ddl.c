@@ -11,8 +11,8 @@ const char *const lb_ddl_tables[] = {
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
  * sync_object.run_id) and dropped run's single-row check; version 4
- * appended sync_object.sampled_waits; version 5 thread.runqueue_s and
- * thread.unseen_s; version 6 module.build_id. */
+ * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
+ * thread.unseen_s and metric.idle_futex_s. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -30,7 +30,7 @@ static const char *const columns[] = {
     "(node_id INTEGER, thread_id INTEGER, work_s REAL, overhead_s REAL,"
     " wait_s REAL, idle_mutex_s REAL, idle_spin_s REAL, idle_rwlock_s REAL, idle_cond_s REAL,"
     " idle_barrier_s REAL, idle_sem_s REAL, idle_join_s REAL, blamed_count INTEGER,"
-    " idle_undirected_s REAL, PRIMARY KEY (node_id, thread_id))",
+    " idle_undirected_s REAL, idle_futex_s REAL, PRIMARY KEY (node_id, thread_id))",
     "(frame_id INTEGER, thread_id INTEGER, object TEXT,"
     " acquisitions INTEGER, contended INTEGER, releases INTEGER,"
     " PRIMARY KEY (frame_id, thread_id, object))",

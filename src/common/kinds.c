@@ -7,7 +7,7 @@
 const char *const lb_obj_kind_names[LB_OBJ_KINDS] = {
     [LB_OBJ_MUTEX] = "mutex", [LB_OBJ_SPIN] = "spin",       [LB_OBJ_RWLOCK] = "rwlock",
     [LB_OBJ_COND] = "cond",   [LB_OBJ_BARRIER] = "barrier", [LB_OBJ_SEM] = "sem",
-    [LB_OBJ_JOIN] = "join",
+    [LB_OBJ_JOIN] = "join",   [LB_OBJ_FUTEX] = "futex",
 };
 
 const char *lb_obj_kind_name(lb_obj_kind kind)

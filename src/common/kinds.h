@@ -6,6 +6,9 @@
 #define LB_COMMON_KINDS_H
 #include <stdbool.h>
 
+/* The order is the metric table's: idle_mutex_s .. idle_join_s follow it,
+ * idle_futex_s (a later kind) is the table's last column; a new kind goes
+ * after the last one. */
 typedef enum lb_obj_kind {
     LB_OBJ_MUTEX,
     LB_OBJ_SPIN,
@@ -14,15 +17,16 @@ typedef enum lb_obj_kind {
     LB_OBJ_BARRIER,
     LB_OBJ_SEM,
     LB_OBJ_JOIN,
+    LB_OBJ_FUTEX, /* a futex word waited on and woken through syscall(SYS_futex) */
     LB_OBJ_KINDS
 } lb_obj_kind;
 
-/* Conds and semaphores: the kinds whose waits end by a signal or post,
- * which the idleness accrued since the previous one is blamed on (docs/DESIGN.md
- * rule 3), rather than by a release. */
+/* Conds, semaphores and futex words: the kinds whose waits end by a
+ * signal, post or wake, which the idleness accrued since the previous one
+ * is blamed on (docs/DESIGN.md rule 3), rather than by a release. */
 static inline bool lb_obj_kind_is_signalled(unsigned kind)
 {
-    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
+    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM || kind == LB_OBJ_FUTEX;
 }
 
 /* "mutex", "spin", ... indexed by lb_obj_kind. */

@@ -105,7 +105,8 @@ void lb_top_site(sqlite3 *db, char *site, size_t site_size, char *kind, size_t k
             " UNION ALL SELECT node_id, 'rwlock', idle_rwlock_s FROM metric"
             " UNION ALL SELECT node_id, 'cond', idle_cond_s FROM metric"
             " UNION ALL SELECT node_id, 'barrier', idle_barrier_s FROM metric"
-            " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric) k"
+            " UNION ALL SELECT node_id, 'sem', idle_sem_s FROM metric"
+            " UNION ALL SELECT node_id, 'futex', idle_futex_s FROM metric) k"
             " WHERE k.v > 0 GROUP BY k.node_id, k.kind",
             -1, &st, NULL) == SQLITE_OK)
         while (sqlite3_step(st) == SQLITE_ROW) {

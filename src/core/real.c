@@ -70,6 +70,7 @@ int lb_real_resolve(void)
         .sem_post = next_versioned("sem_post", "GLIBC_2.34"),
         .sem_destroy = next_versioned("sem_destroy", "GLIBC_2.34"),
         .sem_init = next_versioned("sem_init", "GLIBC_2.34"),
+        .syscall = next("syscall"),
     };
     if (!t.mutex_lock || !t.mutex_unlock || !t.mutex_trylock || !t.create)
         lb_die("cannot resolve the real pthread functions");

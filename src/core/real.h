@@ -52,6 +52,7 @@ typedef struct lb_real_table {
     int (*sem_post)(sem_t *);
     int (*sem_destroy)(sem_t *);
     int (*sem_init)(sem_t *, int, unsigned);
+    long (*syscall)(long, ...); /* libc's, or the next interposer's (interpose/syscall.c) */
 } __attribute__((aligned(64))) lb_real_table_t; /* own cache lines: read by every wrapper */
 
 extern lb_real_table_t lb_real;

@@ -100,11 +100,27 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     return rc;
 }
 
-/* lb_signal's general path (cond_ops.h): a signal, broadcast or post on
- * obj counts the release at site and, if threads wait, collects the
- * idleness accrued since the previous one onto it; on a sampled object
- * (signal_sampled.h) only one signal interval in N is measured, at its
- * two ends. Returns the real call's result. */
+/* A signal, broadcast, post or wake on obj (its lb_mon, mon), before the
+ * real call (cond_ops.h): counts the release at site and, if threads
+ * wait, collects the idleness accrued since the previous one onto it; on
+ * a sampled object (signal_sampled.h) only one signal interval in N is
+ * measured, at its two ends. Nothing of it runs after the real call. */
+void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj_kind kind,
+                       uintptr_t site)
+{
+    lb_site_count_release(self->sites, site, kind);
+    uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
+    if (sampled) {
+        if (lb_signal_sampled_needs(self, sampled, obj, kind))
+            lb_signal_sampled_measure(self, mon, kind);
+    } else if (lb_release_needs_accounting(mon)) {
+        lb_signal_blame(self, mon, kind, site);
+    }
+}
+
+/* lb_signal's general path (cond_ops.h): the object looked up (created on
+ * first use), its signal accounted, then the real call, whose result it
+ * returns. */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
@@ -117,17 +133,8 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
             return lb_signal_real(obj, kind, arg);
         }
     }
-    if (mon) {
-        lb_site_count_release(self->sites, site, kind);
-        uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
-        if (sampled) {
-            if (lb_signal_sampled_needs(self, sampled, obj, kind))
-                lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
-        } else if (lb_release_needs_accounting(mon)) {
-            lb_signal_blame(self, mon, kind, site); /* before: nothing after the release */
-            return lb_signal_real(obj, kind, arg);
-        }
-    }
+    if (mon)
+        lb_signal_account(self, mon, obj, kind, site);
     return lb_signal_real(obj, kind, arg);
 }
 

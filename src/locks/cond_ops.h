@@ -38,8 +38,13 @@ static LB_ALWAYS_INLINE int lb_signal_real(void *obj, lb_obj_kind kind, int arg)
 /* A signal, broadcast or post on sampled obj (mon) that measures: the
  * measure, then the real call (cond_ops.c). Its release is counted. */
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg);
+/* The accounting of a signal, broadcast, post or futex wake on obj, whose
+ * lb_mon is mon, made before the real call: the release counted at site,
+ * exact or sampled blame (cond_ops.c). */
+void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj_kind kind,
+                       uintptr_t site);
 /* Every other signal, broadcast or post: the object looked up (created
- * on first use), the release counted, exact or sampled blame (cond_ops.c). */
+ * on first use), lb_signal_account, the real call (cond_ops.c). */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 
 /* A signal, broadcast or post (kind COND or SEM; arg: broadcast), the

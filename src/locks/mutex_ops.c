@@ -20,6 +20,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "util/own_memory.h"
+#include "util/raw_syscall.h"
 #include "util/timeout.h"
 
 /* glibc's internal __kind flags (nptl/pthreadP.h); not public constants. */
@@ -185,7 +186,7 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb
             /* 0: it slept and was woken; -1 (EAGAIN): the word had
              * changed, the holder is releasing: exchange at once. */
             long slept =
-                syscall(SYS_futex, word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, NULL, NULL, 0);
+                lb_raw_syscall(SYS_futex, (long)word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, 0, 0, 0);
             if (slept == 0 && !begun) {
                 lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
                 begun = true;
@@ -354,7 +355,7 @@ void lb_mutex_fold_count(lb_mon_t *mon)
 int lb_mutex_wake_one(pthread_mutex_t *m)
 {
     int saved_errno = errno;
-    syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    lb_raw_syscall(SYS_futex, (long)&m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
     errno = saved_errno;
     return 0;
 }

@@ -48,6 +48,7 @@
 
 #include "common/pfm_encode.h"
 #include "sampler/backend.h"
+#include "util/raw_syscall.h"
 #include "sampler/sampler.h"
 #include "util/lazy_deps.h"
 
@@ -88,8 +89,8 @@ static int lb_perf_place_fd(int fd)
 
 static int lb_perf_open_self(void)
 {
-    int fd = (int)syscall(SYS_perf_event_open, &lb_perf_attr, 0 /* this thread */, -1 /* any cpu */,
-                          -1 /* no group */, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)lb_raw_syscall(SYS_perf_event_open, (long)&lb_perf_attr, 0 /* this thread */,
+                                 -1 /* any cpu */, -1 /* no group */, PERF_FLAG_FD_CLOEXEC, 0);
     return fd < 0 ? fd : lb_perf_place_fd(fd);
 }
 

@@ -17,6 +17,7 @@
 
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
+#include "util/raw_syscall.h"
 
 bool lb_sampler_signal_blocked_here(int signo)
 {
@@ -37,7 +38,8 @@ static uint64_t lb_drain_own(int signo)
     siginfo_t info;
     uint64_t periods = 0;
     for (int i = 0; i < 64; i++) {
-        if (syscall(SYS_rt_sigtimedwait, &set, &info, &zero, _NSIG / 8) != signo)
+        if (lb_raw_syscall(SYS_rt_sigtimedwait, (long)&set, (long)&info, (long)&zero, _NSIG / 8, 0,
+                           0) != signo)
             break;
         periods += info.si_code == SI_TIMER ? lb_sampler_timer_ops.weight(&info) : 1;
     }

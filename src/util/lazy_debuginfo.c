@@ -84,6 +84,7 @@ LB_LAZY_FN(dw_lib, Dwarf_Attribute *, dwarf_attr,
            (Dwarf_Die * die, unsigned int name, Dwarf_Attribute *res), (die, name, res))
 LB_LAZY_FN(dw_lib, Dwarf_Attribute *, dwarf_attr_integrate,
            (Dwarf_Die * die, unsigned int name, Dwarf_Attribute *res), (die, name, res))
+LB_LAZY_FN(dw_lib, int, dwarf_child, (Dwarf_Die * die, Dwarf_Die *result), (die, result))
 LB_LAZY_FN(dw_lib, const char *, dwarf_filesrc,
            (Dwarf_Files * f, size_t i, Dwarf_Word *mtime, Dwarf_Word *len), (f, i, mtime, len))
 LB_LAZY_FN(dw_lib, const char *, dwarf_formstring, (Dwarf_Attribute * a), (a))
@@ -91,6 +92,8 @@ LB_LAZY_FN(dw_lib, int, dwarf_formudata, (Dwarf_Attribute * a, Dwarf_Word *v), (
 LB_LAZY_FN(dw_lib, int, dwarf_getscopes, (Dwarf_Die * cu, Dwarf_Addr pc, Dwarf_Die **scopes),
            (cu, pc, scopes))
 LB_LAZY_FN(dw_lib, int, dwarf_getscopes_die, (Dwarf_Die * die, Dwarf_Die **scopes), (die, scopes))
+LB_LAZY_FN(dw_lib, int, dwarf_haspc, (Dwarf_Die * die, Dwarf_Addr pc), (die, pc))
+LB_LAZY_FN(dw_lib, int, dwarf_siblingof, (Dwarf_Die * die, Dwarf_Die *result), (die, result))
 LB_LAZY_FN(dw_lib, int, dwarf_getsrcfiles, (Dwarf_Die * cu, Dwarf_Files **files, size_t *n),
            (cu, files, n))
 LB_LAZY_FN(dw_lib, int, dwarf_tag, (Dwarf_Die * die), (die))

@@ -472,13 +472,14 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
     struct query q;
     size_t cap = 0;
     bool undirected = has_column(db, "metric", "idle_undirected_s");
+    bool futex = has_column(db, "metric", "idle_futex_s");
 
     PRESIZE(p->mrows, cap, db, "metric");
     q_preparef(&q, db, p->path, "metric",
                "SELECT node_id, thread_id, work_s, overhead_s, wait_s, idle_mutex_s,"
                " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
-               " idle_join_s, blamed_count, %s FROM metric",
-               undirected ? "idle_undirected_s" : "0");
+               " idle_join_s, blamed_count, %s, %s FROM metric",
+               undirected ? "idle_undirected_s" : "0", futex ? "idle_futex_s" : "0");
     while (q_step(&q)) {
         int32_t node = idindex_get(nodes, q.st, 0);
 
@@ -493,10 +494,11 @@ static void load_metrics(struct lb_profile *p, sqlite3 *db, const struct idindex
         r->work = sqlite3_column_double(q.st, 2);
         r->overhead = sqlite3_column_double(q.st, 3);
         r->wait = sqlite3_column_double(q.st, 4);
-        for (int k = 0; k < LB_OBJ_KINDS; k++)
+        for (int k = 0; k <= LB_OBJ_JOIN; k++)
             r->idle[k] = sqlite3_column_double(q.st, 5 + k);
         r->blamed_count = sqlite3_column_int64(q.st, 12);
         r->undirected = sqlite3_column_double(q.st, 13);
+        r->idle[LB_OBJ_FUTEX] = sqlite3_column_double(q.st, 14);
     }
 }
 

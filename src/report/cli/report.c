@@ -41,7 +41,7 @@ static const char report_usage[] =
     "options:\n" LB_SELECT_HELP
     "  --metric M     idleness (blame received; default), work, wait, overhead\n"
     "  --kind KINDS   only these object kinds, comma-separated: mutex, spin,\n"
-    "                 rwlock, cond, barrier, sem, join (blame, objects and\n"
+    "                 rwlock, cond, barrier, sem, join, futex (blame, objects and\n"
     "                 structural waits of other kinds are left out, in every view)\n"
     "  --format F     table (default), csv, json, folded (flamegraph.pl stacks of\n"
     "                 the metric in integer microseconds), html (one self-contained\n"
@@ -162,7 +162,7 @@ int lb_cmd_report(int argc, char **argv)
             if (!o.kinds)
                 cli_die(LB_EXIT_USAGE,
                         "report: unknown kind in '%s' (mutex, spin, rwlock,"
-                        " cond, barrier, sem, join)",
+                        " cond, barrier, sem, join, futex)",
                         optarg);
             break;
         default:

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clone_name.h"
+#include "common/rust_names.h"
 #include "report/cli/profile.h"
 
 /* From the C++ ABI (libstdc++/libsupc++); declared here so that the CLI
@@ -20,6 +21,9 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 char *lb_demangle(const char *name)
 {
+    char rust[1024];
+    if (lb_rust_legacy_demangle(name, rust, sizeof rust))
+        return lb_xstrdup(rust);
     if (name[0] == '_' && name[1] == 'Z') {
         int status = -1;
         char *d = __cxa_demangle(name, NULL, NULL, &status);

@@ -46,9 +46,9 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
     for (int32_t i = 0; i < p->nsites; i++) {
         const struct lb_site *st = &p->sites[i];
         bool is_new;
-        int32_t kind = st->kind == LB_OBJ_COND || st->kind == LB_OBJ_SEM ? SIGNALLED
-                       : st->kind == LB_OBJ_JOIN                         ? JOINED
-                                                                         : 0;
+        int32_t kind = lb_obj_kind_is_signalled(st->kind) ? SIGNALLED
+                       : st->kind == LB_OBJ_JOIN          ? JOINED
+                                                          : 0;
         int32_t *v =
             lb_map_slot(&sites, (uint64_t)st->thread_id << 32 | (uint32_t)st->frame, &is_new);
 
@@ -58,7 +58,7 @@ bool lb_waiters_hint(struct lb_profile *p, struct lb_buf *b)
         const struct lb_structural *st = &p->structural[i];
         bool is_new;
 
-        if (st->open && (st->kind == LB_OBJ_COND || st->kind == LB_OBJ_SEM))
+        if (st->open && lb_obj_kind_is_signalled(st->kind))
             *lb_map_slot(&parked, (uint64_t)st->thread_id, &is_new) = 1;
     }
     for (int32_t i = 0; i < p->nmrows; i++) {

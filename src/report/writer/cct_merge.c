@@ -158,10 +158,13 @@ static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_met
     sqlite3_bind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
     sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
     sqlite3_bind_double(st, 5, (double)m->wait_ns / 1e9);
-    for (int k = 0; k < LB_OBJ_KINDS; k++)
+    /* idle_mutex_s .. idle_join_s in kind order, then blamed_count and
+     * idle_undirected_s; idle_futex_s, added later, is the last column */
+    for (int k = 0; k <= LB_OBJ_JOIN; k++)
         sqlite3_bind_double(st, 6 + k, m->idle_ns[k] / 1e9);
-    sqlite3_bind_int64(st, 6 + LB_OBJ_KINDS, m->blamed_count);
-    sqlite3_bind_double(st, 7 + LB_OBJ_KINDS, m->undirected_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_int64(st, 7 + LB_OBJ_JOIN, m->blamed_count);
+    sqlite3_bind_double(st, 8 + LB_OBJ_JOIN, m->undirected_samples * w->ns_per_sample / 1e9);
+    sqlite3_bind_double(st, 9 + LB_OBJ_JOIN, m->idle_ns[LB_OBJ_FUTEX] / 1e9);
     lb_wstep(st);
 }
 
@@ -244,7 +247,7 @@ int lb_merge_open(writer_t *w)
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
     w->ins_node = lb_wprepare(w, "INSERT INTO node VALUES(?,?,?,?)");
-    w->ins_metric = lb_wprepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    w->ins_metric = lb_wprepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric)
         return -1;
     if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))

@@ -2,6 +2,7 @@
 #include "common/dwarf_source.h"
 #include "common/marker_frames.h"
 #include "common/module_name.h"
+#include "common/dwarf_scopes.h"
 #include "common/path_base.h"
 #include "common/runtime_frames.h"
 #include "report/writer/debuginfo_find.h"

@@ -1,0 +1,39 @@
+# Sourced by the futex blame drivers (tests/integration/futex_*.sh), after
+# common.sh.
+#
+# futex_scenarios PROG SCENARIO:CULPRIT...: for each scenario, run
+# PROG SCENARIO preloaded (it writes its event log to $EVENTS, see
+# tests/workloads_user/futex_gt.h), turn the log into the ground truth of
+# the futex rule (tests/lib/futex_truth.py) and check the release-site
+# report against it: each site's blame within 5% of the workload's total
+# wait, conservation on the futex objects (tests/lib/check_blame.py), and
+# CULPRIT, the function that made the others wait, the top release site.
+# A failed scenario is counted (bad); the others still run.
+futex_scenarios() {
+    local prog=$1 arg scenario culprit top
+    shift
+    for arg in "$@"; do
+        scenario=${arg%%:*}
+        culprit=${arg#*:}
+        echo "=== $scenario: $culprit makes three threads wait"
+        rm -f "$tmp/out.db" "$tmp/events.txt"
+        if ! LOCKBLAME_OUTPUT=$tmp/out.db EVENTS=$tmp/events.txt preloaded "$prog" "$scenario"; then
+            bad "$scenario: workload exited $?"
+            continue
+        fi
+        python3 "$TESTLIB/futex_truth.py" "$tmp/events.txt" >"$tmp/gt.json"
+        "$LOCKBLAME_CLI" report --by-release-site "$tmp/out.db" | head -20 || true
+        if ! "$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/out.db" \
+            >"$tmp/report.json"; then
+            bad "$scenario: lockblame report --format json exited $?"
+            continue
+        fi
+        python3 "$TESTLIB/check_blame.py" --tol 0.05 "$tmp/gt.json" "$tmp/report.json" \
+            "$tmp/out.db" || bad "$scenario: blame per site against the ground truth"
+        top=$(python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))
+print(rows[0]["function"].split("(")[0] if rows else "")' "$tmp/report.json")
+        [ "$top" = "$culprit" ] || bad "$scenario: top release site is '$top', expected $culprit"
+        echo "top release site: $top"
+    done
+}
