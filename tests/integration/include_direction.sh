@@ -236,9 +236,9 @@ grep -q 'cli: common/upcall.o calls lb_p_cli in report/cli/cli.o (common -> repo
 echo "== liblockblame.so and lockblame"
 mapfile -t wanted < <(objects "$ROOT/src" "$BUILD/obj" lib; objects "$ROOT/src" "$BUILD/cli" cli)
 missing=0
-for o in "${wanted[@]}"; do [ -e "$o" ] || missing=$((missing + 1)); done
+for o in "${wanted[@]}" "$BUILD/lockblame"; do [ -e "$o" ] || missing=$((missing + 1)); done
 if [ $missing -gt 0 ]; then
-    echo "$missing object(s) not built yet: make all"
+    echo "$missing file(s) not built yet: make all"
     make -C "$ROOT" -s BUILD="$BUILD" all >"$tmp/make.log" 2>&1 || fail "make all failed: $(tail -5 "$tmp/make.log")"
 fi
 nm -D -u "$BUILD/lockblame" | awk '{ sub(/@.*/, "", $NF); print $NF }' >"$tmp/imports"
