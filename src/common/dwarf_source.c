@@ -1,5 +1,6 @@
 /* See dwarf_source.h. */
 #include "common/dwarf_source.h"
+#include "common/dwarf_scopes.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -29,6 +30,8 @@ static void inline_chain(Dwfl_Module *mod, Dwarf_Addr pc, const char **file_io, 
     Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
     Dwarf_Die *scopes = NULL;
     int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (n == 0 && cu) /* (rustc's DWARF: common/dwarf_scopes.h) */
+        n = lb_dwarf_scopes_walked(cu, pc - bias, &scopes);
     if (n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
         /* At some addresses (a tail jump at the end of inlined code) the
          * outer inlined calls' ranges do not cover pc, and dwarf_getscopes
