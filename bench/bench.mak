@@ -1,7 +1,8 @@
 # Benchmarks: included by the root Makefile.
 #
 #   make bench      build the library and the bench programs, run bench/run.sh
-#                   (one table on stdout, also written to build/bench/results.txt)
+#                   (one table on stdout, also written to build/bench/results.txt),
+#                   then bench/cli_perf.sh (the CLI's CPU time on a 1M-node profile)
 #
 # bench/NAME.c -> $(BUILD)/bench/NAME: plain pthread programs, never linked
 # with lockblame; bench/run.sh runs each natively and under LD_PRELOAD.
@@ -34,8 +35,9 @@ $(BUILD)/bench/libmechanism.so: bench/mechanism.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-bench: $(LIB) bench-progs
+bench: $(LIB) $(CLI) bench-progs
 	@BUILD=$(BUILD) bench/run.sh
+	@BUILD=$(BUILD) bench/cli_perf.sh
 
 $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)

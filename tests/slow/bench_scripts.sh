@@ -4,7 +4,9 @@
 # with numbers, native and preloaded side by side, and the field bench
 # names a top release site for pigz; bench/mechanism.c's preload delivers
 # signals with a mechanism and none without. No figure is judged: these
-# machines are too noisy for timed assertions.
+# machines are too noisy for timed assertions. In the slow tier (make
+# check-slow): the benchmarks take minutes, more than make check's 120 s
+# a test on a busy machine.
 . "$(dirname "$0")/../lib/common.sh"
 B=$BUILD/bench
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$B/taskq" "$B/handoff" "$B/lockmix" "$B/pingpong" \

@@ -4,7 +4,10 @@
 # threads alive at once on a contended mutex; (c) 100K short-lived threads
 # in turn. Prints time ratios and peak RSS (VmHWM) natively and preloaded,
 # and the peak RSS per live lock. Asserts that every run finishes with exact
-# counts and that peak RSS for the lock runs stays within 300 MB of native.
+# counts, within its stated time (30-120 s each, several times the native
+# run's on the 2-core VM), and that peak RSS for the lock runs stays within
+# 300 MB of native. In the slow tier (make check-slow): its limits hold on
+# a quiet machine, not beside other work.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/scale
 need "$W" "$LOCKBLAME_LIB"
