@@ -20,6 +20,8 @@
 #   python3                  integration tests compare reports with ground truth
 #   sysbench pigz xz-utils zstd  tests/integration/real_programs.sh runs them
 #                            under the library (it skips any that is missing)
+#   postgresql               tests/integration/real_postgres.sh runs a PostgreSQL server
+#                            under lockblame run, loaded by pgbench (blame across processes)
 #   memcached libmemcached-tools  tests/integration/real_memcached.sh runs memcached
 #                            under the library, loaded by memcslap (skips if missing)
 #   zlib1g-dev               report --format pprof gzips the profile.proto (CLI links -lz)
@@ -41,7 +43,8 @@ set -euo pipefail
 PACKAGES=(gcc g++ make libc6-dev pkg-config libpfm4-dev
           libsqlite3-dev libdw-dev libelf-dev libdebuginfod-dev debuginfod sqlite3 python3 chromium
           sysbench pigz xz-utils zstd memcached libmemcached-tools
-          zlib1g-dev liblzma-dev golang-go time clang-format rustc libglib2.0-dev)
+          zlib1g-dev liblzma-dev golang-go time clang-format rustc libglib2.0-dev
+          postgresql)
 
 if ! command -v dpkg >/dev/null 2>&1; then
     echo "install-deps: no dpkg here; make sure these (Debian names) are installed: ${PACKAGES[*]}" >&2
