@@ -71,6 +71,7 @@ int lb_real_resolve(void)
         .sem_destroy = next_versioned("sem_destroy", "GLIBC_2.34"),
         .sem_init = next_versioned("sem_init", "GLIBC_2.34"),
         .syscall = next("syscall"),
+        .timer_settime = next_versioned("timer_settime", "GLIBC_2.3.3"),
     };
     if (!t.mutex_lock || !t.mutex_unlock || !t.mutex_trylock || !t.create)
         lb_die("cannot resolve the real pthread functions");

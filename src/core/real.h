@@ -53,6 +53,10 @@ typedef struct lb_real_table {
     int (*sem_destroy)(sem_t *);
     int (*sem_init)(sem_t *, int, unsigned);
     long (*syscall)(long, ...); /* libc's, or the next interposer's (interpose/syscall.c) */
+    /* timer_settime: GLIBC_2.3.3 is the current timer ABI. The sampler's
+     * timer backend arms its timers with it, past the wrapper in
+     * interpose/timers.c that reports the program's periodic timers. */
+    int (*timer_settime)(timer_t, int, const struct itimerspec *, struct itimerspec *);
 } __attribute__((aligned(64))) lb_real_table_t; /* own cache lines: read by every wrapper */
 
 extern lb_real_table_t lb_real;

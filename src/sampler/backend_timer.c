@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/real.h"
 #include "sampler/backend.h"
-#include "sampler/tick_alias.h"
 
 /* glibc names the thread-id member of struct sigevent only since 2.35. */
 #ifndef sigev_notify_thread_id
@@ -57,10 +57,15 @@ static int lb_timer_arm(timer_t timer)
     its.it_interval.tv_sec = (time_t)(lb_timer_period_ns / 1000000000u);
     its.it_interval.tv_nsec = (long)(lb_timer_period_ns % 1000000000u);
     its.it_value = its.it_interval;
-    lb_timer_own_call = true; /* not the program's timer (tick_alias.h) */
-    int rc = timer_settime(timer, 0, &its, NULL);
-    lb_timer_own_call = false;
-    return rc;
+    /* libc's, not the exported wrapper (interpose/timers.c): lockblame's
+     * own sampling timers are not the program's. */
+    if (lb_unlikely(lb_real.timer_settime == NULL))
+        lb_real_resolve();
+    if (lb_real.timer_settime == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return lb_real.timer_settime(timer, 0, &its, NULL);
 }
 
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)

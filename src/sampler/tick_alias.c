@@ -13,7 +13,6 @@
 #include "util/log.h"
 
 uint32_t lb_tick_alias_switched;
-LB_TLS bool lb_timer_own_call;
 
 static uint32_t tried;            /* one thread prepares the switch */
 static LB_TLS uint64_t rng_state; /* xorshift64*, per thread */

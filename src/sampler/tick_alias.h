@@ -43,9 +43,4 @@ void lb_tick_alias_program_timer(const char *what, uint64_t interval_ns);
 /* In t's sampling handler after a sample: move t's timer to a perf event
  * if sampling has switched, and draw the next period. Async-signal-safe. */
 void lb_tick_alias_after_sample(lb_thread_t *t);
-
-/* backend_timer.c's calls of timer_settime run with this set on their
- * thread, so that the wrapper in src/interpose does not take lockblame's
- * own sampling timers for the program's. */
-extern LB_TLS bool lb_timer_own_call;
 #endif
