@@ -1,0 +1,52 @@
+/* Unit tests for the unseen-waits rule and text (src/common/unseen.h) and
+ * the run delay read (src/util/run_delay.h). */
+#include "check.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "common/unseen.h"
+#include "util/run_delay.h"
+
+static void test_rule_needs_amount_share_and_more_than_seen(void)
+{
+    ASSERT_TRUE(lb_unseen_notable(0.5, 1.0, 0.1));
+    ASSERT_FALSE(lb_unseen_notable(0.09, 0.1, 0.0)); /* under the 0.1 s minimum */
+    ASSERT_FALSE(lb_unseen_notable(0.3, 2.0, 0.0));  /* 15% of the lifetimes */
+    ASSERT_TRUE(lb_unseen_notable(0.4, 2.0, 0.0));   /* 20% */
+    ASSERT_FALSE(lb_unseen_notable(0.5, 1.0, 0.5));  /* no more than the waits seen */
+    ASSERT_FALSE(lb_unseen_notable(0.0, 0.0, 0.0));  /* an older database: nothing */
+}
+
+static void test_text_gives_figures_and_causes(void)
+{
+    char buf[512];
+    lb_unseen_text(buf, sizeof buf, 1.5, 3.0, 0.25);
+    printf("# %s\n", buf);
+    ASSERT_NOT_NULL(strstr(buf, "threads spent 1.500 s (50% of their 3.000 s of lifetime)"));
+    ASSERT_NOT_NULL(strstr(buf, "(it saw 0.250 s of waits)"));
+    ASSERT_NOT_NULL(strstr(buf, "glibc's internal locks (malloc, stdio)"));
+    char small[16];
+    lb_unseen_text(small, sizeof small, 1.5, 3.0, 0.25); /* cut, terminated */
+    ASSERT_EQ(strlen(small), sizeof small - 1);
+}
+
+static void test_run_delay_reads_own_and_by_tid(void)
+{
+    if (access("/proc/thread-self/schedstat", R_OK) != 0) {
+        printf("# no schedstat here: skipped\n");
+        return;
+    }
+    uint64_t own = 0, by_tid = 0, again = 0;
+    ASSERT_TRUE(lb_run_delay_ns(0, &own));
+    ASSERT_TRUE(lb_run_delay_ns(gettid(), &by_tid));
+    ASSERT_TRUE(lb_run_delay_ns(0, &again));
+    ASSERT_GE(by_tid, own); /* one counter, read later */
+    ASSERT_GE(again, by_tid);
+    uint64_t untouched = 12345;
+    ASSERT_FALSE(lb_run_delay_ns(0x3fffffff, &untouched)); /* no such thread */
+    ASSERT_EQ(untouched, 12345u);
+}
+
+CHECK_MAIN(test_rule_needs_amount_share_and_more_than_seen, test_text_gives_figures_and_causes,
+           test_run_delay_reads_own_and_by_tid)
