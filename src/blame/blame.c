@@ -93,6 +93,27 @@ void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wai
     errno = saved_errno;
 }
 
+/* Under meta, accrual brought up to now: a futex wait that ran out of
+ * time was ended by no wake, and its own accrual since the word's last
+ * wake (its record's last collect) is taken back from the clock, so that
+ * the next wake does not collect it: it stays accrued and unblamed
+ * (unattributed). Not on an object whose waits are sampled, whose
+ * measured intervals read the clock at their own marks. */
+static void expired_wait_unblamed(lb_mon_t *mon, const lb_object_stats_t *stats,
+                                  const lb_wait_t *wait, uint64_t now)
+{
+    if (!wait->timed_out || wait->kind != LB_OBJ_FUTEX || mon->signal_sampled)
+        return;
+    uint64_t since = wait->start_ns;
+    if (stats && stats->last_collect.at_ns > since)
+        since = stats->last_collect.at_ns;
+    double own = now > since ? (double)(now - since) : 0;
+    double pending = mon->clock - mon->clock_at_acquire;
+    double taken = own < pending ? own : pending;
+    if (taken > 0)
+        __atomic_store(&mon->clock, &(double){ mon->clock - taken }, __ATOMIC_RELAXED);
+}
+
 /* Under meta: the calling thread stops waiting on mon at now (w--), after
  * waited ns; holds: it acquired mon. Returns mon's record (may be NULL). */
 static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_wait_t *wait,
@@ -100,6 +121,7 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
 {
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
+    expired_wait_unblamed(mon, stats, wait, now);
     mon->waiters--;
     if (holds) {
         lb_clock_hold_begins(mon);

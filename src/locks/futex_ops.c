@@ -4,8 +4,8 @@
  * clock. It begins at the call, before the kernel compares the word, and
  * ends at the return, whatever the reason: woken, the word had already
  * changed (EAGAIN, a wait of a few hundred nanoseconds), a signal (EINTR)
- * or its timeout (ETIMEDOUT: the wait ran out of time, as a timed cond
- * wait does, see blame.h's timed_out). The runtimes' spin before the
+ * or its timeout (ETIMEDOUT: the wait ran out of time, blame.h's
+ * timed_out, and its time stays unattributed: no wake ended it). The runtimes' spin before the
  * system call (pause, sched_yield) is not part of it: it is CPU time,
  * work where it is sampled.
  *
