@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,6 +87,12 @@ void lb_warn_once(int *once, const char *fmt, ...)
     va_start(ap, fmt);
     lb_vwarn(fmt, ap);
     va_end(ap);
+}
+
+bool lb_summary_by_run(void)
+{
+    const char *s = getenv("LOCKBLAME_SUMMARY");
+    return s && strcmp(s, "run") == 0;
 }
 
 void lb_die(const char *fmt, ...)

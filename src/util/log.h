@@ -4,9 +4,15 @@
  * async-signal-safe). */
 #ifndef LB_LOG_H
 #define LB_LOG_H
+#include <stdbool.h>
+
 __attribute__((format(printf, 1, 2))) void lb_warn(const char *fmt, ...);
 /* Like lb_warn, but only the first call with the same once-flag prints. */
 __attribute__((format(printf, 2, 3))) void lb_warn_once(int *once, const char *fmt, ...);
+/* Whether `lockblame run` prints the run's summary for the whole process
+ * tree (LOCKBLAME_SUMMARY=run): the processes then print no exit summary
+ * lines of their own. */
+bool lb_summary_by_run(void);
 /* A state that cannot happen: print and abort. */
 __attribute__((format(printf, 1, 2), noreturn)) void lb_die(const char *fmt, ...);
 #endif

@@ -40,12 +40,6 @@ const char *lb_output_run_key(void)
     return run_key;
 }
 
-bool lb_output_summary_by_run(void)
-{
-    const char *s = getenv("LOCKBLAME_SUMMARY");
-    return s && strcmp(s, "run") == 0;
-}
-
 uint64_t lb_output_proc_start(void)
 {
     char buf[1024];

@@ -29,8 +29,6 @@ const char *lb_output_run_key(void);
 /* The kernel's start time of this process (/proc/self/stat, clock ticks):
  * the same in every exec'd image of it, so (pid, start) names a process. */
 uint64_t lb_output_proc_start(void);
-/* True when `lockblame run` prints the run's summary (LOCKBLAME_SUMMARY=run). */
-bool lb_output_summary_by_run(void);
 
 /* Copy the profile in db's main schema into the run's database. Returns 0,
  * or -1 after one lockblame: line; the file is then as it was. */

@@ -1,6 +1,6 @@
 /* The stderr summary of one process under plain LD_PRELOAD: at most two
  * lockblame: lines. Under `lockblame run` the run prints one for the whole
- * database instead (output.h, lb_output_summary_by_run). */
+ * database instead (util/log.h, lb_summary_by_run). */
 #ifndef LB_WRITER_SUMMARY_H
 #define LB_WRITER_SUMMARY_H
 #include <sqlite3.h>

@@ -142,7 +142,7 @@ int lb_write_profile(const char *reason)
     lb_merge_close(&w);
     if (rc == 0)
         rc = lb_output_commit(w.db);
-    if (rc == 0 && !lb_output_summary_by_run())
+    if (rc == 0 && !lb_summary_by_run())
         lb_summary_print(w.db, lb_output_path());
     sqlite3_close(w.db);
     return rc;
