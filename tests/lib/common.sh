@@ -107,13 +107,3 @@ top_site_is() {
     [ "$top" = "$1" ] || fail "top release site is '$top', expected $1"
     echo "top release site: $top"
 }
-
-# top_site_is NAME: fail unless the first row of $tmp/report.json (the
-# release-site report that ground_truth_blame wrote) is the function NAME.
-top_site_is() {
-    local top
-    top=$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r[0]["function"] if r else "")' \
-        "$tmp/report.json")
-    [ "$top" = "$1" ] || fail "top release site is '$top', expected $1"
-    echo "top release site: $top"
-}
