@@ -151,13 +151,15 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
                                        "node_id") ", node_thread_id + %lld, blame_s"
                                                   " FROM \"%w\".structural_wait",
                                    dst, s.thread, s.object, s.node, s.thread, src);
-    /* Integer counters add up; other values (the sampling mechanism, its
-     * rate) stay the first process's; the version keys are the
-     * destination's own. */
+    /* Integer counters add up, and so do the CPU seconds credited
+     * unsampled; other values (the sampling mechanism, its rate) stay the
+     * first process's; the version keys are the destination's own. */
     sql[n++] = sqlite3_mprintf(
         "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key NOT IN"
         " ('schema_version', 'lockblame_version', 'writer') AND true ON CONFLICT(key) DO UPDATE"
-        " SET value = CASE WHEN value <> '' AND excluded.value <> ''"
+        " SET value = CASE WHEN key IN ('unsampled_cpu_s', 'unsampled_blocked_cpu_s')"
+        " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
+        " WHEN value <> '' AND excluded.value <> ''"
         " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
         " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) ELSE value END",
         dst, src);

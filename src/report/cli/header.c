@@ -72,7 +72,7 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
         strcmp(r->event_requested, r->event) != 0)
         fprintf(out, " (requested %s)", r->event_requested);
     fprintf(out, ", %" PRId64 " samples (%" PRId64 " dropped)\n", r->samples, r->samples_dropped);
-    lb_print_sampling(p->path, out);
+    lb_print_sampling(p, out);
     lb_print_accounting(p, out);
     fprintf(out, "threads:  %" PRId64 ", duration %.3f s", r->threads ? r->threads : p->nthreads,
             r->duration_s);

@@ -4,6 +4,7 @@
  * own, read-only, so that profile loading stays unchanged.
  */
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +77,42 @@ static int load(const char *path, struct lb_sampling *s)
     return s->found ? 0 : -1;
 }
 
-void lb_print_sampling(const char *path, FILE *out)
+/* The figures of p's selected processes (all of them, or some) in place
+ * of the meta table's, which are the database's: samples from their
+ * processes' rows, the unsampled CPU time from their threads' credit in
+ * the tree (what --flat shows). The blocked part is kept by the database
+ * only: shown for all processes, not for some (`some`). */
+static void select_processes(const struct lb_profile *p, struct lb_sampling *s, bool some)
+{
+    s->taken = p->run.samples;
+    s->dropped = p->run.samples_dropped;
+    s->dropped_pct =
+        s->taken + s->dropped ? 100.0 * (double)s->dropped / (double)(s->taken + s->dropped) : 0;
+    s->unsampled_s = 0;
+    s->unsampled_threads = 0;
+    if (some)
+        s->has_blocked = 0;
+    int64_t last_thread = -1;
+    for (int32_t m = 0; m < p->nmrows; m++) {
+        const struct lb_mrow *r = &p->mrows[m];
+        int32_t f = p->nodes[r->node].frame;
+        const char *name = f >= 0 ? p->frames[f].function : NULL;
+        if (r->work <= 0 || !name || strcmp(name, "lockblame_unsampled_cpu") != 0)
+            continue; /* (each process has a frame of that name) */
+        s->unsampled_s += r->work;
+        if (r->thread_id != last_thread) /* rows of a node come thread by thread */
+            s->unsampled_threads++;
+        last_thread = r->thread_id;
+    }
+}
+
+void lb_print_sampling(const struct lb_profile *p, FILE *out)
 {
     struct lb_sampling s;
 
-    if (!path || load(path, &s) != 0)
+    if (!p->path || load(p->path, &s) != 0)
         return;
+    select_processes(p, &s, p->nselected != p->nprocs);
     fprintf(out, "sampling: %s", s.mechanism);
     if (*s.choice)
         fprintf(out, " (%s)", s.choice);

@@ -7,8 +7,13 @@
 #define LB_CLI_SAMPLING_H
 #include <stdio.h>
 
-/* Prints those lines for the database at path; prints nothing for a
- * database without the keys (written before they existed) or that
- * cannot be read. */
-void lb_print_sampling(const char *path, FILE *out);
+#include "report/cli/profile.h"
+
+/* Prints those lines for p's database; prints nothing for a database
+ * without the keys (written before they existed) or that cannot be read.
+ * The meta table holds the whole database's figures; where p selects
+ * some of its processes (--pid, --comm), the samples and the unsampled
+ * CPU time are the selection's, from its processes' rows and the
+ * lockblame_unsampled_cpu frames of its threads. */
+void lb_print_sampling(const struct lb_profile *p, FILE *out);
 #endif
