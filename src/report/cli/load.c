@@ -445,8 +445,8 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
         t->cpu_s = sqlite3_column_double(q.st, 5);
         t->samples = sqlite3_column_int64(q.st, 6);
         t->samples_dropped = sqlite3_column_int64(q.st, 7);
-        t->unseen_s = sqlite3_column_type(q.st, 9) == SQLITE_NULL ? -1
-                                                                  : sqlite3_column_double(q.st, 9);
+        t->unseen_s =
+            sqlite3_column_type(q.st, 9) == SQLITE_NULL ? -1 : sqlite3_column_double(q.st, 9);
         *lb_map_slot(&p->thread_index, (uint64_t)t->id, &is_new) = p->nthreads - 1;
     }
 }
