@@ -91,7 +91,9 @@ int lb_view_processes(struct lb_profile *p, const struct lb_report_opts *o)
         s[proc].work += r->work;
         s[proc].idle += idle;
         s[proc].wait += r->wait;
-        int32_t frame = p->nodes[r->node].frame;
+        /* the site: the innermost program frame, as the release-site
+         * view names it (a futex wake's leaf is the runtime's) */
+        int32_t frame = p->nodes[lb_site_node(p, r->node)].frame;
 
         if (idle <= 0 || frame < 0)
             continue;
