@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # C++20 waits that block in futex system calls made through libc's
-# syscall() (DESIGN.md rule 3, futex words; rule 5, the program's frame
+# syscall() (docs/DESIGN.md rule 3, futex words; rule 5, the program's frame
 # is the site): std::counting_semaphore, std::latch, std::barrier,
 # std::atomic<int>::wait/notify_one and std::shared_future::get, built
 # g++ -std=c++20 -O2 -g (tests/workloads_user/gt_futex_cxx.cc). In each

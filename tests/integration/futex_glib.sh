@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GLib's waits, which block in futex system calls made through libc's
-# syscall() (DESIGN.md rule 3, futex words; rule 5: the program's frame
+# syscall() (docs/DESIGN.md rule 3, futex words; rule 5: the program's frame
 # is the site, not libglib's): GMutex, GCond and GThreadPool, built
 # gcc -O2 -g (tests/workloads_user/gt_futex_glib.c, built where
 # libglib2.0-dev is installed). In each one function makes three threads

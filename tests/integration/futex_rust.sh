@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rust std's waits, which block in futex system calls made through libc's
-# syscall() (DESIGN.md rule 3, futex words; rule 5: the program's frame
+# syscall() (docs/DESIGN.md rule 3, futex words; rule 5: the program's frame
 # is the site, not std's): Mutex, Condvar, RwLock, Barrier and mpsc recv,
 # built rustc -O -g with the first rustc on PATH
 # (tests/workloads_user/gt_futex_rust.rs). In each one function makes

@@ -10,7 +10,7 @@ The workloads (tests/workloads_user/gt_futex_*) log, one per line:
                          notify, count-down, arrival or send) at T
   partial 1              the runtime also waits on its own (a thread pool's
                          start and end): conservation cannot be checked
-and this script applies DESIGN.md rule 3 for futex words, as
+and this script applies docs/DESIGN.md rule 3 for futex words, as
 tests/workloads/gt.h's gt_sweep_signal does for condition variables: the
 idleness accrued (waiting threads x time) since the previous wake is
 blamed on the next wake's site; what accrues after the last wake is
