@@ -12,7 +12,7 @@ const char *const lb_ddl_tables[] = {
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
  * sync_object.run_id) and dropped run's single-row check; version 4
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
- * thread.unseen_s and metric.idle_futex_s. */
+ * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"

@@ -8,10 +8,11 @@
  * proc_start, run_key), thread and sync_object name their run row (run_id);
  * 4 added sync_object.sampled_waits; 5 added thread.runqueue_s and
  * thread.unseen_s (off-CPU time no seen wait explains) and
- * metric.idle_futex_s (the futex kind's blame).
+ * metric.idle_futex_s (the futex kind's blame); 6 added module.build_id
+ * (the GNU build id, hex: names for stripped modules at report time).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 5
+#define LB_SCHEMA_VERSION 6
 #endif
