@@ -51,6 +51,14 @@ void lb_db_summary(sqlite3 *db, lb_db_summary_t *out)
                 &out->top_site_s);
 }
 
+void lb_db_summary_effort_text(const lb_db_summary_t *s, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle); threads waited %.3f s",
+             s->effort_s, s->work_s, s->idleness_s,
+             s->effort_s > 0 ? 100.0 * s->idleness_s / s->effort_s : 0, s->wait_s);
+}
+
 void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size)
 {
     buf[0] = '\0';

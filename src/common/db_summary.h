@@ -26,6 +26,9 @@ typedef struct lb_db_summary {
 /* Fill *out from the database in db's main schema. Fields it cannot read
  * stay zero/empty; never fails otherwise. */
 void lb_db_summary(sqlite3 *db, lb_db_summary_t *out);
+/* The summary's figures, into buf: "effort X s = work Y s + idleness Z s
+ * (P% idle); threads waited W s". */
+void lb_db_summary_effort_text(const lb_db_summary_t *s, char *buf, size_t size);
 /* The summary's release-site line, into buf (empty: none to print): the
  * top release site, and where structural waits (reported apart) outweigh
  * it, how much of the idleness they are. */

@@ -67,13 +67,10 @@ void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
     lb_db_summary_t s = { 0 };
 
     lb_db_summary(db, &s);
-    double pct = s.effort_s > 0 ? 100.0 * s.idleness_s / s.effort_s : 0;
-
-    cli_warn("%d process%s profiled; effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle);"
-             " threads waited %.3f s",
-             s.processes, s.processes == 1 ? "" : "es", s.effort_s, s.work_s, s.idleness_s, pct,
-             s.wait_s);
     char line[512];
+
+    lb_db_summary_effort_text(&s, line, sizeof line);
+    cli_warn("%d process%s profiled; %s", s.processes, s.processes == 1 ? "" : "es", line);
 
     lb_db_summary_site_line(&s, line, sizeof line);
     if (line[0])

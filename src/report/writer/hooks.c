@@ -11,6 +11,7 @@
 
 #include "core/hooks.h"
 #include "report/writer/output.h"
+#include "report/writer/summary.h"
 #include "report/writer/writer.h"
 
 /* errno kept: the program's main starts with errno 0 (C11 7.5), and the
@@ -18,7 +19,8 @@
 __attribute__((constructor(150))) static void writer_choose_output(void)
 {
     int saved_errno = errno;
-    lb_output_setup();
+    if (lb_output_setup() == 0)
+        lb_summary_setup();
     errno = saved_errno;
 }
 

@@ -35,6 +35,12 @@ const char *lb_output_path(void)
     return output_path;
 }
 
+bool lb_output_tree_root(void)
+{
+    const char *root = getenv("LOCKBLAME_TREE_ROOT");
+    return root && atol(root) == (long)getpid();
+}
+
 const char *lb_output_run_key(void)
 {
     return run_key;
@@ -159,6 +165,9 @@ int lb_output_setup(void)
         snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
                  (long)tv.tv_usec);
         export_env("LOCKBLAME_RUN", run_key);
+        char pid[24];
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        export_env("LOCKBLAME_TREE_ROOT", pid);
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);

@@ -25,6 +25,9 @@
  * tree's other processes stay quiet). */
 int lb_output_setup(void);
 const char *lb_output_path(void);
+/* This process started the tree (it made the run key; an exec'd image of
+ * it still did): LOCKBLAME_TREE_ROOT, which it exports, is its pid. */
+bool lb_output_tree_root(void);
 const char *lb_output_run_key(void);
 /* The kernel's start time of this process (/proc/self/stat, clock ticks):
  * the same in every exec'd image of it, so (pid, start) names a process. */

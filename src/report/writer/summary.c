@@ -1,21 +1,88 @@
 #include "report/writer/summary.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "common/db_summary.h"
+#include "report/writer/output.h"
+#include "util/lazy_deps.h"
 #include "util/log.h"
 
-void lb_summary_print(sqlite3 *db, const char *path)
+static bool each_process; /* LOCKBLAME_QUIET=0 */
+
+void lb_summary_setup(void)
 {
+    const char *q = getenv("LOCKBLAME_QUIET");
+    if (!q || !*q || strcmp(q, "1") == 0)
+        return;
+    if (strcmp(q, "0") == 0)
+        each_process = true;
+    else if (lb_output_tree_root())
+        lb_warn("LOCKBLAME_QUIET wants 0 (a summary from every process) or 1 (one for the"
+                " tree), not '%s'; using 1",
+                q);
+}
+
+/* The lines after the first: the top release site, the unseen waits. */
+static void print_more(const lb_db_summary_t *s)
+{
+    char line[512];
+    lb_db_summary_site_line(s, line, sizeof line);
+    if (line[0])
+        lb_warn("%s", line);
+    lb_db_summary_unseen_line(s, line, sizeof line);
+    if (line[0])
+        lb_warn("%s", line);
+}
+
+/* One process's own profile, or the tree's database (processes > 1). */
+static void print_summary(const lb_db_summary_t *s, const char *path)
+{
+    char effort[256];
+    lb_db_summary_effort_text(s, effort, sizeof effort);
+    if (s->processes > 1)
+        lb_warn("%d processes profiled; %s; profile %s (lockblame report --by-process lists"
+                " them)",
+                s->processes, effort, path);
+    else
+        lb_warn("%s; profile %s", effort, path);
+    print_more(s);
+}
+
+/* The tree's database as written so far; nothing if no process wrote. */
+static void print_tree(const char *path)
+{
+    struct stat st;
+    char why[256];
+    if (stat(path, &st) != 0 || st.st_size == 0 || !lb_sqlite_open(why, sizeof why))
+        return;
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_busy_timeout(db, 10000);
     lb_db_summary_t s = { 0 };
     lb_db_summary(db, &s);
-    double pct = s.effort_s > 0 ? 100.0 * s.idleness_s / s.effort_s : 0;
-    lb_warn("effort %.3f s = work %.3f s + idleness %.3f s (%.1f%% idle); threads waited %.3f s;"
-            " profile %s",
-            s.effort_s, s.work_s, s.idleness_s, pct, s.wait_s, path);
-    char line[512];
-    lb_db_summary_site_line(&s, line, sizeof line);
-    if (line[0])
-        lb_warn("%s", line);
-    lb_db_summary_unseen_line(&s, line, sizeof line);
-    if (line[0])
-        lb_warn("%s", line);
+    sqlite3_close(db);
+    if (s.processes > 0)
+        print_summary(&s, path);
+}
+
+void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
+{
+    if (lb_summary_by_run())
+        return;
+    if (each_process) {
+        if (own) {
+            lb_db_summary_t s = { 0 };
+            lb_db_summary(own, &s);
+            s.processes = 1;
+            print_summary(&s, path);
+        }
+        return;
+    }
+    if (process_ends && lb_output_tree_root())
+        print_tree(path);
 }

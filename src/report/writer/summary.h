@@ -1,10 +1,24 @@
-/* The stderr summary of one process under plain LD_PRELOAD: at most two
- * lockblame: lines. Under `lockblame run` the run prints one for the whole
- * database instead (util/log.h, lb_summary_by_run). */
+/* The stderr summary at the end of a profiled process tree.
+ *
+ * Under `lockblame run` the run prints one summary for the whole database
+ * and the processes print none (util/log.h, lb_summary_by_run). Under
+ * plain LD_PRELOAD the tree is quiet too but for the process that started
+ * it (output.h, lb_output_tree_root): when it ends, it prints the summary
+ * of the database as the tree's processes have written it by then, its
+ * own profile included, whether or not it recorded anything itself (a
+ * shell running profiled programs). LOCKBLAME_QUIET=0 instead has every
+ * process that wrote print its own. At most five lockblame: lines each. */
 #ifndef LB_WRITER_SUMMARY_H
 #define LB_WRITER_SUMMARY_H
 #include <sqlite3.h>
+#include <stdbool.h>
 
-/* Print the summary of the profile in db's main schema, written to path. */
-void lb_summary_print(sqlite3 *db, const char *path);
+/* At setup: read LOCKBLAME_QUIET (0 or 1; anything else: one line, 1). */
+void lb_summary_setup(void);
+/* After this process's profile was written (own: its profile in an
+ * in-memory database's main schema), or when it had nothing to write
+ * (own NULL): the summary, if this process prints one. process_ends:
+ * false for the write before an exec (the process goes on in its new
+ * image). */
+void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends);
 #endif

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
@@ -121,8 +122,12 @@ static int build(writer_t *w, const char *reason)
 
 int lb_write_profile(const char *reason)
 {
-    if (!recorded_something())
-        return 0; /* nothing to say: no file, no line (an exec hands on) */
+    bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
+    if (!recorded_something()) {
+        /* nothing to write; the tree's root still says what its tree wrote */
+        lb_summary_after_write(NULL, lb_output_path(), process_ends);
+        return 0;
+    }
     char why[256];
     if (!lb_sqlite_open(why, sizeof why)) {
         lb_warn("cannot write profile %s: %s", lb_output_path(), why);
@@ -142,8 +147,8 @@ int lb_write_profile(const char *reason)
     lb_merge_close(&w);
     if (rc == 0)
         rc = lb_output_commit(w.db);
-    if (rc == 0 && !lb_summary_by_run())
-        lb_summary_print(w.db, lb_output_path());
+    if (rc == 0)
+        lb_summary_after_write(w.db, lb_output_path(), process_ends);
     sqlite3_close(w.db);
     return rc;
 }
