@@ -240,6 +240,11 @@ void lb_profile_debug_names(struct lb_profile *p)
             if (!why)
                 continue;
         }
+        bool said = false; /* each process of a tree has its own row of a module */
+        for (int32_t k = 0; k < m && !said; k++)
+            said = lacks[k] && !strcmp(p->modules[k].path, p->modules[m].path);
+        if (said)
+            continue;
         lb_buf_puts(&note, left++ ? ", " : "no symbols for ");
         lb_buf_puts(&note, p->modules[m].base_name);
         if (why)
