@@ -52,7 +52,8 @@ for b in full plain; do
     LOCKBLAME_OUTPUT=$tmp/$b.db preloaded ./$b >/dev/null 2>"$b.err" || fail "$b exited $?"
 done
 for b in queue_full queue; do
-    LOCKBLAME_OUTPUT=$tmp/$b.db preloaded ./$b 3 300 >/dev/null 2>"$b.err" || fail "$b exited $?"
+    # long enough that queue_flush's hold is waited for on a loaded machine too
+    LOCKBLAME_OUTPUT=$tmp/$b.db preloaded ./$b 4 1500 >/dev/null 2>"$b.err" || fail "$b exited $?"
 done
 
 # 1. build ids in the database
