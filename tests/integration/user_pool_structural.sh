@@ -91,10 +91,10 @@ for v in --by-thread --top-down --bottom-up --flat; do
     "$LOCKBLAME_CLI" report $v --kind mutex "$tmp/out.db" >/dev/null || fail "$v --kind exited $?"
 done
 set +e
-"$LOCKBLAME_CLI" report --kind futex "$tmp/out.db" >/dev/null 2>"$tmp/err"
+"$LOCKBLAME_CLI" report --kind spinlock "$tmp/out.db" >/dev/null 2>"$tmp/err"
 rc=$?
 set -e
-[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--kind futex: exit $rc, stderr $(cat "$tmp/err")"
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--kind spinlock (no such kind): exit $rc, stderr $(cat "$tmp/err")"
 
 # Two shapes of a parked pool that a server's background threads have,
 # each checked like the plain one: the top row stays the mutex's release
