@@ -65,7 +65,10 @@ if have sysbench; then
             # below the start barrier's (~1 ms); 3M: ~0.45 s, mutex blame
             # 0.1-0.2 s against the barrier's 1 ms.
             mutex) args=(mutex --threads=4 --mutex-num=1 --mutex-locks=3000000 --mutex-loops=0 run) ;;
-            threads) args=(threads --threads=4 --thread-yields=100 --thread-locks=4 --time=0 --events=2000 run) ;;
+            # Each of its yields, beside busy processes, gives the CPU away
+            # for a time slice: 200K of them (100 an event, 2000 events) took
+            # 76 s natively beside two busy loops; 2000 of them take ~1 s.
+            threads) args=(threads --threads=4 --thread-yields=10 --thread-locks=4 --time=0 --events=200 run) ;;
         esac
         sysbench "${args[@]}" >"$tmp/sb.nat" 2>&1; rc_nat=$?
         start=$(date +%s.%N)
