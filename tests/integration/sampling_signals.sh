@@ -34,7 +34,9 @@ for ev in default timer task-clock; do
     n=$(grep -c '^lockblame: .*sampling moved to signal' "$tmp/$ev.err" || true)
     [ "$n" = 1 ] || bad "$ev: expected one line saying where sampling moved, got $n"
     samples=$(sqlite3 "$tmp/$ev.db" "SELECT samples FROM run" 2>/dev/null || echo 0)
-    echo "  samples taken: $samples"
+    echo "  samples taken: $samples; $(sqlite3 "$tmp/$ev.db" "SELECT group_concat(key || ' ' || value, ', ')
+        FROM meta WHERE key LIKE 'sampl%'" 2>/dev/null); threads' CPU $(rows "$tmp/$ev.db" \
+        "SELECT SUM(cpu_s) FROM thread") s"
     # The workload computes ~0.4 s after installing its handler: at 1 kHz a
     # few hundred samples, all on the new signal.
     [ "${samples:-0}" -ge 50 ] || bad "$ev: only ${samples:-0} samples: sampling did not go on after the move"
