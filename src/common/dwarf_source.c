@@ -32,11 +32,15 @@ static void inline_chain(Dwfl_Module *mod, Dwarf_Addr pc, const char **file_io, 
     int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
     if (n == 0 && cu) /* (rustc's DWARF: common/dwarf_scopes.h) */
         n = lb_dwarf_scopes_walked(cu, pc - bias, &scopes);
-    if (n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
-        /* At some addresses (a tail jump at the end of inlined code) the
-         * outer inlined calls' ranges do not cover pc, and dwarf_getscopes
-         * returns only the innermost instance and the CU. The DIE tree
-         * still nests every level: take the chain from there. */
+    bool has_function = false;
+    for (int i = 0; i < n; i++)
+        has_function |= dwarf_tag(&scopes[i]) == DW_TAG_subprogram;
+    if (n > 0 && !has_function) {
+        /* At some addresses (a tail jump at the end of inlined code, a
+         * call in a cold block split off the function) the outer inlined
+         * calls' ranges do not cover pc, and dwarf_getscopes returns only
+         * the innermost instance (or a block in it) and the CU. The DIE
+         * tree still nests every level: take the chain from there. */
         Dwarf_Die *nested = NULL;
         int m = dwarf_getscopes_die(&scopes[0], &nested);
         if (m > n) {

@@ -7,7 +7,8 @@
 # the futex rule (tests/lib/futex_truth.py) and check the release-site
 # report against it: each site's blame within 5% of the workload's total
 # wait, conservation on the futex objects (tests/lib/check_blame.py), and
-# CULPRIT, the function that made the others wait, the top release site.
+# CULPRIT, the function that made the others wait, the top release site,
+# in the release-site view and in --by-process.
 # A failed scenario is counted (bad); the others still run.
 futex_scenarios() {
     local prog=$1 arg scenario culprit top
@@ -35,5 +36,12 @@ rows = json.load(open(sys.argv[1]))
 print(rows[0]["function"].split("(")[0] if rows else "")' "$tmp/report.json")
         [ "$top" = "$culprit" ] || bad "$scenario: top release site is '$top', expected $culprit"
         echo "top release site: $top"
+        # --by-process names the same site (not the runtime's wake, nor an
+        # inline frame of a header where the chain has a cold block)
+        top=$("$LOCKBLAME_CLI" report --by-process --format json "$tmp/out.db" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+print((rows[0].get("top_site") or "").split("(")[0] if rows else "")')
+        [ "$top" = "$culprit" ] || bad "$scenario: --by-process top site is '$top', expected $culprit"
     done
 }
