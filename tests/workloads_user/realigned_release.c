@@ -8,12 +8,16 @@
  * that the walk goes through it to its callers.
  *
  * Two threads (main + 1) each run ROUNDS rounds of: lock, then
- * row_caller() -> release_realigned(), which holds the lock for HOLD_NS
- * (asleep) and unlocks it. The other thread waits meanwhile, so the blame
- * lands on release_realigned's unlock, whose callers are row_caller and
- * round_loop. Prints the names the test looks for.
+ * row_caller() -> release_realigned(), which holds the lock until the
+ * other thread is on its way into pthread_mutex_lock (or ARRIVAL_WAIT_NS
+ * has passed: it has no rounds left), then HOLD_NS more (asleep), and
+ * unlocks it. The other thread waits meanwhile, however the two are
+ * scheduled, so the blame lands on release_realigned's unlock, whose
+ * callers are row_caller and round_loop. Prints the names the test looks
+ * for.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,11 +25,28 @@
 
 enum {
     ROUNDS = 300,
-    HOLD_NS = 200000
+    HOLD_NS = 200000,
+    ARRIVAL_WAIT_NS = 20000000
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t sink;
+static int arriving; /* threads about to call pthread_mutex_lock */
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* In the hold: until the other thread is on its way to wait for it. */
+static void wait_for_arrival(void)
+{
+    uint64_t give_up = now_ns() + ARRIVAL_WAIT_NS;
+    while (!__atomic_load_n(&arriving, __ATOMIC_ACQUIRE) && now_ns() < give_up)
+        sched_yield();
+}
 
 __attribute__((noinline)) static void touch(char *p)
 {
@@ -40,6 +61,7 @@ __attribute__((noinline)) static void release_realigned(int n)
     memset(row, 1, sizeof row);
     touch(row);
     touch(scratch);
+    wait_for_arrival();
     struct timespec hold = { 0, HOLD_NS };
     nanosleep(&hold, NULL);
     pthread_mutex_unlock(&lock);
@@ -55,7 +77,9 @@ __attribute__((noinline)) static void row_caller(int n)
 __attribute__((noinline)) static void round_loop(void)
 {
     for (int i = 0; i < ROUNDS; i++) {
+        __atomic_add_fetch(&arriving, 1, __ATOMIC_RELEASE);
         pthread_mutex_lock(&lock);
+        __atomic_sub_fetch(&arriving, 1, __ATOMIC_RELEASE);
         row_caller(16 + (i & 7));
         struct timespec rest = { 0, HOLD_NS / 4 };
         nanosleep(&rest, NULL);
