@@ -28,7 +28,10 @@ awk -v t="$taken" -v d="$dropped" 'BEGIN { exit !(d * 100 <= t + d) }' ||
 "$LOCKBLAME_CLI" report "$tmp/tq.db" >"$tmp/report" || fail "report exited $?"
 grep '^sampling: ' "$tmp/report" | sed 's/^/  /'
 grep -q "^sampling: $mech .* $taken taken, $dropped dropped" "$tmp/report" || fail "the header's sampling line disagrees"
-grep -q '^warning: ' "$tmp/report" && fail "a drop warning under 5%"
+# (Other warnings may come: the accounting rate's, which a busy machine
+# can push either way.)
+grep '^warning: ' "$tmp/report" | sed 's/^/  /'
+grep -q '^warning: .*of the CPU samples were dropped' "$tmp/report" && fail "a drop warning under 5%"
 # The header's warning above 5%, on a copy whose counts say 7 of 100.
 cp "$tmp/tq.db" "$tmp/drops.db"
 sqlite3 "$tmp/drops.db" "UPDATE meta SET value = '93' WHERE key = 'samples_taken';
