@@ -33,7 +33,8 @@ for ev in default timer task-clock; do
     grep -v '^lockblame:' "$tmp/$ev.err" && bad "$ev: stderr other than lockblame: lines"
     n=$(grep -c '^lockblame: .*sampling moved to signal' "$tmp/$ev.err" || true)
     [ "$n" = 1 ] || bad "$ev: expected one line saying where sampling moved, got $n"
-    samples=$(sqlite3 "$tmp/$ev.db" "SELECT samples FROM run" 2>/dev/null || echo 0)
+    [ -s "$tmp/$ev.db" ] || bad "$ev: no profile written ($(ls -l "$tmp" | tr '\n' ' '))"
+    samples=$(sqlite3 "$tmp/$ev.db" "SELECT samples FROM run" 2>&1 || echo 0)
     echo "  samples taken: $samples; $(sqlite3 "$tmp/$ev.db" "SELECT group_concat(key || ' ' || value, ', ')
         FROM meta WHERE key LIKE 'sampl%'" 2>/dev/null); threads' CPU $(rows "$tmp/$ev.db" \
         "SELECT SUM(cpu_s) FROM thread") s"
