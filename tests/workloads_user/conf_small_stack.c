@@ -131,8 +131,12 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     sem_init(&done, 0, 0);
-    if (storm)
+    if (storm) {
         conf_storm_start(100); /* ~10,000 signals a second */
+        /* the storm really blowing before the threads start: on a busy
+         * machine the storm thread may get no CPU for the whole run */
+        conf_storm_wait_sent(1, 10000);
+    }
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
         create_small(&t[i], small_thread, (void *)(intptr_t)i, detached);
