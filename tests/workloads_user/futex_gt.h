@@ -61,6 +61,25 @@ static struct {
 
 static int64_t fgt_hold_ns = 150000000; /* the culprit's slow part */
 
+/* The workload's usage line (scenarios: "a|b|c"); returns 2, its exit
+ * status. */
+static inline int fgt_usage(const char *prog, const char *scenarios)
+{
+    fprintf(stderr, "usage: %s %s [HOLD_MS]\n", prog, scenarios);
+    return 2;
+}
+
+/* argv[1], the scenario, with argv[2] (if given) as the hold in ms; NULL
+ * when there is no scenario. */
+static inline const char *fgt_args(int argc, char **argv)
+{
+    if (argc < 2)
+        return NULL;
+    if (argc > 2)
+        fgt_hold_ns = atol(argv[2]) * 1000000;
+    return argv[1];
+}
+
 static int fgt_culprit_watching; /* the culprit looks for blocked waiters */
 
 /* Thread tid's CPU time and run delay in ns (/proc schedstat: exact for

@@ -84,17 +84,14 @@ __attribute__((noinline)) void slow_straggler()
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s semaphore|latch|barrier|atomic|future [HOLD_MS]\n", prog);
-    return 2;
+    return fgt_usage(prog, "semaphore|latch|barrier|atomic|future");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
+    const char *scenario = fgt_args(argc, argv);
+    if (!scenario)
         return usage(argv[0]);
-    const char *scenario = argv[1];
-    if (argc > 2)
-        fgt_hold_ns = atol(argv[2]) * 1000000;
     std::shared_future<int> future = promise.get_future().share();
     std::vector<std::thread> threads;
     int64_t start = fgt_now();

@@ -147,17 +147,14 @@ __attribute__((noinline)) static void slow_pusher(GThreadPool *pool)
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s gmutex|gcond|pool [HOLD_MS]\n", prog);
-    return 2;
+    return fgt_usage(prog, "gmutex|gcond|pool");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
+    const char *scenario = fgt_args(argc, argv);
+    if (!scenario)
         return usage(argv[0]);
-    const char *scenario = argv[1];
-    if (argc > 2)
-        fgt_hold_ns = atol(argv[2]) * 1000000;
     int64_t start = fgt_now();
     if (strcmp(scenario, "pool") == 0) {
         /* exclusive: its 3 threads start now and wait in the queue
