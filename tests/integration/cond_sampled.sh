@@ -101,6 +101,6 @@ header=$("$LOCKBLAME_CLI" report "$tmp/auto.db" | grep '^accounting:')
 echo "$header"
 grep -q "; and $sampled cond/sem waits on 1 object whose blame" <<<"$header" \
     || fail "auto: the header's accounting line does not count the $sampled sampled cond waits"
-"$LOCKBLAME_CLI" report --by-lock "$tmp/auto.db" | grep -q "^($sampled cond/sem waits had their blame" \
+grep -q "^($sampled cond/sem waits had their blame" <("$LOCKBLAME_CLI" report --by-lock "$tmp/auto.db") \
     || fail "auto: report --by-lock has no note on the $sampled sampled cond waits"
 echo "PASS"

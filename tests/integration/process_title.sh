@@ -13,7 +13,7 @@ LOCKBLAME_OUTPUT=$tmp/out.db preloaded "$W" --port 7777 'two words' || fail "wor
 cmd=$(sqlite3 "$tmp/out.db" "SELECT command FROM run") || fail "no run row"
 echo "command in the database: $cmd"
 [ "$cmd" = "$W --port 7777 two words" ] || fail "command is '$cmd'"
-"$LOCKBLAME_CLI" report "$tmp/out.db" | grep -q "^command: *$W --port 7777 two words\$" ||
+grep -q "^command: *$W --port 7777 two words\$" <("$LOCKBLAME_CLI" report "$tmp/out.db") ||
     fail "the report header does not show the command line"
 # --by-thread names the initial thread "main" (no start routine), the other
 # by its start routine

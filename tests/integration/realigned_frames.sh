@@ -11,7 +11,11 @@ W=$WORKLOADS_USER/realigned_release
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 
 # The workload really is built with DRAP (else this test proves nothing).
-readelf --debug-dump=frames "$W" 2>/dev/null | grep -q "DW_CFA_def_cfa_expression (DW_OP_breg6 (rbp): -[0-9]*; DW_OP_deref)" ||
+# (Through a file: grep -q leaves at its first match, and under pipefail
+# the pipe's readelf, killed by SIGPIPE if it was still writing, which
+# depends on scheduling, failed the check.)
+readelf --debug-dump=frames "$W" >"$tmp/frames" 2>/dev/null || fail "readelf exited $?"
+grep -q "DW_CFA_def_cfa_expression (DW_OP_breg6 (rbp): -[0-9]*; DW_OP_deref)" "$tmp/frames" ||
     fail "workload has no DRAP frame (compiler changed?)"
 
 LOCKBLAME_OUTPUT=$tmp/out.db preloaded "$W" >"$tmp/stdout" || fail "workload exited $?"

@@ -61,7 +61,7 @@ if [ -s "$db" ]; then
     said=$(sed -n 's/^lockblame: \([0-9.]*\) s of CPU time in \([0-9]*\) thread(s) that blocked.*/\1 s of it in \2 thread(s)/p' "$tmp/sig_blocked_work.err")
     grep -q "^unsampled: .*; $said that blocked the sampling signal" "$tmp/report" ||
         bad "the header's unsampled line does not say what the lockblame: line said ($said)"
-    "$LOCKBLAME_CLI" report --top-down --metric work "$db" | grep -q lockblame_unsampled_cpu ||
+    grep -q lockblame_unsampled_cpu <("$LOCKBLAME_CLI" report --top-down --metric work "$db") ||
         bad "top-down view does not show lockblame_unsampled_cpu"
 fi
 

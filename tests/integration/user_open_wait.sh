@@ -38,7 +38,7 @@ grep -E 'still parked at exit 0\.[0-9]*[1-9]' "$tmp/table.txt" || fail "header d
 # context), not the thread's root; and its lock is first contended there.
 "$LOCKBLAME_CLI" report --metric wait -n 1 "$tmp/out.db" >"$tmp/wait.txt" || fail "report --metric wait exited $?"
 grep -A1 '^Wait s' "$tmp/wait.txt" | tail -1 | grep -q ' helper (' || { cat "$tmp/wait.txt"; fail "the open wait is not in helper's context"; }
-"$LOCKBLAME_CLI" report --by-lock "$tmp/out.db" | grep '^cond' | grep -q ' helper (' || fail "the cond is not first contended in helper"
+grep '^cond' <("$LOCKBLAME_CLI" report --by-lock "$tmp/out.db") | grep -q ' helper (' || fail "the cond is not first contended in helper"
 # The helper did all the waiting and no work: the release-site table says
 # so in its "waiters:" line, naming its start routine.
 "$LOCKBLAME_CLI" report "$tmp/out.db" | grep -E '^waiters: +100% of the wait \(joins aside\) is 1 thread\(s\) waiting for signals.*\(the most: helper' ||
