@@ -51,12 +51,17 @@ static double run_delay_s_of(const lb_thread_t *t)
 /* thread.unseen_s, once the thread and metric rows are in: the time each
  * thread was neither on a CPU, nor runnable waiting for one, nor in a wait
  * lockblame saw (docs/SCHEMA.md). Spin waits are on CPU and in wait_s
- * both, which can only lower the figure: it never exceeds the truth. */
+ * both, which can only lower the figure: it never exceeds the truth. The
+ * waits come summed per thread in one pass over metric (whose key leads
+ * with the node): a subquery per thread scanned all of it each time,
+ * 10,000 threads' exit took 4 s instead of 0.5. */
 static void set_unseen(writer_t *w)
 {
     lb_wsql(w, "UPDATE thread SET unseen_s = MAX(0, end_s - start_s - cpu_s"
-               " - COALESCE(runqueue_s, 0)"
-               " - (SELECT TOTAL(wait_s) FROM metric m WHERE m.thread_id = thread.id))");
+               " - COALESCE(runqueue_s, 0))");
+    lb_wsql(w, "UPDATE thread SET unseen_s = MAX(0, unseen_s - waits.seen)"
+               " FROM (SELECT thread_id, TOTAL(wait_s) AS seen FROM metric GROUP BY thread_id)"
+               " AS waits WHERE waits.thread_id = thread.id");
 }
 
 void lb_tables_threads(writer_t *w)
