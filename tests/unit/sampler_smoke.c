@@ -33,15 +33,31 @@ extern const char __start_lb_smoke_hot[], __stop_lb_smoke_hot[];
 
 static volatile uint64_t sink;
 
+HOT uint64_t smoke_hot_spin_until(uint64_t cpu_ns, const uint64_t *samples, uint64_t want,
+                                  uint64_t max_cpu_ns);
+/* Spin for cpu_ns of the thread's CPU time, and on until *samples reaches
+ * want (samples may be NULL), for at most max_cpu_ns in all: a CPU-time
+ * timer is checked at the scheduler ticks its thread runs at, and on a
+ * machine crowded with other work whole stretches of ticks can pass the
+ * thread by, so a fixed stretch of CPU time may see few samples; a budget
+ * of CPU time, not of wall time, keeps the test independent of the load. */
+HOT uint64_t smoke_hot_spin_until(uint64_t cpu_ns, const uint64_t *samples, uint64_t want,
+                                  uint64_t max_cpu_ns)
+{
+    uint64_t start = lb_thread_cpu_ns(), now = start, x = 1;
+    while (now - start < cpu_ns || (samples && __atomic_load_n(samples, __ATOMIC_RELAXED) < want &&
+                                    now - start < max_cpu_ns)) {
+        for (int i = 0; i < 20000; i++)
+            x = x * 6364136223846793005u + 1442695040888963407u;
+        now = lb_thread_cpu_ns();
+    }
+    return x;
+}
+
 HOT uint64_t smoke_hot_spin(uint64_t cpu_ns);
 HOT uint64_t smoke_hot_spin(uint64_t cpu_ns)
 {
-    uint64_t end = lb_thread_cpu_ns() + cpu_ns;
-    uint64_t x = 1;
-    while (lb_thread_cpu_ns() < end)
-        for (int i = 0; i < 20000; i++)
-            x = x * 6364136223846793005u + 1442695040888963407u;
-    return x;
+    return smoke_hot_spin_until(cpu_ns, NULL, 0, cpu_ns);
 }
 
 /* The calling thread's record; sampling starts if the sampler is set up. */
@@ -70,7 +86,7 @@ static void *burner(void *arg)
 {
     lb_thread_t *t = new_record();
     __atomic_store_n((lb_thread_t **)arg, t, __ATOMIC_RELEASE);
-    sink = smoke_hot_spin(300 * 1000000u);
+    sink = smoke_hot_spin_until(300 * 1000000u, &t->sampler->samples, 150, 3000 * 1000000u);
     lb_sampler_thread_stop(t);
     burner_cpu_ns = lb_thread_cpu_ns();
     return NULL;
@@ -229,9 +245,8 @@ static void test_quiesce_stops_running_thread(void)
 }
 
 /* After fork the child re-opens its own event and samples itself; the
- * parent's event keeps working. Each burns 200 ms of CPU: more than 20
- * samples each (a CPU-time timer misses ticks on a busy machine, see
- * run_burner, but not nine in ten). */
+ * parent's event keeps working. Each burns 200 ms of CPU, and on until
+ * it has more than 20 new samples (at most 3 s: see smoke_hot_spin_until). */
 static void test_fork_child_resamples(void)
 {
     unsetenv("LOCKBLAME_EVENT");
@@ -244,12 +259,13 @@ static void test_fork_child_resamples(void)
     if (pid == 0) {
         uint64_t before = t->sampler->samples;
         lb_sampler_after_fork_child(t);
-        sink = smoke_hot_spin(200 * 1000000u);
+        sink = smoke_hot_spin_until(200 * 1000000u, &t->sampler->samples, before + 21,
+                                    3000 * 1000000u);
         lb_sampler_thread_stop(t);
         _exit(t->sampler->samples - before > 20 ? 0 : 3);
     }
     uint64_t before = t->sampler->samples;
-    sink = smoke_hot_spin(200 * 1000000u);
+    sink = smoke_hot_spin_until(200 * 1000000u, &t->sampler->samples, before + 21, 3000 * 1000000u);
     int st;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     ASSERT_TRUE(WIFEXITED(st));
