@@ -36,22 +36,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "gt_clock.h"
+
 #define GT_MAX_SITES   8
 #define GT_MAX_OBJECTS 8
-
-static inline int64_t gt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Busy work: stays on the CPU until t. */
-static inline void gt_spin_until(int64_t t)
-{
-    while (gt_now() < t)
-        ;
-}
 
 /* The CLOCK_REALTIME time ns from now: a timed wait's deadline. */
 __attribute__((unused)) static struct timespec gt_realtime_in(int64_t ns)

@@ -31,22 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gt_clock.h"
+
 #define FUTEX_GT_WAITERS 3
 #define FUTEX_GT_SIGNALS 8
-
-static inline int64_t fgt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* CPU work until t. */
-static inline void fgt_spin_until(int64_t t)
-{
-    while (fgt_now() < t)
-        ;
-}
 
 static struct {
     int tid[FUTEX_GT_WAITERS];       /* each waiter's, 0 until it arrives */
@@ -111,14 +99,14 @@ static inline void fgt_arrive(int i)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     fgt.noted_cpu[i] = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    fgt.noted[i] = fgt_now();
+    fgt.noted[i] = gt_now();
     __atomic_store_n(&fgt.tid[i], (int)gettid(), __ATOMIC_RELEASE);
 }
 
 /* Waiter i, back from its blocking call. */
 static inline void fgt_returned(int i)
 {
-    fgt.returned[i] = fgt_now();
+    fgt.returned[i] = gt_now();
 }
 
 /* Then it lives on for half the culprit's time (a thread that ends right
@@ -181,7 +169,7 @@ static inline void fgt_signal(const char *site)
 {
     int n = __atomic_fetch_add(&fgt.nsignals, 1, __ATOMIC_RELAXED);
     if (n < FUTEX_GT_SIGNALS) {
-        fgt.signal_ns[n] = fgt_now();
+        fgt.signal_ns[n] = gt_now();
         fgt.signal_site[n] = site;
     }
 }

@@ -50,7 +50,7 @@ __attribute__((noinline)) void slow_signaller(const char *scenario)
 {
     fgt_watch();
     fgt_await_blocked();
-    fgt_spin_until(fgt_now() + fgt_hold_ns);
+    gt_spin_until(gt_now() + fgt_hold_ns);
     if (strcmp(scenario, "semaphore") == 0) {
         fgt_signal("slow_signaller");
         semaphore.release(FUTEX_GT_WAITERS);
@@ -76,7 +76,7 @@ __attribute__((noinline)) void slow_straggler()
 {
     fgt_watch();
     fgt_await_blocked();
-    fgt_spin_until(fgt_now() + fgt_hold_ns);
+    gt_spin_until(gt_now() + fgt_hold_ns);
     fgt_signal("slow_straggler");
     barrier.arrive_and_wait();
     done.fetch_add(1);
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         return usage(argv[0]);
     std::shared_future<int> future = promise.get_future().share();
     std::vector<std::thread> threads;
-    int64_t start = fgt_now();
+    int64_t start = gt_now();
     if (strcmp(scenario, "barrier") == 0) /* the culprit first: it watches the waiters arrive */
         threads.emplace_back(slow_straggler);
     else
@@ -115,5 +115,5 @@ int main(int argc, char **argv)
     }
     for (auto &t : threads)
         t.join();
-    return fgt_write("gt_futex_cxx", "gt_futex_cxx.cc", (double)(fgt_now() - start) / 1e9, 0);
+    return fgt_write("gt_futex_cxx", "gt_futex_cxx.cc", (double)(gt_now() - start) / 1e9, 0);
 }

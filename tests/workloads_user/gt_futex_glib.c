@@ -44,7 +44,7 @@ __attribute__((noinline)) static void slow_holder(void)
     __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
     fgt_watch();
     fgt_await_blocked();
-    fgt_spin_until(fgt_now() + fgt_hold_ns);
+    gt_spin_until(gt_now() + fgt_hold_ns);
     fgt_signal("slow_holder");
     g_mutex_unlock(&mutex);
     __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED); /* (the unlock is no tail call) */
@@ -65,7 +65,7 @@ __attribute__((noinline)) static void slow_signaller(void)
     __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
     fgt_watch();
     fgt_await_blocked();
-    fgt_spin_until(fgt_now() + fgt_hold_ns);
+    gt_spin_until(gt_now() + fgt_hold_ns);
     g_mutex_lock(&mutex);
     flag = 1;
     g_mutex_unlock(&mutex);
@@ -137,7 +137,7 @@ static void task(gpointer data, gpointer user_data)
 __attribute__((noinline)) static void slow_pusher(GThreadPool *pool)
 {
     fgt_await_blocked();
-    fgt_spin_until(fgt_now() + fgt_hold_ns);
+    gt_spin_until(gt_now() + fgt_hold_ns);
     for (int i = 0; i < FUTEX_GT_WAITERS; i++) {
         fgt_signal("slow_pusher");
         g_thread_pool_push(pool, GINT_TO_POINTER(FUTEX_GT_WAITERS + 1 + i), NULL);
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     const char *scenario = fgt_args(argc, argv);
     if (!scenario)
         return usage(argv[0]);
-    int64_t start = fgt_now();
+    int64_t start = gt_now();
     if (strcmp(scenario, "pool") == 0) {
         /* exclusive: its 3 threads start now and wait in the queue
          * without a timeout until the pool is freed */
@@ -181,6 +181,6 @@ int main(int argc, char **argv)
         return usage(argv[0]);
     }
     /* the pool's workers also wait for their first tasks and for its end */
-    return fgt_write("gt_futex_glib", "gt_futex_glib.c", (double)(fgt_now() - start) / 1e9,
+    return fgt_write("gt_futex_glib", "gt_futex_glib.c", (double)(gt_now() - start) / 1e9,
                      strcmp(scenario, "pool") == 0);
 }

@@ -1,0 +1,22 @@
+/* The ground-truth workloads' clock: CLOCK_MONOTONIC in ns, and busy work
+ * until a time. Plain C that C++ compiles too (gt.h is C only), so the C
+ * and C++ workloads read one clock. */
+#ifndef GT_CLOCK_H
+#define GT_CLOCK_H
+#include <stdint.h>
+#include <time.h>
+
+static inline int64_t gt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Busy work: stays on the CPU until t. */
+static inline void gt_spin_until(int64_t t)
+{
+    while (gt_now() < t)
+        ;
+}
+#endif
