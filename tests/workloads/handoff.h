@@ -50,6 +50,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gt_clock.h"
+
 enum {
     SITE_SLOW = 0,
     SITE_FAST = 1,
@@ -91,24 +93,11 @@ static atomic_int ho_ready; /* threads ready to start */
 static atomic_int ho_go;    /* set by main when all are ready */
 static int64_t ho_deadline; /* ns, written before ho_go */
 
-static inline int64_t ho_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static inline int64_t ho_cpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline void ho_spin_until(int64_t t)
-{
-    while (ho_now() < t)
-        ;
 }
 
 static void ho_die(const char *what, int rc)
@@ -129,26 +118,26 @@ static void *ho_thread(void *arg)
         sched_yield();
     int64_t deadline = ho_deadline;
     /* Stagger the fast threads a little so they do not start in lock step. */
-    ho_spin_until(ho_now() + think * lg->index / 4);
+    gt_spin_until(gt_now() + think * lg->index / 4);
 
     while (lg->n < lg->cap) {
         struct hold_rec *r = &lg->rec[lg->n];
         r->c_wait = ho_cpu_now();
-        r->t_wait = ho_now();
+        r->t_wait = gt_now();
         if (r->t_wait >= deadline)
             break;
         cfg->lock();
-        r->t_acq = ho_now();
+        r->t_acq = gt_now();
         r->c_acq = ho_cpu_now();
-        ho_spin_until(r->t_acq + hold);
-        r->t_rel = ho_now();
+        gt_spin_until(r->t_acq + hold);
+        r->t_rel = gt_now();
         release();
         lg->n++;
         if (cfg->think_sleeps) {
             struct timespec ts = { 0, think };
             nanosleep(&ts, NULL);
         } else {
-            ho_spin_until(ho_now() + think);
+            gt_spin_until(gt_now() + think);
         }
     }
     return NULL;
@@ -203,7 +192,7 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
     }
     while (atomic_load(&ho_ready) < nthreads)
         sched_yield();
-    int64_t t0 = ho_now();
+    int64_t t0 = gt_now();
     ho_deadline = t0 + (int64_t)ms * 1000000;
     atomic_store(&ho_go, 1);
     for (int i = 0; i < nthreads; i++) {
@@ -211,7 +200,7 @@ static int handoff_main(const struct handoff_cfg *cfg, int argc, char **argv)
         if (rc)
             ho_die("pthread_join", rc);
     }
-    double duration = (double)(ho_now() - t0) / 1e9;
+    double duration = (double)(gt_now() - t0) / 1e9;
 
     /* The sweep. */
     size_t nrec = 0;
