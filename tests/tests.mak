@@ -52,9 +52,14 @@ $(BUILD)/tests/workloads_user/gt_futex_glib: tests/workloads_user/gt_futex_glib.
 endif
 ifneq ($(shell command -v rustc 2>/dev/null),)
 TEST_USER_BINS += $(BUILD)/tests/workloads_user/gt_futex_rust
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/gt_futex_rust_v0
 $(BUILD)/tests/workloads_user/gt_futex_rust: tests/workloads_user/gt_futex_rust.rs
 	@mkdir -p $(dir $@)
 	rustc -O -g -o $@ $<
+# the same program with rustc's v0 symbol names ("_R...")
+$(BUILD)/tests/workloads_user/gt_futex_rust_v0: tests/workloads_user/gt_futex_rust.rs
+	@mkdir -p $(dir $@)
+	rustc -O -g -C symbol-mangling-version=v0 -o $@ $<
 endif
 
 TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))

@@ -7,6 +7,8 @@
 # three threads wait about 150 ms; its blame must match the workload's
 # own ground truth within 5% of the total wait, and it must be the top
 # release site: a MutexGuard dropped in slow_holder is slow_holder.
+# The same program built with rustc's v0 symbol names ("_R...",
+# -C symbol-mangling-version=v0) names the same sites.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTLIB/futex_scenarios.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -19,5 +21,10 @@ rustc --version 2>/dev/null || true
 
 futex_scenarios "$W" mutex:gt_futex_rust::slow_holder condvar:gt_futex_rust::slow_signaller \
     rwlock:gt_futex_rust::rwlock::slow_holder barrier:gt_futex_rust::slow_straggler \
+    mpsc:gt_futex_rust::slow_sender
+echo "=== v0 symbol names"
+nm "$W"_v0 >"$tmp/v0.syms"
+grep -q ' _RNv.*slow_holder$' "$tmp/v0.syms" || bad "${W}_v0 has no v0-mangled slow_holder"
+futex_scenarios "$W"_v0 mutex:gt_futex_rust::slow_holder rwlock:gt_futex_rust::rwlock::slow_holder \
     mpsc:gt_futex_rust::slow_sender
 [ "$errors" -eq 0 ]

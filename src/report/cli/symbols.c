@@ -1,6 +1,6 @@
 /*
  * symbols.c - frame labels for display and keys for matching: C++ names
- * demangled with the C++ runtime's __cxa_demangle, unknown functions shown
+ * and Rust names demangled (common/demangle.h), unknown functions shown
  * as module+0xOFFSET, grouped by module ("[module]") in by-function
  * views, and absolute source paths shortened for display. gcc's clones
  * (NAME.constprop.N, .isra.N, .part.N, .cold) are shown and matched as NAME
@@ -12,27 +12,13 @@
 #include <unistd.h>
 
 #include "common/clone_name.h"
-#include "common/rust_names.h"
+#include "common/demangle.h"
 #include "report/cli/profile.h"
-
-/* From the C++ ABI (libstdc++/libsupc++); declared here so that the CLI
- * stays a C program. Returns a malloc'd string or NULL with *status != 0. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 char *lb_demangle(const char *name)
 {
-    char rust[1024];
-    if (lb_rust_legacy_demangle(name, rust, sizeof rust))
-        return lb_xstrdup(rust);
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-
-        if (d && status == 0)
-            return d;
-        free(d);
-    }
-    return lb_xstrdup(name);
+    char *d = lb_demangle_dup(name);
+    return d ? d : lb_xstrdup(name);
 }
 
 /* The function's name with gcc clone suffixes folded (malloc'd). */
