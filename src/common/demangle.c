@@ -9,9 +9,7 @@
 #include "common/rust_names.h"
 #include "common/rust_v0.h"
 
-typedef char *cxa_demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
-
-char *lb_demangle_dup(const char *name)
+char *lb_demangle_dup_with(const char *name, lb_cxx_demangler *cxx)
 {
     if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
         return NULL;
@@ -21,13 +19,19 @@ char *lb_demangle_dup(const char *name)
         return strdup(rust);
     if (name[1] != 'Z')
         return NULL;
-    cxa_demangle_fn *demangle = (cxa_demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!cxx)
+        cxx = (lb_cxx_demangler *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     int status = -1;
-    char *d = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    char *d = cxx ? cxx(name, NULL, NULL, &status) : NULL;
     if (d && status == 0)
         return d;
     free(d);
     return NULL;
+}
+
+char *lb_demangle_dup(const char *name)
+{
+    return lb_demangle_dup_with(name, NULL);
 }
 
 const char *lb_demangled(const char *name)

@@ -15,9 +15,13 @@
 #include "common/demangle.h"
 #include "report/cli/profile.h"
 
+/* From the C++ ABI (libstdc++/libsupc++); declared here so that the CLI
+ * stays a C program and its link keeps libstdc++. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
 char *lb_demangle(const char *name)
 {
-    char *d = lb_demangle_dup(name);
+    char *d = lb_demangle_dup_with(name, __cxa_demangle);
     return d ? d : lb_xstrdup(name);
 }
 
