@@ -51,6 +51,7 @@
 #include "util/raw_syscall.h"
 #include "sampler/sampler.h"
 #include "util/lazy_deps.h"
+#include "util/pages.h"
 
 static struct perf_event_attr lb_perf_attr;
 
@@ -208,8 +209,7 @@ static int lb_perf_thread_start(lb_thread_t *t)
      * with the event left enabled: no PERF_EVENT_IOC_REFRESH system call
      * per sample, which costs tens of us on a VM. Without it (mmap
      * refused), fall back to one-shot REFRESH arming. */
-    void *ring = mmap(NULL, LB_PERF_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    t->sampler->perf_ring = ring == MAP_FAILED ? NULL : ring;
+    t->sampler->perf_ring = lb_pages_map_shared(LB_PERF_RING_BYTES, fd);
     __atomic_store_n(&t->sampler->has_perf, true, __ATOMIC_RELEASE);
     if (ioctl(fd, t->sampler->perf_ring ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH,
               t->sampler->perf_ring ? 0 : 1) < 0) {
@@ -217,7 +217,7 @@ static int lb_perf_thread_start(lb_thread_t *t)
         if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL)) {
             t->sampler->perf_fd = -1;
             if (t->sampler->perf_ring)
-                munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES);
+                lb_pages_free(t->sampler->perf_ring, LB_PERF_RING_BYTES);
             t->sampler->perf_ring = NULL;
             close(fd);
         }
@@ -235,8 +235,7 @@ static void lb_perf_thread_stop(lb_thread_t *t)
     t->sampler->perf_fd = -1;
     t->sampler->perf_ring = NULL;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-    if (ring)
-        munmap(ring, LB_PERF_RING_BYTES);
+    lb_pages_free(ring, LB_PERF_RING_BYTES);
     close(fd);
 }
 

@@ -61,6 +61,19 @@ void *lb_pages_reserve(size_t bytes)
     return map_with_top_guard(bytes, MAP_NORESERVE);
 }
 
+void *lb_pages_map_shared(size_t bytes, int fd)
+{
+    size_t span = span_len(bytes);
+    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (mmap(p, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        munmap(p, span);
+        return NULL;
+    }
+    return p;
+}
+
 void *lb_pages_reserve_once(void **slot, size_t bytes)
 {
     void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);

@@ -18,6 +18,10 @@ void *lb_pages_alloc_recycled(size_t bytes);
 void lb_pages_free_recycled(void *p, size_t bytes);
 /* Reserve address space without committing memory (MAP_NORESERVE). */
 void *lb_pages_reserve(size_t bytes);
+/* fd's first `bytes` (a perf event's ring), shared, readable and writable,
+ * at the bottom of a span of its own like every other mapping here; NULL
+ * when the kernel refuses. Freed with lb_pages_free(p, bytes). */
+void *lb_pages_map_shared(size_t bytes, int fd);
 void lb_pages_free(void *p, size_t bytes);
 /* The reservation published in *slot, reserving `bytes` on first use
  * (racing first users may each reserve; one CAS publishes a winner and the
