@@ -1,7 +1,9 @@
 /* The exported symbols. Each forwards in one line to the logic in
  * src/locks (every object kind, joins included) or interpose/thread_create.c
  * (the start trampoline), passing the program's call site (our return
- * address).
+ * address). While a what-if experiment runs (core/whatif.h), the
+ * blocking, releasing and waking ones detour through
+ * interpose/whatif_wrap.c: one test of lb_whatif_on otherwise.
  *
  * Bootstrap: lb_real may still be empty when ld.so, libc or a static
  * constructor locks before our constructor; ENSURE_REAL resolves it then.
@@ -15,6 +17,7 @@
 
 #include "core/real.h"
 #include "interpose/thread_create.h"
+#include "interpose/whatif_wrap.h"
 #include "locks/barrier_ops.h"
 #include "locks/cond_ops.h"
 #include "locks/join_ops.h"
@@ -47,18 +50,24 @@ LB_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * that their fast paths test nothing twice. */
 LB_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_mutex_lock(m, LB_CALLER());
     return lb_mutex_lock(m, LB_CALLER());
 }
 
 LB_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
     ENSURE_REAL(mutex_trylock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_mutex_trylock(m, LB_CALLER());
     return lb_mutex_trylock(m, LB_CALLER());
 }
 
 LB_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
     ENSURE_REAL(mutex_timedlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_mutex_timedlock(m, LB_WAIT_REALTIME, abstime, LB_CALLER());
     return lb_mutex_timedlock(m, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
@@ -66,11 +75,15 @@ LB_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
                                       const struct timespec *abstime)
 {
     ENSURE_REAL(mutex_clocklock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_mutex_timedlock(m, clock, abstime, LB_CALLER());
     return lb_mutex_timedlock(m, clock, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_mutex_unlock(m, LB_CALLER());
     return lb_mutex_unlock(m, LB_CALLER());
 }
 
@@ -110,12 +123,16 @@ LB_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 LB_EXPORT int pthread_join(pthread_t t, void **ret)
 {
     ENSURE_REAL(join);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_join(t, ret, NULL, false, LB_CALLER());
     return lb_thread_join(t, ret, NULL, false, LB_CALLER());
 }
 
 LB_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *abstime)
 {
     ENSURE_REAL(timedjoin_np);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_join(t, ret, abstime, true, LB_CALLER());
     return lb_thread_join(t, ret, abstime, true, LB_CALLER());
 }
 
@@ -134,6 +151,8 @@ LB_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 LB_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     ENSURE_REAL(cond_wait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_cond_wait(c, m, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_cond_wait(c, m, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
@@ -141,6 +160,8 @@ LB_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      const struct timespec *abstime)
 {
     ENSURE_REAL(cond_timedwait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_cond_wait(c, m, LB_WAIT_REALTIME, abstime, LB_CALLER());
     return lb_cond_wait(c, m, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
@@ -148,18 +169,24 @@ LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
                                      const struct timespec *abstime)
 {
     ENSURE_REAL(cond_clockwait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_cond_wait(c, m, clock, abstime, LB_CALLER());
     return lb_cond_wait(c, m, clock, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     ENSURE_REAL(cond_signal);
+    if (lb_unlikely(lb_whatif_on))
+        lb_whatif_before_wake();
     return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 0);
 }
 
 LB_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
     ENSURE_REAL(cond_broadcast);
+    if (lb_unlikely(lb_whatif_on))
+        lb_whatif_before_wake();
     return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 1);
 }
 
@@ -178,24 +205,32 @@ LB_EXPORT int sem_destroy(sem_t *s)
 LB_EXPORT int sem_wait(sem_t *s)
 {
     ENSURE_REAL(sem_wait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_sem_wait(s, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
     ENSURE_REAL(sem_timedwait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_sem_wait(s, LB_WAIT_REALTIME, abstime, LB_CALLER());
     return lb_sem_wait(s, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
 LB_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
 {
     ENSURE_REAL(sem_clockwait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_sem_wait(s, clock, abstime, LB_CALLER());
     return lb_sem_wait(s, clock, abstime, LB_CALLER());
 }
 
 LB_EXPORT int sem_post(sem_t *s)
 {
     ENSURE_REAL(sem_post);
+    if (lb_unlikely(lb_whatif_on))
+        lb_whatif_before_wake();
     return lb_signal(s, LB_OBJ_SEM, LB_CALLER(), 0);
 }
 
@@ -215,6 +250,8 @@ LB_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 LB_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
     ENSURE_REAL(barrier_wait);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_barrier_wait(b, LB_CALLER());
     return lb_barrier_wait(b, LB_CALLER());
 }
 

@@ -14,6 +14,7 @@
 #include "core/real.h"
 #include "core/phase.h"
 #include "core/thread.h"
+#include "core/whatif.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
 #include "util/stack_bounds.h"
@@ -23,6 +24,7 @@ typedef struct lb_start {
     void *arg;
     uint32_t creator_id;
     uint32_t creator_node;
+    uint64_t whatif_local; /* the creator's what-if count (core/whatif.h) */
 } lb_start_t;
 
 static void detach_cleanup(void *self)
@@ -36,6 +38,8 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
 {
     lb_start_t start = *(lb_start_t *)p;
     free(p);
+    if (lb_whatif_on)
+        lb_whatif_thread_begin(start.whatif_local);
     lb_stack_bounds_init(); /* the sampler skips samples where too little is left */
     lb_thread_t *self = lb_thread_attach((uintptr_t)start.fn, start.creator_id, start.creator_node);
     if (!self)
@@ -75,6 +79,7 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
     start->arg = arg;
     start->creator_id = self ? self->id : 0;
     start->creator_node = creator_context(self);
+    start->whatif_local = lb_whatif_on ? lb_whatif_local() : 0;
     int rc = lb_real.create(thread, attr, lb_thread_trampoline, start);
     if (rc != 0)
         free(start);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/undirected.h"
+#include "core/whatif.h"
 #include "sampler/cct.h"
 #include "sampler/omp_share.h"
 #include "sampler/sampler.h"
@@ -108,6 +109,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
     if (t->sampler->has_perf)
         lb_sampler_perf_ops.rearm(t, info);
     lb_tick_alias_after_sample(t);
+    if (lb_unlikely(lb_whatif_on) && !t->busy)
+        lb_whatif_tick(); /* a thread that never locks pays its what-if delay here */
 out:
     __atomic_store_n(&t->sampler->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;

@@ -25,6 +25,7 @@
 #include "common/unseen.h"
 #include "report/cli/accounting.h"
 #include "report/cli/views.h"
+#include "report/cli/whatif.h"
 
 #define FLAME_MIN 0.0005 /* of the metric's total */
 
@@ -345,6 +346,8 @@ int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o)
     table_section(p, o, LB_V_THREAD, "threads", "Threads",
                   "Work, idleness blamed on each thread, its own waiting and overhead "
                   "(as <code>--by-thread</code>).");
+    fflush(stdout);
+    lb_whatif_html(p->path, out);
     print_data(p, out);
     fputs("<script>\n", out);
     fputs(lb_html_js, out);

@@ -30,6 +30,9 @@ static const char main_usage[] =
     "  merge -o ALL.db A.db B.db ...\n"
     "                 combine databases; each input's processes stay their own\n"
     "  events [-a]    perf events known to libpfm4; * marks those that open here\n"
+    "  whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json] -- PROG [ARGS]\n"
+    "                 predict the gain of shorter holds at the top release sites,\n"
+    "                 by virtual speedup experiments\n"
     "\n"
     "'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
     "Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";
@@ -53,12 +56,12 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {
         { "run", lb_cmd_run },     { "report", lb_cmd_report }, { "compare", lb_cmd_compare },
-        { "merge", lb_cmd_merge }, { "events", lb_cmd_events },
+        { "merge", lb_cmd_merge }, { "events", lb_cmd_events }, { "whatif", lb_cmd_whatif },
     };
 
     if (argc < 2)
-        cli_die(LB_EXIT_USAGE,
-                "missing command (run, report, compare, merge, events; see 'lockblame --help')");
+        cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events, whatif; see "
+                               "'lockblame --help')");
     const char *cmd = argv[1];
 
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -75,6 +78,7 @@ int main(int argc, char **argv)
     if (cmd[0] == '-')
         cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
     cli_die(LB_EXIT_USAGE,
-            "unknown command '%s' (run, report, compare, merge, events; see 'lockblame --help')",
+            "unknown command '%s' (run, report, compare, merge, events, whatif; see 'lockblame "
+            "--help')",
             cmd);
 }

@@ -1,0 +1,57 @@
+/* Virtual speedup of one release site (`lockblame whatif`), after coz's
+ * causal profiling: when a mutex hold that ends at the selected site
+ * lasted h, every other thread is delayed by p*h, so the run's time less
+ * the delay inserted is the time it would take had those holds been p
+ * shorter (docs/INTERNALS.md, "What-if experiments").
+ *
+ * Off unless LOCKBLAME_WHATIF_SITE is set at start; then lb_whatif_on is
+ * true for the whole run and the exported wrappers route through
+ * interpose/whatif_wrap.c. Off, the only cost is the wrappers' one test
+ * of lb_whatif_on.
+ *
+ * Accounting (invariants):
+ *  - `global` only grows: by p*h when a hold at the site ends, at once
+ *    also added to the releasing thread's `local` (it is not delayed by
+ *    its own speedup).
+ *  - A thread owes global - local. It pays by sleeping at its next lock
+ *    operation, before any release, signal or post (so it never wakes
+ *    another thread before it has paid), at sampler ticks and at exit;
+ *    sleeping past what was owed is kept as `excess` and pays later debts.
+ *  - A blocking call that returns because another thread woke it skips
+ *    the delay inserted while it blocked (the waker paid it before
+ *    waking it); one that timed out pays it.
+ *  - A new thread starts with its creator's local count; a thread first
+ *    seen otherwise starts with the global count.
+ *  - Per-thread state is touched only by its own thread; `inside` keeps
+ *    the sampler's signal handler out while the thread runs this code.
+ *    Shared figures are atomic adds. Nothing here allocates or locks. */
+#ifndef LB_CORE_WHATIF_H
+#define LB_CORE_WHATIF_H
+#include <stdbool.h>
+#include <stdint.h>
+
+extern bool lb_whatif_on;
+
+/* At start: read LOCKBLAME_WHATIF_SITE / _SPEEDUP / _OUT; sets lb_whatif_on. */
+void lb_whatif_setup(void);
+/* Pay what this thread owes (sleeping). Safe in a signal handler. */
+void lb_whatif_pay(void);
+/* The sampler's tick on this thread: pay unless whatif code is running. */
+void lb_whatif_tick(void);
+/* Around a call that may block: pay, then note the global count; after
+ * it, woken = true (another thread ended the wait) skips the delay
+ * inserted meanwhile. */
+void lb_whatif_block_begin(void);
+void lb_whatif_block_end(bool woken);
+/* Hold bookkeeping: lock was acquired (now), is about to be released at
+ * call site ra (pays first; adds p*h when ra is the selected site), or
+ * was released and re-acquired inside a condition wait. */
+void lb_whatif_acquired(const void *lock);
+void lb_whatif_releasing(const void *lock, uintptr_t ra);
+void lb_whatif_dropped(const void *lock);
+/* Thread creation: the creator's count, handed to the new thread. */
+uint64_t lb_whatif_local(void);
+void lb_whatif_thread_begin(uint64_t creator_local);
+/* Process end: pay, then append the results line to LOCKBLAME_WHATIF_OUT. */
+void lb_whatif_finish(void);
+#endif

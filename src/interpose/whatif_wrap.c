@@ -1,0 +1,139 @@
+/* The wrappers' what-if detour (whatif_wrap.h) and the experiment's
+ * lifecycle: set up at start, every thread pays what it owes when it
+ * ends, and the process writes its results when it finishes.
+ *
+ * Invariants: a thread inside lockblame code (busy: its SQLite or libdw
+ * locking) takes no part; everything else is core/whatif.h's. */
+#include "interpose/whatif_wrap.h"
+
+#include <errno.h>
+
+#include "core/hooks.h"
+#include "core/thread.h"
+#include "locks/barrier_ops.h"
+#include "locks/cond_ops.h"
+#include "locks/join_ops.h"
+#include "locks/mutex_ops.h"
+
+/* Accounting applies: the program's own call, not lockblame's. */
+static bool program_call(void)
+{
+    lb_thread_t *self = lb_self;
+    return !self || !self->busy;
+}
+
+int lb_whatif_mutex_lock(pthread_mutex_t *m, uintptr_t site)
+{
+    if (!program_call())
+        return lb_mutex_lock(m, site);
+    lb_whatif_block_begin();
+    int rc = lb_mutex_lock(m, site);
+    lb_whatif_block_end(rc == 0);
+    if (rc == 0)
+        lb_whatif_acquired(m);
+    return rc;
+}
+
+int lb_whatif_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
+{
+    if (!program_call())
+        return lb_mutex_trylock(m, site);
+    lb_whatif_pay();
+    int rc = lb_mutex_trylock(m, site);
+    if (rc == 0)
+        lb_whatif_acquired(m);
+    return rc;
+}
+
+int lb_whatif_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
+                              uintptr_t site)
+{
+    if (!program_call())
+        return lb_mutex_timedlock(m, clock, abstime, site);
+    lb_whatif_block_begin();
+    int rc = lb_mutex_timedlock(m, clock, abstime, site);
+    lb_whatif_block_end(rc == 0);
+    if (rc == 0)
+        lb_whatif_acquired(m);
+    return rc;
+}
+
+int lb_whatif_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
+{
+    if (program_call())
+        lb_whatif_releasing(m, site);
+    return lb_mutex_unlock(m, site);
+}
+
+int lb_whatif_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                        const struct timespec *abstime, uintptr_t site)
+{
+    if (!program_call())
+        return lb_cond_wait(c, m, clock, abstime, site);
+    lb_whatif_dropped(m); /* m's hold ends inside the wait, not at a release site */
+    lb_whatif_block_begin();
+    int rc = lb_cond_wait(c, m, clock, abstime, site);
+    lb_whatif_block_end(rc == 0);
+    lb_whatif_acquired(m); /* re-acquired, also after a timeout */
+    return rc;
+}
+
+int lb_whatif_join(pthread_t t, void **ret, const struct timespec *abstime, bool timed,
+                   uintptr_t site)
+{
+    if (!program_call())
+        return lb_thread_join(t, ret, abstime, timed, site);
+    lb_whatif_block_begin();
+    int rc = lb_thread_join(t, ret, abstime, timed, site);
+    lb_whatif_block_end(rc == 0);
+    return rc;
+}
+
+int lb_whatif_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
+{
+    if (!program_call())
+        return lb_sem_wait(s, clock, abstime, site);
+    lb_whatif_block_begin();
+    int rc = lb_sem_wait(s, clock, abstime, site);
+    lb_whatif_block_end(rc == 0);
+    return rc;
+}
+
+int lb_whatif_barrier_wait(pthread_barrier_t *b, uintptr_t site)
+{
+    if (!program_call())
+        return lb_barrier_wait(b, site);
+    lb_whatif_block_begin();
+    int rc = lb_barrier_wait(b, site);
+    lb_whatif_block_end(rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD);
+    return rc;
+}
+
+void lb_whatif_before_wake(void)
+{
+    if (program_call())
+        lb_whatif_pay();
+}
+
+static void whatif_thread_stop(lb_thread_t *t)
+{
+    if (lb_whatif_on)
+        lb_whatif_pay(); /* before a joiner can see this thread end */
+}
+
+LB_THREAD_HOOKS(whatif_thread_hooks) = {
+    .rank = LB_RANK_INTERPOSE,
+    .stop = whatif_thread_stop,
+};
+
+static void whatif_quiesce(void)
+{
+    if (lb_whatif_on)
+        lb_whatif_finish();
+}
+
+LB_PROCESS_HOOKS(whatif_process_hooks) = {
+    .rank = LB_RANK_INTERPOSE,
+    .setup = lb_whatif_setup,
+    .quiesce = whatif_quiesce,
+};

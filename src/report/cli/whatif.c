@@ -1,0 +1,451 @@
+/*
+ * whatif.c - `lockblame whatif [options] -- PROG [ARGS]`: profile PROG once
+ * with `lockblame run`, take its top mutex release sites, and for each
+ * rerun PROG with the holds that end there virtually shortened by 25%, 50%
+ * and 100% (liblockblame's LOCKBLAME_WHATIF_* experiment, core/whatif.h),
+ * a few times each, beside baseline runs that have the same hooks and no
+ * delay. Every run is `lockblame run` of PROG with its output discarded;
+ * the library reports the run's time and the delay it inserted. The
+ * predicted time of one run is its time less that delay; the predicted
+ * change is the median predicted time over the median baseline time, less
+ * one, and its interval spans the extremes (the lowest prediction over the
+ * slowest baseline to the highest over the fastest). Results go to the
+ * profile database's `whatif` table and to stdout (a table or JSON).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/db_name.h"
+#include "report/cli/commands.h"
+#include "report/cli/util.h"
+#include "report/cli/whatif.h"
+
+static const char whatif_usage[] =
+    "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
+    "                        -- PROG [ARGS]\n"
+    "       lockblame whatif --show [--format table|json] FILE\n"
+    "\n"
+    "Predict how much faster PROG gets if the mutex holds that end at a release\n"
+    "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
+    "top K mutex release sites (or the one named), and rerun PROG with a virtual\n"
+    "speedup of those holds: whenever one ends, every other thread is delayed by\n"
+    "that fraction of its length, and the run's time less the delays inserted is\n"
+    "the time it would take (coz's causal profiling; docs/INTERNALS.md). Each\n"
+    "experiment runs RUNS times beside as many baseline runs; the table gives the\n"
+    "median predicted change of the run's time and its interval. A site with much\n"
+    "blame and no gain is marked \"off the critical path\". PROG's output is\n"
+    "discarded. Results are stored in FILE's whatif table (docs/SCHEMA.md).\n"
+    "\n"
+    "options:\n"
+    "  -o FILE          profile database (default lockblame.<prog>.<pid>.db here)\n"
+    "  --site NAME      experiment on this release site (a function name) only\n"
+    "  -n K             how many top sites (default 3)\n"
+    "  -r RUNS          runs per experiment and of the baseline (default 3, 1..20)\n"
+    "  --format F       table (default) or json\n"
+    "  --show           print the results stored in FILE, run nothing\n"
+    "  -h, --help       this help\n";
+
+struct site {
+    char *name;
+    double blame_s;
+    char *module;              /* path of the module its release calls are in */
+    unsigned long long fstart; /* the function's start in it, 0 if unknown */
+    struct lb_buf offsets;     /* "OFF,OFF" in hex */
+};
+
+struct sample {
+    double elapsed_s, delay_s, holds, hold_s;
+};
+
+static char *self_exe(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        cli_die(LB_EXIT_FAIL, "whatif: cannot read /proc/self/exe");
+    exe[n] = '\0';
+    return lb_xstrdup(exe);
+}
+
+/* Run `lockblame run -o db -- prog...` with PROG's output discarded and
+ * the experiment's environment (site == NULL: none). Returns its status. */
+static int run_once(const char *db, char **prog, const char *site, double speedup, const char *out)
+{
+    static char *self;
+    if (!self)
+        self = self_exe();
+    pid_t pid = fork();
+    if (pid < 0)
+        cli_die(LB_EXIT_FAIL, "whatif: fork: %s", strerror(errno));
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        if (site) {
+            char p[32];
+            snprintf(p, sizeof p, "%.6f", speedup);
+            setenv("LOCKBLAME_WHATIF_SITE", site, 1);
+            setenv("LOCKBLAME_WHATIF_SPEEDUP", p, 1);
+            setenv("LOCKBLAME_WHATIF_OUT", out, 1);
+        }
+        int n = 0;
+        while (prog[n])
+            n++;
+        char **argv = lb_xcalloc((size_t)n + 6, sizeof *argv);
+        argv[0] = "lockblame";
+        argv[1] = "run";
+        argv[2] = "-o";
+        argv[3] = (char *)db;
+        argv[4] = "--";
+        memcpy(argv + 5, prog, (size_t)n * sizeof *argv);
+        execv(self, argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            cli_die(LB_EXIT_FAIL, "whatif: waitpid: %s", strerror(errno));
+    return status;
+}
+
+/* The results line of the run's top process: the longest one. */
+static bool read_sample(const char *path, struct sample *s)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    bool found = false;
+    if (!f)
+        return false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long elapsed, delay, slept, holds, hold;
+        int pid;
+        if (sscanf(line,
+                   "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu",
+                   &pid, &elapsed, &delay, &slept, &holds, &hold) != 6)
+            continue;
+        if (found && elapsed * 1e-9 <= s->elapsed_s)
+            continue;
+        *s = (struct sample){ elapsed * 1e-9, delay * 1e-9, (double)holds, hold * 1e-9 };
+        found = true;
+    }
+    fclose(f);
+    return found;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The start of function `name` in the ELF file at path (its symbol
+ * value: an offset from the load base for PIE and shared objects), 0 if
+ * it has no such symbol. */
+static unsigned long long function_start(const char *path, const char *name)
+{
+    unsigned long long found = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    Elf_Scn *scn = NULL;
+    while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; data && i < count && !found; i++) {
+            GElf_Sym sym;
+            const char *s;
+            if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+                sym.st_value && (s = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+                strcmp(s, name) == 0)
+                found = sym.st_value;
+        }
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return found;
+}
+
+static sqlite3 *open_db(const char *path, int flags)
+{
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
+        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    sqlite3_busy_timeout(db, 5000);
+    return db;
+}
+
+static double total_blame(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    double total = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT SUM(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
+                           " + idle_barrier_s + idle_sem_s + idle_futex_s) FROM metric",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        total = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return total;
+}
+
+/* The top k mutex release sites by blame (or the one named), with the
+ * call offsets of their releases. */
+static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, struct site **out)
+{
+    sqlite3_stmt *st, *calls;
+    struct site *sites = NULL;
+    size_t cap = 0;
+    int n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT f.function, SUM(m.idle_mutex_s) AS b FROM metric m"
+                           " JOIN node n ON n.id = m.node_id JOIN frame f ON f.id = n.frame_id"
+                           " WHERE f.function IS NOT NULL AND (?1 IS NULL OR f.function = ?1)"
+                           " GROUP BY f.function HAVING b > 0 ORDER BY b DESC LIMIT ?2",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT mo.path, f.offset, SUM(s.releases) FROM site s"
+                           " JOIN frame f ON f.id = s.frame_id JOIN module mo ON mo.id ="
+                           " f.module_id WHERE s.object = 'mutex' AND s.releases > 0"
+                           " AND f.function = ? GROUP BY mo.path, f.offset"
+                           " ORDER BY 3 DESC LIMIT 64",
+                           -1, &calls, NULL) != SQLITE_OK)
+        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    if (only)
+        sqlite3_bind_text(st, 1, only, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, k);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        lb_grow((void **)&sites, &cap, (size_t)n + 1, sizeof *sites);
+        struct site *s = &sites[n++];
+        memset(s, 0, sizeof *s);
+        s->name = lb_xstrdup((const char *)sqlite3_column_text(st, 0));
+        s->blame_s = sqlite3_column_double(st, 1);
+        sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
+        while (sqlite3_step(calls) == SQLITE_ROW) {
+            const char *mod = (const char *)sqlite3_column_text(calls, 0);
+            if (!mod || (s->module && strcmp(mod, s->module) != 0))
+                continue; /* one module: the busiest's */
+            if (!s->module)
+                s->module = lb_xstrdup(mod);
+            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "",
+                          (unsigned long long)sqlite3_column_int64(calls, 1));
+        }
+        sqlite3_reset(calls);
+        if (s->module)
+            s->fstart = function_start(s->module, s->name);
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(calls);
+    *out = sites;
+    return n;
+}
+
+static void show(const char *path, bool json)
+{
+    sqlite3 *db = open_db(path, SQLITE_OPEN_READONLY);
+    int n;
+    struct lb_whatif_row *rows = lb_whatif_load(db, &n);
+    sqlite3_close(db);
+    if (!n)
+        cli_die(LB_EXIT_USAGE, "whatif: %s has no whatif results", path);
+    lb_whatif_print(rows, n, json, stdout);
+    lb_whatif_free(rows, n);
+}
+
+/* One experiment (site spec at speedup p), runs times; false if a run
+ * reported nothing. */
+static bool experiment(const char *db, char **prog, const char *spec, double p, int runs,
+                       const char *out, struct sample *samples)
+{
+    for (int i = 0; i < runs; i++) {
+        unlink(out);
+        int status = run_once(db, prog, spec, p, out);
+        if (!read_sample(out, &samples[i])) {
+            cli_warn("whatif: a run of %s reported no result (status %d)", prog[0], status);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Fill the row of one site at speedup p from its runs and the baseline's. */
+static void summarize(struct lb_whatif_row *r, const struct sample *base, const struct sample *exp,
+                      int runs)
+{
+    double b[20], m[20], d[20], pr[20], h[20], hs[20];
+    double bmin = base[0].elapsed_s, bmax = bmin, pmin = 1e300, pmax = -1e300;
+    for (int i = 0; i < runs; i++) {
+        b[i] = base[i].elapsed_s;
+        bmin = b[i] < bmin ? b[i] : bmin;
+        bmax = b[i] > bmax ? b[i] : bmax;
+        m[i] = exp[i].elapsed_s;
+        d[i] = exp[i].delay_s;
+        pr[i] = exp[i].elapsed_s - exp[i].delay_s;
+        pmin = pr[i] < pmin ? pr[i] : pmin;
+        pmax = pr[i] > pmax ? pr[i] : pmax;
+        h[i] = exp[i].holds;
+        hs[i] = exp[i].hold_s;
+    }
+    r->runs = runs;
+    r->baseline_s = median(b, runs);
+    r->measured_s = median(m, runs);
+    r->delay_s = median(d, runs);
+    r->predicted_s = median(pr, runs);
+    r->change = r->predicted_s / r->baseline_s - 1;
+    r->change_lo = pmin / bmax - 1;
+    r->change_hi = pmax / bmin - 1;
+    r->holds = median(h, runs);
+    r->hold_s = median(hs, runs);
+}
+
+int lb_cmd_whatif(int argc, char **argv)
+{
+    enum {
+        O_SITE = 256,
+        O_FORMAT,
+        O_SHOW
+    };
+    static const struct option longopts[] = {
+        { "site", required_argument, NULL, O_SITE },
+        { "format", required_argument, NULL, O_FORMAT },
+        { "show", no_argument, NULL, O_SHOW },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *path = NULL, *only = NULL;
+    int k = 3, runs = 3, opt;
+    bool json = false, show_only = false;
+    char *end;
+
+    while ((opt = getopt_long(argc, argv, "+o:n:r:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            path = optarg;
+            break;
+        case O_SITE:
+            only = optarg;
+            break;
+        case 'n':
+            k = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg || k < 1 || k > 100)
+                cli_die(LB_EXIT_USAGE, "whatif: -n wants a number of sites from 1 to 100, not '%s'",
+                        optarg);
+            break;
+        case 'r':
+            runs = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg || runs < 1 || runs > 20)
+                cli_die(LB_EXIT_USAGE, "whatif: -r wants a number of runs from 1 to 20, not '%s'",
+                        optarg);
+            break;
+        case O_FORMAT:
+            if (strcmp(optarg, "json") == 0)
+                json = true;
+            else if (strcmp(optarg, "table") != 0)
+                cli_die(LB_EXIT_USAGE, "whatif: unknown format '%s' (table, json)", optarg);
+            break;
+        case O_SHOW:
+            show_only = true;
+            break;
+        case 'h':
+            fputs(whatif_usage, stdout);
+            return LB_EXIT_OK;
+        default:
+            lb_bad_option("whatif", optopt, argv[optind - 1]);
+        }
+    }
+    if (show_only) {
+        if (optind != argc - 1)
+            cli_die(LB_EXIT_USAGE, "whatif: --show wants one database");
+        show(argv[optind], json);
+        return LB_EXIT_OK;
+    }
+    if (optind >= argc)
+        cli_die(LB_EXIT_USAGE, "whatif: missing program (lockblame whatif [options] -- PROG)");
+    char **prog = argv + optind;
+    char db_path[PATH_MAX];
+    if (path)
+        snprintf(db_path, sizeof db_path, "%s", path);
+    else
+        lb_default_db_name(db_path, sizeof db_path, prog[0], (int)getpid());
+
+    /* The profile. */
+    unlink(db_path);
+    int status = run_once(db_path, prog, NULL, 0, NULL);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        cli_warn("whatif: %s exited with status %d in the profile run", prog[0],
+                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (access(db_path, R_OK) != 0)
+        cli_die(LB_EXIT_FAIL, "whatif: the profile run wrote no database (%s)", db_path);
+    sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
+    struct site *sites;
+    int nsites = pick_sites(db, db_path, only, k, &sites);
+    double total = total_blame(db);
+    if (nsites == 0)
+        cli_die(LB_EXIT_FAIL,
+                only ? "whatif: no mutex release site '%s' with blame in %s"
+                     : "whatif: no mutex release site with blame in %s%s",
+                only ? only : db_path, only ? db_path : "");
+
+    /* The experiments; their own profiles go to a scratch database. */
+    char scratch[PATH_MAX + 32], out[PATH_MAX + 32];
+    snprintf(scratch, sizeof scratch, "%s.whatif-run.db", db_path);
+    snprintf(out, sizeof out, "%s.whatif-run.txt", db_path);
+    struct lb_whatif_row *rows = lb_xcalloc((size_t)nsites * LB_WHATIF_SPEEDUPS, sizeof *rows);
+    struct sample base[20], exp[20];
+    int nrows = 0;
+    for (int i = 0; i < nsites; i++) {
+        struct site *s = &sites[i];
+        struct lb_buf spec = { 0 };
+        if (!s->module) {
+            cli_warn("whatif: no release calls of %s recorded; skipped", s->name);
+            continue;
+        }
+        lb_buf_printf(&spec, "%llx:%s:%s", s->fstart, lb_buf_str(&s->offsets), s->module);
+        fprintf(stderr, "lockblame: whatif: %s: %d baseline runs and %d runs at each speedup\n",
+                s->name, runs, runs);
+        if (!experiment(scratch, prog, lb_buf_str(&spec), 0, runs, out, base))
+            continue;
+        for (int j = 0; j < LB_WHATIF_SPEEDUPS; j++) {
+            if (!experiment(scratch, prog, lb_buf_str(&spec), lb_whatif_speedups[j], runs, out,
+                            exp))
+                continue;
+            struct lb_whatif_row *r = &rows[nrows++];
+            r->site = s->name;
+            r->blame_s = s->blame_s;
+            r->blame_share = total > 0 ? s->blame_s / total : 0;
+            r->speedup = lb_whatif_speedups[j];
+            summarize(r, base, exp, runs);
+        }
+        lb_buf_free(&spec);
+    }
+    unlink(scratch);
+    unlink(out);
+    lb_whatif_store(db, db_path, rows, nrows);
+    sqlite3_close(db);
+    lb_whatif_print(rows, nrows, json, stdout);
+    if (!json)
+        printf("results in %s (table whatif)\n", db_path);
+    return nrows ? LB_EXIT_OK : LB_EXIT_FAIL;
+}
