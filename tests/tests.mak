@@ -62,6 +62,13 @@ $(BUILD)/tests/workloads_user/gt_futex_rust_v0: tests/workloads_user/gt_futex_ru
 	rustc -O -g -C symbol-mangling-version=v0 -o $@ $<
 endif
 
+# whatif_gt.c is built a second time with its named holds really shortened
+# (WHATIF_FIX): the real fix that `lockblame whatif` predicts.
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/whatif_gt_fixed
+$(BUILD)/tests/workloads_user/whatif_gt_fixed: tests/workloads_user/whatif_gt.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -DWHATIF_FIX -MMD -MP -o $@ $< -lm
+
 TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 
 TEST_UNIT_CFLAGS := $(CFLAGS_COMMON) -Itests -pthread -fno-omit-frame-pointer

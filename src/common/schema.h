@@ -9,10 +9,11 @@
  * 4 added sync_object.sampled_waits; 5 added thread.runqueue_s and
  * thread.unseen_s (off-CPU time no seen wait explains) and
  * metric.idle_futex_s (the futex kind's blame); 6 added module.build_id
- * (the GNU build id, hex: names for stripped modules at report time).
+ * (the GNU build id, hex: names for stripped modules at report time);
+ * 7 added the optional table whatif, written by `lockblame whatif` only.
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 6
+#define LB_SCHEMA_VERSION 7
 #endif

@@ -11,6 +11,7 @@
  * one, and its interval spans the extremes (the lowest prediction over the
  * slowest baseline to the highest over the fastest). Results go to the
  * profile database's `whatif` table and to stdout (a table or JSON).
+ * Sites with under 1% of the top site's blame are left out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -237,6 +238,8 @@ static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, st
         sqlite3_bind_text(st, 1, only, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, k);
     while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n && sqlite3_column_double(st, 1) < 0.01 * sites[0].blame_s)
+            break; /* next to no blame: nothing to gain there */
         lb_grow((void **)&sites, &cap, (size_t)n + 1, sizeof *sites);
         struct site *s = &sites[n++];
         memset(s, 0, sizeof *s);
@@ -274,20 +277,17 @@ static void show(const char *path, bool json)
     lb_whatif_free(rows, n);
 }
 
-/* One experiment (site spec at speedup p), runs times; false if a run
- * reported nothing. */
-static bool experiment(const char *db, char **prog, const char *spec, double p, int runs,
-                       const char *out, struct sample *samples)
+/* One run of the site's experiment at speedup p; false if it reported
+ * nothing. */
+static bool experiment(const char *db, char **prog, const char *spec, double p, const char *out,
+                       struct sample *sample)
 {
-    for (int i = 0; i < runs; i++) {
-        unlink(out);
-        int status = run_once(db, prog, spec, p, out);
-        if (!read_sample(out, &samples[i])) {
-            cli_warn("whatif: a run of %s reported no result (status %d)", prog[0], status);
-            return false;
-        }
-    }
-    return true;
+    unlink(out);
+    int status = run_once(db, prog, spec, p, out);
+    if (read_sample(out, sample))
+        return true;
+    cli_warn("whatif: a run of %s reported no result (status %d)", prog[0], status);
+    return false;
 }
 
 /* Fill the row of one site at speedup p from its runs and the baseline's. */
@@ -339,7 +339,8 @@ int lb_cmd_whatif(int argc, char **argv)
     bool json = false, show_only = false;
     char *end;
 
-    while ((opt = getopt_long(argc, argv, "+o:n:r:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+:o:n:r:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o':
             path = optarg;
@@ -372,7 +373,7 @@ int lb_cmd_whatif(int argc, char **argv)
             fputs(whatif_usage, stdout);
             return LB_EXIT_OK;
         default:
-            lb_bad_option("whatif", optopt, argv[optind - 1]);
+            lb_bad_option("whatif", opt == ':' ? ':' : optopt, argv[optind - 1]);
         }
     }
     if (show_only) {
@@ -413,7 +414,7 @@ int lb_cmd_whatif(int argc, char **argv)
     snprintf(scratch, sizeof scratch, "%s.whatif-run.db", db_path);
     snprintf(out, sizeof out, "%s.whatif-run.txt", db_path);
     struct lb_whatif_row *rows = lb_xcalloc((size_t)nsites * LB_WHATIF_SPEEDUPS, sizeof *rows);
-    struct sample base[20], exp[20];
+    struct sample base[20], exp[LB_WHATIF_SPEEDUPS][20];
     int nrows = 0;
     for (int i = 0; i < nsites; i++) {
         struct site *s = &sites[i];
@@ -423,20 +424,26 @@ int lb_cmd_whatif(int argc, char **argv)
             continue;
         }
         lb_buf_printf(&spec, "%llx:%s:%s", s->fstart, lb_buf_str(&s->offsets), s->module);
-        fprintf(stderr, "lockblame: whatif: %s: %d baseline runs and %d runs at each speedup\n",
-                s->name, runs, runs);
-        if (!experiment(scratch, prog, lb_buf_str(&spec), 0, runs, out, base))
-            continue;
-        for (int j = 0; j < LB_WHATIF_SPEEDUPS; j++) {
-            if (!experiment(scratch, prog, lb_buf_str(&spec), lb_whatif_speedups[j], runs, out,
-                            exp))
-                continue;
+        fprintf(stderr,
+                "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "
+                "speedup\n",
+                s->name, runs);
+        /* Rounds, so that a change of the machine's load meanwhile falls on
+         * the baseline and every speedup alike. */
+        bool ok = true;
+        for (int r = 0; r < runs && ok; r++) {
+            ok = experiment(scratch, prog, lb_buf_str(&spec), 0, out, &base[r]);
+            for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++)
+                ok = experiment(scratch, prog, lb_buf_str(&spec), lb_whatif_speedups[j], out,
+                                &exp[j][r]);
+        }
+        for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
             r->site = s->name;
             r->blame_s = s->blame_s;
             r->blame_share = total > 0 ? s->blame_s / total : 0;
             r->speedup = lb_whatif_speedups[j];
-            summarize(r, base, exp, runs);
+            summarize(r, base, exp[j], runs);
         }
         lb_buf_free(&spec);
     }

@@ -1,0 +1,252 @@
+/*
+ * whatif_gt.c: ground truth for `lockblame whatif`. Four programs, chosen
+ * by argv[1], each with one named release site whose holds WHATIF_FIX
+ * really shortens (built twice: whatif_gt as it is, whatif_gt_fixed with
+ * -DWHATIF_FIX), so that a test can set whatif's prediction for that site
+ * beside the measured change of the real fix:
+ *
+ *   queue     one producer's queue_push holds the queue lock 100 us (50
+ *             fixed) per task; two consumers pop and work 15 us: the push
+ *             is the bottleneck, halving it gains much.
+ *   offpath   two helpers take turns on a lock in helper_update, 200 us a
+ *             hold (100 fixed): nearly all the blame; main computes alone
+ *             for longer, so the run's length does not move.
+ *   series    two workers pass each item through stage_one (lock A, 100 us,
+ *             50 fixed) then stage_two (lock B, 70 us): fixing the first
+ *             moves the bottleneck to the second, the gain is capped.
+ *   oversub   16 threads on one lock, hot_update holding it 200 us (100 us
+ *             less fixed: the fixed 100 us cut) and working 300 us outside.
+ *
+ * Work is CPU work in 2 us time slices (gt_work): a thread that is
+ * descheduled or sleeps makes no progress, as with real computation.
+ * argv[2] scales the item counts (default 1). With $GT_LOG set, appends
+ * one line "site=NAME holds=N hold_ns=T" (the named site's holds, as the
+ * program timed them) to that file at exit.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_clock.h"
+
+#ifdef WHATIF_FIX
+#define SHORTER(us, fixed_us) (fixed_us)
+#else
+#define SHORTER(us, fixed_us) (us)
+#endif
+
+static int64_t site_holds, site_hold_ns; /* under the site's own lock */
+static const char *site_name;
+
+/* CPU work: ns of it, in 2 us slices of wall time. */
+static void gt_work(int64_t ns)
+{
+    for (int64_t done = 0; done < ns; done += 2000)
+        gt_spin_until(gt_now() + 2000);
+}
+
+/* The site's hold: work, timed, counted. Called with the lock held. */
+static void timed_hold(int64_t ns)
+{
+    int64_t t = gt_now();
+    gt_work(ns);
+    site_holds++;
+    site_hold_ns += gt_now() - t;
+}
+
+static int scale = 1;
+
+/* queue */
+enum {
+    QCAP = 64
+};
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER, qnonfull = PTHREAD_COND_INITIALIZER;
+static int qbuf[QCAP], qhead, qlen, qdone;
+
+__attribute__((noinline)) static void queue_push(int v)
+{
+    pthread_mutex_lock(&qlock);
+    while (qlen == QCAP)
+        pthread_cond_wait(&qnonfull, &qlock);
+    timed_hold(SHORTER(100, 50) * 1000);
+    qbuf[(qhead + qlen++) % QCAP] = v;
+    pthread_cond_signal(&qnonempty);
+    pthread_mutex_unlock(&qlock);
+}
+
+__attribute__((noinline)) static int queue_pop(void)
+{
+    pthread_mutex_lock(&qlock);
+    while (qlen == 0 && !qdone)
+        pthread_cond_wait(&qnonempty, &qlock);
+    int v = -1;
+    if (qlen) {
+        v = qbuf[qhead];
+        qhead = (qhead + 1) % QCAP;
+        qlen--;
+        pthread_cond_signal(&qnonfull);
+    }
+    pthread_mutex_unlock(&qlock);
+    return v;
+}
+
+static void *consumer(void *arg)
+{
+    (void)arg;
+    while (queue_pop() >= 0)
+        gt_work(15000);
+    return NULL;
+}
+
+static void run_queue(void)
+{
+    pthread_t c[2];
+    site_name = "queue_push";
+    for (int i = 0; i < 2; i++)
+        pthread_create(&c[i], NULL, consumer, NULL);
+    for (int i = 0; i < 3000 * scale; i++)
+        queue_push(i);
+    pthread_mutex_lock(&qlock);
+    qdone = 1;
+    pthread_cond_broadcast(&qnonempty);
+    pthread_mutex_unlock(&qlock);
+    for (int i = 0; i < 2; i++)
+        pthread_join(c[i], NULL);
+}
+
+/* offpath */
+static pthread_mutex_t hlock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void helper_update(void)
+{
+    pthread_mutex_lock(&hlock);
+    timed_hold(SHORTER(200, 100) * 1000);
+    pthread_mutex_unlock(&hlock);
+}
+
+static void *helper(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 600 * scale; i++) {
+        helper_update();
+        gt_work(20000);
+    }
+    return NULL;
+}
+
+static void run_offpath(void)
+{
+    pthread_t h[2];
+    site_name = "helper_update";
+    for (int i = 0; i < 2; i++)
+        pthread_create(&h[i], NULL, helper, NULL);
+    gt_work((int64_t)400000000 * scale); /* main's own computation: the run's length */
+    for (int i = 0; i < 2; i++)
+        pthread_join(h[i], NULL);
+}
+
+/* series */
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER, lock_b = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void stage_one(void)
+{
+    pthread_mutex_lock(&lock_a);
+    timed_hold(SHORTER(100, 50) * 1000);
+    pthread_mutex_unlock(&lock_a);
+}
+
+__attribute__((noinline)) static void stage_two(void)
+{
+    pthread_mutex_lock(&lock_b);
+    gt_work(70000);
+    pthread_mutex_unlock(&lock_b);
+}
+
+static void *series_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1500 * scale; i++) {
+        stage_one();
+        stage_two();
+    }
+    return NULL;
+}
+
+static void run_series(void)
+{
+    pthread_t w[2];
+    site_name = "stage_one";
+    for (int i = 0; i < 2; i++)
+        pthread_create(&w[i], NULL, series_worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+}
+
+/* oversub */
+enum {
+    OVERSUB_THREADS = 16
+};
+static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void hot_update(void)
+{
+    pthread_mutex_lock(&olock);
+    timed_hold(SHORTER(200, 100) * 1000);
+    pthread_mutex_unlock(&olock);
+}
+
+static void *oversub_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 100 * scale; i++) {
+        hot_update();
+        gt_work(300000);
+    }
+    return NULL;
+}
+
+static void run_oversub(void)
+{
+    pthread_t w[OVERSUB_THREADS];
+    site_name = "hot_update";
+    for (int i = 0; i < OVERSUB_THREADS; i++)
+        pthread_create(&w[i], NULL, oversub_worker, NULL);
+    for (int i = 0; i < OVERSUB_THREADS; i++)
+        pthread_join(w[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } programs[] = {
+        { "queue", run_queue },
+        { "offpath", run_offpath },
+        { "series", run_series },
+        { "oversub", run_oversub },
+    };
+    if (argc > 2)
+        scale = atoi(argv[2]);
+    for (size_t i = 0; argc > 1 && scale > 0 && i < sizeof programs / sizeof programs[0]; i++) {
+        if (strcmp(argv[1], programs[i].name) != 0)
+            continue;
+        int64_t t = gt_now();
+        programs[i].run();
+        printf("%s: %.3f s, %lld holds at %s, %.1f us each\n", argv[1], (gt_now() - t) * 1e-9,
+               (long long)site_holds, site_name, site_holds ? site_hold_ns * 1e-3 / site_holds : 0);
+        const char *log = getenv("GT_LOG");
+        FILE *f = log ? fopen(log, "a") : NULL;
+        if (f) {
+            fprintf(f, "site=%s holds=%lld hold_ns=%lld\n", site_name, (long long)site_holds,
+                    (long long)site_hold_ns);
+            fclose(f);
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: %s queue|offpath|series|oversub [SCALE]\n", argv[0]);
+    return 2;
+}
