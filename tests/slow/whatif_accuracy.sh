@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# lockblame whatif against the real fix: for each of whatif_gt's four
+# programs, the predicted change of the run's time with the named site's
+# holds 50% shorter (whatif, 3 rounds) beside the measured change between
+# whatif_gt and whatif_gt_fixed, whose holds there really are 50% (100 us
+# in oversub) shorter (5 native runs each, interleaved, medians). Passes
+# when the prediction is within 5 percentage points of the measurement or
+# the measurement lies inside the prediction's interval; prints both and
+# how long whatif took against one native run. offpath's site must also be
+# called off the critical path. A timing comparison: slow tier only (make
+# check-slow), for a quiet machine with at least 2 CPUs.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/whatif_gt
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W" "${W}_fixed"
+cd "$tmp"
+
+# native_s PROG ARGS: the run time the program reports itself
+native_s() { "$@" | sed -nE 's/^[a-z]+: ([0-9.]+) s,.*/\1/p'; }
+
+for case in queue:queue_push offpath:helper_update series:stage_one oversub:hot_update; do
+    prog=${case%%:*} site=${case#*:}
+    t0=$(date +%s.%N)
+    "$LOCKBLAME_CLI" whatif -o "$prog.db" --site "$site" -r 3 -- "$W" "$prog" > "$prog.table" 2>&1 ||
+        { bad "$prog: whatif exited $?"; cat "$prog.table"; continue; }
+    t1=$(date +%s.%N)
+    base=() fixed=()
+    for _ in 1 2 3 4 5; do
+        base+=("$(native_s "$W" "$prog")")
+        fixed+=("$(native_s "${W}_fixed" "$prog")")
+    done
+    python3 - "$prog.db" "$site" "$t0" "$t1" "${base[*]}" "${fixed[*]}" <<'PY' || bad "$prog: prediction off"
+import sqlite3, statistics, sys
+db, site, t0, t1, base, fixed = sys.argv[1:]
+change, lo, hi, verdict, holds = sqlite3.connect(db).execute(
+    "SELECT change, change_lo, change_hi, verdict, holds FROM whatif"
+    " WHERE site = ? AND speedup = 0.5", (site,)).fetchone()
+b = statistics.median(map(float, base.split()))
+f = statistics.median(map(float, fixed.split()))
+measured = f / b - 1
+took = float(t1) - float(t0)
+print(f"{site}: predicted {100*change:+.1f}% [{100*lo:+.1f}, {100*hi:+.1f}], measured "
+      f"{100*measured:+.1f}% ({b:.3f} s -> {f:.3f} s); whatif took {took:.1f} s = "
+      f"{took / b:.0f} native runs ({took / b / 1:.0f}x for 1 site); {verdict or 'no verdict'}")
+ok = abs(change - measured) <= 0.05 or lo <= measured <= hi
+if site == "helper_update" and verdict != "off the critical path":
+    print("FAILED: helper_update not called off the critical path"); ok = False
+sys.exit(0 if ok else 1)
+PY
+done
+finish
