@@ -24,7 +24,7 @@
 #include "util/log.h"
 #include "util/raw_syscall.h"
 
-#define WHATIF_CALLS 64 /* call sites of the selected function, at most */
+#define WHATIF_CALLS 64 /* call sites of the selected function, at most, of each kind */
 #define WHATIF_HOLDS 16 /* mutexes one thread holds at once that are timed */
 #define PPM          1000000u
 
@@ -35,40 +35,88 @@ static struct {
     uintptr_t function_start;      /* the site's function, for tail-called releases */
     uintptr_t calls[WHATIF_CALLS]; /* return addresses of its release calls */
     uint32_t ncalls;
+    uintptr_t acquires[WHATIF_CALLS]; /* return addresses of its lock and wait calls */
+    uint32_t nacquires;
     char out[PATH_MAX];  /* results file (appended to) */
     uint64_t started_ns; /* at setup */
 } config;
 
-static uint64_t global_delay; /* ns: the delay every thread owes */
-static uint64_t slept_total;  /* ns: time threads really slept */
+/* The delay every thread owes, as a function of time: holds at the site
+ * that ended add p times their length (`settled`); a hold in progress
+ * that began at one of the site's lock calls adds p per ns as it goes
+ * (`active` of them, their start times summing to `start_sum`), so that
+ * a thread that runs beside it owes its share as it runs, as in coz,
+ * where delay accrues while the selected code runs. A seqlock: writers
+ * (a site hold's start or end) take `writer`, readers retry while `seq`
+ * is odd or changed; a thread never reads while it writes (`inside`). */
+static struct {
+    uint32_t seq, writer;
+    uint64_t settled, active, start_sum;
+} acc;
+
+static uint64_t slept_total; /* ns: time threads really slept */
 static uint64_t site_holds, site_hold_ns;
 
+static uint64_t times_p(uint64_t ns)
+{
+    return (uint64_t)((unsigned __int128)ns * config.speedup_ppm / PPM);
+}
+
+static uint64_t global_at(uint64_t now)
+{
+    uint64_t settled, active, start_sum;
+    uint32_t seq;
+    do {
+        seq = __atomic_load_n(&acc.seq, __ATOMIC_ACQUIRE);
+        settled = __atomic_load_n(&acc.settled, __ATOMIC_RELAXED);
+        active = __atomic_load_n(&acc.active, __ATOMIC_RELAXED);
+        start_sum = __atomic_load_n(&acc.start_sum, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    } while ((seq & 1) || seq != __atomic_load_n(&acc.seq, __ATOMIC_RELAXED));
+    uint64_t running = active * now > start_sum ? active * now - start_sum : 0;
+    return settled + times_p(running);
+}
+
+/* One change to the accrual: add `settled`, and start (+1) or end (-1)
+ * a hold in progress that began at since. */
+static void acc_update(uint64_t settled, int active, uint64_t since)
+{
+    while (__atomic_exchange_n(&acc.writer, 1, __ATOMIC_ACQUIRE))
+        __builtin_ia32_pause();
+    __atomic_store_n(&acc.seq, acc.seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&acc.settled, acc.settled + settled, __ATOMIC_RELAXED);
+    __atomic_store_n(&acc.active, acc.active + (uint64_t)(int64_t)active, __ATOMIC_RELAXED);
+    __atomic_store_n(&acc.start_sum, acc.start_sum + (uint64_t)(int64_t)active * since,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&acc.seq, acc.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&acc.writer, 0, __ATOMIC_RELEASE);
+}
+
 typedef struct {
-    uint64_t local;      /* the part of global_delay this thread has paid or been excused */
+    uint64_t local;      /* the part of the delay this thread has paid or been excused */
     uint64_t excess;     /* slept beyond what was owed: pays the next debts */
-    uint64_t blocked_at; /* global_delay when a blocking call began */
-    uintptr_t last_ra;   /* one-entry cache of the site test */
+    uint64_t blocked_at; /* the delay when a blocking call began */
+    uint64_t blocked_ns; /* and the time then */
+    uint64_t own_active, own_start_sum; /* its own site holds in progress (not owed) */
+    uintptr_t last_ra;                  /* one-entry cache of the release-site test */
     bool last_match;
-    bool known;      /* local is set (inherited, or taken from global) */
+    bool known;      /* local is set (inherited, or taken from the delay) */
     uint32_t inside; /* whatif code runs on this thread: the handler stays out */
     uint32_t nholds;
     struct {
         const void *lock;
         uint64_t since;
+        bool accruing; /* begun at the site's lock call: in acc.active */
     } holds[WHATIF_HOLDS];
 } whatif_thread_t;
 
 static LB_TLS whatif_thread_t me;
 
-static uint64_t load_global(void)
-{
-    return __atomic_load_n(&global_delay, __ATOMIC_ACQUIRE);
-}
-
 static void ensure_known(void)
 {
     if (lb_unlikely(!me.known)) {
-        me.local = load_global();
+        me.local = global_at(lb_now_ns());
         me.known = true;
     }
 }
@@ -88,10 +136,15 @@ static uint64_t sleep_for(uint64_t ns)
     return now - begin;
 }
 
+/* What this thread owes now: the delay less its own holds' accrual. */
 static void pay_owed(void)
 {
     ensure_known();
-    uint64_t g = load_global();
+    uint64_t now = lb_now_ns();
+    uint64_t g = global_at(now);
+    uint64_t own =
+        me.own_active * now > me.own_start_sum ? me.own_active * now - me.own_start_sum : 0;
+    g = g > times_p(own) ? g - times_p(own) : 0;
     if (g <= me.local)
         return;
     uint64_t owed = g - me.local;
@@ -123,7 +176,8 @@ void lb_whatif_block_begin(void)
 {
     me.inside++;
     pay_owed();
-    me.blocked_at = load_global();
+    me.blocked_ns = lb_now_ns();
+    me.blocked_at = global_at(me.blocked_ns);
     me.inside--;
 }
 
@@ -132,31 +186,60 @@ void lb_whatif_block_end(bool woken)
     if (!woken)
         return;
     me.inside++;
-    uint64_t g = load_global();
-    if (g > me.blocked_at)
-        me.local += g - me.blocked_at;
+    /* The delay inserted while this thread was blocked, up to p per ns
+     * blocked (one site hold at a time): a hold that did not accrue as it
+     * went settles all at once when it ends, and the part of it that
+     * accrued while this thread still ran is owed. */
+    uint64_t now = lb_now_ns(), g = global_at(now);
+    uint64_t inserted = g > me.blocked_at ? g - me.blocked_at : 0;
+    uint64_t bound = times_p(now > me.blocked_ns ? now - me.blocked_ns : 0);
+    me.local += inserted < bound ? inserted : bound;
     me.inside--;
 }
 
-void lb_whatif_acquired(const void *lock)
+static bool listed(const uintptr_t *list, uint32_t n, uintptr_t ra)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i] == ra)
+            return true;
+    return false;
+}
+
+void lb_whatif_acquired(const void *lock, uintptr_t ra)
 {
     me.inside++;
     if (me.nholds < WHATIF_HOLDS) {
+        uint64_t now = lb_now_ns();
+        bool accruing = listed(config.acquires, config.nacquires, ra);
         me.holds[me.nholds].lock = lock;
-        me.holds[me.nholds].since = lb_now_ns();
+        me.holds[me.nholds].since = now;
+        me.holds[me.nholds].accruing = accruing;
         me.nholds++;
+        if (accruing) {
+            me.own_active++;
+            me.own_start_sum += now;
+            acc_update(0, +1, now);
+        }
     }
     me.inside--;
 }
 
-/* When lock's newest timed hold began (removing it); 0 if none is timed. */
-static uint64_t take_hold(const void *lock)
+/* End lock's newest timed hold: *accruing says whether it was in
+ * acc.active (it is taken out of the thread's own sums here). Returns
+ * when it began; 0 if none is timed. */
+static uint64_t take_hold(const void *lock, bool *accruing)
 {
+    *accruing = false;
     for (uint32_t i = me.nholds; i-- > 0;) {
         if (me.holds[i].lock != lock)
             continue;
         uint64_t since = me.holds[i].since;
+        *accruing = me.holds[i].accruing;
         me.holds[i] = me.holds[--me.nholds];
+        if (*accruing) {
+            me.own_active--;
+            me.own_start_sum -= since;
+        }
         return since;
     }
     return 0;
@@ -169,9 +252,7 @@ static bool is_site(uintptr_t ra)
 {
     if (ra == me.last_ra)
         return me.last_match;
-    bool match = false;
-    for (uint32_t i = 0; i < config.ncalls && !match; i++)
-        match = config.calls[i] == ra;
+    bool match = listed(config.calls, config.ncalls, ra);
     if (!match && config.function_start) {
         const unsigned char *call = (const unsigned char *)ra - 5;
         int32_t rel;
@@ -183,27 +264,44 @@ static bool is_site(uintptr_t ra)
     return match;
 }
 
+/* A hold ends (at a release call returning to ra; 0: inside a wait). An
+ * accruing hold settles its accrual whatever its end (the delay never
+ * shrinks); one that did not accrue adds p times its length only if it
+ * ends at the site. */
+static void hold_ends(const void *lock, uintptr_t ra)
+{
+    bool accruing;
+    uint64_t since = take_hold(lock, &accruing);
+    if (!since)
+        return;
+    uint64_t now = lb_now_ns();
+    uint64_t held = now > since ? now - since : 0;
+    bool at_site = ra && is_site(ra);
+    if (accruing) {
+        acc_update(times_p(held), -1, since);
+        me.local += times_p(held);
+    } else if (at_site) {
+        acc_update(times_p(held), 0, 0);
+        me.local += times_p(held);
+    }
+    if (at_site) {
+        __atomic_fetch_add(&site_holds, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&site_hold_ns, held, __ATOMIC_RELAXED);
+    }
+}
+
 void lb_whatif_releasing(const void *lock, uintptr_t ra)
 {
     me.inside++;
     pay_owed();
-    uint64_t since = take_hold(lock);
-    if (since && is_site(ra)) {
-        uint64_t now = lb_now_ns();
-        uint64_t held = now > since ? now - since : 0;
-        uint64_t delay = (uint64_t)((unsigned __int128)held * config.speedup_ppm / PPM);
-        __atomic_fetch_add(&global_delay, delay, __ATOMIC_ACQ_REL);
-        me.local += delay;
-        __atomic_fetch_add(&site_holds, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&site_hold_ns, held, __ATOMIC_RELAXED);
-    }
+    hold_ends(lock, ra);
     me.inside--;
 }
 
 void lb_whatif_dropped(const void *lock)
 {
     me.inside++;
-    take_hold(lock);
+    hold_ends(lock, 0);
     me.inside--;
 }
 
@@ -224,14 +322,14 @@ void lb_whatif_finish(void)
     lb_whatif_pay();
     uint64_t elapsed = lb_monotonic_ns() - config.started_ns;
     char line[256];
-    int n = snprintf(line, sizeof line,
-                     "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu "
-                     "speedup_ppm=%u\n",
-                     (int)getpid(), (unsigned long long)elapsed, (unsigned long long)load_global(),
-                     (unsigned long long)__atomic_load_n(&slept_total, __ATOMIC_RELAXED),
-                     (unsigned long long)__atomic_load_n(&site_holds, __ATOMIC_RELAXED),
-                     (unsigned long long)__atomic_load_n(&site_hold_ns, __ATOMIC_RELAXED),
-                     config.speedup_ppm);
+    int n = snprintf(
+        line, sizeof line,
+        "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu "
+        "speedup_ppm=%u\n",
+        (int)getpid(), (unsigned long long)elapsed, (unsigned long long)global_at(lb_now_ns()),
+        (unsigned long long)__atomic_load_n(&slept_total, __ATOMIC_RELAXED),
+        (unsigned long long)__atomic_load_n(&site_holds, __ATOMIC_RELAXED),
+        (unsigned long long)__atomic_load_n(&site_hold_ns, __ATOMIC_RELAXED), config.speedup_ppm);
     int fd = open(config.out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, line, (size_t)n) != n)
         lb_warn("whatif: cannot write %s", config.out);
@@ -263,37 +361,46 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *p)
     return 1;
 }
 
-/* LOCKBLAME_WHATIF_SITE = "FSTART:OFF,OFF,...:PATH", numbers in hex:
- * the site function's start (0: unknown) and the offsets of its release
- * calls (call instruction, return address - 1) in the module at PATH. */
+/* A comma-separated list of hex offsets up to the next ':'; NULL if bad. */
+static const char *parse_offsets(const char *s, uintptr_t *out, uint32_t *n)
+{
+    char *end;
+    *n = 0;
+    while (*s && *s != ':') {
+        uintptr_t off = strtoull(s, &end, 16);
+        if (end == s || *n == WHATIF_CALLS)
+            return NULL;
+        out[(*n)++] = off;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return *s == ':' ? s + 1 : NULL;
+}
+
+/* LOCKBLAME_WHATIF_SITE = "FSTART:REL,REL,...:ACQ,ACQ,...:PATH", numbers
+ * in hex: the site function's start (0: unknown), the offsets of its
+ * release calls and of its lock and wait calls (call instruction: return
+ * address - 1) in the module at PATH. */
 static bool parse_site(const char *spec)
 {
     char *end;
     uintptr_t fstart = strtoull(spec, &end, 16);
-    if (*end != ':')
+    uintptr_t rel[WHATIF_CALLS], acq[WHATIF_CALLS];
+    uint32_t nrel, nacq;
+    const char *s = *end == ':' ? parse_offsets(end + 1, rel, &nrel) : NULL;
+    s = s ? parse_offsets(s, acq, &nacq) : NULL;
+    if (!s || !*s)
         return false;
-    uintptr_t offsets[WHATIF_CALLS];
-    uint32_t n = 0;
-    const char *s = end + 1;
-    while (*s && *s != ':') {
-        uintptr_t off = strtoull(s, &end, 16);
-        if (end == s || n == WHATIF_CALLS)
-            return false;
-        offsets[n++] = off;
-        s = *end == ',' ? end + 1 : end;
-    }
-    if (*s != ':' || !s[1])
-        return false;
-    module_query_t q = { .path = s + 1 };
+    module_query_t q = { .path = s };
     dl_iterate_phdr(find_module, &q);
-    if (!q.found) {
-        config.ncalls = 0; /* another program of the tree (exec): no site here */
-        return true;
-    }
+    if (!q.found)
+        return true; /* another program of the tree (exec): no site here */
     config.function_start = fstart ? q.base + fstart : 0;
-    for (uint32_t i = 0; i < n; i++)
-        config.calls[i] = q.base + offsets[i] + 1;
-    config.ncalls = n;
+    for (uint32_t i = 0; i < nrel; i++)
+        config.calls[i] = q.base + rel[i] + 1;
+    config.ncalls = nrel;
+    for (uint32_t i = 0; i < nacq; i++)
+        config.acquires[i] = q.base + acq[i] + 1;
+    config.nacquires = nacq;
     return true;
 }
 

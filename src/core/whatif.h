@@ -10,21 +10,28 @@
  * of lb_whatif_on.
  *
  * Accounting (invariants):
- *  - `global` only grows: by p*h when a hold at the site ends, at once
- *    also added to the releasing thread's `local` (it is not delayed by
- *    its own speedup).
- *  - A thread owes global - local. It pays by sleeping at its next lock
+ *  - The delay D(t) only grows. A hold of the site's mutex that began at
+ *    one of the site's own lock or wait calls adds p per ns while it
+ *    lasts (coz: delay accrues while the selected code runs); a hold that
+ *    began elsewhere and ends at the site adds p*h when it ends. The
+ *    thread that holds is not delayed by its own speedup: its local count
+ *    gets the same.
+ *  - A thread owes D - local. It pays by sleeping at its next lock
  *    operation, before any release, signal or post (so it never wakes
  *    another thread before it has paid), at sampler ticks and at exit;
  *    sleeping past what was owed is kept as `excess` and pays later debts.
  *  - A blocking call that returns because another thread woke it skips
  *    the delay inserted while it blocked (the waker paid it before
- *    waking it); one that timed out pays it.
+ *    waking it), but no more than p times the time it was blocked (one
+ *    site hold at a time): the part of a hold's delay that accrued while
+ *    this thread still ran is owed. One that timed out pays it all.
  *  - A new thread starts with its creator's local count; a thread first
- *    seen otherwise starts with the global count.
+ *    seen otherwise starts with the delay as it is then.
  *  - Per-thread state is touched only by its own thread; `inside` keeps
  *    the sampler's signal handler out while the thread runs this code.
- *    Shared figures are atomic adds. Nothing here allocates or locks. */
+ *    The delay's terms are a seqlock whose writers spin on a flag (only
+ *    while an experiment runs); nothing here allocates or takes a lock of
+ *    the program's. */
 #ifndef LB_CORE_WHATIF_H
 #define LB_CORE_WHATIF_H
 #include <stdbool.h>
@@ -38,15 +45,15 @@ void lb_whatif_setup(void);
 void lb_whatif_pay(void);
 /* The sampler's tick on this thread: pay unless whatif code is running. */
 void lb_whatif_tick(void);
-/* Around a call that may block: pay, then note the global count; after
+/* Around a call that may block: pay, then note the delay; after
  * it, woken = true (another thread ended the wait) skips the delay
  * inserted meanwhile. */
 void lb_whatif_block_begin(void);
 void lb_whatif_block_end(bool woken);
-/* Hold bookkeeping: lock was acquired (now), is about to be released at
- * call site ra (pays first; adds p*h when ra is the selected site), or
- * was released and re-acquired inside a condition wait. */
-void lb_whatif_acquired(const void *lock);
+/* Hold bookkeeping: lock was acquired (now) by a call returning to ra,
+ * is about to be released at call site ra (pays first; adds p*h when ra
+ * is the selected site), or was released inside a condition wait. */
+void lb_whatif_acquired(const void *lock, uintptr_t ra);
 void lb_whatif_releasing(const void *lock, uintptr_t ra);
 void lb_whatif_dropped(const void *lock);
 /* Thread creation: the creator's count, handed to the new thread. */

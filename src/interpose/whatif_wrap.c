@@ -30,7 +30,7 @@ int lb_whatif_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     int rc = lb_mutex_lock(m, site);
     lb_whatif_block_end(rc == 0);
     if (rc == 0)
-        lb_whatif_acquired(m);
+        lb_whatif_acquired(m, site);
     return rc;
 }
 
@@ -41,7 +41,7 @@ int lb_whatif_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
     lb_whatif_pay();
     int rc = lb_mutex_trylock(m, site);
     if (rc == 0)
-        lb_whatif_acquired(m);
+        lb_whatif_acquired(m, site);
     return rc;
 }
 
@@ -54,7 +54,7 @@ int lb_whatif_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct 
     int rc = lb_mutex_timedlock(m, clock, abstime, site);
     lb_whatif_block_end(rc == 0);
     if (rc == 0)
-        lb_whatif_acquired(m);
+        lb_whatif_acquired(m, site);
     return rc;
 }
 
@@ -74,7 +74,7 @@ int lb_whatif_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     lb_whatif_block_begin();
     int rc = lb_cond_wait(c, m, clock, abstime, site);
     lb_whatif_block_end(rc == 0);
-    lb_whatif_acquired(m); /* re-acquired, also after a timeout */
+    lb_whatif_acquired(m, site); /* re-acquired, also after a timeout */
     return rc;
 }
 

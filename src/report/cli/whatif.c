@@ -3,13 +3,13 @@
  * with `lockblame run`, take its top mutex release sites, and for each
  * rerun PROG with the holds that end there virtually shortened by 25%, 50%
  * and 100% (liblockblame's LOCKBLAME_WHATIF_* experiment, core/whatif.h),
- * a few times each, beside baseline runs that have the same hooks and no
- * delay. Every run is `lockblame run` of PROG with its output discarded;
- * the library reports the run's time and the delay it inserted. The
- * predicted time of one run is its time less that delay; the predicted
- * change is the median predicted time over the median baseline time, less
- * one, and its interval spans the extremes (the lowest prediction over the
- * slowest baseline to the highest over the fastest). Results go to the
+ * in rounds: a baseline run (the same hooks, no delay), then one run at
+ * each speedup. Every run is `lockblame run` of PROG with its output
+ * discarded; the library reports the run's time and the delay it
+ * inserted. The predicted time of one run is its time less that delay;
+ * the predicted change is the median over the rounds of predicted time
+ * over the round's baseline time, less one, and its interval spans the
+ * rounds (summarize). Results go to the
  * profile database's `whatif` table and to stdout (a table or JSON).
  * Sites with under 1% of the top site's blame are left out.
  */
@@ -60,7 +60,9 @@ struct site {
     double blame_s;
     char *module;              /* path of the module its release calls are in */
     unsigned long long fstart; /* the function's start in it, 0 if unknown */
-    struct lb_buf offsets;     /* "OFF,OFF" in hex */
+    struct lb_buf offsets;     /* its release calls, "OFF,OFF" in hex */
+    struct lb_buf acquires;    /* its lock and cond-wait calls, the same way */
+    int nrel, nacq;            /* how many of each (the library takes 64) */
 };
 
 struct sample {
@@ -227,11 +229,11 @@ static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, st
                            " GROUP BY f.function HAVING b > 0 ORDER BY b DESC LIMIT ?2",
                            -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT mo.path, f.offset, SUM(s.releases) FROM site s"
-                           " JOIN frame f ON f.id = s.frame_id JOIN module mo ON mo.id ="
-                           " f.module_id WHERE s.object = 'mutex' AND s.releases > 0"
+                           "SELECT mo.path, f.offset, SUM(s.releases), SUM(s.acquisitions)"
+                           " FROM site s JOIN frame f ON f.id = s.frame_id JOIN module mo"
+                           " ON mo.id = f.module_id WHERE s.object IN ('mutex', 'cond')"
                            " AND f.function = ? GROUP BY mo.path, f.offset"
-                           " ORDER BY 3 DESC LIMIT 64",
+                           " ORDER BY 3 DESC, 4 DESC LIMIT 128",
                            -1, &calls, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
     if (only)
@@ -248,12 +250,15 @@ static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, st
         sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
         while (sqlite3_step(calls) == SQLITE_ROW) {
             const char *mod = (const char *)sqlite3_column_text(calls, 0);
+            unsigned long long off = (unsigned long long)sqlite3_column_int64(calls, 1);
             if (!mod || (s->module && strcmp(mod, s->module) != 0))
                 continue; /* one module: the busiest's */
             if (!s->module)
                 s->module = lb_xstrdup(mod);
-            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "",
-                          (unsigned long long)sqlite3_column_int64(calls, 1));
+            if (sqlite3_column_int64(calls, 2) > 0 && s->nrel++ < 64)
+                lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "", off);
+            if (sqlite3_column_int64(calls, 3) > 0 && s->nacq++ < 64)
+                lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "", off);
         }
         sqlite3_reset(calls);
         if (s->module)
@@ -290,21 +295,22 @@ static bool experiment(const char *db, char **prog, const char *spec, double p, 
     return false;
 }
 
-/* Fill the row of one site at speedup p from its runs and the baseline's. */
+/* Fill the row of one site at speedup p from its runs and the baseline's.
+ * Round r's experiment is set against round r's baseline, run just before
+ * it: the change is the median over the rounds of predicted / baseline - 1,
+ * and the interval spans the rounds' changes, so that a change of the
+ * machine's load between rounds widens the interval instead of moving
+ * the prediction. */
 static void summarize(struct lb_whatif_row *r, const struct sample *base, const struct sample *exp,
                       int runs)
 {
-    double b[20], m[20], d[20], pr[20], h[20], hs[20];
-    double bmin = base[0].elapsed_s, bmax = bmin, pmin = 1e300, pmax = -1e300;
+    double b[20], m[20], d[20], pr[20], h[20], hs[20], ch[20];
     for (int i = 0; i < runs; i++) {
         b[i] = base[i].elapsed_s;
-        bmin = b[i] < bmin ? b[i] : bmin;
-        bmax = b[i] > bmax ? b[i] : bmax;
         m[i] = exp[i].elapsed_s;
         d[i] = exp[i].delay_s;
         pr[i] = exp[i].elapsed_s - exp[i].delay_s;
-        pmin = pr[i] < pmin ? pr[i] : pmin;
-        pmax = pr[i] > pmax ? pr[i] : pmax;
+        ch[i] = pr[i] / b[i] - 1;
         h[i] = exp[i].holds;
         hs[i] = exp[i].hold_s;
     }
@@ -313,9 +319,9 @@ static void summarize(struct lb_whatif_row *r, const struct sample *base, const 
     r->measured_s = median(m, runs);
     r->delay_s = median(d, runs);
     r->predicted_s = median(pr, runs);
-    r->change = r->predicted_s / r->baseline_s - 1;
-    r->change_lo = pmin / bmax - 1;
-    r->change_hi = pmax / bmin - 1;
+    r->change = median(ch, runs); /* sorts ch */
+    r->change_lo = ch[0];
+    r->change_hi = ch[runs - 1];
     r->holds = median(h, runs);
     r->hold_s = median(hs, runs);
 }
@@ -423,7 +429,8 @@ int lb_cmd_whatif(int argc, char **argv)
             cli_warn("whatif: no release calls of %s recorded; skipped", s->name);
             continue;
         }
-        lb_buf_printf(&spec, "%llx:%s:%s", s->fstart, lb_buf_str(&s->offsets), s->module);
+        lb_buf_printf(&spec, "%llx:%s:%s:%s", s->fstart, lb_buf_str(&s->offsets),
+                      lb_buf_str(&s->acquires), s->module);
         fprintf(stderr,
                 "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "
                 "speedup\n",

@@ -23,7 +23,7 @@ struct lb_whatif_row {
     double measured_s;           /* median run time of the experiment, delays included */
     double delay_s;              /* median delay inserted */
     double predicted_s;          /* median of measured - delay */
-    double change;               /* predicted_s / baseline_s - 1 */
+    double change;               /* median over rounds of predicted / baseline - 1 */
     double change_lo, change_hi; /* the interval over the runs */
     double holds;                /* median holds that ended at the site */
     double hold_s;               /* median of their summed length */
