@@ -32,8 +32,7 @@
 
 static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
-    "                        -- PROG [ARGS]\n"
-    "       lockblame whatif --show [--format table|json] FILE\n"
+    "                        (-- PROG [ARGS] | --show FILE)\n"
     "\n"
     "Predict how much faster PROG gets if the mutex holds that end at a release\n"
     "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
