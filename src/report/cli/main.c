@@ -31,7 +31,7 @@ static const char main_usage[] =
     "                 combine databases; each input's processes stay their own\n"
     "  events [-a]    perf events known to libpfm4; * marks those that open here\n"
     "  whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
-    "         (-- PROG [ARGS] | --show FILE)\n"
+    "         (-- PROG [ARGS] | FILE | --show FILE)\n"
     "                 predict the gain of shorter holds at the top release sites,\n"
     "                 by virtual speedup experiments\n"
     "\n"

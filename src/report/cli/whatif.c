@@ -32,7 +32,7 @@
 
 static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
-    "                        (-- PROG [ARGS] | --show FILE)\n"
+    "                        (-- PROG [ARGS] | FILE | --show FILE)\n"
     "\n"
     "Predict how much faster PROG gets if the mutex holds that end at a release\n"
     "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
@@ -44,6 +44,8 @@ static const char whatif_usage[] =
     "median predicted change of the run's time and its interval. A site with much\n"
     "blame and no gain is marked \"off the critical path\". PROG's output is\n"
     "discarded. Results are stored in FILE's whatif table (docs/SCHEMA.md).\n"
+    "Given an existing profile FILE instead of PROG, takes its sites and reruns\n"
+    "its command (its executable, and the words of its command line after it).\n"
     "\n"
     "options:\n"
     "  -o FILE          profile database (default lockblame.<prog>.<pid>.db here)\n"
@@ -269,6 +271,38 @@ static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, st
     return n;
 }
 
+/* The command line of an existing profile's first process: its
+ * executable (absolute), then the words of run.command after the first
+ * (the command is stored joined with spaces: an argument with spaces in
+ * it comes back split). */
+static char **profile_command(const char *path)
+{
+    if (access(path, R_OK) != 0)
+        cli_die(LB_EXIT_USAGE, "whatif: %s: %s", path, strerror(errno));
+    sqlite3 *db = open_db(path, SQLITE_OPEN_READONLY);
+    sqlite3_stmt *st;
+    char **argv = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT executable, command FROM run ORDER BY exec_gen, start_unix"
+                           " LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW || !sqlite3_column_text(st, 0))
+        cli_die(LB_EXIT_USAGE, "whatif: %s: not a lockblame profile with a command", path);
+    char *command = lb_xstrdup((const char *)sqlite3_column_text(st, 1));
+    size_t n = 1, cap = 0;
+    lb_grow((void **)&argv, &cap, 2, sizeof *argv);
+    argv[0] = lb_xstrdup((const char *)sqlite3_column_text(st, 0));
+    char *save = NULL, *word = command ? strtok_r(command, " ", &save) : NULL;
+    while (word && (word = strtok_r(NULL, " ", &save))) {
+        lb_grow((void **)&argv, &cap, n + 2, sizeof *argv);
+        argv[n++] = word;
+    }
+    argv[n] = NULL;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return argv;
+}
+
 static void show(const char *path, bool json)
 {
     sqlite3 *db = open_db(path, SQLITE_OPEN_READONLY);
@@ -389,21 +423,29 @@ int lb_cmd_whatif(int argc, char **argv)
     }
     if (optind >= argc)
         cli_die(LB_EXIT_USAGE, "whatif: missing program (lockblame whatif [options] -- PROG)");
+    bool dashes = strcmp(argv[optind - 1], "--") == 0;
     char **prog = argv + optind;
     char db_path[PATH_MAX];
-    if (path)
-        snprintf(db_path, sizeof db_path, "%s", path);
-    else
-        lb_default_db_name(db_path, sizeof db_path, prog[0], (int)getpid());
-
-    /* The profile. */
-    unlink(db_path);
-    int status = run_once(db_path, prog, NULL, 0, NULL);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        cli_warn("whatif: %s exited with status %d in the profile run", prog[0],
-                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    if (access(db_path, R_OK) != 0)
-        cli_die(LB_EXIT_FAIL, "whatif: the profile run wrote no database (%s)", db_path);
+    if (!dashes && optind == argc - 1) {
+        /* An existing profile: its sites, and its program run again. */
+        if (path)
+            cli_die(LB_EXIT_USAGE, "whatif: -o names the profile to make; give FILE alone");
+        snprintf(db_path, sizeof db_path, "%s", argv[optind]);
+        prog = profile_command(db_path);
+    } else {
+        if (path)
+            snprintf(db_path, sizeof db_path, "%s", path);
+        else
+            lb_default_db_name(db_path, sizeof db_path, prog[0], (int)getpid());
+        /* The profile. */
+        unlink(db_path);
+        int status = run_once(db_path, prog, NULL, 0, NULL);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            cli_warn("whatif: %s exited with status %d in the profile run", prog[0],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (access(db_path, R_OK) != 0)
+            cli_die(LB_EXIT_FAIL, "whatif: the profile run wrote no database (%s)", db_path);
+    }
     sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
     struct site *sites;
     int nsites = pick_sites(db, db_path, only, k, &sites);
