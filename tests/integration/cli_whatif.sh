@@ -70,6 +70,11 @@ GT_LOG=$tmp/gt2.log "$L" whatif --site queue_push -r 1 q.db > table2 2> err || r
 [ "$(wc -l < gt2.log)" -eq 4 ] || bad "want 4 reruns of the profile's command, got $(wc -l < gt2.log)"
 grep -q "^queue_push " table2 || bad "no queue_push row from the existing profile"
 
+echo "== an unknown site: exit 2, one line"
+rc=0
+"$L" whatif --site no_such_site -r 1 q.db > out 2> err || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] || bad "--site no_such_site: exit $rc, '$(cat err)'"
+
 echo "== --show, JSON and HTML"
 "$L" whatif --show --format json q.db > j.json || bad "--show --format json"
 python3 - j.json <<'PY' || bad "JSON"

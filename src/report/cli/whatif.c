@@ -450,11 +450,11 @@ int lb_cmd_whatif(int argc, char **argv)
     struct site *sites;
     int nsites = pick_sites(db, db_path, only, k, &sites);
     double total = total_blame(db);
+    if (nsites == 0 && only)
+        cli_die(LB_EXIT_USAGE, "whatif: no mutex release site '%s' with blame in %s", only,
+                db_path);
     if (nsites == 0)
-        cli_die(LB_EXIT_FAIL,
-                only ? "whatif: no mutex release site '%s' with blame in %s"
-                     : "whatif: no mutex release site with blame in %s%s",
-                only ? only : db_path, only ? db_path : "");
+        cli_die(LB_EXIT_FAIL, "whatif: no mutex release site with blame in %s", db_path);
 
     /* The experiments; their own profiles go to a scratch database. */
     char scratch[PATH_MAX + 32], out[PATH_MAX + 32];

@@ -29,9 +29,10 @@ struct lb_whatif_row {
     double hold_s;               /* median of their summed length */
 };
 
-/* The verdict in words: "off the critical path" for a site with much
- * blame and next to no predicted gain, else "". */
-const char *lb_whatif_verdict(const struct lb_whatif_row *r);
+/* The verdict on site in words, from its row of the largest speedup:
+ * "off the critical path" for much blame and next to no predicted gain,
+ * else "". */
+const char *lb_whatif_verdict(const struct lb_whatif_row *rows, int n, const char *site);
 /* Create the table if missing and replace the rows of these sites. */
 void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *rows, int n);
 /* Print rows (grouped by site, speedups in order) as a table or JSON. */

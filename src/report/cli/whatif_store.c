@@ -19,11 +19,15 @@ static const char whatif_ddl[] =
     " change REAL, change_lo REAL, change_hi REAL, holds REAL, hold_s REAL, verdict TEXT,"
     " PRIMARY KEY (site, speedup))";
 
-const char *lb_whatif_verdict(const struct lb_whatif_row *r)
+const char *lb_whatif_verdict(const struct lb_whatif_row *rows, int n, const char *site)
 {
-    /* Much blame: a tenth of all blame or more. Next to no gain: holds
-     * gone altogether (or the largest speedup measured) gain under 3%. */
-    if (r->blame_share >= 0.10 && r->change > -0.03)
+    /* Much blame: a tenth of all blame or more. Next to no gain: the
+     * largest speedup measured (holds gone altogether) gains under 3%. */
+    const struct lb_whatif_row *top = NULL;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].site, site) == 0 && (!top || rows[i].speedup > top->speedup))
+            top = &rows[i];
+    if (top && top->blame_share >= 0.10 && top->change > -0.03)
         return "off the critical path";
     return "";
 }
@@ -59,7 +63,7 @@ void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *
         sqlite3_bind_int(ins, 3, r->runs);
         for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++)
             sqlite3_bind_double(ins, 4 + k, v[k]);
-        sqlite3_bind_text(ins, 15, lb_whatif_verdict(r), -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 15, lb_whatif_verdict(rows, n, r->site), -1, SQLITE_STATIC);
         if (sqlite3_step(ins) != SQLITE_DONE)
             cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
         sqlite3_reset(ins);
@@ -137,18 +141,17 @@ static void print_text(const struct lb_whatif_row *rows, int n, FILE *out)
     for (int i = 0; i < n; i++) {
         if (!first_of_site(rows, i))
             continue;
-        const struct lb_whatif_row *last = &rows[i];
         for (int k = 0; k < LB_WHATIF_SPEEDUPS; k++) {
             const struct lb_whatif_row *r = find(rows, n, rows[i].site, lb_whatif_speedups[k]);
             if (r) {
                 change_text(r, cell[k], sizeof cell[k]);
-                last = r;
             } else {
                 snprintf(cell[k], sizeof cell[k], "-");
             }
         }
         fprintf(out, "%-28s %7.3f s %5.1f%%  %-24s %-24s %-24s %s\n", rows[i].site, rows[i].blame_s,
-                100 * rows[i].blame_share, cell[0], cell[1], cell[2], lb_whatif_verdict(last));
+                100 * rows[i].blame_share, cell[0], cell[1], cell[2],
+                lb_whatif_verdict(rows, n, rows[i].site));
     }
     if (n)
         fprintf(out,
@@ -179,7 +182,7 @@ static void print_json(const struct lb_whatif_row *rows, int n, FILE *out)
             lb_json_number(out, f[k].v);
         }
         fputs(", \"verdict\": ", out);
-        lb_json_string(out, lb_whatif_verdict(r));
+        lb_json_string(out, lb_whatif_verdict(rows, n, r->site));
         fputs(i + 1 < n ? "},\n" : "}\n", out);
     }
     fputs("]\n", out);
@@ -220,7 +223,7 @@ void lb_whatif_html(const char *path, FILE *out)
         fprintf(out, "</td><td class=\"num\">%.3f</td><td class=\"num\">%.0f%%</td>",
                 rows[i].blame_s, 100 * rows[i].speedup);
         fprintf(out, "<td class=\"num\">%s</td><td>%s</td></tr>\n", cell,
-                lb_whatif_verdict(&rows[i]));
+                lb_whatif_verdict(rows, n, rows[i].site));
     }
     fputs("</tbody>\n</table>\n</section>\n", out);
     lb_whatif_free(rows, n);
