@@ -1,11 +1,12 @@
 /* Virtual speedup of one release site: the accounting (whatif.h).
  *
- * Concurrency: `global`, the run's figures and the configuration are
- * process-wide; the configuration is written once at start, before any
- * thread but the first exists, and read-only after. The counts are
- * updated with atomic adds. Everything else is the calling thread's own
- * (TLS); the sampler's handler uses it only while `inside` is clear, and
- * the code below sets `inside` around every change. */
+ * Concurrency: the delay's terms (acc), the run's figures and the
+ * configuration are process-wide; the configuration is written once at
+ * start, before any thread but the first exists, and read-only after.
+ * The delay's terms are a seqlock (acc_update, global_at); the figures
+ * are atomic adds. Everything else is the calling thread's own (TLS);
+ * the sampler's handler uses it only while `inside` is clear, and the
+ * code below sets `inside` around every change. */
 #include "core/whatif.h"
 
 #include <errno.h>
@@ -254,6 +255,9 @@ static bool is_site(uintptr_t ra)
         return me.last_match;
     bool match = listed(config.calls, config.ncalls, ra);
     if (!match && config.function_start) {
+        /* The call that returns to ra ends at ra, so the bytes before it
+         * are code of the same mapping (a call of under 5 bytes at the
+         * very start of a mapping aside). */
         const unsigned char *call = (const unsigned char *)ra - 5;
         int32_t rel;
         memcpy(&rel, call + 1, sizeof rel);
