@@ -11,7 +11,6 @@
  * over the round's baseline time, less one, and its interval spans the
  * rounds (summarize). Results go to the
  * profile database's `whatif` table and to stdout (a table or JSON).
- * Sites with under 1% of the top site's blame are left out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +24,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clone_name.h"
 #include "common/db_name.h"
+#include "common/demangle.h"
+#include "common/runtime_frames.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
@@ -215,60 +217,161 @@ static double total_blame(sqlite3 *db)
     return total;
 }
 
-/* The top k mutex release sites by blame (or the one named), with the
- * call offsets of their releases. */
-static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, struct site **out)
+/* Site names of the profile's frames: the function without its clone
+ * suffixes, or NULL for a frame of the runtime (docs/DESIGN.md rule 5). */
+struct frames {
+    char **name;
+    long long n;
+};
+
+static struct frames load_frames(sqlite3 *db)
 {
-    sqlite3_stmt *st, *calls;
-    struct site *sites = NULL;
-    size_t cap = 0;
-    int n = 0;
+    struct frames f = { 0 };
+    sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-                           "SELECT f.function, SUM(m.idle_mutex_s) AS b FROM metric m"
-                           " JOIN node n ON n.id = m.node_id JOIN frame f ON f.id = n.frame_id"
-                           " WHERE f.function IS NOT NULL AND (?1 IS NULL OR f.function = ?1)"
-                           " GROUP BY f.function HAVING b > 0 ORDER BY b DESC LIMIT ?2",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
+                           "SELECT f.id, f.function, f.file, m.path FROM frame f"
+                           " LEFT JOIN module m ON m.id = f.module_id ORDER BY f.id DESC",
+                           -1, &st, NULL) != SQLITE_OK)
+        return f;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        long long id = sqlite3_column_int64(st, 0);
+        const char *fn = (const char *)sqlite3_column_text(st, 1);
+        if (!f.name) {
+            f.n = id + 1;
+            f.name = lb_xcalloc((size_t)f.n, sizeof *f.name);
+        }
+        if (id < 0 || id >= f.n || !fn ||
+            lb_runtime_frame(fn, (const char *)sqlite3_column_text(st, 2),
+                             (const char *)sqlite3_column_text(st, 3)))
+            continue;
+        f.name[id] = lb_xstrdup(fn);
+        f.name[id][lb_clone_base_len(fn)] = '\0';
+    }
+    sqlite3_finalize(st);
+    return f;
+}
+
+static int by_blame(const void *a, const void *b)
+{
+    double x = ((const struct site *)a)->blame_s, y = ((const struct site *)b)->blame_s;
+    return (x < y) - (x > y);
+}
+
+/* Mutex blame per site: each release context's goes to its innermost
+ * program frame, as the report's release-site view names it. */
+static int site_blame(sqlite3 *db, const char *path, struct site **out)
+{
+    struct frames fr = load_frames(db);
+    struct lb_map node = { 0 };
+    long long *parent = NULL, *frame = NULL;
+    size_t cap = 0, scap = 0;
+    int nnodes = 0, n = 0;
+    struct site *sites = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, -1) FROM node",
+                           -1, &st, NULL) != SQLITE_OK)
+        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        lb_grow((void **)&parent, &cap, (size_t)nnodes + 1, sizeof *parent);
+        frame = lb_xrealloc(frame, cap * sizeof *frame);
+        parent[nnodes] = sqlite3_column_int64(st, 1);
+        frame[nnodes] = sqlite3_column_int64(st, 2);
+        bool fresh;
+        *lb_map_slot(&node, (uint64_t)sqlite3_column_int64(st, 0), &fresh) = nnodes++;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT node_id, SUM(idle_mutex_s) FROM metric GROUP BY node_id"
+                           " HAVING SUM(idle_mutex_s) > 0",
+                           -1, &st, NULL) != SQLITE_OK)
+        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int32_t i = lb_map_get(&node, (uint64_t)sqlite3_column_int64(st, 0));
+        const char *name = NULL;
+        for (int hops = 0; i >= 0 && !name && hops < 256; hops++) {
+            long long f = frame[i];
+            name = f >= 0 && f < fr.n ? fr.name[f] : NULL;
+            i = name ? i : lb_map_get(&node, (uint64_t)parent[i]);
+        }
+        if (!name)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(sites[k].name, name) != 0)
+            k++;
+        if (k == n) {
+            lb_grow((void **)&sites, &scap, (size_t)n + 1, sizeof *sites);
+            memset(&sites[n], 0, sizeof *sites);
+            sites[n++].name = lb_xstrdup(name);
+        }
+        sites[k].blame_s += sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    qsort(sites, (size_t)n, sizeof *sites, by_blame);
+    for (long long f = 0; f < fr.n; f++)
+        free(fr.name[f]);
+    free(fr.name);
+    free(parent);
+    free(frame);
+    lb_map_free(&node);
+    *out = sites;
+    return n;
+}
+
+/* The site's release calls and its lock and cond-wait calls: the site
+ * table's call instructions where a frame of that name sits (an inline
+ * runtime frame such as std::mutex::unlock is the innermost one there). */
+static void site_calls(sqlite3 *db, const char *path, struct site *s)
+{
+    sqlite3_stmt *calls;
+    if (sqlite3_prepare_v2(db,
                            "SELECT mo.path, f.offset, SUM(s.releases), SUM(s.acquisitions)"
                            " FROM site s JOIN frame f ON f.id = s.frame_id JOIN module mo"
                            " ON mo.id = f.module_id WHERE s.object IN ('mutex', 'cond')"
-                           " AND f.function = ? GROUP BY mo.path, f.offset"
-                           " ORDER BY 3 DESC, 4 DESC LIMIT 128",
+                           " AND EXISTS (SELECT 1 FROM frame g WHERE g.module_id = f.module_id"
+                           " AND g.offset = f.offset AND (g.function = ?1"
+                           " OR substr(g.function, 1, length(?1) + 1) = ?1 || '.'))"
+                           " GROUP BY mo.path, f.offset ORDER BY 3 DESC, 4 DESC LIMIT 128",
                            -1, &calls, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    if (only)
-        sqlite3_bind_text(st, 1, only, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, k);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (n && sqlite3_column_double(st, 1) < 0.01 * sites[0].blame_s)
-            break; /* next to no blame: nothing to gain there */
-        lb_grow((void **)&sites, &cap, (size_t)n + 1, sizeof *sites);
-        struct site *s = &sites[n++];
-        memset(s, 0, sizeof *s);
-        s->name = lb_xstrdup((const char *)sqlite3_column_text(st, 0));
-        s->blame_s = sqlite3_column_double(st, 1);
-        sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
-        while (sqlite3_step(calls) == SQLITE_ROW) {
-            const char *mod = (const char *)sqlite3_column_text(calls, 0);
-            unsigned long long off = (unsigned long long)sqlite3_column_int64(calls, 1);
-            if (!mod || (s->module && strcmp(mod, s->module) != 0))
-                continue; /* one module: the busiest's */
-            if (!s->module)
-                s->module = lb_xstrdup(mod);
-            if (sqlite3_column_int64(calls, 2) > 0 && s->nrel++ < 64)
-                lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "", off);
-            if (sqlite3_column_int64(calls, 3) > 0 && s->nacq++ < 64)
-                lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "", off);
-        }
-        sqlite3_reset(calls);
-        if (s->module)
-            s->fstart = function_start(s->module, s->name);
+    sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
+    while (sqlite3_step(calls) == SQLITE_ROW) {
+        const char *mod = (const char *)sqlite3_column_text(calls, 0);
+        unsigned long long off = (unsigned long long)sqlite3_column_int64(calls, 1);
+        if (!mod || (s->module && strcmp(mod, s->module) != 0))
+            continue; /* one module: the busiest's */
+        if (!s->module)
+            s->module = lb_xstrdup(mod);
+        if (sqlite3_column_int64(calls, 2) > 0 && s->nrel++ < 64)
+            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "", off);
+        if (sqlite3_column_int64(calls, 3) > 0 && s->nacq++ < 64)
+            lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "", off);
     }
-    sqlite3_finalize(st);
     sqlite3_finalize(calls);
-    *out = sites;
-    return n;
+    if (s->module)
+        s->fstart = function_start(s->module, s->name);
+}
+
+/* The top k mutex release sites by blame (or the one named: by its name
+ * in the binary or demangled), with their calls. Sites with under 1% of
+ * the top site's blame are left out. */
+static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, struct site **out)
+{
+    struct site *all;
+    int n = site_blame(db, path, &all), kept = 0;
+    for (int i = 0; i < n; i++) {
+        bool keep =
+            only ? strcmp(all[i].name, only) == 0 || strcmp(lb_demangled(all[i].name), only) == 0
+                 : kept < k && all[i].blame_s >= 0.01 * all[0].blame_s;
+        if (!keep) {
+            free(all[i].name);
+            continue;
+        }
+        all[kept] = all[i];
+        site_calls(db, path, &all[kept++]);
+    }
+    *out = all;
+    return kept;
 }
 
 /* The command line of an existing profile's first process: its
@@ -487,7 +590,7 @@ int lb_cmd_whatif(int argc, char **argv)
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
-            r->site = s->name;
+            r->site = lb_xstrdup(lb_demangled(s->name));
             r->blame_s = s->blame_s;
             r->blame_share = total > 0 ? s->blame_s / total : 0;
             r->speedup = lb_whatif_speedups[j];
