@@ -8,7 +8,8 @@
 # counts exactly the workload's 3000 holds at the site, and the delay it
 # inserted at speedup p is p times the holds' summed length as the
 # workload timed them (within a loose factor). Bad flags exit 2 with one
-# line.
+# line. On a C++ queue the site is app::Queue::push(int), whose holds
+# (all 2000) are matched through std::mutex's inline frames.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -69,6 +70,20 @@ GT_LOG=$tmp/gt2.log "$L" whatif --site queue_push -r 1 q.db > table2 2> err || r
 [ "$rc" -eq 0 ] || bad "whatif q.db exited $rc: $(cat err)"
 [ "$(wc -l < gt2.log)" -eq 4 ] || bad "want 4 reruns of the profile's command, got $(wc -l < gt2.log)"
 grep -q "^queue_push " table2 || bad "no queue_push row from the existing profile"
+
+echo "== C++: the site is the program's member function, not std::mutex's inline unlock"
+if [ -x "$WORKLOADS_USER/cxx_queue" ]; then
+    "$L" whatif -o c.db -n 1 -r 1 --format json -- "$WORKLOADS_USER/cxx_queue" > c.json 2> err ||
+        bad "whatif cxx_queue exited $?: $(cat err)"
+    python3 - c.json <<'PY' || bad "C++ site"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+got = [(r["site"], r["holds"]) for r in rows]
+# two threads push 1000 times each
+assert got == [("app::Queue::push(int)", 2000)] * 3, got
+print("ok:", got[0])
+PY
+fi
 
 echo "== an unknown site: exit 2, one line"
 rc=0
