@@ -64,9 +64,9 @@ for line, p in ((2, 0.25), (3, 0.5), (4, 1.0)):
 sys.exit(0 if ok else 1)
 PY
 
-echo "== from the existing profile: its sites, its command rerun"
+echo "== from the existing profile: its top site (-n 1), its command rerun"
 rc=0
-GT_LOG=$tmp/gt2.log "$L" whatif --site queue_push -r 1 q.db > table2 2> err || rc=$?
+GT_LOG=$tmp/gt2.log "$L" whatif -n 1 -r 1 q.db > table2 2> err || rc=$?
 [ "$rc" -eq 0 ] || bad "whatif q.db exited $rc: $(cat err)"
 [ "$(wc -l < gt2.log)" -eq 4 ] || bad "want 4 reruns of the profile's command, got $(wc -l < gt2.log)"
 grep -q "^queue_push " table2 || bad "no queue_push row from the existing profile"
