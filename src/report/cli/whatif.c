@@ -14,9 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/clone_name.h"
 #include "common/db_name.h"
 #include "common/demangle.h"
-#include "common/runtime_frames.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
+#include "report/cli/whatif_sites.h"
 
 static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
@@ -57,16 +54,6 @@ static const char whatif_usage[] =
     "  --format F       table (default) or json\n"
     "  --show           print the results stored in FILE, run nothing\n"
     "  -h, --help       this help\n";
-
-struct site {
-    char *name;
-    double blame_s;
-    char *module;              /* path of the module its release calls are in */
-    unsigned long long fstart; /* the function's start in it, 0 if unknown */
-    struct lb_buf offsets;     /* its release calls, "OFF,OFF" in hex */
-    struct lb_buf acquires;    /* its lock and cond-wait calls, the same way */
-    int nrel, nacq;            /* how many of each (the library takes 64) */
-};
 
 struct sample {
     double elapsed_s, delay_s, holds, hold_s;
@@ -161,39 +148,6 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The start of function `name` in the ELF file at path (its symbol
- * value: an offset from the load base for PIE and shared objects), 0 if
- * it has no such symbol. */
-static unsigned long long function_start(const char *path, const char *name)
-{
-    unsigned long long found = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    elf_version(EV_CURRENT);
-    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    Elf_Scn *scn = NULL;
-    while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-            continue;
-        Elf_Data *data = elf_getdata(scn, NULL);
-        size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; data && i < count && !found; i++) {
-            GElf_Sym sym;
-            const char *s;
-            if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-                sym.st_value && (s = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
-                strcmp(s, name) == 0)
-                found = sym.st_value;
-        }
-    }
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return found;
-}
-
 static sqlite3 *open_db(const char *path, int flags)
 {
     sqlite3 *db;
@@ -201,177 +155,6 @@ static sqlite3 *open_db(const char *path, int flags)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
     sqlite3_busy_timeout(db, 5000);
     return db;
-}
-
-static double total_blame(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    double total = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT SUM(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
-                           " + idle_barrier_s + idle_sem_s + idle_futex_s) FROM metric",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        total = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return total;
-}
-
-/* Site names of the profile's frames: the function without its clone
- * suffixes, or NULL for a frame of the runtime (docs/DESIGN.md rule 5). */
-struct frames {
-    char **name;
-    long long n;
-};
-
-static struct frames load_frames(sqlite3 *db)
-{
-    struct frames f = { 0 };
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT f.id, f.function, f.file, m.path FROM frame f"
-                           " LEFT JOIN module m ON m.id = f.module_id ORDER BY f.id DESC",
-                           -1, &st, NULL) != SQLITE_OK)
-        return f;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        long long id = sqlite3_column_int64(st, 0);
-        const char *fn = (const char *)sqlite3_column_text(st, 1);
-        if (!f.name) {
-            f.n = id + 1;
-            f.name = lb_xcalloc((size_t)f.n, sizeof *f.name);
-        }
-        if (id < 0 || id >= f.n || !fn ||
-            lb_runtime_frame(fn, (const char *)sqlite3_column_text(st, 2),
-                             (const char *)sqlite3_column_text(st, 3)))
-            continue;
-        f.name[id] = lb_xstrdup(fn);
-        f.name[id][lb_clone_base_len(fn)] = '\0';
-    }
-    sqlite3_finalize(st);
-    return f;
-}
-
-static int by_blame(const void *a, const void *b)
-{
-    double x = ((const struct site *)a)->blame_s, y = ((const struct site *)b)->blame_s;
-    return (x < y) - (x > y);
-}
-
-/* Mutex blame per site: each release context's goes to its innermost
- * program frame, as the report's release-site view names it. */
-static int site_blame(sqlite3 *db, const char *path, struct site **out)
-{
-    struct frames fr = load_frames(db);
-    struct lb_map node = { 0 };
-    long long *parent = NULL, *frame = NULL;
-    size_t cap = 0, scap = 0;
-    int nnodes = 0, n = 0;
-    struct site *sites = NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, -1) FROM node",
-                           -1, &st, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        lb_grow((void **)&parent, &cap, (size_t)nnodes + 1, sizeof *parent);
-        frame = lb_xrealloc(frame, cap * sizeof *frame);
-        parent[nnodes] = sqlite3_column_int64(st, 1);
-        frame[nnodes] = sqlite3_column_int64(st, 2);
-        bool fresh;
-        *lb_map_slot(&node, (uint64_t)sqlite3_column_int64(st, 0), &fresh) = nnodes++;
-    }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT node_id, SUM(idle_mutex_s) FROM metric GROUP BY node_id"
-                           " HAVING SUM(idle_mutex_s) > 0",
-                           -1, &st, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int32_t i = lb_map_get(&node, (uint64_t)sqlite3_column_int64(st, 0));
-        const char *name = NULL;
-        for (int hops = 0; i >= 0 && !name && hops < 256; hops++) {
-            long long f = frame[i];
-            name = f >= 0 && f < fr.n ? fr.name[f] : NULL;
-            i = name ? i : lb_map_get(&node, (uint64_t)parent[i]);
-        }
-        if (!name)
-            continue;
-        int k = 0;
-        while (k < n && strcmp(sites[k].name, name) != 0)
-            k++;
-        if (k == n) {
-            lb_grow((void **)&sites, &scap, (size_t)n + 1, sizeof *sites);
-            memset(&sites[n], 0, sizeof *sites);
-            sites[n++].name = lb_xstrdup(name);
-        }
-        sites[k].blame_s += sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-    qsort(sites, (size_t)n, sizeof *sites, by_blame);
-    for (long long f = 0; f < fr.n; f++)
-        free(fr.name[f]);
-    free(fr.name);
-    free(parent);
-    free(frame);
-    lb_map_free(&node);
-    *out = sites;
-    return n;
-}
-
-/* The site's release calls and its lock and cond-wait calls: the site
- * table's call instructions where a frame of that name sits (an inline
- * runtime frame such as std::mutex::unlock is the innermost one there). */
-static void site_calls(sqlite3 *db, const char *path, struct site *s)
-{
-    sqlite3_stmt *calls;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT mo.path, f.offset, SUM(s.releases), SUM(s.acquisitions)"
-                           " FROM site s JOIN frame f ON f.id = s.frame_id JOIN module mo"
-                           " ON mo.id = f.module_id WHERE s.object IN ('mutex', 'cond')"
-                           " AND EXISTS (SELECT 1 FROM frame g WHERE g.module_id = f.module_id"
-                           " AND g.offset = f.offset AND (g.function = ?1"
-                           " OR substr(g.function, 1, length(?1) + 1) = ?1 || '.'))"
-                           " GROUP BY mo.path, f.offset ORDER BY 3 DESC, 4 DESC LIMIT 128",
-                           -1, &calls, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
-    while (sqlite3_step(calls) == SQLITE_ROW) {
-        const char *mod = (const char *)sqlite3_column_text(calls, 0);
-        unsigned long long off = (unsigned long long)sqlite3_column_int64(calls, 1);
-        if (!mod || (s->module && strcmp(mod, s->module) != 0))
-            continue; /* one module: the busiest's */
-        if (!s->module)
-            s->module = lb_xstrdup(mod);
-        if (sqlite3_column_int64(calls, 2) > 0 && s->nrel++ < 64)
-            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "", off);
-        if (sqlite3_column_int64(calls, 3) > 0 && s->nacq++ < 64)
-            lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "", off);
-    }
-    sqlite3_finalize(calls);
-    if (s->module)
-        s->fstart = function_start(s->module, s->name);
-}
-
-/* The top k mutex release sites by blame (or the one named: by its name
- * in the binary or demangled), with their calls. Sites with under 1% of
- * the top site's blame are left out. */
-static int pick_sites(sqlite3 *db, const char *path, const char *only, int k, struct site **out)
-{
-    struct site *all;
-    int n = site_blame(db, path, &all), kept = 0;
-    for (int i = 0; i < n; i++) {
-        bool keep =
-            only ? strcmp(all[i].name, only) == 0 || strcmp(lb_demangled(all[i].name), only) == 0
-                 : kept < k && all[i].blame_s >= 0.01 * all[0].blame_s;
-        if (!keep) {
-            free(all[i].name);
-            continue;
-        }
-        all[kept] = all[i];
-        site_calls(db, path, &all[kept++]);
-    }
-    *out = all;
-    return kept;
 }
 
 /* The command line of an existing profile's first process: its
@@ -550,9 +333,9 @@ int lb_cmd_whatif(int argc, char **argv)
             cli_die(LB_EXIT_FAIL, "whatif: the profile run wrote no database (%s)", db_path);
     }
     sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
-    struct site *sites;
-    int nsites = pick_sites(db, db_path, only, k, &sites);
-    double total = total_blame(db);
+    struct lb_whatif_site *sites;
+    int nsites = lb_whatif_pick_sites(db, db_path, only, k, &sites);
+    double total = lb_whatif_total_blame(db);
     if (nsites == 0 && only)
         cli_die(LB_EXIT_USAGE, "whatif: no mutex release site '%s' with blame in %s", only,
                 db_path);
@@ -567,7 +350,7 @@ int lb_cmd_whatif(int argc, char **argv)
     struct sample base[20], exp[LB_WHATIF_SPEEDUPS][20];
     int nrows = 0;
     for (int i = 0; i < nsites; i++) {
-        struct site *s = &sites[i];
+        struct lb_whatif_site *s = &sites[i];
         struct lb_buf spec = { 0 };
         if (!s->module) {
             cli_warn("whatif: no release calls of %s recorded; skipped", s->name);
