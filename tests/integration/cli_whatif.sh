@@ -7,7 +7,8 @@
 # checked against the workload's own log of the same runs: the library
 # counts exactly the workload's 3000 holds at the site, and the delay it
 # inserted at speedup p is p times the holds' summed length as the
-# workload timed them (within a loose factor). Bad flags exit 2 with one
+# workload timed them (from that to five times it: the library's holds
+# also hold the signal to the consumers). Bad flags exit 2 with one
 # line. On a C++ queue the site is app::Queue::push(int), whose holds
 # (all 2000) are matched through std::mutex's inline frames.
 . "$(dirname "$0")/../lib/common.sh"
@@ -59,8 +60,14 @@ for line, p in ((2, 0.25), (3, 0.5), (4, 1.0)):
           f"workload {gt_holds} holds, {gt_hold:.3f} s held: p x that = {want:.3f} s")
     if holds != gt_holds or gt_holds != 3000:
         print("FAILED: the library's holds at the site differ from the workload's"); ok = False
-    if not (0.7 * want <= delay <= 3 * want):
+    # The library's hold runs from the lock's return to the unlock call: the
+    # workload's timed work and the signal in it, where a woken consumer
+    # may preempt the producer on a loaded machine. So: at least the
+    # workload's, and a few times it at most.
+    if not (0.7 * want <= delay <= 5 * want):
         print("FAILED: delay not p x the holds' length"); ok = False
+    if abs(delay - p * hold) > 0.01 * p * hold + 1e-6:
+        print("FAILED: delay is not p x the library's own hold total"); ok = False
 sys.exit(0 if ok else 1)
 PY
 
