@@ -9,7 +9,8 @@
 # inserted at speedup p is p times the holds' summed length as the
 # workload timed them (from that to five times it: the library's holds
 # also hold the signal to the consumers). Bad flags exit 2 with one
-# line. On a C++ queue the site is app::Queue::push(int), whose holds
+# line. -n 1 picks the top site (offpath's helper_update). The wrapped calls' return values and errno are the same while an
+# experiment runs (errno_returns). On a C++ queue the site is app::Queue::push(int), whose holds
 # (all 2000) are matched through std::mutex's inline frames.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
@@ -71,12 +72,19 @@ for line, p in ((2, 0.25), (3, 0.5), (4, 1.0)):
 sys.exit(0 if ok else 1)
 PY
 
-echo "== from the existing profile: its top site (-n 1), its command rerun"
+echo "== from the existing profile: its site, its command rerun"
 rc=0
-GT_LOG=$tmp/gt2.log "$L" whatif -n 1 -r 1 q.db > table2 2> err || rc=$?
+GT_LOG=$tmp/gt2.log "$L" whatif --site queue_push -r 1 q.db > table2 2> err || rc=$?
 [ "$rc" -eq 0 ] || bad "whatif q.db exited $rc: $(cat err)"
 [ "$(wc -l < gt2.log)" -eq 4 ] || bad "want 4 reruns of the profile's command, got $(wc -l < gt2.log)"
 grep -q "^queue_push " table2 || bad "no queue_push row from the existing profile"
+
+echo "== -n 1: the top site (offpath: two helpers take turns on one lock)"
+rc=0
+"$L" whatif -o o.db -n 1 -r 1 --format json -- "$W" offpath > o.json 2> err || rc=$?
+[ "$rc" -eq 0 ] || bad "whatif offpath exited $rc: $(cat err)"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert [x["site"] for x in r] == ["helper_update"] * 3, r' \
+    o.json || bad "-n 1 did not pick helper_update alone"
 
 echo "== C++: the site is the program's member function, not std::mutex's inline unlock"
 if [ -x "$WORKLOADS_USER/cxx_queue" ]; then
@@ -96,6 +104,14 @@ echo "== an unknown site: exit 2, one line"
 rc=0
 "$L" whatif --site no_such_site -r 1 q.db > out 2> err || rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] || bad "--site no_such_site: exit $rc, '$(cat err)'"
+
+echo "== an experiment keeps return values and errno of every wrapped call"
+if [ -x "$WORKLOADS/errno_returns" ]; then
+    LOCKBLAME_OUTPUT=$tmp/e.db LOCKBLAME_WHATIF_SITE="0:1:1:$WORKLOADS/errno_returns" \
+        LOCKBLAME_WHATIF_SPEEDUP=1 LOCKBLAME_WHATIF_OUT=$tmp/e.txt \
+        preloaded "$WORKLOADS/errno_returns" > /dev/null || bad "errno_returns under an experiment exited $?"
+    grep -q '^pid=[0-9]* elapsed_ns=[0-9]* delay_ns=0 ' e.txt || bad "no results line: $(cat e.txt)"
+fi
 
 echo "== --show, JSON and HTML"
 "$L" whatif --show --format json q.db > j.json || bad "--show --format json"
