@@ -1,6 +1,7 @@
 /*
  * whatif.c - `lockblame whatif [options] -- PROG [ARGS]`: profile PROG once
- * with `lockblame run`, take its top mutex release sites, and for each
+ * with `lockblame run`, take its top release sites that release a mutex,
+ * and for each
  * rerun PROG with the holds that end there virtually shortened by 25%, 50%
  * and 100% (liblockblame's LOCKBLAME_WHATIF_* experiment, core/whatif.h),
  * in rounds: a baseline run (the same hooks, no delay), then one run at
@@ -35,14 +36,15 @@ static const char whatif_usage[] =
     "\n"
     "Predict how much faster PROG gets if the mutex holds that end at a release\n"
     "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
-    "top K mutex release sites (or the one named), and rerun PROG with a virtual\n"
-    "speedup of those holds: whenever one ends, every other thread is delayed by\n"
-    "that fraction of its length, and the run's time less the delays inserted is\n"
-    "the time it would take (coz's causal profiling; docs/INTERNALS.md). Each\n"
-    "experiment runs RUNS times beside as many baseline runs; the table gives the\n"
-    "median predicted change of the run's time and its interval. A site with much\n"
-    "blame and no gain is marked \"off the critical path\". PROG's output is\n"
-    "discarded. Results are stored in FILE's whatif table (docs/SCHEMA.md).\n"
+    "top K release sites by blame that release a mutex (or the one named), and\n"
+    "rerun PROG with a virtual speedup of those holds: while one lasts, every\n"
+    "other thread is delayed by that fraction of it, and the run's time less the\n"
+    "delays inserted is the time it would take (coz's causal profiling;\n"
+    "docs/INTERNALS.md). Each site runs RUNS rounds of a baseline run and a run at\n"
+    "each speedup; the table gives the median predicted change of the run's time\n"
+    "and its interval over the rounds. A site with much blame and no gain is\n"
+    "marked \"off the critical path\". PROG's output is discarded. Results are\n"
+    "stored in FILE's whatif table (docs/SCHEMA.md).\n"
     "Given an existing profile FILE instead of PROG, takes its sites and reruns\n"
     "its command (its executable, and the words of its command line after it).\n"
     "\n"
@@ -337,10 +339,11 @@ int lb_cmd_whatif(int argc, char **argv)
     int nsites = lb_whatif_pick_sites(db, db_path, only, k, &sites);
     double total = lb_whatif_total_blame(db);
     if (nsites == 0 && only)
-        cli_die(LB_EXIT_USAGE, "whatif: no mutex release site '%s' with blame in %s", only,
-                db_path);
+        cli_die(LB_EXIT_USAGE, "whatif: no release site '%s' with blame and a mutex release in %s",
+                only, db_path);
     if (nsites == 0)
-        cli_die(LB_EXIT_FAIL, "whatif: no mutex release site with blame in %s", db_path);
+        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame and a mutex release in %s",
+                db_path);
 
     /* The experiments; their own profiles go to a scratch database. */
     char scratch[PATH_MAX + 32], out[PATH_MAX + 32];

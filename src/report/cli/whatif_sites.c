@@ -104,8 +104,9 @@ static int by_blame(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Mutex blame per site: each release context's goes to its innermost
- * program frame, as the report's release-site view names it. */
+/* Blame per site, every kind but joins (structural): each release
+ * context's goes to its innermost program frame, as the report's
+ * release-site view names it. */
 static int site_blame(sqlite3 *db, const char *path, struct lb_whatif_site **out)
 {
     struct frames fr = load_frames(db);
@@ -129,8 +130,10 @@ static int site_blame(sqlite3 *db, const char *path, struct lb_whatif_site **out
     }
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db,
-                           "SELECT node_id, SUM(idle_mutex_s) FROM metric GROUP BY node_id"
-                           " HAVING SUM(idle_mutex_s) > 0",
+                           "SELECT node_id, SUM(idle_mutex_s + idle_spin_s + idle_rwlock_s"
+                           " + idle_cond_s + idle_barrier_s + idle_sem_s"
+                           " + COALESCE(idle_futex_s, 0)) AS b FROM metric GROUP BY node_id"
+                           " HAVING b > 0",
                            -1, &st, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -172,7 +175,9 @@ static void site_calls(sqlite3 *db, const char *path, struct lb_whatif_site *s)
 {
     sqlite3_stmt *calls;
     if (sqlite3_prepare_v2(db,
-                           "SELECT mo.path, f.offset, SUM(s.releases), SUM(s.acquisitions)"
+                           "SELECT mo.path, f.offset,"
+                           " SUM(CASE WHEN s.object = 'mutex' THEN s.releases ELSE 0 END),"
+                           " SUM(s.acquisitions)"
                            " FROM site s JOIN frame f ON f.id = s.frame_id JOIN module mo"
                            " ON mo.id = f.module_id WHERE s.object IN ('mutex', 'cond')"
                            " AND EXISTS (SELECT 1 FROM frame g WHERE g.module_id = f.module_id"
@@ -213,7 +218,16 @@ int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,
             continue;
         }
         all[kept] = all[i];
-        site_calls(db, path, &all[kept++]);
+        site_calls(db, path, &all[kept]);
+        if (all[kept].nrel > 0) {
+            kept++;
+            continue;
+        }
+        /* No mutex release there: nothing to speed up. */
+        free(all[kept].name);
+        free(all[kept].module);
+        lb_buf_free(&all[kept].offsets);
+        lb_buf_free(&all[kept].acquires);
     }
     *out = all;
     return kept;

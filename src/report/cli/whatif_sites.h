@@ -19,9 +19,10 @@ struct lb_whatif_site {
     int nrel, nacq;            /* how many of each (the library takes 64) */
 };
 
-/* The top k mutex release sites by blame (or the one named: by its name
- * in the binary or demangled), with their calls; sites with under 1% of
- * the top site's blame are left out. Returns how many, in *out. */
+/* The top k release sites by blame, every kind but joins, among those
+ * that release a mutex (or the one named: by its name in the binary or
+ * demangled), with their calls; sites with under 1% of the top site's
+ * blame are left out. Returns how many, in *out. */
 int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,
                          struct lb_whatif_site **out);
 /* All blame in the profile, every kind. */
