@@ -114,6 +114,21 @@ typedef struct {
 
 static LB_TLS whatif_thread_t me;
 
+/* Around every change to `me` (or to acc): the sampler's handler, which
+ * may interrupt this thread anywhere, stays out meanwhile. The fences
+ * keep the compiler from moving the changes outside. */
+static inline void enter(void)
+{
+    me.inside++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void leave(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    me.inside--;
+}
+
 static void ensure_known(void)
 {
     if (lb_unlikely(!me.known)) {
@@ -162,9 +177,9 @@ static void pay_owed(void)
 
 void lb_whatif_pay(void)
 {
-    me.inside++;
+    enter();
     pay_owed();
-    me.inside--;
+    leave();
 }
 
 void lb_whatif_tick(void)
@@ -175,18 +190,18 @@ void lb_whatif_tick(void)
 
 void lb_whatif_block_begin(void)
 {
-    me.inside++;
+    enter();
     pay_owed();
     me.blocked_ns = lb_now_ns();
     me.blocked_at = global_at(me.blocked_ns);
-    me.inside--;
+    leave();
 }
 
 void lb_whatif_block_end(bool woken)
 {
     if (!woken)
         return;
-    me.inside++;
+    enter();
     /* The delay inserted while this thread was blocked, up to p per ns
      * blocked (one site hold at a time): a hold that did not accrue as it
      * went settles all at once when it ends, and the part of it that
@@ -195,7 +210,7 @@ void lb_whatif_block_end(bool woken)
     uint64_t inserted = g > me.blocked_at ? g - me.blocked_at : 0;
     uint64_t bound = times_p(now > me.blocked_ns ? now - me.blocked_ns : 0);
     me.local += inserted < bound ? inserted : bound;
-    me.inside--;
+    leave();
 }
 
 static bool listed(const uintptr_t *list, uint32_t n, uintptr_t ra)
@@ -208,7 +223,7 @@ static bool listed(const uintptr_t *list, uint32_t n, uintptr_t ra)
 
 void lb_whatif_acquired(const void *lock, uintptr_t ra)
 {
-    me.inside++;
+    enter();
     if (me.nholds < WHATIF_HOLDS) {
         uint64_t now = lb_now_ns();
         bool accruing = listed(config.acquires, config.nacquires, ra);
@@ -222,7 +237,7 @@ void lb_whatif_acquired(const void *lock, uintptr_t ra)
             acc_update(0, +1, now);
         }
     }
-    me.inside--;
+    leave();
 }
 
 /* End lock's newest timed hold: *accruing says whether it was in
@@ -296,17 +311,17 @@ static void hold_ends(const void *lock, uintptr_t ra)
 
 void lb_whatif_releasing(const void *lock, uintptr_t ra)
 {
-    me.inside++;
+    enter();
     pay_owed();
     hold_ends(lock, ra);
-    me.inside--;
+    leave();
 }
 
 void lb_whatif_dropped(const void *lock)
 {
-    me.inside++;
+    enter();
     hold_ends(lock, 0);
-    me.inside--;
+    leave();
 }
 
 uint64_t lb_whatif_local(void)
