@@ -83,7 +83,11 @@ static uint64_t global_at(uint64_t now)
 static void acc_update(uint64_t settled, int active, uint64_t since)
 {
     while (__atomic_exchange_n(&acc.writer, 1, __ATOMIC_ACQUIRE))
+#if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
+#else
+        ;
+#endif
     __atomic_store_n(&acc.seq, acc.seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&acc.settled, acc.settled + settled, __ATOMIC_RELAXED);
