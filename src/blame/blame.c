@@ -134,7 +134,9 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
         } else if (lb_obj_kind_is_signalled(wait->kind) || wait->kind == LB_OBJ_BARRIER) {
             stats->contended++; /* a completed wait is this kind's acquisition */
             stats->acquisitions++;
-            if (mon->signal_sampled) /* its blame is estimated (signal_sampled.h) */
+            if (lb_obj_kind_is_signalled(wait->kind) && mon->signal_sampled)
+                /* its blame is estimated (signal_sampled.h; a barrier's
+                 * field of the same place is its count) */
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }

@@ -27,9 +27,9 @@ typedef struct lb_object_stats {
     uint32_t first_thread;          /* thread that first waited on it */
     uint32_t first_node;            /* that waiter's context in its CCT (0 until known) */
     uint32_t retired;               /* 1 once its lb_mon was freed (destroy/re-init) */
-    uint32_t shared;                /* 1: a semaphore shared by the tree's processes, whose
+    uint32_t shared;                /* 1: an object shared by the tree's processes, whose
                                  * blame here is taken from the accrual of every
-                                 * process's waiters (blame/shared_sems.h) */
+                                 * process's waiters (blame/shared_objs.h) */
     uint32_t acquisitions_lost;     /* 1: a mutex whose memory was reused before its count
                                  * was read (a std::mutex that went out of scope:
                                  * no destroy call); acquisitions is then unknown */
@@ -39,6 +39,9 @@ typedef struct lb_object_stats {
     double accrued_held_ns;         /* integral of waiters while held (to be blamed) */
     double blamed_ns;               /* handed to release/signal sites */
     double handoff_ns;              /* integral of waiters while nobody held it */
+    double shared_handoff_ns;       /* shared: the tree's hand-off this process's waits took */
+    double outside_ns;              /* shared: idleness of waits here that a process outside
+                                     * the tree ended (unattributed) */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
     lb_collect_note_t most_collect; /* ... and the one that collected the most */
     /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,

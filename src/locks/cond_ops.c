@@ -27,7 +27,7 @@
 #include <errno.h>
 
 #include "blame/blame.h"
-#include "blame/shared_sems.h"
+#include "blame/shared_objs.h"
 #include "blame/signal_sampled.h"
 #include "blame/wait_deferred.h"
 #include "core/real.h"
@@ -47,13 +47,22 @@ typedef struct cond_wait_ctx {
     lb_thread_t *self;
     lb_wait_t wait;
     pthread_mutex_t *mutex;
-    lb_shared_sem_t *shared; /* a semaphore shared across processes (blame/shared_sems.h) */
+    lb_shared_wait_t shared; /* on an object shared across processes (blame/shared_objs.h):
+                              * its record, else NULL */
 } cond_wait_ctx_t;
+
+/* The wait on a shared object (ctx's) ended at `ended`. */
+static void shared_wait_finished(cond_wait_ctx_t *ctx, uint64_t ended)
+{
+    if (ctx->shared.r)
+        lb_shared_wait_ends(&ctx->shared, ctx->wait.mon, ended, false, ctx->wait.timed_out);
+}
 
 static void cond_wait_finished(void *p)
 {
     cond_wait_ctx_t *ctx = p;
     uint64_t ended = lb_wait_end(ctx->self, &ctx->wait, false);
+    shared_wait_finished(ctx, ended);
     if (ctx->mutex)
         lb_mutex_acquired_inside(ctx->self, ctx->mutex, ended);
 }
@@ -78,6 +87,9 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     uint64_t now = lb_now_ns();
     lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
+    ctx.shared.r = lb_shared_find(c);
+    if (ctx.shared.r) /* its signallers may be in any process of the tree */
+        lb_shared_wait_begins(&ctx.shared, mon, now, false);
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
     struct _pthread_cleanup_buffer cleanup;
@@ -125,11 +137,11 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
-    if (mon && kind == LB_OBJ_SEM && lb_unlikely(lb_shared_sems_on)) {
-        lb_shared_sem_t *shared = lb_shared_sem_find(obj);
+    if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
+        lb_shared_obj_t *shared = lb_shared_find(obj);
         if (shared) { /* its waiters may be in any process of the tree */
             lb_site_count_release(self->sites, site, kind);
-            lb_shared_sem_post(self, shared, mon, site);
+            lb_shared_blame(self, shared, mon, kind, site);
             return lb_signal_real(obj, kind, arg);
         }
     }
@@ -147,7 +159,12 @@ int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind 
 int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
     lb_objmap_retire(c);
-    return lb_real.cond_init(c, attr);
+    int rc = lb_real.cond_init(c, attr);
+    int pshared = PTHREAD_PROCESS_PRIVATE;
+    if (rc == 0 && attr && lb_self && pthread_condattr_getpshared(attr, &pshared) == 0 &&
+        pshared == PTHREAD_PROCESS_SHARED)
+        lb_shared_register(c, LB_OBJ_COND, 0); /* errno kept */
+    return rc;
 }
 
 int lb_cond_destroy(pthread_cond_t *c)
@@ -171,8 +188,7 @@ static void sem_wait_finished(void *p)
 {
     cond_wait_ctx_t *ctx = p;
     uint64_t ended = lb_wait_end(ctx->self, &ctx->wait, false);
-    if (ctx->shared)
-        lb_shared_sem_wait_ends(ctx->shared, ended);
+    shared_wait_finished(ctx, ended);
 }
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
@@ -191,9 +207,9 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     errno = saved_errno;
     cond_wait_ctx_t ctx = { .self = self };
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
-    ctx.shared = lb_unlikely(lb_shared_sems_on) ? lb_shared_sem_find(s) : NULL;
-    if (ctx.shared)
-        lb_shared_sem_wait_begins(ctx.shared, mon, ctx.wait.start_ns);
+    ctx.shared.r = lb_shared_find(s);
+    if (ctx.shared.r)
+        lb_shared_wait_begins(&ctx.shared, mon, ctx.wait.start_ns, false);
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);
@@ -207,7 +223,7 @@ int lb_sem_init(sem_t *s, int pshared, unsigned value)
     lb_objmap_retire(s);
     int rc = lb_real.sem_init(s, pshared, value);
     if (rc == 0 && pshared && lb_self)
-        lb_shared_sem_register(s); /* errno kept */
+        lb_shared_register(s, LB_OBJ_SEM, 0); /* errno kept */
     return rc;
 }
 

@@ -19,6 +19,7 @@
 #include "blame/wait_deferred.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
+#include "locks/pshared_mutex.h"
 #include "util/own_memory.h"
 #include "util/raw_syscall.h"
 #include "util/timeout.h"
@@ -131,7 +132,10 @@ int lb_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
     if (m && kind_is_monitored(m->__data.__kind))
         retire(m); /* memory reused without destroy */
-    return lb_real.mutex_init(m, attr);
+    int rc = lb_real.mutex_init(m, attr);
+    if (rc == 0 && attr)
+        lb_pshared_mutex_init(m, attr);
+    return rc;
 }
 
 int lb_mutex_destroy(pthread_mutex_t *m)
@@ -158,6 +162,12 @@ static int real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
     if (clock == LB_WAIT_REALTIME)
         return lb_real.mutex_timedlock(m, abstime);
     return lb_real.mutex_clocklock(m, clock, abstime);
+}
+
+int lb_mutex_real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
+                       bool timed)
+{
+    return real_lock(m, clock, abstime, timed);
 }
 
 /* A wait on a NORMAL mutex blamed by its holders' samples
@@ -276,8 +286,10 @@ int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
     lb_mon_t *mon;
-    if (lb_unlikely(!self || self->busy) || !lb_mutex_counted(m, &mon))
+    if (lb_unlikely(!self || self->busy))
         return lb_real.mutex_trylock(m);
+    if (!lb_mutex_counted(m, &mon))
+        return lb_pshared_mutex_lock(self, m, LB_WAIT_FOREVER, NULL, false, true);
     int rc = lb_real.mutex_trylock(m);
     if (rc == 0)
         lb_mutex_acquired_now(self, m);
@@ -291,8 +303,10 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
     lb_mon_t *mon;
     /* glibc rejects an unsupported clock before trying the lock; a bad
      * tv_nsec only when it has to wait, as we do after the attempt. */
-    if (!self || self->busy || lb_clock_rejected(clock) || !lb_mutex_counted(m, &mon))
+    if (!self || self->busy || lb_clock_rejected(clock))
         return real_lock(m, clock, abstime, true);
+    if (!lb_mutex_counted(m, &mon))
+        return lb_pshared_mutex_lock(self, m, clock, abstime, true, false);
     int rc = lb_real.mutex_trylock(m);
     if (rc == 0)
         return lb_mutex_acquired_now(self, m);
@@ -312,8 +326,9 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
 lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
-    if (!lb_mutex_counted(m, &mon) || !mon || !lb_release_needs_accounting(mon) ||
-        !unlock_releases(self, m))
+    if (!lb_mutex_counted(m, &mon))
+        return lb_pshared_mutex_releasing_inside(self, m, now);
+    if (!mon || !lb_release_needs_accounting(mon) || !unlock_releases(self, m))
         return (lb_hold_t){ .blame_ns = 0 };
     return lb_hold_ends_at(self, mon, now);
 }
@@ -321,8 +336,10 @@ lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint6
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
-    if (!lb_mutex_counted(m, &mon))
+    if (!lb_mutex_counted(m, &mon)) {
+        lb_pshared_mutex_acquired_inside(self, m, now);
         return;
+    }
     /* As a barging acquisition: the time only, no meta inside the hold. */
     if (mon && __atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0)
         lb_hold_begins_deferred_at(mon, now);
@@ -388,7 +405,7 @@ int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
 {
     lb_mon_t *mon;
     if (!lb_mutex_counted(m, &mon))
-        return lb_real.mutex_lock(m);
+        return lb_pshared_mutex_lock(self, m, LB_WAIT_FOREVER, NULL, false, false);
     if (__libc_single_threaded) {
         /* Nobody to wait for: glibc's lock skips its atomics here, and so
          * do we, inline for NORMAL mutexes, else by calling it. */
@@ -421,7 +438,7 @@ int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t sit
 {
     lb_mon_t *mon;
     if (!lb_mutex_counted(m, &mon))
-        return lb_real.mutex_unlock(m);
+        return lb_pshared_mutex_unlock(self, m, site);
     lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
     if (mon && lb_release_needs_accounting(mon))
         return lb_mutex_unlock_accounted(self, m, mon, site);

@@ -92,6 +92,10 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
 /* The whole lock/unlock, out of line: first use, kinds other than
  * NORMAL, a site-table miss, an lb_mon in a single-threaded process. */
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m);
+/* The real lock, trylock-free: pthread_mutex_lock, or with a timeout on
+ * clock (LB_WAIT_REALTIME: timedlock) when timed. */
+int lb_mutex_real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
+                       bool timed);
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
 /* The threaded fast path's exits (see lb_mutex_lock): its attempt on a
  * NORMAL mutex failed (wait: converting a counted m first), or succeeded

@@ -12,6 +12,7 @@
 
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
+#include "blame/shared_objs.h"
 #include "blame/sites.h"
 #include "blame/spin_sampled.h"
 #include "core/phase.h"
@@ -143,6 +144,21 @@ void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
     }
 }
 
+/* Waits on process-shared objects that a process outside the tree ended
+ * (blame/shared_objs.h): integer keys, which add up over the tree's
+ * processes. */
+static void shared_outside_meta(writer_t *w)
+{
+    uint64_t waits = lb_shared_outside_waits();
+    if (!waits)
+        return;
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO meta VALUES('shared_outside_us','%llu'),('shared_outside_waits','%llu')",
+             (unsigned long long)(lb_shared_outside_ns() / 1000), (unsigned long long)waits);
+    lb_wsql(w, sql);
+}
+
 void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
@@ -162,9 +178,11 @@ void lb_tables_objects(writer_t *w)
                        * posted a shared semaphore keeps its blame's row */
         if (s->shared) {
             /* Its waits accrued across the tree's processes; this process's
-             * part is what its posts took (blame/shared_sems.h). */
-            s->accrued_held_ns = s->blamed_ns;
-            s->handoff_ns = 0;
+             * part is what its releases took, the hand-off its waits took,
+             * and the idleness of its waits ended from outside the tree
+             * (blame/shared_objs.h). */
+            s->accrued_held_ns = s->blamed_ns + s->outside_ns;
+            s->handoff_ns = s->shared_handoff_ns;
         }
         double unattributed = s->accrued_held_ns - s->blamed_ns;
         sqlite3_bind_int64(st, 1, i);
@@ -198,6 +216,7 @@ void lb_tables_objects(writer_t *w)
         lb_wstep(st);
     }
     sqlite3_finalize(st);
+    shared_outside_meta(w);
 }
 
 /* The command line as the process began. A program may rewrite its argv

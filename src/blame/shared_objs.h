@@ -1,0 +1,109 @@
+/* Synchronization objects shared by the processes of one profiled tree
+ * (in memory the processes share, initialized process-shared: sem_init
+ * with pshared != 0, and mutexes, condition variables and barriers with
+ * PTHREAD_PROCESS_SHARED): docs/DESIGN.md, "Across processes". A release,
+ * post, signal or last arrival in one process ends waits in another, so
+ * the idleness it is blamed for accrues over every process's waiters,
+ * with the same rules as within a process.
+ *
+ * How: the first process-shared init of a process creates a shared
+ * anonymous mapping (MAP_SHARED), which every process the tree forks from
+ * then on inherits at the same address, as it inherits the program's own
+ * shared memory: the program's object has one address in all of them,
+ * and the mapping holds one record per such address. A record carries the
+ * object's accrual across processes: its waiters w (all processes), the
+ * integral of w owed to the next release (since the previous post,
+ * signal or episode's end; for a mutex, over the current hold), and the
+ * integral of w while nobody is to blame (a mutex nobody holds, a
+ * barrier's released waiters on their way out: hand-off). Each process
+ * keeps its own lb_mon and object record for the victims' view (their
+ * waits, their counts); a release anywhere takes the record's owed
+ * integral as its blame, in the releasing process; waits that end take
+ * the hand-off. The writer then writes each process's record as blame +
+ * hand-off + outside (object_stats.h), so the tree's rows add up: the
+ * waits in one process, the blame in another.
+ *
+ * Outside the tree: a wait that ends without any release by the tree
+ * since it began (a sem, cond or barrier), or a mutex acquired while the
+ * record still says held (its release was not seen), was ended by a
+ * process that is not profiled; the owed integral then goes to the
+ * waiting process's record as `outside_ns` (unattributed, and the
+ * header says why).
+ *
+ * Not covered: a process exec'd within the tree (the mapping does not
+ * survive exec, and the program's shared memory then has other
+ * addresses); named semaphores (sem_open: mapped per process); rwlocks
+ * with PTHREAD_PROCESS_SHARED (their waits stay per process). The
+ * accrual still owed when the tree ends is in no row.
+ *
+ * Invariants: a record's fields but addr change only under its lock, a
+ * lb_meta_lock in the shared mapping (plain atomics: it works across
+ * processes); addr goes from 0 to the object's address once, by CAS, and
+ * never back. Timestamps from different processes may be a few
+ * nanoseconds out of order: accrual ignores a time before the record's
+ * last event. Each process counts its own threads' waits in progress per
+ * record, and at its end takes them out of w, so that a process that dies
+ * with threads waiting leaves no waiters behind. Nothing here runs in a
+ * signal handler or on a fast path: only objects initialized
+ * process-shared have records. */
+#ifndef LB_BLAME_SHARED_OBJS_H
+#define LB_BLAME_SHARED_OBJS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blame/blame.h"
+#include "blame/mon.h"
+#include "core/thread.h"
+
+typedef struct lb_shared_obj lb_shared_obj_t;
+
+/* A wait on a shared object in progress (its record, and the tree's
+ * release count when it began). */
+typedef struct lb_shared_wait {
+    lb_shared_obj_t *r;
+    uint64_t releases;
+} lb_shared_wait_t;
+
+/* Nonzero once this process has the shared mapping (its own or inherited):
+ * the wrappers look for records only then. */
+extern uint32_t lb_shared_objs_on;
+
+/* obj was initialized process-shared (kind; a barrier's count): its
+ * record, created (with the mapping on first use) or reset; its waiters
+ * start at 0. errno kept. */
+void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_count);
+/* obj's record, or NULL: not a process-shared object of this tree. */
+lb_shared_obj_t *lb_shared_find_slow(const void *obj);
+static inline lb_shared_obj_t *lb_shared_find(const void *obj)
+{
+    return __atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) ? lb_shared_find_slow(obj) : NULL;
+}
+
+/* A thread of this process begins a wait on w->r at `now` (mon: the
+ * object's own lb_mon here, whose record is marked shared). taken: a
+ * mutex whose lock word was seen taken (a holder the record may not know:
+ * one outside the tree). */
+void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken);
+/* ... and ends it at `now`: acquired (a mutex: it holds it now),
+ * timed_out (no release ended it). */
+void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
+                         bool timed_out);
+/* A mutex acquired without waiting: its hold begins. */
+void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
+/* A release (mutex), post (sem) or signal/broadcast (cond) on r: the
+ * idleness owed, accrued in any process, collected into this process's
+ * record (mon's), to be deposited on the release's calling context.
+ * Before the real call. */
+lb_hold_t lb_shared_collect(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
+/* collect, then deposit at site (a post, signal or release by self). */
+void lb_shared_blame(lb_thread_t *self, lb_shared_obj_t *r, lb_mon_t *mon, lb_obj_kind kind,
+                     uintptr_t site);
+/* An arrival at barrier r: true if it completes the episode (the
+ * episode's idleness collected in *hold), else its wait begun in *w. */
+bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
+                              lb_hold_t *hold);
+/* Waits on shared objects ended by processes outside the tree, in this
+ * process: their idleness, ns, and their number (the writer's meta). */
+uint64_t lb_shared_outside_ns(void);
+uint64_t lb_shared_outside_waits(void);
+#endif

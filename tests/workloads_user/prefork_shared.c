@@ -1,0 +1,313 @@
+/* A pre-forked server in miniature, built -O2 -g as users build: the
+ * parent puts a process-shared object in shared memory and forks WORKERS
+ * workers that contend on it; worker 0 holds long at a known site.
+ * Every worker logs its own waits and releases in the shared memory, and
+ * the parent computes the truth of the blame rule for the object's kind,
+ * over the waiters of every process:
+ *   mutex    each hold's blame is the time the others waited during it;
+ *            worker 0 holds HOLD_SLOW and releases in slow_release, the
+ *            others release at once in fast_release
+ *   cond     each broadcast's blame is the waiting since the previous
+ *            one; worker 0 computes HOLD_SLOW before slow_signal on even
+ *            rounds, HOLD_FAST before fast_signal on odd ones, while the
+ *            others wait for each new generation
+ *   barrier  each episode's blame is the waiting of its early arrivals,
+ *            on the last arrival's site: worker 0 computes HOLD_SLOW
+ *            before arriving in slow_arrive, the others HOLD_FAST before
+ *            fast_arrive
+ *   outside  cond's, but worker 0 is a process outside the profiled
+ *            tree: it execs this program again without LD_PRELOAD
+ *            ("signaller FD": the shared memory is a memfd it inherits)
+ * Usage: prefork_shared mutex|cond|barrier|outside. Prints "truth SITE
+ * SECONDS" per site and "waited SECONDS" (all waits on the object). */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WORKERS   4
+#define ROUNDS    40
+#define HOLD_SLOW 3000000L /* ns */
+#define HOLD_FAST 200000L
+#define MAX_WAITS (ROUNDS * 4)
+
+enum {
+    FAST,
+    SLOW,
+    SITES
+};
+static const char *const site_names[3][SITES] = {
+    { "fast_release", "slow_release" },
+    { "fast_signal", "slow_signal" },
+    { "fast_arrive", "slow_arrive" },
+};
+
+struct span {
+    double start, end;
+};
+struct release {
+    double start, at; /* a hold's start (mutex), and the release / signal / arrival */
+    int site;
+};
+
+struct shared {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    pthread_barrier_t barrier;
+    int generation, done;
+    int nwaits[WORKERS], nreleases[WORKERS];
+    struct span waits[WORKERS][MAX_WAITS];
+    struct release releases[WORKERS][MAX_WAITS];
+};
+
+static struct shared *sh;
+static volatile unsigned long sink;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void compute_ns(long ns)
+{
+    double until = now() + (double)ns * 1e-9;
+    while (now() < until)
+        sink++;
+}
+
+static void log_wait(int me, double start)
+{
+    sh->waits[me][sh->nwaits[me]++] = (struct span){ start, now() };
+}
+
+static void log_release(int me, double start, int site)
+{
+    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, now(), site };
+}
+
+__attribute__((noinline)) static void slow_release(int me, double held_from)
+{
+    log_release(me, held_from, SLOW);
+    pthread_mutex_unlock(&sh->mutex);
+    sink++; /* not a tail call */
+}
+
+__attribute__((noinline)) static void fast_release(int me, double held_from)
+{
+    log_release(me, held_from, FAST);
+    pthread_mutex_unlock(&sh->mutex);
+    sink++;
+}
+
+__attribute__((noinline)) static void slow_signal(int me)
+{
+    log_release(me, 0, SLOW);
+    pthread_cond_broadcast(&sh->cond);
+    sink++;
+}
+
+__attribute__((noinline)) static void fast_signal(int me)
+{
+    log_release(me, 0, FAST);
+    pthread_cond_broadcast(&sh->cond);
+    sink++;
+}
+
+__attribute__((noinline)) static void slow_arrive(int me)
+{
+    double start = now();
+    log_release(me, 0, SLOW);
+    pthread_barrier_wait(&sh->barrier);
+    log_wait(me, start);
+}
+
+__attribute__((noinline)) static void fast_arrive(int me)
+{
+    double start = now();
+    log_release(me, 0, FAST);
+    pthread_barrier_wait(&sh->barrier);
+    log_wait(me, start);
+}
+
+static void mutex_worker(int me)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        double start = now();
+        pthread_mutex_lock(&sh->mutex);
+        log_wait(me, start);
+        double held_from = now();
+        if (me == 0) {
+            compute_ns(HOLD_SLOW);
+            slow_release(me, held_from);
+        } else {
+            fast_release(me, held_from);
+        }
+        compute_ns(HOLD_FAST);
+    }
+}
+
+static void cond_worker(int me)
+{
+    if (me == 0) {
+        for (int r = 0; r <= ROUNDS; r++) {
+            compute_ns(r % 2 ? HOLD_FAST : HOLD_SLOW);
+            pthread_mutex_lock(&sh->mutex);
+            sh->generation++;
+            sh->done = r == ROUNDS;
+            if (r % 2)
+                fast_signal(me);
+            else
+                slow_signal(me);
+            pthread_mutex_unlock(&sh->mutex);
+        }
+        return;
+    }
+    pthread_mutex_lock(&sh->mutex);
+    int seen = sh->generation;
+    while (!sh->done) {
+        while (sh->generation == seen && !sh->done) {
+            double start = now();
+            pthread_cond_wait(&sh->cond, &sh->mutex);
+            if (sh->nwaits[me] < MAX_WAITS)
+                log_wait(me, start);
+        }
+        seen = sh->generation;
+    }
+    pthread_mutex_unlock(&sh->mutex);
+}
+
+static void barrier_worker(int me)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        if (me == 0) {
+            compute_ns(HOLD_SLOW);
+            slow_arrive(me);
+        } else {
+            compute_ns(HOLD_FAST);
+            fast_arrive(me);
+        }
+    }
+}
+
+static double overlap(struct span w, double from, double to)
+{
+    double a = w.start > from ? w.start : from, b = w.end < to ? w.end : to;
+    return b > a ? b - a : 0;
+}
+
+/* The waiting of every worker over [from, to]. */
+static double waiting_in(double from, double to)
+{
+    double sum = 0;
+    for (int i = 0; i < WORKERS; i++)
+        for (int k = 0; k < sh->nwaits[i]; k++)
+            sum += overlap(sh->waits[i][k], from, to);
+    return sum;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const struct release *)a)->at, y = ((const struct release *)b)->at;
+    return (x > y) - (x < y);
+}
+
+static struct shared *map_shared(int fd)
+{
+    void *p = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const modes[] = { "mutex", "cond", "barrier", "outside" };
+    int mode = -1;
+    for (int m = 0; argc == 2 && m < 4; m++)
+        if (!strcmp(argv[1], modes[m]))
+            mode = m;
+    if (argc == 3 && !strcmp(argv[1], "signaller")) { /* outside: worker 0, unprofiled */
+        sh = map_shared(atoi(argv[2]));
+        if (!sh)
+            return 1;
+        cond_worker(0);
+        return 0;
+    }
+    if (mode < 0) {
+        fprintf(stderr, "usage: prefork_shared mutex|cond|barrier|outside\n");
+        return 2;
+    }
+    bool outside = mode == 3;
+    if (outside)
+        mode = 1;
+    int fd = memfd_create("prefork_shared", 0);
+    if (fd < 0 || ftruncate(fd, sizeof *sh) != 0 || !(sh = map_shared(fd)))
+        return 1;
+    pthread_mutexattr_t ma;
+    pthread_condattr_t ca;
+    pthread_barrierattr_t ba;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    if (pthread_mutex_init(&sh->mutex, &ma) || pthread_cond_init(&sh->cond, &ca) ||
+        pthread_barrier_init(&sh->barrier, &ba, WORKERS))
+        return 1;
+    pid_t pids[WORKERS];
+    for (int i = 0; i < WORKERS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            if (outside && i == 0) {
+                char fdarg[16];
+                snprintf(fdarg, sizeof fdarg, "%d", fd);
+                unsetenv("LD_PRELOAD");
+                execl("/proc/self/exe", argv[0], "signaller", fdarg, (char *)NULL);
+                _exit(3);
+            }
+            if (mode == 0)
+                mutex_worker(i);
+            else if (mode == 1)
+                cond_worker(i);
+            else
+                barrier_worker(i);
+            exit(0);
+        }
+    }
+    for (int i = 0; i < WORKERS; i++) {
+        int status;
+        if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+            return 1;
+    }
+    struct release all[WORKERS * MAX_WAITS];
+    int n = 0;
+    for (int i = 0; i < WORKERS; i++)
+        for (int k = 0; k < sh->nreleases[i]; k++)
+            all[n++] = sh->releases[i][k];
+    qsort(all, n, sizeof all[0], by_time);
+    double blame[SITES] = { 0, 0 }, waited = waiting_in(0, 1e18);
+    if (mode == 0) { /* a hold: the waiting during it */
+        for (int k = 0; k < n; k++)
+            blame[all[k].site] += waiting_in(all[k].start, all[k].at);
+    } else if (mode == 1) { /* a broadcast: the waiting since the previous one */
+        for (int k = 0; k < n; k++)
+            blame[all[k].site] += waiting_in(k ? all[k - 1].at : 0, all[k].at);
+    } else { /* an episode, WORKERS arrivals in a row: the last arrival's */
+        for (int k = 0; k + WORKERS <= n; k += WORKERS) {
+            const struct release *last = &all[k + WORKERS - 1];
+            for (int j = k; j < k + WORKERS - 1; j++)
+                blame[last->site] += last->at - all[j].at;
+        }
+    }
+    for (int s = 0; s < SITES; s++)
+        printf("truth %s %.6f\n", site_names[mode][s], blame[s]);
+    printf("waited %.6f\n", waited);
+    return 0;
+}
