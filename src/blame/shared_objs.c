@@ -26,7 +26,8 @@ struct lb_shared_obj {
     uint32_t draining;        /* a barrier: waiters of a completed episode still waiting */
     uint32_t barrier_count;   /* a barrier: arrivals per episode (0: unknown) */
     uint32_t barrier_arrived; /* ... so far in this episode */
-    uint64_t releases;        /* the tree's releases, posts, signals, completions */
+    uint64_t releases;        /* the tree's releases, posts, signals, completions (read
+                               * without the lock too) */
     uint64_t last_ns;         /* accrual is up to date to here */
     double owed_ns;           /* the integral of w owed to the next release */
     double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
@@ -176,10 +177,14 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     if (r->kind == LB_OBJ_MUTEX && taken && !r->held)
         r->held = 1; /* held, by a holder the tree did not see acquire it */
     r->waiters++;
-    w->releases = r->releases;
     lb_meta_unlock(&r->lock);
     __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
     local_takes(mon, 0, 0);
+}
+
+uint64_t lb_shared_releases(const lb_shared_obj_t *r)
+{
+    return __atomic_load_n(&r->releases, __ATOMIC_ACQUIRE);
 }
 
 /* Under r->lock: a mutex's hold begins (acquired by this process);
@@ -193,7 +198,7 @@ static double hold_begins(lb_shared_obj_t *r)
 }
 
 void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
-                         bool timed_out)
+                         bool woken)
 {
     lb_shared_obj_t *r = w->r;
     double outside = 0;
@@ -206,7 +211,7 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
     if (r->kind == LB_OBJ_MUTEX) {
         if (acquired)
             outside = hold_begins(r);
-    } else if (!timed_out && r->releases == w->releases) {
+    } else if (woken && r->releases == w->releases) {
         outside = owed_to_outside(r); /* no release of the tree ended it */
     }
     double handoff = r->handoff_ns;
@@ -235,7 +240,7 @@ static double release_takes(lb_shared_obj_t *r)
     double taken = r->owed_ns;
     r->owed_ns = 0;
     r->held = 0;
-    r->releases++;
+    __atomic_store_n(&r->releases, r->releases + 1, __ATOMIC_RELEASE); /* (read unlocked) */
     return taken;
 }
 

@@ -79,15 +79,21 @@ static inline lb_shared_obj_t *lb_shared_find(const void *obj)
     return __atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) ? lb_shared_find_slow(obj) : NULL;
 }
 
+/* The tree's releases of r so far: a wait's w->releases, read before the
+ * wait's last attempt that could succeed without waiting (a semaphore's
+ * trywait), so that a release between the two counts as the one that
+ * ended it. */
+uint64_t lb_shared_releases(const lb_shared_obj_t *r);
 /* A thread of this process begins a wait on w->r at `now` (mon: the
- * object's own lb_mon here, whose record is marked shared). taken: a
- * mutex whose lock word was seen taken (a holder the record may not know:
- * one outside the tree). */
+ * object's own lb_mon here, whose record is marked shared), w->releases
+ * read already. taken: a mutex whose lock word was seen taken (a holder
+ * the record may not know: one outside the tree). */
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken);
-/* ... and ends it at `now`: acquired (a mutex: it holds it now),
- * timed_out (no release ended it). */
+/* ... and ends it at `now`: acquired (a mutex: it holds it now), woken
+ * (a sem, cond or barrier: the real call succeeded, so some release
+ * ended it; not one that timed out or was interrupted). */
 void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
-                         bool timed_out);
+                         bool woken);
 /* A mutex acquired without waiting: its hold begins. */
 void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
 /* A release (mutex), post (sem) or signal/broadcast (cond) on r: the

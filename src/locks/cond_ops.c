@@ -49,13 +49,14 @@ typedef struct cond_wait_ctx {
     pthread_mutex_t *mutex;
     lb_shared_wait_t shared; /* on an object shared across processes (blame/shared_objs.h):
                               * its record, else NULL */
+    bool woken;              /* the real wait succeeded (a cancelled one: not) */
 } cond_wait_ctx_t;
 
 /* The wait on a shared object (ctx's) ended at `ended`. */
 static void shared_wait_finished(cond_wait_ctx_t *ctx, uint64_t ended)
 {
     if (ctx->shared.r)
-        lb_shared_wait_ends(&ctx->shared, ctx->wait.mon, ended, false, ctx->wait.timed_out);
+        lb_shared_wait_ends(&ctx->shared, ctx->wait.mon, ended, false, ctx->woken);
 }
 
 static void cond_wait_finished(void *p)
@@ -88,8 +89,10 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
     ctx.shared.r = lb_shared_find(c);
-    if (ctx.shared.r) /* its signallers may be in any process of the tree */
+    if (ctx.shared.r) { /* its signallers may be in any process of the tree */
+        ctx.shared.releases = lb_shared_releases(ctx.shared.r);
         lb_shared_wait_begins(&ctx.shared, mon, now, false);
+    }
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
     struct _pthread_cleanup_buffer cleanup;
@@ -102,6 +105,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
     _pthread_cleanup_pop(&cleanup, 0);
     ctx.wait.timed_out = rc == ETIMEDOUT;
+    ctx.woken = rc == 0;
     /* m is held again: a hot wait's end waits for its release
      * (wait_deferred.h); any other ends here. */
     uint64_t ended = lb_wait_end_deferred(self, &ctx.wait, m);
@@ -199,21 +203,23 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
+    cond_wait_ctx_t ctx = { .self = self, .shared.r = lb_shared_find(s) };
+    if (ctx.shared.r) /* a post from here on may be the one that ends the wait */
+        ctx.shared.releases = lb_shared_releases(ctx.shared.r);
     if (sem_trywait(s) == 0) { /* a sem_trywait never waits (rule 1) */
         /* an acquisition that did not wait (waits count in lb_wait_end) */
         __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
         return 0;
     }
     errno = saved_errno;
-    cond_wait_ctx_t ctx = { .self = self };
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
-    ctx.shared.r = lb_shared_find(s);
     if (ctx.shared.r)
         lb_shared_wait_begins(&ctx.shared, mon, ctx.wait.start_ns, false);
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);
     ctx.wait.timed_out = rc != 0 && errno == ETIMEDOUT;
+    ctx.woken = rc == 0;
     _pthread_cleanup_pop(&cleanup, 1);
     return rc;
 }
