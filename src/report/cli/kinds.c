@@ -95,3 +95,23 @@ void lb_node_structural(const struct lb_profile *p, double *out)
             out[(size_t)s->node * LB_OBJ_KINDS + s->kind] += s->blame_s;
     }
 }
+
+void lb_node_structural_releases(const struct lb_profile *p, int64_t *out)
+{
+    struct lb_map seen = { 0 }; /* (node, object) pairs counted */
+
+    memset(out, 0, (size_t)p->nnodes * LB_OBJ_KINDS * sizeof *out);
+    for (int32_t i = 0; i < p->nstructural; i++) {
+        const struct lb_structural *s = &p->structural[i];
+        bool is_new;
+
+        if (s->node < 0 || s->open || s->blame_s <= 0)
+            continue;
+        /* the parked waits one signal/post ended share it: the object's
+         * last one at that node (docs/SCHEMA.md, structural_wait) */
+        lb_map_slot(&seen, (uint64_t)s->node << 32 | (uint32_t)s->object, &is_new);
+        if (is_new)
+            out[(size_t)s->node * LB_OBJ_KINDS + s->kind]++;
+    }
+    lb_map_free(&seen);
+}

@@ -198,6 +198,11 @@ unsigned lb_kinds_parse(const char *list);
 /* Structural idleness per node and kind (rule 6): joins entirely, plus the
  * parked waits' share of their release sites. out[nnodes * LB_OBJ_KINDS]. */
 void lb_node_structural(const struct lb_profile *p, double *out);
+/* Per node and kind (out: nnodes * LB_OBJ_KINDS): the releases whose blame
+ * is the structural part of lb_node_structural's parked waits, one per
+ * object whose parked waits the node's signal/post ended (joins aside:
+ * each join's blame is one release of its own, its blamed_count). */
+void lb_node_structural_releases(const struct lb_profile *p, int64_t *out);
 void lb_profile_totals(struct lb_profile *p); /* tree.c: recompute p->totals */
 /* The process (index into p->procs) of a thread id, -1 when the thread is
  * not one of the selected processes' (load.c). */

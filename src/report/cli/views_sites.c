@@ -135,7 +135,7 @@ static void credit(struct site_row *r, int32_t node, double value, double blame,
  * row remembering `node` as a context of its site. */
 static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct lb_map *map,
                         const struct lb_profile *p, int32_t first, int32_t last, int32_t key,
-                        int32_t frame, int32_t node, const double *st)
+                        int32_t frame, int32_t node, const double *st, const int64_t *sc)
 {
     double idle[LB_OBJ_KINDS] = { 0 };
     int64_t blamed[LB_OBJ_KINDS] = { 0 };
@@ -154,9 +154,11 @@ static void credit_idle(struct site_row **rows, int32_t *n, size_t *cap, struct 
 
         if (acts)
             credit(row_for(map, rows, n, cap, key, k, frame, false), node, ak, ak, blamed[k]);
+        /* the structural row counts the releases that carried its blame
+         * (sc: the node's, where it has a part a user can act on too) */
+        int64_t sblamed = !acts ? blamed[k] : sc && sc[k] < blamed[k] ? sc[k] : sc ? blamed[k] : 0;
         if (sk > 0)
-            credit(row_for(map, rows, n, cap, key, k, frame, true), node, sk, sk,
-                   acts ? 0 : blamed[k]);
+            credit(row_for(map, rows, n, cap, key, k, frame, true), node, sk, sk, sblamed);
     }
 }
 
@@ -187,8 +189,9 @@ static void note_leaf(struct lb_map *leaf_rows, int32_t leaf_key, int32_t row_ke
  * (lb_release_frame), each thread's rows on their own, with
  * their share of the node's structural part. */
 static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
-                    const int32_t *entry, const double *sblame, struct lb_map *map,
-                    struct site_row **rows, int32_t *n, size_t *cap, struct lb_map *leaf_rows)
+                    const int32_t *entry, const double *sblame, const int64_t *sreleases,
+                    struct lb_map *map, struct site_row **rows, int32_t *n, size_t *cap,
+                    struct lb_map *leaf_rows)
 {
     for (int32_t v = 0; v < p->nnodes; v++) {
         int32_t f = p->nodes[v].frame, first = p->mrow_start[v], last = p->mrow_start[v + 1];
@@ -208,7 +211,8 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
             const double *st = &sblame[(size_t)v * LB_OBJ_KINDS];
 
             if (!lb_frame_is_runtime(p, f)) {
-                credit_idle(rows, n, cap, map, p, first, last, key, f, site, st);
+                credit_idle(rows, n, cap, map, p, first, last, key, f, site, st,
+                            &sreleases[(size_t)v * LB_OBJ_KINDS]);
                 if (site != v && p->nodes[v].frame >= 0)
                     note_leaf(leaf_rows, keys[p->nodes[v].frame], key);
                 continue;
@@ -224,8 +228,8 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
 
                 for (int k = 0; k < LB_OBJ_KINDS; k++)
                     sti[k] = tot[k] > 0 ? st[k] * p->mrows[i].idle[k] / tot[k] : 0;
-                credit_idle(rows, n, cap, map, p, i, i + 1, ef >= 0 ? keys[ef] : key, ef, site,
-                            sti);
+                credit_idle(rows, n, cap, map, p, i, i + 1, ef >= 0 ? keys[ef] : key, ef, site, sti,
+                            NULL);
             }
             continue;
         }
@@ -417,8 +421,12 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
     const int32_t *entry = p->release_entry; /* (at load: join_entries.c) */
     struct lb_map leaf_rows = { 0 };
 
+    int64_t *sreleases = lb_xmalloc(((size_t)p->nnodes + 1) * LB_OBJ_KINDS * sizeof *sreleases);
+
     lb_node_structural(p, sblame);
-    collect(p, o->metric, keys, entry, sblame, &map, &rows, &n, &cap, &leaf_rows);
+    lb_node_structural_releases(p, sreleases);
+    collect(p, o->metric, keys, entry, sblame, sreleases, &map, &rows, &n, &cap, &leaf_rows);
+    free(sreleases);
     add_counts(p, o->metric, keys, rows, n, &map, &leaf_rows);
     lb_map_free(&leaf_rows);
     qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
