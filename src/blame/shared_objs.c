@@ -11,11 +11,16 @@
 #include "util/common.h"
 #include "util/meta_lock.h"
 
-#define LB_SHARED_RECORDS 4096u /* a power of two */
+#define LB_SHARED_RECORDS      4096u /* a power of two */
 /* The mapping's address space: at least lockblame's least span
  * (util/pages.c: no small hole among the libraries is filled), its last
  * page PROT_NONE. */
-#define LB_SHARED_SPAN    ((size_t)2 << 20)
+#define LB_SHARED_SPAN         ((size_t)2 << 20)
+/* A release of the tree counts itself before the real call (nothing runs
+ * after it): one counted this long before a wait began may still be on
+ * its way to the real post, signal or unlock that ends the wait, so such
+ * a wait is not said to be ended from outside the tree. */
+#define LB_SHARED_IN_FLIGHT_NS 1000000u
 
 struct lb_shared_obj {
     uintptr_t addr; /* the object; 0: a free record */
@@ -29,6 +34,7 @@ struct lb_shared_obj {
     uint64_t releases;        /* the tree's releases, posts, signals, completions (read
                                * without the lock too) */
     uint64_t last_ns;         /* accrual is up to date to here */
+    uint64_t released_ns;     /* the tree's last release, post, signal or completion */
     double owed_ns;           /* the integral of w owed to the next release */
     double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
 } __attribute__((aligned(LB_CACHELINE)));
@@ -104,6 +110,7 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         r->barrier_arrived = 0;
         r->owed_ns = 0;
         r->handoff_ns = 0;
+        r->released_ns = 0;
         r->last_ns = lb_now_ns();
         lb_meta_unlock(&r->lock);
     }
@@ -169,12 +176,20 @@ static lb_object_stats_t *local_takes(lb_mon_t *mon, double handoff, double outs
     return stats;
 }
 
+/* Under r->lock: the tree's last release may not have reached its real
+ * call yet at `at` (LB_SHARED_IN_FLIGHT_NS). */
+static bool release_in_flight(const lb_shared_obj_t *r, uint64_t at)
+{
+    return r->released_ns && at < r->released_ns + LB_SHARED_IN_FLIGHT_NS;
+}
+
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken)
 {
+    w->begun_ns = now;
     lb_shared_obj_t *r = w->r;
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    if (r->kind == LB_OBJ_MUTEX && taken && !r->held)
+    if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now))
         r->held = 1; /* held, by a holder the tree did not see acquire it */
     r->waiters++;
     lb_meta_unlock(&r->lock);
@@ -211,7 +226,7 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
     if (r->kind == LB_OBJ_MUTEX) {
         if (acquired)
             outside = hold_begins(r);
-    } else if (woken && r->releases == w->releases) {
+    } else if (woken && r->releases == w->releases && !release_in_flight(r, w->begun_ns)) {
         outside = owed_to_outside(r); /* no release of the tree ended it */
     }
     double handoff = r->handoff_ns;
@@ -235,8 +250,9 @@ void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
 
 /* Under r->lock, accrual up to date: the owed integral, taken by a
  * release of the tree. */
-static double release_takes(lb_shared_obj_t *r)
+static double release_takes(lb_shared_obj_t *r, uint64_t now)
 {
+    r->released_ns = now;
     double taken = r->owed_ns;
     r->owed_ns = 0;
     r->held = 0;
@@ -265,7 +281,7 @@ lb_hold_t lb_shared_collect(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
 {
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    double taken = release_takes(r);
+    double taken = release_takes(r, now);
     lb_meta_unlock(&r->lock);
     return collected(mon, taken);
 }
@@ -285,12 +301,13 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
     bool last = r->barrier_count && ++r->barrier_arrived >= r->barrier_count;
     double taken = 0;
     if (last) {
-        taken = release_takes(r);
+        taken = release_takes(r, now);
         r->barrier_arrived = 0;
         r->draining = r->waiters; /* released: on their way out, hand-off */
     } else {
         r->waiters++;
         w->r = r;
+        w->begun_ns = now;
         w->releases = r->releases;
     }
     lb_meta_unlock(&r->lock);

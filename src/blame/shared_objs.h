@@ -23,10 +23,12 @@
  * hand-off + outside (object_stats.h), so the tree's rows add up: the
  * waits in one process, the blame in another.
  *
- * Outside the tree: a wait that ends without any release by the tree
+ * Outside the tree: a wait that succeeds without any release by the tree
  * since it began (a sem, cond or barrier), or a mutex acquired while the
  * record still says held (its release was not seen), was ended by a
- * process that is not profiled; the owed integral then goes to the
+ * process that is not profiled, unless a release of the tree counted
+ * itself within 1 ms before the wait began (it may still be on its way
+ * to the real call); the owed integral then goes to the
  * waiting process's record as `outside_ns` (unattributed, and the
  * header says why).
  *
@@ -57,11 +59,12 @@
 
 typedef struct lb_shared_obj lb_shared_obj_t;
 
-/* A wait on a shared object in progress (its record, and the tree's
- * release count when it began). */
+/* A wait on a shared object in progress (its record, the tree's release
+ * count before it began, and when it began). */
 typedef struct lb_shared_wait {
     lb_shared_obj_t *r;
     uint64_t releases;
+    uint64_t begun_ns;
 } lb_shared_wait_t;
 
 /* Nonzero once this process has the shared mapping (its own or inherited):

@@ -8,7 +8,8 @@
 # Checks: the top release site is a semaphore post in PostgreSQL's lock
 # release (PGSemaphoreUnlock called from LWLockRelease), never "no blame";
 # the tree's rows conserve (blame + hand-off + unattributed = the waits
-# measured); every backend that ran transactions wrote its profile.
+# measured); every backend that ran transactions wrote its profile; no
+# wait is said to be ended from outside the tree.
 # Needs Debian's postgresql package and root (the server runs as user
 # postgres); skipped otherwise.
 . "$(dirname "$0")/../lib/common.sh"
@@ -92,4 +93,9 @@ for e in errors:
     print("FAILED:", e)
 sys.exit(1 if errors else 0)
 PY
+# Every backend is profiled: no wait is said to be ended from outside the
+# tree (a post counts itself before its real call, and a wait may begin
+# in between).
+"$LOCKBLAME_CLI" report "$dir/pg.db" >"$tmp/report.txt" || fail "report failed"
+! grep '^outside:' "$tmp/report.txt" || fail "waits said ended from outside the tree"
 echo PASS
