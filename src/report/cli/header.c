@@ -10,7 +10,7 @@
 #include "common/unseen.h"
 #include "report/cli/accounting.h"
 #include "report/cli/cut_paths.h"
-#include "report/cli/outside.h"
+#include "report/cli/tree_notes.h"
 #include "report/cli/sampling.h"
 #include "report/cli/views.h"
 
@@ -83,7 +83,7 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
     fprintf(out, "effort:   %.3f s = work %.3f s + idleness %.3f s (idleness %.1f%% of effort)\n",
             t->effort, t->work, t->idleness, 100 * lb_share(t->idleness, t->effort));
     lb_print_conservation(p, out);
-    lb_print_outside(p, out);
+    lb_print_tree_notes(p, out);
     if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_open > 0)
         fprintf(out,
                 "structural: %.3f s = joins %.3f s + parked until shutdown %.3f s"

@@ -313,8 +313,10 @@ int lb_cmd_run(int argc, char **argv)
         path = default_path(prog[0], pid > 0 ? pid : getpid());
     if (pid == 0) {
         run_signals_restore(old_actions, &blocked_before);
-        if (profile)
+        if (profile) {
             set_env("LOCKBLAME_OUTPUT", path);
+            lb_run_clear_ledger(path); /* its processes start a fresh one */
+        }
         execvp(prog[0], prog);
         int err = errno;
 

@@ -20,10 +20,14 @@ enum {
  * something else, which run must not touch. */
 int lb_run_output_state(const char *path);
 
-/* After PROG ended with wait status `status`: at most 5 lockblame: lines
+/* Remove the ledger of an earlier run at path (common/ledger.h). */
+void lb_run_clear_ledger(const char *path);
+
+/* After PROG ended with wait status `status`: at most 6 lockblame: lines
  * on stderr about the run's database at path (or why there is none).
  * child is PROG's pid; unprofilable: the reason given before the start,
- * or NULL. */
+ * or NULL; and the tree's processes that ended without writing
+ * (common/ledger.h), noted in the database too. */
 void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
                     const char *unprofilable);
 #endif

@@ -6,11 +6,16 @@
  */
 #include <sqlite3.h>
 #include <string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "common/db_merge.h"
 #include "common/db_summary.h"
+#include "common/ledger.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
 
@@ -39,9 +44,43 @@ static bool has_pid(sqlite3 *db, pid_t pid)
     return found;
 }
 
+/* The tree's processes that ended without writing their profile (the
+ * ledger beside the database, common/ledger.h): the line that says so in
+ * line ("" for none), noted in the database; the ledger removed. */
+static void settle_ledger(const char *path, char *line, size_t size)
+{
+    line[0] = '\0';
+    char ledger_path[PATH_MAX];
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    int fd = open(ledger_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    void *p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ, MAP_SHARED, fd, 0);
+    struct stat st;
+    lb_ledger_tally_t t = { 0 };
+    if (p != MAP_FAILED && fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
+        lb_ledger_tally(p, &t);
+    if (p != MAP_FAILED)
+        munmap(p, sizeof(lb_ledger_t));
+    close(fd);
+    unlink(ledger_path);
+    lb_ledger_text(t.before_writing, t.while_writing, line, size);
+    if (line[0])
+        lb_ledger_note(path, &t);
+}
+
+void lb_run_clear_ledger(const char *path)
+{
+    char ledger_path[PATH_MAX];
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    unlink(ledger_path);
+}
+
 void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
                     const char *unprofilable)
 {
+    char unwritten[512];
+    settle_ledger(path, unwritten, sizeof unwritten);
     bool killed = WIFSIGNALED(status);
     int sig = killed ? WTERMSIG(status) : 0;
     struct stat st;
@@ -54,6 +93,8 @@ void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         lb_db_version(db, "main") <= 0) {
         sqlite3_close(db);
+        if (unwritten[0])
+            cli_warn("%s", unwritten);
         if (unprofilable)
             return; /* said before the start */
         if (killed && sig == SIGKILL)
@@ -81,6 +122,8 @@ void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
     if (killed && sig == SIGKILL && !has_pid(db, child))
         cli_warn("no profile of %s itself (pid %d): killed by SIGKILL, which cannot be caught",
                  prog, (int)child);
+    if (unwritten[0])
+        cli_warn("%s", unwritten);
     cli_warn("profile %s%s", path,
              s.processes > 1 ? " (lockblame report --by-process lists the processes)" : "");
     sqlite3_close(db);

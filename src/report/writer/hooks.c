@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "core/hooks.h"
+#include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer.h"
@@ -26,7 +27,9 @@ __attribute__((constructor(150))) static void writer_choose_output(void)
 
 static void writer_finish(const char *reason)
 {
+    lb_ledger_mark(false);
     lb_write_profile(reason);
+    lb_ledger_mark(true);
 }
 
 LB_PROCESS_HOOKS(writer_hooks) = {

@@ -18,6 +18,7 @@
 #include "common/db_merge.h"
 #include "common/db_name.h"
 #include "common/ddl.h"
+#include "common/ledger.h"
 #include "common/version.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
@@ -48,20 +49,7 @@ const char *lb_output_run_key(void)
 
 uint64_t lb_output_proc_start(void)
 {
-    char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* Field 22; the command (field 2) may hold spaces, so count after ')'. */
-    char *p = strrchr(buf, ')');
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
+    return lb_proc_start_of(getpid());
 }
 
 /* Export a variable to the tree. setenv only in the constructor, before

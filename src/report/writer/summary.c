@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "common/db_summary.h"
+#include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
@@ -72,8 +73,9 @@ static void print_tree(const char *path)
 
 void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
 {
+    bool root_ends = process_ends && lb_output_tree_root();
     if (lb_summary_by_run())
-        return;
+        return; /* run counts the tree's processes too */
     if (each_process) {
         if (own) {
             lb_db_summary_t s = { 0 };
@@ -81,8 +83,9 @@ void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
             s.processes = 1;
             print_summary(&s, path);
         }
-        return;
-    }
-    if (process_ends && lb_output_tree_root())
+    } else if (root_ends) {
         print_tree(path);
+    }
+    if (root_ends)
+        lb_ledger_settle(path); /* the processes gone without writing */
 }

@@ -1,0 +1,95 @@
+/* The tree's ledger of processes (ledger.h). */
+#include "common/ledger.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void lb_ledger_path(char *buf, size_t size, const char *db_path)
+{
+    snprintf(buf, size, "%s-procs", db_path);
+}
+
+uint64_t lb_proc_start_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* Field 3 is the state, 22 the start time; the command (field 2) may
+     * hold spaces, so count after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+        return 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!l || l->magic != LB_LEDGER_MAGIC)
+        return;
+    uint32_t used = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < used && i < LB_LEDGER_SLOTS; i++) {
+        const lb_ledger_slot_t *s = &l->slot[i];
+        uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING)
+            continue;
+        uint64_t start = lb_proc_start_of(s->pid);
+        if (start && start == s->proc_start)
+            continue; /* still running */
+        if (state == LB_LEDGER_RUNNING)
+            t->before_writing++;
+        else
+            t->while_writing++;
+    }
+}
+
+void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t size)
+{
+    int n = before_writing + while_writing;
+    if (n <= 0) {
+        buf[0] = '\0';
+        return;
+    }
+    char parts[160] = "";
+    if (before_writing && while_writing)
+        snprintf(parts, sizeof parts, "%d before their final write began, %d during it",
+                 before_writing, while_writing);
+    snprintf(buf, size,
+             "%d process%s of the tree ended without writing %s profile: killed %s by a signal"
+             " that cannot be caught (SIGKILL, as a server's immediate shutdown sends when its"
+             " grace period runs out); %s work and waits are not in the database",
+             n, n == 1 ? "" : "es", n == 1 ? "its" : "their",
+             parts[0]        ? parts
+             : while_writing ? "while writing it"
+                             : "before writing it",
+             n == 1 ? "its" : "their");
+}
+
+void lb_ledger_note(const char *path, const lb_ledger_tally_t *t)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 120000); /* other writers of the tree may be committing */
+        char *q = sqlite3_mprintf(
+            "INSERT INTO meta VALUES('processes_unwritten','%d'),"
+            "('processes_unwritten_writing','%d') ON CONFLICT(key) DO UPDATE SET value ="
+            " excluded.value",
+            t->before_writing + t->while_writing, t->while_writing);
+        if (q)
+            sqlite3_exec(db, q, NULL, NULL, NULL);
+        sqlite3_free(q);
+    }
+    sqlite3_close(db);
+}

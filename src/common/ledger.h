@@ -1,0 +1,69 @@
+/* The tree's ledger of processes: which of a profiled tree's processes
+ * wrote their profile. A process killed outright (SIGKILL, as a server's
+ * immediate shutdown sends once its grace period runs out) cannot write,
+ * and nothing else would say it existed; the ledger lets the tree's root
+ * (`lockblame run`, or the first profiled process) count such processes
+ * when it ends, say how many in its summary, and note them in the
+ * database (meta processes_unwritten, processes_unwritten_writing) for the
+ * report's header.
+ *
+ * The ledger is a file beside the database (lb_ledger_path), mapped shared
+ * by every process of the tree: each claims one slot at its start (at
+ * the library's start, and again in a fork child), with its pid and kernel
+ * start time, marks it writing when its final write begins and done when
+ * that ends (written, or nothing to write; an exec hands on to the next
+ * image, which claims a slot of its own). Whoever counts removes the file.
+ *
+ * Invariants: `used` only grows (atomic add); a slot is written only by
+ * the process that claimed it, its state by atomic stores, in the order
+ * RUNNING -> WRITING -> DONE. A process is gone when /proc has no process
+ * of that pid with that start time, or it is a zombie. */
+#ifndef LB_COMMON_LEDGER_H
+#define LB_COMMON_LEDGER_H
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LB_LEDGER_SLOTS 4096u
+#define LB_LEDGER_MAGIC 0x6c62706cu /* "lbpl" */
+
+enum {
+    LB_LEDGER_FREE,
+    LB_LEDGER_RUNNING,
+    LB_LEDGER_WRITING,
+    LB_LEDGER_DONE
+};
+
+typedef struct lb_ledger_slot {
+    int32_t pid;
+    uint32_t state;
+    uint64_t proc_start; /* /proc/PID/stat field 22 */
+} lb_ledger_slot_t;
+
+typedef struct lb_ledger {
+    uint32_t magic;
+    uint32_t used; /* slots claimed (may exceed LB_LEDGER_SLOTS: the rest went unrecorded) */
+    uint32_t pad[14];
+    lb_ledger_slot_t slot[LB_LEDGER_SLOTS];
+} lb_ledger_t;
+
+/* The processes the ledger says ended without writing their profile. */
+typedef struct lb_ledger_tally {
+    int before_writing; /* killed before their final write began */
+    int while_writing;  /* killed while it ran */
+} lb_ledger_tally_t;
+
+/* The ledger's file for the database at db_path. */
+void lb_ledger_path(char *buf, size_t size, const char *db_path);
+/* The kernel start time of process pid (its /proc/PID/stat field 22), 0
+ * if there is none or it is a zombie. */
+uint64_t lb_proc_start_of(pid_t pid);
+/* Count the processes of l that are gone without having written. */
+void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
+/* Note t in the database at path (meta processes_unwritten and
+ * processes_unwritten_writing), if it exists. */
+void lb_ledger_note(const char *path, const lb_ledger_tally_t *t);
+/* "N processes ended without writing their profile (...)", or "" for none. */
+void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t size);
+#endif

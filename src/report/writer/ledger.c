@@ -1,0 +1,122 @@
+/* This process's part in the tree's ledger (ledger.h, common/ledger.h).
+ *
+ * Invariants: the mapping is made once per image, before the program's
+ * main (the constructor) and inherited by fork children, which claim a
+ * slot of their own in the fork_child hook (no allocation, no lock: one
+ * atomic add and plain stores to the new slot); `mine` is this image's
+ * slot or NULL. */
+#include "report/writer/ledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/ledger.h"
+#include "core/hooks.h"
+#include "report/writer/output.h"
+#include "util/lazy_deps.h"
+#include "util/log.h"
+#include "util/pages.h"
+
+/* The mapping's address space: at least lockblame's least span
+ * (util/pages.c: no small hole among the libraries is filled). */
+#define LB_LEDGER_SPAN ((size_t)2 << 20)
+_Static_assert(sizeof(lb_ledger_t) <= LB_LEDGER_SPAN, "the ledger fits its span");
+
+static lb_ledger_t *ledger;
+static lb_ledger_slot_t *mine;
+
+static lb_ledger_t *map_ledger(void)
+{
+    char path[PATH_MAX];
+    lb_ledger_path(path, sizeof path, lb_output_path());
+    if (lb_output_tree_root())
+        unlink(path); /* a ledger left by an earlier tree whose root was killed */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) == 0 &&
+        (st.st_size >= (off_t)sizeof(lb_ledger_t) || ftruncate(fd, sizeof(lb_ledger_t)) == 0)) {
+        void *span = lb_pages_reserve(LB_LEDGER_SPAN);
+        if (span) {
+            p = mmap(span, sizeof(lb_ledger_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                     0);
+            if (p == MAP_FAILED) {
+                lb_pages_free(span, LB_LEDGER_SPAN);
+                p = NULL;
+            }
+        }
+    }
+    close(fd);
+    lb_ledger_t *l = p;
+    if (l) {
+        uint32_t blank = 0; /* the first process writes the magic */
+        __atomic_compare_exchange_n(&l->magic, &blank, LB_LEDGER_MAGIC, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+    }
+    return l;
+}
+
+/* A slot of ledger for this process (NULL when the ledger is full). */
+static lb_ledger_slot_t *claim(void)
+{
+    uint32_t i = __atomic_fetch_add(&ledger->used, 1, __ATOMIC_ACQ_REL);
+    if (i >= LB_LEDGER_SLOTS)
+        return NULL;
+    lb_ledger_slot_t *s = &ledger->slot[i];
+    s->pid = (int32_t)getpid();
+    s->proc_start = lb_output_proc_start();
+    __atomic_store_n(&s->state, LB_LEDGER_RUNNING, __ATOMIC_RELEASE);
+    return s;
+}
+
+static void ledger_join(void)
+{
+    int saved_errno = errno;
+    ledger = map_ledger();
+    mine = ledger ? claim() : NULL;
+    errno = saved_errno;
+}
+
+void lb_ledger_mark(bool done)
+{
+    if (mine)
+        __atomic_store_n(&mine->state, done ? LB_LEDGER_DONE : LB_LEDGER_WRITING, __ATOMIC_RELEASE);
+}
+
+void lb_ledger_settle(const char *path)
+{
+    if (!ledger)
+        return;
+    lb_ledger_tally_t t;
+    lb_ledger_tally(ledger, &t);
+    char ledger_path[PATH_MAX];
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    unlink(ledger_path);
+    char line[512];
+    lb_ledger_text(t.before_writing, t.while_writing, line, sizeof line);
+    if (!line[0])
+        return;
+    lb_warn("%s", line);
+    char why[256];
+    if (lb_sqlite_open(why, sizeof why))
+        lb_ledger_note(path, &t);
+}
+
+static void ledger_fork_child(lb_thread_t *self)
+{
+    (void)self;
+    if (ledger)
+        mine = claim();
+}
+
+LB_PROCESS_HOOKS(ledger_hooks) = {
+    .rank = LB_RANK_WRITER,
+    .setup = ledger_join,
+    .fork_child = ledger_fork_child,
+};

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Every shutdown: a tree stopped as `pg_ctl -m immediate` stops PostgreSQL
+# (tests/workloads_user/prefork_killed.c: three workers leave at once with
+# _exit from their SIGQUIT handler, one is killed with SIGKILL) loses no
+# process that had time to write, and says how many ended without writing
+# and why: in the one summary of the tree's root (under plain LD_PRELOAD
+# and under lockblame run) and in the report's header (unwritten:), from
+# the ledger the tree's processes keep beside the database
+# (common/ledger.h), which is removed at the end. Without the ledger the
+# killed worker was simply missing, and nothing said so.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/prefork_killed
+need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$W"
+said='1 process of the tree ended without writing its profile: killed before writing it'
+for how in preload run; do
+    db=$tmp/$how.db
+    if [ $how = preload ]; then
+        LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err" ||
+            fail "$how: workload exited $?: $(cat "$tmp/err")"
+    else
+        "$LOCKBLAME_CLI" run -o "$db" -- "$W" >"$tmp/out" 2>"$tmp/err" ||
+            fail "$how: run exited $?: $(cat "$tmp/err")"
+    fi
+    cat "$tmp/err"
+    grep -q "^lockblame: $said" "$tmp/err" || fail "$how: the summary does not say a process was lost"
+    [ "$(grep -c 'ended without writing' "$tmp/err")" = 1 ] || fail "$how: said more than once"
+    workers=$(rows "$db" "SELECT COUNT(*) FROM run WHERE exit_reason = '_exit'")
+    [ "$workers" = 3 ] || fail "$how: $workers of the 3 workers that left by _exit wrote, not 3"
+    [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'processes_unwritten'")" = 1 ] ||
+        fail "$how: meta processes_unwritten is not 1"
+    "$LOCKBLAME_CLI" report "$db" >"$tmp/report.txt" || fail "$how: report exited $?"
+    grep -q "^unwritten: $said" "$tmp/report.txt" || fail "$how: no unwritten: line in the header"
+    [ ! -e "$db-procs" ] || fail "$how: the ledger was left beside the database"
+done
+# A tree whose processes all wrote says nothing of the kind.
+LOCKBLAME_OUTPUT=$tmp/all.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_shared" mutex \
+    >/dev/null 2>"$tmp/err" || fail "prefork_shared failed"
+! grep 'without writing' "$tmp/err" || fail "a lost process said where none was"
+"$LOCKBLAME_CLI" report "$tmp/all.db" >"$tmp/report.txt" || fail "report exited $?"
+! grep '^unwritten:' "$tmp/report.txt" || fail "an unwritten: line where all wrote"
+echo PASS
