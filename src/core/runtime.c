@@ -6,13 +6,17 @@
  *
  * Invariants: lb_runtime_phase only moves OFF -> STARTING -> RUNNING ->
  * FINISHED (a fork child goes back to RUNNING). Finishing is claimed with
- * one CAS, so exactly one thread writes the profile. */
+ * one CAS, so exactly one thread writes the profile; the signals that end
+ * processes are held on it meanwhile, and an _exit on another thread
+ * waits for the write (lb_runtime_wait_finished). */
 #include "core/runtime.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/hooks.h"
@@ -21,6 +25,7 @@
 #include "core/undirected.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
+#include "util/raw_syscall.h"
 #include "util/stack_bounds.h"
 
 typedef struct {
@@ -41,13 +46,48 @@ bool lb_runtime_is_own_process(void)
     return getpid() == __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
 }
 
+static pid_t finishing_tid; /* the thread that writes the profile, once claimed */
+static int finish_done;     /* 1 once its finish hooks ran */
+
+/* The signals a program may send or handle to end a process (SIGQUIT,
+ * SIGTERM, ...): held back on the finishing thread while the profile is
+ * written, so that a handler that calls _exit (a server's immediate
+ * shutdown) does not end the process mid-write; delivered when the write
+ * is done. The synchronous faults stay deliverable (a crash in the writer
+ * is handled as one). */
+static void hold_signals(sigset_t *before)
+{
+    sigset_t held;
+    sigfillset(&held);
+    int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&held, faults[i]);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, (long)&held, (long)before, _NSIG / 8, 0, 0);
+}
+
+void lb_runtime_wait_finished(void)
+{
+    pid_t writer = __atomic_load_n(&finishing_tid, __ATOMIC_ACQUIRE);
+    if (!writer || writer == (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0))
+        return;
+    /* Another thread writes: wait for it (at most the writer's own busy
+     * timeout), then the caller ends the process. */
+    struct timespec tick = { 0, 1000000 };
+    for (int i = 0; i < 120000 && !__atomic_load_n(&finish_done, __ATOMIC_ACQUIRE); i++)
+        lb_raw_syscall(SYS_nanosleep, (long)&tick, 0, 0, 0, 0, 0);
+}
+
 void lb_runtime_finish(const char *reason)
 {
     int expected = LB_PHASE_RUNNING;
     if (!__atomic_compare_exchange_n(&lb_runtime_phase, &expected, LB_PHASE_FINISHED, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
+    __atomic_store_n(&finishing_tid, (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0),
+                     __ATOMIC_RELEASE);
     int saved_errno = errno;
+    sigset_t mask_before;
+    hold_signals(&mask_before);
     lb_thread_t *self = lb_self;
     if (self)
         lb_enter(self); /* our own sqlite/malloc locking goes straight to glibc */
@@ -60,6 +100,8 @@ void lb_runtime_finish(const char *reason)
         run_finish_hooks(&args);
     if (self)
         lb_leave(self);
+    __atomic_store_n(&finish_done, 1, __ATOMIC_RELEASE);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask_before, 0, _NSIG / 8, 0, 0);
     errno = saved_errno;
 }
 

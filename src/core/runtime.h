@@ -10,6 +10,10 @@ void lb_runtime_start(void);
 /* Write the profile once; later calls do nothing. reason: "exit", "exec",
  * "signal SIGTERM", ... */
 void lb_runtime_finish(const char *reason);
+/* Another thread is writing the profile (its finish claimed): wait until
+ * it is written, so that an _exit does not end the process mid-write. At
+ * once on the writing thread itself, and when no finish began. */
+void lb_runtime_wait_finished(void);
 /* False in a vfork child (or a raw clone), which shares the parent's
  * memory and must leave lockblame's state alone. */
 bool lb_runtime_is_own_process(void);

@@ -17,8 +17,10 @@ typedef void (*exit_fn)(int);
 __attribute__((noreturn)) static void finish_then(const char *name, int status)
 {
     exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
-    if (lb_runtime_is_own_process())
+    if (lb_runtime_is_own_process()) {
         lb_runtime_finish(name);
+        lb_runtime_wait_finished(); /* another thread's write, if it is writing */
+    }
     real(status);
     __builtin_unreachable();
 }

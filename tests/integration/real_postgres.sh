@@ -11,7 +11,7 @@
 # measured); every backend that ran transactions wrote its profile; no
 # wait is said to be ended from outside the tree.
 # Needs Debian's postgresql package and root (the server runs as user
-# postgres); skipped otherwise.
+# postgres); skipped otherwise. Then an immediate stop (below).
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -98,4 +98,37 @@ PY
 # in between).
 "$LOCKBLAME_CLI" report "$dir/pg.db" >"$tmp/report.txt" || fail "report failed"
 ! grep '^outside:' "$tmp/report.txt" || fail "waits said ended from outside the tree"
+
+# An immediate stop (pg_ctl -m immediate: SIGQUIT to every process, whose
+# handler leaves with _exit, then SIGKILL after a grace period) right after
+# pgbench: each process that had time writes its profile, and those that
+# could not are counted (unwritten:). The 8 clients' backends and pgbench
+# -i's, which ran transactions (hundreds of samples each), are each in the
+# database or counted. (An auxiliary process that recorded nothing has
+# nothing to write.)
+as_pg "$dir/lockblame" run -o "$dir/pg2.db" -- "$pgbin/postgres" -D "$dir/data" \
+    >"$tmp/server2.log" 2>&1 &
+job=$!
+ready=0
+for i in $(seq 1 300); do # a hang guard, not a timing assertion
+    as_pg "$pgbin/pg_isready" -h "$dir" -p "$port" >/dev/null 2>&1 && { ready=1; break; }
+    sleep 0.2
+done
+[ $ready = 1 ] || { stop_server; fail "the server did not start again: $(tail -5 "$tmp/server2.log")"; }
+as_pg pgbench -h "$dir" -p "$port" -i -s 1 postgres >"$tmp/bench2.log" 2>&1 &&
+    as_pg pgbench -h "$dir" -p "$port" -c 8 -j 2 -T 3 postgres >>"$tmp/bench2.log" 2>&1 ||
+    { stop_server; fail "pgbench: $(tail -5 "$tmp/bench2.log")"; }
+as_pg "$pgbin/pg_ctl" -D "$dir/data" -m immediate stop >>"$tmp/bench2.log" 2>&1 ||
+    fail "pg_ctl -m immediate stop failed: $(tail -3 "$tmp/bench2.log")"
+rc=0
+wait $job || rc=$?
+grep '^lockblame:' "$tmp/server2.log"
+written=$(rows "$dir/pg2.db" "SELECT COUNT(*) FROM run WHERE samples >= 20")
+unwritten=$(rows "$dir/pg2.db" "SELECT COALESCE((SELECT value FROM meta WHERE key = 'processes_unwritten'), 0)")
+echo "immediate stop: $written busy processes wrote, $unwritten counted as ended without writing"
+[ $((written + unwritten)) -ge 9 ] ||
+    fail "immediate stop: $written wrote and $unwritten were counted, of the 9 backends"
+[ "$unwritten" = 0 ] || grep -q 'ended without writing' "$tmp/server2.log" ||
+    fail "immediate stop: processes lost and the summary does not say so"
+[ ! -e "$dir/pg2.db-procs" ] || fail "the ledger was left beside the database"
 echo PASS
