@@ -15,7 +15,9 @@ BENCH_BINS  := $(addprefix $(BUILD)/bench/,$(BENCH_PROGS))
 BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 
 BENCH_SAMPLE_COST := $(if $(wildcard bench/sample_cost.c),$(BUILD)/bench/sample_cost)
-BENCH_SAMPLER_SRCS := $(wildcard src/sampler/*.c src/util/*.c src/common/*.c) src/core/undirected.c src/core/real.c src/core/whatif.c
+BENCH_SAMPLER_SRCS := $(filter-out src/sampler/adopt.c,$(wildcard src/sampler/*.c)) \
+                      $(wildcard src/util/*.c src/common/*.c) src/core/undirected.c src/core/real.c \
+                      src/core/whatif.c
 
 # bench/hold_cost.c links the library's objects less the interposition and
 # the runtime's constructor (as the unit tests do): one contended hold.

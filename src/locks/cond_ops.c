@@ -34,6 +34,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mutex_ops.h"
 #include "locks/objmap.h"
+#include "sampler/adopt.h"
 #include "util/timeout.h"
 
 /* glibc's exported, undeclared cleanup-list calls (libc since 2.34,
@@ -71,7 +72,7 @@ static void cond_wait_finished(void *p)
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                  const struct timespec *abstime, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_self ? lb_self : lb_thread_adopt();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (!mon) {
         if (clock == LB_WAIT_FOREVER)
@@ -197,7 +198,7 @@ static void sem_wait_finished(void *p)
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_self ? lb_self : lb_thread_adopt();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
     if (!mon || lb_timeout_rejected(clock, abstime))
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */

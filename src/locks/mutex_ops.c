@@ -20,6 +20,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "locks/pshared_mutex.h"
+#include "sampler/adopt.h"
 #include "util/own_memory.h"
 #include "util/raw_syscall.h"
 #include "util/timeout.h"
@@ -381,6 +382,8 @@ int lb_mutex_lock_unmonitored(pthread_mutex_t *m)
 {
     if (lb_unlikely(lb_real.mutex_lock == NULL) && lb_real_resolve() != 0)
         return 0;
+    if (!lb_self)
+        lb_thread_adopt(); /* a thread we did not start: monitored from its next call */
     return lb_real.mutex_lock(m);
 }
 

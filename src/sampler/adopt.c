@@ -1,0 +1,69 @@
+/* Adopting threads that lockblame did not start (adopt.h). */
+#include "sampler/adopt.h"
+
+#include <pthread.h>
+
+#include "core/hooks.h"
+#include "core/phase.h"
+#include "sampler/cct.h"
+#include "sampler/unwind.h"
+#include "util/stack_bounds.h"
+
+static pthread_key_t adopted_key;
+static bool key_made;
+static LB_TLS bool adopting; /* adopting now, or the thread's record is detached */
+
+static void adopted_thread_ends(void *t)
+{
+    if (t == lb_self)
+        lb_thread_detach(t);
+}
+
+/* A thread's record is detached (its end): the pthread calls of its last
+ * moments (other thread-key destructors, C++ thread_local destructors)
+ * must not adopt it again. */
+static void thread_retires(lb_thread_t *t)
+{
+    (void)t;
+    adopting = true;
+}
+
+/* The thread's start routine: on its stack, the frame just inside libc's
+ * thread start (start_thread, then clone3 or clone, are the outermost two
+ * frames of a pthread's stack); a return address in it, which names the
+ * function. 0 when the walk does not reach that far. */
+static uintptr_t start_routine_here(void)
+{
+    uintptr_t pcs[LB_MAX_DEPTH];
+    int n = lb_unwind_here(pcs, LB_MAX_DEPTH);
+    return n >= 3 ? pcs[n - 3] : 0;
+}
+
+lb_thread_t *lb_thread_adopt(void)
+{
+    if (lb_self || adopting || !key_made || !lb_runtime_monitoring())
+        return lb_self;
+    adopting = true;
+    lb_stack_bounds_init();
+    uintptr_t start = start_routine_here();
+    lb_thread_t *self = lb_thread_attach(start, 0, 0);
+    if (self)
+        pthread_setspecific(adopted_key, self);
+    adopting = false;
+    return self;
+}
+
+static void adopt_setup(void)
+{
+    key_made = pthread_key_create(&adopted_key, adopted_thread_ends) == 0;
+}
+
+LB_PROCESS_HOOKS(adopt_hooks) = {
+    .rank = LB_RANK_SAMPLER,
+    .setup = adopt_setup,
+};
+
+LB_THREAD_HOOKS(adopt_thread_hooks) = {
+    .rank = LB_RANK_SAMPLER,
+    .stop = thread_retires,
+};

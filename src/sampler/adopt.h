@@ -1,0 +1,23 @@
+/* Threads that no pthread_create of ours started: a thread created through
+ * libc's own pthread_create (found with dlsym(RTLD_NEXT, ...), as jemalloc
+ * does for its background threads, or through a handle of libc) never ran
+ * lockblame's start trampoline, so it has no record and is not sampled.
+ * It is adopted at its first monitored call: a record attached there
+ * (sampling starts), its start routine found on its stack (the frame
+ * below libc's thread start), and detached at its exit by a thread-key
+ * destructor, as the trampoline would.
+ *
+ * Invariants: only a thread with no record, in a running lockblame,
+ * adopts (a vfork child runs on its parent's thread, record and all), and
+ * never
+ * while adopting (the attach's own calls come back here: a thread-local
+ * flag). The thread key is made once, at the process's start. */
+#ifndef LB_SAMPLER_ADOPT_H
+#define LB_SAMPLER_ADOPT_H
+#include "core/thread.h"
+
+/* The calling thread's record, adopting the thread if it has none; NULL
+ * when it cannot be (see above). Out of line: for the paths taken when
+ * lb_self is NULL. */
+lb_thread_t *lb_thread_adopt(void);
+#endif
