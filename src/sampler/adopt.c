@@ -1,16 +1,17 @@
 /* Adopting threads that lockblame did not start (adopt.h). */
 #include "sampler/adopt.h"
 
-#include <pthread.h>
-
 #include "core/hooks.h"
 #include "core/phase.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
 #include "util/stack_bounds.h"
 
-static pthread_key_t adopted_key;
-static bool key_made;
+/* glibc's registration of a thread's exit destructor (what C++
+ * thread_local destructors use): no pthread key is taken from the
+ * program's PTHREAD_KEYS_MAX. */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
 static LB_TLS bool adopting; /* adopting now, or the thread's record is detached */
 
 static void adopted_thread_ends(void *t)
@@ -41,27 +42,17 @@ static uintptr_t start_routine_here(void)
 
 lb_thread_t *lb_thread_adopt(void)
 {
-    if (lb_self || adopting || !key_made || !lb_runtime_monitoring())
+    if (lb_self || adopting || !lb_runtime_monitoring())
         return lb_self;
     adopting = true;
     lb_stack_bounds_init();
     uintptr_t start = start_routine_here();
     lb_thread_t *self = lb_thread_attach(start, 0, 0);
     if (self)
-        pthread_setspecific(adopted_key, self);
+        __cxa_thread_atexit_impl(adopted_thread_ends, self, &__dso_handle);
     adopting = false;
     return self;
 }
-
-static void adopt_setup(void)
-{
-    key_made = pthread_key_create(&adopted_key, adopted_thread_ends) == 0;
-}
-
-LB_PROCESS_HOOKS(adopt_hooks) = {
-    .rank = LB_RANK_SAMPLER,
-    .setup = adopt_setup,
-};
 
 LB_THREAD_HOOKS(adopt_thread_hooks) = {
     .rank = LB_RANK_SAMPLER,

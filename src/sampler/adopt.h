@@ -4,14 +4,15 @@
  * lockblame's start trampoline, so it has no record and is not sampled.
  * It is adopted at its first monitored call: a record attached there
  * (sampling starts), its start routine found on its stack (the frame
- * below libc's thread start), and detached at its exit by a thread-key
- * destructor, as the trampoline would.
+ * below libc's thread start), and detached at its exit by a thread exit
+ * destructor (__cxa_thread_atexit_impl, not a pthread key: the program's
+ * keys stay its own), as the trampoline would.
  *
  * Invariants: only a thread with no record, in a running lockblame,
  * adopts (a vfork child runs on its parent's thread, record and all), and
  * never
  * while adopting (the attach's own calls come back here: a thread-local
- * flag). The thread key is made once, at the process's start. */
+ * flag). */
 #ifndef LB_SAMPLER_ADOPT_H
 #define LB_SAMPLER_ADOPT_H
 #include "core/thread.h"
