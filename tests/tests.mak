@@ -69,6 +69,19 @@ $(BUILD)/tests/workloads_user/whatif_gt_fixed: tests/workloads_user/whatif_gt.c
 	@mkdir -p $(dir $@)
 	gcc $(TEST_USER_CFLAGS) -DWHATIF_FIX -MMD -MP -o $@ $< -lm
 
+# std_threads starts its std::threads in a shared library of its own,
+# libstd_threads.so (tests/workloads_user/lib/std_threads_lib.cc), found
+# beside it (rpath $ORIGIN).
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/libstd_threads.so
+$(BUILD)/tests/workloads_user/libstd_threads.so: tests/workloads_user/lib/std_threads_lib.cc
+	@mkdir -p $(dir $@)
+	g++ $(TEST_USER_CXXFLAGS) -shared -fPIC -MMD -MP -o $@ $<
+$(BUILD)/tests/workloads_user/std_threads: tests/workloads_user/std_threads.cc \
+                                           $(BUILD)/tests/workloads_user/libstd_threads.so
+	@mkdir -p $(dir $@)
+	g++ $(TEST_USER_CXXFLAGS) -MMD -MP -o $@ $< -L$(BUILD)/tests/workloads_user -lstd_threads \
+	    -Wl,-rpath,'$$ORIGIN'
+
 TEST_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 
 TEST_UNIT_CFLAGS := $(CFLAGS_COMMON) -Itests -pthread -fno-omit-frame-pointer

@@ -7,21 +7,28 @@
  * is recorded once per create, outside any lock. */
 #include "interpose/thread_create.h"
 
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/hooks.h"
 #include "core/real.h"
 #include "core/phase.h"
+#include "common/path_base.h"
 #include "core/thread.h"
 #include "core/whatif.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
+#include "util/own_memory.h"
 #include "util/stack_bounds.h"
 
 typedef struct lb_start {
     void *(*fn)(void *);
     void *arg;
+    uintptr_t ran; /* the function the thread runs, as the thread's start routine */
     uint32_t creator_id;
     uint32_t creator_node;
     uint64_t whatif_local; /* the creator's what-if count (core/whatif.h) */
@@ -41,7 +48,7 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
     if (lb_whatif_on)
         lb_whatif_thread_begin(start.whatif_local);
     lb_stack_bounds_init(); /* the sampler skips samples where too little is left */
-    lb_thread_t *self = lb_thread_attach((uintptr_t)start.fn, start.creator_id, start.creator_node);
+    lb_thread_t *self = lb_thread_attach(start.ran, start.creator_id, start.creator_node);
     if (!self)
         return start.fn(start.arg);
     void *ret;
@@ -49,6 +56,54 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
     ret = start.fn(start.arg);
     pthread_cleanup_pop(1);
     return ret;
+}
+
+/* A function pointer held in the first words after a std::thread
+ * state's vtable pointer (its callable and arguments: a thread started
+ * with a function, std::thread(f, args...)): the word that is exactly the
+ * address of a function symbol of some module (dladdr1), or 0. */
+static uintptr_t state_function_pointer(const uintptr_t *state)
+{
+    for (int i = 1; i <= 4; i++) {
+        uintptr_t w = 0;
+        Dl_info info;
+        const ElfW(Sym) *sym = NULL;
+        if (!lb_read_own(&state[i], &w, sizeof w) || !w)
+            continue;
+        if (dladdr1((void *)w, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+            ELF64_ST_TYPE(sym->st_info) == STT_FUNC && (uintptr_t)info.dli_saddr == w)
+            return w;
+    }
+    return 0;
+}
+
+/* The function a new thread runs: its start routine, but for a
+ * std::thread, which libstdc++ starts in execute_native_thread_routine
+ * with its std::thread::_State as the argument (libstdc++ is often
+ * stripped, and that routine would name every std::thread alike, by an
+ * offset): the function it was given where that is a pointer to a
+ * function a module exports (state_function_pointer), else the state's
+ * _M_run (the third entry of its vtable, after the two destructors), an
+ * instantiation in the code that made the thread, named after the
+ * callable's type (a lambda's names its enclosing function). The object
+ * is read with lb_read_own (no fault if it is not what it seems). */
+static uintptr_t function_run(uintptr_t fn, void *arg)
+{
+    static uintptr_t libstdcxx_lo, libstdcxx_hi; /* the text of the last one seen */
+    Dl_info info;
+    bool in_libstdcxx = fn >= libstdcxx_lo && fn < libstdcxx_hi;
+    if (!in_libstdcxx && dladdr((void *)fn, &info) && info.dli_fname &&
+        strncmp(lb_path_base(info.dli_fname), "libstdc++", 9) == 0) {
+        in_libstdcxx = true;
+        libstdcxx_lo = (uintptr_t)info.dli_fbase;
+        libstdcxx_hi = fn + 1;
+    }
+    uintptr_t vtable = 0, run = 0;
+    if (!in_libstdcxx || !arg || !lb_read_own(arg, &vtable, sizeof vtable) || !vtable ||
+        !lb_read_own((void *)(vtable + 2 * sizeof(void *)), &run, sizeof run) || !run)
+        return fn;
+    uintptr_t given = state_function_pointer(arg);
+    return given ? given : run;
 }
 
 /* The creator's calling context, as a node id in its own CCT. */
@@ -77,6 +132,7 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
         return lb_real.create(thread, attr, fn, arg);
     start->fn = fn;
     start->arg = arg;
+    start->ran = function_run((uintptr_t)fn, arg);
     start->creator_id = self ? self->id : 0;
     start->creator_node = creator_context(self);
     start->whatif_local = lb_whatif_on ? lb_whatif_local() : 0;

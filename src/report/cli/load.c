@@ -416,6 +416,19 @@ static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *
 
 /* Threads of the selected processes only; p->thread_index lets the
  * per-thread rows that follow skip the others. */
+/* A start routine is a whole function: of the source frames the writer
+ * stores for its address (consecutive ids, outermost first), the
+ * outermost, not code inlined at its entry (a std::thread's _M_run,
+ * whose first instruction is std::__invoke_impl's). */
+static int32_t outermost_of_address(const struct lb_profile *p, int32_t f)
+{
+    while (f > 0 && p->frames[f - 1].id == p->frames[f].id - 1 &&
+           p->frames[f - 1].module == p->frames[f].module &&
+           p->frames[f - 1].offset == p->frames[f].offset)
+        f--;
+    return f;
+}
+
 static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex *frames,
                          const struct idindex *procs)
 {
@@ -439,7 +452,7 @@ static void load_threads(struct lb_profile *p, sqlite3 *db, const struct idindex
         t->id = sqlite3_column_int64(q.st, 0);
         t->tid = sqlite3_column_int64(q.st, 1);
         t->process = proc;
-        t->start_frame = idindex_get(frames, q.st, 2);
+        t->start_frame = outermost_of_address(p, idindex_get(frames, q.st, 2));
         t->start_s = sqlite3_column_double(q.st, 3);
         t->end_s = sqlite3_column_double(q.st, 4);
         t->cpu_s = sqlite3_column_double(q.st, 5);
