@@ -1,7 +1,8 @@
 // std::threads started in a shared library (lib/std_threads_lib.cc,
 // libstd_threads.so beside this program): --by-thread must name each by
 // what it ran, not by libstdc++'s thread start.
-namespace std_threads_lib {
+namespace std_threads_lib
+{
 void start_workers();
 void join_workers();
 } // namespace std_threads_lib

@@ -7,7 +7,8 @@
 #include <thread>
 #include <vector>
 
-namespace std_threads_lib {
+namespace std_threads_lib
+{
 
 void flush_worker(int ms)
 {
