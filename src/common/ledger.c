@@ -77,16 +77,23 @@ void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t siz
              n == 1 ? "its" : "their");
 }
 
-void lb_ledger_note(const char *path, const lb_ledger_tally_t *t)
+void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command)
 {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 120000); /* other writers of the tree may be committing */
-        char *q = sqlite3_mprintf(
-            "INSERT INTO meta VALUES('processes_unwritten','%d'),"
-            "('processes_unwritten_writing','%d') ON CONFLICT(key) DO UPDATE SET value ="
-            " excluded.value",
-            t->before_writing + t->while_writing, t->while_writing);
+        int lost = t->before_writing + t->while_writing;
+        char *q = sqlite3_mprintf("INSERT INTO meta VALUES('root_command',%Q) ON CONFLICT(key) DO"
+                                  " UPDATE SET value = excluded.value",
+                                  root_command ? root_command : "");
+        if (q && root_command)
+            sqlite3_exec(db, q, NULL, NULL, NULL);
+        sqlite3_free(q);
+        q = lost ? sqlite3_mprintf("INSERT INTO meta VALUES('processes_unwritten','%d'),"
+                                   "('processes_unwritten_writing','%d') ON CONFLICT(key) DO"
+                                   " UPDATE SET value = excluded.value",
+                                   lost, t->while_writing)
+                 : NULL;
         if (q)
             sqlite3_exec(db, q, NULL, NULL, NULL);
         sqlite3_free(q);

@@ -61,9 +61,11 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path);
 uint64_t lb_proc_start_of(pid_t pid);
 /* Count the processes of l that are gone without having written. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
-/* Note t in the database at path (meta processes_unwritten and
- * processes_unwritten_writing), if it exists. */
-void lb_ledger_note(const char *path, const lb_ledger_tally_t *t);
+/* At the tree's end, in the database at path if it exists: t (meta
+ * processes_unwritten and processes_unwritten_writing, where some are)
+ * and the command line of the tree's root, the program the user ran
+ * (meta root_command; the report's command: line). */
+void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command);
 /* "N processes ended without writing their profile (...)", or "" for none. */
 void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t size);
 #endif

@@ -63,7 +63,8 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
     if (p->nselected != p->nprocs)
         fprintf(out, " of %" PRId32 " in the database (selected by --pid/--comm)", p->nprocs);
     if (p->nselected > 1)
-        fputs(" (command above: the first; --by-process lists them)", out);
+        fprintf(out, " (command above: %s; --by-process lists them)",
+                p->command_is_root ? "the tree's root" : "the first");
     fputc('\n', out);
     fprintf(out, "event:    %s", *r->event ? r->event : "(unknown)");
     if (r->period)

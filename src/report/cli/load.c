@@ -255,6 +255,27 @@ static void sum_selected(struct lb_profile *p)
         sum->duration_s = end - sum->start_unix;
 }
 
+/* Where every process is selected, the command is the tree's root, the
+ * program the user ran, as the root noted it (meta root_command), not the
+ * first process that wrote (a helper that ran first, or a child of a root
+ * that recorded nothing). */
+static void root_command(struct lb_profile *p, sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (p->nselected != p->nprocs ||
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'root_command'", -1, &st,
+                           NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+        sqlite3_column_text(st, 0)[0]) {
+        free(p->run.command);
+        p->run.command = lb_trim_end(lb_xstrdup((const char *)sqlite3_column_text(st, 0)));
+        p->command_is_root = true;
+    }
+    sqlite3_finalize(st);
+}
+
 static void load_run(struct lb_profile *p, sqlite3 *db, const struct lb_select *sel,
                      struct idindex *ix)
 {
@@ -298,6 +319,7 @@ static void load_run(struct lb_profile *p, sqlite3 *db, const struct lb_select *
     else
         memset(ix, 0, sizeof *ix);
     sum_selected(p);
+    root_command(p, db);
 }
 
 static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)

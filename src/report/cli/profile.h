@@ -156,6 +156,7 @@ struct lb_profile {
     struct lb_run *procs;
     int32_t nprocs; /* every process of the database */
     int32_t nselected;
+    bool command_is_root; /* run.command is the tree's root's (meta root_command) */
     struct lb_module *modules;
     int32_t nmodules;
     struct lb_frame *frames;

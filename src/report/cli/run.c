@@ -333,7 +333,7 @@ int lb_cmd_run(int argc, char **argv)
             cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
     forward_to = 0; /* PROG's pid may be reused from here on */
     if (profile)
-        lb_run_summary(path, prog[0], pid, status, why_not);
+        lb_run_summary(path, prog, pid, status, why_not);
     free(path);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

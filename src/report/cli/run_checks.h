@@ -25,9 +25,9 @@ void lb_run_clear_ledger(const char *path);
 
 /* After PROG ended with wait status `status`: at most 6 lockblame: lines
  * on stderr about the run's database at path (or why there is none).
- * child is PROG's pid; unprofilable: the reason given before the start,
+ * argv is PROG's command line, child its pid; unprofilable: the reason given before the start,
  * or NULL; and the tree's processes that ended without writing
  * (common/ledger.h), noted in the database too. */
-void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
+void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
                     const char *unprofilable);
 #endif

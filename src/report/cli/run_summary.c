@@ -46,8 +46,9 @@ static bool has_pid(sqlite3 *db, pid_t pid)
 
 /* The tree's processes that ended without writing their profile (the
  * ledger beside the database, common/ledger.h): the line that says so in
- * line ("" for none), noted in the database; the ledger removed. */
-static void settle_ledger(const char *path, char *line, size_t size)
+ * line ("" for none), noted in the database with PROG's command line (the
+ * tree's root); the ledger removed. */
+static void settle_ledger(const char *path, const char *command, char *line, size_t size)
 {
     line[0] = '\0';
     char ledger_path[PATH_MAX];
@@ -65,8 +66,7 @@ static void settle_ledger(const char *path, char *line, size_t size)
     close(fd);
     unlink(ledger_path);
     lb_ledger_text(t.before_writing, t.while_writing, line, size);
-    if (line[0])
-        lb_ledger_note(path, &t);
+    lb_ledger_note(path, &t, command);
 }
 
 void lb_run_clear_ledger(const char *path)
@@ -76,11 +76,18 @@ void lb_run_clear_ledger(const char *path)
     unlink(ledger_path);
 }
 
-void lb_run_summary(const char *path, const char *prog, pid_t child, int status,
+void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
                     const char *unprofilable)
 {
+    const char *prog = argv[0];
+    char command[4096];
+    size_t used = 0;
+    command[0] = '\0';
+    for (int i = 0; argv[i] && used < sizeof command - 1; i++)
+        used +=
+            (size_t)snprintf(command + used, sizeof command - used, "%s%s", i ? " " : "", argv[i]);
     char unwritten[512];
-    settle_ledger(path, unwritten, sizeof unwritten);
+    settle_ledger(path, command, unwritten, sizeof unwritten);
     bool killed = WIFSIGNALED(status);
     int sig = killed ? WTERMSIG(status) : 0;
     struct stat st;

@@ -17,6 +17,7 @@
 #include "common/ledger.h"
 #include "core/hooks.h"
 #include "report/writer/output.h"
+#include "report/writer/writer_int.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
 #include "util/pages.h"
@@ -91,21 +92,18 @@ void lb_ledger_mark(bool done)
 
 void lb_ledger_settle(const char *path)
 {
-    if (!ledger)
-        return;
     lb_ledger_tally_t t;
-    lb_ledger_tally(ledger, &t);
+    lb_ledger_tally(ledger, &t); /* (none counted without a ledger) */
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     unlink(ledger_path);
     char line[512];
     lb_ledger_text(t.before_writing, t.while_writing, line, sizeof line);
-    if (!line[0])
-        return;
-    lb_warn("%s", line);
+    if (line[0])
+        lb_warn("%s", line);
     char why[256];
     if (lb_sqlite_open(why, sizeof why))
-        lb_ledger_note(path, &t);
+        lb_ledger_note(path, &t, lb_tables_command_line());
 }
 
 static void ledger_fork_child(lb_thread_t *self)

@@ -12,6 +12,7 @@
 /* The final write begins (writing) or has ended (done). */
 void lb_ledger_mark(bool done);
 /* The tree's root, at its end: the processes gone without writing, said
- * in one line and noted in the database at path; the ledger removed. */
+ * in one line and noted in the database at path with the root's command
+ * line (meta root_command); the ledger removed. */
 void lb_ledger_settle(const char *path);
 #endif

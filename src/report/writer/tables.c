@@ -242,7 +242,7 @@ __attribute__((constructor(150))) static void remember_command_line(int argc, ch
     started_command[used] = '\0';
 }
 
-static char *read_command_line(void)
+const char *lb_tables_command_line(void)
 {
     static char buf[4096];
     if (started_command[0])
@@ -272,7 +272,7 @@ void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t d
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    sqlite3_bind_text(st, 1, read_command_line(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 1, lb_tables_command_line(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, exe, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 3, getpid());
     sqlite3_bind_text(st, 4, lb_sampler_event_name(), -1, SQLITE_STATIC);

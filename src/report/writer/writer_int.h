@@ -56,4 +56,7 @@ void lb_tables_object_blame(writer_t *w, lb_thread_t *t);
 void lb_tables_threads(writer_t *w);
 void lb_tables_objects(writer_t *w);
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped);
+/* This image's command line as it began (argv joined; a process title
+ * may rewrite argv later). */
+const char *lb_tables_command_line(void);
 #endif
