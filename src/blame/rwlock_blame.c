@@ -85,6 +85,11 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
     } else {
         at = clock_of(mon);
     }
+    lb_rw_hold_push(self, mon, at, contended);
+}
+
+void lb_rw_hold_push(lb_thread_t *self, const lb_mon_t *mon, double at, bool contended)
+{
     lb_rw_holds_t *h = self->rw_holds;
     if (h->depth < LB_RW_HOLDS)
         h->hold[h->depth++] = (lb_rw_hold_t){ mon, at, contended };
@@ -92,8 +97,7 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
         h->overflow++;
 }
 
-/* This thread's newest hold of mon, removed from the stack. */
-static bool pop_hold(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
+bool lb_rw_hold_pop(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
 {
     lb_rw_holds_t *h = self->rw_holds;
     for (uint32_t i = h->depth; i-- > 0;) {
@@ -109,7 +113,7 @@ static bool pop_hold(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out)
 bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, lb_hold_t *hold)
 {
     lb_rw_hold_t mine;
-    if (!pop_hold(self, mon, &mine))
+    if (!lb_rw_hold_pop(self, mon, &mine))
         return false; /* acquired before monitoring, or stack overflow */
     if (__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) == 0 && !mine.was_contended &&
         clock_of(mon) == mine.clock_at_acquire)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "blame/blame.h"
+#include "blame/rw_holds.h"
 
 /* A blocking rdlock/wrlock begins / ends waiting (k is re-read, and
  * waiting readers are kept out of it). */
@@ -20,4 +21,9 @@ void lb_rw_acquired(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, bool
 /* Before the real unlock: collect this holder's blame; NULL hold when it
  * has nothing to account (fast path). */
 bool lb_rw_release_collect(lb_thread_t *self, lb_mon_t *mon, pthread_rwlock_t *rw, lb_hold_t *hold);
+/* The calling thread's stack of rwlock holds (rw_holds.h): push a hold of
+ * mon begun at blame clock `at`; pop its newest hold of mon (false if
+ * none: acquired before monitoring, or the stack was full). */
+void lb_rw_hold_push(lb_thread_t *self, const lb_mon_t *mon, double at, bool contended);
+bool lb_rw_hold_pop(lb_thread_t *self, const lb_mon_t *mon, lb_rw_hold_t *out);
 #endif

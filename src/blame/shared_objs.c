@@ -35,6 +35,8 @@ struct lb_shared_obj {
                                * without the lock too) */
     uint64_t last_ns;         /* accrual is up to date to here */
     uint64_t released_ns;     /* the tree's last release, post, signal or completion */
+    uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
+    double clock;             /* an rwlock: idleness per holder so far (V), ns */
     double owed_ns;           /* the integral of w owed to the next release */
     double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
 } __attribute__((aligned(LB_CACHELINE)));
@@ -111,6 +113,8 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         r->owed_ns = 0;
         r->handoff_ns = 0;
         r->released_ns = 0;
+        r->holders = 0;
+        r->clock = 0;
         r->last_ns = lb_now_ns();
         lb_meta_unlock(&r->lock);
     }
@@ -132,8 +136,12 @@ static void accrue(lb_shared_obj_t *r, uint64_t now)
         return; /* another process's clock read was a little later */
     double dt = (double)(now - r->last_ns);
     r->last_ns = now;
-    if (r->kind == LB_OBJ_MUTEX && !r->held) {
+    if ((r->kind == LB_OBJ_MUTEX && !r->held) || (r->kind == LB_OBJ_RWLOCK && !r->holders)) {
         r->handoff_ns += (double)r->waiters * dt;
+        return;
+    }
+    if (r->kind == LB_OBJ_RWLOCK) { /* holders share it (rule 3) */
+        r->clock += (double)r->waiters * dt / (double)r->holders;
         return;
     }
     uint32_t draining = r->draining < r->waiters ? r->draining : r->waiters;
@@ -226,7 +234,8 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
     if (r->kind == LB_OBJ_MUTEX) {
         if (acquired)
             outside = hold_begins(r);
-    } else if (woken && r->releases == w->releases && !release_in_flight(r, w->begun_ns)) {
+    } else if (r->kind != LB_OBJ_RWLOCK && woken && r->releases == w->releases &&
+               !release_in_flight(r, w->begun_ns)) {
         outside = owed_to_outside(r); /* no release of the tree ended it */
     }
     double handoff = r->handoff_ns;
@@ -318,6 +327,33 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
     __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
     local_takes(mon, 0, 0);
     return false;
+}
+
+double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
+{
+    lb_meta_lock(&r->lock);
+    accrue(r, now);
+    r->holders++;
+    double at = r->clock;
+    double handoff = r->handoff_ns;
+    r->handoff_ns = 0;
+    lb_meta_unlock(&r->lock);
+    if (handoff > 0)
+        local_takes(mon, handoff, 0);
+    return at;
+}
+
+lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now, double at)
+{
+    lb_meta_lock(&r->lock);
+    accrue(r, now);
+    double taken = r->clock - at;
+    if (r->holders)
+        r->holders--;
+    r->released_ns = now;
+    __atomic_store_n(&r->releases, r->releases + 1, __ATOMIC_RELEASE);
+    lb_meta_unlock(&r->lock);
+    return collected(mon, taken);
 }
 
 uint64_t lb_shared_outside_ns(void)

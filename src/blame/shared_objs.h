@@ -1,7 +1,8 @@
 /* Synchronization objects shared by the processes of one profiled tree
  * (in memory the processes share, initialized process-shared: sem_init
- * with pshared != 0, and mutexes, condition variables and barriers with
- * PTHREAD_PROCESS_SHARED): docs/DESIGN.md, "Across processes". A release,
+ * with pshared != 0, and mutexes, rwlocks, condition variables and
+ * barriers with PTHREAD_PROCESS_SHARED): docs/DESIGN.md, "Across
+ * processes". A release,
  * post, signal or last arrival in one process ends waits in another, so
  * the idleness it is blamed for accrues over every process's waiters,
  * with the same rules as within a process.
@@ -13,7 +14,9 @@
  * and the mapping holds one record per such address. A record carries the
  * object's accrual across processes: its waiters w (all processes), the
  * integral of w owed to the next release (since the previous post,
- * signal or episode's end; for a mutex, over the current hold), and the
+ * signal or episode's end; for a mutex, over the current hold; an
+ * rwlock's k holders share it through the blame clock V, each taking V
+ * since its own acquisition), and the
  * integral of w while nobody is to blame (a mutex nobody holds, a
  * barrier's released waiters on their way out: hand-off). Each process
  * keeps its own lb_mon and object record for the victims' view (their
@@ -34,9 +37,9 @@
  *
  * Not covered: a process exec'd within the tree (the mapping does not
  * survive exec, and the program's shared memory then has other
- * addresses); named semaphores (sem_open: mapped per process); rwlocks
- * with PTHREAD_PROCESS_SHARED (their waits stay per process). The
- * accrual still owed when the tree ends is in no row.
+ * addresses); named semaphores (sem_open: mapped per process); an
+ * rwlock's holders that are outside the tree (its k counts the tree's
+ * holders only). The accrual still owed when the tree ends is in no row.
  *
  * Invariants: a record's fields but addr change only under its lock, a
  * lb_meta_lock in the shared mapping (plain atomics: it works across
@@ -111,6 +114,12 @@ void lb_shared_blame(lb_thread_t *self, lb_shared_obj_t *r, lb_mon_t *mon, lb_ob
  * episode's idleness collected in *hold), else its wait begun in *w. */
 bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
                               lb_hold_t *hold);
+/* An rwlock's hold by this process begins (after the real acquire):
+ * returns the blame clock V at its start, which the holder keeps (the
+ * thread's rwlock holds, rw_holds.h); k holders share what accrues. */
+double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
+/* ... and ends (before the real unlock): V since `at`, collected. */
+lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now, double at);
 /* Waits on shared objects ended by processes outside the tree, in this
  * process: their idleness, ns, and their number (the writer's meta). */
 uint64_t lb_shared_outside_ns(void);

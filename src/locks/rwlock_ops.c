@@ -6,9 +6,11 @@
 #include <errno.h>
 
 #include "blame/rwlock_blame.h"
+#include "blame/shared_objs.h"
 #include "blame/sites.h"
 #include "core/real.h"
 #include "locks/objmap.h"
+#include "util/clock.h"
 #include "util/timeout.h"
 
 static int real_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
@@ -25,6 +27,30 @@ static int real_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t cloc
                   : lb_real.rwlock_clockrdlock(rw, clock, abstime);
 }
 
+/* A process-shared rwlock (its record r): its holders and waiters are
+ * counted over the tree's processes (blame/shared_objs.h); each hold keeps
+ * the shared blame clock at its start on the thread's stack of rwlock
+ * holds. */
+static int shared_lock(lb_thread_t *self, pthread_rwlock_t *rw, lb_mon_t *mon, lb_shared_obj_t *r,
+                       bool writer, bool try, clockid_t clock, const struct timespec *abstime)
+{
+    int rc = real_lock(rw, writer, true, LB_WAIT_FOREVER, NULL);
+    bool waited = false;
+    if (rc == EBUSY && !try) {
+        lb_wait_t wait;
+        lb_shared_wait_t shared = { .r = r, .releases = lb_shared_releases(r) };
+        lb_wait_begin(self, mon, LB_OBJ_RWLOCK, &wait);
+        lb_shared_wait_begins(&shared, mon, wait.start_ns, false);
+        rc = real_lock(rw, writer, false, clock, abstime);
+        uint64_t ended = lb_wait_end(self, &wait, rc == 0); /* (its count: contended) */
+        lb_shared_wait_ends(&shared, mon, ended, false, false);
+        waited = true;
+    }
+    if (rc == 0)
+        lb_rw_hold_push(self, mon, lb_shared_rw_acquired(r, mon, lb_now_ns()), waited);
+    return rc;
+}
+
 int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                    const struct timespec *abstime, uintptr_t site)
 {
@@ -32,6 +58,9 @@ int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(rw, LB_OBJ_RWLOCK) : NULL;
     if (!mon || (!try && lb_timeout_rejected(clock, abstime)))
         return real_lock(rw, writer, try, clock, abstime); /* EINVAL before any attempt */
+    lb_shared_obj_t *shared = lb_shared_find(rw);
+    if (shared)
+        return shared_lock(self, rw, mon, shared, writer, try, clock, abstime);
     int rc = real_lock(rw, writer, true, LB_WAIT_FOREVER, NULL);
     if (rc == 0) {
         lb_rw_acquired(self, mon, rw, false);
@@ -55,6 +84,13 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
     if (!mon)
         return lb_real.rwlock_unlock(rw);
     lb_site_count_release(self->sites, site, LB_OBJ_RWLOCK);
+    lb_shared_obj_t *shared = lb_shared_find(rw);
+    lb_rw_hold_t mine;
+    if (shared && lb_rw_hold_pop(self, mon, &mine)) {
+        lb_hold_t taken = lb_shared_rw_released(shared, mon, lb_now_ns(), mine.clock_at_acquire);
+        lb_deposit(self, &taken, LB_OBJ_RWLOCK, site); /* before: nothing after the release */
+        return lb_real.rwlock_unlock(rw);
+    }
     lb_hold_t hold;
     if (!lb_rw_release_collect(self, mon, rw, &hold))
         return lb_real.rwlock_unlock(rw);
@@ -65,7 +101,12 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
 int lb_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
     lb_objmap_retire(rw);
-    return lb_real.rwlock_init(rw, attr);
+    int rc = lb_real.rwlock_init(rw, attr);
+    int pshared = PTHREAD_PROCESS_PRIVATE;
+    if (rc == 0 && attr && lb_self && pthread_rwlockattr_getpshared(attr, &pshared) == 0 &&
+        pshared == PTHREAD_PROCESS_SHARED)
+        lb_shared_register(rw, LB_OBJ_RWLOCK, 0); /* errno kept */
+    return rc;
 }
 
 int lb_rwlock_destroy(pthread_rwlock_t *rw)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Blame across processes for process-shared mutexes, condition variables
-# and barriers: prefork_shared's four forked workers contend on one such
-# object in shared memory, worker 0 holding long at a known site (the
+# Blame across processes for process-shared mutexes, rwlocks, condition
+# variables and barriers: prefork_shared's four forked workers contend on
+# one such object in shared memory, worker 0 holding long at a known site (the
 # workload's header says each mode's rule). Each site's blame must be
 # within 5% of the truth the workers log themselves (the small site's to
 # 5% of all the waiting), the truth's culprit on top, and the tree's rows
@@ -16,7 +16,7 @@
 # header says why (outside:).
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$WORKLOADS_USER/prefork_shared"
-for mode in mutex cond barrier outside; do
+for mode in mutex cond barrier rwlock outside; do
     db=$tmp/$mode.db
     LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_shared" $mode \
         >"$tmp/$mode.truth" 2>"$tmp/err" || fail "$mode: workload failed: $(cat "$tmp/err")"
@@ -26,7 +26,8 @@ for mode in mutex cond barrier outside; do
     python3 - "$mode" "$tmp/$mode.truth" "$tmp/$mode.json" "$db" "$tmp/$mode.txt" <<'PY' ||
 import json, sqlite3, sys
 mode, truth_path, json_path, db_path, text_path = sys.argv[1:]
-kind = {"mutex": "mutex", "cond": "cond", "barrier": "barrier", "outside": "cond"}[mode]
+kind = {"mutex": "mutex", "cond": "cond", "barrier": "barrier", "rwlock": "rwlock",
+        "outside": "cond"}[mode]
 truth = {}
 for line in open(truth_path):
     f = line.split()

@@ -15,10 +15,14 @@
  *            on the last arrival's site: worker 0 computes HOLD_SLOW
  *            before arriving in slow_arrive, the others HOLD_FAST before
  *            fast_arrive
+ *   rwlock   each hold's blame is the waiting during it, shared by the
+ *            holders of each moment; worker 0 write-locks and holds
+ *            HOLD_SLOW before slow_rw_release, the others read-lock,
+ *            hold HOLD_FAST and release in fast_rw_release
  *   outside  cond's, but worker 0 is a process outside the profiled
  *            tree: it execs this program again without LD_PRELOAD
  *            ("signaller FD": the shared memory is a memfd it inherits)
- * Usage: prefork_shared mutex|cond|barrier|outside. Prints "truth SITE
+ * Usage: prefork_shared mutex|cond|barrier|rwlock|outside. Prints "truth SITE
  * SECONDS" per site and "waited SECONDS" (all waits on the object). */
 #include <pthread.h>
 #include <stdbool.h>
@@ -42,10 +46,11 @@ enum {
     SLOW,
     SITES
 };
-static const char *const site_names[3][SITES] = {
+static const char *const site_names[4][SITES] = {
     { "fast_release", "slow_release" },
     { "fast_signal", "slow_signal" },
     { "fast_arrive", "slow_arrive" },
+    { "fast_rw_release", "slow_rw_release" },
 };
 
 struct span {
@@ -60,6 +65,7 @@ struct shared {
     pthread_mutex_t mutex;
     pthread_cond_t cond;
     pthread_barrier_t barrier;
+    pthread_rwlock_t rwlock;
     int generation, done;
     int nwaits[WORKERS], nreleases[WORKERS];
     struct span waits[WORKERS][MAX_WAITS];
@@ -197,6 +203,79 @@ static void barrier_worker(int me)
     }
 }
 
+__attribute__((noinline)) static void slow_rw_release(int me, double held_from)
+{
+    log_release(me, held_from, SLOW);
+    pthread_rwlock_unlock(&sh->rwlock);
+    sink++;
+}
+
+__attribute__((noinline)) static void fast_rw_release(int me, double held_from)
+{
+    log_release(me, held_from, FAST);
+    pthread_rwlock_unlock(&sh->rwlock);
+    sink++;
+}
+
+static void rwlock_worker(int me)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        double start = now();
+        if (me == 0)
+            pthread_rwlock_wrlock(&sh->rwlock);
+        else
+            pthread_rwlock_rdlock(&sh->rwlock);
+        log_wait(me, start);
+        double held_from = now();
+        if (me == 0) {
+            compute_ns(HOLD_SLOW);
+            slow_rw_release(me, held_from);
+        } else {
+            compute_ns(HOLD_FAST);
+            fast_rw_release(me, held_from);
+        }
+        compute_ns(HOLD_FAST);
+    }
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The rwlock rule: over each stretch between two events, the waiting
+ * then is shared by the holds then, each taking waiters / holders. */
+static void rwlock_truth(const struct release *all, int n, double *blame)
+{
+    static double t[2 * WORKERS * MAX_WAITS * 2];
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        t[m++] = all[k].start;
+        t[m++] = all[k].at;
+    }
+    for (int i = 0; i < WORKERS; i++)
+        for (int k = 0; k < sh->nwaits[i]; k++) {
+            t[m++] = sh->waits[i][k].start;
+            t[m++] = sh->waits[i][k].end;
+        }
+    qsort(t, m, sizeof t[0], by_double);
+    for (int j = 0; j + 1 < m; j++) {
+        double mid = (t[j] + t[j + 1]) / 2, dt = t[j + 1] - t[j];
+        int holders = 0, waiters = 0;
+        for (int k = 0; k < n; k++)
+            holders += all[k].start <= mid && mid < all[k].at;
+        if (!holders || dt <= 0)
+            continue;
+        for (int i = 0; i < WORKERS; i++)
+            for (int k = 0; k < sh->nwaits[i]; k++)
+                waiters += sh->waits[i][k].start <= mid && mid < sh->waits[i][k].end;
+        for (int k = 0; k < n; k++)
+            if (all[k].start <= mid && mid < all[k].at)
+                blame[all[k].site] += waiters * dt / holders;
+    }
+}
+
 static double overlap(struct span w, double from, double to)
 {
     double a = w.start > from ? w.start : from, b = w.end < to ? w.end : to;
@@ -227,9 +306,9 @@ static struct shared *map_shared(int fd)
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = { "mutex", "cond", "barrier", "outside" };
+    static const char *const modes[] = { "mutex", "cond", "barrier", "rwlock", "outside" };
     int mode = -1;
-    for (int m = 0; argc == 2 && m < 4; m++)
+    for (int m = 0; argc == 2 && m < 5; m++)
         if (!strcmp(argv[1], modes[m]))
             mode = m;
     if (argc == 3 && !strcmp(argv[1], "signaller")) { /* outside: worker 0, unprofiled */
@@ -240,10 +319,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (mode < 0) {
-        fprintf(stderr, "usage: prefork_shared mutex|cond|barrier|outside\n");
+        fprintf(stderr, "usage: prefork_shared mutex|cond|barrier|rwlock|outside\n");
         return 2;
     }
-    bool outside = mode == 3;
+    bool outside = mode == 4;
     if (outside)
         mode = 1;
     int fd = memfd_create("prefork_shared", 0);
@@ -252,6 +331,9 @@ int main(int argc, char **argv)
     pthread_mutexattr_t ma;
     pthread_condattr_t ca;
     pthread_barrierattr_t ba;
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
     pthread_condattr_init(&ca);
@@ -259,7 +341,7 @@ int main(int argc, char **argv)
     pthread_barrierattr_init(&ba);
     pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
     if (pthread_mutex_init(&sh->mutex, &ma) || pthread_cond_init(&sh->cond, &ca) ||
-        pthread_barrier_init(&sh->barrier, &ba, WORKERS))
+        pthread_barrier_init(&sh->barrier, &ba, WORKERS) || pthread_rwlock_init(&sh->rwlock, &ra))
         return 1;
     pid_t pids[WORKERS];
     for (int i = 0; i < WORKERS; i++) {
@@ -276,8 +358,10 @@ int main(int argc, char **argv)
                 mutex_worker(i);
             else if (mode == 1)
                 cond_worker(i);
-            else
+            else if (mode == 2)
                 barrier_worker(i);
+            else
+                rwlock_worker(i);
             exit(0);
         }
     }
@@ -299,6 +383,8 @@ int main(int argc, char **argv)
     } else if (mode == 1) { /* a broadcast: the waiting since the previous one */
         for (int k = 0; k < n; k++)
             blame[all[k].site] += waiting_in(k ? all[k - 1].at : 0, all[k].at);
+    } else if (mode == 3) {
+        rwlock_truth(all, n, blame);
     } else { /* an episode, WORKERS arrivals in a row: the last arrival's */
         for (int k = 0; k + WORKERS <= n; k += WORKERS) {
             const struct release *last = &all[k + WORKERS - 1];
