@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,11 +20,6 @@
 #include "util/lazy_deps.h"
 #include "util/log.h"
 #include "util/pages.h"
-
-/* The mapping's address space: at least lockblame's least span
- * (util/pages.c: no small hole among the libraries is filled). */
-#define LB_LEDGER_SPAN ((size_t)2 << 20)
-_Static_assert(sizeof(lb_ledger_t) <= LB_LEDGER_SPAN, "the ledger fits its span");
 
 static lb_ledger_t *ledger;
 static lb_ledger_slot_t *mine;
@@ -42,17 +36,8 @@ static lb_ledger_t *map_ledger(void)
     struct stat st;
     void *p = NULL;
     if (fstat(fd, &st) == 0 &&
-        (st.st_size >= (off_t)sizeof(lb_ledger_t) || ftruncate(fd, sizeof(lb_ledger_t)) == 0)) {
-        void *span = lb_pages_reserve(LB_LEDGER_SPAN);
-        if (span) {
-            p = mmap(span, sizeof(lb_ledger_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-                     0);
-            if (p == MAP_FAILED) {
-                lb_pages_free(span, LB_LEDGER_SPAN);
-                p = NULL;
-            }
-        }
-    }
+        (st.st_size >= (off_t)sizeof(lb_ledger_t) || ftruncate(fd, sizeof(lb_ledger_t)) == 0))
+        p = lb_pages_map_shared(sizeof(lb_ledger_t), fd);
     close(fd);
     lb_ledger_t *l = p;
     if (l) {
