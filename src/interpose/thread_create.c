@@ -89,17 +89,27 @@ static uintptr_t state_function_pointer(const uintptr_t *state)
  * is read with lb_read_own (no fault if it is not what it seems). */
 static uintptr_t function_run(uintptr_t fn, void *arg)
 {
-    static uintptr_t libstdcxx_lo, libstdcxx_hi; /* the text of the last one seen */
+    /* dladdr once per start routine, mostly: a pool starts its threads
+     * with one routine (each word read and written whole). */
+    static uintptr_t libstdcxx_base, libstdcxx_routine, last_other_routine;
+    if (fn == __atomic_load_n(&last_other_routine, __ATOMIC_RELAXED))
+        return fn;
+    bool in_libstdcxx = fn == __atomic_load_n(&libstdcxx_routine, __ATOMIC_RELAXED);
     Dl_info info;
-    bool in_libstdcxx = fn >= libstdcxx_lo && fn < libstdcxx_hi;
-    if (!in_libstdcxx && dladdr((void *)fn, &info) && info.dli_fname &&
-        strncmp(lb_path_base(info.dli_fname), "libstdc++", 9) == 0) {
-        in_libstdcxx = true;
-        libstdcxx_lo = (uintptr_t)info.dli_fbase;
-        libstdcxx_hi = fn + 1;
+    if (!in_libstdcxx && dladdr((void *)fn, &info) && info.dli_fname) {
+        in_libstdcxx = (uintptr_t)info.dli_fbase == libstdcxx_base ||
+                       strncmp(lb_path_base(info.dli_fname), "libstdc++", 9) == 0;
+        if (in_libstdcxx) {
+            __atomic_store_n(&libstdcxx_base, (uintptr_t)info.dli_fbase, __ATOMIC_RELAXED);
+            __atomic_store_n(&libstdcxx_routine, fn, __ATOMIC_RELAXED);
+        }
+    }
+    if (!in_libstdcxx) {
+        __atomic_store_n(&last_other_routine, fn, __ATOMIC_RELAXED);
+        return fn;
     }
     uintptr_t vtable = 0, run = 0;
-    if (!in_libstdcxx || !arg || !lb_read_own(arg, &vtable, sizeof vtable) || !vtable ||
+    if (!arg || !lb_read_own(arg, &vtable, sizeof vtable) || !vtable ||
         !lb_read_own((void *)(vtable + 2 * sizeof(void *)), &run, sizeof run) || !run)
         return fn;
     uintptr_t given = state_function_pointer(arg);
