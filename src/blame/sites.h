@@ -59,12 +59,17 @@ static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
 /* lb_site_probe through a one-entry cache, *last_key -> *last, that the
  * caller keeps per thread: a run of releases from one call site (a loop)
  * compares one word instead of hashing. A slot never moves while its
- * table lives, so the cached slot stays right. */
+ * table lives, so the cached slot stays right. The cache starts empty
+ * (key 0, which no site's key is) and is filled with a slot, never NULL. */
 static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key, uintptr_t *last_key,
                                             lb_site_t **last)
 {
-    if (lb_likely(*last_key == key))
-        return *last;
+    if (lb_likely(*last_key == key)) {
+        lb_site_t *s = *last;
+        if (s == NULL)
+            __builtin_unreachable();
+        return s;
+    }
     lb_site_t *s = lb_site_probe(t, key);
     if (lb_likely(s != NULL)) {
         *last_key = key;

@@ -61,7 +61,7 @@ typedef struct lb_thread {
     pid_t tid;                      /* gettid(); the NORMAL-mutex fast path stores it as owner */
     struct lb_site_table *sites;    /* exact per-call-site counts (mmap'd; NULL once exited) */
     const volatile void *spin_held; /* locks/spin_ops.h: the spin lock this thread acquired last
-                                     while monitored, until it releases it; NULL: none */
+                                     while monitored, also once released; NULL: none */
     struct lb_mon *spin_held_mon;   /* spin_held's lb_mon when it was acquired */
     uint32_t waiting;               /* lb_obj_kind + 1 while blocked in a wrapped wait, else 0 */
     int32_t spin_held_word;         /* spin_held's monitored word, held bit clear */

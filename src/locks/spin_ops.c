@@ -31,12 +31,16 @@
  *   - Waiting is timed only after the first failed attempt; the accrual
  *     rule is the same blame clock as for mutexes.
  *   - A thread notes the monitored lock it acquired last, its lb_mon and
- *     its word (lb_thread.spin_held, spin_ops.h), until it releases,
- *     destroys or re-initialises it; the release stores the noted word
- *     instead of reading it back (the read would wait for the acquiring
- *     CAS). The noted lb_mon is checked to belong to the lock (at most
- *     one live lb_mon per address), and while this thread holds the lock
- *     nobody else changes the word's index bits. */
+ *     its word (lb_thread.spin_held, spin_ops.h), until it acquires
+ *     another, or destroys or re-initialises it; the release stores the
+ *     noted word instead of reading it back (the read would wait for the
+ *     acquiring CAS), and the next lock of the same lock tries one CAS on
+ *     it. The noted lb_mon is checked to belong to the lock (at most one
+ *     live lb_mon per address, and it is the one the word refers to: only
+ *     destroy, re-init and the orphan sweep change the word's index bits
+ *     or retire it, and retiring clears its addr); a CAS on the noted word
+ *     fails if the word changed anyway (a memcpy'd lock), and the word is
+ *     then looked up again. */
 #include "locks/spin_ops.h"
 
 #include <errno.h>

@@ -4,6 +4,7 @@
 #define LB_SPIN_OPS_H
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "blame/blame.h"
@@ -69,7 +70,9 @@ static inline bool lb_spin_word_try_acquire(pthread_spinlock_t *lock, int seen)
  * without reading the lock word: a load of the word right after the
  * locked instruction that set the held bit waits for that instruction to
  * complete (~6 ns a pair on x86 here, as much as the CAS itself), while
- * the releasing store alone does not. */
+ * the releasing store alone does not. The note stays after the release,
+ * so that the next acquisition of the same lock (a loop's) finds both
+ * without looking the word up either. */
 static inline void lb_spin_note_held(lb_thread_t *self, pthread_spinlock_t *lock, lb_mon_t *mon,
                                      int word)
 {
@@ -78,22 +81,31 @@ static inline void lb_spin_note_held(lb_thread_t *self, pthread_spinlock_t *lock
     self->spin_held_word = word & ~LB_SPIN_HELD;
 }
 
+/* The lb_mon and the free word (held bit clear, *word) of a monitored lock
+ * the calling thread noted (lb_spin_note_held), if the noted lb_mon still
+ * belongs to it, else NULL. An lb_mon that belongs to a lock is the one
+ * its word refers to (conversion installs it; destroy, re-init and the
+ * orphan sweep retire it, which clears its addr), so the noted word is
+ * the lock's own with the held bit clear, whoever holds it now. */
+static inline lb_mon_t *lb_spin_noted(const lb_thread_t *self, const pthread_spinlock_t *lock,
+                                      int *word)
+{
+    lb_mon_t *mon = self->spin_held_mon;
+    *word = self->spin_held_word;
+    return lb_likely(self->spin_held == lock) && lb_likely(mon->addr == (const void *)lock) ? mon
+                                                                                            : NULL;
+}
+
 /* The lb_mon of a monitored lock the calling thread releases, and its
- * word with the held bit clear (*word): those noted at its acquisition,
+ * word with the held bit clear (*word): those it noted (lb_spin_noted),
  * else read from the lock (a nested lock released out of order, a lock
- * acquired natively). NULL: not a monitored lock of ours. A noted lb_mon
- * is checked to still belong to the lock (destroy and re-init retire it;
- * at most one live lb_mon per address); while this thread holds the
- * lock, nobody else changes the word's index bits. */
+ * acquired natively). NULL: not a monitored lock of ours. */
 static inline lb_mon_t *lb_spin_mon_to_release(lb_thread_t *self, const pthread_spinlock_t *lock,
                                                int *word)
 {
-    if (lb_likely(self->spin_held == lock)) {
-        self->spin_held = NULL;
-        lb_mon_t *mon = self->spin_held_mon;
-        *word = self->spin_held_word;
-        return mon->addr == (const void *)lock ? mon : NULL;
-    }
+    lb_mon_t *mon = lb_spin_noted(self, lock, word);
+    if (lb_likely(mon != NULL))
+        return mon;
     *word = __atomic_load_n(lock, __ATOMIC_ACQUIRE) & ~LB_SPIN_HELD;
     return lb_spin_word_is_monitored(*word) ? lb_spin_mon_of_word(*word, lock) : NULL;
 }
@@ -103,24 +115,55 @@ int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t 
                            uintptr_t site);
 int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon);
 
+/* Whether anyone waits on mon's lock or it is hot (spin_counts.h): its
+ * first two words, read at once (zero: neither). */
+static inline uint64_t lb_spin_waited_or_hot(const lb_mon_t *mon)
+{
+    _Static_assert(offsetof(lb_mon_t, spin_sampled) == 0 && offsetof(lb_mon_t, waiters) == 4,
+                   "spin_sampled and waiters share the lb_mon's first 8 bytes");
+    return __atomic_load_n((const uint64_t *)(const void *)mon, __ATOMIC_RELAXED);
+}
+
+/* self acquired mon's lock, without waiting: the acquisition counted,
+ * and a hold that others wait through accounted (out of line). */
+static inline int lb_spin_acquired(lb_thread_t *self, lb_mon_t *mon)
+{
+    if (lb_likely(lb_spin_waited_or_hot(mon) == 0)) {
+        mon->acquisitions++;
+        return 0;
+    }
+    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
+        return lb_spin_acquired_with_waiters(self, mon);
+    return lb_spin_count_acquisition(self, mon);
+}
+
 /* Inline fast paths for an already monitored lock on an attached thread;
  * everything else (native words, conversion, unattached threads, site
  * misses) goes to the general functions in spin_ops.c, and contention,
  * waiters and blame to out-of-line steps, all by tail calls. Between the
- * acquiring CAS and the releasing store neither reads the lock word. */
+ * acquiring CAS and the releasing store neither reads the lock word. The
+ * lock of the lock this thread noted last (a loop's) is one CAS on the
+ * noted word: a lock held by someone else, or whose word changed, is
+ * looked up again. */
 static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
-    int word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
-    lb_mon_t *mon = lb_spin_word_is_monitored(word) ? lb_spin_mon_of_word(word, lock) : NULL;
-    if (lb_unlikely(!mon || !self || self->busy))
+    if (lb_unlikely(!self || self->busy))
+        return lb_spinlock_lock(lock, site);
+    int word;
+    lb_mon_t *mon = lb_spin_noted(self, lock, &word);
+    if (lb_likely(mon != NULL) &&
+        lb_likely(__atomic_compare_exchange_n(lock, &word, word | LB_SPIN_HELD, false,
+                                              __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return lb_spin_acquired(self, mon);
+    word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
+    mon = lb_spin_word_is_monitored(word) ? lb_spin_mon_of_word(word, lock) : NULL;
+    if (lb_unlikely(!mon))
         return lb_spinlock_lock(lock, site);
     if (lb_unlikely(!lb_spin_word_try_acquire(lock, word)))
         return lb_spin_lock_contended(self, mon, lock, site);
     lb_spin_note_held(self, lock, mon, word);
-    if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
-        return lb_spin_acquired_with_waiters(self, mon);
-    return lb_spin_count_acquisition(self, mon);
+    return lb_spin_acquired(self, mon);
 }
 
 static inline int lb_spin_unlock_fast(pthread_spinlock_t *lock, uintptr_t site)
