@@ -181,31 +181,51 @@ static inline bool lb_signal_has_waiters(const void *obj, lb_obj_kind kind)
             3) != 0;
 }
 
+/* Does a signal on obj, whose slot (NULL: none) looks for gaps, look now:
+ * has it waiters to wake? */
+static inline bool lb_signal_looks_for_gaps(const lb_signal_hot_t *slot, const void *obj,
+                                            lb_obj_kind kind)
+{
+    return slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) &&
+           lb_signal_has_waiters(obj, kind);
+}
+
+/* The look of a signal with waiters on slot's object: stores its time
+ * there, and returns true when it ends a gap ("Gaps" above: the gap's
+ * start goes to self->signal_gap_from). */
+static inline bool lb_signal_gap_ends(lb_thread_t *self, lb_signal_hot_t *slot)
+{
+    uint64_t now = lb_now_ns();
+    uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
+    if ((now ^ last) >> LB_SIGNAL_GAP_GRAIN_LOG2) { /* (else a store of nearly the same) */
+        __atomic_store_n(&slot->last_signal_ns, now, __ATOMIC_RELAXED);
+        if (lb_unlikely(last && now > last + LB_SIGNAL_GAP_NS)) {
+            self->signal_gap_from = last;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A signal on an object in sampled state v (nonzero), whose slot is slot
+ * (NULL: none), gap: whether it ends a gap. Does it measure? Counts the
+ * signal down on the calling thread (a countdown of 0, a new thread's,
+ * measures at once and draws the first real one). */
+static inline bool lb_signal_sampled_due(lb_thread_t *self, uint32_t v, const lb_signal_hot_t *slot,
+                                         bool gap)
+{
+    if (self->signal_countdown-- <= 1 || gap || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED)
+        return true;
+    return slot && __atomic_load_n(&slot->marked, __ATOMIC_RELAXED); /* a slot keeps the mark */
+}
+
 /* A signal on obj (mon), sampled state v (nonzero): does it measure?
- * Counts the signal down on the calling thread (a countdown of 0, a new
- * thread's, measures at once and draws the first real one); with a slot
- * that looks for gaps and waiters to wake, stores its time there and
- * measures when it ends a gap ("Gaps" above: the gap's start goes to
- * self->signal_gap_from). */
+ * Looks for a gap if its slot does, then counts the signal down. */
 static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v, const void *obj,
                                            lb_obj_kind kind)
 {
-    lb_signal_hot_t *slot = lb_signal_waits_slot(v); /* a slot keeps the mark itself */
-    bool gap = false;
-    if (slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) &&
-        lb_signal_has_waiters(obj, kind)) {
-        uint64_t now = lb_now_ns();
-        uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
-        if ((now ^ last) >> LB_SIGNAL_GAP_GRAIN_LOG2) { /* (else a store of nearly the same) */
-            __atomic_store_n(&slot->last_signal_ns, now, __ATOMIC_RELAXED);
-            if (lb_unlikely(last && now > last + LB_SIGNAL_GAP_NS)) {
-                self->signal_gap_from = last;
-                gap = true;
-            }
-        }
-    }
-    if (self->signal_countdown-- <= 1 || gap || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED)
-        return true;
-    return slot && __atomic_load_n(&slot->marked, __ATOMIC_RELAXED);
+    lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+    bool gap = lb_signal_looks_for_gaps(slot, obj, kind) && lb_signal_gap_ends(self, slot);
+    return lb_signal_sampled_due(self, v, slot, gap);
 }
 #endif

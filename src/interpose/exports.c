@@ -174,19 +174,29 @@ LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
     return lb_cond_wait(c, m, clock, abstime, LB_CALLER());
 }
 
+/* A signal, broadcast or post while a what-if experiment runs: out of
+ * line, so that the wrappers' common path keeps no frame. */
+LB_NOINLINE static int signal_whatif(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
+{
+    lb_whatif_before_wake();
+    return lb_signal(obj, kind, site, arg);
+}
+
 LB_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
-    ENSURE_REAL(cond_signal);
+    if (lb_unlikely(lb_real.cond_signal == NULL)) /* ENSURE_REAL, by a tail call: no frame */
+        return lb_signal_unresolved(c, LB_OBJ_COND, LB_CALLER(), 0);
     if (lb_unlikely(lb_whatif_on))
-        lb_whatif_before_wake();
+        return signal_whatif(c, LB_OBJ_COND, LB_CALLER(), 0);
     return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 0);
 }
 
 LB_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-    ENSURE_REAL(cond_broadcast);
+    if (lb_unlikely(lb_real.cond_broadcast == NULL)) /* ENSURE_REAL, by a tail call: no frame */
+        return lb_signal_unresolved(c, LB_OBJ_COND, LB_CALLER(), 1);
     if (lb_unlikely(lb_whatif_on))
-        lb_whatif_before_wake();
+        return signal_whatif(c, LB_OBJ_COND, LB_CALLER(), 1);
     return lb_signal(c, LB_OBJ_COND, LB_CALLER(), 1);
 }
 
@@ -228,9 +238,10 @@ LB_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *ab
 
 LB_EXPORT int sem_post(sem_t *s)
 {
-    ENSURE_REAL(sem_post);
+    if (lb_unlikely(lb_real.sem_post == NULL)) /* ENSURE_REAL, by a tail call: no frame */
+        return lb_signal_unresolved(s, LB_OBJ_SEM, LB_CALLER(), 0);
     if (lb_unlikely(lb_whatif_on))
-        lb_whatif_before_wake();
+        return signal_whatif(s, LB_OBJ_SEM, LB_CALLER(), 0);
     return lb_signal(s, LB_OBJ_SEM, LB_CALLER(), 0);
 }
 

@@ -161,6 +161,23 @@ int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind 
     return lb_signal_real(obj, kind, arg);
 }
 
+int lb_signal_looking(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg,
+                      uint32_t v)
+{
+    lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+    bool gap = lb_signal_gap_ends(self, slot);
+    if (lb_signal_sampled_due(self, v, slot, gap))
+        return lb_signal_measured(self, mon, obj, kind, arg);
+    return lb_signal_real(obj, kind, arg);
+}
+
+int lb_signal_unresolved(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
+{
+    if (lb_real_resolve() != 0)
+        return 0;
+    return lb_signal_general(obj, kind, site, arg);
+}
+
 int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
     lb_objmap_retire(c);

@@ -38,6 +38,15 @@ static LB_ALWAYS_INLINE int lb_signal_real(void *obj, lb_obj_kind kind, int arg)
 /* A signal, broadcast or post on sampled obj (mon) that measures: the
  * measure, then the real call (cond_ops.c). Its release is counted. */
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg);
+/* lb_signal's step for a signal on sampled obj (mon, state v) whose slot
+ * looks for gaps and which has waiters to wake: the look (a clock read),
+ * then the measure if due, then the real call (cond_ops.c). */
+int lb_signal_looking(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg,
+                      uint32_t v);
+/* A signal, broadcast or post before lb_real is resolved (a constructor's,
+ * before ours): resolves it, then the general path; 0 without the call
+ * if resolution is already running on this thread (exports.c). */
+int lb_signal_unresolved(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 /* The accounting of a signal, broadcast, post or futex wake on obj, whose
  * lb_mon is mon, made before the real call: the release counted at site,
  * exact or sampled blame (cond_ops.c). */
@@ -73,7 +82,10 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     if (lb_unlikely(!s))
         return lb_signal_general(obj, kind, site, arg);
     s->releases++;
-    if (lb_unlikely(lb_signal_sampled_needs(self, v, obj, kind)))
+    lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+    if (lb_unlikely(lb_signal_looks_for_gaps(slot, obj, kind)))
+        return lb_signal_looking(self, mon, obj, kind, arg, v);
+    if (lb_unlikely(lb_signal_sampled_due(self, v, slot, false)))
         return lb_signal_measured(self, mon, obj, kind, arg);
     return lb_signal_real(obj, kind, arg);
 }
