@@ -398,6 +398,15 @@ handoff_rate_row "task queue (LOCKBLAME_MUTEX=exact)" taskq exact
 handoff_rate_row "task queue (LOCKBLAME_COND=exact)" taskq cexact
 handoff_rate_row "task queue (forwarding-only interposer)" taskq fwd
 
+# The same queue with small tasks (5 rounds of work each, ~0.2 us): a
+# hold that grows by tens of nanoseconds shows here first.
+progress "task queue, small tasks (${REPS}x2 runs, WORK=5)"
+interleave taskq5 "native=native lb=lb" "$B/taskq" "$TQ_WORKERS" "$TQ_TASKS" 5
+row "task queue 1+$TQ_WORKERS thr, $(human "$TQ_TASKS") tasks, WORK=5, s" \
+    "$(fmt %.3f "$(collect taskq5 native elapsed_s)")" "$(fmt %.3f "$(collect taskq5 lb elapsed_s)")" \
+    "$(pratio taskq5 native lb elapsed_s)" "target <=1.3x; $(prange taskq5 native lb elapsed_s); CPU time $(pratio taskq5 native lb cpu_s)"
+handoff_rate_row "task queue, WORK=5" taskq5
+
 # --- 4d: stack footprint of the contended paths ---------------------------------
 progress "stack use of contended release/wait/signal paths (${REPS}x2 runs)"
 interleave stackuse "native=native off=lb,LOCKBLAME_EVENT=none" "$B/stackuse" 200

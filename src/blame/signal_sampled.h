@@ -68,16 +68,25 @@
  * only by an object known to have gaps: one of its measured signals
  * found the previous measurement more than LB_SIGNAL_GAP_NS back (the
  * first gap, or a signaller descheduled that long), so a steady queue on
- * a quiet machine never pays it. And only by a signal that has waiters to
- * wake (glibc's own count, on the line the real call reads next): a gap
+ * a quiet machine never pays it. And only by a signal that has waiters
+ * (glibc's own count, on the line the real call reads next): a gap
  * carries idleness only if someone waits at its end, and the interval
  * after a signal that found nobody waiting holds at most earlier
  * wake-ups' latency, so a gap measured from the last signal that had
  * waiters takes in little besides its own. The time is stored only when
  * it moved to another 8 us (LB_SIGNAL_GAP_GRAIN_LOG2), so a gap starts
- * up to 8 us early. bench/taskq, 4 workers on 2 vCPUs, where the
- * descheduled producer turns gaps on: 1.26x native with a clock read on
- * every signal, 1.11-1.18x with these limits, 1.05-1.10x without gaps.
+ * up to 8 us early. A signal whose waiters were all woken already (they
+ * have not left their wait: they wait for a CPU or for the mutex) cannot
+ * end a gap that a sleeping waiter waits out; it only moves the stored
+ * time, and a thread that signals fast does that in one of its signals
+ * in 2^(log2 N - LB_SIGNAL_GAP_SKIP_LOG2), about one every 8 us (N grows
+ * with its rate), so the stored time stays within ~8 us more of the
+ * latest signal. A signal that wakes someone (glibc's G1 has a waiter
+ * not yet signalled, or G2 has one) always looks. bench/taskq with small
+ * tasks (WORK=5), 4 workers on 2 vCPUs, where the descheduled producer
+ * turns gaps on: 98% of the signals with waiters woke nobody; a clock
+ * read on each of them made the run 1.4-1.6x native against ~1.1x
+ * without gaps (docs/PERFORMANCE.md, "Hot conds and semaphores").
  *
  * Totals: what V accrued stays exact (lb_object_stats.accrued_held_ns);
  * a measured interval's scaled blame is capped by the accrual not yet
@@ -167,6 +176,23 @@ static inline uint32_t lb_signal_every_log2(uint32_t signals, uint64_t elapsed_n
     return lg;
 }
 
+/* Would a signal on cond c, which has waiters (__wrefs), wake one, by
+ * glibc 2.36's own state (nptl/pthread_cond_common.c; the lines the real
+ * call reads next)? Yes if G1 has a waiter not yet signalled
+ * (__g_size[g1]) or G2 has any (the signal makes it G1): __wseq counts
+ * the waiters so far above G2's index, __g1_start is G1's start above one
+ * bit, __g1_orig_size G1's size above glibc's two lock bits. A layout this
+ * does not match (another glibc) makes G2 look non-empty: yes. */
+static inline bool lb_cond_wakes(const pthread_cond_t *c)
+{
+    uint64_t wseq = __atomic_load_n(&c->__data.__wseq.__value64, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&c->__data.__g_size[(wseq & 1) ^ 1], __ATOMIC_RELAXED) != 0)
+        return true;
+    uint64_t g2_start = (__atomic_load_n(&c->__data.__g1_start.__value64, __ATOMIC_RELAXED) >> 1) +
+                        (__atomic_load_n(&c->__data.__g1_orig_size, __ATOMIC_RELAXED) >> 2);
+    return (wseq >> 1) != g2_start;
+}
+
 /* Does cond or semaphore obj have waiters, by glibc 2.36's own count (the
  * line the real call reads next)? pthread_cond_t: __wrefs counts them
  * above 3 flag bits; sem_t (new_sem, 64-bit): the high half of its first
@@ -181,13 +207,34 @@ static inline bool lb_signal_has_waiters(const void *obj, lb_obj_kind kind)
             3) != 0;
 }
 
-/* Does a signal on obj, whose slot (NULL: none) looks for gaps, look now:
- * has it waiters to wake? */
-static inline bool lb_signal_looks_for_gaps(const lb_signal_hot_t *slot, const void *obj,
-                                            lb_obj_kind kind)
+/* A thread's signals on one slot store their time at least once in
+ * 2^(log2 N - LB_SIGNAL_GAP_SKIP_LOG2) (its N: signal_every_log2; at
+ * least every one): N grows with the thread's signal rate so that it
+ * marks LB_SIGNAL_MARKS_PER_S (4000) intervals a second, so that many
+ * signals take ~8 us, the grain of the stored time ("Gaps" above). */
+#define LB_SIGNAL_GAP_SKIP_LOG2 5
+
+/* Does a signal on obj, whose slot (NULL: none) looks for gaps, look now?
+ * When it has waiters to wake (it may end a gap), always; when it has
+ * waiters that all were woken already (they have not left their wait:
+ * they wait for a CPU, or for the mutex; 98% of a busy task queue's
+ * signals on 2 vCPUs), only if the thread's skips on the slot ran out
+ * (lb_signal_gap_ends restarts them). */
+static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_hot_t *slot,
+                                            const void *obj, lb_obj_kind kind)
 {
-    return slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) &&
-           lb_signal_has_waiters(obj, kind);
+    if (!slot || !__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) ||
+        !lb_signal_has_waiters(obj, kind))
+        return false;
+    if (kind != LB_OBJ_COND || lb_cond_wakes((const pthread_cond_t *)obj))
+        return true;
+    uint32_t lg = self->signal_every_log2;
+    if (lg > LB_SIGNAL_GAP_SKIP_LOG2 && self->gap_slot == slot &&
+        self->gap_skips + 1 < (1u << (lg - LB_SIGNAL_GAP_SKIP_LOG2))) {
+        self->gap_skips++;
+        return false;
+    }
+    return true;
 }
 
 /* The look of a signal with waiters on slot's object: stores its time
@@ -195,6 +242,8 @@ static inline bool lb_signal_looks_for_gaps(const lb_signal_hot_t *slot, const v
  * start goes to self->signal_gap_from). */
 static inline bool lb_signal_gap_ends(lb_thread_t *self, lb_signal_hot_t *slot)
 {
+    self->gap_slot = slot;
+    self->gap_skips = 0;
     uint64_t now = lb_now_ns();
     uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
     if ((now ^ last) >> LB_SIGNAL_GAP_GRAIN_LOG2) { /* (else a store of nearly the same) */
@@ -225,7 +274,7 @@ static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v, const 
                                            lb_obj_kind kind)
 {
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
-    bool gap = lb_signal_looks_for_gaps(slot, obj, kind) && lb_signal_gap_ends(self, slot);
+    bool gap = lb_signal_looks_for_gaps(self, slot, obj, kind) && lb_signal_gap_ends(self, slot);
     return lb_signal_sampled_due(self, v, slot, gap);
 }
 #endif

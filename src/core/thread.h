@@ -89,6 +89,8 @@ typedef struct lb_thread {
     uint32_t signal_every_log2;       /* and log2 of its mean N (0: none drawn yet) */
     uint64_t signal_gap_from;         /* blame/signal_sampled.h: the signal about to be measured
                                    * ends a gap that began then (0: none) */
+    const void *gap_slot;             /* blame/signal_sampled.h: the slot whose time this */
+    uint32_t gap_skips;               /* thread stored last, and its signals there since */
     struct lb_omp_share *omp_share;   /* sampler/omp_share.h: the OpenMP share this thread runs
                                        * now, which its work samples go to; NULL: none */
     uintptr_t last_signal_key;        /* blame/sites.h: as last_site_key, for signals and posts */

@@ -83,7 +83,7 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
         return lb_signal_general(obj, kind, site, arg);
     s->releases++;
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
-    if (lb_unlikely(lb_signal_looks_for_gaps(slot, obj, kind)))
+    if (lb_unlikely(lb_signal_looks_for_gaps(self, slot, obj, kind)))
         return lb_signal_looking(self, mon, obj, kind, arg, v);
     if (lb_unlikely(lb_signal_sampled_due(self, v, slot, false)))
         return lb_signal_measured(self, mon, obj, kind, arg);
