@@ -143,8 +143,12 @@ static inline int lb_spin_acquired(lb_thread_t *self, lb_mon_t *mon)
  * waiters and blame to out-of-line steps, all by tail calls. Between the
  * acquiring CAS and the releasing store neither reads the lock word. The
  * lock of the lock this thread noted last (a loop's) is one CAS on the
- * noted word: a lock held by someone else, or whose word changed, is
- * looked up again. */
+ * noted word, as glibc's is one locked decrement: a lock held by someone
+ * else waits at once, one whose word changed is looked up again. A lock
+ * that others wait on or that is hot reads its word first, as any other:
+ * a holder that re-takes its lock with a blind CAS right after its release
+ * leaves a spinning waiter no window (LOCKBLAME_SPIN=exact: 3 hand-offs a
+ * second instead of 10-100). */
 static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
 {
     lb_thread_t *self = lb_self;
@@ -152,10 +156,14 @@ static inline int lb_spin_lock_fast(pthread_spinlock_t *lock, uintptr_t site)
         return lb_spinlock_lock(lock, site);
     int word;
     lb_mon_t *mon = lb_spin_noted(self, lock, &word);
-    if (lb_likely(mon != NULL) &&
-        lb_likely(__atomic_compare_exchange_n(lock, &word, word | LB_SPIN_HELD, false,
-                                              __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-        return lb_spin_acquired(self, mon);
+    if (lb_likely(mon != NULL) && lb_likely(lb_spin_waited_or_hot(mon) == 0)) {
+        int seen = word;
+        if (lb_likely(__atomic_compare_exchange_n(lock, &seen, word | LB_SPIN_HELD, false,
+                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+            return lb_spin_acquired(self, mon);
+        if (seen == (word | LB_SPIN_HELD)) /* held: the word is still the noted one */
+            return lb_spin_lock_contended(self, mon, lock, site);
+    }
     word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
     mon = lb_spin_word_is_monitored(word) ? lb_spin_mon_of_word(word, lock) : NULL;
     if (lb_unlikely(!mon))
