@@ -3,8 +3,12 @@
  * mean LB_SIGNAL_SAMPLE_EVERY until it signals faster than
  * LB_SIGNAL_MARKS_PER_S * that a second; then N grows with the rate, a
  * power of two, so that the thread marks about LB_SIGNAL_MARKS_PER_S
- * intervals a second, up to LB_SIGNAL_SAMPLE_MAX. */
+ * intervals a second, up to LB_SIGNAL_SAMPLE_MAX. And the gap look's
+ * reading of glibc's cond ("Their cost"): whether a signal wakes anyone. */
 #include "check.h"
+
+#include <pthread.h>
+#include <sched.h>
 
 #include "blame/signal_sampled.h"
 
@@ -56,5 +60,43 @@ static void test_the_maximum_and_odd_clocks(void)
     ASSERT_EQ(1u << LB_SIGNAL_SAMPLE_MAX_LOG2, LB_SIGNAL_SAMPLE_MAX);
 }
 
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static int released;
+
+static void *waiter(void *arg)
+{
+    pthread_mutex_lock(&queue_lock);
+    while (!released)
+        pthread_cond_wait(&queue_cond, &queue_lock);
+    pthread_mutex_unlock(&queue_lock);
+    return arg;
+}
+
+/* Two threads wait; the main thread holds the mutex from then on, so no
+ * wait begins or ends meanwhile. The first signal wakes one (G2 becomes
+ * G1), the second the other; a third would wake nobody, although glibc
+ * may still count both in __wrefs (they have not left their wait). */
+static void test_cond_wakes_as_glibc_says(void)
+{
+    ASSERT_TRUE(!lb_signal_has_waiters(&queue_cond, LB_OBJ_COND));
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(pthread_create(&t[i], NULL, waiter, NULL), 0);
+    while ((__atomic_load_n(&queue_cond.__data.__wrefs, __ATOMIC_ACQUIRE) >> 3) < 2)
+        sched_yield();
+    pthread_mutex_lock(&queue_lock);
+    ASSERT_TRUE(lb_signal_has_waiters(&queue_cond, LB_OBJ_COND));
+    ASSERT_TRUE(lb_cond_wakes(&queue_cond)); /* both in G2 */
+    pthread_cond_signal(&queue_cond);
+    ASSERT_TRUE(lb_cond_wakes(&queue_cond)); /* one left in G1 */
+    pthread_cond_signal(&queue_cond);
+    ASSERT_TRUE(!lb_cond_wakes(&queue_cond)); /* both signalled */
+    released = 1;
+    pthread_mutex_unlock(&queue_lock);
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(pthread_join(t[i], NULL), 0);
+}
+
 CHECK_MAIN(test_slow_threads_keep_the_minimum, test_fast_threads_mark_at_the_target_rate,
-           test_the_maximum_and_odd_clocks)
+           test_the_maximum_and_odd_clocks, test_cond_wakes_as_glibc_says)
