@@ -68,7 +68,7 @@ LOG=$OUT/stderr.log
 : >"$ANOM"
 : >"$LOG"
 
-for p in uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads; do
+for p in uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads forktree; do
     if [ ! -x "$B/$p" ]; then
         echo "bench: $B/$p missing; run 'make bench'" >&2
         exit 1
@@ -575,6 +575,9 @@ for batch in 1 "$THREADS_BATCH"; do
         "$(pratio "threads-$batch" native lb create_us)" \
         "target <=2x; sampling off $(fmt %.1f "$off") us ($(pratio "threads-$batch" native off create_us)); $(prange "threads-$batch" native lb create_us)"
 done
+
+# --- 9: process trees (bench/trees.sh) -------------------------------------------
+. bench/trees.sh
 
 # --- the table ------------------------------------------------------------------
 {

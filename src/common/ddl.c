@@ -4,15 +4,16 @@
 #include <string.h>
 
 const char *const lb_ddl_tables[] = {
-    "meta", "run",         "module",       "frame",           "node", "thread", "metric",
-    "site", "sync_object", "object_blame", "structural_wait", NULL,
+    "meta", "run",         "module",       "frame",           "node",   "thread", "metric",
+    "site", "sync_object", "object_blame", "structural_wait", "symbol", NULL,
 };
 
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
  * columns to version 2 (run.ppid .. run.run_key, thread.run_id,
  * sync_object.run_id) and dropped run's single-row check; version 4
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
- * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id. */
+ * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id;
+ * version 8 added the table symbol. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -43,6 +44,8 @@ static const char *const columns[] = {
     "(thread_id INTEGER, object_id INTEGER, object TEXT,"
     " start_s REAL, end_s REAL, open INTEGER, node_id INTEGER, node_thread_id INTEGER,"
     " blame_s REAL)",
+    "(build_id TEXT, path TEXT, offset INTEGER, depth INTEGER, function TEXT, file TEXT,"
+    " line INTEGER, PRIMARY KEY (build_id, path, offset, depth)) WITHOUT ROWID",
 };
 
 int lb_ddl_create(sqlite3 *db, const char *schema)

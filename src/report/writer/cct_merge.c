@@ -1,5 +1,6 @@
 /* Merging every thread's calling context tree into the profile's one tree,
- * keyed by frame: each distinct code address is symbolized once, inlined
+ * keyed by frame: each distinct code address is named once (from the run's
+ * symbol cache, else by the symbolizer), inlined
  * calls become nodes of their own, and each (parent, frame) edge becomes
  * one node. Writes module, frame, node and metric rows of the in-memory
  * profile. Runs on the finishing thread after the sampler is quiesced. */
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/retired_modules.h"
+#include "report/writer/symcache.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"
@@ -26,7 +28,8 @@ static uint32_t module_id(writer_t *w, const char *path, uintptr_t base, uintptr
     sqlite3_bind_int64(w->ins_module, 1, id);
     sqlite3_bind_text(w->ins_module, 2, path, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(w->ins_module, 3, (sqlite3_int64)base);
-    if (lb_symbol_build_id(w->sym, pc, build_id, sizeof build_id))
+    if (lb_symcache_build_id(w->cache, pc, base, build_id, sizeof build_id) ||
+        lb_symbol_build_id(w->sym, pc, build_id, sizeof build_id))
         sqlite3_bind_text(w->ins_module, 4, build_id, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(w->ins_module, 4);
@@ -74,7 +77,10 @@ static int frame_chain(writer_t *w, uintptr_t pc, uint32_t ids[LB_MAX_INLINE + 1
         return (int)n;
     }
     lb_symbol_t sym;
-    lb_symbolize(w->sym, pc, &sym);
+    if (!lb_symcache_find(w->cache, pc, &sym)) {
+        lb_symbolize(w->sym, pc, &sym);
+        lb_symcache_add(w->cache, pc, &sym);
+    }
     n = 0;
     ids[n++] = insert_frame(w, &sym, pc, sym.function, sym.file, sym.line);
     for (int i = sym.n_inline - 1; i >= 0; i--) {
@@ -253,6 +259,7 @@ int lb_merge_open(writer_t *w)
     if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
         return -1;
     w->sym = lb_symbolizer_open();
+    w->cache = lb_symcache_open(w->db);
     return 0;
 }
 
@@ -261,6 +268,7 @@ void lb_merge_close(writer_t *w)
     sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node, w->ins_metric };
     for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
         sqlite3_finalize(stmts[i]);
+    lb_symcache_close(w->cache);
     lb_symbolizer_close(w->sym);
     for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
         free(w->node_maps[i]);

@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 struct lb_symbolizer {
-    Dwfl *dwfl;
+    bool opened;    /* libdwfl was asked for the maps (opened at the first need) */
+    Dwfl *dwfl;     /* NULL when libdwfl cannot read this process */
     Dwfl *retired;  /* libraries unloaded before the write, from their files; NULL none */
     char name[512]; /* the last symbol name with its version suffix cut */
 };
@@ -79,21 +80,31 @@ static Dwfl *open_retired(void)
 
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
-    if (!lb_debuginfo_libs_open())
-        return NULL;
-    lb_symbolizer_t *s = calloc(1, sizeof *s);
+    return calloc(1, sizeof(lb_symbolizer_t));
+}
+
+/* libdw and this process's modules, at the first address that needs
+ * them: a process whose names all come from the symbol cache
+ * (symcache.h) never loads libdw. False when libdwfl cannot read the
+ * process (lookups then go through dladdr only). */
+static bool ready(lb_symbolizer_t *s)
+{
     if (!s)
-        return NULL;
-    s->dwfl = dwfl_begin(&callbacks);
-    if (!s->dwfl || dwfl_linux_proc_report(s->dwfl, getpid()) != 0 ||
-        dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
-        if (s->dwfl)
+        return false;
+    if (!s->opened) {
+        s->opened = true;
+        if (!lb_debuginfo_libs_open())
+            return false;
+        s->dwfl = dwfl_begin(&callbacks);
+        if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 ||
+                        dwfl_report_end(s->dwfl, NULL, NULL) != 0)) {
             dwfl_end(s->dwfl);
-        free(s);
-        return NULL;
+            s->dwfl = NULL;
+        }
+        if (s->dwfl)
+            s->retired = open_retired();
     }
-    s->retired = open_retired();
-    return s;
+    return s->dwfl != NULL;
 }
 
 /* The module holding pc: an unloaded library's range first (the writer's
@@ -101,10 +112,13 @@ lb_symbolizer_t *lb_symbolizer_open(void)
  * taken in them), then the process's maps. *retired: it was unloaded. */
 static Dwfl_Module *module_at(lb_symbolizer_t *s, uintptr_t pc, bool *retired)
 {
-    *retired = s && s->retired && lb_retired_contains(pc);
+    *retired = false;
+    if (!ready(s))
+        return NULL;
+    *retired = s->retired && lb_retired_contains(pc);
     if (*retired)
         return dwfl_addrmodule(s->retired, pc);
-    return s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+    return dwfl_addrmodule(s->dwfl, pc);
 }
 
 /* A cut marker's name, "[unknown: no unwind info in MODULE]" (MODULE's
@@ -252,8 +266,10 @@ void lb_symbolizer_close(lb_symbolizer_t *s)
 {
     if (!s)
         return;
-    lb_symindex_release_all(s->dwfl);
-    dwfl_end(s->dwfl);
+    if (s->dwfl) {
+        lb_symindex_release_all(s->dwfl);
+        dwfl_end(s->dwfl);
+    }
     if (s->retired) {
         lb_symindex_release_all(s->retired);
         dwfl_end(s->retired);

@@ -1,5 +1,6 @@
 /* Code address -> module, function, file:line, with elfutils' libdwfl
- * over this process's own mappings. Used once, at the final write.
+ * over this process's own mappings. Used once, at the final write, for
+ * the addresses the run's symbol cache does not name (symcache.h).
  * Strings returned stay valid until lb_symbolizer_close. */
 #ifndef LB_SYMBOLIZE_H
 #define LB_SYMBOLIZE_H
@@ -25,8 +26,9 @@ typedef struct lb_symbol {
 
 typedef struct lb_symbolizer lb_symbolizer_t;
 
-/* NULL if libdwfl cannot read this process (lookups then yield unknowns
- * through dladdr only). */
+/* NULL without memory. libdw and the process's maps are read at the
+ * first lookup that needs them; if libdwfl cannot read this process,
+ * lookups yield unknowns through dladdr only. */
 lb_symbolizer_t *lb_symbolizer_open(void);
 /* Never fails: unknown fields are NULL/0. Works with a NULL symbolizer. */
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out);

@@ -14,6 +14,7 @@
 typedef struct writer {
     sqlite3 *db; /* in-memory; the run's file is attached as "out" */
     lb_symbolizer_t *sym;
+    struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
     lb_u64map_t frame_of_pc;
     lb_u64map_t module_of_base;
     lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */

@@ -1,0 +1,43 @@
+/* Names paid once per module per database. A code address's names (its
+ * function, file and line, and the inlined calls there) depend only on the
+ * module's file and the address's offset in it; the run's database keeps
+ * every chain a process of the run resolved in its table `symbol`, keyed
+ * by the module's build id, path and offset (docs/SCHEMA.md). A later
+ * process reads the chains of each module it needs from there and
+ * resolves in process only what no earlier process did: a tree of
+ * processes that run the same code opens libdw and reads each module's
+ * symbols once, not once per process.
+ *
+ * Never cached: lockblame's marker frames, addresses in unloaded libraries
+ * (their files are read as they were, core/retired_modules.h), modules
+ * without a build id, deleted files, and any module whose identity as
+ * modmap.h reads it differs from what the symbolizer reports.
+ *
+ * Used on the finishing thread only, during one write; uses malloc. The
+ * read connection lives from the first lookup to lb_symcache_close, and
+ * takes the database's shared lock only while a module's rows are read. */
+#ifndef LB_WRITER_SYMCACHE_H
+#define LB_WRITER_SYMCACHE_H
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report/writer/symbolize.h"
+
+typedef struct lb_symcache lb_symcache_t;
+
+/* A cache for one write, whose new chains go into profile's table
+ * `symbol`; NULL without memory (every lookup then misses). */
+lb_symcache_t *lb_symcache_open(sqlite3 *profile);
+/* pc's names as lb_symbolize gives them, from the run's database; false
+ * when they are not there (the caller symbolizes, then calls
+ * lb_symcache_add). Strings live until lb_symcache_close. */
+bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out);
+/* Records what lb_symbolize gave for pc in the profile, where it may be
+ * cached. */
+void lb_symcache_add(lb_symcache_t *c, uintptr_t pc, const lb_symbol_t *sym);
+/* The GNU build id of the module holding pc, read from memory, when that
+ * module starts at base; false (hex "") otherwise. */
+bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *hex, size_t size);
+void lb_symcache_close(lb_symcache_t *c);
+#endif
