@@ -93,7 +93,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
     char *run_ref = sqlite3_mprintf(run_of, src);
     if (!run_ref)
         return SQLITE_NOMEM;
-    char *sql[14];
+    char *sql[15];
     int n = 0;
     sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".node VALUES(0, NULL, NULL, 0)", dst);
     sql[n++] = sqlite3_mprintf(
@@ -152,9 +152,13 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
                                                   " FROM \"%w\".structural_wait",
                                    dst, s.thread, s.object, s.node, s.thread, src);
     /* The names resolved once per module: the same for every process. */
-    if (version >= 8 && has_table(db, dst, "symbol"))
+    if (version >= 8 && has_table(db, dst, "symbol")) {
         sql[n++] = sqlite3_mprintf(
             "INSERT OR IGNORE INTO \"%w\".symbol SELECT * FROM \"%w\".symbol", dst, src);
+        sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".module_function"
+                                   " SELECT * FROM \"%w\".module_function",
+                                   dst, src);
+    }
     /* Integer counters add up, and so do the CPU seconds credited
      * unsampled; other values (the sampling mechanism, its rate) stay the
      * first process's; the version keys are the destination's own. */

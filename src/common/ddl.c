@@ -4,8 +4,8 @@
 #include <string.h>
 
 const char *const lb_ddl_tables[] = {
-    "meta", "run",         "module",       "frame",           "node",   "thread", "metric",
-    "site", "sync_object", "object_blame", "structural_wait", "symbol", NULL,
+    "meta", "run",         "module",       "frame",           "node",   "thread",          "metric",
+    "site", "sync_object", "object_blame", "structural_wait", "symbol", "module_function", NULL,
 };
 
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
@@ -13,7 +13,7 @@ const char *const lb_ddl_tables[] = {
  * sync_object.run_id) and dropped run's single-row check; version 4
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
  * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id;
- * version 8 added the table symbol. */
+ * version 8 added the tables symbol and module_function. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -46,6 +46,8 @@ static const char *const columns[] = {
     " blame_s REAL)",
     "(build_id TEXT, path TEXT, offset INTEGER, depth INTEGER, function TEXT, file TEXT,"
     " line INTEGER, PRIMARY KEY (build_id, path, offset, depth)) WITHOUT ROWID",
+    "(build_id TEXT, path TEXT, lo INTEGER, seq INTEGER, size INTEGER, name TEXT,"
+    " PRIMARY KEY (build_id, path, lo, seq)) WITHOUT ROWID",
 };
 
 int lb_ddl_create(sqlite3 *db, const char *schema)

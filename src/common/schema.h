@@ -11,8 +11,10 @@
  * metric.idle_futex_s (the futex kind's blame); 6 added module.build_id
  * (the GNU build id, hex: names for stripped modules at report time);
  * 7 added the optional table whatif, written by `lockblame whatif` only;
- * 8 added the table symbol (the names the run's processes resolved, per
- * module build id and offset, which later processes reuse).
+ * 8 added the tables symbol and module_function (the names the run's
+ * processes resolved, per module build id and offset, and the function
+ * tables of modules named by their symbols alone, which later processes
+ * reuse).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H

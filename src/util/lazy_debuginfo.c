@@ -59,6 +59,7 @@ LB_LAZY_FN(dw_lib, ptrdiff_t, dwfl_getmodules,
             void *arg, ptrdiff_t off),
            (d, cb, arg, off))
 LB_LAZY_FN(dw_lib, Dwfl_Module *, dwfl_addrmodule, (Dwfl * d, Dwarf_Addr a), (d, a))
+LB_LAZY_FN(dw_lib, Dwarf *, dwfl_module_getdwarf, (Dwfl_Module * m, Dwarf_Addr *bias), (m, bias))
 LB_LAZY_FN(dw_lib, Dwarf_Die *, dwfl_module_addrdie,
            (Dwfl_Module * m, Dwarf_Addr a, Dwarf_Addr *bias), (m, a, bias))
 LB_LAZY_FN(dw_lib, const char *, dwfl_module_addrinfo,

@@ -79,7 +79,7 @@ static int frame_chain(writer_t *w, uintptr_t pc, uint32_t ids[LB_MAX_INLINE + 1
     lb_symbol_t sym;
     if (!lb_symcache_find(w->cache, pc, &sym)) {
         lb_symbolize(w->sym, pc, &sym);
-        lb_symcache_add(w->cache, pc, &sym);
+        lb_symcache_add(w->cache, w->sym, pc, &sym);
     }
     n = 0;
     ids[n++] = insert_frame(w, &sym, pc, sym.function, sym.file, sym.line);

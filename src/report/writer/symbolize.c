@@ -262,6 +262,36 @@ bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size
     return true;
 }
 
+typedef struct function_visit {
+    lb_symbolizer_t *s;
+    uintptr_t start;
+    lb_function_visit_fn visit;
+    void *ctx;
+} function_visit_t;
+
+static void visit_function(void *ctx, uintptr_t lo, uintptr_t size, const char *name)
+{
+    function_visit_t *v = ctx;
+    v->visit(v->ctx, lo - v->start, size, without_version(v->s, name));
+}
+
+bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx)
+{
+    bool retired;
+    Dwfl_Module *mod = lb_marker_frame_pc(pc) ? NULL : module_at(s, pc, &retired);
+    if (!mod || retired)
+        return false;
+    Dwarf_Addr start = 0, bias;
+    const char *mainfile = NULL;
+    const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
+    const char *module = lb_exe_alias(lb_module_name(mainfile ? mainfile : name));
+    /* as lb_symbolize: source lines only outside the runtime, from DWARF */
+    if (!module || (!lb_runtime_module(module) && dwfl_module_getdwarf(mod, &bias)))
+        return false;
+    function_visit_t v = { s, (uintptr_t)start, visit, ctx };
+    return lb_symindex_each(mod, visit_function, &v);
+}
+
 void lb_symbolizer_close(lb_symbolizer_t *s)
 {
     if (!s)

@@ -38,5 +38,14 @@ bool lb_symbol_range(lb_symbolizer_t *s, uintptr_t pc, uintptr_t *lo, uintptr_t 
 /* The GNU build id of the module holding pc, as lowercase hex in
  * hex[size]; false (and hex "") when it has none or is unknown. */
 bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size);
+/* Where the names of every address in the module holding pc come from its
+ * function symbols alone (no DWARF is read for it: a runtime library, or
+ * a module without debug information, and it has function symbols, so
+ * lb_symbolize names a pc by the symbol holding it or not at all): visits
+ * them as lb_symindex_each does, with starts relative to the module's
+ * start, names without their version suffix; returns true. False when
+ * the module's names need more than that, or pc lies in no mapped module. */
+typedef void (*lb_function_visit_fn)(void *ctx, uintptr_t offset, uintptr_t size, const char *name);
+bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx);
 void lb_symbolizer_close(lb_symbolizer_t *s);
 #endif

@@ -27,6 +27,8 @@ typedef struct cached_name {
 typedef struct cached_module {
     bool loaded;
     lb_u64map_t names; /* (offset << 4 | depth) -> index in names */
+    int tabled;        /* its functions are in the run's database: -1 not asked yet, 0, 1 */
+    bool exported;     /* this process put its functions in its profile */
 } cached_module_t;
 
 struct lb_symcache {
@@ -34,10 +36,12 @@ struct lb_symcache {
     cached_module_t *modules; /* one per map entry */
     cached_name_t *names;
     uint32_t n_names, cap_names;
-    sqlite3 *run_db;      /* the run's database, read only; NULL before the first lookup */
-    sqlite3_stmt *query;  /* one module's chains in run_db */
-    bool run_db_tried;    /* no second try after a failed open */
-    sqlite3_stmt *insert; /* into the profile's symbol table */
+    sqlite3 *run_db;     /* the run's database, read only; NULL before the first lookup */
+    sqlite3_stmt *query; /* one module's chains in run_db */
+    sqlite3_stmt *tabled, *at, *next; /* a module's function table in run_db */
+    bool run_db_tried;                /* no second try after a failed open */
+    sqlite3_stmt *insert;             /* into the profile's symbol table */
+    sqlite3_stmt *insert_function;    /* into the profile's module_function table */
 };
 
 lb_symcache_t *lb_symcache_open(sqlite3 *profile)
@@ -47,9 +51,15 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile)
         return NULL;
     if (lb_modmap_read(&c->map) && c->map.count)
         c->modules = calloc(c->map.count, sizeof *c->modules);
+    if (c->modules)
+        for (uint32_t i = 0; i < c->map.count; i++)
+            c->modules[i].tabled = -1;
     if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
                            &c->insert, NULL) != SQLITE_OK)
         c->insert = NULL;
+    if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO module_function VALUES(?,?,?,?,?,?)", -1,
+                           &c->insert_function, NULL) != SQLITE_OK)
+        c->insert_function = NULL;
     return c;
 }
 
@@ -77,12 +87,24 @@ static bool open_run_db(lb_symcache_t *c)
     sqlite3_finalize(st);
     if (other_run)
         return false;
-    if (sqlite3_prepare_v2(c->run_db,
-                           "SELECT offset, depth, function, file, line FROM symbol"
-                           " WHERE build_id = ?1 AND path = ?2",
-                           -1, &c->query, NULL) != SQLITE_OK)
-        c->query = NULL;
-    return c->query != NULL;
+    static const char *const sql[] = {
+        "SELECT offset, depth, function, file, line FROM symbol WHERE build_id = ?1 AND path = ?2",
+        "SELECT 1 FROM module_function WHERE build_id = ?1 AND path = ?2 LIMIT 1",
+        "SELECT lo, size, name FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo ="
+        " (SELECT MAX(lo) FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo <= ?3)"
+        " ORDER BY seq",
+        "SELECT MIN(lo) FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo > ?3",
+    };
+    sqlite3_stmt **stmts[] = { &c->query, &c->tabled, &c->at, &c->next };
+    for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++)
+        if (sqlite3_prepare_v2(c->run_db, sql[i], -1, stmts[i], NULL) != SQLITE_OK) {
+            for (size_t j = 0; j <= i; j++) {
+                sqlite3_finalize(*stmts[j]);
+                *stmts[j] = NULL;
+            }
+            return false;
+        }
+    return true;
 }
 
 static char *copy_column(sqlite3_stmt *st, int col)
@@ -140,6 +162,85 @@ static const lb_modmap_entry_t *cacheable_module(lb_symcache_t *c, uintptr_t pc)
     return mod && mod->build_id[0] ? mod : NULL;
 }
 
+static void bind_module(sqlite3_stmt *st, const lb_modmap_entry_t *mod)
+{
+    sqlite3_bind_text(st, 1, mod->build_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, mod->path, -1, SQLITE_STATIC);
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* Keeps a copy of name for the cache's life; NULL stays NULL. False
+ * without memory. */
+static bool keep_name(lb_symcache_t *c, const char *name, const char **kept)
+{
+    *kept = NULL;
+    if (!name)
+        return true;
+    if (c->n_names == c->cap_names) {
+        uint32_t n = c->cap_names ? c->cap_names * 2 : 256;
+        cached_name_t *names = realloc(c->names, n * sizeof *names);
+        if (!names)
+            return false;
+        c->names = names;
+        c->cap_names = n;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return false;
+    c->names[c->n_names++] = (cached_name_t){ copy, NULL, 0 };
+    *kept = copy;
+    return true;
+}
+
+/* The function holding offset in a module whose names come from its
+ * function symbols alone (lb_symbol_functions), as lb_symindex_find
+ * chooses it: among the symbols at the last start at or below offset, the
+ * first that covers it (a sizeless one up to the next start). False when
+ * the module's table is not in the run's database (or on an error). */
+static bool function_of(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm,
+                        uint64_t offset, const char **function)
+{
+    if (cm->tabled < 0) {
+        cm->tabled = 0;
+        if (open_run_db(c)) {
+            bind_module(c->tabled, mod);
+            cm->tabled = sqlite3_step(c->tabled) == SQLITE_ROW;
+            done(c->tabled);
+        }
+    }
+    if (cm->tabled != 1)
+        return false;
+    bind_module(c->next, mod);
+    sqlite3_bind_int64(c->next, 3, (sqlite3_int64)offset);
+    int rc = sqlite3_step(c->next);
+    bool last = rc == SQLITE_ROW && sqlite3_column_type(c->next, 0) == SQLITE_NULL;
+    uint64_t next = rc == SQLITE_ROW && !last ? (uint64_t)sqlite3_column_int64(c->next, 0) : 0;
+    done(c->next);
+    if (rc != SQLITE_ROW)
+        return false;
+    bind_module(c->at, mod);
+    sqlite3_bind_int64(c->at, 3, (sqlite3_int64)offset);
+    const char *name = NULL;
+    bool ok = true;
+    while ((rc = sqlite3_step(c->at)) == SQLITE_ROW) {
+        uint64_t lo = (uint64_t)sqlite3_column_int64(c->at, 0);
+        uint64_t size = (uint64_t)sqlite3_column_int64(c->at, 1);
+        if (size ? offset < lo + size : last || offset < next) {
+            ok = keep_name(c, (const char *)sqlite3_column_text(c->at, 2), &name);
+            break;
+        }
+    }
+    ok = ok && (rc == SQLITE_ROW || rc == SQLITE_DONE);
+    done(c->at);
+    *function = name;
+    return ok;
+}
+
 bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
 {
     const lb_modmap_entry_t *mod = cacheable_module(c, pc);
@@ -151,8 +252,15 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     uint64_t key = (uint64_t)(pc - mod->low) << 4;
     uint32_t length, at[LB_MAX_INLINE + 1];
     if (!lb_u64map_get(&cm->names, key | LB_CHAIN_LENGTH_SLOT, &length) || length == 0 ||
-        length > LB_MAX_INLINE + 1)
-        return false;
+        length > LB_MAX_INLINE + 1) {
+        const char *function;
+        if (!function_of(c, mod, cm, (uint64_t)(pc - mod->low), &function))
+            return false;
+        *out = (lb_symbol_t){ .module = lb_exe_alias(mod->path),
+                              .base = mod->low,
+                              .function = function };
+        return true;
+    }
     for (uint32_t d = 0; d < length; d++)
         if (!lb_u64map_get(&cm->names, key | d, &at[d]))
             return false; /* a chain cut short: resolve it again */
@@ -187,7 +295,26 @@ static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_
     sqlite3_clear_bindings(st);
 }
 
-void lb_symcache_add(lb_symcache_t *c, uintptr_t pc, const lb_symbol_t *sym)
+typedef struct function_insert {
+    lb_symcache_t *c;
+    const lb_modmap_entry_t *mod;
+    int64_t seq;
+} function_insert_t;
+
+static void insert_function(void *ctx, uintptr_t offset, uintptr_t size, const char *name)
+{
+    function_insert_t *f = ctx;
+    sqlite3_stmt *st = f->c->insert_function;
+    bind_module(st, f->mod);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+    sqlite3_bind_int64(st, 4, f->seq++);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)size);
+    sqlite3_bind_text(st, 6, name, -1, SQLITE_TRANSIENT);
+    sqlite3_step(st);
+    done(st);
+}
+
+void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const lb_symbol_t *sym)
 {
     const lb_modmap_entry_t *mod = cacheable_module(c, pc);
     if (!mod || !c->insert || !sym->module || sym->base != mod->low ||
@@ -198,6 +325,14 @@ void lb_symcache_add(lb_symcache_t *c, uintptr_t pc, const lb_symbol_t *sym)
     for (int d = 1; d <= sym->n_inline; d++) {
         const lb_source_frame_t *f = &sym->inline_frames[sym->n_inline - d];
         insert_name(c, mod, pc, d, f->function, f->file, f->line);
+    }
+    /* a module named by its function symbols alone: its whole table, once
+     * per run, so that later processes name any address in it */
+    cached_module_t *cm = &c->modules[mod - c->map.modules];
+    if (c->insert_function && !cm->exported && cm->tabled != 1) {
+        cm->exported = true;
+        function_insert_t f = { c, mod, 0 };
+        lb_symbol_functions(s, pc, insert_function, &f);
     }
 }
 
@@ -216,7 +351,11 @@ void lb_symcache_close(lb_symcache_t *c)
     if (!c)
         return;
     sqlite3_finalize(c->insert);
+    sqlite3_finalize(c->insert_function);
     sqlite3_finalize(c->query);
+    sqlite3_finalize(c->tabled);
+    sqlite3_finalize(c->at);
+    sqlite3_finalize(c->next);
     if (c->run_db)
         sqlite3_close(c->run_db);
     for (uint32_t i = 0; c->modules && i < c->map.count; i++)

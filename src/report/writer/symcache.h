@@ -6,7 +6,12 @@
  * process reads the chains of each module it needs from there and
  * resolves in process only what no earlier process did: a tree of
  * processes that run the same code opens libdw and reads each module's
- * symbols once, not once per process.
+ * symbols once, not once per process. A module whose names come from its
+ * function symbols alone (a runtime library, a program without debug
+ * information: lb_symbol_functions) has its whole function table in the
+ * table `module_function`, written by the first process that needed a
+ * name in it, so that later processes name any address there without
+ * reading the module.
  *
  * Never cached: lockblame's marker frames, addresses in unloaded libraries
  * (their files are read as they were, core/retired_modules.h), modules
@@ -33,9 +38,10 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile);
  * when they are not there (the caller symbolizes, then calls
  * lb_symcache_add). Strings live until lb_symcache_close. */
 bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out);
-/* Records what lb_symbolize gave for pc in the profile, where it may be
- * cached. */
-void lb_symcache_add(lb_symcache_t *c, uintptr_t pc, const lb_symbol_t *sym);
+/* Records what lb_symbolize(s, pc) gave in the profile, where it may be
+ * cached; and, once per module, the function table of a module whose
+ * names come from its function symbols alone (lb_symbol_functions). */
+void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const lb_symbol_t *sym);
 /* The GNU build id of the module holding pc, read from memory, when that
  * module starts at base; false (hex "") otherwise. */
 bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *hex, size_t size);

@@ -184,6 +184,14 @@ lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char
     return LB_SYMINDEX_MISS;
 }
 
+bool lb_symindex_each(Dwfl_Module *mod, lb_symindex_visit_fn visit, void *ctx)
+{
+    const symindex_t *ix = index_of(mod);
+    for (size_t i = 0; i < ix->n; i++)
+        visit(ctx, ix->e[i].lo, ix->e[i].size, ix->e[i].name);
+    return ix->n > 0;
+}
+
 static int release_one(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
                        void *arg)
 {

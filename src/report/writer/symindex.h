@@ -31,6 +31,14 @@ typedef enum lb_symindex_answer {
 lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name,
                                       uintptr_t *lo, uintptr_t *hi);
 
+/* Calls visit for each entry of mod's index, in the index's order (by
+ * address, the preferred binding first among symbols at one address),
+ * with the entry's start, its size (0: up to the next start) and its
+ * name. False, visiting nothing, when mod has no function symbols indexed
+ * (lb_symindex_find answers LB_SYMINDEX_NONE). */
+typedef void (*lb_symindex_visit_fn)(void *ctx, uintptr_t lo, uintptr_t size, const char *name);
+bool lb_symindex_each(Dwfl_Module *mod, lb_symindex_visit_fn visit, void *ctx);
+
 /* Frees every module's index; call before dwfl_end. */
 void lb_symindex_release_all(Dwfl *dwfl);
 #endif
