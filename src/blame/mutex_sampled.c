@@ -226,7 +226,10 @@ void lb_mutex_sampled_forget(lb_mon_t *mon)
 
 void lb_mutex_sampled_fork_child(void)
 {
-    for (uint32_t i = 0; i < LB_MUTEX_HOT_SLOTS; i++) {
+    /* only slots ever taken hold anything: the others stay the parent's
+     * pages, unwritten */
+    uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < LB_MUTEX_HOT_SLOTS; i++) {
         no_waiters(&lb_mutex_hot_slots[i]);
         /* the parent's waits are drained (fork_forget.c): so are its charges */
         __atomic_store_n(&lb_mutex_hot_slots[i].charged_ns, 0, __ATOMIC_RELAXED);

@@ -235,6 +235,14 @@ void lb_signal_waits_forget(lb_mon_t *mon)
     __atomic_store_n(&slot->mon, NULL, __ATOMIC_RELEASE);
 }
 
+/* Stores v at *p only where it differs: a fork child shares the parent's
+ * pages until it writes them, and most slots were never used. */
+#define STORE_CHANGED(p, v) \
+    do {                    \
+        if (*(p) != (v))    \
+            *(p) = (v);     \
+    } while (0)
+
 void lb_signal_waits_fork_child(void)
 {
     for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
@@ -242,18 +250,19 @@ void lb_signal_waits_fork_child(void)
         uint64_t waits = 0, waited = 0;
         for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
             lb_signal_shard_t *shard = &slot->shard[k];
-            shard->lock = (lb_meta_lock_t)LB_META_LOCK_INIT; /* held by a thread gone here */
-            shard->waiting = 0;
-            shard->start_sum = 0;
+            STORE_CHANGED(&shard->lock.locked, 0u); /* held by a thread gone here */
+            STORE_CHANGED(&shard->waiting, 0u);
+            STORE_CHANGED(&shard->start_sum, 0u);
             waits += shard->waits;
             waited += shard->waited_ns;
         }
         /* the parent's waits are forgotten (fork_forget.c): no accrual or
          * count left to drain */
-        slot->lock = (lb_meta_lock_t)LB_META_LOCK_INIT;
-        slot->drained_waits = waits;
-        slot->drained_ns = waited;
-        slot->i_drained = slot->i_mark = waited;
-        slot->marked = 0;
+        STORE_CHANGED(&slot->lock.locked, 0u);
+        STORE_CHANGED(&slot->drained_waits, waits);
+        STORE_CHANGED(&slot->drained_ns, waited);
+        STORE_CHANGED(&slot->i_drained, waited);
+        STORE_CHANGED(&slot->i_mark, waited);
+        STORE_CHANGED(&slot->marked, 0u);
     }
 }

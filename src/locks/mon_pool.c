@@ -199,6 +199,7 @@ void lb_mon_fork_child(void)
 {
     /* Only the forking thread exists now; no meta lock can be in use. */
     for (uint32_t i = 1; i < bump; i++)
-        pool[i].meta.locked = 0;
+        if (pool[i].meta.locked) /* an unwritten page stays the parent's */
+            pool[i].meta.locked = 0;
     lb_meta_unlock(&pool_lock);
 }
