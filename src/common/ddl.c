@@ -46,8 +46,7 @@ static const char *const columns[] = {
     " blame_s REAL)",
     "(build_id TEXT, path TEXT, offset INTEGER, depth INTEGER, function TEXT, file TEXT,"
     " line INTEGER, PRIMARY KEY (build_id, path, offset, depth)) WITHOUT ROWID",
-    "(build_id TEXT, path TEXT, lo INTEGER, seq INTEGER, size INTEGER, name TEXT,"
-    " PRIMARY KEY (build_id, path, lo, seq)) WITHOUT ROWID",
+    "(build_id TEXT, path TEXT, functions BLOB, PRIMARY KEY (build_id, path))",
 };
 
 int lb_ddl_create(sqlite3 *db, const char *schema)

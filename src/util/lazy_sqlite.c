@@ -41,7 +41,10 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_text,
            (st, i, v, n, free_fn))
 LB_LAZY_FN(sqlite_lib, double, sqlite3_column_double, (sqlite3_stmt * st, int i), (st, i))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_column_int, (sqlite3_stmt * st, int i), (st, i))
-LB_LAZY_FN(sqlite_lib, int, sqlite3_column_type, (sqlite3_stmt * st, int i), (st, i))
+LB_LAZY_FN(sqlite_lib, const void *, sqlite3_column_blob, (sqlite3_stmt * st, int i), (st, i))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_column_bytes, (sqlite3_stmt * st, int i), (st, i))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_blob,
+           (sqlite3_stmt * st, int i, const void *v, int n, void (*d)(void *)), (st, i, v, n, d))
 LB_LAZY_FN(sqlite_lib, sqlite3_int64, sqlite3_column_int64, (sqlite3_stmt * st, int i), (st, i))
 LB_LAZY_FN(sqlite_lib, const unsigned char *, sqlite3_column_text, (sqlite3_stmt * st, int i),
            (st, i))

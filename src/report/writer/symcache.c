@@ -2,7 +2,14 @@
  * the module's first lookup, into a map from (offset << 4 | depth) to an
  * entry; (offset << 4 | 15) holds the chain's length. Depth 0 is the
  * real function, depth d >= 1 the d-th inlined call from the outside in,
- * the order in which the writer inserts a chain's frames. */
+ * the order in which the writer inserts a chain's frames.
+ *
+ * A module's function table is one blob (module_function.functions):
+ * a uint64_t count n, then n entries {uint64_t lo, size, name}, lo
+ * relative to the module's start and name the offset of its NUL-ended
+ * text after the entries, in the index's order (symindex.h). It is read
+ * whole at the module's first lookup the chains do not answer, and
+ * searched as the index is (lb_symentries_find). */
 #include "report/writer/symcache.h"
 
 #include <stdlib.h>
@@ -16,6 +23,7 @@
 #include "report/writer/exe_alias.h"
 #include "report/writer/modmap.h"
 #include "report/writer/output.h"
+#include "report/writer/symindex.h"
 
 #define LB_CHAIN_LENGTH_SLOT 15
 
@@ -26,9 +34,12 @@ typedef struct cached_name {
 
 typedef struct cached_module {
     bool loaded;
-    lb_u64map_t names; /* (offset << 4 | depth) -> index in names */
-    int tabled;        /* its functions are in the run's database: -1 not asked yet, 0, 1 */
-    bool exported;     /* this process put its functions in its profile */
+    lb_u64map_t names;        /* (offset << 4 | depth) -> index in names */
+    bool functions_read;      /* its function table was looked for in the run's database */
+    lb_symentry_t *functions; /* that table (names in blob), NULL if none */
+    size_t n_functions;
+    char *blob;
+    bool exported; /* this process put its function table in its profile */
 } cached_module_t;
 
 struct lb_symcache {
@@ -36,12 +47,12 @@ struct lb_symcache {
     cached_module_t *modules; /* one per map entry */
     cached_name_t *names;
     uint32_t n_names, cap_names;
-    sqlite3 *run_db;     /* the run's database, read only; NULL before the first lookup */
-    sqlite3_stmt *query; /* one module's chains in run_db */
-    sqlite3_stmt *tabled, *at, *next; /* a module's function table in run_db */
-    bool run_db_tried;                /* no second try after a failed open */
-    sqlite3_stmt *insert;             /* into the profile's symbol table */
-    sqlite3_stmt *insert_function;    /* into the profile's module_function table */
+    sqlite3 *run_db;         /* the run's database, read only; NULL before the first lookup */
+    sqlite3_stmt *query;     /* one module's chains in run_db */
+    sqlite3_stmt *functions; /* one module's function table in run_db */
+    bool run_db_tried;       /* no second try after a failed open */
+    sqlite3_stmt *insert;    /* into the profile's symbol table */
+    sqlite3_stmt *insert_functions; /* into the profile's module_function table */
 };
 
 lb_symcache_t *lb_symcache_open(sqlite3 *profile)
@@ -51,15 +62,12 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile)
         return NULL;
     if (lb_modmap_read(&c->map) && c->map.count)
         c->modules = calloc(c->map.count, sizeof *c->modules);
-    if (c->modules)
-        for (uint32_t i = 0; i < c->map.count; i++)
-            c->modules[i].tabled = -1;
     if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
                            &c->insert, NULL) != SQLITE_OK)
         c->insert = NULL;
-    if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO module_function VALUES(?,?,?,?,?,?)", -1,
-                           &c->insert_function, NULL) != SQLITE_OK)
-        c->insert_function = NULL;
+    if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO module_function VALUES(?,?,?)", -1,
+                           &c->insert_functions, NULL) != SQLITE_OK)
+        c->insert_functions = NULL;
     return c;
 }
 
@@ -87,24 +95,30 @@ static bool open_run_db(lb_symcache_t *c)
     sqlite3_finalize(st);
     if (other_run)
         return false;
-    static const char *const sql[] = {
-        "SELECT offset, depth, function, file, line FROM symbol WHERE build_id = ?1 AND path = ?2",
-        "SELECT 1 FROM module_function WHERE build_id = ?1 AND path = ?2 LIMIT 1",
-        "SELECT lo, size, name FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo ="
-        " (SELECT MAX(lo) FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo <= ?3)"
-        " ORDER BY seq",
-        "SELECT MIN(lo) FROM module_function WHERE build_id = ?1 AND path = ?2 AND lo > ?3",
-    };
-    sqlite3_stmt **stmts[] = { &c->query, &c->tabled, &c->at, &c->next };
-    for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++)
-        if (sqlite3_prepare_v2(c->run_db, sql[i], -1, stmts[i], NULL) != SQLITE_OK) {
-            for (size_t j = 0; j <= i; j++) {
-                sqlite3_finalize(*stmts[j]);
-                *stmts[j] = NULL;
-            }
-            return false;
-        }
-    return true;
+    if (sqlite3_prepare_v2(
+            c->run_db, "SELECT functions FROM module_function WHERE build_id = ?1 AND path = ?2",
+            -1, &c->functions, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->run_db,
+                           "SELECT offset, depth, function, file, line FROM symbol"
+                           " WHERE build_id = ?1 AND path = ?2",
+                           -1, &c->query, NULL) != SQLITE_OK) {
+        sqlite3_finalize(c->functions);
+        c->functions = NULL;
+        c->query = NULL;
+    }
+    return c->query != NULL;
+}
+
+static void bind_module(sqlite3_stmt *st, const lb_modmap_entry_t *mod)
+{
+    sqlite3_bind_text(st, 1, mod->build_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, mod->path, -1, SQLITE_STATIC);
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
 }
 
 static char *copy_column(sqlite3_stmt *st, int col)
@@ -119,8 +133,7 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
     cm->loaded = true;
     if (!open_run_db(c))
         return;
-    sqlite3_bind_text(c->query, 1, mod->build_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(c->query, 2, mod->path, -1, SQLITE_STATIC);
+    bind_module(c->query, mod);
     while (sqlite3_step(c->query) == SQLITE_ROW) {
         uint64_t offset = (uint64_t)sqlite3_column_int64(c->query, 0);
         int depth = sqlite3_column_int(c->query, 1);
@@ -149,8 +162,44 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
         }
         c->n_names++;
     }
-    sqlite3_reset(c->query);
-    sqlite3_clear_bindings(c->query);
+    done(c->query);
+}
+
+/* Reads one module's function table from the run's database (once);
+ * false when it is not there or is damaged. */
+static bool read_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
+{
+    if (cm->functions_read)
+        return cm->functions != NULL;
+    cm->functions_read = true;
+    if (!open_run_db(c))
+        return false;
+    bind_module(c->functions, mod);
+    if (sqlite3_step(c->functions) == SQLITE_ROW) {
+        const unsigned char *blob = sqlite3_column_blob(c->functions, 0);
+        size_t size = (size_t)sqlite3_column_bytes(c->functions, 0);
+        uint64_t n = 0;
+        if (blob && size >= sizeof n)
+            memcpy(&n, blob, sizeof n);
+        size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
+        if (n > 0 && n < ((size_t)1 << 32) && names_at < size && blob[size - 1] == '\0')
+            cm->blob = malloc(size);
+        cm->functions = cm->blob ? malloc((size_t)n * sizeof *cm->functions) : NULL;
+        if (cm->functions) {
+            memcpy(cm->blob, blob, size);
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t e[3];
+                memcpy(e, cm->blob + sizeof n + i * sizeof e, sizeof e);
+                if (e[2] >= size - names_at)
+                    e[2] = size - names_at - 1; /* damaged: the empty last name */
+                cm->functions[i] = (lb_symentry_t){ (uintptr_t)e[0], (uintptr_t)e[1],
+                                                    cm->blob + names_at + e[2], 0 };
+            }
+            cm->n_functions = (size_t)n;
+        }
+    }
+    done(c->functions);
+    return cm->functions != NULL;
 }
 
 /* The module of pc that may be cached, or NULL. */
@@ -160,85 +209,6 @@ static const lb_modmap_entry_t *cacheable_module(lb_symcache_t *c, uintptr_t pc)
         return NULL;
     const lb_modmap_entry_t *mod = lb_modmap_find(&c->map, pc);
     return mod && mod->build_id[0] ? mod : NULL;
-}
-
-static void bind_module(sqlite3_stmt *st, const lb_modmap_entry_t *mod)
-{
-    sqlite3_bind_text(st, 1, mod->build_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, mod->path, -1, SQLITE_STATIC);
-}
-
-static void done(sqlite3_stmt *st)
-{
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-}
-
-/* Keeps a copy of name for the cache's life; NULL stays NULL. False
- * without memory. */
-static bool keep_name(lb_symcache_t *c, const char *name, const char **kept)
-{
-    *kept = NULL;
-    if (!name)
-        return true;
-    if (c->n_names == c->cap_names) {
-        uint32_t n = c->cap_names ? c->cap_names * 2 : 256;
-        cached_name_t *names = realloc(c->names, n * sizeof *names);
-        if (!names)
-            return false;
-        c->names = names;
-        c->cap_names = n;
-    }
-    char *copy = strdup(name);
-    if (!copy)
-        return false;
-    c->names[c->n_names++] = (cached_name_t){ copy, NULL, 0 };
-    *kept = copy;
-    return true;
-}
-
-/* The function holding offset in a module whose names come from its
- * function symbols alone (lb_symbol_functions), as lb_symindex_find
- * chooses it: among the symbols at the last start at or below offset, the
- * first that covers it (a sizeless one up to the next start). False when
- * the module's table is not in the run's database (or on an error). */
-static bool function_of(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm,
-                        uint64_t offset, const char **function)
-{
-    if (cm->tabled < 0) {
-        cm->tabled = 0;
-        if (open_run_db(c)) {
-            bind_module(c->tabled, mod);
-            cm->tabled = sqlite3_step(c->tabled) == SQLITE_ROW;
-            done(c->tabled);
-        }
-    }
-    if (cm->tabled != 1)
-        return false;
-    bind_module(c->next, mod);
-    sqlite3_bind_int64(c->next, 3, (sqlite3_int64)offset);
-    int rc = sqlite3_step(c->next);
-    bool last = rc == SQLITE_ROW && sqlite3_column_type(c->next, 0) == SQLITE_NULL;
-    uint64_t next = rc == SQLITE_ROW && !last ? (uint64_t)sqlite3_column_int64(c->next, 0) : 0;
-    done(c->next);
-    if (rc != SQLITE_ROW)
-        return false;
-    bind_module(c->at, mod);
-    sqlite3_bind_int64(c->at, 3, (sqlite3_int64)offset);
-    const char *name = NULL;
-    bool ok = true;
-    while ((rc = sqlite3_step(c->at)) == SQLITE_ROW) {
-        uint64_t lo = (uint64_t)sqlite3_column_int64(c->at, 0);
-        uint64_t size = (uint64_t)sqlite3_column_int64(c->at, 1);
-        if (size ? offset < lo + size : last || offset < next) {
-            ok = keep_name(c, (const char *)sqlite3_column_text(c->at, 2), &name);
-            break;
-        }
-    }
-    ok = ok && (rc == SQLITE_ROW || rc == SQLITE_DONE);
-    done(c->at);
-    *function = name;
-    return ok;
 }
 
 bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
@@ -253,9 +223,14 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     uint32_t length, at[LB_MAX_INLINE + 1];
     if (!lb_u64map_get(&cm->names, key | LB_CHAIN_LENGTH_SLOT, &length) || length == 0 ||
         length > LB_MAX_INLINE + 1) {
-        const char *function;
-        if (!function_of(c, mod, cm, (uint64_t)(pc - mod->low), &function))
+        /* a module named by its function symbols alone (lb_symbol_functions) */
+        if (!read_functions(c, mod, cm))
             return false;
+        const char *function;
+        uintptr_t lo, hi;
+        if (lb_symentries_find(cm->functions, cm->n_functions, pc - mod->low, &function, &lo,
+                               &hi) != LB_SYMINDEX_HIT)
+            function = NULL;
         *out = (lb_symbol_t){ .module = lb_exe_alias(mod->path),
                               .base = mod->low,
                               .function = function };
@@ -281,8 +256,7 @@ static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_
                         const char *function, const char *file, int line)
 {
     sqlite3_stmt *st = c->insert;
-    sqlite3_bind_text(st, 1, mod->build_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, mod->path, -1, SQLITE_STATIC);
+    bind_module(st, mod);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)(pc - mod->low));
     sqlite3_bind_int(st, 4, depth);
     if (function)
@@ -291,27 +265,73 @@ static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_
         sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 7, line);
     sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    done(st);
 }
 
-typedef struct function_insert {
-    lb_symcache_t *c;
-    const lb_modmap_entry_t *mod;
-    int64_t seq;
-} function_insert_t;
+/* A function table being packed: entries, then names. */
+typedef struct packer {
+    uint64_t *entries; /* 3 a function */
+    char *names;
+    size_t n, cap, names_len, names_cap;
+    bool failed;
+} packer_t;
 
-static void insert_function(void *ctx, uintptr_t offset, uintptr_t size, const char *name)
+static bool grow(void **p, size_t *cap, size_t need, size_t unit)
 {
-    function_insert_t *f = ctx;
-    sqlite3_stmt *st = f->c->insert_function;
-    bind_module(st, f->mod);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
-    sqlite3_bind_int64(st, 4, f->seq++);
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)size);
-    sqlite3_bind_text(st, 6, name, -1, SQLITE_TRANSIENT);
-    sqlite3_step(st);
-    done(st);
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * unit);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+static void pack_function(void *ctx, uintptr_t offset, uintptr_t size, const char *name)
+{
+    packer_t *p = ctx;
+    size_t len = strlen(name) + 1;
+    if (p->failed || !grow((void **)&p->entries, &p->cap, 3 * (p->n + 1), sizeof *p->entries) ||
+        !grow((void **)&p->names, &p->names_cap, p->names_len + len, 1)) {
+        p->failed = true;
+        return;
+    }
+    p->entries[3 * p->n] = offset;
+    p->entries[3 * p->n + 1] = size;
+    p->entries[3 * p->n + 2] = p->names_len;
+    memcpy(p->names + p->names_len, name, len);
+    p->names_len += len;
+    p->n++;
+}
+
+/* mod's function table into the profile, when its names come from its
+ * function symbols alone. */
+static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modmap_entry_t *mod,
+                             uintptr_t pc)
+{
+    packer_t p = { 0 };
+    if (lb_symbol_functions(s, pc, pack_function, &p) && !p.failed && p.n) {
+        uint64_t n = p.n;
+        size_t entries = 3 * p.n * sizeof *p.entries;
+        size_t size = sizeof n + entries + p.names_len;
+        unsigned char *blob = malloc(size);
+        if (blob) {
+            memcpy(blob, &n, sizeof n);
+            memcpy(blob + sizeof n, p.entries, entries);
+            memcpy(blob + sizeof n + entries, p.names, p.names_len);
+            bind_module(c->insert_functions, mod);
+            sqlite3_bind_blob(c->insert_functions, 3, blob, (int)size, SQLITE_TRANSIENT);
+            sqlite3_step(c->insert_functions);
+            done(c->insert_functions);
+            free(blob);
+        }
+    }
+    free(p.entries);
+    free(p.names);
 }
 
 void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const lb_symbol_t *sym)
@@ -329,10 +349,9 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
     /* a module named by its function symbols alone: its whole table, once
      * per run, so that later processes name any address in it */
     cached_module_t *cm = &c->modules[mod - c->map.modules];
-    if (c->insert_function && !cm->exported && cm->tabled != 1) {
+    if (c->insert_functions && !cm->exported && !cm->functions) {
         cm->exported = true;
-        function_insert_t f = { c, mod, 0 };
-        lb_symbol_functions(s, pc, insert_function, &f);
+        export_functions(c, s, mod, pc);
     }
 }
 
@@ -351,15 +370,16 @@ void lb_symcache_close(lb_symcache_t *c)
     if (!c)
         return;
     sqlite3_finalize(c->insert);
-    sqlite3_finalize(c->insert_function);
+    sqlite3_finalize(c->insert_functions);
     sqlite3_finalize(c->query);
-    sqlite3_finalize(c->tabled);
-    sqlite3_finalize(c->at);
-    sqlite3_finalize(c->next);
+    sqlite3_finalize(c->functions);
     if (c->run_db)
         sqlite3_close(c->run_db);
-    for (uint32_t i = 0; c->modules && i < c->map.count; i++)
+    for (uint32_t i = 0; c->modules && i < c->map.count; i++) {
         lb_u64map_free(&c->modules[i].names);
+        free(c->modules[i].functions);
+        free(c->modules[i].blob);
+    }
     for (uint32_t i = 0; i < c->n_names; i++) {
         free(c->names[i].function);
         free(c->names[i].file);

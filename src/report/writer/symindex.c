@@ -5,11 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sym_entry {
-    uintptr_t lo, size;
-    const char *name; /* owned by libdwfl's module */
-    int rank;         /* 0 global, 1 weak, 2 local: lower is preferred */
-} sym_entry_t;
+typedef lb_symentry_t sym_entry_t; /* names owned by libdwfl's module */
 
 typedef struct symindex {
     size_t n;
@@ -147,18 +143,15 @@ static symindex_t *index_of(Dwfl_Module *mod)
     return *slot;
 }
 
-lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name,
-                                      uintptr_t *lo, uintptr_t *hi)
+lb_symindex_answer_t lb_symentries_find(const lb_symentry_t *e, size_t n, uintptr_t pc,
+                                        const char **name, uintptr_t *lo, uintptr_t *hi)
 {
-    const symindex_t *ix = index_of(mod);
-    if (ix->n == 0)
-        return LB_SYMINDEX_NONE;
     /* The last entry with lo <= pc, then back to the first of that address
      * (the preferred binding sorts first). */
-    size_t a = 0, b = ix->n;
+    size_t a = 0, b = n;
     while (a < b) {
         size_t mid = a + (b - a) / 2;
-        if (ix->e[mid].lo <= pc)
+        if (e[mid].lo <= pc)
             a = mid + 1;
         else
             b = mid;
@@ -166,13 +159,13 @@ lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char
     if (a == 0)
         return LB_SYMINDEX_MISS;
     size_t at = a - 1;
-    while (at > 0 && ix->e[at - 1].lo == ix->e[at].lo)
+    while (at > 0 && e[at - 1].lo == e[at].lo)
         at--;
     /* Among the symbols starting there, the first (best ranked) that
      * covers pc; a sizeless one covers up to the next symbol's start. */
-    uintptr_t next = a < ix->n ? ix->e[a].lo : UINTPTR_MAX;
-    for (size_t i = at; i < ix->n && ix->e[i].lo == ix->e[at].lo; i++) {
-        const sym_entry_t *s = &ix->e[i];
+    uintptr_t next = a < n ? e[a].lo : UINTPTR_MAX;
+    for (size_t i = at; i < n && e[i].lo == e[at].lo; i++) {
+        const sym_entry_t *s = &e[i];
         uintptr_t end = s->size ? s->lo + s->size : next;
         if (pc < end) {
             *name = s->name;
@@ -182,6 +175,15 @@ lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char
         }
     }
     return LB_SYMINDEX_MISS;
+}
+
+lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char **name,
+                                      uintptr_t *lo, uintptr_t *hi)
+{
+    const symindex_t *ix = index_of(mod);
+    if (ix->n == 0)
+        return LB_SYMINDEX_NONE;
+    return lb_symentries_find(ix->e, ix->n, pc, name, lo, hi);
 }
 
 bool lb_symindex_each(Dwfl_Module *mod, lb_symindex_visit_fn visit, void *ctx)

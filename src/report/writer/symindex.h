@@ -22,6 +22,20 @@ typedef enum lb_symindex_answer {
     LB_SYMINDEX_HIT,  /* *name, *lo and *hi are set */
 } lb_symindex_answer_t;
 
+/* One function symbol of an index, as the index keeps it. */
+typedef struct lb_symentry {
+    uintptr_t lo, size; /* size 0: up to the next symbol's start */
+    const char *name;
+    int rank; /* 0 global, 1 weak, 2 local: lower is preferred */
+} lb_symentry_t;
+
+/* The search of lb_symindex_find over e[0..n), sorted by lo and then by
+ * preference: LB_SYMINDEX_HIT or LB_SYMINDEX_MISS (n 0: MISS). The
+ * writer's symbol cache (symcache.h) searches its copies of indexes with
+ * it. */
+lb_symindex_answer_t lb_symentries_find(const lb_symentry_t *e, size_t n, uintptr_t pc,
+                                        const char **name, uintptr_t *lo, uintptr_t *hi);
+
 /* The function symbol (STT_FUNC or STT_GNU_IFUNC, defined) holding pc in
  * mod: its name as libdwfl gives it (version suffix included) and its
  * bounds [*lo, *hi) (a symbol without a size ends where the next one
