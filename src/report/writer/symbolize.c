@@ -267,12 +267,16 @@ typedef struct function_visit {
     uintptr_t start;
     lb_function_visit_fn visit;
     void *ctx;
+    bool below; /* a symbol starts below the module: offsets would wrap */
 } function_visit_t;
 
 static void visit_function(void *ctx, uintptr_t lo, uintptr_t size, const char *name)
 {
     function_visit_t *v = ctx;
-    v->visit(v->ctx, lo - v->start, size, without_version(v->s, name));
+    if (lo < v->start)
+        v->below = true;
+    else
+        v->visit(v->ctx, lo - v->start, size, without_version(v->s, name));
 }
 
 bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx)
@@ -288,8 +292,8 @@ bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn 
     /* as lb_symbolize: source lines only outside the runtime, from DWARF */
     if (!module || (!lb_runtime_module(module) && dwfl_module_getdwarf(mod, &bias)))
         return false;
-    function_visit_t v = { s, (uintptr_t)start, visit, ctx };
-    return lb_symindex_each(mod, visit_function, &v);
+    function_visit_t v = { s, (uintptr_t)start, visit, ctx, false };
+    return lb_symindex_each(mod, visit_function, &v) && !v.below;
 }
 
 void lb_symbolizer_close(lb_symbolizer_t *s)

@@ -44,7 +44,9 @@ bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size
  * lb_symbolize names a pc by the symbol holding it or not at all): visits
  * them as lb_symindex_each does, with starts relative to the module's
  * start, names without their version suffix; returns true. False when
- * the module's names need more than that, or pc lies in no mapped module. */
+ * the module's names need more than that, pc lies in no mapped module, or
+ * a symbol starts below the module's start (the callee then ignores what
+ * it was given). */
 typedef void (*lb_function_visit_fn)(void *ctx, uintptr_t offset, uintptr_t size, const char *name);
 bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx);
 void lb_symbolizer_close(lb_symbolizer_t *s);

@@ -314,6 +314,8 @@ static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modm
                              uintptr_t pc)
 {
     packer_t p = { 0 };
+    /* (false also when a symbol lay below the module: the table would be
+     * incomplete) */
     if (lb_symbol_functions(s, pc, pack_function, &p) && !p.failed && p.n) {
         uint64_t n = p.n;
         size_t entries = 3 * p.n * sizeof *p.entries;
