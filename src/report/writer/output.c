@@ -227,7 +227,7 @@ static int prepare_out(sqlite3 *db)
  * far longer than such a hold; retry after 0.1 ms, then 0.5 ms, then 2 ms,
  * until the deadline.
  * Returns nonzero to retry, 0 to give up (SQLITE_BUSY). */
-static int commit_busy(void *deadline, int tries)
+int lb_output_busy(void *deadline, int tries)
 {
     if (lb_monotonic_ns() >= *(const uint64_t *)deadline)
         return 0;
@@ -240,7 +240,7 @@ static int commit_busy(void *deadline, int tries)
 int lb_output_commit(sqlite3 *db)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
-    sqlite3_busy_handler(db, commit_busy, &deadline);
+    sqlite3_busy_handler(db, lb_output_busy, &deadline);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS out", -1, &st, NULL);
     if (rc == SQLITE_OK) {

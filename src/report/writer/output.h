@@ -33,6 +33,11 @@ const char *lb_output_run_key(void);
  * the same in every exec'd image of it, so (pid, start) names a process. */
 uint64_t lb_output_proc_start(void);
 
+/* SQLite busy handler for a connection to the run's database: retries
+ * after 0.1, then 0.5, then 2 ms until the monotonic deadline (ns, a
+ * uint64_t at `deadline`); SQLite's own sleeps reach 100 ms a try. */
+int lb_output_busy(void *deadline, int tries);
+
 /* Copy the profile in db's main schema into the run's database. Returns 0,
  * or -1 after one lockblame: line; the file is then as it was. */
 int lb_output_commit(sqlite3 *db);

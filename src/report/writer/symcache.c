@@ -24,8 +24,10 @@
 #include "report/writer/modmap.h"
 #include "report/writer/output.h"
 #include "report/writer/symindex.h"
+#include "util/clock.h"
 
 #define LB_CHAIN_LENGTH_SLOT 15
+#define LB_CACHE_WAIT_NS     (200 * 1000000ull) /* the longest wait for the run's database */
 
 typedef struct cached_name {
     char *function, *file;
@@ -51,6 +53,7 @@ struct lb_symcache {
     sqlite3_stmt *query;     /* one module's chains in run_db */
     sqlite3_stmt *functions; /* one module's function table in run_db */
     bool run_db_tried;       /* no second try after a failed open */
+    uint64_t deadline;       /* for run_db's busy handler */
     sqlite3_stmt *insert;    /* into the profile's symbol table */
     sqlite3_stmt *insert_functions; /* into the profile's module_function table */
 };
@@ -80,7 +83,10 @@ static bool open_run_db(lb_symcache_t *c)
     c->run_db_tried = true;
     if (sqlite3_open_v2(lb_output_path(), &c->run_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return false;
-    sqlite3_busy_timeout(c->run_db, 1000);
+    /* a process committing holds the file for milliseconds: wait for it
+     * in short steps, and not long (a name not read is resolved here) */
+    c->deadline = lb_monotonic_ns() + LB_CACHE_WAIT_NS;
+    sqlite3_busy_handler(c->run_db, lb_output_busy, &c->deadline);
     if (lb_db_version(c->run_db, "main") != LB_SCHEMA_VERSION)
         return false;
     /* another run's rows: this write empties the file (output.c), and a
