@@ -31,15 +31,22 @@ struct lb_symbolizer {
 
 /* "__libc_start_main@@GLIBC_2.34" -> "__libc_start_main". Symbol
  * versions are a linking detail, not part of the function's name. The
- * result lives in s->name until the next call. */
-static const char *without_version(lb_symbolizer_t *s, const char *name)
+ * result is name itself or lives in buf[size] until its next use. */
+static const char *cut_version(char *buf, size_t size, const char *name)
 {
     const char *at = name ? strchr(name, '@') : NULL;
-    if (!at || at == name || (size_t)(at - name) >= sizeof s->name)
+    if (!at || at == name || (size_t)(at - name) >= size)
         return name;
-    memcpy(s->name, name, (size_t)(at - name));
-    s->name[at - name] = '\0';
-    return s->name;
+    memcpy(buf, name, (size_t)(at - name));
+    buf[at - name] = '\0';
+    return buf;
+}
+
+/* The same in s->name, which lb_symbolize's result points to until its
+ * next call. */
+static const char *without_version(lb_symbolizer_t *s, const char *name)
+{
+    return cut_version(s->name, sizeof s->name, name);
 }
 
 static char *debuginfo_path;
@@ -263,11 +270,12 @@ bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size
 }
 
 typedef struct function_visit {
-    lb_symbolizer_t *s;
     uintptr_t start;
     lb_function_visit_fn visit;
     void *ctx;
-    bool below; /* a symbol starts below the module: offsets would wrap */
+    bool below;     /* a symbol starts below the module: offsets would wrap */
+    char name[512]; /* the name being visited, its version cut (not in s->name,
+                     * which the caller's last lb_symbolize result may use) */
 } function_visit_t;
 
 static void visit_function(void *ctx, uintptr_t lo, uintptr_t size, const char *name)
@@ -276,7 +284,7 @@ static void visit_function(void *ctx, uintptr_t lo, uintptr_t size, const char *
     if (lo < v->start)
         v->below = true;
     else
-        v->visit(v->ctx, lo - v->start, size, without_version(v->s, name));
+        v->visit(v->ctx, lo - v->start, size, cut_version(v->name, sizeof v->name, name));
 }
 
 bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx)
@@ -292,7 +300,7 @@ bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn 
     /* as lb_symbolize: source lines only outside the runtime, from DWARF */
     if (!module || (!lb_runtime_module(module) && dwfl_module_getdwarf(mod, &bias)))
         return false;
-    function_visit_t v = { s, (uintptr_t)start, visit, ctx, false };
+    function_visit_t v = { .start = (uintptr_t)start, .visit = visit, .ctx = ctx };
     return lb_symindex_each(mod, visit_function, &v) && !v.below;
 }
 
