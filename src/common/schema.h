@@ -10,10 +10,11 @@
  * thread.unseen_s (off-CPU time no seen wait explains) and
  * metric.idle_futex_s (the futex kind's blame); 6 added module.build_id
  * (the GNU build id, hex: names for stripped modules at report time);
- * 7 added the optional table whatif, written by `lockblame whatif` only.
+ * 7 added the optional table whatif, written by `lockblame whatif` only;
+ * 8 added the time windows (time_window and the window_* tables).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 7
+#define LB_SCHEMA_VERSION 8
 #endif

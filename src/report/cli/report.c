@@ -132,6 +132,9 @@ int lb_cmd_report(int argc, char **argv)
             break;
         case LB_OPT_PID:
         case LB_OPT_COMM:
+        case LB_OPT_WINDOW:
+        case LB_OPT_SINCE:
+        case LB_OPT_UNTIL:
             lb_select_option(&sel, "report", c, optarg);
             break;
         case O_SITE:

@@ -237,7 +237,18 @@ static int commit_busy(void *deadline, int tries)
     return 1;
 }
 
+static int merge_main(sqlite3 *db, void *arg)
+{
+    (void)arg;
+    return lb_db_merge(db, "main", "out");
+}
+
 int lb_output_commit(sqlite3 *db)
+{
+    return lb_output_commit_with(db, merge_main, NULL);
+}
+
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, commit_busy, &deadline);
@@ -268,7 +279,7 @@ int lb_output_commit(sqlite3 *db)
         sql(db, "DETACH out");
         return -1;
     }
-    rc = lb_db_merge(db, "main", "out");
+    rc = add(db, arg);
     if (rc == SQLITE_OK)
         rc = sql(db, "COMMIT");
     if (rc != SQLITE_OK) {

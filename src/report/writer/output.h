@@ -36,4 +36,7 @@ uint64_t lb_output_proc_start(void);
 /* Copy the profile in db's main schema into the run's database. Returns 0,
  * or -1 after one lockblame: line; the file is then as it was. */
 int lb_output_commit(sqlite3 *db);
+/* The same transaction with add(db, arg) in place of the profile's copy
+ * (the time windows, window_write.c); add returns an SQLite code. */
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg);
 #endif

@@ -23,7 +23,7 @@
 #include "util/clock.h"
 #include "util/run_delay.h"
 
-static uint64_t cpu_ns_of(const lb_thread_t *t)
+uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
 {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         return t->cpu_ns;
@@ -81,7 +81,7 @@ void lb_tables_threads(writer_t *w)
         sqlite3_bind_double(st, 5, t->start_ns > start ? (t->start_ns - start) / 1e9 : 0);
         uint64_t end = t->exited ? t->end_ns : now;
         sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
-        sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
+        sqlite3_bind_double(st, 7, lb_tables_cpu_ns(t) / 1e9);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
         double run_delay = run_delay_s_of(t);
@@ -306,7 +306,7 @@ double lb_tables_ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         samples += t->sampler->samples;
         dropped += t->sampler->dropped;
-        cpu += cpu_ns_of(t);
+        cpu += lb_tables_cpu_ns(t);
     }
     *samples_out = samples;
     *dropped_out = dropped;

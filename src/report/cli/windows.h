@@ -1,0 +1,21 @@
+/*
+ * windows.h - the time-window selection of `report` and `compare`
+ * (--window, --since, --until; select.h), applied while loading (load.c).
+ */
+#ifndef LB_CLI_WINDOWS_H
+#define LB_CLI_WINDOWS_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "report/cli/profile.h"
+
+/* Whether sel selects time windows. */
+bool lb_windows_selected(const struct lb_select *sel);
+
+/* Make db's plain table names read the selected windows (temporary views
+ * over the window tables); nothing without a window selection. Exits 2
+ * with one line when the database has no windows, a value is bad, or no
+ * window matches. */
+void lb_windows_apply(sqlite3 *db, const char *path, const struct lb_select *sel);
+#endif

@@ -1,0 +1,177 @@
+/* The time windows' own thread (see window.h).
+ *
+ * With LOCKBLAME_INTERVAL set ("10s", "500ms"; "0": on request only), the
+ * process starts one thread with the real pthread_create, every signal
+ * blocked and no lockblame record (lb_self stays NULL, so its SQLite and
+ * libdw calls go straight to glibc, and the program's signals never land
+ * on it). It wakes every 100 ms, holds no file descriptor (a daemon that
+ * closes every descriptor cannot take one from it), and writes a window
+ * when the interval has passed or when the request file
+ * `<database>.snap/<pid>` exists: it renames the file to `<pid>.taken`
+ * (one request, one window), writes, and removes it.
+ *
+ * Invariants:
+ *  - window_lock serialises every window write: this thread's, the final
+ *    one (finish hook) and fork (fork_prepare takes it, so no fork copies
+ *    a write in progress; fork_parent and fork_child release it).
+ *  - quiesce sets `stopping` and then takes the lock: the thread writes no
+ *    window after that; it is left blocked in its sleep, which exit ends.
+ *  - A fork child starts its own thread (the parent's is not copied) and
+ *    its own windows (lb_window_forget). */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/duration.h"
+#include "core/real.h"
+#include "report/writer/output.h"
+#include "report/writer/window.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/raw_syscall.h"
+
+#define LB_WINDOW_TICK_NS 100000000ull /* how often the thread looks for a request */
+
+static bool enabled;
+static uint64_t interval_ns; /* 0: windows on request only */
+static int stopping;
+static uint64_t last_ns;
+static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
+static char request_path[PATH_MAX], taken_path[PATH_MAX + 8];
+
+static void lock(void)
+{
+    lb_real.mutex_lock(&window_lock);
+}
+
+static void unlock(void)
+{
+    lb_real.mutex_unlock(&window_lock);
+}
+
+static void set_request_path(void)
+{
+    snprintf(request_path, sizeof request_path, "%s.snap", lb_output_path());
+    mkdir(request_path, 0700); /* the tree's processes share it; it may exist */
+    size_t n = strlen(request_path);
+    snprintf(request_path + n, sizeof request_path - n, "/%d", (int)getpid());
+    snprintf(taken_path, sizeof taken_path, "%s.taken", request_path);
+}
+
+static void write_window(const char *reason)
+{
+    lock();
+    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+        lb_window_write(reason);
+    last_ns = lb_now_ns();
+    unlock();
+}
+
+static void *window_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "lockblame-win", 0, 0, 0);
+    int saved_errno = errno;
+    for (;;) {
+        struct timespec tick = { 0, LB_WINDOW_TICK_NS };
+        while (nanosleep(&tick, &tick) != 0 && errno == EINTR)
+            ;
+        if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+            break;
+        if (rename(request_path, taken_path) == 0) {
+            write_window("snapshot");
+            unlink(taken_path); /* done: `lockblame snapshot` waits for this */
+        } else if (interval_ns && lb_now_ns() - last_ns >= interval_ns)
+            write_window("interval");
+        errno = saved_errno;
+    }
+    return NULL;
+}
+
+/* Start the thread with every signal blocked (it inherits the mask), and
+ * give the caller its own mask back. Raw calls: the sampler's wrappers of
+ * the mask calls are for the program's threads. */
+static void start_thread(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 1u << 20); /* libdw and SQLite */
+    pthread_t th;
+    int rc = lb_real.create(&th, &attr, window_main, NULL);
+    pthread_attr_destroy(&attr);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+    if (rc != 0)
+        lb_warn("cannot start the time windows' thread (%s); no windows", strerror(rc));
+}
+
+void lb_window_setup(void)
+{
+    const char *v = getenv("LOCKBLAME_INTERVAL");
+    if (!v || !*v || !*lb_output_path())
+        return;
+    if (!lb_parse_duration(v, &interval_ns)) {
+        lb_warn("bad LOCKBLAME_INTERVAL '%s' (want e.g. 10s, 500ms, 0); no time windows", v);
+        return;
+    }
+    enabled = true;
+    last_ns = lb_now_ns();
+    set_request_path();
+    start_thread();
+}
+
+void lb_window_quiesce(void)
+{
+    if (!enabled)
+        return;
+    __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+    lock(); /* a window being written ends first; kept until exit */
+    unlink(request_path);
+    unlink(taken_path);
+}
+
+void lb_window_finish(void)
+{
+    if (!enabled)
+        return;
+    lb_window_write("exit");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s.snap", lb_output_path());
+    rmdir(dir); /* the last process of the tree removes it */
+}
+
+void lb_window_fork_prepare(void)
+{
+    if (enabled)
+        lock();
+}
+
+void lb_window_fork_parent(void)
+{
+    if (enabled)
+        unlock();
+}
+
+void lb_window_fork_child(void)
+{
+    if (!enabled)
+        return;
+    pthread_mutex_init(&window_lock, NULL);
+    lb_window_forget();
+    last_ns = lb_now_ns();
+    set_request_path();
+    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+        start_thread();
+}
