@@ -12,8 +12,15 @@
  * "spike_wait_s S" (the workers' own timing of their waits for the shared
  * mutex: what spike_holder's blame plus hand-off must add up to).
  *
- * Usage: spike_windows [TOTAL_MS FROM_MS TO_MS]   (default 6000 2000 4000)
+ * With HOLD_FILE, main says "workers done" on stderr once the workers
+ * have ended and then waits until HOLD_FILE exists before it prints the
+ * truth and exits: a test reads the running process's windows meanwhile.
+ *
+ * Usage: spike_windows [TOTAL_MS FROM_MS TO_MS [HOLD_FILE]]
+ *        (default 6000 2000 4000)
  */
+#include <unistd.h>
+
 #include <stdatomic.h>
 
 #include "gt.h"
@@ -95,6 +102,11 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < WORKERS; i++)
         pthread_join(th[i], NULL);
+    if (argc > 4) {
+        fprintf(stderr, "workers done\n");
+        while (access(argv[4], F_OK) != 0)
+            gt_sleep_until(gt_now() + 10000000);
+    }
     printf("spike_from_unix %.6f\nspike_to_unix %.6f\nspike_wait_s %.6f\n",
            unix_of(atomic_load(&first_hold)), unix_of(atomic_load(&last_release)),
            atomic_load(&waited_ns) / 1e9);

@@ -121,7 +121,7 @@ static const char *const views[] = {
     " MIN(r.period_unit) AS period_unit, AVG(r.ns_per_sample) AS ns_per_sample,"
     " MIN(w.start_unix) AS start_unix, MAX(w.end_unix) - MIN(w.start_unix) AS duration_s,"
     " MAX(r.threads) AS threads, SUM(r.samples) AS samples,"
-    " SUM(r.samples_dropped) AS samples_dropped, 'window' AS exit_reason, MIN(r.ppid) AS ppid,"
+    " SUM(r.samples_dropped) AS samples_dropped, 'time window' AS exit_reason, MIN(r.ppid) AS ppid,"
     " MIN(r.exec_gen) AS exec_gen, MIN(r.proc_start) AS proc_start, MIN(r.run_key) AS run_key"
     " FROM main.window_run r JOIN temp.lb_selected_windows w ON w.id = r.window_id"
     " GROUP BY r.id",
