@@ -34,8 +34,8 @@ static const char main_usage[] =
     "         (-- PROG [ARGS] | FILE | --show FILE)\n"
     "                 predict the gain of shorter holds at the top release sites,\n"
     "                 by virtual speedup experiments\n"
-    "  snapshot PID   a running profiled process (run with --interval) and its\n"
-    "                 children write a time window now\n"
+    "  snapshot PID   a running profiled process that writes time windows, and\n"
+    "                 its children, write a window now\n"
     "\n"
     "'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
     "Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clone_name.h"
 #include "common/demangle.h"
 #include "report/cli/db.h"
 #include "report/cli/report_windows.h"
@@ -64,7 +65,10 @@ static void top_site(sqlite3 *db, long seq, char *out, size_t size)
         const char *file = (const char *)sqlite3_column_text(st, 1);
         const char *base = file ? strrchr(file, '/') : NULL;
 
-        snprintf(out, size, "%s (%s:%d) %.3f s", fn ? lb_demangled(fn) : "??",
+        char name[256];
+
+        snprintf(name, sizeof name, "%.*s", fn ? (int)lb_clone_base_len(fn) : 2, fn ? fn : "??");
+        snprintf(out, size, "%s (%s:%d) %.3f s", lb_demangled(name),
                  base   ? base + 1
                  : file ? file
                         : "?",

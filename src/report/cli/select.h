@@ -32,14 +32,15 @@ enum {
     }
 
 /* The options' lines in a command's --help. */
-#define LB_SELECT_HELP                                                                   \
-    "  --pid N        only the process(es) with pid N (default: all processes)\n"        \
-    "  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n"      \
-    "                 executable's base name)\n"                                         \
-    "  --window N     only time window N (or N-M), of a run profiled with\n"             \
-    "                 --interval or snapshots (lockblame report --windows lists them)\n" \
-    "  --since T, --until T  only the time windows that overlap [T, T2): seconds\n"      \
-    "                 from the start, or a wall-clock time HH:MM[:SS]\n"
+#define LB_SELECT_HELP                                                              \
+    "  --pid N        only the process(es) with pid N (default: all processes)\n"   \
+    "  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n" \
+    "                 executable's base name)\n"                                    \
+    "  --window N     only time window N (or N-M) of a run written in time\n"       \
+    "                 windows (report's windows option lists them)\n"               \
+    "  --since T      only the time windows that end after T: seconds from the\n"   \
+    "                 start, or a wall-clock time HH:MM[:SS]\n"                     \
+    "  --until T      only the time windows that begin before T\n"
 
 /* Store the argument of option opt (LB_OPT_PID .. LB_OPT_UNTIL) in sel; a
  * bad value (not a pid, an empty name) exits 2 with one line starting

@@ -30,7 +30,7 @@ static void writer_finish(const char *reason)
 {
     lb_ledger_mark(false);
     lb_write_profile(reason);
-    lb_window_finish(); /* the last window: what the whole-run write added */
+    lb_window_finish(reason); /* the last window: what the whole-run write added */
     lb_ledger_mark(true);
 }
 

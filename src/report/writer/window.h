@@ -11,7 +11,7 @@
 /* window_thread.c: the process hooks' parts (report/writer/hooks.c). */
 void lb_window_setup(void);
 void lb_window_quiesce(void);
-void lb_window_finish(void);
+void lb_window_finish(const char *reason); /* the exit reason of the last window */
 void lb_window_fork_prepare(void);
 void lb_window_fork_parent(void);
 void lb_window_fork_child(void);
@@ -19,6 +19,8 @@ void lb_window_fork_child(void);
 /* window_write.c: write one window now ("interval", "snapshot", or the
  * exit reason); 0 or -1 after one lockblame: line. One caller at a time. */
 int lb_window_write(const char *reason);
+/* Whether this process wrote a window yet. */
+bool lb_window_written(void);
 /* A fork child starts its windows afresh. */
 void lb_window_forget(void);
 #endif

@@ -35,6 +35,7 @@
 #include "core/real.h"
 #include "report/writer/output.h"
 #include "report/writer/window.h"
+#include "report/writer/writer.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/raw_syscall.h"
@@ -142,11 +143,14 @@ void lb_window_quiesce(void)
     unlink(taken_path);
 }
 
-void lb_window_finish(void)
+void lb_window_finish(const char *reason)
 {
     if (!enabled)
         return;
-    lb_window_write("exit");
+    /* the last window, with the whole-run profile (none when the process
+     * recorded nothing and wrote no window) */
+    if (lb_window_written() || lb_write_recorded_something())
+        lb_window_write(reason);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s.snap", lb_output_path());
     rmdir(dir); /* the last process of the tree removes it */
@@ -168,7 +172,7 @@ void lb_window_fork_child(void)
 {
     if (!enabled)
         return;
-    pthread_mutex_init(&window_lock, NULL);
+    lb_real.mutex_init(&window_lock, NULL);
     lb_window_forget();
     last_ns = lb_now_ns();
     set_request_path();

@@ -518,6 +518,11 @@ int lb_window_write(const char *reason)
     return rc;
 }
 
+bool lb_window_written(void)
+{
+    return ws.seq > 0;
+}
+
 void lb_window_forget(void)
 {
     /* A fork child: its counters restarted, its ids are its own. The
