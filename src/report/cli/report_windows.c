@@ -12,18 +12,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/clone_name.h"
-#include "common/demangle.h"
+#include "common/top_site.h"
 #include "report/cli/db.h"
 #include "report/cli/report_windows.h"
 #include "report/cli/windows.h"
-
-/* Blame per window leaves joins out: they are structural by definition
- * (a thread joined at shutdown is the program's shape), as in the
- * release-site view. */
-#define BLAME_SUM                                                                         \
-    "m.idle_mutex_s + m.idle_spin_s + m.idle_rwlock_s + m.idle_cond_s + m.idle_barrier_s" \
-    " + m.idle_sem_s + m.idle_futex_s"
 
 static sqlite3 *open_windows(const char *path)
 {
@@ -44,37 +36,22 @@ static sqlite3 *open_windows(const char *path)
     return db;
 }
 
-/* The top release site of window seq, as "function (file:line) 1.234 s". */
-static void top_site(sqlite3 *db, long seq, char *out, size_t size)
+/* The top release site of window seq as the exit line and --by-process
+ * rank it (common/top_site.h), as "function (file:line) 1.234 s". */
+static void top_site(sqlite3 *db, const char *path, long seq, char *out, size_t size)
 {
-    sqlite3_stmt *st = NULL;
+    char window[32], site[400], kind[32];
+    double seconds = 0;
+    struct lb_select sel = { .window = window };
 
-    snprintf(out, size, "-");
-    if (sqlite3_prepare_v2(db,
-                           "SELECT f.function, f.file, f.line, SUM(" BLAME_SUM ") AS b"
-                           " FROM window_metric m JOIN time_window w ON w.id = m.window_id"
-                           " JOIN window_node n ON n.id = m.node_id"
-                           " JOIN window_frame f ON f.id = n.frame_id WHERE w.seq = ?1"
-                           " GROUP BY f.function, f.file, f.line HAVING b > 0"
-                           " ORDER BY b DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(st, 1, seq);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *fn = (const char *)sqlite3_column_text(st, 0);
-        const char *file = (const char *)sqlite3_column_text(st, 1);
-        const char *base = file ? strrchr(file, '/') : NULL;
-
-        char name[256];
-
-        snprintf(name, sizeof name, "%.*s", fn ? (int)lb_clone_base_len(fn) : 2, fn ? fn : "??");
-        snprintf(out, size, "%s (%s:%d) %.3f s", lb_demangled(name),
-                 base   ? base + 1
-                 : file ? file
-                        : "?",
-                 sqlite3_column_int(st, 2), sqlite3_column_double(st, 3));
-    }
-    sqlite3_finalize(st);
+    snprintf(window, sizeof window, "%ld", seq);
+    lb_windows_apply(db, path, &sel);
+    lb_top_site(db, site, sizeof site, kind, sizeof kind, &seconds);
+    lb_windows_drop(db);
+    if (site[0])
+        snprintf(out, size, "%s %.3f s %s", site, seconds, kind);
+    else
+        snprintf(out, size, "-");
 }
 
 int lb_report_windows_list(const char *path, bool csv)
@@ -106,34 +83,48 @@ int lb_report_windows_list(const char *path, bool csv)
                "Window   From s     To s  Wall clock  Wait s  Blame s  Hand-off s  Unattr s"
                "  Top release site\n",
                path);
-    int rows = 0;
+    struct row {
+        long seq;
+        double v[8];
+        int processes;
+        char reason[64];
+    } *rows = NULL;
+    size_t n = 0, cap = 0;
 
+    /* All rows first: the top sites' temporary views change the schema,
+     * which a statement still stepping would not survive. */
     while (sqlite3_step(st) == SQLITE_ROW) {
-        long seq = sqlite3_column_int64(st, 0);
+        lb_grow((void **)&rows, &cap, n + 1, sizeof *rows);
+        struct row *r = &rows[n++];
+        const char *reason = (const char *)sqlite3_column_text(st, 9);
+
+        r->seq = sqlite3_column_int64(st, 0);
+        for (int c = 1; c <= 7; c++)
+            r->v[c] = sqlite3_column_double(st, c);
+        r->processes = sqlite3_column_int(st, 8);
+        snprintf(r->reason, sizeof r->reason, "%s", reason ? reason : "");
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
         char site[512], clock[32];
-        time_t t = (time_t)sqlite3_column_double(st, 3);
+        time_t t = (time_t)r->v[3];
         struct tm tm;
 
-        top_site(db, seq, site, sizeof site);
+        top_site(db, path, r->seq, site, sizeof site);
         localtime_r(&t, &tm);
         strftime(clock, sizeof clock, "%H:%M:%S", &tm);
         if (csv)
-            printf("%ld,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%d,%s,\"%s\"\n", seq,
-                   sqlite3_column_double(st, 1), sqlite3_column_double(st, 2),
-                   sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
-                   sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),
-                   sqlite3_column_double(st, 7), sqlite3_column_int(st, 8),
-                   (const char *)sqlite3_column_text(st, 9), site);
+            printf("%ld,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%d,%s,\"%s\"\n", r->seq, r->v[1],
+                   r->v[2], r->v[3], r->v[4], r->v[5], r->v[6], r->v[7], r->processes, r->reason,
+                   site);
         else
-            printf("%6ld %8.3f %8.3f  %10s %7.3f  %7.3f  %10.3f  %8.3f  %s\n", seq,
-                   sqlite3_column_double(st, 1), sqlite3_column_double(st, 2), clock,
-                   sqlite3_column_double(st, 4), sqlite3_column_double(st, 5),
-                   sqlite3_column_double(st, 6), sqlite3_column_double(st, 7), site);
-        rows++;
+            printf("%6ld %8.3f %8.3f  %10s %7.3f  %7.3f  %10.3f  %8.3f  %s\n", r->seq, r->v[1],
+                   r->v[2], clock, r->v[4], r->v[5], r->v[6], r->v[7], site);
     }
-    sqlite3_finalize(st);
+    free(rows);
     sqlite3_close(db);
-    if (!rows)
+    if (!n)
         cli_die(LB_EXIT_USAGE, "%s: no time windows written yet", path);
     return LB_EXIT_OK;
 }

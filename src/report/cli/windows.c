@@ -6,7 +6,8 @@
  * so the selection is made in SQL: temporary views named run, thread,
  * metric, sync_object, module, frame and node, which SQLite finds before
  * the main database's tables, sum the selected windows' rows per id (a
- * process's ids are the same in all its windows), and site, object_blame
+ * process's ids are the same in all its windows; the views renumber them
+ * densely, see D below), and site, object_blame
  * and structural_wait read as empty (windows do not hold them). The
  * database itself is opened read-only and stays untouched.
  */
@@ -113,50 +114,108 @@ static bool parse_range(const char *s, long *lo, long *hi)
     return *end == '\0' && *hi >= *lo;
 }
 
+/* Ids as the views give them: a process's own id plus the sum of the id
+ * ranges of the processes numbered before it, so that they are dense
+ * again (the exit line's top site, common/top_site.c, indexes arrays by
+ * id); node 0, the root, stays 0. */
+#define D(x)                                                              \
+    "CASE WHEN " x " > 0 THEN (" x " & 4294967295) + (SELECT b.base FROM" \
+    " temp.lb_window_base b WHERE b.process = " x " >> 32) ELSE " x " END"
+
+static const char window_base[] =
+    "CREATE TEMP TABLE IF NOT EXISTS lb_window_base AS WITH m AS (SELECT id >> 32 AS process,"
+    " MAX(id & 4294967295) AS top FROM (SELECT id FROM main.window_node"
+    " UNION ALL SELECT id FROM main.window_frame UNION ALL SELECT id FROM main.window_module"
+    " UNION ALL SELECT id FROM main.window_thread UNION ALL SELECT id FROM main.window_object"
+    " UNION ALL SELECT id FROM main.window_run) WHERE id > 0 GROUP BY id >> 32)"
+    " SELECT process, COALESCE((SELECT SUM(m2.top + 1) FROM m m2 WHERE m2.process < m.process),"
+    " 0) AS base FROM m";
+
 static const char *const views[] = {
     /* one row per process: the selected windows' span and sums */
-    "CREATE TEMP VIEW run AS SELECT r.id AS id, MIN(r.command) AS command,"
-    " MIN(r.executable) AS executable, r.pid AS pid, MIN(r.event) AS event,"
-    " MIN(r.event_requested) AS event_requested, MIN(r.period) AS period,"
-    " MIN(r.period_unit) AS period_unit, AVG(r.ns_per_sample) AS ns_per_sample,"
-    " MIN(w.start_unix) AS start_unix, MAX(w.end_unix) - MIN(w.start_unix) AS duration_s,"
-    " MAX(r.threads) AS threads, SUM(r.samples) AS samples,"
-    " SUM(r.samples_dropped) AS samples_dropped, 'time window' AS exit_reason, MIN(r.ppid) AS ppid,"
-    " MIN(r.exec_gen) AS exec_gen, MIN(r.proc_start) AS proc_start, MIN(r.run_key) AS run_key"
-    " FROM main.window_run r JOIN temp.lb_selected_windows w ON w.id = r.window_id"
-    " GROUP BY r.id",
+    "CREATE TEMP VIEW run AS SELECT " D(
+        "r.id") " AS id, MIN(r.command) AS command,"
+                " MIN(r.executable) AS executable, r.pid AS pid, MIN(r.event) AS event,"
+                " MIN(r.event_requested) AS event_requested, MIN(r.period) AS period,"
+                " MIN(r.period_unit) AS period_unit, AVG(r.ns_per_sample) AS ns_per_sample,"
+                " MIN(w.start_unix) AS start_unix, MAX(w.end_unix) - MIN(w.start_unix) AS "
+                "duration_s,"
+                " MAX(r.threads) AS threads, SUM(r.samples) AS samples,"
+                " SUM(r.samples_dropped) AS samples_dropped, 'time window' AS exit_reason,"
+                " MIN(r.ppid) AS ppid, MIN(r.exec_gen) AS exec_gen, MIN(r.proc_start) AS "
+                "proc_start,"
+                " MIN(r.run_key) AS run_key"
+                " FROM main.window_run r JOIN temp.lb_selected_windows w ON w.id = r.window_id"
+                " GROUP BY r.id",
     /* thread times from the selection's start in its process */
-    "CREATE TEMP VIEW thread AS SELECT t.id AS id, MIN(t.tid) AS tid,"
-    " MIN(t.start_frame_id) AS start_frame_id, NULL AS creator_node_id,"
-    " MIN(t.start_s) - s.first AS start_s, MAX(t.end_s) - s.first AS end_s,"
-    " SUM(t.cpu_s) AS cpu_s, SUM(t.samples) AS samples,"
-    " SUM(t.samples_dropped) AS samples_dropped, t.run_id AS run_id, NULL AS runqueue_s,"
-    " NULL AS unseen_s FROM main.window_thread t"
-    " JOIN temp.lb_selected_windows w ON w.id = t.window_id"
-    " JOIN (SELECT r.id AS run_id, MIN(w2.start_s) AS first FROM main.window_run r"
-    "  JOIN temp.lb_selected_windows w2 ON w2.id = r.window_id GROUP BY r.id) s"
-    " ON s.run_id = t.run_id GROUP BY t.id",
-    "CREATE TEMP VIEW metric AS SELECT node_id, thread_id, SUM(work_s) AS work_s,"
-    " SUM(overhead_s) AS overhead_s, SUM(wait_s) AS wait_s, SUM(idle_mutex_s) AS idle_mutex_s,"
-    " SUM(idle_spin_s) AS idle_spin_s, SUM(idle_rwlock_s) AS idle_rwlock_s,"
-    " SUM(idle_cond_s) AS idle_cond_s, SUM(idle_barrier_s) AS idle_barrier_s,"
-    " SUM(idle_sem_s) AS idle_sem_s, SUM(idle_join_s) AS idle_join_s,"
-    " SUM(blamed_count) AS blamed_count, SUM(idle_undirected_s) AS idle_undirected_s,"
-    " SUM(idle_futex_s) AS idle_futex_s FROM main.window_metric"
-    " WHERE window_id IN (SELECT id FROM temp.lb_selected_windows) GROUP BY node_id, thread_id",
-    "CREATE TEMP VIEW sync_object AS SELECT id, MIN(object) AS object, MIN(address) AS address,"
-    " NULL AS first_node_id, NULL AS acquisitions, SUM(contended) AS contended,"
-    " SUM(wait_s) AS wait_s, SUM(blame_s) AS blame_s, SUM(handoff_s) AS handoff_s,"
-    " SUM(unattributed_s) AS unattributed_s, MIN(run_id) AS run_id,"
-    " SUM(sampled_waits) AS sampled_waits FROM main.window_object"
-    " WHERE window_id IN (SELECT id FROM temp.lb_selected_windows) GROUP BY id",
-    "CREATE TEMP VIEW module AS SELECT * FROM main.window_module",
-    "CREATE TEMP VIEW frame AS SELECT * FROM main.window_frame",
-    "CREATE TEMP VIEW node AS SELECT * FROM main.window_node",
+    "CREATE TEMP VIEW thread AS SELECT " D("id") " AS id, tid, " D(
+        "start_frame_id") " AS start_frame_id, NULL AS creator_node_id, start_s, end_s, cpu_s,"
+                          " samples, samples_dropped, " D(
+                              "run_id") " AS run_id,"
+                                        " NULL AS runqueue_s, NULL AS unseen_s FROM"
+                                        " (SELECT t.id AS id, MIN(t.tid) AS tid,"
+                                        " MIN(t.start_frame_id) AS start_frame_id,"
+                                        " MIN(t.start_s) - s.first AS start_s, MAX(t.end_s) - "
+                                        "s.first AS end_s,"
+                                        " SUM(t.cpu_s) AS cpu_s, SUM(t.samples) AS samples,"
+                                        " SUM(t.samples_dropped) AS samples_dropped, t.run_id AS "
+                                        "run_id"
+                                        " FROM main.window_thread t"
+                                        " JOIN temp.lb_selected_windows w ON w.id = t.window_id"
+                                        " JOIN (SELECT r.id AS run_id, MIN(w2.start_s) AS first"
+                                        "  FROM main.window_run r JOIN temp.lb_selected_windows w2"
+                                        "  ON w2.id = r.window_id GROUP BY r.id) s"
+                                        " ON s.run_id = t.run_id GROUP BY t.id)",
+    "CREATE TEMP VIEW metric AS SELECT " D("node_id") " AS node_id, " D(
+        "thread_id") " AS thread_id, SUM(work_s) AS work_s,"
+                     " SUM(overhead_s) AS overhead_s, SUM(wait_s) AS wait_s,"
+                     " SUM(idle_mutex_s) AS idle_mutex_s, SUM(idle_spin_s) AS idle_spin_s,"
+                     " SUM(idle_rwlock_s) AS idle_rwlock_s, SUM(idle_cond_s) AS idle_cond_s,"
+                     " SUM(idle_barrier_s) AS idle_barrier_s, SUM(idle_sem_s) AS idle_sem_s,"
+                     " SUM(idle_join_s) AS idle_join_s, SUM(blamed_count) AS blamed_count,"
+                     " SUM(idle_undirected_s) AS idle_undirected_s,"
+                     " SUM(idle_futex_s) AS idle_futex_s FROM main.window_metric"
+                     " WHERE window_id IN (SELECT id FROM temp.lb_selected_windows)"
+                     " GROUP BY node_id, thread_id",
+    "CREATE TEMP VIEW sync_object AS SELECT " D(
+        "id") " AS id, object, address,"
+              " NULL AS first_node_id, NULL AS acquisitions, contended, wait_s, blame_s, handoff_s,"
+              " unattributed_s, " D(
+                  "run_id") " AS run_id, sampled_waits FROM (SELECT id,"
+                            " MIN(object) AS object, MIN(address) AS address, SUM(contended) AS "
+                            "contended,"
+                            " SUM(wait_s) AS wait_s, SUM(blame_s) AS blame_s, SUM(handoff_s) AS "
+                            "handoff_s,"
+                            " SUM(unattributed_s) AS unattributed_s, MIN(run_id) AS run_id,"
+                            " SUM(sampled_waits) AS sampled_waits FROM main.window_object"
+                            " WHERE window_id IN (SELECT id FROM temp.lb_selected_windows) GROUP "
+                            "BY id)",
+    "CREATE TEMP VIEW module AS SELECT " D("id") " AS id, path, base, build_id"
+                                                 " FROM main.window_module",
+    "CREATE TEMP VIEW frame AS SELECT " D("id") " AS id, " D(
+        "module_id") " AS module_id,"
+                     " offset, function, file, line FROM main.window_frame",
+    "CREATE TEMP VIEW node AS SELECT " D("id") " AS id, " D("parent_id") " AS parent_id, " D(
+        "frame_id") " AS frame_id, depth FROM main.window_node",
     "CREATE TEMP VIEW site AS SELECT * FROM main.site WHERE 0",
     "CREATE TEMP VIEW object_blame AS SELECT * FROM main.object_blame WHERE 0",
     "CREATE TEMP VIEW structural_wait AS SELECT * FROM main.structural_wait WHERE 0",
 };
+
+void lb_windows_drop(sqlite3 *db)
+{
+    static const char *const names[] = { "run",          "thread",         "metric", "sync_object",
+                                         "module",       "frame",          "node",   "site",
+                                         "object_blame", "structural_wait" };
+
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char sql[80];
+
+        snprintf(sql, sizeof sql, "DROP VIEW IF EXISTS temp.%s", names[i]);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    sqlite3_exec(db, "DROP TABLE IF EXISTS temp.lb_selected_windows", NULL, NULL, NULL);
+}
 
 bool lb_windows_selected(const struct lb_select *sel)
 {
@@ -191,6 +250,7 @@ void lb_windows_apply(sqlite3 *db, const char *path, const struct lb_select *sel
 
     exec_or_die(db, path, q);
     sqlite3_free(q);
+    exec_or_die(db, path, window_base);
     for (size_t i = 0; i < sizeof views / sizeof *views; i++)
         exec_or_die(db, path, views[i]);
     sqlite3_stmt *st = NULL;

@@ -18,4 +18,6 @@ bool lb_windows_selected(const struct lb_select *sel);
  * with one line when the database has no windows, a value is bad, or no
  * window matches. */
 void lb_windows_apply(sqlite3 *db, const char *path, const struct lb_select *sel);
+/* Undo lb_windows_apply: the plain names read the whole run again. */
+void lb_windows_drop(sqlite3 *db);
 #endif

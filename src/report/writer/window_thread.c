@@ -45,6 +45,7 @@
 static bool enabled;
 static uint64_t interval_ns; /* 0: windows on request only */
 static int stopping;
+static bool failed; /* a window could not be written (under window_lock) */
 static uint64_t last_ns;
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
 static char request_path[PATH_MAX], taken_path[PATH_MAX + 8];
@@ -71,8 +72,12 @@ static void set_request_path(void)
 static void write_window(const char *reason)
 {
     lock();
-    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
-        lb_window_write(reason);
+    /* A window that cannot be written said so in one line; no more
+     * windows are written (the whole-run write at exit still is). */
+    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) && lb_window_write(reason) != 0) {
+        failed = true;
+        __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+    }
     last_ns = lb_now_ns();
     unlock();
 }
@@ -149,7 +154,7 @@ void lb_window_finish(const char *reason)
         return;
     /* the last window, with the whole-run profile (none when the process
      * recorded nothing and wrote no window) */
-    if (lb_window_written() || lb_write_recorded_something())
+    if (!failed && (lb_window_written() || lb_write_recorded_something()))
         lb_window_write(reason);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s.snap", lb_output_path());

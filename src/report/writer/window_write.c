@@ -22,10 +22,13 @@
  *    open at a window's end is split there (split_open_wait): the window
  *    gets the part since the wait began (or since the last window), the
  *    window in which it ends gets the rest. Its blame is the release's
- *    and goes to the window of the release; the object's accrual moves
- *    at the object's events. A window therefore conserves to within the
- *    idleness accrued since the object's last event at each of its two
- *    ends (a hold's length, times its waiters).
+ *    and goes to the window of the release; the object's accrual is
+ *    brought up to the window's end (lb_mon_accrue_live, under the
+ *    object's meta lock, as any event on it would). A window therefore
+ *    conserves: its accrual (blame + hand-off + unattributed) is its
+ *    waiting; idleness accrued in a hold that ends in the next window is
+ *    unattributed in this one and that much less in the next (where the
+ *    release takes it as blame).
  *  - Ids are the process's own and stable across its windows: the node,
  *    frame and module maps of one persistent writer_t; in the database
  *    they are shifted by the process's number (time_window.process) << 32,
@@ -41,6 +44,8 @@
 #include "blame/wait_note.h"
 #include "common/ddl.h"
 #include "core/phase.h"
+#include "locks/lifecycle.h"
+#include "locks/monitored.h"
 #include "report/writer/output.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"
@@ -397,6 +402,10 @@ static int build(uint64_t end, bool closed)
         free(read);
         return -1;
     }
+    /* The objects' accrual up to the window's end, where open waits are
+     * split, so that the window conserves (see above). */
+    if (!closed)
+        lb_mon_for_each(lb_mon_accrue_live, &end);
     lb_thread_hold_tables();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         thread_seen_t *s = t->id < count ? seen_of(t->id) : NULL;
