@@ -17,6 +17,9 @@
 #     matches the workload's truth as closely as in part 1.
 #  3. `report --format pprof --per-window DIR`: go tool pprof reads each
 #     window's time and duration (skipped without go).
+#  4. The HTML page's timeline, rendered by headless Chromium: the tallest
+#     stack is a spike window, its colour spike_holder's (skipped without
+#     chromium).
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/spike_windows
 need "$W" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -169,5 +172,33 @@ PY
     done
 else
     skip_part "go (Debian: golang-go)"
+fi
+
+# --- 4. the HTML timeline -------------------------------------------------
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+"$L" report --format html -o "$tmp/s.html" "$tmp/s.db" || bad "report --format html failed"
+if [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ]; then
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --disable-dev-shm-usage --user-data-dir="$tmp/chromium-profile" --dump-dom \
+        "file://$tmp/s.html" >"$tmp/s.dom" 2>"$tmp/chromium.log" || bad "chromium --dump-dom failed"
+    python3 - "$tmp/s.dom" "$tmp/windows" "$from" "$to" <<'PY' || bad "the HTML timeline"
+import collections, html, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+rows = {int(float(l.split()[0])): list(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()}
+t0, t1 = float(sys.argv[3]), float(sys.argv[4])
+bars = re.findall(r'<rect class="tl-bar" data-window="(\d+)" data-site="(\d+)" data-blame="([0-9.]+)"', dom)
+legend = [html.unescape(t) for t in re.findall(r'<li data-site="\d+">.*?</span>\s*([^<]*)</li>', dom)]
+per = collections.Counter()
+for w, site, b in bars:
+    per[int(w)] += float(b)
+print("timeline: %d bars, legend %s, per window %s" % (len(bars), legend[:3], dict(per)))
+tallest = max(per, key=per.get) if per else -1
+ok = tallest in rows and rows[tallest][2] > t0 and rows[tallest][1] < t1
+ok &= bool(legend) and legend[0].startswith("spike_holder")
+sys.exit(0 if ok else 1)
+PY
+else
+    skip_part "chromium"
 fi
 finish
