@@ -168,7 +168,9 @@ void lb_html_timeline(const char *path, FILE *out)
                     "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%d</text>\n",
                     w * bar + bar / 2, CHART_H + 14, w);
     }
-    fputs("</svg>\n<ul class=\"legend\" style=\"list-style:none;display:flex;flex-wrap:wrap;gap:1.5em;padding:0\">\n", out);
+    fputs("</svg>\n<ul class=\"legend\" "
+          "style=\"list-style:none;display:flex;flex-wrap:wrap;gap:1.5em;padding:0\">\n",
+          out);
     for (int k = 0; k <= TOP_SITES; k++) {
         if (k >= nsites && k != TOP_SITES)
             continue;

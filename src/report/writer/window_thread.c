@@ -15,7 +15,7 @@
  *    one (finish hook) and fork (fork_prepare takes it, so no fork copies
  *    a write in progress; fork_parent and fork_child release it).
  *  - quiesce sets `stopping` and then takes the lock: the thread writes no
- *    window after that; it is left blocked in its sleep, which exit ends.
+ *    window after that; it is left in its sleep, which exit ends.
  *  - A fork child starts its own thread (the parent's is not copied) and
  *    its own windows (lb_window_forget). */
 #include <errno.h>
@@ -40,12 +40,14 @@
 #include "util/log.h"
 #include "util/raw_syscall.h"
 
-#define LB_WINDOW_TICK_NS 100000000ull /* how often the thread looks for a request */
+#define LB_WINDOW_TICK_NS    100000000ull /* how often the thread looks for a request */
+#define LB_WINDOW_QUIESCE_MS 10000u       /* the longest wait for a window being written */
 
 static bool enabled;
 static uint64_t interval_ns; /* 0: windows on request only */
 static int stopping;
-static bool failed; /* a window could not be written (under window_lock) */
+static bool failed; /* no (more) windows: one could not be written (under window_lock),
+                    * or quiesce could not take the lock */
 static uint64_t last_ns;
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
 static char request_path[PATH_MAX], taken_path[PATH_MAX + 8];
@@ -143,7 +145,18 @@ void lb_window_quiesce(void)
     if (!enabled)
         return;
     __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
-    lock(); /* a window being written ends first; kept until exit */
+    /* A window being written ends first; the lock is kept until exit. A
+     * fatal signal on the window thread itself (its own write crashed)
+     * would wait forever: after LB_WINDOW_QUIESCE_MS, no last window. */
+    uint64_t deadline = lb_now_ns() + LB_WINDOW_QUIESCE_MS * 1000000ull;
+    while (lb_real.mutex_trylock(&window_lock) != 0) {
+        if (lb_now_ns() > deadline) {
+            failed = true;
+            return;
+        }
+        struct timespec pause = { 0, 1000000 };
+        nanosleep(&pause, NULL);
+    }
     unlink(request_path);
     unlink(taken_path);
 }
