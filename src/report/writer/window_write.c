@@ -248,9 +248,10 @@ static uint64_t adjusted(uint64_t ns, int64_t by)
     return by < 0 && (uint64_t)-by > ns ? 0 : ns + (uint64_t)by;
 }
 
-/* One thread's metric rows: map its new nodes, write what changed. */
-static void thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint32_t n,
-                        lb_metrics_t *now)
+/* One thread's metric rows: map its new nodes, write what changed.
+ * Returns how many rows. */
+static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint32_t n,
+                            lb_metrics_t *now)
 {
     for (uint32_t id = s->known ? s->known : 1; id < n; id++) {
         uint32_t parent = s->map[id];
@@ -263,6 +264,7 @@ static void thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint32_t 
         s->known = n;
     uint64_t busy = load_u64(&t->sampler->busy_samples);
     now[0].overhead_samples += busy; /* lockblame's own cost, as at exit */
+    uint32_t rows = 0;
     for (uint32_t id = 0; id < n; id++) {
         lb_metrics_t d;
         metrics_diff(&now[id], &s->last[id], &d);
@@ -275,7 +277,9 @@ static void thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint32_t 
             continue;
         uint32_t g = id ? lb_merge_metric_node(w, s->map[id], s->depth[id], s->pc[id], &d) : 0;
         lb_merge_put_metric(w, g, t->id, &d);
+        rows++;
     }
+    return rows;
 }
 
 static void thread_row(writer_t *w, sqlite3_stmt *st, lb_thread_t *t, thread_seen_t *s,
