@@ -158,6 +158,8 @@ if command -v go >/dev/null 2>&1; then
     for seq in 0 "$spike_window"; do
         f=$(printf '%s/pw/window-%04d.pb.gz' "$tmp" "$seq")
         go tool pprof -raw "$f" >"$tmp/raw.$seq" 2>&1 || { cat "$tmp/raw.$seq"; bad "go tool pprof -raw $f"; continue; }
+        # -top says the duration with its unit (-raw drops it)
+        go tool pprof -top "$f" 2>/dev/null | grep '^Duration:' >>"$tmp/raw.$seq" || true
         python3 - "$tmp/raw.$seq" "$(rows "$tmp/s.db" "SELECT start_unix, end_unix - start_unix FROM time_window WHERE seq = $seq")" <<'PY' || bad "window $seq: pprof time range"
 import datetime, re, sys
 raw = open(sys.argv[1]).read()
@@ -165,7 +167,8 @@ start, dur = map(float, sys.argv[2].split("|"))
 t = re.search(r"^Time: (\S+ \S+)", raw, re.M).group(1)
 sec, frac = t.split(".") if "." in t else (t, "0")
 got = datetime.datetime.strptime(sec, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc).timestamp() + float("0." + frac)
-d = float(re.search(r"^Duration: ([0-9.]+)", raw, re.M).group(1))
+m = re.search(r"^Duration: ([0-9.]+)(ms|us|s|mins|hrs),", raw, re.M)
+d = float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1, "mins": 60, "hrs": 3600}[m.group(2)]
 print("pprof time %.3f duration %.2f; window %.3f, %.2f" % (got, d, start, dur))
 sys.exit(0 if abs(got - start) < 0.01 and abs(d - dur) < 0.02 else 1)
 PY

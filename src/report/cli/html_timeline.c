@@ -18,6 +18,7 @@
 #include "report/cli/html_timeline.h"
 #include "report/cli/format.h"
 #include "report/cli/util.h"
+#include "report/cli/windows.h"
 
 #define TOP_SITES 5
 #define CHART_W   900
@@ -50,7 +51,7 @@ static void site_name(sqlite3_stmt *st, int col, char *out, size_t size)
     "SUM(m.idle_mutex_s + m.idle_spin_s + m.idle_rwlock_s + m.idle_cond_s + m.idle_barrier_s" \
     " + m.idle_sem_s + m.idle_futex_s)"
 #define SITE_FROM                                                                      \
-    " FROM window_metric m JOIN time_window w ON w.id = m.window_id"                   \
+    " FROM window_metric m JOIN lb_windows_numbered w ON w.id = m.window_id"           \
     " JOIN window_node n ON n.id = m.node_id JOIN window_frame f ON f.id = n.frame_id" \
     " LEFT JOIN window_module mo ON mo.id = f.module_id"
 
@@ -60,14 +61,20 @@ void lb_html_timeline(const char *path, FILE *out)
     sqlite3_stmt *st = NULL;
 
     if (!path || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT MAX(seq), MIN(start_unix) FROM time_window", -1, &st,
-                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT MAX(seq) FROM time_window", -1, &st, NULL) != SQLITE_OK ||
         sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
         sqlite3_finalize(st);
         sqlite3_close(db);
         return; /* no windows: no timeline */
     }
-    int windows = sqlite3_column_int(st, 0) + 1;
+    sqlite3_finalize(st);
+    lb_windows_number(db, path);
+    int windows = 0;
+
+    if (sqlite3_prepare_v2(db, "SELECT MAX(slot) + 1 FROM lb_windows_numbered", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        windows = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     /* the top sites over all windows */
     char names[TOP_SITES][300];
@@ -97,7 +104,7 @@ void lb_html_timeline(const char *path, FILE *out)
 
     if (sqlite3_prepare_v2(
             db,
-            "SELECT f.function, f.file, f.line, mo.path, f.offset, w.seq, " SITE_BLAME SITE_FROM
+            "SELECT f.function, f.file, f.line, mo.path, f.offset, w.slot, " SITE_BLAME SITE_FROM
             " GROUP BY 1, 2, 3, 4, 5, 6",
             -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -114,8 +121,8 @@ void lb_html_timeline(const char *path, FILE *out)
     }
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db,
-                           "SELECT seq, MIN(start_unix) - (SELECT MIN(start_unix - start_s)"
-                           " FROM time_window) FROM time_window GROUP BY seq",
+                           "SELECT slot, MIN(start_unix) - (SELECT MIN(start_unix - start_s)"
+                           " FROM time_window) FROM lb_windows_numbered GROUP BY slot",
                            -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             int seq = sqlite3_column_int(st, 0);

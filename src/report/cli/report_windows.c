@@ -36,7 +36,7 @@ static sqlite3 *open_windows(const char *path)
     return db;
 }
 
-/* The top release site of window seq as the exit line and --by-process
+/* The top release site of window (number) seq as the exit line and --by-process
  * rank it (common/top_site.h), as "function (file:line) 1.234 s". */
 static void top_site(sqlite3 *db, const char *path, long seq, char *out, size_t size)
 {
@@ -59,20 +59,25 @@ int lb_report_windows_list(const char *path, bool csv)
     sqlite3 *db = open_windows(path);
     sqlite3_stmt *st = NULL;
 
+    lb_windows_number(db, path);
+
     if (sqlite3_prepare_v2(
             db,
-            "SELECT w.seq, MIN(w.start_unix - s.t0), MAX(w.end_unix - s.t0), MIN(w.start_unix),"
-            " (SELECT SUM(o.wait_s) FROM window_object o JOIN time_window x ON x.id = o.window_id"
-            "  WHERE x.seq = w.seq AND o.object <> 'join'),"
-            " (SELECT SUM(o.blame_s) FROM window_object o JOIN time_window x ON x.id ="
-            "  o.window_id WHERE x.seq = w.seq AND o.object <> 'join'),"
-            " (SELECT SUM(o.handoff_s) FROM window_object o JOIN time_window x ON x.id ="
-            "  o.window_id WHERE x.seq = w.seq AND o.object <> 'join'),"
-            " (SELECT SUM(o.unattributed_s) FROM window_object o JOIN time_window x ON x.id ="
-            "  o.window_id WHERE x.seq = w.seq AND o.object <> 'join'),"
+            "SELECT w.slot, MIN(w.start_unix - s.t0), MAX(w.end_unix - s.t0), MIN(w.start_unix),"
+            " (SELECT SUM(o.wait_s) FROM window_object o JOIN lb_windows_numbered x ON x.id = "
+            "o.window_id"
+            "  WHERE x.slot = w.slot AND o.object <> 'join'),"
+            " (SELECT SUM(o.blame_s) FROM window_object o JOIN lb_windows_numbered x ON x.id ="
+            "  o.window_id WHERE x.slot = w.slot AND o.object <> 'join'),"
+            " (SELECT SUM(o.handoff_s) FROM window_object o JOIN lb_windows_numbered x ON x.id ="
+            "  o.window_id WHERE x.slot = w.slot AND o.object <> 'join'),"
+            " (SELECT SUM(o.unattributed_s) FROM window_object o JOIN lb_windows_numbered x ON "
+            "x.id ="
+            "  o.window_id WHERE x.slot = w.slot AND o.object <> 'join'),"
             " COUNT(*), GROUP_CONCAT(DISTINCT w.reason)"
-            " FROM time_window w, (SELECT MIN(start_unix - start_s) AS t0 FROM time_window) s"
-            " GROUP BY w.seq ORDER BY w.seq",
+            " FROM lb_windows_numbered w, (SELECT MIN(start_unix - start_s) AS t0 FROM "
+            "time_window) s"
+            " GROUP BY w.slot ORDER BY w.slot",
             -1, &st, NULL) != SQLITE_OK)
         lb_db_fail(db, path, "reading the time windows");
     if (csv)
@@ -135,7 +140,9 @@ int lb_report_per_window(struct lb_report_opts *o, const struct lb_select *sel, 
     sqlite3_stmt *st = NULL;
     long last = -1;
 
-    if (sqlite3_prepare_v2(db, "SELECT MAX(seq) FROM time_window", -1, &st, NULL) == SQLITE_OK &&
+    lb_windows_number(db, o->db);
+    if (sqlite3_prepare_v2(db, "SELECT MAX(slot) FROM lb_windows_numbered", -1, &st, NULL) ==
+            SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
         last = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);

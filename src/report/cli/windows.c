@@ -217,6 +217,28 @@ void lb_windows_drop(sqlite3 *db)
     sqlite3_exec(db, "DROP TABLE IF EXISTS temp.lb_selected_windows", NULL, NULL, NULL);
 }
 
+/* Windows that end within this much of each other are one (seconds): a
+ * tree's processes end theirs at the same multiples of the interval, and
+ * take a snapshot's request within one 100 ms tick of each other; at
+ * most 40% of the shortest interval window (not a process's first,
+ * which ends at the first boundary after its start). */
+static const char window_slots[] =
+    "CREATE TEMP TABLE IF NOT EXISTS lb_window_slots AS"
+    " WITH o AS (SELECT id, end_unix, end_unix - LAG(end_unix) OVER (ORDER BY end_unix, id) AS gap"
+    "  FROM main.time_window),"
+    " t AS (SELECT MIN(0.15, 0.4 * COALESCE((SELECT MIN(end_unix - start_unix)"
+    "  FROM main.time_window WHERE reason = 'interval' AND seq > 0), 1)) AS most)"
+    " SELECT o.id AS id, SUM(CASE WHEN o.gap IS NULL OR o.gap > t.most THEN 1 ELSE 0 END)"
+    " OVER (ORDER BY o.end_unix, o.id) - 1 AS slot FROM o, t";
+
+void lb_windows_number(sqlite3 *db, const char *path)
+{
+    exec_or_die(db, path, window_slots);
+    exec_or_die(db, path,
+                "CREATE TEMP VIEW IF NOT EXISTS lb_windows_numbered AS SELECT w.*, s.slot AS slot"
+                " FROM main.time_window w JOIN temp.lb_window_slots s ON s.id = w.id");
+}
+
 bool lb_windows_selected(const struct lb_select *sel)
 {
     return sel && (sel->window || sel->since || sel->until);
@@ -243,9 +265,11 @@ void lb_windows_apply(sqlite3 *db, const char *path, const struct lb_select *sel
     if (sel->until && !parse_time(sel->until, start, &until))
         cli_die(LB_EXIT_USAGE,
                 "--until wants seconds from the start, or a time (HH:MM:SS), not '%s'", sel->until);
+    lb_windows_number(db, path);
     char *q = sqlite3_mprintf(
-        "CREATE TEMP TABLE lb_selected_windows AS SELECT * FROM main.time_window"
-        " WHERE (%d OR seq BETWEEN %ld AND %ld) AND end_unix > %.6f AND start_unix < %.6f",
+        "CREATE TEMP TABLE lb_selected_windows AS SELECT w.* FROM main.time_window w"
+        " JOIN temp.lb_window_slots s ON s.id = w.id"
+        " WHERE (%d OR s.slot BETWEEN %ld AND %ld) AND w.end_unix > %.6f AND w.start_unix < %.6f",
         sel->window == NULL, lo, hi, isinf(since) ? -1e300 : since, isinf(until) ? 1e300 : until);
 
     exec_or_die(db, path, q);

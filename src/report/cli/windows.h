@@ -10,6 +10,12 @@
 
 #include "report/cli/profile.h"
 
+/* The run's window numbers, temp.lb_window_slots(id, slot): 0, 1, ... in
+ * time order, one number for the windows of a tree's processes that end
+ * together; temp.lb_windows_numbered is time_window with its slot. Exits
+ * 1 with one line if SQLite cannot. */
+void lb_windows_number(sqlite3 *db, const char *path);
+
 /* Whether sel selects time windows. */
 bool lb_windows_selected(const struct lb_select *sel);
 

@@ -6,7 +6,8 @@
  * libdw calls go straight to glibc, and the program's signals never land
  * on it). It wakes every 100 ms, holds no file descriptor (a daemon that
  * closes every descriptor cannot take one from it), and writes a window
- * when the interval has passed or when the request file
+ * at each multiple of the interval in wall-clock time (so that the
+ * windows of a tree's processes end together), and when the request file
  * `<database>.snap/<pid>` exists: it renames the file to `<pid>.taken`
  * (one request, one window), writes, and removes it.
  *
@@ -48,7 +49,6 @@ static uint64_t interval_ns; /* 0: windows on request only */
 static int stopping;
 static bool failed; /* no (more) windows: one could not be written (under window_lock),
                     * or quiesce could not take the lock */
-static uint64_t last_ns;
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
 static char request_path[PATH_MAX], taken_path[PATH_MAX + 8];
 
@@ -80,8 +80,22 @@ static void write_window(const char *reason)
         failed = true;
         __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
     }
-    last_ns = lb_now_ns();
     unlock();
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The next interval boundary after now: a multiple of the interval in
+ * wall-clock time, the same in every process of the tree, so that their
+ * windows line up (the CLI numbers windows by these ends). */
+static uint64_t next_boundary(uint64_t now)
+{
+    return interval_ns ? (now / interval_ns + 1) * interval_ns : UINT64_MAX;
 }
 
 static void *window_main(void *arg)
@@ -89,8 +103,12 @@ static void *window_main(void *arg)
     (void)arg;
     prctl(PR_SET_NAME, "lockblame-win", 0, 0, 0);
     int saved_errno = errno;
+    uint64_t boundary = next_boundary(realtime_ns());
     for (;;) {
-        struct timespec tick = { 0, LB_WINDOW_TICK_NS };
+        uint64_t now = realtime_ns();
+        uint64_t nap = boundary > now && boundary - now < LB_WINDOW_TICK_NS ? boundary - now
+                                                                            : LB_WINDOW_TICK_NS;
+        struct timespec tick = { 0, (long)nap };
         while (nanosleep(&tick, &tick) != 0 && errno == EINTR)
             ;
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
@@ -98,8 +116,11 @@ static void *window_main(void *arg)
         if (rename(request_path, taken_path) == 0) {
             write_window("snapshot");
             unlink(taken_path); /* done: `lockblame snapshot` waits for this */
-        } else if (interval_ns && lb_now_ns() - last_ns >= interval_ns)
+        }
+        if (realtime_ns() >= boundary) {
             write_window("interval");
+            boundary = next_boundary(realtime_ns());
+        }
         errno = saved_errno;
     }
     return NULL;
@@ -135,7 +156,6 @@ void lb_window_setup(void)
         return;
     }
     enabled = true;
-    last_ns = lb_now_ns();
     set_request_path();
     start_thread();
 }
@@ -192,7 +212,6 @@ void lb_window_fork_child(void)
         return;
     lb_real.mutex_init(&window_lock, NULL);
     lb_window_forget();
-    last_ns = lb_now_ns();
     set_request_path();
     if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
         start_thread();
