@@ -129,6 +129,9 @@ pid=$(pgrep -P "$runner" -f spike_windows | head -1)
 "$L" snapshot "$pid" >"$tmp/snap.out" 2>&1 || { cat "$tmp/snap.out"; touch "$tmp/go"; fail "snapshot failed"; }
 cat "$tmp/snap.out"
 "$L" report --window 0 "$tmp/snap.db" >"$tmp/snap.txt" 2>&1 || bad "report --window 0 of the running program failed"
+"$L" report "$tmp/snap.db" >/dev/null 2>"$tmp/hint" || bad "report of the running program's whole run failed"
+grep -q 'no process of .* has ended yet; it wrote 1 time window' "$tmp/hint" ||
+    bad "report of a running program does not point at its windows: $(cat "$tmp/hint")"
 kill -0 "$pid" 2>/dev/null || bad "the program ended before the report (it waits for a file)"
 touch "$tmp/go"
 wait "$runner" || fail "run with a snapshot failed"

@@ -13,6 +13,7 @@
 #include "report/cli/report_windows.h"
 #include "report/cli/select.h"
 #include "report/cli/views.h"
+#include "report/cli/windows.h"
 
 static const char report_usage[] =
     "usage: lockblame report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
@@ -210,6 +211,9 @@ int lb_cmd_report(int argc, char **argv)
         return wrc;
     }
     struct lb_profile *p = lb_profile_load_select(o.db, &sel);
+
+    if (p->nprocs == 0 && !lb_windows_selected(&sel))
+        lb_report_windows_hint(o.db);
     int rc;
 
     if (o.kinds)

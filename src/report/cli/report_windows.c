@@ -134,6 +134,23 @@ int lb_report_windows_list(const char *path, bool csv)
     return LB_EXIT_OK;
 }
 
+void lb_report_windows_hint(const char *path)
+{
+    sqlite3 *db = lb_db_open(path);
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM time_window", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (n > 0)
+        cli_warn("report: no process of %s has ended yet; it wrote %d time window%s so far"
+                 " (lockblame report --windows %s)",
+                 path, n, n == 1 ? "" : "s", path);
+}
+
 int lb_report_per_window(struct lb_report_opts *o, const struct lb_select *sel, const char *dir)
 {
     sqlite3 *db = open_windows(o->db);
