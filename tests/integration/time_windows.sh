@@ -75,10 +75,13 @@ for name, a, c in (("spike_holder blame", total, whole), ("mutex blame", wm, m),
     check(abs(a - c) <= 1e-6 * max(1, c), "%s: windows sum %.6f s, whole run %.6f s" % (name, a, c))
 sys.exit(0 if ok else 1)
 PY
-spike_window=$(python3 - "$tmp/windows" <<'PY'
-import sys
-rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-print(int(max(rows, key=lambda r: r[3])[0]))
+# The CLI's window numbers (a process's last window, a sliver after the
+# last boundary, shares the number of the window before it).
+"$L" report --windows --format csv "$tmp/s.db" >"$tmp/list.csv" || bad "report --windows --format csv failed"
+spike_window=$(python3 - "$tmp/list.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(max(rows, key=lambda r: float(r["blame_s"]))["window"])
 PY
 )
 "$L" report --window "$spike_window" "$tmp/s.db" >"$tmp/spike.txt" || fail "report --window failed"
@@ -154,7 +157,8 @@ done
 # --- 3. pprof per window --------------------------------------------------
 "$L" report --format pprof --per-window "$tmp/pw" "$tmp/s.db" 2>/dev/null || bad "--per-window failed"
 n=$(ls "$tmp/pw" | grep -c '^window-.*\.pb\.gz$' || true)
-[ "$n" = "$(rows "$tmp/s.db" "SELECT COUNT(*) FROM time_window")" ] || bad "$n window profiles"
+listed=$(("$(set +o pipefail; "$L" report --windows --format csv "$tmp/s.db" | wc -l)" - 1))
+[ "$n" = "$listed" ] || bad "$n window profiles, $listed windows listed"
 if command -v go >/dev/null 2>&1; then
     export HOME=$tmp/home PPROF_TMPDIR=$tmp/home GOTOOLCHAIN=local
     mkdir -p "$HOME"
@@ -163,7 +167,8 @@ if command -v go >/dev/null 2>&1; then
         go tool pprof -raw "$f" >"$tmp/raw.$seq" 2>&1 || { cat "$tmp/raw.$seq"; bad "go tool pprof -raw $f"; continue; }
         # -top says the duration with its unit (-raw drops it)
         go tool pprof -top "$f" 2>/dev/null | grep '^Duration:' >>"$tmp/raw.$seq" || true
-        python3 - "$tmp/raw.$seq" "$(rows "$tmp/s.db" "SELECT start_unix, end_unix - start_unix FROM time_window WHERE seq = $seq")" <<'PY' || bad "window $seq: pprof time range"
+        range=$(awk -F, -v w="$seq" '$1 == w { printf "%s|%s", $4, $3 - $2 }' "$tmp/list.csv")
+        python3 - "$tmp/raw.$seq" "$range" <<'PY' || bad "window $seq: pprof time range"
 import datetime, re, sys
 raw = open(sys.argv[1]).read()
 start, dur = map(float, sys.argv[2].split("|"))
@@ -188,10 +193,13 @@ if [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ]; then
         --disable-background-networking --disable-component-update --disable-sync \
         --disable-dev-shm-usage --user-data-dir="$tmp/chromium-profile" --dump-dom \
         "file://$tmp/s.html" >"$tmp/s.dom" 2>"$tmp/chromium.log" || bad "chromium --dump-dom failed"
-    python3 - "$tmp/s.dom" "$tmp/windows" "$from" "$to" <<'PY' || bad "the HTML timeline"
-import collections, html, re, sys
+    python3 - "$tmp/s.dom" "$tmp/list.csv" "$from" "$to" <<'PY' || bad "the HTML timeline"
+import collections, csv, html, re, sys
 dom = open(sys.argv[1], encoding="utf-8").read()
-rows = {int(float(l.split()[0])): list(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()}
+rows = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    start = float(r["start_unix"])
+    rows[int(r["window"])] = [int(r["window"]), start, start + float(r["end_s"]) - float(r["start_s"])]
 t0, t1 = float(sys.argv[3]), float(sys.argv[4])
 bars = re.findall(r'<rect class="tl-bar" data-window="(\d+)" data-site="(\d+)" data-blame="([0-9.]+)"', dom)
 legend = [html.unescape(t) for t in re.findall(r'<li data-site="\d+">.*?</span>\s*([^<]*)</li>', dom)]

@@ -28,7 +28,11 @@
  *    conserves: its accrual (blame + hand-off + unattributed) is its
  *    waiting; idleness accrued in a hold that ends in the next window is
  *    unattributed in this one and that much less in the next (where the
- *    release takes it as blame).
+ *    release takes it as blame). The wait note is read before and after
+ *    the counters are copied: a wait that ended or began in between gets
+ *    no part now (its count may or may not be in the copy); a correction
+ *    that would take a window's wait below 0 leaves the rest to the next
+ *    window, so that the windows always add up to the whole run.
  *  - Ids are the process's own and stable across its windows: the node,
  *    frame and module maps of one persistent writer_t; in the database
  *    they are shifted by the process's number (time_window.process) << 32,
@@ -66,15 +70,19 @@ typedef struct {
      * have counted so far (see split_open_wait) */
     uint64_t open_start_ns, open_counted_ns;
     uint32_t open_node, open_stats;
-    /* this window's corrections: at most the end of one counted wait and
-     * the part of one open wait */
-    uint32_t adj_node[2], adj_stats[2];
-    int64_t adj_ns[2];
+    /* this window's corrections: the end of one counted wait, the part of
+     * one open wait, and what an earlier correction could not take yet
+     * (a window never goes below 0: the rest is owed to the next one) */
+    uint32_t adj_node[3], adj_stats[2];
+    int64_t adj_ns[3];
+    uint32_t owed_node;
+    int64_t owed_ns;
 } thread_seen_t;
 
 typedef struct {
     uint64_t contended, wait_ns;
     double held_ns, blamed_ns, handoff_ns;
+    int64_t owed_ns; /* a correction of its wait still to take (<= 0) */
 } object_seen_t;
 
 static struct {
@@ -209,24 +217,34 @@ static uint32_t copy_tree(lb_thread_t *t, thread_seen_t *s, lb_metrics_t **now)
     return id;
 }
 
-/* The wait t has open now, if any, against what the last window saw:
- * fills s->adj_* with the window's corrections. At the final window
- * (closed: lb_close_open_waits counted the open waits) no part is open. */
-static void split_open_wait(lb_thread_t *t, thread_seen_t *s, uint64_t end, bool closed)
+/* The wait t has open now: its start (0: none), context and object. */
+static uint64_t open_wait(lb_thread_t *t, uint32_t *node, uint32_t *stats)
+{
+    lb_wait_note_t *n = t->wait_note;
+    if (!n)
+        return 0;
+    uint64_t start = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
+    *node = __atomic_load_n(&n->open_node, __ATOMIC_RELAXED);
+    lb_mon_t *mon = __atomic_load_n(&n->open_mon, __ATOMIC_RELAXED);
+    *stats = mon ? __atomic_load_n(&mon->stats, __ATOMIC_RELAXED) : 0;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return __atomic_load_n(&n->open_start_ns, __ATOMIC_RELAXED) == start ? start : 0;
+}
+
+/* The window's corrections for t (s->adj_*), given the wait it had open
+ * from before its counters were copied until after (start; 0: none, or
+ * one that ended or began meanwhile), against what the last window saw.
+ * At the final window (closed: lb_close_open_waits counted the open
+ * waits) no part is open. */
+static void split_open_wait(thread_seen_t *s, uint64_t start, uint32_t node, uint32_t stats,
+                            uint64_t end, bool closed)
 {
     s->adj_ns[0] = s->adj_ns[1] = 0;
-    lb_wait_note_t *n = t->wait_note;
-    uint64_t start = 0;
-    uint32_t node = 0, stats = 0;
-    if (n && !closed) {
-        start = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
-        node = __atomic_load_n(&n->open_node, __ATOMIC_RELAXED);
-        lb_mon_t *mon = __atomic_load_n(&n->open_mon, __ATOMIC_RELAXED);
-        stats = mon ? __atomic_load_n(&mon->stats, __ATOMIC_RELAXED) : 0;
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&n->open_start_ns, __ATOMIC_RELAXED) != start || start >= end)
-            start = 0; /* it ended meanwhile: its count is in the counters */
-    }
+    s->adj_node[2] = s->owed_node;
+    s->adj_ns[2] = s->owed_ns;
+    s->owed_ns = 0;
+    if (closed || start >= end)
+        start = 0;
     if (s->open_start_ns && s->open_start_ns != start) {
         /* the wait counted in part has ended: its waiter counted all of it */
         s->adj_node[0] = s->open_node;
@@ -243,9 +261,12 @@ static void split_open_wait(lb_thread_t *t, thread_seen_t *s, uint64_t end, bool
     s->open_counted_ns = end - start;
 }
 
-static uint64_t adjusted(uint64_t ns, int64_t by)
+/* ns + by, at least 0; what it could not take is left in *owed. */
+static uint64_t adjusted(uint64_t ns, int64_t by, int64_t *owed)
 {
-    return by < 0 && (uint64_t)-by > ns ? 0 : ns + (uint64_t)by;
+    int64_t v = (int64_t)ns + by;
+    *owed = v < 0 ? v : 0;
+    return v < 0 ? 0 : (uint64_t)v;
 }
 
 /* One thread's metric rows: map its new nodes, write what changed.
@@ -269,9 +290,15 @@ static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint3
         lb_metrics_t d;
         metrics_diff(&now[id], &s->last[id], &d);
         s->last[id] = now[id];
-        for (int a = 0; a < 2; a++) {
+        int64_t by = 0, owed;
+        for (int a = 0; a < 3; a++) {
             if (s->adj_ns[a] && s->adj_node[a] == id)
-                d.wait_ns = adjusted(d.wait_ns, s->adj_ns[a]);
+                by += s->adj_ns[a];
+        }
+        d.wait_ns = adjusted(d.wait_ns, by, &owed);
+        if (owed) {
+            s->owed_node = id;
+            s->owed_ns = owed;
         }
         if (lb_merge_metrics_empty(&d))
             continue;
@@ -347,14 +374,17 @@ static void object_rows(writer_t *w)
             now.handoff_ns = 0;
         }
         object_seen_t *last = &ws.objects[i];
+        int64_t owed = last->owed_ns;
         object_seen_t d = {
             .contended = grown(now.contended, last->contended),
-            .wait_ns = adjusted(grown(now.wait_ns, last->wait_ns), object_adjustment(i)),
+            .wait_ns =
+                adjusted(grown(now.wait_ns, last->wait_ns), object_adjustment(i) + owed, &owed),
             .held_ns = now.held_ns - last->held_ns,
             .blamed_ns = now.blamed_ns - last->blamed_ns,
             .handoff_ns = now.handoff_ns - last->handoff_ns,
         };
         *last = now;
+        last->owed_ns = owed;
         if (!d.contended && !d.wait_ns && d.held_ns == 0 && d.blamed_ns == 0 && d.handoff_ns == 0)
             continue;
         sqlite3_bind_int64(st, 1, i);
@@ -410,12 +440,20 @@ static int build(uint64_t end, bool closed)
      * split, so that the window conserves (see above). */
     if (!closed)
         lb_mon_for_each(lb_mon_accrue_live, &end);
+    for (uint32_t i = 0; i < ws.n_threads; i++) /* threads not read now correct nothing */
+        ws.threads[i].adj_ns[0] = ws.threads[i].adj_ns[1] = ws.threads[i].adj_ns[2] = 0;
     lb_thread_hold_tables();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         thread_seen_t *s = t->id < count ? seen_of(t->id) : NULL;
         if (s) {
-            split_open_wait(t, s, end, closed);
+            /* a wait open from before the copy until after: not yet in
+             * the counters copied */
+            uint32_t node = 0, stats = 0, node2, stats2;
+            uint64_t start = open_wait(t, &node, &stats);
             read[t->id] = copy_tree(t, s, &now[t->id]);
+            if (open_wait(t, &node2, &stats2) != start)
+                start = 0;
+            split_open_wait(s, start, node, stats, end, closed);
         }
     }
     lb_thread_release_tables();
