@@ -204,8 +204,10 @@ static int prepare_out(sqlite3 *db)
     bool other_run = false;
     if (version == LB_SCHEMA_VERSION) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 LIMIT 1", -1, &st,
-                               NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db,
+                               "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 UNION ALL"
+                               " SELECT 1 FROM out.time_window WHERE run_key IS NOT ?1 LIMIT 1",
+                               -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
             other_run = sqlite3_step(st) == SQLITE_ROW;
         }
