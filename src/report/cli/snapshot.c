@@ -9,7 +9,7 @@
  * file DB.snap/PID, which the process's window thread takes (renames to
  * PID.taken) within 100 ms and removes once the window is in the
  * database; it waits for that, so that a report run next reads the
- * window. Scripts can do the same with `touch DB.snap/PID`.
+ * window. Scripts can do the same: mkdir -p DB.snap; touch DB.snap/PID.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,7 @@ static const char snapshot_usage[] =
     "windows are in the database. The processes must run with --interval (or\n"
     "LOCKBLAME_INTERVAL; --interval 0 writes windows on request only). Read the\n"
     "windows with 'lockblame report --windows' and 'lockblame report --window N'.\n"
-    "Scripts can ask without waiting: touch DB.snap/PID.\n";
+    "Scripts can ask without waiting: create the file DB.snap/PID (and its directory).\n";
 
 /* The value of name in /proc/pid/environ (malloc'd), or NULL. */
 static char *environ_value(long pid, const char *name)
@@ -140,6 +141,8 @@ int lb_cmd_snapshot(int argc, char **argv)
         char *interval = environ_value(pids[i], "LOCKBLAME_INTERVAL");
         if (out && interval && *out == '/') {
             char req[PATH_MAX + 64];
+            snprintf(req, sizeof req, "%s.snap", out);
+            mkdir(req, 0700); /* the processes remove it as they end */
             snprintf(req, sizeof req, "%s.snap/%ld", out, pids[i]);
             int fd = open(req, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
             if (fd >= 0) {

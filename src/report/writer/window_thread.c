@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,19 +63,21 @@ static void unlock(void)
 
 static void set_request_path(void)
 {
-    snprintf(request_path, sizeof request_path, "%s.snap", lb_output_path());
-    mkdir(request_path, 0700); /* the tree's processes share it; it may exist */
-    size_t n = strlen(request_path);
-    snprintf(request_path + n, sizeof request_path - n, "/%d", (int)getpid());
+    /* `lockblame snapshot` makes the directory (a process that records
+     * nothing leaves no trace) */
+    snprintf(request_path, sizeof request_path, "%s.snap/%d", lb_output_path(), (int)getpid());
     snprintf(taken_path, sizeof taken_path, "%s.taken", request_path);
 }
 
 static void write_window(const char *reason)
 {
     lock();
-    /* A window that cannot be written said so in one line; no more
-     * windows are written (the whole-run write at exit still is). */
-    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) && lb_window_write(reason) != 0) {
+    /* Nothing before the process recorded something, as at exit (it then
+     * writes nothing and loads none of the writer's libraries). A window
+     * that cannot be written said so in one line; no more windows are
+     * written (the whole-run write at exit still is). */
+    if (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) &&
+        (lb_window_written() || lb_write_recorded_something()) && lb_window_write(reason) != 0) {
         failed = true;
         __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
     }
