@@ -38,6 +38,7 @@
 #include "report/writer/writer.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/own_stack.h"
 #include "util/raw_syscall.h"
 
 #define LB_WINDOW_TICK_NS    100000000ull /* how often the thread looks for a request */
@@ -138,7 +139,7 @@ static void start_thread(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 1u << 20); /* libdw and SQLite */
+    pthread_attr_setstacksize(&attr, LB_OWN_STACK_SIZE); /* libdw and SQLite, as at exit */
     pthread_t th;
     int rc = lb_real.create(&th, &attr, window_main, NULL);
     pthread_attr_destroy(&attr);
