@@ -77,7 +77,21 @@ typedef struct {
     int64_t adj_ns[3];
     uint32_t owed_node;
     int64_t owed_ns;
+    /* settled: the thread had ended before a window read all its tree;
+     * from then on only the root's children (where a joiner adds its
+     * blame, on the start routine) and nodes added since are read */
+    bool settled;
+    uint32_t *roots, n_roots;
 } thread_seen_t;
+
+/* What one window copied of a tree: the counters of nodes ids[0..count)
+ * (ids NULL: nodes 0..count), and the nodes read so far (all below
+ * `nodes` are known after this window). */
+typedef struct {
+    lb_metrics_t *now;
+    uint32_t *ids;
+    uint32_t count, nodes;
+} tree_copy_t;
 
 typedef struct {
     uint64_t contended, wait_ns;
@@ -187,34 +201,77 @@ static int seen_reserve(thread_seen_t *s, uint32_t nodes)
     return 0;
 }
 
-/* Copy a tree's counters now (under the hold: see above). Returns the
- * nodes read, or 0. */
-static uint32_t copy_tree(lb_thread_t *t, thread_seen_t *s, lb_metrics_t **now)
+/* Read node id's counters into *m and, when it is new, its pc and
+ * parent; false when it is being linked (the next window reads it). */
+static bool read_node(const lb_cct_t *cct, thread_seen_t *s, uint32_t id, lb_metrics_t *m)
+{
+    lb_cct_node_t *node = lb_cct_node(cct, id);
+    if (!node)
+        return false;
+    load_metrics(&node->m, m);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (id < s->known)
+        return true;
+    uintptr_t pc = __atomic_load_n(&node->pc, __ATOMIC_RELAXED);
+    uint32_t parent = __atomic_load_n(&node->parent, __ATOMIC_RELAXED);
+    if (id > 0 && (pc == 0 || parent >= id))
+        return false;
+    s->pc[id] = pc;
+    s->map[id] = parent; /* local for now: mapped outside the hold */
+    return true;
+}
+
+/* Copy a tree's counters now (under the hold: see above): all of it, or
+ * a settled thread's roots and new nodes. When the thread had ended
+ * before (exited), it is settled from now on. */
+static void copy_tree(lb_thread_t *t, thread_seen_t *s, bool exited, tree_copy_t *c)
 {
     const lb_cct_t *cct = t->cct;
     uint32_t n = cct ? __atomic_load_n(&cct->nodes, __ATOMIC_ACQUIRE) : 0;
+    *c = (tree_copy_t){ 0 };
     if (!n || seen_reserve(s, n))
-        return 0;
-    *now = malloc((size_t)n * sizeof **now);
-    if (!*now)
-        return 0;
-    uint32_t id;
-    for (id = 0; id < n; id++) {
-        lb_cct_node_t *node = lb_cct_node(cct, id);
-        if (!node)
-            break;
-        load_metrics(&node->m, &(*now)[id]);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (id >= s->known) {
-            uintptr_t pc = __atomic_load_n(&node->pc, __ATOMIC_RELAXED);
-            uint32_t parent = __atomic_load_n(&node->parent, __ATOMIC_RELAXED);
-            if (id > 0 && (pc == 0 || parent >= id))
-                break; /* being linked: the next window reads it */
-            s->pc[id] = pc;
-            s->map[id] = parent; /* local for now: mapped outside the hold */
-        }
+        return;
+    uint32_t fresh = n > s->known ? n - s->known : 0;
+    uint32_t room = s->settled ? s->n_roots + fresh : n;
+    c->now = malloc((size_t)room * sizeof *c->now);
+    c->ids = s->settled ? malloc((size_t)room * sizeof *c->ids) : NULL;
+    if (!c->now || (s->settled && !c->ids)) {
+        free(c->now);
+        free(c->ids);
+        *c = (tree_copy_t){ 0 };
+        return;
     }
-    return id;
+    if (s->settled) {
+        for (uint32_t i = 0; i < s->n_roots; i++) {
+            c->ids[c->count] = s->roots[i];
+            load_metrics(&lb_cct_node(cct, s->roots[i])->m, &c->now[c->count++]);
+        }
+        for (c->nodes = s->known; c->nodes < n; c->nodes++) {
+            if (!read_node(cct, s, c->nodes, &c->now[c->count]))
+                break;
+            c->ids[c->count++] = c->nodes;
+        }
+        return;
+    }
+    for (c->nodes = 0; c->nodes < n; c->nodes++) {
+        if (!read_node(cct, s, c->nodes, &c->now[c->count]))
+            break;
+        c->count++;
+    }
+    if (!exited || c->nodes < n)
+        return;
+    /* all of an ended thread's tree: settle it, noting its roots */
+    uint32_t roots = 0;
+    for (uint32_t id = 1; id < n; id++)
+        roots += lb_cct_node(cct, id)->parent == 0;
+    s->roots = malloc((roots ? roots : 1) * sizeof *s->roots);
+    if (!s->roots)
+        return;
+    for (uint32_t id = 1; id < n; id++) {
+        if (lb_cct_node(cct, id)->parent == 0)
+            s->roots[s->n_roots++] = id;
+    }
+    s->settled = true;
 }
 
 /* The wait t has open now: its start (0: none), context and object. */
@@ -271,9 +328,9 @@ static uint64_t adjusted(uint64_t ns, int64_t by, int64_t *owed)
 
 /* One thread's metric rows: map its new nodes, write what changed.
  * Returns how many rows. */
-static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint32_t n,
-                            lb_metrics_t *now)
+static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, const tree_copy_t *c)
 {
+    uint32_t n = c->nodes;
     for (uint32_t id = s->known ? s->known : 1; id < n; id++) {
         uint32_t parent = s->map[id];
         s->depth[id] = s->depth[parent];
@@ -283,13 +340,14 @@ static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, uint3
         s->map[0] = s->depth[0] = 0;
     if (n > s->known)
         s->known = n;
-    uint64_t busy = load_u64(&t->sampler->busy_samples);
-    now[0].overhead_samples += busy; /* lockblame's own cost, as at exit */
+    if (!c->ids) /* lockblame's own cost, as at exit (settled: no more) */
+        c->now[0].overhead_samples += load_u64(&t->sampler->busy_samples);
     uint32_t rows = 0;
-    for (uint32_t id = 0; id < n; id++) {
+    for (uint32_t i = 0; i < c->count; i++) {
+        uint32_t id = c->ids ? c->ids[i] : i;
         lb_metrics_t d;
-        metrics_diff(&now[id], &s->last[id], &d);
-        s->last[id] = now[id];
+        metrics_diff(&c->now[i], &s->last[id], &d);
+        s->last[id] = c->now[i];
         int64_t by = 0, owed;
         for (int a = 0; a < 3; a++) {
             if (s->adj_ns[a] && s->adj_node[a] == id)
@@ -429,13 +487,9 @@ static int build(uint64_t end, bool closed)
         return -1;
     /* Copy every tree under one short hold, then map and write. */
     uint32_t count = lb_thread_count();
-    lb_metrics_t **now = calloc(count ? count : 1, sizeof *now);
-    uint32_t *read = calloc(count ? count : 1, sizeof *read);
-    if (!now || !read) {
-        free(now);
-        free(read);
+    tree_copy_t *copies = calloc(count ? count : 1, sizeof *copies);
+    if (!copies)
         return -1;
-    }
     /* The objects' accrual up to the window's end, where open waits are
      * split, so that the window conserves (see above). */
     if (!closed)
@@ -449,8 +503,9 @@ static int build(uint64_t end, bool closed)
             /* a wait open from before the copy until after: not yet in
              * the counters copied */
             uint32_t node = 0, stats = 0, node2, stats2;
+            bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
             uint64_t start = open_wait(t, &node, &stats);
-            read[t->id] = copy_tree(t, s, &now[t->id]);
+            copy_tree(t, s, exited, &copies[t->id]);
             if (open_wait(t, &node2, &stats2) != start)
                 start = 0;
             split_open_wait(s, start, node, stats, end, closed);
@@ -464,20 +519,22 @@ static int build(uint64_t end, bool closed)
         if (t->id >= count || !ws.threads || t->id >= ws.n_threads)
             continue;
         thread_seen_t *s = &ws.threads[t->id];
-        if (read[t->id])
-            thread_rows(w, t, s, read[t->id], now[t->id]);
-        free(now[t->id]);
+        tree_copy_t *c = &copies[t->id];
+        uint32_t rows = c->now ? thread_rows(w, t, s, c) : 0;
+        free(c->now);
+        free(c->ids);
+        /* a thread that ended before the window has a row only when its
+         * metrics moved (a joiner's blame on its start routine) */
         bool ended_before =
             __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) && t->end_ns < ws.start_ns;
         uint64_t before = s->last_samples, dropped_before = s->last_dropped;
-        if (!ended_before || read[t->id])
+        if (!ended_before || rows)
             thread_row(w, st, t, s, end);
         all_samples += s->last_samples - before;
         all_dropped += s->last_dropped - dropped_before;
     }
     sqlite3_finalize(st);
-    free(now);
-    free(read);
+    free(copies);
     object_rows(w);
     lb_tables_run(w, ws.reason, all_samples, all_dropped);
     char sql[160];
@@ -588,6 +645,7 @@ void lb_window_forget(void)
         free(ws.threads[i].depth);
         free(ws.threads[i].pc);
         free(ws.threads[i].last);
+        free(ws.threads[i].roots);
     }
     free(ws.threads);
     free(ws.objects);
