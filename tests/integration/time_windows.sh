@@ -20,6 +20,9 @@
 #  4. The HTML page's timeline, rendered by headless Chromium: the tallest
 #     stack is a spike window, its colour spike_holder's (skipped without
 #     chromium).
+#  5. Windows add up to the whole run also for 1,001 short threads joined as
+#     they end (many_threads), a pool (gt_pool_o2) and a forked tree
+#     (prefork_sem), at 30 ms windows.
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/spike_windows
 need "$W" "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
@@ -184,6 +187,27 @@ PY
 else
     skip_part "go (Debian: golang-go)"
 fi
+
+# --- 5. sums over other shapes ------------------------------------------------
+for w in many_threads gt_pool_o2 prefork_sem; do
+    need "$WORKLOADS_USER/$w"
+    LOCKBLAME_INTERVAL=30ms LOCKBLAME_OUTPUT=$tmp/$w.db preloaded "$WORKLOADS_USER/$w" >/dev/null 2>&1 ||
+        bad "$w under LOCKBLAME_INTERVAL=30ms exited $?"
+    got=$(rows "$tmp/$w.db" "SELECT (SELECT COUNT(DISTINCT process) FROM time_window) || ' ' ||
+      ((SELECT COUNT(*) FROM time_window) > (SELECT COUNT(DISTINCT process) FROM time_window))
+      || ' ' ||
+      (ROUND((SELECT SUM(idle_mutex_s + idle_cond_s + idle_sem_s + idle_join_s + idle_futex_s
+                         + wait_s + work_s) FROM window_metric)
+           - (SELECT SUM(idle_mutex_s + idle_cond_s + idle_sem_s + idle_join_s + idle_futex_s
+                         + wait_s + work_s) FROM metric), 6)) || ' ' ||
+      (ROUND((SELECT SUM(wait_s + blame_s) FROM window_object)
+           - (SELECT SUM(wait_s + blame_s) FROM sync_object WHERE address IS NOT NULL), 6))")
+    echo "$w: processes, several windows, windows less whole run (metric, objects): $got"
+    case $got in
+    *" 1 0.0 0.0" | *" 1 -0.0 0.0" | *" 1 0.0 -0.0" | *" 1 -0.0 -0.0") ;;
+    *) bad "$w: windows do not add up to the whole run ($got)" ;;
+    esac
+done
 
 # --- 4. the HTML timeline -------------------------------------------------
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
