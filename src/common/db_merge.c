@@ -75,7 +75,7 @@ typedef struct {
 #define NREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
 #define FREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
 
-/* The time windows (version 7): a source's processes get numbers after
+/* The time windows (version 8): a source's processes get numbers after
  * the destination's, so their ids (process << 32 + own) stay apart. */
 static int merge_windows(sqlite3 *db, const char *src, const char *dst)
 {
