@@ -41,7 +41,8 @@ grep -qE "^queue_push +[0-9.]+ s +[0-9.]+% +$cell +$cell +$cell" table ||
       (SELECT * FROM whatif WHERE site = 'queue_push' ORDER BY speedup)")" = "0.25:1 0.5:1 1.0:1" ] ||
     bad "whatif table: $(rows q.db 'SELECT site, speedup, runs FROM whatif')"
 [ "$(rows q.db "SELECT count(*) FROM whatif")" = 3 ] || bad "rows other than queue_push's"
-[ "$(rows q.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 7 ] || bad "schema version"
+version=$(sed -n 's/#define LB_SCHEMA_VERSION //p' "$ROOT/src/common/schema.h")
+[ "$(rows q.db "SELECT value FROM meta WHERE key = 'schema_version'")" = "$version" ] || bad "schema version"
 
 echo "== the delay inserted against the workload's own log"
 # gt.log: the profile run, then the round: baseline, 25%, 50%, 100%.

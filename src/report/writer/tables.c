@@ -159,6 +159,20 @@ static void shared_outside_meta(writer_t *w)
     lb_wsql(w, sql);
 }
 
+void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *handoff)
+{
+    /* Its waits accrued across the tree's processes; this process's part
+     * is what its releases took, the hand-off its waits took, and the
+     * idleness of its waits ended from outside the tree
+     * (blame/shared_objs.h). Atomic loads: a time window reads it while
+     * the program runs. */
+    double blamed, outside;
+    __atomic_load(&s->blamed_ns, &blamed, __ATOMIC_RELAXED);
+    __atomic_load(&s->outside_ns, &outside, __ATOMIC_RELAXED);
+    __atomic_load(&s->shared_handoff_ns, handoff, __ATOMIC_RELAXED);
+    *held = blamed + outside;
+}
+
 void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
@@ -176,14 +190,8 @@ void lb_tables_objects(writer_t *w)
             (!s->acquisitions && !s->contended && !s->wait_ns && s->blamed_ns <= 0))
             continue; /* forgotten in a fork child (fork_forget.c); a process that only
                        * posted a shared semaphore keeps its blame's row */
-        if (s->shared) {
-            /* Its waits accrued across the tree's processes; this process's
-             * part is what its releases took, the hand-off its waits took,
-             * and the idleness of its waits ended from outside the tree
-             * (blame/shared_objs.h). */
-            s->accrued_held_ns = s->blamed_ns + s->outside_ns;
-            s->handoff_ns = s->shared_handoff_ns;
-        }
+        if (s->shared)
+            lb_tables_shared_accrual(s, &s->accrued_held_ns, &s->handoff_ns);
         double unattributed = s->accrued_held_ns - s->blamed_ns;
         sqlite3_bind_int64(st, 1, i);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);

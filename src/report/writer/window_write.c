@@ -427,10 +427,8 @@ static void object_rows(writer_t *w)
             .blamed_ns = load_double(&s->blamed_ns),
             .handoff_ns = load_double(&s->handoff_ns),
         };
-        if (__atomic_load_n(&s->shared, __ATOMIC_RELAXED)) {
-            now.held_ns = now.blamed_ns; /* as at exit (tables.c) */
-            now.handoff_ns = 0;
-        }
+        if (__atomic_load_n(&s->shared, __ATOMIC_RELAXED))
+            lb_tables_shared_accrual(s, &now.held_ns, &now.handoff_ns); /* as at exit */
         object_seen_t *last = &ws.objects[i];
         int64_t owed = last->owed_ns;
         object_seen_t d = {

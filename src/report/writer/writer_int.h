@@ -68,6 +68,10 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t);
 void lb_tables_object_blame(writer_t *w, lb_thread_t *t);
 void lb_tables_threads(writer_t *w);
 void lb_tables_objects(writer_t *w);
+/* A process-shared object's accrual as this process's share of it: held
+ * (blamed + ended from outside the tree) and hand-off. */
+struct lb_object_stats;
+void lb_tables_shared_accrual(const struct lb_object_stats *s, double *held, double *handoff);
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped);
 /* This image's command line as it began (argv joined; a process title
  * may rewrite argv later). */
