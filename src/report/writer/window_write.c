@@ -28,9 +28,10 @@
  *    conserves: its accrual (blame + hand-off + unattributed) is its
  *    waiting; idleness accrued in a hold that ends in the next window is
  *    unattributed in this one and that much less in the next (where the
- *    release takes it as blame). The wait note is read before and after
- *    the counters are copied: a wait that ended or began in between gets
- *    no part now (its count may or may not be in the copy); a correction
+ *    release takes it as blame). The wait notes are read before and after
+ *    all the counters (trees and object records) are copied: a wait that
+ *    ended or began in between gets no part now (its count may or may not
+ *    be in the copy); a correction
  *    that would take a window's wait below 0 leaves the rest to the next
  *    window, so that the windows always add up to the whole run.
  *  - Ids are the process's own and stable across its windows: the node,
@@ -82,6 +83,9 @@ typedef struct {
      * blame, on the start routine) and nodes added since are read */
     bool settled;
     uint32_t *roots, n_roots;
+    /* the open wait as read before the copy (see build) */
+    uint64_t note_start;
+    uint32_t note_node, note_stats;
 } thread_seen_t;
 
 /* What one window copied of a tree: the counters of nodes ids[0..count)
@@ -405,30 +409,47 @@ static int64_t object_adjustment(uint32_t i)
     return ns;
 }
 
-static void object_rows(writer_t *w)
+/* The object records' counters now, indexed by record (*n of them; owed_ns
+ * is 1 for a record that was read, 0 for none), read with the trees (see
+ * build). NULL: no memory. */
+static object_seen_t *copy_objects(uint32_t *n)
+{
+    *n = lb_object_stats_count();
+    object_seen_t *now = calloc(*n ? *n : 1, sizeof *now);
+    for (uint32_t i = 1; now && i < *n; i++) {
+        lb_object_stats_t *s = lb_object_stats_at(i);
+        if (!s || !__atomic_load_n(&s->addr, __ATOMIC_RELAXED))
+            continue;
+        now[i] = (object_seen_t){
+            .contended = load_u64(&s->contended),
+            .wait_ns = load_u64(&s->wait_ns),
+            .held_ns = load_double(&s->accrued_held_ns),
+            .blamed_ns = load_double(&s->blamed_ns),
+            .handoff_ns = load_double(&s->handoff_ns),
+            .owed_ns = 1, /* (a mark: this record was read) */
+        };
+        if (__atomic_load_n(&s->shared, __ATOMIC_RELAXED))
+            lb_tables_shared_accrual(s, &now[i].held_ns, &now[i].handoff_ns); /* as at exit */
+    }
+    return now;
+}
+
+static void object_rows(writer_t *w, object_seen_t *copied, uint32_t count)
 {
     sqlite3_stmt *st =
         lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,NULL,NULL,?,?,?,?,?,1,0)");
-    uint32_t count = lb_object_stats_count();
     uint32_t cap = ws.n_objects;
-    if (!st || grow((void **)&ws.objects, sizeof *ws.objects, &cap, count)) {
+    if (!st || !copied || grow((void **)&ws.objects, sizeof *ws.objects, &cap, count)) {
         sqlite3_finalize(st);
         return;
     }
     ws.n_objects = cap;
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        if (!s || !__atomic_load_n(&s->addr, __ATOMIC_RELAXED))
+        if (!s || !copied[i].owed_ns)
             continue;
-        object_seen_t now = {
-            .contended = load_u64(&s->contended),
-            .wait_ns = load_u64(&s->wait_ns),
-            .held_ns = load_double(&s->accrued_held_ns),
-            .blamed_ns = load_double(&s->blamed_ns),
-            .handoff_ns = load_double(&s->handoff_ns),
-        };
-        if (__atomic_load_n(&s->shared, __ATOMIC_RELAXED))
-            lb_tables_shared_accrual(s, &now.held_ns, &now.handoff_ns); /* as at exit */
+        object_seen_t now = copied[i];
+        now.owed_ns = 0;
         object_seen_t *last = &ws.objects[i];
         int64_t owed = last->owed_ns;
         object_seen_t d = {
@@ -494,22 +515,31 @@ static int build(uint64_t end, bool closed)
         lb_mon_for_each(lb_mon_accrue_live, &end);
     for (uint32_t i = 0; i < ws.n_threads; i++) /* threads not read now correct nothing */
         ws.threads[i].adj_ns[0] = ws.threads[i].adj_ns[1] = ws.threads[i].adj_ns[2] = 0;
-    lb_thread_hold_tables();
+    /* The open waits, then every tree and object record, then the open
+     * waits again: a wait open at both reads is in none of the counters
+     * copied (see above). */
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         thread_seen_t *s = t->id < count ? seen_of(t->id) : NULL;
-        if (s) {
-            /* a wait open from before the copy until after: not yet in
-             * the counters copied */
-            uint32_t node = 0, stats = 0, node2, stats2;
-            bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-            uint64_t start = open_wait(t, &node, &stats);
-            copy_tree(t, s, exited, &copies[t->id]);
-            if (open_wait(t, &node2, &stats2) != start)
-                start = 0;
-            split_open_wait(s, start, node, stats, end, closed);
-        }
+        if (s)
+            s->note_start = open_wait(t, &s->note_node, &s->note_stats);
+    }
+    lb_thread_hold_tables();
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        if (t->id < count && t->id < ws.n_threads)
+            copy_tree(t, &ws.threads[t->id], __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE),
+                      &copies[t->id]);
     }
     lb_thread_release_tables();
+    uint32_t nobjects;
+    object_seen_t *objects = copy_objects(&nobjects);
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        if (t->id >= count || t->id >= ws.n_threads)
+            continue;
+        thread_seen_t *s = &ws.threads[t->id];
+        uint32_t node, stats;
+        uint64_t start = open_wait(t, &node, &stats) == s->note_start ? s->note_start : 0;
+        split_open_wait(s, start, s->note_node, s->note_stats, end, closed);
+    }
     sqlite3_stmt *st =
         lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,NULL,?,?,?,?,?,1,NULL,NULL)");
     uint64_t all_samples = 0, all_dropped = 0;
@@ -533,7 +563,8 @@ static int build(uint64_t end, bool closed)
     }
     sqlite3_finalize(st);
     free(copies);
-    object_rows(w);
+    object_rows(w, objects, nobjects);
+    free(objects);
     lb_tables_run(w, ws.reason, all_samples, all_dropped);
     char sql[160];
     snprintf(sql, sizeof sql, "UPDATE run SET duration_s = %.9f", (end - ws.start_ns) / 1e9);
