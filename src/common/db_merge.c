@@ -75,6 +75,82 @@ typedef struct {
 #define NREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
 #define FREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
 
+/* The time windows (version 9): a source's processes get numbers after
+ * the destination's, so their ids (process << 32 + own) stay apart. */
+static int merge_windows(sqlite3 *db, const char *src, const char *dst)
+{
+    sqlite3_int64 window, process = 0;
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    snprintf(sql, sizeof sql, "SELECT 1 FROM \"%s\".time_window LIMIT 1", src);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    bool any = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!any)
+        return rc; /* none: nothing to add (a process's exit write) */
+    rc = next_id(db, dst, "time_window", &window);
+    if (rc != SQLITE_OK)
+        return rc;
+    snprintf(sql, sizeof sql, "SELECT COALESCE(MAX(process), 0) FROM \"%s\".time_window", dst);
+    if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        process = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    long long w = window - 1, b = (long long)process << 32;
+    char *sql_text[] = {
+        sqlite3_mprintf("INSERT INTO \"%w\".time_window SELECT id + %lld, process + %lld, seq,"
+                        " run_key, pid, start_s, end_s, start_unix, end_unix, reason"
+                        " FROM \"%w\".time_window",
+                        dst, w, process, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_module SELECT id + %lld, path, base, build_id"
+                        " FROM \"%w\".window_module",
+                        dst, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_frame SELECT id + %lld,"
+                        " CASE WHEN module_id > 0 THEN module_id + %lld END, offset, function,"
+                        " file, line FROM \"%w\".window_frame",
+                        dst, b, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_node SELECT 0, NULL, NULL, 0"
+                        " WHERE NOT EXISTS (SELECT 1 FROM \"%w\".window_node WHERE id = 0)",
+                        dst, dst),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_node SELECT id + %lld,"
+                        " CASE WHEN parent_id > 0 THEN parent_id + %lld ELSE parent_id END,"
+                        " frame_id + %lld, depth FROM \"%w\".window_node WHERE id <> 0",
+                        dst, b, b, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_run SELECT window_id + %lld, id + %lld,"
+                        " command, executable, pid, event, event_requested, period, period_unit,"
+                        " ns_per_sample, start_unix, duration_s, threads, samples,"
+                        " samples_dropped, exit_reason, ppid, exec_gen, proc_start, run_key"
+                        " FROM \"%w\".window_run",
+                        dst, w, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_thread SELECT window_id + %lld, id + %lld, tid,"
+                        " start_frame_id + %lld, NULL, start_s, end_s, cpu_s, samples,"
+                        " samples_dropped, run_id + %lld, runqueue_s, unseen_s"
+                        " FROM \"%w\".window_thread",
+                        dst, w, b, b, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_metric SELECT window_id + %lld,"
+                        " CASE WHEN node_id > 0 THEN node_id + %lld ELSE node_id END,"
+                        " thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
+                        " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s, idle_sem_s,"
+                        " idle_join_s, blamed_count, idle_undirected_s, idle_futex_s"
+                        " FROM \"%w\".window_metric",
+                        dst, w, b, b, src),
+        sqlite3_mprintf("INSERT INTO \"%w\".window_object SELECT window_id + %lld, id + %lld,"
+                        " object, address, NULL, acquisitions, contended, wait_s, blame_s,"
+                        " handoff_s, unattributed_s, run_id + %lld, sampled_waits"
+                        " FROM \"%w\".window_object",
+                        dst, w, b, b, src),
+    };
+    rc = SQLITE_OK;
+    for (size_t i = 0; i < sizeof sql_text / sizeof *sql_text; i++) {
+        if (rc == SQLITE_OK)
+            rc = run_sql(db, sql_text[i]);
+        else
+            sqlite3_free(sql_text[i]);
+    }
+    return rc;
+}
+
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
 {
     int version = lb_db_version(db, src);
@@ -179,5 +255,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
         else
             sqlite3_free(sql[i]);
     }
+    if (rc == SQLITE_OK && has_table(db, src, "time_window") && has_table(db, dst, "time_window"))
+        rc = merge_windows(db, src, dst);
     return rc;
 }

@@ -1,11 +1,32 @@
 #include "common/ddl.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 const char *const lb_ddl_tables[] = {
-    "meta", "run",         "module",       "frame",           "node",   "thread",          "metric",
-    "site", "sync_object", "object_blame", "structural_wait", "symbol", "module_function", NULL,
+    "meta",
+    "run",
+    "module",
+    "frame",
+    "node",
+    "thread",
+    "metric",
+    "site",
+    "sync_object",
+    "object_blame",
+    "structural_wait",
+    "symbol",
+    "module_function",
+    "time_window",
+    "window_run",
+    "window_module",
+    "window_frame",
+    "window_node",
+    "window_thread",
+    "window_metric",
+    "window_object",
+    NULL,
 };
 
 /* Column lists, one per entry of lb_ddl_tables. Version 3 only appended
@@ -13,7 +34,8 @@ const char *const lb_ddl_tables[] = {
  * sync_object.run_id) and dropped run's single-row check; version 4
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
  * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id;
- * version 8 added the tables symbol and module_function. */
+ * version 8 added the tables symbol and module_function, version 9 the
+ * time windows. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -47,13 +69,56 @@ static const char *const columns[] = {
     "(build_id TEXT, path TEXT, offset INTEGER, depth INTEGER, function TEXT, file TEXT,"
     " line INTEGER, PRIMARY KEY (build_id, path, offset, depth)) WITHOUT ROWID",
     "(build_id TEXT, path TEXT, functions BLOB, PRIMARY KEY (build_id, path))",
+    /* version 9: the time windows (docs/SCHEMA.md); window_X holds the
+     * columns of X, window_run/thread/metric/object after a window_id,
+     * with no key: ids are the process's own in every window */
+    "(id INTEGER PRIMARY KEY, process INTEGER, seq INTEGER, run_key TEXT, pid INTEGER,"
+    " start_s REAL, end_s REAL, start_unix REAL, end_unix REAL, reason TEXT)",
 };
+
+/* The window tables' base tables: window_X is X's columns (see above). */
+static const struct {
+    const char *name;
+    int base;        /* index of X in lb_ddl_tables */
+    bool per_window; /* rows per window: a window_id column first */
+} window_tables[] = {
+    { "window_run", 1, true },    { "window_module", 2, false }, { "window_frame", 3, false },
+    { "window_node", 4, false },  { "window_thread", 5, true },  { "window_metric", 6, true },
+    { "window_object", 8, true },
+};
+
+/* X's column list without its keys: "(window_id INTEGER, " + X's columns. */
+static void window_columns(char *out, size_t size, int base, bool per_window)
+{
+    const char *src = columns[base] + 1; /* past "(" */
+    size_t n = snprintf(out, size, "(%s", per_window ? "window_id INTEGER, " : "");
+    while (*src && n + 1 < size) {
+        if (strncmp(src, " PRIMARY KEY", 12) == 0 && src[12] != ' ') {
+            src += 12; /* "id INTEGER PRIMARY KEY" */
+        } else if (strncmp(src, ", PRIMARY KEY (", 15) == 0) {
+            src = strchr(src, ')') + 1; /* ", PRIMARY KEY (a, b)" */
+        } else {
+            out[n++] = *src++;
+        }
+    }
+    out[n] = '\0';
+}
 
 int lb_ddl_create(sqlite3 *db, const char *schema)
 {
     for (int i = 0; lb_ddl_tables[i]; i++) {
-        char sql[1024];
-        snprintf(sql, sizeof sql, "CREATE TABLE \"%s\".%s%s", schema, lb_ddl_tables[i], columns[i]);
+        char sql[2048];
+        char cols[1024];
+        const char *c = NULL;
+        for (size_t w = 0; w < sizeof window_tables / sizeof *window_tables; w++) {
+            if (strcmp(window_tables[w].name, lb_ddl_tables[i]) == 0) {
+                window_columns(cols, sizeof cols, window_tables[w].base,
+                               window_tables[w].per_window);
+                c = cols;
+            }
+        }
+        snprintf(sql, sizeof sql, "CREATE TABLE \"%s\".%s%s", schema, lb_ddl_tables[i],
+                 c ? c : columns[i]);
         int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
         if (rc != SQLITE_OK)
             return rc;

@@ -14,10 +14,11 @@
  * 8 added the tables symbol and module_function (the names the run's
  * processes resolved, per module build id and offset, and the function
  * tables of modules named by their symbols alone, which later processes
- * reuse).
+ * reuse); 9 added the time windows (time_window and the window_*
+ * tables).
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 8
+#define LB_SCHEMA_VERSION 9
 #endif

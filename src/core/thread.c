@@ -59,9 +59,17 @@ static uint32_t frozen;
 /* Move an exited thread's tables into right-sized arena memory. The
  * writer must not read them meanwhile: `compacting` and `frozen` form a
  * Dekker pair (both sides store, then load the other's flag, seq_cst). */
+static uint32_t tables_held; /* lb_thread_hold_tables: a reader of live tables */
+
 static void compact(lb_thread_t *t)
 {
     __atomic_store_n(&t->compacting, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&tables_held, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&t->compacting, 0, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&tables_held, __ATOMIC_SEQ_CST))
+            sched_yield(); /* a copy of the CCTs: milliseconds */
+        __atomic_store_n(&t->compacting, 1, __ATOMIC_SEQ_CST);
+    }
     if (!__atomic_load_n(&frozen, __ATOMIC_SEQ_CST))
         lb_hooks_thread(LB_THREAD_COMPACT, t);
     __atomic_store_n(&t->compacting, 0, __ATOMIC_SEQ_CST);
@@ -96,6 +104,20 @@ void lb_thread_freeze(void)
         while (__atomic_load_n(&t->compacting, __ATOMIC_SEQ_CST))
             sched_yield();
     }
+}
+
+void lb_thread_hold_tables(void)
+{
+    __atomic_store_n(&tables_held, 1, __ATOMIC_SEQ_CST);
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        while (__atomic_load_n(&t->compacting, __ATOMIC_SEQ_CST))
+            sched_yield();
+    }
+}
+
+void lb_thread_release_tables(void)
+{
+    __atomic_store_n(&tables_held, 0, __ATOMIC_SEQ_CST);
 }
 
 lb_thread_t *lb_thread_registry(void)

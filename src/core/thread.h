@@ -128,6 +128,11 @@ void lb_thread_detach(lb_thread_t *self);
 /* The final write begins: no thread compacts from now on, and any
  * compaction in progress has finished when this returns. */
 void lb_thread_freeze(void);
+/* A reader of live threads' tables (the time windows' writer thread, one
+ * at a time): no thread compacts from hold until release (an exiting
+ * thread waits), and none is compacting when hold returns. */
+void lb_thread_hold_tables(void);
+void lb_thread_release_tables(void);
 /* Head of the registry (newest first). */
 lb_thread_t *lb_thread_registry(void);
 uint32_t lb_thread_count(void);

@@ -81,15 +81,20 @@ void lb_mon_fold_live(lb_mon_t *mon, void *unused)
     fold(mon);
 }
 
-void lb_mon_settle_live(lb_mon_t *mon, void *now)
+void lb_mon_accrue_live(lb_mon_t *mon, void *now)
 {
-    /* The clock first: for a mutex, folding its count reuses the word
-     * that holds a pending hold's start (blame/mon.h). */
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (stats) {
         lb_meta_lock(&mon->meta);
         lb_clock_advance(mon, stats, *(const uint64_t *)now);
         lb_meta_unlock(&mon->meta);
     }
+}
+
+void lb_mon_settle_live(lb_mon_t *mon, void *now)
+{
+    /* The clock first: for a mutex, folding its count reuses the word
+     * that holds a pending hold's start (blame/mon.h). */
+    lb_mon_accrue_live(mon, now);
     lb_mon_fold_live(mon, NULL);
 }

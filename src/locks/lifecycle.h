@@ -23,4 +23,8 @@ void lb_mon_fold_live(lb_mon_t *mon, void *unused);
  * idleness still accruing at exit shows up (as unattributed). For
  * lb_mon_for_each. */
 void lb_mon_settle_live(lb_mon_t *mon, void *now);
+/* Only the clock part: accrual brought up to *now, under the meta lock,
+ * as any event on the object would (a time window's end, while the
+ * program runs; report/writer/window_write.c). For lb_mon_for_each. */
+void lb_mon_accrue_live(lb_mon_t *mon, void *now);
 #endif

@@ -12,6 +12,7 @@ int lb_cmd_compare(int argc, char **argv);
 int lb_cmd_merge(int argc, char **argv);
 int lb_cmd_events(int argc, char **argv);
 int lb_cmd_whatif(int argc, char **argv);
+int lb_cmd_snapshot(int argc, char **argv);
 
 /* Exit 2 with "unknown option" / "missing argument" for getopt's '?'/':'. */
 _Noreturn void lb_bad_option(const char *cmd, int opt, const char *arg);

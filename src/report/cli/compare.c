@@ -6,6 +6,8 @@
  */
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "report/cli/commands.h"
 #include "report/cli/compare.h"
@@ -25,6 +27,8 @@ static const char compare_usage[] =
     "three or more runs, each is compared with the first and the contexts with\n"
     "the largest change over the series are listed.\n"
     "\n"
+    "A run may be named DB@N or DB@N-M: time windows N to M of DB (a spike\n"
+    "against the calm before it: lockblame compare s.db@1 s.db@3).\n"
     "A run of a process tree holds all its processes; --pid and --comm keep\n"
     "the same selection in every run (each must have a matching process), and\n"
     "the table header names it with each run's count.\n"
@@ -68,6 +72,9 @@ static bool parse(int argc, char **argv, struct cmp_opts *o)
             break;
         case LB_OPT_PID:
         case LB_OPT_COMM:
+        case LB_OPT_WINDOW:
+        case LB_OPT_SINCE:
+        case LB_OPT_UNTIL:
             lb_select_option(&o->sel, "compare", opt, optarg);
             break;
         case 'n': {
@@ -109,6 +116,28 @@ static void cmp_free(struct cmp *c)
     lb_strtab_free(&c->keys);
 }
 
+/* A run as named on the command line: DB, or DB@N / DB@N-M for time
+ * windows of it (a spike against the calm before it: A.db@1 A.db@3). */
+static struct lb_profile *load_run_arg(const char *arg, const struct lb_select *sel)
+{
+    const char *at = strrchr(arg, '@');
+    struct stat st;
+
+    if (!at || stat(arg, &st) == 0)
+        return lb_profile_load_select(arg, sel);
+    char *path = lb_xstrdup(arg);
+    struct lb_select one = *sel;
+
+    path[at - arg] = '\0';
+    one.window = at + 1;
+    struct lb_profile *p = lb_profile_load_select(path, &one);
+
+    free(p->path);
+    p->path = lb_xstrdup(arg); /* the run's name in the table's header */
+    free(path);
+    return p;
+}
+
 int lb_cmd_compare(int argc, char **argv)
 {
     struct cmp_opts o;
@@ -119,7 +148,7 @@ int lb_cmd_compare(int argc, char **argv)
 
     c.runs = lb_xmalloc((size_t)c.nruns * sizeof *c.runs);
     for (int r = 0; r < c.nruns; r++)
-        c.runs[r] = lb_profile_load_select(o.dbs[r], &o.sel);
+        c.runs[r] = load_run_arg(o.dbs[r], &o.sel);
     lb_cmp_warn_programs(&c);
     lb_cmp_compute(&c);
     lb_cmp_print(&c, &o);

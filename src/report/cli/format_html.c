@@ -24,6 +24,7 @@
 
 #include "common/unseen.h"
 #include "report/cli/accounting.h"
+#include "report/cli/html_timeline.h"
 #include "report/cli/views.h"
 #include "report/cli/whatif.h"
 
@@ -326,6 +327,7 @@ int lb_view_html(struct lb_profile *p, const struct lb_report_opts *o)
     fputs(lb_html_css, out);
     fputs("</style>\n</head>\n<body>\n<h1>lockblame report</h1>\n", out);
     print_header(p, out);
+    lb_html_timeline(o->db, out);
     fputs("<p class=\"note\">Flame graphs (icicles: callers above callees). Idleness is "
           "blame received by the release, signal or post site that made threads wait; work "
           "is sampled CPU time. Click a frame to zoom in, click the top bar to zoom out; "

@@ -17,6 +17,7 @@
 #include "report/cli/db.h"
 #include "report/cli/debug_names.h"
 #include "report/cli/profile.h"
+#include "report/cli/windows.h"
 #include "report/cli/views.h"
 
 /* id -> index: a direct table when the ids are dense (the usual case, and
@@ -669,6 +670,7 @@ struct lb_profile *lb_profile_load_select(const char *path, const struct lb_sele
     struct idindex procs, mods, frames, nodes, objs;
 
     p->path = lb_xstrdup(path);
+    lb_windows_apply(db, path, sel);
     /* One read transaction: a consistent snapshot, and one lock. */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         lb_db_fail(db, path, "starting a read");

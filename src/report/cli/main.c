@@ -17,7 +17,7 @@ static const char main_usage[] =
     "Blame-shifting profiler for pthread programs: who made the threads wait.\n"
     "\n"
     "commands:\n"
-    "  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] -- PROG [ARGS]\n"
+    "  run [-o FILE] [-e EVENT[@PERIOD]] [-F HZ] [--interval T] -- PROG [ARGS]\n"
     "                 run PROG with liblockblame.so preloaded\n"
     "  report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
     "         [--format table|csv|json|folded|html|pprof] [-n N] [--per-address] [-o FILE] [DB]\n"
@@ -34,6 +34,8 @@ static const char main_usage[] =
     "         (-- PROG [ARGS] | FILE | --show FILE)\n"
     "                 predict the gain of shorter holds at the top release sites,\n"
     "                 by virtual speedup experiments\n"
+    "  snapshot PID   a running profiled process that writes time windows, and\n"
+    "                 its children, write a window now\n"
     "\n"
     "'lockblame COMMAND --help' describes a command. See lockblame(1).\n"
     "Exit status: 0 ok, 1 runtime failure, 2 usage error or bad input.\n";
@@ -56,13 +58,14 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        { "run", lb_cmd_run },     { "report", lb_cmd_report }, { "compare", lb_cmd_compare },
-        { "merge", lb_cmd_merge }, { "events", lb_cmd_events }, { "whatif", lb_cmd_whatif },
+        { "run", lb_cmd_run },           { "report", lb_cmd_report }, { "compare", lb_cmd_compare },
+        { "merge", lb_cmd_merge },       { "events", lb_cmd_events }, { "whatif", lb_cmd_whatif },
+        { "snapshot", lb_cmd_snapshot },
     };
 
     if (argc < 2)
-        cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events, whatif; see "
-                               "'lockblame --help')");
+        cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events, whatif,"
+                               " snapshot; see 'lockblame --help')");
     const char *cmd = argv[1];
 
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -79,7 +82,8 @@ int main(int argc, char **argv)
     if (cmd[0] == '-')
         cli_die(LB_EXIT_USAGE, "unknown option '%s' (see 'lockblame --help')", cmd);
     cli_die(LB_EXIT_USAGE,
-            "unknown command '%s' (run, report, compare, merge, events, whatif; see 'lockblame "
+            "unknown command '%s' (run, report, compare, merge, events, whatif, snapshot; see"
+            " 'lockblame "
             "--help')",
             cmd);
 }

@@ -147,6 +147,8 @@ struct lb_totals {
 struct lb_select {
     int64_t pid;
     const char *comm;
+    const char *window;        /* --window N or N-M: time windows by number (windows.h) */
+    const char *since, *until; /* --since/--until T: the windows that overlap */
 };
 
 struct lb_profile {

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "report/cli/commands.h"
+#include "report/cli/report_windows.h"
 #include "report/cli/select.h"
 #include "report/cli/views.h"
+#include "report/cli/windows.h"
 
 static const char report_usage[] =
     "usage: lockblame report [VIEW] [--pid N] [--comm NAME] [--metric M] [--kind KINDS]\n"
@@ -54,6 +56,10 @@ static const char report_usage[] =
     "                 tree depth (--top-down, default 10 in tables), caller levels\n"
     "                 (--bottom-up, default 5); rows: --by-lock, --by-thread, --flat\n"
     "  --per-address  --by-lock: one row per lock address instead of per group\n"
+    "  --windows      list the time windows (run --interval, snapshot): when, the\n"
+    "                 waiting, blame and top release site of each (table or csv)\n"
+    "  --per-window DIR  with --format pprof: DIR/window-NNNN.pb.gz, one profile\n"
+    "                 per time window, each with its time range\n"
     "  -o FILE        write the output to FILE instead of stdout\n"
     "  -h, --help     this help\n";
 
@@ -90,7 +96,9 @@ int lb_cmd_report(int argc, char **argv)
         O_METRIC,
         O_FORMAT,
         O_KIND,
-        O_PER_ADDRESS
+        O_PER_ADDRESS,
+        O_WINDOWS,
+        O_PER_WINDOW
     };
     static const struct option longopts[] = {
         { "by-release-site", no_argument, NULL, O_SITE },
@@ -105,6 +113,8 @@ int lb_cmd_report(int argc, char **argv)
         { "format", required_argument, NULL, O_FORMAT },
         { "kind", required_argument, NULL, O_KIND },
         { "per-address", no_argument, NULL, O_PER_ADDRESS },
+        { "windows", no_argument, NULL, O_WINDOWS },
+        { "per-window", required_argument, NULL, O_PER_WINDOW },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -113,6 +123,8 @@ int lb_cmd_report(int argc, char **argv)
     };
     struct lb_select sel = { 0 };
     int views = 0, c;
+    bool list_windows = false;
+    const char *per_window = NULL;
 
     opterr = 0;
     optind = 1;
@@ -130,8 +142,17 @@ int lb_cmd_report(int argc, char **argv)
         case O_PER_ADDRESS:
             o.per_address = true;
             break;
+        case O_WINDOWS:
+            list_windows = true;
+            break;
+        case O_PER_WINDOW:
+            per_window = optarg;
+            break;
         case LB_OPT_PID:
         case LB_OPT_COMM:
+        case LB_OPT_WINDOW:
+        case LB_OPT_SINCE:
+        case LB_OPT_UNTIL:
             lb_select_option(&sel, "report", c, optarg);
             break;
         case O_SITE:
@@ -180,7 +201,19 @@ int lb_cmd_report(int argc, char **argv)
     char *found = NULL;
 
     o.db = optind < argc ? argv[optind] : (found = lb_find_default_db());
+    if (list_windows || per_window) {
+        if (per_window && o.format != LB_FMT_PPROF)
+            cli_die(LB_EXIT_USAGE, "report: --per-window DIR goes with --format pprof");
+        int wrc = list_windows ? lb_report_windows_list(o.db, o.format == LB_FMT_CSV)
+                               : lb_report_per_window(&o, &sel, per_window);
+
+        free(found);
+        return wrc;
+    }
     struct lb_profile *p = lb_profile_load_select(o.db, &sel);
+
+    if (p->nprocs == 0 && !lb_windows_selected(&sel))
+        lb_report_windows_hint(o.db);
     int rc;
 
     if (o.kinds)

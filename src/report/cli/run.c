@@ -42,6 +42,7 @@
 #include <sys/time.h>
 
 #include "common/db_name.h"
+#include "common/duration.h"
 #include "report/cli/commands.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
@@ -62,6 +63,10 @@ static const char run_usage[] =
     "  -e EVENT[@PERIOD]  sampling event, a libpfm4 name such as cycles@2000000\n"
     "                     or task-clock (sets LOCKBLAME_EVENT); see 'lockblame events'\n"
     "  -F HZ              sampling frequency per thread (sets LOCKBLAME_FREQ)\n"
+    "  --interval T       write a time window every T (10s, 500ms, 1m; 0: only when\n"
+    "                     'lockblame snapshot PID' asks), so that a server's profile\n"
+    "                     is read while it runs (sets LOCKBLAME_INTERVAL; see\n"
+    "                     'lockblame report --windows' and --window N)\n"
     "  -h, --help         this help\n";
 
 /* Directory of the running executable + "/liblockblame.so"; NULL if
@@ -228,13 +233,11 @@ static void check_freq(const char *s)
 int lb_cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "output", required_argument, NULL, 'o' },
-        { "event", required_argument, NULL, 'e' },
-        { "freq", required_argument, NULL, 'F' },
-        { NULL, 0, NULL, 0 },
+        { "help", no_argument, NULL, 'h' },           { "output", required_argument, NULL, 'o' },
+        { "event", required_argument, NULL, 'e' },    { "freq", required_argument, NULL, 'F' },
+        { "interval", required_argument, NULL, 'I' }, { NULL, 0, NULL, 0 },
     };
-    const char *out = NULL, *event = NULL, *freq = NULL;
+    const char *out = NULL, *event = NULL, *freq = NULL, *interval = NULL;
     int c;
 
     opterr = 0;
@@ -254,6 +257,9 @@ int lb_cmd_run(int argc, char **argv)
         case 'F':
             freq = optarg;
             break;
+        case 'I':
+            interval = optarg;
+            break;
         default:
             lb_bad_option("run", c == ':' ? ':' : optopt, argv[optind - 1]);
         }
@@ -267,6 +273,11 @@ int lb_cmd_run(int argc, char **argv)
         cli_die(LB_EXIT_USAGE, "run: -e wants an event name");
     if (freq)
         check_freq(freq);
+    uint64_t interval_ns;
+
+    if (interval && !lb_parse_duration(interval, &interval_ns))
+        cli_die(LB_EXIT_USAGE, "run: --interval wants a duration such as 10s, 500ms or 0, not '%s'",
+                interval);
     char **prog = argv + optind;
     const char *env_out = getenv("LOCKBLAME_OUTPUT");
 
@@ -299,6 +310,8 @@ int lb_cmd_run(int argc, char **argv)
         set_env("LOCKBLAME_EVENT", event);
     if (freq)
         set_env("LOCKBLAME_FREQ", freq);
+    if (interval)
+        set_env("LOCKBLAME_INTERVAL", interval);
 
     struct sigaction old_actions[FORWARDED_SIGNALS];
     sigset_t blocked_before;

@@ -22,6 +22,15 @@ void lb_select_option(struct lb_select *sel, const char *cmd, int opt, const cha
 {
     if (opt == LB_OPT_PID) {
         sel->pid = parse_pid(cmd, arg);
+    } else if (opt == LB_OPT_WINDOW || opt == LB_OPT_SINCE || opt == LB_OPT_UNTIL) {
+        if (!*arg)
+            cli_die(LB_EXIT_USAGE, "%s: --%s wants a value", cmd,
+                    opt == LB_OPT_WINDOW  ? "window"
+                    : opt == LB_OPT_SINCE ? "since"
+                                          : "until");
+        *(opt == LB_OPT_WINDOW  ? &sel->window
+          : opt == LB_OPT_SINCE ? &sel->since
+                                : &sel->until) = arg;
     } else {
         if (!*arg)
             cli_die(LB_EXIT_USAGE, "%s: --comm wants a command name", cmd);
@@ -40,4 +49,14 @@ void lb_select_describe(const struct lb_select *sel, struct lb_buf *out)
         lb_buf_printf(out, "pid=%" PRId64, sel->pid);
     if (sel->comm)
         lb_buf_printf(out, "%scomm=%s", sel->pid ? " " : "", sel->comm);
+    const char *names[] = { "window", "since", "until" };
+    const char *values[] = { sel->window, sel->since, sel->until };
+    bool first = !sel->pid && !sel->comm;
+
+    for (int i = 0; i < 3; i++) {
+        if (values[i]) {
+            lb_buf_printf(out, "%s%s=%s", first ? "" : " ", names[i], values[i]);
+            first = false;
+        }
+    }
 }

@@ -15,23 +15,34 @@
 /* getopt_long values of the two options, above every command's own. */
 enum {
     LB_OPT_PID = 1024,
-    LB_OPT_COMM
+    LB_OPT_COMM,
+    LB_OPT_WINDOW,
+    LB_OPT_SINCE,
+    LB_OPT_UNTIL
 };
 
 /* Entries for a command's struct option table. */
-#define LB_SELECT_LONGOPTS                           \
-    { "pid", required_argument, NULL, LB_OPT_PID },  \
-    {                                                \
-        "comm", required_argument, NULL, LB_OPT_COMM \
+#define LB_SELECT_LONGOPTS                                    \
+    { "pid", required_argument, NULL, LB_OPT_PID },           \
+        { "comm", required_argument, NULL, LB_OPT_COMM },     \
+        { "window", required_argument, NULL, LB_OPT_WINDOW }, \
+        { "since", required_argument, NULL, LB_OPT_SINCE },   \
+    {                                                         \
+        "until", required_argument, NULL, LB_OPT_UNTIL        \
     }
 
 /* The options' lines in a command's --help. */
 #define LB_SELECT_HELP                                                              \
     "  --pid N        only the process(es) with pid N (default: all processes)\n"   \
     "  --comm NAME    only the processes whose command is NAME (argv[0]'s or the\n" \
-    "                 executable's base name)\n"
+    "                 executable's base name)\n"                                    \
+    "  --window N     only time window N (or N-M) of a run written in time\n"       \
+    "                 windows (report's windows option lists them)\n"               \
+    "  --since T      only the time windows that end after T: seconds from the\n"   \
+    "                 start, or a wall-clock time HH:MM[:SS]\n"                     \
+    "  --until T      only the time windows that begin before T\n"
 
-/* Store the argument of option opt (LB_OPT_PID or LB_OPT_COMM) in sel; a
+/* Store the argument of option opt (LB_OPT_PID .. LB_OPT_UNTIL) in sel; a
  * bad value (not a pid, an empty name) exits 2 with one line starting
  * with cmd. */
 void lb_select_option(struct lb_select *sel, const char *cmd, int opt, const char *arg);

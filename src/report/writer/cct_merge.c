@@ -144,7 +144,7 @@ static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32
     return id;
 }
 
-static bool metrics_empty(const lb_metrics_t *m)
+bool lb_merge_metrics_empty(const lb_metrics_t *m)
 {
     if (m->work_samples || m->overhead_samples || m->wait_ns || m->blamed_count ||
         m->undirected_samples != 0)
@@ -156,7 +156,7 @@ static bool metrics_empty(const lb_metrics_t *m)
     return true;
 }
 
-static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_metrics_t *m)
+void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_metrics_t *m)
 {
     sqlite3_stmt *st = w->ins_metric;
     sqlite3_bind_int64(st, 1, node);
@@ -172,6 +172,24 @@ static void put_metric(writer_t *w, uint32_t node, uint32_t thread, const lb_met
     sqlite3_bind_double(st, 8 + LB_OBJ_JOIN, m->undirected_samples * w->ns_per_sample / 1e9);
     sqlite3_bind_double(st, 9 + LB_OBJ_JOIN, m->idle_ns[LB_OBJ_FUTEX] / 1e9);
     lb_wstep(st);
+}
+
+uint32_t lb_merge_child(writer_t *w, uint32_t parent, uint32_t *depth, uintptr_t pc)
+{
+    uint32_t frames[LB_MAX_INLINE + 1];
+    int nf = frame_chain(w, pc, frames);
+    for (int i = 0; i < nf; i++)
+        parent = global_node(w, parent, frames[i], ++*depth);
+    return parent;
+}
+
+uint32_t lb_merge_metric_node(writer_t *w, uint32_t g, uint32_t depth, uintptr_t pc,
+                              const lb_metrics_t *m)
+{
+    uintptr_t site = is_wrapper_leaf(m) ? lb_merge_site_pc(w, pc) : 0;
+    if (!site || site == pc)
+        return g;
+    return lb_merge_child(w, g, &depth, site); /* the tail-called function, below the caller */
 }
 
 /* Merge one thread's CCT; fills w->node_maps[t->id] (local node -> its
@@ -193,13 +211,8 @@ int lb_merge_thread(writer_t *w, lb_thread_t *t)
         lb_cct_node_t *node = lb_cct_node(t->cct, id);
         if (!node)
             break;
-        uint32_t frames[LB_MAX_INLINE + 1];
-        int nf = frame_chain(w, node->pc, frames);
-        uint32_t g = map[node->parent], d = depth[node->parent];
-        for (int i = 0; i < nf; i++)
-            g = global_node(w, g, frames[i], ++d);
-        map[id] = g;
-        depth[id] = d;
+        depth[id] = depth[node->parent];
+        map[id] = lb_merge_child(w, map[node->parent], &depth[id], node->pc);
     }
     uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
     w->leaf_maps[t->id] = leaf;
@@ -210,18 +223,13 @@ int lb_merge_thread(writer_t *w, lb_thread_t *t)
         lb_metrics_t m = node->m;
         if (id == 0)
             m.overhead_samples += t->sampler->busy_samples; /* lockblame's own cost */
-        if (metrics_empty(&m))
+        if (lb_merge_metrics_empty(&m))
             continue;
-        uint32_t g = map[id];
-        uintptr_t pc = id && leaf && is_wrapper_leaf(&m) ? lb_merge_site_pc(w, node->pc) : 0;
-        if (pc && pc != node->pc) { /* the tail-called function, below the caller */
-            uint32_t frames[LB_MAX_INLINE + 1];
-            int nf = frame_chain(w, pc, frames);
-            for (int i = 0; i < nf; i++)
-                g = global_node(w, g, frames[i], depth[id] + 1 + (uint32_t)i);
+        uint32_t g =
+            id && leaf ? lb_merge_metric_node(w, map[id], depth[id], node->pc, &m) : map[id];
+        if (g != map[id])
             leaf[id] = g;
-        }
-        put_metric(w, g, t->id, &m);
+        lb_merge_put_metric(w, g, t->id, &m);
     }
     free(depth);
     return 0;

@@ -13,6 +13,7 @@
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/summary.h"
+#include "report/writer/window.h"
 #include "report/writer/writer.h"
 
 /* errno kept: the program's main starts with errno 0 (C11 7.5), and the
@@ -29,10 +30,22 @@ static void writer_finish(const char *reason)
 {
     lb_ledger_mark(false);
     lb_write_profile(reason);
+    lb_window_finish(reason); /* the last window: what the whole-run write added */
     lb_ledger_mark(true);
+}
+
+static void writer_fork_child(lb_thread_t *self)
+{
+    (void)self;
+    lb_window_fork_child();
 }
 
 LB_PROCESS_HOOKS(writer_hooks) = {
     .rank = LB_RANK_WRITER,
+    .setup = lb_window_setup,
+    .quiesce = lb_window_quiesce,
     .finish = writer_finish,
+    .fork_prepare = lb_window_fork_prepare,
+    .fork_parent = lb_window_fork_parent,
+    .fork_child = writer_fork_child,
 };

@@ -204,8 +204,10 @@ static int prepare_out(sqlite3 *db)
     bool other_run = false;
     if (version == LB_SCHEMA_VERSION) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 LIMIT 1", -1, &st,
-                               NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db,
+                               "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 UNION ALL"
+                               " SELECT 1 FROM out.time_window WHERE run_key IS NOT ?1 LIMIT 1",
+                               -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
             other_run = sqlite3_step(st) == SQLITE_ROW;
         }
@@ -237,7 +239,18 @@ int lb_output_busy(void *deadline, int tries)
     return 1;
 }
 
+static int merge_main(sqlite3 *db, void *arg)
+{
+    (void)arg;
+    return lb_db_merge(db, "main", "out");
+}
+
 int lb_output_commit(sqlite3 *db)
+{
+    return lb_output_commit_with(db, merge_main, NULL);
+}
+
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, lb_output_busy, &deadline);
@@ -272,7 +285,7 @@ int lb_output_commit(sqlite3 *db)
         sql(db, "DETACH out");
         return -1;
     }
-    rc = lb_db_merge(db, "main", "out");
+    rc = add(db, arg);
     if (rc == SQLITE_OK)
         rc = sql(db, "COMMIT");
     if (rc != SQLITE_OK) {

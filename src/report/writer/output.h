@@ -41,4 +41,7 @@ int lb_output_busy(void *deadline, int tries);
 /* Copy the profile in db's main schema into the run's database. Returns 0,
  * or -1 after one lockblame: line; the file is then as it was. */
 int lb_output_commit(sqlite3 *db);
+/* The same transaction with add(db, arg) in place of the profile's copy
+ * (the time windows, window_write.c); add returns an SQLite code. */
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg);
 #endif

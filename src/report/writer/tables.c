@@ -23,7 +23,7 @@
 #include "util/clock.h"
 #include "util/run_delay.h"
 
-static uint64_t cpu_ns_of(const lb_thread_t *t)
+uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
 {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         return t->cpu_ns;
@@ -81,7 +81,7 @@ void lb_tables_threads(writer_t *w)
         sqlite3_bind_double(st, 5, t->start_ns > start ? (t->start_ns - start) / 1e9 : 0);
         uint64_t end = t->exited ? t->end_ns : now;
         sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
-        sqlite3_bind_double(st, 7, cpu_ns_of(t) / 1e9);
+        sqlite3_bind_double(st, 7, lb_tables_cpu_ns(t) / 1e9);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
         double run_delay = run_delay_s_of(t);
@@ -159,6 +159,20 @@ static void shared_outside_meta(writer_t *w)
     lb_wsql(w, sql);
 }
 
+void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *handoff)
+{
+    /* Its waits accrued across the tree's processes; this process's part
+     * is what its releases took, the hand-off its waits took, and the
+     * idleness of its waits ended from outside the tree
+     * (blame/shared_objs.h). Atomic loads: a time window reads it while
+     * the program runs. */
+    double blamed, outside;
+    __atomic_load(&s->blamed_ns, &blamed, __ATOMIC_RELAXED);
+    __atomic_load(&s->outside_ns, &outside, __ATOMIC_RELAXED);
+    __atomic_load(&s->shared_handoff_ns, handoff, __ATOMIC_RELAXED);
+    *held = blamed + outside;
+}
+
 void lb_tables_objects(writer_t *w)
 {
     uint64_t now = w->now;
@@ -176,14 +190,8 @@ void lb_tables_objects(writer_t *w)
             (!s->acquisitions && !s->contended && !s->wait_ns && s->blamed_ns <= 0))
             continue; /* forgotten in a fork child (fork_forget.c); a process that only
                        * posted a shared semaphore keeps its blame's row */
-        if (s->shared) {
-            /* Its waits accrued across the tree's processes; this process's
-             * part is what its releases took, the hand-off its waits took,
-             * and the idleness of its waits ended from outside the tree
-             * (blame/shared_objs.h). */
-            s->accrued_held_ns = s->blamed_ns + s->outside_ns;
-            s->handoff_ns = s->shared_handoff_ns;
-        }
+        if (s->shared)
+            lb_tables_shared_accrual(s, &s->accrued_held_ns, &s->handoff_ns);
         double unattributed = s->accrued_held_ns - s->blamed_ns;
         sqlite3_bind_int64(st, 1, i);
         sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
@@ -306,7 +314,7 @@ double lb_tables_ns_per_sample(uint64_t *samples_out, uint64_t *dropped_out)
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         samples += t->sampler->samples;
         dropped += t->sampler->dropped;
-        cpu += cpu_ns_of(t);
+        cpu += lb_tables_cpu_ns(t);
     }
     *samples_out = samples;
     *dropped_out = dropped;

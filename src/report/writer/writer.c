@@ -56,7 +56,7 @@ int lb_wstep(sqlite3_stmt *st)
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
  * thread of its own, a sample, or a wait since it started (or forked; the
  * fork child forgot its parent's counts, interpose/fork_forget.c). */
-static bool recorded_something(void)
+bool lb_write_recorded_something(void)
 {
     /* A fork child's registry holds only the forking thread and the
      * threads it created itself (exited ones included). */
@@ -123,7 +123,7 @@ static int build(writer_t *w, const char *reason)
 int lb_write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
-    if (!recorded_something()) {
+    if (!lb_write_recorded_something()) {
         /* nothing to write; the tree's root still says what its tree wrote */
         lb_summary_after_write(NULL, lb_output_path(), process_ends);
         return 0;

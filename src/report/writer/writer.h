@@ -7,8 +7,12 @@
  * program's exit status, and the database is left as it was. */
 #ifndef LB_WRITER_H
 #define LB_WRITER_H
+#include <stdbool.h>
 
 /* The one entry point: build, add to the run's database, print the
  * summary. reason: "exit", "_exit", "exec", "signal SIGTERM", ... */
 int lb_write_profile(const char *reason);
+/* Whether this process recorded anything (a thread of its own, a sample
+ * or a wait): what decides that it writes a profile. */
+bool lb_write_recorded_something(void);
 #endif

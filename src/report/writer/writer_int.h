@@ -9,6 +9,7 @@
 
 #include "core/thread.h"
 #include "report/writer/symbolize.h"
+#include "sampler/metrics.h"
 #include "common/u64map.h"
 
 typedef struct writer {
@@ -49,13 +50,29 @@ uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local);
  * left no frame (tailcall.h), else call_pc itself. Cached. */
 uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
 void lb_merge_close(writer_t *w);
+/* The global node of pc below the global node parent at global depth
+ * *depth (inlined calls add nodes in between; *depth is advanced). */
+uint32_t lb_merge_child(writer_t *w, uint32_t parent, uint32_t *depth, uintptr_t pc);
+/* Where a CCT node's metrics m go: its global node g at depth, or the
+ * tail-called function below it when its path ended in our wrappers. */
+uint32_t lb_merge_metric_node(writer_t *w, uint32_t g, uint32_t depth, uintptr_t pc,
+                              const lb_metrics_t *m);
+bool lb_merge_metrics_empty(const lb_metrics_t *m);
+/* One metric row (w->ins_metric), samples converted with w->ns_per_sample. */
+void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_metrics_t *m);
 
 /* tables.c: the per-thread, per-object and per-process tables. */
+/* A thread's CPU time: at its exit, or now while it runs. */
+uint64_t lb_tables_cpu_ns(const lb_thread_t *t);
 double lb_tables_ns_per_sample(uint64_t *samples, uint64_t *dropped);
 void lb_tables_sites(writer_t *w, lb_thread_t *t);
 void lb_tables_object_blame(writer_t *w, lb_thread_t *t);
 void lb_tables_threads(writer_t *w);
 void lb_tables_objects(writer_t *w);
+/* A process-shared object's accrual as this process's share of it: held
+ * (blamed + ended from outside the tree) and hand-off. */
+struct lb_object_stats;
+void lb_tables_shared_accrual(const struct lb_object_stats *s, double *held, double *handoff);
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped);
 /* This image's command line as it began (argv joined; a process title
  * may rewrite argv later). */
