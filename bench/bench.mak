@@ -17,7 +17,7 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unus
 BENCH_SAMPLE_COST := $(if $(wildcard bench/sample_cost.c),$(BUILD)/bench/sample_cost)
 BENCH_SAMPLER_SRCS := $(filter-out src/sampler/adopt.c,$(wildcard src/sampler/*.c)) \
                       $(wildcard src/util/*.c src/common/*.c) src/core/undirected.c src/core/real.c \
-                      src/core/whatif.c
+                      src/core/whatif.c src/core/whatif_progress.c
 
 # bench/hold_cost.c links the library's objects less the interposition and
 # the runtime's constructor (as the unit tests do): one contended hold.

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/whatif_progress.h"
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -39,6 +40,8 @@ static struct {
     uintptr_t acquires[WHATIF_CALLS]; /* return addresses of its lock and wait calls */
     uint32_t nacquires;
     char out[PATH_MAX];  /* results file (appended to) */
+    bool progress;       /* a progress point was asked for */
+    int progress_errno;  /* why it cannot count (0: it counts) */
     uint64_t started_ns; /* at setup */
 } config;
 
@@ -344,15 +347,22 @@ void lb_whatif_finish(void)
 {
     lb_whatif_pay();
     uint64_t elapsed = lb_monotonic_ns() - config.started_ns;
-    char line[256];
-    int n = snprintf(
-        line, sizeof line,
-        "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu "
-        "speedup_ppm=%u\n",
-        (int)getpid(), (unsigned long long)elapsed, (unsigned long long)global_at(lb_now_ns()),
-        (unsigned long long)__atomic_load_n(&slept_total, __ATOMIC_RELAXED),
-        (unsigned long long)__atomic_load_n(&site_holds, __ATOMIC_RELAXED),
-        (unsigned long long)__atomic_load_n(&site_hold_ns, __ATOMIC_RELAXED), config.speedup_ppm);
+    char line[320], progress[64] = "";
+    long long calls = lb_progress_calls();
+    if (config.progress && calls >= 0)
+        snprintf(progress, sizeof progress, " calls=%lld", calls);
+    else if (config.progress)
+        snprintf(progress, sizeof progress, " progress_errno=%d",
+                 config.progress_errno ? config.progress_errno : ENOENT);
+    int n = snprintf(line, sizeof line,
+                     "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu "
+                     "speedup_ppm=%u%s\n",
+                     (int)getpid(), (unsigned long long)elapsed,
+                     (unsigned long long)global_at(lb_now_ns()),
+                     (unsigned long long)__atomic_load_n(&slept_total, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&site_holds, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&site_hold_ns, __ATOMIC_RELAXED),
+                     config.speedup_ppm, progress);
     int fd = open(config.out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, line, (size_t)n) != n)
         lb_warn("whatif: cannot write %s", config.out);
@@ -427,6 +437,25 @@ static bool parse_site(const char *spec)
     return true;
 }
 
+/* LOCKBLAME_WHATIF_PROGRESS = "OFFSET:PATH": count the calls of the
+ * function at that hex offset in the module at PATH (whatif_progress.h). */
+static void setup_progress(const char *spec)
+{
+    char *end;
+    uintptr_t offset = strtoull(spec, &end, 16);
+    config.progress = true;
+    if (end == spec || *end != ':') {
+        config.progress_errno = EINVAL;
+        return;
+    }
+    module_query_t q = { .path = end + 1 };
+    dl_iterate_phdr(find_module, &q);
+    if (!q.found)
+        config.progress_errno = ENOENT;
+    else if (!lb_progress_open(q.base + offset))
+        config.progress_errno = errno;
+}
+
 void lb_whatif_setup(void)
 {
     const char *site = getenv("LOCKBLAME_WHATIF_SITE");
@@ -444,6 +473,9 @@ void lb_whatif_setup(void)
         return;
     strcpy(config.out, out);
     config.speedup_ppm = (uint32_t)(p * PPM + 0.5);
+    const char *progress = getenv("LOCKBLAME_WHATIF_PROGRESS");
+    if (progress && *progress)
+        setup_progress(progress);
     config.started_ns = lb_monotonic_ns();
     ensure_known();
     lb_whatif_on = true;

@@ -16,12 +16,16 @@
  *             moves the bottleneck to the second, the gain is capped.
  *   oversub   16 threads on one lock, hot_update holding it 200 us (100 us
  *             less fixed: the fixed 100 us cut) and working 300 us outside.
+ *   rated     the task queue for a fixed time (0.4 s times the scale) instead
+ *             of a fixed number of tasks, as a server or benchmark runs: its
+ *             figure is the rate of progress_point() calls, one a task done.
  *
  * Work is CPU work in 2 us time slices (gt_work): a thread that is
  * descheduled or sleeps makes no progress, as with real computation.
  * argv[2] scales the item counts (default 1). With $GT_LOG set, appends
- * one line "site=NAME holds=N hold_ns=T" (the named site's holds, as the
- * program timed them) to that file at exit.
+ * one line "site=NAME holds=N hold_ns=T progress=C" (the named site's holds,
+ * as the program timed them, and its own count of progress_point() calls)
+ * to that file at exit.
  */
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -58,6 +62,14 @@ static void timed_hold(int64_t ns)
 }
 
 static int scale = 1;
+static int64_t progress_calls; /* progress_point() calls, counted by the program */
+
+/* One task done: the progress point that `whatif --progress` counts. */
+__attribute__((noinline)) static void progress_point(void)
+{
+    __atomic_fetch_add(&progress_calls, 1, __ATOMIC_RELAXED);
+    __asm__ volatile("" ::: "memory");
+}
 
 /* queue */
 enum {
@@ -66,6 +78,7 @@ enum {
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER, qnonfull = PTHREAD_COND_INITIALIZER;
 static int qbuf[QCAP], qhead, qlen, qdone;
+static int64_t queue_deadline; /* rated: push until then; 0: a fixed number of tasks */
 
 __attribute__((noinline)) static void queue_push(int v)
 {
@@ -97,8 +110,10 @@ __attribute__((noinline)) static int queue_pop(void)
 static void *consumer(void *arg)
 {
     (void)arg;
-    while (queue_pop() >= 0)
+    while (queue_pop() >= 0) {
         gt_work(15000);
+        progress_point();
+    }
     return NULL;
 }
 
@@ -108,7 +123,7 @@ static void run_queue(void)
     site_name = "queue_push";
     for (int i = 0; i < 2; i++)
         pthread_create(&c[i], NULL, consumer, NULL);
-    for (int i = 0; i < 3000 * scale; i++)
+    for (int i = 0; queue_deadline ? gt_now() < queue_deadline : i < 3000 * scale; i++)
         queue_push(i);
     pthread_mutex_lock(&qlock);
     qdone = 1;
@@ -116,6 +131,12 @@ static void run_queue(void)
     pthread_mutex_unlock(&qlock);
     for (int i = 0; i < 2; i++)
         pthread_join(c[i], NULL);
+}
+
+static void run_rated(void)
+{
+    queue_deadline = gt_now() + (int64_t)400000000 * scale;
+    run_queue();
 }
 
 /* offpath */
@@ -231,10 +252,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } programs[] = {
-        { "queue", run_queue },
-        { "offpath", run_offpath },
-        { "series", run_series },
-        { "oversub", run_oversub },
+        { "queue", run_queue },     { "offpath", run_offpath }, { "series", run_series },
+        { "oversub", run_oversub }, { "rated", run_rated },
     };
     if (argc > 2)
         scale = atoi(argv[2]);
@@ -249,12 +268,12 @@ int main(int argc, char **argv)
         const char *log = getenv("GT_LOG");
         FILE *f = log ? fopen(log, "a") : NULL;
         if (f) {
-            fprintf(f, "site=%s holds=%lld hold_ns=%lld\n", site_name, (long long)site_holds,
-                    (long long)site_hold_ns);
+            fprintf(f, "site=%s holds=%lld hold_ns=%lld progress=%lld\n", site_name,
+                    (long long)site_holds, (long long)site_hold_ns, (long long)progress_calls);
             fclose(f);
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s queue|offpath|series|oversub [SCALE]\n", argv[0]);
+    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated [SCALE]\n", argv[0]);
     return 2;
 }

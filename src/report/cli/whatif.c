@@ -31,8 +31,8 @@
 #include "report/cli/whatif_sites.h"
 
 static const char whatif_usage[] =
-    "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--format table|json]\n"
-    "                        (-- PROG [ARGS] | FILE | --show FILE)\n"
+    "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--progress FUNCTION]\n"
+    "                        [--format table|json] (-- PROG [ARGS] | FILE | --show FILE)\n"
     "\n"
     "Predict how much faster PROG gets if the mutex holds that end at a release\n"
     "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
@@ -53,13 +53,24 @@ static const char whatif_usage[] =
     "  --site NAME      experiment on this release site (a function name) only\n"
     "  -n K             how many top sites (default 3)\n"
     "  -r RUNS          runs per experiment and of the baseline (default 3, 1..20)\n"
+    "  --progress FUNCTION\n"
+    "                   predict the change of the rate of FUNCTION's calls instead\n"
+    "                   (calls per second of the run's time less the delays), for\n"
+    "                   programs that run for a fixed time; FUNCTION is a function\n"
+    "                   of the site's module (the program), its calls counted by a\n"
+    "                   hardware breakpoint (a debug exception a call, ~1-2 us)\n"
     "  --format F       table (default) or json\n"
     "  --show           print the results stored in FILE, run nothing\n"
     "  -h, --help       this help\n";
 
 struct sample {
     double elapsed_s, delay_s, holds, hold_s;
+    double calls;       /* progress point's calls; -1: not counted */
+    int progress_errno; /* why not (0: none asked for, or counted) */
 };
+
+/* LOCKBLAME_WHATIF_PROGRESS of the experiments: "OFFSET:MODULE", or NULL. */
+static char *progress_spec;
 
 static char *self_exe(void)
 {
@@ -93,6 +104,8 @@ static int run_once(const char *db, char **prog, const char *site, double speedu
             setenv("LOCKBLAME_WHATIF_SITE", site, 1);
             setenv("LOCKBLAME_WHATIF_SPEEDUP", p, 1);
             setenv("LOCKBLAME_WHATIF_OUT", out, 1);
+            if (progress_spec)
+                setenv("LOCKBLAME_WHATIF_PROGRESS", progress_spec, 1);
         }
         int n = 0;
         while (prog[n])
@@ -131,7 +144,12 @@ static bool read_sample(const char *path, struct sample *s)
             continue;
         if (found && elapsed * 1e-9 <= s->elapsed_s)
             continue;
-        *s = (struct sample){ elapsed * 1e-9, delay * 1e-9, (double)holds, hold * 1e-9 };
+        *s = (struct sample){ elapsed * 1e-9, delay * 1e-9, (double)holds, hold * 1e-9, -1, 0 };
+        const char *calls = strstr(line, " calls="), *err = strstr(line, " progress_errno=");
+        if (calls)
+            s->calls = strtod(calls + 7, NULL);
+        if (err)
+            s->progress_errno = atoi(err + 16);
         found = true;
     }
     fclose(f);
@@ -210,10 +228,32 @@ static bool experiment(const char *db, char **prog, const char *spec, double p, 
 {
     unlink(out);
     int status = run_once(db, prog, spec, p, out);
-    if (read_sample(out, sample))
+    if (read_sample(out, sample)) {
+        if (progress_spec && sample->calls < 0)
+            cli_die(LB_EXIT_USAGE,
+                    "whatif: --progress: cannot count calls with a hardware "
+                    "breakpoint: %s",
+                    strerror(sample->progress_errno));
         return true;
+    }
     cli_warn("whatif: a run of %s reported no result (status %d)", prog[0], status);
     return false;
+}
+
+/* The progress point's spec in the site's module (progress_spec). */
+static void set_progress(const char *function, const char *module)
+{
+    free(progress_spec);
+    progress_spec = NULL;
+    if (!function)
+        return;
+    unsigned long long start = lb_whatif_function_start(module, function);
+    if (!start)
+        cli_die(LB_EXIT_USAGE, "whatif: --progress: no function '%s' in %s", function, module);
+    struct lb_buf b = { 0 };
+    lb_buf_printf(&b, "%llx:%s", start, module);
+    progress_spec = lb_xstrdup(lb_buf_str(&b));
+    lb_buf_free(&b);
 }
 
 /* Fill the row of one site at speedup p from its runs and the baseline's.
@@ -225,16 +265,22 @@ static bool experiment(const char *db, char **prog, const char *spec, double p, 
 static void summarize(struct lb_whatif_row *r, const struct sample *base, const struct sample *exp,
                       int runs)
 {
-    double b[20], m[20], d[20], pr[20], h[20], hs[20], ch[20];
+    double b[20], m[20], d[20], pr[20], h[20], hs[20], ch[20], bc[20], c[20];
     for (int i = 0; i < runs; i++) {
         b[i] = base[i].elapsed_s;
         m[i] = exp[i].elapsed_s;
         d[i] = exp[i].delay_s;
         pr[i] = exp[i].elapsed_s - exp[i].delay_s;
         ch[i] = pr[i] / b[i] - 1;
+        bc[i] = base[i].calls;
+        c[i] = exp[i].calls;
+        if (r->progress) /* the rate in virtual time against the baseline's */
+            ch[i] = bc[i] > 0 && pr[i] > 0 ? (c[i] / pr[i]) / (bc[i] / b[i]) - 1 : 0;
         h[i] = exp[i].holds;
         hs[i] = exp[i].hold_s;
     }
+    r->baseline_calls = r->progress ? median(bc, runs) : 0;
+    r->calls = r->progress ? median(c, runs) : 0;
     r->runs = runs;
     r->baseline_s = median(b, runs);
     r->measured_s = median(m, runs);
@@ -252,16 +298,18 @@ int lb_cmd_whatif(int argc, char **argv)
     enum {
         O_SITE = 256,
         O_FORMAT,
-        O_SHOW
+        O_SHOW,
+        O_PROGRESS
     };
     static const struct option longopts[] = {
         { "site", required_argument, NULL, O_SITE },
         { "format", required_argument, NULL, O_FORMAT },
         { "show", no_argument, NULL, O_SHOW },
+        { "progress", required_argument, NULL, O_PROGRESS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *path = NULL, *only = NULL;
+    const char *path = NULL, *only = NULL, *progress = NULL;
     int k = 3, runs = 3, opt;
     bool json = false, show_only = false;
     char *end;
@@ -295,6 +343,9 @@ int lb_cmd_whatif(int argc, char **argv)
             break;
         case O_SHOW:
             show_only = true;
+            break;
+        case O_PROGRESS:
+            progress = optarg;
             break;
         case 'h':
             fputs(whatif_usage, stdout);
@@ -361,6 +412,7 @@ int lb_cmd_whatif(int argc, char **argv)
         }
         lb_buf_printf(&spec, "%llx:%s:%s:%s", s->fstart, lb_buf_str(&s->offsets),
                       lb_buf_str(&s->acquires), s->module);
+        set_progress(progress, s->module);
         fprintf(stderr,
                 "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "
                 "speedup\n",
@@ -380,6 +432,7 @@ int lb_cmd_whatif(int argc, char **argv)
             r->blame_s = s->blame_s;
             r->blame_share = total > 0 ? s->blame_s / total : 0;
             r->speedup = lb_whatif_speedups[j];
+            r->progress = progress ? lb_xstrdup(progress) : NULL;
             summarize(r, base, exp[j], runs);
         }
         lb_buf_free(&spec);

@@ -27,6 +27,9 @@ struct lb_whatif_row {
     double change_lo, change_hi; /* the interval over the runs */
     double holds;                /* median holds that ended at the site */
     double hold_s;               /* median of their summed length */
+    char *progress;              /* NULL: the run's time; else the function whose calls' rate */
+    double baseline_calls;       /* progress: median calls in the baseline runs */
+    double calls;                /* progress: median calls in the experiment's runs */
 };
 
 /* The verdict on site in words, from its row of the largest speedup:

@@ -16,10 +16,7 @@
 #include "common/demangle.h"
 #include "common/runtime_frames.h"
 
-/* The start of function `name` in the ELF file at path (its symbol
- * value: an offset from the load base for PIE and shared objects), 0 if
- * it has no such symbol. */
-static unsigned long long function_start(const char *path, const char *name)
+unsigned long long lb_whatif_function_start(const char *path, const char *name)
 {
     unsigned long long found = 0;
     int fd = open(path, O_RDONLY);
@@ -201,7 +198,7 @@ static void site_calls(sqlite3 *db, const char *path, struct lb_whatif_site *s)
     }
     sqlite3_finalize(calls);
     if (s->module)
-        s->fstart = function_start(s->module, s->name);
+        s->fstart = lb_whatif_function_start(s->module, s->name);
 }
 
 int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,

@@ -27,4 +27,8 @@ int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,
                          struct lb_whatif_site **out);
 /* All blame in the profile, every kind. */
 double lb_whatif_total_blame(sqlite3 *db);
+/* The start of function `name` in the ELF file at path (its symbol
+ * value: an offset from the load base for PIE and shared objects), 0 if
+ * it has no such symbol. */
+unsigned long long lb_whatif_function_start(const char *path, const char *name);
 #endif

@@ -19,15 +19,32 @@ static const char whatif_ddl[] =
     " change REAL, change_lo REAL, change_hi REAL, holds REAL, hold_s REAL, verdict TEXT,"
     " PRIMARY KEY (site, speedup))";
 
+/* Columns added after the table's first form: a database made before has
+ * none of them, and its rows are of the run's time (docs/SCHEMA.md). */
+static const char *const whatif_progress_columns[] = {
+    "ALTER TABLE whatif ADD COLUMN progress TEXT",
+    "ALTER TABLE whatif ADD COLUMN baseline_calls REAL",
+    "ALTER TABLE whatif ADD COLUMN calls REAL",
+};
+
+static bool has_progress_columns(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    bool has = sqlite3_prepare_v2(db, "SELECT progress FROM whatif", -1, &st, NULL) == SQLITE_OK;
+    sqlite3_finalize(st);
+    return has;
+}
+
 const char *lb_whatif_verdict(const struct lb_whatif_row *rows, int n, const char *site)
 {
     /* Much blame: a tenth of all blame or more. Next to no gain: the
-     * largest speedup measured (holds gone altogether) gains under 3%. */
+     * largest speedup measured (holds gone altogether) gains under 3%: a
+     * run's time shorter, or a progress rate higher, by that much. */
     const struct lb_whatif_row *top = NULL;
     for (int i = 0; i < n; i++)
         if (strcmp(rows[i].site, site) == 0 && (!top || rows[i].speedup > top->speedup))
             top = &rows[i];
-    if (top && top->blame_share >= 0.10 && top->change > -0.03)
+    if (top && top->blame_share >= 0.10 && (top->progress ? top->change : -top->change) < 0.03)
         return "off the critical path";
     return "";
 }
@@ -44,9 +61,17 @@ void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *
     sqlite3_stmt *del, *ins;
     exec_or_die(db, path, "BEGIN");
     exec_or_die(db, path, whatif_ddl);
+    if (!has_progress_columns(db))
+        for (size_t k = 0; k < sizeof whatif_progress_columns / sizeof *whatif_progress_columns;
+             k++)
+            exec_or_die(db, path, whatif_progress_columns[k]);
     if (sqlite3_prepare_v2(db, "DELETE FROM whatif WHERE site = ?", -1, &del, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO whatif VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ins,
-                           NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO whatif(site, speedup, runs, blame_s, blame_share,"
+                           " baseline_s, measured_s, delay_s, predicted_s, change, change_lo,"
+                           " change_hi, holds, hold_s, verdict, progress, baseline_calls, calls)"
+                           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &ins, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
     for (int i = 0; i < n; i++) {
         sqlite3_bind_text(del, 1, rows[i].site, -1, SQLITE_STATIC);
@@ -64,6 +89,14 @@ void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *
         for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++)
             sqlite3_bind_double(ins, 4 + k, v[k]);
         sqlite3_bind_text(ins, 15, lb_whatif_verdict(rows, n, r->site), -1, SQLITE_STATIC);
+        if (r->progress) {
+            sqlite3_bind_text(ins, 16, r->progress, -1, SQLITE_STATIC);
+            sqlite3_bind_double(ins, 17, r->baseline_calls);
+            sqlite3_bind_double(ins, 18, r->calls);
+        } else {
+            for (int k = 16; k <= 18; k++)
+                sqlite3_bind_null(ins, k);
+        }
         if (sqlite3_step(ins) != SQLITE_DONE)
             cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
         sqlite3_reset(ins);
@@ -79,15 +112,19 @@ struct lb_whatif_row *lb_whatif_load(sqlite3 *db, int *n)
     struct lb_whatif_row *rows = NULL;
     size_t cap = 0;
     *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT site, speedup, runs, blame_s, blame_share, baseline_s,"
-                           " measured_s, delay_s, predicted_s, change, change_lo, change_hi,"
-                           " holds, hold_s FROM whatif ORDER BY blame_s DESC, site, speedup",
-                           -1, &st, NULL) != SQLITE_OK)
+    bool progress = has_progress_columns(db);
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT site, speedup, runs, blame_s, blame_share, baseline_s, measured_s, delay_s,"
+             " predicted_s, change, change_lo, change_hi, holds, hold_s%s FROM whatif"
+             " ORDER BY blame_s DESC, site, speedup",
+             progress ? ", progress, baseline_calls, calls" : "");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return NULL; /* no table: no experiments */
     while (sqlite3_step(st) == SQLITE_ROW) {
         lb_grow((void **)&rows, &cap, (size_t)*n + 1, sizeof *rows);
         struct lb_whatif_row *r = &rows[(*n)++];
+        *r = (struct lb_whatif_row){ 0 };
         r->site = lb_xstrdup((const char *)sqlite3_column_text(st, 0));
         r->speedup = sqlite3_column_double(st, 1);
         r->runs = sqlite3_column_int(st, 2);
@@ -96,6 +133,11 @@ struct lb_whatif_row *lb_whatif_load(sqlite3 *db, int *n)
                         &r->change_hi, &r->holds,       &r->hold_s };
         for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++)
             *v[k] = sqlite3_column_double(st, 3 + k);
+        if (progress && sqlite3_column_text(st, 14)) {
+            r->progress = lb_xstrdup((const char *)sqlite3_column_text(st, 14));
+            r->baseline_calls = sqlite3_column_double(st, 15);
+            r->calls = sqlite3_column_double(st, 16);
+        }
     }
     sqlite3_finalize(st);
     return rows;
@@ -103,8 +145,10 @@ struct lb_whatif_row *lb_whatif_load(sqlite3 *db, int *n)
 
 void lb_whatif_free(struct lb_whatif_row *rows, int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         free(rows[i].site);
+        free(rows[i].progress);
+    }
     free(rows);
 }
 
@@ -153,7 +197,13 @@ static void print_text(const struct lb_whatif_row *rows, int n, FILE *out)
                 100 * rows[i].blame_share, cell[0], cell[1], cell[2],
                 lb_whatif_verdict(rows, n, rows[i].site));
     }
-    if (n)
+    if (n && rows[0].progress)
+        fprintf(out,
+                "predicted change of the rate of %s calls, per second of the run's time less "
+                "the delays (median over %d runs each, [interval]); baseline %.0f calls in "
+                "%.3f s\n",
+                rows[0].progress, rows[0].runs, rows[0].baseline_calls, rows[0].baseline_s);
+    else if (n)
         fprintf(out,
                 "predicted change of the run's time (median over %d runs each, [interval]); "
                 "baseline %.3f s\n",
@@ -183,6 +233,15 @@ static void print_json(const struct lb_whatif_row *rows, int n, FILE *out)
         }
         fputs(", \"verdict\": ", out);
         lb_json_string(out, lb_whatif_verdict(rows, n, r->site));
+        fprintf(out, ", \"metric\": \"%s\"", r->progress ? "rate" : "time");
+        if (r->progress) {
+            fputs(", \"progress\": ", out);
+            lb_json_string(out, r->progress);
+            fputs(", \"baseline_calls\": ", out);
+            lb_json_number(out, r->baseline_calls);
+            fputs(", \"calls\": ", out);
+            lb_json_number(out, r->calls);
+        }
         fputs(i + 1 < n ? "},\n" : "}\n", out);
     }
     fputs("]\n", out);
