@@ -24,7 +24,7 @@ BENCH_SAMPLER_SRCS := $(filter-out src/sampler/adopt.c,$(wildcard src/sampler/*.
 BENCH_CORE_OBJS := $(filter-out $(BUILD)/obj/src/interpose/% $(BUILD)/obj/src/core/runtime.o,$(LIB_OBJS))
 
 .PHONY: bench bench-progs
-bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST) $(BUILD)/bench/hold_cost $(BUILD)/bench/libforward.so \
+bench-progs: $(BENCH_BINS) $(BENCH_SAMPLE_COST) $(BUILD)/bench/hold_cost $(BUILD)/bench/progress_cost $(BUILD)/bench/libforward.so \
 	$(BUILD)/bench/libmechanism.so
 
 # bench/forward.c: a forwarding-only interposer, the hand-off rows' reference.
@@ -51,6 +51,11 @@ $(BUILD)/bench/sample_cost: bench/sample_cost.c $(BENCH_SAMPLER_SRCS) $(wildcard
 	    -fno-optimize-sibling-calls \
 	    -o $@ bench/sample_cost.c $(BENCH_SAMPLER_SRCS) \
 	    -lpfm -lsqlite3 -ldl -lrt
+
+# bench/progress_cost.c: a whatif progress point's cost a call.
+$(BUILD)/bench/progress_cost: bench/progress_cost.c src/core/whatif_progress.c src/core/whatif_progress.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE -Isrc -o $@ bench/progress_cost.c src/core/whatif_progress.c
 
 $(BUILD)/bench/hold_cost: bench/hold_cost.c $(BENCH_CORE_OBJS)
 	@mkdir -p $(dir $@)

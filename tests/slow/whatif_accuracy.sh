@@ -12,6 +12,10 @@
 # program's own native runs spread by more than 10% of their median, the
 # machine is too busy to judge a 5-point difference: a miss there is a
 # skipped part (with both figures printed), not a failure.
+# The same for a progress rate: rated (the task queue run for a fixed
+# time) under --progress progress_point, its predicted change of the rate
+# of progress_point calls beside the measured change of the calls the two
+# builds make in the same time.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W" "${W}_fixed"
@@ -59,4 +63,37 @@ PY
     *) bad "$prog: prediction off" ;;
     esac
 done
+
+echo "== rated: the rate of progress_point calls"
+"$LOCKBLAME_CLI" whatif -o rated.db --site queue_push -r 3 --progress progress_point \
+    -- "$W" rated > rated.table 2>&1 || { cat rated.table; fail "rated: whatif exited $?"; }
+cat rated.table
+if grep -q 'hardware breakpoint' rated.table; then
+    skip_part "a hardware breakpoint to count progress_point"
+else
+    for _ in 1 2 3 4 5; do
+        GT_LOG=$tmp/base.log "$W" rated > /dev/null
+        GT_LOG=$tmp/fixed.log "${W}_fixed" rated > /dev/null
+    done
+    rc=0
+    python3 - rated.db base.log fixed.log <<'PY' || rc=$?
+import sqlite3, statistics, sys
+change, lo, hi = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT change, change_lo, change_hi FROM whatif WHERE speedup = 0.5").fetchone()
+calls = lambda path: [int(l.split("progress=")[1]) for l in open(path)]
+b, f = calls(sys.argv[2]), calls(sys.argv[3])
+measured = statistics.median(f) / statistics.median(b) - 1
+print(f"progress_point rate: predicted {100*change:+.1f}% [{100*lo:+.1f}, {100*hi:+.1f}], "
+      f"measured {100*measured:+.1f}% ({statistics.median(b)} -> {statistics.median(f)} calls)")
+ok = abs(change - measured) <= 0.05 or lo <= measured <= hi
+spread = (max(b) - min(b)) / statistics.median(b)
+print(f"  native runs spread {100*spread:.0f}% of their median")
+sys.exit(0 if ok else 3 if spread > 0.10 else 1)
+PY
+    case $rc in
+    0) ;;
+    3) skip_part "a quiet machine to judge the rate (native runs spread over 10%)" ;;
+    *) bad "rated: prediction off" ;;
+    esac
+fi
 finish
