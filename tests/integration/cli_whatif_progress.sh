@@ -5,7 +5,7 @@
 # exactly the workload's own count in every run of the round (the
 # baseline's and each speedup's), stored in the whatif table
 # (baseline_calls, calls, progress) and in JSON with metric "rate"; the
-# table says the figure is the rate of progress_point calls. A function
+# table and the HTML page say the figure is the rate of progress_point calls. A function
 # that the program lacks exits 2 with one line. A whatif table of the
 # first form (no progress columns) still shows, as the run's time, and
 # takes new rows. Skips where no hardware breakpoint can be opened.
@@ -56,6 +56,9 @@ assert all(r["baseline_calls"] > 0 and r["calls"] > 0 for r in rows), rows
 print("ok: JSON rows of metric rate", len(rows))
 PY
 
+"$L" report --format html r.db > page.html || bad "report --format html"
+grep -q 'rate of <code>progress_point</code> calls' page.html || bad "HTML: no rate note"
+
 echo "== a function the program lacks: exit 2, one line"
 rc=0
 "$L" whatif --site queue_push -r 1 --progress no_such_function r.db > out 2> err || rc=$?
@@ -63,7 +66,8 @@ rc=0
     bad "--progress no_such_function: exit $rc, '$(cat err)'"
 
 echo "== a whatif table of the first form: shown as time, and new rows added"
-sqlite3 old.db "CREATE TABLE whatif(site TEXT, speedup REAL, runs INTEGER, blame_s REAL,
+cp r.db old.db
+sqlite3 old.db "DROP TABLE whatif; CREATE TABLE whatif(site TEXT, speedup REAL, runs INTEGER, blame_s REAL,
     blame_share REAL, baseline_s REAL, measured_s REAL, delay_s REAL, predicted_s REAL,
     change REAL, change_lo REAL, change_hi REAL, holds REAL, hold_s REAL, verdict TEXT,
     PRIMARY KEY (site, speedup));
@@ -72,4 +76,11 @@ sqlite3 old.db "CREATE TABLE whatif(site TEXT, speedup REAL, runs INTEGER, blame
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert [(x["site"], x["metric"]) for x in r] == [("old_site", "time")], r' \
     old.json || bad "old rows not shown as time"
 "$L" whatif --show old.db | grep -q "change of the run's time" || bad "old table's footer"
+rc=0
+"$L" whatif --site queue_push -r 1 --progress progress_point old.db > out 2> err || rc=$?
+[ "$rc" -eq 0 ] || bad "whatif into a table of the first form exited $rc: $(cat err)"
+[ "$(rows old.db "SELECT group_concat(site || ':' || ifnull(progress, '-'), ' ') FROM
+      (SELECT * FROM whatif ORDER BY site, speedup)")" = \
+    "old_site:- queue_push:progress_point queue_push:progress_point queue_push:progress_point" ] ||
+    bad "rows after adding to the first form: $(rows old.db 'SELECT site, progress FROM whatif')"
 finish

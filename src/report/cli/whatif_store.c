@@ -267,8 +267,16 @@ void lb_whatif_html(const char *path, FILE *out)
     sqlite3_close(db);
     if (!n)
         return;
-    fputs("<section id=\"whatif\">\n<h2>What if</h2>\n<p class=\"note\">Predicted change of the "
-          "run's time if the holds ending at each site were shorter (virtual speedup, as "
+    fputs("<section id=\"whatif\">\n<h2>What if</h2>\n<p class=\"note\">Predicted change of the ",
+          out);
+    if (rows[0].progress) {
+        fputs("rate of <code>", out);
+        lb_html_text(out, rows[0].progress);
+        fputs("</code> calls (per second of the run's time less the delays)", out);
+    } else {
+        fputs("run's time", out);
+    }
+    fputs(" if the holds ending at each site were shorter (virtual speedup, as "
           "<code>lockblame whatif</code>): median and interval over the runs.</p>\n"
           "<table class=\"data\">\n<thead><tr><th>release site</th><th class=\"num\">blame "
           "s</th><th class=\"num\">holds shorter by</th><th class=\"num\">predicted "
