@@ -348,12 +348,15 @@ void lb_whatif_finish(void)
     lb_whatif_pay();
     uint64_t elapsed = lb_monotonic_ns() - config.started_ns;
     char line[320], progress[64] = "";
+    errno = 0;
     long long calls = lb_progress_calls();
     if (config.progress && calls >= 0)
         snprintf(progress, sizeof progress, " calls=%lld", calls);
     else if (config.progress)
         snprintf(progress, sizeof progress, " progress_errno=%d",
-                 config.progress_errno ? config.progress_errno : ENOENT);
+                 config.progress_errno ? config.progress_errno
+                 : errno               ? errno
+                                       : ENOENT);
     int n = snprintf(line, sizeof line,
                      "pid=%d elapsed_ns=%llu delay_ns=%llu slept_ns=%llu holds=%llu hold_ns=%llu "
                      "speedup_ppm=%u%s\n",
@@ -452,7 +455,7 @@ static void setup_progress(const char *spec)
     dl_iterate_phdr(find_module, &q);
     if (!q.found)
         config.progress_errno = ENOENT;
-    else if (!lb_progress_open(q.base + offset))
+    else if (!lb_progress_setup(q.base + offset))
         config.progress_errno = errno;
 }
 

@@ -1,24 +1,33 @@
 /* Progress point of a what-if experiment: exact counts of the calls of one
- * function, by a hardware breakpoint (perf_event_open, PERF_TYPE_BREAKPOINT,
- * HW_BREAKPOINT_X) that counts in user mode without sampling.
+ * function, by hardware breakpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
+ * HW_BREAKPOINT_X) that count in user mode without sampling.
  *
- * One event is opened on the main thread at setup, before the program
- * creates threads, with `inherit`: every thread created afterwards gets
- * its own copy (its own debug register), and a thread's count joins the
- * main thread's event when it exits. So the read at the process's end
- * covers the main thread and every thread that has exited by then;
- * threads still running then are not counted (a fixed-time program joins
- * its workers, or its count ends with them). A forked child inherits it
- * too and adds its count when it exits. */
+ * A breakpoint event counts on one thread only: each thread opens its own
+ * at its start (its own debug register), and its count is read when it
+ * ends, or, for a thread still running, when the process finishes. A
+ * forked child starts counting afresh on its one thread.
+ *
+ * Invariants: the address is set once at setup, before any thread but the
+ * first exists. A thread's event fd is in its TLS and in one slot of a
+ * fixed table; whoever empties the slot (the thread at its end, or the
+ * process's final read) reads it, so no count is read twice or lost, save
+ * that of a thread that ends while the final read runs. */
 #ifndef LB_CORE_WHATIF_PROGRESS_H
 #define LB_CORE_WHATIF_PROGRESS_H
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Start counting executions of the instruction at addr; false (errno set)
- * if the breakpoint cannot be opened: no debug registers, EACCES, all
- * four taken. */
-bool lb_progress_open(uintptr_t addr);
-/* The calls counted so far; -1 if not counting. */
+/* Count executions of the instruction at addr on every thread that calls
+ * lb_progress_thread_start from now on, the caller first; false (errno
+ * set) if its breakpoint cannot be opened: no debug registers, EACCES,
+ * all four taken. */
+bool lb_progress_setup(uintptr_t addr);
+/* The calling thread starts and ends counting. */
+void lb_progress_thread_start(void);
+void lb_progress_thread_stop(void);
+/* In a forked child: forget the parent's threads, count on this one. */
+void lb_progress_fork_child(void);
+/* The calls counted, summed over the threads; -1 if not counting, or if a
+ * thread's breakpoint could not be opened (errno then: why). */
 long long lb_progress_calls(void);
 #endif

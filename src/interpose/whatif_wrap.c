@@ -1,6 +1,7 @@
 /* The wrappers' what-if detour (whatif_wrap.h) and the experiment's
- * lifecycle: set up at start, every thread pays what it owes when it
- * ends, and the process writes its results when it finishes.
+ * lifecycle: set up at start, every thread counts its progress point's
+ * calls from its start and pays what it owes when it ends, and the
+ * process writes its results when it finishes.
  *
  * Invariants: a thread inside lockblame code (busy: its SQLite or libdw
  * locking) takes no part; everything else is core/whatif.h's. */
@@ -10,6 +11,7 @@
 
 #include "core/hooks.h"
 #include "core/thread.h"
+#include "core/whatif_progress.h"
 #include "locks/barrier_ops.h"
 #include "locks/cond_ops.h"
 #include "locks/join_ops.h"
@@ -115,14 +117,23 @@ void lb_whatif_before_wake(void)
         lb_whatif_pay();
 }
 
-static void whatif_thread_stop(lb_thread_t *t)
+static void whatif_thread_start(lb_thread_t *t)
 {
     if (lb_whatif_on)
-        lb_whatif_pay(); /* before a joiner can see this thread end */
+        lb_progress_thread_start();
+}
+
+static void whatif_thread_stop(lb_thread_t *t)
+{
+    if (!lb_whatif_on)
+        return;
+    lb_whatif_pay(); /* before a joiner can see this thread end */
+    lb_progress_thread_stop();
 }
 
 LB_THREAD_HOOKS(whatif_thread_hooks) = {
     .rank = LB_RANK_INTERPOSE,
+    .start = whatif_thread_start,
     .stop = whatif_thread_stop,
 };
 
@@ -132,8 +143,15 @@ static void whatif_quiesce(void)
         lb_whatif_finish();
 }
 
+static void whatif_fork_child(lb_thread_t *self)
+{
+    if (lb_whatif_on)
+        lb_progress_fork_child();
+}
+
 LB_PROCESS_HOOKS(whatif_process_hooks) = {
     .rank = LB_RANK_INTERPOSE,
     .setup = lb_whatif_setup,
     .quiesce = whatif_quiesce,
+    .fork_child = whatif_fork_child,
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lockblame whatif --progress FUNCTION (no time or rate is judged): on
-# whatif_gt's task queue run for a fixed time (rated), the library counts
-# the calls of progress_point() by a hardware breakpoint, and its count is
+# whatif_gt's task queue run for a fixed time (rated), whose consumers
+# still run at exit (never joined), the library counts the calls of
+# progress_point() by a hardware breakpoint per thread, and its count is
 # exactly the workload's own count in every run of the round (the
 # baseline's and each speedup's), stored in the whatif table
 # (baseline_calls, calls, progress) and in JSON with metric "rate"; the

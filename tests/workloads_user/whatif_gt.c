@@ -19,6 +19,8 @@
  *   rated     the task queue for a fixed time (0.4 s times the scale) instead
  *             of a fixed number of tasks, as a server or benchmark runs: its
  *             figure is the rate of progress_point() calls, one a task done.
+ *             Its consumers are never joined: once the queue is drained they
+ *             sleep until the process exits, as a server's workers do.
  *
  * Work is CPU work in 2 us time slices (gt_work): a thread that is
  * descheduled or sleeps makes no progress, as with real computation.
@@ -33,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gt_clock.h"
 
@@ -107,12 +111,19 @@ __attribute__((noinline)) static int queue_pop(void)
     return v;
 }
 
+static int consumers_done; /* rated: consumers that drained the queue */
+
 static void *consumer(void *arg)
 {
     (void)arg;
     while (queue_pop() >= 0) {
         gt_work(15000);
         progress_point();
+    }
+    if (queue_deadline) { /* rated: running at exit, not joined */
+        __atomic_fetch_add(&consumers_done, 1, __ATOMIC_RELEASE);
+        for (;;)
+            pause();
     }
     return NULL;
 }
@@ -129,7 +140,11 @@ static void run_queue(void)
     qdone = 1;
     pthread_cond_broadcast(&qnonempty);
     pthread_mutex_unlock(&qlock);
-    for (int i = 0; i < 2; i++)
+    while (queue_deadline && __atomic_load_n(&consumers_done, __ATOMIC_ACQUIRE) < 2) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; !queue_deadline && i < 2; i++)
         pthread_join(c[i], NULL);
 }
 
