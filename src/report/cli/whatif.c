@@ -57,8 +57,8 @@ static const char whatif_usage[] =
     "                   predict the change of the rate of FUNCTION's calls instead\n"
     "                   (calls per second of the run's time less the delays), for\n"
     "                   programs that run for a fixed time; FUNCTION is a function\n"
-    "                   of the site's module (the program), its calls counted by a\n"
-    "                   hardware breakpoint (a debug exception a call, ~1-2 us)\n"
+    "                   of the program (or of its libraries), its calls counted by\n"
+    "                   a hardware breakpoint (a debug exception a call, 1-12 us)\n"
     "  --format F       table (default) or json\n"
     "  --show           print the results stored in FILE, run nothing\n"
     "  -h, --help       this help\n";
@@ -240,20 +240,38 @@ static bool experiment(const char *db, char **prog, const char *spec, double p, 
     return false;
 }
 
-/* The progress point's spec in the site's module (progress_spec). */
-static void set_progress(const char *function, const char *module)
+/* The progress point's spec (progress_spec): FUNCTION in the site's
+ * module, else in the first other module of the profile that has it. */
+static void set_progress(sqlite3 *db, const char *function, const char *module)
 {
     free(progress_spec);
     progress_spec = NULL;
     if (!function)
         return;
+    char *found = lb_xstrdup(module);
     unsigned long long start = lb_whatif_function_start(module, function);
+    sqlite3_stmt *st;
+    if (!start && sqlite3_prepare_v2(db,
+                                     "SELECT DISTINCT path FROM module WHERE path LIKE '/%'"
+                                     " ORDER BY id",
+                                     -1, &st, NULL) == SQLITE_OK) {
+        while (!start && sqlite3_step(st) == SQLITE_ROW) {
+            const char *path = (const char *)sqlite3_column_text(st, 0);
+            if ((start = lb_whatif_function_start(path, function))) {
+                free(found);
+                found = lb_xstrdup(path);
+            }
+        }
+        sqlite3_finalize(st);
+    }
     if (!start)
-        cli_die(LB_EXIT_USAGE, "whatif: --progress: no function '%s' in %s", function, module);
+        cli_die(LB_EXIT_USAGE, "whatif: --progress: no function '%s' in %s or its libraries",
+                function, module);
     struct lb_buf b = { 0 };
-    lb_buf_printf(&b, "%llx:%s", start, module);
+    lb_buf_printf(&b, "%llx:%s", start, found);
     progress_spec = lb_xstrdup(lb_buf_str(&b));
     lb_buf_free(&b);
+    free(found);
 }
 
 /* Fill the row of one site at speedup p from its runs and the baseline's.
@@ -412,7 +430,7 @@ int lb_cmd_whatif(int argc, char **argv)
         }
         lb_buf_printf(&spec, "%llx:%s:%s:%s", s->fstart, lb_buf_str(&s->offsets),
                       lb_buf_str(&s->acquires), s->module);
-        set_progress(progress, s->module);
+        set_progress(db, progress, s->module);
         fprintf(stderr,
                 "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "
                 "speedup\n",
