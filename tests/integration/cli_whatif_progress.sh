@@ -6,10 +6,12 @@
 # exactly the workload's own count in every run of the round (the
 # baseline's and each speedup's), stored in the whatif table
 # (baseline_calls, calls, progress) and in JSON with metric "rate"; the
-# table and the HTML page say the figure is the rate of progress_point calls. A function
-# that the program lacks exits 2 with one line. A whatif table of the
-# first form (no progress columns) still shows, as the run's time, and
-# takes new rows. Skips where no hardware breakpoint can be opened.
+# table and the HTML page say the figure is the rate of progress_point
+# calls. A function that the program lacks exits 2 with one line; a
+# breakpoint that cannot be opened is reported in the library's results
+# line (progress_errno). A whatif table of the first form (no progress
+# columns) still shows, as the run's time, and takes new rows. Skips where
+# no hardware breakpoint can be opened.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -65,6 +67,15 @@ rc=0
 "$L" whatif --site queue_push -r 1 --progress no_such_function r.db > out 2> err || rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] && grep -q "^lockblame: .*no_such_function" err ||
     bad "--progress no_such_function: exit $rc, '$(cat err)'"
+
+echo "== a breakpoint that cannot be opened (a kernel address): the line says why, the program runs on"
+off=$(nm "$W" | awk '$3 == "queue_push" { print $1 }')
+rc=0
+LOCKBLAME_OUTPUT=$tmp/e.db LOCKBLAME_WHATIF_SITE="0:$off:1:$W" LOCKBLAME_WHATIF_SPEEDUP=0 \
+    LOCKBLAME_WHATIF_OUT=$tmp/e.txt LOCKBLAME_WHATIF_PROGRESS="7fffffffff000000:$W" \
+    preloaded "$W" queue > out || rc=$?
+[ "$rc" -eq 0 ] && grep -q '^queue: ' out || bad "whatif_gt under a failed breakpoint: exit $rc"
+grep -qE '^pid=[0-9]+ .* progress_errno=[1-9][0-9]*$' e.txt || bad "results line: $(cat e.txt)"
 
 echo "== a whatif table of the first form: shown as time, and new rows added"
 cp r.db old.db
