@@ -518,6 +518,20 @@ if [ -x "$B/hold_cost" ]; then
         "bench/hold_cost: a waiter recorded, none running; lockblame's whole per-hold work; ${ihold:-?} instructions a hold (callgrind); median of ${REPS}"
 fi
 
+# --- 5c: a whatif progress point's breakpoint hit ------------------------------------
+if [ -x "$B/progress_cost" ]; then
+    progress "whatif progress point cost (${REPS} runs of 100000 calls)"
+    pc=() pn=()
+    for REP in $(seq "$REPS"); do
+        out=$("$B/progress_cost" 100000 2>>"$LOG")
+        pc+=("$(awk '$1 == "ns_per_hit" { print $2 }' <<< "$out")")
+        pn+=("$(awk '$1 == "ns_per_call" { print $2 }' <<< "$out")")
+    done
+    row "call of a whatif --progress function (hardware breakpoint hit), ns" \
+        "$(fmt %.1f "$(median "${pn[@]}")")" "$(fmt %.1f "$(median "${pc[@]}")")" "-" \
+        "bench/progress_cost: an empty function, without and with the counting breakpoint (its hit less the call); a debug exception each; median of ${REPS}"
+fi
+
 # --- 6: exit cost -----------------------------------------------------------------
 progress "exit cost (database write) for ~10K/100K/1M CCT nodes"
 interleave exit "native=native empty=lb,LOCKBLAME_EVENT=none" "$B/cctgen" 1 0 0
