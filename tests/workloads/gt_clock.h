@@ -19,4 +19,16 @@ static inline void gt_spin_until(int64_t t)
     while (gt_now() < t)
         ;
 }
+
+/* The same clock in seconds, for workloads that log their truth in seconds. */
+static inline double gt_now_s(void)
+{
+    return (double)gt_now() * 1e-9;
+}
+
+/* Busy work for ns nanoseconds. */
+static inline void gt_spin_ns(int64_t ns)
+{
+    gt_spin_until(gt_now() + ns);
+}
 #endif

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gt_clock.h"
+
 #define WORKERS   4
 #define ROUNDS    30
 #define HOLD_SLOW 3000000L /* ns */
@@ -40,30 +42,16 @@ struct shared {
 static struct shared *sh;
 static volatile unsigned long sink;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void compute_ns(long ns)
-{
-    double until = now() + (double)ns * 1e-9;
-    while (now() < until)
-        sink++;
-}
-
 __attribute__((noinline)) static void slow_release(int worker, int round)
 {
-    sh->posts[worker][round] = (struct post_log){ now(), 1 };
+    sh->posts[worker][round] = (struct post_log){ gt_now_s(), 1 };
     sem_post(&sh->lock);
     sink++; /* the post is not a tail call */
 }
 
 __attribute__((noinline)) static void fast_release(int worker, int round)
 {
-    sh->posts[worker][round] = (struct post_log){ now(), 0 };
+    sh->posts[worker][round] = (struct post_log){ gt_now_s(), 0 };
     sem_post(&sh->lock);
     sink++;
 }
@@ -71,18 +59,18 @@ __attribute__((noinline)) static void fast_release(int worker, int round)
 static void worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
-        double start = now();
+        double start = gt_now_s();
         while (sem_wait(&sh->lock) != 0)
             ;
-        sh->waits[me][r] = (struct wait_log){ start, now() };
+        sh->waits[me][r] = (struct wait_log){ start, gt_now_s() };
         if (me == 0) {
-            compute_ns(HOLD_SLOW);
+            gt_spin_ns(HOLD_SLOW);
             slow_release(me, r);
         } else {
-            compute_ns(HOLD_FAST);
+            gt_spin_ns(HOLD_FAST);
             fast_release(me, r);
         }
-        compute_ns(BETWEEN);
+        gt_spin_ns(BETWEEN);
     }
 }
 

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gt_clock.h"
+
 #define WORKERS   4
 #define ROUNDS    40
 #define HOLD_SLOW 3000000L /* ns */
@@ -75,28 +77,14 @@ struct shared {
 static struct shared *sh;
 static volatile unsigned long sink;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void compute_ns(long ns)
-{
-    double until = now() + (double)ns * 1e-9;
-    while (now() < until)
-        sink++;
-}
-
 static void log_wait(int me, double start)
 {
-    sh->waits[me][sh->nwaits[me]++] = (struct span){ start, now() };
+    sh->waits[me][sh->nwaits[me]++] = (struct span){ start, gt_now_s() };
 }
 
 static void log_release(int me, double start, int site)
 {
-    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, now(), site };
+    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, gt_now_s(), site };
 }
 
 __attribute__((noinline)) static void slow_release(int me, double held_from)
@@ -129,7 +117,7 @@ __attribute__((noinline)) static void fast_signal(int me)
 
 __attribute__((noinline)) static void slow_arrive(int me)
 {
-    double start = now();
+    double start = gt_now_s();
     log_release(me, 0, SLOW);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
@@ -137,7 +125,7 @@ __attribute__((noinline)) static void slow_arrive(int me)
 
 __attribute__((noinline)) static void fast_arrive(int me)
 {
-    double start = now();
+    double start = gt_now_s();
     log_release(me, 0, FAST);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
@@ -146,17 +134,17 @@ __attribute__((noinline)) static void fast_arrive(int me)
 static void mutex_worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
-        double start = now();
+        double start = gt_now_s();
         pthread_mutex_lock(&sh->mutex);
         log_wait(me, start);
-        double held_from = now();
+        double held_from = gt_now_s();
         if (me == 0) {
-            compute_ns(HOLD_SLOW);
+            gt_spin_ns(HOLD_SLOW);
             slow_release(me, held_from);
         } else {
             fast_release(me, held_from);
         }
-        compute_ns(HOLD_FAST);
+        gt_spin_ns(HOLD_FAST);
     }
 }
 
@@ -164,7 +152,7 @@ static void cond_worker(int me)
 {
     if (me == 0) {
         for (int r = 0; r <= ROUNDS; r++) {
-            compute_ns(r % 2 ? HOLD_FAST : HOLD_SLOW);
+            gt_spin_ns(r % 2 ? HOLD_FAST : HOLD_SLOW);
             pthread_mutex_lock(&sh->mutex);
             sh->generation++;
             sh->done = r == ROUNDS;
@@ -180,7 +168,7 @@ static void cond_worker(int me)
     int seen = sh->generation;
     while (!sh->done) {
         while (sh->generation == seen && !sh->done) {
-            double start = now();
+            double start = gt_now_s();
             pthread_cond_wait(&sh->cond, &sh->mutex);
             if (sh->nwaits[me] < MAX_WAITS)
                 log_wait(me, start);
@@ -194,10 +182,10 @@ static void barrier_worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
         if (me == 0) {
-            compute_ns(HOLD_SLOW);
+            gt_spin_ns(HOLD_SLOW);
             slow_arrive(me);
         } else {
-            compute_ns(HOLD_FAST);
+            gt_spin_ns(HOLD_FAST);
             fast_arrive(me);
         }
     }
@@ -220,21 +208,21 @@ __attribute__((noinline)) static void fast_rw_release(int me, double held_from)
 static void rwlock_worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
-        double start = now();
+        double start = gt_now_s();
         if (me == 0)
             pthread_rwlock_wrlock(&sh->rwlock);
         else
             pthread_rwlock_rdlock(&sh->rwlock);
         log_wait(me, start);
-        double held_from = now();
+        double held_from = gt_now_s();
         if (me == 0) {
-            compute_ns(HOLD_SLOW);
+            gt_spin_ns(HOLD_SLOW);
             slow_rw_release(me, held_from);
         } else {
-            compute_ns(HOLD_FAST);
+            gt_spin_ns(HOLD_FAST);
             fast_rw_release(me, held_from);
         }
-        compute_ns(HOLD_FAST);
+        gt_spin_ns(HOLD_FAST);
     }
 }
 

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "gt_clock.h"
+
 #define ROUNDS 60
 #define HOLD   2000000L /* ns */
 #define APART  1000000L /* the worker's, between holds; main's is half */
@@ -18,20 +20,6 @@ typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long sink;
 static volatile int started;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void compute_ns(long ns)
-{
-    double until = now() + (double)ns * 1e-9;
-    while (now() < until)
-        sink++;
-}
 
 __attribute__((noinline)) static void bypass_release(void)
 {
@@ -45,9 +33,9 @@ __attribute__((noinline)) static void *bypassed_worker(void *arg)
     for (int r = 0; r < ROUNDS; r++) {
         pthread_mutex_lock(&lock);
         started = 1;
-        compute_ns(HOLD);
+        gt_spin_ns(HOLD);
         bypass_release();
-        compute_ns(APART);
+        gt_spin_ns(APART);
     }
     return NULL;
 }
@@ -63,11 +51,11 @@ int main(void)
         ;
     double waited = 0;
     for (int r = 0; r < ROUNDS; r++) {
-        double start = now();
+        double start = gt_now_s();
         pthread_mutex_lock(&lock);
-        waited += now() - start;
+        waited += gt_now_s() - start;
         pthread_mutex_unlock(&lock);
-        compute_ns(APART / 2);
+        gt_spin_ns(APART / 2);
     }
     pthread_join(t, NULL);
     printf("waited %.6f\n", waited);
