@@ -42,6 +42,8 @@ typedef struct lb_object_stats {
     double shared_handoff_ns;       /* shared: the tree's hand-off this process's waits took */
     double outside_ns;              /* shared: idleness of waits here that a process outside
                                      * the tree ended (unattributed) */
+    double settled_ns;              /* shared: idleness still owed when the tree ended, which
+                                     * this process, the tree's last, settled (unattributed) */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
     lb_collect_note_t most_collect; /* ... and the one that collected the most */
     /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,

@@ -7,6 +7,7 @@
 
 #include "blame/object_stats.h"
 #include "core/hooks.h"
+#include "core/phase.h"
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/meta_lock.h"
@@ -37,12 +38,19 @@ struct lb_shared_obj {
     uint64_t released_ns;     /* the tree's last release, post, signal or completion */
     uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
     double clock;             /* an rwlock: idleness per holder so far (V), ns */
+    double clock_at_holds;    /* ... the sum of V at its holders' starts */
     double owed_ns;           /* the integral of w owed to the next release */
     double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
 } __attribute__((aligned(LB_CACHELINE)));
 
-_Static_assert(sizeof(struct lb_shared_obj) * LB_SHARED_RECORDS <= LB_SHARED_SPAN - 4096,
-               "the records fit below the guard page");
+/* The tree's part of the mapping, after the records. */
+typedef struct lb_shared_tree {
+    uint32_t processes; /* processes holding the mapping that have not finished */
+} lb_shared_tree_t;
+
+_Static_assert(sizeof(struct lb_shared_obj) * LB_SHARED_RECORDS + sizeof(lb_shared_tree_t) <=
+                   LB_SHARED_SPAN - 4096,
+               "the records and the tree's count fit below the guard page");
 
 uint32_t lb_shared_objs_on;
 static lb_shared_obj_t *records; /* the shared mapping, inherited across fork */
@@ -50,6 +58,11 @@ static lb_shared_obj_t *records; /* the shared mapping, inherited across fork */
 static uint32_t local_waiting[LB_SHARED_RECORDS];
 static uint64_t outside_ns; /* atomics: waits this process saw ended from outside the tree */
 static uint64_t outside_waits;
+
+static lb_shared_tree_t *tree_of(lb_shared_obj_t *table)
+{
+    return (lb_shared_tree_t *)(table + LB_SHARED_RECORDS);
+}
 
 static lb_shared_obj_t *mapping(void)
 {
@@ -60,6 +73,7 @@ static lb_shared_obj_t *mapping(void)
     if (p == MAP_FAILED)
         return NULL;
     mprotect(p + LB_SHARED_SPAN - 4096, 4096, PROT_NONE);
+    tree_of((lb_shared_obj_t *)p)->processes = 1; /* this one */
     lb_shared_obj_t *expected = NULL;
     if (!__atomic_compare_exchange_n(&records, &expected, (lb_shared_obj_t *)p, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -115,6 +129,7 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         r->released_ns = 0;
         r->holders = 0;
         r->clock = 0;
+        r->clock_at_holds = 0;
         r->last_ns = lb_now_ns();
         lb_meta_unlock(&r->lock);
     }
@@ -335,6 +350,7 @@ double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     accrue(r, now);
     r->holders++;
     double at = r->clock;
+    r->clock_at_holds += at;
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
@@ -348,8 +364,10 @@ lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
     lb_meta_lock(&r->lock);
     accrue(r, now);
     double taken = r->clock - at;
-    if (r->holders)
+    if (r->holders) {
         r->holders--;
+        r->clock_at_holds -= at;
+    }
     r->released_ns = now;
     __atomic_store_n(&r->releases, r->releases + 1, __ATOMIC_RELEASE);
     lb_meta_unlock(&r->lock);
@@ -366,7 +384,51 @@ uint64_t lb_shared_outside_waits(void)
     return __atomic_load_n(&outside_waits, __ATOMIC_RELAXED);
 }
 
-/* The process ends: its threads still waiting wait no more. */
+/* This process's record of r's object for the idleness the tree still
+ * owes at its end: a record of its own waits or releases if it has one
+ * (settled_ns is written by nobody else), else a new one. */
+static lb_object_stats_t *settling_record(const lb_shared_obj_t *r)
+{
+    uint32_t count = lb_object_stats_count();
+    for (uint32_t i = 1; i < count; i++) {
+        lb_object_stats_t *s = lb_object_stats_at(i);
+        if (s && s->addr == r->addr && s->kind == r->kind && s->shared)
+            return s;
+    }
+    lb_object_stats_t *s = lb_object_stats_at(lb_object_stats_new(r->addr, (lb_obj_kind)r->kind));
+    if (s)
+        s->shared = 1;
+    return s;
+}
+
+/* The tree's last process ends: what every shared object still owes (the
+ * idleness of waiters that no release of the tree took: waiters woken by
+ * the last signal on their way out, waits still in progress, the share
+ * of an rwlock's holders still holding) and its hand-off nobody took are
+ * settled here as unattributed, so that each object's rows add up to its
+ * waits across the tree. */
+static void settle(lb_shared_obj_t *table, uint64_t now)
+{
+    for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++) {
+        lb_shared_obj_t *r = &table[i];
+        if (!__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE))
+            continue;
+        lb_meta_lock(&r->lock);
+        accrue(r, now);
+        double held = (double)r->holders * r->clock - r->clock_at_holds;
+        double owed = r->owed_ns + r->handoff_ns + (held > 0 ? held : 0);
+        r->owed_ns = 0;
+        r->handoff_ns = 0;
+        r->clock_at_holds = (double)r->holders * r->clock;
+        lb_meta_unlock(&r->lock);
+        lb_object_stats_t *s = owed > 0 ? settling_record(r) : NULL;
+        if (s)
+            s->settled_ns += owed;
+    }
+}
+
+/* The process ends: its threads still waiting wait no more; the tree's
+ * last process settles what the tree still owes. */
 static void leave(const char *reason)
 {
     (void)reason;
@@ -384,6 +446,17 @@ static void leave(const char *reason)
         table[i].draining -= n < table[i].draining ? n : table[i].draining;
         lb_meta_unlock(&table[i].lock);
     }
+    if (__atomic_sub_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL) == 0)
+        settle(table, now);
+}
+
+/* A fork: the child will hold the mapping too (counted before the fork,
+ * so that the parent cannot end first and find itself the last). */
+static void counting_child(void)
+{
+    lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
+    if (table && lb_runtime_monitoring())
+        __atomic_add_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
 }
 
 /* A fork child: the waits in progress were its parent's threads'. */
@@ -399,5 +472,6 @@ static void forget_waits(lb_thread_t *self)
 LB_PROCESS_HOOKS(shared_objs_hooks) = {
     .rank = LB_RANK_BLAME,
     .finish = leave,
+    .fork_prepare = counting_child,
     .fork_child = forget_waits,
 };

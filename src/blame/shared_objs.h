@@ -39,7 +39,17 @@
  * survive exec, and the program's shared memory then has other
  * addresses); named semaphores (sem_open: mapped per process); an
  * rwlock's holders that are outside the tree (its k counts the tree's
- * holders only). The accrual still owed when the tree ends is in no row.
+ * holders only).
+ *
+ * The tree's end: what the tree still owes when its last process ends
+ * (waiters woken by the last signal on their way out, waits in progress,
+ * the share of an rwlock's holders still holding, hand-off nobody took)
+ * is settled by that process as unattributed, on its own row of each
+ * object, so that each object's rows add up to its waits across the
+ * tree. The mapping counts the processes that hold it and have not
+ * finished (a fork counts its child before the fork); one killed outright
+ * (SIGKILL), or a fork that failed, leaves the count high, and then what
+ * is still owed at the end stays in no row.
  *
  * Invariants: a record's fields but addr change only under its lock, a
  * lb_meta_lock in the shared mapping (plain atomics: it works across

@@ -162,15 +162,16 @@ static void shared_outside_meta(writer_t *w)
 void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *handoff)
 {
     /* Its waits accrued across the tree's processes; this process's part
-     * is what its releases took, the hand-off its waits took, and the
-     * idleness of its waits ended from outside the tree
-     * (blame/shared_objs.h). Atomic loads: a time window reads it while
-     * the program runs. */
-    double blamed, outside;
+     * is what its releases took, the hand-off its waits took, the
+     * idleness of its waits ended from outside the tree, and what the
+     * tree still owed at its end (blame/shared_objs.h). Atomic loads: a
+     * time window reads it while the program runs. */
+    double blamed, outside, settled;
     __atomic_load(&s->blamed_ns, &blamed, __ATOMIC_RELAXED);
     __atomic_load(&s->outside_ns, &outside, __ATOMIC_RELAXED);
+    __atomic_load(&s->settled_ns, &settled, __ATOMIC_RELAXED);
     __atomic_load(&s->shared_handoff_ns, handoff, __ATOMIC_RELAXED);
-    *held = blamed + outside;
+    *held = blamed + outside + settled;
 }
 
 void lb_tables_objects(writer_t *w)
@@ -187,7 +188,8 @@ void lb_tables_objects(writer_t *w)
         lb_object_stats_t *s = lb_object_stats_at(i);
         uint64_t sampled_waits = s ? lb_object_stats_fold_sampled(s) : 0;
         if (!s || !s->addr ||
-            (!s->acquisitions && !s->contended && !s->wait_ns && s->blamed_ns <= 0))
+            (!s->acquisitions && !s->contended && !s->wait_ns && s->blamed_ns <= 0 &&
+             s->settled_ns <= 0))
             continue; /* forgotten in a fork child (fork_forget.c); a process that only
                        * posted a shared semaphore keeps its blame's row */
         if (s->shared)

@@ -70,7 +70,7 @@ bool lb_write_recorded_something(void)
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        if (s && s->addr && (s->contended || s->wait_ns))
+        if (s && s->addr && (s->contended || s->wait_ns || s->settled_ns > 0))
             return true;
     }
     return false;
