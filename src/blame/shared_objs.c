@@ -164,6 +164,17 @@ static void accrue(lb_shared_obj_t *r, uint64_t now)
     r->handoff_ns += (double)draining * dt;
 }
 
+/* Under r->lock, accrual up to date: how far a waiter's own clock read,
+ * `now`, lies before the time the accrual reached (another process's
+ * event came between the read and the lock). Its wait, as it measures
+ * it, begins or ends that much earlier than the accrual counts it: the
+ * difference goes to the hand-off, so that the tree's rows still add up
+ * to the measured waits. */
+static double late_by(const lb_shared_obj_t *r, uint64_t now)
+{
+    return now < r->last_ns ? (double)(r->last_ns - now) : 0;
+}
+
 static uint32_t index_of(const lb_shared_obj_t *r)
 {
     return (uint32_t)(r - records);
@@ -214,6 +225,7 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     accrue(r, now);
     if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now))
         r->held = 1; /* held, by a holder the tree did not see acquire it */
+    r->handoff_ns += late_by(r, now);
     r->waiters++;
     lb_meta_unlock(&r->lock);
     __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
@@ -242,8 +254,10 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
     double outside = 0;
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    if (r->waiters)
+    if (r->waiters) {
         r->waiters--;
+        r->handoff_ns -= late_by(r, now);
+    }
     if (r->draining)
         r->draining--;
     if (r->kind == LB_OBJ_MUTEX) {
@@ -268,7 +282,7 @@ void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
-    if (outside > 0 || handoff > 0)
+    if (outside > 0 || handoff != 0)
         local_takes(mon, handoff, outside);
 }
 
@@ -329,6 +343,7 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
         r->barrier_arrived = 0;
         r->draining = r->waiters; /* released: on their way out, hand-off */
     } else {
+        r->handoff_ns += late_by(r, now);
         r->waiters++;
         w->r = r;
         w->begun_ns = now;
@@ -354,7 +369,7 @@ double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
-    if (handoff > 0)
+    if (handoff != 0)
         local_takes(mon, handoff, 0);
     return at;
 }
@@ -421,7 +436,7 @@ static void settle(lb_shared_obj_t *table, uint64_t now)
         r->handoff_ns = 0;
         r->clock_at_holds = (double)r->holders * r->clock;
         lb_meta_unlock(&r->lock);
-        lb_object_stats_t *s = owed > 0 ? settling_record(r) : NULL;
+        lb_object_stats_t *s = owed != 0 ? settling_record(r) : NULL;
         if (s)
             s->settled_ns += owed;
     }
