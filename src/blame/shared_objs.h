@@ -47,9 +47,11 @@
  * is settled by that process as unattributed, on its own row of each
  * object, so that each object's rows add up to its waits across the
  * tree. The mapping counts the processes that hold it and have not
- * finished (a fork counts its child before the fork); one killed outright
- * (SIGKILL), or a fork that failed, leaves the count high, and then what
- * is still owed at the end stays in no row.
+ * finished (a fork counts its child before the fork). A process killed
+ * outright (SIGKILL), or a fork that failed, leaves the count high, and
+ * what is still owed at the end then stays in no row: a killed process's
+ * waits are in no row either (it never wrote), and its waiters still
+ * count in w, so settling would report idleness nobody measured.
  *
  * Invariants: a record's fields but addr change only under its lock, a
  * lb_meta_lock in the shared mapping (plain atomics: it works across
