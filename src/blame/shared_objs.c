@@ -467,17 +467,23 @@ static void leave(const char *reason)
 
 /* A fork: the child will hold the mapping too (counted before the fork,
  * so that the parent cannot end first and find itself the last). */
+static bool fork_counted; /* the fork under way counted its child (a child reads its copy) */
 static void counting_child(void)
 {
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
-    if (table && lb_runtime_monitoring())
+    fork_counted = table && lb_runtime_monitoring();
+    if (fork_counted)
         __atomic_add_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
 }
 
-/* A fork child: the waits in progress were its parent's threads'. */
+/* A fork child: the waits in progress were its parent's threads'; it
+ * counts itself if the mapping came after its parent's count. */
 static void forget_waits(lb_thread_t *self)
 {
     (void)self;
+    lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
+    if (table && !fork_counted && lb_runtime_monitoring())
+        __atomic_add_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
     for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++)
         local_waiting[i] = 0;
     __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
