@@ -177,7 +177,7 @@ handoff_rate_row() {
     sb=$(collect "$2" "$v" sleeps_per_kacq)
     row "$1 hand-off rate (successive acquisitions by another thread)" "$(fmt %.4f "$a")" "$(fmt %.4f "$b")" \
         "$(calc '%+.0f%%' "$a" "$b" '(a > 0 ? (b / a - 1) * 100 : 0)')" \
-        "issue 9 target: change <=20%; medians of the rounds; hand-offs a second $(fmt %.0f "$pa") native, $(fmt %.0f "$pb") lockblame ($(calc '%+.0f%%' "$pa" "$pb" '(a > 0 ? (b / a - 1) * 100 : 0)')); threads blocking per 1000 acquisitions $(fmt %.2f "$sa") native, $(fmt %.2f "$sb") lockblame"
+        "target: change <=20%; medians of the rounds; hand-offs a second $(fmt %.0f "$pa") native, $(fmt %.0f "$pb") lockblame ($(calc '%+.0f%%' "$pa" "$pb" '(a > 0 ? (b / a - 1) * 100 : 0)')); threads blocking per 1000 acquisitions $(fmt %.2f "$sa") native, $(fmt %.2f "$sb") lockblame"
 }
 
 # interleave NAME "TAG=VARIANT ..." PROG ARGS...: REPS rounds, each running
@@ -280,7 +280,7 @@ done
 # of work between acquisitions (about 1M acquisitions/s per thread). More
 # rounds than the other rows: the target is 2%, the spread of one round's
 # ratio about as much.
-progress "issue 9's lock mix (${MIX9_REPS}x3 runs, 2 threads x $MIX9_OPS acquisitions, $MIX9_LOCKS mutexes)"
+progress "the target lock mix (${MIX9_REPS}x3 runs, 2 threads x $MIX9_OPS acquisitions, $MIX9_LOCKS mutexes)"
 reps_saved=$REPS
 REPS=$MIX9_REPS
 interleave mix9 "native=native def=lb off=lb,LOCKBLAME_EVENT=none" \
@@ -290,7 +290,7 @@ rate=$(collect mix9 native acq_per_s_per_thread)
 for f in def off; do
     t=$(collect mix9 "$f" elapsed_s)
     label="default settings"
-    note="issue 9 target <=2%; native $(fmt %.2f "$(calc %.6f "$rate" 1 'a / 1e6')")M acq/s/thr; $(dropped_note mix9 def)"
+    note="target <=2%; native $(fmt %.2f "$(calc %.6f "$rate" 1 'a / 1e6')")M acq/s/thr; $(dropped_note mix9 def)"
     [ "$f" = off ] && { label="sampling off"; note="the wrappers alone"; }
     row "lock mix 64 locks, ~1 us between acq, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
         "$(poverhead mix9 native "$f" elapsed_s)" "$note; ${MIX9_REPS} rounds, $(prange_pct mix9 native "$f" elapsed_s); CPU time $(poverhead mix9 native "$f" cpu_s)"
@@ -342,7 +342,7 @@ handoff_row() {
         "$(fmt %.2f "$(calc %.6f "$lb" 1 'a / 1e6')")" "$(pratio "$2" native "$3" ops_per_s)" \
         "$4; throughput ratio (higher is better); $(prange "$2" native "$3" ops_per_s); ${HANDOFF_S}s runs"
 }
-handoff_row "hand-off, 2 thr 1 mutex, Mops/s (default settings)" handoff lb "issue 9 target >=0.5x"
+handoff_row "hand-off, 2 thr 1 mutex, Mops/s (default settings)" handoff lb "target >=0.5x"
 handoff_row "hand-off, 2 thr 1 mutex, Mops/s (LOCKBLAME_MUTEX=exact)" handoff exact "every hold with waiters timed"
 handoff_row "hand-off, 2 thr 1 mutex, Mops/s (sampling off)" handoff off "LOCKBLAME_EVENT=none (exact)"
 handoff_rate_row "hand-off" handoff
@@ -384,7 +384,7 @@ nat=$(collect taskq native elapsed_s)
 for f in lb exact cexact off fwd; do
     t=$(collect taskq "$f" elapsed_s)
     case $f in
-        lb) label="default settings"; note="issue 9 target <=1.3x; $(dropped_note taskq lb)" ;;
+        lb) label="default settings"; note="target <=1.3x; $(dropped_note taskq lb)" ;;
         exact) label="LOCKBLAME_MUTEX=exact"; note="every mutex hold with waiters timed" ;;
         cexact) label="LOCKBLAME_COND=exact"; note="every cond signal with waiters timed (session 6's default)" ;;
         off) label="sampling off"; note="LOCKBLAME_EVENT=none: mutexes exact, hot conds still sampled" ;;
@@ -423,7 +423,7 @@ if command -v sysbench >/dev/null 2>&1; then
     nat=$(collect sysbench native spawn_wall_s)
     for f in lb off; do
         t=$(collect sysbench "$f" spawn_wall_s)
-        label="default settings"; note="issue 9 target <=1.2x; $(dropped_note sysbench lb)"
+        label="default settings"; note="target <=1.2x; $(dropped_note sysbench lb)"
         [ "$f" = off ] && { label="sampling off"; note="LOCKBLAME_EVENT=none"; }
         row "sysbench threads --threads=4 --thread-locks=2, s ($label)" "$(fmt %.3f "$nat")" "$(fmt %.3f "$t")" \
             "$(pratio sysbench native "$f" spawn_wall_s)" "$note; whole process; $(prange sysbench native "$f" spawn_wall_s)"
@@ -614,7 +614,7 @@ done
             }
         }'
     echo
-    echo "targets (issue 9 and earlier): the rows above whose notes state one"
+    echo "targets: the rows above whose notes state one"
     grep -F 'target' "$ROWS" | awk -F'\t' '
         { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
         END { for (r = 1; r <= n; r++) printf "  %-*s | %*s | %*s | %*s\n", w[1], cell[r, 1], w[2], cell[r, 2], w[3], cell[r, 3], w[4], cell[r, 4] }'

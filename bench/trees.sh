@@ -38,14 +38,14 @@ interleave forkheavy "native=native lb=lb" "$B/forktree" "$TREE_FORK_N" 2 1000
 row "fork-heavy: $TREE_FORK_N children, each 2 threads waiting ~1 ms on a cond, s" \
     "$(fmt %.3f "$(collect forkheavy native elapsed_s)")" "$(fmt %.3f "$(collect forkheavy lb elapsed_s)")" \
     "$(pratio forkheavy native lb elapsed_s)" \
-    "issue 33 target <=1.5x and <=1 ms a process; lockblame adds $(per_process_ms forkheavy "$TREE_FORK_N") ms a process; $(prange forkheavy native lb elapsed_s)"
+    "target <=1.5x and <=1 ms a process; lockblame adds $(per_process_ms forkheavy "$TREE_FORK_N") ms a process; $(prange forkheavy native lb elapsed_s)"
 
 progress "LTP-like tree (${REPS}x2 runs of $TREE_LTP_N children)"
 interleave ltplike "native=native lb=lb" "$B/forktree" "$TREE_LTP_N" 8 0
 row "LTP-like: $TREE_LTP_N children one after another, each creating 8 threads, s" \
     "$(fmt %.3f "$(collect ltplike native elapsed_s)")" "$(fmt %.3f "$(collect ltplike lb elapsed_s)")" \
     "$(pratio ltplike native lb elapsed_s)" \
-    "issue 33 target <=2x; lockblame adds $(per_process_ms ltplike "$TREE_LTP_N") ms a process; $(lines_of_last ltplike lb) lockblame: lines on stderr in its last run; $(prange ltplike native lb elapsed_s)"
+    "target <=2x; lockblame adds $(per_process_ms ltplike "$TREE_LTP_N") ms a process; $(lines_of_last ltplike lb) lockblame: lines on stderr in its last run; $(prange ltplike native lb elapsed_s)"
 
 # make -j4 of generated C files: natively and under `lockblame run`.
 make_project() {
@@ -101,7 +101,7 @@ mk_procs=$(sqlite3 "$OUT/make.db" 'SELECT COUNT(*) FROM run' 2>/dev/null)
 row "make -j4 of $TREE_MAKE_FILES C files under lockblame run, s" \
     "$(fmt %.3f "$(collect make native spawn_wall_s)")" "$(fmt %.3f "$(collect make lb spawn_wall_s)")" \
     "$(pratio make native lb spawn_wall_s)" \
-    "issue 33 target <=1.1x; ${mk_procs:-?} processes wrote a profile; $(prange make native lb spawn_wall_s)"
+    "target <=1.1x; ${mk_procs:-?} processes wrote a profile; $(prange make native lb spawn_wall_s)"
 
 # PostgreSQL, a backend forked per connection: pgbench -C -S, one server
 # native and one under `lockblame run`, side by side, rounds alternating.
@@ -160,7 +160,7 @@ pgbench_row() {
     REPS=$PG_ROUNDS
     row "$label" "$(fmt %.1f "$(collect pgbench native tps)")" "$(fmt %.1f "$(collect pgbench lb tps)")" \
         "$(pratio pgbench native lb tps)" \
-        "issue 33 target >=0.9x; ${procs:-?} processes wrote a profile; fsync=off; $PG_ROUNDS rounds, $(prange pgbench native lb tps)"
+        "target >=0.9x; ${procs:-?} processes wrote a profile; fsync=off; $PG_ROUNDS rounds, $(prange pgbench native lb tps)"
     REPS=$saved
     rm -rf "$d"
 }
