@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/common.h"
+#include "util/raw_syscall.h"
 
 #define PROGRESS_SLOTS 1024 /* running threads the final read can see */
 #define SLOT_FREE      (-1)
@@ -38,7 +39,8 @@ static int open_event(void)
     attr.bp_len = sizeof(long);
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return (int)lb_raw_syscall(SYS_perf_event_open, (long)&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC,
+                               0);
 }
 
 static uint64_t read_count(int fd)
