@@ -46,14 +46,19 @@ unsigned long long lb_whatif_function_start(const char *path, const char *name)
     return found;
 }
 
+/* A metric row's blame, all kinds (idle_futex_s is NULL in databases
+ * older than the futex kind): the total and the per-node ranking add the
+ * same terms. */
+#define BLAME_OF_METRIC_ROW                                                     \
+    "idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s + idle_barrier_s" \
+    " + idle_sem_s + COALESCE(idle_futex_s, 0)"
+
 double lb_whatif_total_blame(sqlite3 *db)
 {
     sqlite3_stmt *st;
     double total = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT SUM(idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s"
-                           " + idle_barrier_s + idle_sem_s + idle_futex_s) FROM metric",
-                           -1, &st, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT SUM(" BLAME_OF_METRIC_ROW ") FROM metric", -1, &st, NULL) ==
+            SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         total = sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
@@ -127,9 +132,8 @@ static int site_blame(sqlite3 *db, const char *path, struct lb_whatif_site **out
     }
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db,
-                           "SELECT node_id, SUM(idle_mutex_s + idle_spin_s + idle_rwlock_s"
-                           " + idle_cond_s + idle_barrier_s + idle_sem_s"
-                           " + COALESCE(idle_futex_s, 0)) AS b FROM metric GROUP BY node_id"
+                           "SELECT node_id, SUM(" BLAME_OF_METRIC_ROW ") AS b FROM metric"
+                           " GROUP BY node_id"
                            " HAVING b > 0",
                            -1, &st, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
