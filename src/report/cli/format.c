@@ -221,7 +221,24 @@ int lb_term_width(void)
     return 100;
 }
 
-void lb_json_string(FILE *out, const char *s)
+/* Does byte s[0] start something a JSON string must escape? Inside an
+ * HTML <script> element also '<', '>', '&', DEL and the line and paragraph
+ * separators U+2028/U+2029 (e2 80 a8/a9), which end a script line. */
+static bool json_needs_escape(const char *s, bool in_script)
+{
+    unsigned char c = (unsigned char)*s;
+
+    if (c == '"' || c == '\\' || c < 0x20)
+        return true;
+    if (!in_script)
+        return false;
+    return c == '<' || c == '>' || c == '&' || c == 0x7f ||
+           (c == 0xe2 && (unsigned char)s[1] == 0x80 &&
+            ((unsigned char)s[2] == 0xa8 || (unsigned char)s[2] == 0xa9));
+}
+
+/* s as a JSON string literal (null for NULL). */
+static void json_string_escaped(FILE *out, const char *s, bool in_script)
 {
     if (!s) {
         fputs("null", out);
@@ -232,7 +249,7 @@ void lb_json_string(FILE *out, const char *s)
         /* write the longest run that needs no escape in one go */
         size_t run = 0;
 
-        while (s[run] && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
+        while (s[run] && !json_needs_escape(s + run, in_script))
             run++;
         fwrite(s, 1, run, out);
         s += run;
@@ -255,12 +272,27 @@ void lb_json_string(FILE *out, const char *s)
             fputs("\\r", out);
             break;
         default:
-            fprintf(out, "\\u%04x", (unsigned char)*s);
+            if ((unsigned char)*s == 0xe2) { /* U+2028 or U+2029 */
+                fprintf(out, "\\u%04x", 0x2028 + ((unsigned char)s[2] - 0xa8));
+                s += 2;
+            } else {
+                fprintf(out, "\\u%04x", (unsigned char)*s);
+            }
             break;
         }
         s++;
     }
     putc('"', out);
+}
+
+void lb_json_string(FILE *out, const char *s)
+{
+    json_string_escaped(out, s, false);
+}
+
+void lb_json_script_string(FILE *out, const char *s)
+{
+    json_string_escaped(out, s, true);
 }
 
 void lb_json_number(FILE *out, double v)

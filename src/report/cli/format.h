@@ -81,6 +81,8 @@ int lb_term_width(void);
 
 /* JSON string literal with escapes. */
 void lb_json_string(FILE *out, const char *s);
+/* The same, safe inside an HTML <script> element. */
+void lb_json_script_string(FILE *out, const char *s);
 /* A number as JSON (null for NaN/inf), full precision. */
 void lb_json_number(FILE *out, double v);
 /* Text escaped for HTML text and quoted attribute values: & < > " ' become

@@ -74,51 +74,6 @@ void lb_html_text(FILE *out, const char *s)
     }
 }
 
-/* A JSON string that is safe inside a <script> element. */
-static void json_script_string(FILE *out, const char *s)
-{
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    putc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == 0xe2 && (unsigned char)s[1] == 0x80 &&
-            ((unsigned char)s[2] == 0xa8 || (unsigned char)s[2] == 0xa9)) {
-            fprintf(out, "\\u%04x", 0x2028 + ((unsigned char)s[2] - 0xa8));
-            s += 2;
-            continue;
-        }
-        switch (c) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '<':
-        case '>':
-        case '&':
-            fprintf(out, "\\u%04x", c);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f)
-                fprintf(out, "\\u%04x", c);
-            else
-                putc(c, out);
-        }
-    }
-    putc('"', out);
-}
-
 /* "file:line", or the module, or "" for one frame. */
 static void frame_where(struct lb_profile *p, int32_t f, struct lb_buf *b)
 {
@@ -196,10 +151,10 @@ static void print_data(struct lb_profile *p, FILE *out)
     fputs(",\n\"names\": [", out);
     for (int32_t i = 0; i < nnames; i++) {
         fputs(i ? ",\n[" : "\n[", out);
-        json_script_string(out, lb_frame_label(p, name_frames[i]));
+        lb_json_script_string(out, lb_frame_label(p, name_frames[i]));
         fputs(", ", out);
         frame_where(p, name_frames[i], &b);
-        json_script_string(out, lb_buf_str(&b));
+        lb_json_script_string(out, lb_buf_str(&b));
         putc(']', out);
     }
     fputs("]}</script>\n", out);
