@@ -1,7 +1,9 @@
 /* What one counted call of a `whatif --progress` function costs: the same
  * empty function called N times without, then with, the hardware
- * breakpoint that counts it (core/whatif_progress.c). Each hit is a debug
- * exception taken in the kernel and returned from.
+ * breakpoint that counts it (core/whatif_progress.c), or the uprobe that
+ * does where breakpoints do not count. Each hit is a debug exception (or a
+ * uprobe's trap and out-of-line step) taken in the kernel and returned
+ * from.
  *
  *   progress_cost N -> "ns_per_call X" (no breakpoint), "ns_per_hit Y"
  *                      (with one, less X), "counted C" (of N) */

@@ -520,16 +520,16 @@ fi
 
 # --- 5c: a whatif progress point's breakpoint hit ------------------------------------
 if [ -x "$B/progress_cost" ]; then
-    progress "whatif progress point cost (${REPS} runs of 100000 calls)"
+    progress "whatif progress point cost (${REPS} runs of 20000 calls)"
     pc=() pn=()
     for REP in $(seq "$REPS"); do
-        out=$("$B/progress_cost" 100000 2>>"$LOG")
+        out=$("$B/progress_cost" 20000 2>>"$LOG")
         pc+=("$(awk '$1 == "ns_per_hit" { print $2 }' <<< "$out")")
         pn+=("$(awk '$1 == "ns_per_call" { print $2 }' <<< "$out")")
     done
-    row "call of a whatif --progress function (hardware breakpoint hit), ns" \
+    row "call of a whatif --progress function (breakpoint or uprobe hit), ns" \
         "$(fmt %.1f "$(median "${pn[@]}")")" "$(fmt %.1f "$(median "${pc[@]}")")" "-" \
-        "bench/progress_cost: an empty function, without and with the counting breakpoint (its hit less the call); a debug exception each; median of ${REPS}"
+        "bench/progress_cost: an empty function, without and with the counting breakpoint, or uprobe where breakpoints do not count (its hit less the call); median of ${REPS}"
 fi
 
 # --- 6: exit cost -----------------------------------------------------------------

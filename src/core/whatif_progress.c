@@ -1,6 +1,8 @@
-/* Progress point by hardware breakpoints (whatif_progress.h).
+/* Progress point by hardware breakpoints, or uprobes where breakpoints do
+ * not count (whatif_progress.h).
  *
- * Concurrency: `addr` is written at setup, before other threads exist.
+ * Concurrency: `addr`, `counter` and the uprobe's file and offset are
+ * written at setup, before other threads exist.
  * `slots` hold the fds of running threads' events (-1: free, -2: taken by
  * the final read); a thread claims a free slot by CAS and empties its own
  * by exchange, and the one that empties a slot reads its fd. `ended` and
@@ -8,8 +10,12 @@
 #include "core/whatif_progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,26 +27,46 @@
 #define SLOT_FREE      (-1)
 #define SLOT_TAKEN     (-2)
 
+enum counter {
+    BY_BREAKPOINT,
+    BY_UPROBE
+};
+
 static uintptr_t addr;
+static enum counter counter;
+static int uprobe_type;            /* the uprobe PMU's perf type */
+static char uprobe_path[PATH_MAX]; /* the file of the module holding addr */
+static uint64_t uprobe_offset;     /* addr's offset in that file */
 static int slots[PROGRESS_SLOTS];
 static uint64_t ended;        /* calls of the threads that have ended */
 static int failed;            /* errno of the first event that could not open */
 static LB_TLS int my_fd = -1; /* this thread's event; -1: none */
 static LB_TLS int my_slot;    /* its slot + 1; 0: none */
 
-static int open_event(void)
+static int open_event_at(enum counter by, uintptr_t at)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
-    attr.type = PERF_TYPE_BREAKPOINT;
-    attr.bp_type = HW_BREAKPOINT_X;
-    attr.bp_addr = addr;
-    attr.bp_len = sizeof(long);
+    if (by == BY_BREAKPOINT) {
+        attr.type = PERF_TYPE_BREAKPOINT;
+        attr.bp_type = HW_BREAKPOINT_X;
+        attr.bp_addr = at;
+        attr.bp_len = sizeof(long);
+    } else {
+        attr.type = (uint32_t)uprobe_type;
+        attr.config1 = (uintptr_t)uprobe_path; /* uprobe_path */
+        attr.config2 = uprobe_offset;          /* probe_offset */
+    }
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     return (int)lb_raw_syscall(SYS_perf_event_open, (long)&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC,
                                0);
+}
+
+static int open_event(void)
+{
+    return open_event_at(counter, addr);
 }
 
 static uint64_t read_count(int fd)
@@ -92,11 +118,91 @@ void lb_progress_thread_stop(void)
     errno = saved_errno;
 }
 
+/* A function whose calls the setup counts, to learn whether breakpoints
+ * count here at all: some virtual machines open them and never fire. */
+__attribute__((noinline)) static void breakpoint_probe(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+#define PROBE_CALLS 4
+
+static bool breakpoints_count(void)
+{
+    int fd = open_event_at(BY_BREAKPOINT, (uintptr_t)breakpoint_probe);
+    if (fd < 0)
+        return false;
+    void (*volatile call)(void) = breakpoint_probe;
+    for (int i = 0; i < PROBE_CALLS; i++)
+        call();
+    uint64_t seen = read_count(fd);
+    close(fd);
+    return seen == PROBE_CALLS;
+}
+
+/* The file and file offset of the code at `addr`, from the loaded segment
+ * that holds it. */
+static int find_file_offset(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t at = addr - info->dlpi_addr;
+        if (ph->p_type != PT_LOAD || at < ph->p_vaddr || at - ph->p_vaddr >= ph->p_memsz)
+            continue;
+        const char *name = info->dlpi_name;
+        ssize_t n = 0;
+        if (name && *name && strlen(name) < sizeof uprobe_path)
+            strcpy(uprobe_path, name);
+        else if (!(name && *name) &&
+                 (n = readlink("/proc/self/exe", uprobe_path, sizeof uprobe_path - 1)) > 0)
+            uprobe_path[n] = '\0';
+        else
+            return 0;
+        uprobe_offset = at - ph->p_vaddr + ph->p_offset;
+        *(bool *)found = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* The uprobe PMU's type from sysfs; false (errno set) without one. */
+static bool read_uprobe_type(void)
+{
+    char text[16] = { 0 };
+    int fd = open("/sys/bus/event_source/devices/uprobe/type", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    uprobe_type = n > 0 ? atoi(text) : 0;
+    if (uprobe_type <= 0) {
+        errno = ENODEV;
+        return false;
+    }
+    return true;
+}
+
 bool lb_progress_setup(uintptr_t at)
 {
     for (int i = 0; i < PROGRESS_SLOTS; i++)
         slots[i] = SLOT_FREE;
     addr = at;
+    counter = BY_BREAKPOINT;
+    if (!breakpoints_count()) {
+        bool found = false;
+        dl_iterate_phdr(find_file_offset, &found);
+        counter = BY_UPROBE;
+        if (!found) {
+            errno = EINVAL;
+            addr = 0;
+            return false;
+        }
+        if (!read_uprobe_type()) {
+            addr = 0;
+            return false;
+        }
+    }
     int fd = open_event(); /* a trial: say now whether it can work */
     if (fd < 0) {
         addr = 0;

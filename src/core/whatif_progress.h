@@ -1,6 +1,10 @@
 /* Progress point of a what-if experiment: exact counts of the calls of one
  * function, by hardware breakpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
- * HW_BREAKPOINT_X) that count in user mode without sampling.
+ * HW_BREAKPOINT_X) that count in user mode without sampling. Where
+ * breakpoints open but do not count (some virtual machines), by uprobes
+ * (the kernel's uprobe PMU: a trap at the function's file offset, counted
+ * per thread the same way; it needs the rights perf_event_open asks for
+ * uprobes, root in practice).
  *
  * A breakpoint event counts on one thread only: each thread opens its own
  * at its start (its own debug register), and its count is read when it
@@ -18,9 +22,9 @@
 #include <stdint.h>
 
 /* Count executions of the instruction at addr on every thread that calls
- * lb_progress_thread_start from now on, the caller first; false (errno
- * set) if its breakpoint cannot be opened: no debug registers, EACCES,
- * all four taken. */
+ * lb_progress_thread_start from now on, the caller first; false (errno set) if neither a breakpoint that
+ * counts nor a uprobe can be opened: no debug registers and no uprobe PMU,
+ * EACCES, all four debug registers taken. */
 bool lb_progress_setup(uintptr_t addr);
 /* The calling thread starts and ends counting. */
 void lb_progress_thread_start(void);

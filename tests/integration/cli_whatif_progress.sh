@@ -2,7 +2,8 @@
 # lockblame whatif --progress FUNCTION (no time or rate is judged): on
 # whatif_gt's task queue run for a fixed time (rated), whose consumers
 # still run at exit (never joined), the library counts the calls of
-# progress_point() by a hardware breakpoint per thread, and its count is
+# progress_point() by a hardware breakpoint per thread (a uprobe where
+# breakpoints do not count), and its count is
 # exactly the workload's own count in every run of the round (the
 # baseline's and each speedup's), stored in the whatif table
 # (baseline_calls, calls, progress) and in JSON with metric "rate"; the
@@ -11,7 +12,7 @@
 # breakpoint that cannot be opened is reported in the library's results
 # line (progress_errno). A whatif table of the first form (no progress
 # columns) still shows, as the run's time, and takes new rows. Skips where
-# no hardware breakpoint can be opened.
+# neither a hardware breakpoint nor a uprobe can count.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"

@@ -68,11 +68,15 @@ static void timed_hold(int64_t ns)
 static int scale = 1;
 static int64_t progress_calls; /* progress_point() calls, counted by the program */
 
-/* One task done: the progress point that `whatif --progress` counts. */
-__attribute__((noinline)) static void progress_point(void)
+/* One task done: the progress point that `whatif --progress` counts. It
+ * starts, as most functions do, with a plain instruction (the worker's own
+ * tally): a uprobe, which counts where breakpoints do not, cannot sit on a
+ * lock-prefixed first instruction. */
+__attribute__((noinline)) static void progress_point(int64_t *tasks_done)
 {
-    __atomic_fetch_add(&progress_calls, 1, __ATOMIC_RELAXED);
+    ++*tasks_done;
     __asm__ volatile("" ::: "memory");
+    __atomic_fetch_add(&progress_calls, 1, __ATOMIC_RELAXED);
 }
 
 /* queue */
@@ -116,9 +120,10 @@ static int consumers_done; /* rated: consumers that drained the queue */
 static void *consumer(void *arg)
 {
     (void)arg;
+    int64_t tasks_done = 0;
     while (queue_pop() >= 0) {
         gt_work(15000);
-        progress_point();
+        progress_point(&tasks_done);
     }
     if (queue_deadline) { /* rated: running at exit, not joined */
         __atomic_fetch_add(&consumers_done, 1, __ATOMIC_RELEASE);

@@ -59,6 +59,7 @@ static const char whatif_usage[] =
     "                   programs that run for a fixed time; FUNCTION is a function\n"
     "                   of the program (or of its libraries), its calls counted by\n"
     "                   a hardware breakpoint (a debug exception a call, 1-12 us)\n"
+    "                   or, where breakpoints do not count, a uprobe (root)\n"
     "  --format F       table (default) or json\n"
     "  --show           print the results stored in FILE, run nothing\n"
     "  -h, --help       this help\n";
@@ -223,6 +224,10 @@ static void show(const char *path, bool json)
 
 /* One run of the site's experiment at speedup p; false if it reported
  * nothing. */
+/* The kernel's ENOTSUPP, which perf_event_open passes on when a uprobe's
+ * instruction cannot be probed; libc has no name or text for it. */
+#define KERNEL_ENOTSUPP 524
+
 static bool experiment(const char *db, char **prog, const char *spec, double p, const char *out,
                        struct sample *sample)
 {
@@ -232,8 +237,11 @@ static bool experiment(const char *db, char **prog, const char *spec, double p, 
         if (progress_spec && sample->calls < 0)
             cli_die(LB_EXIT_USAGE,
                     "whatif: --progress: cannot count calls with a hardware "
-                    "breakpoint: %s",
-                    strerror(sample->progress_errno));
+                    "breakpoint or a uprobe: %s",
+                    sample->progress_errno == KERNEL_ENOTSUPP
+                        ? "breakpoints do not count on this machine, and a uprobe cannot sit "
+                          "on the function's first instruction (a lock prefix)"
+                        : strerror(sample->progress_errno));
         return true;
     }
     cli_warn("whatif: a run of %s reported no result (status %d)", prog[0], status);
