@@ -22,6 +22,7 @@
 #include "core/hooks.h"
 #include "core/real.h"
 #include "core/thread.h"
+#include "util/clock.h"
 #include "core/undirected.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
@@ -147,7 +148,9 @@ void lb_runtime_start(void)
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */
     lb_stack_bounds_init();
-    lb_thread_attach(0, 0, 0);
+    lb_thread_t *main_thread = lb_thread_attach(0, 0, 0);
+    if (main_thread)
+        main_thread->cpu_base_ns = lb_thread_cpu_ns();
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&lb_runtime_phase, LB_PHASE_RUNNING, __ATOMIC_RELEASE);
     errno = saved_errno;

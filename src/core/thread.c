@@ -79,7 +79,7 @@ void lb_thread_detach(lb_thread_t *self)
 {
     int saved_errno = errno;
     lb_hooks_thread(LB_THREAD_STOP, self);
-    self->cpu_ns = lb_thread_cpu_ns();
+    self->cpu_ns = lb_thread_cpu_ns() - self->cpu_base_ns;
     self->end_ns = lb_now_ns();
     self->run_delay_ns = UINT64_MAX;
     /* The run delay tells a thread that was off CPU because the CPUs were

@@ -104,7 +104,10 @@ typedef struct lb_thread {
     uint32_t creator_id;       /* thread that called pthread_create */
     uint32_t creator_node;     /* node of that call in the creator's CCT */
     uint64_t start_ns, end_ns; /* monotonic */
-    uint64_t cpu_ns;           /* thread CPU time at exit (or at the write) */
+    uint64_t cpu_ns;           /* thread CPU time at exit (or at the write), less cpu_base_ns */
+    uint64_t cpu_base_ns;      /* the thread's CPU clock when this image began to track it:
+                                * nonzero for the main thread only, whose clock also counts
+                                * the loader and, after exec, the image before it */
     uint64_t run_delay_ns;     /* at exit: time runnable but waiting for a CPU (schedstat);
                                 * UINT64_MAX when unknown or not read (see lb_thread_detach) */
     bool exited;

@@ -167,18 +167,20 @@ void lb_sampler_quiesce(void)
         if (lb_wait_handler_out(t))
             lb_sampler_event_stop(t);
         bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-        uint64_t t_cpu = exited ? t->cpu_ns : lb_unsampled_cpu_of(t->tid);
+        uint64_t t_cpu = t->cpu_ns;
         if (!exited) {
+            uint64_t clock = lb_unsampled_cpu_of(t->tid);
+            t_cpu = clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
             t->sampler->cpu_at_stop_ns = t_cpu;
-            lb_unsampled_credit(t, t_cpu, t == lb_self);
+            lb_unsampled_credit(t, clock, t == lb_self);
         }
         cpu += t_cpu;
         uint64_t u = t->sampler->unsampled_ns; /* the credit closed the last interval */
         if (u) {
             unsampled += u;
             sum->unsampled_threads++;
-            if (t->sampler->unsampled_seen) { /* not merely a residue */
-                blocked += u;
+            if (t->sampler->unsampled_seen && u > t->sampler->residue_ns) {
+                blocked += u - t->sampler->residue_ns; /* its intervals, not its residue */
                 blocked_threads++;
             }
         }
@@ -236,6 +238,7 @@ static void lb_forget_inherited(lb_thread_t *t)
      * time is the parent's. */
     t->sampler->unsampled = false;
     t->sampler->unsampled_ns = 0;
+    t->sampler->residue_ns = 0;
     t->sampler->credited = 0;
 }
 

@@ -42,7 +42,11 @@ typedef struct lb_sampler_thread {
     bool unsampled_seen;      /* it has been unsampled at some time */
     uint8_t unsampled_why;    /* lb_unsampled_reason of the latest interval */
     uint64_t unsampled_since; /* thread CPU ns when the current interval began */
-    uint64_t unsampled_ns;    /* CPU ns of the closed intervals */
+    uint64_t unsampled_ns;    /* CPU ns of the closed intervals; after the
+                                 final credit, with the residue */
+    uint64_t residue_ns;      /* of unsampled_ns after the final credit: the
+                                 residue, CPU time no sample saw although the
+                                 thread was sampled (not a blocked interval) */
     uint32_t unsampled_node;  /* CCT node (start routine -> marker) credited, 0 = none yet */
     uint32_t credited;        /* 1 once the final credit is claimed (exchange) */
     uint64_t cpu_at_stop_ns;  /* a live thread's CPU clock when sampling stopped

@@ -100,9 +100,11 @@ uint64_t lb_unsampled_credit(lb_thread_t *t, uint64_t cpu_now, bool may_insert)
      * is running at. Only for time events, whose samples are exact periods. */
     if (lb_sampler_period_is_time()) {
         double seen = (double)(t->sampler->samples + t->sampler->dropped) * per + (double)ns;
-        double residue = (double)cpu_now - seen;
-        if (residue > per / 2) /* at least one sample's worth */
+        double residue = (double)cpu_now - (double)t->cpu_base_ns - seen;
+        if (residue > per / 2) { /* at least one sample's worth */
+            t->sampler->residue_ns = (uint64_t)residue;
             ns += (uint64_t)residue;
+        }
     }
     t->sampler->unsampled_ns = ns; /* the total, for the summary */
     if (ns == 0)

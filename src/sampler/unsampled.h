@@ -25,7 +25,8 @@ void lb_unsampled_end(lb_thread_t *self);
  * (signals discarded when it paused) join the unsampled time. */
 void lb_unsampled_add(lb_thread_t *self, uint64_t ns);
 /* The final credit of t (once; later calls return 0), with cpu_now its
- * CPU clock now: closes an open interval, adds the residue no sample saw
+ * CPU clock now (as read: the residue leaves out t->cpu_base_ns): closes
+ * an open interval, adds the residue no sample saw
  * (time events, above a tick's worth), and adds the total, in samples, to
  * t's credit node; unsampled_ns keeps the total. may_insert: the caller
  * runs on t (or t has exited), so the node may be created now; otherwise

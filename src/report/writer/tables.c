@@ -20,6 +20,7 @@
 #include "report/writer/output.h"
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
+#include "sampler/unsampled.h"
 #include "util/clock.h"
 #include "util/run_delay.h"
 
@@ -29,12 +30,8 @@ uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
         return t->cpu_ns;
     if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
         return t->sampler->cpu_at_stop_ns;
-    /* Linux per-thread CPU clock id for a tid (CPUCLOCK_SCHED). */
-    clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
-    struct timespec ts;
-    if (clock_gettime(clock, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t clock = lb_unsampled_cpu_of(t->tid);
+    return clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
 }
 
 /* The time t was runnable but waiting for a CPU, in seconds, or -1 when
