@@ -73,7 +73,10 @@ static const lb_collect_note_t *collect_during(const lb_object_stats_t *s, uint6
  * until shutdown, since parked_from (<= start: the start of the run of
  * waits it ends, wait_note.h)? The object's last collect, or its largest,
  * came during it (collect_during), and the thread ended (or the profile
- * is taken) soon after: within a quarter of the time it was parked. */
+ * is taken) soon after: within a quarter of the time it was parked, not
+ * counting the time it was runnable but waiting for a CPU (its schedstat
+ * run delay, read at its exit: on a busy machine a woken thread can wait
+ * for a CPU longer than the rest of its way out takes). */
 static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, uint32_t kind,
                                   uint64_t parked_from, uint64_t start, uint64_t end, parked_t *out)
 {
@@ -82,9 +85,15 @@ static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, 
         return false;
     if (!parked_from || parked_from > start)
         parked_from = start;
-    uint64_t thread_end = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->end_ns : now;
+    bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+    uint64_t thread_end = exited ? t->end_ns : now;
     const lb_collect_note_t *collect = collect_during(s, start, end);
-    if (!collect || thread_end < end || thread_end - end > (end - parked_from) / 4)
+    if (!collect || thread_end < end)
+        return false;
+    uint64_t way_out = thread_end - end;
+    if (exited && t->run_delay_ns != UINT64_MAX)
+        way_out -= way_out < t->run_delay_ns ? way_out : t->run_delay_ns;
+    if (way_out > (end - parked_from) / 4)
         return false;
     *out = (parked_t){ t, stats, parked_from, end, false, collect };
     return true;
