@@ -9,7 +9,9 @@
 #    MIN_RATIO of a native run's, measured just before it. (Exact accounting
 #    in each hold lets the holder re-take the lock: ~0.05% of native.) The
 #    hand-off rate swings with the machine's load, so a pair that misses is
-#    measured again, up to PAIRS pairs.
+#    measured again, up to PAIRS pairs; a pair whose native run hardly
+#    contended (MIN_NATIVE: the two threads did not run at once) does not
+#    count, and a machine where none did skips the test.
 #  - The waits in hot_loop() were measured by samples: each thread's wait
 #    there is a whole number of sampling periods (the lock's first waits,
 #    timed before it turned sampled, fall in warm_up(), which is not
@@ -32,7 +34,8 @@ need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 
 RUN_S=0.6
 MIN_RATIO=0.10
-PAIRS=3
+MIN_NATIVE=1000
+PAIRS=5
 
 # handoffs_per_s OUT: the workload's hand-offs a second, from its output.
 handoffs_per_s() {
@@ -41,6 +44,10 @@ handoffs_per_s() {
 }
 
 echo "== hand-offs a second, native vs lockblame (auto)"
+# A pair counts only if the native run shows the lock contended (both
+# threads running at once): on a machine loaded by others the two may
+# hardly overlap, and then neither run says anything about lockblame.
+busy=0
 for pair in $(seq "$PAIRS"); do
     "$W" 2 "$RUN_S" >"$tmp/native.out" || fail "native run exited $?"
     rm -f "$tmp/auto.db"
@@ -50,8 +57,16 @@ for pair in $(seq "$PAIRS"); do
     profiled=$(handoffs_per_s "$tmp/auto.out")
     ratio=$(awk -v p="$profiled" -v n="$native" 'BEGIN { printf "%.4f", (n > 0 ? p / n : 0) }')
     echo "pair $pair: native $native, lockblame $profiled hand-offs/s: ratio $ratio (want >= $MIN_RATIO)"
-    awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }' && break
-    [ "$pair" -lt "$PAIRS" ] || fail "the spin lock changes hands at $ratio of the native rate under lockblame"
+    if awk -v n="$native" -v m="$MIN_NATIVE" 'BEGIN { exit !(n < m) }'; then
+        busy=$((busy + 1))
+        echo "  the native run hardly contended (under $MIN_NATIVE hand-offs/s): the machine is busy"
+    elif awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }'; then
+        break
+    fi
+    if [ "$pair" = "$PAIRS" ]; then
+        [ "$busy" = "$PAIRS" ] && skip "two threads running at once (every native run hardly contended)"
+        fail "the spin lock changes hands at $ratio of the native rate under lockblame"
+    fi
 done
 cut -d' ' -f1 "$tmp/native.out" | cmp -s - <(cut -d' ' -f1 "$tmp/auto.out") \
     || fail "the preloaded run printed other lines: $(cat "$tmp/auto.out")"
