@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "common/db_name.h"
-#include "common/demangle.h"
+#include "common/kinds.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
@@ -411,16 +411,19 @@ int lb_cmd_whatif(int argc, char **argv)
         if (access(db_path, R_OK) != 0)
             cli_die(LB_EXIT_FAIL, "whatif: the profile run wrote no database (%s)", db_path);
     }
-    sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
     struct lb_whatif_site *sites;
-    int nsites = lb_whatif_pick_sites(db, db_path, only, k, &sites);
-    double total = lb_whatif_total_blame(db);
+    int nsites = lb_whatif_pick_sites(db_path, only, k, &sites), supported = 0;
+    for (int i = 0; i < nsites; i++)
+        supported += !sites[i].unsupported;
+    if (supported == 0 && nsites > 0 && only)
+        cli_die(LB_EXIT_USAGE, "whatif: %s is a %s release site: %s", only,
+                lb_obj_kind_name(sites[0].row_kind), sites[0].unsupported);
     if (nsites == 0 && only)
-        cli_die(LB_EXIT_USAGE, "whatif: no release site '%s' with blame and a mutex release in %s",
-                only, db_path);
-    if (nsites == 0)
-        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame and a mutex release in %s",
+        cli_die(LB_EXIT_USAGE, "whatif: no release site '%s' with blame in %s", only, db_path);
+    if (supported == 0)
+        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame of a mutex, spin lock or rwlock in %s",
                 db_path);
+    sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
 
     /* The experiments; their own profiles go to a scratch database. */
     char scratch[PATH_MAX + 32], out[PATH_MAX + 32];
@@ -432,8 +435,10 @@ int lb_cmd_whatif(int argc, char **argv)
     for (int i = 0; i < nsites; i++) {
         struct lb_whatif_site *s = &sites[i];
         struct lb_buf spec = { 0 };
+        if (s->unsupported)
+            continue;
         if (!s->module) {
-            cli_warn("whatif: no release calls of %s recorded; skipped", s->name);
+            cli_warn("whatif: no release calls of %s recorded; skipped", s->label);
             continue;
         }
         lb_buf_printf(&spec, "%llx:%s:%s:%s", s->fstart, lb_buf_str(&s->offsets),
@@ -442,7 +447,7 @@ int lb_cmd_whatif(int argc, char **argv)
         fprintf(stderr,
                 "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "
                 "speedup\n",
-                s->name, runs);
+                s->label, runs);
         /* Rounds, so that a change of the machine's load meanwhile falls on
          * the baseline and every speedup alike. */
         bool ok = true;
@@ -454,9 +459,9 @@ int lb_cmd_whatif(int argc, char **argv)
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
-            r->site = lb_xstrdup(lb_demangled(s->name));
+            r->site = lb_xstrdup(s->label);
             r->blame_s = s->blame_s;
-            r->blame_share = total > 0 ? s->blame_s / total : 0;
+            r->blame_share = s->blame_share;
             r->speedup = lb_whatif_speedups[j];
             r->progress = progress ? lb_xstrdup(progress) : NULL;
             summarize(r, base, exp[j], runs);
@@ -468,7 +473,15 @@ int lb_cmd_whatif(int argc, char **argv)
     lb_whatif_store(db, db_path, rows, nrows);
     sqlite3_close(db);
     lb_whatif_print(rows, nrows, json, stdout);
+    for (int i = 0; i < nsites; i++)
+        if (sites[i].unsupported)
+            fprintf(json ? stderr : stdout, "%s%s (%s, %.3f s, %.1f%% of blame): %s\n",
+                    json ? "lockblame: whatif: " : "", sites[i].label,
+                    lb_obj_kind_name(sites[i].row_kind), sites[i].blame_s,
+                    100 * sites[i].blame_share, sites[i].unsupported);
     if (!json)
         printf("results in %s (table whatif)\n", db_path);
+    lb_whatif_sites_free(sites, nsites);
+    free(sites);
     return nrows ? LB_EXIT_OK : LB_EXIT_FAIL;
 }

@@ -36,6 +36,8 @@ struct lb_whatif_row {
  * "off the critical path" for much blame and next to no predicted gain,
  * else "". */
 const char *lb_whatif_verdict(const struct lb_whatif_row *rows, int n, const char *site);
+/* sql prepared on db, or exit 1 with one line naming path. */
+sqlite3_stmt *lb_whatif_prepare(sqlite3 *db, const char *path, const char *sql);
 /* Create the table if missing and replace the rows of these sites. */
 void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *rows, int n);
 /* Print rows (grouped by site, speedups in order) as a table or JSON. */

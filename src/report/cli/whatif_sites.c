@@ -1,6 +1,7 @@
 /*
  * whatif_sites.c - the release sites of a profile that `lockblame whatif`
- * experiments on (whatif_sites.h).
+ * experiments on (whatif_sites.h): the release-site view's rows
+ * (site_rows.c), and the calls of each in the profile's site table.
  */
 #include "report/cli/whatif_sites.h"
 
@@ -14,7 +15,9 @@
 
 #include "common/clone_name.h"
 #include "common/demangle.h"
-#include "common/runtime_frames.h"
+#include "common/kinds.h"
+#include "report/cli/site_rows.h"
+#include "report/cli/views.h"
 
 unsigned long long lb_whatif_function_start(const char *path, const char *name)
 {
@@ -46,190 +49,212 @@ unsigned long long lb_whatif_function_start(const char *path, const char *name)
     return found;
 }
 
-/* A metric row's blame, all kinds (idle_futex_s is NULL in databases
- * older than the futex kind): the total and the per-node ranking add the
- * same terms. */
-#define BLAME_OF_METRIC_ROW                                                     \
-    "idle_mutex_s + idle_spin_s + idle_rwlock_s + idle_cond_s + idle_barrier_s" \
-    " + idle_sem_s + COALESCE(idle_futex_s, 0)"
-
-double lb_whatif_total_blame(sqlite3 *db)
+static bool is_lock_kind(int kind)
 {
-    sqlite3_stmt *st;
-    double total = 0;
-    if (sqlite3_prepare_v2(db, "SELECT SUM(" BLAME_OF_METRIC_ROW ") FROM metric", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        total = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return total;
+    return kind == LB_OBJ_MUTEX || kind == LB_OBJ_SPIN || kind == LB_OBJ_RWLOCK;
 }
 
-/* Site names of the profile's frames: the function without its clone
- * suffixes, or NULL for a frame of the runtime (docs/DESIGN.md rule 5). */
-struct frames {
-    char **name;
-    long long n;
+/* The kind of hold a row's experiment shortens: the row's own for a lock;
+ * for a signal or post, the lock whose releases in the same function are
+ * the most (the hold the signal is made in, or right after: shortening it
+ * brings the signal earlier); -1 if none, or for other kinds. */
+static int hold_kind(const struct lb_profile *p, int kind, const char *name);
+
+/* Why a row gets no experiment, in words (docs/INTERNALS.md, "What each
+ * kind's speedup means"). */
+static const char *unsupported_reason(int kind)
+{
+    if (lb_obj_kind_is_signalled((unsigned)kind))
+        return "not supported: a signal, post or wake made outside any lock hold of its"
+               " function ends no code region that a delay can stand for";
+    return "not supported: this kind's waits end at no release of a hold";
+}
+
+/* One call instruction of the site table, summed over threads. */
+struct call {
+    int32_t module;
+    uint64_t offset;
+    int64_t releases, acquisitions;
 };
 
-static struct frames load_frames(sqlite3 *db)
+static int by_use(const void *a, const void *b)
 {
-    struct frames f = { 0 };
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT f.id, f.function, f.file, m.path FROM frame f"
-                           " LEFT JOIN module m ON m.id = f.module_id ORDER BY f.id DESC",
-                           -1, &st, NULL) != SQLITE_OK)
-        return f;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        long long id = sqlite3_column_int64(st, 0);
-        const char *fn = (const char *)sqlite3_column_text(st, 1);
-        if (!f.name) {
-            f.n = id + 1;
-            f.name = lb_xcalloc((size_t)f.n, sizeof *f.name);
-        }
-        if (id < 0 || id >= f.n || !fn ||
-            lb_runtime_frame(fn, (const char *)sqlite3_column_text(st, 2),
-                             (const char *)sqlite3_column_text(st, 3)))
-            continue;
-        f.name[id] = lb_xstrdup(fn);
-        f.name[id][lb_clone_base_len(fn)] = '\0';
-    }
-    sqlite3_finalize(st);
-    return f;
+    const struct call *x = a, *y = b;
+    if (x->releases != y->releases)
+        return x->releases < y->releases ? 1 : -1;
+    if (x->acquisitions != y->acquisitions)
+        return x->acquisitions < y->acquisitions ? 1 : -1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static int by_blame(const void *a, const void *b)
+static void add_call(struct call **calls, size_t *cap, int *n, const struct lb_frame *f,
+                     int64_t releases, int64_t acquisitions)
 {
-    double x = ((const struct lb_whatif_site *)a)->blame_s,
-           y = ((const struct lb_whatif_site *)b)->blame_s;
-    return (x < y) - (x > y);
+    for (int i = 0; i < *n; i++)
+        if ((*calls)[i].module == f->module && (*calls)[i].offset == f->offset) {
+            (*calls)[i].releases += releases;
+            (*calls)[i].acquisitions += acquisitions;
+            return;
+        }
+    lb_grow((void **)calls, cap, (size_t)*n + 1, sizeof **calls);
+    (*calls)[(*n)++] = (struct call){ f->module, f->offset, releases, acquisitions };
 }
 
-/* Blame per site, every kind but joins (structural): each release
- * context's goes to its innermost program frame, as the report's
- * release-site view names it. */
-static int site_blame(sqlite3 *db, const char *path, struct lb_whatif_site **out)
+/* The function of program frame f without its clone suffixes equals name. */
+static bool frame_is(const struct lb_profile *p, int32_t f, const char *name)
 {
-    struct frames fr = load_frames(db);
-    struct lb_map node = { 0 };
-    long long *parent = NULL, *frame = NULL;
-    size_t cap = 0, scap = 0;
-    int nnodes = 0, n = 0;
-    struct lb_whatif_site *sites = NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, COALESCE(parent_id, -1), COALESCE(frame_id, -1) FROM node",
-                           -1, &st, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        lb_grow((void **)&parent, &cap, (size_t)nnodes + 1, sizeof *parent);
-        frame = lb_xrealloc(frame, cap * sizeof *frame);
-        parent[nnodes] = sqlite3_column_int64(st, 1);
-        frame[nnodes] = sqlite3_column_int64(st, 2);
-        bool fresh;
-        *lb_map_slot(&node, (uint64_t)sqlite3_column_int64(st, 0), &fresh) = nnodes++;
+    const char *fn = f >= 0 ? p->frames[f].function : NULL;
+    size_t len = fn ? lb_clone_base_len(fn) : 0;
+    return fn && len == strlen(name) && strncmp(fn, name, len) == 0;
+}
+
+static int hold_kind(const struct lb_profile *p, int kind, const char *name)
+{
+    if (is_lock_kind(kind))
+        return kind;
+    int64_t releases[LB_OBJ_KINDS] = { 0 };
+    int best = -1;
+    for (int32_t i = 0; lb_obj_kind_is_signalled((unsigned)kind) && i < p->nsites; i++) {
+        const struct lb_site *e = &p->sites[i];
+        if (is_lock_kind(e->kind) && e->releases > 0 &&
+            frame_is(p, lb_frame_program(p, e->frame), name))
+            releases[e->kind] += e->releases;
     }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT node_id, SUM(" BLAME_OF_METRIC_ROW ") AS b FROM metric"
-                           " GROUP BY node_id"
-                           " HAVING b > 0",
-                           -1, &st, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int32_t i = lb_map_get(&node, (uint64_t)sqlite3_column_int64(st, 0));
-        const char *name = NULL;
-        for (int hops = 0; i >= 0 && !name && hops < 256; hops++) {
-            long long f = frame[i];
-            name = f >= 0 && f < fr.n ? fr.name[f] : NULL;
-            i = name ? i : lb_map_get(&node, (uint64_t)parent[i]);
+    for (int k = 0; k < LB_OBJ_KINDS; k++)
+        if (releases[k] > 0 && (best < 0 || releases[k] > releases[best]))
+            best = k;
+    return best;
+}
+
+/* The site's release calls (of its hold kind, s->kind): the site table's
+ * calls counted into its row (sr->site_key), or, where none is (a runtime
+ * call site serving several program callers, or a row of a signal), those
+ * in its function; and its
+ * lock and wait calls in its function (a mutex's cond waits re-acquire
+ * it). The module is the busiest release call's. */
+static void site_calls(struct lb_profile *p, const struct lb_site_rows *sr,
+                       const struct lb_site_row *row, struct lb_whatif_site *s)
+{
+    struct call *calls = NULL;
+    size_t cap = 0;
+    int n = 0;
+    for (int by_key = row->kind == s->kind; by_key >= 0 && n == 0; by_key--)
+        for (int32_t i = 0; i < p->nsites; i++) {
+            const struct lb_site *e = &p->sites[i];
+            if (e->kind != s->kind || e->releases <= 0)
+                continue;
+            if (by_key ? sr->site_key[i] == row->key
+                       : frame_is(p, lb_frame_program(p, e->frame), s->name))
+                add_call(&calls, &cap, &n, &p->frames[e->frame], e->releases, 0);
         }
-        if (!name)
+    for (int32_t i = 0; i < p->nsites; i++) {
+        const struct lb_site *e = &p->sites[i];
+        if (e->acquisitions > 0 &&
+            (e->kind == s->kind || (s->kind == LB_OBJ_MUTEX && e->kind == LB_OBJ_COND)) &&
+            frame_is(p, lb_frame_program(p, e->frame), s->name))
+            add_call(&calls, &cap, &n, &p->frames[e->frame], 0, e->acquisitions);
+    }
+    qsort(calls, (size_t)n, sizeof *calls, by_use);
+    int32_t module = n > 0 && calls[0].releases > 0 ? calls[0].module : -1;
+    for (int i = 0; module >= 0 && i < n; i++) {
+        if (calls[i].module != module)
+            continue; /* one module: the busiest's */
+        if (calls[i].releases > 0 && s->nrel++ < 64)
+            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "",
+                          (unsigned long long)calls[i].offset);
+        if (calls[i].acquisitions > 0 && s->nacq++ < 64)
+            lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "",
+                          (unsigned long long)calls[i].offset);
+    }
+    if (module >= 0 && p->modules[module].path) {
+        s->module = lb_xstrdup(p->modules[module].path);
+        s->fstart = lb_whatif_function_start(s->module, s->name);
+    }
+    free(calls);
+}
+
+/* The row's site, named by its function (NULL: a row with no function). */
+static bool take_row(struct lb_profile *p, const struct lb_site_rows *sr,
+                     const struct lb_site_row *row, double total, struct lb_whatif_site *s)
+{
+    const char *fn = row->frame >= 0 ? p->frames[row->frame].function : NULL;
+    if (!fn)
+        return false;
+    memset(s, 0, sizeof *s);
+    s->name = lb_xstrdup(fn);
+    s->name[lb_clone_base_len(fn)] = '\0';
+    s->row_kind = row->kind;
+    s->kind = hold_kind(p, row->kind, s->name);
+    s->blame_s = row->value;
+    s->blame_share = lb_share(row->value, total);
+    if (s->kind < 0)
+        s->unsupported = unsupported_reason(row->kind);
+    else
+        site_calls(p, sr, row, s);
+    return true;
+}
+
+/* Labels: the demangled function, or where an earlier site has that
+ * one, the view's "function (file:line)". */
+static void label_sites(struct lb_profile *p, struct lb_whatif_site *sites, const int32_t *frame,
+                        int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *d = lb_demangled(sites[i].name);
+        bool taken = false;
+        for (int j = 0; j < i && !taken; j++)
+            taken = strcmp(sites[j].label, d) == 0;
+        sites[i].label = lb_xstrdup(taken ? lb_frame_desc(p, frame[i]) : d);
+    }
+}
+
+int lb_whatif_pick_sites(const char *path, const char *only, int k, struct lb_whatif_site **out)
+{
+    struct lb_profile *p = lb_profile_load(path);
+    struct lb_site_rows sr;
+    lb_site_rows(p, LB_M_IDLENESS, &sr);
+    double total = lb_metric_total(p, LB_M_IDLENESS);
+    struct lb_whatif_site *sites = lb_xcalloc((size_t)sr.acts + 1, sizeof *sites);
+    int32_t *frame = lb_xcalloc((size_t)sr.acts + 1, sizeof *frame);
+    int n = 0, kept = 0;
+    for (int32_t i = 0; i < sr.acts && (only || kept < k); i++) {
+        const struct lb_site_row *row = &sr.rows[i];
+        if (!only && row->value < 0.01 * sr.rows[0].value)
+            break;
+        if (!take_row(p, &sr, row, total, &sites[n]))
             continue;
-        int k = 0;
-        while (k < n && strcmp(sites[k].name, name) != 0)
-            k++;
-        if (k == n) {
-            lb_grow((void **)&sites, &scap, (size_t)n + 1, sizeof *sites);
-            memset(&sites[n], 0, sizeof *sites);
-            sites[n++].name = lb_xstrdup(name);
+        bool same = false; /* an experiment already chosen: the same holds */
+        for (int j = 0; j < n && !same; j++)
+            same = !sites[n].unsupported && sites[j].kind == sites[n].kind &&
+                   strcmp(sites[j].name, sites[n].name) == 0 &&
+                   strcmp(lb_buf_str(&sites[j].offsets), lb_buf_str(&sites[n].offsets)) == 0;
+        if (same || (only && strcmp(sites[n].name, only) != 0 &&
+                     strcmp(lb_demangled(sites[n].name), only) != 0)) {
+            lb_whatif_sites_free(&sites[n], 1);
+            continue;
         }
-        sites[k].blame_s += sqlite3_column_double(st, 1);
+        kept += !sites[n].unsupported;
+        frame[n++] = row->frame;
     }
-    sqlite3_finalize(st);
-    qsort(sites, (size_t)n, sizeof *sites, by_blame);
-    for (long long f = 0; f < fr.n; f++)
-        free(fr.name[f]);
-    free(fr.name);
-    free(parent);
+    /* Rows of other kinds below the last site of a kind sped up say nothing. */
+    while (!only && n > 0 && sites[n - 1].unsupported)
+        lb_whatif_sites_free(&sites[--n], 1);
+    label_sites(p, sites, frame, n);
     free(frame);
-    lb_map_free(&node);
+    lb_site_rows_free(&sr);
+    lb_profile_free(p);
     *out = sites;
     return n;
 }
 
-/* The site's release calls and its lock and cond-wait calls: the site
- * table's call instructions where a frame of that name sits (an inline
- * runtime frame such as std::mutex::unlock is the innermost one there). */
-static void site_calls(sqlite3 *db, const char *path, struct lb_whatif_site *s)
+void lb_whatif_sites_free(struct lb_whatif_site *sites, int n)
 {
-    sqlite3_stmt *calls;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT mo.path, f.offset,"
-                           " SUM(CASE WHEN s.object = 'mutex' THEN s.releases ELSE 0 END),"
-                           " SUM(s.acquisitions)"
-                           " FROM site s JOIN frame f ON f.id = s.frame_id JOIN module mo"
-                           " ON mo.id = f.module_id WHERE s.object IN ('mutex', 'cond')"
-                           " AND EXISTS (SELECT 1 FROM frame g WHERE g.module_id = f.module_id"
-                           " AND g.offset = f.offset AND (g.function = ?1"
-                           " OR substr(g.function, 1, length(?1) + 1) = ?1 || '.'))"
-                           " GROUP BY mo.path, f.offset ORDER BY 3 DESC, 4 DESC LIMIT 128",
-                           -1, &calls, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
-    sqlite3_bind_text(calls, 1, s->name, -1, SQLITE_STATIC);
-    while (sqlite3_step(calls) == SQLITE_ROW) {
-        const char *mod = (const char *)sqlite3_column_text(calls, 0);
-        unsigned long long off = (unsigned long long)sqlite3_column_int64(calls, 1);
-        if (!mod || (s->module && strcmp(mod, s->module) != 0))
-            continue; /* one module: the busiest's */
-        if (!s->module)
-            s->module = lb_xstrdup(mod);
-        if (sqlite3_column_int64(calls, 2) > 0 && s->nrel++ < 64)
-            lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "", off);
-        if (sqlite3_column_int64(calls, 3) > 0 && s->nacq++ < 64)
-            lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "", off);
-    }
-    sqlite3_finalize(calls);
-    if (s->module)
-        s->fstart = lb_whatif_function_start(s->module, s->name);
-}
-
-int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,
-                         struct lb_whatif_site **out)
-{
-    struct lb_whatif_site *all;
-    int n = site_blame(db, path, &all), kept = 0;
     for (int i = 0; i < n; i++) {
-        bool keep =
-            only ? strcmp(all[i].name, only) == 0 || strcmp(lb_demangled(all[i].name), only) == 0
-                 : kept < k && all[i].blame_s >= 0.01 * all[0].blame_s;
-        if (!keep) {
-            free(all[i].name);
-            continue;
-        }
-        all[kept] = all[i];
-        site_calls(db, path, &all[kept]);
-        if (all[kept].nrel > 0) {
-            kept++;
-            continue;
-        }
-        /* No mutex release there: nothing to speed up. */
-        free(all[kept].name);
-        free(all[kept].module);
-        lb_buf_free(&all[kept].offsets);
-        lb_buf_free(&all[kept].acquires);
+        free(sites[i].name);
+        free(sites[i].label);
+        free(sites[i].module);
+        lb_buf_free(&sites[i].offsets);
+        lb_buf_free(&sites[i].acquires);
+        sites[i].name = sites[i].label = sites[i].module = NULL;
     }
-    *out = all;
-    return kept;
 }

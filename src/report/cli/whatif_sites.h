@@ -1,17 +1,23 @@
 /*
- * whatif_sites.h - the release sites `lockblame whatif` experiments on,
- * found in a profile: named as the release-site view names them, with
- * the call instructions of their releases and lock calls.
+ * whatif_sites.h - the release sites `lockblame whatif` experiments on:
+ * the top rows of the loaded profile's release-site view (site_rows.h),
+ * the same rows with the same blame, with the call instructions of their
+ * releases and lock calls.
  */
 #ifndef LB_CLI_WHATIF_SITES_H
 #define LB_CLI_WHATIF_SITES_H
-#include <sqlite3.h>
-
 #include "report/cli/util.h"
 
 struct lb_whatif_site {
-    char *name;
-    double blame_s;
+    char *name;                /* the release site's function (its name in the binary) */
+    char *label;               /* its name in the whatif table: demangled, and where two
+                                * rows share a function, "function (file:line)" */
+    int row_kind;              /* lb_obj_kind of the row */
+    int kind;                  /* of the holds its experiment shortens (a signal's row:
+                                * its function's lock), -1: none */
+    double blame_s;            /* the row's blame */
+    double blame_share;        /* its share of all blame, as the report gives it */
+    const char *unsupported;   /* NULL: its holds can be sped up; else why not, in words */
     char *module;              /* path of the module its release calls are in */
     unsigned long long fstart; /* the function's start in it, 0 if unknown */
     struct lb_buf offsets;     /* its release calls, "OFF,OFF" in hex */
@@ -19,14 +25,17 @@ struct lb_whatif_site {
     int nrel, nacq;            /* how many of each (the library takes 64) */
 };
 
-/* The top k release sites by blame, every kind but joins, among those
- * that release a mutex (or the one named: by its name in the binary or
- * demangled), with their calls; sites with under 1% of the top site's
- * blame are left out. Returns how many, in *out. */
-int lb_whatif_pick_sites(sqlite3 *db, const char *path, const char *only, int k,
-                         struct lb_whatif_site **out);
-/* All blame in the profile, every kind. */
-double lb_whatif_total_blame(sqlite3 *db);
+/* The sites of the profile at path, in the release-site view's order
+ * (rows a user can act on, structural waits left out): the top k rows
+ * whose holds can be sped up (a mutex, spin lock or rwlock row: its own;
+ * a signal's or post's: its function's lock holds), with under 1% of the
+ * top row's blame left out, and the rows ranked above the last of them
+ * that cannot, marked unsupported; a row whose experiment would repeat a
+ * site's above it is left out; or, with only, every row of the function
+ * named so (its name in the binary or demangled). Returns how many, in
+ * *out. */
+int lb_whatif_pick_sites(const char *path, const char *only, int k, struct lb_whatif_site **out);
+void lb_whatif_sites_free(struct lb_whatif_site *sites, int n);
 /* The start of function `name` in the ELF file at path (its symbol
  * value: an offset from the load base for PIE and shared objects), 0 if
  * it has no such symbol. */

@@ -49,6 +49,14 @@ const char *lb_whatif_verdict(const struct lb_whatif_row *rows, int n, const cha
     return "";
 }
 
+sqlite3_stmt *lb_whatif_prepare(sqlite3 *db, const char *path, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    return st;
+}
+
 static void exec_or_die(sqlite3 *db, const char *path, const char *sql)
 {
     char *err = NULL;
@@ -65,14 +73,12 @@ void lb_whatif_store(sqlite3 *db, const char *path, const struct lb_whatif_row *
         for (size_t k = 0; k < sizeof whatif_progress_columns / sizeof *whatif_progress_columns;
              k++)
             exec_or_die(db, path, whatif_progress_columns[k]);
-    if (sqlite3_prepare_v2(db, "DELETE FROM whatif WHERE site = ?", -1, &del, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "INSERT INTO whatif(site, speedup, runs, blame_s, blame_share,"
-                           " baseline_s, measured_s, delay_s, predicted_s, change, change_lo,"
-                           " change_hi, holds, hold_s, verdict, progress, baseline_calls, calls)"
-                           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &ins, NULL) != SQLITE_OK)
-        cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
+    del = lb_whatif_prepare(db, path, "DELETE FROM whatif WHERE site = ?");
+    ins = lb_whatif_prepare(db, path,
+                            "INSERT INTO whatif(site, speedup, runs, blame_s, blame_share,"
+                            " baseline_s, measured_s, delay_s, predicted_s, change, change_lo,"
+                            " change_hi, holds, hold_s, verdict, progress, baseline_calls, calls)"
+                            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (int i = 0; i < n; i++) {
         sqlite3_bind_text(del, 1, rows[i].site, -1, SQLITE_STATIC);
         sqlite3_step(del);
