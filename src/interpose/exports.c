@@ -99,16 +99,22 @@ LB_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 
 LB_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_spin_lock(l, LB_CALLER());
     return lb_spin_lock_fast(l, LB_CALLER());
 }
 
 LB_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 {
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_spin_trylock(l, LB_CALLER());
     return lb_spinlock_trylock(l, LB_CALLER());
 }
 
 LB_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_spin_unlock(l, LB_CALLER());
     return lb_spin_unlock_fast(l, LB_CALLER());
 }
 
@@ -281,18 +287,24 @@ LB_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 LB_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_rdlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, false, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_rwlock_lock(rw, false, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_tryrdlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, false, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_rwlock_lock(rw, false, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_timedrdlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, false, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
     return lb_rwlock_lock(rw, false, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
@@ -300,24 +312,32 @@ LB_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
                                          const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_clockrdlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, false, false, clock, abstime, LB_CALLER());
     return lb_rwlock_lock(rw, false, false, clock, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_wrlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, true, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_rwlock_lock(rw, true, false, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_trywrlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, true, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
     return lb_rwlock_lock(rw, true, true, LB_WAIT_FOREVER, NULL, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_timedwrlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, true, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
     return lb_rwlock_lock(rw, true, false, LB_WAIT_REALTIME, abstime, LB_CALLER());
 }
 
@@ -325,11 +345,15 @@ LB_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
                                          const struct timespec *abstime)
 {
     ENSURE_REAL(rwlock_clockwrlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_lock(rw, true, false, clock, abstime, LB_CALLER());
     return lb_rwlock_lock(rw, true, false, clock, abstime, LB_CALLER());
 }
 
 LB_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
     ENSURE_REAL(rwlock_unlock);
+    if (lb_unlikely(lb_whatif_on))
+        return lb_whatif_rwlock_unlock(rw, LB_CALLER());
     return lb_rwlock_unlock(rw, LB_CALLER());
 }

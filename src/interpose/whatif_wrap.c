@@ -16,6 +16,8 @@
 #include "locks/cond_ops.h"
 #include "locks/join_ops.h"
 #include "locks/mutex_ops.h"
+#include "locks/rwlock_ops.h"
+#include "locks/spin_ops.h"
 
 /* Accounting applies: the program's own call, not lockblame's. */
 static bool program_call(void)
@@ -65,6 +67,64 @@ int lb_whatif_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
     if (program_call())
         lb_whatif_releasing(m, site);
     return lb_mutex_unlock(m, site);
+}
+
+/* A spinning waiter is a blocked one: the holder pays before it releases,
+ * so the spinner skips the delay inserted while it spun. */
+int lb_whatif_spin_lock(pthread_spinlock_t *l, uintptr_t site)
+{
+    if (!program_call())
+        return lb_spin_lock_fast(l, site);
+    lb_whatif_block_begin();
+    int rc = lb_spin_lock_fast(l, site);
+    lb_whatif_block_end(rc == 0);
+    if (rc == 0)
+        lb_whatif_acquired((const void *)(uintptr_t)l, site);
+    return rc;
+}
+
+int lb_whatif_spin_trylock(pthread_spinlock_t *l, uintptr_t site)
+{
+    if (!program_call())
+        return lb_spinlock_trylock(l, site);
+    lb_whatif_pay();
+    int rc = lb_spinlock_trylock(l, site);
+    if (rc == 0)
+        lb_whatif_acquired((const void *)(uintptr_t)l, site);
+    return rc;
+}
+
+int lb_whatif_spin_unlock(pthread_spinlock_t *l, uintptr_t site)
+{
+    if (program_call())
+        lb_whatif_releasing((const void *)(uintptr_t)l, site);
+    return lb_spin_unlock_fast(l, site);
+}
+
+/* Read and write holds alike: a hold of either that ends at the site is
+ * sped up (docs/INTERNALS.md). */
+int lb_whatif_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
+                          const struct timespec *abstime, uintptr_t site)
+{
+    if (!program_call())
+        return lb_rwlock_lock(rw, writer, try, clock, abstime, site);
+    if (try)
+        lb_whatif_pay();
+    else
+        lb_whatif_block_begin();
+    int rc = lb_rwlock_lock(rw, writer, try, clock, abstime, site);
+    if (!try)
+        lb_whatif_block_end(rc == 0);
+    if (rc == 0)
+        lb_whatif_acquired(rw, site);
+    return rc;
+}
+
+int lb_whatif_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
+{
+    if (program_call())
+        lb_whatif_releasing(rw, site);
+    return lb_rwlock_unlock(rw, site);
 }
 
 int lb_whatif_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,

@@ -23,6 +23,12 @@ int lb_whatif_join(pthread_t t, void **ret, const struct timespec *abstime, bool
                    uintptr_t site);
 int lb_whatif_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site);
 int lb_whatif_barrier_wait(pthread_barrier_t *b, uintptr_t site);
+int lb_whatif_spin_lock(pthread_spinlock_t *l, uintptr_t site);
+int lb_whatif_spin_trylock(pthread_spinlock_t *l, uintptr_t site);
+int lb_whatif_spin_unlock(pthread_spinlock_t *l, uintptr_t site);
+int lb_whatif_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
+                          const struct timespec *abstime, uintptr_t site);
+int lb_whatif_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site);
 /* Before a signal, broadcast or post: pay what this thread owes. */
 void lb_whatif_before_wake(void);
 #endif

@@ -1,5 +1,5 @@
 /*
- * whatif_gt.c: ground truth for `lockblame whatif`. Four programs, chosen
+ * whatif_gt.c: ground truth for `lockblame whatif`. Seven programs, chosen
  * by argv[1], each with one named release site whose holds WHATIF_FIX
  * really shortens (built twice: whatif_gt as it is, whatif_gt_fixed with
  * -DWHATIF_FIX), so that a test can set whatif's prediction for that site
@@ -16,6 +16,11 @@
  *             moves the bottleneck to the second, the gain is capped.
  *   oversub   16 threads on one lock, hot_update holding it 200 us (100 us
  *             less fixed: the fixed 100 us cut) and working 300 us outside.
+ *   spin      two workers on one spin lock, spin_update holding it 60 us (30
+ *             fixed) and working 20 us outside: the lock is the bottleneck.
+ *   rwlock    two workers write-lock one rwlock in rw_update for 60 us (30
+ *             fixed), then read-lock it for 10 us and work 10 us outside:
+ *             the write holds are the bottleneck.
  *   rated     the task queue for a fixed time (0.4 s times the scale) instead
  *             of a fixed number of tasks, as a server or benchmark runs: its
  *             figure is the rate of progress_point() calls, one a task done.
@@ -266,6 +271,76 @@ static void run_oversub(void)
         pthread_join(w[i], NULL);
 }
 
+/* spin */
+static pthread_spinlock_t slock;
+
+__attribute__((noinline)) static void spin_update(void)
+{
+    pthread_spin_lock(&slock);
+    timed_hold(SHORTER(60, 30) * 1000);
+    pthread_spin_unlock(&slock);
+}
+
+static void *spin_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1500 * scale; i++) {
+        spin_update();
+        gt_work(20000);
+    }
+    return NULL;
+}
+
+static void run_spin(void)
+{
+    pthread_t w[2];
+    site_name = "spin_update";
+    pthread_spin_init(&slock, PTHREAD_PROCESS_PRIVATE);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&w[i], NULL, spin_worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+    pthread_spin_destroy(&slock);
+}
+
+/* rwlock */
+static pthread_rwlock_t rwl = PTHREAD_RWLOCK_INITIALIZER;
+
+__attribute__((noinline)) static void rw_update(void)
+{
+    pthread_rwlock_wrlock(&rwl);
+    timed_hold(SHORTER(60, 30) * 1000);
+    pthread_rwlock_unlock(&rwl);
+}
+
+__attribute__((noinline)) static void rw_read(void)
+{
+    pthread_rwlock_rdlock(&rwl);
+    gt_work(10000);
+    pthread_rwlock_unlock(&rwl);
+}
+
+static void *rw_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1500 * scale; i++) {
+        rw_update();
+        rw_read();
+        gt_work(10000);
+    }
+    return NULL;
+}
+
+static void run_rwlock(void)
+{
+    pthread_t w[2];
+    site_name = "rw_update";
+    for (int i = 0; i < 2; i++)
+        pthread_create(&w[i], NULL, rw_worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -273,7 +348,8 @@ int main(int argc, char **argv)
         void (*run)(void);
     } programs[] = {
         { "queue", run_queue },     { "offpath", run_offpath }, { "series", run_series },
-        { "oversub", run_oversub }, { "rated", run_rated },
+        { "oversub", run_oversub }, { "rated", run_rated },     { "spin", run_spin },
+        { "rwlock", run_rwlock },
     };
     if (argc > 2)
         scale = atoi(argv[2]);
@@ -294,6 +370,6 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated [SCALE]\n", argv[0]);
+    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated|spin|rwlock [SCALE]\n", argv[0]);
     return 2;
 }
