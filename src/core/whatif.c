@@ -27,7 +27,7 @@
 #include "util/raw_syscall.h"
 
 #define WHATIF_CALLS 64 /* call sites of the selected function, at most, of each kind */
-#define WHATIF_HOLDS 16 /* mutexes one thread holds at once that are timed */
+#define WHATIF_HOLDS 16 /* locks one thread holds at once that are timed */
 #define PPM          1000000u
 
 bool lb_whatif_on;

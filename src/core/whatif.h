@@ -1,5 +1,6 @@
 /* Virtual speedup of one release site (`lockblame whatif`), after coz's
- * causal profiling: when a mutex hold that ends at the selected site
+ * causal profiling: when a lock hold (a mutex's, a spin lock's, an
+ * rwlock's, read or write) that ends at the selected site
  * lasted h, every other thread is delayed by p*h, so the run's time less
  * the delay inserted is the time it would take had those holds been p
  * shorter (docs/INTERNALS.md, "What-if experiments").
@@ -10,7 +11,7 @@
  * of lb_whatif_on.
  *
  * Accounting (invariants):
- *  - The delay D(t) only grows. A hold of the site's mutex that began at
+ *  - The delay D(t) only grows. A hold of the site's lock that began at
  *    one of the site's own lock or wait calls adds p per ns while it
  *    lasts (coz: delay accrues while the selected code runs); a hold that
  *    began elsewhere and ends at the site adds p*h when it ends. The

@@ -185,7 +185,7 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
  * the frame's most frequent contended/acquired operation. */
 static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
                        struct lb_site_row *rows, int32_t n, const struct lb_map *map,
-                       const struct lb_map *leaf_rows, int32_t *site_key)
+                       const struct lb_map *leaf_rows)
 {
     struct lb_map kmap = { 0 };
     size_t cap = 0;
@@ -203,7 +203,6 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
             if (to >= 0)
                 key = to;
         }
-        site_key[i] = key;
         int32_t *slot =
             lb_map_slot(&kmap, (uint64_t)key * (LB_SITE_NO_KIND + 1) + (uint64_t)s->kind, &is_new);
 
@@ -269,13 +268,12 @@ void lb_site_rows(struct lb_profile *p, enum lb_metric m, struct lb_site_rows *o
     int64_t *sreleases = lb_xmalloc(((size_t)p->nnodes + 1) * LB_OBJ_KINDS * sizeof *sreleases);
 
     memset(out, 0, sizeof *out);
-    out->site_key = lb_xmalloc(((size_t)p->nsites + 1) * sizeof *out->site_key);
     lb_node_structural(p, sblame);
     lb_node_structural_releases(p, sreleases);
     /* (p->release_entry: at load, join_entries.c) */
     collect(p, m, keys, p->release_entry, sblame, sreleases, &map, &out->rows, &out->n, &cap,
             &leaf_rows);
-    add_counts(p, m, keys, out->rows, out->n, &map, &leaf_rows, out->site_key);
+    add_counts(p, m, keys, out->rows, out->n, &map, &leaf_rows);
     qsort(out->rows, (size_t)out->n, sizeof *out->rows, cmp_rows);
     while (out->acts < out->n && !out->rows[out->acts].structural)
         out->acts++;
@@ -290,6 +288,5 @@ void lb_site_rows(struct lb_profile *p, enum lb_metric m, struct lb_site_rows *o
 void lb_site_rows_free(struct lb_site_rows *r)
 {
     free(r->rows);
-    free(r->site_key);
     memset(r, 0, sizeof *r);
 }

@@ -34,8 +34,7 @@ struct lb_site_row {
 struct lb_site_rows {
     struct lb_site_row *rows; /* ranked: rows a user can act on first, by value */
     int32_t n;
-    int32_t acts;      /* rows [0, acts) are not structural */
-    int32_t *site_key; /* per p->sites entry: the row key its counts went to */
+    int32_t acts; /* rows [0, acts) are not structural */
 };
 
 /* The release-site rows of metric m in p (table format or not: the same). */

@@ -1,7 +1,7 @@
 /*
  * whatif.c - `lockblame whatif [options] -- PROG [ARGS]`: profile PROG once
- * with `lockblame run`, take its top release sites that release a mutex,
- * and for each
+ * with `lockblame run`, take its top release sites whose holds can be
+ * shortened (whatif_sites.h: the release-site view's rows), and for each
  * rerun PROG with the holds that end there virtually shortened by 25%, 50%
  * and 100% (liblockblame's LOCKBLAME_WHATIF_* experiment, core/whatif.h),
  * in rounds: a baseline run (the same hooks, no delay), then one run at
@@ -34,17 +34,20 @@ static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--progress FUNCTION]\n"
     "                        [--format table|json] (-- PROG [ARGS] | FILE | --show FILE)\n"
     "\n"
-    "Predict how much faster PROG gets if the mutex holds that end at a release\n"
-    "site were 25%, 50% or 100% shorter, by experiment: profile PROG once, take its\n"
-    "top K release sites by blame that release a mutex (or the one named), and\n"
-    "rerun PROG with a virtual speedup of those holds: while one lasts, every\n"
-    "other thread is delayed by that fraction of it, and the run's time less the\n"
-    "delays inserted is the time it would take (coz's causal profiling;\n"
-    "docs/INTERNALS.md). Each site runs RUNS rounds of a baseline run and a run at\n"
-    "each speedup; the table gives the median predicted change of the run's time\n"
-    "and its interval over the rounds. A site with much blame and no gain is\n"
-    "marked \"off the critical path\". PROG's output is discarded. Results are\n"
-    "stored in FILE's whatif table (docs/SCHEMA.md).\n"
+    "Predict how much faster PROG gets if the mutex, spin-lock or rwlock holds\n"
+    "that end at a release site were 25%, 50% or 100% shorter, by experiment:\n"
+    "profile PROG once, take the top K rows of `report --by-release-site` (one a\n"
+    "function, with that row's blame) whose holds can be shortened (a lock's;\n"
+    "a signal's or post's made in a function that releases a lock: its holds),\n"
+    "or the one named, and rerun PROG with a virtual speedup of those holds:\n"
+    "while one lasts, every other thread is delayed by that fraction of it, and\n"
+    "the run's time less the delays inserted is the time it would take (coz's\n"
+    "causal profiling; docs/INTERNALS.md). A row of another kind ranked above\n"
+    "them is named as not supported. Each site runs RUNS rounds of a baseline\n"
+    "run and a run at each speedup; the table gives the median predicted change\n"
+    "of the run's time and its interval over the rounds. A site with much blame\n"
+    "and no gain is marked \"off the critical path\". PROG's output is\n"
+    "discarded. Results are stored in FILE's whatif table (docs/SCHEMA.md).\n"
     "Given an existing profile FILE instead of PROG, takes its sites and reruns\n"
     "its command (its executable, and the words of its command line after it).\n"
     "\n"
@@ -421,7 +424,7 @@ int lb_cmd_whatif(int argc, char **argv)
     if (nsites == 0 && only)
         cli_die(LB_EXIT_USAGE, "whatif: no release site '%s' with blame in %s", only, db_path);
     if (supported == 0)
-        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame of a mutex, spin lock or rwlock in %s",
+        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame whose holds can be shortened in %s",
                 db_path);
     sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
 

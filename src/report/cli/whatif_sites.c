@@ -126,33 +126,22 @@ static int hold_kind(const struct lb_profile *p, int kind, const char *name)
     return best;
 }
 
-/* The site's release calls (of its hold kind, s->kind): the site table's
- * calls counted into its row (sr->site_key), or, where none is (a runtime
- * call site serving several program callers, or a row of a signal), those
- * in its function; and its
- * lock and wait calls in its function (a mutex's cond waits re-acquire
- * it). The module is the busiest release call's. */
-static void site_calls(struct lb_profile *p, const struct lb_site_rows *sr,
-                       const struct lb_site_row *row, struct lb_whatif_site *s)
+/* The site's release calls and its lock and wait calls (a mutex's cond
+ * waits re-acquire it), of its hold kind (s->kind): the site table's call
+ * instructions where a frame of its function sits (an inline runtime
+ * frame such as std::mutex::unlock is the innermost one there). The
+ * module is the busiest release call's. */
+static void site_calls(struct lb_profile *p, struct lb_whatif_site *s)
 {
     struct call *calls = NULL;
     size_t cap = 0;
     int n = 0;
-    for (int by_key = row->kind == s->kind; by_key >= 0 && n == 0; by_key--)
-        for (int32_t i = 0; i < p->nsites; i++) {
-            const struct lb_site *e = &p->sites[i];
-            if (e->kind != s->kind || e->releases <= 0)
-                continue;
-            if (by_key ? sr->site_key[i] == row->key
-                       : frame_is(p, lb_frame_program(p, e->frame), s->name))
-                add_call(&calls, &cap, &n, &p->frames[e->frame], e->releases, 0);
-        }
     for (int32_t i = 0; i < p->nsites; i++) {
         const struct lb_site *e = &p->sites[i];
-        if (e->acquisitions > 0 &&
-            (e->kind == s->kind || (s->kind == LB_OBJ_MUTEX && e->kind == LB_OBJ_COND)) &&
-            frame_is(p, lb_frame_program(p, e->frame), s->name))
-            add_call(&calls, &cap, &n, &p->frames[e->frame], 0, e->acquisitions);
+        bool waits = s->kind == LB_OBJ_MUTEX && e->kind == LB_OBJ_COND;
+        if ((e->kind == s->kind || waits) && frame_is(p, lb_frame_program(p, e->frame), s->name))
+            add_call(&calls, &cap, &n, &p->frames[e->frame], waits ? 0 : e->releases,
+                     e->acquisitions);
     }
     qsort(calls, (size_t)n, sizeof *calls, by_use);
     int32_t module = n > 0 && calls[0].releases > 0 ? calls[0].module : -1;
@@ -174,8 +163,8 @@ static void site_calls(struct lb_profile *p, const struct lb_site_rows *sr,
 }
 
 /* The row's site, named by its function (NULL: a row with no function). */
-static bool take_row(struct lb_profile *p, const struct lb_site_rows *sr,
-                     const struct lb_site_row *row, double total, struct lb_whatif_site *s)
+static bool take_row(struct lb_profile *p, const struct lb_site_row *row, double total,
+                     struct lb_whatif_site *s)
 {
     const char *fn = row->frame >= 0 ? p->frames[row->frame].function : NULL;
     if (!fn)
@@ -190,7 +179,7 @@ static bool take_row(struct lb_profile *p, const struct lb_site_rows *sr,
     if (s->kind < 0)
         s->unsupported = unsupported_reason(row->kind);
     else
-        site_calls(p, sr, row, s);
+        site_calls(p, s);
     return true;
 }
 
@@ -221,13 +210,11 @@ int lb_whatif_pick_sites(const char *path, const char *only, int k, struct lb_wh
         const struct lb_site_row *row = &sr.rows[i];
         if (!only && row->value < 0.01 * sr.rows[0].value)
             break;
-        if (!take_row(p, &sr, row, total, &sites[n]))
+        if (!take_row(p, row, total, &sites[n]))
             continue;
         bool same = false; /* an experiment already chosen: the same holds */
         for (int j = 0; j < n && !same; j++)
-            same = !sites[n].unsupported && sites[j].kind == sites[n].kind &&
-                   strcmp(sites[j].name, sites[n].name) == 0 &&
-                   strcmp(lb_buf_str(&sites[j].offsets), lb_buf_str(&sites[n].offsets)) == 0;
+            same = sites[j].kind == sites[n].kind && strcmp(sites[j].name, sites[n].name) == 0;
         if (same || (only && strcmp(sites[n].name, only) != 0 &&
                      strcmp(lb_demangled(sites[n].name), only) != 0)) {
             lb_whatif_sites_free(&sites[n], 1);
