@@ -69,6 +69,19 @@ $(BUILD)/tests/workloads_user/whatif_gt_fixed: tests/workloads_user/whatif_gt.c
 	@mkdir -p $(dir $@)
 	gcc $(TEST_USER_CFLAGS) -DWHATIF_FIX -MMD -MP -o $@ $< -lm
 
+# whatif_plt calls its release site, plt_update, in a library of its own,
+# libwhatif_plt.so (tests/workloads_user/lib/whatif_plt_lib.c), through
+# the PLT, found beside it (rpath $ORIGIN).
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/libwhatif_plt.so
+$(BUILD)/tests/workloads_user/libwhatif_plt.so: tests/workloads_user/lib/whatif_plt_lib.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -shared -fPIC -MMD -MP -o $@ $<
+$(BUILD)/tests/workloads_user/whatif_plt: tests/workloads_user/whatif_plt.c \
+                                          $(BUILD)/tests/workloads_user/libwhatif_plt.so
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -MMD -MP -o $@ $< -L$(BUILD)/tests/workloads_user -lwhatif_plt \
+	    -Wl,-rpath,'$$ORIGIN'
+
 # std_threads starts its std::threads in a shared library of its own,
 # libstd_threads.so (tests/workloads_user/lib/std_threads_lib.cc), found
 # beside it (rpath $ORIGIN).

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/whatif_progress.h"
+#include "util/call_dest.h"
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -29,6 +30,7 @@
 #define WHATIF_CALLS 64 /* call sites of the selected function, at most, of each kind */
 #define WHATIF_HOLDS 16 /* locks one thread holds at once that are timed */
 #define PPM          1000000u
+#define SITE_CACHE   8 /* release-site answers each thread keeps (a power of 2) */
 
 bool lb_whatif_on;
 
@@ -107,8 +109,10 @@ typedef struct {
     uint64_t blocked_at; /* the delay when a blocking call began */
     uint64_t blocked_ns; /* and the time then */
     uint64_t own_active, own_start_sum; /* its own site holds in progress (not owed) */
-    uintptr_t last_ra;                  /* one-entry cache of the release-site test */
-    bool last_match;
+    struct {
+        uintptr_t ra;
+        bool match;
+    } site_cache[SITE_CACHE]; /* the release-site test's answers, by ra */
     bool known;      /* local is set (inherited, or taken from the delay) */
     uint32_t inside; /* whatif code runs on this thread: the handler stays out */
     uint32_t nholds;
@@ -270,11 +274,13 @@ static uint64_t take_hold(const void *lock, bool *accruing)
 
 /* A release whose call returns to ra is the selected site: one of its
  * recorded call sites, or a tail call (`call F` just before ra, F the
- * site's function, whose release is a jump). */
+ * site's function, whose release is a jump): directly, or from another
+ * module through F's PLT stub or GOT slot. */
 static bool is_site(uintptr_t ra)
 {
-    if (ra == me.last_ra)
-        return me.last_match;
+    size_t slot = (ra ^ (ra >> 6)) & (SITE_CACHE - 1);
+    if (me.site_cache[slot].ra == ra)
+        return me.site_cache[slot].match;
     bool match = listed(config.calls, config.ncalls, ra);
     if (!match && config.function_start) {
         /* The call that returns to ra ends at ra, so the bytes before it
@@ -284,9 +290,13 @@ static bool is_site(uintptr_t ra)
         int32_t rel;
         memcpy(&rel, call + 1, sizeof rel);
         match = call[0] == 0xe8 && ra + (uintptr_t)(intptr_t)rel == config.function_start;
+        /* Elsewhere the call went through a stub or a slot: read with
+         * checks, where nothing is sure to be mapped. */
+        if (!match)
+            match = lb_through_plt(lb_call_dest(ra)) == config.function_start;
     }
-    me.last_ra = ra;
-    me.last_match = match;
+    me.site_cache[slot].ra = ra;
+    me.site_cache[slot].match = match;
     return match;
 }
 

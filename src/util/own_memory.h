@@ -6,6 +6,7 @@
 #define LB_OWN_MEMORY_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -16,6 +17,12 @@ static inline bool lb_read_own(const void *addr, void *out, size_t len)
     struct iovec local = { out, len };
     struct iovec remote = { (void *)addr, len };
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/* One pointer-sized word at addr into *v; false if unreadable. */
+static inline bool lb_read_own_word(uintptr_t addr, uintptr_t *v)
+{
+    return lb_read_own((const void *)addr, v, sizeof *v);
 }
 
 /* The same for writing: false, and nothing written, where addr is not

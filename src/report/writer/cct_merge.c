@@ -101,6 +101,26 @@ uint32_t lb_merge_frame(writer_t *w, uintptr_t pc)
     return n ? ids[n - 1] : 0;
 }
 
+/* jump_of_pc's values: 0 none; a jump within 1 GiB of its call, as
+ * NEAR_BIAS + (jump - call pc); another, 1 + its index in far_jumps (a
+ * call through the PLT into another module's function). */
+#define NEAR_BIAS  0x80000000u
+#define NEAR_RANGE 0x3fffffff
+
+static uint32_t far_jump(writer_t *w, uintptr_t jump)
+{
+    if (w->nfar == w->far_cap) {
+        uint32_t cap = w->far_cap ? 2 * w->far_cap : 16;
+        uintptr_t *grown = cap < NEAR_RANGE ? realloc(w->far_jumps, cap * sizeof *grown) : NULL;
+        if (!grown)
+            return 0; /* the caller stays the site */
+        w->far_jumps = grown;
+        w->far_cap = cap;
+    }
+    w->far_jumps[w->nfar++] = jump;
+    return w->nfar;
+}
+
 uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
 {
     uint32_t v;
@@ -109,10 +129,16 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
     if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
         uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
         int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
-        v = jump && delta > -0x7fffffff && delta < 0x7fffffff ? (uint32_t)(delta + 0x80000000) : 0;
+        v = !jump                                       ? 0
+            : delta >= -NEAR_RANGE && delta <= NEAR_RANGE ? (uint32_t)(delta + NEAR_BIAS)
+                                                          : far_jump(w, jump);
         lb_u64map_put(&w->jump_of_pc, call_pc, v);
     }
-    return v ? (uintptr_t)((int64_t)call_pc + (int64_t)v - 0x80000000) : call_pc;
+    if (v == 0)
+        return call_pc;
+    if (v <= w->nfar && v < NEAR_BIAS - NEAR_RANGE)
+        return w->far_jumps[v - 1];
+    return (uintptr_t)((int64_t)call_pc + (int64_t)v - NEAR_BIAS);
 }
 
 /* Metrics that only a path ending in our wrappers carries. Join blame
@@ -285,6 +311,9 @@ void lb_merge_close(writer_t *w)
     free(w->node_maps);
     free(w->leaf_maps);
     lb_u64map_free(&w->jump_of_pc);
+    free(w->far_jumps);
+    w->far_jumps = NULL;
+    w->nfar = w->far_cap = 0;
     lb_u64map_free(&w->frame_of_pc);
     lb_u64map_free(&w->module_of_base);
     lb_u64map_free(&w->node_of_edge);

@@ -6,59 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/call_dest.h"
 #include "util/own_memory.h"
 
 #define LB_TAIL_MAX_FUNC (256 * 1024) /* larger "functions" are not scanned */
 #define LB_TAIL_DEPTH    3            /* F may tail-jump to G that jumps to the entry */
-
-static bool read_ptr(uintptr_t addr, uintptr_t *v)
-{
-    return lb_read_own((const void *)addr, v, sizeof *v);
-}
-
-/* Follows a PLT stub ([endbr64] [bnd] jmp *disp(%rip)) to the address in
- * its GOT slot; returns addr itself when it is no such stub. */
-static uintptr_t through_plt(uintptr_t addr)
-{
-    for (int hop = 0; hop < 2; hop++) {
-        uint8_t b[11];
-        if (!lb_read_own((const void *)addr, b, sizeof b))
-            return addr;
-        size_t i = 0;
-        if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-            i = 4;
-        if (b[i] == 0xf2)
-            i++;
-        if (b[i] != 0xff || b[i + 1] != 0x25)
-            return addr;
-        int32_t disp;
-        memcpy(&disp, &b[i + 2], sizeof disp);
-        uintptr_t slot = addr + i + 6 + (intptr_t)disp, dest;
-        if (!read_ptr(slot, &dest) || dest == 0)
-            return addr;
-        addr = dest;
-    }
-    return addr;
-}
-
-/* The destination of the call that ends just before ra, or 0. */
-static uintptr_t call_target(uintptr_t ra)
-{
-    uint8_t b[6];
-    if (!lb_read_own((const void *)(ra - 6), b, sizeof b))
-        return 0;
-    int32_t disp;
-    if (b[1] == 0xe8) { /* call rel32 */
-        memcpy(&disp, &b[2], sizeof disp);
-        return ra + (intptr_t)disp;
-    }
-    if (b[0] == 0xff && b[1] == 0x15) { /* call *disp(%rip) (-fno-plt) */
-        uintptr_t dest;
-        memcpy(&disp, &b[2], sizeof disp);
-        return read_ptr(ra + (intptr_t)disp, &dest) ? dest : 0;
-    }
-    return 0;
-}
 
 /* Jumps in [lo, hi) that leave the function: returns the first whose
  * destination is a release entry (directly, or through a function that
@@ -86,7 +38,7 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
             len = 6; /* jcc rel32 */
         } else if (code[i] == 0xff && code[i + 1] == 0x25 && i + 6 <= n) {
             memcpy(&disp, &code[i + 2], sizeof disp); /* jmp *disp(%rip) */
-            if (!read_ptr(lo + i + 6 + (intptr_t)disp, &dest))
+            if (!lb_read_own_word(lo + i + 6 + (intptr_t)disp, &dest))
                 continue;
             len = 0;
         } else {
@@ -98,7 +50,7 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
         }
         if (dest >= lo && dest < hi)
             continue; /* a branch inside the function */
-        dest = through_plt(dest);
+        dest = lb_through_plt(dest);
         if (is_entry(dest)) {
             free(code);
             return lo + i;
@@ -118,10 +70,10 @@ uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_ent
 #if defined(__x86_64__)
     if (!s || call_pc < 16)
         return 0;
-    uintptr_t fn = call_target(call_pc + 1);
+    uintptr_t fn = lb_call_dest(call_pc + 1);
     if (!fn)
         return 0;
-    fn = through_plt(fn);
+    fn = lb_through_plt(fn);
     if (is_entry(fn))
         return 0; /* a direct call: the caller is the site */
     return find_jump(s, fn, is_entry, LB_TAIL_DEPTH);

@@ -20,6 +20,8 @@ typedef struct writer {
     lb_u64map_t module_of_base;
     lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */
     lb_u64map_t jump_of_pc;   /* call pc -> tail jump, see lb_merge_site_pc */
+    uintptr_t *far_jumps;     /* tail jumps over 1 GiB from their call (another module's) */
+    uint32_t nfar, far_cap;
     uint32_t frames, modules, nodes;
     uint32_t **node_maps; /* per thread id: local CCT node -> global node */
     uint32_t **leaf_maps; /* per thread id: local node -> global node of its
