@@ -113,8 +113,8 @@ typedef struct {
         uintptr_t ra;
         bool match;
     } site_cache[SITE_CACHE]; /* the release-site test's answers, by ra */
-    bool known;      /* local is set (inherited, or taken from the delay) */
-    uint32_t inside; /* whatif code runs on this thread: the handler stays out */
+    bool known;               /* local is set (inherited, or taken from the delay) */
+    uint32_t inside;          /* whatif code runs on this thread: the handler stays out */
     uint32_t nholds;
     struct {
         const void *lock;

@@ -26,16 +26,30 @@ static bool program_call(void)
     return !self || !self->busy;
 }
 
+/* After a lock call that may have blocked (lb_whatif_block_begin before
+ * it): a wait that got the lock was ended by its holder; a hold starts. */
+static int locked(const void *lock, uintptr_t site, int rc)
+{
+    lb_whatif_block_end(rc == 0);
+    if (rc == 0)
+        lb_whatif_acquired(lock, site);
+    return rc;
+}
+
+/* After a trylock (lb_whatif_pay before it): a hold starts if it got it. */
+static int tried(const void *lock, uintptr_t site, int rc)
+{
+    if (rc == 0)
+        lb_whatif_acquired(lock, site);
+    return rc;
+}
+
 int lb_whatif_mutex_lock(pthread_mutex_t *m, uintptr_t site)
 {
     if (!program_call())
         return lb_mutex_lock(m, site);
     lb_whatif_block_begin();
-    int rc = lb_mutex_lock(m, site);
-    lb_whatif_block_end(rc == 0);
-    if (rc == 0)
-        lb_whatif_acquired(m, site);
-    return rc;
+    return locked(m, site, lb_mutex_lock(m, site));
 }
 
 int lb_whatif_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
@@ -43,10 +57,7 @@ int lb_whatif_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
     if (!program_call())
         return lb_mutex_trylock(m, site);
     lb_whatif_pay();
-    int rc = lb_mutex_trylock(m, site);
-    if (rc == 0)
-        lb_whatif_acquired(m, site);
-    return rc;
+    return tried(m, site, lb_mutex_trylock(m, site));
 }
 
 int lb_whatif_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
@@ -55,11 +66,7 @@ int lb_whatif_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct 
     if (!program_call())
         return lb_mutex_timedlock(m, clock, abstime, site);
     lb_whatif_block_begin();
-    int rc = lb_mutex_timedlock(m, clock, abstime, site);
-    lb_whatif_block_end(rc == 0);
-    if (rc == 0)
-        lb_whatif_acquired(m, site);
-    return rc;
+    return locked(m, site, lb_mutex_timedlock(m, clock, abstime, site));
 }
 
 int lb_whatif_mutex_unlock(pthread_mutex_t *m, uintptr_t site)
@@ -76,11 +83,7 @@ int lb_whatif_spin_lock(pthread_spinlock_t *l, uintptr_t site)
     if (!program_call())
         return lb_spin_lock_fast(l, site);
     lb_whatif_block_begin();
-    int rc = lb_spin_lock_fast(l, site);
-    lb_whatif_block_end(rc == 0);
-    if (rc == 0)
-        lb_whatif_acquired((const void *)(uintptr_t)l, site);
-    return rc;
+    return locked((const void *)(uintptr_t)l, site, lb_spin_lock_fast(l, site));
 }
 
 int lb_whatif_spin_trylock(pthread_spinlock_t *l, uintptr_t site)
@@ -88,10 +91,7 @@ int lb_whatif_spin_trylock(pthread_spinlock_t *l, uintptr_t site)
     if (!program_call())
         return lb_spinlock_trylock(l, site);
     lb_whatif_pay();
-    int rc = lb_spinlock_trylock(l, site);
-    if (rc == 0)
-        lb_whatif_acquired((const void *)(uintptr_t)l, site);
-    return rc;
+    return tried((const void *)(uintptr_t)l, site, lb_spinlock_trylock(l, site));
 }
 
 int lb_whatif_spin_unlock(pthread_spinlock_t *l, uintptr_t site)
@@ -108,16 +108,12 @@ int lb_whatif_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t
 {
     if (!program_call())
         return lb_rwlock_lock(rw, writer, try, clock, abstime, site);
-    if (try)
+    if (try) {
         lb_whatif_pay();
-    else
-        lb_whatif_block_begin();
-    int rc = lb_rwlock_lock(rw, writer, try, clock, abstime, site);
-    if (!try)
-        lb_whatif_block_end(rc == 0);
-    if (rc == 0)
-        lb_whatif_acquired(rw, site);
-    return rc;
+        return tried(rw, site, lb_rwlock_lock(rw, writer, true, clock, abstime, site));
+    }
+    lb_whatif_block_begin();
+    return locked(rw, site, lb_rwlock_lock(rw, writer, false, clock, abstime, site));
 }
 
 int lb_whatif_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)

@@ -9,10 +9,7 @@
 # inserted at speedup p is p times the holds' summed length as the
 # workload timed them (from that to five times it: the library's holds
 # also hold the signal to the consumers). Bad flags exit 2 with one
-# line. -n 1 picks the top site (offpath's helper_update), the release-site view's
-# top row with its blame (whatif ranks by the same rows). Spin-lock (spin_update) and
-# rwlock (rw_update) sites get experiments whose holds are the workload's own count.
-# A post under no lock (gt_sem) is not supported, in words. The wrapped calls' return values and errno are the same while an
+# line. -n 1 picks the top site (offpath's helper_update). The wrapped calls' return values and errno are the same while an
 # experiment runs (errno_returns). On a C++ queue the site is app::Queue::push(int), whose holds
 # (all 2000) are matched through std::mutex's inline frames.
 . "$(dirname "$0")/../lib/common.sh"
@@ -89,68 +86,6 @@ rc=0
 [ "$rc" -eq 0 ] || bad "whatif offpath exited $rc: $(cat err)"
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert [x["site"] for x in r] == ["helper_update"] * 3, r' \
     o.json || bad "-n 1 did not pick helper_update alone"
-
-echo "== the sites and their blame are the release-site view's top rows"
-# same_as_report DB JSON: whatif's sites, in order, are the report's top
-# rows (one per function: a function's lower rows speed up the same holds;
-# structural waits left out), each with that row's blame and share.
-same_as_report() {
-    "$L" report --by-release-site --format csv "$1" > "$1.csv" || { bad "report $1"; return; }
-    python3 - "$1.csv" "$2" <<'PY2' || bad "whatif's sites differ from report --by-release-site's ($1)"
-import csv, json, sys
-report = [r for r in csv.DictReader(open(sys.argv[1])) if r["structural"] == "false"]
-first = {}
-for r in report:
-    first.setdefault(r["function"], r)
-order = list(first)
-sites = []
-for r in json.load(open(sys.argv[2])):
-    if r["site"] not in sites:
-        sites.append(r["site"])
-    top = first[r["site"]]
-    assert abs(r["blame_s"] - float(top["value_s"])) < 1e-9, (r, top)
-    assert abs(r["blame_share"] - float(top["share"])) < 1e-9, (r, top)
-assert sites == order[:len(sites)], (sites, order)
-print("ok: whatif's sites", sites, "are the report's top rows", order[:len(sites) + 1])
-PY2
-}
-same_as_report o.db o.json
-
-echo "== spin lock and rwlock sites: offered, experimented on, stored"
-for case in spin:spin_update rwlock:rw_update; do
-    prog=${case%%:*} site=${case#*:}
-    rc=0
-    GT_LOG=$tmp/$prog.log "$L" whatif -o "$prog.db" -n 2 -r 1 --format json -- "$W" "$prog" \
-        > "$prog.json" 2> err || rc=$?
-    [ "$rc" -eq 0 ] || { bad "whatif $prog exited $rc: $(cat err)"; continue; }
-    same_as_report "$prog.db" "$prog.json"
-    # the workload's log: the profile run, then baseline, 25%, 50%, 100% per site
-    python3 - "$prog.db" "$prog.log" "$site" <<'PY2' || bad "$prog: $site's experiment"
-import sqlite3, sys
-db, log, site = sys.argv[1:]
-rows = sqlite3.connect(db).execute(
-    "SELECT speedup, holds, delay_s, hold_s FROM whatif WHERE site = ? ORDER BY speedup",
-    (site,)).fetchall()
-assert [r[0] for r in rows] == [0.25, 0.5, 1.0], rows
-gt = [dict(kv.split("=") for kv in l.split()) for l in open(log)]
-want = int(gt[0]["holds"])
-for p, holds, delay, hold in rows:
-    # every hold at the site timed, and p times their length inserted
-    assert holds == want, (p, holds, want)
-    assert delay > 0 and abs(delay - p * hold) <= 0.01 * p * hold + 1e-6, (p, delay, hold)
-print("ok:", site, [(p, int(h), round(d, 3)) for p, h, d, _ in rows])
-PY2
-done
-
-echo "== a post made under no lock: not supported, said in words"
-if [ -x "$WORKLOADS/gt_sem" ]; then
-    LOCKBLAME_OUTPUT=$tmp/s.db preloaded "$WORKLOADS/gt_sem" > /dev/null || bad "gt_sem exited $?"
-    rc=0
-    "$L" whatif --site slow_post_site -r 1 s.db > out 2> err || rc=$?
-    [ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] && grep -q "sem release site: not supported" err ||
-        bad "--site slow_post_site: exit $rc, '$(cat err)'"
-    [ "$(rows s.db "SELECT count(*) FROM whatif")" = "?" ] || bad "a whatif table for no experiment"
-fi
 
 echo "== C++: the site is the program's member function, not std::mutex's inline unlock"
 if [ -x "$WORKLOADS_USER/cxx_queue" ]; then

@@ -33,8 +33,9 @@ static uint64_t row_map_key(int32_t key, int kind, bool structural)
 }
 
 /* Find or add the row for (key, kind). */
-static struct lb_site_row *row_for(struct lb_map *map, struct lb_site_row **rows, int32_t *n, size_t *cap,
-                                int32_t key, int kind, int32_t frame, bool structural)
+static struct lb_site_row *row_for(struct lb_map *map, struct lb_site_row **rows, int32_t *n,
+                                   size_t *cap, int32_t key, int kind, int32_t frame,
+                                   bool structural)
 {
     bool is_new;
     int32_t *slot = lb_map_slot(map, row_map_key(key, kind, structural), &is_new);
@@ -177,7 +178,8 @@ static void collect(struct lb_profile *p, enum lb_metric m, const int32_t *keys,
         }
         if (value == 0)
             continue;
-        credit(row_for(map, rows, n, cap, key, LB_SITE_NO_KIND, f, false), site, value, blame, blamed_all);
+        credit(row_for(map, rows, n, cap, key, LB_SITE_NO_KIND, f, false), site, value, blame,
+               blamed_all);
     }
 }
 
@@ -221,7 +223,8 @@ static void add_counts(struct lb_profile *p, enum lb_metric m, const int32_t *ke
         if (r->key == INT32_MAX)
             continue;
         if (r->kind != LB_SITE_NO_KIND) {
-            int32_t a = lb_map_get(&kmap, (uint64_t)r->key * (LB_SITE_NO_KIND + 1) + (uint64_t)r->kind);
+            int32_t a =
+                lb_map_get(&kmap, (uint64_t)r->key * (LB_SITE_NO_KIND + 1) + (uint64_t)r->kind);
 
             r->count = a >= 0 ? acc[a][0] : 0;
             /* A join's release is the joined thread's end: every join

@@ -424,8 +424,8 @@ int lb_cmd_whatif(int argc, char **argv)
     if (nsites == 0 && only)
         cli_die(LB_EXIT_USAGE, "whatif: no release site '%s' with blame in %s", only, db_path);
     if (supported == 0)
-        cli_die(LB_EXIT_FAIL, "whatif: no release site with blame whose holds can be shortened in %s",
-                db_path);
+        cli_die(LB_EXIT_FAIL,
+                "whatif: no release site with blame whose holds can be shortened in %s", db_path);
     sqlite3 *db = open_db(db_path, SQLITE_OPEN_READWRITE);
 
     /* The experiments; their own profiles go to a scratch database. */
