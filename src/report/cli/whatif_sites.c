@@ -54,12 +54,6 @@ static bool is_lock_kind(int kind)
     return kind == LB_OBJ_MUTEX || kind == LB_OBJ_SPIN || kind == LB_OBJ_RWLOCK;
 }
 
-/* The kind of hold a row's experiment shortens: the row's own for a lock;
- * for a signal or post, the lock whose releases in the same function are
- * the most (the hold the signal is made in, or right after: shortening it
- * brings the signal earlier); -1 if none, or for other kinds. */
-static int hold_kind(const struct lb_profile *p, int kind, const char *name);
-
 /* Why a row gets no experiment, in words (docs/INTERNALS.md, "What each
  * kind's speedup means"). */
 static const char *unsupported_reason(int kind)
@@ -108,6 +102,10 @@ static bool frame_is(const struct lb_profile *p, int32_t f, const char *name)
     return fn && len == strlen(name) && strncmp(fn, name, len) == 0;
 }
 
+/* The kind of hold a row's experiment shortens: the row's own for a lock;
+ * for a signal or post, the lock whose releases in the same function are
+ * the most (the hold the signal is made in, or right after: shortening it
+ * brings the signal earlier); -1 if none, or for other kinds. */
 static int hold_kind(const struct lb_profile *p, int kind, const char *name)
 {
     if (is_lock_kind(kind))
