@@ -7,7 +7,9 @@
 # address that frames of several processes hold must read the same in all
 # of them (function, file, line and the chain of inlined calls), the
 # workload's own functions must be named with their source lines, and the
-# caches must hold the program's addresses and libc's function table.
+# caches must hold the program's addresses and libc's function table, and
+# every libc address a frame holds as a chain of its own with the frame's
+# name (a later process names it from one row, not the whole table).
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$WORKLOADS_USER/prefork_sem"
 printf '#!/bin/sh\n"%s" >/dev/null\n"%s" >/dev/null\n' "$WORKLOADS_USER/prefork_sem" \
@@ -39,5 +41,14 @@ cached=$(rows "$db" "SELECT COUNT(*) FROM symbol WHERE path LIKE '%prefork_sem'"
 [ "${cached:-0}" -gt 0 ] || fail "no name of the program in the symbol table"
 libc=$(rows "$db" "SELECT COUNT(*) FROM module_function WHERE path LIKE '%/libc.so%'")
 [ "${libc:-0}" = 1 ] || fail "libc's function table is not kept once: $libc rows"
-echo "ok: slow_release named with its line; $cached cached names of the program; libc's table kept once"
+libc_addrs=$(rows "$db" "SELECT COUNT(DISTINCT f.offset) FROM frame f JOIN module m
+    ON m.id = f.module_id WHERE m.path LIKE '%/libc.so%' AND m.build_id IS NOT NULL")
+[ "${libc_addrs:-0}" -gt 0 ] || fail "no libc address in the frames"
+unkept=$(rows "$db" "SELECT DISTINCT m.path || '+' || f.offset FROM frame f
+    JOIN module m ON m.id = f.module_id WHERE m.path LIKE '%/libc.so%' AND m.build_id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM symbol s WHERE s.build_id = m.build_id AND s.path = m.path
+                    AND s.offset = f.offset AND s.depth = 0 AND s.function IS f.function)
+    LIMIT 5")
+[ -z "$unkept" ] || fail "libc addresses not kept as chains with their frames' names: $unkept"
+echo "ok: slow_release named with its line; $cached cached names of the program; libc's table kept once; its $libc_addrs addresses kept as chains"
 echo PASS

@@ -9,7 +9,12 @@
  * relative to the module's start and name the offset of its NUL-ended
  * text after the entries, in the index's order (symindex.h). It is read
  * whole at the module's first lookup the chains do not answer, and
- * searched as the index is (lb_symentries_find). */
+ * searched as the index is (lb_symentries_find). An address named from
+ * the table is also kept as a chain of its own (depth 0, no file): the
+ * table of a runtime library is hundreds of KB (libc's ~270 KB), and a
+ * tree's processes mostly hold the same few addresses in it, so a later
+ * process reads a few rows instead of the table, which it reads only for
+ * an address no earlier process held. */
 #include "report/writer/symcache.h"
 
 #include <stdlib.h>
@@ -208,6 +213,22 @@ static bool read_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     return cm->functions != NULL;
 }
 
+static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_t pc, int depth,
+                        const char *function, const char *file, int line)
+{
+    sqlite3_stmt *st = c->insert;
+    bind_module(st, mod);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)(pc - mod->low));
+    sqlite3_bind_int(st, 4, depth);
+    if (function)
+        sqlite3_bind_text(st, 5, function, -1, SQLITE_TRANSIENT);
+    if (file)
+        sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 7, line);
+    sqlite3_step(st);
+    done(st);
+}
+
 /* The module of pc that may be cached, or NULL. */
 static const lb_modmap_entry_t *cacheable_module(lb_symcache_t *c, uintptr_t pc)
 {
@@ -237,6 +258,10 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
         if (lb_symentries_find(cm->functions, cm->n_functions, pc - mod->low, &function, &lo,
                                &hi) != LB_SYMINDEX_HIT)
             function = NULL;
+        /* kept as a chain of its own, so that the next process naming this
+         * address reads one row, not the module's whole table */
+        if (c->insert)
+            insert_name(c, mod, pc, 0, function, NULL, 0);
         *out = (lb_symbol_t){ .module = lb_exe_alias(mod->path),
                               .base = mod->low,
                               .function = function };
@@ -256,22 +281,6 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
         out->inline_frames[length - 1 - d] = (lb_source_frame_t){ n->function, n->file, n->line };
     }
     return true;
-}
-
-static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_t pc, int depth,
-                        const char *function, const char *file, int line)
-{
-    sqlite3_stmt *st = c->insert;
-    bind_module(st, mod);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)(pc - mod->low));
-    sqlite3_bind_int(st, 4, depth);
-    if (function)
-        sqlite3_bind_text(st, 5, function, -1, SQLITE_TRANSIENT);
-    if (file)
-        sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 7, line);
-    sqlite3_step(st);
-    done(st);
 }
 
 /* A function table being packed: entries, then names. */
