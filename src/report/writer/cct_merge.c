@@ -275,14 +275,27 @@ uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local)
     return lb_merge_mapped_node(w, thread, local);
 }
 
+/* How many CCT nodes the threads hold: the merged tree's size before
+ * inlined calls, so that its maps are sized once, small for a small
+ * process (a map's pages are touched at random, each a page fault of a
+ * fresh heap) and without rehashing for a large one. */
+static size_t cct_nodes(void)
+{
+    size_t n = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+        n += t->cct ? t->cct->nodes : 0;
+    return n;
+}
+
 int lb_merge_open(writer_t *w)
 {
+    size_t nodes = cct_nodes();
     w->thread_slots = lb_thread_count();
     w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
     w->leaf_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->leaf_maps);
-    if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 256) ||
-        lb_u64map_init(&w->frame_of_pc, 4096) || lb_u64map_init(&w->module_of_base, 64) ||
-        lb_u64map_init(&w->node_of_edge, 4096))
+    if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 64) ||
+        lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
+        lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
