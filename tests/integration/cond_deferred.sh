@@ -36,15 +36,18 @@ run_queue || { grep -E '^(FAILED|.*FAIL$)' "$tmp/q.check" | sed 's/^/  first run
     || { cat "$tmp/q.check"; fail "queue: blame per site off the ground truth"; }
 grep -E '^(locked_push_site|unlocked_push_site|conservation)' "$tmp/q.check" | sed 's/^/  queue: /'
 
-truth_waits=$(python3 -c "
+read -r truth_waits truth_count <<<"$(python3 -c "
 import json, sys
 t = json.load(open('$tmp/q.json'))
-print(int(round(t['total_wait_s'] * 1e9)))")
+print(int(round(t['total_wait_s'] * 1e9)), t['waits'])")"
 read -r contended sampled wait_ns <<<"$(sqlite3 "$tmp/q.db" \
     "SELECT contended, sampled_waits, CAST(wait_s * 1e9 AS INTEGER) FROM sync_object WHERE object = 'cond'" | tr '|' ' ')"
-echo "queue: $contended cond waits, $sampled sampled; wait ${wait_ns} ns, truth ${truth_waits} ns"
-[ "${contended:-0}" -gt 1000 ] && [ "$sampled" -eq "$contended" ] \
-    || fail "queue: $sampled sampled cond waits of $contended, want all (and over 1000)"
+echo "queue: $contended cond waits, $sampled sampled; wait ${wait_ns} ns, truth ${truth_waits} ns in $truth_count waits"
+# (how many waits there are is the machine's to decide: a consumer that
+# comes back to a queue with tasks in it does not wait, and beside busy
+# processes the consumers often do)
+[ "$truth_count" -gt 0 ] && [ "${contended:-0}" -eq "$truth_count" ] && [ "$sampled" -eq "$contended" ] \
+    || fail "queue: $sampled sampled cond waits of $contended, want all the workload's $truth_count"
 
 # The consumers' samples inside their holds after a wake are work (the
 # thread's waiting state ends inside the hold, not with the deferred

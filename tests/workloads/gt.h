@@ -144,6 +144,7 @@ struct gt_result {
     double blame_ns[GT_MAX_SITES];
     long counts[GT_MAX_SITES];
     double total_wait_ns, handoff_ns, unattributed_ns;
+    long waits;               /* the wait spans swept */
     bool all_objects_of_kind; /* the workload cannot name its objects (a runtime's own
                                * locks): check_blame.py sums every row of the kind */
 };
@@ -194,6 +195,7 @@ __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struc
                 ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
                 ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
+                res->waits++;
             } else {
                 ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0 };
                 res->counts[s->site]++;
@@ -235,6 +237,7 @@ __attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struc
                 ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
                 ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
+                res->waits++;
             } else {
                 ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1 };
                 ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1 };
@@ -287,7 +290,7 @@ __attribute__((unused)) static void gt_write_json(const struct gt_result *r)
     fprintf(out, " \"sites\": {");
     for (int s = 0; s < r->nsites; s++)
         fprintf(out, "%s\"%s\": %.9f", s ? ", " : "", r->site_names[s], r->blame_ns[s] / 1e9);
-    fprintf(out, "},\n \"holds\": {");
+    fprintf(out, "},\n \"waits\": %ld, \"holds\": {", r->waits);
     for (int s = 0; s < r->nsites; s++)
         fprintf(out, "%s\"%s\": %ld", s ? ", " : "", r->site_names[s], r->counts[s]);
     fprintf(out, "}}\n");

@@ -16,7 +16,13 @@
  * too, where the threads do not always overlap), in wall time (what exact
  * accounting blames) and in the holder's CPU time (what CPU samples of the
  * holder can see: a holder that other processes keep off its CPU is not
- * sampled).
+ * sampled). And it times how fast its contended holds came: the shortest
+ * wall time in which RATE_WINDOW, and in which 2 x RATE_WINDOW,
+ * consecutive contended holds ended (RATE_WINDOW is lockblame's
+ * LB_SAMPLED_RATE_HOLDS, the holds over which the default mode measures a
+ * lock's rate): whether the lock was hot enough to turn sampled, which
+ * on a busy machine, where both threads are off their CPUs most of the
+ * time, it need not be.
  *
  * Output (stdout, one "key value" a line):
  *   acquisitions N    total acquisitions (checked against the threads' sums)
@@ -27,6 +33,11 @@
  *   short_hold_s T    the same for short_release_site
  *   long_contended_s, short_contended_s          the contended holds' time
  *   long_contended_cpu_s, short_contended_cpu_s  the same in the holders' CPU time
+ *   rate_window_holds N    RATE_WINDOW
+ *   fastest_window_s F     the shortest time from the end of a contended
+ *                          hold to the end of the (N-1)th contended hold after
+ *                          it ("inf" if there were fewer than N)
+ *   fastest_2_windows_s F2 the same for 2N consecutive contended holds
  * Exit status 0, or 1 if an update was lost or a call failed.
  *
  * Usage: mutex_hot [THREADS [SECONDS [LONG_ITERS SHORT_ITERS]]]
@@ -42,6 +53,37 @@ static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
 /* the contended holds, in wall and in the holder's CPU time (under the_lock) */
 static int64_t long_contended_ns, short_contended_ns, long_contended_cpu_ns, short_contended_cpu_ns;
 static int in_lock_call; /* threads inside pthread_mutex_lock (atomic) */
+
+#define RATE_WINDOW 512 /* lockblame's LB_SAMPLED_RATE_HOLDS */
+/* The ends of the last 2 x RATE_WINDOW contended holds (a ring indexed by
+ * their count), and the shortest spans of RATE_WINDOW and of 2 x
+ * RATE_WINDOW of them (all under the_lock). */
+static int64_t contended_ends[2 * RATE_WINDOW];
+static uint64_t contended_holds;
+static int64_t fastest_window_ns = INT64_MAX, fastest_2_windows_ns = INT64_MAX;
+
+/* Under the_lock: a contended hold ended at `end`. */
+static void note_contended_end(int64_t end)
+{
+    uint64_t n = contended_holds++;
+    contended_ends[n % (2 * RATE_WINDOW)] = end;
+    if (n >= RATE_WINDOW - 1) {
+        int64_t span = end - contended_ends[(n - (RATE_WINDOW - 1)) % (2 * RATE_WINDOW)];
+        fastest_window_ns = span < fastest_window_ns ? span : fastest_window_ns;
+    }
+    if (n >= 2 * RATE_WINDOW - 1) {
+        int64_t span = end - contended_ends[(n - (2 * RATE_WINDOW - 1)) % (2 * RATE_WINDOW)];
+        fastest_2_windows_ns = span < fastest_2_windows_ns ? span : fastest_2_windows_ns;
+    }
+}
+
+static void print_span(const char *key, int64_t ns)
+{
+    if (ns == INT64_MAX)
+        printf("%s inf\n", key);
+    else
+        printf("%s %.9f\n", key, (double)ns / 1e9);
+}
 
 /* The run goes on past SECONDS until the contended holds have had this
  * much of their holders' CPU time (up to 20 x SECONDS): the samples that
@@ -103,8 +145,10 @@ static void *worker(void *arg)
         int64_t held_from = now_ns(), cpu_from = thread_cpu_ns();
         int long_hold = mine % 3 == 0;
         hold(me, long_hold ? long_iters : short_iters);
-        int64_t cpu = thread_cpu_ns() - cpu_from, held = now_ns() - held_from;
+        int64_t cpu = thread_cpu_ns() - cpu_from, held_to = now_ns(), held = held_to - held_from;
         int contended = __atomic_load_n(&in_lock_call, __ATOMIC_SEQ_CST) > 0;
+        if (contended)
+            note_contended_end(held_to);
         if (long_hold) {
             long_hold_ns += held;
             long_contended_ns += contended ? held : 0;
@@ -141,6 +185,9 @@ int main(int argc, char **argv)
         printf("short_contended_s %.9f\n", (double)short_contended_ns / 1e9);
         printf("long_contended_cpu_s %.9f\n", (double)long_contended_cpu_ns / 1e9);
         printf("short_contended_cpu_s %.9f\n", (double)short_contended_cpu_ns / 1e9);
+        printf("rate_window_holds %d\n", RATE_WINDOW);
+        print_span("fastest_window_s", fastest_window_ns);
+        print_span("fastest_2_windows_s", fastest_2_windows_ns);
     }
     return status;
 }
