@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Blame across exec'd processes: prefork_exec's parent puts a
+# process-shared semaphore in a shm_open'd object and fork + execs three
+# copies of itself as workers, which map the object at addresses of their
+# own and hand the lock among themselves; worker 0 holds long and posts in
+# slow_release. The tree's processes name the semaphore by file and offset
+# (blame/shared_keys.h) and share its record through the table beside the
+# database: each site's blame must be within 5% of the truth the workers
+# log (fast_release's to 5% of all the waiting), and the tree's rows must
+# conserve. Keyed by address, each exec'd worker kept its own record: the
+# waiters' own fast posts took the blame and slow_release almost none.
+#
+# With "kill", a victim exec'd the same way is killed outright (SIGKILL)
+# while it waits on the lock; the parent then lets the workers in with a
+# post in parent_release. The tree drops the victim's wait from the
+# record when it finds it gone: parent_release is blamed for the workers'
+# waits only, the others keep their truth, the rows conserve the waits
+# that were written, and the header says that a process ended without
+# writing and left a wait nobody wrote. With the victim still counted as
+# a waiter, every post was blamed for its wait too.
+. "$(dirname "$0")/../lib/common.sh"
+W=$WORKLOADS_USER/prefork_exec
+need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$W"
+for mode in plain kill; do
+    db=$tmp/$mode.db
+    arg=
+    [ $mode = kill ] && arg=kill
+    LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" $arg >"$tmp/truth" 2>"$tmp/err" ||
+        fail "$mode: workload failed: $(cat "$tmp/err")"
+    cat "$tmp/truth"
+    [ ! -e "$db-shared" ] || fail "$mode: the shared table was left beside the database"
+    "$LOCKBLAME_CLI" report --by-release-site --format json "$db" >"$tmp/sites.json" ||
+        fail "$mode: report failed"
+    "$LOCKBLAME_CLI" report "$db" >"$tmp/report.txt" || fail "$mode: report failed"
+    python3 - "$tmp/truth" "$tmp/sites.json" "$db" <<'PY' || fail "$mode: blame off its truth"
+import json, sqlite3, sys
+truth = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "truth":
+        truth[f[1]] = float(f[2])
+    elif f[0] == "waited":
+        waited = float(f[1])
+got = {}
+for r in json.load(open(sys.argv[2])):
+    if r["object"] == "sem":
+        got[r["function"]] = got.get(r["function"], 0) + r["blame_s"]
+errors = []
+for site in truth:
+    tolerance = 0.05 * (waited if site == "fast_release" else truth[site])
+    g = got.get(site, 0)
+    print("%s: blamed %.4f s, truth %.4f s" % (site, g, truth[site]))
+    if abs(g - truth[site]) > tolerance:
+        errors.append("%s off its truth by more than %.4f s" % (site, tolerance))
+db = sqlite3.connect(sys.argv[3])
+w, b, h, u = db.execute("SELECT SUM(wait_s), SUM(blame_s), SUM(handoff_s), SUM(unattributed_s) "
+                        "FROM sync_object WHERE object = 'sem'").fetchone()
+print("sem rows: waits %.4f s = blame %.4f + hand-off %.4f + unattributed %.4f" % (w, b, h, u))
+if abs((b + h + u) - w) > 0.02 * w:
+    errors.append("conservation: %.4f vs %.4f" % (b + h + u, w))
+for e in errors:
+    print("FAILED:", e)
+sys.exit(1 if errors else 0)
+PY
+    if [ $mode = kill ]; then
+        [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'shared_unseen_waits'")" = 1 ] ||
+            fail "kill: meta shared_unseen_waits is not 1"
+        grep -q '^unwritten: 1 process.*1 wait' "$tmp/report.txt" ||
+            fail "kill: the header does not say the killed process left a wait: $(grep unwritten "$tmp/report.txt")"
+    else
+        ! grep -q '^unwritten:' "$tmp/report.txt" || fail "plain: an unwritten: line where all wrote"
+    fi
+done
+echo PASS
