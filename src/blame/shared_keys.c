@@ -10,7 +10,7 @@
 #define LB_SHARED_RANGES 64u /* a program's shared file mappings at once; more keep address keys */
 
 typedef struct file_range {
-    uint32_t seq; /* odd while the range changes */
+    uint32_t seq;         /* odd while the range changes */
     uintptr_t start, end; /* end 0: a free range */
     uint64_t file, ino, offset;
 } file_range_t;
@@ -74,8 +74,8 @@ void lb_shared_keys_unmapped(void *addr, size_t len)
     uint32_t used = __atomic_load_n(&ranges_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && !overlaps; i++) {
         uintptr_t end = __atomic_load_n(&ranges[i].end, __ATOMIC_RELAXED);
-        overlaps = end && __atomic_load_n(&ranges[i].start, __ATOMIC_RELAXED) < start + len &&
-                   start < end;
+        overlaps =
+            end && __atomic_load_n(&ranges[i].start, __ATOMIC_RELAXED) < start + len && start < end;
     }
     if (!overlaps)
         return;

@@ -18,6 +18,7 @@
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/meta_lock.h"
+#include "util/raw_mmap.h"
 
 /* A release of the tree counts itself before the real call (nothing runs
  * after it): one counted this long before a wait began may still be on
@@ -26,7 +27,7 @@
 #define LB_SHARED_IN_FLIGHT_NS 1000000u
 
 uint32_t lb_shared_objs_on;
-static lb_shared_obj_t *records; /* the table, inherited across fork, mapped again after exec */
+static lb_shared_obj_t *records;  /* the table, inherited across fork, mapped again after exec */
 static char table_path[PATH_MAX]; /* its file ("": none, the table is anonymous) */
 static int32_t self_slot = -1;    /* this process's slot in the tree's part (-1: none) */
 /* This process's threads waiting on each record now (fork child: none). */
@@ -37,8 +38,6 @@ static uint64_t outside_ns; /* atomics: waits this process saw ended from outsid
 static uint64_t outside_waits;
 static uint64_t unseen_ns; /* atomics: waits of processes gone that this process dropped */
 static uint64_t unseen_waits;
-static __thread bool mapping_table; /* this thread maps the table (its own mmap is not the
-                                     * program's) */
 
 void lb_shared_objs_place(const char *db_path, bool tree_root)
 {
@@ -55,9 +54,8 @@ static int open_table(bool create)
         return -1;
     int fd = open(table_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 ||
-                    (st.st_size < (off_t)(LB_SHARED_SPAN - 4096) &&
-                     ftruncate(fd, (off_t)(LB_SHARED_SPAN - 4096)) != 0))) {
+    if (fd >= 0 && (fstat(fd, &st) != 0 || (st.st_size < (off_t)(LB_SHARED_SPAN - 4096) &&
+                                            ftruncate(fd, (off_t)(LB_SHARED_SPAN - 4096)) != 0))) {
         close(fd);
         fd = -1;
     }
@@ -74,11 +72,9 @@ static lb_shared_obj_t *map_table(bool create)
         errno = saved_errno;
         return NULL;
     }
-    mapping_table = true;
-    char *p = fd >= 0 ? mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                      : mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE,
-                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    mapping_table = false;
+    char *p = fd >= 0 ? lb_mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                      : lb_mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (fd >= 0)
         close(fd);
     errno = saved_errno;
@@ -103,7 +99,7 @@ static void join_tree(lb_shared_obj_t *table)
 static lb_shared_obj_t *mapping(bool create)
 {
     lb_shared_obj_t *r = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
-    if (r || mapping_table)
+    if (r)
         return r;
     lb_shared_obj_t *p = map_table(create);
     if (!p)
@@ -111,7 +107,7 @@ static lb_shared_obj_t *mapping(bool create)
     lb_shared_obj_t *expected = NULL;
     if (!__atomic_compare_exchange_n(&records, &expected, p, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
-        munmap(p, LB_SHARED_SPAN);
+        lb_munmap(p, LB_SHARED_SPAN);
         return expected;
     }
     join_tree(p);
@@ -121,8 +117,8 @@ static lb_shared_obj_t *mapping(bool create)
 
 void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off)
 {
-    if (mapping_table || !lb_shared_keys_mapped(addr, len, fd, off))
-        return;
+    if ((lb_self && lb_self->busy) || !lb_shared_keys_mapped(addr, len, fd, off))
+        return;     /* (lockblame's own: SQLite's, at the final write) */
     mapping(false); /* an exec'd process maps the tree's shared memory: its table too */
 }
 

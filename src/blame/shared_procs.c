@@ -40,9 +40,8 @@ int32_t lb_shared_proc_join(lb_shared_tree_t *tree, bool *adopted)
         p->start = start;
         __atomic_store_n(&p->state, LB_SHARED_PROC_RUNNING, __ATOMIC_RELEASE);
         uint32_t seen = __atomic_load_n(&tree->procs_used, __ATOMIC_RELAXED);
-        while (seen < i + 1 &&
-               !__atomic_compare_exchange_n(&tree->procs_used, &seen, i + 1, true,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        while (seen < i + 1 && !__atomic_compare_exchange_n(&tree->procs_used, &seen, i + 1, true,
+                                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             ;
         return (int32_t)i;
     }
@@ -58,16 +57,15 @@ uint32_t lb_shared_wait_enter(lb_shared_tree_t *tree, int32_t proc, uint32_t rec
         lb_shared_wait_entry_t *e = &tree->wait[i];
         uint32_t free_entry = 0;
         if (__atomic_load_n(&e->proc, __ATOMIC_RELAXED) ||
-            !__atomic_compare_exchange_n(&e->proc, &free_entry, UINT32_MAX, false,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            !__atomic_compare_exchange_n(&e->proc, &free_entry, UINT32_MAX, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
             continue; /* (UINT32_MAX: being filled, no slot's) */
         e->record = record;
         e->begun_ns = begun_ns;
         __atomic_store_n(&e->proc, (uint32_t)proc + 1, __ATOMIC_RELEASE);
         uint32_t seen = __atomic_load_n(&tree->waits_used, __ATOMIC_RELAXED);
-        while (seen < i + 1 &&
-               !__atomic_compare_exchange_n(&tree->waits_used, &seen, i + 1, true,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        while (seen < i + 1 && !__atomic_compare_exchange_n(&tree->waits_used, &seen, i + 1, true,
+                                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             ;
         return i + 1;
     }
@@ -139,16 +137,15 @@ bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint6
         uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++)
             if ((int32_t)i != self_slot &&
-                __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) ==
-                    LB_SHARED_PROC_RUNNING &&
+                __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
                 gone(&tree->proc[i], true))
                 last |= bury(table, i, now);
         return last;
     }
     uint64_t due = __atomic_load_n(&tree->next_sweep_ns, __ATOMIC_RELAXED);
-    if (now < due || !__atomic_compare_exchange_n(&tree->next_sweep_ns, &due,
-                                                  now + LB_SHARED_SWEEP_NS, false,
-                                                  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    if (now < due ||
+        !__atomic_compare_exchange_n(&tree->next_sweep_ns, &due, now + LB_SHARED_SWEEP_NS, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return false;
     uint32_t used = __atomic_load_n(&tree->waits_used, __ATOMIC_ACQUIRE);
     uint32_t checked = UINT32_MAX;

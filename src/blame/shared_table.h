@@ -30,7 +30,7 @@
 /* The table's address space: at least lockblame's least span
  * (util/pages.c: no small hole among the libraries is filled), its last
  * page PROT_NONE. */
-#define LB_SHARED_SPAN ((size_t)2 << 20)
+#define LB_SHARED_SPAN    ((size_t)2 << 20)
 
 struct lb_shared_obj {
     uint32_t used; /* 0: a free record */
@@ -75,10 +75,10 @@ typedef struct lb_shared_wait_entry {
 
 /* The tree's part of the table, after the records. */
 typedef struct lb_shared_tree {
-    uint32_t processes;  /* processes holding the table that have not finished */
-    lb_meta_lock_t insert; /* new records */
-    uint32_t procs_used; /* slots' high-water mark */
-    uint32_t waits_used; /* wait entries' high-water mark */
+    uint32_t processes;     /* processes holding the table that have not finished */
+    lb_meta_lock_t insert;  /* new records */
+    uint32_t procs_used;    /* slots' high-water mark */
+    uint32_t waits_used;    /* wait entries' high-water mark */
     uint64_t next_sweep_ns; /* the next look for processes gone while waiting */
     lb_shared_proc_t proc[LB_SHARED_PROCS];
     lb_shared_wait_entry_t wait[LB_SHARED_WAITS];

@@ -30,15 +30,20 @@
 #include "gt_clock.h"
 #include "prefork_truth.h"
 
-#define WORKERS   3
-#define ROUNDS    40
-#define MAX_ROUNDS 4000 /* a fast worker's rounds, at most */
-#define HOLD_SLOW 3000000L /* ns */
-#define BETWEEN   300000L
-#define VICTIM_NS 30000000L /* the victim waits this long before it is killed */
-#define START_NS  100000000L /* the workers wait this long for the parent's post */
+#define WORKERS    3
+#define ROUNDS     40
+#define MAX_ROUNDS 4000     /* a fast worker's rounds, at most */
+#define HOLD_SLOW  3000000L /* ns */
+#define BETWEEN    300000L
+#define VICTIM_NS  30000000L  /* the victim waits this long before it is killed */
+#define START_NS   100000000L /* the workers wait this long for the parent's post */
 
-enum { FAST, SLOW, PARENT, SITES };
+enum {
+    FAST,
+    SLOW,
+    PARENT,
+    SITES
+};
 
 struct shared {
     sem_t lock;

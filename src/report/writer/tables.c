@@ -149,8 +149,8 @@ static void shared_count_meta(writer_t *w, const char *prefix, uint64_t waits, u
     if (!waits)
         return;
     char sql[256];
-    snprintf(sql, sizeof sql, "INSERT INTO meta VALUES('%s_us','%llu'),('%s_waits','%llu')",
-             prefix, (unsigned long long)(ns / 1000), prefix, (unsigned long long)waits);
+    snprintf(sql, sizeof sql, "INSERT INTO meta VALUES('%s_us','%llu'),('%s_waits','%llu')", prefix,
+             (unsigned long long)(ns / 1000), prefix, (unsigned long long)waits);
     lb_wsql(w, sql);
 }
 
