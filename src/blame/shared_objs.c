@@ -210,10 +210,15 @@ lb_shared_obj_t *lb_shared_find_slow(const void *obj)
 }
 
 /* Processes of the tree gone while they waited, at most once per sweep
- * interval (shared_table.h): before a record's lock is taken. */
-static void sweep_gone(uint64_t now)
+ * interval (shared_table.h), from a wait that begins: killed waiters leave
+ * their records before the next release, as far as waits begin in the
+ * tree between the two. Not from a release: a post may run in a signal
+ * handler. errno kept. */
+static void sweep_gone(void)
 {
-    lb_shared_procs_sweep(records, self_slot, now, false);
+    int saved_errno = errno;
+    lb_shared_procs_sweep(records, self_slot, lb_now_ns(), false);
+    errno = saved_errno;
 }
 
 /* Under r->lock: accrual up to now. A mutex nobody holds, and a barrier's
@@ -287,11 +292,15 @@ static bool release_in_flight(const lb_shared_obj_t *r, uint64_t at)
 }
 
 /* A wait of this process on r, begun at `now` and counted in w: its
- * entry, which lets the tree drop it if the process is killed. */
+ * entry, which lets the tree drop it if the process is killed; then, the
+ * thread being about to block, a look for processes gone (after the
+ * record's update: system calls between the wait's clock read and the
+ * update would make its start late). */
 static void waiting(lb_shared_wait_t *w, lb_shared_obj_t *r, uint64_t now)
 {
     __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
     w->entry = lb_shared_wait_enter(lb_shared_tree_of(records), self_slot, index_of(r), now);
+    sweep_gone();
 }
 
 /* ... and its end, before it leaves w. */
@@ -305,7 +314,6 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
 {
     w->begun_ns = now;
     lb_shared_obj_t *r = w->r;
-    sweep_gone(now);
     lb_meta_lock(&r->lock);
     accrue(r, now);
     if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now))
@@ -402,7 +410,6 @@ static lb_hold_t collected(lb_mon_t *mon, double taken)
 
 lb_hold_t lb_shared_collect(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
 {
-    sweep_gone(now);
     lb_meta_lock(&r->lock);
     accrue(r, now);
     double taken = release_takes(r, now);
@@ -420,7 +427,6 @@ void lb_shared_blame(lb_thread_t *self, lb_shared_obj_t *r, lb_mon_t *mon, lb_ob
 bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
                               lb_hold_t *hold)
 {
-    sweep_gone(now);
     lb_meta_lock(&r->lock);
     accrue(r, now);
     bool last = r->barrier_count && ++r->barrier_arrived >= r->barrier_count;
@@ -463,7 +469,6 @@ double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
 
 lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now, double at)
 {
-    sweep_gone(now);
     lb_meta_lock(&r->lock);
     accrue(r, now);
     double taken = r->clock - at;

@@ -5,7 +5,7 @@
  * Nothing here runs on a fast path: slots change when a process starts,
  * forks, execs or ends; wait entries when a wait on a process-shared
  * object begins or ends; the sweep at a process's end, and at most once
- * per LB_SHARED_SWEEP_NS over the tree from a wait or release on such an
+ * per LB_SHARED_SWEEP_NS over the tree from a wait that begins on such an
  * object. */
 #include <errno.h>
 #include <signal.h>

@@ -3,41 +3,24 @@
  * (blame/shared_keys.h). Forwarded unchanged; the bookkeeping runs after
  * a successful shared file mapping and after an unmapping, never for an
  * anonymous or private one (malloc's own mappings do not come here:
- * glibc maps through its internal call).
+ * glibc maps through its internal call, and lockblame through
+ * util/raw_mmap.h).
  *
- * Invariants: the real functions are looked up once (dlsym, racing first
- * callers store the same pointer); errno and the results are the real
- * calls'. */
-#include <dlfcn.h>
+ * Invariants: the real functions are looked up once
+ * (util/next_symbol.h); errno and the results are the real calls'. */
 #include <errno.h>
 #include <sys/mman.h>
 
-#include "blame/shared_objs.h"
 #include "blame/shared_keys.h"
+#include "blame/shared_objs.h"
 #include "util/common.h"
+#include "util/next_symbol.h"
 
 typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 
 static mmap_fn real_mmap;
 static munmap_fn real_munmap;
-
-static void *real(void **slot, const char *name)
-{
-    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        fn = dlsym(RTLD_NEXT, name);
-        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-    }
-    return fn;
-}
-
-/* Looked up before lockblame maps anything from its signal handler. */
-__attribute__((constructor(101))) static void resolve_real(void)
-{
-    real((void **)&real_mmap, "mmap");
-    real((void **)&real_munmap, "munmap");
-}
 
 static void *mapped(void *p, size_t len, int flags, int fd, off_t off)
 {
@@ -51,7 +34,7 @@ static void *mapped(void *p, size_t len, int flags, int fd, off_t off)
 
 LB_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    mmap_fn fn = (mmap_fn)real((void **)&real_mmap, "mmap");
+    mmap_fn fn = (mmap_fn)lb_next_symbol((void **)&real_mmap, "mmap");
     return mapped(fn(addr, len, prot, flags, fd, off), len, flags, fd, off);
 }
 
@@ -62,7 +45,7 @@ LB_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 
 LB_EXPORT int munmap(void *addr, size_t len)
 {
-    munmap_fn fn = (munmap_fn)real((void **)&real_munmap, "munmap");
+    munmap_fn fn = (munmap_fn)lb_next_symbol((void **)&real_munmap, "munmap");
     int rc = fn(addr, len);
     if (rc == 0) {
         int saved_errno = errno;

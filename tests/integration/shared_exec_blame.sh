@@ -29,39 +29,13 @@ for mode in plain kill; do
         fail "$mode: workload failed: $(cat "$tmp/err")"
     cat "$tmp/truth"
     [ ! -e "$db-shared" ] || fail "$mode: the shared table was left beside the database"
+    workers=$(rows "$db" "SELECT COUNT(*) FROM run WHERE command LIKE '% worker %'")
+    [ "$workers" = 3 ] || fail "$mode: $workers of the 3 exec'd workers in the database"
     "$LOCKBLAME_CLI" report --by-release-site --format json "$db" >"$tmp/sites.json" ||
         fail "$mode: report failed"
     "$LOCKBLAME_CLI" report "$db" >"$tmp/report.txt" || fail "$mode: report failed"
-    python3 - "$tmp/truth" "$tmp/sites.json" "$db" <<'PY' || fail "$mode: blame off its truth"
-import json, sqlite3, sys
-truth = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    if f[0] == "truth":
-        truth[f[1]] = float(f[2])
-    elif f[0] == "waited":
-        waited = float(f[1])
-got = {}
-for r in json.load(open(sys.argv[2])):
-    if r["object"] == "sem":
-        got[r["function"]] = got.get(r["function"], 0) + r["blame_s"]
-errors = []
-for site in truth:
-    tolerance = 0.05 * (waited if site == "fast_release" else truth[site])
-    g = got.get(site, 0)
-    print("%s: blamed %.4f s, truth %.4f s" % (site, g, truth[site]))
-    if abs(g - truth[site]) > tolerance:
-        errors.append("%s off its truth by more than %.4f s" % (site, tolerance))
-db = sqlite3.connect(sys.argv[3])
-w, b, h, u = db.execute("SELECT SUM(wait_s), SUM(blame_s), SUM(handoff_s), SUM(unattributed_s) "
-                        "FROM sync_object WHERE object = 'sem'").fetchone()
-print("sem rows: waits %.4f s = blame %.4f + hand-off %.4f + unattributed %.4f" % (w, b, h, u))
-if abs((b + h + u) - w) > 0.02 * w:
-    errors.append("conservation: %.4f vs %.4f" % (b + h + u, w))
-for e in errors:
-    print("FAILED:", e)
-sys.exit(1 if errors else 0)
-PY
+    python3 "$TESTLIB/check_prefork.py" "$tmp/truth" "$tmp/sites.json" "$db" ||
+        fail "$mode: blame off its truth"
     if [ $mode = kill ]; then
         [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'shared_unseen_waits'")" = 1 ] ||
             fail "kill: meta shared_unseen_waits is not 1"
