@@ -36,8 +36,8 @@ static uint32_t local_waiting[LB_SHARED_RECORDS];
 static uintptr_t local_addr[LB_SHARED_RECORDS];
 static uint64_t outside_ns; /* atomics: waits this process saw ended from outside the tree */
 static uint64_t outside_waits;
-static uint64_t unseen_ns; /* atomics: waits of processes gone that this process dropped */
-static uint64_t unseen_waits;
+static uint64_t killed_ns; /* atomics: waits of processes gone that this process dropped */
+static uint64_t killed_waits;
 
 void lb_shared_objs_place(const char *db_path, bool tree_root)
 {
@@ -492,14 +492,14 @@ uint64_t lb_shared_outside_waits(void)
     return __atomic_load_n(&outside_waits, __ATOMIC_RELAXED);
 }
 
-uint64_t lb_shared_unseen_ns(void)
+uint64_t lb_shared_killed_ns(void)
 {
-    return __atomic_load_n(&unseen_ns, __ATOMIC_RELAXED);
+    return __atomic_load_n(&killed_ns, __ATOMIC_RELAXED);
 }
 
-uint64_t lb_shared_unseen_waits(void)
+uint64_t lb_shared_killed_waits(void)
 {
-    return __atomic_load_n(&unseen_waits, __ATOMIC_RELAXED);
+    return __atomic_load_n(&killed_waits, __ATOMIC_RELAXED);
 }
 
 void lb_shared_drop_wait(lb_shared_obj_t *r, uint64_t begun_ns, uint64_t now)
@@ -520,8 +520,8 @@ void lb_shared_drop_wait(lb_shared_obj_t *r, uint64_t begun_ns, uint64_t now)
     double rest = unseen - from_owed;
     r->handoff_ns -= rest < r->handoff_ns ? rest : (r->handoff_ns > 0 ? r->handoff_ns : 0);
     lb_meta_unlock(&r->lock);
-    __atomic_fetch_add(&unseen_waits, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&unseen_ns, (uint64_t)unseen, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&killed_waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&killed_ns, (uint64_t)unseen, __ATOMIC_RELAXED);
 }
 
 /* This process's record of r's object for the idleness the tree still
@@ -632,8 +632,8 @@ static void forget_waits(lb_thread_t *self)
         local_waiting[i] = 0;
     __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&outside_waits, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&unseen_ns, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&unseen_waits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&killed_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&killed_waits, 0, __ATOMIC_RELAXED);
 }
 
 /* An exec'd image of the tree (or any later process of it) joins the

@@ -174,6 +174,6 @@ uint64_t lb_shared_outside_waits(void);
 /* Waits in progress of processes killed outright that this process
  * dropped from the tree's records (never written): their idleness until
  * then, ns, and their number (the writer's meta). */
-uint64_t lb_shared_unseen_ns(void);
-uint64_t lb_shared_unseen_waits(void);
+uint64_t lb_shared_killed_ns(void);
+uint64_t lb_shared_killed_waits(void);
 #endif

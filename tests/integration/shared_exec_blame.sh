@@ -37,8 +37,8 @@ for mode in plain kill; do
     python3 "$TESTLIB/check_prefork.py" "$tmp/truth" "$tmp/sites.json" "$db" ||
         fail "$mode: blame off its truth"
     if [ $mode = kill ]; then
-        [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'shared_unseen_waits'")" = 1 ] ||
-            fail "kill: meta shared_unseen_waits is not 1"
+        [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'shared_killed_waits'")" = 1 ] ||
+            fail "kill: meta shared_killed_waits is not 1"
         grep -q '^unwritten: 1 process.*1 wait' "$tmp/report.txt" ||
             fail "kill: the header does not say the killed process left a wait: $(grep unwritten "$tmp/report.txt")"
     else

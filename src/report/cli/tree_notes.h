@@ -9,7 +9,7 @@
  *              profile, killed outright (processes_unwritten,
  *              processes_unwritten_writing; common/ledger.h), and the
  *              waits on process-shared objects they left in progress,
- *              which the tree dropped (shared_unseen_waits).
+ *              which the tree dropped (shared_killed_waits).
  * Both are the whole database's figures.
  */
 #ifndef LB_CLI_TREE_NOTES_H

@@ -159,7 +159,7 @@ static void shared_count_meta(writer_t *w, const char *prefix, uint64_t waits, u
 static void shared_outside_meta(writer_t *w)
 {
     shared_count_meta(w, "shared_outside", lb_shared_outside_waits(), lb_shared_outside_ns());
-    shared_count_meta(w, "shared_unseen", lb_shared_unseen_waits(), lb_shared_unseen_ns());
+    shared_count_meta(w, "shared_killed", lb_shared_killed_waits(), lb_shared_killed_ns());
 }
 
 void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *handoff)
