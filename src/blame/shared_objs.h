@@ -64,7 +64,7 @@
  * them. Each process has a slot in the table (pid, kernel start time) and
  * each wait in progress an entry (its process, record, start); a process
  * found gone without ending (kill(pid, 0) fails: it was reaped, looked
- * for at most every 100 us from a wait that begins on a shared object;
+ * for at most every 5 ms from a wait that begins on a shared object;
  * at every process's end, by /proc start time, zombies included) loses
  * its slot and its count, and each of its waits leaves w with what it
  * accrued since it began, taken from what the record still owes, so the

@@ -15,7 +15,7 @@
 #include "common/ledger.h"
 
 /* How often the tree looks for a process gone while it waited. */
-#define LB_SHARED_SWEEP_NS 100000u
+#define LB_SHARED_SWEEP_NS 5000000u
 
 int32_t lb_shared_proc_join(lb_shared_tree_t *tree, bool *adopted)
 {
