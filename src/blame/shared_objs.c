@@ -3,119 +3,183 @@
 #include "blame/shared_objs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "blame/object_stats.h"
+#include "blame/shared_table.h"
+#include "common/db_name.h"
 #include "core/hooks.h"
 #include "core/phase.h"
 #include "util/clock.h"
 #include "util/common.h"
 #include "util/meta_lock.h"
+#include "util/raw_mmap.h"
 
-#define LB_SHARED_RECORDS      4096u /* a power of two */
-/* The mapping's address space: at least lockblame's least span
- * (util/pages.c: no small hole among the libraries is filled), its last
- * page PROT_NONE. */
-#define LB_SHARED_SPAN         ((size_t)2 << 20)
 /* A release of the tree counts itself before the real call (nothing runs
  * after it): one counted this long before a wait began may still be on
  * its way to the real post, signal or unlock that ends the wait, so such
  * a wait is not said to be ended from outside the tree. */
 #define LB_SHARED_IN_FLIGHT_NS 1000000u
 
-struct lb_shared_obj {
-    uintptr_t addr; /* the object; 0: a free record */
-    lb_meta_lock_t lock;
-    uint8_t kind;             /* lb_obj_kind */
-    uint8_t held;             /* a mutex: a holder's hold is accounted */
-    uint32_t waiters;         /* w: threads of every process waiting on it */
-    uint32_t draining;        /* a barrier: waiters of a completed episode still waiting */
-    uint32_t barrier_count;   /* a barrier: arrivals per episode (0: unknown) */
-    uint32_t barrier_arrived; /* ... so far in this episode */
-    uint64_t releases;        /* the tree's releases, posts, signals, completions (read
-                               * without the lock too) */
-    uint64_t last_ns;         /* accrual is up to date to here */
-    uint64_t released_ns;     /* the tree's last release, post, signal or completion */
-    uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
-    double clock;             /* an rwlock: idleness per holder so far (V), ns */
-    double clock_at_holds;    /* ... the sum of V at its holders' starts */
-    double owed_ns;           /* the integral of w owed to the next release */
-    double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
-} __attribute__((aligned(LB_CACHELINE)));
-
-/* The tree's part of the mapping, after the records. */
-typedef struct lb_shared_tree {
-    uint32_t processes; /* processes holding the mapping that have not finished */
-} lb_shared_tree_t;
-
-_Static_assert(sizeof(struct lb_shared_obj) * LB_SHARED_RECORDS + sizeof(lb_shared_tree_t) <=
-                   LB_SHARED_SPAN - 4096,
-               "the records and the tree's count fit below the guard page");
-
 uint32_t lb_shared_objs_on;
-static lb_shared_obj_t *records; /* the shared mapping, inherited across fork */
+static lb_shared_obj_t *records;  /* the table, inherited across fork, mapped again after exec */
+static char table_path[PATH_MAX]; /* its file ("": none, the table is anonymous) */
+static int32_t self_slot = -1;    /* this process's slot in the tree's part (-1: none) */
 /* This process's threads waiting on each record now (fork child: none). */
 static uint32_t local_waiting[LB_SHARED_RECORDS];
+/* The address of each record's object in this process, where it knows it. */
+static uintptr_t local_addr[LB_SHARED_RECORDS];
 static uint64_t outside_ns; /* atomics: waits this process saw ended from outside the tree */
 static uint64_t outside_waits;
+static uint64_t killed_ns; /* atomics: waits of processes gone that this process dropped */
+static uint64_t killed_waits;
 
-static lb_shared_tree_t *tree_of(lb_shared_obj_t *table)
+void lb_shared_objs_place(const char *db_path, bool tree_root)
 {
-    return (lb_shared_tree_t *)(table + LB_SHARED_RECORDS);
+    if (lb_shared_table_path(table_path, sizeof table_path, db_path) >= (int)sizeof table_path)
+        table_path[0] = '\0';
+    else if (tree_root)
+        unlink(table_path); /* a table left by an earlier tree that was killed */
 }
 
-static lb_shared_obj_t *mapping(void)
+/* The table's file, opened (created if `create`); -1 if none. */
+static int open_table(bool create)
+{
+    if (!table_path[0])
+        return -1;
+    int fd = open(table_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || (st.st_size < (off_t)(LB_SHARED_SPAN - 4096) &&
+                                            ftruncate(fd, (off_t)(LB_SHARED_SPAN - 4096)) != 0))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The table: the tree's file (created if `create`), else, with no file, a
+ * mapping of this process's own (which forks inherit); NULL if neither. */
+static lb_shared_obj_t *map_table(bool create)
+{
+    int saved_errno = errno;
+    int fd = open_table(create);
+    if (fd < 0 && !create) { /* no table to join yet */
+        errno = saved_errno;
+        return NULL;
+    }
+    char *p = fd >= 0 ? lb_mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                      : lb_mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (fd >= 0)
+        close(fd);
+    errno = saved_errno;
+    if (p == MAP_FAILED)
+        return NULL;
+    mprotect(p + LB_SHARED_SPAN - 4096, 4096, PROT_NONE);
+    return (lb_shared_obj_t *)p;
+}
+
+/* This process takes its part in table (now its own): a slot, and a count
+ * unless it adopted its previous image's, counted before the exec. */
+static void join_tree(lb_shared_obj_t *table)
+{
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    bool adopted = false;
+    self_slot = lb_shared_proc_join(tree, &adopted);
+    if (!adopted)
+        __atomic_add_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL);
+}
+
+/* The table, mapped on first use (created if `create`); NULL if none. */
+static lb_shared_obj_t *mapping(bool create)
 {
     lb_shared_obj_t *r = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
     if (r)
         return r;
-    char *p = mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    lb_shared_obj_t *p = map_table(create);
+    if (!p)
         return NULL;
-    mprotect(p + LB_SHARED_SPAN - 4096, 4096, PROT_NONE);
-    tree_of((lb_shared_obj_t *)p)->processes = 1; /* this one */
     lb_shared_obj_t *expected = NULL;
-    if (!__atomic_compare_exchange_n(&records, &expected, (lb_shared_obj_t *)p, false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        munmap(p, LB_SHARED_SPAN);
+    if (!__atomic_compare_exchange_n(&records, &expected, p, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        lb_munmap(p, LB_SHARED_SPAN);
         return expected;
     }
+    join_tree(p);
     __atomic_store_n(&lb_shared_objs_on, 1, __ATOMIC_RELEASE);
-    return (lb_shared_obj_t *)p;
+    return p;
 }
 
-static uint32_t slot_of(uintptr_t addr)
+void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off)
 {
-    uint64_t h = (uint64_t)addr * 0x9e3779b97f4a7c15ull;
+    if ((lb_self && lb_self->busy) || !lb_shared_keys_mapped(addr, len, fd, off))
+        return;     /* (lockblame's own: SQLite's, at the final write) */
+    mapping(false); /* an exec'd process maps the tree's shared memory: its table too */
+}
+
+static uint32_t slot_of(const lb_shared_key_t *key)
+{
+    uint64_t h = (key->at ^ key->ino * 0xff51afd7ed558ccdull ^ key->file * 0xc4ceb9fe1a85ec53ull) *
+                 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h >> 40) & (LB_SHARED_RECORDS - 1);
 }
 
-/* addr's record in table, inserted if `insert`; NULL if absent or full. */
-static lb_shared_obj_t *lookup(lb_shared_obj_t *table, uintptr_t addr, bool insert)
+/* key's record in table, NULL if absent (or, inserting, if full). A new
+ * record is made under the tree's insert lock, so that two processes
+ * inserting one key make one record. */
+static lb_shared_obj_t *lookup(lb_shared_obj_t *table, const lb_shared_key_t *key, uintptr_t addr,
+                               bool insert)
 {
-    uint32_t i = slot_of(addr);
+    uint32_t i = slot_of(key);
     for (uint32_t probes = 0; probes < LB_SHARED_RECORDS; probes++) {
         lb_shared_obj_t *r = &table[(i + probes) & (LB_SHARED_RECORDS - 1)];
-        uintptr_t seen = __atomic_load_n(&r->addr, __ATOMIC_ACQUIRE);
-        if (seen == addr)
-            return r;
-        if (seen == 0) {
+        if (!__atomic_load_n(&r->used, __ATOMIC_ACQUIRE)) {
             if (!insert)
                 return NULL;
-            if (__atomic_compare_exchange_n(&r->addr, &seen, addr, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE) ||
-                seen == addr)
-                return r;
+            lb_meta_lock_t *lock = &lb_shared_tree_of(table)->insert;
+            lb_meta_lock(lock);
+            lb_shared_obj_t *found = lookup(table, key, addr, false);
+            if (!found && !__atomic_load_n(&r->used, __ATOMIC_ACQUIRE)) {
+                r->key = *key;
+                r->addr = addr;
+                __atomic_store_n(&r->used, 1, __ATOMIC_RELEASE);
+                found = r;
+            }
+            lb_meta_unlock(lock);
+            if (found)
+                return found;
+            continue; /* another key took r meanwhile */
         }
+        if (lb_shared_key_eq(&r->key, key))
+            return r;
     }
     return NULL;
+}
+
+static uint32_t index_of(const lb_shared_obj_t *r)
+{
+    return (uint32_t)(r - records);
+}
+
+/* r is obj's record: this process knows obj's address. */
+static lb_shared_obj_t *known_at(lb_shared_obj_t *r, const void *obj)
+{
+    if (r && local_addr[index_of(r)] != (uintptr_t)obj)
+        local_addr[index_of(r)] = (uintptr_t)obj;
+    return r;
 }
 
 void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_count)
 {
     int saved_errno = errno;
-    lb_shared_obj_t *table = mapping();
-    lb_shared_obj_t *r = table ? lookup(table, (uintptr_t)obj, true) : NULL;
+    lb_shared_obj_t *table = mapping(true);
+    lb_shared_key_t key = lb_shared_key_of(obj);
+    lb_shared_obj_t *r = table ? known_at(lookup(table, &key, (uintptr_t)obj, true), obj) : NULL;
     if (r) { /* initialized again on the same memory: no waiters now */
         lb_meta_lock(&r->lock);
         r->kind = (uint8_t)kind;
@@ -139,7 +203,22 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
 lb_shared_obj_t *lb_shared_find_slow(const void *obj)
 {
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
-    return table ? lookup(table, (uintptr_t)obj, false) : NULL;
+    if (!table)
+        return NULL;
+    lb_shared_key_t key = lb_shared_key_of(obj);
+    return known_at(lookup(table, &key, (uintptr_t)obj, false), obj);
+}
+
+/* Processes of the tree gone while they waited, at most once per sweep
+ * interval (shared_table.h), from a wait that begins: killed waiters leave
+ * their records before the next release, as far as waits begin in the
+ * tree between the two. Not from a release: a post may run in a signal
+ * handler. errno kept. */
+static void sweep_gone(void)
+{
+    int saved_errno = errno;
+    lb_shared_procs_sweep(records, self_slot, lb_now_ns(), false);
+    errno = saved_errno;
 }
 
 /* Under r->lock: accrual up to now. A mutex nobody holds, and a barrier's
@@ -173,11 +252,6 @@ static void accrue(lb_shared_obj_t *r, uint64_t now)
 static double late_by(const lb_shared_obj_t *r, uint64_t now)
 {
     return now < r->last_ns ? (double)(r->last_ns - now) : 0;
-}
-
-static uint32_t index_of(const lb_shared_obj_t *r)
-{
-    return (uint32_t)(r - records);
 }
 
 /* Under r->lock: the owed integral goes to nobody in the tree (a release
@@ -217,6 +291,25 @@ static bool release_in_flight(const lb_shared_obj_t *r, uint64_t at)
     return r->released_ns && at < r->released_ns + LB_SHARED_IN_FLIGHT_NS;
 }
 
+/* A wait of this process on r, begun at `now` and counted in w: its
+ * entry, which lets the tree drop it if the process is killed; then, the
+ * thread being about to block, a look for processes gone (after the
+ * record's update: system calls between the wait's clock read and the
+ * update would make its start late). */
+static void waiting(lb_shared_wait_t *w, lb_shared_obj_t *r, uint64_t now)
+{
+    __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
+    w->entry = lb_shared_wait_enter(lb_shared_tree_of(records), self_slot, index_of(r), now);
+    sweep_gone();
+}
+
+/* ... and its end, before it leaves w. */
+static void done_waiting(const lb_shared_wait_t *w)
+{
+    lb_shared_wait_leave(lb_shared_tree_of(records), w->entry);
+    __atomic_sub_fetch(&local_waiting[index_of(w->r)], 1, __ATOMIC_RELAXED);
+}
+
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken)
 {
     w->begun_ns = now;
@@ -228,7 +321,7 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     r->handoff_ns += late_by(r, now);
     r->waiters++;
     lb_meta_unlock(&r->lock);
-    __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
+    waiting(w, r, now);
     local_takes(mon, 0, 0);
 }
 
@@ -252,6 +345,7 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
 {
     lb_shared_obj_t *r = w->r;
     double outside = 0;
+    done_waiting(w);
     lb_meta_lock(&r->lock);
     accrue(r, now);
     if (r->waiters) {
@@ -270,7 +364,6 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
-    __atomic_sub_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
     local_takes(mon, handoff, outside);
 }
 
@@ -354,7 +447,7 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
         *hold = collected(mon, taken);
         return true;
     }
-    __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
+    waiting(w, r, now);
     local_takes(mon, 0, 0);
     return false;
 }
@@ -399,18 +492,51 @@ uint64_t lb_shared_outside_waits(void)
     return __atomic_load_n(&outside_waits, __ATOMIC_RELAXED);
 }
 
+uint64_t lb_shared_killed_ns(void)
+{
+    return __atomic_load_n(&killed_ns, __ATOMIC_RELAXED);
+}
+
+uint64_t lb_shared_killed_waits(void)
+{
+    return __atomic_load_n(&killed_waits, __ATOMIC_RELAXED);
+}
+
+void lb_shared_drop_wait(lb_shared_obj_t *r, uint64_t begun_ns, uint64_t now)
+{
+    lb_meta_lock(&r->lock);
+    accrue(r, now);
+    /* It accrued up to the record's last event, which another process's
+     * later clock read may have put after `now`. */
+    double unseen = r->last_ns > begun_ns ? (double)(r->last_ns - begun_ns) : 0;
+    if (r->waiters)
+        r->waiters--;
+    if (r->draining > r->waiters)
+        r->draining = r->waiters;
+    /* What it accrued since it began is in no process's waits: it leaves
+     * what the tree owes, as far as no release took it yet. */
+    double from_owed = unseen < r->owed_ns ? unseen : (r->owed_ns > 0 ? r->owed_ns : 0);
+    r->owed_ns -= from_owed;
+    double rest = unseen - from_owed;
+    r->handoff_ns -= rest < r->handoff_ns ? rest : (r->handoff_ns > 0 ? r->handoff_ns : 0);
+    lb_meta_unlock(&r->lock);
+    __atomic_fetch_add(&killed_waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&killed_ns, (uint64_t)unseen, __ATOMIC_RELAXED);
+}
+
 /* This process's record of r's object for the idleness the tree still
  * owes at its end: a record of its own waits or releases if it has one
  * (settled_ns is written by nobody else), else a new one. */
 static lb_object_stats_t *settling_record(const lb_shared_obj_t *r)
 {
+    uintptr_t addr = local_addr[index_of(r)] ? local_addr[index_of(r)] : r->addr;
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        if (s && s->addr == r->addr && s->kind == r->kind && s->shared)
+        if (s && s->addr == addr && s->kind == r->kind && s->shared)
             return s;
     }
-    lb_object_stats_t *s = lb_object_stats_at(lb_object_stats_new(r->addr, (lb_obj_kind)r->kind));
+    lb_object_stats_t *s = lb_object_stats_at(lb_object_stats_new(addr, (lb_obj_kind)r->kind));
     if (s)
         s->shared = 1;
     return s;
@@ -426,7 +552,7 @@ static void settle(lb_shared_obj_t *table, uint64_t now)
 {
     for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++) {
         lb_shared_obj_t *r = &table[i];
-        if (!__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE))
+        if (!__atomic_load_n(&r->used, __ATOMIC_ACQUIRE))
             continue;
         lb_meta_lock(&r->lock);
         accrue(r, now);
@@ -442,11 +568,12 @@ static void settle(lb_shared_obj_t *table, uint64_t now)
     }
 }
 
-/* The process ends: its threads still waiting wait no more; the tree's
- * last process settles what the tree still owes. */
+/* The process ends: its threads still waiting wait no more; it looks for
+ * processes of the tree killed outright, and the tree's last process
+ * settles what the tree still owes and removes the table's file. An exec
+ * hands its slot and its count on to the next image. */
 static void leave(const char *reason)
 {
-    (void)reason;
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
     if (!table)
         return;
@@ -461,8 +588,19 @@ static void leave(const char *reason)
         table[i].draining -= n < table[i].draining ? n : table[i].draining;
         lb_meta_unlock(&table[i].lock);
     }
-    if (__atomic_sub_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL) == 0)
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    lb_shared_proc_waits_clear(tree, self_slot);
+    if (strcmp(reason, "exec") == 0)
+        return;
+    lb_shared_procs_sweep(table, self_slot, now, true);
+    if (self_slot >= 0)
+        __atomic_store_n(&tree->proc[self_slot].state, LB_SHARED_PROC_FREE, __ATOMIC_RELEASE);
+    self_slot = -1;
+    if (__atomic_sub_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL) == 0) {
         settle(table, now);
+        if (table_path[0])
+            unlink(table_path);
+    }
 }
 
 /* A fork: the child will hold the mapping too (counted before the fork,
@@ -473,25 +611,45 @@ static void counting_child(void)
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
     fork_counted = table && lb_runtime_monitoring();
     if (fork_counted)
-        __atomic_add_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
 }
 
 /* A fork child: the waits in progress were its parent's threads'; it
- * counts itself if the mapping came after its parent's count. */
+ * takes a slot of its own, and counts itself if the mapping came after
+ * its parent's count. */
 static void forget_waits(lb_thread_t *self)
 {
     (void)self;
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
-    if (table && !fork_counted && lb_runtime_monitoring())
-        __atomic_add_fetch(&tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
+    self_slot = -1;
+    if (table && lb_runtime_monitoring()) {
+        bool adopted = false;
+        self_slot = lb_shared_proc_join(lb_shared_tree_of(table), &adopted);
+        if (!fork_counted)
+            __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
+    }
     for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++)
         local_waiting[i] = 0;
     __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&outside_waits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&killed_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&killed_waits, 0, __ATOMIC_RELAXED);
+}
+
+/* An exec'd image of the tree (or any later process of it) joins the
+ * table its tree made, if there is one: its objects in shared files have
+ * the same keys here. */
+static void join_existing(void)
+{
+    int saved_errno = errno;
+    if (table_path[0] && access(table_path, F_OK) == 0)
+        mapping(false);
+    errno = saved_errno;
 }
 
 LB_PROCESS_HOOKS(shared_objs_hooks) = {
     .rank = LB_RANK_BLAME,
+    .setup = join_existing,
     .finish = leave,
     .fork_prepare = counting_child,
     .fork_child = forget_waits,

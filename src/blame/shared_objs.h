@@ -7,11 +7,18 @@
  * the idleness it is blamed for accrues over every process's waiters,
  * with the same rules as within a process.
  *
- * How: the first process-shared init of a process creates a shared
- * anonymous mapping (MAP_SHARED), which every process the tree forks from
- * then on inherits at the same address, as it inherits the program's own
- * shared memory: the program's object has one address in all of them,
- * and the mapping holds one record per such address. A record carries the
+ * How: the first process-shared init of the tree creates its shared
+ * table, a file beside the database (common/db_name.h) mapped MAP_SHARED,
+ * which every process the tree forks from then on inherits, and which a
+ * process that starts later in the tree (an exec'd image: a server's
+ * fork + exec'd workers) maps at its start. The table holds one record
+ * per object, by its key (blame/shared_keys.h): an object in a shared
+ * file mapping (shm_open, a file, a memfd) by the file and its offset in
+ * it, which every process that maps the file shares, whatever its
+ * addresses; any other (anonymous shared memory, inherited by fork at the
+ * same address) by its address. Without a database path, or when the
+ * file cannot be made, the table is an anonymous mapping that only forks
+ * inherit. A record carries the
  * object's accrual across processes: its waiters w (all processes), the
  * integral of w owed to the next release (since the previous post,
  * signal or episode's end; for a mutex, over the current hold; an
@@ -35,38 +42,56 @@
  * waiting process's record as `outside_ns` (unattributed, and the
  * header says why).
  *
- * Not covered: a process exec'd within the tree (the mapping does not
- * survive exec, and the program's shared memory then has other
- * addresses); named semaphores (sem_open: mapped per process); an
- * rwlock's holders that are outside the tree (its k counts the tree's
- * holders only).
+ * Not covered: named semaphores (sem_open: glibc maps them itself, so
+ * they keep per-process address keys); a shared file mapping made before
+ * the library's start, moved by mremap, or beyond the 64 a process keeps
+ * (address keys); an rwlock's holders that are outside the tree (its k
+ * counts the tree's holders only).
  *
  * The tree's end: what the tree still owes when its last process ends
  * (waiters woken by the last signal on their way out, waits in progress,
  * the share of an rwlock's holders still holding, hand-off nobody took)
  * is settled by that process as unattributed, on its own row of each
  * object, so that each object's rows add up to its waits across the
- * tree. The mapping counts the processes that hold it and have not
- * finished (a fork counts its child before the fork). A process killed
- * outright (SIGKILL), or a fork that failed, leaves the count high, and
- * what is still owed at the end then stays in no row: a killed process's
- * waits are in no row either (it never wrote), and its waiters still
- * count in w, so settling would report idleness nobody measured.
+ * tree; it then removes the table's file. The table counts the processes
+ * that hold it and have not finished (a fork counts its child before the
+ * fork; an exec hands its count on to the next image, which finds its
+ * slot by pid and start time).
  *
- * Invariants: a record's fields but addr change only under its lock, a
+ * A process killed outright (SIGKILL) never writes: its waits stay in no
+ * row (the report's header says how many processes ended without writing,
+ * and how many waits on shared objects they left), and the tree drops
+ * them. Each process has a slot in the table (pid, kernel start time) and
+ * each wait in progress an entry (its process, record, start); a process
+ * found gone without ending (kill(pid, 0) fails: it was reaped, looked
+ * for at most every 5 ms from a wait that begins on a shared object;
+ * at every process's end, by /proc start time, zombies included) loses
+ * its slot and its count, and each of its waits leaves w with what it
+ * accrued since it began, taken from what the record still owes, so the
+ * survivors' releases are blamed for their own waiters only and the rows
+ * add up to the waits that were written. What a release took of a killed
+ * waiter's accrual before it was found stays blamed; so does the holder
+ * share of an rwlock (V), and a mutex whose holder was killed stays held
+ * until the next acquisition, which calls its wait ended from outside.
+ * A fork that failed, or a process killed between its parent's count
+ * and its own slot, leaves the count high, and what is still owed at the
+ * end then stays in no row.
+ *
+ * Invariants: a record's fields but its key change only under its lock, a
  * lb_meta_lock in the shared mapping (plain atomics: it works across
- * processes); addr goes from 0 to the object's address once, by CAS, and
- * never back. Timestamps from different processes may be a few
+ * processes); its key is written once, before the record is published
+ * (shared_table.h). Timestamps from different processes may be a few
  * nanoseconds out of order: accrual ignores a time before the record's
  * last event. Each process counts its own threads' waits in progress per
  * record, and at its end takes them out of w, so that a process that dies
- * with threads waiting leaves no waiters behind. Nothing here runs in a
- * signal handler or on a fast path: only objects initialized
- * process-shared have records. */
+ * with threads waiting leaves no waiters behind. Nothing here runs on a
+ * fast path: only objects initialized process-shared have records, and
+ * only a process that has the table looks keys up. */
 #ifndef LB_BLAME_SHARED_OBJS_H
 #define LB_BLAME_SHARED_OBJS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "blame/blame.h"
 #include "blame/mon.h"
@@ -75,16 +100,26 @@
 typedef struct lb_shared_obj lb_shared_obj_t;
 
 /* A wait on a shared object in progress (its record, the tree's release
- * count before it began, and when it began). */
+ * count before it began, when it began, and its entry in the table + 1,
+ * 0 for none). */
 typedef struct lb_shared_wait {
     lb_shared_obj_t *r;
     uint64_t releases;
     uint64_t begun_ns;
+    uint32_t entry;
 } lb_shared_wait_t;
 
 /* Nonzero once this process has the shared mapping (its own or inherited):
  * the wrappers look for records only then. */
 extern uint32_t lb_shared_objs_on;
+
+/* The tree's table lives beside the database at db_path (the writer's
+ * choice, at start); the tree's root removes one an earlier tree left. */
+void lb_shared_objs_place(const char *db_path, bool tree_root);
+/* The program mapped [addr, addr + len) of fd at off, MAP_SHARED
+ * (interpose/mmap.c): its objects there get file keys, and a process
+ * without the table joins its tree's. errno kept. */
+void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off);
 
 /* obj was initialized process-shared (kind; a barrier's count): its
  * record, created (with the mapping on first use) or reset; its waiters
@@ -136,4 +171,9 @@ lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
  * process: their idleness, ns, and their number (the writer's meta). */
 uint64_t lb_shared_outside_ns(void);
 uint64_t lb_shared_outside_waits(void);
+/* Waits in progress of processes killed outright that this process
+ * dropped from the tree's records (never written): their idleness until
+ * then, ns, and their number (the writer's meta). */
+uint64_t lb_shared_killed_ns(void);
+uint64_t lb_shared_killed_waits(void);
 #endif

@@ -1,6 +1,8 @@
-/* The default database name of a run, lockblame.<prog>.<pid>.db, built in
- * one place for the library (first profiled process of a tree) and for
- * `lockblame run` (which names it after PROG's pid). Depends on nothing. */
+/* The names of a run's files: the default database name,
+ * lockblame.<prog>.<pid>.db, built in one place for the library (first
+ * profiled process of a tree) and for `lockblame run` (which names it
+ * after PROG's pid), and the shared table's file beside it. Depends on
+ * nothing. */
 #ifndef LB_COMMON_DB_NAME_H
 #define LB_COMMON_DB_NAME_H
 #include <stddef.h>
@@ -8,4 +10,8 @@
 /* Write the name for program prog (its base name is used) and pid into
  * out; returns what snprintf returns. */
 int lb_default_db_name(char *out, size_t size, const char *prog, int pid);
+/* The file beside the database at db_path that holds the tree's shared
+ * table of process-shared objects (blame/shared_objs.h), which the tree's
+ * processes map, exec'd ones included; removed at the tree's end. */
+int lb_shared_table_path(char *out, size_t size, const char *db_path);
 #endif

@@ -23,6 +23,7 @@
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/raw_mmap.h"
 
 lb_sampler_config_t lb_sampler_cfg = { .event = "none", .requested = "default" };
 uint32_t lb_sampler_stopping;
@@ -227,7 +228,7 @@ static void lb_forget_inherited(lb_thread_t *t)
 {
     if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL)) {
         if (t->sampler->perf_ring)
-            munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
+            lb_munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
         close(t->sampler->perf_fd);
     }
     t->sampler->perf_ring = NULL;

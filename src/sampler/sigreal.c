@@ -1,37 +1,26 @@
 /* libc's signal functions, past lockblame's exported wrappers of the same
  * names (src/interpose/signals.c): internal calls to sigaction() from this
  * library would otherwise bind to our own export and come back through the
- * wrapper. Resolved lazily with dlsym(RTLD_NEXT): the program may call
+ * wrapper. Resolved lazily (util/next_symbol.h): the program may call
  * sigaction before our constructor runs. dlsym never calls these itself,
- * so resolution cannot recurse. Benign race: two threads resolving at once
- * store the same pointer. */
-#include <dlfcn.h>
+ * so resolution cannot recurse. */
 #include <errno.h>
 #include <signal.h>
 
 #include "sampler/backend.h"
 #include "sampler/sigreal.h"
+#include "util/next_symbol.h"
 
 typedef int (*lb_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*lb_sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef sighandler_t (*lb_signal_fn)(int, sighandler_t);
-
-static void *lb_sig_resolve(void **slot, const char *name)
-{
-    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
 
 static void *lb_sigaction_real, *lb_pthread_sigmask_real, *lb_sigprocmask_real, *lb_signal_real,
     *lb_sigset_real;
 
 int lb_real_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
-    lb_sigaction_fn f = (lb_sigaction_fn)lb_sig_resolve(&lb_sigaction_real, "sigaction");
+    lb_sigaction_fn f = (lb_sigaction_fn)lb_next_symbol(&lb_sigaction_real, "sigaction");
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -42,13 +31,13 @@ int lb_real_sigaction(int signo, const struct sigaction *act, struct sigaction *
 /* pthread_sigmask returns an error number (not -1/errno). */
 int lb_real_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-    lb_sigmask_fn f = (lb_sigmask_fn)lb_sig_resolve(&lb_pthread_sigmask_real, "pthread_sigmask");
+    lb_sigmask_fn f = (lb_sigmask_fn)lb_next_symbol(&lb_pthread_sigmask_real, "pthread_sigmask");
     return f ? f(how, set, old) : ENOSYS;
 }
 
 int lb_real_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-    lb_sigmask_fn f = (lb_sigmask_fn)lb_sig_resolve(&lb_sigprocmask_real, "sigprocmask");
+    lb_sigmask_fn f = (lb_sigmask_fn)lb_next_symbol(&lb_sigprocmask_real, "sigprocmask");
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -60,7 +49,7 @@ int lb_real_sigprocmask(int how, const sigset_t *set, sigset_t *old)
  * function cannot be found. */
 static sighandler_t call_signal_like(void **slot, const char *name, int signo, sighandler_t disp)
 {
-    lb_signal_fn f = (lb_signal_fn)lb_sig_resolve(slot, name);
+    lb_signal_fn f = (lb_signal_fn)lb_next_symbol(slot, name);
     if (!f) {
         errno = ENOSYS;
         return SIG_ERR;

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "util/raw_mmap.h"
 #include "util/stack_bounds.h"
 
 #define LB_GUARD 4096u
@@ -27,8 +28,8 @@ static void trampoline(unsigned hi, unsigned lo)
 int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size)
 {
     size = (size + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
-    char *base = mmap(NULL, size + LB_GUARD, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *base = lb_mmap(NULL, size + LB_GUARD, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return -1;
     mprotect(base, LB_GUARD, PROT_NONE);
@@ -47,6 +48,6 @@ int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size)
     swapcontext(&back, &there);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);
-    munmap(base, size + LB_GUARD);
+    lb_munmap(base, size + LB_GUARD);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "util/common.h"
 #include "util/meta_lock.h"
+#include "util/raw_mmap.h"
 
 /* Every mapping ends in one PROT_NONE page. The kernel places new
  * mappings top-down, so a thread's tables, mapped when it starts, land
@@ -41,11 +42,11 @@ static size_t span_len(size_t bytes)
 static void *map_with_top_guard(size_t bytes, int extra_flags)
 {
     size_t len = mapped_len(bytes), span = span_len(bytes);
-    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
+    char *p = lb_mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     if (mprotect(p, len - LB_PAGE, PROT_READ | PROT_WRITE) != 0) {
-        munmap(p, span);
+        lb_munmap(p, span);
         return NULL;
     }
     return p;
@@ -64,11 +65,11 @@ void *lb_pages_reserve(size_t bytes)
 void *lb_pages_map_shared(size_t bytes, int fd)
 {
     size_t span = span_len(bytes);
-    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *p = lb_mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    if (mmap(p, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        munmap(p, span);
+    if (lb_mmap(p, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        lb_munmap(p, span);
         return NULL;
     }
     return p;
@@ -93,7 +94,7 @@ void *lb_pages_reserve_once(void **slot, size_t bytes)
 void lb_pages_free(void *p, size_t bytes)
 {
     if (p)
-        munmap(p, span_len(bytes));
+        lb_munmap(p, span_len(bytes));
 }
 
 /* Recycled per-thread tables: a few size classes, each a stack linked
@@ -154,7 +155,7 @@ void lb_pages_free_recycled(void *p, size_t bytes)
     }
     lb_meta_unlock(&recycle_lock);
     if (!kept)
-        munmap(p, span_len(bytes));
+        lb_munmap(p, span_len(bytes));
 }
 
 #define LB_ARENA_CHUNK (1u << 20)

@@ -19,37 +19,6 @@ LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_sem" \
     fail "report failed"
 [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 5 ] || [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 4 ] ||
     fail "expected the workers' processes in the database: $(rows "$db" "SELECT COUNT(*) FROM run")"
-python3 - "$tmp/truth" "$tmp/sites.json" "$db" <<'PY'
-import json, sqlite3, sys
-truth = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    if f[0] == "truth":
-        truth[f[1]] = float(f[2])
-    elif f[0] == "waited":
-        waited = float(f[1])
-rows = json.load(open(sys.argv[2]))
-got = {}
-for r in rows:
-    if r["object"] == "sem":
-        got[r["function"]] = got.get(r["function"], 0) + r["blame_s"]
-errors = []
-for site, tolerance in (("slow_release", 0.05 * truth["slow_release"]), ("fast_release", 0.05 * waited)):
-    g = got.get(site, 0)
-    print("%s: blamed %.4f s, truth %.4f s (%+.1f%%)" % (site, g, truth[site], 100 * (g / truth[site] - 1) if truth[site] else 0))
-    if abs(g - truth[site]) > tolerance:
-        errors.append("%s off its truth by more than %.4f s" % (site, tolerance))
-culprit = max(truth, key=truth.get) # slow_release, unless the scheduler kept waiters away from it
-if not rows or rows[0]["function"] != culprit:
-    errors.append("top row is %s, the truth's culprit %s" % (rows[0]["function"] if rows else None, culprit))
-db = sqlite3.connect(sys.argv[3])
-w, b, h, u = db.execute("SELECT SUM(wait_s), SUM(blame_s), SUM(handoff_s), SUM(unattributed_s) "
-                        "FROM sync_object WHERE object = 'sem'").fetchone()
-print("sem rows: waits %.4f s = blame %.4f + hand-off %.4f + unattributed %.4f" % (w, b, h, u))
-if abs((b + h + u) - w) > 0.02 * w:
-    errors.append("conservation: %.4f vs %.4f" % (b + h + u, w))
-for e in errors:
-    print("FAILED:", e)
-sys.exit(1 if errors else 0)
-PY
+python3 "$TESTLIB/check_prefork.py" "$tmp/truth" "$tmp/sites.json" "$db" --culprit ||
+    fail "blame off its truth"
 echo PASS

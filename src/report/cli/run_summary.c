@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "common/db_merge.h"
+#include "common/db_name.h"
 #include "common/db_summary.h"
 #include "common/ledger.h"
 #include "report/cli/run_checks.h"
@@ -69,11 +70,22 @@ static void settle_ledger(const char *path, const char *command, char *line, siz
     lb_ledger_note(path, &t, command);
 }
 
+/* The shared table of process-shared objects beside the database
+ * (blame/shared_objs.h), which a tree killed before its last process
+ * ended leaves behind. */
+static void remove_shared_table(const char *path)
+{
+    char table_path[PATH_MAX];
+    lb_shared_table_path(table_path, sizeof table_path, path);
+    unlink(table_path);
+}
+
 void lb_run_clear_ledger(const char *path)
 {
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     unlink(ledger_path);
+    remove_shared_table(path);
 }
 
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
@@ -88,6 +100,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             (size_t)snprintf(command + used, sizeof command - used, "%s%s", i ? " " : "", argv[i]);
     char unwritten[512];
     settle_ledger(path, command, unwritten, sizeof unwritten);
+    remove_shared_table(path);
     bool killed = WIFSIGNALED(status);
     int sig = killed ? WTERMSIG(status) : 0;
     struct stat st;

@@ -35,6 +35,7 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
     int64_t outside_waits = meta_integer(db, "shared_outside_waits");
     int64_t unwritten = meta_integer(db, "processes_unwritten");
     int64_t while_writing = meta_integer(db, "processes_unwritten_writing");
+    int64_t killed_waits = meta_integer(db, "shared_killed_waits");
     sqlite3_close(db);
     const char *whole = p->nselected != p->nprocs ? " (the whole database's figure)" : "";
     if (outside_waits > 0)
@@ -43,9 +44,17 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
                 " waits) was ended by processes outside the profiled tree: their releases, posts"
                 " and signals are not seen, so it is unattributed%s\n",
                 (double)outside_us / 1e6, outside_waits, whole);
-    if (unwritten > 0) {
-        char text[512];
+    if (unwritten > 0 || killed_waits > 0) {
+        char text[512] = "";
         lb_ledger_text((int)(unwritten - while_writing), (int)while_writing, text, sizeof text);
-        fprintf(out, "unwritten: %s\n", text);
+        fprintf(out, "unwritten: %s", text);
+        if (killed_waits > 0)
+            fprintf(out,
+                    "%s%" PRId64 " wait(s) on process-shared objects were in progress in processes"
+                    " killed outright: the tree dropped them from the objects' accounting when it"
+                    " found those processes gone, so no row counts them and the other processes'"
+                    " releases are not blamed for them",
+                    text[0] ? "; " : "", killed_waits);
+        fputc('\n', out);
     }
 }

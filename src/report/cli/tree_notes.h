@@ -7,7 +7,9 @@
  *              unattributed (shared_outside_us, shared_outside_waits);
  *   unwritten: processes of the tree that ended without writing their
  *              profile, killed outright (processes_unwritten,
- *              processes_unwritten_writing; common/ledger.h).
+ *              processes_unwritten_writing; common/ledger.h), and the
+ *              waits on process-shared objects they left in progress,
+ *              which the tree dropped (shared_killed_waits).
  * Both are the whole database's figures.
  */
 #ifndef LB_CLI_TREE_NOTES_H

@@ -9,6 +9,7 @@
  * A fork child keeps the path: it writes into the same database. */
 #include <errno.h>
 
+#include "blame/shared_objs.h"
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
@@ -21,8 +22,10 @@
 __attribute__((constructor(150))) static void writer_choose_output(void)
 {
     int saved_errno = errno;
-    if (lb_output_setup() == 0)
+    if (lb_output_setup() == 0) {
         lb_summary_setup();
+        lb_shared_objs_place(lb_output_path(), lb_output_tree_root());
+    }
     errno = saved_errno;
 }
 

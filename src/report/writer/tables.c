@@ -144,16 +144,22 @@ void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
 /* Waits on process-shared objects that a process outside the tree ended
  * (blame/shared_objs.h): integer keys, which add up over the tree's
  * processes. */
-static void shared_outside_meta(writer_t *w)
+static void shared_count_meta(writer_t *w, const char *prefix, uint64_t waits, uint64_t ns)
 {
-    uint64_t waits = lb_shared_outside_waits();
     if (!waits)
         return;
     char sql[256];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO meta VALUES('shared_outside_us','%llu'),('shared_outside_waits','%llu')",
-             (unsigned long long)(lb_shared_outside_ns() / 1000), (unsigned long long)waits);
+    snprintf(sql, sizeof sql, "INSERT INTO meta VALUES('%s_us','%llu'),('%s_waits','%llu')", prefix,
+             (unsigned long long)(ns / 1000), prefix, (unsigned long long)waits);
     lb_wsql(w, sql);
+}
+
+/* ... and waits in progress of processes killed outright, which this
+ * process dropped from the tree's records: never written. */
+static void shared_outside_meta(writer_t *w)
+{
+    shared_count_meta(w, "shared_outside", lb_shared_outside_waits(), lb_shared_outside_ns());
+    shared_count_meta(w, "shared_killed", lb_shared_killed_waits(), lb_shared_killed_ns());
 }
 
 void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *handoff)

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Compare lockblame's blame for a pre-forked server's semaphore with the
+truth its workers log (tests/workloads_user/prefork_truth.h).
+
+Usage: check_prefork.py TRUTH SITES.json DB [--culprit]
+
+TRUTH holds "truth SITE SECONDS" lines and one "waited SECONDS" line (the
+workload's stdout); SITES.json is `lockblame report --by-release-site
+--format json DB`. Checks:
+  1. per site, the sem blame of the rows of its function within 5% of its
+     truth (fast_release's, a small figure, within 5% of all the waiting);
+  2. conservation over the tree's sem rows: blame + hand-off +
+     unattributed within 2% of the waits they measured;
+  3. with --culprit, the top row is the site with the most true blame.
+Prints every measured number. Exits 1 on failure.
+"""
+import json
+import sqlite3
+import sys
+
+truth, waited = {}, 0.0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "truth":
+        truth[f[1]] = float(f[2])
+    elif f[0] == "waited":
+        waited = float(f[1])
+rows = json.load(open(sys.argv[2]))
+got = {}
+for r in rows:
+    if r["object"] == "sem":
+        got[r["function"]] = got.get(r["function"], 0) + r["blame_s"]
+errors = []
+for site in truth:
+    tolerance = 0.05 * (waited if site == "fast_release" else truth[site])
+    g = got.get(site, 0)
+    print("%s: blamed %.4f s, truth %.4f s (%+.1f%%)" %
+          (site, g, truth[site], 100 * (g / truth[site] - 1) if truth[site] else 0))
+    if abs(g - truth[site]) > tolerance:
+        errors.append("%s off its truth by more than %.4f s" % (site, tolerance))
+if "--culprit" in sys.argv:
+    culprit = max(truth, key=truth.get)
+    if not rows or rows[0]["function"] != culprit:
+        errors.append("top row is %s, the truth's culprit %s" %
+                      (rows[0]["function"] if rows else None, culprit))
+db = sqlite3.connect(sys.argv[3])
+w, b, h, u = db.execute("SELECT SUM(wait_s), SUM(blame_s), SUM(handoff_s), SUM(unattributed_s) "
+                        "FROM sync_object WHERE object = 'sem'").fetchone()
+print("sem rows: waits %.4f s = blame %.4f + hand-off %.4f + unattributed %.4f" % (w, b, h, u))
+if abs((b + h + u) - w) > 0.02 * w:
+    errors.append("conservation: %.4f vs %.4f" % (b + h + u, w))
+for e in errors:
+    print("FAILED:", e)
+sys.exit(1 if errors else 0)
