@@ -14,6 +14,9 @@
  * one load the different call sites of one function (they share rsp).
  * Entries whose walk read more than LB_CTX_SLOTS slots are not cached.
  *
+ * A foreign record (sampler/foreign.h) uses no cache: its thread shares
+ * the thread-local pointer with its creator.
+ *
  * Counters: misses go to a process-wide relaxed atomic (a miss walks
  * anyway); hits are counted per thread and added to the process-wide sum
  * when the thread exits, so a hit writes no shared cache line. */
@@ -190,10 +193,28 @@ static inline lb_cct_node_t *hit(lb_thread_t *self, ctx_cache_t *c, const lb_reg
     return e->node;
 }
 
+/* A foreign record's context (sampler/foreign.h): its thread shares its
+ * creator's thread-local cache, which it must not touch, so it walks
+ * every time (a miss). */
+LB_COLD LB_NOINLINE static lb_cct_node_t *walk_uncached(lb_thread_t *self, const lb_regs_t *r,
+                                                        uint32_t *id)
+{
+    uintptr_t pcs[LB_MAX_DEPTH];
+    int saved_errno = errno;
+    int n = lb_unwind_from(r, pcs, LB_MAX_DEPTH, NULL);
+    lb_cct_node_t *node = lb_cct_insert(self->cct, pcs, n);
+    *id = lb_cct_id(self->cct, node);
+    errno = saved_errno;
+    __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
+    return node;
+}
+
 LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
 {
     lb_regs_t r;
     LB_REGS_HERE(r);
+    if (lb_unlikely(self->foreign))
+        return walk_uncached(self, &r, id);
     ctx_cache_t *c = cache_get();
     if (lb_unlikely(!c)) {
         lb_cct_node_t *root = lb_cct_insert(self->cct, NULL, 0);

@@ -10,7 +10,7 @@
 uint64_t lb_wait_end_deferred(lb_thread_t *self, const lb_wait_t *wait,
                               const pthread_mutex_t *mutex)
 {
-    if (!wait->hot || !self->wait_deferred)
+    if (!wait->hot || !self->wait_deferred || self->foreign) /* (its unlock never looks) */
         return 0;
     /* (none is pending: the wait's beginning flushed it) */
     lb_waiting_end(self);

@@ -34,6 +34,9 @@ int lb_hooks_thread(enum lb_thread_step step, lb_thread_t *t)
             case LB_THREAD_START:
                 fn = h->start;
                 break;
+            case LB_THREAD_START_FOREIGN:
+                fn = h->start_foreign;
+                break;
             case LB_THREAD_STOP:
                 fn = h->stop;
                 break;

@@ -12,6 +12,11 @@
  *            registry): allocate the layer's part; -1 if it cannot, and
  *            then the thread runs unmonitored (the record is not used);
  *   start    the record is lb_self;
+ *   start_foreign  instead of start, for a record that is not lb_self:
+ *            a thread started by a raw clone (sampler/foreign.h), which
+ *            shares its creator's thread-local storage, so this hook
+ *            touches only the record and per-kernel-thread state (its
+ *            timer, its signal mask), never a thread-local variable;
  *   stop     the thread ends; the record is still lb_self;
  *   compact  after lb_self is NULL, only while the final write has not
  *            begun (see lb_thread_freeze).
@@ -43,6 +48,7 @@ typedef struct lb_thread_hooks {
     enum lb_rank rank;
     int (*init)(lb_thread_t *t);
     void (*start)(lb_thread_t *t);
+    void (*start_foreign)(lb_thread_t *t);
     void (*stop)(lb_thread_t *t);
     void (*compact)(lb_thread_t *t);
 } lb_thread_hooks_t;
@@ -66,6 +72,7 @@ typedef struct lb_process_hooks {
 enum lb_thread_step {
     LB_THREAD_INIT,
     LB_THREAD_START,
+    LB_THREAD_START_FOREIGN,
     LB_THREAD_STOP,
     LB_THREAD_COMPACT
 };

@@ -40,6 +40,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     }
     t->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     t->tid = gettid();
+    t->os_tid = t->tid;
     t->handle = (uintptr_t)pthread_self();
     t->start_routine = start_routine;
     t->creator_id = creator_id;
@@ -49,6 +50,31 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     lb_undirected_thread_live(1);
     lb_self = t;
     lb_hooks_thread(LB_THREAD_START, t);
+    errno = saved_errno;
+    return t;
+}
+
+lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
+                                      uintptr_t start_routine, uintptr_t stack_lo,
+                                      uintptr_t stack_hi)
+{
+    int saved_errno = errno;
+    lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
+    if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
+        errno = saved_errno;
+        return NULL;
+    }
+    t->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    t->tid = creator->tid;
+    t->os_tid = os_tid;
+    t->foreign = true;
+    t->stack_lo = stack_lo;
+    t->stack_hi = stack_hi;
+    t->start_routine = start_routine;
+    t->creator_id = creator->id;
+    t->start_ns = lb_now_ns();
+    registry_push(t);
+    lb_hooks_thread(LB_THREAD_START_FOREIGN, t);
     errno = saved_errno;
     return t;
 }
@@ -136,6 +162,7 @@ void lb_thread_after_fork_child(lb_thread_t *self)
      * readable for nobody; start a fresh registry holding just self. */
     self->next = NULL;
     self->tid = gettid();
+    self->os_tid = self->tid;
     /* The child's thread begins here: its CPU clock and scheduler
      * statistics start from zero at the fork, so its lifetime must too
      * (report/writer tables.c: thread.start_s and unseen_s). */

@@ -10,7 +10,9 @@
  * Invariants:
  *  - A record is created by its own thread (trampoline or lazily) and is
  *    written only by that thread, except `exited`, `cpu_ns`, `end_ns` and
- *    `run_delay_ns`, set by the thread itself at exit, and the final
+ *    `run_delay_ns`, set by the thread itself at exit (a foreign record's
+ *    at each of its samples, and `exited` by quiesce once its thread is
+ *    gone: sampler/foreign.h), and the final
  *    write, which reads all records after lb_sampler_quiesce().
  *  - Records come from the arena and are never freed; they are linked into
  *    a push-only registry list (lock-free CAS push), so the writer can walk
@@ -25,7 +27,18 @@
  *    both at once: with either set, it takes its out-of-line path.
  *  - The fields the lock fast paths read (busy, tid, sites, spin_held
  *    and its word, the last release site) share the record's first cache
- *    line. */
+ *    line.
+ *  - A foreign record (sampler/foreign.h) belongs to a thread started by a
+ *    raw clone(CLONE_THREAD) without a thread pointer of its own: it
+ *    shares its creator's thread-local storage, lb_self included, so
+ *    lb_self on that thread is the creator's record. Its own record is
+ *    never lb_self; the paths that may act for it (the sampling handler,
+ *    the lock wrappers' out-of-line paths) find it through
+ *    lb_thread_here. Its `tid` is the creator's, the owner word glibc
+ *    (and the inline fast paths) store for both of them; `os_tid` is its
+ *    own kernel thread id, its identity in the thread table, the target
+ *    of its sampling timer. The inline fast paths still count on lb_self
+ *    (the creator's record): those counts are only counts. */
 #ifndef LB_CORE_THREAD_H
 #define LB_CORE_THREAD_H
 #include <stdbool.h>
@@ -111,8 +124,13 @@ typedef struct lb_thread {
     uint64_t run_delay_ns;     /* at exit: time runnable but waiting for a CPU (schedstat);
                                 * UINT64_MAX when unknown or not read (see lb_thread_detach) */
     bool exited;
-    uint32_t compacting;        /* 1 while lb_thread_detach moves data to the arena */
-    struct lb_site *kept_sites; /* the used site slots, once exited */
+    bool foreign;                 /* a raw clone's record, never lb_self (see above) */
+    pid_t os_tid;                 /* its kernel thread id: gettid(), unlike tid for a foreign
+                                 * record; 0 in a record core did not make (unit tests) */
+    uintptr_t stack_lo, stack_hi; /* a foreign record's stack (its mapping), else 0: the
+                                   * thread-local lb_stack_bounds are its creator's */
+    uint32_t compacting;          /* 1 while lb_thread_detach moves data to the arena */
+    struct lb_site *kept_sites;   /* the used site slots, once exited */
     uint32_t n_kept_sites;
     struct lb_thread *next; /* registry link */
 } lb_thread_t;
@@ -120,10 +138,24 @@ typedef struct lb_thread {
 /* The calling thread's record, or NULL before lockblame runs on it. */
 extern LB_TLS lb_thread_t *lb_self;
 
+/* The kernel thread id of t's thread (tid may be its creator's: foreign). */
+static inline pid_t lb_thread_os_tid(const lb_thread_t *t)
+{
+    return t->os_tid ? t->os_tid : t->tid;
+}
+
 /* Create and register the calling thread's record (id assigned here), run
  * every layer's init and start hooks. Returns NULL if out of memory (the
  * thread then runs unmonitored). */
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node);
+/* Create and register a foreign record for the calling thread, kernel
+ * thread os_tid, which runs with creator's thread pointer (see above):
+ * the init hooks and the start_foreign hooks run, lb_self is left alone,
+ * and the thread counts in no live-thread figure (its end is never seen).
+ * Returns NULL if out of memory. errno is preserved. */
+lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
+                                      uintptr_t start_routine, uintptr_t stack_lo,
+                                      uintptr_t stack_hi);
 /* The calling thread is ending: run the stop hooks (sampling stops),
  * record CPU time, stop monitoring this thread (lb_self = NULL) and
  * compact its tables (compact hooks). */

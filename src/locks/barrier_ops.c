@@ -14,12 +14,13 @@
 #include "blame/sites.h"
 #include "core/real.h"
 #include "locks/objmap.h"
+#include "sampler/foreign.h"
 
 int lb_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
 {
     lb_objmap_retire(b);
     int rc = lb_real.barrier_init(b, attr, count);
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     if (rc == 0 && self && !self->busy) {
         lb_mon_t *mon = lb_objmap_get(b, LB_OBJ_BARRIER);
         if (mon)
@@ -63,7 +64,7 @@ int lb_barrier_destroy(pthread_barrier_t *b)
 
 int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(b, LB_OBJ_BARRIER) : NULL;
     if (!mon)
         return lb_real.barrier_wait(b);

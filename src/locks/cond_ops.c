@@ -35,6 +35,7 @@
 #include "locks/mutex_ops.h"
 #include "locks/objmap.h"
 #include "sampler/adopt.h"
+#include "sampler/foreign.h"
 #include "util/timeout.h"
 
 /* glibc's exported, undeclared cleanup-list calls (libc since 2.34,
@@ -72,7 +73,7 @@ static void cond_wait_finished(void *p)
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                  const struct timespec *abstime, uintptr_t site)
 {
-    lb_thread_t *self = lb_self ? lb_self : lb_thread_adopt();
+    lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (!mon) {
         if (clock == LB_WAIT_FOREVER)
@@ -140,7 +141,7 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
  * returns. */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
     if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
         lb_shared_obj_t *shared = lb_shared_find(obj);
@@ -215,7 +216,7 @@ static void sem_wait_finished(void *p)
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
 {
-    lb_thread_t *self = lb_self ? lb_self : lb_thread_adopt();
+    lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
     if (!mon || lb_timeout_rejected(clock, abstime))
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */

@@ -37,6 +37,7 @@
 #include "core/thread.h"
 #include "locks/cond_ops.h"
 #include "locks/objmap.h"
+#include "sampler/foreign.h"
 #include "util/raw_syscall.h"
 
 long lb_syscall_forward(long number, const long a[6])
@@ -77,7 +78,7 @@ static long futex_wake(lb_thread_t *self, const long a[6], uintptr_t site)
 
 long lb_futex_call(const long a[6], uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     if (!self || self->busy) /* before our start, or our own code: forward */
         return lb_syscall_forward(SYS_futex, a);
     switch ((int)a[1] & FUTEX_CMD_MASK) {

@@ -9,14 +9,15 @@
 
 #include "blame/blame.h"
 #include "blame/wait_deferred.h"
-#include "core/undirected.h"
 #include "core/real.h"
+#include "core/undirected.h"
+#include "sampler/foreign.h"
 #include "util/clock.h"
 
 int lb_thread_join(pthread_t thread, void **ret, const struct timespec *abstime, bool timed,
                    uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     if (!self || self->busy)
         return timed ? lb_real.timedjoin_np(thread, ret, abstime) : lb_real.join(thread, ret);
     lb_wait_deferred_flush(self); /* a cond wait's end first (blame/wait_deferred.h) */

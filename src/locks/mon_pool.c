@@ -3,7 +3,8 @@
  *
  * Invariants: slots are never unmapped, so any index < bump is readable
  * forever. The free list and bump pointer change only under pool_lock,
- * which is taken on conversion and destroy, never on a lock fast path. */
+ * which is taken on conversion and destroy, never on a lock fast path.
+ * The per-thread cache below is used only on the thread's known stack. */
 #include "locks/monitored.h"
 
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "locks/mon_gc.h"
 #include "util/common.h"
 #include "util/pages.h"
+#include "util/stack_bounds.h"
 
 lb_mon_pool_t lb_mon_pool;
 #define pool lb_mon_pool.base
@@ -109,7 +111,10 @@ void lb_mon_cache_flush(void)
 
 static uint32_t take_slot(void)
 {
-    if (cache.enabled) {
+    /* Off the thread's known stack this may be a raw clone sharing the
+     * cache's thread-local storage with its creator (sampler/foreign.h):
+     * the pool directly then. */
+    if (cache.enabled && lb_stack_here_known()) {
         if (cache.n == 0) {
             refill(LB_MON_BATCH);
             lb_mon_gc_maybe(lb_mon_slots_used()); /* the pool may have grown */
@@ -146,7 +151,7 @@ void lb_mon_free(lb_mon_t *mon)
     uint32_t index = lb_mon_index(mon);
     __atomic_store_n(&mon->addr, NULL, __ATOMIC_RELEASE);
     growing = false; /* a slot came back: this thread is recycling */
-    if (cache.enabled) {
+    if (cache.enabled && lb_stack_here_known()) {
         if (cache.n == LB_MON_CACHE)
             drain(LB_MON_CACHE - LB_MON_BATCH);
         cache.slot[cache.n++] = index;

@@ -6,7 +6,12 @@
  * native or stale -> counted (lb_mutex_counted), counted -> lb_mon
  * (lb_mutex_convert), and back to native only at destroy/init. Racing
  * CASes lose to the winner's value; a conversion racing a holder's
- * acquisition is seen by the holder's reload of the stash. */
+ * acquisition is seen by the holder's reload of the stash.
+ *
+ * Threads: every out-of-line path here acts for the calling kernel
+ * thread's own record, lb_thread_here of the record the inline path
+ * passed (a raw clone shares its creator's lb_self: sampler/foreign.h);
+ * one with none, or busy, gets the real call and no blame action. */
 #include "locks/mutex_ops.h"
 
 #include "core/phase.h"
@@ -21,6 +26,7 @@
 #include "locks/mon_gc.h"
 #include "locks/pshared_mutex.h"
 #include "sampler/adopt.h"
+#include "sampler/foreign.h"
 #include "util/own_memory.h"
 #include "util/raw_syscall.h"
 #include "util/timeout.h"
@@ -255,6 +261,9 @@ static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
 
 int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
 {
+    self = lb_thread_here(self);
+    if (lb_unlikely(!self || self->busy))
+        return lb_real.mutex_lock(m);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     if (v == lb_mutex_counted_tag)
         return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
@@ -266,6 +275,9 @@ int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
 
 int lb_mutex_acquired_unusual(lb_thread_t *self, pthread_mutex_t *m, uintptr_t v)
 {
+    self = lb_thread_here(self);
+    if (lb_unlikely(!self || self->busy))
+        return 0; /* acquired; nothing noted */
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (mon) {
         lb_mutex_note_acquired(self, m, mon); /* waiters: the hold is accounted */
@@ -285,7 +297,7 @@ int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m)
 
 int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon;
     if (lb_unlikely(!self || self->busy))
         return lb_real.mutex_trylock(m);
@@ -300,7 +312,7 @@ int lb_mutex_trylock(pthread_mutex_t *m, uintptr_t site)
 int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime,
                        uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon;
     /* glibc rejects an unsupported clock before trying the lock; a bad
      * tv_nsec only when it has to wait, as we do after the attempt. */
@@ -318,6 +330,9 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, uintptr_t site)
 {
+    self = lb_thread_here(self);
+    if (lb_unlikely(!self || self->busy))
+        return lb_mutex_release(m); /* a raw clone without a record: no blame action */
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);
     lb_release_blame(self, mon, LB_OBJ_MUTEX, site); /* before: nothing after the release */
@@ -396,7 +411,7 @@ int lb_mutex_unlock_unmonitored(pthread_mutex_t *m)
 
 int lb_mutex_unlock_gated(pthread_mutex_t *m, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current(); /* a raw clone: not its creator's deferred end */
     if (!self || self->busy)
         return lb_mutex_unlock_unmonitored(m);
     int rc = lb_mutex_unlock_monitored(self, m, site);
@@ -407,6 +422,9 @@ int lb_mutex_unlock_gated(pthread_mutex_t *m, uintptr_t site)
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
 {
     lb_mon_t *mon;
+    self = lb_thread_here(self);
+    if (lb_unlikely(!self || self->busy))
+        return lb_real.mutex_lock(m);
     if (!lb_mutex_counted(m, &mon))
         return lb_pshared_mutex_lock(self, m, LB_WAIT_FOREVER, NULL, false, false);
     if (__libc_single_threaded) {
@@ -440,6 +458,9 @@ int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m)
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
     lb_mon_t *mon;
+    self = lb_thread_here(self);
+    if (lb_unlikely(!self || self->busy))
+        return lb_real.mutex_unlock(m);
     if (!lb_mutex_counted(m, &mon))
         return lb_pshared_mutex_unlock(self, m, site);
     lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);

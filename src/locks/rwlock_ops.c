@@ -10,6 +10,7 @@
 #include "blame/sites.h"
 #include "core/real.h"
 #include "locks/objmap.h"
+#include "sampler/foreign.h"
 #include "util/clock.h"
 #include "util/timeout.h"
 
@@ -54,7 +55,7 @@ static int shared_lock(lb_thread_t *self, pthread_rwlock_t *rw, lb_mon_t *mon, l
 int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                    const struct timespec *abstime, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(rw, LB_OBJ_RWLOCK) : NULL;
     if (!mon || (!try && lb_timeout_rejected(clock, abstime)))
         return real_lock(rw, writer, try, clock, abstime); /* EINVAL before any attempt */
@@ -79,7 +80,7 @@ int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
 
 int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
 {
-    lb_thread_t *self = lb_self;
+    lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_find(rw) : NULL;
     if (!mon)
         return lb_real.rwlock_unlock(rw);

@@ -91,7 +91,7 @@ static int lb_timer_thread_start(lb_thread_t *t)
     /* t is the calling thread; its record's tid saves a gettid call (a
      * record not made by core, as in unit tests, may not have one). */
     if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE),
-                        t->tid ? t->tid : gettid(), true, &timer) < 0)
+                        t->tid ? lb_thread_os_tid(t) : gettid(), true, &timer) < 0)
         return -errno;
     t->sampler->timer = timer;
     __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_RELEASE);
@@ -120,7 +120,7 @@ static int lb_timer_retarget(lb_thread_t *t, int signo)
         return 0;
     timer_delete(t->sampler->timer);
     timer_t timer;
-    if (lb_timer_create(signo, t->tid, t == lb_self, &timer) < 0)
+    if (lb_timer_create(signo, lb_thread_os_tid(t), t == lb_self, &timer) < 0)
         return -errno;
     if (lb_timer_arm(timer) < 0) {
         int err = errno;

@@ -6,8 +6,11 @@
  * Invariants (see also sampler.h):
  *  - Async-signal-safe: no malloc, no stdio, no lock; errno is preserved.
  *    Memory for new CCT nodes comes from mmap.
- *  - It touches only lb_self, the interrupted thread's own record (and
- *    the OpenMP share it runs, omp_share.h, in its own stack), except
+ *  - It touches only the interrupted thread's own record: lb_self, or on
+ *    a thread started by a raw clone, which shares its creator's lb_self,
+ *    the thread's foreign record (foreign.h; none yet: the sample is
+ *    counted there and dropped), and the OpenMP share it runs
+ *    (omp_share.h, in its own stack), except
  *    through lb_sampler_spin_hook (a sampled spin wait) and
  *    lb_sampler_holder_hook (the owner of a hot mutex): atomic adds to the
  *    lock's record and one flag store in its lb_mon, no lock.
@@ -28,6 +31,7 @@
 #include "core/undirected.h"
 #include "core/whatif.h"
 #include "sampler/cct.h"
+#include "sampler/foreign.h"
 #include "sampler/omp_share.h"
 #include "sampler/sampler.h"
 #include "sampler/tick_alias.h"
@@ -62,6 +66,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
     lb_thread_t *t = lb_self;
+    if (lb_likely(t != NULL))
+        t = lb_thread_here_in_handler(t);
     if (lb_unlikely(!t)) {
         errno = saved_errno;
         return;
@@ -79,7 +85,9 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
          * context cache may be mid-update, so no path), not dropped. */
         t->sampler->samples += w;
         t->sampler->busy_samples += w;
-    } else if (!t->cct || !lb_stack_room(LB_STACK_BUDGET_HANDLER)) {
+    } else if (!t->cct ||
+               !(t->foreign ? lb_stack_room_in(t->stack_lo, t->stack_hi, LB_STACK_BUDGET_HANDLER)
+                            : lb_stack_room(LB_STACK_BUDGET_HANDLER))) {
         t->sampler->dropped += w; /* no CCT yet, or too little stack left to unwind */
         recorded = false;
     } else {
@@ -103,6 +111,8 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
             lb_unsampled_prepare(t); /* once: somewhere to credit a residue later */
         lb_leave(t);
     }
+    if (lb_unlikely(t->foreign))
+        lb_foreign_sampled(t); /* its end is never seen: when and how far it ran */
     /* every recorded sample, the thread's own code, a wait or lockblame's */
     if (recorded && lb_sampler_holder_hook)
         lb_sampler_holder_hook(t, sample_ns(w));

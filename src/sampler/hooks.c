@@ -37,6 +37,7 @@ LB_THREAD_HOOKS(sampler_hooks) = {
     .rank = LB_RANK_SAMPLER,
     .init = sampler_init,
     .start = lb_sampler_thread_start,
+    .start_foreign = lb_sampler_thread_start,
     .stop = lb_sampler_thread_stop,
     .compact = sampler_compact,
 };

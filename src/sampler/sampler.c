@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sampler/backend.h"
+#include "sampler/foreign.h"
 #include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
@@ -167,10 +168,10 @@ void lb_sampler_quiesce(void)
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_wait_handler_out(t))
             lb_sampler_event_stop(t);
-        bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+        bool exited = lb_foreign_ended(t) || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
         uint64_t t_cpu = t->cpu_ns;
         if (!exited) {
-            uint64_t clock = lb_unsampled_cpu_of(t->tid);
+            uint64_t clock = lb_unsampled_cpu_of(lb_thread_os_tid(t));
             t_cpu = clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
             t->sampler->cpu_at_stop_ns = t_cpu;
             lb_unsampled_credit(t, clock, t == lb_self);
@@ -253,6 +254,7 @@ void lb_sampler_after_fork_child(lb_thread_t *self)
         /* The timer targets self->tid; core refreshes it only after the
          * fork hooks, so set the child's own now (same value). */
         self->tid = gettid();
+        self->os_tid = self->tid;
         lb_sampler_thread_start(self);
     }
 }

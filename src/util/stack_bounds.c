@@ -72,6 +72,15 @@ static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t 
     return found;
 }
 
+int lb_stack_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int saved_errno = errno;
+    uintptr_t below;
+    int rc = mapping_of(addr, lo, hi, &below);
+    errno = saved_errno;
+    return rc;
+}
+
 static int main_thread_bounds(uintptr_t *lo, uintptr_t *hi)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);

@@ -55,19 +55,43 @@ static inline void lb_stack_bounds_pop(lb_stack_bounds_t old)
     lb_stack_bounds = old;
 }
 
-/* True if at least `need` bytes of stack are left below the caller's
- * frame. Bounds unknown: true (no information, the old behaviour). The
- * stack pointer outside the known stack (a coroutine stack the program
+/* True if at least `need` bytes of the stack [lo, hi) are left below the
+ * caller's frame. lo == 0 (unknown): true (no information, the old
+ * behaviour). The stack pointer outside it (a coroutine stack the program
  * switched to, a sigaltstack): false, since its size is unknown and a
  * malloc'd coroutine stack has heap memory, not a guard, below it. */
-static inline bool lb_stack_room(size_t need)
+static inline __attribute__((always_inline)) bool lb_stack_room_in(uintptr_t lo, uintptr_t hi,
+                                                                   size_t need)
 {
-    uintptr_t lo = lb_stack_bounds.lo;
     if (lo == 0)
         return true;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    if (sp < lo || sp >= lb_stack_bounds.hi)
+    if (sp < lo || sp >= hi)
         return false;
     return sp - lo >= need;
 }
+
+/* lb_stack_room_in on the calling thread's known stack. */
+static inline __attribute__((always_inline)) bool lb_stack_room(size_t need)
+{
+    return lb_stack_room_in(lb_stack_bounds.lo, lb_stack_bounds.hi, need);
+}
+
+/* True if the caller's frame lies within the known stack. False when the
+ * bounds are unknown, or on another stack: a coroutine's, a sigaltstack,
+ * or that of a thread started by a raw clone, which shares the thread-local
+ * bounds of its creator (sampler/foreign.h). Per-thread caches kept in
+ * thread-local storage are used only when this holds. Async-signal-safe. */
+static inline __attribute__((always_inline)) bool lb_stack_here_known(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    return sp >= lb_stack_bounds.lo && sp < lb_stack_bounds.hi && lb_stack_bounds.lo != 0;
+}
+
+/* The mapping of /proc/self/maps holding addr, as [*lo, *hi): the stack
+ * of a thread whose stack lockblame did not see made (one mmap'd region,
+ * as a raw clone's usually is). One raw read of the file, no allocation;
+ * not async-signal-safe (it opens a file). Returns 0, or -1 with *lo and
+ * *hi unchanged. errno is preserved. */
+int lb_stack_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 #endif

@@ -30,7 +30,7 @@ uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
         return t->cpu_ns;
     if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
         return t->sampler->cpu_at_stop_ns;
-    uint64_t clock = lb_unsampled_cpu_of(t->tid);
+    uint64_t clock = lb_unsampled_cpu_of(lb_thread_os_tid(t));
     return clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
 }
 
@@ -41,7 +41,7 @@ static double run_delay_s_of(const lb_thread_t *t)
     uint64_t ns = UINT64_MAX;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         ns = t->run_delay_ns;
-    else if (!lb_run_delay_ns(t->tid, &ns))
+    else if (!lb_run_delay_ns(lb_thread_os_tid(t), &ns))
         ns = UINT64_MAX;
     return ns == UINT64_MAX ? -1 : ns / 1e9;
 }
@@ -70,7 +70,7 @@ void lb_tables_threads(writer_t *w)
     uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         sqlite3_bind_int64(st, 1, t->id);
-        sqlite3_bind_int64(st, 2, t->tid);
+        sqlite3_bind_int64(st, 2, lb_thread_os_tid(t));
         if (t->start_routine) {
             sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
             sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));

@@ -382,7 +382,7 @@ static void thread_row(writer_t *w, sqlite3_stmt *st, lb_thread_t *t, thread_see
     uint64_t samples = load_u64(&t->sampler->samples);
     uint64_t dropped = load_u64(&t->sampler->dropped);
     sqlite3_bind_int64(st, 1, t->id);
-    sqlite3_bind_int64(st, 2, t->tid);
+    sqlite3_bind_int64(st, 2, lb_thread_os_tid(t));
     if (t->start_routine)
         sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
     sqlite3_bind_double(st, 4, (born - base) / 1e9);
