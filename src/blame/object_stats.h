@@ -6,8 +6,9 @@
  * acquisitions go into per-kind totals instead.
  *
  * Invariants: the accrual fields are written under the owning lb_mon's
- * meta lock (each record on lines of its own); `acquisitions` is written when the lb_mon is freed or at the
- * final write. Records live in one reserved mapping and are never freed.
+ * meta lock (each record on lines of its own); `acquisitions` is added to
+ * (atomically) when the lb_mon is freed or at the final write, and for a
+ * process-shared mutex at each acquisition (blame/shared_objs.h). Records live in one reserved mapping and are never freed.
  * Conservation per object: accrued_held_ns + handoff_ns is the integral of
  * the number of waiters over time; blamed_ns <= accrued_held_ns, and the
  * difference is reported as unattributed. */

@@ -379,6 +379,26 @@ void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
         local_takes(mon, handoff, outside);
 }
 
+void lb_shared_acquisition(lb_thread_t *self, lb_mon_t *mon)
+{
+    uint32_t index = __atomic_load_n(&mon->stats, __ATOMIC_ACQUIRE);
+    if (lb_unlikely(index == 0)) {
+        int saved_errno = errno; /* (a first record may map memory) */
+        lb_meta_lock(&mon->meta);
+        lb_object_stats_t *stats = lb_object_stats_of(mon);
+        if (stats)
+            stats->shared = 1;
+        index = mon->stats;
+        lb_meta_unlock(&mon->meta);
+        errno = saved_errno;
+    }
+    lb_object_stats_t *stats = lb_object_stats_at(index);
+    if (stats)
+        __atomic_fetch_add(&stats->acquisitions, 1, __ATOMIC_RELAXED);
+    else
+        ++self->unrecorded_acquisitions[LB_OBJ_MUTEX];
+}
+
 /* Under r->lock, accrual up to date: the owed integral, taken by a
  * release of the tree. */
 static double release_takes(lb_shared_obj_t *r, uint64_t now)

@@ -149,6 +149,14 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
                          bool woken);
 /* A mutex acquired without waiting: its hold begins. */
 void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
+/* One acquisition of a process-shared mutex (mon, this process's lb_mon
+ * of it) by self, nested ones too: counted in this process's record of
+ * the object, made at its first acquisition, so that its row counts every
+ * acquisition here, as a private mutex's does (its lb_mon has no word to
+ * keep a count in until then: a mutex's acquisitions word is its pending
+ * hold time, blame/mon.h). Into self's per-kind total if no record can be
+ * made. errno is preserved. */
+void lb_shared_acquisition(lb_thread_t *self, lb_mon_t *mon);
 /* A release (mutex), post (sem) or signal/broadcast (cond) on r: the
  * idleness owed, accrued in any process, collected into this process's
  * record (mon's), to be deposited on the release's calling context.

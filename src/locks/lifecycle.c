@@ -18,7 +18,7 @@ static void fold(lb_mon_t *mon)
     bool in_totals = mon->kind == LB_OBJ_MUTEX;
     mon->acquisitions = 0;
     if (stats) {
-        stats->acquisitions += acquisitions;
+        __atomic_fetch_add(&stats->acquisitions, acquisitions, __ATOMIC_RELAXED);
         if (in_totals)
             lb_object_totals_take((lb_obj_kind)mon->kind, acquisitions);
     } else if (!in_totals) {

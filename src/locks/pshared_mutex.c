@@ -4,7 +4,9 @@
  * wait takes no timestamp but the record's; a hold's accounting begins at
  * every acquisition by the tree and ends at every release by it (before
  * the real release), so the record knows whether a holder is accounted,
- * whichever process holds. */
+ * whichever process holds. Every acquisition is counted in this
+ * process's record of the mutex (lb_shared_acquisition), the contended
+ * ones also by the wait's end (blame.c), as for a private mutex. */
 #include "locks/pshared_mutex.h"
 
 #include <errno.h>
@@ -41,7 +43,7 @@ int lb_pshared_mutex_lock(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock
     if (rc == 0) {
         if (!nested(m))
             lb_shared_acquired(r, mon, lb_now_ns());
-        ++self->unrecorded_acquisitions[LB_OBJ_MUTEX];
+        lb_shared_acquisition(self, mon);
         return 0;
     }
     if (try || rc != EBUSY)
@@ -54,7 +56,7 @@ int lb_pshared_mutex_lock(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock
     uint64_t ended = lb_wait_end(self, &wait, rc == 0);
     lb_shared_wait_ends(&shared, mon, ended, rc == 0 && !nested(m), rc == 0);
     if (rc == 0)
-        ++self->unrecorded_acquisitions[LB_OBJ_MUTEX];
+        lb_shared_acquisition(self, mon);
     return rc;
 }
 
@@ -93,5 +95,5 @@ void lb_pshared_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uin
         return;
     if (!nested(m))
         lb_shared_acquired(r, mon, now);
-    ++self->unrecorded_acquisitions[LB_OBJ_MUTEX];
+    lb_shared_acquisition(self, mon);
 }

@@ -14,6 +14,11 @@
 # its own accrual, a mutex's or cond's waits were per process: no
 # process-shared mutex was monitored at all, and a cond's or barrier's
 # blame landed on the waiters' own process or nowhere.
+# In mode mutex, the counts too: each process's row counts its own
+# acquisitions (as the workers count them) and contended ones, and the
+# release-site rows' Count and Blamed match the workers' releases and the
+# holds they waited during (a process-shared mutex's acquisitions were
+# only in the per-kind aggregate rows, its object rows said 0).
 # In mode outside, worker 0 (the signaller) is not profiled: the waits it
 # ends are unattributed, no site of the tree takes their blame, and the
 # header says why (outside:).
@@ -31,13 +36,17 @@ import json, sqlite3, sys
 mode, truth_path, json_path, db_path, text_path = sys.argv[1:]
 kind = {"mutex": "mutex", "cond": "cond", "barrier": "barrier", "rwlock": "rwlock",
         "outside": "cond"}[mode]
-truth = {}
+truth, acquired, released = {}, {}, {}
 for line in open(truth_path):
     f = line.split()
     if f[0] == "truth":
         truth[f[1]] = float(f[2])
     elif f[0] == "waited":
         waited = float(f[1])
+    elif f[0] == "acquired":
+        acquired[int(f[1])] = int(f[2])
+    elif f[0] == "released":
+        released[f[1]] = (int(f[2]), int(f[3]))
 rows = [r for r in json.load(open(json_path)) if r["object"] == kind]
 got = {}
 for r in rows:
@@ -78,6 +87,43 @@ else:
         errors.append("top row is %s, the truth's culprit %s" % (rows[0]["function"] if rows else None, big))
     if "outside:" in open(text_path).read():
         errors.append("an outside: line with every process profiled")
+if mode == "mutex":
+    # Counts as for a private mutex: each process's row of the object
+    # counts all its acquisitions (the workers' own count per pid) and its
+    # contended ones (those its lock sites counted), none left in the
+    # kind's aggregate row; each release site counts its releases (Count)
+    # and those that carried blame (Blamed: the holds some worker waited
+    # during, by the workers' logs, to a few at the edges).
+    per_run = db.execute("SELECT r.pid, s.acquisitions, s.contended, s.run_id FROM sync_object s"
+                         " JOIN run r ON r.id = s.run_id"
+                         " WHERE s.object = 'mutex' AND s.address IS NOT NULL").fetchall()
+    loose = db.execute("SELECT TOTAL(acquisitions) FROM sync_object"
+                       " WHERE object = 'mutex' AND address IS NULL").fetchone()[0]
+    print("mutex: rows (pid, acquisitions, contended):", [r[:3] for r in per_run],
+          "workers' own:", acquired, "aggregate rows:", loose)
+    got = {pid: a for pid, a, c, run in per_run}
+    if got != acquired:
+        errors.append("acquisitions per process %s, the workers' own %s" % (got, acquired))
+    if loose:
+        errors.append("%d acquisitions left in the aggregate row" % loose)
+    for pid, a, c, run in per_run:
+        at_sites = db.execute("SELECT TOTAL(acquisitions) FROM site s JOIN thread t"
+                              " ON t.id = s.thread_id AND t.run_id = ? WHERE s.object = 'mutex'",
+                              (run,)).fetchone()[0]
+        if c is None or c > a or c != at_sites:
+            errors.append("pid %d: %s contended of %s acquisitions, %d at its lock sites"
+                          % (pid, c, a, at_sites))
+    if sum(c for pid, a, c, run in per_run) == 0 and waited > 0.01:
+        errors.append("no contended acquisition counted for %.3f s of waiting" % waited)
+    for site, (count, waited_for) in released.items():
+        row = [r for r in rows if r["function"] == site]
+        c = sum(r["count"] for r in row)
+        b = sum(r["blamed_count"] for r in row)
+        print("%s: Count %d Blamed %d; the workers' own: %d releases, %d holds waited during"
+              % (site, c, b, count, waited_for))
+        if c != count or abs(b - waited_for) > max(2, 0.05 * count):
+            errors.append("%s: Count %d Blamed %d, the workers' own %d and %d"
+                          % (site, c, b, count, waited_for))
 for e in errors:
     print("FAILED:", mode, e)
 sys.exit(1 if errors else 0)

@@ -23,7 +23,10 @@
  *            tree: it execs this program again without LD_PRELOAD
  *            ("signaller FD": the shared memory is a memfd it inherits)
  * Usage: prefork_shared mutex|cond|barrier|rwlock|outside. Prints "truth SITE
- * SECONDS" per site and "waited SECONDS" (all waits on the object). */
+ * SECONDS" per site and "waited SECONDS" (all waits on the object); for a
+ * mutex also "acquired PID COUNT" per worker (its locks) and "released
+ * SITE COUNT WAITED_FOR" per site (its releases, and how many of their
+ * holds some worker waited during). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -383,5 +386,16 @@ int main(int argc, char **argv)
     for (int s = 0; s < SITES; s++)
         printf("truth %s %.6f\n", site_names[mode][s], blame[s]);
     printf("waited %.6f\n", waited);
+    if (mode == 0) { /* the counts: each worker's locks, and each site's releases */
+        int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 };
+        for (int k = 0; k < n; k++) {
+            released[all[k].site]++;
+            waited_for[all[k].site] += waiting_in(all[k].start, all[k].at) > 0;
+        }
+        for (int i = 0; i < WORKERS; i++)
+            printf("acquired %d %d\n", (int)pids[i], sh->nwaits[i]);
+        for (int s = 0; s < SITES; s++)
+            printf("released %s %d %d\n", site_names[mode][s], released[s], waited_for[s]);
+    }
     return 0;
 }
