@@ -14,8 +14,10 @@
  * one load the different call sites of one function (they share rsp).
  * Entries whose walk read more than LB_CTX_SLOTS slots are not cached.
  *
- * A foreign record (sampler/foreign.h) uses no cache: its thread shares
- * the thread-local pointer with its creator.
+ * A foreign record (sampler/foreign.h) fills no entry and maps no cache:
+ * its thread shares the thread-local pointer with its creator. It only
+ * reads the creator's entries, and never hits one: an entry's key is a
+ * stack pointer on the creator's stack, a mapping apart from its own.
  *
  * Counters: misses go to a process-wide relaxed atomic (a miss walks
  * anyway); hits are counted per thread and added to the process-wide sum
@@ -96,10 +98,12 @@ static inline unsigned set_of(uintptr_t sp)
     return (unsigned)(h >> 62) & (LB_CTX_SETS - 1);
 }
 
-static ctx_cache_t *cache_get(void)
+static ctx_cache_t *cache_get(const lb_thread_t *self)
 {
     if (lb_likely(cache != NULL) || cache_failed)
         return cache;
+    if (self->foreign)
+        return NULL; /* the thread-local pointer is its creator's */
     int saved_errno = errno;
     cache = lb_pages_alloc_recycled(sizeof(ctx_cache_t));
     cache_failed = cache == NULL;
@@ -128,11 +132,28 @@ static inline void remember(ctx_cache_t *c, const ctx_entry_t *e)
     }
 }
 
+/* A foreign record's context (sampler/foreign.h): its thread shares its
+ * creator's thread-local cache, which it must not write, so it walks
+ * every time (a miss). */
+LB_COLD LB_NOINLINE static lb_cct_node_t *walk_uncached(lb_thread_t *self, const lb_regs_t *r,
+                                                        uint32_t *id)
+{
+    uintptr_t pcs[LB_MAX_DEPTH];
+    int saved_errno = errno;
+    int n = lb_unwind_from(r, pcs, LB_MAX_DEPTH, NULL);
+    lb_cct_node_t *node = lb_cct_insert(self->cct, pcs, n);
+    *id = lb_cct_id(self->cct, node);
+    errno = saved_errno;
+    return node;
+}
+
 /* A missing context: walk, insert, and fill an entry of set s. Out of
  * line, so that the hit path saves no registers for it. */
 LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c,
                                                const lb_regs_t *r, unsigned s, uint32_t *id)
 {
+    if (lb_unlikely(self->foreign))
+        return walk_uncached(self, r, id);
     ctx_entry_t *e = &c->set[s][c->next_way[s]];
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
     e->node = NULL;          /* the walk writes e->off: the entry is invalid meanwhile */
@@ -193,30 +214,16 @@ static inline lb_cct_node_t *hit(lb_thread_t *self, ctx_cache_t *c, const lb_reg
     return e->node;
 }
 
-/* A foreign record's context (sampler/foreign.h): its thread shares its
- * creator's thread-local cache, which it must not touch, so it walks
- * every time (a miss). */
-LB_COLD LB_NOINLINE static lb_cct_node_t *walk_uncached(lb_thread_t *self, const lb_regs_t *r,
-                                                        uint32_t *id)
-{
-    uintptr_t pcs[LB_MAX_DEPTH];
-    int saved_errno = errno;
-    int n = lb_unwind_from(r, pcs, LB_MAX_DEPTH, NULL);
-    lb_cct_node_t *node = lb_cct_insert(self->cct, pcs, n);
-    *id = lb_cct_id(self->cct, node);
-    errno = saved_errno;
-    __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
-    return node;
-}
-
 LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
 {
     lb_regs_t r;
     LB_REGS_HERE(r);
-    if (lb_unlikely(self->foreign))
-        return walk_uncached(self, &r, id);
-    ctx_cache_t *c = cache_get();
+    ctx_cache_t *c = cache_get(self);
     if (lb_unlikely(!c)) {
+        if (self->foreign) {
+            __atomic_add_fetch(&counts.misses, 1, __ATOMIC_RELAXED);
+            return walk_uncached(self, &r, id);
+        }
         lb_cct_node_t *root = lb_cct_insert(self->cct, NULL, 0);
         *id = lb_cct_id(self->cct, root);
         return root;

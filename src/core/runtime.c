@@ -27,7 +27,6 @@
 #include "util/own_stack.h"
 #include "util/pages.h"
 #include "util/raw_syscall.h"
-#include "util/stack_bounds.h"
 
 typedef struct {
     const char *reason;
@@ -147,7 +146,6 @@ void lb_runtime_start(void)
     own_pid = getpid();
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */
-    lb_stack_bounds_init();
     lb_thread_t *main_thread = lb_thread_attach(0, 0, 0);
     if (main_thread)
         main_thread->cpu_base_ns = lb_thread_cpu_ns();

@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/pages.h"
 #include "util/run_delay.h"
+#include "util/stack_bounds.h"
 
 LB_TLS lb_thread_t *lb_self;
 
@@ -33,6 +34,7 @@ static void registry_push(lb_thread_t *t)
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node)
 {
     int saved_errno = errno;
+    lb_stack_bounds_init(); /* the sampler and sampler/foreign.h read them */
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         errno = saved_errno;

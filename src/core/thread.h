@@ -144,8 +144,9 @@ static inline pid_t lb_thread_os_tid(const lb_thread_t *t)
     return t->os_tid ? t->os_tid : t->tid;
 }
 
-/* Create and register the calling thread's record (id assigned here), run
- * every layer's init and start hooks. Returns NULL if out of memory (the
+/* Record the calling thread's stack bounds (util/stack_bounds.h), create
+ * and register its record (id assigned here), run every layer's init and
+ * start hooks. Returns NULL if out of memory (the
  * thread then runs unmonitored). */
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node);
 /* Create and register a foreign record for the calling thread, kernel

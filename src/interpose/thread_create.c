@@ -23,7 +23,6 @@
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
 #include "util/own_memory.h"
-#include "util/stack_bounds.h"
 
 typedef struct lb_start {
     void *(*fn)(void *);
@@ -47,7 +46,6 @@ __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_tram
     free(p);
     if (lb_whatif_on)
         lb_whatif_thread_begin(start.whatif_local);
-    lb_stack_bounds_init(); /* the sampler skips samples where too little is left */
     lb_thread_t *self = lb_thread_attach(start.ran, start.creator_id, start.creator_node);
     if (!self)
         return start.fn(start.arg);

@@ -8,10 +8,12 @@
  * CASes lose to the winner's value; a conversion racing a holder's
  * acquisition is seen by the holder's reload of the stash.
  *
- * Threads: every out-of-line path here acts for the calling kernel
- * thread's own record, lb_thread_here of the record the inline path
- * passed (a raw clone shares its creator's lb_self: sampler/foreign.h);
- * one with none, or busy, gets the real call and no blame action. */
+ * Threads: every out-of-line path here that waits or blames acts for the
+ * calling kernel thread's own record, lb_thread_here_monitored of the
+ * record the inline path passed (a raw clone shares its creator's
+ * lb_self: sampler/foreign.h); one with none, or busy, gets the real call
+ * and no blame action. A path that only counts (an acquisition without a
+ * wait) counts on the record it was given, as the inline paths do. */
 #include "locks/mutex_ops.h"
 
 #include "core/phase.h"
@@ -261,8 +263,7 @@ static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
 
 int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
 {
-    self = lb_thread_here(self);
-    if (lb_unlikely(!self || self->busy))
+    if (lb_unlikely(!lb_thread_here_monitored(&self)))
         return lb_real.mutex_lock(m);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     if (v == lb_mutex_counted_tag)
@@ -275,9 +276,8 @@ int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
 
 int lb_mutex_acquired_unusual(lb_thread_t *self, pthread_mutex_t *m, uintptr_t v)
 {
-    self = lb_thread_here(self);
-    if (lb_unlikely(!self || self->busy))
-        return 0; /* acquired; nothing noted */
+    /* self's record serves only the count here, as on the inline path:
+     * the hold's accounting is the lb_mon's, whoever holds. */
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (mon) {
         lb_mutex_note_acquired(self, m, mon); /* waiters: the hold is accounted */
@@ -330,8 +330,7 @@ int lb_mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, uintptr_t site)
 {
-    self = lb_thread_here(self);
-    if (lb_unlikely(!self || self->busy))
+    if (lb_unlikely(!lb_thread_here_monitored(&self)))
         return lb_mutex_release(m); /* a raw clone without a record: no blame action */
     if (!unlock_releases(self, m))
         return lb_real.mutex_unlock(m);
@@ -422,8 +421,7 @@ int lb_mutex_unlock_gated(pthread_mutex_t *m, uintptr_t site)
 int lb_mutex_lock_general(lb_thread_t *self, pthread_mutex_t *m)
 {
     lb_mon_t *mon;
-    self = lb_thread_here(self);
-    if (lb_unlikely(!self || self->busy))
+    if (lb_unlikely(!lb_thread_here_monitored(&self)))
         return lb_real.mutex_lock(m);
     if (!lb_mutex_counted(m, &mon))
         return lb_pshared_mutex_lock(self, m, LB_WAIT_FOREVER, NULL, false, false);
@@ -458,8 +456,7 @@ int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m)
 int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
     lb_mon_t *mon;
-    self = lb_thread_here(self);
-    if (lb_unlikely(!self || self->busy))
+    if (lb_unlikely(!lb_thread_here_monitored(&self)))
         return lb_real.mutex_unlock(m);
     if (!lb_mutex_counted(m, &mon))
         return lb_pshared_mutex_unlock(self, m, site);

@@ -5,7 +5,6 @@
 #include "core/phase.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
-#include "util/stack_bounds.h"
 
 /* glibc's registration of a thread's exit destructor (what C++
  * thread_local destructors use): no pthread key is taken from the
@@ -45,7 +44,6 @@ lb_thread_t *lb_thread_adopt(void)
     if (lb_self || adopting || !lb_runtime_monitoring())
         return lb_self;
     adopting = true;
-    lb_stack_bounds_init();
     uintptr_t start = start_routine_here();
     lb_thread_t *self = lb_thread_attach(start, 0, 0);
     if (self)

@@ -59,6 +59,20 @@ static inline lb_thread_t *lb_thread_here(lb_thread_t *self)
     return lb_thread_foreign(self, true);
 }
 
+/* For the out-of-line paths given self = lb_self, monitored (not NULL,
+ * not busy): true when self is the calling thread's record (no system
+ * call on its own known stack), or *self was replaced by the calling
+ * thread's foreign record and that is monitored too; false when the call
+ * must go to the real function with no blame action (*self then NULL or
+ * busy). */
+static inline bool lb_thread_here_monitored(lb_thread_t **self)
+{
+    if (lb_likely(lb_stack_here_known()))
+        return true;
+    *self = lb_thread_foreign(*self, true);
+    return *self && !(*self)->busy;
+}
+
 /* As lb_thread_here, in a signal handler: never makes a record. */
 static inline lb_thread_t *lb_thread_here_in_handler(lb_thread_t *self)
 {

@@ -84,8 +84,9 @@ static inline __attribute__((always_inline)) bool lb_stack_room(size_t need)
  * thread-local storage are used only when this holds. Async-signal-safe. */
 static inline __attribute__((always_inline)) bool lb_stack_here_known(void)
 {
+    /* One unsigned compare: below lo wraps around; unknown is lo = hi = 0. */
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    return sp >= lb_stack_bounds.lo && sp < lb_stack_bounds.hi && lb_stack_bounds.lo != 0;
+    return sp - lb_stack_bounds.lo < lb_stack_bounds.hi - lb_stack_bounds.lo;
 }
 
 /* The mapping of /proc/self/maps holding addr, as [*lo, *hi): the stack
