@@ -2,11 +2,11 @@
 #include "sampler/foreign.h"
 
 #include <sys/syscall.h>
-#include <time.h>
 
 #include "common/hash.h"
 #include "core/phase.h"
 #include "sampler/cct.h"
+#include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -43,10 +43,8 @@ void lb_foreign_sampled(lb_thread_t *t)
 
 bool lb_foreign_ended(lb_thread_t *t)
 {
-    struct timespec ts;
-    clockid_t clock = (clockid_t)((~(unsigned)t->os_tid << 3) | 6); /* its CPU clock */
     if (!t->foreign || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ||
-        clock_gettime(clock, &ts) == 0)
+        lb_unsampled_cpu_of(t->os_tid) != 0) /* 0: its CPU clock cannot be read */
         return false;
     if (t->end_ns < t->start_ns)
         t->end_ns = t->start_ns; /* never sampled */
