@@ -15,7 +15,7 @@ BENCH_BINS  := $(addprefix $(BUILD)/bench/,$(BENCH_PROGS))
 BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 
 BENCH_SAMPLE_COST := $(if $(wildcard bench/sample_cost.c),$(BUILD)/bench/sample_cost)
-BENCH_SAMPLER_SRCS := $(filter-out src/sampler/adopt.c,$(wildcard src/sampler/*.c)) \
+BENCH_SAMPLER_SRCS := $(filter-out src/sampler/adopt.c src/sampler/foreign.c,$(wildcard src/sampler/*.c)) \
                       $(wildcard src/util/*.c src/common/*.c) src/core/undirected.c src/core/real.c \
                       src/core/whatif.c src/core/whatif_progress.c
 

@@ -31,6 +31,7 @@
 
 #include "core/thread.h"
 #include "sampler/cct.h"
+#include "sampler/foreign.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
@@ -38,6 +39,20 @@
 
 /* stubs for src/interpose */
 LB_TLS lb_thread_t *lb_self;
+
+/* stubs for src/sampler/foreign.c (which needs core's registry): no raw
+ * clones here, the one thread is its own record */
+lb_thread_t *lb_thread_foreign(lb_thread_t *self, bool may_attach)
+{
+    return self;
+}
+void lb_foreign_sampled(lb_thread_t *t)
+{
+}
+bool lb_foreign_ended(lb_thread_t *t)
+{
+    return false;
+}
 static lb_thread_t *registry;
 lb_thread_t *lb_thread_registry(void)
 {
