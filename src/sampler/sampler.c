@@ -99,6 +99,8 @@ void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
+    if (!self->sampler->cpu_at_start_ns) /* the first start (a fork child's forgot it) */
+        self->sampler->cpu_at_start_ns = lb_thread_cpu_ns();
     /* Call paths need nothing per thread here: the unwinder keeps no
      * per-thread state (unwind.c), and a thread's context cache is mapped
      * at its first contended release or wait (blame/context.c). */
@@ -129,6 +131,19 @@ void lb_sampler_thread_stop(lb_thread_t *self)
 int lb_sampler_signal_now(void)
 {
     return lb_sampler_cfg.ops ? __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) : 0;
+}
+
+bool lb_sampler_ran_sampled_work(const lb_thread_t *t)
+{
+    double per = lb_sampler_ns_per_sample();
+    if (per <= 0 || !lb_sampler_period_is_time() || !t->sampler->cpu_at_start_ns)
+        return false;
+    uint64_t stop = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns
+                                                                   : t->sampler->cpu_at_stop_ns;
+    if (stop <= t->sampler->cpu_at_start_ns)
+        return false; /* not quiesced yet (a window's write) */
+    uint64_t ran = stop - t->sampler->cpu_at_start_ns;
+    return ran >= LB_SAMPLED_WORK_MIN_NS && (double)ran >= per;
 }
 
 /* Waits (yielding) until t's handler has left, at most LB_QUIESCE_WAIT_NS.
@@ -241,6 +256,7 @@ static void lb_forget_inherited(lb_thread_t *t)
     t->sampler->unsampled_ns = 0;
     t->sampler->residue_ns = 0;
     t->sampler->credited = 0;
+    t->sampler->cpu_at_start_ns = 0;
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)

@@ -54,8 +54,10 @@ int lb_wstep(sqlite3_stmt *st)
 }
 
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
- * thread of its own, a sample, or a wait since it started (or forked; the
- * fork child forgot its parent's counts, interpose/fork_forget.c). */
+ * thread of its own, a sample (or CPU time enough to be sampled, which no
+ * sample saw: lb_sampler_ran_sampled_work), or a wait since it started (or
+ * forked; the fork child forgot its parent's counts,
+ * interpose/fork_forget.c). */
 bool lb_write_recorded_something(void)
 {
     /* A fork child's registry holds only the forking thread and the
@@ -64,7 +66,7 @@ bool lb_write_recorded_something(void)
     if (first && first->next)
         return true;
     for (lb_thread_t *t = first; t; t = t->next) {
-        if (t->sampler->samples || t->sampler->dropped)
+        if (t->sampler->samples || t->sampler->dropped || lb_sampler_ran_sampled_work(t))
             return true;
     }
     uint32_t count = lb_object_stats_count();
