@@ -11,7 +11,8 @@
 # `masked`: the workers block every signal but SIGQUIT, so no sample ever
 # reaches them; their CPU time still makes them write (a worker whose
 # CPU-time timer no scheduler tick checked, beside busy loops, had no
-# sample either, and was lost without a word, counted nowhere).
+# sample either, and was lost without a word, counted nowhere). A process
+# whose write fails is counted as well.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/prefork_killed
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$W"
@@ -36,6 +37,21 @@ for how in preload masked run; do
     grep -q "^unwritten: $said" "$tmp/report.txt" || fail "$how: no unwritten: line in the header"
     [ ! -e "$db-procs" ] || fail "$how: the ledger was left beside the database"
 done
+# A write that fails (here: the file size limit, below the database's
+# first pages and above the ledger's size) is counted too, never silently
+# done: the root's line counts the killed worker and every process whose
+# own lockblame: line said it could not write.
+db=$tmp/full.db
+(ulimit -f 100 && trap '' XFSZ &&
+    LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err") ||
+    fail "full: workload exited $?: $(cat "$tmp/err")"
+cat "$tmp/err"
+failed=$(grep -c "^lockblame: cannot write profile $db" "$tmp/err")
+[ "$failed" -ge 3 ] || fail "full: $failed processes said they could not write, not the 3 workers"
+total=$((failed + 1))
+grep -q "^lockblame: $total processes of the tree ended without writing their profile: 1 killed before writing it .*; $failed whose write failed" "$tmp/err" ||
+    fail "full: the summary does not count the $failed failed writes and the killed worker"
+[ ! -e "$db-procs" ] || fail "full: the ledger was left beside the database"
 # A tree whose processes all wrote says nothing of the kind.
 LOCKBLAME_OUTPUT=$tmp/all.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_shared" mutex \
     >/dev/null 2>"$tmp/err" || fail "prefork_shared failed"

@@ -66,7 +66,7 @@ static void settle_ledger(const char *path, const char *command, char *line, siz
         munmap(p, sizeof(lb_ledger_t));
     close(fd);
     unlink(ledger_path);
-    lb_ledger_text(t.before_writing, t.while_writing, line, size);
+    lb_ledger_text(&t, line, size);
     lb_ledger_note(path, &t, command);
 }
 
