@@ -136,7 +136,7 @@ int lb_sampler_signal_now(void)
 bool lb_sampler_ran_sampled_work(const lb_thread_t *t)
 {
     double per = lb_sampler_ns_per_sample();
-    if (per <= 0 || !lb_sampler_period_is_time() || !t->sampler->cpu_at_start_ns)
+    if (per <= 0 || !t->sampler->cpu_at_start_ns)
         return false;
     uint64_t stop = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns
                                                                    : t->sampler->cpu_at_stop_ns;

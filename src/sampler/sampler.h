@@ -77,8 +77,9 @@ void lb_sampler_thread_stop(struct lb_thread *self);
  * that ended). A CPU-time timer is checked only on a scheduler tick the
  * thread is running at, so a thread that runs in short bursts on a busy
  * machine, or that blocks the sampling signal, may have no sample at all;
- * its work is credited as unsampled (unsampled.c). False when samples are
- * not CPU time. Valid after lb_sampler_quiesce. */
+ * its work is credited as unsampled (unsampled.c). False when a sample
+ * stands for no known CPU time (an event counted by a fixed period).
+ * Valid after lb_sampler_quiesce. */
 bool lb_sampler_ran_sampled_work(const struct lb_thread *t);
 /* The CPU time that counts as work without a sample: the longest scheduler
  * tick (HZ=100), far more than a wrapper (a shell, env, make waiting for

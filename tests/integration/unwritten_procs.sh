@@ -31,6 +31,14 @@ for how in preload masked run; do
     [ "$(grep -c 'ended without writing' "$tmp/err")" = 1 ] || fail "$how: said more than once"
     workers=$(rows "$db" "SELECT COUNT(*) FROM run WHERE exit_reason = '_exit'")
     [ "$workers" = 3 ] || fail "$how: $workers of the 3 workers that left by _exit wrote, not 3"
+    # each wrote the CPU time it says it computed, sampled or not (at least
+    # half of it: samples estimate it; a lost profile holds none)
+    begun_s=$(awk '/^begun_ms/ { print $2 / 2000 }' "$tmp/out")
+    [ -n "$begun_s" ] || fail "$how: the workload did not say how long its workers computed"
+    short=$(rows "$db" "SELECT COUNT(*) FROM run r WHERE exit_reason = '_exit' AND
+        (SELECT COALESCE(SUM(m.work_s), 0) FROM metric m JOIN thread t ON t.id = m.thread_id
+         WHERE t.run_id = r.id) < $begun_s")
+    [ "$short" = 0 ] || fail "$how: $short workers' profiles hold less than their $begun_s s of work"
     [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'processes_unwritten'")" = 1 ] ||
         fail "$how: meta processes_unwritten is not 1"
     "$LOCKBLAME_CLI" report "$db" >"$tmp/report.txt" || fail "$how: report exited $?"

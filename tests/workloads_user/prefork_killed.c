@@ -4,7 +4,8 @@
  * with SIGKILL (a worker still running when the grace period ran out) and
  * sends the others SIGQUIT, on which they leave at once with _exit(2) from
  * their handler (PostgreSQL's quickdie). The parent waits for all of them
- * and exits 0. Prints "killed N": the workers that could not write.
+ * and exits 0. Prints "killed N": the workers that could not write, and
+ * "begun_ms M": the CPU time each worker computed at least.
  *
  * With the argument "masked", each worker first blocks every signal but
  * SIGQUIT (as a server's worker that takes its signals with sigwait),
@@ -89,6 +90,6 @@ int main(int argc, char **argv)
     for (int i = 0; i < WORKERS; i++)
         while (waitpid(pids[i], NULL, 0) < 0)
             ;
-    printf("killed 1\n");
+    printf("killed 1\nbegun_ms %ld\n", BEGUN_NS / 1000000L);
     return 0;
 }
