@@ -70,7 +70,7 @@ static void killed_text(const lb_ledger_tally_t *t, char *buf, size_t size)
     snprintf(buf, size,
              "killed %s by a signal that cannot be caught (SIGKILL, as a server's immediate"
              " shutdown sends when its grace period runs out)",
-             parts[0]          ? parts
+             parts[0]           ? parts
              : t->while_writing ? "while writing it"
                                 : "before writing it");
 }

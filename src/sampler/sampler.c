@@ -138,8 +138,8 @@ bool lb_sampler_ran_sampled_work(const lb_thread_t *t)
     double per = lb_sampler_ns_per_sample();
     if (per <= 0 || !t->sampler->cpu_at_start_ns)
         return false;
-    uint64_t stop = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns
-                                                                   : t->sampler->cpu_at_stop_ns;
+    uint64_t stop =
+        __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns : t->sampler->cpu_at_stop_ns;
     if (stop <= t->sampler->cpu_at_start_ns)
         return false; /* not quiesced yet (a window's write) */
     uint64_t ran = stop - t->sampler->cpu_at_start_ns;
