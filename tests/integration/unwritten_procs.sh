@@ -49,17 +49,27 @@ done
 # first pages and above the ledger's size) is counted too, never silently
 # done: the root's line counts the killed worker and every process whose
 # own lockblame: line said it could not write.
-db=$tmp/full.db
-(ulimit -f 100 && trap '' XFSZ &&
-    LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err") ||
-    fail "full: workload exited $?: $(cat "$tmp/err")"
-cat "$tmp/err"
-failed=$(grep -c "^lockblame: cannot write profile $db" "$tmp/err")
-[ "$failed" -ge 3 ] || fail "full: $failed processes said they could not write, not the 3 workers"
-total=$((failed + 1))
-grep -q "^lockblame: $total processes of the tree ended without writing their profile: 1 killed before writing it .*; $failed whose write failed" "$tmp/err" ||
-    fail "full: the summary does not count the $failed failed writes and the killed worker"
-[ ! -e "$db-procs" ] || fail "full: the ledger was left beside the database"
+for how in preload run; do
+    db=$tmp/full-$how.db
+    if [ $how = preload ]; then
+        (ulimit -f 100 && trap '' XFSZ &&
+            LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err") ||
+            fail "full, $how: workload exited $?: $(cat "$tmp/err")"
+    else
+        (ulimit -f 100 && trap '' XFSZ &&
+            "$LOCKBLAME_CLI" run -o "$db" -- "$W" >"$tmp/out" 2>"$tmp/err") ||
+            fail "full, $how: run exited $?: $(cat "$tmp/err")"
+        grep -q '^lockblame: no profile was written: the processes that recorded something could not write it' "$tmp/err" ||
+            fail "full, $how: run does not say why no profile was written"
+    fi
+    cat "$tmp/err"
+    failed=$(grep -c "^lockblame: cannot write profile $db" "$tmp/err")
+    [ "$failed" -ge 3 ] || fail "full, $how: $failed processes said they could not write, not the 3 workers"
+    total=$((failed + 1))
+    grep -q "^lockblame: $total processes of the tree ended without writing their profile: 1 killed before writing it .*; $failed whose write failed" "$tmp/err" ||
+        fail "full, $how: the summary does not count the $failed failed writes and the killed worker"
+    [ ! -e "$db-procs" ] || fail "full, $how: the ledger was left beside the database"
+done
 # A tree whose processes all wrote says nothing of the kind.
 LOCKBLAME_OUTPUT=$tmp/all.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_shared" mutex \
     >/dev/null 2>"$tmp/err" || fail "prefork_shared failed"
