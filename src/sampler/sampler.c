@@ -99,8 +99,6 @@ void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
-    if (!self->sampler->cpu_at_start_ns) /* the first start (a fork child's forgot it) */
-        self->sampler->cpu_at_start_ns = lb_thread_cpu_ns();
     /* Call paths need nothing per thread here: the unwinder keeps no
      * per-thread state (unwind.c), and a thread's context cache is mapped
      * at its first contended release or wait (blame/context.c). */
@@ -136,13 +134,12 @@ int lb_sampler_signal_now(void)
 bool lb_sampler_ran_sampled_work(const lb_thread_t *t)
 {
     double per = lb_sampler_ns_per_sample();
-    if (per <= 0 || !t->sampler->cpu_at_start_ns)
+    if (per <= 0)
         return false;
-    uint64_t stop =
+    /* CPU time since this image began to track t (less cpu_base_ns); 0 for
+     * a live thread before quiesce (a window's write) */
+    uint64_t ran =
         __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns : t->sampler->cpu_at_stop_ns;
-    if (stop <= t->sampler->cpu_at_start_ns)
-        return false; /* not quiesced yet (a window's write) */
-    uint64_t ran = stop - t->sampler->cpu_at_start_ns;
     return ran >= LB_SAMPLED_WORK_MIN_NS && (double)ran >= per;
 }
 
@@ -256,7 +253,6 @@ static void lb_forget_inherited(lb_thread_t *t)
     t->sampler->unsampled_ns = 0;
     t->sampler->residue_ns = 0;
     t->sampler->credited = 0;
-    t->sampler->cpu_at_start_ns = 0;
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)

@@ -52,10 +52,6 @@ typedef struct lb_sampler_thread {
     uint64_t cpu_at_stop_ns;  /* a live thread's CPU clock when sampling stopped
                                (quiesce), 0 if not read: the profile's CPU
                                time, without the final write's own cost */
-    uint64_t cpu_at_start_ns; /* its CPU clock when its sampling began (start,
-                               or a fork child's restart): what ran before
-                               (lockblame's own start, an earlier image) is
-                               not the program's work here */
 } lb_sampler_thread_t;
 
 /* Choose the event and install the handler. Reads LOCKBLAME_EVENT,
@@ -73,8 +69,8 @@ void lb_sampler_thread_start(struct lb_thread *self);
 void lb_sampler_thread_stop(struct lb_thread *self);
 /* Whether t ran enough CPU time to have been sampled, whether a sample saw
  * it or not: at least one sampling period and LB_SAMPLED_WORK_MIN_NS
- * between the start of its sampling and quiesce (its exit, for a thread
- * that ended). A CPU-time timer is checked only on a scheduler tick the
+ * between lockblame's start in this image (or the fork) and quiesce (its
+ * exit, for a thread that ended): t->cpu_ns or cpu_at_stop_ns. A CPU-time timer is checked only on a scheduler tick the
  * thread is running at, so a thread that runs in short bursts on a busy
  * machine, or that blocks the sampling signal, may have no sample at all;
  * its work is credited as unsampled (unsampled.c). False when a sample
