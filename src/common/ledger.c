@@ -43,6 +43,10 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
     for (uint32_t i = 0; i < used && i < LB_LEDGER_SLOTS; i++) {
         const lb_ledger_slot_t *s = &l->slot[i];
         uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (state == LB_LEDGER_FAILED) {
+            t->failed++;
+            continue;
+        }
         if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING)
             continue;
         uint64_t start = lb_proc_start_of(s->pid);
@@ -55,26 +59,45 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
     }
 }
 
-void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t size)
+/* Why the killed ones did not write: "killed before writing it by a signal
+ * ...", with the counts before and during their write when there are both. */
+static void killed_text(const lb_ledger_tally_t *t, char *buf, size_t size)
 {
-    int n = before_writing + while_writing;
+    char parts[160] = "";
+    if (t->before_writing && t->while_writing)
+        snprintf(parts, sizeof parts, "%d before their final write began, %d during it",
+                 t->before_writing, t->while_writing);
+    snprintf(buf, size,
+             "killed %s by a signal that cannot be caught (SIGKILL, as a server's immediate"
+             " shutdown sends when its grace period runs out)",
+             parts[0]           ? parts
+             : t->while_writing ? "while writing it"
+                                : "before writing it");
+}
+
+void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size)
+{
+    int killed = t->before_writing + t->while_writing;
+    int n = killed + t->failed;
     if (n <= 0) {
         buf[0] = '\0';
         return;
     }
-    char parts[160] = "";
-    if (before_writing && while_writing)
-        snprintf(parts, sizeof parts, "%d before their final write began, %d during it",
-                 before_writing, while_writing);
+    char killed_why[400], why[640];
+    killed_text(t, killed_why, sizeof killed_why);
+    if (!t->failed)
+        snprintf(why, sizeof why, "%s", killed_why);
+    else if (!killed)
+        snprintf(why, sizeof why, "%s write failed (%s said why in a lockblame: line)",
+                 t->failed == 1 ? "its" : "their", t->failed == 1 ? "it" : "each");
+    else
+        snprintf(why, sizeof why,
+                 "%d %s; %d whose write failed (each said why in a lockblame: line)", killed,
+                 killed_why, t->failed);
     snprintf(buf, size,
-             "%d process%s of the tree ended without writing %s profile: killed %s by a signal"
-             " that cannot be caught (SIGKILL, as a server's immediate shutdown sends when its"
-             " grace period runs out); %s work and waits are not in the database",
-             n, n == 1 ? "" : "es", n == 1 ? "its" : "their",
-             parts[0]        ? parts
-             : while_writing ? "while writing it"
-                             : "before writing it",
-             n == 1 ? "its" : "their");
+             "%d process%s of the tree ended without writing %s profile: %s; %s work and waits"
+             " are not in the database",
+             n, n == 1 ? "" : "es", n == 1 ? "its" : "their", why, n == 1 ? "its" : "their");
 }
 
 void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command)
@@ -82,7 +105,7 @@ void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *ro
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 120000); /* other writers of the tree may be committing */
-        int lost = t->before_writing + t->while_writing;
+        int lost = t->before_writing + t->while_writing + t->failed;
         char *q = sqlite3_mprintf("INSERT INTO meta VALUES('root_command',%Q) ON CONFLICT(key) DO"
                                   " UPDATE SET value = excluded.value",
                                   root_command ? root_command : "");
@@ -90,9 +113,10 @@ void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *ro
             sqlite3_exec(db, q, NULL, NULL, NULL);
         sqlite3_free(q);
         q = lost ? sqlite3_mprintf("INSERT INTO meta VALUES('processes_unwritten','%d'),"
-                                   "('processes_unwritten_writing','%d') ON CONFLICT(key) DO"
+                                   "('processes_unwritten_writing','%d'),"
+                                   "('processes_unwritten_failed','%d') ON CONFLICT(key) DO"
                                    " UPDATE SET value = excluded.value",
-                                   lost, t->while_writing)
+                                   lost, t->while_writing, t->failed)
                  : NULL;
         if (q)
             sqlite3_exec(db, q, NULL, NULL, NULL);

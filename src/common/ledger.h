@@ -12,12 +12,16 @@
  * the library's start, and again in a fork child), with its pid and kernel
  * start time, marks it writing when its final write begins and done when
  * that ends (written, or nothing to write; an exec hands on to the next
- * image, which claims a slot of its own). Whoever counts removes the file.
+ * image, which claims a slot of its own), or failed when the write could
+ * not be made (the process said why in its own lockblame: line: SQLite
+ * busy past the timeout, a full disk, a foreign file). Whoever counts
+ * removes the file.
  *
  * Invariants: `used` only grows (atomic add); a slot is written only by
  * the process that claimed it, its state by atomic stores, in the order
- * RUNNING -> WRITING -> DONE. A process is gone when /proc has no process
- * of that pid with that start time, or it is a zombie. */
+ * RUNNING -> WRITING -> DONE or FAILED. A process is gone when /proc has
+ * no process of that pid with that start time, or it is a zombie; a
+ * FAILED slot counts whether its process is gone or not. */
 #ifndef LB_COMMON_LEDGER_H
 #define LB_COMMON_LEDGER_H
 #include <sqlite3.h>
@@ -32,7 +36,8 @@ enum {
     LB_LEDGER_FREE,
     LB_LEDGER_RUNNING,
     LB_LEDGER_WRITING,
-    LB_LEDGER_DONE
+    LB_LEDGER_DONE,
+    LB_LEDGER_FAILED
 };
 
 typedef struct lb_ledger_slot {
@@ -52,6 +57,7 @@ typedef struct lb_ledger {
 typedef struct lb_ledger_tally {
     int before_writing; /* killed before their final write began */
     int while_writing;  /* killed while it ran */
+    int failed;         /* whose write failed (each said why) */
 } lb_ledger_tally_t;
 
 /* The ledger's file for the database at db_path. */
@@ -59,13 +65,15 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path);
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
  * if there is none or it is a zombie. */
 uint64_t lb_proc_start_of(pid_t pid);
-/* Count the processes of l that are gone without having written. */
+/* Count the processes of l that are gone without having written, and
+ * those whose write failed. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
 /* At the tree's end, in the database at path if it exists: t (meta
- * processes_unwritten and processes_unwritten_writing, where some are)
+ * processes_unwritten, processes_unwritten_writing and
+ * processes_unwritten_failed, where some are)
  * and the command line of the tree's root, the program the user ran
  * (meta root_command; the report's command: line). */
 void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command);
 /* "N processes ended without writing their profile (...)", or "" for none. */
-void lb_ledger_text(int before_writing, int while_writing, char *buf, size_t size);
+void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size);
 #endif

@@ -167,8 +167,10 @@ void lb_thread_after_fork_child(lb_thread_t *self)
     self->os_tid = self->tid;
     /* The child's thread begins here: its CPU clock and scheduler
      * statistics start from zero at the fork, so its lifetime must too
-     * (report/writer tables.c: thread.start_s and unseen_s). */
+     * (report/writer tables.c: thread.start_s and unseen_s), and nothing
+     * of its clock is the parent's start (cpu_base_ns). */
     self->start_ns = lb_now_ns();
+    self->cpu_base_ns = 0;
     __atomic_store_n(&registry, self, __ATOMIC_RELEASE);
 }
 

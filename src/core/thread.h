@@ -120,7 +120,8 @@ typedef struct lb_thread {
     uint64_t cpu_ns;           /* thread CPU time at exit (or at the write), less cpu_base_ns */
     uint64_t cpu_base_ns;      /* the thread's CPU clock when this image began to track it:
                                 * nonzero for the main thread only, whose clock also counts
-                                * the loader and, after exec, the image before it */
+                                * the loader and, after exec, the image before it (0 again
+                                * in a fork child, whose clock starts at the fork) */
     uint64_t run_delay_ns;     /* at exit: time runnable but waiting for a CPU (schedstat);
                                 * UINT64_MAX when unknown or not read (see lb_thread_detach) */
     bool exited;

@@ -132,6 +132,18 @@ int lb_sampler_signal_now(void)
     return lb_sampler_cfg.ops ? __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE) : 0;
 }
 
+bool lb_sampler_ran_sampled_work(const lb_thread_t *t)
+{
+    double per = lb_sampler_ns_per_sample();
+    if (per <= 0)
+        return false;
+    /* CPU time since this image began to track t (less cpu_base_ns); 0 for
+     * a live thread before quiesce (a window's write) */
+    uint64_t ran =
+        __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? t->cpu_ns : t->sampler->cpu_at_stop_ns;
+    return ran >= LB_SAMPLED_WORK_MIN_NS && (double)ran >= per;
+}
+
 /* Waits (yielding) until t's handler has left, at most LB_QUIESCE_WAIT_NS.
  * Returns false on time-out; t's event is then left alone. */
 static bool lb_wait_handler_out(lb_thread_t *t)

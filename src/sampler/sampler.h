@@ -67,6 +67,20 @@ int lb_sampler_setup(void);
 void lb_sampler_thread_start(struct lb_thread *self);
 /* Stop sampling the calling thread and close its fd/timer. Idempotent. */
 void lb_sampler_thread_stop(struct lb_thread *self);
+/* Whether t ran enough CPU time to have been sampled, whether a sample saw
+ * it or not: at least one sampling period and LB_SAMPLED_WORK_MIN_NS
+ * between lockblame's start in this image (or the fork) and quiesce (its
+ * exit, for a thread that ended): t->cpu_ns or cpu_at_stop_ns. A CPU-time timer is checked only on a scheduler tick the
+ * thread is running at, so a thread that runs in short bursts on a busy
+ * machine, or that blocks the sampling signal, may have no sample at all;
+ * its work is credited as unsampled (unsampled.c). False when a sample
+ * stands for no known CPU time (an event counted by a fixed period).
+ * Valid after lb_sampler_quiesce. */
+bool lb_sampler_ran_sampled_work(const struct lb_thread *t);
+/* The CPU time that counts as work without a sample: the longest scheduler
+ * tick (HZ=100), far more than a wrapper (a shell, env, make waiting for
+ * its jobs) runs between lockblame's start and its exit. */
+#define LB_SAMPLED_WORK_MIN_NS 10000000u
 /* Stop all sample recording process-wide and wait until no handler is
  * inside any CCT. After this, CCTs can be read by any thread. */
 void lb_sampler_quiesce(void);

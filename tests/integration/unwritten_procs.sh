@@ -8,14 +8,19 @@
 # the ledger the tree's processes keep beside the database
 # (common/ledger.h), which is removed at the end. Without the ledger the
 # killed worker was simply missing, and nothing said so.
+# `masked`: the workers block every signal but SIGQUIT, so no sample ever
+# reaches them; their CPU time still makes them write (a worker whose
+# CPU-time timer no scheduler tick checked, beside busy loops, had no
+# sample either, and was lost without a word, counted nowhere). A process
+# whose write fails is counted as well.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/prefork_killed
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$W"
 said='1 process of the tree ended without writing its profile: killed before writing it'
-for how in preload run; do
+for how in preload masked run; do
     db=$tmp/$how.db
-    if [ $how = preload ]; then
-        LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err" ||
+    if [ $how != run ]; then
+        LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" ${how#preload} >"$tmp/out" 2>"$tmp/err" ||
             fail "$how: workload exited $?: $(cat "$tmp/err")"
     else
         "$LOCKBLAME_CLI" run -o "$db" -- "$W" >"$tmp/out" 2>"$tmp/err" ||
@@ -26,11 +31,44 @@ for how in preload run; do
     [ "$(grep -c 'ended without writing' "$tmp/err")" = 1 ] || fail "$how: said more than once"
     workers=$(rows "$db" "SELECT COUNT(*) FROM run WHERE exit_reason = '_exit'")
     [ "$workers" = 3 ] || fail "$how: $workers of the 3 workers that left by _exit wrote, not 3"
+    # each wrote the CPU time it says it computed, sampled or not (at least
+    # half of it: samples estimate it; a lost profile holds none)
+    begun_s=$(awk '/^begun_ms/ { print $2 / 2000 }' "$tmp/out")
+    [ -n "$begun_s" ] || fail "$how: the workload did not say how long its workers computed"
+    short=$(rows "$db" "SELECT COUNT(*) FROM run r WHERE exit_reason = '_exit' AND
+        (SELECT COALESCE(SUM(m.work_s), 0) FROM metric m JOIN thread t ON t.id = m.thread_id
+         WHERE t.run_id = r.id) < $begun_s")
+    [ "$short" = 0 ] || fail "$how: $short workers' profiles hold less than their $begun_s s of work"
     [ "$(rows "$db" "SELECT value FROM meta WHERE key = 'processes_unwritten'")" = 1 ] ||
         fail "$how: meta processes_unwritten is not 1"
     "$LOCKBLAME_CLI" report "$db" >"$tmp/report.txt" || fail "$how: report exited $?"
     grep -q "^unwritten: $said" "$tmp/report.txt" || fail "$how: no unwritten: line in the header"
     [ ! -e "$db-procs" ] || fail "$how: the ledger was left beside the database"
+done
+# A write that fails (here: the file size limit, below the database's
+# first pages and above the ledger's size) is counted too, never silently
+# done: the root's line counts the killed worker and every process whose
+# own lockblame: line said it could not write.
+for how in preload run; do
+    db=$tmp/full-$how.db
+    if [ $how = preload ]; then
+        (ulimit -f 100 && trap '' XFSZ &&
+            LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$W" >"$tmp/out" 2>"$tmp/err") ||
+            fail "full, $how: workload exited $?: $(cat "$tmp/err")"
+    else
+        (ulimit -f 100 && trap '' XFSZ &&
+            "$LOCKBLAME_CLI" run -o "$db" -- "$W" >"$tmp/out" 2>"$tmp/err") ||
+            fail "full, $how: run exited $?: $(cat "$tmp/err")"
+        grep -q '^lockblame: no profile was written: the processes that recorded something could not write it' "$tmp/err" ||
+            fail "full, $how: run does not say why no profile was written"
+    fi
+    cat "$tmp/err"
+    failed=$(grep -c "^lockblame: cannot write profile $db" "$tmp/err")
+    [ "$failed" -ge 3 ] || fail "full, $how: $failed processes said they could not write, not the 3 workers"
+    total=$((failed + 1))
+    grep -q "^lockblame: $total processes of the tree ended without writing their profile: 1 killed before writing it .*; $failed whose write failed" "$tmp/err" ||
+        fail "full, $how: the summary does not count the $failed failed writes and the killed worker"
+    [ ! -e "$db-procs" ] || fail "full, $how: the ledger was left beside the database"
 done
 # A tree whose processes all wrote says nothing of the kind.
 LOCKBLAME_OUTPUT=$tmp/all.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_shared" mutex \

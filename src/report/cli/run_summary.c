@@ -46,12 +46,14 @@ static bool has_pid(sqlite3 *db, pid_t pid)
 }
 
 /* The tree's processes that ended without writing their profile (the
- * ledger beside the database, common/ledger.h): the line that says so in
- * line ("" for none), noted in the database with PROG's command line (the
- * tree's root); the ledger removed. */
-static void settle_ledger(const char *path, const char *command, char *line, size_t size)
+ * ledger beside the database, common/ledger.h): counted in t, the line
+ * that says so in line ("" for none), noted in the database with PROG's
+ * command line (the tree's root); the ledger removed. */
+static void settle_ledger(const char *path, const char *command, lb_ledger_tally_t *t, char *line,
+                          size_t size)
 {
     line[0] = '\0';
+    memset(t, 0, sizeof *t);
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     int fd = open(ledger_path, O_RDONLY | O_CLOEXEC);
@@ -59,15 +61,14 @@ static void settle_ledger(const char *path, const char *command, char *line, siz
         return;
     void *p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ, MAP_SHARED, fd, 0);
     struct stat st;
-    lb_ledger_tally_t t = { 0 };
     if (p != MAP_FAILED && fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
-        lb_ledger_tally(p, &t);
+        lb_ledger_tally(p, t);
     if (p != MAP_FAILED)
         munmap(p, sizeof(lb_ledger_t));
     close(fd);
     unlink(ledger_path);
-    lb_ledger_text(t.before_writing, t.while_writing, line, size);
-    lb_ledger_note(path, &t, command);
+    lb_ledger_text(t, line, size);
+    lb_ledger_note(path, t, command);
 }
 
 /* The shared table of process-shared objects beside the database
@@ -99,7 +100,8 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
         used +=
             (size_t)snprintf(command + used, sizeof command - used, "%s%s", i ? " " : "", argv[i]);
     char unwritten[512];
-    settle_ledger(path, command, unwritten, sizeof unwritten);
+    lb_ledger_tally_t lost;
+    settle_ledger(path, command, &lost, unwritten, sizeof unwritten);
     remove_shared_table(path);
     bool killed = WIFSIGNALED(status);
     int sig = killed ? WTERMSIG(status) : 0;
@@ -120,6 +122,9 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
         if (killed && sig == SIGKILL)
             cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
                      prog);
+        else if (lost.failed)
+            cli_warn("no profile was written: the processes that recorded something could not"
+                     " write it (each said why)");
         else
             cli_warn("no profile was written: no process recorded anything (no thread of its"
                      " own, no sample, no wait)");

@@ -36,6 +36,7 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
     int64_t unwritten = meta_integer(db, "processes_unwritten");
     int64_t while_writing = meta_integer(db, "processes_unwritten_writing");
     int64_t killed_waits = meta_integer(db, "shared_killed_waits");
+    int64_t failed = meta_integer(db, "processes_unwritten_failed");
     sqlite3_close(db);
     const char *whole = p->nselected != p->nprocs ? " (the whole database's figure)" : "";
     if (outside_waits > 0)
@@ -46,7 +47,10 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
                 (double)outside_us / 1e6, outside_waits, whole);
     if (unwritten > 0 || killed_waits > 0) {
         char text[512] = "";
-        lb_ledger_text((int)(unwritten - while_writing), (int)while_writing, text, sizeof text);
+        lb_ledger_tally_t t = { .before_writing = (int)(unwritten - while_writing - failed),
+                                .while_writing = (int)while_writing,
+                                .failed = (int)failed };
+        lb_ledger_text(&t, text, sizeof text);
         fprintf(out, "unwritten: %s", text);
         if (killed_waits > 0)
             fprintf(out,

@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "blame/shared_objs.h"
+#include "common/ledger.h"
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
@@ -31,10 +32,10 @@ __attribute__((constructor(150))) static void writer_choose_output(void)
 
 static void writer_finish(const char *reason)
 {
-    lb_ledger_mark(false);
-    lb_write_profile(reason);
+    lb_ledger_mark(LB_LEDGER_WRITING);
+    int rc = lb_write_profile(reason);
     lb_window_finish(reason); /* the last window: what the whole-run write added */
-    lb_ledger_mark(true);
+    lb_ledger_mark(rc == 0 ? LB_LEDGER_DONE : LB_LEDGER_FAILED);
 }
 
 static void writer_fork_child(lb_thread_t *self)

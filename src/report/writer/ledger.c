@@ -69,10 +69,10 @@ static void ledger_join(void)
     errno = saved_errno;
 }
 
-void lb_ledger_mark(bool done)
+void lb_ledger_mark(uint32_t state)
 {
     if (mine)
-        __atomic_store_n(&mine->state, done ? LB_LEDGER_DONE : LB_LEDGER_WRITING, __ATOMIC_RELEASE);
+        __atomic_store_n(&mine->state, state, __ATOMIC_RELEASE);
 }
 
 void lb_ledger_settle(const char *path)
@@ -83,7 +83,7 @@ void lb_ledger_settle(const char *path)
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     unlink(ledger_path);
     char line[512];
-    lb_ledger_text(t.before_writing, t.while_writing, line, sizeof line);
+    lb_ledger_text(&t, line, sizeof line);
     if (line[0])
         lb_warn("%s", line);
     char why[256];

@@ -14,9 +14,11 @@
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
 #include "common/ddl.h"
+#include "common/ledger.h"
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
+#include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
@@ -54,8 +56,10 @@ int lb_wstep(sqlite3_stmt *st)
 }
 
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
- * thread of its own, a sample, or a wait since it started (or forked; the
- * fork child forgot its parent's counts, interpose/fork_forget.c). */
+ * thread of its own, a sample (or CPU time enough to be sampled, which no
+ * sample saw: lb_sampler_ran_sampled_work), or a wait since it started (or
+ * forked; the fork child forgot its parent's counts,
+ * interpose/fork_forget.c). */
 bool lb_write_recorded_something(void)
 {
     /* A fork child's registry holds only the forking thread and the
@@ -64,7 +68,7 @@ bool lb_write_recorded_something(void)
     if (first && first->next)
         return true;
     for (lb_thread_t *t = first; t; t = t->next) {
-        if (t->sampler->samples || t->sampler->dropped)
+        if (t->sampler->samples || t->sampler->dropped || lb_sampler_ran_sampled_work(t))
             return true;
     }
     uint32_t count = lb_object_stats_count();
@@ -120,6 +124,16 @@ static int build(writer_t *w, const char *reason)
     return lb_wsql(w, meta) || lb_wsql(w, "COMMIT") ? -1 : 0;
 }
 
+/* After the line that said why this process's profile could not be
+ * written: its ledger slot says so, and the tree's root still counts its
+ * tree (itself included) and prints the tree's summary. Returns -1. */
+static int write_failed(bool process_ends)
+{
+    lb_ledger_mark(LB_LEDGER_FAILED);
+    lb_summary_after_write(NULL, lb_output_path(), process_ends);
+    return -1;
+}
+
 int lb_write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
@@ -131,7 +145,7 @@ int lb_write_profile(const char *reason)
     char why[256];
     if (!lb_sqlite_open(why, sizeof why)) {
         lb_warn("cannot write profile %s: %s", lb_output_path(), why);
-        return -1;
+        return write_failed(process_ends);
     }
     writer_t w = { 0 };
     int rc = -1;
@@ -150,5 +164,5 @@ int lb_write_profile(const char *reason)
     if (rc == 0)
         lb_summary_after_write(w.db, lb_output_path(), process_ends);
     sqlite3_close(w.db);
-    return rc;
+    return rc == 0 ? 0 : write_failed(process_ends);
 }

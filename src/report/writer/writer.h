@@ -13,6 +13,7 @@
  * summary. reason: "exit", "_exit", "exec", "signal SIGTERM", ... */
 int lb_write_profile(const char *reason);
 /* Whether this process recorded anything (a thread of its own, a sample
- * or a wait): what decides that it writes a profile. */
+ * or a wait, or CPU time enough to be sampled that no sample saw): what
+ * decides that it writes a profile. */
 bool lb_write_recorded_something(void);
 #endif
