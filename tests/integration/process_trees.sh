@@ -3,7 +3,8 @@
 # Each case prints the file listing and `report --by-process`, and checks
 # the database against what the programs themselves say they did:
 #   a shell script running two profiled programs in turn; env and
-#   /usr/bin/time as wrappers (exec hands on, no wrapper profile); make -j4
+#   /usr/bin/time as wrappers (exec hands on: no env profile; time's own
+#   work, if sampled, no more than that); make -j4
 #   over a generated C project (one database outside the source tree, every
 #   cc1 in it); a forking server whose processes all exit together; an
 #   exec between two recording images (two exec generations); _exit;
@@ -48,7 +49,20 @@ for wrapper in "env A=1" "/usr/bin/time -o /dev/null"; do
     show "$d" "$d/w.db"
     cmds=$(q "$d/w.db" "SELECT group_concat(command, '|') FROM run")
     echo "  $wrapper: commands in the database: $cmds"
-    [ "$cmds" = "$W contend" ] || bad "$wrapper: the database holds '$cmds', not just the program"
+    if [ "$wrapper" = "env A=1" ]; then
+        [ "$cmds" = "$W contend" ] || bad "$wrapper: the database holds '$cmds', not just the program"
+    else
+        # time forks, waits and prints: a sample of its own work (wait4,
+        # its fprintf) is a profile of its own, beside the program's, but
+        # it waited on nothing lockblame wraps and blames nothing.
+        [ "$(q "$d/w.db" "SELECT COUNT(*) FROM run WHERE command = '$W contend'")" = 1 ] ||
+            bad "$wrapper: the database holds '$cmds', not the program once"
+        [ "$(q "$d/w.db" "SELECT COUNT(*) FROM run WHERE command NOT IN ('$W contend', '$wrapper $W contend')")" = 0 ] ||
+            bad "$wrapper: the database holds '$cmds'"
+        [ "$(q "$d/w.db" "SELECT COUNT(*) FROM run r JOIN thread t ON t.run_id = r.id
+            JOIN metric m ON m.thread_id = t.id WHERE r.command <> '$W contend' AND m.wait_s > 0")" = 0 ] ||
+            bad "$wrapper: the wrapper's profile has waits"
+    fi
     [ "$(grep -c '^lockblame:' "$d/err")" -le 5 ] || bad "$wrapper: more than 5 summary lines"
 done
 
