@@ -117,11 +117,21 @@ acquisitions() {
     [ -n "$want" ] && [ "$got" = "$want" ] || fail "$3: sync_object counts $got spin acquisitions, the workload $want"
 }
 acquisitions "$tmp/auto.out" "$tmp/auto.db" "live at exit"
-LOCKBLAME_OUTPUT=$tmp/destroy.db preloaded "$W" 2 "$RUN_S" destroy >"$tmp/destroy.out" \
-    || fail "preloaded run (destroy) exited $?"
-acquisitions "$tmp/destroy.out" "$tmp/destroy.db" "destroyed"
-python3 "$TESTLIB/check_sampled_wait.py" "$tmp/destroy.db" --context hot_loop \
-    || fail "destroy run: the lock did not turn sampled (its counts were not the threads')"
+# The destroyed lock's counts come from the threads' records only if it
+# turned sampled, which needs the two threads to contend: a run that
+# hardly did (a busy machine, as in the pairs above) is run again.
+for try in 1 2 3; do
+    rm -f "$tmp/destroy.db"
+    LOCKBLAME_OUTPUT=$tmp/destroy.db preloaded "$W" 2 "$RUN_S" destroy >"$tmp/destroy.out" \
+        || fail "preloaded run (destroy) exited $?"
+    acquisitions "$tmp/destroy.out" "$tmp/destroy.db" "destroyed"
+    python3 "$TESTLIB/check_sampled_wait.py" "$tmp/destroy.db" --context hot_loop && break
+    destroy_rate=$(handoffs_per_s "$tmp/destroy.out")
+    awk -v n="$destroy_rate" -v m="$MIN_NATIVE" 'BEGIN { exit !(n < m) }' ||
+        fail "destroy run: the lock did not turn sampled (its counts were not the threads')"
+    echo "  the destroy run hardly contended ($destroy_rate hand-offs/s): run again"
+    [ "$try" -lt 3 ] || skip_part "a destroy run whose threads contend (the machine is busy)"
+done
 
 echo "== LOCKBLAME_SPIN=exact: the same waits are timed"
 LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"$tmp/exact.out" \
@@ -140,4 +150,4 @@ sampled=$(rows "$tmp/exact.db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync
 "$LOCKBLAME_CLI" report "$tmp/auto.db" >"$tmp/auto.report" || fail "report exited $?"
 grep -q '^accounting: .*spin waits on 1 lock measured by CPU samples, not timed$' "$tmp/auto.report" \
     || { cat "$tmp/auto.report"; fail "the report header does not count the sampled spin waits"; }
-echo "PASS"
+finish
