@@ -184,6 +184,8 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         lb_meta_lock(&r->lock);
         r->kind = (uint8_t)kind;
         r->held = 0;
+        r->unseen_owner = 0;
+        r->released_by = 0;
         r->waiters = 0;
         r->draining = 0;
         r->barrier_count = barrier_count;
@@ -224,23 +226,27 @@ static void sweep_gone(void)
 /* Under r->lock: accrual up to now. A mutex nobody holds, and a barrier's
  * released waiters, accrue hand-off; the rest is owed to the next
  * release. */
+static void accrue_waiters(lb_shared_obj_t *r, uint32_t waiters, uint32_t draining, double dt)
+{
+    if ((r->kind == LB_OBJ_MUTEX && !r->held) || (r->kind == LB_OBJ_RWLOCK && !r->holders)) {
+        r->handoff_ns += (double)waiters * dt;
+        return;
+    }
+    if (r->kind == LB_OBJ_RWLOCK) { /* holders share it (rule 3) */
+        r->clock += (double)waiters * dt / (double)r->holders;
+        return;
+    }
+    r->owed_ns += (double)(waiters - draining) * dt;
+    r->handoff_ns += (double)draining * dt;
+}
+
 static void accrue(lb_shared_obj_t *r, uint64_t now)
 {
     if (now <= r->last_ns)
         return; /* another process's clock read was a little later */
     double dt = (double)(now - r->last_ns);
     r->last_ns = now;
-    if ((r->kind == LB_OBJ_MUTEX && !r->held) || (r->kind == LB_OBJ_RWLOCK && !r->holders)) {
-        r->handoff_ns += (double)r->waiters * dt;
-        return;
-    }
-    if (r->kind == LB_OBJ_RWLOCK) { /* holders share it (rule 3) */
-        r->clock += (double)r->waiters * dt / (double)r->holders;
-        return;
-    }
-    uint32_t draining = r->draining < r->waiters ? r->draining : r->waiters;
-    r->owed_ns += (double)(r->waiters - draining) * dt;
-    r->handoff_ns += (double)draining * dt;
+    accrue_waiters(r, r->waiters, r->draining < r->waiters ? r->draining : r->waiters, dt);
 }
 
 /* Under r->lock, accrual up to date: how far a waiter's own clock read,
@@ -252,6 +258,24 @@ static void accrue(lb_shared_obj_t *r, uint64_t now)
 static double late_by(const lb_shared_obj_t *r, uint64_t now)
 {
     return now < r->last_ns ? (double)(r->last_ns - now) : 0;
+}
+
+/* Under r->lock, accrual up to date: a waiter whose wait began at `now`
+ * joins w late (its thread was descheduled, or yielded for r->lock,
+ * between its clock read and here, while another process's event moved
+ * the accrual on). With no release of the tree in between, the object's
+ * state is the one it waited in: the late part accrues as the rest of
+ * its wait will (owed to the release that ends it, or the rwlock
+ * holders' share), not as hand-off. */
+static void joins_late(lb_shared_obj_t *r, uint64_t now)
+{
+    double late = late_by(r, now);
+    if (late <= 0)
+        return;
+    if (r->released_ns > now)
+        r->handoff_ns += late; /* a release came between: its hold took its accrual */
+    else
+        accrue_waiters(r, 1, 0, late);
 }
 
 /* Under r->lock: the owed integral goes to nobody in the tree (a release
@@ -310,15 +334,18 @@ static void done_waiting(const lb_shared_wait_t *w)
     __atomic_sub_fetch(&local_waiting[index_of(w->r)], 1, __ATOMIC_RELAXED);
 }
 
-void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken)
+void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken,
+                           int32_t owner)
 {
     w->begun_ns = now;
     lb_shared_obj_t *r = w->r;
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now))
+    if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now)) {
         r->held = 1; /* held, by a holder the tree did not see acquire it */
-    r->handoff_ns += late_by(r, now);
+        r->unseen_owner = owner;
+    }
+    joins_late(r, now);
     r->waiters++;
     lb_meta_unlock(&r->lock);
     waiting(w, r, now);
@@ -330,14 +357,34 @@ uint64_t lb_shared_releases(const lb_shared_obj_t *r)
     return __atomic_load_n(&r->releases, __ATOMIC_ACQUIRE);
 }
 
-/* Under r->lock: a mutex's hold begins (acquired by this process);
- * returns the idleness of an unseen hold before it (outside). */
-static double hold_begins(lb_shared_obj_t *r)
+/* Under r->lock: a mutex's hold begins (acquired by this process's
+ * thread tid); returns the idleness of an unseen hold before it
+ * (outside). A hold a waiter marked unseen is no outsider's where its
+ * lock word named a thread of the tree: tid itself (its acquisition
+ * came before its accounting, a preemption between them: its release
+ * takes what accrued), or the tree's last releaser (its release was
+ * counted, its real unlock came later: what accrued since is hand-off,
+ * as in any gap between holds). */
+static double hold_begins(lb_shared_obj_t *r, int32_t tid)
 {
-    double outside = r->held ? owed_to_outside(r) : 0; /* its release was not seen */
+    bool unseen = r->held && r->unseen_owner;
+    bool own = unseen && r->unseen_owner == tid;
+    if (unseen && !own && r->unseen_owner == r->released_by) {
+        r->handoff_ns += r->owed_ns;
+        r->owed_ns = 0;
+    }
+    double outside = r->held && !own ? owed_to_outside(r) : 0; /* its release was not seen */
     r->held = 1;
-    r->owed_ns = 0;
+    r->unseen_owner = 0;
+    if (!own)
+        r->owed_ns = 0;
     return outside;
+}
+
+/* The calling thread's id, as a mutex's lock word names its owner. */
+static int32_t self_tid(void)
+{
+    return lb_self ? (int32_t)lb_self->tid : 0;
 }
 
 void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
@@ -356,7 +403,7 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
         r->draining--;
     if (r->kind == LB_OBJ_MUTEX) {
         if (acquired)
-            outside = hold_begins(r);
+            outside = hold_begins(r, self_tid());
     } else if (r->kind != LB_OBJ_RWLOCK && woken && r->releases == w->releases &&
                !release_in_flight(r, w->begun_ns)) {
         outside = owed_to_outside(r); /* no release of the tree ended it */
@@ -371,7 +418,7 @@ void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
 {
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    double outside = hold_begins(r);
+    double outside = hold_begins(r, self_tid());
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
@@ -404,9 +451,11 @@ void lb_shared_acquisition(lb_thread_t *self, lb_mon_t *mon)
 static double release_takes(lb_shared_obj_t *r, uint64_t now)
 {
     r->released_ns = now;
+    r->released_by = self_tid();
     double taken = r->owed_ns;
     r->owed_ns = 0;
     r->held = 0;
+    r->unseen_owner = 0;
     __atomic_store_n(&r->releases, r->releases + 1, __ATOMIC_RELEASE); /* (read unlocked) */
     return taken;
 }
@@ -456,7 +505,7 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
         r->barrier_arrived = 0;
         r->draining = r->waiters; /* released: on their way out, hand-off */
     } else {
-        r->handoff_ns += late_by(r, now);
+        joins_late(r, now);
         r->waiters++;
         w->r = r;
         w->begun_ns = now;

@@ -140,8 +140,11 @@ uint64_t lb_shared_releases(const lb_shared_obj_t *r);
 /* A thread of this process begins a wait on w->r at `now` (mon: the
  * object's own lb_mon here, whose record is marked shared), w->releases
  * read already. taken: a mutex whose lock word was seen taken (a holder
- * the record may not know: one outside the tree). */
-void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken);
+ * the record may not know: one outside the tree, or one of the tree
+ * between its real acquisition and its accounting), owner: the thread
+ * the word names as its holder (0: none). */
+void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken,
+                           int32_t owner);
 /* ... and ends it at `now`: acquired (a mutex: it holds it now), woken
  * (a sem, cond or barrier: the real call succeeded, so some release
  * ended it; not one that timed out or was interrupted). */

@@ -39,6 +39,9 @@ struct lb_shared_obj {
     uintptr_t addr;           /* its address in the process that registered it */
     uint8_t kind;             /* lb_obj_kind */
     uint8_t held;             /* a mutex: a holder's hold is accounted */
+    int32_t unseen_owner;     /* a mutex held by a holder no acquisition of the tree
+                               * accounted (held, set by a waiter): the owner its lock
+                               * word named then (0: none named) */
     uint32_t waiters;         /* w: threads of every process waiting on it */
     uint32_t draining;        /* a barrier: waiters of a completed episode still waiting */
     uint32_t barrier_count;   /* a barrier: arrivals per episode (0: unknown) */
@@ -47,6 +50,7 @@ struct lb_shared_obj {
                                * without the lock too) */
     uint64_t last_ns;         /* accrual is up to date to here */
     uint64_t released_ns;     /* the tree's last release, post, signal or completion */
+    int32_t released_by;      /* ... the thread that made it */
     uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
     double clock;             /* an rwlock: idleness per holder so far (V), ns */
     double clock_at_holds;    /* ... the sum of V at its holders' starts */

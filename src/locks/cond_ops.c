@@ -93,7 +93,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     ctx.shared.r = lb_shared_find(c);
     if (ctx.shared.r) { /* its signallers may be in any process of the tree */
         ctx.shared.releases = lb_shared_releases(ctx.shared.r);
-        lb_shared_wait_begins(&ctx.shared, mon, now, false);
+        lb_shared_wait_begins(&ctx.shared, mon, now, false, 0);
     }
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
@@ -233,7 +233,7 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     errno = saved_errno;
     lb_wait_begin(self, mon, LB_OBJ_SEM, &ctx.wait);
     if (ctx.shared.r)
-        lb_shared_wait_begins(&ctx.shared, mon, ctx.wait.start_ns, false);
+        lb_shared_wait_begins(&ctx.shared, mon, ctx.wait.start_ns, false, 0);
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);

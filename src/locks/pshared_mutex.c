@@ -51,7 +51,7 @@ int lb_pshared_mutex_lock(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock
     lb_wait_t wait;
     lb_shared_wait_t shared = { .r = r, .releases = lb_shared_releases(r) };
     lb_wait_begin(self, mon, LB_OBJ_MUTEX, &wait);
-    lb_shared_wait_begins(&shared, mon, wait.start_ns, true);
+    lb_shared_wait_begins(&shared, mon, wait.start_ns, true, m->__data.__owner);
     rc = lb_mutex_real_lock(m, clock, abstime, timed);
     uint64_t ended = lb_wait_end(self, &wait, rc == 0);
     lb_shared_wait_ends(&shared, mon, ended, rc == 0 && !nested(m), rc == 0);
