@@ -186,6 +186,7 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         r->held = 0;
         r->unseen_owner = 0;
         r->released_by = 0;
+        r->changed_ns = 0;
         r->waiters = 0;
         r->draining = 0;
         r->barrier_count = barrier_count;
@@ -263,17 +264,17 @@ static double late_by(const lb_shared_obj_t *r, uint64_t now)
 /* Under r->lock, accrual up to date: a waiter whose wait began at `now`
  * joins w late (its thread was descheduled, or yielded for r->lock,
  * between its clock read and here, while another process's event moved
- * the accrual on). With no release of the tree in between, the object's
- * state is the one it waited in: the late part accrues as the rest of
- * its wait will (owed to the release that ends it, or the rwlock
- * holders' share), not as hand-off. */
+ * the accrual on). With no hold begun or ended in the tree in between,
+ * the object's state is the one it waited in: the late part accrues as
+ * the rest of its wait will (owed to the release that ends it, or the
+ * rwlock holders' share), not as hand-off. */
 static void joins_late(lb_shared_obj_t *r, uint64_t now)
 {
     double late = late_by(r, now);
     if (late <= 0)
         return;
-    if (r->released_ns > now)
-        r->handoff_ns += late; /* a release came between: its hold took its accrual */
+    if (r->changed_ns > now)
+        r->handoff_ns += late; /* holds changed between: whose it was is unknown */
     else
         accrue_waiters(r, 1, 0, late);
 }
@@ -376,6 +377,7 @@ static double hold_begins(lb_shared_obj_t *r, int32_t tid)
     double outside = r->held && !own ? owed_to_outside(r) : 0; /* its release was not seen */
     r->held = 1;
     r->unseen_owner = 0;
+    r->changed_ns = r->last_ns;
     if (!own)
         r->owed_ns = 0;
     return outside;
@@ -451,6 +453,7 @@ void lb_shared_acquisition(lb_thread_t *self, lb_mon_t *mon)
 static double release_takes(lb_shared_obj_t *r, uint64_t now)
 {
     r->released_ns = now;
+    r->changed_ns = r->last_ns;
     r->released_by = self_tid();
     double taken = r->owed_ns;
     r->owed_ns = 0;
@@ -526,6 +529,7 @@ double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     lb_meta_lock(&r->lock);
     accrue(r, now);
     r->holders++;
+    r->changed_ns = r->last_ns;
     double at = r->clock;
     r->clock_at_holds += at;
     double handoff = r->handoff_ns;
@@ -546,6 +550,7 @@ lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
         r->clock_at_holds -= at;
     }
     r->released_ns = now;
+    r->changed_ns = r->last_ns;
     __atomic_store_n(&r->releases, r->releases + 1, __ATOMIC_RELEASE);
     lb_meta_unlock(&r->lock);
     return collected(mon, taken);

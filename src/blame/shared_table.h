@@ -51,6 +51,7 @@ struct lb_shared_obj {
     uint64_t last_ns;         /* accrual is up to date to here */
     uint64_t released_ns;     /* the tree's last release, post, signal or completion */
     int32_t released_by;      /* ... the thread that made it */
+    uint64_t changed_ns;      /* the accrual's time at the tree's last hold begun or ended */
     uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
     double clock;             /* an rwlock: idleness per holder so far (V), ns */
     double clock_at_holds;    /* ... the sum of V at its holders' starts */
