@@ -183,10 +183,9 @@ void lb_sampler_quiesce(void)
         bool exited = lb_foreign_ended(t) || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
         uint64_t t_cpu = t->cpu_ns;
         if (!exited) {
-            uint64_t clock = lb_unsampled_cpu_of(lb_thread_os_tid(t));
-            t_cpu = clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
+            t_cpu = lb_unsampled_cpu_used(t);
             t->sampler->cpu_at_stop_ns = t_cpu;
-            lb_unsampled_credit(t, clock, t == lb_self);
+            lb_unsampled_credit(t, t_cpu + t->cpu_base_ns, t == lb_self);
         }
         cpu += t_cpu;
         uint64_t u = t->sampler->unsampled_ns; /* the credit closed the last interval */

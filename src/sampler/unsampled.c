@@ -43,6 +43,12 @@ uint64_t lb_unsampled_cpu_of(pid_t tid)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t lb_unsampled_cpu_used(const lb_thread_t *t)
+{
+    uint64_t clock = lb_unsampled_cpu_of(lb_thread_os_tid(t));
+    return clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
+}
+
 void lb_unsampled_prepare(lb_thread_t *self)
 {
     if (self->sampler->unsampled_node || !self->cct)

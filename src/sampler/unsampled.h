@@ -34,4 +34,7 @@ void lb_unsampled_add(lb_thread_t *self, uint64_t ns);
 uint64_t lb_unsampled_credit(lb_thread_t *t, uint64_t cpu_now, bool may_insert);
 /* CPU time of thread tid of this process, 0 if unreadable. */
 uint64_t lb_unsampled_cpu_of(pid_t tid);
+/* t's CPU time since this image began to track it: its clock (read through
+ * its kernel tid, lb_thread_os_tid) less t->cpu_base_ns; 0 if unreadable. */
+uint64_t lb_unsampled_cpu_used(const lb_thread_t *t);
 #endif

@@ -30,8 +30,7 @@ uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
         return t->cpu_ns;
     if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
         return t->sampler->cpu_at_stop_ns;
-    uint64_t clock = lb_unsampled_cpu_of(lb_thread_os_tid(t));
-    return clock > t->cpu_base_ns ? clock - t->cpu_base_ns : 0;
+    return lb_unsampled_cpu_used(t);
 }
 
 /* The time t was runnable but waiting for a CPU, in seconds, or -1 when
