@@ -49,8 +49,13 @@ bool lb_shared_keys_mapped(void *addr, size_t len, int fd, off_t off)
     struct stat st;
     bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     errno = saved_errno;
-    if (!regular)
-        return false;
+    if (regular)
+        lb_shared_keys_add(addr, len, st.st_dev, st.st_ino, off);
+    return regular;
+}
+
+void lb_shared_keys_add(void *addr, size_t len, dev_t dev, ino_t ino, off_t off)
+{
     uintptr_t start = (uintptr_t)addr, end = start + len;
     lb_meta_lock(&ranges_lock);
     forget_overlapping(start, end); /* MAP_FIXED replaced them */
@@ -58,13 +63,11 @@ bool lb_shared_keys_mapped(void *addr, size_t len, int fd, off_t off)
     while (i < ranges_used && ranges[i].end)
         i++;
     if (i < LB_SHARED_RANGES) {
-        range_write(&ranges[i], start, end, (uint64_t)st.st_dev + 1, (uint64_t)st.st_ino,
-                    (uint64_t)off);
+        range_write(&ranges[i], start, end, (uint64_t)dev + 1, (uint64_t)ino, (uint64_t)off);
         if (i == ranges_used)
             __atomic_store_n(&ranges_used, i + 1, __ATOMIC_RELEASE);
     }
     lb_meta_unlock(&ranges_lock);
-    return true;
 }
 
 void lb_shared_keys_unmapped(void *addr, size_t len)

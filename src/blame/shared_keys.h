@@ -14,9 +14,10 @@
  * Invariants: ranges change under one lb_meta_lock, taken only by mmap
  * and munmap (never on a lock path); a lookup reads a range lock-free,
  * each range guarded by a sequence count (odd while it changes), and
- * retries a torn read. Mappings made before the library's start or by
- * libc itself (sem_open's) are not in the table: their objects keep
- * address keys. */
+ * retries a torn read. A named semaphore, which glibc maps itself, is
+ * entered by interpose/sem_open.c with its file's identity. Mappings made
+ * before the library's start or otherwise by libc itself are not in the
+ * table: their objects keep address keys. */
 #ifndef LB_BLAME_SHARED_KEYS_H
 #define LB_BLAME_SHARED_KEYS_H
 #include <stdbool.h>
@@ -39,6 +40,10 @@ static inline bool lb_shared_key_eq(const lb_shared_key_t *a, const lb_shared_ke
 /* The program mapped [addr, addr + len) of fd from offset off, shared:
  * true if fd is a regular file, whose range is now in the table. */
 bool lb_shared_keys_mapped(void *addr, size_t len, int fd, off_t off);
+/* [addr, addr + len) maps the file (dev, ino) from offset off, shared
+ * (a named semaphore's, which libc mapped): the range is now in the
+ * table, replacing those it overlaps. */
+void lb_shared_keys_add(void *addr, size_t len, dev_t dev, ino_t ino, off_t off);
 /* The program unmapped [addr, addr + len): the ranges it overlaps leave
  * the table. */
 void lb_shared_keys_unmapped(void *addr, size_t len);

@@ -122,6 +122,14 @@ void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off)
     mapping(false); /* an exec'd process maps the tree's shared memory: its table too */
 }
 
+void lb_shared_file_identified(void *addr, size_t len, dev_t dev, ino_t ino, off_t off)
+{
+    if (lb_self && lb_self->busy)
+        return;
+    lb_shared_keys_add(addr, len, dev, ino, off);
+    mapping(false); /* an exec'd process opens the tree's named semaphore: its table too */
+}
+
 static uint32_t slot_of(const lb_shared_key_t *key)
 {
     uint64_t h = (key->at ^ key->ino * 0xff51afd7ed558ccdull ^ key->file * 0xc4ceb9fe1a85ec53ull) *
@@ -198,6 +206,23 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
         r->clock = 0;
         r->clock_at_holds = 0;
         r->last_ns = lb_now_ns();
+        lb_meta_unlock(&r->lock);
+    }
+    errno = saved_errno;
+}
+
+void lb_shared_open(const void *obj, lb_obj_kind kind)
+{
+    int saved_errno = errno;
+    lb_shared_obj_t *table = mapping(true);
+    lb_shared_key_t key = lb_shared_key_of(obj);
+    lb_shared_obj_t *r = table ? known_at(lookup(table, &key, (uintptr_t)obj, true), obj) : NULL;
+    if (r) {
+        lb_meta_lock(&r->lock);
+        if (!r->last_ns) { /* made now: its creator is outside the tree */
+            r->kind = (uint8_t)kind;
+            r->last_ns = lb_now_ns();
+        }
         lb_meta_unlock(&r->lock);
     }
     errno = saved_errno;

@@ -42,8 +42,8 @@
  * waiting process's record as `outside_ns` (unattributed, and the
  * header says why).
  *
- * Not covered: named semaphores (sem_open: glibc maps them itself, so
- * they keep per-process address keys); a shared file mapping made before
+ * Named semaphores (sem_open) are keyed by their file in the shm
+ * directory (interpose/sem_open.c). Not covered: a shared file mapping made before
  * the library's start, moved by mremap, or beyond the 64 a process keeps
  * (address keys); an rwlock's holders that are outside the tree (its k
  * counts the tree's holders only).
@@ -120,11 +120,17 @@ void lb_shared_objs_place(const char *db_path, bool tree_root);
  * (interpose/mmap.c): its objects there get file keys, and a process
  * without the table joins its tree's. errno kept. */
 void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off);
+/* The same for a mapping libc made itself, of the file (dev, ino): a
+ * named semaphore (interpose/sem_open.c). errno kept by the caller. */
+void lb_shared_file_identified(void *addr, size_t len, dev_t dev, ino_t ino, off_t off);
 
 /* obj was initialized process-shared (kind; a barrier's count): its
  * record, created (with the mapping on first use) or reset; its waiters
  * start at 0. errno kept. */
 void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_count);
+/* An existing process-shared obj (kind) opened by this process (a named
+ * semaphore): its record, found or made, keeps its state. errno kept. */
+void lb_shared_open(const void *obj, lb_obj_kind kind);
 /* obj's record, or NULL: not a process-shared object of this tree. */
 lb_shared_obj_t *lb_shared_find_slow(const void *obj);
 static inline lb_shared_obj_t *lb_shared_find(const void *obj)

@@ -14,6 +14,10 @@
  * reaps it, starts the workers, and posts in parent_release once they
  * wait: the victim's wait is never written, so it is in no truth.
  *
+ * With "named": the lock is a named semaphore (sem_open) instead, which
+ * glibc maps itself from its file in /dev/shm; the shared memory object
+ * carries only the logs.
+ *
  * Prints "truth SITE SECONDS" per site and "waited SECONDS" (the
  * workers' waits). */
 #include <fcntl.h>
@@ -46,7 +50,8 @@ enum {
 };
 
 struct shared {
-    sem_t lock;
+    sem_t unnamed_lock;
+    int named; /* the lock is the named semaphore sem_name() */
     int victim_waiting;
     int workers_started;
     int slow_done;
@@ -55,6 +60,7 @@ struct shared {
 };
 
 static struct shared *sh;
+static sem_t *lock; /* &sh->unnamed_lock, or the named semaphore */
 static volatile unsigned long sink;
 
 static struct shared *map_shared(const char *name, int create)
@@ -67,6 +73,25 @@ static struct shared *map_shared(const char *name, int create)
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* The named semaphore's name for the shared memory object's name. */
+static const char *sem_name(const char *shm_name)
+{
+    static char name[96];
+    snprintf(name, sizeof name, "%s-sem", shm_name);
+    return name;
+}
+
+/* The lock: the unnamed semaphore in sh, or the named one (created by
+ * the parent); NULL if it cannot be opened. */
+static sem_t *open_lock(const char *shm_name, int create)
+{
+    if (!sh->named)
+        return &sh->unnamed_lock;
+    sem_t *s = create ? sem_open(sem_name(shm_name), O_CREAT | O_EXCL, 0600, 1)
+                      : sem_open(sem_name(shm_name), 0);
+    return s == SEM_FAILED ? NULL : s;
+}
+
 static void post_at(int slot, int site)
 {
     sh->posts[slot] = (struct prefork_post){ gt_now_s(), site };
@@ -75,21 +100,21 @@ static void post_at(int slot, int site)
 __attribute__((noinline)) static void slow_release(int slot)
 {
     post_at(slot, SLOW);
-    sem_post(&sh->lock);
+    sem_post(lock);
     sink++; /* the post is not a tail call */
 }
 
 __attribute__((noinline)) static void fast_release(int slot)
 {
     post_at(slot, FAST);
-    sem_post(&sh->lock);
+    sem_post(lock);
     sink++;
 }
 
 __attribute__((noinline)) static void parent_release(void)
 {
     post_at(WORKERS * MAX_ROUNDS, PARENT);
-    sem_post(&sh->lock);
+    sem_post(lock);
     sink++;
 }
 
@@ -109,7 +134,7 @@ static int worker(int me)
                             : r < MAX_ROUNDS && !__atomic_load_n(&sh->slow_done, __ATOMIC_SEQ_CST);
          r++) {
         double start = gt_now_s();
-        while (sem_wait(&sh->lock) != 0)
+        while (sem_wait(lock) != 0)
             ;
         sh->waits[me][r] = (struct prefork_wait){ start, gt_now_s() };
         if (me == 0) {
@@ -128,7 +153,7 @@ static int worker(int me)
 static int victim(void)
 {
     __atomic_store_n(&sh->victim_waiting, 1, __ATOMIC_SEQ_CST);
-    while (sem_wait(&sh->lock) != 0)
+    while (sem_wait(lock) != 0)
         ;
     return 1; /* never: it is killed while it waits */
 }
@@ -149,19 +174,25 @@ int main(int argc, char **argv)
 {
     if (argc == 4) { /* an exec'd worker or victim: ROLE NAME INDEX */
         sh = map_shared(argv[2], 0);
-        if (!sh)
+        if (!sh || !(lock = open_lock(argv[2], 0)))
             return 1;
         return strcmp(argv[1], "victim") == 0 ? victim() : worker(atoi(argv[3]));
     }
     int kill_one = argc > 1 && strcmp(argv[1], "kill") == 0;
+    int named = argc > 1 && strcmp(argv[1], "named") == 0;
     char name[64];
     snprintf(name, sizeof name, "/lockblame-prefork-exec-%d", (int)getpid());
     sh = map_shared(name, 1);
-    if (!sh || sem_init(&sh->lock, 1, 1) != 0)
+    if (!sh)
         return 1;
+    sh->named = named;
+    if ((!named && sem_init(&sh->unnamed_lock, 1, 1) != 0) || !(lock = open_lock(name, 1))) {
+        shm_unlink(name);
+        return 1;
+    }
     int rc = 0;
     if (kill_one) {
-        while (sem_wait(&sh->lock) != 0)
+        while (sem_wait(lock) != 0)
             ;
         pid_t v = spawn("/proc/self/exe", "victim", name, 0);
         while (v > 0 && !__atomic_load_n(&sh->victim_waiting, __ATOMIC_SEQ_CST))
@@ -186,6 +217,10 @@ int main(int argc, char **argv)
             rc = 1;
     }
     shm_unlink(name);
+    if (named) {
+        sem_close(lock);
+        sem_unlink(sem_name(name));
+    }
     if (rc)
         return rc;
     double blame[SITES] = { 0 };
