@@ -14,7 +14,10 @@
  * file is found by its name after the real call: a name unlinked and
  * created again by another process in between gives another file's
  * identity, and the semaphore then keeps a key of this process only (as
- * it did before the table knew named semaphores). */
+ * it did before the table knew named semaphores). Whether this call
+ * created the semaphore is read from its file's absence before the call:
+ * two processes that race to create one name with O_CREAT (no O_EXCL)
+ * may both start its record, the second resetting it before any wait. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -80,11 +83,13 @@ LB_EXPORT sem_t *sem_open(const char *name, int oflag, ...)
     char path[PATH_MAX];
     bool named = sem_path(name, path);
     struct stat before;
+    int saved_errno = errno;
     /* a file that was not there before the call is one this call made */
     bool existed = !named || !(oflag & O_CREAT) || stat(path, &before) == 0;
+    errno = saved_errno;
     sem_t *sem = fn(name, oflag, mode, value);
     if (sem != SEM_FAILED && named) {
-        int saved_errno = errno;
+        saved_errno = errno;
         named_sem_mapped(sem, path, !existed);
         errno = saved_errno;
     }

@@ -12,12 +12,14 @@
  * check holds, 1 otherwise.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int n_checks, n_failed;
 
@@ -316,6 +318,26 @@ static void check_sem(void)
     EXPECT_SEM(sem_destroy(&s), 0, 1234);
 }
 
+/* sem_open returns a pointer: 0 here stands for "not SEM_FAILED". */
+#define OPENED(call) ((call) == SEM_FAILED ? -1 : 0)
+
+static void check_named_sem(void)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/lockblame-errno-%d", (int)getpid());
+    sem_t *a, *b;
+    EXPECT_SEM(OPENED(sem_open("/lockblame-errno-absent-name", 0)), -1, ENOENT);
+    EXPECT_SEM(OPENED(a = sem_open(name, O_CREAT | O_EXCL, 0600, 0)), 0, 1234);
+    EXPECT_SEM(OPENED(sem_open(name, O_CREAT | O_EXCL, 0600, 0)), -1, EEXIST);
+    EXPECT_SEM(OPENED(b = sem_open(name, 0)), 0, 1234);
+    EXPECT_SEM(sem_post(a), 0, 1234);
+    EXPECT_SEM(sem_close(a), 0, 1234);
+    EXPECT_SEM(sem_trywait(b), 0, 1234); /* glibc gave both opens one mapping */
+    EXPECT_SEM(sem_trywait(b), -1, EAGAIN);
+    EXPECT_SEM(sem_close(b), 0, 1234);
+    EXPECT_SEM(sem_unlink(name), 0, 1234);
+}
+
 /* ---- join and barrier ---- */
 
 static pthread_barrier_t bar;
@@ -391,6 +413,7 @@ int main(void)
     check_rwlock();
     check_cond();
     check_sem();
+    check_named_sem();
     check_join_barrier();
     printf("errno_returns: %d checks, %d differ\n", n_checks, n_failed);
     return n_failed ? 1 : 0;
