@@ -13,8 +13,17 @@
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$WORKLOADS_USER/prefork_sem"
 db=$tmp/prefork.db
-LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_sem" \
-    >"$tmp/truth" 2>"$tmp/err" || fail "workload failed: $(cat "$tmp/err")"
+# A run whose workers barely overlapped (a busy machine can run them one
+# after another) leaves too little waiting to judge 5% of: the workload
+# runs again, up to three times, until its workers waited 10 ms or more.
+for try in 1 2 3; do
+    rm -f "$db"
+    LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/prefork_sem" \
+        >"$tmp/truth" 2>"$tmp/err" || fail "workload failed: $(cat "$tmp/err")"
+    awk '$1 == "waited" && $2 >= 0.010 { ok = 1 } END { exit !ok }' "$tmp/truth" && break
+    echo "(the workers waited $(awk '$1 == "waited" { print $2 }' "$tmp/truth") s: too little to judge; run again)"
+    [ $try = 3 ] && fail "the workers never waited 10 ms in three runs"
+done
 "$LOCKBLAME_CLI" report --by-release-site --format json "$db" >"$tmp/sites.json" ||
     fail "report failed"
 [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 5 ] || [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 4 ] ||

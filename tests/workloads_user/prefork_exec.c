@@ -133,10 +133,7 @@ static int worker(int me)
     for (int r = 0; me == 0 ? r < ROUNDS
                             : r < MAX_ROUNDS && !__atomic_load_n(&sh->slow_done, __ATOMIC_SEQ_CST);
          r++) {
-        double start = gt_now_s();
-        while (sem_wait(lock) != 0)
-            ;
-        sh->waits[me][r] = (struct prefork_wait){ start, gt_now_s() };
+        prefork_take(lock, &sh->waits[me][r]);
         if (me == 0) {
             gt_spin_ns(HOLD_SLOW);
             slow_release(me * MAX_ROUNDS + r);

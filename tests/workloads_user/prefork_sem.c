@@ -50,10 +50,7 @@ __attribute__((noinline)) static void fast_release(int worker, int round)
 static void worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
-        double start = gt_now_s();
-        while (sem_wait(&sh->lock) != 0)
-            ;
-        sh->waits[me][r] = (struct prefork_wait){ start, gt_now_s() };
+        prefork_take(&sh->lock, &sh->waits[me][r]);
         if (me == 0) {
             gt_spin_ns(HOLD_SLOW);
             slow_release(me, r);
