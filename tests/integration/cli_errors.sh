@@ -17,6 +17,11 @@ mkdir "$T/empty"
 usage_error "no lockblame.*.db in cwd" sh -c "cd '$T/empty' && exec '$L' report"
 usage_error "compare with a bad DB" "$L" compare "$FX/base.db" "$FX/text.db"
 usage_error "compare with one DB" "$L" compare "$FX/base.db"
+usage_error "whatif --show of a missing DB" "$L" whatif --show "$T/nonexistent.db"
+usage_error "whatif --show of a corrupt DB" "$L" whatif --show "$FX/corrupt.db"
+usage_error "whatif --show of a directory" "$L" whatif --show "$FX"
+usage_error "whatif of a truncated profile" "$L" whatif "$FX/truncated.db"
+usage_error "whatif --show of a profile without results" "$L" whatif --show "$FX/base.db"
 
 usage_error "no command" "$L"
 usage_error "unknown command" "$L" frobnicate

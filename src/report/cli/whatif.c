@@ -26,6 +26,7 @@
 #include "common/db_name.h"
 #include "common/kinds.h"
 #include "report/cli/commands.h"
+#include "report/cli/db.h"
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
 #include "report/cli/whatif_sites.h"
@@ -187,9 +188,7 @@ static sqlite3 *open_db(const char *path, int flags)
  * it comes back split). */
 static char **profile_command(const char *path)
 {
-    if (access(path, R_OK) != 0)
-        cli_die(LB_EXIT_USAGE, "whatif: %s: %s", path, strerror(errno));
-    sqlite3 *db = open_db(path, SQLITE_OPEN_READONLY);
+    sqlite3 *db = lb_db_open(path); /* a bad profile: one line, exit 2 */
     sqlite3_stmt *st;
     char **argv = NULL;
     if (sqlite3_prepare_v2(db,
@@ -215,7 +214,7 @@ static char **profile_command(const char *path)
 
 static void show(const char *path, bool json)
 {
-    sqlite3 *db = open_db(path, SQLITE_OPEN_READONLY);
+    sqlite3 *db = lb_db_open(path); /* a bad database: one line, exit 2 */
     int n;
     struct lb_whatif_row *rows = lb_whatif_load(db, &n);
     sqlite3_close(db);
