@@ -63,24 +63,21 @@ $(BUILD)/tests/workloads_user/gt_futex_rust_v0: tests/workloads_user/gt_futex_ru
 endif
 
 # whatif_gt.c is built a second time with its named holds really shortened
-# (WHATIF_FIX): the real fix that `lockblame whatif` predicts.
-TEST_USER_BINS += $(BUILD)/tests/workloads_user/whatif_gt_fixed
-$(BUILD)/tests/workloads_user/whatif_gt_fixed: tests/workloads_user/whatif_gt.c
-	@mkdir -p $(dir $@)
-	gcc $(TEST_USER_CFLAGS) -DWHATIF_FIX -MMD -MP -o $@ $< -lm
-
-# whatif_plt calls its release site, plt_update, in a library of its own,
-# libwhatif_plt.so (tests/workloads_user/lib/whatif_plt_lib.c), through
-# the PLT, found beside it (rpath $ORIGIN).
-TEST_USER_BINS += $(BUILD)/tests/workloads_user/libwhatif_plt.so
+# (WHATIF_FIX): the real fix that `lockblame whatif` predicts. Both builds
+# call plt_update, the release site of their plt program, in a library of
+# their own, libwhatif_plt.so (tests/workloads_user/lib/whatif_plt_lib.c),
+# through the PLT, found beside them (rpath $ORIGIN).
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/libwhatif_plt.so \
+                  $(BUILD)/tests/workloads_user/whatif_gt_fixed
 $(BUILD)/tests/workloads_user/libwhatif_plt.so: tests/workloads_user/lib/whatif_plt_lib.c
 	@mkdir -p $(dir $@)
 	gcc $(TEST_USER_CFLAGS) -shared -fPIC -MMD -MP -o $@ $<
-$(BUILD)/tests/workloads_user/whatif_plt: tests/workloads_user/whatif_plt.c \
-                                          $(BUILD)/tests/workloads_user/libwhatif_plt.so
+$(BUILD)/tests/workloads_user/whatif_gt_fixed: WHATIF_GT_FLAGS := -DWHATIF_FIX
+$(BUILD)/tests/workloads_user/whatif_gt $(BUILD)/tests/workloads_user/whatif_gt_fixed: \
+                  tests/workloads_user/whatif_gt.c $(BUILD)/tests/workloads_user/libwhatif_plt.so
 	@mkdir -p $(dir $@)
-	gcc $(TEST_USER_CFLAGS) -MMD -MP -o $@ $< -L$(BUILD)/tests/workloads_user -lwhatif_plt \
-	    -Wl,-rpath,'$$ORIGIN'
+	gcc $(TEST_USER_CFLAGS) $(WHATIF_GT_FLAGS) -MMD -MP -o $@ $< -lm \
+	    -L$(BUILD)/tests/workloads_user -lwhatif_plt -Wl,-rpath,'$$ORIGIN'
 
 # std_threads starts its std::threads in a shared library of its own,
 # libstd_threads.so (tests/workloads_user/lib/std_threads_lib.cc), found

@@ -5,9 +5,9 @@
 # queue's queue_push (a cond row: its consumers wait for its signal, sped
 # up through its mutex holds), rwlock's rw_update and rw_read. A spin-lock
 # site (spin_update), an rwlock site (rw_update) and a library's
-# plt_update, called through the PLT and released by a tail jump, get
-# experiments that time exactly the holds the workload counts there and
-# insert p times their length; the rows are stored in the whatif table. A
+# plt_update (whatif_gt plt), called through the PLT and released by a
+# tail jump, get experiments that time exactly the holds the workload
+# counts there and insert p times their length; the rows are stored in the whatif table. A
 # semaphore post under no lock (gt_sem's slow_post_site) is not supported:
 # --site on it exits 2 with one line that says so, and nothing is stored.
 . "$(dirname "$0")/../lib/common.sh"
@@ -80,9 +80,7 @@ experiment_on spin spin_update 1 "$W" spin
 experiment_on rwlock rw_update 2 "$W" rwlock
 
 echo "== a site in a library, its release a tail jump reached through the PLT"
-if [ -x "$WORKLOADS_USER/whatif_plt" ]; then
-    experiment_on plt plt_update 1 "$WORKLOADS_USER/whatif_plt"
-fi
+experiment_on plt plt_update 1 "$W" plt
 
 echo "== a post made under no lock: not supported, said in words"
 if [ -x "$WORKLOADS/gt_sem" ]; then

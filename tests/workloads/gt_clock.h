@@ -31,4 +31,13 @@ static inline void gt_spin_ns(int64_t ns)
 {
     gt_spin_until(gt_now() + ns);
 }
+
+/* CPU work: ns of it, in 2 us slices of wall time, so that a thread that
+ * is descheduled or sleeps makes no progress, as with real computation
+ * (a slice it is descheduled in counts 2 us whatever its length). */
+static inline void gt_work(int64_t ns)
+{
+    for (int64_t done = 0; done < ns; done += 2000)
+        gt_spin_ns(2000);
+}
 #endif

@@ -1,5 +1,5 @@
 /*
- * whatif_gt.c: ground truth for `lockblame whatif`. Seven programs, chosen
+ * whatif_gt.c: ground truth for `lockblame whatif`. Eight programs, chosen
  * by argv[1], each with one named release site whose holds WHATIF_FIX
  * really shortens (built twice: whatif_gt as it is, whatif_gt_fixed with
  * -DWHATIF_FIX), so that a test can set whatif's prediction for that site
@@ -21,6 +21,11 @@
  *   rwlock    two workers write-lock one rwlock in rw_update for 60 us (30
  *             fixed), then read-lock it for 10 us and work 10 us outside:
  *             the write holds are the bottleneck.
+ *   plt       two workers call plt_update in libwhatif_plt.so through the
+ *             PLT, which holds its lock 60 us (30 fixed) and releases it by
+ *             a tail jump; they work 40 us outside: the lock is the
+ *             bottleneck until the fix, which leaves the workers' own
+ *             70 us a round as the limit (the gain is capped).
  *   rated     the task queue for a fixed time (0.4 s times the scale) instead
  *             of a fixed number of tasks, as a server or benchmark runs: its
  *             figure is the rate of progress_point() calls, one a task done.
@@ -52,14 +57,9 @@
 #endif
 
 static int64_t site_holds, site_hold_ns; /* under the site's own lock */
+void plt_update(int64_t work_ns);        /* libwhatif_plt.so */
+void plt_holds(int64_t *n, int64_t *ns);
 static const char *site_name;
-
-/* CPU work: ns of it, in 2 us slices of wall time. */
-static void gt_work(int64_t ns)
-{
-    for (int64_t done = 0; done < ns; done += 2000)
-        gt_spin_until(gt_now() + 2000);
-}
 
 /* The site's hold: work, timed, counted. Called with the lock held. */
 static void timed_hold(int64_t ns)
@@ -341,6 +341,28 @@ static void run_rwlock(void)
         pthread_join(w[i], NULL);
 }
 
+/* plt: the release site in another module, reached through the PLT */
+static void *plt_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1500 * scale; i++) {
+        plt_update(SHORTER(60, 30) * 1000);
+        gt_work(40000);
+    }
+    return NULL;
+}
+
+static void run_plt(void)
+{
+    pthread_t w[2];
+    site_name = "plt_update";
+    for (int i = 0; i < 2; i++)
+        pthread_create(&w[i], NULL, plt_worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+    plt_holds(&site_holds, &site_hold_ns); /* the library counts and times them */
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -349,7 +371,7 @@ int main(int argc, char **argv)
     } programs[] = {
         { "queue", run_queue },     { "offpath", run_offpath }, { "series", run_series },
         { "oversub", run_oversub }, { "rated", run_rated },     { "spin", run_spin },
-        { "rwlock", run_rwlock },
+        { "rwlock", run_rwlock },   { "plt", run_plt },
     };
     if (argc > 2)
         scale = atoi(argv[2]);
@@ -370,6 +392,7 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated|spin|rwlock [SCALE]\n", argv[0]);
+    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated|spin|rwlock|plt [SCALE]\n",
+            argv[0]);
     return 2;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/db_name.h"
@@ -159,6 +160,13 @@ static bool read_sample(const char *path, struct sample *s)
     }
     fclose(f);
     return found;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int by_double(const void *a, const void *b)
@@ -453,11 +461,22 @@ int lb_cmd_whatif(int argc, char **argv)
         /* Rounds, so that a change of the machine's load meanwhile falls on
          * the baseline and every speedup alike. */
         bool ok = true;
+        double began = wall_s();
         for (int r = 0; r < runs && ok; r++) {
             ok = experiment(scratch, prog, lb_buf_str(&spec), 0, out, &base[r]);
             for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++)
                 ok = experiment(scratch, prog, lb_buf_str(&spec), lb_whatif_speedups[j], out,
                                 &exp[j][r]);
+        }
+        if (ok) { /* what the site cost, against the program's own run */
+            double took = wall_s() - began, b[20];
+            for (int r = 0; r < runs; r++)
+                b[r] = base[r].elapsed_s;
+            double own = median(b, runs);
+            fprintf(stderr,
+                    "lockblame: whatif: %s: %d runs took %.1f s, %.0f times the baseline "
+                    "run's %.3f s\n",
+                    s->label, runs * (1 + LB_WHATIF_SPEEDUPS), took, own > 0 ? took / own : 0, own);
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
