@@ -41,6 +41,7 @@ static struct {
     uint32_t ncalls;
     uintptr_t acquires[WHATIF_CALLS]; /* return addresses of its lock and wait calls */
     uint32_t nacquires;
+    bool signal_site;    /* calls are signals or posts: the code before them is sped up */
     char out[PATH_MAX];  /* results file (appended to) */
     bool progress;       /* a progress point was asked for */
     int progress_errno;  /* why it cannot count (0: it counts) */
@@ -109,6 +110,8 @@ typedef struct {
     uint64_t blocked_at; /* the delay when a blocking call began */
     uint64_t blocked_ns; /* and the time then */
     uint64_t own_active, own_start_sum; /* its own site holds in progress (not owed) */
+    uint64_t segment_since;             /* its last wake, signal or post, or its start */
+    uint64_t segment_slept;             /* slept paying delays since then */
     struct {
         uintptr_t ra;
         bool match;
@@ -140,11 +143,21 @@ static inline void leave(void)
     me.inside--;
 }
 
+/* The thread's code from now on runs up to its next signal or post: the
+ * code a signal site speeds up, if that signal is the site's. */
+static void begin_segment(uint64_t now)
+{
+    me.segment_since = now;
+    me.segment_slept = 0;
+}
+
 static void ensure_known(void)
 {
     if (lb_unlikely(!me.known)) {
-        me.local = global_at(lb_now_ns());
+        uint64_t now = lb_now_ns();
+        me.local = global_at(now);
         me.known = true;
+        begin_segment(now);
     }
 }
 
@@ -183,6 +196,7 @@ static void pay_owed(void)
     owed -= me.excess;
     uint64_t slept = sleep_for(owed);
     me.excess = slept - owed;
+    me.segment_slept += slept;
     __atomic_fetch_add(&slept_total, slept, __ATOMIC_RELAXED);
 }
 
@@ -210,14 +224,18 @@ void lb_whatif_block_begin(void)
 
 void lb_whatif_block_end(bool woken)
 {
-    if (!woken)
-        return;
     enter();
+    uint64_t now = lb_now_ns();
+    begin_segment(now);
+    if (!woken) {
+        leave();
+        return;
+    }
     /* The delay inserted while this thread was blocked, up to p per ns
      * blocked (one site hold at a time): a hold that did not accrue as it
      * went settles all at once when it ends, and the part of it that
      * accrued while this thread still ran is owed. */
-    uint64_t now = lb_now_ns(), g = global_at(now);
+    uint64_t g = global_at(now);
     uint64_t inserted = g > me.blocked_at ? g - me.blocked_at : 0;
     uint64_t bound = times_p(now > me.blocked_ns ? now - me.blocked_ns : 0);
     me.local += inserted < bound ? inserted : bound;
@@ -300,6 +318,16 @@ static bool is_site(uintptr_t ra)
     return match;
 }
 
+/* One run of the site's code: p times its length is every other thread's
+ * delay and not this thread's, as a hold's that ends at the site. */
+static void site_code_ran(uint64_t ns)
+{
+    acc_update(times_p(ns), 0, 0);
+    me.local += times_p(ns);
+    __atomic_fetch_add(&site_holds, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&site_hold_ns, ns, __ATOMIC_RELAXED);
+}
+
 /* A hold ends (at a release call returning to ra; 0: inside a wait). An
  * accruing hold settles its accrual whatever its end (the delay never
  * shrinks); one that did not accrue adds p times its length only if it
@@ -312,17 +340,16 @@ static void hold_ends(const void *lock, uintptr_t ra)
         return;
     uint64_t now = lb_now_ns();
     uint64_t held = now > since ? now - since : 0;
-    bool at_site = ra && is_site(ra);
+    bool at_site = ra && !config.signal_site && is_site(ra);
     if (accruing) {
         acc_update(times_p(held), -1, since);
         me.local += times_p(held);
+        if (at_site) {
+            __atomic_fetch_add(&site_holds, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&site_hold_ns, held, __ATOMIC_RELAXED);
+        }
     } else if (at_site) {
-        acc_update(times_p(held), 0, 0);
-        me.local += times_p(held);
-    }
-    if (at_site) {
-        __atomic_fetch_add(&site_holds, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&site_hold_ns, held, __ATOMIC_RELAXED);
+        site_code_ran(held);
     }
 }
 
@@ -331,6 +358,19 @@ void lb_whatif_releasing(const void *lock, uintptr_t ra)
     enter();
     pay_owed();
     hold_ends(lock, ra);
+    leave();
+}
+
+void lb_whatif_signalling(uintptr_t ra)
+{
+    enter();
+    pay_owed();
+    uint64_t now = lb_now_ns();
+    if (config.signal_site && is_site(ra)) {
+        uint64_t ran = now - me.segment_since;
+        site_code_ran(ran > me.segment_slept ? ran - me.segment_slept : 0);
+    }
+    begin_segment(now);
     leave();
 }
 
@@ -351,6 +391,7 @@ void lb_whatif_thread_begin(uint64_t creator_local)
 {
     me.local = creator_local;
     me.known = true;
+    begin_segment(lb_now_ns());
 }
 
 void lb_whatif_finish(void)
@@ -422,13 +463,18 @@ static const char *parse_offsets(const char *s, uintptr_t *out, uint32_t *n)
     return *s == ':' ? s + 1 : NULL;
 }
 
-/* LOCKBLAME_WHATIF_SITE = "FSTART:REL,REL,...:ACQ,ACQ,...:PATH", numbers
- * in hex: the site function's start (0: unknown), the offsets of its
- * release calls and of its lock and wait calls (call instruction: return
- * address - 1) in the module at PATH. */
+/* LOCKBLAME_WHATIF_SITE = "[signal:]FSTART:REL,REL,...:ACQ,ACQ,...:PATH",
+ * numbers in hex: the site function's start (0: unknown), the offsets of
+ * its release calls (with "signal:", its signal or post calls) and of its
+ * lock and wait calls (call instruction: return address - 1) in the
+ * module at PATH. */
 static bool parse_site(const char *spec)
 {
     char *end;
+    if (strncmp(spec, "signal:", 7) == 0) {
+        config.signal_site = true;
+        spec += 7;
+    }
     uintptr_t fstart = strtoull(spec, &end, 16);
     uintptr_t rel[WHATIF_CALLS], acq[WHATIF_CALLS];
     uint32_t nrel, nacq;

@@ -10,13 +10,19 @@
  * interpose/whatif_wrap.c. Off, the only cost is the wrappers' one test
  * of lb_whatif_on.
  *
+ * A signal site (a signal or post made outside any lock hold) speeds up
+ * instead the code that runs before it: the signalling thread's run since
+ * its last wake (the return of a blocking call), signal or post, or its
+ * start, less what it slept paying delays meanwhile.
+ *
  * Accounting (invariants):
  *  - The delay D(t) only grows. A hold of the site's lock that began at
  *    one of the site's own lock or wait calls adds p per ns while it
  *    lasts (coz: delay accrues while the selected code runs); a hold that
- *    began elsewhere and ends at the site adds p*h when it ends. The
- *    thread that holds is not delayed by its own speedup: its local count
- *    gets the same.
+ *    began elsewhere and ends at the site adds p*h when it ends, and so
+ *    does a signal site's code, of length h, when the signal is made. The
+ *    thread that holds (or signals) is not delayed by its own speedup: its
+ *    local count gets the same.
  *  - A thread owes D - local. It pays by sleeping at its next lock
  *    operation, before any release, signal or post (so it never wakes
  *    another thread before it has paid), at sampler ticks and at exit;
@@ -57,6 +63,9 @@ void lb_whatif_block_end(bool woken);
 void lb_whatif_acquired(const void *lock, uintptr_t ra);
 void lb_whatif_releasing(const void *lock, uintptr_t ra);
 void lb_whatif_dropped(const void *lock);
+/* Before a signal, broadcast or post by a call returning to ra: pay; if
+ * ra is a signal site's, add p times the code that ran before it. */
+void lb_whatif_signalling(uintptr_t ra);
 /* Thread creation: the creator's count, handed to the new thread. */
 uint64_t lb_whatif_local(void);
 void lb_whatif_thread_begin(uint64_t creator_local);

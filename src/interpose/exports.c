@@ -184,7 +184,7 @@ LB_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
  * line, so that the wrappers' common path keeps no frame. */
 LB_NOINLINE static int signal_whatif(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
-    lb_whatif_before_wake();
+    lb_whatif_before_wake(site);
     return lb_signal(obj, kind, site, arg);
 }
 

@@ -167,10 +167,10 @@ int lb_whatif_barrier_wait(pthread_barrier_t *b, uintptr_t site)
     return rc;
 }
 
-void lb_whatif_before_wake(void)
+void lb_whatif_before_wake(uintptr_t site)
 {
     if (program_call())
-        lb_whatif_pay();
+        lb_whatif_signalling(site);
 }
 
 static void whatif_thread_start(lb_thread_t *t)

@@ -29,6 +29,7 @@ int lb_whatif_spin_unlock(pthread_spinlock_t *l, uintptr_t site);
 int lb_whatif_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                           const struct timespec *abstime, uintptr_t site);
 int lb_whatif_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site);
-/* Before a signal, broadcast or post: pay what this thread owes. */
-void lb_whatif_before_wake(void);
+/* Before a signal, broadcast or post made at site: pay what this thread
+ * owes (and speed up the code before it, if that is the site). */
+void lb_whatif_before_wake(uintptr_t site);
 #endif

@@ -7,9 +7,12 @@
 # site (spin_update), an rwlock site (rw_update) and a library's
 # plt_update (whatif_gt plt), called through the PLT and released by a
 # tail jump, get experiments that time exactly the holds the workload
-# counts there and insert p times their length; the rows are stored in the whatif table. A
-# semaphore post under no lock (gt_sem's slow_post_site) is not supported:
-# --site on it exits 2 with one line that says so, and nothing is stored.
+# counts there and insert p times their length; so does a post made under
+# no lock (whatif_gt posted's produce_item), whose experiment times the
+# code before each post; the rows are stored in the whatif table. A futex
+# wake under no lock (gt_futex_cxx atomic's slow_signaller) is not
+# supported: --site on it exits 2 with one line that says so, and nothing
+# is stored.
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
@@ -82,13 +85,17 @@ experiment_on rwlock rw_update 2 "$W" rwlock
 echo "== a site in a library, its release a tail jump reached through the PLT"
 experiment_on plt plt_update 1 "$W" plt
 
-echo "== a post made under no lock: not supported, said in words"
-if [ -x "$WORKLOADS/gt_sem" ]; then
-    LOCKBLAME_OUTPUT=$tmp/s.db preloaded "$WORKLOADS/gt_sem" > /dev/null || bad "gt_sem exited $?"
+echo "== a post made under no lock: the code before it sped up"
+experiment_on posted produce_item 1 "$W" posted
+
+echo "== a futex wake made under no lock: not supported, said in words"
+if [ -x "$WORKLOADS_USER/gt_futex_cxx" ]; then
+    LOCKBLAME_OUTPUT=$tmp/f.db preloaded "$WORKLOADS_USER/gt_futex_cxx" atomic > /dev/null ||
+        bad "gt_futex_cxx exited $?"
     rc=0
-    "$L" whatif --site slow_post_site -r 1 s.db > out 2> err || rc=$?
-    [ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] && grep -q "sem release site: not supported" err ||
-        bad "--site slow_post_site: exit $rc, '$(cat err)'"
-    [ "$(rows s.db "SELECT count(*) FROM whatif")" = "?" ] || bad "a whatif table for no experiment"
+    "$L" whatif --site 'slow_signaller(char const*)' -r 1 f.db > out 2> err || rc=$?
+    [ "$rc" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] && grep -q "futex release site: not supported" err ||
+        bad "--site slow_signaller: exit $rc, '$(cat err)'"
+    [ "$(rows f.db "SELECT count(*) FROM whatif")" = "?" ] || bad "a whatif table for no experiment"
 fi
 finish

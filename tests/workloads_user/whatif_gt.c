@@ -1,5 +1,5 @@
 /*
- * whatif_gt.c: ground truth for `lockblame whatif`. Eight programs, chosen
+ * whatif_gt.c: ground truth for `lockblame whatif`. Nine programs, chosen
  * by argv[1], each with one named release site whose holds WHATIF_FIX
  * really shortens (built twice: whatif_gt as it is, whatif_gt_fixed with
  * -DWHATIF_FIX), so that a test can set whatif's prediction for that site
@@ -26,6 +26,11 @@
  *             a tail jump; they work 40 us outside: the lock is the
  *             bottleneck until the fix, which leaves the workers' own
  *             70 us a round as the limit (the gain is capped).
+ *   posted    a producer makes each item with 60 us of work (30 fixed) in
+ *             produce_item and posts a semaphore, under no lock; one
+ *             consumer waits for it and works 45 us an item: the code
+ *             before the post is the bottleneck until the fix, which
+ *             leaves the consumer's 45 us as the limit (the gain is capped).
  *   rated     the task queue for a fixed time (0.4 s times the scale) instead
  *             of a fixed number of tasks, as a server or benchmark runs: its
  *             figure is the rate of progress_point() calls, one a task done.
@@ -40,6 +45,7 @@
  * to that file at exit.
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -363,6 +369,38 @@ static void run_plt(void)
     plt_holds(&site_holds, &site_hold_ns); /* the library counts and times them */
 }
 
+/* posted: a signal site, the post made under no lock */
+static sem_t items;
+
+__attribute__((noinline)) static void produce_item(void)
+{
+    timed_hold(SHORTER(60, 30) * 1000); /* not a hold: the code before the post */
+    sem_post(&items);
+}
+
+static void *item_consumer(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3000 * scale; i++) {
+        while (sem_wait(&items) != 0)
+            ;
+        gt_work(45000);
+    }
+    return NULL;
+}
+
+static void run_posted(void)
+{
+    pthread_t c;
+    site_name = "produce_item";
+    sem_init(&items, 0, 0);
+    pthread_create(&c, NULL, item_consumer, NULL);
+    for (int i = 0; i < 3000 * scale; i++)
+        produce_item();
+    pthread_join(c, NULL);
+    sem_destroy(&items);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -371,7 +409,7 @@ int main(int argc, char **argv)
     } programs[] = {
         { "queue", run_queue },     { "offpath", run_offpath }, { "series", run_series },
         { "oversub", run_oversub }, { "rated", run_rated },     { "spin", run_spin },
-        { "rwlock", run_rwlock },   { "plt", run_plt },
+        { "rwlock", run_rwlock },   { "plt", run_plt },         { "posted", run_posted },
     };
     if (argc > 2)
         scale = atoi(argv[2]);
@@ -392,7 +430,7 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated|spin|rwlock|plt [SCALE]\n",
+    fprintf(stderr, "usage: %s queue|offpath|series|oversub|rated|spin|rwlock|plt|posted [SCALE]\n",
             argv[0]);
     return 2;
 }

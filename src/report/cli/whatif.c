@@ -40,7 +40,9 @@ static const char whatif_usage[] =
     "that end at a release site were 25%, 50% or 100% shorter, by experiment:\n"
     "profile PROG once, take the top K rows of `report --by-release-site` (one a\n"
     "function, with that row's blame) whose holds can be shortened (a lock's;\n"
-    "a signal's or post's made in a function that releases a lock: its holds),\n"
+    "a signal's or post's made in a function that releases a lock: its holds;\n"
+    "a cond signal's or post's made under no lock: the code its thread runs\n"
+    "before it, since it last woke or signalled),\n"
     "or the one named, and rerun PROG with a virtual speedup of those holds:\n"
     "while one lasts, every other thread is delayed by that fraction of it, and\n"
     "the run's time less the delays inserted is the time it would take (coz's\n"
@@ -451,8 +453,9 @@ int lb_cmd_whatif(int argc, char **argv)
             cli_warn("whatif: no release calls of %s recorded; skipped", s->label);
             continue;
         }
-        lb_buf_printf(&spec, "%llx:%s:%s:%s", s->fstart, lb_buf_str(&s->offsets),
-                      lb_buf_str(&s->acquires), s->module);
+        lb_buf_printf(&spec, "%s%llx:%s:%s:%s",
+                      lb_obj_kind_is_signalled((unsigned)s->kind) ? "signal:" : "", s->fstart,
+                      lb_buf_str(&s->offsets), lb_buf_str(&s->acquires), s->module);
         set_progress(db, progress, s->module);
         fprintf(stderr,
                 "lockblame: whatif: %s: %d rounds of a baseline run and a run at each "

@@ -54,13 +54,21 @@ static bool is_lock_kind(int kind)
     return kind == LB_OBJ_MUTEX || kind == LB_OBJ_SPIN || kind == LB_OBJ_RWLOCK;
 }
 
+/* A signal or post whose waiters the experiment wraps: a woken waiter
+ * skips the delay inserted while it waited (a futex's does not). */
+static bool is_wrapped_signal(int kind)
+{
+    return kind == LB_OBJ_COND || kind == LB_OBJ_SEM;
+}
+
 /* Why a row gets no experiment, in words (docs/INTERNALS.md, "What each
  * kind's speedup means"). */
 static const char *unsupported_reason(int kind)
 {
     if (lb_obj_kind_is_signalled((unsigned)kind))
-        return "not supported: a signal, post or wake made outside any lock hold of its"
-               " function ends no code region that a delay can stand for";
+        return "not supported: a futex wake made outside any lock hold of its function:"
+               " the experiment does not wrap futex waits, so its waiters would pay the"
+               " delay owed for the code before the wake";
     return "not supported: this kind's waits end at no release of a hold";
 }
 
@@ -105,7 +113,8 @@ static bool frame_is(const struct lb_profile *p, int32_t f, const char *name)
 /* The kind of hold a row's experiment shortens: the row's own for a lock;
  * for a signal or post, the lock whose releases in the same function are
  * the most (the hold the signal is made in, or right after: shortening it
- * brings the signal earlier); -1 if none, or for other kinds. */
+ * brings the signal earlier), else for a cond signal or a post the row's
+ * own kind: the code that runs before the signal; -1 if none. */
 static int hold_kind(const struct lb_profile *p, int kind, const char *name)
 {
     if (is_lock_kind(kind))
@@ -121,11 +130,12 @@ static int hold_kind(const struct lb_profile *p, int kind, const char *name)
     for (int k = 0; k < LB_OBJ_KINDS; k++)
         if (releases[k] > 0 && (best < 0 || releases[k] > releases[best]))
             best = k;
-    return best;
+    return best < 0 && is_wrapped_signal(kind) ? kind : best;
 }
 
 /* The site's release calls and its lock and wait calls (a mutex's cond
- * waits re-acquire it), of its hold kind (s->kind): the site table's call
+ * waits re-acquire it), of its hold kind (s->kind; a signal site's:
+ * its signal or post calls, and no lock calls): the site table's call
  * instructions where a frame of its function sits (an inline runtime
  * frame such as std::mutex::unlock is the innermost one there). The
  * module is the busiest release call's. */
@@ -149,7 +159,7 @@ static void site_calls(struct lb_profile *p, struct lb_whatif_site *s)
         if (calls[i].releases > 0 && s->nrel++ < 64)
             lb_buf_printf(&s->offsets, "%s%llx", s->offsets.len ? "," : "",
                           (unsigned long long)calls[i].offset);
-        if (calls[i].acquisitions > 0 && s->nacq++ < 64)
+        if (calls[i].acquisitions > 0 && is_lock_kind(s->kind) && s->nacq++ < 64)
             lb_buf_printf(&s->acquires, "%s%llx", s->acquires.len ? "," : "",
                           (unsigned long long)calls[i].offset);
     }

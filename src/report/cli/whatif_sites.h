@@ -14,7 +14,8 @@ struct lb_whatif_site {
                                 * rows share a function, "function (file:line)" */
     int row_kind;              /* lb_obj_kind of the row */
     int kind;                  /* of the holds its experiment shortens (a signal's row:
-                                * its function's lock), -1: none */
+                                * its function's lock, else the signal's own kind: the
+                                * code before it), -1: none */
     double blame_s;            /* the row's blame */
     double blame_share;        /* its share of all blame, as the report gives it */
     const char *unsupported;   /* NULL: its holds can be sped up; else why not, in words */
