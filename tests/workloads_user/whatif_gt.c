@@ -90,6 +90,20 @@ __attribute__((noinline)) static void progress_point(int64_t *tasks_done)
     __atomic_fetch_add(&progress_calls, 1, __ATOMIC_RELAXED);
 }
 
+enum {
+    OVERSUB_THREADS = 16 /* oversub's threads: the most run_workers starts */
+};
+
+/* Run n threads of worker (at most OVERSUB_THREADS) and join them. */
+static void run_workers(int n, void *(*worker)(void *))
+{
+    pthread_t w[OVERSUB_THREADS];
+    for (int i = 0; i < n; i++)
+        pthread_create(&w[i], NULL, worker, NULL);
+    for (int i = 0; i < n; i++)
+        pthread_join(w[i], NULL);
+}
+
 /* queue */
 enum {
     QCAP = 64
@@ -236,18 +250,11 @@ static void *series_worker(void *arg)
 
 static void run_series(void)
 {
-    pthread_t w[2];
     site_name = "stage_one";
-    for (int i = 0; i < 2; i++)
-        pthread_create(&w[i], NULL, series_worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(w[i], NULL);
+    run_workers(2, series_worker);
 }
 
 /* oversub */
-enum {
-    OVERSUB_THREADS = 16
-};
 static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;
 
 __attribute__((noinline)) static void hot_update(void)
@@ -269,12 +276,8 @@ static void *oversub_worker(void *arg)
 
 static void run_oversub(void)
 {
-    pthread_t w[OVERSUB_THREADS];
     site_name = "hot_update";
-    for (int i = 0; i < OVERSUB_THREADS; i++)
-        pthread_create(&w[i], NULL, oversub_worker, NULL);
-    for (int i = 0; i < OVERSUB_THREADS; i++)
-        pthread_join(w[i], NULL);
+    run_workers(OVERSUB_THREADS, oversub_worker);
 }
 
 /* spin */
@@ -299,13 +302,9 @@ static void *spin_worker(void *arg)
 
 static void run_spin(void)
 {
-    pthread_t w[2];
     site_name = "spin_update";
     pthread_spin_init(&slock, PTHREAD_PROCESS_PRIVATE);
-    for (int i = 0; i < 2; i++)
-        pthread_create(&w[i], NULL, spin_worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(w[i], NULL);
+    run_workers(2, spin_worker);
     pthread_spin_destroy(&slock);
 }
 
@@ -339,12 +338,8 @@ static void *rw_worker(void *arg)
 
 static void run_rwlock(void)
 {
-    pthread_t w[2];
     site_name = "rw_update";
-    for (int i = 0; i < 2; i++)
-        pthread_create(&w[i], NULL, rw_worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(w[i], NULL);
+    run_workers(2, rw_worker);
 }
 
 /* plt: the release site in another module, reached through the PLT */
@@ -360,12 +355,8 @@ static void *plt_worker(void *arg)
 
 static void run_plt(void)
 {
-    pthread_t w[2];
     site_name = "plt_update";
-    for (int i = 0; i < 2; i++)
-        pthread_create(&w[i], NULL, plt_worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(w[i], NULL);
+    run_workers(2, plt_worker);
     plt_holds(&site_holds, &site_hold_ns); /* the library counts and times them */
 }
 
