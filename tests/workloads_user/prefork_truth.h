@@ -25,7 +25,7 @@ struct prefork_post {
  * trywait that succeeds at once waited for nothing, and a clock read
  * before it would count a process descheduled just before the call as
  * waiting on the lock (a busy machine's deschedules are milliseconds,
- * which lockblame rightly does not count: DESIGN rule 3's wait is a
+ * which lockblame rightly does not count: docs/DESIGN.md rule 3's wait is a
  * blocking call). *w is the blocking call's span, or {0, 0}. */
 static void prefork_take(sem_t *s, struct prefork_wait *w)
 {
