@@ -180,7 +180,8 @@ static int make_fresh(sqlite3 *db, int version)
         sqlite3_free(q);
     }
     if (rc == SQLITE_OK)
-        rc = version != LB_SCHEMA_VERSION ? lb_ddl_create(db, "out") : lb_ddl_create_index(db, "out");
+        rc = version != LB_SCHEMA_VERSION ? lb_ddl_create(db, "out")
+                                          : lb_ddl_create_index(db, "out");
     if (rc == SQLITE_OK) {
         char *q = sqlite3_mprintf("INSERT INTO out.meta VALUES('schema_version','%d'),"
                                   "('lockblame_version','%s'),('writer','liblockblame')",
