@@ -2,8 +2,8 @@
  * common/ddl.h), and the copy of it, tables created and nothing written,
  * that a process which forks repeatedly hands to its fork children.
  *
- * Loading SQLite and creating the profile's 21 tables is about half of
- * what a small process's exit write costs. A fork child inherits its
+ * Loading SQLite and creating the profile's 21 tables is about two fifths
+ * of what a small process's exit write costs. A fork child inherits its
  * parent's memory: SQLite already loaded and relocated, and a database
  * whose tables exist. So at its second fork a process builds such a
  * database (the template) in the forking thread, before the fork, and
