@@ -28,6 +28,26 @@ int lb_db_version(sqlite3 *db, const char *schema)
     return version > 0 ? version : -1;
 }
 
+int lb_db_other_run(sqlite3 *db, const char *schema, const char *run_key, int windows)
+{
+    /* run_key IS NOT ?1, spelt so that the index answers it */
+    char *sql =
+        sqlite3_mprintf("SELECT 1 FROM \"%w\".run"
+                        " WHERE run_key < ?1 OR run_key > ?1 OR run_key IS NULL%s%w%s LIMIT 1",
+                        schema, windows ? " UNION ALL SELECT 1 FROM \"" : "", windows ? schema : "",
+                        windows ? "\".time_window WHERE run_key IS NOT ?1" : "");
+    sqlite3_stmt *st = NULL;
+    int found = -1;
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    return found;
+}
+
 static int next_id(sqlite3 *db, const char *dst, const char *table, sqlite3_int64 *out)
 {
     char sql[256];

@@ -17,6 +17,11 @@
  * sqlite3_errmsg(db) set; on error the caller rolls back. */
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst);
 
+/* Whether `schema` holds rows of a run other than run_key: 1 yes, 0 no,
+ * -1 when it cannot be read. The rows of table run, and with windows
+ * those of time_window too. An index search of run (common/ddl.h). */
+int lb_db_other_run(sqlite3 *db, const char *schema, const char *run_key, int windows);
+
 /* The schema_version in `schema`.meta: the version, 0 when the database
  * has no tables at all, -1 when it is not a lockblame database. */
 int lb_db_version(sqlite3 *db, const char *schema);

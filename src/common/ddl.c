@@ -123,5 +123,14 @@ int lb_ddl_create(sqlite3 *db, const char *schema)
         if (rc != SQLITE_OK)
             return rc;
     }
-    return SQLITE_OK;
+    return lb_ddl_create_index(db, schema);
+}
+
+int lb_ddl_create_index(sqlite3 *db, const char *schema)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "CREATE INDEX IF NOT EXISTS \"%s\".run_process ON run(run_key, pid, proc_start)",
+             schema);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }

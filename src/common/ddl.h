@@ -12,8 +12,14 @@
 /* The table names, in creation order; NULL-terminated. */
 extern const char *const lb_ddl_tables[];
 
-/* Create every table in the attached database `schema` ("main", "out").
- * Returns SQLITE_OK or the first error (the caller's transaction, if any,
- * decides what is kept). */
+/* Create every table in the attached database `schema` ("main", "out"),
+ * and the index below. Returns SQLITE_OK or the first error (the caller's
+ * transaction, if any, decides what is kept). */
 int lb_ddl_create(sqlite3 *db, const char *schema);
+/* The index run_process on run(run_key, pid, proc_start), if `schema` has
+ * none (a database an older build created): what a commit asks of the
+ * run table (another run's rows? earlier images of this process?) is an
+ * index search, not a scan of every process the run wrote. Not part of the
+ * tables' interface: a database without it reads and merges the same. */
+int lb_ddl_create_index(sqlite3 *db, const char *schema);
 #endif

@@ -14,6 +14,7 @@
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
+#include "report/writer/profile_db.h"
 #include "report/writer/summary.h"
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
@@ -38,9 +39,18 @@ static void writer_finish(const char *reason)
     lb_ledger_mark(rc == 0 ? LB_LEDGER_DONE : LB_LEDGER_FAILED);
 }
 
+/* The window lock first: no window write is inside SQLite while the
+ * template is built and the process copied (profile_db.h). */
+static void writer_fork_prepare(void)
+{
+    lb_window_fork_prepare();
+    lb_profile_db_fork_prepare();
+}
+
 static void writer_fork_child(lb_thread_t *self)
 {
     (void)self;
+    lb_profile_db_fork_child();
     lb_window_fork_child();
 }
 
@@ -49,7 +59,7 @@ LB_PROCESS_HOOKS(writer_hooks) = {
     .setup = lb_window_setup,
     .quiesce = lb_window_quiesce,
     .finish = writer_finish,
-    .fork_prepare = lb_window_fork_prepare,
+    .fork_prepare = writer_fork_prepare,
     .fork_parent = lb_window_fork_parent,
     .fork_child = writer_fork_child,
 };

@@ -179,8 +179,9 @@ static int make_fresh(sqlite3 *db, int version)
         rc = q ? sql(db, q) : SQLITE_NOMEM;
         sqlite3_free(q);
     }
-    if (rc == SQLITE_OK && version != LB_SCHEMA_VERSION)
-        rc = lb_ddl_create(db, "out");
+    if (rc == SQLITE_OK)
+        rc = version != LB_SCHEMA_VERSION ? lb_ddl_create(db, "out")
+                                          : lb_ddl_create_index(db, "out");
     if (rc == SQLITE_OK) {
         char *q = sqlite3_mprintf("INSERT INTO out.meta VALUES('schema_version','%d'),"
                                   "('lockblame_version','%s'),('writer','liblockblame')",
@@ -201,18 +202,7 @@ static int prepare_out(sqlite3 *db)
                 output_path);
         return -1;
     }
-    bool other_run = false;
-    if (version == LB_SCHEMA_VERSION) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT 1 FROM out.run WHERE run_key IS NOT ?1 UNION ALL"
-                               " SELECT 1 FROM out.time_window WHERE run_key IS NOT ?1 LIMIT 1",
-                               -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
-            other_run = sqlite3_step(st) == SQLITE_ROW;
-        }
-        sqlite3_finalize(st);
-    }
+    bool other_run = version == LB_SCHEMA_VERSION && lb_db_other_run(db, "out", run_key, 1) == 1;
     if (version == LB_SCHEMA_VERSION && !other_run)
         return 0;
     int rc = make_fresh(db, version);

@@ -96,14 +96,7 @@ static bool open_run_db(lb_symcache_t *c)
         return false;
     /* another run's rows: this write empties the file (output.c), and a
      * chain is only known to be right for the run that wrote it */
-    sqlite3_stmt *st = NULL;
-    bool other_run = true;
-    if (sqlite3_prepare_v2(c->run_db, "SELECT 1 FROM run WHERE run_key IS NOT ?1 LIMIT 1", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, lb_output_run_key(), -1, SQLITE_STATIC);
-        other_run = sqlite3_step(st) != SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
+    bool other_run = lb_db_other_run(c->run_db, "main", lb_output_run_key(), 0) != 0;
     if (other_run)
         return false;
     if (sqlite3_prepare_v2(

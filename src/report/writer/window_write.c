@@ -47,11 +47,11 @@
 #include "blame/mon.h"
 #include "blame/object_stats.h"
 #include "blame/wait_note.h"
-#include "common/ddl.h"
 #include "core/phase.h"
 #include "locks/lifecycle.h"
 #include "locks/monitored.h"
 #include "report/writer/output.h"
+#include "report/writer/profile_db.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
@@ -485,9 +485,7 @@ static int open_writer(void)
         return -1;
     }
     writer_t *w = &ws.w;
-    if (sqlite3_open_v2(":memory:", &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-            SQLITE_OK ||
-        lb_ddl_create(w->db, "main") != SQLITE_OK || lb_merge_open(w) != 0) {
+    if (lb_profile_db_create(&w->db) != SQLITE_OK || lb_merge_open(w) != 0) {
         lb_warn("cannot write time windows to %s: out of memory", lb_output_path());
         return -1;
     }

@@ -1,5 +1,6 @@
 /* The exit write of one process: if the process recorded anything, build
- * its profile in an in-memory database (cct_merge.c, tables.c), add it to
+ * its profile in an in-memory database (profile_db.h: created here, or the
+ * one a forking parent handed down; cct_merge.c, tables.c), add it to
  * the run's database in one transaction (output.c), and print its summary
  * (summary.c).
  *
@@ -13,13 +14,14 @@
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
-#include "common/ddl.h"
 #include "common/ledger.h"
+#include "common/schema.h"
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
+#include "report/writer/profile_db.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
@@ -91,8 +93,7 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    if (lb_ddl_create(w->db, "main") != SQLITE_OK || lb_wsql(w, "PRAGMA main.journal_mode=OFF") ||
-        lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
+    if (lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
         return -1;
     w->ins_site = lb_wprepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
                                  " acquisitions = acquisitions + excluded.acquisitions,"
@@ -149,8 +150,7 @@ int lb_write_profile(const char *reason)
     }
     writer_t w = { 0 };
     int rc = -1;
-    if (sqlite3_open_v2(":memory:", &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) ==
-        SQLITE_OK)
+    if (lb_profile_db_take(&w.db) == SQLITE_OK) /* tables created (profile_db.h) */
         rc = build(&w, reason);
     if (rc != 0 && w.db && sqlite3_errcode(w.db) != SQLITE_OK)
         lb_warn("cannot write profile %s: %s", lb_output_path(), sqlite3_errmsg(w.db));

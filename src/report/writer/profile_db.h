@@ -1,0 +1,43 @@
+/* The in-memory database a process's profile is built in (schema
+ * common/ddl.h), and the copy of it, tables created and nothing written,
+ * that a process which forks repeatedly hands to its fork children.
+ *
+ * Loading SQLite and creating the profile's 21 tables is about two fifths
+ * of what a small process's exit write costs. A fork child inherits its
+ * parent's memory: SQLite already loaded and relocated, and a database
+ * whose tables exist. So at its second fork a process builds such a
+ * database (the template) in the forking thread, before the fork, and
+ * every later fork child starts its exit write from its own copy of it.
+ * An exec'd process starts from nothing and creates its own.
+ *
+ * Invariants:
+ *  - The template is built only in fork_prepare, in the forking thread,
+ *    after the window lock is taken (window_thread.c): no thread of
+ *    lockblame is inside SQLite when the fork copies the process, so no
+ *    child inherits a held SQLite mutex.
+ *  - It is used at most once per process copy: lb_profile_db_take claims
+ *    it with one atomic exchange before touching it. A fork child whose
+ *    copy was claimed by its parent (possibly half-used) drops its pointer
+ *    without touching the database; an unclaimed copy is the child's.
+ *  - Building it never changes what the program sees: errno is kept, the
+ *    calls into SQLite run as lockblame's own (lb_enter), on a stack of
+ *    lockblame's own, and a failure is silent (the exit write then creates
+ *    its database and says what failed). */
+#ifndef LB_PROFILE_DB_H
+#define LB_PROFILE_DB_H
+#include <sqlite3.h>
+
+/* A new in-memory database with the profile's tables; SQLite's code, or
+ * SQLITE_OK with *db set. On failure *db may still be set (for
+ * sqlite3_errmsg; the caller closes it). SQLite must be loaded. */
+int lb_profile_db_create(sqlite3 **db);
+/* The exit write's database: the template when this process holds an
+ * unclaimed one, else a new one; its journal is off (the profile is
+ * built once and copied, never rolled back). SQLite's code as above. */
+int lb_profile_db_take(sqlite3 **db);
+/* Fork hooks of the writer (core/hooks.h): count the forks, build the
+ * template at the second; in the child, drop a claimed copy and start
+ * counting anew. */
+void lb_profile_db_fork_prepare(void);
+void lb_profile_db_fork_child(void);
+#endif

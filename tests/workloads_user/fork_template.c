@@ -1,0 +1,76 @@
+/* A parent that forks its children one after another, as a test harness
+ * or a prefork server does, built -O2 -g as users build. Every process
+ * (the parent, each child, and the grandchildren that one child forks in
+ * turn) creates its own threads, each running worker(), joins them, and
+ * prints one line, "proc PID PPID THREADS" (THREADS counts its main
+ * thread), before it exits. The children after the parent's second fork
+ * start their exit write from the profile database the parent prepared
+ * (report/writer/profile_db.h); the grandchildren from the copy their
+ * parent inherited. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHILDREN      6
+#define GRANDCHILDREN 3
+#define FORKING_CHILD 3 /* the child that forks grandchildren */
+
+static volatile unsigned long sink;
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void *worker(void *arg)
+{
+    (void)arg;
+    double until = cpu_s() + 0.005;
+    while (cpu_s() < until)
+        sink++;
+    return NULL;
+}
+
+/* nthreads threads of worker(), joined; then the process's line. */
+static void run_threads(int nthreads)
+{
+    pthread_t t[16];
+    for (int i = 0; i < nthreads; i++)
+        if (pthread_create(&t[i], NULL, worker, NULL) != 0)
+            exit(3);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(t[i], NULL);
+    dprintf(1, "proc %d %d %d\n", (int)getpid(), (int)getppid(), nthreads + 1);
+}
+
+/* Fork n processes one after another; the i-th (from 1) runs
+ * first_threads + i threads, and the forking one's, if any, forks more. */
+static void fork_in_turn(int n, int first_threads, int forking)
+{
+    for (int i = 1; i <= n; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            exit(4);
+        if (pid == 0) {
+            if (i == forking)
+                fork_in_turn(GRANDCHILDREN, 1, 0);
+            run_threads(first_threads + i);
+            exit(0);
+        }
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            exit(5);
+    }
+}
+
+int main(void)
+{
+    fork_in_turn(CHILDREN, 0, FORKING_CHILD);
+    run_threads(2);
+    return 0;
+}
