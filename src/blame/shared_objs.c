@@ -17,6 +17,7 @@
 #include "core/phase.h"
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/fork_pages.h"
 #include "util/meta_lock.h"
 #include "util/raw_mmap.h"
 
@@ -727,8 +728,10 @@ static void forget_waits(lb_thread_t *self)
         if (!fork_counted)
             __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
     }
-    for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++)
-        local_waiting[i] = 0;
+    /* (written only with a table, and then only where not 0: 16 KiB of
+     * pages a fork child would otherwise copy) */
+    for (uint32_t i = 0; table && i < LB_SHARED_RECORDS; i++)
+        LB_STORE_CHANGED(&local_waiting[i], 0u);
     __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&outside_waits, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&killed_ns, 0, __ATOMIC_RELAXED);

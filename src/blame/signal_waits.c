@@ -2,7 +2,13 @@
  * rule and its invariants. */
 #include "blame/signal_waits.h"
 
+#include "util/fork_pages.h"
+
 lb_signal_hot_t lb_signal_hot_slots[LB_SIGNAL_HOT_SLOTS];
+/* High-water mark: only slots below it were ever taken. The others stay
+ * untouched pages (136 KiB in all), which a scan of every slot would map
+ * in each process and a fork child's reset would copy. */
+static uint32_t slots_used;
 
 static inline lb_signal_shard_t *shard_of(lb_signal_hot_t *slot, const lb_thread_t *self)
 {
@@ -23,6 +29,10 @@ lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon)
             !__atomic_compare_exchange_n(&slot->mon, &none, mon, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_RELAXED))
             continue;
+        uint32_t used = __atomic_load_n(&slots_used, __ATOMIC_RELAXED);
+        while (used <= i && !__atomic_compare_exchange_n(&slots_used, &used, i + 1, false,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            ;
         slot->stats = mon->stats;
         __atomic_store_n(&slot->gaps, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&slot->last_signal_ns, 0, __ATOMIC_RELAXED); /* no gap before its first */
@@ -208,7 +218,8 @@ static void drain_slot(lb_signal_hot_t *slot, lb_object_stats_t *s)
 void lb_signal_waits_drain(lb_object_stats_t *s)
 {
     uint32_t index = (uint32_t)(s - lb_object_stats_records);
-    for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
+    uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < LB_SIGNAL_HOT_SLOTS; i++) {
         lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
         if (__atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) && slot->stats == index)
             drain_slot(slot, s);
@@ -235,34 +246,27 @@ void lb_signal_waits_forget(lb_mon_t *mon)
     __atomic_store_n(&slot->mon, NULL, __ATOMIC_RELEASE);
 }
 
-/* Stores v at *p only where it differs: a fork child shares the parent's
- * pages until it writes them, and most slots were never used. */
-#define STORE_CHANGED(p, v) \
-    do {                    \
-        if (*(p) != (v))    \
-            *(p) = (v);     \
-    } while (0)
-
 void lb_signal_waits_fork_child(void)
 {
-    for (uint32_t i = 0; i < LB_SIGNAL_HOT_SLOTS; i++) {
+    uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && i < LB_SIGNAL_HOT_SLOTS; i++) {
         lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
         uint64_t waits = 0, waited = 0;
         for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
             lb_signal_shard_t *shard = &slot->shard[k];
-            STORE_CHANGED(&shard->lock.locked, 0u); /* held by a thread gone here */
-            STORE_CHANGED(&shard->waiting, 0u);
-            STORE_CHANGED(&shard->start_sum, 0u);
+            LB_STORE_CHANGED(&shard->lock.locked, 0u); /* held by a thread gone here */
+            LB_STORE_CHANGED(&shard->waiting, 0u);
+            LB_STORE_CHANGED(&shard->start_sum, 0u);
             waits += shard->waits;
             waited += shard->waited_ns;
         }
         /* the parent's waits are forgotten (fork_forget.c): no accrual or
          * count left to drain */
-        STORE_CHANGED(&slot->lock.locked, 0u);
-        STORE_CHANGED(&slot->drained_waits, waits);
-        STORE_CHANGED(&slot->drained_ns, waited);
-        STORE_CHANGED(&slot->i_drained, waited);
-        STORE_CHANGED(&slot->i_mark, waited);
-        STORE_CHANGED(&slot->marked, 0u);
+        LB_STORE_CHANGED(&slot->lock.locked, 0u);
+        LB_STORE_CHANGED(&slot->drained_waits, waits);
+        LB_STORE_CHANGED(&slot->drained_ns, waited);
+        LB_STORE_CHANGED(&slot->i_drained, waited);
+        LB_STORE_CHANGED(&slot->i_mark, waited);
+        LB_STORE_CHANGED(&slot->marked, 0u);
     }
 }

@@ -16,6 +16,7 @@
 #include "locks/mutex_ops.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
+#include "util/fork_pages.h"
 #include "util/own_memory.h"
 
 /* A live object's acquisition count: in the lb_mon, and for a pthread
@@ -34,7 +35,8 @@ static void forget_mon(lb_mon_t *mon, void *unused)
 }
 
 /* Zero the forking thread's counts (CCT metrics, samples, sites, object
- * blame), every live object's acquisitions and every object record. */
+ * blame), every live object's acquisitions and every object record,
+ * writing only what is not 0 already (util/fork_pages.h). */
 static void fork_forget(lb_thread_t *self)
 {
     if (!self)
@@ -44,7 +46,7 @@ static void fork_forget(lb_thread_t *self)
         for (uint32_t id = 0; id < self->cct->nodes; id++) {
             lb_cct_node_t *node = lb_cct_node(self->cct, id);
             if (node)
-                memset(&node->m, 0, sizeof node->m);
+                lb_zero_changed(&node->m, sizeof node->m);
         }
     }
     if (self->sampler) {
@@ -54,17 +56,18 @@ static void fork_forget(lb_thread_t *self)
     }
     if (self->sites) {
         for (uint32_t i = 0; i < LB_SITE_SLOTS; i++) {
-            self->sites->slot[i].releases = 0;
-            self->sites->slot[i].acquisitions = 0;
-            self->sites->slot[i].contended = 0;
+            lb_site_t *site = &self->sites->slot[i];
+            LB_STORE_CHANGED(&site->releases, 0u);
+            LB_STORE_CHANGED(&site->acquisitions, 0u);
+            LB_STORE_CHANGED(&site->contended, 0u);
         }
     }
     lb_object_blame_table_t *ob = self->object_blame;
     for (uint32_t i = 0; ob && i < ob->capacity; i++) {
-        ob->slot[i].blame_ns = 0;
-        ob->slot[i].count = 0;
+        LB_STORE_CHANGED(&ob->slot[i].blame_ns, 0.0);
+        LB_STORE_CHANGED(&ob->slot[i].count, 0u);
     }
-    memset(self->unrecorded_acquisitions, 0, sizeof self->unrecorded_acquisitions);
+    lb_zero_changed(self->unrecorded_acquisitions, sizeof self->unrecorded_acquisitions);
     self->spin_sampled_waits = 0; /* the parent's sampled spin waits */
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {

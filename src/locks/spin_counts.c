@@ -2,6 +2,7 @@
  * for why, and the invariants. */
 #include "locks/spin_counts.h"
 
+#include "util/fork_pages.h"
 #include "util/pages.h"
 
 int lb_spin_counts_init(lb_thread_t *t)
@@ -56,6 +57,8 @@ void lb_spin_counts_take(lb_mon_t *mon)
 void lb_spin_counts_fork_child(lb_thread_t *self)
 {
     lb_spin_counts_t *table = self->spin_counts;
-    for (int i = 0; table && i < LB_SPIN_COUNT_SLOTS; i++)
-        table->slot[i] = (lb_spin_count_t){ .mon = NULL, .count = 0 }; /* the parent's */
+    for (int i = 0; table && i < LB_SPIN_COUNT_SLOTS; i++) { /* the parent's */
+        LB_STORE_CHANGED(&table->slot[i].mon, NULL);
+        LB_STORE_CHANGED(&table->slot[i].count, 0u);
+    }
 }
