@@ -2,15 +2,22 @@
  * runs the start routine, and detaches on return, pthread_exit or
  * cancellation (cleanup handler).
  *
- * Invariants: the start block is malloc'd by the creator and freed by the
- * new thread (or by the creator if creation failed). The creator's context
- * is recorded once per create, outside any lock. */
+ * Invariants: the start block is one of start_blocks, claimed by the
+ * creator (CAS 0 -> 1) and released by the new thread once it copied it
+ * (or by the creator if creation failed); with every block in flight it is
+ * malloc'd and freed the same way. Not malloc'd as a rule: a thread's
+ * first free makes glibc give the thread a malloc arena of its own (a
+ * 64 MiB reservation, mprotect, munmap at its end), which a program whose
+ * threads never allocate does not pay natively. A fork child releases the
+ * blocks its parent's other threads held: those threads are not in it.
+ * The creator's context is recorded once per create, outside any lock. */
 #include "interpose/thread_create.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +29,7 @@
 #include "core/whatif.h"
 #include "sampler/cct.h"
 #include "sampler/unwind.h"
+#include "util/fork_pages.h"
 #include "util/own_memory.h"
 
 typedef struct lb_start {
@@ -33,6 +41,46 @@ typedef struct lb_start {
     uint64_t whatif_local; /* the creator's what-if count (core/whatif.h) */
 } lb_start_t;
 
+#define LB_START_BLOCKS 64
+
+static struct start_block {
+    uint32_t taken;
+    lb_start_t start;
+} start_blocks[LB_START_BLOCKS];
+
+static lb_start_t *start_block_claim(void)
+{
+    for (uint32_t i = 0; i < LB_START_BLOCKS; i++) {
+        uint32_t free_block = 0;
+        if (!__atomic_load_n(&start_blocks[i].taken, __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&start_blocks[i].taken, &free_block, 1, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return &start_blocks[i].start;
+    }
+    int saved_errno = errno;
+    lb_start_t *start = malloc(sizeof *start);
+    errno = saved_errno;
+    return start;
+}
+
+static void start_block_release(lb_start_t *start)
+{
+    uintptr_t at = (uintptr_t)start, first = (uintptr_t)start_blocks;
+    if (at >= first && at < first + sizeof start_blocks) {
+        struct start_block *b = (struct start_block *)(at - offsetof(struct start_block, start));
+        __atomic_store_n(&b->taken, 0, __ATOMIC_RELEASE);
+    } else {
+        free(start);
+    }
+}
+
+static void start_blocks_fork_child(lb_thread_t *self)
+{
+    (void)self;
+    for (uint32_t i = 0; i < LB_START_BLOCKS; i++)
+        LB_STORE_CHANGED(&start_blocks[i].taken, 0u);
+}
+
 static void detach_cleanup(void *self)
 {
     lb_thread_detach(self);
@@ -43,7 +91,7 @@ static void detach_cleanup(void *self)
 __attribute__((section("lb_thread_root"), noinline)) static void *lb_thread_trampoline(void *p)
 {
     lb_start_t start = *(lb_start_t *)p;
-    free(p);
+    start_block_release(p);
     if (lb_whatif_on)
         lb_whatif_thread_begin(start.whatif_local);
     lb_thread_t *self = lb_thread_attach(start.ran, start.creator_id, start.creator_node);
@@ -133,9 +181,7 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
     lb_thread_t *self = lb_self;
     if (!lb_runtime_monitoring() || (self && self->busy))
         return lb_real.create(thread, attr, fn, arg);
-    int saved_errno = errno;
-    lb_start_t *start = malloc(sizeof *start);
-    errno = saved_errno;
+    lb_start_t *start = start_block_claim();
     if (!start)
         return lb_real.create(thread, attr, fn, arg);
     start->fn = fn;
@@ -146,7 +192,7 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
     start->whatif_local = lb_whatif_on ? lb_whatif_local() : 0;
     int rc = lb_real.create(thread, attr, lb_thread_trampoline, start);
     if (rc != 0)
-        free(start);
+        start_block_release(start);
     return rc;
 }
 
@@ -162,4 +208,5 @@ static void thread_create_setup(void)
 LB_PROCESS_HOOKS(thread_create_hooks) = {
     .rank = LB_RANK_INTERPOSE,
     .setup = thread_create_setup,
+    .fork_child = start_blocks_fork_child,
 };
