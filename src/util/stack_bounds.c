@@ -6,8 +6,23 @@
  * the same range from one raw read of the same file, as glibc 2.36 does:
  * the top is the page after __libc_stack_end's, the size is the stack
  * rlimit less what the stack's mapping already holds above the top, cut to
- * pages and to the end of the mapping below. Other threads: glibc's call,
- * which reads no file for them. */
+ * pages and to the end of the mapping below. Other threads: glibc's call
+ * reads no file for them, but mallocs (the thread's affinity mask), and a
+ * thread's first malloc makes glibc give it an arena of its own (a 64 MiB
+ * reservation, an mprotect; kept until the process ends), which a thread
+ * of a program that never allocates does not pay natively. So the bounds
+ * are read from the thread's descriptor instead, where glibc's call reads
+ * them: the words stackblock, stackblock_size and guardsize (lo =
+ * stackblock + guardsize, hi = stackblock + stackblock_size). Their place
+ * in the descriptor (pthread_self()) is learnt once per process, by
+ * comparing one glibc call's answer with the descriptor's words, and
+ * inherited by fork children; each thread's words are checked against its
+ * own stack pointer, and glibc's call stays the answer wherever the check
+ * or the learning fails.
+ *
+ * Invariants: block_word is written once (CAS from LEARN_UNKNOWN) and read
+ * relaxed; a descriptor is read only below the stack top glibc reported
+ * (the learning) or at the learnt word (inside the descriptor). */
 #include "util/stack_bounds.h"
 
 #include <errno.h>
@@ -18,6 +33,10 @@
 #include <unistd.h>
 
 LB_TLS lb_stack_bounds_t lb_stack_bounds;
+
+/* How far into a thread descriptor the learning looks (glibc 2.3x: the
+ * stack block's words lie about 1.6 KiB in). */
+#define LB_DESCRIPTOR_WORDS 512
 
 extern void *__libc_stack_end; /* ld.so: the initial thread's stack at entry */
 
@@ -102,6 +121,66 @@ static int main_thread_bounds(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
+/* glibc's answer for the calling thread (not the main thread). */
+static int glibc_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    void *stack_lo = NULL;
+    size_t size = 0;
+    int rc = pthread_attr_getstack(&a, &stack_lo, &size) == 0 && stack_lo && size ? 0 : -1;
+    pthread_attr_destroy(&a);
+    *lo = (uintptr_t)stack_lo;
+    *hi = (uintptr_t)stack_lo + size;
+    return rc;
+}
+
+enum { LEARN_UNKNOWN = -1, LEARN_FAILED = -2 };
+/* The index of stackblock among the descriptor's words (then
+ * stackblock_size and guardsize), or LEARN_*. */
+static int block_word = LEARN_UNKNOWN;
+
+/* Once per process, from a thread whose bounds glibc gave: the one word
+ * index whose three words give exactly those bounds, or LEARN_FAILED. */
+static void learn_block_word(uintptr_t lo, uintptr_t hi)
+{
+    if (__atomic_load_n(&block_word, __ATOMIC_RELAXED) != LEARN_UNKNOWN)
+        return;
+    const uintptr_t *w = (const uintptr_t *)pthread_self();
+    int found = LEARN_FAILED;
+    for (int i = 0; (uintptr_t)&w[i + 3] <= hi && i < LB_DESCRIPTOR_WORDS; i++) {
+        if (w[i] && w[i] + w[i + 1] == hi && w[i] + w[i + 2] == lo) {
+            if (found != LEARN_FAILED) {
+                found = LEARN_FAILED; /* two candidates: trust neither */
+                break;
+            }
+            found = i;
+        }
+    }
+    int unknown = LEARN_UNKNOWN;
+    __atomic_compare_exchange_n(&block_word, &unknown, found, false, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+}
+
+/* The calling thread's bounds from its descriptor's words, once learnt:
+ * 0, or -1 when unknown or implausible (the stack pointer outside them). */
+static int descriptor_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    int i = __atomic_load_n(&block_word, __ATOMIC_RELAXED);
+    if (i < 0)
+        return -1;
+    const uintptr_t *w = (const uintptr_t *)pthread_self();
+    uintptr_t block = w[i], size = w[i + 1], guard = w[i + 2];
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (!block || guard >= size || size > UINTPTR_MAX - block || sp < block + guard ||
+        sp >= block + size || (uintptr_t)w >= block + size)
+        return -1;
+    *lo = block + guard;
+    *hi = block + size;
+    return 0;
+}
+
 void lb_stack_bounds_init(void)
 {
     int saved_errno = errno;
@@ -112,15 +191,10 @@ void lb_stack_bounds_init(void)
         errno = saved_errno;
         return;
     }
-    pthread_attr_t a;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        void *stack_lo = NULL;
-        size_t size = 0;
-        if (pthread_attr_getstack(&a, &stack_lo, &size) == 0 && stack_lo && size) {
-            lb_stack_bounds.hi = (uintptr_t)stack_lo + size;
-            lb_stack_bounds.lo = (uintptr_t)stack_lo;
-        }
-        pthread_attr_destroy(&a);
+    if (descriptor_bounds(&lo, &hi) == 0 || glibc_bounds(&lo, &hi) == 0) {
+        lb_stack_bounds.hi = hi;
+        lb_stack_bounds.lo = lo;
+        learn_block_word(lo, hi);
     }
     errno = saved_errno;
 }

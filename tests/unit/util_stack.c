@@ -4,7 +4,11 @@
 #include "check.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -47,6 +51,107 @@ static void test_main_thread_bounds_as_glibc(void)
     lb_stack_bounds_init();
     ASSERT_UEQ(lb_stack_bounds.lo, (uintptr_t)lo);
     ASSERT_UEQ(lb_stack_bounds.hi, (uintptr_t)lo + size);
+}
+
+/* Other threads: the bounds read from the thread's descriptor (learnt from
+ * the first thread's glibc answer) are exactly glibc's, for glibc's stacks
+ * of any size (fresh or from its cache) and a stack of the program's; and
+ * a thread gets them without a malloc arena of its own. */
+typedef struct {
+    pthread_barrier_t *ready, *go;
+    lb_stack_bounds_t ours;
+    uintptr_t glibc_lo, glibc_hi;
+} bounds_seen_t;
+
+static void *bounds_thread(void *p)
+{
+    bounds_seen_t *s = p;
+    lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
+    lb_stack_bounds_init();
+    s->ours = lb_stack_bounds;
+    if (s->ready) {
+        pthread_barrier_wait(s->ready); /* the main thread counts arenas */
+        pthread_barrier_wait(s->go);
+    }
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstack(&a, &lo, &size);
+        pthread_attr_destroy(&a);
+    }
+    s->glibc_lo = (uintptr_t)lo;
+    s->glibc_hi = (uintptr_t)lo + size;
+    return NULL;
+}
+
+static int arenas(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -1;
+    malloc_info(0, f);
+    fclose(f);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "<heap nr=")); p++)
+        n++;
+    free(text);
+    return n;
+}
+
+static void test_thread_bounds_as_glibc(void)
+{
+    bounds_seen_t first = { 0 };
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, bounds_thread, &first), 0);
+    pthread_join(t, NULL);
+    ASSERT_NE(first.ours.lo, 0);
+    ASSERT_UEQ(first.ours.lo, first.glibc_lo);
+    ASSERT_UEQ(first.ours.hi, first.glibc_hi);
+
+    enum { N = 5 };
+    static char own_stack[300000] __attribute__((aligned(64)));
+    size_t sizes[N] = { 0, 100000 + 123, 1 << 20, 600000, 0 }; /* 0: glibc's default */
+    pthread_barrier_t ready, go;
+    pthread_barrier_init(&ready, NULL, N + 1);
+    pthread_barrier_init(&go, NULL, N + 1);
+    bounds_seen_t seen[N];
+    pthread_t th[N];
+    /* a 1 MiB stack in glibc's cache, which the 600,000-byte thread may reuse */
+    pthread_attr_t big;
+    pthread_attr_init(&big);
+    pthread_attr_setstacksize(&big, 1 << 20);
+    bounds_seen_t cached = { 0 };
+    ASSERT_EQ(pthread_create(&t, &big, bounds_thread, &cached), 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&big);
+    int before = arenas();
+    for (int i = 0; i < N; i++) {
+        seen[i] = (bounds_seen_t){ .ready = &ready, .go = &go };
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        if (sizes[i])
+            pthread_attr_setstacksize(&a, sizes[i]);
+        if (i == N - 1)
+            pthread_attr_setstack(&a, own_stack + 64, sizeof own_stack - 64);
+        ASSERT_EQ(pthread_create(&th[i], &a, bounds_thread, &seen[i]), 0);
+        pthread_attr_destroy(&a);
+    }
+    pthread_barrier_wait(&ready);
+    int after = arenas();
+    pthread_barrier_wait(&go);
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        ASSERT_NE(seen[i].ours.lo, 0);
+        ASSERT_UEQ(seen[i].ours.lo, seen[i].glibc_lo);
+        ASSERT_UEQ(seen[i].ours.hi, seen[i].glibc_hi);
+    }
+    ASSERT_NE(before, -1);
+    ASSERT_EQ(after, before); /* none of the N threads made an arena */
+    pthread_barrier_destroy(&ready);
+    pthread_barrier_destroy(&go);
 }
 
 static void test_unknown_bounds_mean_room(void)
@@ -141,5 +246,6 @@ static void test_pages_end_in_a_guard(void)
 }
 
 CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc,
+           test_thread_bounds_as_glibc,
            test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
            test_no_room_on_a_foreign_stack, test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
