@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void lb_ledger_path(char *buf, size_t size, const char *db_path)
@@ -34,6 +35,22 @@ uint64_t lb_proc_start_of(pid_t pid)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+uint64_t lb_ledger_now_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!start_ticks || !claimed_ns || hz <= 0)
+        return false;
+    return start_ticks <= claimed_ns / (1000000000u / (uint64_t)hz);
+}
+
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
 {
     memset(t, 0, sizeof *t);
@@ -49,8 +66,7 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
         }
         if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING)
             continue;
-        uint64_t start = lb_proc_start_of(s->pid);
-        if (start && start == s->proc_start)
+        if (lb_ledger_same_process(s->claimed_ns, lb_proc_start_of(s->pid)))
             continue; /* still running */
         if (state == LB_LEDGER_RUNNING)
             t->before_writing++;

@@ -9,8 +9,9 @@
  *
  * The ledger is a file beside the database (lb_ledger_path), mapped shared
  * by every process of the tree: each claims one slot at its start (at
- * the library's start, and again in a fork child), with its pid and kernel
- * start time, marks it writing when its final write begins and done when
+ * the library's start, and again in a fork child), with its pid and the
+ * boot-time clock read then (no /proc read: see lb_ledger_same_process),
+ * marks it writing when its final write begins and done when
  * that ends (written, or nothing to write; an exec hands on to the next
  * image, which claims a slot of its own), or failed when the write could
  * not be made (the process said why in its own lockblame: line: SQLite
@@ -20,11 +21,13 @@
  * Invariants: `used` only grows (atomic add); a slot is written only by
  * the process that claimed it, its state by atomic stores, in the order
  * RUNNING -> WRITING -> DONE or FAILED. A process is gone when /proc has
- * no process of that pid with that start time, or it is a zombie; a
- * FAILED slot counts whether its process is gone or not. */
+ * no process of that pid that started by the slot's claim (in the same
+ * clock tick or before), or it is a zombie; a FAILED slot counts whether
+ * its process is gone or not. */
 #ifndef LB_COMMON_LEDGER_H
 #define LB_COMMON_LEDGER_H
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,7 +46,7 @@ enum {
 typedef struct lb_ledger_slot {
     int32_t pid;
     uint32_t state;
-    uint64_t proc_start; /* /proc/PID/stat field 22 */
+    uint64_t claimed_ns; /* CLOCK_BOOTTIME at the claim: after the process started */
 } lb_ledger_slot_t;
 
 typedef struct lb_ledger {
@@ -65,6 +68,16 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path);
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
  * if there is none or it is a zombie. */
 uint64_t lb_proc_start_of(pid_t pid);
+/* CLOCK_BOOTTIME now, in ns: a slot's claimed_ns. */
+uint64_t lb_ledger_now_ns(void);
+/* Whether the process that claimed a slot at claimed_ns is the one that
+ * has its pid now, which started at start_ticks (lb_proc_start_of, in
+ * clock ticks of the same boot-time clock). It is if it started no later
+ * than the claim's tick: a process that reused the pid started after this
+ * one ended, after the claim, so only within the claim's own tick (a
+ * 10 ms window in which the kernel would have to hand the pid out again,
+ * which it does only after cycling through all the others). */
+bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks);
 /* Count the processes of l that are gone without having written, and
  * those whose write failed. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);

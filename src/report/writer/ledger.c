@@ -56,7 +56,7 @@ static lb_ledger_slot_t *claim(void)
         return NULL;
     lb_ledger_slot_t *s = &ledger->slot[i];
     s->pid = (int32_t)getpid();
-    s->proc_start = lb_output_proc_start();
+    s->claimed_ns = lb_ledger_now_ns(); /* a clock read, not /proc/PID/stat */
     __atomic_store_n(&s->state, LB_LEDGER_RUNNING, __ATOMIC_RELEASE);
     return s;
 }
