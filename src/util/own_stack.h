@@ -3,8 +3,11 @@
  * The exit-time work (the writer: libdw, SQLite) needs far more stack than
  * a thread the program created on a 16 KiB stack has; it may run on
  * whichever thread ends the process. lb_call_on_own_stack maps a fresh
- * stack with a guard page below it, switches to it (swapcontext), runs fn,
- * switches back and unmaps it.
+ * stack with a guard page below it, switches to it (swapcontext), runs fn
+ * and switches back. The stack stays mapped: the one call is the final
+ * write's, after which the process ends or execs, and the kernel frees it
+ * then without the munmap's TLB flush (an exec that fails leaves it, 8 MiB
+ * of address space holding the pages the write touched).
  *
  * Failure contract: returns 0 after fn ran on the new stack; -1 when no
  * stack could be mapped, and then fn has NOT run (the caller decides to
