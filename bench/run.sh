@@ -51,8 +51,9 @@ CCT_LEAVES="400 4000 40000"   # -> about 10K, 100K, 1M CCT nodes
 SAMPLE_ITERS=20000
 THREADS_N=10000         # thread create+join: threads per run
 THREADS_BATCH=500       # ... and alive at once in the batch variant
+MMAP_N=100000           # mmap+munmap pairs of each kind per run
 if [ "$QUICK" = 1 ]; then
-    THREADS_N=1000 THREADS_BATCH=100
+    THREADS_N=1000 THREADS_BATCH=100 MMAP_N=5000
     REPS=3 PAIRS=1000000 CG_N=10000 MIX_OPS=200000 MIX2_OPS=100000 MIX9_OPS=50000 MIX9_REPS=3 HANDOFF_S=0.2 PINGPONG_N=100000
     TQ_TASKS=50000 SB_EVENTS=20
     CHURN_TOTAL=600000 CHURN_LIVE=30000 CHURN_CG_N=20000 CONDPP_CG_N=1000 HOLD_N=100000 HOLD_CG_N=10000
@@ -68,7 +69,7 @@ LOG=$OUT/stderr.log
 : >"$ANOM"
 : >"$LOG"
 
-for p in uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads forktree; do
+for p in uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads forktree mmapcost; do
     if [ ! -x "$B/$p" ]; then
         echo "bench: $B/$p missing; run 'make bench'" >&2
         exit 1
@@ -588,6 +589,21 @@ for batch in 1 "$THREADS_BATCH"; do
     row "thread create+join, $batch at once, us/thread" "$(fmt %.1f "$nat")" "$(fmt %.1f "$lb")" \
         "$(pratio "threads-$batch" native lb create_us)" \
         "target <=2x; sampling off $(fmt %.1f "$off") us ($(pratio "threads-$batch" native off create_us)); $(prange "threads-$batch" native lb create_us)"
+done
+
+# --- 8b: mmap and munmap (src/interpose/mmap.c) ------------------------------------
+progress "mmap+munmap pairs (${REPS}x2 runs, $MMAP_N pairs of each kind)"
+interleave mmap "native=native lb=lb" "$B/mmapcost" "$MMAP_N" "$OUT"
+for kind in anon shared; do
+    case $kind in
+    anon) what="a private anonymous page (forwarded; the munmap looks for shared files' objects)" ;;
+    shared) what="a shared page of a file (the mmap notes the file, for process-shared objects)" ;;
+    esac
+    nat=$(collect mmap native "${kind}_ns_per_pair")
+    lb=$(collect mmap lb "${kind}_ns_per_pair")
+    row "mmap+munmap pair, $kind, ns" "$(fmt %.0f "$nat")" "$(fmt %.0f "$lb")" \
+        "$(calc '%+.0f ns' "$nat" "$lb" 'b - a')" \
+        "$what; $(pratio mmap native lb "${kind}_ns_per_pair"), $(prange mmap native lb "${kind}_ns_per_pair")"
 done
 
 # --- 9: process trees (bench/trees.sh) -------------------------------------------
