@@ -23,6 +23,7 @@
 #include "sampler/unsampled.h"
 #include "sampler/unwind.h"
 #include "util/clock.h"
+#include "util/fork_pages.h"
 #include "util/log.h"
 #include "util/raw_mmap.h"
 
@@ -238,21 +239,25 @@ void lb_sampler_summarize(lb_sampler_summary_t *out)
  * inherited: their records are simply forgotten. */
 static void lb_forget_inherited(lb_thread_t *t)
 {
-    if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL)) {
-        if (t->sampler->perf_ring)
-            lb_munmap(t->sampler->perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
-        close(t->sampler->perf_fd);
+    struct lb_sampler_thread *s = t->sampler;
+    /* Only what changes is written (util/fork_pages.h): a parent that
+     * ran many threads leaves many records, most of them settled. */
+    if (__atomic_load_n(&s->has_perf, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&s->has_perf, false, __ATOMIC_RELEASE);
+        if (s->perf_ring)
+            lb_munmap(s->perf_ring, LB_PERF_RING_BYTES); /* the fork copied the mapping */
+        close(s->perf_fd);
     }
-    t->sampler->perf_ring = NULL;
-    t->sampler->perf_fd = -1;
-    t->sampler->has_timer = false;
-    t->sampler->in_handler = 0;
+    LB_STORE_CHANGED(&s->perf_ring, NULL);
+    LB_STORE_CHANGED(&s->perf_fd, -1);
+    LB_STORE_CHANGED(&s->has_timer, false);
+    LB_STORE_CHANGED(&s->in_handler, 0u);
     /* The child's CPU clocks start from zero; the parent's unsampled
      * time is the parent's. */
-    t->sampler->unsampled = false;
-    t->sampler->unsampled_ns = 0;
-    t->sampler->residue_ns = 0;
-    t->sampler->credited = 0;
+    LB_STORE_CHANGED(&s->unsampled, false);
+    LB_STORE_CHANGED(&s->unsampled_ns, 0u);
+    LB_STORE_CHANGED(&s->residue_ns, 0u);
+    LB_STORE_CHANGED(&s->credited, 0u);
 }
 
 void lb_sampler_after_fork_child(lb_thread_t *self)
