@@ -39,7 +39,7 @@ static void test_bounds_known_after_init(void)
 
 /* The main thread's bounds (read from /proc/self/maps by lockblame
  * itself) are exactly glibc's. */
-static void test_main_thread_bounds_as_glibc(void)
+static lb_stack_bounds_t glibc_bounds(void)
 {
     pthread_attr_t a;
     void *lo = NULL;
@@ -47,10 +47,16 @@ static void test_main_thread_bounds_as_glibc(void)
     ASSERT_EQ(pthread_getattr_np(pthread_self(), &a), 0);
     ASSERT_EQ(pthread_attr_getstack(&a, &lo, &size), 0);
     pthread_attr_destroy(&a);
+    return (lb_stack_bounds_t){ .lo = (uintptr_t)lo, .hi = (uintptr_t)lo + size };
+}
+
+static void test_main_thread_bounds_as_glibc(void)
+{
+    lb_stack_bounds_t glibc = glibc_bounds();
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
     lb_stack_bounds_init();
-    ASSERT_UEQ(lb_stack_bounds.lo, (uintptr_t)lo);
-    ASSERT_UEQ(lb_stack_bounds.hi, (uintptr_t)lo + size);
+    ASSERT_UEQ(lb_stack_bounds.lo, glibc.lo);
+    ASSERT_UEQ(lb_stack_bounds.hi, glibc.hi);
 }
 
 /* Other threads: the bounds read from the thread's descriptor (learnt from
@@ -59,8 +65,7 @@ static void test_main_thread_bounds_as_glibc(void)
  * a thread gets them without a malloc arena of its own. */
 typedef struct {
     pthread_barrier_t *ready, *go;
-    lb_stack_bounds_t ours;
-    uintptr_t glibc_lo, glibc_hi;
+    lb_stack_bounds_t ours, glibc;
 } bounds_seen_t;
 
 static void *bounds_thread(void *p)
@@ -73,15 +78,7 @@ static void *bounds_thread(void *p)
         pthread_barrier_wait(s->ready); /* the main thread counts arenas */
         pthread_barrier_wait(s->go);
     }
-    pthread_attr_t a;
-    void *lo = NULL;
-    size_t size = 0;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        pthread_attr_getstack(&a, &lo, &size);
-        pthread_attr_destroy(&a);
-    }
-    s->glibc_lo = (uintptr_t)lo;
-    s->glibc_hi = (uintptr_t)lo + size;
+    s->glibc = glibc_bounds();
     return NULL;
 }
 
@@ -108,8 +105,8 @@ static void test_thread_bounds_as_glibc(void)
     ASSERT_EQ(pthread_create(&t, NULL, bounds_thread, &first), 0);
     pthread_join(t, NULL);
     ASSERT_NE(first.ours.lo, 0);
-    ASSERT_UEQ(first.ours.lo, first.glibc_lo);
-    ASSERT_UEQ(first.ours.hi, first.glibc_hi);
+    ASSERT_UEQ(first.ours.lo, first.glibc.lo);
+    ASSERT_UEQ(first.ours.hi, first.glibc.hi);
 
     enum { N = 5 };
     static char own_stack[300000] __attribute__((aligned(64)));
@@ -145,8 +142,8 @@ static void test_thread_bounds_as_glibc(void)
     for (int i = 0; i < N; i++) {
         pthread_join(th[i], NULL);
         ASSERT_NE(seen[i].ours.lo, 0);
-        ASSERT_UEQ(seen[i].ours.lo, seen[i].glibc_lo);
-        ASSERT_UEQ(seen[i].ours.hi, seen[i].glibc_hi);
+        ASSERT_UEQ(seen[i].ours.lo, seen[i].glibc.lo);
+        ASSERT_UEQ(seen[i].ours.hi, seen[i].glibc.hi);
     }
     ASSERT_NE(before, -1);
     ASSERT_EQ(after, before); /* none of the N threads made an arena */
