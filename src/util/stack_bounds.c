@@ -136,7 +136,10 @@ static int glibc_bounds(uintptr_t *lo, uintptr_t *hi)
     return rc;
 }
 
-enum { LEARN_UNKNOWN = -1, LEARN_FAILED = -2 };
+enum {
+    LEARN_UNKNOWN = -1,
+    LEARN_FAILED = -2
+};
 /* The index of stackblock among the descriptor's words (then
  * stackblock_size and guardsize), or LEARN_*. */
 static int block_word = LEARN_UNKNOWN;

@@ -98,6 +98,8 @@ static int arenas(void)
     return n;
 }
 
+#define AT_ONCE 5 /* threads alive at once */
+
 static void test_thread_bounds_as_glibc(void)
 {
     bounds_seen_t first = { 0 };
@@ -108,14 +110,13 @@ static void test_thread_bounds_as_glibc(void)
     ASSERT_UEQ(first.ours.lo, first.glibc.lo);
     ASSERT_UEQ(first.ours.hi, first.glibc.hi);
 
-    enum { N = 5 };
     static char own_stack[300000] __attribute__((aligned(64)));
-    size_t sizes[N] = { 0, 100000 + 123, 1 << 20, 600000, 0 }; /* 0: glibc's default */
+    size_t sizes[AT_ONCE] = { 0, 100000 + 123, 1 << 20, 600000, 0 }; /* 0: glibc's default */
     pthread_barrier_t ready, go;
-    pthread_barrier_init(&ready, NULL, N + 1);
-    pthread_barrier_init(&go, NULL, N + 1);
-    bounds_seen_t seen[N];
-    pthread_t th[N];
+    pthread_barrier_init(&ready, NULL, AT_ONCE + 1);
+    pthread_barrier_init(&go, NULL, AT_ONCE + 1);
+    bounds_seen_t seen[AT_ONCE];
+    pthread_t th[AT_ONCE];
     /* a 1 MiB stack in glibc's cache, which the 600,000-byte thread may reuse */
     pthread_attr_t big;
     pthread_attr_init(&big);
@@ -125,13 +126,13 @@ static void test_thread_bounds_as_glibc(void)
     pthread_join(t, NULL);
     pthread_attr_destroy(&big);
     int before = arenas();
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < AT_ONCE; i++) {
         seen[i] = (bounds_seen_t){ .ready = &ready, .go = &go };
         pthread_attr_t a;
         pthread_attr_init(&a);
         if (sizes[i])
             pthread_attr_setstacksize(&a, sizes[i]);
-        if (i == N - 1)
+        if (i == AT_ONCE - 1)
             pthread_attr_setstack(&a, own_stack + 64, sizeof own_stack - 64);
         ASSERT_EQ(pthread_create(&th[i], &a, bounds_thread, &seen[i]), 0);
         pthread_attr_destroy(&a);
@@ -139,14 +140,14 @@ static void test_thread_bounds_as_glibc(void)
     pthread_barrier_wait(&ready);
     int after = arenas();
     pthread_barrier_wait(&go);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < AT_ONCE; i++) {
         pthread_join(th[i], NULL);
         ASSERT_NE(seen[i].ours.lo, 0);
         ASSERT_UEQ(seen[i].ours.lo, seen[i].glibc.lo);
         ASSERT_UEQ(seen[i].ours.hi, seen[i].glibc.hi);
     }
     ASSERT_NE(before, -1);
-    ASSERT_EQ(after, before); /* none of the N threads made an arena */
+    ASSERT_EQ(after, before); /* none of the threads made an arena */
     pthread_barrier_destroy(&ready);
     pthread_barrier_destroy(&go);
 }
@@ -243,6 +244,5 @@ static void test_pages_end_in_a_guard(void)
 }
 
 CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc,
-           test_thread_bounds_as_glibc,
-           test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
+           test_thread_bounds_as_glibc, test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
            test_no_room_on_a_foreign_stack, test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
