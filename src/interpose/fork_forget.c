@@ -77,6 +77,7 @@ static void fork_forget(lb_thread_t *self)
         lb_object_stats_fold_sampled(s);
         s->acquisitions = s->contended = s->wait_ns = 0;
         s->accrued_held_ns = s->blamed_ns = s->handoff_ns = 0;
+        s->shared_handoff_ns = s->outside_ns = s->settled_ns = 0;
     }
 }
 

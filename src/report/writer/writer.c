@@ -59,8 +59,11 @@ int lb_wstep(sqlite3_stmt *st)
 
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
  * thread of its own, a sample (or CPU time enough to be sampled, which no
- * sample saw: lb_sampler_ran_sampled_work), or a wait since it started (or
- * forked; the fork child forgot its parent's counts,
+ * sample saw: lb_sampler_ran_sampled_work), a wait, or idleness on a
+ * process-shared object that its record carries for the tree (blame its
+ * releases took for other processes' waiters, the tree's hand-off or an
+ * outsider's idleness its waits took, what it settled as the tree's last)
+ * since it started (or forked; the fork child forgot its parent's counts,
  * interpose/fork_forget.c). */
 bool lb_write_recorded_something(void)
 {
@@ -76,7 +79,9 @@ bool lb_write_recorded_something(void)
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
-        if (s && s->addr && (s->contended || s->wait_ns || s->settled_ns > 0))
+        if (s && s->addr &&
+            (s->contended || s->wait_ns || s->blamed_ns > 0 || s->shared_handoff_ns != 0 ||
+             s->outside_ns > 0 || s->settled_ns > 0))
             return true;
     }
     return false;
