@@ -73,6 +73,7 @@ static void cond_wait_finished(void *p)
 int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                  const struct timespec *abstime, uintptr_t site)
 {
+    uint64_t now = lb_now_ns(); /* the call's entry (below) */
     lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (!mon) {
@@ -87,7 +88,6 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
      * entry (where glibc would go on to release it, but for our
      * bookkeeping); the mutex's blame goes to the wait's calling context
      * (one context look-up for both). */
-    uint64_t now = lb_now_ns();
     lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
     ctx.shared.r = lb_shared_find(c);
@@ -216,8 +216,9 @@ static void sem_wait_finished(void *p)
 
 /* A wait that has to wait begins at the call's entry: the first call on
  * a semaphore makes its lb_mon and looks its shared record up (0.1 to
- * 0.3 ms of page faults in an exec'd worker), and a thread preempted
- * there is already waiting as its caller sees it. */
+ * 0.3 ms of page faults in an exec'd worker; a cond's first wait in a
+ * fork child, 0.05 to 3 ms), and a thread preempted there is already
+ * waiting as its caller sees it. */
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
 {
     uint64_t entered = lb_now_ns();
