@@ -76,8 +76,14 @@ if mode == "outside":
         errors.append("no outside: line in the header")
 else:
     big = max(truth, key=truth.get)
+    # The workers log a release just before the real call, and do not know
+    # when the waiter it lets in runs: a releaser preempted before its call,
+    # or a woken waiter left waiting for a CPU, moves waiting between a hold
+    # and the hand-off that lockblame measures apart (docs/DESIGN.md): each
+    # site's tolerance adds the hand-off the rows measured.
+    print("hand-off %.4f s widens each site's tolerance" % h)
     for site in truth:
-        tolerance = 0.05 * (truth[site] if site == big else waited)
+        tolerance = 0.05 * (truth[site] if site == big else waited) + h
         g = got.get(site, 0)
         print("%s: blamed %.4f s, truth %.4f s (%+.1f%%)" % (site, g, truth[site],
               100 * (g / truth[site] - 1) if truth[site] else 0))
