@@ -31,6 +31,10 @@
  *             consumer waits for it and works 45 us an item: the code
  *             before the post is the bottleneck until the fix, which
  *             leaves the consumer's 45 us as the limit (the gain is capped).
+ *             argv[3] sets the consumer's work per item in us: a small one
+ *             keeps the consumer waiting at every post even on a busy
+ *             machine, where one barely faster than the producer may fall
+ *             behind for a whole run and never wait.
  *   rated     the task queue for a fixed time (0.4 s times the scale) instead
  *             of a fixed number of tasks, as a server or benchmark runs: its
  *             figure is the rate of progress_point() calls, one a task done.
@@ -362,6 +366,7 @@ static void run_plt(void)
 
 /* posted: a signal site, the post made under no lock */
 static sem_t items;
+static long consumer_us = 45;
 
 __attribute__((noinline)) static void produce_item(void)
 {
@@ -375,7 +380,7 @@ static void *item_consumer(void *arg)
     for (int i = 0; i < 3000 * scale; i++) {
         while (sem_wait(&items) != 0)
             ;
-        gt_work(45000);
+        gt_work(consumer_us * 1000);
     }
     return NULL;
 }
@@ -404,6 +409,8 @@ int main(int argc, char **argv)
     };
     if (argc > 2)
         scale = atoi(argv[2]);
+    if (argc > 3)
+        consumer_us = atol(argv[3]);
     prctl(PR_SET_TIMERSLACK, 1UL); /* offpath's sleeps: as long as asked */
     for (size_t i = 0; argc > 1 && scale > 0 && i < sizeof programs / sizeof programs[0]; i++) {
         if (strcmp(argv[1], programs[i].name) != 0)
