@@ -398,11 +398,12 @@ void lb_whatif_finish(void)
 {
     lb_whatif_pay();
     uint64_t elapsed = lb_monotonic_ns() - config.started_ns;
-    char line[320], progress[64] = "";
+    char line[320], progress[96] = "";
     errno = 0;
     long long calls = lb_progress_calls();
     if (config.progress && calls >= 0)
-        snprintf(progress, sizeof progress, " calls=%lld", calls);
+        snprintf(progress, sizeof progress, " calls=%lld progress_hit_ns=%llu", calls,
+                 (unsigned long long)lb_progress_hit_ns());
     else if (config.progress)
         snprintf(progress, sizeof progress, " progress_errno=%d",
                  config.progress_errno ? config.progress_errno

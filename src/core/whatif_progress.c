@@ -1,8 +1,8 @@
 /* Progress point by hardware breakpoints, or uprobes where breakpoints do
  * not count (whatif_progress.h).
  *
- * Concurrency: `addr`, `counter` and the uprobe's file and offset are
- * written at setup, before other threads exist.
+ * Concurrency: `addr`, `counter`, the uprobe's file and offset and
+ * `hit_ns` are written at setup, before other threads exist.
  * `slots` hold the fds of running threads' events (-1: free, -2: taken by
  * the final read); a thread claims a free slot by CAS and empties its own
  * by exchange, and the one that empties a slot reads its fd. `ended` and
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/common.h"
@@ -43,7 +44,11 @@ static int failed;            /* errno of the first event that could not open */
 static LB_TLS int my_fd = -1; /* this thread's event; -1: none */
 static LB_TLS int my_slot;    /* its slot + 1; 0: none */
 
-static int open_event_at(enum counter by, uintptr_t at)
+static uint64_t hit_ns; /* what one counted call costs, measured at setup */
+
+/* The event counting executions at `at` (by breakpoint) or at `offset` of
+ * the file `path` (by uprobe). */
+static int open_event_where(enum counter by, uintptr_t at, const char *path, uint64_t offset)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -55,13 +60,18 @@ static int open_event_at(enum counter by, uintptr_t at)
         attr.bp_len = sizeof(long);
     } else {
         attr.type = (uint32_t)uprobe_type;
-        attr.config1 = (uintptr_t)uprobe_path; /* uprobe_path */
-        attr.config2 = uprobe_offset;          /* probe_offset */
+        attr.config1 = (uintptr_t)path; /* uprobe_path */
+        attr.config2 = offset;          /* probe_offset */
     }
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     return (int)lb_raw_syscall(SYS_perf_event_open, (long)&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC,
                                0);
+}
+
+static int open_event_at(enum counter by, uintptr_t at)
+{
+    return open_event_where(by, at, uprobe_path, uprobe_offset);
 }
 
 static int open_event(void)
@@ -140,27 +150,36 @@ static bool breakpoints_count(void)
     return seen == PROBE_CALLS;
 }
 
-/* The file and file offset of the code at `addr`, from the loaded segment
- * that holds it. */
-static int find_file_offset(struct dl_phdr_info *info, size_t size, void *found)
+/* Where code lies in its module's file: found by find_file_offset. */
+struct code_place {
+    uintptr_t addr;
+    char *path; /* PATH_MAX bytes */
+    uint64_t offset;
+    bool found;
+};
+
+/* The file and file offset of the code at place->addr, from the loaded
+ * segment that holds it. */
+static int find_file_offset(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
+    struct code_place *place = arg;
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t at = addr - info->dlpi_addr;
+        uintptr_t at = place->addr - info->dlpi_addr;
         if (ph->p_type != PT_LOAD || at < ph->p_vaddr || at - ph->p_vaddr >= ph->p_memsz)
             continue;
         const char *name = info->dlpi_name;
         ssize_t n = 0;
-        if (name && *name && strlen(name) < sizeof uprobe_path)
-            strcpy(uprobe_path, name);
+        if (name && *name && strlen(name) < PATH_MAX)
+            strcpy(place->path, name);
         else if (!(name && *name) &&
-                 (n = readlink("/proc/self/exe", uprobe_path, sizeof uprobe_path - 1)) > 0)
-            uprobe_path[n] = '\0';
+                 (n = readlink("/proc/self/exe", place->path, PATH_MAX - 1)) > 0)
+            place->path[n] = '\0';
         else
             return 0;
-        uprobe_offset = at - ph->p_vaddr + ph->p_offset;
-        *(bool *)found = true;
+        place->offset = at - ph->p_vaddr + ph->p_offset;
+        place->found = true;
         return 1;
     }
     return 0;
@@ -183,6 +202,47 @@ static bool read_uprobe_type(void)
     return true;
 }
 
+#define COST_CALLS 64
+
+/* Nanoseconds of COST_CALLS calls of breakpoint_probe. */
+static uint64_t time_probe_calls(void)
+{
+    void (*volatile call)(void) = breakpoint_probe;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < COST_CALLS; i++)
+        call();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+}
+
+/* What one counted call costs with the chosen counter: breakpoint_probe
+ * timed with an event of that kind on it, less without; 0 if it cannot be
+ * measured. */
+static uint64_t measure_hit_ns(void)
+{
+    char path[PATH_MAX];
+    struct code_place place = { (uintptr_t)breakpoint_probe, path, 0, false };
+    if (counter == BY_UPROBE)
+        dl_iterate_phdr(find_file_offset, &place);
+    if (counter == BY_UPROBE && !place.found)
+        return 0;
+    int fd = open_event_where(counter, place.addr, path, place.offset);
+    if (fd < 0)
+        return 0;
+    uint64_t counted = time_probe_calls();
+    uint64_t seen = read_count(fd);
+    close(fd);
+    uint64_t plain = time_probe_calls(), again = time_probe_calls();
+    plain = again < plain ? again : plain;
+    return seen == COST_CALLS && counted > plain ? (counted - plain) / COST_CALLS : 0;
+}
+
+uint64_t lb_progress_hit_ns(void)
+{
+    return hit_ns;
+}
+
 bool lb_progress_setup(uintptr_t at)
 {
     for (int i = 0; i < PROGRESS_SLOTS; i++)
@@ -190,8 +250,10 @@ bool lb_progress_setup(uintptr_t at)
     addr = at;
     counter = BY_BREAKPOINT;
     if (!breakpoints_count()) {
-        bool found = false;
-        dl_iterate_phdr(find_file_offset, &found);
+        struct code_place place = { addr, uprobe_path, 0, false };
+        dl_iterate_phdr(find_file_offset, &place);
+        uprobe_offset = place.offset;
+        bool found = place.found;
         counter = BY_UPROBE;
         if (!found) {
             errno = EINVAL;
@@ -209,6 +271,7 @@ bool lb_progress_setup(uintptr_t at)
         return false;
     }
     close(fd);
+    hit_ns = measure_hit_ns();
     return true;
 }
 

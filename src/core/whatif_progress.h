@@ -31,6 +31,10 @@ void lb_progress_thread_start(void);
 void lb_progress_thread_stop(void);
 /* In a forked child: forget the parent's threads, count on this one. */
 void lb_progress_fork_child(void);
+/* What one counted call costs the calling thread with the counter chosen
+ * (a breakpoint's debug exception, or a uprobe's trap and step), measured
+ * at setup on a function of lockblame's; 0 if it could not be measured. */
+uint64_t lb_progress_hit_ns(void);
 /* The calls counted, summed over the threads; -1 if not counting, or if a
  * thread's breakpoint could not be opened (errno then: why). */
 long long lb_progress_calls(void);

@@ -63,6 +63,34 @@ PY
 "$L" report --format html r.db > page.html || bad "report --format html"
 grep -q 'rate of <code>progress_point</code> calls' page.html || bad "HTML: no rate note"
 
+echo "== what a counted call costs: measured, and said where it matters"
+# The library times calls of a function of its own with the same kind of
+# counter at setup and reports the cost per call in its results line; the
+# CLI says it on stderr when the baseline's calls took 1% of its time or
+# more (a fixed cost per call is not sped up with the rest).
+off=$(nm "$W" | awk '$3 == "queue_push" { print $1 }')
+poff=$(nm "$W" | awk '$3 == "progress_point" { print $1 }')
+rc=0
+LOCKBLAME_OUTPUT=$tmp/h.db LOCKBLAME_WHATIF_SITE="0:$off:1:$W" LOCKBLAME_WHATIF_SPEEDUP=0 \
+    LOCKBLAME_WHATIF_OUT=$tmp/h.txt LOCKBLAME_WHATIF_PROGRESS="$poff:$W" \
+    preloaded "$W" rated > out || rc=$?
+[ "$rc" -eq 0 ] || bad "whatif_gt rated counted: exit $rc"
+python3 - h.txt err <<'PY' || bad "the counting cost"
+import re, sys
+line = open(sys.argv[1]).read()
+m = re.search(r"elapsed_ns=(\d+) .* calls=(\d+) progress_hit_ns=(\d+)", line)
+assert m, line
+elapsed, calls, hit = (int(x) for x in m.groups())
+assert calls > 0 and hit > 0, line
+share = calls * hit / elapsed
+said = "counting progress_point's calls costs" in open(sys.argv[2]).read()
+print(f"{hit / 1000:.1f} us a counted call, {calls} calls, {100 * share:.1f}% of the run;"
+      f" the whatif run {'said' if said else 'did not say'} so")
+# (the whatif run's baseline is another run: judged only well clear of 1%)
+assert said or share < 0.03, "a counting cost of 3% or more not said"
+assert not said or share > 0.003, "a counting cost under 0.3% said"
+PY
+
 echo "== a function the program lacks: exit 2, one line"
 rc=0
 "$L" whatif --site queue_push -r 1 --progress no_such_function r.db > out 2> err || rc=$?
@@ -70,7 +98,6 @@ rc=0
     bad "--progress no_such_function: exit $rc, '$(cat err)'"
 
 echo "== a breakpoint that cannot be opened (a kernel address): the line says why, the program runs on"
-off=$(nm "$W" | awk '$3 == "queue_push" { print $1 }')
 rc=0
 LOCKBLAME_OUTPUT=$tmp/e.db LOCKBLAME_WHATIF_SITE="0:$off:1:$W" LOCKBLAME_WHATIF_SPEEDUP=0 \
     LOCKBLAME_WHATIF_OUT=$tmp/e.txt LOCKBLAME_WHATIF_PROGRESS="7fffffffff000000:$W" \

@@ -74,6 +74,7 @@ static const char whatif_usage[] =
 struct sample {
     double elapsed_s, delay_s, holds, hold_s;
     double calls;       /* progress point's calls; -1: not counted */
+    double hit_s;       /* what one counted call cost (0: not measured) */
     int progress_errno; /* why not (0: none asked for, or counted) */
 };
 
@@ -152,10 +153,13 @@ static bool read_sample(const char *path, struct sample *s)
             continue;
         if (found && elapsed * 1e-9 <= s->elapsed_s)
             continue;
-        *s = (struct sample){ elapsed * 1e-9, delay * 1e-9, (double)holds, hold * 1e-9, -1, 0 };
+        *s = (struct sample){ elapsed * 1e-9, delay * 1e-9, (double)holds, hold * 1e-9, -1, 0, 0 };
         const char *calls = strstr(line, " calls="), *err = strstr(line, " progress_errno=");
         if (calls)
             s->calls = strtod(calls + 7, NULL);
+        const char *hit = strstr(line, " progress_hit_ns=");
+        if (hit)
+            s->hit_s = strtod(hit + 17, NULL) * 1e-9;
         if (err)
             s->progress_errno = atoi(err + 16);
         found = true;
@@ -292,6 +296,28 @@ static void set_progress(sqlite3 *db, const char *function, const char *module)
     progress_spec = lb_xstrdup(lb_buf_str(&b));
     lb_buf_free(&b);
     free(found);
+}
+
+/* A counted call's fixed cost is not sped up with the rest: where the
+ * counting threads set the rate it pulls a predicted rate change toward
+ * zero. Say how large it was against the baseline runs, where it is 1% of
+ * their time or more. */
+static void say_counting_cost(const char *function, const struct sample *base, int runs)
+{
+    double calls[20], elapsed[20], hit[20];
+    for (int r = 0; r < runs; r++) {
+        calls[r] = base[r].calls;
+        elapsed[r] = base[r].elapsed_s;
+        hit[r] = base[r].hit_s;
+    }
+    double n = median(calls, runs), t = median(elapsed, runs), h = median(hit, runs);
+    if (n <= 0 || t <= 0 || h <= 0 || n * h < 0.01 * t)
+        return;
+    fprintf(stderr,
+            "lockblame: whatif: counting %s's calls costs %.1f us a call here; the baseline's "
+            "%.0f calls took %.3f s of their threads' time, %.0f%% of its %.3f s: where those "
+            "threads set the rate, that share pulls the predicted change toward zero\n",
+            function, h * 1e6, n, n * h, 100 * n * h / t, t);
 }
 
 /* Fill the row of one site at speedup p from its runs and the baseline's.
@@ -480,6 +506,8 @@ int lb_cmd_whatif(int argc, char **argv)
                     "lockblame: whatif: %s: %d runs took %.1f s, %.0f times the baseline "
                     "run's %.3f s\n",
                     s->label, runs * (1 + LB_WHATIF_SPEEDUPS), took, own > 0 ? took / own : 0, own);
+            if (progress)
+                say_counting_cost(progress, base, runs);
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
