@@ -217,6 +217,7 @@ command -v valgrind >/dev/null 2>&1 && have_valgrind=1
 callgrind_ir() {
     local variant=$1 kind=$2 n=$3 f=$OUT/cg.$1.$2.$3 fn=mutex_pairs
     [ "$kind" = spin ] && fn=spin_pairs
+    [ "$kind" = sem ] && fn=sem_pairs
     if [ "$variant" = lb ]; then
         LD_PRELOAD=$LIB LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$OUT/cg.db \
             valgrind --tool=callgrind --toggle-collect=$fn --callgrind-out-file="$f" \
@@ -237,7 +238,7 @@ ir_per_pair() {
     [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" -v n="$CG_N" 'BEGIN { printf "%.1f\n", (b - a) / (1.1 * n) }'
 }
 
-for kind in mutex mutex-mt mutex-once spin; do
+for kind in mutex mutex-mt mutex-once spin sem; do
     progress "uncontended $kind pair (${REPS}x3 runs of $PAIRS pairs)"
     interleave "pair-$kind" "native=native on=lb off=lb,LOCKBLAME_EVENT=none" \
         "$B/uncontended" "$kind" "$PAIRS"
