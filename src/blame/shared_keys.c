@@ -2,9 +2,6 @@
  * shared_keys.h). */
 #include "blame/shared_keys.h"
 
-#include <errno.h>
-#include <sys/stat.h>
-
 #include "util/meta_lock.h"
 
 #define LB_SHARED_RANGES 64u /* a program's shared file mappings at once; more keep address keys */
@@ -41,17 +38,6 @@ static void forget_overlapping(uintptr_t start, uintptr_t end)
         if (r->end && r->start < end && start < r->end)
             range_write(r, 0, 0, 0, 0, 0);
     }
-}
-
-bool lb_shared_keys_mapped(void *addr, size_t len, int fd, off_t off)
-{
-    int saved_errno = errno;
-    struct stat st;
-    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    errno = saved_errno;
-    if (regular)
-        lb_shared_keys_add(addr, len, st.st_dev, st.st_ino, off);
-    return regular;
 }
 
 void lb_shared_keys_add(void *addr, size_t len, dev_t dev, ino_t ino, off_t off)

@@ -37,12 +37,10 @@ static inline bool lb_shared_key_eq(const lb_shared_key_t *a, const lb_shared_ke
 {
     return a->at == b->at && a->file == b->file && a->ino == b->ino;
 }
-/* The program mapped [addr, addr + len) of fd from offset off, shared:
- * true if fd is a regular file, whose range is now in the table. */
-bool lb_shared_keys_mapped(void *addr, size_t len, int fd, off_t off);
 /* [addr, addr + len) maps the file (dev, ino) from offset off, shared
- * (a named semaphore's, which libc mapped): the range is now in the
- * table, replacing those it overlaps. */
+ * (the program's mmap of a regular file, or a named semaphore's, which
+ * libc mapped): the range is now in the table, replacing those it
+ * overlaps. */
 void lb_shared_keys_add(void *addr, size_t len, dev_t dev, ino_t ino, off_t off);
 /* The program unmapped [addr, addr + len): the ranges it overlaps leave
  * the table. */

@@ -118,17 +118,19 @@ static lb_shared_obj_t *mapping(bool create)
 
 void lb_shared_file_mapped(void *addr, size_t len, int fd, off_t off)
 {
-    if ((lb_self && lb_self->busy) || !lb_shared_keys_mapped(addr, len, fd, off))
-        return;     /* (lockblame's own: SQLite's, at the final write) */
-    mapping(false); /* an exec'd process maps the tree's shared memory: its table too */
+    int saved_errno = errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        lb_shared_file_identified(addr, len, st.st_dev, st.st_ino, off);
+    errno = saved_errno;
 }
 
 void lb_shared_file_identified(void *addr, size_t len, dev_t dev, ino_t ino, off_t off)
 {
     if (lb_self && lb_self->busy)
-        return;
+        return; /* (lockblame's own: SQLite's, at the final write) */
     lb_shared_keys_add(addr, len, dev, ino, off);
-    mapping(false); /* an exec'd process opens the tree's named semaphore: its table too */
+    mapping(false); /* an exec'd process maps the tree's shared memory: its table too */
 }
 
 static uint32_t slot_of(const lb_shared_key_t *key)
@@ -183,12 +185,19 @@ static lb_shared_obj_t *known_at(lb_shared_obj_t *r, const void *obj)
     return r;
 }
 
+/* obj's record, found or made (with the table, on first use); NULL if
+ * the table cannot be mapped or is full. */
+static lb_shared_obj_t *record_of(const void *obj)
+{
+    lb_shared_obj_t *table = mapping(true);
+    lb_shared_key_t key = lb_shared_key_of(obj);
+    return table ? known_at(lookup(table, &key, (uintptr_t)obj, true), obj) : NULL;
+}
+
 void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_count)
 {
     int saved_errno = errno;
-    lb_shared_obj_t *table = mapping(true);
-    lb_shared_key_t key = lb_shared_key_of(obj);
-    lb_shared_obj_t *r = table ? known_at(lookup(table, &key, (uintptr_t)obj, true), obj) : NULL;
+    lb_shared_obj_t *r = record_of(obj);
     if (r) { /* initialized again on the same memory: no waiters now */
         lb_meta_lock(&r->lock);
         r->kind = (uint8_t)kind;
@@ -215,9 +224,7 @@ void lb_shared_register(const void *obj, lb_obj_kind kind, uint32_t barrier_coun
 void lb_shared_open(const void *obj, lb_obj_kind kind)
 {
     int saved_errno = errno;
-    lb_shared_obj_t *table = mapping(true);
-    lb_shared_key_t key = lb_shared_key_of(obj);
-    lb_shared_obj_t *r = table ? known_at(lookup(table, &key, (uintptr_t)obj, true), obj) : NULL;
+    lb_shared_obj_t *r = record_of(obj);
     if (r) {
         lb_meta_lock(&r->lock);
         if (!r->last_ns) { /* made now: its creator is outside the tree */

@@ -19,11 +19,11 @@
  * two processes that race to create one name with O_CREAT (no O_EXCL)
  * may both start its record, the second resetting it before any wait. */
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <semaphore.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
