@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/raw_syscall.h"
 
@@ -137,14 +137,21 @@ __attribute__((noinline)) static void breakpoint_probe(void)
 
 #define PROBE_CALLS 4
 
+/* n calls of breakpoint_probe, made through a pointer the compiler cannot
+ * see through, so that each is a call. */
+static void call_probe(int n)
+{
+    void (*volatile call)(void) = breakpoint_probe;
+    for (int i = 0; i < n; i++)
+        call();
+}
+
 static bool breakpoints_count(void)
 {
     int fd = open_event_at(BY_BREAKPOINT, (uintptr_t)breakpoint_probe);
     if (fd < 0)
         return false;
-    void (*volatile call)(void) = breakpoint_probe;
-    for (int i = 0; i < PROBE_CALLS; i++)
-        call();
+    call_probe(PROBE_CALLS);
     uint64_t seen = read_count(fd);
     close(fd);
     return seen == PROBE_CALLS;
@@ -207,13 +214,9 @@ static bool read_uprobe_type(void)
 /* Nanoseconds of COST_CALLS calls of breakpoint_probe. */
 static uint64_t time_probe_calls(void)
 {
-    void (*volatile call)(void) = breakpoint_probe;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    for (int i = 0; i < COST_CALLS; i++)
-        call();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+    uint64_t start = lb_monotonic_ns();
+    call_probe(COST_CALLS);
+    return lb_monotonic_ns() - start;
 }
 
 /* What one counted call costs with the chosen counter: breakpoint_probe

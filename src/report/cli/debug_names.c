@@ -25,10 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/runtime_frames.h"
+#include "util/clock.h"
 
 /* What the module's file on disk says, when it is there. */
 struct module_file {
@@ -137,10 +137,7 @@ static bool open_client_api(struct client_api *api)
 
 static double now_s(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double)lb_monotonic_ns() * 1e-9;
 }
 
 /* When the downloads of this report must end (the CLI is single-threaded). */

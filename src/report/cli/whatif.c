@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/db_name.h"
@@ -31,6 +30,7 @@
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
 #include "report/cli/whatif_sites.h"
+#include "util/clock.h"
 
 static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--progress FUNCTION]\n"
@@ -168,13 +168,6 @@ static bool read_sample(const char *path, struct sample *s)
     return found;
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int by_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -300,17 +293,16 @@ static void set_progress(sqlite3 *db, const char *function, const char *module)
 
 /* A counted call's fixed cost is not sped up with the rest: where the
  * counting threads set the rate it pulls a predicted rate change toward
- * zero. Say how large it was against the baseline runs, where it is 1% of
- * their time or more. */
-static void say_counting_cost(const char *function, const struct sample *base, int runs)
+ * zero. Say how large it was against the baseline runs (t: their median
+ * time), where it is 1% of that or more. */
+static void say_counting_cost(const char *function, const struct sample *base, int runs, double t)
 {
-    double calls[20], elapsed[20], hit[20];
+    double calls[20], hit[20];
     for (int r = 0; r < runs; r++) {
         calls[r] = base[r].calls;
-        elapsed[r] = base[r].elapsed_s;
         hit[r] = base[r].hit_s;
     }
-    double n = median(calls, runs), t = median(elapsed, runs), h = median(hit, runs);
+    double n = median(calls, runs), h = median(hit, runs);
     if (n <= 0 || t <= 0 || h <= 0 || n * h < 0.01 * t)
         return;
     fprintf(stderr,
@@ -490,7 +482,7 @@ int lb_cmd_whatif(int argc, char **argv)
         /* Rounds, so that a change of the machine's load meanwhile falls on
          * the baseline and every speedup alike. */
         bool ok = true;
-        double began = wall_s();
+        uint64_t began = lb_monotonic_ns();
         for (int r = 0; r < runs && ok; r++) {
             ok = experiment(scratch, prog, lb_buf_str(&spec), 0, out, &base[r]);
             for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++)
@@ -498,7 +490,7 @@ int lb_cmd_whatif(int argc, char **argv)
                                 &exp[j][r]);
         }
         if (ok) { /* what the site cost, against the program's own run */
-            double took = wall_s() - began, b[20];
+            double took = (double)(lb_monotonic_ns() - began) * 1e-9, b[20];
             for (int r = 0; r < runs; r++)
                 b[r] = base[r].elapsed_s;
             double own = median(b, runs);
@@ -507,7 +499,7 @@ int lb_cmd_whatif(int argc, char **argv)
                     "run's %.3f s\n",
                     s->label, runs * (1 + LB_WHATIF_SPEEDUPS), took, own > 0 ? took / own : 0, own);
             if (progress)
-                say_counting_cost(progress, base, runs);
+                say_counting_cost(progress, base, runs, own);
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];
