@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "common/runtime_frames.h"
-#include "util/clock.h"
+#include "report/cli/seconds.h"
 
 /* What the module's file on disk says, when it is there. */
 struct module_file {
@@ -135,11 +135,6 @@ static bool open_client_api(struct client_api *api)
     return api->begin && api->find_debuginfo && api->set_progressfn && api->end;
 }
 
-static double now_s(void)
-{
-    return (double)lb_monotonic_ns() * 1e-9;
-}
-
 /* When the downloads of this report must end (the CLI is single-threaded). */
 static double budget_end;
 
@@ -147,7 +142,7 @@ static double budget_end;
 static int over_budget(debuginfod_client *client, long done, long total)
 {
     (void)client, (void)done, (void)total;
-    return now_s() > budget_end;
+    return lb_cli_seconds() > budget_end;
 }
 
 static size_t bits_of_hex(const char *hex, unsigned char *bits, size_t cap)
@@ -183,7 +178,7 @@ static const char *name_module(struct lb_profile *p, int32_t m, struct client_ap
 
     if (!n)
         return "no build id";
-    if (now_s() > budget_end)
+    if (lb_cli_seconds() > budget_end)
         return "the time for debuginfod ran out";
     cli_warn("fetching debug info for %s from debuginfod...", mod->base_name);
     char *path = NULL;
@@ -191,7 +186,7 @@ static const char *name_module(struct lb_profile *p, int32_t m, struct client_ap
 
     if (fd < 0) {
         snprintf(why, sizeof why, "debuginfod: %s",
-                 now_s() > budget_end ? "the time for debuginfod ran out" : strerror(-fd));
+                 lb_cli_seconds() > budget_end ? "the time for debuginfod ran out" : strerror(-fd));
         return why;
     }
     int named = lb_profile_name_from_debug_file(p, m, fd, path);
@@ -216,7 +211,7 @@ void lb_profile_debug_names(struct lb_profile *p)
 
     if (use_server) {
         setenv("DEBUGINFOD_TIMEOUT", LB_DEBUGINFOD_TIMEOUT_S, 0);
-        budget_end = now_s() + LB_DEBUGINFOD_BUDGET_S;
+        budget_end = lb_cli_seconds() + LB_DEBUGINFOD_BUDGET_S;
         if (!open_client_api(&api))
             no_client = "libdebuginfod is not installed";
         else if (!(client = api.begin()))

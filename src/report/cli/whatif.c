@@ -27,10 +27,10 @@
 #include "common/kinds.h"
 #include "report/cli/commands.h"
 #include "report/cli/db.h"
+#include "report/cli/seconds.h"
 #include "report/cli/util.h"
 #include "report/cli/whatif.h"
 #include "report/cli/whatif_sites.h"
-#include "util/clock.h"
 
 static const char whatif_usage[] =
     "usage: lockblame whatif [-o FILE] [--site NAME] [-n K] [-r RUNS] [--progress FUNCTION]\n"
@@ -482,7 +482,7 @@ int lb_cmd_whatif(int argc, char **argv)
         /* Rounds, so that a change of the machine's load meanwhile falls on
          * the baseline and every speedup alike. */
         bool ok = true;
-        uint64_t began = lb_monotonic_ns();
+        double began = lb_cli_seconds();
         for (int r = 0; r < runs && ok; r++) {
             ok = experiment(scratch, prog, lb_buf_str(&spec), 0, out, &base[r]);
             for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++)
@@ -490,7 +490,7 @@ int lb_cmd_whatif(int argc, char **argv)
                                 &exp[j][r]);
         }
         if (ok) { /* what the site cost, against the program's own run */
-            double took = (double)(lb_monotonic_ns() - began) * 1e-9, b[20];
+            double took = lb_cli_seconds() - began, b[20];
             for (int r = 0; r < runs; r++)
                 b[r] = base[r].elapsed_s;
             double own = median(b, runs);
