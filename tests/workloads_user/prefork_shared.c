@@ -20,7 +20,9 @@
  *   rwlock   each hold's blame is the waiting during it, shared by the
  *            holders of each moment; worker 0 write-locks and holds
  *            HOLD_SLOW before slow_rw_release, the others read-lock,
- *            hold HOLD_FAST and release in fast_rw_release
+ *            hold HOLD_FAST and release in fast_rw_release (the lock
+ *            prefers writers, so worker 0 waits out the readers already
+ *            in, not a stream of new ones)
  *   outside  cond's, but worker 0 is a process outside the profiled
  *            tree: it execs this program again without LD_PRELOAD
  *            ("signaller FD": the shared memory is a memfd it inherits)
@@ -341,6 +343,9 @@ int main(int argc, char **argv)
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
+    /* The writer waits for the readers in at most, not for a stream of
+     * new ones: worker 0 is the culprit by a margin. */
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
     pthread_condattr_init(&ca);
