@@ -27,7 +27,9 @@
  *            tree: it execs this program again without LD_PRELOAD
  *            ("signaller FD": the shared memory is a memfd it inherits)
  * Usage: prefork_shared mutex|cond|barrier|rwlock|outside. Prints "truth SITE
- * SECONDS" per site and "waited SECONDS" (all waits on the object); for a
+ * SECONDS" per site, "waited SECONDS" (all waits on the object) and
+ * "unplaced SECONDS" (the waiting the logs cannot give to a site: see
+ * main; 0 for a barrier and an rwlock); for a
  * mutex also "acquired PID COUNT" per worker (its locks) and "released
  * SITE COUNT WAITED_FOR" per site (its releases, and how many of their
  * holds some worker waited during). */
@@ -67,6 +69,7 @@ struct span {
 };
 struct release {
     double start, at; /* a hold's start (mutex), and the release / signal / arrival */
+    double after;     /* the release's or signal's return */
     int site;
 };
 
@@ -91,13 +94,21 @@ static void log_wait(int me, double start)
 
 static void log_release(int me, double start, int site)
 {
-    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, gt_now_s(), site };
+    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, gt_now_s(), 0, site };
+}
+
+/* After the real release or signal that log_release announced: the span
+ * between the two holds the real call, wherever in it the kernel ran it. */
+static void log_returned(int me)
+{
+    sh->releases[me][sh->nreleases[me] - 1].after = gt_now_s();
 }
 
 __attribute__((noinline)) static void slow_release(int me, double held_from)
 {
     log_release(me, held_from, SLOW);
     pthread_mutex_unlock(&sh->mutex);
+    log_returned(me);
     sink++; /* not a tail call */
 }
 
@@ -105,6 +116,7 @@ __attribute__((noinline)) static void fast_release(int me, double held_from)
 {
     log_release(me, held_from, FAST);
     pthread_mutex_unlock(&sh->mutex);
+    log_returned(me);
     sink++;
 }
 
@@ -112,6 +124,7 @@ __attribute__((noinline)) static void slow_signal(int me)
 {
     log_release(me, 0, SLOW);
     pthread_cond_broadcast(&sh->cond);
+    log_returned(me);
     sink++;
 }
 
@@ -119,6 +132,7 @@ __attribute__((noinline)) static void fast_signal(int me)
 {
     log_release(me, 0, FAST);
     pthread_cond_broadcast(&sh->cond);
+    log_returned(me);
     sink++;
 }
 
@@ -404,9 +418,21 @@ int main(int argc, char **argv)
                 blame[last->site] += last->at - all[j].at;
         }
     }
+    /* What the logs cannot place. A mutex's: the waiting during no logged
+     * hold (from a release's log to the next holder's first clock read:
+     * the hand-off, and a holder descheduled just before its log or its
+     * unlock). A cond's: the waiting between a broadcast's log and its
+     * return, which belongs to that broadcast or the next one. */
+    double unplaced = 0;
+    if (mode == 0)
+        unplaced = waited - blame[FAST] - blame[SLOW];
+    else if (mode == 1)
+        for (int k = 0; k < n; k++)
+            unplaced += waiting_in(all[k].at, all[k].after);
     for (int s = 0; s < SITES; s++)
         printf("truth %s %.6f\n", site_names[mode][s], blame[s]);
     printf("waited %.6f\n", waited);
+    printf("unplaced %.6f\n", unplaced > 0 ? unplaced : 0);
     if (mode == 0) { /* the counts: each worker's locks, and each site's releases */
         int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 };
         for (int k = 0; k < n; k++) {
