@@ -247,14 +247,17 @@ int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon
 }
 
 /* A counted mutex is busy: its first contention gives it an lb_mon (the
- * wait then begins the holder's accounting). Without one (pool
- * exhausted), the real call, still counted. */
+ * wait then begins the holder's accounting). The wait begins before the
+ * conversion, whose work (and a preemption in it) is part of it, as the
+ * waiter sees it. Without an lb_mon (pool exhausted), the real call,
+ * still counted. */
 static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
                         const struct timespec *abstime, bool timed)
 {
+    uint64_t began = lb_now_ns();
     lb_mon_t *mon = lb_mutex_convert(m);
     if (mon)
-        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed, 0);
+        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed, began);
     int rc = real_lock(m, clock, abstime, timed);
     if (rc == 0)
         lb_mutex_count_acquisition(self, m);

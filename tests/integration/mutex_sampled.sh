@@ -4,11 +4,13 @@
 # tests/workloads_user/mutex_hot.c (gcc -O2 -g): 2 threads take one mutex in
 # a loop, doing CPU work inside; every third hold is long and released at
 # long_release_site(), the others short, at short_release_site(). The
-# idleness accrued during the holds at each site is the time of its
-# contended holds (those that ended with the other thread inside
+# idleness accrued during the holds at each site is the waiting during
+# its contended holds (those that ended with the other thread inside
 # pthread_mutex_lock: on an idle machine nearly all, ~75% / ~25%), which
-# the workload measures itself, in wall time (long_contended_s: what exact
-# accounting blames) and in the holder's CPU time (long_contended_cpu_s:
+# the workload measures itself, in wall time from the waiter's lock call
+# (long_contended_s: what exact accounting blames; a waiter that a busy
+# machine keeps off its CPU calls late in the hold, so the hold's own
+# length would overstate it) and in the holder's CPU time (long_contended_cpu_s:
 # what CPU samples of the holder can see; a holder that other processes
 # keep off its CPU is not sampled, and on a busy machine that is most of
 # the wall time).

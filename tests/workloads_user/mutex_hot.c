@@ -13,10 +13,12 @@
  * truth for how the blame splits between them. It also sums, per site,
  * the holds that ended with another thread inside pthread_mutex_lock
  * (contended holds: a thread always waits during them, on a busy machine
- * too, where the threads do not always overlap), in wall time (what exact
- * accounting blames) and in the holder's CPU time (what CPU samples of the
- * holder can see: a holder that other processes keep off its CPU is not
- * sampled). And it times how fast its contended holds came: the shortest
+ * too, where the threads do not always overlap): the waiting during them
+ * in wall time (each waiter from its lock call or the hold's start,
+ * whichever is later: what exact accounting blames; on a busy machine a
+ * waiter often calls late in the hold) and their holders' CPU time (what
+ * CPU samples of the holder can see: a holder that other processes keep
+ * off its CPU is not sampled). And it times how fast its contended holds came: the shortest
  * wall time in which RATE_WINDOW, and in which 2 x RATE_WINDOW,
  * consecutive contended holds ended (RATE_WINDOW is lockblame's
  * LB_SAMPLED_RATE_HOLDS, the holds over which the default mode measures a
@@ -31,7 +33,7 @@
  *   handoffs_per_s R  H / S
  *   long_hold_s L     the holds released at long_release_site, summed
  *   short_hold_s T    the same for short_release_site
- *   long_contended_s, short_contended_s          the contended holds' time
+ *   long_contended_s, short_contended_s          the waiting during contended holds
  *   long_contended_cpu_s, short_contended_cpu_s  the same in the holders' CPU time
  *   rate_window_holds N    RATE_WINDOW
  *   fastest_window_s F     the shortest time from the end of a contended
@@ -53,6 +55,22 @@ static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
 /* the contended holds, in wall and in the holder's CPU time (under the_lock) */
 static int64_t long_contended_ns, short_contended_ns, long_contended_cpu_ns, short_contended_cpu_ns;
 static int in_lock_call; /* threads inside pthread_mutex_lock (atomic) */
+/* when each thread called pthread_mutex_lock, 0 while it is not inside */
+static int64_t lock_called_at[HOT_MAX_THREADS + 1]; /* by worker number, 1.. */
+
+/* Under the lock, at the end of a hold [from, to]: the waiting during it,
+ * each thread inside pthread_mutex_lock counted from its call or the
+ * hold's start, whichever is later. */
+static int64_t waiting_during(uintptr_t me, int64_t from, int64_t to)
+{
+    int64_t sum = 0;
+    for (int j = 1; j <= HOT_MAX_THREADS; j++) {
+        int64_t since = __atomic_load_n(&lock_called_at[j], __ATOMIC_SEQ_CST);
+        if ((uintptr_t)j != me && since && since < to)
+            sum += to - (since > from ? since : from);
+    }
+    return sum;
+}
 
 #define RATE_WINDOW 512 /* lockblame's LB_SAMPLED_RATE_HOLDS */
 /* The ends of the last 2 x RATE_WINDOW contended holds (a ring indexed by
@@ -138,25 +156,28 @@ static void *worker(void *arg)
     hot_gate();
     while (!hot_stopped()) {
         __atomic_add_fetch(&in_lock_call, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&lock_called_at[me], now_ns(), __ATOMIC_SEQ_CST);
         int rc = pthread_mutex_lock(&the_lock);
         if (rc)
             die("pthread_mutex_lock", rc);
+        __atomic_store_n(&lock_called_at[me], 0, __ATOMIC_SEQ_CST);
         __atomic_sub_fetch(&in_lock_call, 1, __ATOMIC_SEQ_CST);
         int64_t held_from = now_ns(), cpu_from = thread_cpu_ns();
         int long_hold = mine % 3 == 0;
         hold(me, long_hold ? long_iters : short_iters);
         int64_t cpu = thread_cpu_ns() - cpu_from, held_to = now_ns(), held = held_to - held_from;
         int contended = __atomic_load_n(&in_lock_call, __ATOMIC_SEQ_CST) > 0;
+        int64_t waited = contended ? waiting_during(me, held_from, held_to) : 0;
         if (contended)
             note_contended_end(held_to);
         if (long_hold) {
             long_hold_ns += held;
-            long_contended_ns += contended ? held : 0;
+            long_contended_ns += waited;
             __atomic_add_fetch(&long_contended_cpu_ns, contended ? cpu : 0, __ATOMIC_RELAXED);
             long_release_site();
         } else {
             short_hold_ns += held;
-            short_contended_ns += contended ? held : 0;
+            short_contended_ns += waited;
             __atomic_add_fetch(&short_contended_cpu_ns, contended ? cpu : 0, __ATOMIC_RELAXED);
             short_release_site();
         }
