@@ -21,7 +21,10 @@
 # acquisitions (as the workers count them) and contended ones, and the
 # release-site rows' Count and Blamed match the workers' releases and the
 # holds they waited during (a process-shared mutex's acquisitions were
-# only in the per-kind aggregate rows, its object rows said 0).
+# only in the per-kind aggregate rows, its object rows said 0); Blamed
+# lies between the holds the workers logged and those the real calls
+# can have made, which a busy machine's preemptions between a clock read
+# and its call set apart.
 # In mode outside, worker 0 (the signaller) is not profiled: the waits it
 # ends are unattributed, no site of the tree takes their blame, and the
 # header says why (outside:).
@@ -51,7 +54,7 @@ for line in open(truth_path):
     elif f[0] == "acquired":
         acquired[int(f[1])] = int(f[2])
     elif f[0] == "released":
-        released[f[1]] = (int(f[2]), int(f[3]))
+        released[f[1]] = (int(f[2]), int(f[3]), int(f[4]))
 rows = [r for r in json.load(open(json_path)) if r["object"] == kind]
 got = {}
 for r in rows:
@@ -144,15 +147,16 @@ if mode == "mutex":
                           % (pid, c, a, at_sites))
     if sum(c for pid, a, c, run in per_run) == 0 and waited > 0.01:
         errors.append("no contended acquisition counted for %.3f s of waiting" % waited)
-    for site, (count, waited_for) in released.items():
+    for site, (count, waited_for, at_most) in released.items():
         row = [r for r in rows if r["function"] == site]
         c = sum(r["count"] for r in row)
         b = sum(r["blamed_count"] for r in row)
-        print("%s: Count %d Blamed %d; the workers' own: %d releases, %d holds waited during"
-              % (site, c, b, count, waited_for))
-        if c != count or abs(b - waited_for) > max(2, 0.05 * count):
-            errors.append("%s: Count %d Blamed %d, the workers' own %d and %d"
-                          % (site, c, b, count, waited_for))
+        print("%s: Count %d Blamed %d; the workers' own: %d releases, %d-%d holds waited during"
+              % (site, c, b, count, waited_for, at_most))
+        slack = max(2, 0.05 * count)
+        if c != count or not waited_for - slack <= b <= at_most + slack:
+            errors.append("%s: Count %d Blamed %d, the workers' own %d and %d-%d"
+                          % (site, c, b, count, waited_for, at_most))
 for e in errors:
     print("FAILED:", mode, e)
 sys.exit(1 if errors else 0)

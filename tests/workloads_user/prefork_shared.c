@@ -31,8 +31,9 @@
  * "unplaced SECONDS" (the waiting the logs cannot give to a site: see
  * main; 0 for a barrier and an rwlock); for a
  * mutex also "acquired PID COUNT" per worker (its locks) and "released
- * SITE COUNT WAITED_FOR" per site (its releases, and how many of their
- * holds some worker waited during). */
+ * SITE COUNT WAITED_FOR AT_MOST" per site (its releases, how many of
+ * their logged holds some worker waited during, and how many the real
+ * holds can be: from the previous release's log to the unlock's return). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -434,15 +435,19 @@ int main(int argc, char **argv)
     printf("waited %.6f\n", waited);
     printf("unplaced %.6f\n", unplaced > 0 ? unplaced : 0);
     if (mode == 0) { /* the counts: each worker's locks, and each site's releases */
-        int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 };
+        int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 }, at_most[SITES] = { 0, 0 };
         for (int k = 0; k < n; k++) {
             released[all[k].site]++;
             waited_for[all[k].site] += waiting_in(all[k].start, all[k].at) > 0;
+            /* The real hold lies within the previous release's log and
+             * this unlock's return: waiting there may have been during it. */
+            at_most[all[k].site] += waiting_in(k ? all[k - 1].at : all[k].start, all[k].after) > 0;
         }
         for (int i = 0; i < WORKERS; i++)
             printf("acquired %d %d\n", (int)pids[i], sh->nacquired[i]);
         for (int s = 0; s < SITES; s++)
-            printf("released %s %d %d\n", site_names[mode][s], released[s], waited_for[s]);
+            printf("released %s %d %d %d\n", site_names[mode][s], released[s], waited_for[s],
+                   at_most[s]);
     }
     return 0;
 }
