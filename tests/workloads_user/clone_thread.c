@@ -17,7 +17,8 @@
  * arrays; main then computes the truth of docs/DESIGN.md rule 3 for two
  * threads: a hold's blame is the other side's waiting during it. Prints
  * JSON in the shape of tests/workloads/handoff.h (check_blame.py reads
- * it), plus "clone_tid" and each side's total hold time ("hold_s").
+ * it), plus "clone_tid", each side's total hold time ("hold_s") and its
+ * thread CPU time over its rounds ("cpu_s").
  * Exit status 0, or 1 if mutual exclusion was violated or a call failed.
  *
  * Usage: clone_thread [ROUNDS [CLONE_HOLD_US [MAIN_HOLD_US]]] */
@@ -43,6 +44,7 @@
 typedef struct {
     int64_t wait[MAX_ROUNDS], acquired[MAX_ROUNDS], released[MAX_ROUNDS];
     int64_t hold_ns, think_ns;
+    int64_t cpu_ns; /* the side's thread CPU time over its rounds */
     int failed; /* a lock call failed, or exclusion was violated */
 } side_t;
 
@@ -92,10 +94,19 @@ static void one_round(side_t *s, int r, void (*release)(void))
     gt_spin_ns(s->think_ns);
 }
 
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void all_rounds(side_t *s, void (*release)(void))
 {
+    int64_t cpu_from = thread_cpu_ns();
     for (int r = 0; r < rounds; r++)
         one_round(s, r, release);
+    s->cpu_ns = thread_cpu_ns() - cpu_from;
     __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -182,11 +193,12 @@ int main(int argc, char **argv)
            " \"sites\": {\"clone_release\": %.6f, \"main_release\": %.6f},"
            " \"holds\": {\"clone_release\": %d, \"main_release\": %d},"
            " \"hold_s\": {\"clone_release\": %.6f, \"main_release\": %.6f},"
-           " \"waited_s\": {\"clone\": %.6f, \"main\": %.6f}, \"max_holders\": 1}\n",
+           " \"waited_s\": {\"clone\": %.6f, \"main\": %.6f},"
+           " \"cpu_s\": {\"clone\": %.6f, \"main\": %.6f}, \"max_holders\": 1}\n",
            (unsigned long)(uintptr_t)&lock, (int)tid, rounds, duration * 1e-9, waited * 1e-9,
            (waited - clone_blame - main_blame) * 1e-9, clone_blame * 1e-9, main_blame * 1e-9,
            rounds, rounds, total(clone_side.acquired, clone_side.released) * 1e-9,
            total(main_side.acquired, main_side.released) * 1e-9, clone_waited * 1e-9,
-           main_waited * 1e-9);
+           main_waited * 1e-9, clone_side.cpu_ns * 1e-9, main_side.cpu_ns * 1e-9);
     return main_side.failed || clone_side.failed;
 }
