@@ -11,7 +11,11 @@
 #    hand-off rate swings with the machine's load, so a pair that misses is
 #    measured again, up to PAIRS pairs; a pair whose native run hardly
 #    contended (MIN_NATIVE: the two threads did not run at once) does not
-#    count, and a machine where none did skips the test.
+#    count, nor does a pair that misses where either run kept fewer than
+#    MIN_PARALLELISM CPUs busy on average (the workload's CPU over wall
+#    time: other processes kept its threads from running at once, which
+#    lowers the rate whatever lockblame does); a machine where no pair
+#    counted skips the test.
 #  - The waits in hot_loop() were measured by samples: each thread's wait
 #    there is a whole number of sampling periods (the lock's first waits,
 #    timed before it turned sampled, fall in warm_up(), which is not
@@ -23,7 +27,8 @@
 #    another core, and that sliver is in its wait but not in the accrual;
 #    a few hundred timed waits put the sum ~3-5e-7 s off).
 #  - hot_release_site (spin_hot.c) has at least 90% of the blame in
-#    `lockblame report --by-release-site --format json`, and of the lock's.
+#    `lockblame report --by-release-site --format json` (its rows but the
+#    structural ones), and of the lock's.
 #  - Acquisitions: the lock's sync_object row has exactly the workload's
 #    own count, which the threads of a hot lock keep in their own records
 #    (src/locks/spin_counts.h): gathered by the final write with the lock
@@ -35,6 +40,7 @@ need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 RUN_S=0.6
 MIN_RATIO=0.10
 MIN_NATIVE=1000
+MIN_PARALLELISM=1.5
 PAIRS=5
 
 # handoffs_per_s OUT: the workload's hand-offs a second, from its output.
@@ -57,14 +63,21 @@ for pair in $(seq "$PAIRS"); do
     profiled=$(handoffs_per_s "$tmp/auto.out")
     ratio=$(awk -v p="$profiled" -v n="$native" 'BEGIN { printf "%.4f", (n > 0 ? p / n : 0) }')
     echo "pair $pair: native $native, lockblame $profiled hand-offs/s: ratio $ratio (want >= $MIN_RATIO)"
+    par_native=$(awk '$1 == "parallelism" { print $2 }' "$tmp/native.out")
+    par_profiled=$(awk '$1 == "parallelism" { print $2 }' "$tmp/auto.out")
     if awk -v n="$native" -v m="$MIN_NATIVE" 'BEGIN { exit !(n < m) }'; then
         busy=$((busy + 1))
         echo "  the native run hardly contended (under $MIN_NATIVE hand-offs/s): the machine is busy"
     elif awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }'; then
         break
+    elif awk -v a="$par_native" -v b="$par_profiled" -v m="$MIN_PARALLELISM" \
+        'BEGIN { exit !(a < m || b < m) }'; then
+        busy=$((busy + 1))
+        echo "  the threads seldom ran at once (parallelism native $par_native, lockblame" \
+            "$par_profiled; want >= $MIN_PARALLELISM): the machine is busy"
     fi
     if [ "$pair" = "$PAIRS" ]; then
-        [ "$busy" = "$PAIRS" ] && skip "two threads running at once (every native run hardly contended)"
+        [ "$busy" = "$PAIRS" ] && skip "two threads running at once (in every pair the threads seldom ran at once)"
         fail "the spin lock changes hands at $ratio of the native rate under lockblame"
     fi
 done
@@ -96,7 +109,9 @@ ok = wait > 0 and abs(accrued - wait) <= slack
 print(f"conservation: |sum - wait| = {abs(accrued - wait):.3g} s, allowed {slack:.3g} s"
       f" ({contended - sampled} timed waits): {'ok' if ok else 'FAILED'}")
 rows = json.load(open(sys.argv[2]))
-total = sum(float(r["blame_s"]) for r in rows)
+# structural rows (main joining the workers, longer on a busy machine) are
+# reported apart, so the share is of the contention rows
+total = sum(float(r["blame_s"]) for r in rows if not r.get("structural"))
 site = sum(float(r["blame_s"]) for r in rows
            if r["object"] == "spin" and r["function"].split(".")[0] == "hot_release_site"
            and r["file"].endswith("spin_hot.c"))
@@ -134,11 +149,20 @@ for try in 1 2 3; do
 done
 
 echo "== LOCKBLAME_SPIN=exact: the same waits are timed"
-LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"$tmp/exact.out" \
-    || fail "preloaded run (exact) exited $?"
-echo "exact: $(handoffs_per_s "$tmp/exact.out") hand-offs/s (not checked)"
-python3 "$TESTLIB/check_sampled_wait.py" "$tmp/exact.db" --context hot_loop --exact \
-    || fail "LOCKBLAME_SPIN=exact: waits in hot_loop look sampled"
+# (a busy machine may keep the two threads from ever running at once in
+# hot_loop: such a run has no wait there to check, and runs again)
+for try in 1 2 3; do
+    rm -f "$tmp/exact.db"
+    LOCKBLAME_SPIN=exact LOCKBLAME_OUTPUT=$tmp/exact.db preloaded "$W" 2 "$RUN_S" >"$tmp/exact.out" \
+        || fail "preloaded run (exact) exited $?"
+    echo "exact: $(handoffs_per_s "$tmp/exact.out") hand-offs/s (not checked)"
+    python3 "$TESTLIB/check_sampled_wait.py" "$tmp/exact.db" --context hot_loop --exact
+    case $? in
+        0) break ;;
+        3) [ "$try" -lt 3 ] || fail "LOCKBLAME_SPIN=exact: no wait in hot_loop in 3 runs" ;;
+        *) fail "LOCKBLAME_SPIN=exact: waits in hot_loop look sampled" ;;
+    esac
+done
 # The database says which waits were sampled (sync_object.sampled_waits):
 # some, of the lock's contended waits, in auto mode; none under exact.
 sampled=$(rows "$tmp/auto.db" "SELECT COALESCE(SUM(sampled_waits), 0) FROM sync_object WHERE object = 'spin'")

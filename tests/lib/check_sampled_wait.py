@@ -14,7 +14,7 @@ whole number of periods (1 ms, to the ns) only by a one-in-a-million chance.
   included), rows with wait_s > 0; there must be one at least.
 Sampled (default): every figure is a whole number of periods and > 0.
 --exact: none is.
-Prints each figure; exits 1 on failure.
+Prints each figure; exits 1 on failure, 3 where there is no such wait.
 """
 import argparse
 import sqlite3
@@ -49,7 +49,7 @@ def main():
     found = figures(con, args)
     if not found:
         print(f"FAILED: no wait for {args.object or args.context} in {args.db}")
-        return 1
+        return 3
     failures = 0
     for label, wait_s in found:
         wait_ns = round(wait_s * 1e9)

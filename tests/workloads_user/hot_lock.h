@@ -1,7 +1,9 @@
 /* Shared by the hot-lock workloads (spin_hot.c, mutex_hot.c): THREADS
  * workers released together through a start gate, run until main says
  * stop, and report the acquisitions and hand-offs they counted under the
- * lock. Each workload names itself in HOT_NAME before including this. */
+ * lock, and the run's parallelism: its CPU time over its wall time (about
+ * THREADS on an idle machine; far less where other processes keep the
+ * workers off their CPUs, so that they seldom run at once). Each workload names itself in HOT_NAME before including this. */
 #ifndef HOT_LOCK_H
 #define HOT_LOCK_H
 #include <pthread.h>
@@ -56,7 +58,7 @@ static int hot_stopped(void)
 /* Run nthreads workers (each returns its acquisitions, given 1 + its
  * index) for `seconds`, and on after that until done() says so (if done is
  * not NULL) or 20 times `seconds` have passed; check the sum against the
- * lock's count, and print the four common lines. Returns main's exit
+ * lock's count, and print the five common lines. Returns main's exit
  * status. */
 static int hot_run(int nthreads, double seconds, void *(*worker)(void *), int (*done)(void))
 {
@@ -68,6 +70,8 @@ static int hot_run(int nthreads, double seconds, void *(*worker)(void *), int (*
     }
     while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < nthreads)
         ;
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
     int64_t t0 = start_ns = now_ns();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     for (;;) {
@@ -87,6 +91,8 @@ static int hot_run(int nthreads, double seconds, void *(*worker)(void *), int (*
         sum += (uintptr_t)r;
     }
     double elapsed = (double)(now_ns() - t0) / 1e9;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+    double cpu = (double)(cpu1.tv_sec - cpu0.tv_sec) + (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9;
     if (sum != acquisitions) {
         fprintf(stderr, HOT_NAME ": lost updates: threads counted %llu, the lock %llu\n",
                 (unsigned long long)sum, (unsigned long long)acquisitions);
@@ -96,6 +102,7 @@ static int hot_run(int nthreads, double seconds, void *(*worker)(void *), int (*
     printf("handoffs %llu\n", (unsigned long long)handoffs);
     printf("elapsed_s %.6f\n", elapsed);
     printf("handoffs_per_s %.0f\n", (double)handoffs / elapsed);
+    printf("parallelism %.2f\n", cpu / elapsed); /* CPUs the run kept busy, on average */
     return 0;
 }
 #endif
