@@ -45,7 +45,7 @@ typedef struct {
     int64_t wait[MAX_ROUNDS], acquired[MAX_ROUNDS], released[MAX_ROUNDS];
     int64_t hold_ns, think_ns;
     int64_t cpu_ns; /* the side's thread CPU time over its rounds */
-    int failed; /* a lock call failed, or exclusion was violated */
+    int failed;     /* a lock call failed, or exclusion was violated */
 } side_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
