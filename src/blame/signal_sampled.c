@@ -39,19 +39,26 @@ static uint32_t current_log2(const lb_thread_t *self)
 
 /* The thread's next countdown at now: uniform on 1..2N-1 (mean N, from
  * the rate of the one that ended, signal_sampled.h), from its own
- * xorshift generator (seeded from its tid, never 0). */
+ * xorshift generator (seeded from its tid, never 0). Also the run of gap
+ * looks its signals with waiters may skip, from their rate over the same
+ * countdown (lb_signal_gap_skip_log2). */
 static uint32_t next_countdown(lb_thread_t *self, uint64_t now)
 {
-    uint32_t lg = self->signal_drawn_ns
-                      ? lb_signal_every_log2(self->signal_drawn, now - self->signal_drawn_ns)
-                      : LB_SIGNAL_SAMPLE_EVERY_LOG2;
+    uint32_t lg = LB_SIGNAL_SAMPLE_EVERY_LOG2;
+    self->gap_skip_log2 = 0;
+    if (self->signal_drawn_ns) {
+        lg = lb_signal_every_log2(self->signal_drawn, now - self->signal_drawn_ns);
+        self->gap_skip_log2 =
+            (uint16_t)lb_signal_gap_skip_log2(self->gap_eligible, now - self->signal_drawn_ns);
+    }
+    self->gap_eligible = 0;
     uint32_t x = self->signal_rng ? self->signal_rng : (uint32_t)self->tid * 2654435761u | 1;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
     self->signal_rng = x;
     uint32_t countdown = 1 + x % ((2u << lg) - 1);
-    self->signal_every_log2 = lg;
+    self->signal_every_log2 = (uint16_t)lg;
     self->signal_drawn = countdown;
     self->signal_drawn_ns = now;
     return countdown;

@@ -78,9 +78,9 @@
  * up to 8 us early. A signal whose waiters were all woken already (they
  * have not left their wait: they wait for a CPU or for the mutex) cannot
  * end a gap that a sleeping waiter waits out; it only moves the stored
- * time, and a thread that signals fast does that in one of its signals
- * in 2^(log2 N - LB_SIGNAL_GAP_SKIP_LOG2), about one every 8 us (N grows
- * with its rate), so the stored time stays within ~8 us more of the
+ * time, and a thread that signals fast does that in one of as many of its
+ * signals with waiters as it makes in ~8 us (their rate over its last
+ * countdown, up to 16), so the stored time stays within ~8 us more of the
  * latest signal. A signal that wakes someone (glibc's G1 has a waiter
  * not yet signalled, or G2 has one) always looks. bench/taskq with small
  * tasks (WORK=5), 4 workers on 2 vCPUs, where the descheduled producer
@@ -207,12 +207,27 @@ static inline bool lb_signal_has_waiters(const void *obj, lb_obj_kind kind)
             3) != 0;
 }
 
-/* A thread's signals on one slot store their time at least once in
- * 2^(log2 N - LB_SIGNAL_GAP_SKIP_LOG2) (its N: signal_every_log2; at
- * least every one): N grows with the thread's signal rate so that it
- * marks LB_SIGNAL_MARKS_PER_S (4000) intervals a second, so that many
- * signals take ~8 us, the grain of the stored time ("Gaps" above). */
-#define LB_SIGNAL_GAP_SKIP_LOG2 5
+/* A thread's signals with waiters on one slot that wake nobody store
+ * their time at least once in 2^gap_skip_log2 (lb_thread_t): as many of
+ * them as took at most one grain of the stored time (8 us, "Gaps" above)
+ * at the thread's own rate of signals with waiters, over its countdown
+ * that just ended; at most 2^LB_SIGNAL_GAP_SKIP_MAX_LOG2, and 1 (every
+ * one looks) until a countdown has ended. */
+#define LB_SIGNAL_GAP_SKIP_MAX_LOG2 4
+
+/* log2 of gap_skip_log2's run from `signals` signals with waiters in
+ * elapsed_ns: the largest k with 2^k of them in at most 2^GRAIN ns. */
+static inline uint32_t lb_signal_gap_skip_log2(uint32_t signals, uint64_t elapsed_ns)
+{
+    uint64_t t = elapsed_ns ? elapsed_ns : 1;
+    uint32_t k = 0;
+    if (t >> 50) /* (days: and t << k cannot overflow below) */
+        return 0;
+    while (k < LB_SIGNAL_GAP_SKIP_MAX_LOG2 &&
+           (t << (k + 1)) <= (uint64_t)signals << LB_SIGNAL_GAP_GRAIN_LOG2)
+        k++;
+    return k;
+}
 
 /* Does a signal on obj, whose slot (NULL: none) looks for gaps, look now?
  * When it has waiters to wake (it may end a gap), always; when it has
@@ -226,11 +241,10 @@ static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_h
     if (!slot || !__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) ||
         !lb_signal_has_waiters(obj, kind))
         return false;
+    self->gap_eligible++; /* (its rate: lb_signal_gap_skip_log2) */
     if (kind != LB_OBJ_COND || lb_cond_wakes((const pthread_cond_t *)obj))
         return true;
-    uint32_t lg = self->signal_every_log2;
-    if (lg > LB_SIGNAL_GAP_SKIP_LOG2 && self->gap_slot == slot &&
-        self->gap_skips + 1 < (1u << (lg - LB_SIGNAL_GAP_SKIP_LOG2))) {
+    if (self->gap_slot == slot && self->gap_skips + 1 < (1u << self->gap_skip_log2)) {
         self->gap_skips++;
         return false;
     }

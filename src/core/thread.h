@@ -99,11 +99,14 @@ typedef struct lb_thread {
                                    * in their record (record index << 32 | count) */
     uint64_t signal_drawn_ns;         /* blame/signal_sampled.h: when the countdown was drawn, */
     uint32_t signal_drawn;            /* its length, */
-    uint32_t signal_every_log2;       /* and log2 of its mean N (0: none drawn yet) */
+    uint16_t signal_every_log2;       /* and log2 of its mean N (0: none drawn yet) */
+    uint16_t gap_skip_log2;           /* blame/signal_sampled.h: log2 of the signals with
+                                       * waiters that may skip the gap look in a row */
     uint64_t signal_gap_from;         /* blame/signal_sampled.h: the signal about to be measured
                                    * ends a gap that began then (0: none) */
     const void *gap_slot;             /* blame/signal_sampled.h: the slot whose time this */
     uint32_t gap_skips;               /* thread stored last, and its signals there since */
+    uint32_t gap_eligible;            /* its signals with waiters since the countdown's draw */
     struct lb_omp_share *omp_share;   /* sampler/omp_share.h: the OpenMP share this thread runs
                                        * now, which its work samples go to; NULL: none */
     uintptr_t last_signal_key;        /* blame/sites.h: as last_site_key, for signals and posts */

@@ -60,6 +60,33 @@ static void test_the_maximum_and_odd_clocks(void)
     ASSERT_EQ(1u << LB_SIGNAL_SAMPLE_MAX_LOG2, LB_SIGNAL_SAMPLE_MAX);
 }
 
+/* The gap look's skips ("Gaps"): a run of signals with waiters that took
+ * at most one grain (8.192 us) at the thread's rate, up to the cap. */
+static void test_gap_skips_span_one_grain(void)
+{
+    const uint64_t grain = UINT64_C(1) << LB_SIGNAL_GAP_GRAIN_LOG2;
+    /* one signal with waiters a grain or slower: every one looks */
+    ASSERT_EQ(lb_signal_gap_skip_log2(1, grain), 0);
+    ASSERT_EQ(lb_signal_gap_skip_log2(64, 64 * MS), 0);
+    ASSERT_EQ(lb_signal_gap_skip_log2(0, 1 * MS), 0);
+    /* 2 / 4 / 8 a grain: runs of 2 / 4 / 8, never longer than a grain */
+    ASSERT_EQ(lb_signal_gap_skip_log2(2, grain), 1);
+    ASSERT_EQ(lb_signal_gap_skip_log2(63, 16 * grain), 1);
+    ASSERT_EQ(lb_signal_gap_skip_log2(64, 16 * grain), 2);
+    ASSERT_EQ(lb_signal_gap_skip_log2(40, 5 * grain), 3);
+    for (uint32_t n = 1; n < 200; n += 7) {
+        uint64_t t = 3 * grain + 1001;
+        uint32_t k = lb_signal_gap_skip_log2(n, t);
+        ASSERT_TRUE((t << k) <= (uint64_t)n * grain || k == 0); /* a run takes <= a grain */
+        ASSERT_TRUE(k == LB_SIGNAL_GAP_SKIP_MAX_LOG2 || (t << (k + 1)) > (uint64_t)n * grain);
+    }
+    /* a producer at 2M signals with waiters a second: the cap (16) */
+    ASSERT_EQ(lb_signal_gap_skip_log2(64, 32000), LB_SIGNAL_GAP_SKIP_MAX_LOG2);
+    ASSERT_EQ(lb_signal_gap_skip_log2(UINT32_MAX, 0), LB_SIGNAL_GAP_SKIP_MAX_LOG2);
+    /* days: no overflow */
+    ASSERT_EQ(lb_signal_gap_skip_log2(UINT32_MAX, UINT64_C(1) << 60), 0);
+}
+
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static int released;
@@ -99,4 +126,5 @@ static void test_cond_wakes_as_glibc_says(void)
 }
 
 CHECK_MAIN(test_slow_threads_keep_the_minimum, test_fast_threads_mark_at_the_target_rate,
-           test_the_maximum_and_odd_clocks, test_cond_wakes_as_glibc_says)
+           test_the_maximum_and_odd_clocks, test_gap_skips_span_one_grain,
+           test_cond_wakes_as_glibc_says)
