@@ -220,11 +220,11 @@ static inline bool lb_signal_has_waiters(const void *obj, lb_obj_kind kind)
 static inline uint32_t lb_signal_gap_skip_log2(uint32_t signals, uint64_t elapsed_ns)
 {
     uint64_t t = elapsed_ns ? elapsed_ns : 1;
+    uint64_t grains = (uint64_t)signals << LB_SIGNAL_GAP_GRAIN_LOG2; /* signals * one grain */
     uint32_t k = 0;
     if (t >> 50) /* (days: and t << k cannot overflow below) */
         return 0;
-    while (k < LB_SIGNAL_GAP_SKIP_MAX_LOG2 &&
-           (t << (k + 1)) <= (uint64_t)signals << LB_SIGNAL_GAP_GRAIN_LOG2)
+    while (k < LB_SIGNAL_GAP_SKIP_MAX_LOG2 && (t << (k + 1)) <= grains)
         k++;
     return k;
 }
