@@ -1,16 +1,43 @@
 #include "util/run_delay.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 
+#include "util/raw_syscall.h"
 #include "util/read_head.h"
+
+/* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
+ * the /proc mount's pid namespace numbers it (the /proc/thread-self
+ * link's last component, read without following the link). Not
+ * /proc/thread-self/schedstat: that leaves the thread's dentries below
+ * /proc/PID, and the parent's reap of a process whose threads have just
+ * exited invalidates /proc/PID's subtree while the last thread's own
+ * release invalidates its part: the reap then spins in
+ * shrink_dcache_parent until that thread runs again. /proc/TID's
+ * dentries are the thread's alone, invalidated by its own release. */
+static bool own_schedstat_path(char *path, size_t size)
+{
+    char link[64];
+    long n = lb_raw_syscall(SYS_readlinkat, AT_FDCWD, (long)"/proc/thread-self", (long)link,
+                            sizeof link - 1, 0, 0);
+    if (n <= 0)
+        return false;
+    link[n] = '\0';
+    const char *tid = strrchr(link, '/');
+    tid = tid ? tid + 1 : link;
+    snprintf(path, size, "/proc/%s/schedstat", tid);
+    return true;
+}
 
 bool lb_run_delay_ns(pid_t tid, uint64_t *ns)
 {
-    char path[64], buf[128];
+    char path[96], buf[128];
     if (tid)
         snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-    else
-        snprintf(path, sizeof path, "/proc/thread-self/schedstat");
+    else if (!own_schedstat_path(path, sizeof path))
+        return false;
     if (lb_read_head(path, buf, sizeof buf) <= 0)
         return false;
     /* "<on-CPU ns> <run delay ns> <timeslices>\n" */

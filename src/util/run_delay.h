@@ -13,7 +13,8 @@
  * unseen time is less than this whatever the delay (1 ms). */
 #define LB_RUN_DELAY_MIN_OFF_CPU_NS 1000000ull
 
-/* The run delay of thread tid of this process (0: the calling thread)
+/* The run delay of thread tid of this process (0: the calling thread,
+ * read at /proc/TID, which leaves no entry below /proc/PID: run_delay.c)
  * into *ns. Returns false, *ns untouched, when the kernel does not say
  * (no schedstat: CONFIG_SCHED_INFO off, /proc not mounted, the thread
  * gone). errno may change. */

@@ -8,6 +8,7 @@
 #include "common/ddl.h"
 #include "core/phase.h"
 #include "core/thread.h"
+#include "util/heap_settle.h"
 #include "util/lazy_deps.h"
 #include "util/own_stack.h"
 
@@ -82,6 +83,7 @@ void lb_profile_db_fork_prepare(void)
         lb_enter(self); /* SQLite's and malloc's locking go straight to glibc */
     if (lb_call_on_own_stack(build_template, NULL, LB_OWN_STACK_SIZE) != 0)
         __atomic_store_n(&template_state, TEMPLATE_FAILED, __ATOMIC_RELEASE);
+    lb_heap_settle(); /* the build's freed chunks, sorted once, not in each child */
     if (self)
         lb_leave(self);
     errno = saved_errno;
