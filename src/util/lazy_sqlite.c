@@ -54,6 +54,7 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_open,
            (db, schema, table, column, row, flags, blob))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_read, (sqlite3_blob * blob, void *to, int n, int at),
            (blob, to, n, at))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_bytes, (sqlite3_blob * blob), (blob))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_close, (sqlite3_blob * blob), (blob))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_handler, (sqlite3 * db, int (*fn)(void *, int), void *arg),
            (db, fn, arg))

@@ -38,7 +38,7 @@
 
 #define LB_CHAIN_LENGTH_SLOT 15
 #define LB_CACHE_WAIT_NS     (200 * 1000000ull) /* the longest wait for the run's database */
-#define LB_CACHE_MMAP_BYTES  (1ll << 30)         /* how much of it the read connection maps */
+#define LB_CACHE_MMAP_BYTES  (1ll << 30)        /* how much of it the read connection maps */
 
 typedef struct cached_name {
     char *function, *file;
@@ -47,12 +47,12 @@ typedef struct cached_name {
 
 typedef struct cached_module {
     bool loaded;
-    lb_u64map_t names;        /* (offset << 4 | depth) -> index in names */
-    bool functions_read;          /* its function table was looked for in the run's database */
-    sqlite3_int64 functions_row;  /* that table's rowid in module_function; 0 if none */
-    uint64_t n_functions;         /* its entries */
-    size_t functions_size;        /* its bytes */
-    bool exported; /* this process put its function table in its profile */
+    lb_u64map_t names;           /* (offset << 4 | depth) -> index in names */
+    bool functions_read;         /* its function table was looked for in the run's database */
+    sqlite3_int64 functions_row; /* that table's rowid in module_function; 0 if none */
+    uint64_t n_functions;        /* its entries */
+    size_t functions_size;       /* its bytes */
+    bool exported;               /* this process put its function table in its profile */
 } cached_module_t;
 
 struct lb_symcache {
@@ -108,11 +108,10 @@ static bool open_run_db(lb_symcache_t *c)
     bool other_run = lb_db_other_run(c->run_db, "main", lb_output_run_key(), 0) != 0;
     if (other_run)
         return false;
-    if (sqlite3_prepare_v2(
-            c->run_db,
-            "SELECT rowid, length(functions) FROM module_function"
-            " WHERE build_id = ?1 AND path = ?2 AND typeof(functions) = 'blob'",
-            -1, &c->functions, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(c->run_db,
+                           "SELECT rowid, length(functions) FROM module_function"
+                           " WHERE build_id = ?1 AND path = ?2 AND typeof(functions) = 'blob'",
+                           -1, &c->functions, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->run_db,
                            "SELECT offset, depth, function, file, line FROM symbol"
                            " WHERE build_id = ?1 AND path = ?2",
@@ -257,16 +256,22 @@ static char *read_name(sqlite3_blob *blob, size_t at, size_t size)
 static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc,
                              const char **function)
 {
+    /* Each search is a transaction of its own: between two, another run's
+     * commit may have emptied the file (output.c) and given the rowid to
+     * another module's table, which its size and count tell apart; a table
+     * that is not the one found is not searched (the caller resolves). */
     sqlite3_blob *blob = NULL;
+    uint64_t n = 0;
     if (sqlite3_blob_open(c->run_db, "main", "module_function", "functions", cm->functions_row, 0,
                           &blob) != SQLITE_OK ||
-        !blob) {
+        !blob || sqlite3_blob_bytes(blob) != (int)cm->functions_size ||
+        sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK || n != cm->n_functions) {
         sqlite3_blob_close(blob);
         return false;
     }
     /* a: the first entry past pc; the entries from the first at a - 1's
      * start up to a are all lb_symentries_find looks at */
-    uint64_t n = cm->n_functions, a = 0, b = n, e[3];
+    uint64_t a = 0, b = n, e[3];
     bool ok = true;
     while (ok && a < b) {
         uint64_t mid = a + (b - a) / 2;
@@ -290,8 +295,8 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
     *function = NULL;
     if (ok && count && raw && near && which && read_entries(blob, at, count, raw)) {
         for (uint64_t i = 0; i < count; i++)
-            near[i] = (lb_symentry_t){ (uintptr_t)raw[3 * i], (uintptr_t)raw[3 * i + 1],
-                                       which + i, 0 };
+            near[i] =
+                (lb_symentry_t){ (uintptr_t)raw[3 * i], (uintptr_t)raw[3 * i + 1], which + i, 0 };
         const char *hit;
         uintptr_t lo, hi;
         size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
@@ -300,8 +305,8 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
             uint64_t offset = raw[3 * (size_t)(hit - which) + 2];
             if (offset >= cm->functions_size - names_at)
                 offset = cm->functions_size - names_at - 1; /* damaged: the empty last name */
-            *name = (cached_name_t){ read_name(blob, names_at + offset, cm->functions_size),
-                                     NULL, 0 };
+            *name =
+                (cached_name_t){ read_name(blob, names_at + offset, cm->functions_size), NULL, 0 };
             ok = name->function != NULL;
             if (ok)
                 c->n_names++;
