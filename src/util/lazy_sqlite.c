@@ -48,6 +48,14 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_blob,
 LB_LAZY_FN(sqlite_lib, sqlite3_int64, sqlite3_column_int64, (sqlite3_stmt * st, int i), (st, i))
 LB_LAZY_FN(sqlite_lib, const unsigned char *, sqlite3_column_text, (sqlite3_stmt * st, int i),
            (st, i))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_open,
+           (sqlite3 * db, const char *schema, const char *table, const char *column,
+            sqlite3_int64 row, int flags, sqlite3_blob **blob),
+           (db, schema, table, column, row, flags, blob))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_read, (sqlite3_blob * blob, void *to, int n, int at),
+           (blob, to, n, at))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_bytes, (sqlite3_blob * blob), (blob))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_blob_close, (sqlite3_blob * blob), (blob))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_handler, (sqlite3 * db, int (*fn)(void *, int), void *arg),
            (db, fn, arg))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_timeout, (sqlite3 * db, int ms), (db, ms))

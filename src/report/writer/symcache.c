@@ -7,14 +7,19 @@
  * A module's function table is one blob (module_function.functions):
  * a uint64_t count n, then n entries {uint64_t lo, size, name}, lo
  * relative to the module's start and name the offset of its NUL-ended
- * text after the entries, in the index's order (symindex.h). It is read
- * whole at the module's first lookup the chains do not answer, and
- * searched as the index is (lb_symentries_find). An address named from
- * the table is also kept as a chain of its own (depth 0, no file): the
- * table of a runtime library is hundreds of KB (libc's ~270 KB), and a
- * tree's processes mostly hold the same few addresses in it, so a later
- * process reads a few rows instead of the table, which it reads only for
- * an address no earlier process held. */
+ * text after the entries, in the index's order (symindex.h). It is
+ * searched in place, through SQLite's incremental blob reads: a binary
+ * search over the entries, then the few entries that start where the
+ * address's symbol does, searched as the index is (lb_symentries_find),
+ * then the one name. A table is hundreds of KB to MBs (libc's ~270 KB,
+ * cc1's ~1.9 MB), and each compiler of a make tree names a hundred or so
+ * cc1 addresses no earlier process held: reading the table whole was most
+ * of such a process's write. The blob is opened for one lookup at a time,
+ * so that the run's database is locked only while it is searched, and
+ * the connection maps the file (mmap_size) so that the search touches the
+ * pages it needs instead of copying them. An address named from the table
+ * is also kept as a chain of its own (depth 0, no file), so that a later
+ * process reads one row. */
 #include "report/writer/symcache.h"
 
 #include <stdlib.h>
@@ -33,6 +38,7 @@
 
 #define LB_CHAIN_LENGTH_SLOT 15
 #define LB_CACHE_WAIT_NS     (200 * 1000000ull) /* the longest wait for the run's database */
+#define LB_CACHE_MMAP_BYTES  (1ll << 30)        /* how much of it the read connection maps */
 
 typedef struct cached_name {
     char *function, *file;
@@ -41,12 +47,12 @@ typedef struct cached_name {
 
 typedef struct cached_module {
     bool loaded;
-    lb_u64map_t names;        /* (offset << 4 | depth) -> index in names */
-    bool functions_read;      /* its function table was looked for in the run's database */
-    lb_symentry_t *functions; /* that table (names in blob), NULL if none */
-    size_t n_functions;
-    char *blob;
-    bool exported; /* this process put its function table in its profile */
+    lb_u64map_t names;           /* (offset << 4 | depth) -> index in names */
+    bool functions_read;         /* its function table was looked for in the run's database */
+    sqlite3_int64 functions_row; /* that table's rowid in module_function; 0 if none */
+    uint64_t n_functions;        /* its entries */
+    size_t functions_size;       /* its bytes */
+    bool exported;               /* this process put its function table in its profile */
 } cached_module_t;
 
 struct lb_symcache {
@@ -56,7 +62,7 @@ struct lb_symcache {
     uint32_t n_names, cap_names;
     sqlite3 *run_db;         /* the run's database, read only; NULL before the first lookup */
     sqlite3_stmt *query;     /* one module's chains in run_db */
-    sqlite3_stmt *functions; /* one module's function table in run_db */
+    sqlite3_stmt *functions; /* where one module's function table is in run_db */
     bool run_db_tried;       /* no second try after a failed open */
     uint64_t deadline;       /* for run_db's busy handler */
     sqlite3_stmt *insert;    /* into the profile's symbol table */
@@ -94,14 +100,18 @@ static bool open_run_db(lb_symcache_t *c)
     sqlite3_busy_handler(c->run_db, lb_output_busy, &c->deadline);
     if (lb_db_version(c->run_db, "main") != LB_SCHEMA_VERSION)
         return false;
+    char mmap_size[64];
+    snprintf(mmap_size, sizeof mmap_size, "PRAGMA mmap_size=%lld", LB_CACHE_MMAP_BYTES);
+    sqlite3_exec(c->run_db, mmap_size, NULL, NULL, NULL); /* failing, it copies pages */
     /* another run's rows: this write empties the file (output.c), and a
      * chain is only known to be right for the run that wrote it */
     bool other_run = lb_db_other_run(c->run_db, "main", lb_output_run_key(), 0) != 0;
     if (other_run)
         return false;
-    if (sqlite3_prepare_v2(
-            c->run_db, "SELECT functions FROM module_function WHERE build_id = ?1 AND path = ?2",
-            -1, &c->functions, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(c->run_db,
+                           "SELECT rowid, length(functions) FROM module_function"
+                           " WHERE build_id = ?1 AND path = ?2 AND typeof(functions) = 'blob'",
+                           -1, &c->functions, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->run_db,
                            "SELECT offset, depth, function, file, line FROM symbol"
                            " WHERE build_id = ?1 AND path = ?2",
@@ -131,6 +141,21 @@ static char *copy_column(sqlite3_stmt *st, int col)
     return text ? strdup(text) : NULL;
 }
 
+/* A new entry of c->names, which live until lb_symcache_close; NULL
+ * without memory. */
+static cached_name_t *push_name(lb_symcache_t *c)
+{
+    if (c->n_names == c->cap_names) {
+        uint32_t n = c->cap_names ? c->cap_names * 2 : 256;
+        cached_name_t *names = realloc(c->names, n * sizeof *names);
+        if (!names)
+            return NULL;
+        c->names = names;
+        c->cap_names = n;
+    }
+    return &c->names[c->n_names];
+}
+
 /* Reads one module's chains from the run's database (once). */
 static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
@@ -143,15 +168,9 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
         int depth = sqlite3_column_int(c->query, 1);
         if (depth < 0 || depth > LB_MAX_INLINE || offset >> 59)
             continue;
-        if (c->n_names == c->cap_names) {
-            uint32_t n = c->cap_names ? c->cap_names * 2 : 256;
-            cached_name_t *names = realloc(c->names, n * sizeof *names);
-            if (!names)
-                break;
-            c->names = names;
-            c->cap_names = n;
-        }
-        cached_name_t *name = &c->names[c->n_names];
+        cached_name_t *name = push_name(c);
+        if (!name)
+            break;
         *name = (cached_name_t){ copy_column(c->query, 2), copy_column(c->query, 3),
                                  sqlite3_column_int(c->query, 4) };
         uint64_t key = offset << 4;
@@ -169,41 +188,138 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
     done(c->query);
 }
 
-/* Reads one module's function table from the run's database (once);
- * false when it is not there or is damaged. */
-static bool read_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
+/* Where one module's function table is in the run's database (looked
+ * for once); false when it is not there or is damaged. */
+static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
     if (cm->functions_read)
-        return cm->functions != NULL;
+        return cm->functions_row != 0;
     cm->functions_read = true;
     if (!open_run_db(c))
         return false;
     bind_module(c->functions, mod);
+    sqlite3_int64 row = 0, size = 0;
     if (sqlite3_step(c->functions) == SQLITE_ROW) {
-        const unsigned char *blob = sqlite3_column_blob(c->functions, 0);
-        size_t size = (size_t)sqlite3_column_bytes(c->functions, 0);
-        uint64_t n = 0;
-        if (blob && size >= sizeof n)
-            memcpy(&n, blob, sizeof n);
-        size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
-        if (n > 0 && n < ((size_t)1 << 32) && names_at < size && blob[size - 1] == '\0')
-            cm->blob = malloc(size);
-        cm->functions = cm->blob ? malloc((size_t)n * sizeof *cm->functions) : NULL;
-        if (cm->functions) {
-            memcpy(cm->blob, blob, size);
-            for (uint64_t i = 0; i < n; i++) {
-                uint64_t e[3];
-                memcpy(e, cm->blob + sizeof n + i * sizeof e, sizeof e);
-                if (e[2] >= size - names_at)
-                    e[2] = size - names_at - 1; /* damaged: the empty last name */
-                cm->functions[i] = (lb_symentry_t){ (uintptr_t)e[0], (uintptr_t)e[1],
-                                                    cm->blob + names_at + e[2], 0 };
-            }
-            cm->n_functions = (size_t)n;
-        }
+        row = sqlite3_column_int64(c->functions, 0);
+        size = sqlite3_column_int64(c->functions, 1);
     }
     done(c->functions);
-    return cm->functions != NULL;
+    sqlite3_blob *blob = NULL;
+    uint64_t n = 0;
+    char last = 1;
+    if (row == 0 || size < (sqlite3_int64)sizeof n || size > INT32_MAX ||
+        sqlite3_blob_open(c->run_db, "main", "module_function", "functions", row, 0, &blob) !=
+            SQLITE_OK ||
+        !blob || sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK ||
+        sqlite3_blob_read(blob, &last, 1, (int)size - 1) != SQLITE_OK)
+        n = 0;
+    sqlite3_blob_close(blob);
+    size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
+    if (n > 0 && n < ((size_t)1 << 32) && names_at < (size_t)size && last == '\0') {
+        cm->functions_row = row;
+        cm->n_functions = n;
+        cm->functions_size = (size_t)size;
+    }
+    return cm->functions_row != 0;
+}
+
+/* Entry i of the table open in blob, {lo, size, name offset}. */
+static bool read_entries(sqlite3_blob *blob, uint64_t i, uint64_t count, uint64_t *e)
+{
+    return sqlite3_blob_read(blob, e, (int)(count * 3 * sizeof *e),
+                             (int)(sizeof(uint64_t) + i * 3 * sizeof *e)) == SQLITE_OK;
+}
+
+/* The NUL-ended text at `at` in blob (the table's last byte is NUL). */
+static char *read_name(sqlite3_blob *blob, size_t at, size_t size)
+{
+    char *name = NULL;
+    size_t len = 0;
+    for (;;) {
+        size_t chunk = size - at < 256 ? size - at : 256;
+        char *grown = realloc(name, len + chunk);
+        if (!grown || sqlite3_blob_read(blob, grown + len, (int)chunk, (int)at) != SQLITE_OK) {
+            free(grown ? grown : name);
+            return NULL;
+        }
+        name = grown;
+        char *nul = memchr(name + len, '\0', chunk);
+        if (nul)
+            return name;
+        len += chunk;
+        at += chunk;
+    }
+}
+
+/* The function of the module's table holding offset pc (NULL: none holds
+ * it); false when the table cannot be read. */
+static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc,
+                             const char **function)
+{
+    /* Each search is a transaction of its own: between two, another run's
+     * commit may have emptied the file (output.c) and given the rowid to
+     * another module's table, which its size and count tell apart; a table
+     * that is not the one found is not searched (the caller resolves). */
+    sqlite3_blob *blob = NULL;
+    uint64_t n = 0;
+    if (sqlite3_blob_open(c->run_db, "main", "module_function", "functions", cm->functions_row, 0,
+                          &blob) != SQLITE_OK ||
+        !blob || sqlite3_blob_bytes(blob) != (int)cm->functions_size ||
+        sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK || n != cm->n_functions) {
+        sqlite3_blob_close(blob);
+        return false;
+    }
+    /* a: the first entry past pc; the entries from the first at a - 1's
+     * start up to a are all lb_symentries_find looks at */
+    uint64_t a = 0, b = n, e[3];
+    bool ok = true;
+    while (ok && a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        if (!(ok = read_entries(blob, mid, 1, e)))
+            break;
+        if (e[0] <= pc)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    uint64_t at = a;
+    for (uint64_t lo = 0; ok && at > 0; at--) {
+        if (!(ok = read_entries(blob, at - 1, 1, e)) || (at < a && e[0] != lo))
+            break;
+        lo = e[0];
+    }
+    uint64_t count = (a < n ? a + 1 : n) - at;
+    uint64_t *raw = count ? malloc(count * sizeof e) : NULL;
+    lb_symentry_t *near = count ? malloc(count * sizeof *near) : NULL;
+    char *which = count ? malloc(count) : NULL; /* near[i].name is which + i */
+    *function = NULL;
+    if (ok && count && raw && near && which && read_entries(blob, at, count, raw)) {
+        for (uint64_t i = 0; i < count; i++)
+            near[i] =
+                (lb_symentry_t){ (uintptr_t)raw[3 * i], (uintptr_t)raw[3 * i + 1], which + i, 0 };
+        const char *hit;
+        uintptr_t lo, hi;
+        size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
+        cached_name_t *name = push_name(c);
+        if (lb_symentries_find(near, count, pc, &hit, &lo, &hi) == LB_SYMINDEX_HIT && name) {
+            uint64_t offset = raw[3 * (size_t)(hit - which) + 2];
+            if (offset >= cm->functions_size - names_at)
+                offset = cm->functions_size - names_at - 1; /* damaged: the empty last name */
+            *name =
+                (cached_name_t){ read_name(blob, names_at + offset, cm->functions_size), NULL, 0 };
+            ok = name->function != NULL;
+            if (ok)
+                c->n_names++;
+            *function = name->function;
+        }
+    } else if (count) {
+        ok = false;
+    }
+    free(raw);
+    free(near);
+    free(which);
+    sqlite3_blob_close(blob);
+    return ok;
 }
 
 static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_t pc, int depth,
@@ -244,13 +360,9 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     if (!lb_u64map_get(&cm->names, key | LB_CHAIN_LENGTH_SLOT, &length) || length == 0 ||
         length > LB_MAX_INLINE + 1) {
         /* a module named by its function symbols alone (lb_symbol_functions) */
-        if (!read_functions(c, mod, cm))
-            return false;
         const char *function;
-        uintptr_t lo, hi;
-        if (lb_symentries_find(cm->functions, cm->n_functions, pc - mod->low, &function, &lo,
-                               &hi) != LB_SYMINDEX_HIT)
-            function = NULL;
+        if (!find_functions(c, mod, cm) || !search_functions(c, cm, pc - mod->low, &function))
+            return false;
         /* kept as a chain of its own, so that the next process naming this
          * address reads one row, not the module's whole table */
         if (c->insert)
@@ -359,7 +471,7 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
     /* a module named by its function symbols alone: its whole table, once
      * per run, so that later processes name any address in it */
     cached_module_t *cm = &c->modules[mod - c->map.modules];
-    if (c->insert_functions && !cm->exported && !cm->functions) {
+    if (c->insert_functions && !cm->exported && !cm->functions_row) {
         cm->exported = true;
         export_functions(c, s, mod, pc);
     }
@@ -387,8 +499,6 @@ void lb_symcache_close(lb_symcache_t *c)
         sqlite3_close(c->run_db);
     for (uint32_t i = 0; c->modules && i < c->map.count; i++) {
         lb_u64map_free(&c->modules[i].names);
-        free(c->modules[i].functions);
-        free(c->modules[i].blob);
     }
     for (uint32_t i = 0; i < c->n_names; i++) {
         free(c->names[i].function);

@@ -20,7 +20,8 @@
  *
  * Used on the finishing thread only, during one write; uses malloc. The
  * read connection lives from the first lookup to lb_symcache_close, and
- * takes the database's shared lock only while a module's rows are read. */
+ * takes the database's shared lock only while a module's rows are read or
+ * one address is searched in its function table. */
 #ifndef LB_WRITER_SYMCACHE_H
 #define LB_WRITER_SYMCACHE_H
 #include <sqlite3.h>
