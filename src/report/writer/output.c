@@ -232,7 +232,7 @@ int lb_output_busy(void *deadline, int tries)
 static int merge_main(sqlite3 *db, void *arg)
 {
     (void)arg;
-    return lb_db_merge(db, "main", "out");
+    return lb_db_merge(db, "main", "out", 0);
 }
 
 int lb_output_commit(sqlite3 *db)
