@@ -54,20 +54,25 @@ struct lb_symcache {
     cached_module_t *modules; /* one per map entry */
     cached_name_t *names;
     uint32_t n_names, cap_names;
-    sqlite3 *run_db;         /* the run's database, read only; NULL before the first lookup */
+    sqlite3 *profile;        /* the profile's connection */
+    bool attached;           /* the run's database is attached to it as "out" */
+    sqlite3 *run_db;         /* else its own read-only connection; NULL before the first lookup */
     sqlite3_stmt *query;     /* one module's chains in run_db */
     sqlite3_stmt *functions; /* one module's function table in run_db */
     bool run_db_tried;       /* no second try after a failed open */
     uint64_t deadline;       /* for run_db's busy handler */
     sqlite3_stmt *insert;    /* into the profile's symbol table */
-    sqlite3_stmt *insert_functions; /* into the profile's module_function table */
+    sqlite3_stmt *insert_functions;    /* into the profile's module_function table */
+    bool added_names, added_functions; /* a row tried in either table */
 };
 
-lb_symcache_t *lb_symcache_open(sqlite3 *profile)
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached)
 {
     lb_symcache_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->profile = profile;
+    c->attached = attached;
     if (lb_modmap_read(&c->map) && c->map.count)
         c->modules = calloc(c->map.count, sizeof *c->modules);
     if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
@@ -79,37 +84,61 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile)
     return c;
 }
 
-/* The run's database, opened read only, when it already holds this run's
- * profiles in this schema; false otherwise (nothing to read). */
+/* A read of the run's database: on the profile's connection, the build's
+ * transaction ends first (begun again by end_read), so that the run's
+ * database is locked only while the read's statement runs, not for the
+ * rest of the build; false when it cannot end. */
+static bool begin_read(lb_symcache_t *c)
+{
+    return !c->attached || sqlite3_get_autocommit(c->profile) ||
+           sqlite3_exec(c->profile, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+static void end_read(lb_symcache_t *c)
+{
+    if (c->attached && sqlite3_get_autocommit(c->profile))
+        sqlite3_exec(c->profile, "BEGIN", NULL, NULL, NULL);
+}
+
+/* The run's database, when it already holds this run's profiles in this
+ * schema (attached to the profile's connection, else opened read only);
+ * false otherwise (nothing to read). Inside begin_read. */
 static bool open_run_db(lb_symcache_t *c)
 {
     if (c->run_db_tried)
         return c->query != NULL;
     c->run_db_tried = true;
-    if (sqlite3_open_v2(lb_output_path(), &c->run_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    const char *schema = c->attached ? "out" : "main";
+    if (c->attached)
+        c->run_db = c->profile;
+    else if (sqlite3_open_v2(lb_output_path(), &c->run_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return false;
     /* a process committing holds the file for milliseconds: wait for it
      * in short steps, and not long (a name not read is resolved here) */
     c->deadline = lb_monotonic_ns() + LB_CACHE_WAIT_NS;
     sqlite3_busy_handler(c->run_db, lb_output_busy, &c->deadline);
-    if (lb_db_version(c->run_db, "main") != LB_SCHEMA_VERSION)
+    if (lb_db_version(c->run_db, schema) != LB_SCHEMA_VERSION)
         return false;
     /* another run's rows: this write empties the file (output.c), and a
      * chain is only known to be right for the run that wrote it */
-    bool other_run = lb_db_other_run(c->run_db, "main", lb_output_run_key(), 0) != 0;
+    bool other_run = lb_db_other_run(c->run_db, schema, lb_output_run_key(), 0) != 0;
     if (other_run)
         return false;
-    if (sqlite3_prepare_v2(
-            c->run_db, "SELECT functions FROM module_function WHERE build_id = ?1 AND path = ?2",
-            -1, &c->functions, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->run_db,
-                           "SELECT offset, depth, function, file, line FROM symbol"
-                           " WHERE build_id = ?1 AND path = ?2",
-                           -1, &c->query, NULL) != SQLITE_OK) {
+    char *functions = sqlite3_mprintf("SELECT functions FROM \"%w\".module_function"
+                                      " WHERE build_id = ?1 AND path = ?2",
+                                      schema);
+    char *chains = sqlite3_mprintf("SELECT offset, depth, function, file, line FROM \"%w\".symbol"
+                                   " WHERE build_id = ?1 AND path = ?2",
+                                   schema);
+    if (!functions || !chains ||
+        sqlite3_prepare_v2(c->run_db, functions, -1, &c->functions, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->run_db, chains, -1, &c->query, NULL) != SQLITE_OK) {
         sqlite3_finalize(c->functions);
         c->functions = NULL;
         c->query = NULL;
     }
+    sqlite3_free(functions);
+    sqlite3_free(chains);
     return c->query != NULL;
 }
 
@@ -135,8 +164,12 @@ static char *copy_column(sqlite3_stmt *st, int col)
 static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
     cm->loaded = true;
-    if (!open_run_db(c))
+    if (!begin_read(c))
         return;
+    if (!open_run_db(c)) {
+        end_read(c);
+        return;
+    }
     bind_module(c->query, mod);
     while (sqlite3_step(c->query) == SQLITE_ROW) {
         uint64_t offset = (uint64_t)sqlite3_column_int64(c->query, 0);
@@ -167,6 +200,7 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
         c->n_names++;
     }
     done(c->query);
+    end_read(c);
 }
 
 /* Reads one module's function table from the run's database (once);
@@ -176,8 +210,12 @@ static bool read_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     if (cm->functions_read)
         return cm->functions != NULL;
     cm->functions_read = true;
-    if (!open_run_db(c))
+    if (!begin_read(c))
         return false;
+    if (!open_run_db(c)) {
+        end_read(c);
+        return false;
+    }
     bind_module(c->functions, mod);
     if (sqlite3_step(c->functions) == SQLITE_ROW) {
         const unsigned char *blob = sqlite3_column_blob(c->functions, 0);
@@ -203,6 +241,7 @@ static bool read_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
         }
     }
     done(c->functions);
+    end_read(c);
     return cm->functions != NULL;
 }
 
@@ -218,6 +257,7 @@ static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_
     if (file)
         sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 7, line);
+    c->added_names = true;
     sqlite3_step(st);
     done(st);
 }
@@ -335,6 +375,7 @@ static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modm
             memcpy(blob + sizeof n + entries, p.names, p.names_len);
             bind_module(c->insert_functions, mod);
             sqlite3_bind_blob(c->insert_functions, 3, blob, (int)size, SQLITE_TRANSIENT);
+            c->added_functions = true;
             sqlite3_step(c->insert_functions);
             done(c->insert_functions);
             free(blob);
@@ -375,6 +416,16 @@ bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *
     return true;
 }
 
+bool lb_symcache_added_names(const lb_symcache_t *c)
+{
+    return c && c->added_names;
+}
+
+bool lb_symcache_added_functions(const lb_symcache_t *c)
+{
+    return c && c->added_functions;
+}
+
 void lb_symcache_close(lb_symcache_t *c)
 {
     if (!c)
@@ -383,7 +434,7 @@ void lb_symcache_close(lb_symcache_t *c)
     sqlite3_finalize(c->insert_functions);
     sqlite3_finalize(c->query);
     sqlite3_finalize(c->functions);
-    if (c->run_db)
+    if (c->run_db && !c->attached)
         sqlite3_close(c->run_db);
     for (uint32_t i = 0; c->modules && i < c->map.count; i++) {
         lb_u64map_free(&c->modules[i].names);
