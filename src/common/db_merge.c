@@ -171,10 +171,9 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
     return rc;
 }
 
-/* enum lb_merge_table's names */
-static const char *const table_name[LB_MERGE_TABLES] = {
-    "run",  "module",       "frame",           "node",   "thread",          "sync_object", "metric",
-    "site", "object_blame", "structural_wait", "symbol", "module_function",
+/* The shifted tables of enum lb_merge_table, by name. */
+static const char *const shifted_table[LB_MERGE_OBJECT + 1] = {
+    "run", "module", "frame", "node", "thread", "sync_object",
 };
 
 /* In one statement: the destination's next id of each shifted table,
@@ -184,7 +183,7 @@ static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OB
     char *sql = sqlite3_mprintf("SELECT");
     for (int t = LB_MERGE_RUN; sql && t <= LB_MERGE_OBJECT; t++) {
         char *more = sqlite3_mprintf("%s%s (SELECT COALESCE(MAX(id), 0) + 1 FROM \"%w\".%s)", sql,
-                                     t ? "," : "", dst, table_name[t]);
+                                     t ? "," : "", dst, shifted_table[t]);
         sqlite3_free(sql);
         sql = more;
     }
@@ -210,8 +209,6 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
     int version = lb_db_version(db, src);
     if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
-    /* structural_wait is optional in a source (older version-2 files);
-     * the names resolved once per module are the same for every process */
     sqlite3_int64 next[LB_MERGE_OBJECT + 1];
     int rc = next_ids(db, dst, next);
     if (rc != SQLITE_OK)
