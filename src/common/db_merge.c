@@ -171,18 +171,60 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
     return rc;
 }
 
-int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
+/* The shifted tables of enum lb_merge_table, by name. */
+static const char *const shifted_table[LB_MERGE_OBJECT + 1] = {
+    "run", "module", "frame", "node", "thread", "sync_object",
+};
+
+/* In one statement: the destination's next id of each shifted table,
+ * its largest + 1. */
+static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OBJECT + 1])
+{
+    char *sql = sqlite3_mprintf("SELECT");
+    for (int t = LB_MERGE_RUN; sql && t <= LB_MERGE_OBJECT; t++) {
+        char *more = sqlite3_mprintf("%s%s (SELECT COALESCE(MAX(id), 0) + 1 FROM \"%w\".%s)", sql,
+                                     t ? "," : "", dst, shifted_table[t]);
+        sqlite3_free(sql);
+        sql = more;
+    }
+    if (!sql)
+        return SQLITE_NOMEM;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        for (int t = LB_MERGE_RUN; t <= LB_MERGE_OBJECT; t++)
+            next[t] = sqlite3_column_int64(st, t);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
 {
     int version = lb_db_version(db, src);
     if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
-    shift_t s;
-    int rc;
-    if ((rc = next_id(db, dst, "run", &s.run)) || (rc = next_id(db, dst, "module", &s.module)) ||
-        (rc = next_id(db, dst, "frame", &s.frame)) || (rc = next_id(db, dst, "node", &s.node)) ||
-        (rc = next_id(db, dst, "thread", &s.thread)) ||
-        (rc = next_id(db, dst, "sync_object", &s.object)))
+    sqlite3_int64 next[LB_MERGE_OBJECT + 1];
+    int rc = next_ids(db, dst, next);
+    if (rc != SQLITE_OK)
         return rc;
+    bool rows[LB_MERGE_TABLES];
+    for (int t = 0; t < LB_MERGE_TABLES; t++)
+        rows[t] = !(empty & LB_MERGE_EMPTY(t));
+    /* structural_wait is optional in a source (older version-2 files);
+     * the names resolved once per module are the same for every process */
+    rows[LB_MERGE_STRUCTURAL] = rows[LB_MERGE_STRUCTURAL] && has_table(db, src, "structural_wait");
+    bool names = (rows[LB_MERGE_SYMBOL] || rows[LB_MERGE_FUNCTIONS]) && version >= 8 &&
+                 has_table(db, dst, "symbol");
+    rows[LB_MERGE_SYMBOL] = rows[LB_MERGE_SYMBOL] && names;
+    rows[LB_MERGE_FUNCTIONS] = rows[LB_MERGE_FUNCTIONS] && names;
+    shift_t s = { next[LB_MERGE_RUN],  next[LB_MERGE_MODULE], next[LB_MERGE_FRAME],
+                  next[LB_MERGE_NODE], next[LB_MERGE_THREAD], next[LB_MERGE_OBJECT] };
     bool v3 = version >= 3;
     /* A version-2 source is one process: its single run row. */
     const char *run_of = v3 ? "run_id" : "(SELECT MIN(id) FROM \"%w\".run)";
@@ -192,69 +234,77 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst)
     char *sql[15];
     int n = 0;
     sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".node VALUES(0, NULL, NULL, 0)", dst);
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".run SELECT id + %lld, rtrim(command), executable, pid, event,"
-        " event_requested, period, period_unit, ns_per_sample, start_unix, duration_s, threads,"
-        " samples, samples_dropped, exit_reason, %s, %s + (SELECT COUNT(*) FROM \"%w\".run d"
-        " WHERE d.pid = r.pid AND d.proc_start IS %s AND d.run_key IS %s), %s, %s"
-        " FROM \"%w\".run r",
-        dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst, v3 ? "r.proc_start" : "NULL",
-        v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base, %s"
-                               " FROM \"%w\".module",
-                               dst, s.module, version >= 6 ? "build_id" : "NULL", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
-                               " offset, function, file, line FROM \"%w\".frame",
-                               dst, s.frame, s.module, src);
-    sql[n++] =
-        sqlite3_mprintf("INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id") ", " FREF(
-                            "frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
-                        dst, s.node, s.node, s.frame, src);
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".thread SELECT id + %lld, tid, " FREF("start_frame_id") ", " NREF(
-            "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld,"
-                               " %s FROM \"%w\".thread",
-        dst, s.thread, s.frame, s.node, run_ref, s.run,
-        version >= 5 ? "runqueue_s, unseen_s" : "NULL, NULL", src);
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".metric SELECT " NREF(
-            "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
-                       " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
-                       " idle_sem_s, idle_join_s, blamed_count, %s, %s"
-                       " FROM \"%w\".metric",
-        dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0",
-        version >= 5 ? "idle_futex_s" : "0", src);
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".site SELECT " FREF(
-            "frame_id") ", thread_id + %lld, object, acquisitions, contended, releases"
-                        " FROM \"%w\".site",
-        dst, s.frame, s.thread, src);
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
-        " address, " NREF(
-            "first_node_id") ", acquisitions, contended,"
-                             " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
-                             " FROM \"%w\".sync_object",
-        dst, s.object, s.node, run_ref, s.run, version >= 4 ? "sampled_waits" : "0", src);
-    sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, " NREF(
-                                   "node_id") ", thread_id + %lld, blame_s, count"
-                                              " FROM \"%w\".object_blame",
-                               dst, s.object, s.node, s.thread, src);
-    /* structural_wait is optional in a source (older version-2 files). */
-    if (has_table(db, src, "structural_wait"))
+    if (rows[LB_MERGE_RUN])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".run SELECT id + %lld, rtrim(command), executable, pid, event,"
+            " event_requested, period, period_unit, ns_per_sample, start_unix, duration_s, threads,"
+            " samples, samples_dropped, exit_reason, %s, %s + (SELECT COUNT(*) FROM \"%w\".run d"
+            " WHERE d.pid = r.pid AND d.proc_start IS %s AND d.run_key IS %s), %s, %s"
+            " FROM \"%w\".run r",
+            dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst,
+            v3 ? "r.proc_start" : "NULL", v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL",
+            v3 ? "run_key" : "NULL", src);
+    if (rows[LB_MERGE_MODULE])
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base, %s"
+                                   " FROM \"%w\".module",
+                                   dst, s.module, version >= 6 ? "build_id" : "NULL", src);
+    if (rows[LB_MERGE_FRAME])
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
+                                   " offset, function, file, line FROM \"%w\".frame",
+                                   dst, s.frame, s.module, src);
+    if (rows[LB_MERGE_NODE])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id") ", " FREF(
+                "frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
+            dst, s.node, s.node, s.frame, src);
+    if (rows[LB_MERGE_THREAD])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".thread SELECT id + %lld, tid, " FREF("start_frame_id") ", " NREF(
+                "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld,"
+                                   " %s FROM \"%w\".thread",
+            dst, s.thread, s.frame, s.node, run_ref, s.run,
+            version >= 5 ? "runqueue_s, unseen_s" : "NULL, NULL", src);
+    if (rows[LB_MERGE_METRIC])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".metric SELECT " NREF(
+                "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
+                           " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
+                           " idle_sem_s, idle_join_s, blamed_count, %s, %s"
+                           " FROM \"%w\".metric",
+            dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0",
+            version >= 5 ? "idle_futex_s" : "0", src);
+    if (rows[LB_MERGE_SITE])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".site SELECT " FREF(
+                "frame_id") ", thread_id + %lld, object, acquisitions, contended, releases"
+                            " FROM \"%w\".site",
+            dst, s.frame, s.thread, src);
+    if (rows[LB_MERGE_OBJECT])
+        sql[n++] = sqlite3_mprintf(
+            "INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
+            " address, " NREF(
+                "first_node_id") ", acquisitions, contended,"
+                                 " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
+                                 " FROM \"%w\".sync_object",
+            dst, s.object, s.node, run_ref, s.run, version >= 4 ? "sampled_waits" : "0", src);
+    if (rows[LB_MERGE_BLAME])
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, " NREF(
+                                       "node_id") ", thread_id + %lld, blame_s, count"
+                                                  " FROM \"%w\".object_blame",
+                                   dst, s.object, s.node, s.thread, src);
+    if (rows[LB_MERGE_STRUCTURAL])
         sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + %lld,"
                                    " object_id + %lld, object, start_s, end_s, open, " NREF(
                                        "node_id") ", node_thread_id + %lld, blame_s"
                                                   " FROM \"%w\".structural_wait",
                                    dst, s.thread, s.object, s.node, s.thread, src);
-    /* The names resolved once per module: the same for every process. */
-    if (version >= 8 && has_table(db, dst, "symbol")) {
+    if (rows[LB_MERGE_SYMBOL])
         sql[n++] = sqlite3_mprintf(
             "INSERT OR IGNORE INTO \"%w\".symbol SELECT * FROM \"%w\".symbol", dst, src);
+    if (rows[LB_MERGE_FUNCTIONS])
         sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".module_function"
                                    " SELECT * FROM \"%w\".module_function",
                                    dst, src);
-    }
     /* Integer counters add up, and so do the CPU seconds credited
      * unsampled; other values (the sampling mechanism, its rate) stay the
      * first process's; the version keys are the destination's own. */

@@ -11,11 +11,32 @@
 #define LB_COMMON_DB_MERGE_H
 #include <sqlite3.h>
 
-/* Copy attached database `src` (schema version 1 to 3) into `dst` (version
- * 3, tables created). Runs inside the caller's transaction and neither
- * begins nor ends one. Returns SQLITE_OK, or an SQLite error code with
- * sqlite3_errmsg(db) set; on error the caller rolls back. */
-int lb_db_merge(sqlite3 *db, const char *src, const char *dst);
+/* The tables a merge copies (time windows apart), the shifted ones first. */
+enum lb_merge_table {
+    LB_MERGE_RUN,
+    LB_MERGE_MODULE,
+    LB_MERGE_FRAME,
+    LB_MERGE_NODE,
+    LB_MERGE_THREAD,
+    LB_MERGE_OBJECT, /* sync_object */
+    LB_MERGE_METRIC,
+    LB_MERGE_SITE,
+    LB_MERGE_BLAME, /* object_blame */
+    LB_MERGE_STRUCTURAL,
+    LB_MERGE_SYMBOL,
+    LB_MERGE_FUNCTIONS, /* module_function */
+    LB_MERGE_TABLES
+};
+#define LB_MERGE_EMPTY(table) (1u << (table))
+
+/* Copy attached database `src` (schema version 1 to the current one) into
+ * `dst` (current version, tables created). Runs inside the caller's
+ * transaction and neither begins nor ends one. empty: LB_MERGE_EMPTY bits
+ * of tables the caller knows hold no rows in src, whose copy is skipped
+ * (each copy is a statement parsed; 0 copies every table). Returns
+ * SQLITE_OK, or an SQLite error code with sqlite3_errmsg(db) set; on
+ * error the caller rolls back. */
+int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty);
 
 /* Whether `schema` holds rows of a run other than run_key: 1 yes, 0 no,
  * -1 when it cannot be read. The rows of table run, and with windows

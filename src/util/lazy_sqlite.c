@@ -60,6 +60,7 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_handler, (sqlite3 * db, int (*fn)(void 
            (db, fn, arg))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_timeout, (sqlite3 * db, int ms), (db, ms))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_errcode, (sqlite3 * db), (db))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_get_autocommit, (sqlite3 * db), (db))
 LB_LAZY_FN(sqlite_lib, const char *, sqlite3_errmsg, (sqlite3 * db), (db))
 LB_LAZY_VOID(sqlite_lib, sqlite3_free, (void *p), (p))
 LB_LAZY_FN(sqlite_lib, char *, sqlite3_vmprintf, (const char *fmt, va_list ap), (fmt, ap))

@@ -127,8 +127,9 @@ int lb_cmd_merge(int argc, char **argv)
         int rc = sqlite3_step(st);
 
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE || exec(db, "BEGIN") || lb_db_merge(db, "src", "main") != SQLITE_OK ||
-            exec(db, "COMMIT") || exec(db, "DETACH src"))
+        if (rc != SQLITE_DONE || exec(db, "BEGIN") ||
+            lb_db_merge(db, "src", "main", 0) != SQLITE_OK || exec(db, "COMMIT") ||
+            exec(db, "DETACH src"))
             fail(db, t, argv[i]);
     }
     if (sqlite3_close(db) != SQLITE_OK || rename(t, out) != 0) {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "common/db_merge.h"
 #include "core/retired_modules.h"
 #include "report/writer/symcache.h"
 #include "report/writer/tailcall.h"
@@ -306,12 +307,16 @@ int lb_merge_open(writer_t *w)
     if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
         return -1;
     w->sym = lb_symbolizer_open();
-    w->cache = lb_symcache_open(w->db);
+    w->cache = lb_symcache_open(w->db, w->out_attached);
     return 0;
 }
 
 void lb_merge_close(writer_t *w)
 {
+    if (!lb_symcache_added_names(w->cache))
+        w->empty |= LB_MERGE_EMPTY(LB_MERGE_SYMBOL);
+    if (!lb_symcache_added_functions(w->cache))
+        w->empty |= LB_MERGE_EMPTY(LB_MERGE_FUNCTIONS);
     sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node, w->ins_metric };
     for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
         sqlite3_finalize(stmts[i]);

@@ -84,6 +84,32 @@ static int take_build_id(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* One line of /proc/self/maps: "start-end perms offset dev inode   path".
+ * Sets the range and where the path starts (at the line's end when it has
+ * none); false for a line not of that form. By hand: sscanf was half of
+ * what reading the maps cost a process's write. */
+static bool parse_maps_line(char *line, unsigned long *start, unsigned long *end, char **path)
+{
+    char *p = line, *after;
+    *start = strtoul(p, &after, 16);
+    if (after == p || *after != '-')
+        return false;
+    p = after + 1;
+    *end = strtoul(p, &after, 16);
+    if (after == p)
+        return false;
+    p = after;
+    for (int field = 0; field < 4; field++) { /* perms, offset, dev, inode */
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, " \t\n");
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    *path = p + strspn(p, " \t\n");
+    return true;
+}
+
 bool lb_modmap_read(lb_modmap_t *map)
 {
     *map = (lb_modmap_t){ 0 };
@@ -96,10 +122,9 @@ bool lb_modmap_read(lb_modmap_t *map)
     bool ok = true;
     while (ok && getline(&line, &len, f) > 0) {
         unsigned long start, end;
-        int path_at = 0;
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &start, &end, &path_at) < 2 || !path_at)
+        char *path;
+        if (!parse_maps_line(line, &start, &end, &path))
             continue;
-        char *path = line + path_at;
         path[strcspn(path, "\n")] = '\0';
         /* files and the vDSO; not [heap], [stack], anonymous memory, nor a
          * deleted file (libdwfl names it its own way) */

@@ -231,19 +231,11 @@ int lb_output_busy(void *deadline, int tries)
 
 static int merge_main(sqlite3 *db, void *arg)
 {
-    (void)arg;
-    return lb_db_merge(db, "main", "out");
+    return lb_db_merge(db, "main", "out", *(const unsigned *)arg);
 }
 
-int lb_output_commit(sqlite3 *db)
+static int attach_out(sqlite3 *db)
 {
-    return lb_output_commit_with(db, merge_main, NULL);
-}
-
-int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
-{
-    uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
-    sqlite3_busy_handler(db, lb_output_busy, &deadline);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS out", -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -251,6 +243,31 @@ int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void 
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+bool lb_output_attach(sqlite3 *db)
+{
+    return attach_out(db) == SQLITE_OK;
+}
+
+static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg);
+
+int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
+{
+    return commit(db, attached, merge_main, &empty);
+}
+
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
+{
+    return commit(db, false, add, arg);
+}
+
+static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg)
+{
+    uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
+    sqlite3_busy_handler(db, lb_output_busy, &deadline);
+    int rc = attached ? SQLITE_OK : attach_out(db);
     if (rc != SQLITE_OK) {
         lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
         return -1;

@@ -38,9 +38,17 @@ uint64_t lb_output_proc_start(void);
  * uint64_t at `deadline`); SQLite's own sleeps reach 100 ms a try. */
 int lb_output_busy(void *deadline, int tries);
 
-/* Copy the profile in db's main schema into the run's database. Returns 0,
- * or -1 after one lockblame: line; the file is then as it was. */
-int lb_output_commit(sqlite3 *db);
+/* Attach the run's database to db as "out", outside any transaction of
+ * db: before the profile's build begins, so that the name cache reads it
+ * and the commit adds to it on one connection, with one parse of its
+ * schema. true when attached; false, silently, otherwise (the commit
+ * attaches it then, and says why it cannot). */
+bool lb_output_attach(sqlite3 *db);
+/* Copy the profile in db's main schema into the run's database, attached
+ * already when attached says so; empty: the tables known to hold no rows
+ * there (lb_db_merge). Returns 0, or -1 after one lockblame: line; the
+ * file is then as it was, and db has it detached. */
+int lb_output_commit(sqlite3 *db, bool attached, unsigned empty);
 /* The same transaction with add(db, arg) in place of the profile's copy
  * (the time windows, window_write.c); add returns an SQLite code. */
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg);

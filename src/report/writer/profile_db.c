@@ -32,6 +32,12 @@ int lb_profile_db_create(sqlite3 **db)
 {
     *db = NULL;
     int rc = sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* Pages of 2 KiB, set before the first table: a small profile's
+     * tables share the memory pages a fork child copies on its first
+     * write to them (half as many copy-on-write faults as with SQLite's
+     * 4 KiB), and a large profile writes as fast. */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(*db, "PRAGMA main.page_size=2048", NULL, NULL, NULL);
     return rc == SQLITE_OK ? lb_ddl_create(*db, "main") : rc;
 }
 

@@ -60,20 +60,28 @@ struct lb_symcache {
     cached_module_t *modules; /* one per map entry */
     cached_name_t *names;
     uint32_t n_names, cap_names;
-    sqlite3 *run_db;         /* the run's database, read only; NULL before the first lookup */
+    sqlite3 *profile;        /* the profile's connection */
+    bool attached;           /* the run's database is attached to it as "out" */
+    const char *schema;      /* the run's database's schema name in run_db */
+    sqlite3 *run_db;         /* profile, or its own read-only connection; NULL before the first
+                              * lookup */
     sqlite3_stmt *query;     /* one module's chains in run_db */
     sqlite3_stmt *functions; /* where one module's function table is in run_db */
     bool run_db_tried;       /* no second try after a failed open */
     uint64_t deadline;       /* for run_db's busy handler */
     sqlite3_stmt *insert;    /* into the profile's symbol table */
-    sqlite3_stmt *insert_functions; /* into the profile's module_function table */
+    sqlite3_stmt *insert_functions;    /* into the profile's module_function table */
+    bool added_names, added_functions; /* a row tried in either table */
 };
 
-lb_symcache_t *lb_symcache_open(sqlite3 *profile)
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached)
 {
     lb_symcache_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->profile = profile;
+    c->attached = attached;
+    c->schema = attached ? "out" : "main";
     if (lb_modmap_read(&c->map) && c->map.count)
         c->modules = calloc(c->map.count, sizeof *c->modules);
     if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
@@ -85,41 +93,66 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile)
     return c;
 }
 
-/* The run's database, opened read only, when it already holds this run's
- * profiles in this schema; false otherwise (nothing to read). */
+/* A read of the run's database: on the profile's connection, the build's
+ * transaction ends first (begun again by end_read), so that the run's
+ * database is locked only while the read's statement runs, not for the
+ * rest of the build; false when it cannot end. */
+static bool begin_read(lb_symcache_t *c)
+{
+    return !c->attached || sqlite3_get_autocommit(c->profile) ||
+           sqlite3_exec(c->profile, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+static void end_read(lb_symcache_t *c)
+{
+    if (c->attached && sqlite3_get_autocommit(c->profile))
+        sqlite3_exec(c->profile, "BEGIN", NULL, NULL, NULL);
+}
+
+/* The run's database, when it already holds this run's profiles in this
+ * schema (attached to the profile's connection, else opened read only);
+ * false otherwise (nothing to read). Inside begin_read. */
 static bool open_run_db(lb_symcache_t *c)
 {
     if (c->run_db_tried)
         return c->query != NULL;
     c->run_db_tried = true;
-    if (sqlite3_open_v2(lb_output_path(), &c->run_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (c->attached)
+        c->run_db = c->profile;
+    else if (sqlite3_open_v2(lb_output_path(), &c->run_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return false;
     /* a process committing holds the file for milliseconds: wait for it
      * in short steps, and not long (a name not read is resolved here) */
     c->deadline = lb_monotonic_ns() + LB_CACHE_WAIT_NS;
     sqlite3_busy_handler(c->run_db, lb_output_busy, &c->deadline);
-    if (lb_db_version(c->run_db, "main") != LB_SCHEMA_VERSION)
+    if (lb_db_version(c->run_db, c->schema) != LB_SCHEMA_VERSION)
         return false;
-    char mmap_size[64];
-    snprintf(mmap_size, sizeof mmap_size, "PRAGMA mmap_size=%lld", LB_CACHE_MMAP_BYTES);
-    sqlite3_exec(c->run_db, mmap_size, NULL, NULL, NULL); /* failing, it copies pages */
+    char *mmap_size =
+        sqlite3_mprintf("PRAGMA \"%w\".mmap_size=%lld", c->schema, LB_CACHE_MMAP_BYTES);
+    if (mmap_size) /* failing, it copies pages */
+        sqlite3_exec(c->run_db, mmap_size, NULL, NULL, NULL);
+    sqlite3_free(mmap_size);
     /* another run's rows: this write empties the file (output.c), and a
      * chain is only known to be right for the run that wrote it */
-    bool other_run = lb_db_other_run(c->run_db, "main", lb_output_run_key(), 0) != 0;
+    bool other_run = lb_db_other_run(c->run_db, c->schema, lb_output_run_key(), 0) != 0;
     if (other_run)
         return false;
-    if (sqlite3_prepare_v2(c->run_db,
-                           "SELECT rowid, length(functions) FROM module_function"
-                           " WHERE build_id = ?1 AND path = ?2 AND typeof(functions) = 'blob'",
-                           -1, &c->functions, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->run_db,
-                           "SELECT offset, depth, function, file, line FROM symbol"
-                           " WHERE build_id = ?1 AND path = ?2",
-                           -1, &c->query, NULL) != SQLITE_OK) {
+    char *functions = sqlite3_mprintf("SELECT rowid, length(functions) FROM \"%w\".module_function"
+                                      " WHERE build_id = ?1 AND path = ?2"
+                                      " AND typeof(functions) = 'blob'",
+                                      c->schema);
+    char *chains = sqlite3_mprintf("SELECT offset, depth, function, file, line FROM \"%w\".symbol"
+                                   " WHERE build_id = ?1 AND path = ?2",
+                                   c->schema);
+    if (!functions || !chains ||
+        sqlite3_prepare_v2(c->run_db, functions, -1, &c->functions, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->run_db, chains, -1, &c->query, NULL) != SQLITE_OK) {
         sqlite3_finalize(c->functions);
         c->functions = NULL;
         c->query = NULL;
     }
+    sqlite3_free(functions);
+    sqlite3_free(chains);
     return c->query != NULL;
 }
 
@@ -160,8 +193,12 @@ static cached_name_t *push_name(lb_symcache_t *c)
 static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
     cm->loaded = true;
-    if (!open_run_db(c))
+    if (!begin_read(c))
         return;
+    if (!open_run_db(c)) {
+        end_read(c);
+        return;
+    }
     bind_module(c->query, mod);
     while (sqlite3_step(c->query) == SQLITE_ROW) {
         uint64_t offset = (uint64_t)sqlite3_column_int64(c->query, 0);
@@ -186,6 +223,7 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
         c->n_names++;
     }
     done(c->query);
+    end_read(c);
 }
 
 /* Where one module's function table is in the run's database (looked
@@ -195,8 +233,12 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     if (cm->functions_read)
         return cm->functions_row != 0;
     cm->functions_read = true;
-    if (!open_run_db(c))
+    if (!begin_read(c))
         return false;
+    if (!open_run_db(c)) {
+        end_read(c);
+        return false;
+    }
     bind_module(c->functions, mod);
     sqlite3_int64 row = 0, size = 0;
     if (sqlite3_step(c->functions) == SQLITE_ROW) {
@@ -208,12 +250,13 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     uint64_t n = 0;
     char last = 1;
     if (row == 0 || size < (sqlite3_int64)sizeof n || size > INT32_MAX ||
-        sqlite3_blob_open(c->run_db, "main", "module_function", "functions", row, 0, &blob) !=
+        sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", row, 0, &blob) !=
             SQLITE_OK ||
         !blob || sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK ||
         sqlite3_blob_read(blob, &last, 1, (int)size - 1) != SQLITE_OK)
         n = 0;
     sqlite3_blob_close(blob);
+    end_read(c);
     size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
     if (n > 0 && n < ((size_t)1 << 32) && names_at < (size_t)size && last == '\0') {
         cm->functions_row = row;
@@ -262,11 +305,14 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
      * that is not the one found is not searched (the caller resolves). */
     sqlite3_blob *blob = NULL;
     uint64_t n = 0;
-    if (sqlite3_blob_open(c->run_db, "main", "module_function", "functions", cm->functions_row, 0,
-                          &blob) != SQLITE_OK ||
+    if (!begin_read(c))
+        return false;
+    if (sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", cm->functions_row,
+                          0, &blob) != SQLITE_OK ||
         !blob || sqlite3_blob_bytes(blob) != (int)cm->functions_size ||
         sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK || n != cm->n_functions) {
         sqlite3_blob_close(blob);
+        end_read(c);
         return false;
     }
     /* a: the first entry past pc; the entries from the first at a - 1's
@@ -319,6 +365,7 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
     free(near);
     free(which);
     sqlite3_blob_close(blob);
+    end_read(c);
     return ok;
 }
 
@@ -334,6 +381,7 @@ static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_
     if (file)
         sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 7, line);
+    c->added_names = true;
     sqlite3_step(st);
     done(st);
 }
@@ -447,6 +495,7 @@ static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modm
             memcpy(blob + sizeof n + entries, p.names, p.names_len);
             bind_module(c->insert_functions, mod);
             sqlite3_bind_blob(c->insert_functions, 3, blob, (int)size, SQLITE_TRANSIENT);
+            c->added_functions = true;
             sqlite3_step(c->insert_functions);
             done(c->insert_functions);
             free(blob);
@@ -477,6 +526,16 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
     }
 }
 
+bool lb_symcache_added_names(const lb_symcache_t *c)
+{
+    return c && c->added_names;
+}
+
+bool lb_symcache_added_functions(const lb_symcache_t *c)
+{
+    return c && c->added_functions;
+}
+
 bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *hex, size_t size)
 {
     const lb_modmap_entry_t *mod = cacheable_module(c, pc);
@@ -495,7 +554,7 @@ void lb_symcache_close(lb_symcache_t *c)
     sqlite3_finalize(c->insert_functions);
     sqlite3_finalize(c->query);
     sqlite3_finalize(c->functions);
-    if (c->run_db)
+    if (c->run_db && !c->attached)
         sqlite3_close(c->run_db);
     for (uint32_t i = 0; c->modules && i < c->map.count; i++) {
         lb_u64map_free(&c->modules[i].names);

@@ -19,9 +19,14 @@
  * modmap.h reads it differs from what the symbolizer reports.
  *
  * Used on the finishing thread only, during one write; uses malloc. The
- * read connection lives from the first lookup to lb_symcache_close, and
- * takes the database's shared lock only while a module's rows are read or
- * one address is searched in its function table. */
+ * run's database is read on the profile's connection when attached there
+ * (the exit write's build: one connection and one parse of the run
+ * database's schema a process, not two), else on a read connection that
+ * lives from the first lookup to lb_symcache_close. Either way its shared
+ * lock is held only while a module's rows are read or one address is
+ * searched in its function table: on the profile's connection a read
+ * first ends the build's transaction and begins it again after (the
+ * build's statements are reset between steps). */
 #ifndef LB_WRITER_SYMCACHE_H
 #define LB_WRITER_SYMCACHE_H
 #include <sqlite3.h>
@@ -33,8 +38,10 @@
 typedef struct lb_symcache lb_symcache_t;
 
 /* A cache for one write, whose new chains go into profile's table
- * `symbol`; NULL without memory (every lookup then misses). */
-lb_symcache_t *lb_symcache_open(sqlite3 *profile);
+ * `symbol`; NULL without memory (every lookup then misses). attached: the
+ * run's database is attached to profile as "out" and is read there,
+ * else through a read-only connection of the cache's own. */
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached);
 /* pc's names as lb_symbolize gives them, from the run's database; false
  * when they are not there (the caller symbolizes, then calls
  * lb_symcache_add). Strings live until lb_symcache_close. */
@@ -46,5 +53,9 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
 /* The GNU build id of the module holding pc, read from memory, when that
  * module starts at base; false (hex "") otherwise. */
 bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *hex, size_t size);
+/* Whether this write put any row in the profile's table `symbol`, and in
+ * `module_function` (false for a NULL cache). */
+bool lb_symcache_added_names(const lb_symcache_t *c);
+bool lb_symcache_added_functions(const lb_symcache_t *c);
 void lb_symcache_close(lb_symcache_t *c);
 #endif

@@ -98,6 +98,8 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
+    /* before BEGIN: ATTACH cannot run inside a transaction */
+    w->out_attached = lb_output_attach(w->db);
     if (lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
         return -1;
     w->ins_site = lb_wprepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
@@ -165,7 +167,7 @@ int lb_write_profile(const char *reason)
     sqlite3_finalize(w.ins_blame);
     lb_merge_close(&w);
     if (rc == 0)
-        rc = lb_output_commit(w.db);
+        rc = lb_output_commit(w.db, w.out_attached, w.empty);
     if (rc == 0)
         lb_summary_after_write(w.db, lb_output_path(), process_ends);
     sqlite3_close(w.db);
