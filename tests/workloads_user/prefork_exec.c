@@ -94,13 +94,14 @@ static sem_t *open_lock(const char *shm_name, int create)
 
 static void post_at(int slot, int site)
 {
-    sh->posts[slot] = (struct prefork_post){ gt_now_s(), site };
+    sh->posts[slot] = (struct prefork_post){ gt_now_s(), site, 0 };
 }
 
 __attribute__((noinline)) static void slow_release(int slot)
 {
     post_at(slot, SLOW);
     sem_post(lock);
+    prefork_posted(&sh->posts[slot]);
     sink++; /* the post is not a tail call */
 }
 
@@ -108,6 +109,7 @@ __attribute__((noinline)) static void fast_release(int slot)
 {
     post_at(slot, FAST);
     sem_post(lock);
+    prefork_posted(&sh->posts[slot]);
     sink++;
 }
 
@@ -115,6 +117,7 @@ __attribute__((noinline)) static void parent_release(void)
 {
     post_at(WORKERS * MAX_ROUNDS, PARENT);
     sem_post(lock);
+    prefork_posted(&sh->posts[WORKERS * MAX_ROUNDS]);
     sink++;
 }
 
@@ -228,5 +231,8 @@ int main(int argc, char **argv)
     if (kill_one)
         printf("truth parent_release %.6f\n", blame[PARENT]);
     printf("waited %.6f\n", waited);
+    printf("off_cpu %.6f\n", prefork_off_cpu(&sh->waits[0][0], WORKERS * MAX_ROUNDS));
+    printf("unplaced %.6f\n", prefork_unplaced(&sh->waits[0][0], WORKERS * MAX_ROUNDS, sh->posts,
+                                               WORKERS * MAX_ROUNDS + 1));
     return 0;
 }

@@ -35,15 +35,17 @@ static volatile unsigned long sink;
 
 __attribute__((noinline)) static void slow_release(int worker, int round)
 {
-    sh->posts[worker][round] = (struct prefork_post){ gt_now_s(), 1 };
+    sh->posts[worker][round] = (struct prefork_post){ gt_now_s(), 1, 0 };
     sem_post(&sh->lock);
+    prefork_posted(&sh->posts[worker][round]);
     sink++; /* the post is not a tail call */
 }
 
 __attribute__((noinline)) static void fast_release(int worker, int round)
 {
-    sh->posts[worker][round] = (struct prefork_post){ gt_now_s(), 0 };
+    sh->posts[worker][round] = (struct prefork_post){ gt_now_s(), 0, 0 };
     sem_post(&sh->lock);
+    prefork_posted(&sh->posts[worker][round]);
     sink++;
 }
 
@@ -86,5 +88,8 @@ int main(void)
     printf("truth slow_release %.6f\n", blame[1]);
     printf("truth fast_release %.6f\n", blame[0]);
     printf("waited %.6f\n", waited);
+    printf("off_cpu %.6f\n", prefork_off_cpu(&sh->waits[0][0], WORKERS * ROUNDS));
+    printf("unplaced %.6f\n", prefork_unplaced(&sh->waits[0][0], WORKERS * ROUNDS, &sh->posts[0][0],
+                                               WORKERS * ROUNDS));
     return 0;
 }

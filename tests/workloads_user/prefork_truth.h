@@ -4,22 +4,69 @@
  * over the waiters of every process (docs/DESIGN.md rule 3). The workers
  * log each wait (entry to and return from a sem_wait that blocked:
  * prefork_take) and each post (just before sem_post, with its site's
- * index) in shared memory; the parent computes the truth from the logs
- * once they have all ended. */
+ * index, and on its return: prefork_posted) in shared memory; the parent
+ * computes the truth from the logs once they have all ended.
+ *
+ * What the logs cannot place (prefork_unplaced): a waiter that the
+ * machine keeps off its CPU between its clock read and the blocking call
+ * logs waiting that lockblame, timing the call, rightly does not see; and
+ * the waiting between a post's log and its return belongs to that post or
+ * the next one. The time runnable but off CPU (schedstat's run delay over
+ * the span) of each wait in which the waiter was preempted (involuntary
+ * context switches) bounds the first (prefork_off_cpu); the waiting
+ * within each post's span (prefork_unplaced) is the second. A checker
+ * widens its tolerance by them (check_prefork.py). */
 #ifndef PREFORK_TRUTH_H
 #define PREFORK_TRUTH_H
+#include <fcntl.h>
 #include <semaphore.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "gt_clock.h"
 
 struct prefork_wait {
     double start, end;
+    double off_cpu; /* runnable but not running within the span, where it was
+                     * preempted in it (0 otherwise) */
 };
 struct prefork_post {
     double at;
     int site;
+    double after; /* sem_post's return (0: not logged) */
 };
+
+/* The calling thread's run delay so far, in seconds (0 if unknown). */
+static double prefork_run_delay_s(void)
+{
+    char buf[128];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    unsigned long long on_cpu, delay;
+    return sscanf(buf, "%llu %llu", &on_cpu, &delay) == 2 ? (double)delay / 1e9 : 0;
+}
+
+/* The calling thread's involuntary context switches so far. */
+static long prefork_preemptions(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
+/* After sem_post returned: the post's span closes. */
+static void prefork_posted(struct prefork_post *p)
+{
+    p->after = gt_now_s();
+}
 
 /* Takes the lock s. A wait is timed only where the lock was not free: a
  * trywait that succeeds at once waited for nothing, and a clock read
@@ -29,13 +76,19 @@ struct prefork_post {
  * blocking call). *w is the blocking call's span, or {0, 0}. */
 static void prefork_take(sem_t *s, struct prefork_wait *w)
 {
-    *w = (struct prefork_wait){ 0, 0 };
+    *w = (struct prefork_wait){ 0, 0, 0 };
     if (sem_trywait(s) == 0)
         return;
-    double start = gt_now_s();
+    long preempted = prefork_preemptions();
+    double delay = prefork_run_delay_s(), start = gt_now_s();
     while (sem_wait(s) != 0)
         ;
-    *w = (struct prefork_wait){ start, gt_now_s() };
+    double end = gt_now_s();
+    /* (a waiter woken and waiting for a CPU was not running: only a
+     * preemption while it ran, before or after the blocking call, makes
+     * its span's time off CPU one lockblame may not see) */
+    bool moved = prefork_preemptions() != preempted;
+    *w = (struct prefork_wait){ start, end, moved ? prefork_run_delay_s() - delay : 0 };
 }
 
 static int prefork_by_time(const void *a, const void *b)
@@ -67,5 +120,32 @@ static double prefork_truth(const struct prefork_wait *waits, int nwaits,
         previous = to;
     }
     return waited;
+}
+
+/* The waits' time runnable but off CPU (see the top). */
+static double prefork_off_cpu(const struct prefork_wait *waits, int nwaits)
+{
+    double sum = 0;
+    for (int i = 0; i < nwaits; i++)
+        sum += waits[i].off_cpu;
+    return sum;
+}
+
+/* The waiting within the posts' spans (see the top). */
+static double prefork_unplaced(const struct prefork_wait *waits, int nwaits,
+                               const struct prefork_post *posts, int nposts)
+{
+    double sum = 0;
+    for (int k = 0; k < nposts; k++) {
+        if (posts[k].at == 0 || posts[k].after <= posts[k].at)
+            continue;
+        for (int i = 0; i < nwaits; i++) {
+            double a = waits[i].start > posts[k].at ? waits[i].start : posts[k].at;
+            double b = waits[i].end < posts[k].after ? waits[i].end : posts[k].after;
+            if (b > a)
+                sum += b - a;
+        }
+    }
+    return sum;
 }
 #endif
