@@ -51,7 +51,8 @@ echo "queue: $contended cond waits, $sampled sampled; wait ${wait_ns} ns, truth 
 
 # The consumers' samples inside their holds after a wake are work (the
 # thread's waiting state ends inside the hold, not with the deferred
-# part): their work is at least 3/4 of the spinning they did, 2/3 of it
+# part): their work is at least 3/4 of the spinning they did (its thread
+# CPU time, as the workload measures it), 2/3 of it
 # inside the mutex after a wake.
 spin=$(awk '/^consumer_spin_s/ { print $2 }' "$tmp/q.err")
 "$LOCKBLAME_CLI" report --by-thread --format csv "$tmp/q.db" >"$tmp/q.threads.csv" \
