@@ -18,13 +18,11 @@
  * widens its tolerance by them (check_prefork.py). */
 #ifndef PREFORK_TRUTH_H
 #define PREFORK_TRUTH_H
-#include <fcntl.h>
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "gt_clock.h"
 
@@ -42,17 +40,12 @@ struct prefork_post {
 /* The calling thread's run delay so far, in seconds (0 if unknown). */
 static double prefork_run_delay_s(void)
 {
-    char buf[128];
-    int fd = open("/proc/thread-self/schedstat", O_RDONLY);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
     unsigned long long on_cpu, delay;
-    return sscanf(buf, "%llu %llu", &on_cpu, &delay) == 2 ? (double)delay / 1e9 : 0;
+    bool read = f && fscanf(f, "%llu %llu", &on_cpu, &delay) == 2;
+    if (f)
+        fclose(f);
+    return read ? (double)delay / 1e9 : 0;
 }
 
 /* The calling thread's involuntary context switches so far. */
