@@ -19,7 +19,8 @@
 # The same for a progress rate: rated (the task queue run for a fixed
 # time) under --progress progress_point, its predicted change of the rate
 # of progress_point calls beside the measured change of the calls the two
-# builds make in the same time.
+# builds make in the same time; judged only where counting the calls took
+# under 5% of the baseline's time (below).
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/whatif_gt
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W" "${W}_fixed"
@@ -73,8 +74,16 @@ echo "== rated: the rate of progress_point calls"
 "$LOCKBLAME_CLI" whatif -o rated.db --site queue_push -r 3 --progress progress_point \
     -- "$W" rated > rated.table 2>&1 || { cat rated.table; fail "rated: whatif exited $?"; }
 cat rated.table
+# The share of the baseline's time that counting progress_point took,
+# as whatif states it where it is 1% or more (a uprobe's ~20 us a call,
+# where the machine's breakpoints do not count): that fixed cost is not
+# sped up with the rest and pulls the prediction toward zero
+# (docs/INTERNALS.md), so from 5% the rate is not judged.
+counting=$(grep -oE "time, [0-9]+% of its" rated.table | grep -oE "[0-9]+" || true)
 if grep -q 'hardware breakpoint' rated.table; then
     skip_part "a hardware breakpoint to count progress_point"
+elif [ "${counting:-0}" -ge 5 ]; then
+    skip_part "progress points counted at under 5% of the run (here ${counting}%)"
 else
     for _ in 1 2 3 4 5; do
         GT_LOG=$tmp/base.log "$W" rated > /dev/null
