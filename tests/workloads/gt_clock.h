@@ -1,5 +1,5 @@
-/* The ground-truth workloads' clock: CLOCK_MONOTONIC in ns, and busy work
- * until a time. Plain C that C++ compiles too (gt.h is C only), so the C
+/* The ground-truth workloads' clock: CLOCK_MONOTONIC in ns, a thread's
+ * CPU time, and busy work until a time. Plain C that C++ compiles too (gt.h is C only), so the C
  * and C++ workloads read one clock. */
 #ifndef GT_CLOCK_H
 #define GT_CLOCK_H
@@ -10,6 +10,14 @@ static inline int64_t gt_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The calling thread's CPU time in ns (user and kernel). */
+static inline int64_t gt_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 

@@ -94,19 +94,12 @@ static void one_round(side_t *s, int r, void (*release)(void))
     gt_spin_ns(s->think_ns);
 }
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void all_rounds(side_t *s, void (*release)(void))
 {
-    int64_t cpu_from = thread_cpu_ns();
+    int64_t cpu_from = gt_thread_cpu_ns();
     for (int r = 0; r < rounds; r++)
         one_round(s, r, release);
-    s->cpu_ns = thread_cpu_ns() - cpu_from;
+    s->cpu_ns = gt_thread_cpu_ns() - cpu_from;
     __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -69,13 +69,6 @@ __attribute__((noinline)) void unlocked_push_site(struct gt_log *lg)
  * spin's wall time is more than the CPU time its samples can see. */
 static int64_t consumer_spin_cpu_ns;
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *consumer(void *arg)
 {
     struct gt_log *lg = arg;
@@ -86,13 +79,14 @@ static void *consumer(void *arg)
             pthread_mutex_unlock(&q.lock);
             return NULL;
         }
-        int64_t cpu = thread_cpu_ns();
+        int64_t cpu = gt_thread_cpu_ns();
         gt_spin_until(gt_now() + HOLD_NS); /* inside the hold, after the wake */
-        int64_t inside = thread_cpu_ns() - cpu;
+        int64_t inside = gt_thread_cpu_ns() - cpu;
         pthread_mutex_unlock(&q.lock);
-        cpu = thread_cpu_ns();
+        cpu = gt_thread_cpu_ns();
         gt_spin_until(gt_now() + OUTSIDE_NS);
-        __atomic_add_fetch(&consumer_spin_cpu_ns, inside + thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&consumer_spin_cpu_ns, inside + gt_thread_cpu_ns() - cpu,
+                           __ATOMIC_RELAXED);
     }
 }
 

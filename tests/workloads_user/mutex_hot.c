@@ -49,6 +49,8 @@
 #define HOT_NAME "mutex_hot"
 #include "hot_lock.h"
 
+#include "gt_clock.h"
+
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t work_sink;                  /* under the_lock */
 static int64_t long_hold_ns, short_hold_ns; /* under the_lock */
@@ -115,12 +117,6 @@ static int enough_contended_cpu(void)
            CONTENDED_CPU_NS;
 }
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 static unsigned long long long_iters = 6000, short_iters = 1000;
 
 /* Under the lock: one more acquisition, by me, and `iters` of work. */
@@ -162,10 +158,10 @@ static void *worker(void *arg)
             die("pthread_mutex_lock", rc);
         __atomic_store_n(&lock_called_at[me], 0, __ATOMIC_SEQ_CST);
         __atomic_sub_fetch(&in_lock_call, 1, __ATOMIC_SEQ_CST);
-        int64_t held_from = now_ns(), cpu_from = thread_cpu_ns();
+        int64_t held_from = now_ns(), cpu_from = gt_thread_cpu_ns();
         int long_hold = mine % 3 == 0;
         hold(me, long_hold ? long_iters : short_iters);
-        int64_t cpu = thread_cpu_ns() - cpu_from, held_to = now_ns(), held = held_to - held_from;
+        int64_t cpu = gt_thread_cpu_ns() - cpu_from, held_to = now_ns(), held = held_to - held_from;
         int contended = __atomic_load_n(&in_lock_call, __ATOMIC_SEQ_CST) > 0;
         int64_t waited = contended ? waiting_during(me, held_from, held_to) : 0;
         if (contended)

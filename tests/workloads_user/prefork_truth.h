@@ -93,6 +93,20 @@ static int prefork_by_time(const void *a, const void *b)
 /* blame[site] += the idleness each post of that site is blamed for (posts
  * sorted here); returns the waits' total. A post with at == 0 was never
  * made. */
+/* The waiting of all the waits within [from, to]. */
+static double prefork_waiting_in(const struct prefork_wait *waits, int nwaits, double from,
+                                 double to)
+{
+    double sum = 0;
+    for (int i = 0; i < nwaits; i++) {
+        double a = waits[i].start > from ? waits[i].start : from;
+        double b = waits[i].end < to ? waits[i].end : to;
+        if (b > a)
+            sum += b - a;
+    }
+    return sum;
+}
+
 static double prefork_truth(const struct prefork_wait *waits, int nwaits,
                             struct prefork_post *posts, int nposts, double *blame)
 {
@@ -103,14 +117,8 @@ static double prefork_truth(const struct prefork_wait *waits, int nwaits,
     for (int k = 0; k < nposts; k++) {
         if (posts[k].at == 0)
             continue;
-        double from = previous, to = posts[k].at;
-        for (int i = 0; i < nwaits; i++) {
-            double a = waits[i].start > from ? waits[i].start : from;
-            double b = waits[i].end < to ? waits[i].end : to;
-            if (b > a)
-                blame[posts[k].site] += b - a;
-        }
-        previous = to;
+        blame[posts[k].site] += prefork_waiting_in(waits, nwaits, previous, posts[k].at);
+        previous = posts[k].at;
     }
     return waited;
 }
@@ -129,16 +137,9 @@ static double prefork_unplaced(const struct prefork_wait *waits, int nwaits,
                                const struct prefork_post *posts, int nposts)
 {
     double sum = 0;
-    for (int k = 0; k < nposts; k++) {
-        if (posts[k].at == 0 || posts[k].after <= posts[k].at)
-            continue;
-        for (int i = 0; i < nwaits; i++) {
-            double a = waits[i].start > posts[k].at ? waits[i].start : posts[k].at;
-            double b = waits[i].end < posts[k].after ? waits[i].end : posts[k].after;
-            if (b > a)
-                sum += b - a;
-        }
-    }
+    for (int k = 0; k < nposts; k++)
+        if (posts[k].at != 0)
+            sum += prefork_waiting_in(waits, nwaits, posts[k].at, posts[k].after);
     return sum;
 }
 #endif
