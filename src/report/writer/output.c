@@ -251,18 +251,6 @@ bool lb_output_attach(sqlite3 *db)
     return attach_out(db) == SQLITE_OK;
 }
 
-static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg);
-
-int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
-{
-    return commit(db, attached, merge_main, &empty);
-}
-
-int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
-{
-    return commit(db, false, add, arg);
-}
-
 static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
@@ -301,4 +289,14 @@ static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg)
     }
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
+{
+    return commit(db, attached, merge_main, &empty);
+}
+
+int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
+{
+    return commit(db, false, add, arg);
 }

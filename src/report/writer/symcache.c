@@ -156,6 +156,18 @@ static bool open_run_db(lb_symcache_t *c)
     return c->query != NULL;
 }
 
+/* begin_read, then open_run_db; false (the read ended) when either
+ * fails. */
+static bool begin_run_read(lb_symcache_t *c)
+{
+    if (!begin_read(c))
+        return false;
+    if (open_run_db(c))
+        return true;
+    end_read(c);
+    return false;
+}
+
 static void bind_module(sqlite3_stmt *st, const lb_modmap_entry_t *mod)
 {
     sqlite3_bind_text(st, 1, mod->build_id, -1, SQLITE_STATIC);
@@ -193,12 +205,8 @@ static cached_name_t *push_name(lb_symcache_t *c)
 static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
     cm->loaded = true;
-    if (!begin_read(c))
+    if (!begin_run_read(c))
         return;
-    if (!open_run_db(c)) {
-        end_read(c);
-        return;
-    }
     bind_module(c->query, mod);
     while (sqlite3_step(c->query) == SQLITE_ROW) {
         uint64_t offset = (uint64_t)sqlite3_column_int64(c->query, 0);
@@ -233,12 +241,8 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     if (cm->functions_read)
         return cm->functions_row != 0;
     cm->functions_read = true;
-    if (!begin_read(c))
+    if (!begin_run_read(c))
         return false;
-    if (!open_run_db(c)) {
-        end_read(c);
-        return false;
-    }
     bind_module(c->functions, mod);
     sqlite3_int64 row = 0, size = 0;
     if (sqlite3_step(c->functions) == SQLITE_ROW) {
