@@ -158,8 +158,11 @@ void lb_signal_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64
 
 /* The sampled object's step of a signal or post (called when
  * lb_signal_sampled_needs is true): end a measured interval, begin one,
- * or both; blame goes onto the signal's calling context. errno kept. */
-void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind);
+ * or both; blame goes onto the signal's calling context. looked_at: the
+ * time this signal's gap look read (signal_sampled.c: the measure's
+ * time then), else 0. errno kept. */
+void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind,
+                               uint64_t looked_at);
 
 /* log2 of the N for a thread's next countdown, from the one that just
  * ended: `signals` signals in elapsed_ns (see "How many" above). */
@@ -251,14 +254,14 @@ static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_h
     return true;
 }
 
-/* The look of a signal with waiters on slot's object: stores its time
+/* The look of a signal with waiters on slot's object, at now (its clock
+ * read, which a measure of the same signal reuses): stores its time
  * there, and returns true when it ends a gap ("Gaps" above: the gap's
  * start goes to self->signal_gap_from). */
-static inline bool lb_signal_gap_ends(lb_thread_t *self, lb_signal_hot_t *slot)
+static inline bool lb_signal_gap_ends(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t now)
 {
     self->gap_slot = slot;
     self->gap_skips = 0;
-    uint64_t now = lb_now_ns();
     uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
     if ((now ^ last) >> LB_SIGNAL_GAP_GRAIN_LOG2) { /* (else a store of nearly the same) */
         __atomic_store_n(&slot->last_signal_ns, now, __ATOMIC_RELAXED);
@@ -283,12 +286,18 @@ static inline bool lb_signal_sampled_due(lb_thread_t *self, uint32_t v, const lb
 }
 
 /* A signal on obj (mon), sampled state v (nonzero): does it measure?
- * Looks for a gap if its slot does, then counts the signal down. */
+ * Looks for a gap if its slot does (*looked_at: the look's time, else
+ * 0), then counts the signal down. */
 static inline bool lb_signal_sampled_needs(lb_thread_t *self, uint32_t v, const void *obj,
-                                           lb_obj_kind kind)
+                                           lb_obj_kind kind, uint64_t *looked_at)
 {
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
-    bool gap = lb_signal_looks_for_gaps(self, slot, obj, kind) && lb_signal_gap_ends(self, slot);
+    *looked_at = 0;
+    bool gap = false;
+    if (lb_signal_looks_for_gaps(self, slot, obj, kind)) {
+        *looked_at = lb_now_ns();
+        gap = lb_signal_gap_ends(self, slot, *looked_at);
+    }
     return lb_signal_sampled_due(self, v, slot, gap);
 }
 #endif

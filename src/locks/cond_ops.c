@@ -129,8 +129,9 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
     lb_site_count_release(self->sites, site, kind);
     uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (sampled) {
-        if (lb_signal_sampled_needs(self, sampled, obj, kind))
-            lb_signal_sampled_measure(self, mon, kind);
+        uint64_t looked_at;
+        if (lb_signal_sampled_needs(self, sampled, obj, kind, &looked_at))
+            lb_signal_sampled_measure(self, mon, kind, looked_at);
     } else if (lb_release_needs_accounting(mon)) {
         lb_signal_blame(self, mon, kind, site);
     }
@@ -158,7 +159,7 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg)
 {
-    lb_signal_sampled_measure(self, mon, kind); /* before: nothing after */
+    lb_signal_sampled_measure(self, mon, kind, 0); /* before: nothing after */
     return lb_signal_real(obj, kind, arg);
 }
 
@@ -166,9 +167,12 @@ int lb_signal_looking(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind k
                       uint32_t v)
 {
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
-    bool gap = lb_signal_gap_ends(self, slot);
-    if (lb_signal_sampled_due(self, v, slot, gap))
-        return lb_signal_measured(self, mon, obj, kind, arg);
+    uint64_t now = lb_now_ns();
+    bool gap = lb_signal_gap_ends(self, slot, now);
+    if (lb_signal_sampled_due(self, v, slot, gap)) {
+        lb_signal_sampled_measure(self, mon, kind, now); /* the look's time: no second read */
+        return lb_signal_real(obj, kind, arg);
+    }
     return lb_signal_real(obj, kind, arg);
 }
 
