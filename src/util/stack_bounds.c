@@ -14,15 +14,21 @@
  * are read from the thread's descriptor instead, where glibc's call reads
  * them: the words stackblock, stackblock_size and guardsize (lo =
  * stackblock + guardsize, hi = stackblock + stackblock_size). Their place
- * in the descriptor (pthread_self()) is learnt once per process, by
- * comparing one glibc call's answer with the descriptor's words, and
- * inherited by fork children; each thread's words are checked against its
- * own stack pointer, and glibc's call stays the answer wherever the check
- * or the learning fails.
+ * in the descriptor (pthread_self()) is learnt once per process and
+ * inherited by fork children: at the main thread's start from its own
+ * descriptor, where glibc's start-up leaves stackblock 0, stackblock_size
+ * __libc_stack_end and guardsize 0 (one such triple, or nothing is
+ * learnt), so that a process which forks before creating a thread hands
+ * the place on; otherwise by comparing one glibc call's answer with a
+ * thread's words. Each thread's words are checked against its own stack
+ * pointer and its descriptor's address (inside the block), and glibc's
+ * call stays the answer wherever the check or the learning fails.
  *
  * Invariants: block_word is written once (CAS from LEARN_UNKNOWN) and read
  * relaxed; a descriptor is read only below the stack top glibc reported
- * (the learning) or at the learnt word (inside the descriptor). */
+ * (the learning from glibc's answer), within LB_DESCRIPTOR_WORDS of the
+ * main thread's descriptor (glibc's struct pthread is larger), or at the
+ * learnt word (inside the descriptor). */
 #include "util/stack_bounds.h"
 
 #include <errno.h>
@@ -166,6 +172,29 @@ static void learn_block_word(uintptr_t lo, uintptr_t hi)
                                 __ATOMIC_RELAXED);
 }
 
+/* Once per process, at the main thread's start: the one word index whose
+ * three words are glibc's initial-thread values (0, __libc_stack_end, 0),
+ * or nothing learnt. */
+static void learn_block_word_from_main(void)
+{
+    if (__atomic_load_n(&block_word, __ATOMIC_RELAXED) != LEARN_UNKNOWN || !__libc_stack_end)
+        return;
+    const uintptr_t *w = (const uintptr_t *)pthread_self();
+    const uintptr_t end = (uintptr_t)__libc_stack_end;
+    int found = LEARN_UNKNOWN;
+    for (int i = 0; i + 2 < LB_DESCRIPTOR_WORDS; i++) {
+        if (w[i + 1] == end && w[i] == 0 && w[i + 2] == 0) {
+            if (found != LEARN_UNKNOWN)
+                return; /* two candidates: trust neither, learn from glibc later */
+            found = i;
+        }
+    }
+    int unknown = LEARN_UNKNOWN;
+    if (found != LEARN_UNKNOWN)
+        __atomic_compare_exchange_n(&block_word, &unknown, found, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+}
+
 /* The calling thread's bounds from its descriptor's words, once learnt:
  * 0, or -1 when unknown or implausible (the stack pointer outside them). */
 static int descriptor_bounds(uintptr_t *lo, uintptr_t *hi)
@@ -177,7 +206,7 @@ static int descriptor_bounds(uintptr_t *lo, uintptr_t *hi)
     uintptr_t block = w[i], size = w[i + 1], guard = w[i + 2];
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     if (!block || guard >= size || size > UINTPTR_MAX - block || sp < block + guard ||
-        sp >= block + size || (uintptr_t)w >= block + size)
+        sp >= block + size || (uintptr_t)w < block + guard || (uintptr_t)w >= block + size)
         return -1;
     *lo = block + guard;
     *hi = block + size;
@@ -189,6 +218,7 @@ void lb_stack_bounds_init(void)
     int saved_errno = errno;
     uintptr_t lo, hi;
     if (gettid() == getpid() && main_thread_bounds(&lo, &hi) == 0) {
+        learn_block_word_from_main();
         lb_stack_bounds.hi = hi;
         lb_stack_bounds.lo = lo;
         errno = saved_errno;

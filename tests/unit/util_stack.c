@@ -152,6 +152,35 @@ static void test_thread_bounds_as_glibc(void)
     pthread_barrier_destroy(&go);
 }
 
+/* A process whose main thread has started (as lockblame's start does it)
+ * knows where a descriptor keeps the stack block before any thread exists:
+ * its first thread (a fork child's, say) gets glibc's bounds without a
+ * malloc arena of its own. The test runs in a child of the test program
+ * that has made no thread. */
+static void test_first_thread_bounds_learnt_at_main(void)
+{
+    lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
+    lb_stack_bounds_init();
+    pthread_barrier_t ready, go;
+    pthread_barrier_init(&ready, NULL, 2);
+    pthread_barrier_init(&go, NULL, 2);
+    bounds_seen_t first = { .ready = &ready, .go = &go };
+    int before = arenas();
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, bounds_thread, &first), 0);
+    pthread_barrier_wait(&ready);
+    int after = arenas();
+    pthread_barrier_wait(&go);
+    pthread_join(t, NULL);
+    ASSERT_NE(first.ours.lo, 0);
+    ASSERT_UEQ(first.ours.lo, first.glibc.lo);
+    ASSERT_UEQ(first.ours.hi, first.glibc.hi);
+    ASSERT_NE(before, -1);
+    ASSERT_EQ(after, before);
+    pthread_barrier_destroy(&ready);
+    pthread_barrier_destroy(&go);
+}
+
 static void test_unknown_bounds_mean_room(void)
 {
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
@@ -244,5 +273,6 @@ static void test_pages_end_in_a_guard(void)
 }
 
 CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc,
-           test_thread_bounds_as_glibc, test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
+           test_thread_bounds_as_glibc, test_first_thread_bounds_learnt_at_main,
+           test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
            test_no_room_on_a_foreign_stack, test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
