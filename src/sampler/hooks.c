@@ -9,6 +9,7 @@
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
+#include "sampler/unwind_cfi.h"
 #include "util/pages.h"
 
 typedef struct {
@@ -50,6 +51,7 @@ static void sampler_setup(void)
 
 static void sampler_fork_child(lb_thread_t *self)
 {
+    lb_unwind_cfi_fork_child();
     if (self)
         lb_sampler_after_fork_child(self);
 }
@@ -58,5 +60,6 @@ LB_PROCESS_HOOKS(sampler_process_hooks) = {
     .rank = LB_RANK_SAMPLER,
     .setup = sampler_setup,
     .quiesce = lb_sampler_quiesce,
+    .fork_prepare = lb_unwind_cfi_fork_prepare,
     .fork_child = sampler_fork_child,
 };

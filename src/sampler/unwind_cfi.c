@@ -11,14 +11,27 @@
  * The cache: LB_RULE_SLOTS words, slot = pc's low bits, the rest of the pc
  * as a tag in the high bits of the word, the rule packed below it. Rules
  * whose offsets do not fit the packing are recomputed on every look-up
- * (correct, slower). Invariants: a word is written whole by one relaxed
- * atomic store and read whole by one relaxed atomic load. */
+ * (correct, slower). A page of the cache is written only from its
+ * LB_RULE_FILL_AFTER-th miss in the process on: each first write of a page
+ * is a page fault (in a fork child a copy of the parent's page and a TLB
+ * flush), and a short process, a fork child above all, computes most of
+ * its rules once or twice; a fork child starts counting afresh
+ * (lb_unwind_cfi_fork_child). A page never touched is mapped at its first
+ * read, and a fork child inherits only the mappings its parent has: so a
+ * forking parent reads one word of each page first
+ * (lb_unwind_cfi_fork_prepare), and its children's look-ups read the
+ * cache without a fault. Invariants: a word is written whole by one
+ * relaxed atomic store and read whole by one relaxed atomic load; a page's
+ * miss count only grows, by CAS, up to LB_RULE_FILL_AFTER (async-signal-
+ * safe: the sampling handler looks rules up), except in the fork child's
+ * reset, when the forking thread is the only thread. */
 #include "sampler/unwind_cfi.h"
 
 #include <dlfcn.h>
 #include <string.h>
 
 #include "util/common.h"
+#include "util/fork_pages.h"
 
 /* DWARF register numbers on x86-64. */
 enum {
@@ -576,12 +589,45 @@ static lb_frame_rule_t rule_compute(uintptr_t pc)
 #define CFA_BITS          17
 #define RBP_BITS          10
 
-static uint64_t rule_cache[LB_RULE_SLOTS];
-static uint64_t rule_misses;
+#define LB_RULE_PAGE_SLOTS (4096u / sizeof(uint64_t))
+#define LB_RULE_PAGES      (LB_RULE_SLOTS / LB_RULE_PAGE_SLOTS)
+#define LB_RULE_FILL_AFTER 4 /* misses on a page before the page is written */
+
+static uint64_t rule_cache[LB_RULE_SLOTS] __attribute__((aligned(4096)));
+/* One line, written at each miss. */
+static struct {
+    uint64_t misses;
+    uint8_t page_misses[LB_RULE_PAGES]; /* up to LB_RULE_FILL_AFTER */
+} rule_counts __attribute__((aligned(LB_CACHELINE)));
 
 uint64_t lb_frame_rule_misses(void)
 {
-    return __atomic_load_n(&rule_misses, __ATOMIC_RELAXED);
+    return __atomic_load_n(&rule_counts.misses, __ATOMIC_RELAXED);
+}
+
+void lb_unwind_cfi_fork_prepare(void)
+{
+    for (size_t i = 0; i < LB_RULE_SLOTS; i += LB_RULE_PAGE_SLOTS)
+        (void)__atomic_load_n(&rule_cache[i], __ATOMIC_RELAXED);
+}
+
+void lb_unwind_cfi_fork_child(void)
+{
+    lb_zero_changed(rule_counts.page_misses, sizeof rule_counts.page_misses);
+}
+
+/* Counts a miss on slot's page; true once the page has had enough misses
+ * in this process to be written. */
+static bool page_fill_due(const uint64_t *slot)
+{
+    uint8_t *n = &rule_counts.page_misses[(size_t)(slot - rule_cache) / LB_RULE_PAGE_SLOTS];
+    uint8_t seen = __atomic_load_n(n, __ATOMIC_RELAXED);
+    while (seen < LB_RULE_FILL_AFTER) {
+        if (__atomic_compare_exchange_n(n, &seen, (uint8_t)(seen + 1), true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return seen + 1 >= LB_RULE_FILL_AFTER;
+    }
+    return true;
 }
 
 static bool encode(uintptr_t pc, lb_frame_rule_t rule, uint64_t *word)
@@ -610,9 +656,9 @@ lb_frame_rule_t lb_frame_rule(uintptr_t pc)
                                   .cfa_off = kind == LB_RULE_DEREF ? -cfa : cfa,
                                   .rbp_off = -(int32_t)(((w >> 21) & ((1u << RBP_BITS) - 1)) * 8) };
     }
-    __atomic_add_fetch(&rule_misses, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&rule_counts.misses, 1, __ATOMIC_RELAXED);
     lb_frame_rule_t rule = rule_compute(pc);
-    if (encode(pc, rule, &w))
+    if (encode(pc, rule, &w) && page_fill_due(slot))
         __atomic_store_n(slot, w, __ATOMIC_RELAXED);
     return rule;
 }

@@ -52,4 +52,11 @@ typedef struct lb_frame_rule {
 lb_frame_rule_t lb_frame_rule(uintptr_t pc);
 /* Rule look-ups that had to parse CFI (cache misses), for diagnostics. */
 uint64_t lb_frame_rule_misses(void);
+/* In a fork child, while the forking thread is the only thread: the pages
+ * of the rule cache it shares with its parent are written only once the
+ * child itself misses on them often enough. */
+void lb_unwind_cfi_fork_child(void);
+/* Before a fork: every page of the rule cache mapped (read), so that the
+ * child inherits the mappings and its look-ups read without a fault. */
+void lb_unwind_cfi_fork_prepare(void);
 #endif

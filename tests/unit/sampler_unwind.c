@@ -12,6 +12,7 @@
 #include <alloca.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #include "sampler/cct.h"
@@ -157,5 +158,59 @@ static void test_trace_lists_return_address_slots(void)
     ASSERT_UEQ(*(const uintptr_t *)(r.sp + off[0]) - 1, pcs[1]);
 }
 
+/* Look-ups of pc that computed the rule (cache misses). */
+static uint64_t misses_of(uintptr_t pc, int lookups, lb_frame_rule_t *rule)
+{
+    uint64_t before = lb_frame_rule_misses();
+    for (int i = 0; i < lookups; i++)
+        *rule = lb_frame_rule(pc);
+    return lb_frame_rule_misses() - before;
+}
+
+static __attribute__((noinline)) int rule_target(int x)
+{
+    sink += (uintptr_t)x;
+    return (int)sink * 3 + x;
+}
+
+/* A rule is cached from its cache page's fourth miss in a process on (a
+ * page a short process computes a rule or two on is never written), and
+ * a fork child counts its own misses afresh while it reads what its
+ * parent cached. */
+static void test_rule_cached_from_a_pages_fourth_miss(void)
+{
+    ASSERT_GT(rule_target(1), 0);
+    uintptr_t parents = (uintptr_t)rule_target + 1, childs = (uintptr_t)rule_target + 4;
+    lb_frame_rule_t first, later;
+    ASSERT_UEQ(misses_of(parents, 1, &first), 1);
+    ASSERT_EQ(first.kind, LB_RULE_STEP);
+    misses_of(parents, 3, &later); /* the page's fourth miss at the latest */
+    ASSERT_UEQ(misses_of(parents, 5, &later), 0);
+    ASSERT_EQ(later.kind, first.kind);
+    ASSERT_EQ(later.cfa_off, first.cfa_off);
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        lb_unwind_cfi_fork_child();
+        uint64_t seen[3];
+        seen[0] = misses_of(parents, 2, &later);
+        seen[1] = misses_of(childs, 3, &later); /* the page's first three misses here */
+        seen[2] = misses_of(childs, 5, &later); /* its fourth fills the slot */
+        _exit(write(fds[1], seen, sizeof seen) == sizeof seen ? 0 : 1);
+    }
+    close(fds[1]);
+    uint64_t seen[3] = { 9, 9, 9 };
+    ASSERT_EQ(read(fds[0], seen, sizeof seen), (ssize_t)sizeof seen);
+    close(fds[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_UEQ(seen[0], 0);
+    ASSERT_UEQ(seen[1], 3);
+    ASSERT_UEQ(seen[2], 1);
+}
+
 CHECK_MAIN(test_here_walk_reports_every_call_site, test_signal_walk_reports_every_call_site,
-           test_walk_stops_at_code_without_cfi, test_trace_lists_return_address_slots)
+           test_walk_stops_at_code_without_cfi, test_trace_lists_return_address_slots,
+           test_rule_cached_from_a_pages_fourth_miss)
