@@ -27,7 +27,7 @@
  * afresh (locks/mutex_ops.h). */
 static void forget_mon(lb_mon_t *mon, void *unused)
 {
-    mon->acquisitions = 0;
+    LB_STORE_CHANGED(&mon->acquisitions, 0);
     if (mon->kind == LB_OBJ_MUTEX && mon->published && mon->addr) {
         uint64_t zero = 0;
         lb_write_own(lb_mutex_acquisitions((pthread_mutex_t *)mon->addr), &zero, sizeof zero);
@@ -50,9 +50,9 @@ static void fork_forget(lb_thread_t *self)
         }
     }
     if (self->sampler) {
-        self->sampler->samples = 0;
-        self->sampler->dropped = 0;
-        self->sampler->busy_samples = 0;
+        LB_STORE_CHANGED(&self->sampler->samples, 0);
+        LB_STORE_CHANGED(&self->sampler->dropped, 0);
+        LB_STORE_CHANGED(&self->sampler->busy_samples, 0);
     }
     if (self->sites) {
         for (uint32_t i = 0; i < LB_SITE_SLOTS; i++) {
@@ -68,16 +68,22 @@ static void fork_forget(lb_thread_t *self)
         LB_STORE_CHANGED(&ob->slot[i].count, 0u);
     }
     lb_zero_changed(self->unrecorded_acquisitions, sizeof self->unrecorded_acquisitions);
-    self->spin_sampled_waits = 0; /* the parent's sampled spin waits */
+    LB_STORE_CHANGED(&self->spin_sampled_waits, 0); /* the parent's sampled spin waits */
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
         if (!s)
             continue;
         lb_object_stats_fold_sampled(s);
-        s->acquisitions = s->contended = s->wait_ns = 0;
-        s->accrued_held_ns = s->blamed_ns = s->handoff_ns = 0;
-        s->shared_handoff_ns = s->outside_ns = s->settled_ns = 0;
+        LB_STORE_CHANGED(&s->acquisitions, 0);
+        LB_STORE_CHANGED(&s->contended, 0);
+        LB_STORE_CHANGED(&s->wait_ns, 0);
+        LB_STORE_CHANGED(&s->accrued_held_ns, 0);
+        LB_STORE_CHANGED(&s->blamed_ns, 0);
+        LB_STORE_CHANGED(&s->handoff_ns, 0);
+        LB_STORE_CHANGED(&s->shared_handoff_ns, 0);
+        LB_STORE_CHANGED(&s->outside_ns, 0);
+        LB_STORE_CHANGED(&s->settled_ns, 0);
     }
 }
 
