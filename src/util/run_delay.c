@@ -27,7 +27,15 @@ static bool own_schedstat_path(char *path, size_t size)
     link[n] = '\0';
     const char *tid = strrchr(link, '/');
     tid = tid ? tid + 1 : link;
-    snprintf(path, size, "/proc/%s/schedstat", tid);
+    /* by hand, not snprintf: vfprintf's frame is kilobytes of a thread's
+     * stack that the thread, about to exit, has not touched (page faults) */
+    static const char head[] = "/proc/", tail[] = "/schedstat";
+    size_t len = strlen(tid);
+    if (sizeof head - 1 + len + sizeof tail > size)
+        return false;
+    memcpy(path, head, sizeof head - 1);
+    memcpy(path + sizeof head - 1, tid, len);
+    memcpy(path + sizeof head - 1 + len, tail, sizeof tail);
     return true;
 }
 
