@@ -5,7 +5,9 @@
  * path is one probe into a direct-mapped slot; a miss falls to a short
  * linear probe, and a full table counts into `overflow` (never silently
  * dropped). The table is mmap'd at thread start; when the thread exits,
- * lb_sites_compact keeps only the used slots (in arena memory). */
+ * lb_sites_compact keeps only the used slots (in arena memory), read from
+ * the pages `used_pages` names: a page never written is never read (on a
+ * fresh mapping each such read is a page fault that maps the zero page). */
 #ifndef LB_SITES_H
 #define LB_SITES_H
 #include <stdint.h>
@@ -23,8 +25,9 @@ typedef struct lb_site {
 } lb_site_t;
 
 typedef struct lb_site_table {
+    uint32_t used_pages; /* bit i: a slot on the table's page i was claimed */
+    uint64_t overflow;   /* counts that found no free slot */
     lb_site_t slot[LB_SITE_SLOTS];
-    uint64_t overflow; /* counts that found no free slot */
 } lb_site_table_t;
 
 /* Return addresses are never aligned to 8, so keep the kind in the high

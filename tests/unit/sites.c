@@ -6,6 +6,8 @@
  */
 #include "check.h"
 
+#include <sys/mman.h>
+
 #include "blame/sites.h"
 #include "util/pages.h"
 
@@ -126,5 +128,28 @@ static void test_compact_keeps_used_slots(void)
     ASSERT_EQ(releases, expect_releases);
 }
 
+/* Compaction reads only the pages where slots were claimed: the table's
+ * other pages stay unmapped (on a fresh table each read would map the
+ * zero page, a page fault a thread). */
+static void test_compact_reads_only_claimed_pages(void)
+{
+    lb_site_table_t *t = new_table();
+    uintptr_t key = lb_site_key(0x700000 + 16 * 7, LB_OBJ_MUTEX);
+    ASSERT_NOT_NULL(lb_site_lookup(t, key));
+    uint32_t count = 0;
+    lb_site_t *kept = lb_sites_compact(t, &count);
+    ASSERT_NOT_NULL(kept);
+    ASSERT_EQ(count, 1);
+    ASSERT_UEQ(kept[0].key, key);
+    size_t page = 4096, pages = (sizeof *t + page - 1) / page;
+    unsigned char resident[8] = { 0 };
+    ASSERT_TRUE(pages <= sizeof resident);
+    ASSERT_EQ(mincore(t, pages * page, resident), 0);
+    uintptr_t slot_page = ((uintptr_t)&t->slot[home_of(key)] - (uintptr_t)t) / page;
+    for (size_t i = 0; i < pages; i++)
+        ASSERT_EQ(resident[i] & 1, i == 0 || i == slot_page);
+}
+
 CHECK_MAIN(test_key_round_trip, test_lookup_claims_then_probe_hits, test_collisions_probe_linearly,
-           test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots)
+           test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots,
+           test_compact_reads_only_claimed_pages)
