@@ -171,10 +171,64 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
     return rc;
 }
 
-/* The shifted tables of enum lb_merge_table, by name. */
-static const char *const shifted_table[LB_MERGE_OBJECT + 1] = {
-    "run", "module", "frame", "node", "thread", "sync_object",
+/* The tables of enum lb_merge_table, by name (the shifted ones first). */
+static const char *const merge_table[LB_MERGE_TABLES] = {
+    "run",  "module", "frame",        "node",            "thread", "sync_object",
+    "metric", "site", "object_blame", "structural_wait", "symbol", "module_function",
 };
+
+/* Which of src's tables exist: SQLITE_OK and bit t of *found for
+ * merge_table[t], bit LB_MERGE_TABLES for time_window. One statement
+ * for what would otherwise be a look per optional table. */
+static int tables_present(sqlite3 *db, const char *src, unsigned *found)
+{
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    *found = 0;
+    snprintf(sql, sizeof sql, "SELECT name FROM \"%s\".sqlite_master WHERE type = 'table'", src);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        for (int t = 0; name && t < LB_MERGE_TABLES; t++)
+            if (strcmp(name, merge_table[t]) == 0)
+                *found |= 1u << t;
+        if (name && strcmp(name, "time_window") == 0)
+            *found |= 1u << LB_MERGE_TABLES;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Of the tables rows[] still copies, keep those src holds rows in: one
+ * statement, where each copy of an empty table would be a statement
+ * parsed for nothing (a small process's profile leaves several empty). */
+static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
+{
+    char *sql = sqlite3_mprintf("SELECT 0");
+    for (int t = 0; sql && t < LB_MERGE_TABLES; t++) {
+        char *more = rows[t] ? sqlite3_mprintf("%s, EXISTS (SELECT 1 FROM \"%w\".%s)", sql, src,
+                                               merge_table[t])
+                             : sqlite3_mprintf("%s, 0", sql);
+        sqlite3_free(sql);
+        sql = more;
+    }
+    if (!sql)
+        return SQLITE_NOMEM;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        for (int t = 0; t < LB_MERGE_TABLES; t++)
+            rows[t] = sqlite3_column_int(st, t + 1) != 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
 
 /* In one statement: the destination's next id of each shifted table,
  * its largest + 1. */
@@ -183,7 +237,7 @@ static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OB
     char *sql = sqlite3_mprintf("SELECT");
     for (int t = LB_MERGE_RUN; sql && t <= LB_MERGE_OBJECT; t++) {
         char *more = sqlite3_mprintf("%s%s (SELECT COALESCE(MAX(id), 0) + 1 FROM \"%w\".%s)", sql,
-                                     t ? "," : "", dst, shifted_table[t]);
+                                     t ? "," : "", dst, merge_table[t]);
         sqlite3_free(sql);
         sql = more;
     }
@@ -213,12 +267,18 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
     int rc = next_ids(db, dst, next);
     if (rc != SQLITE_OK)
         return rc;
+    unsigned present;
+    if ((rc = tables_present(db, src, &present)) != SQLITE_OK)
+        return rc;
+    /* structural_wait is optional in a source (older version-2 files), and
+     * so are the names and a process's profile's window tables
+     * (common/ddl.h); the names resolved once per module are the same for
+     * every process */
     bool rows[LB_MERGE_TABLES];
     for (int t = 0; t < LB_MERGE_TABLES; t++)
-        rows[t] = !(empty & LB_MERGE_EMPTY(t));
-    /* structural_wait is optional in a source (older version-2 files);
-     * the names resolved once per module are the same for every process */
-    rows[LB_MERGE_STRUCTURAL] = rows[LB_MERGE_STRUCTURAL] && has_table(db, src, "structural_wait");
+        rows[t] = !(empty & LB_MERGE_EMPTY(t)) && (present & (1u << t));
+    if ((rc = drop_empty(db, src, rows)) != SQLITE_OK)
+        return rc;
     bool names = (rows[LB_MERGE_SYMBOL] || rows[LB_MERGE_FUNCTIONS]) && version >= 8 &&
                  has_table(db, dst, "symbol");
     rows[LB_MERGE_SYMBOL] = rows[LB_MERGE_SYMBOL] && names;
@@ -325,7 +385,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
         else
             sqlite3_free(sql[i]);
     }
-    if (rc == SQLITE_OK && has_table(db, src, "time_window") && has_table(db, dst, "time_window"))
+    if (rc == SQLITE_OK && (present & (1u << LB_MERGE_TABLES)) && has_table(db, dst, "time_window"))
         rc = merge_windows(db, src, dst);
     return rc;
 }

@@ -104,9 +104,10 @@ static void window_columns(char *out, size_t size, int base, bool per_window)
     out[n] = '\0';
 }
 
-int lb_ddl_create(sqlite3 *db, const char *schema)
+/* Create lb_ddl_tables[0 .. end) in `schema` (all of them up to NULL). */
+static int create_tables(sqlite3 *db, const char *schema, const char *end)
 {
-    for (int i = 0; lb_ddl_tables[i]; i++) {
+    for (int i = 0; lb_ddl_tables[i] && (!end || strcmp(lb_ddl_tables[i], end) != 0); i++) {
         char sql[2048];
         char cols[1024];
         const char *c = NULL;
@@ -123,7 +124,25 @@ int lb_ddl_create(sqlite3 *db, const char *schema)
         if (rc != SQLITE_OK)
             return rc;
     }
-    return lb_ddl_create_index(db, schema);
+    return SQLITE_OK;
+}
+
+int lb_ddl_create(sqlite3 *db, const char *schema)
+{
+    int rc = create_tables(db, schema, NULL);
+    return rc == SQLITE_OK ? lb_ddl_create_index(db, schema) : rc;
+}
+
+int lb_ddl_create_profile(sqlite3 *db)
+{
+    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = create_tables(db, "main", "time_window");
+    if (rc == SQLITE_OK)
+        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 int lb_ddl_create_index(sqlite3 *db, const char *schema)

@@ -15,6 +15,10 @@
 
 /* SQLite: without it no profile can be written (why: dlerror's text). */
 bool lb_sqlite_open(char *why, unsigned whylen);
+/* The same, for the exit write of a process whose program has finished:
+ * when this call loads SQLite (the program has no copy of its own), it
+ * turns SQLite's memory statistics off before its first use. */
+bool lb_sqlite_open_at_exit(char *why, unsigned whylen);
 /* libdw and libelf: DWARF and ELF symbol tables. */
 bool lb_debuginfo_libs_open(void);
 /* liblzma: compressed MiniDebugInfo sections. */

@@ -5,8 +5,10 @@
  * before any of them. */
 #include "util/lazy_deps.h"
 
+#include <dlfcn.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "util/lazy_lib.h"
 
@@ -15,6 +17,26 @@ static LB_LAZY_LIB(sqlite_lib, "libsqlite3.so.0");
 bool lb_sqlite_open(char *why, unsigned whylen)
 {
     return lb_lazy_lib_open(&sqlite_lib, why, whylen);
+}
+
+bool lb_sqlite_open_at_exit(char *why, unsigned whylen)
+{
+    if (__atomic_load_n(&sqlite_lib.handle, __ATOMIC_ACQUIRE))
+        return true; /* loaded (and set up) before: as it is */
+    void *programs = dlopen(sqlite_lib.soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (programs)
+        dlclose(programs); /* the program's copy: its settings are the program's */
+    if (!lb_sqlite_open(why, whylen))
+        return false;
+    /* Ours alone, not yet initialised, and the program has finished: no
+     * memory statistics, which take SQLite's malloc mutex (through
+     * lockblame's own pthread_mutex_lock) around every allocation and
+     * free. A racing first call may configure too: an initialised SQLite
+     * refuses (SQLITE_MISUSE) and keeps its settings. */
+    int (*config)(int, ...) = programs ? NULL : lb_lazy_sym(&sqlite_lib, "sqlite3_config");
+    if (config)
+        config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
 }
 
 LB_LAZY_FN(sqlite_lib, int, sqlite3_open_v2, (const char *f, sqlite3 **db, int fl, const char *vfs),

@@ -31,14 +31,19 @@ static unsigned forks; /* fork_prepare calls since the process started or forked
 int lb_profile_db_create(sqlite3 **db)
 {
     *db = NULL;
-    int rc = sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* NOMUTEX: one thread uses the connection at a time (the exit write,
+     * a window write, the template's builder and then its taker), so its
+     * API calls need not take the connection's mutex (through
+     * lockblame's own pthread_mutex_lock). */
+    int rc = sqlite3_open_v2(":memory:", db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     /* Pages of 2 KiB, set before the first table: a small profile's
      * tables share the memory pages a fork child copies on its first
      * write to them (half as many copy-on-write faults as with SQLite's
      * 4 KiB), and a large profile writes as fast. */
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(*db, "PRAGMA main.page_size=2048", NULL, NULL, NULL);
-    return rc == SQLITE_OK ? lb_ddl_create(*db, "main") : rc;
+    return rc == SQLITE_OK ? lb_ddl_create_profile(*db) : rc;
 }
 
 /* A new database for a process's profile: tables created, journal off. */

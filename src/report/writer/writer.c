@@ -151,7 +151,7 @@ int lb_write_profile(const char *reason)
         return 0;
     }
     char why[256];
-    if (!lb_sqlite_open(why, sizeof why)) {
+    if (!lb_sqlite_open_at_exit(why, sizeof why)) {
         lb_warn("cannot write profile %s: %s", lb_output_path(), why);
         return write_failed(process_ends);
     }
