@@ -200,19 +200,10 @@ static int tables_present(sqlite3 *db, const char *src, unsigned *found)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Of the tables rows[] still copies, keep those src holds rows in: one
- * statement, where each copy of an empty table would be a statement
- * parsed for nothing (a small process's profile leaves several empty). */
-static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
+/* Run sql (freed here; NULL: out of memory), a query of one row, and
+ * read its first n columns as integers. */
+static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n)
 {
-    char *sql = sqlite3_mprintf("SELECT 0");
-    for (int t = 0; sql && t < LB_MERGE_TABLES; t++) {
-        char *more = rows[t] ? sqlite3_mprintf("%s, EXISTS (SELECT 1 FROM \"%w\".%s)", sql, src,
-                                               merge_table[t])
-                             : sqlite3_mprintf("%s, 0", sql);
-        sqlite3_free(sql);
-        sql = more;
-    }
     if (!sql)
         return SQLITE_NOMEM;
     sqlite3_stmt *st = NULL;
@@ -222,11 +213,31 @@ static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
         return rc;
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        for (int t = 0; t < LB_MERGE_TABLES; t++)
-            rows[t] = sqlite3_column_int(st, t + 1) != 0;
+        for (int i = 0; i < n; i++)
+            out[i] = sqlite3_column_int64(st, i);
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* Of the tables rows[] still copies, keep those src holds rows in: one
+ * statement, where each copy of an empty table would be a statement
+ * parsed for nothing (a small process's profile leaves several empty). */
+static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
+{
+    char *sql = sqlite3_mprintf("SELECT");
+    for (int t = 0; sql && t < LB_MERGE_TABLES; t++) {
+        char *more = rows[t] ? sqlite3_mprintf("%s%s EXISTS (SELECT 1 FROM \"%w\".%s)", sql,
+                                               t ? "," : "", src, merge_table[t])
+                             : sqlite3_mprintf("%s%s 0", sql, t ? "," : "");
+        sqlite3_free(sql);
+        sql = more;
+    }
+    sqlite3_int64 has[LB_MERGE_TABLES];
+    int rc = one_row(db, sql, has, LB_MERGE_TABLES);
+    for (int t = 0; rc == SQLITE_OK && t < LB_MERGE_TABLES; t++)
+        rows[t] = has[t] != 0;
     return rc;
 }
 
@@ -241,21 +252,7 @@ static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OB
         sqlite3_free(sql);
         sql = more;
     }
-    if (!sql)
-        return SQLITE_NOMEM;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    sqlite3_free(sql);
-    if (rc != SQLITE_OK)
-        return rc;
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        for (int t = LB_MERGE_RUN; t <= LB_MERGE_OBJECT; t++)
-            next[t] = sqlite3_column_int64(st, t);
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return one_row(db, sql, next, LB_MERGE_OBJECT + 1);
 }
 
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
