@@ -2,7 +2,7 @@
  * common/ddl.h), and the copy of it, tables created and nothing written,
  * that a process which forks repeatedly hands to its fork children.
  *
- * Loading SQLite and creating the profile's 21 tables is about two fifths
+ * Loading SQLite and creating the profile's 13 tables is about a third
  * of what a small process's exit write costs. A fork child inherits its
  * parent's memory: SQLite already loaded and relocated, and a database
  * whose tables exist. So at its second fork a process builds such a
