@@ -173,8 +173,8 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
 
 /* The tables of enum lb_merge_table, by name (the shifted ones first). */
 static const char *const merge_table[LB_MERGE_TABLES] = {
-    "run",  "module", "frame",        "node",            "thread", "sync_object",
-    "metric", "site", "object_blame", "structural_wait", "symbol", "module_function",
+    "run",  "module",       "frame",           "node",   "thread",          "sync_object", "metric",
+    "site", "object_blame", "structural_wait", "symbol", "module_function",
 };
 
 /* Which of src's tables exist: SQLITE_OK and bit t of *found for

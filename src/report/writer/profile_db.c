@@ -35,8 +35,8 @@ int lb_profile_db_create(sqlite3 **db)
      * a window write, the template's builder and then its taker), so its
      * API calls need not take the connection's mutex (through
      * lockblame's own pthread_mutex_lock). */
-    int rc = sqlite3_open_v2(":memory:", db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(
+        ":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     /* Pages of 2 KiB, set before the first table: a small profile's
      * tables share the memory pages a fork child copies on its first
      * write to them (half as many copy-on-write faults as with SQLite's
