@@ -23,9 +23,11 @@ bool lb_sqlite_open_at_exit(char *why, unsigned whylen)
 {
     if (__atomic_load_n(&sqlite_lib.handle, __ATOMIC_ACQUIRE))
         return true; /* loaded (and set up) before: as it is */
+    /* The program's copy, if loaded: its settings are the program's. The
+     * reference this takes is not dropped (a dlclose would go through
+     * lockblame's own wrapper, interpose/dlclose.c): the open below takes
+     * one on the same copy anyway, and the program has finished. */
     void *programs = dlopen(sqlite_lib.soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-    if (programs)
-        dlclose(programs); /* the program's copy: its settings are the program's */
     if (!lb_sqlite_open(why, whylen))
         return false;
     /* Ours alone, not yet initialised, and the program has finished: no
