@@ -54,6 +54,7 @@ static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64
     wait->start_ns = now;
     wait->hot = NULL;
     wait->timed_out = false;
+    wait->had_deadline = false;
     mon->waiters++;
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
@@ -141,7 +142,7 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
         }
     }
     lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now,
-                     wait->timed_out);
+                     wait->timed_out, wait->had_deadline);
     return stats;
 }
 
@@ -154,7 +155,7 @@ static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const 
 {
     lb_signal_waits_end(self, wait->hot, wait->start_ns, now);
     lb_note_wait_end(self, wait->kind, __atomic_load_n(&mon->stats, __ATOMIC_RELAXED),
-                     wait->start_ns, now, wait->timed_out);
+                     wait->start_ns, now, wait->timed_out, wait->had_deadline);
     return NULL;
 }
 

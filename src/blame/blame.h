@@ -43,6 +43,8 @@ typedef struct lb_wait {
                                 * meta path (signal_waits.h); else NULL */
     bool timed_out;            /* set by the caller before the end: the wait
                               * ran out of time (wait_note.h: runs) */
+    bool had_deadline;         /* set by the caller before the end: a timed
+                              * wait (wait_note.h: the thread's home) */
 } lb_wait_t;
 
 /* A collected hold, to be deposited after the real release. */

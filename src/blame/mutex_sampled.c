@@ -174,7 +174,7 @@ void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
 {
     lb_mutex_sampled_leave(self, slot);
     lb_waiting_end(self);
-    lb_note_wait_end(self, LB_OBJ_MUTEX, 0, 0, 0, false);
+    lb_note_wait_end(self, LB_OBJ_MUTEX, 0, 0, 0, false, false);
 }
 
 /* The slot's counts, into its record (which slot->stats names). */

@@ -26,8 +26,25 @@ void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint
     __atomic_store_n(&n->open_start_ns, start_ns, __ATOMIC_RELEASE);
 }
 
+/* Add the completed wait to the thread's home (wait_note.h). */
+static void note_home(lb_wait_note_t *n, uint32_t stats_index, uint64_t start_ns, uint64_t end_ns,
+                      bool had_deadline)
+{
+    lb_wait_home_t *h = n->home[0].stats == stats_index ? &n->home[0] : &n->home[1];
+    if (h->stats != stats_index)
+        *h = (lb_wait_home_t){ .stats = stats_index, .first_ns = start_ns };
+    h->deadlines += had_deadline;
+    h->last_ns = end_ns;
+    h->wait_ns += end_ns - start_ns;
+    if (h == &n->home[1] && h->wait_ns > n->home[0].wait_ns) {
+        lb_wait_home_t first = n->home[0];
+        n->home[0] = n->home[1];
+        n->home[1] = first;
+    }
+}
+
 void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index, uint64_t start_ns,
-                      uint64_t end_ns, bool timed_out)
+                      uint64_t end_ns, bool timed_out, bool had_deadline)
 {
     lb_wait_note_t *n = self->wait_note;
     __atomic_store_n(&n->open_start_ns, 0, __ATOMIC_RELEASE);
@@ -42,6 +59,8 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
     if (!n->last_timed_out || n->last_stats != stats_index || start_ns < n->last_end_ns ||
         start_ns - n->last_end_ns > slack)
         n->run_start_ns = start_ns;
+    if (end_ns > start_ns)
+        note_home(n, stats_index, start_ns, end_ns, had_deadline);
     n->last_timed_out = timed_out;
     n->last_stats = stats_index;
     n->last_kind = (uint32_t)kind;

@@ -20,6 +20,15 @@
 
 struct lb_mon;
 
+/* A thread's completed waits on one cond/sem, in all. */
+typedef struct lb_wait_home {
+    uint32_t stats;     /* object record index, 0 none */
+    uint32_t deadlines; /* the waits that had a deadline (timed waits) */
+    uint64_t first_ns;  /* the first one's start */
+    uint64_t last_ns;   /* the last one's end */
+    uint64_t wait_ns;   /* their total time */
+} lb_wait_home_t;
+
 typedef struct lb_wait_note {
     /* the wait in progress (open_start_ns == 0: none) */
     struct lb_mon *open_mon;
@@ -44,6 +53,11 @@ typedef struct lb_wait_note {
      * is taking part in the work, not parked */
     uint64_t run_start_ns;
     uint32_t last_timed_out; /* the last wait ran out of time */
+    /* the cond/sem the thread has waited on longest in all (home[0]), and
+     * the latest other one (home[1]), which takes the first place once it
+     * has more: a helper thread's home object, and whether it waits there
+     * with deadlines (an idle helper, DESIGN.md rule 6) */
+    lb_wait_home_t home[2];
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

@@ -13,10 +13,10 @@
 void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns,
                         uint32_t node);
 /* Its wait ended (stats_index: the object's record, 0 if none;
- * timed_out: it ran out of time). Reads no record: a record's line is
- * written by the object's signallers. */
+ * timed_out: it ran out of time; had_deadline: a timed wait). Reads no
+ * record: a record's line is written by the object's signallers. */
 void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index, uint64_t start_ns,
-                      uint64_t end_ns, bool timed_out);
+                      uint64_t end_ns, bool timed_out, bool had_deadline);
 /* A signal/post by self collected blame_ns at now; under mon->meta. */
 void lb_note_collect(lb_thread_t *self, lb_object_stats_t *stats, uint64_t now, double blame_ns);
 /* A wait that self made from the call at call_pc (its innermost program

@@ -107,6 +107,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         rc = lb_real.cond_clockwait(c, m, clock, abstime);
     _pthread_cleanup_pop(&cleanup, 0);
     ctx.wait.timed_out = rc == ETIMEDOUT;
+    ctx.wait.had_deadline = clock != LB_WAIT_FOREVER;
     ctx.woken = rc == 0;
     /* m is held again: a hot wait's end waits for its release
      * (wait_deferred.h); any other ends here. */
@@ -253,6 +254,7 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     _pthread_cleanup_push(&cleanup, sem_wait_finished, &ctx);
     int rc = real_sem_wait(s, clock, abstime);
     ctx.wait.timed_out = rc != 0 && errno == ETIMEDOUT;
+    ctx.wait.had_deadline = clock != LB_WAIT_FOREVER;
     ctx.woken = rc == 0;
     _pthread_cleanup_pop(&cleanup, 1);
     return rc;

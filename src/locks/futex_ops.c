@@ -61,6 +61,7 @@ static long futex_wait(lb_thread_t *self, const long a[6])
     long rc = lb_syscall_forward(SYS_futex, a);
     int err = errno;
     wait.timed_out = rc == -1 && err == ETIMEDOUT;
+    wait.had_deadline = a[3] != 0;
     lb_wait_end(self, &wait, false);
     errno = err;
     return rc;

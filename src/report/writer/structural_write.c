@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "blame/blame_clock.h"
+#include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/wait_note.h"
 #include "core/phase.h"
@@ -18,6 +19,7 @@
 #include "locks/monitored.h"
 #include "sampler/cct.h"
 #include "util/common.h"
+#include "report/writer/writer_int.h"
 
 uint32_t lb_close_open_waits(uint64_t now)
 {
@@ -128,26 +130,144 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
     return k;
 }
 
+/* An idle helper's waiting on its home object (DESIGN.md rule 6). */
+typedef struct idle_helper {
+    lb_thread_t *t;
+    uint32_t stats;
+    uint64_t start, end;
+    double share; /* of the object's waiting: its blame's part that is the helper's */
+} idle_helper_t;
+
+/* The most blame an idle helper's own releases, signals and posts may
+ * collect, and the most CPU time it may use, as shares of its waiting on
+ * its home object; the least share of the object's waiting that is its. */
+#define IDLE_HELPER_COLLECTED 0.05
+#define IDLE_HELPER_BUSY 0.10
+#define IDLE_HELPER_OWN 0.90
+
+/* The blame t's releases, signals, posts and thread end collected, joins
+ * aside (all join blame is structural). */
+static double collected_ns(const lb_thread_t *t)
+{
+    const lb_object_blame_table_t *table = t->object_blame;
+    double sum = 0;
+    for (uint32_t i = 0; table && i < table->capacity; i++) {
+        const lb_object_blame_t *e = &table->slot[i];
+        const lb_object_stats_t *s = e->object ? lb_object_stats_at(e->object) : NULL;
+        if (s && s->kind != LB_OBJ_JOIN)
+            sum += e->blame_ns;
+    }
+    return sum;
+}
+
+/* Is t an idle helper: a helper thread (not the initial one) that waits
+ * on one cond/sem, its home, with deadlines (timed waits: it wakes on
+ * its own schedule, and the signals that end its waits only make it
+ * early), whose waiting there is the object's (nearly all of it), that
+ * is busy under a tenth of that time, and whose own work kept nobody
+ * waiting (the blame it collected, joins aside, is a small share of its
+ * waiting)? Its home object's blame, its part of it, is structural. */
+static bool idle_helper(lb_thread_t *t, uint64_t now, idle_helper_t *out)
+{
+    const lb_wait_note_t *n = t->wait_note;
+    if (!n || t->id == 0 || !n->home[0].deadlines)
+        return false;
+    const lb_wait_home_t *h = &n->home[0];
+    const lb_object_stats_t *s = lb_object_stats_at(h->stats);
+    if (!s || !lb_obj_kind_is_signalled((lb_obj_kind)s->kind) || !s->wait_ns)
+        return false;
+    uint64_t waited = h->wait_ns, end = h->last_ns;
+    uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
+    if (open && open < now && n->open_mon && n->open_mon->stats == h->stats) {
+        waited += now - open; /* closed at now (lb_close_open_waits) */
+        end = now;
+    }
+    double share = (double)waited / (double)s->wait_ns;
+    if (share < IDLE_HELPER_OWN || (double)lb_tables_cpu_ns(t) > IDLE_HELPER_BUSY * (double)waited ||
+        collected_ns(t) > IDLE_HELPER_COLLECTED * (double)waited)
+        return false;
+    *out = (idle_helper_t){ t, h->stats, h->first_ns, end, share < 1 ? share : 1 };
+    return true;
+}
+
 static double seconds_since_start(uint64_t ns)
 {
     uint64_t start = lb_runtime_start_ns();
     return ns > start ? (double)(ns - start) / 1e9 : 0;
 }
 
+/* Bind and insert one structural_wait row; node 0: none. */
+static void insert_row(sqlite3_stmt *st, uint32_t thread, uint32_t stats, uint64_t start,
+                       uint64_t end, bool open, int64_t node, int64_t node_thread, double blame_s)
+{
+    const lb_object_stats_t *s = lb_object_stats_at(stats);
+    sqlite3_bind_int64(st, 1, thread);
+    sqlite3_bind_int64(st, 2, stats);
+    sqlite3_bind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, seconds_since_start(start));
+    sqlite3_bind_double(st, 5, seconds_since_start(end));
+    sqlite3_bind_int(st, 6, open);
+    if (node) {
+        sqlite3_bind_int64(st, 7, node);
+        sqlite3_bind_int64(st, 8, node_thread);
+    }
+    sqlite3_bind_double(st, 9, blame_s);
+    sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* An idle helper's rows: one per context whose signals/posts took its
+ * home object's blame (object_blame, written before), its share of it. */
+static void insert_idle_helper(sqlite3 *db, sqlite3_stmt *st, const idle_helper_t *h)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT node_id, thread_id, blame_s FROM object_blame"
+                           " WHERE object_id = ? AND blame_s > 0",
+                           -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, h->stats);
+    while (sqlite3_step(q) == SQLITE_ROW)
+        insert_row(st, h->t->id, h->stats, h->start, h->end, false, sqlite3_column_int64(q, 0),
+                   sqlite3_column_int64(q, 1), sqlite3_column_double(q, 2) * h->share);
+    sqlite3_finalize(q);
+}
+
+static bool idle_home(const idle_helper_t *idle, uint32_t nidle, uint32_t stats)
+{
+    for (uint32_t i = 0; i < nidle; i++)
+        if (idle[i].stats == stats)
+            return true;
+    return false;
+}
+
 void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx)
 {
-    uint32_t n = 2 * lb_thread_count(), k = 0;
+    uint32_t threads = lb_thread_count(), n = 2 * threads, k = 0, nidle = 0;
     parked_t *p = calloc(n ? n : 1, sizeof *p);
+    idle_helper_t *idle = calloc(threads ? threads : 1, sizeof *idle);
     sqlite3_stmt *st = NULL;
-    if (!p || sqlite3_prepare_v2(db, "INSERT INTO structural_wait VALUES(?,?,?,?,?,?,?,?,?)", -1,
-                                 &st, NULL) != SQLITE_OK) {
+    if (!p || !idle ||
+        sqlite3_prepare_v2(db, "INSERT INTO structural_wait VALUES(?,?,?,?,?,?,?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK) {
         free(p);
+        free(idle);
         return;
     }
-    for (lb_thread_t *t = lb_thread_registry(); t && k + 2 <= n; t = t->next)
-        k += parked_waits(t, now, &p[k]);
+    for (lb_thread_t *t = lb_thread_registry(); t && nidle < threads; t = t->next)
+        nidle += idle_helper(t, now, &idle[nidle]);
+    /* an idle helper's home object's blame is all in its rows: the parked
+     * waits that its signals ended are not counted again (open ones, with
+     * no blame, are) */
+    for (lb_thread_t *t = lb_thread_registry(); t && k + 2 <= n; t = t->next) {
+        parked_t found[2];
+        uint32_t m = parked_waits(t, now, found);
+        for (uint32_t i = 0; i < m; i++)
+            if (found[i].open || !idle_home(idle, nidle, found[i].stats))
+                p[k++] = found[i];
+    }
     for (uint32_t i = 0; i < k; i++) {
-        const lb_object_stats_t *s = lb_object_stats_at(p[i].stats);
         double blame = 0;
         uint32_t node = 0;
         const lb_collect_note_t *c = p[i].collect;
@@ -162,21 +282,12 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
             blame = together > 0 ? moved * (double)(p[i].end - p[i].start) / together : 0;
             node = map(ctx, c->thread, c->node);
         }
-        sqlite3_bind_int64(st, 1, p[i].t->id);
-        sqlite3_bind_int64(st, 2, p[i].stats);
-        sqlite3_bind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 4, seconds_since_start(p[i].start));
-        sqlite3_bind_double(st, 5, seconds_since_start(p[i].end));
-        sqlite3_bind_int(st, 6, p[i].open);
-        if (node) {
-            sqlite3_bind_int64(st, 7, node);
-            sqlite3_bind_int64(st, 8, c->thread);
-        }
-        sqlite3_bind_double(st, 9, blame / 1e9);
-        sqlite3_step(st);
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
+        insert_row(st, p[i].t->id, p[i].stats, p[i].start, p[i].end, p[i].open, node,
+                   node ? c->thread : 0, blame / 1e9);
     }
+    for (uint32_t i = 0; i < nidle; i++)
+        insert_idle_helper(db, st, &idle[i]);
     sqlite3_finalize(st);
     free(p);
+    free(idle);
 }

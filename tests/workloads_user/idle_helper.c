@@ -1,0 +1,157 @@
+/*
+ * idle_helper: an idle helper thread woken early, beside real contention
+ * (docs/DESIGN.md rule 6), built -O2 -g. The shape of jemalloc's
+ * background thread: it sleeps in timed waits on its own condition
+ * variable and does a tiny job each time it wakes; the threads that do
+ * the program's work signal it now and then to wake it early
+ * (background_thread_wakeup_early). Nobody waits for what it does.
+ *
+ * WORKERS threads contend for one mutex (`hot`), released at hot_release
+ * (a function that ends in the unlock: a tail jump at -O2); every
+ * WAKE_EVERY-th hold, a worker also calls wake_helper_early, which
+ * signals the helper's cond. The helper waits with a 50 ms timeout,
+ * again and again, until main stops it (stop_helper) after joining the
+ * workers. The helper's waiting is the program's shape; the mutex is
+ * what a user can act on, so the default release-site view must rank
+ * hot_release first and list wake_helper_early apart, as structural.
+ *
+ * Ground truth (gt.h format) for the mutex: its wait and hold spans, swept
+ * per site. Plus, in GROUND_TRUTH.structural: "helper_wait_s", the
+ * helper's own measure of its time in its cond waits (all of them, the
+ * last one ended by stop_helper), "helper_waits" and "helper_timeouts".
+ *
+ * Usage: idle_helper [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
+ */
+#include "gt.h"
+
+#define HOLD_NS     100000
+#define THINK_NS    60000
+#define WAKE_EVERY  40       /* holds between a worker's early wakes */
+#define HELPER_WAIT 50000000 /* the helper's timeout */
+#define HELPER_JOB  20000    /* its job per wake */
+
+enum {
+    SITE_HOT,
+    N_SITES
+};
+
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t helper_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
+static int stopping;
+static int64_t deadline;
+static int64_t helper_wait_ns;
+static long helper_waits, helper_timeouts;
+
+static __attribute__((noinline)) void hot_release(struct gt_log *lg, int64_t t1)
+{
+    gt_log_add(lg, t1, gt_now(), SITE_HOT);
+    pthread_mutex_unlock(&hot);
+}
+
+/* Under no lock of the workers': a signal the helper may not be waiting
+ * for (as jemalloc's, made when enough memory was freed). */
+static __attribute__((noinline)) void wake_helper_early(void)
+{
+    pthread_mutex_lock(&helper_m);
+    pthread_cond_signal(&helper_cv);
+    pthread_mutex_unlock(&helper_m);
+}
+
+static __attribute__((noinline)) void stop_helper(void)
+{
+    pthread_mutex_lock(&helper_m);
+    stopping = 1;
+    pthread_cond_signal(&helper_cv);
+    pthread_mutex_unlock(&helper_m);
+}
+
+static void *worker(void *arg)
+{
+    struct gt_log *lg = arg;
+    long holds = 0;
+    gt_gate_arrive();
+    while (gt_now() < deadline) {
+        int64_t t0 = gt_now();
+        pthread_mutex_lock(&hot);
+        int64_t t1 = gt_now();
+        gt_log_add(lg, t0, t1, -1);
+        gt_spin_until(t1 + HOLD_NS);
+        hot_release(lg, t1);
+        if (++holds % WAKE_EVERY == 0)
+            wake_helper_early();
+        gt_sleep_until(gt_now() + THINK_NS);
+    }
+    return NULL;
+}
+
+static void *helper(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&helper_m);
+    while (!stopping) {
+        struct timespec until = gt_realtime_in(HELPER_WAIT);
+        int64_t t0 = gt_now();
+        int rc = pthread_cond_timedwait(&helper_cv, &helper_m, &until);
+        helper_wait_ns += gt_now() - t0;
+        helper_waits++;
+        helper_timeouts += rc == ETIMEDOUT;
+        if (stopping)
+            break;
+        pthread_mutex_unlock(&helper_m);
+        gt_spin_until(gt_now() + HELPER_JOB); /* its job: nobody waits for it */
+        pthread_mutex_lock(&helper_m);
+    }
+    pthread_mutex_unlock(&helper_m);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int nworkers = argc > 1 ? atoi(argv[1]) : 3;
+    int ms = argc > 2 ? atoi(argv[2]) : 1000;
+    if (nworkers < 2 || nworkers > 16 || ms < 1) {
+        fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
+        return 2;
+    }
+    pthread_t help;
+    if (pthread_create(&help, NULL, helper, NULL))
+        gt_die("pthread_create", EAGAIN);
+    struct gt_log *logs = gt_alloc((size_t)nworkers, sizeof *logs);
+    for (int i = 0; i < nworkers; i++)
+        gt_log_init(&logs[i], 2 * (size_t)ms * 1000000 / (HOLD_NS + THINK_NS) + 64);
+    pthread_t *tids = gt_alloc((size_t)nworkers, sizeof *tids);
+    for (int i = 0; i < nworkers; i++)
+        if (pthread_create(&tids[i], NULL, worker, &logs[i]))
+            gt_die("pthread_create", EAGAIN);
+    int64_t t0 = gt_gate_open(nworkers, &deadline, (int64_t)ms * 1000000);
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(tids[i], NULL);
+    double duration = (double)(gt_now() - t0) / 1e9;
+    stop_helper();
+    pthread_join(help, NULL);
+
+    struct gt_result res = {
+        .workload = "idle_helper",
+        .object = "mutex",
+        .addresses = { &hot },
+        .naddresses = 1,
+        .threads = nworkers,
+        .duration_s = duration,
+        .nsites = N_SITES,
+        .site_names = { "hot_release" },
+    };
+    gt_sweep_holders(&res, logs, nworkers);
+    const char *gt = getenv("GROUND_TRUTH");
+    char path[4096];
+    snprintf(path, sizeof path, "%s.structural", gt && *gt ? gt : "/dev/stdout");
+    gt_write_json(&res);
+    /* stdout appended to, not truncated: it may be a test's log file */
+    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", gt && *gt ? "w" : "a");
+    if (!f)
+        gt_die(path, errno);
+    fprintf(f, "{\"helper_wait_s\": %.9f, \"helper_waits\": %ld, \"helper_timeouts\": %ld}\n",
+            (double)helper_wait_ns / 1e9, helper_waits, helper_timeouts);
+    fclose(f);
+    return 0;
+}
