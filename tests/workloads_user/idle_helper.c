@@ -20,6 +20,13 @@
  * helper's own measure of its time in its cond waits (all of them, the
  * last one ended by stop_helper), "helper_waits" and "helper_timeouts".
  *
+ * Two shapes that are not idle helpers, whose waiting stays blame on the
+ * early wake's site (a consumer starved by its producers):
+ *  - GT_IDLE_UNTIMED=1: the helper waits with no timeout: it has no
+ *    schedule of its own, each signal is what it waits for;
+ *  - GT_IDLE_BUSY=1: its job per wake is long (3 ms, more than the time
+ *    between wakes): it is busy, not idle.
+ *
  * Usage: idle_helper [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
  */
 #include "gt.h"
@@ -28,7 +35,7 @@
 #define THINK_NS    60000
 #define WAKE_EVERY  40       /* holds between a worker's early wakes */
 #define HELPER_WAIT 50000000 /* the helper's timeout */
-#define HELPER_JOB  20000    /* its job per wake */
+#define HELPER_JOB  20000    /* its job per wake (GT_IDLE_BUSY: 3 ms) */
 
 enum {
     SITE_HOT,
@@ -38,7 +45,8 @@ enum {
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t helper_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
-static int stopping;
+static int stopping, untimed;
+static int64_t helper_job = HELPER_JOB;
 static int64_t deadline;
 static int64_t helper_wait_ns;
 static long helper_waits, helper_timeouts;
@@ -92,14 +100,15 @@ static void *helper(void *arg)
     while (!stopping) {
         struct timespec until = gt_realtime_in(HELPER_WAIT);
         int64_t t0 = gt_now();
-        int rc = pthread_cond_timedwait(&helper_cv, &helper_m, &until);
+        int rc = untimed ? pthread_cond_wait(&helper_cv, &helper_m)
+                         : pthread_cond_timedwait(&helper_cv, &helper_m, &until);
         helper_wait_ns += gt_now() - t0;
         helper_waits++;
         helper_timeouts += rc == ETIMEDOUT;
         if (stopping)
             break;
         pthread_mutex_unlock(&helper_m);
-        gt_spin_until(gt_now() + HELPER_JOB); /* its job: nobody waits for it */
+        gt_work(helper_job); /* its job: nobody waits for it */
         pthread_mutex_lock(&helper_m);
     }
     pthread_mutex_unlock(&helper_m);
@@ -114,6 +123,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
         return 2;
     }
+    untimed = getenv("GT_IDLE_UNTIMED") && atoi(getenv("GT_IDLE_UNTIMED"));
+    if (getenv("GT_IDLE_BUSY") && atoi(getenv("GT_IDLE_BUSY")))
+        helper_job = 3000000;
     pthread_t help;
     if (pthread_create(&help, NULL, helper, NULL))
         gt_die("pthread_create", EAGAIN);
