@@ -141,8 +141,8 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
                 __atomic_fetch_add(&stats->sampled_contended, 1, __ATOMIC_RELAXED);
         }
     }
-    lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now,
-                     wait->timed_out, wait->had_deadline);
+    lb_note_wait_end(self, wait->kind, stats ? mon->stats : 0, wait->start_ns, now, wait->timed_out,
+                     wait->had_deadline);
     return stats;
 }
 

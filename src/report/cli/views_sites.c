@@ -171,8 +171,8 @@ int lb_view_release_sites(struct lb_profile *p, const struct lb_report_opts *o)
         else
             printf("(no blame outside structural waits%s)\n", unseen);
         if (acts < n) {
-            printf("\nstructural waits (joins, threads parked until shutdown: the program's"
-                   " shape, not contention):\n");
+            printf("\nstructural waits (joins, threads parked until shutdown, idle helpers:"
+                   " the program's shape, not contention):\n");
             print_part(p, rows, acts, n, total, depth, &b);
         }
         const struct lb_totals *tt = &p->totals;

@@ -142,8 +142,8 @@ typedef struct idle_helper {
  * collect, and the most CPU time it may use, as shares of its waiting on
  * its home object; the least share of the object's waiting that is its. */
 #define IDLE_HELPER_COLLECTED 0.05
-#define IDLE_HELPER_BUSY 0.10
-#define IDLE_HELPER_OWN 0.90
+#define IDLE_HELPER_BUSY      0.10
+#define IDLE_HELPER_OWN       0.90
 
 /* The blame t's releases, signals, posts and thread end collected, joins
  * aside (all join blame is structural). */
@@ -183,7 +183,8 @@ static bool idle_helper(lb_thread_t *t, uint64_t now, idle_helper_t *out)
         end = now;
     }
     double share = (double)waited / (double)s->wait_ns;
-    if (share < IDLE_HELPER_OWN || (double)lb_tables_cpu_ns(t) > IDLE_HELPER_BUSY * (double)waited ||
+    if (share < IDLE_HELPER_OWN ||
+        (double)lb_tables_cpu_ns(t) > IDLE_HELPER_BUSY * (double)waited ||
         collected_ns(t) > IDLE_HELPER_COLLECTED * (double)waited)
         return false;
     *out = (idle_helper_t){ t, h->stats, h->first_ns, end, share < 1 ? share : 1 };
