@@ -30,46 +30,26 @@
  *
  * Usage: gt_pool_o2 [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
  */
-#include "gt.h"
+#include "hot_workers.h"
 
-#define POOL     3
-#define HOLD_NS  100000
-#define THINK_NS 60000
+#define POOL 3
 
-enum {
-    SITE_HOT,
-    N_SITES
-};
-
-static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handshake_cv = PTHREAD_COND_INITIALIZER;
 static int tasks, shutting_down, handshake, handshake_done, timed, after;
-static int64_t deadline;
 static int64_t parked_ns[POOL]; /* each pool thread's last wait */
 static volatile long done_tasks;
 
 static __attribute__((noinline)) void hot_release(struct gt_log *lg, int64_t t1)
 {
-    gt_log_add(lg, t1, gt_now(), SITE_HOT);
+    gt_log_add(lg, t1, gt_now(), 0);
     pthread_mutex_unlock(&hot);
 }
 
-static void *worker(void *arg)
+static void hot_after_hold(long holds)
 {
-    struct gt_log *lg = arg;
-    gt_gate_arrive();
-    while (gt_now() < deadline) {
-        int64_t t0 = gt_now();
-        pthread_mutex_lock(&hot);
-        int64_t t1 = gt_now();
-        gt_log_add(lg, t0, t1, -1);
-        gt_spin_until(t1 + HOLD_NS);
-        hot_release(lg, t1);
-        gt_sleep_until(gt_now() + THINK_NS);
-    }
-    return NULL;
+    (void)holds;
 }
 
 static void *pool_thread(void *arg)
@@ -112,12 +92,8 @@ static void *pool_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    int nworkers = argc > 1 ? atoi(argv[1]) : 3;
-    int ms = argc > 2 ? atoi(argv[2]) : 1000;
-    if (nworkers < 2 || nworkers > 16 || ms < 1) {
-        fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
-        return 2;
-    }
+    struct hot_run run;
+    hot_args(&run, argc, argv);
     handshake = getenv("GT_POOL_HANDSHAKE") && atoi(getenv("GT_POOL_HANDSHAKE"));
     timed = getenv("GT_POOL_TIMED") && atoi(getenv("GT_POOL_TIMED"));
     after = getenv("GT_POOL_AFTER") && atoi(getenv("GT_POOL_AFTER"));
@@ -132,17 +108,7 @@ int main(int argc, char **argv)
     tasks = POOL;
     pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_m);
-    struct gt_log *logs = gt_alloc((size_t)nworkers, sizeof *logs);
-    for (int i = 0; i < nworkers; i++)
-        gt_log_init(&logs[i], 2 * (size_t)ms * 1000000 / (HOLD_NS + THINK_NS) + 64);
-    pthread_t *tids = gt_alloc((size_t)nworkers, sizeof *tids);
-    for (int i = 0; i < nworkers; i++)
-        if (pthread_create(&tids[i], NULL, worker, &logs[i]))
-            gt_die("pthread_create", EAGAIN);
-    int64_t t0 = gt_gate_open(nworkers, &deadline, (int64_t)ms * 1000000);
-    for (int i = 0; i < nworkers; i++)
-        pthread_join(tids[i], NULL);
-    double duration = (double)(gt_now() - t0) / 1e9;
+    hot_run_workers(&run);
     pthread_mutex_lock(&pool_m);
     shutting_down = 1;
     pthread_cond_broadcast(&pool_cv);
@@ -163,29 +129,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < POOL; i++)
         pthread_join(pool[i], NULL);
 
-    struct gt_result res = {
-        .workload = "gt_pool_o2",
-        .object = "mutex",
-        .addresses = { &hot },
-        .naddresses = 1,
-        .threads = nworkers,
-        .duration_s = duration,
-        .nsites = N_SITES,
-        .site_names = { "hot_release" },
-    };
-    gt_sweep_holders(&res, logs, nworkers);
     double parked = 0;
     for (int i = 0; i < POOL; i++)
         parked += (double)parked_ns[i] / 1e9;
-    /* gt_write_json, then one more key for the structural truth. */
-    const char *gt = getenv("GROUND_TRUTH");
-    char path[4096];
-    snprintf(path, sizeof path, "%s.structural", gt && *gt ? gt : "/dev/stdout");
-    gt_write_json(&res);
-    /* stdout appended to, not truncated: it may be a test's log file */
-    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", gt && *gt ? "w" : "a");
-    if (!f)
-        gt_die(path, errno);
+    FILE *f = hot_write_truth(&run, "gt_pool_o2");
     fprintf(f, "{\"structural_parked_s\": %.9f, \"pool_threads\": %d, \"tasks_done\": %ld}\n",
             parked, POOL, done_tasks);
     fclose(f);

@@ -29,31 +29,22 @@
  *
  * Usage: idle_helper [WORKERS [DURATION_MS]]   (defaults 3 and 1000)
  */
-#include "gt.h"
+#include "hot_workers.h"
 
-#define HOLD_NS     100000
-#define THINK_NS    60000
 #define WAKE_EVERY  40       /* holds between a worker's early wakes */
 #define HELPER_WAIT 50000000 /* the helper's timeout */
 #define HELPER_JOB  20000    /* its job per wake (GT_IDLE_BUSY: 3 ms) */
 
-enum {
-    SITE_HOT,
-    N_SITES
-};
-
-static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t helper_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER;
 static int stopping, untimed;
 static int64_t helper_job = HELPER_JOB;
-static int64_t deadline;
 static int64_t helper_wait_ns;
 static long helper_waits, helper_timeouts;
 
 static __attribute__((noinline)) void hot_release(struct gt_log *lg, int64_t t1)
 {
-    gt_log_add(lg, t1, gt_now(), SITE_HOT);
+    gt_log_add(lg, t1, gt_now(), 0);
     pthread_mutex_unlock(&hot);
 }
 
@@ -74,23 +65,10 @@ static __attribute__((noinline)) void stop_helper(void)
     pthread_mutex_unlock(&helper_m);
 }
 
-static void *worker(void *arg)
+static void hot_after_hold(long holds)
 {
-    struct gt_log *lg = arg;
-    long holds = 0;
-    gt_gate_arrive();
-    while (gt_now() < deadline) {
-        int64_t t0 = gt_now();
-        pthread_mutex_lock(&hot);
-        int64_t t1 = gt_now();
-        gt_log_add(lg, t0, t1, -1);
-        gt_spin_until(t1 + HOLD_NS);
-        hot_release(lg, t1);
-        if (++holds % WAKE_EVERY == 0)
-            wake_helper_early();
-        gt_sleep_until(gt_now() + THINK_NS);
-    }
-    return NULL;
+    if (holds % WAKE_EVERY == 0)
+        wake_helper_early();
 }
 
 static void *helper(void *arg)
@@ -117,51 +95,19 @@ static void *helper(void *arg)
 
 int main(int argc, char **argv)
 {
-    int nworkers = argc > 1 ? atoi(argv[1]) : 3;
-    int ms = argc > 2 ? atoi(argv[2]) : 1000;
-    if (nworkers < 2 || nworkers > 16 || ms < 1) {
-        fprintf(stderr, "usage: %s [WORKERS 2..16 [DURATION_MS]]\n", argv[0]);
-        return 2;
-    }
+    struct hot_run run;
+    hot_args(&run, argc, argv);
     untimed = getenv("GT_IDLE_UNTIMED") && atoi(getenv("GT_IDLE_UNTIMED"));
     if (getenv("GT_IDLE_BUSY") && atoi(getenv("GT_IDLE_BUSY")))
         helper_job = 3000000;
     pthread_t help;
     if (pthread_create(&help, NULL, helper, NULL))
         gt_die("pthread_create", EAGAIN);
-    struct gt_log *logs = gt_alloc((size_t)nworkers, sizeof *logs);
-    for (int i = 0; i < nworkers; i++)
-        gt_log_init(&logs[i], 2 * (size_t)ms * 1000000 / (HOLD_NS + THINK_NS) + 64);
-    pthread_t *tids = gt_alloc((size_t)nworkers, sizeof *tids);
-    for (int i = 0; i < nworkers; i++)
-        if (pthread_create(&tids[i], NULL, worker, &logs[i]))
-            gt_die("pthread_create", EAGAIN);
-    int64_t t0 = gt_gate_open(nworkers, &deadline, (int64_t)ms * 1000000);
-    for (int i = 0; i < nworkers; i++)
-        pthread_join(tids[i], NULL);
-    double duration = (double)(gt_now() - t0) / 1e9;
+    hot_run_workers(&run);
     stop_helper();
     pthread_join(help, NULL);
 
-    struct gt_result res = {
-        .workload = "idle_helper",
-        .object = "mutex",
-        .addresses = { &hot },
-        .naddresses = 1,
-        .threads = nworkers,
-        .duration_s = duration,
-        .nsites = N_SITES,
-        .site_names = { "hot_release" },
-    };
-    gt_sweep_holders(&res, logs, nworkers);
-    const char *gt = getenv("GROUND_TRUTH");
-    char path[4096];
-    snprintf(path, sizeof path, "%s.structural", gt && *gt ? gt : "/dev/stdout");
-    gt_write_json(&res);
-    /* stdout appended to, not truncated: it may be a test's log file */
-    FILE *f = fopen(gt && *gt ? path : "/dev/stdout", gt && *gt ? "w" : "a");
-    if (!f)
-        gt_die(path, errno);
+    FILE *f = hot_write_truth(&run, "idle_helper");
     fprintf(f, "{\"helper_wait_s\": %.9f, \"helper_waits\": %ld, \"helper_timeouts\": %ld}\n",
             (double)helper_wait_ns / 1e9, helper_waits, helper_timeouts);
     fclose(f);
