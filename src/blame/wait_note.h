@@ -5,7 +5,10 @@
  *  - recognise structural waits: a thread parked on a condition variable
  *    or semaphore from its start (or last task) until shutdown, i.e. its
  *    last (or longest) wait either is still open at exit or was ended by
- *    the object's last signal/post with the thread ending soon after.
+ *    the object's last signal/post with the thread ending soon after;
+ *  - recognise idle helpers: a helper thread that waits, some of the
+ *    time with a deadline, on one cond/sem of its own (its home), woken
+ *    early by the other threads' signals.
  *
  * Invariants: a note is written only by its own thread, in the blame
  * verbs' slow paths (a wait that failed to acquire, a signal/post that

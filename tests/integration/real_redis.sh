@@ -20,12 +20,20 @@ redis-server --version | grep -q 'malloc=jemalloc' || skip "redis-server is not 
 
 REQUESTS=20000
 
-server=
-cleanup() {
+server= # lockblame run
+redis=  # the redis-server it runs (SIGKILL to run would leave it running)
+# stop_all: SIGKILL the redis-server that run started, then run.
+stop_all() {
+    [ -n "$server" ] && [ -z "$redis" ] && redis=$(pgrep -P "$server" | head -n 1)
+    [ -z "$redis" ] || kill -KILL "$redis" 2>/dev/null || true
     if [ -n "$server" ]; then
         kill -KILL "$server" 2>/dev/null || true
         wait "$server" 2>/dev/null || true
     fi
+    server= redis=
+}
+cleanup() {
+    stop_all
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -46,13 +54,15 @@ start_server() {
             --io-threads 2 --save '' --appendonly no >"$tmp/server.out" 2>"$tmp/server.err" &
         server=$!
         for i in $(seq 100); do # up to ~10 s
-            listening "$port" && return 0
+            if listening "$port"; then
+                redis=$(redis-cli -h 127.0.0.1 -p "$port" info server | tr -d '\r' \
+                    | sed -n 's/^process_id://p')
+                return 0
+            fi
             kill -0 "$server" 2>/dev/null || break
             sleep 0.1
         done
-        kill -KILL "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-        server=
+        stop_all
         rm -f "$tmp/out.db"
         echo "  redis-server did not come up on port $port (try $try):"
         sed 's/^/    /' "$tmp/server.out" "$tmp/server.err" | tail -5
@@ -61,12 +71,19 @@ start_server() {
 }
 
 start_server
-redis-benchmark -h 127.0.0.1 -p "$port" -q -n "$REQUESTS" -c 50 -t set,get,lpush 2>&1 \
-    | tr '\r' '\n' | grep 'requests per second' || fail "redis-benchmark failed"
-redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || true
+echo "redis-server pid $redis on port $port"
+# Bounded: a server that stops answering fails the test, not the suite.
+timeout 300 redis-benchmark -h 127.0.0.1 -p "$port" -q -n "$REQUESTS" -c 50 -t set,get,lpush \
+    2>&1 | tr '\r' '\n' | grep 'requests per second' || fail "redis-benchmark failed or timed out"
+timeout 10 redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || true
+for i in $(seq 300); do # up to ~30 s
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.1
+done
+kill -0 "$server" 2>/dev/null && fail "redis-server still running 30 s after shutdown nosave"
 rc=0
 wait "$server" || rc=$?
-server=
+server= redis=
 sed 's/^/  /' "$tmp/server.err"
 [ "$rc" -eq 0 ] || fail "lockblame run redis-server exited $rc"
 need "$tmp/out.db"
