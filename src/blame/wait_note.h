@@ -59,7 +59,7 @@ typedef struct lb_wait_note {
     /* the cond/sem the thread has waited on longest in all (home[0]), and
      * the latest other one (home[1]), which takes the first place once it
      * has more: a helper thread's home object, and whether it waits there
-     * with deadlines (an idle helper, DESIGN.md rule 6) */
+     * with deadlines (an idle helper, docs/DESIGN.md rule 6) */
     lb_wait_home_t home[2];
 } lb_wait_note_t;
 

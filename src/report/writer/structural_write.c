@@ -130,7 +130,7 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
     return k;
 }
 
-/* An idle helper's waiting on its home object (DESIGN.md rule 6). */
+/* An idle helper's waiting on its home object (docs/DESIGN.md rule 6). */
 typedef struct idle_helper {
     lb_thread_t *t;
     uint32_t stats;

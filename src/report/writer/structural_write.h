@@ -22,7 +22,7 @@ typedef uint32_t (*lb_node_map_fn)(void *ctx, uint32_t thread, uint32_t local);
  * the thread then ended within a quarter of the time it had been parked. The blame that signal
  * collected is shared by the parked waits it ended, up to their total
  * time: that much of its site's idleness is structural. An idle helper
- * (DESIGN.md rule 6) has one row per object_blame row of its home object
+ * (docs/DESIGN.md rule 6) has one row per object_blame row of its home object
  * (those rows already inserted), its share of that context's blame; the
  * parked waits that home object's signals ended have none. */
 void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx);
