@@ -18,6 +18,7 @@
 #include "util/stack_bounds.h"
 
 LB_TLS lb_thread_t *lb_self;
+LB_TLS bool lb_thread_attaching;
 
 static lb_thread_t *registry;
 static uint32_t next_id;
@@ -34,9 +35,11 @@ static void registry_push(lb_thread_t *t)
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node)
 {
     int saved_errno = errno;
+    lb_thread_attaching = true;
     lb_stack_bounds_init(); /* the sampler and sampler/foreign.h read them */
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
+        lb_thread_attaching = false;
         errno = saved_errno;
         return NULL; /* a record from the arena is simply not used */
     }
@@ -51,6 +54,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     registry_push(t);
     lb_undirected_thread_live(1);
     lb_self = t;
+    lb_thread_attaching = false;
     lb_hooks_thread(LB_THREAD_START, t);
     errno = saved_errno;
     return t;

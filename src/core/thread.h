@@ -141,6 +141,12 @@ typedef struct lb_thread {
 
 /* The calling thread's record, or NULL before lockblame runs on it. */
 extern LB_TLS lb_thread_t *lb_self;
+/* The calling thread is inside lb_thread_attach. What the attach calls
+ * may call the program's allocator (glibc's pthread_getattr_np reallocs
+ * under the thread's own lock), and an allocator may take a monitored
+ * lock (jemalloc's mutexes): a thread must not be adopted there, or its
+ * second attach waits on the lock its first one holds. */
+extern LB_TLS bool lb_thread_attaching;
 
 /* The kernel thread id of t's thread (tid may be its creator's: foreign). */
 static inline pid_t lb_thread_os_tid(const lb_thread_t *t)

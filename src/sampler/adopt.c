@@ -41,7 +41,7 @@ static uintptr_t start_routine_here(void)
 
 lb_thread_t *lb_thread_adopt(void)
 {
-    if (lb_self || adopting || !lb_runtime_monitoring())
+    if (lb_self || adopting || lb_thread_attaching || !lb_runtime_monitoring())
         return lb_self;
     adopting = true;
     uintptr_t start = start_routine_here();

@@ -10,9 +10,9 @@
  *
  * Invariants: only a thread with no record, in a running lockblame,
  * adopts (a vfork child runs on its parent's thread, record and all), and
- * never
- * while adopting (the attach's own calls come back here: a thread-local
- * flag). */
+ * never while it adopts or attaches by any other way (the attach's own
+ * calls, the program's allocator among them, come back here: thread-local
+ * flags, lb_thread_attaching for every attach). */
 #ifndef LB_SAMPLER_ADOPT_H
 #define LB_SAMPLER_ADOPT_H
 #include "core/thread.h"
