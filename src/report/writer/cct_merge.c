@@ -219,8 +219,36 @@ uint32_t lb_merge_metric_node(writer_t *w, uint32_t g, uint32_t depth, uintptr_t
     return lb_merge_child(w, g, &depth, site); /* the tail-called function, below the caller */
 }
 
-/* Merge one thread's CCT; fills w->node_maps[t->id] (local node -> its
- * innermost global node; inlined calls add global nodes in between). */
+/* Map thread's local node id and each of its callers not mapped yet,
+ * outermost first (a node's parent is older, so has a smaller id). */
+static uint32_t map_local(writer_t *w, uint32_t thread, uint32_t id)
+{
+    uint32_t *map = w->node_maps[thread], *depth = w->depth_maps[thread];
+    lb_cct_t *cct = w->ccts[thread];
+    if (id == 0 || map[id])
+        return map[id];
+    uint32_t chain = 0; /* the unmapped callers, id included */
+    for (uint32_t at = id; at && !map[at]; chain++) {
+        const lb_cct_node_t *node = lb_cct_node(cct, at);
+        if (!node)
+            return 0;
+        at = node->parent;
+    }
+    uint32_t *path = malloc(chain * sizeof *path);
+    if (!path)
+        return 0;
+    uint32_t n = chain;
+    for (uint32_t at = id; n; at = lb_cct_node(cct, at)->parent)
+        path[--n] = at;
+    for (uint32_t i = 0; i < chain; i++) {
+        const lb_cct_node_t *node = lb_cct_node(cct, path[i]);
+        depth[path[i]] = depth[node->parent];
+        map[path[i]] = lb_merge_child(w, map[node->parent], &depth[path[i]], node->pc);
+    }
+    free(path);
+    return map[id];
+}
+
 int lb_merge_thread(writer_t *w, lb_thread_t *t)
 {
     if (!t->cct || t->id >= w->thread_slots)
@@ -228,21 +256,18 @@ int lb_merge_thread(writer_t *w, lb_thread_t *t)
     uint32_t n = t->cct->nodes;
     uint32_t *map = calloc(n ? n : 1, sizeof *map);
     uint32_t *depth = calloc(n ? n : 1, sizeof *depth); /* global depth of map[id] */
-    if (!map || !depth) {
+    uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
+    if (!map || !depth || !leaf) {
         free(map);
         free(depth);
+        free(leaf);
         return -1;
     }
     w->node_maps[t->id] = map;
-    for (uint32_t id = 1; id < n; id++) {
-        lb_cct_node_t *node = lb_cct_node(t->cct, id);
-        if (!node)
-            break;
-        depth[id] = depth[node->parent];
-        map[id] = lb_merge_child(w, map[node->parent], &depth[id], node->pc);
-    }
-    uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
+    w->depth_maps[t->id] = depth;
     w->leaf_maps[t->id] = leaf;
+    w->ccts[t->id] = t->cct;
+    w->node_counts[t->id] = n;
     for (uint32_t id = 0; id < n; id++) {
         lb_cct_node_t *node = lb_cct_node(t->cct, id);
         if (!node)
@@ -252,26 +277,26 @@ int lb_merge_thread(writer_t *w, lb_thread_t *t)
             m.overhead_samples += t->sampler->busy_samples; /* lockblame's own cost */
         if (lb_merge_metrics_empty(&m))
             continue;
-        uint32_t g =
-            id && leaf ? lb_merge_metric_node(w, map[id], depth[id], node->pc, &m) : map[id];
-        if (g != map[id])
+        uint32_t mapped = map_local(w, t->id, id);
+        uint32_t g = id ? lb_merge_metric_node(w, mapped, depth[id], node->pc, &m) : mapped;
+        if (g != mapped)
             leaf[id] = g;
         lb_merge_put_metric(w, g, t->id, &m);
     }
-    free(depth);
     return 0;
 }
 
-uint32_t lb_merge_mapped_node(const writer_t *w, uint32_t thread, uint32_t local)
+uint32_t lb_merge_mapped_node(writer_t *w, uint32_t thread, uint32_t local)
 {
-    if (thread >= w->thread_slots || !w->node_maps[thread])
+    if (thread >= w->thread_slots || !w->node_maps[thread] || local >= w->node_counts[thread])
         return 0;
-    return w->node_maps[thread][local];
+    return map_local(w, thread, local);
 }
 
-uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local)
+uint32_t lb_merge_leaf_node(writer_t *w, uint32_t thread, uint32_t local)
 {
-    if (thread < w->thread_slots && w->leaf_maps[thread] && w->leaf_maps[thread][local])
+    if (thread < w->thread_slots && w->leaf_maps[thread] && local < w->node_counts[thread] &&
+        w->leaf_maps[thread][local])
         return w->leaf_maps[thread][local];
     return lb_merge_mapped_node(w, thread, local);
 }
@@ -292,11 +317,15 @@ int lb_merge_open(writer_t *w)
 {
     size_t nodes = cct_nodes();
     w->thread_slots = lb_thread_count();
-    w->node_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->node_maps);
-    w->leaf_maps = calloc(w->thread_slots ? w->thread_slots : 1, sizeof *w->leaf_maps);
-    if (!w->node_maps || !w->leaf_maps || lb_u64map_init(&w->jump_of_pc, 64) ||
-        lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
-        lb_u64map_init(&w->node_of_edge, nodes))
+    size_t slots = w->thread_slots ? w->thread_slots : 1;
+    w->node_maps = calloc(slots, sizeof *w->node_maps);
+    w->leaf_maps = calloc(slots, sizeof *w->leaf_maps);
+    w->depth_maps = calloc(slots, sizeof *w->depth_maps);
+    w->ccts = calloc(slots, sizeof *w->ccts);
+    w->node_counts = calloc(slots, sizeof *w->node_counts);
+    if (!w->node_maps || !w->leaf_maps || !w->depth_maps || !w->ccts || !w->node_counts ||
+        lb_u64map_init(&w->jump_of_pc, 64) || lb_u64map_init(&w->frame_of_pc, 2 * nodes) ||
+        lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
@@ -326,8 +355,13 @@ void lb_merge_close(writer_t *w)
         free(w->node_maps[i]);
     for (uint32_t i = 0; w->leaf_maps && i < w->thread_slots; i++)
         free(w->leaf_maps[i]);
+    for (uint32_t i = 0; w->depth_maps && i < w->thread_slots; i++)
+        free(w->depth_maps[i]);
     free(w->node_maps);
     free(w->leaf_maps);
+    free(w->depth_maps);
+    free(w->ccts);
+    free(w->node_counts);
     lb_u64map_free(&w->jump_of_pc);
     free(w->far_jumps);
     w->far_jumps = NULL;

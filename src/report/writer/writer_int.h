@@ -23,8 +23,12 @@ typedef struct writer {
     uintptr_t *far_jumps;     /* tail jumps over 1 GiB from their call (another module's) */
     uint32_t nfar, far_cap;
     uint32_t frames, modules, nodes;
-    uint32_t **node_maps; /* per thread id: local CCT node -> global node */
-    uint32_t **leaf_maps; /* per thread id: local node -> global node of its
+    uint32_t **node_maps;  /* per thread id: local CCT node -> global node, 0 until a row
+                           * needs it (the root's is 0: the global root) */
+    uint32_t **depth_maps; /* per thread id: global depth of each mapped local node */
+    struct lb_cct **ccts;  /* per thread id: the merged thread's CCT */
+    uint32_t *node_counts; /* per thread id: its CCT's nodes when merged */
+    uint32_t **leaf_maps;  /* per thread id: local node -> global node of its
                                      * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;
     double ns_per_sample;
@@ -43,12 +47,18 @@ int lb_wstep(sqlite3_stmt *st);
 
 /* cct_merge.c: every thread's CCT into one tree keyed by frame. */
 int lb_merge_open(writer_t *w); /* prepares the inserts; 0 or -1 */
+/* One thread's CCT: the nodes that hold metrics, and their callers,
+ * become global nodes; the others only when a row asks for them
+ * (lb_merge_mapped_node): a fork child's CCT holds every path its parent
+ * had, and most of them hold nothing of the child's. */
 int lb_merge_thread(writer_t *w, lb_thread_t *t);
 uint32_t lb_merge_frame(writer_t *w, uintptr_t pc); /* innermost frame id */
-uint32_t lb_merge_mapped_node(const writer_t *w, uint32_t thread, uint32_t local);
+/* The global node of a thread's local node, mapped (its callers first)
+ * at its first use; 0 for a thread not merged. */
+uint32_t lb_merge_mapped_node(writer_t *w, uint32_t thread, uint32_t local);
 /* The node that holds a local node's own metrics (mapped, or the
  * tail-called function below it). */
-uint32_t lb_merge_leaf_node(const writer_t *w, uint32_t thread, uint32_t local);
+uint32_t lb_merge_leaf_node(writer_t *w, uint32_t thread, uint32_t local);
 /* Where a path that ended in one of our wrappers was really released
  * from: the tail jump of the function call_pc called, if that function
  * left no frame (tailcall.h), else call_pc itself. Cached. */
