@@ -2,8 +2,12 @@
  * keyed by frame: each distinct code address is named once (from the run's
  * symbol cache, else by the symbolizer), inlined
  * calls become nodes of their own, and each (parent, frame) edge becomes
- * one node. Writes module, frame, node and metric rows of the in-memory
- * profile. Runs on the finishing thread after the sampler is quiesced. */
+ * one node. A thread's node is merged only where a row needs it: its
+ * metrics, a row that names it (lb_merge_mapped_node), or a caller of
+ * one; a fork child's CCT holds every path its parent had, and a server's
+ * child would otherwise name and write them all again. Writes module,
+ * frame, node and metric rows of the in-memory profile. Runs on the
+ * finishing thread after the sampler is quiesced. */
 #include <stdbool.h>
 #include <stdlib.h>
 
