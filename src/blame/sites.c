@@ -5,6 +5,9 @@
 #define LB_SITE_PROBES 16
 #define LB_SITE_PAGE   4096u
 
+_Static_assert(sizeof(lb_site_table_t) <= 32 * LB_SITE_PAGE,
+               "used_pages has one bit for each page of the table");
+
 /* The bit of used_pages for slot i's page. */
 static uint32_t page_bit(const lb_site_table_t *t, size_t i)
 {

@@ -170,10 +170,8 @@ int lb_signal_looking(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind k
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
     uint64_t now = lb_now_ns();
     bool gap = lb_signal_gap_ends(self, slot, now);
-    if (lb_signal_sampled_due(self, v, slot, gap)) {
+    if (lb_signal_sampled_due(self, v, slot, gap))
         lb_signal_sampled_measure(self, mon, kind, now); /* the look's time: no second read */
-        return lb_signal_real(obj, kind, arg);
-    }
     return lb_signal_real(obj, kind, arg);
 }
 

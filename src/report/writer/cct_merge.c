@@ -223,33 +223,19 @@ uint32_t lb_merge_metric_node(writer_t *w, uint32_t g, uint32_t depth, uintptr_t
     return lb_merge_child(w, g, &depth, site); /* the tail-called function, below the caller */
 }
 
-/* Map thread's local node id and each of its callers not mapped yet,
- * outermost first (a node's parent is older, so has a smaller id). */
+/* Map thread's local node id, its callers first (as deep as the thread's
+ * CCT: at most LB_MAX_DEPTH frames). */
 static uint32_t map_local(writer_t *w, uint32_t thread, uint32_t id)
 {
     uint32_t *map = w->node_maps[thread], *depth = w->depth_maps[thread];
-    lb_cct_t *cct = w->ccts[thread];
     if (id == 0 || map[id])
         return map[id];
-    uint32_t chain = 0; /* the unmapped callers, id included */
-    for (uint32_t at = id; at && !map[at]; chain++) {
-        const lb_cct_node_t *node = lb_cct_node(cct, at);
-        if (!node)
-            return 0;
-        at = node->parent;
-    }
-    uint32_t *path = malloc(chain * sizeof *path);
-    if (!path)
+    const lb_cct_node_t *node = lb_cct_node(w->ccts[thread], id);
+    if (!node)
         return 0;
-    uint32_t n = chain;
-    for (uint32_t at = id; n; at = lb_cct_node(cct, at)->parent)
-        path[--n] = at;
-    for (uint32_t i = 0; i < chain; i++) {
-        const lb_cct_node_t *node = lb_cct_node(cct, path[i]);
-        depth[path[i]] = depth[node->parent];
-        map[path[i]] = lb_merge_child(w, map[node->parent], &depth[path[i]], node->pc);
-    }
-    free(path);
+    uint32_t parent = map_local(w, thread, node->parent);
+    depth[id] = depth[node->parent];
+    map[id] = lb_merge_child(w, parent, &depth[id], node->pc);
     return map[id];
 }
 
