@@ -31,9 +31,11 @@
  * "unplaced SECONDS" (the waiting the logs cannot give to a site: see
  * main; 0 for a barrier and an rwlock); for a
  * mutex also "acquired PID COUNT" per worker (its locks) and "released
- * SITE COUNT WAITED_FOR AT_MOST" per site (its releases, how many of
- * their logged holds some worker waited during, and how many the real
- * holds can be: from the previous release's log to the unlock's return). */
+ * SITE COUNT WAITED_FOR AT_MOST" per site (its releases, how many of its
+ * holds the logs and the lock word prove some worker waited during: see
+ * proven_waited, and how many can have been: a logged wait overlaps the
+ * span of the real hold, from the previous release's log to the unlock's
+ * return). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,6 +74,8 @@ struct release {
     double start, at; /* a hold's start (mutex), and the release / signal / arrival */
     double after;     /* the release's or signal's return */
     int site;
+    int worker;
+    int word_from, word_at; /* mutex: its lock word after the acquisition and before `at` */
 };
 
 struct shared {
@@ -95,7 +99,34 @@ static void log_wait(int me, double start)
 
 static void log_release(int me, double start, int site)
 {
-    sh->releases[me][sh->nreleases[me]++] = (struct release){ start, gt_now_s(), 0, site };
+    sh->releases[me][sh->nreleases[me]++] =
+        (struct release){ start, gt_now_s(), 0, site, me, 0, 0 };
+}
+
+/* The mutex's lock word, as glibc keeps it: 0 free, 1 held, 2 held and a
+ * thread has been in the contended step since the holder took it, or the
+ * holder took it there (a waiter exchanges the word with 2 before each
+ * sleep; the exchange that finds it free is the acquisition, and only the
+ * release clears it). Read by the holder, it changes nothing. */
+static int lock_word(void)
+{
+    return __atomic_load_n(&sh->mutex.__data.__lock, __ATOMIC_RELAXED);
+}
+
+/* A hold of the mutex, its word read just after the acquisition. */
+struct hold {
+    double from;
+    int word;
+};
+
+/* The release's log, with the word read before its clock: a hold that
+ * began with 1 and reads 2 here had a waiter inside the lock call by now. */
+static void log_mutex_release(int me, struct hold held, int site)
+{
+    int word = lock_word();
+    log_release(me, held.from, site);
+    sh->releases[me][sh->nreleases[me] - 1].word_from = held.word;
+    sh->releases[me][sh->nreleases[me] - 1].word_at = word;
 }
 
 /* After the real release or signal that log_release announced: the span
@@ -105,17 +136,17 @@ static void log_returned(int me)
     sh->releases[me][sh->nreleases[me] - 1].after = gt_now_s();
 }
 
-__attribute__((noinline)) static void slow_release(int me, double held_from)
+__attribute__((noinline)) static void slow_release(int me, struct hold held)
 {
-    log_release(me, held_from, SLOW);
+    log_mutex_release(me, held, SLOW);
     pthread_mutex_unlock(&sh->mutex);
     log_returned(me);
     sink++; /* not a tail call */
 }
 
-__attribute__((noinline)) static void fast_release(int me, double held_from)
+__attribute__((noinline)) static void fast_release(int me, struct hold held)
 {
-    log_release(me, held_from, FAST);
+    log_mutex_release(me, held, FAST);
     pthread_mutex_unlock(&sh->mutex);
     log_returned(me);
     sink++;
@@ -170,12 +201,12 @@ static void mutex_worker(int me)
 {
     for (int r = 0; r < ROUNDS; r++) {
         mutex_acquire(me);
-        double held_from = gt_now_s();
+        struct hold held = { gt_now_s(), lock_word() };
         if (me == 0) {
             gt_spin_ns(HOLD_SLOW);
-            slow_release(me, held_from);
+            slow_release(me, held);
         } else {
-            fast_release(me, held_from);
+            fast_release(me, held);
         }
         gt_spin_ns(HOLD_FAST);
     }
@@ -316,6 +347,51 @@ static double waiting_in(double from, double to)
     return sum;
 }
 
+/* The index in all (sorted by release) of worker i's first hold after t, n if none. */
+static int next_hold(const struct release *all, int n, int i, double t)
+{
+    for (int j = 0; j < n; j++)
+        if (all[j].worker == i && all[j].start > t)
+            return j;
+    return n;
+}
+
+/* The holds that some worker certainly waited during, all sorted by
+ * release. Not every hold whose logged span a logged wait overlaps: a
+ * wait's log begins before its lock call, and the waiter may be preempted
+ * there until the hold is over, never waiting during it. The lock word
+ * proves a waiter: a hold that began with 1 and reads 2 before its
+ * release's log had a thread in the contended step by then, inside its
+ * lock call, which acquires only after this release. That thread waits on
+ * through every hold up to its own, which began with 2 (its exchange took
+ * the word). Which worker it is the logs do not say: the chain ends before
+ * the earliest hold of any that can be it (its logged wait spans the
+ * release's log, and the hold after that wait began with 2). */
+static void proven_waited(const struct release *all, int n, bool *proven)
+{
+    for (int k = 0; k < n; k++)
+        proven[k] = false;
+    for (int k = 0; k < n; k++) {
+        if (all[k].word_from != 1 || all[k].word_at != 2)
+            continue;
+        int until = -1; /* the earliest hold of a worker that can be the waiter */
+        for (int i = 0; i < WORKERS; i++)
+            for (int w = 0; i != all[k].worker && w < sh->nwaits[i]; w++) {
+                struct span wait = sh->waits[i][w];
+                if (wait.start >= all[k].at || wait.end <= all[k].at)
+                    continue;
+                int j = next_hold(all, n, i, wait.end);
+                if (j == n)
+                    j = k + 1; /* (a wait with no hold after it: this hold alone) */
+                else if (all[j].word_from != 2)
+                    continue; /* that hold began with no exchange: not the waiter's */
+                until = until < 0 || j < until ? j : until;
+            }
+        for (int j = k; j < (until < 0 ? k + 1 : until); j++) /* (none found: this hold) */
+            proven[j] = true;
+    }
+}
+
 static int by_time(const void *a, const void *b)
 {
     double x = ((const struct release *)a)->at, y = ((const struct release *)b)->at;
@@ -436,9 +512,11 @@ int main(int argc, char **argv)
     printf("unplaced %.6f\n", unplaced > 0 ? unplaced : 0);
     if (mode == 0) { /* the counts: each worker's locks, and each site's releases */
         int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 }, at_most[SITES] = { 0, 0 };
+        static bool proven[WORKERS * MAX_WAITS];
+        proven_waited(all, n, proven);
         for (int k = 0; k < n; k++) {
             released[all[k].site]++;
-            waited_for[all[k].site] += waiting_in(all[k].start, all[k].at) > 0;
+            waited_for[all[k].site] += proven[k];
             /* The real hold lies within the previous release's log and
              * this unlock's return: waiting there may have been during it. */
             at_most[all[k].site] += waiting_in(k ? all[k - 1].at : all[k].start, all[k].after) > 0;
