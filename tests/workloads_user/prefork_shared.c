@@ -105,9 +105,10 @@ static void log_release(int me, double start, int site)
 
 /* The mutex's lock word, as glibc keeps it: 0 free, 1 held, 2 held and a
  * thread has been in the contended step since the holder took it, or the
- * holder took it there (a waiter exchanges the word with 2 before each
- * sleep; the exchange that finds it free is the acquisition, and only the
- * release clears it). Read by the holder, it changes nothing. */
+ * holder took it there (a lock or trylock takes a free word with 1; the
+ * contended step exchanges the word with 2 before each sleep, and the
+ * exchange that finds it free is the acquisition; only the release clears
+ * it). Read by the holder, it changes nothing. */
 static int lock_word(void)
 {
     return __atomic_load_n(&sh->mutex.__data.__lock, __ATOMIC_RELAXED);
