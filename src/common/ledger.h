@@ -52,7 +52,11 @@ typedef struct lb_ledger_slot {
 typedef struct lb_ledger {
     uint32_t magic;
     uint32_t used; /* slots claimed (may exceed LB_LEDGER_SLOTS: the rest went unrecorded) */
-    uint32_t pad[14];
+    /* Set once, by the tree's root as it ends, before it adds the run's
+     * pending profiles (common/spool.h): a process that ends later adds
+     * its profile itself. */
+    uint32_t spool_closed;
+    uint32_t pad[13];
     lb_ledger_slot_t slot[LB_LEDGER_SLOTS];
 } lb_ledger_t;
 

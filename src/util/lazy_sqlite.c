@@ -87,6 +87,14 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_errcode, (sqlite3 * db), (db))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_get_autocommit, (sqlite3 * db), (db))
 LB_LAZY_FN(sqlite_lib, const char *, sqlite3_errmsg, (sqlite3 * db), (db))
 LB_LAZY_VOID(sqlite_lib, sqlite3_free, (void *p), (p))
+LB_LAZY_FN(sqlite_lib, void *, sqlite3_malloc64, (sqlite3_uint64 n), (n))
+LB_LAZY_FN(sqlite_lib, unsigned char *, sqlite3_serialize,
+           (sqlite3 * db, const char *schema, sqlite3_int64 *size, unsigned int flags),
+           (db, schema, size, flags))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_deserialize,
+           (sqlite3 * db, const char *schema, unsigned char *data, sqlite3_int64 size,
+            sqlite3_int64 buf_size, unsigned flags),
+           (db, schema, data, size, buf_size, flags))
 LB_LAZY_FN(sqlite_lib, char *, sqlite3_vmprintf, (const char *fmt, va_list ap), (fmt, ap))
 
 /* Variadic: forwarded through the va_list form (SQLite's own %q/%w). */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/cli/pending.h"
 #include "report/cli/profile.h"
 #include "report/cli/util.h"
 
@@ -157,6 +158,7 @@ sqlite3 *lb_db_open(const char *path)
     sqlite3 *db = NULL;
 
     check_file(path);
+    lb_cli_add_pending(path, NULL);
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         lb_db_fail(db, path, "opening");
     sqlite3_extended_result_codes(db, 0);

@@ -5,6 +5,7 @@
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +18,8 @@
 #include "common/db_name.h"
 #include "common/db_summary.h"
 #include "common/ledger.h"
+#include "common/spool.h"
+#include "report/cli/pending.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
 
@@ -89,6 +92,24 @@ void lb_run_clear_ledger(const char *path)
     remove_shared_table(path);
 }
 
+/* The tree's ledger closed to pending profiles (common/spool.h): a
+ * process of the tree that ends from now on adds its own. */
+static void close_spool(const char *ledger_path)
+{
+    int fd = open(ledger_path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
+        p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return;
+    __atomic_store_n(&((lb_ledger_t *)p)->spool_closed, 1u, __ATOMIC_SEQ_CST);
+    munmap(p, sizeof(lb_ledger_t));
+}
+
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
                     const char *unprofilable)
 {
@@ -99,8 +120,14 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
     for (int i = 0; argv[i] && used < sizeof command - 1; i++)
         used +=
             (size_t)snprintf(command + used, sizeof command - used, "%s%s", i ? " " : "", argv[i]);
-    char unwritten[512];
+    char unwritten[512], ledger_path[PATH_MAX];
     lb_ledger_tally_t lost;
+    /* the tree has ended: a process still running adds its own profile,
+     * and those pending go in now */
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    close_spool(ledger_path);
+    lb_cli_add_pending(path, getenv("LOCKBLAME_RUN"));
+    lb_spool_remove_dir(path);
     settle_ledger(path, command, &lost, unwritten, sizeof unwritten);
     remove_shared_table(path);
     bool killed = WIFSIGNALED(status);

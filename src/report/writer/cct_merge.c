@@ -194,7 +194,10 @@ void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_m
     sqlite3_bind_int64(st, 2, thread);
     sqlite3_bind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
     sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
-    sqlite3_bind_double(st, 5, (double)m->wait_ns / 1e9);
+    double wait_s = (double)m->wait_ns / 1e9;
+    sqlite3_bind_double(st, 5, wait_s);
+    if (w->waits_s && thread < w->thread_slots)
+        w->waits_s[thread] += wait_s; /* in the order of the rows, as SQL's TOTAL would */
     /* idle_mutex_s .. idle_join_s in kind order, then blamed_count and
      * idle_undirected_s; idle_futex_s, added later, is the last column */
     for (int k = 0; k <= LB_OBJ_JOIN; k++)
@@ -313,9 +316,11 @@ int lb_merge_open(writer_t *w)
     w->depth_maps = calloc(slots, sizeof *w->depth_maps);
     w->ccts = calloc(slots, sizeof *w->ccts);
     w->node_counts = calloc(slots, sizeof *w->node_counts);
+    w->waits_s = calloc(slots, sizeof *w->waits_s);
     if (!w->node_maps || !w->leaf_maps || !w->depth_maps || !w->ccts || !w->node_counts ||
-        lb_u64map_init(&w->jump_of_pc, 64) || lb_u64map_init(&w->frame_of_pc, 2 * nodes) ||
-        lb_u64map_init(&w->module_of_base, 64) || lb_u64map_init(&w->node_of_edge, nodes))
+        !w->waits_s || lb_u64map_init(&w->jump_of_pc, 64) ||
+        lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
+        lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
     w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
     w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
@@ -326,7 +331,8 @@ int lb_merge_open(writer_t *w)
     if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
         return -1;
     w->sym = lb_symbolizer_open();
-    w->cache = lb_symcache_open(w->db, w->out_attached);
+    w->cache = lb_symcache_open(w->db, w->out_attached, w->warm);
+    w->warm = NULL; /* the cache's now */
     return 0;
 }
 
@@ -352,6 +358,7 @@ void lb_merge_close(writer_t *w)
     free(w->depth_maps);
     free(w->ccts);
     free(w->node_counts);
+    free(w->waits_s);
     lb_u64map_free(&w->jump_of_pc);
     free(w->far_jumps);
     w->far_jumps = NULL;

@@ -75,6 +75,17 @@ void lb_ledger_mark(uint32_t state)
         __atomic_store_n(&mine->state, state, __ATOMIC_RELEASE);
 }
 
+bool lb_ledger_spool_open(void)
+{
+    return ledger && !__atomic_load_n(&ledger->spool_closed, __ATOMIC_SEQ_CST);
+}
+
+void lb_ledger_close_spool(void)
+{
+    if (ledger)
+        __atomic_store_n(&ledger->spool_closed, 1u, __ATOMIC_SEQ_CST);
+}
+
 void lb_ledger_settle(const char *path)
 {
     lb_ledger_tally_t t;

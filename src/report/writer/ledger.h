@@ -7,12 +7,19 @@
  * as before. */
 #ifndef LB_WRITER_LEDGER_H
 #define LB_WRITER_LEDGER_H
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The final write begins (LB_LEDGER_WRITING), has ended (LB_LEDGER_DONE:
  * written, or nothing to write) or could not be made (LB_LEDGER_FAILED,
  * after the line that says why). */
 void lb_ledger_mark(uint32_t state);
+/* Whether the tree's root still adds pending profiles (common/spool.h)
+ * at its end: the ledger is mapped and its root has not closed it. */
+bool lb_ledger_spool_open(void);
+/* The tree's root, as it ends: processes that end later add their own
+ * profiles. */
+void lb_ledger_close_spool(void);
 /* The tree's root, at its end: the processes gone without writing, said
  * in one line and noted in the database at path with the root's command
  * line (meta root_command); the ledger removed. */

@@ -19,6 +19,7 @@
 #include "common/db_name.h"
 #include "common/ddl.h"
 #include "common/ledger.h"
+#include "common/spool.h"
 #include "common/version.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
@@ -30,6 +31,27 @@
 
 static char output_path[PATH_MAX];
 static char run_key[64];
+static bool spool_off; /* LOCKBLAME_SPOOL=0 */
+
+bool lb_spool_enabled(void)
+{
+    return !spool_off;
+}
+
+/* LOCKBLAME_SPOOL: 1 (the default) or 0; the root says once what else is
+ * taken for 1. */
+static void read_spool_setting(void)
+{
+    const char *v = getenv("LOCKBLAME_SPOOL");
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return;
+    if (strcmp(v, "0") == 0)
+        spool_off = true;
+    else if (lb_output_tree_root())
+        lb_warn("LOCKBLAME_SPOOL wants 1 (a small profile waits for the next commit) or 0"
+                " (each process adds its own), not '%s'; using 1",
+                v);
+}
 
 const char *lb_output_path(void)
 {
@@ -159,6 +181,7 @@ int lb_output_setup(void)
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);
+    read_spool_setting();
     return 0;
 }
 
@@ -251,6 +274,18 @@ bool lb_output_attach(sqlite3 *db)
     return attach_out(db) == SQLITE_OK;
 }
 
+/* The run's pending records (common/spool.h) into "pending", outside
+ * any transaction; one line for records that could not be read. */
+static void stage_pending(sqlite3 *db, lb_spool_batch_t *pending)
+{
+    if (lb_spool_stage(db, output_path, run_key, pending) != SQLITE_OK)
+        lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
+                sqlite3_errmsg(db));
+    if (pending->bad)
+        lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s",
+                pending->bad, pending->dir);
+}
+
 static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
@@ -265,6 +300,8 @@ static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg)
         sql(db, "DETACH out");
         return -1;
     }
+    lb_spool_batch_t pending;
+    stage_pending(db, &pending);
     /* No fsync: the journal still undoes a write that a crash of this
      * process cuts short; only the machine's crash could lose the last
      * profiles, and four fsyncs a process were most of a commit. */
@@ -272,21 +309,27 @@ static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg)
     rc = sql(db, "BEGIN IMMEDIATE");
     if (rc != SQLITE_OK) {
         lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        lb_spool_finish(db, &pending, false);
         sql(db, "DETACH out");
         return -1;
     }
     if (prepare_out(db) != 0) {
         sql(db, "ROLLBACK");
+        lb_spool_finish(db, &pending, false);
         sql(db, "DETACH out");
         return -1;
     }
-    rc = add(db, arg);
+    /* the pending records first: they ended before this process did */
+    rc = lb_spool_merge(db, "out", &pending);
+    if (rc == SQLITE_OK)
+        rc = add(db, arg);
     if (rc == SQLITE_OK)
         rc = sql(db, "COMMIT");
     if (rc != SQLITE_OK) {
         lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
         sql(db, "ROLLBACK");
     }
+    lb_spool_finish(db, &pending, rc == SQLITE_OK);
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
 }
@@ -299,4 +342,45 @@ int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     return commit(db, false, add, arg);
+}
+
+static int add_nothing(sqlite3 *db, void *arg)
+{
+    (void)db;
+    (void)arg;
+    return SQLITE_OK;
+}
+
+int lb_output_merge_pending(void)
+{
+    if (!lb_spool_has_records(output_path, run_key))
+        return 0;
+    char why[256];
+    if (!lb_sqlite_open_at_exit(why, sizeof why)) {
+        lb_warn("cannot add the run's pending profiles to %s: %s", output_path, why);
+        return -1;
+    }
+    sqlite3 *db = NULL;
+    int rc = -1;
+    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) ==
+        SQLITE_OK)
+        rc = commit(db, false, add_nothing, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+int lb_output_spool(sqlite3 *db)
+{
+    if (!lb_spool_key_ok(run_key))
+        return -1;
+    sqlite3_int64 size = 0;
+    unsigned char *bytes = sqlite3_serialize(db, "main", &size, 0);
+    int rc = bytes && size > 0 ? lb_spool_put(output_path, run_key, bytes, (size_t)size) : -1;
+    sqlite3_free(bytes);
+    return rc;
+}
+
+void lb_output_remove_spool(void)
+{
+    lb_spool_remove_dir(output_path);
 }

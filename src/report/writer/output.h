@@ -6,7 +6,7 @@
  * directory (absolute), and puts both into the environment, so children
  * and exec'd images of the tree write into the same file.
  *
- * Each process adds its profile in one SQLite transaction (BEGIN
+ * A process adds its profile in one SQLite transaction (BEGIN
  * IMMEDIATE, busy timeout), so concurrent exits serialize and the file is
  * never half-written: a writer that dies mid-way leaves a hot journal
  * that the next opener rolls back. Rows of another run (another run key)
@@ -52,4 +52,15 @@ int lb_output_commit(sqlite3 *db, bool attached, unsigned empty);
 /* The same transaction with add(db, arg) in place of the profile's copy
  * (the time windows, window_write.c); add returns an SQLite code. */
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg);
+/* The run's pending profiles (common/spool.h), added in a transaction of
+ * their own: 0 (none, or added), or -1 after one lockblame: line. */
+int lb_output_merge_pending(void);
+/* The profile in db's main schema as a pending record of the run: 0, or
+ * -1 (nothing written; the caller commits it). */
+int lb_output_spool(sqlite3 *db);
+/* Whether processes may leave their profiles pending (LOCKBLAME_SPOOL,
+ * read at setup: 1, the default, or 0). */
+bool lb_spool_enabled(void);
+/* The spool directory, if empty. */
+void lb_output_remove_spool(void);
 #endif

@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "common/ddl.h"
 #include "core/phase.h"
 #include "core/thread.h"
+#include "report/writer/output.h"
+#include "report/writer/symcache.h"
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
 #include "util/own_stack.h"
@@ -26,7 +29,8 @@ enum {
 
 static int template_state;
 static sqlite3 *template_db;
-static unsigned forks; /* fork_prepare calls since the process started or forked */
+static lb_symcache_t *template_names; /* the run's names, read with the template (or NULL) */
+static unsigned forks;                /* fork_prepare calls since the process started or forked */
 
 int lb_profile_db_create(sqlite3 **db)
 {
@@ -54,15 +58,46 @@ static int create_for_profile(sqlite3 **db)
                            : rc;
 }
 
-int lb_profile_db_take(sqlite3 **db)
+int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
 {
     int ready = TEMPLATE_READY;
     if (__atomic_compare_exchange_n(&template_state, &ready, TEMPLATE_CLAIMED, false,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         *db = template_db;
+        *names = template_names;
         return SQLITE_OK;
     }
+    *names = NULL;
     return create_for_profile(db);
+}
+
+/* The run's database as the template's names were read from it: they
+ * are read again only when it has changed (a process added names; a
+ * pending profile changes nothing there). */
+static struct timespec names_mtime;
+static off_t names_size;
+
+static bool run_db_changed(void)
+{
+    struct stat st;
+    if (stat(lb_output_path(), &st) != 0)
+        return false; /* nothing there (yet): no names to read */
+    bool changed = st.st_size != names_size || st.st_mtim.tv_sec != names_mtime.tv_sec ||
+                   st.st_mtim.tv_nsec != names_mtime.tv_nsec;
+    names_size = st.st_size;
+    names_mtime = st.st_mtim;
+    return changed;
+}
+
+static void read_names(void)
+{
+    if (!run_db_changed())
+        return;
+    lb_symcache_t *fresh = lb_symcache_preload();
+    if (!fresh)
+        return;
+    lb_symcache_close(template_names);
+    template_names = fresh;
 }
 
 static void build_template(void *arg)
@@ -72,6 +107,7 @@ static void build_template(void *arg)
     sqlite3 *db = NULL;
     if (lb_sqlite_open(why, sizeof why) && create_for_profile(&db) == SQLITE_OK) {
         template_db = db;
+        read_names();
         __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
         return;
     }
@@ -79,25 +115,50 @@ static void build_template(void *arg)
     __atomic_store_n(&template_state, TEMPLATE_FAILED, __ATOMIC_RELEASE);
 }
 
-void lb_profile_db_fork_prepare(void)
+static void refresh_names(void *arg)
 {
-    if (__atomic_add_fetch(&forks, 1, __ATOMIC_RELAXED) < TEMPLATE_AT_FORK ||
-        !lb_runtime_monitoring())
-        return;
-    int none = TEMPLATE_NONE;
-    if (!__atomic_compare_exchange_n(&template_state, &none, TEMPLATE_BUILDING, false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
+    (void)arg;
+    read_names();
+    __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
+}
+
+/* fn on a stack of lockblame's own, as lockblame (lb_enter), errno kept;
+ * -1 when it could not run. */
+static int run_as_own(void (*fn)(void *))
+{
     int saved_errno = errno;
     lb_thread_t *self = lb_self;
     if (self)
         lb_enter(self); /* SQLite's and malloc's locking go straight to glibc */
-    if (lb_call_on_own_stack(build_template, NULL, LB_OWN_STACK_SIZE) != 0)
-        __atomic_store_n(&template_state, TEMPLATE_FAILED, __ATOMIC_RELEASE);
-    lb_heap_settle(); /* the build's freed chunks, sorted once, not in each child */
+    int rc = lb_call_on_own_stack(fn, NULL, LB_OWN_STACK_SIZE);
+    lb_heap_settle(); /* the freed chunks, sorted once, not in each child */
     if (self)
         lb_leave(self);
     errno = saved_errno;
+    return rc;
+}
+
+void lb_profile_db_fork_prepare(void)
+{
+    unsigned n = __atomic_add_fetch(&forks, 1, __ATOMIC_RELAXED);
+    if (n < TEMPLATE_AT_FORK || !lb_runtime_monitoring())
+        return;
+    int state = TEMPLATE_NONE;
+    if (__atomic_compare_exchange_n(&template_state, &state, TEMPLATE_BUILDING, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (run_as_own(build_template) != 0)
+            __atomic_store_n(&template_state, TEMPLATE_FAILED, __ATOMIC_RELEASE);
+        return;
+    }
+    /* The names again at the 4th, 8th, 16th... fork, if the run's
+     * database changed: children that ended since the template was built
+     * may have named what later children need. */
+    state = TEMPLATE_READY;
+    if ((n & (n - 1)) == 0 &&
+        __atomic_compare_exchange_n(&template_state, &state, TEMPLATE_BUILDING, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+        run_as_own(refresh_names) != 0)
+        __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
 }
 
 void lb_profile_db_fork_child(void)
@@ -107,6 +168,7 @@ void lb_profile_db_fork_child(void)
         /* claimed (in use by the parent's exit write when it forked), being
          * built by another thread, or none: not this copy's to touch */
         template_db = NULL;
+        template_names = NULL;
         template_state = TEMPLATE_NONE;
     }
 }

@@ -8,7 +8,11 @@
  * whose tables exist. So at its second fork a process builds such a
  * database (the template) in the forking thread, before the fork, and
  * every later fork child starts its exit write from its own copy of it.
- * An exec'd process starts from nothing and creates its own.
+ * An exec'd process starts from nothing and creates its own. With the
+ * template the builder also reads the names the run's database holds for
+ * its modules (symcache.h), so that a fork child names its frames
+ * without opening the database, and its profile can wait in the run's
+ * spool (common/spool.h) instead of being added there by the child.
  *
  * Invariants:
  *  - The template is built only in fork_prepare, in the forking thread,
@@ -27,14 +31,18 @@
 #define LB_PROFILE_DB_H
 #include <sqlite3.h>
 
+#include "report/writer/symcache.h"
+
 /* A new in-memory database with the profile's tables; SQLite's code, or
  * SQLITE_OK with *db set. On failure *db may still be set (for
  * sqlite3_errmsg; the caller closes it). SQLite must be loaded. */
 int lb_profile_db_create(sqlite3 **db);
 /* The exit write's database: the template when this process holds an
  * unclaimed one, else a new one; its journal is off (the profile is
- * built once and copied, never rolled back). SQLite's code as above. */
-int lb_profile_db_take(sqlite3 **db);
+ * built once and copied, never rolled back). SQLite's code as above.
+ * *names: with the template, the run's names its builder read
+ * (lb_symcache_preload), else NULL. */
+int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names);
 /* Fork hooks of the writer (core/hooks.h): count the forks, build the
  * template at the second; in the child, drop a claimed copy and start
  * counting anew. */

@@ -86,6 +86,8 @@ void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
     } else if (root_ends) {
         print_tree(path);
     }
-    if (root_ends)
+    if (root_ends) {
         lb_ledger_settle(path); /* the processes gone without writing */
+        lb_output_remove_spool();
+    }
 }

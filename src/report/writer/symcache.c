@@ -22,6 +22,7 @@
  * process reads one row. */
 #include "report/writer/symcache.h"
 
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ typedef struct cached_module {
     uint64_t n_functions;        /* its entries */
     size_t functions_size;       /* its bytes */
     bool exported;               /* this process put its function table in its profile */
+    bool warm;                   /* loaded by a forking parent: read again at a miss */
 } cached_module_t;
 
 struct lb_symcache {
@@ -72,18 +74,57 @@ struct lb_symcache {
     sqlite3_stmt *insert;    /* into the profile's symbol table */
     sqlite3_stmt *insert_functions;    /* into the profile's module_function table */
     bool added_names, added_functions; /* a row tried in either table */
+    unsigned long long objects[2];     /* the loader's adds and removals when map was read */
 };
 
-lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached)
+/* The dynamic loader's count of objects loaded and unloaded so far. */
+static int read_object_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *counts = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        counts[0] = info->dlpi_adds;
+        counts[1] = info->dlpi_subs;
+    }
+    return 1; /* the first object says it */
+}
+
+static void object_counts(unsigned long long counts[2])
+{
+    counts[0] = counts[1] = ~0ull;
+    dl_iterate_phdr(read_object_counts, counts);
+}
+
+/* A cache with this process's modules and nothing read. */
+static lb_symcache_t *new_cache(void)
 {
     lb_symcache_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->schema = "main"; /* the run's database on a read connection of the cache's own */
+    object_counts(c->objects);
+    if (lb_modmap_read(&c->map) && c->map.count)
+        c->modules = calloc(c->map.count, sizeof *c->modules);
+    return c;
+}
+
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm)
+{
+    lb_symcache_t *c = NULL;
+    if (warm) {
+        /* the parent's modules are this process's while the loader has
+         * loaded and unloaded nothing since it read them */
+        unsigned long long now[2];
+        object_counts(now);
+        if (!attached && now[0] == warm->objects[0] && now[1] == warm->objects[1])
+            c = warm;
+        else
+            lb_symcache_close(warm);
+    }
+    if (!c && !(c = new_cache()))
+        return NULL;
     c->profile = profile;
     c->attached = attached;
     c->schema = attached ? "out" : "main";
-    if (lb_modmap_read(&c->map) && c->map.count)
-        c->modules = calloc(c->map.count, sizeof *c->modules);
     if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
                            &c->insert, NULL) != SQLITE_OK)
         c->insert = NULL;
@@ -399,31 +440,16 @@ static const lb_modmap_entry_t *cacheable_module(lb_symcache_t *c, uintptr_t pc)
     return mod && mod->build_id[0] ? mod : NULL;
 }
 
-bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
+/* pc's chain among the module's names read so far; false when there is
+ * none there. */
+static bool find_chain(const lb_symcache_t *c, const lb_modmap_entry_t *mod,
+                       const cached_module_t *cm, uintptr_t pc, lb_symbol_t *out)
 {
-    const lb_modmap_entry_t *mod = cacheable_module(c, pc);
-    if (!mod)
-        return false;
-    cached_module_t *cm = &c->modules[mod - c->map.modules];
-    if (!cm->loaded)
-        load_module(c, mod, cm);
     uint64_t key = (uint64_t)(pc - mod->low) << 4;
     uint32_t length, at[LB_MAX_INLINE + 1];
     if (!lb_u64map_get(&cm->names, key | LB_CHAIN_LENGTH_SLOT, &length) || length == 0 ||
-        length > LB_MAX_INLINE + 1) {
-        /* a module named by its function symbols alone (lb_symbol_functions) */
-        const char *function;
-        if (!find_functions(c, mod, cm) || !search_functions(c, cm, pc - mod->low, &function))
-            return false;
-        /* kept as a chain of its own, so that the next process naming this
-         * address reads one row, not the module's whole table */
-        if (c->insert)
-            insert_name(c, mod, pc, 0, function, NULL, 0);
-        *out = (lb_symbol_t){ .module = lb_exe_alias(mod->path),
-                              .base = mod->low,
-                              .function = function };
-        return true;
-    }
+        length > LB_MAX_INLINE + 1)
+        return false;
     for (uint32_t d = 0; d < length; d++)
         if (!lb_u64map_get(&cm->names, key | d, &at[d]))
             return false; /* a chain cut short: resolve it again */
@@ -438,6 +464,62 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
         out->inline_frames[length - 1 - d] = (lb_source_frame_t){ n->function, n->file, n->line };
     }
     return true;
+}
+
+bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
+{
+    const lb_modmap_entry_t *mod = cacheable_module(c, pc);
+    if (!mod)
+        return false;
+    cached_module_t *cm = &c->modules[mod - c->map.modules];
+    if (!cm->loaded)
+        load_module(c, mod, cm);
+    if (find_chain(c, mod, cm, pc, out))
+        return true;
+    if (cm->warm) { /* read by the parent: the run may have named it since */
+        cm->warm = false;
+        load_module(c, mod, cm);
+        if (find_chain(c, mod, cm, pc, out))
+            return true;
+    }
+    /* a module named by its function symbols alone (lb_symbol_functions) */
+    const char *function;
+    if (!find_functions(c, mod, cm) || !search_functions(c, cm, pc - mod->low, &function))
+        return false;
+    /* kept as a chain of its own, so that the next process naming this
+     * address reads one row, not the module's whole table */
+    if (c->insert)
+        insert_name(c, mod, pc, 0, function, NULL, 0);
+    *out =
+        (lb_symbol_t){ .module = lb_exe_alias(mod->path), .base = mod->low, .function = function };
+    return true;
+}
+
+lb_symcache_t *lb_symcache_preload(void)
+{
+    lb_symcache_t *c = new_cache();
+    if (!c || !c->modules) {
+        lb_symcache_close(c);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < c->map.count; i++) {
+        if (!c->map.modules[i].build_id[0])
+            continue;
+        load_module(c, &c->map.modules[i], &c->modules[i]);
+        c->modules[i].warm = true;
+    }
+    /* no connection is handed on: a child opens its own at a miss */
+    sqlite3_finalize(c->query);
+    sqlite3_finalize(c->functions);
+    sqlite3_close(c->run_db);
+    c->query = c->functions = NULL;
+    c->run_db = NULL;
+    c->run_db_tried = false;
+    if (c->n_names == 0) {
+        lb_symcache_close(c);
+        return NULL;
+    }
+    return c;
 }
 
 /* A function table being packed: entries, then names. */

@@ -40,8 +40,16 @@ typedef struct lb_symcache lb_symcache_t;
 /* A cache for one write, whose new chains go into profile's table
  * `symbol`; NULL without memory (every lookup then misses). attached: the
  * run's database is attached to profile as "out" and is read there,
- * else through a read-only connection of the cache's own. */
-lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached);
+ * else through a read-only connection of the cache's own. warm: what
+ * lb_symcache_preload read in a forking parent, or NULL; it is taken (or
+ * freed, when the loader has loaded or unloaded an object since). */
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm);
+/* In a forking parent: every chain the run's database holds for this
+ * process's modules, read through a connection closed again before it
+ * returns (a child inherits no descriptor), for a fork child's exit write
+ * to name its frames without opening the database; a module whose names
+ * a child misses is read again. NULL when there is nothing to hand on. */
+lb_symcache_t *lb_symcache_preload(void);
 /* pc's names as lb_symbolize gives them, from the run's database; false
  * when they are not there (the caller symbolizes, then calls
  * lb_symcache_add). Strings live until lb_symcache_close. */

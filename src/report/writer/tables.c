@@ -45,25 +45,25 @@ static double run_delay_s_of(const lb_thread_t *t)
     return ns == UINT64_MAX ? -1 : ns / 1e9;
 }
 
-/* thread.unseen_s, once the thread and metric rows are in: the time each
- * thread was neither on a CPU, nor runnable waiting for one, nor in a wait
- * lockblame saw (docs/SCHEMA.md). Spin waits are on CPU and in wait_s
- * both, which can only lower the figure: it never exceeds the truth. The
- * waits come summed per thread in one pass over metric (whose key leads
- * with the node): a subquery per thread scanned all of it each time,
- * 10,000 threads' exit took 4 s instead of 0.5. */
-static void set_unseen(writer_t *w)
+/* thread.unseen_s: the time the thread was neither on a CPU, nor
+ * runnable waiting for one, nor in a wait lockblame saw (docs/SCHEMA.md),
+ * from its row's figures and its metric rows' wait_s (all written before
+ * the thread rows). Spin waits are on CPU and in wait_s both, which can
+ * only lower the figure: it never exceeds the truth. */
+static double unseen_s(const writer_t *w, const lb_thread_t *t, double start_s, double end_s,
+                       double cpu_s, double run_delay_s)
 {
-    lb_wsql(w, "UPDATE thread SET unseen_s = MAX(0, end_s - start_s - cpu_s"
-               " - COALESCE(runqueue_s, 0))");
-    lb_wsql(w, "UPDATE thread SET unseen_s = MAX(0, unseen_s - waits.seen)"
-               " FROM (SELECT thread_id, TOTAL(wait_s) AS seen FROM metric GROUP BY thread_id)"
-               " AS waits WHERE waits.thread_id = thread.id");
+    double unseen = end_s - start_s - cpu_s - (run_delay_s >= 0 ? run_delay_s : 0);
+    if (unseen < 0)
+        unseen = 0;
+    if (t->id < w->thread_slots && w->waits_s)
+        unseen -= w->waits_s[t->id];
+    return unseen > 0 ? unseen : 0;
 }
 
 void lb_tables_threads(writer_t *w)
 {
-    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1,?,0)");
+    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1,?,?)");
     if (!st)
         return;
     uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
@@ -74,19 +74,21 @@ void lb_tables_threads(writer_t *w)
             sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
             sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));
         }
-        sqlite3_bind_double(st, 5, t->start_ns > start ? (t->start_ns - start) / 1e9 : 0);
+        double start_s = t->start_ns > start ? (t->start_ns - start) / 1e9 : 0;
         uint64_t end = t->exited ? t->end_ns : now;
-        sqlite3_bind_double(st, 6, end > start ? (end - start) / 1e9 : 0);
-        sqlite3_bind_double(st, 7, lb_tables_cpu_ns(t) / 1e9);
+        double end_s = end > start ? (end - start) / 1e9 : 0, cpu_s = lb_tables_cpu_ns(t) / 1e9;
+        sqlite3_bind_double(st, 5, start_s);
+        sqlite3_bind_double(st, 6, end_s);
+        sqlite3_bind_double(st, 7, cpu_s);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
         double run_delay = run_delay_s_of(t);
         if (run_delay >= 0)
             sqlite3_bind_double(st, 10, run_delay);
+        sqlite3_bind_double(st, 11, unseen_s(w, t, start_s, end_s, cpu_s, run_delay));
         lb_wstep(st);
     }
     sqlite3_finalize(st);
-    set_unseen(w);
 }
 
 /* One site row, added to the row already there (another thread image's,

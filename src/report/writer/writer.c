@@ -14,6 +14,7 @@
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
+#include "common/db_merge.h"
 #include "common/ledger.h"
 #include "common/schema.h"
 #include "common/version.h"
@@ -98,8 +99,10 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    /* before BEGIN: ATTACH cannot run inside a transaction */
-    w->out_attached = lb_output_attach(w->db);
+    /* before BEGIN: ATTACH cannot run inside a transaction. With the
+     * names a forking parent read, the run's database is opened only if
+     * the profile needs it (a name missing, or a commit). */
+    w->out_attached = !w->warm && lb_output_attach(w->db);
     if (lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
         return -1;
     w->ins_site = lb_wprepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
@@ -142,11 +145,45 @@ static int write_failed(bool process_ends)
     return -1;
 }
 
+/* Whether this process's profile may wait in the run's spool for the
+ * next process that commits (common/spool.h): it names nothing the run's
+ * name cache lacks (a process that named something adds it now, so that
+ * later processes find the names), it is the last image of its process
+ * (an exec'd image's generation follows its predecessor's), and the
+ * tree's root has not yet ended (it adds the pending profiles when it
+ * does) and is not this process. */
+static bool may_spool(const writer_t *w, bool process_ends)
+{
+    const unsigned no_names = LB_MERGE_EMPTY(LB_MERGE_SYMBOL) | LB_MERGE_EMPTY(LB_MERGE_FUNCTIONS);
+    return process_ends && lb_spool_enabled() && (w->empty & no_names) == no_names &&
+           !lb_output_tree_root() && lb_ledger_spool_open();
+}
+
+/* The profile as a pending record: true when it is there for the root
+ * (or added already). */
+static bool spool(writer_t *w)
+{
+    if (lb_output_spool(w->db) != 0)
+        return false;
+    /* the root may have closed the spool since may_spool: then it may not
+     * have seen the record, and this process adds it (with any other) */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!lb_ledger_spool_open())
+        lb_output_merge_pending();
+    return true;
+}
+
 int lb_write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
+    bool root_ends = process_ends && lb_output_tree_root();
+    if (root_ends)
+        lb_ledger_close_spool(); /* this write adds what is pending */
     if (!lb_write_recorded_something()) {
-        /* nothing to write; the tree's root still says what its tree wrote */
+        /* nothing to write; the tree's root still adds the pending
+         * profiles and says what its tree wrote */
+        if (root_ends)
+            lb_output_merge_pending();
         lb_summary_after_write(NULL, lb_output_path(), process_ends);
         return 0;
     }
@@ -157,7 +194,7 @@ int lb_write_profile(const char *reason)
     }
     writer_t w = { 0 };
     int rc = -1;
-    if (lb_profile_db_take(&w.db) == SQLITE_OK) /* tables created (profile_db.h) */
+    if (lb_profile_db_take(&w.db, &w.warm) == SQLITE_OK) /* tables created (profile_db.h) */
         rc = build(&w, reason);
     if (rc != 0 && w.db && sqlite3_errcode(w.db) != SQLITE_OK)
         lb_warn("cannot write profile %s: %s", lb_output_path(), sqlite3_errmsg(w.db));
@@ -166,7 +203,8 @@ int lb_write_profile(const char *reason)
     sqlite3_finalize(w.ins_site);
     sqlite3_finalize(w.ins_blame);
     lb_merge_close(&w);
-    if (rc == 0)
+    bool spooled = rc == 0 && may_spool(&w, process_ends) && spool(&w);
+    if (rc == 0 && !spooled)
         rc = lb_output_commit(w.db, w.out_attached, w.empty);
     if (rc == 0)
         lb_summary_after_write(w.db, lb_output_path(), process_ends);

@@ -16,6 +16,7 @@ typedef struct writer {
     sqlite3 *db; /* in-memory; the run's file is attached as "out" */
     lb_symbolizer_t *sym;
     struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
+    struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
     lb_u64map_t frame_of_pc;
     lb_u64map_t module_of_base;
     lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */
@@ -28,6 +29,7 @@ typedef struct writer {
     uint32_t **depth_maps; /* per thread id: global depth of each mapped local node */
     struct lb_cct **ccts;  /* per thread id: the merged thread's CCT */
     uint32_t *node_counts; /* per thread id: its CCT's nodes when merged */
+    double *waits_s;       /* per thread id: the wait_s of its metric rows so far */
     uint32_t **leaf_maps;  /* per thread id: local node -> global node of its
                                      * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;

@@ -1,0 +1,362 @@
+/* See spool.h. */
+#include "common/spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/db_merge.h"
+#include "common/ddl.h"
+
+#define RECORD_SUFFIX ".lbrec"
+#define CLAIM_SUFFIX  ".claim"
+#define BAD_SUFFIX    ".bad"
+
+void lb_spool_dir(char *buf, size_t size, const char *db_path)
+{
+    snprintf(buf, size, "%s-spool", db_path);
+}
+
+bool lb_spool_key_ok(const char *run_key)
+{
+    if (!run_key || !*run_key || strlen(run_key) > 64)
+        return false;
+    for (const char *p = run_key; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return false;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* A record's run key is everything before its last three fields. */
+static bool record_of(const char *name, const char *run_key)
+{
+    size_t k = strlen(run_key);
+    return strncmp(name, run_key, k) == 0 && name[k] == '.' && strchr(name + k + 1, '.') &&
+           ends_with(name, RECORD_SUFFIX);
+}
+
+static int write_all(int fd, const void *bytes, size_t n)
+{
+    const char *p = bytes;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n)
+{
+    char dir[PATH_MAX], tmp[PATH_MAX + 64], name[PATH_MAX + 128];
+    if (!lb_spool_key_ok(run_key))
+        return -1;
+    lb_spool_dir(dir, sizeof dir, db_path);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    unsigned long long ns =
+        (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+    int pid = (int)getpid();
+    snprintf(tmp, sizeof tmp, "%s/.%d.%llu.tmp", dir, pid, ns);
+    snprintf(name, sizeof name, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns, pid);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, bytes, n);
+    if (close(fd) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, name) != 0)
+        rc = -1;
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+bool lb_spool_has_records(const char *db_path, const char *run_key)
+{
+    char dir[PATH_MAX];
+    lb_spool_dir(dir, sizeof dir, db_path);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        found = run_key ? record_of(e->d_name, run_key) : ends_with(e->d_name, RECORD_SUFFIX);
+    closedir(d);
+    return found;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* dir/name in buf[PATH_MAX]; false when it does not fit. */
+static bool join(char *buf, const char *dir, const char *name)
+{
+    int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+    return n > 0 && n < PATH_MAX;
+}
+
+/* dir/from renamed to dir/to: 0 or -1. */
+static int rename_in(const char *dir, const char *from, const char *to)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    return join(a, dir, from) && join(b, dir, to) ? rename(a, b) : -1;
+}
+
+static void unlink_in(const char *dir, const char *name)
+{
+    char a[PATH_MAX];
+    if (join(a, dir, name))
+        unlink(a);
+}
+
+/* A claim <record>.<pid>.claim whose merger is gone: given back. */
+static void give_back_orphan(const char *dir, const char *name)
+{
+    size_t n = strlen(name) - strlen(CLAIM_SUFFIX);
+    const char *dot = NULL;
+    for (const char *p = name; p < name + n; p++)
+        if (*p == '.')
+            dot = p;
+    if (!dot || dot - name >= (ptrdiff_t)PATH_MAX)
+        return;
+    long pid = strtol(dot + 1, NULL, 10);
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return;
+    char record[PATH_MAX];
+    snprintf(record, sizeof record, "%.*s", (int)(dot - name), name);
+    rename_in(dir, name, record);
+}
+
+/* The names of run_key's records, sorted (oldest first); stale records
+ * of other runs removed. NULL when there are none. */
+static char **list_records(const char *dir, const char *run_key, unsigned *count)
+{
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    for (struct dirent *e; (e = readdir(d));)
+        if (ends_with(e->d_name, CLAIM_SUFFIX))
+            give_back_orphan(dir, e->d_name);
+    rewinddir(d);
+    char **names = NULL;
+    unsigned n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!ends_with(e->d_name, RECORD_SUFFIX))
+            continue;
+        if (!record_of(e->d_name, run_key)) {
+            unlink_in(dir, e->d_name); /* another run's: that run is gone from the database */
+            continue;
+        }
+        if (n == cap) {
+            unsigned grown = cap ? 2 * cap : 64;
+            char **more = realloc(names, grown * sizeof *names);
+            if (!more)
+                break;
+            names = more;
+            cap = grown;
+        }
+        if (!(names[n] = strdup(e->d_name)))
+            break;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, by_name);
+    *count = n;
+    return names;
+}
+
+/* The whole file dir/name in sqlite3_malloc'd memory; NULL on failure. */
+static unsigned char *read_record(const char *dir, const char *name, sqlite3_int64 *size)
+{
+    char path[PATH_MAX];
+    int fd = join(path, dir, name) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    unsigned char *bytes = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 512 && st.st_size < (1ll << 31))
+        bytes = sqlite3_malloc64((sqlite3_uint64)st.st_size);
+    size_t got = 0;
+    while (bytes && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, bytes + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (bytes && got != (size_t)st.st_size) {
+        sqlite3_free(bytes);
+        bytes = NULL;
+    }
+    *size = bytes ? (sqlite3_int64)got : 0;
+    return bytes;
+}
+
+static int sql(sqlite3 *db, const char *text)
+{
+    return sqlite3_exec(db, text, NULL, NULL, NULL);
+}
+
+/* "pending" (all tables, the version row) and "spool" attached. */
+static int attach_stage(sqlite3 *db)
+{
+    int rc = sql(db, "ATTACH ':memory:' AS pending");
+    if (rc == SQLITE_OK)
+        rc = lb_ddl_create(db, "pending");
+    if (rc == SQLITE_OK) {
+        char *q = sqlite3_mprintf("INSERT INTO pending.meta VALUES('schema_version','%d')",
+                                  LB_SCHEMA_VERSION);
+        rc = q ? sql(db, q) : SQLITE_NOMEM;
+        sqlite3_free(q);
+    }
+    if (rc == SQLITE_OK)
+        rc = sql(db, "ATTACH ':memory:' AS spool");
+    return rc;
+}
+
+/* One claimed record into "pending": whole or not at all. */
+static int stage_one(sqlite3 *db, unsigned char *bytes, sqlite3_int64 size)
+{
+    int rc = sqlite3_deserialize(db, "spool", bytes, size, size,
+                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    if (rc != SQLITE_OK)
+        return rc; /* bytes freed by SQLite */
+    if ((rc = sql(db, "SAVEPOINT record")) != SQLITE_OK)
+        return rc;
+    rc = lb_db_merge(db, "spool", "pending", 0);
+    if (rc != SQLITE_OK)
+        sql(db, "ROLLBACK TO record");
+    sql(db, "RELEASE record");
+    return rc;
+}
+
+static void give_back(lb_spool_batch_t *b)
+{
+    char claim[PATH_MAX + 64];
+    for (unsigned i = 0; i < b->n; i++) {
+        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, b->claimed[i], (int)getpid());
+        rename_in(b->dir, claim, b->claimed[i]);
+    }
+}
+
+static void free_batch(lb_spool_batch_t *b)
+{
+    for (unsigned i = 0; i < b->n; i++)
+        free(b->claimed[i]);
+    free(b->claimed);
+    b->claimed = NULL;
+    b->n = b->cap = 0;
+}
+
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, lb_spool_batch_t *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!lb_spool_key_ok(run_key))
+        return SQLITE_OK;
+    lb_spool_dir(b->dir, sizeof b->dir, db_path);
+    unsigned count;
+    char **names = list_records(b->dir, run_key, &count);
+    if (!names)
+        return SQLITE_OK;
+    b->claimed = names; /* claimed ones are moved to the front */
+    b->cap = count;
+    int rc = SQLITE_OK;
+    char claim[PATH_MAX + 64];
+    for (unsigned i = 0; i < count; i++) {
+        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, names[i], (int)getpid());
+        if (rc != SQLITE_OK || rename_in(b->dir, names[i], claim) != 0) {
+            free(names[i]); /* another merger's now, or not wanted */
+            continue;
+        }
+        if (!b->staged) {
+            if ((rc = attach_stage(db)) != SQLITE_OK) {
+                rename_in(b->dir, claim, names[i]);
+                free(names[i]);
+                continue;
+            }
+            b->staged = true;
+        }
+        sqlite3_int64 size;
+        unsigned char *bytes = read_record(b->dir, claim, &size);
+        int one = bytes ? stage_one(db, bytes, size) : SQLITE_CORRUPT;
+        if (one == SQLITE_NOMEM || one == SQLITE_FULL) {
+            rc = one; /* ours, not the record's: give it back below */
+            b->claimed[b->n++] = names[i];
+            continue;
+        }
+        if (one != SQLITE_OK) {
+            char bad[PATH_MAX + 64];
+            snprintf(bad, sizeof bad, "%s" BAD_SUFFIX, names[i]);
+            rename_in(b->dir, claim, bad);
+            b->bad++;
+            free(names[i]);
+            continue;
+        }
+        b->claimed[b->n++] = names[i];
+    }
+    if (b->staged)
+        sql(db, "DETACH spool");
+    if (rc != SQLITE_OK) {
+        lb_spool_finish(db, b, false);
+        return rc;
+    }
+    if (b->n == 0 && b->staged) {
+        sql(db, "DETACH pending");
+        b->staged = false;
+    }
+    return SQLITE_OK;
+}
+
+int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b)
+{
+    return b->staged && b->n ? lb_db_merge(db, "pending", dst, 0) : SQLITE_OK;
+}
+
+void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
+{
+    char claim[PATH_MAX + 64];
+    for (unsigned i = 0; committed && i < b->n; i++) {
+        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, b->claimed[i], (int)getpid());
+        unlink_in(b->dir, claim);
+    }
+    if (!committed)
+        give_back(b);
+    if (b->staged)
+        sql(db, "DETACH pending");
+    b->staged = false;
+    free_batch(b);
+}
+
+void lb_spool_remove_dir(const char *db_path)
+{
+    char dir[PATH_MAX];
+    lb_spool_dir(dir, sizeof dir, db_path);
+    rmdir(dir); /* fails while a record or a claim is there: kept */
+}

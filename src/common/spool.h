@@ -1,0 +1,69 @@
+/* A run's pending profiles. Adding a profile to the run's database costs
+ * a process the database's schema, its file lock, its journal and its
+ * pages, whatever little it recorded. A process whose profile needs
+ * nothing from the database (every name came from the run's name cache,
+ * and it is the last image of its process) instead writes the profile,
+ * an SQLite database of its own, as one record file in the run's spool
+ * directory, <database>-spool; the next process that adds to the database
+ * (the tree's root at its end, any process that commits, a time window, or
+ * the CLI before it reads) adds the pending records in the same
+ * transaction, oldest first.
+ *
+ * A record is <run key>.<CLOCK_MONOTONIC ns, 20 digits>.<pid>.lbrec,
+ * written under a temporary name and renamed into place, so a record is
+ * whole or absent. A merger claims a record by renaming it to
+ * <record>.<merger pid>.claim before it reads it: one rename wins, so no
+ * record is merged twice. After its commit the merger removes what it
+ * claimed; after a failure it renames the claims back. A claim whose
+ * merger is gone is given back by the next merger. Records of another run
+ * key are stale (a run that replaced this one in the database) and are
+ * removed. A record that cannot be read is renamed to <record>.bad and
+ * said in one line.
+ *
+ * Depends on SQLite and common/db_merge.h; used by the library's writer
+ * and the CLI, on one thread each. */
+#ifndef LB_COMMON_SPOOL_H
+#define LB_COMMON_SPOOL_H
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The spool directory of the database at db_path. */
+void lb_spool_dir(char *buf, size_t size, const char *db_path);
+
+/* Whether run_key can name records (letters, digits, '.', '_', '-'). */
+bool lb_spool_key_ok(const char *run_key);
+
+/* Write bytes as a record of run_key: 0, or -1 and nothing left behind
+ * (the caller adds its profile itself). */
+int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n);
+
+/* Whether the spool directory holds any record of run_key (NULL: of any
+ * run): a directory read, no SQLite. */
+bool lb_spool_has_records(const char *db_path, const char *run_key);
+
+typedef struct lb_spool_batch {
+    char dir[PATH_MAX];
+    char **claimed; /* the claimed files' names in dir */
+    unsigned n, cap;
+    unsigned bad; /* records that could not be read */
+    bool staged;  /* schema "pending" is attached and holds the claimed records */
+} lb_spool_batch_t;
+
+/* Outside any transaction of db: claim run_key's records, oldest first,
+ * and copy them into the in-memory schema "pending", attached here.
+ * Returns SQLITE_OK (b->staged says whether there was anything), or an
+ * SQLite error after which nothing stays claimed. */
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, lb_spool_batch_t *b);
+
+/* Inside the caller's transaction: the staged records into schema dst. */
+int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);
+
+/* After the caller's transaction: committed, the claimed records are
+ * removed; otherwise they are given back. "pending" is detached. */
+void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed);
+
+/* Remove the spool directory if nothing is left in it. */
+void lb_spool_remove_dir(const char *db_path);
+#endif

@@ -1,0 +1,74 @@
+/* See pending.h. */
+#include "report/cli/pending.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/db_merge.h"
+#include "common/schema.h"
+#include "common/spool.h"
+#include "report/cli/util.h"
+
+#define PENDING_BUSY_MS 30000
+
+/* The run key the database's processes carry, in key[size]; false when
+ * it holds none. */
+static bool run_key_of(sqlite3 *db, char *key, size_t size)
+{
+    sqlite3_stmt *st = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT run_key FROM run WHERE run_key IS NOT NULL LIMIT 1", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        found = k && snprintf(key, size, "%s", k) < (int)size;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+void lb_cli_add_pending(const char *path, const char *run_key)
+{
+    if (!lb_spool_has_records(path, run_key))
+        return;
+    sqlite3 *db = NULL;
+    char key[128];
+    lb_spool_batch_t pending = { 0 };
+    const char *why = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+        lb_db_version(db, "main") != LB_SCHEMA_VERSION) {
+        why = "not a lockblame database of this version, or not writable";
+        goto out;
+    }
+    sqlite3_busy_timeout(db, PENDING_BUSY_MS);
+    if (!run_key) {
+        if (!run_key_of(db, key, sizeof key))
+            goto out; /* no process of a run here yet: nothing to add them to */
+        run_key = key;
+    }
+    if (lb_spool_stage(db, path, run_key, &pending) != SQLITE_OK) {
+        why = sqlite3_errmsg(db);
+        goto out;
+    }
+    if (pending.staged) {
+        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = lb_spool_merge(db, "main", &pending);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            why = sqlite3_errmsg(db);
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        }
+        lb_spool_finish(db, &pending, rc == SQLITE_OK);
+    }
+    if (pending.bad)
+        cli_warn("%u pending profile(s) of %s could not be read; kept as *.bad in %s", pending.bad,
+                 path, pending.dir);
+out:
+    if (why)
+        cli_warn("%s: the pending profiles of processes that ended are not in it yet: %s", path,
+                 why);
+    sqlite3_close(db);
+}
