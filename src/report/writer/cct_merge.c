@@ -16,6 +16,7 @@
 #include "report/writer/symcache.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
+#include "report/writer/statements.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
@@ -322,10 +323,10 @@ int lb_merge_open(writer_t *w)
         lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
         lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
-    w->ins_frame = lb_wprepare(w, "INSERT INTO frame VALUES(?,?,?,?,?,?)");
-    w->ins_module = lb_wprepare(w, "INSERT INTO module VALUES(?,?,?,?)");
-    w->ins_node = lb_wprepare(w, "INSERT INTO node VALUES(?,?,?,?)");
-    w->ins_metric = lb_wprepare(w, "INSERT INTO metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    w->ins_frame = lb_wprepare(w, LB_SQL_INSERT_FRAME);
+    w->ins_module = lb_wprepare(w, LB_SQL_INSERT_MODULE);
+    w->ins_node = lb_wprepare(w, LB_SQL_INSERT_NODE);
+    w->ins_metric = lb_wprepare(w, LB_SQL_INSERT_METRIC);
     if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric)
         return -1;
     if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))

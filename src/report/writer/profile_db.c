@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "common/ddl.h"
 #include "core/phase.h"
 #include "core/thread.h"
 #include "report/writer/output.h"
+#include "report/writer/statements.h"
 #include "report/writer/symcache.h"
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
@@ -30,7 +32,17 @@ enum {
 static int template_state;
 static sqlite3 *template_db;
 static lb_symcache_t *template_names; /* the run's names, read with the template (or NULL) */
-static unsigned forks;                /* fork_prepare calls since the process started or forked */
+
+/* The inserts the template prepares ahead (statements.h); a slot is
+ * emptied when its statement is handed out. */
+static const char *const ahead_sql[] = {
+    LB_SQL_INSERT_FRAME, LB_SQL_INSERT_MODULE,     LB_SQL_INSERT_NODE,   LB_SQL_INSERT_METRIC,
+    LB_SQL_ADD_SITE,     LB_SQL_ADD_BLAME,         LB_SQL_INSERT_THREAD, LB_SQL_INSERT_OBJECT,
+    LB_SQL_INSERT_RUN,   LB_SQL_INSERT_STRUCTURAL, LB_SQL_ADD_SYMBOL,    LB_SQL_ADD_FUNCTIONS,
+};
+#define AHEAD (sizeof ahead_sql / sizeof *ahead_sql)
+static sqlite3_stmt *ahead[AHEAD];
+static unsigned forks; /* fork_prepare calls since the process started or forked */
 
 int lb_profile_db_create(sqlite3 **db)
 {
@@ -56,6 +68,22 @@ static int create_for_profile(sqlite3 **db)
     int rc = lb_profile_db_create(db);
     return rc == SQLITE_OK ? sqlite3_exec(*db, "PRAGMA main.journal_mode=OFF", NULL, NULL, NULL)
                            : rc;
+}
+
+sqlite3_stmt *lb_profile_db_prepare(sqlite3 *db, const char *sql)
+{
+    if (db && db == template_db &&
+        __atomic_load_n(&template_state, __ATOMIC_ACQUIRE) == TEMPLATE_CLAIMED) {
+        for (size_t i = 0; i < AHEAD; i++) {
+            if (ahead[i] && strcmp(ahead_sql[i], sql) == 0) {
+                sqlite3_stmt *st = ahead[i];
+                ahead[i] = NULL;
+                return st;
+            }
+        }
+    }
+    sqlite3_stmt *st = NULL;
+    return sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK ? st : NULL;
 }
 
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
@@ -107,6 +135,9 @@ static void build_template(void *arg)
     sqlite3 *db = NULL;
     if (lb_sqlite_open(why, sizeof why) && create_for_profile(&db) == SQLITE_OK) {
         template_db = db;
+        for (size_t i = 0; i < AHEAD; i++)
+            if (sqlite3_prepare_v2(db, ahead_sql[i], -1, &ahead[i], NULL) != SQLITE_OK)
+                ahead[i] = NULL;
         read_names();
         __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
         return;
@@ -169,6 +200,7 @@ void lb_profile_db_fork_child(void)
          * built by another thread, or none: not this copy's to touch */
         template_db = NULL;
         template_names = NULL;
+        memset(ahead, 0, sizeof ahead); /* the parent's, if any */
         template_state = TEMPLATE_NONE;
     }
 }

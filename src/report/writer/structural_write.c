@@ -19,6 +19,8 @@
 #include "locks/monitored.h"
 #include "sampler/cct.h"
 #include "util/common.h"
+#include "report/writer/profile_db.h"
+#include "report/writer/statements.h"
 #include "report/writer/writer_int.h"
 
 uint32_t lb_close_open_waits(uint64_t now)
@@ -249,9 +251,7 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
     parked_t *p = calloc(n ? n : 1, sizeof *p);
     idle_helper_t *idle = calloc(threads ? threads : 1, sizeof *idle);
     sqlite3_stmt *st = NULL;
-    if (!p || !idle ||
-        sqlite3_prepare_v2(db, "INSERT INTO structural_wait VALUES(?,?,?,?,?,?,?,?,?)", -1, &st,
-                           NULL) != SQLITE_OK) {
+    if (!p || !idle || !(st = lb_profile_db_prepare(db, LB_SQL_INSERT_STRUCTURAL))) {
         free(p);
         free(idle);
         return;

@@ -34,7 +34,9 @@
 #include "report/writer/exe_alias.h"
 #include "report/writer/modmap.h"
 #include "report/writer/output.h"
+#include "report/writer/profile_db.h"
 #include "report/writer/symindex.h"
+#include "report/writer/statements.h"
 #include "util/clock.h"
 
 #define LB_CHAIN_LENGTH_SLOT 15
@@ -125,12 +127,8 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *
     c->profile = profile;
     c->attached = attached;
     c->schema = attached ? "out" : "main";
-    if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO symbol VALUES(?,?,?,?,?,?,?)", -1,
-                           &c->insert, NULL) != SQLITE_OK)
-        c->insert = NULL;
-    if (sqlite3_prepare_v2(profile, "INSERT OR IGNORE INTO module_function VALUES(?,?,?)", -1,
-                           &c->insert_functions, NULL) != SQLITE_OK)
-        c->insert_functions = NULL;
+    c->insert = lb_profile_db_prepare(profile, LB_SQL_ADD_SYMBOL);
+    c->insert_functions = lb_profile_db_prepare(profile, LB_SQL_ADD_FUNCTIONS);
     return c;
 }
 

@@ -19,6 +19,7 @@
 #include "locks/lifecycle.h"
 #include "report/writer/output.h"
 #include "report/writer/writer_int.h"
+#include "report/writer/statements.h"
 #include "sampler/sampler.h"
 #include "sampler/unsampled.h"
 #include "util/clock.h"
@@ -63,7 +64,7 @@ static double unseen_s(const writer_t *w, const lb_thread_t *t, double start_s, 
 
 void lb_tables_threads(writer_t *w)
 {
-    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,?,?,?,?,?,?,1,?,?)");
+    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_THREAD);
     if (!st)
         return;
     uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
@@ -184,7 +185,7 @@ void lb_tables_objects(writer_t *w)
     lb_mon_for_each(lb_mon_settle_live, &now);
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
         lb_spin_sampled_flush(t); /* the sampled spin waits threads still keep */
-    sqlite3_stmt *st = lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1,?)");
+    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_OBJECT);
     if (!st)
         return;
     uint32_t count = lb_object_stats_count();
@@ -279,8 +280,7 @@ const char *lb_tables_command_line(void)
 
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped)
 {
-    sqlite3_stmt *st =
-        lb_wprepare(w, "INSERT INTO run VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)");
+    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_RUN);
     if (!st)
         return;
     char exe[PATH_MAX];

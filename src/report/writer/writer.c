@@ -26,6 +26,7 @@
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
+#include "report/writer/statements.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
@@ -44,10 +45,7 @@ int lb_wsql(writer_t *w, const char *sql)
 
 sqlite3_stmt *lb_wprepare(writer_t *w, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    return st;
+    return lb_profile_db_prepare(w->db, sql);
 }
 
 int lb_wstep(sqlite3_stmt *st)
@@ -105,13 +103,8 @@ static int build(writer_t *w, const char *reason)
     w->out_attached = !w->warm && lb_output_attach(w->db);
     if (lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
         return -1;
-    w->ins_site = lb_wprepare(w, "INSERT INTO site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
-                                 " acquisitions = acquisitions + excluded.acquisitions,"
-                                 " contended = contended + excluded.contended,"
-                                 " releases = releases + excluded.releases");
-    w->ins_blame = lb_wprepare(w, "INSERT INTO object_blame VALUES(?,?,?,?,?) ON CONFLICT DO"
-                                  " UPDATE SET blame_s = blame_s + excluded.blame_s,"
-                                  " count = count + excluded.count");
+    w->ins_site = lb_wprepare(w, LB_SQL_ADD_SITE);
+    w->ins_blame = lb_wprepare(w, LB_SQL_ADD_BLAME);
     if (!w->ins_site || !w->ins_blame)
         return -1;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
