@@ -133,6 +133,11 @@ static void unlink_in(const char *dir, const char *name)
         unlink(a);
 }
 
+static bool gone(long pid)
+{
+    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 /* A claim <record>.<pid>.claim whose merger is gone: given back. */
 static void give_back_orphan(const char *dir, const char *name)
 {
@@ -141,14 +146,18 @@ static void give_back_orphan(const char *dir, const char *name)
     for (const char *p = name; p < name + n; p++)
         if (*p == '.')
             dot = p;
-    if (!dot || dot - name >= (ptrdiff_t)PATH_MAX)
-        return;
-    long pid = strtol(dot + 1, NULL, 10);
-    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+    if (!dot || dot - name >= (ptrdiff_t)PATH_MAX || !gone(strtol(dot + 1, NULL, 10)))
         return;
     char record[PATH_MAX];
     snprintf(record, sizeof record, "%.*s", (int)(dot - name), name);
     rename_in(dir, name, record);
+}
+
+/* A record half-written (.<pid>.<ns>.tmp) by a process that is gone. */
+static void remove_orphan_tmp(const char *dir, const char *name)
+{
+    if (name[0] == '.' && ends_with(name, ".tmp") && gone(strtol(name + 1, NULL, 10)))
+        unlink_in(dir, name);
 }
 
 /* The names of run_key's records, sorted (oldest first); stale records
@@ -159,9 +168,11 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     DIR *d = opendir(dir);
     if (!d)
         return NULL;
-    for (struct dirent *e; (e = readdir(d));)
+    for (struct dirent *e; (e = readdir(d));) {
         if (ends_with(e->d_name, CLAIM_SUFFIX))
             give_back_orphan(dir, e->d_name);
+        remove_orphan_tmp(dir, e->d_name);
+    }
     rewinddir(d);
     char **names = NULL;
     unsigned n = 0, cap = 0;
@@ -275,7 +286,8 @@ static void free_batch(lb_spool_batch_t *b)
     b->n = b->cap = 0;
 }
 
-int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, lb_spool_batch_t *b)
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, unsigned most,
+                   lb_spool_batch_t *b)
 {
     memset(b, 0, sizeof *b);
     if (!lb_spool_key_ok(run_key))
@@ -285,6 +297,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, lb_spo
     char **names = list_records(b->dir, run_key, &count);
     if (!names)
         return SQLITE_OK;
+    if (most && count > most) { /* the oldest; the rest wait for the next commit */
+        for (unsigned i = most; i < count; i++)
+            free(names[i]);
+        count = most;
+    }
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
     int rc = SQLITE_OK;

@@ -17,7 +17,7 @@
  * claimed; after a failure it renames the claims back. A claim whose
  * merger is gone is given back by the next merger. Records of another run
  * key are stale (a run that replaced this one in the database) and are
- * removed. A record that cannot be read is renamed to <record>.bad and
+ * removed, and so are the temporary files of writers that are gone. A record that cannot be read is renamed to <record>.bad and
  * said in one line.
  *
  * Depends on SQLite and common/db_merge.h; used by the library's writer
@@ -51,11 +51,13 @@ typedef struct lb_spool_batch {
     bool staged;  /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
-/* Outside any transaction of db: claim run_key's records, oldest first,
- * and copy them into the in-memory schema "pending", attached here.
- * Returns SQLITE_OK (b->staged says whether there was anything), or an
- * SQLite error after which nothing stays claimed. */
-int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, lb_spool_batch_t *b);
+/* Outside any transaction of db: claim run_key's records, the oldest
+ * `most` of them (0: all), and copy them into the in-memory schema
+ * "pending", attached here. Returns SQLITE_OK (b->staged says whether
+ * there was anything), or an SQLite error after which nothing stays
+ * claimed. */
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, unsigned most,
+                   lb_spool_batch_t *b);
 
 /* Inside the caller's transaction: the staged records into schema dst. */
 int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);

@@ -274,11 +274,17 @@ bool lb_output_attach(sqlite3 *db)
     return attach_out(db) == SQLITE_OK;
 }
 
+/* The most pending records a process adds besides its own profile,
+ * unless it is the tree's root: a process's exit is not made to wait for
+ * a whole tree's. */
+#define LB_PENDING_BATCH 64
+
 /* The run's pending records (common/spool.h) into "pending", outside
  * any transaction; one line for records that could not be read. */
 static void stage_pending(sqlite3 *db, lb_spool_batch_t *pending)
 {
-    if (lb_spool_stage(db, output_path, run_key, pending) != SQLITE_OK)
+    unsigned most = lb_output_tree_root() ? 0 : LB_PENDING_BATCH;
+    if (lb_spool_stage(db, output_path, run_key, most, pending) != SQLITE_OK)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 sqlite3_errmsg(db));
     if (pending->bad)

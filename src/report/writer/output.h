@@ -11,7 +11,10 @@
  * never half-written: a writer that dies mid-way leaves a hot journal
  * that the next opener rolls back. Rows of another run (another run key)
  * are deleted in the same transaction: a new run replaces an old one.
- * A file that is not a lockblame database is never written. */
+ * A file that is not a lockblame database is never written.
+ *
+ * A small profile may instead wait in the run's spool (common/spool.h,
+ * lb_output_spool); every commit here adds the pending profiles first. */
 #ifndef LB_WRITER_OUTPUT_H
 #define LB_WRITER_OUTPUT_H
 #include <sqlite3.h>
