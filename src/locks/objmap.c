@@ -14,6 +14,31 @@ typedef lb_objmap_slot_t slot_t;
 static slot_t *table;
 static uint64_t full_misses;
 
+/* The table's pages that ever held a key, a bit each: a look-up for an
+ * address that was never monitored (a destroy or init of an object no
+ * thread contended on, which a library such as OpenSSL does by the
+ * hundred at its start and end) reads this bit, not a slot on a page
+ * nothing touched, which would cost a page fault (a fork child's too). A
+ * page's bit is set before its first key is claimed, and never cleared. */
+#define LB_OBJMAP_PAGE_SLOTS (4096u / sizeof(slot_t))
+#define LB_OBJMAP_PAGES      (LB_OBJMAP_SLOTS / LB_OBJMAP_PAGE_SLOTS)
+static uint64_t used_pages[LB_OBJMAP_PAGES / 64];
+_Static_assert(4096 % sizeof(slot_t) == 0 && LB_OBJMAP_PAGES % 64 == 0,
+               "a page of the table holds whole slots, and the pages fill the bitmap's words");
+
+static inline bool page_used(uint32_t slot)
+{
+    uint32_t page = slot / LB_OBJMAP_PAGE_SLOTS;
+    return (__atomic_load_n(&used_pages[page / 64], __ATOMIC_ACQUIRE) >> (page % 64)) & 1;
+}
+
+static void mark_page(uint32_t slot)
+{
+    uint32_t page = slot / LB_OBJMAP_PAGE_SLOTS;
+    if (!page_used(slot))
+        __atomic_fetch_or(&used_pages[page / 64], 1ull << (page % 64), __ATOMIC_SEQ_CST);
+}
+
 LB_TLS lb_objmap_slot_t *lb_objmap_recent[LB_OBJMAP_RECENT];
 
 static slot_t *table_get(void)
@@ -31,12 +56,15 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
 {
     uint32_t i = home(key);
     for (int probe = 0; probe < LB_OBJMAP_PROBES; probe++, i = (i + 1) & (LB_OBJMAP_SLOTS - 1)) {
+        if (!create && !page_used(i))
+            return NULL; /* no key on that page: slot i is empty */
         uintptr_t seen = __atomic_load_n(&t[i].key, __ATOMIC_ACQUIRE);
         if (seen == key)
             return &t[i];
         if (seen == 0) {
             if (!create)
                 return NULL;
+            mark_page(i);
             if (__atomic_compare_exchange_n(&t[i].key, &seen, key, false, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE) ||
                 seen == key)

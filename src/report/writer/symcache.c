@@ -56,7 +56,7 @@ typedef struct cached_module {
     uint64_t n_functions;        /* its entries */
     size_t functions_size;       /* its bytes */
     bool exported;               /* this process put its function table in its profile */
-    bool warm;                   /* loaded by a forking parent: read again at a miss */
+    bool warm;                   /* loaded by a forking parent: a missing address is looked for */
 } cached_module_t;
 
 struct lb_symcache {
@@ -70,6 +70,7 @@ struct lb_symcache {
     sqlite3 *run_db;         /* profile, or its own read-only connection; NULL before the first
                               * lookup */
     sqlite3_stmt *query;     /* one module's chains in run_db */
+    sqlite3_stmt *query_one; /* one address's chain in run_db */
     sqlite3_stmt *functions; /* where one module's function table is in run_db */
     bool run_db_tried;       /* no second try after a failed open */
     uint64_t deadline;       /* for run_db's busy handler */
@@ -183,15 +184,19 @@ static bool open_run_db(lb_symcache_t *c)
     char *chains = sqlite3_mprintf("SELECT offset, depth, function, file, line FROM \"%w\".symbol"
                                    " WHERE build_id = ?1 AND path = ?2",
                                    c->schema);
-    if (!functions || !chains ||
+    char *chain = chains ? sqlite3_mprintf("%s AND offset = ?3", chains) : NULL;
+    if (!functions || !chain ||
         sqlite3_prepare_v2(c->run_db, functions, -1, &c->functions, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->run_db, chain, -1, &c->query_one, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->run_db, chains, -1, &c->query, NULL) != SQLITE_OK) {
         sqlite3_finalize(c->functions);
-        c->functions = NULL;
+        sqlite3_finalize(c->query_one);
+        c->functions = c->query_one = NULL;
         c->query = NULL;
     }
     sqlite3_free(functions);
     sqlite3_free(chains);
+    sqlite3_free(chain);
     return c->query != NULL;
 }
 
@@ -240,23 +245,20 @@ static cached_name_t *push_name(lb_symcache_t *c)
     return &c->names[c->n_names];
 }
 
-/* Reads one module's chains from the run's database (once). */
-static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
+/* The chains a query of the run's database returns, into the module's
+ * map. */
+static void read_chains(lb_symcache_t *c, sqlite3_stmt *st, cached_module_t *cm)
 {
-    cm->loaded = true;
-    if (!begin_run_read(c))
-        return;
-    bind_module(c->query, mod);
-    while (sqlite3_step(c->query) == SQLITE_ROW) {
-        uint64_t offset = (uint64_t)sqlite3_column_int64(c->query, 0);
-        int depth = sqlite3_column_int(c->query, 1);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        uint64_t offset = (uint64_t)sqlite3_column_int64(st, 0);
+        int depth = sqlite3_column_int(st, 1);
         if (depth < 0 || depth > LB_MAX_INLINE || offset >> 59)
             continue;
         cached_name_t *name = push_name(c);
         if (!name)
             break;
-        *name = (cached_name_t){ copy_column(c->query, 2), copy_column(c->query, 3),
-                                 sqlite3_column_int(c->query, 4) };
+        *name =
+            (cached_name_t){ copy_column(st, 2), copy_column(st, 3), sqlite3_column_int(st, 4) };
         uint64_t key = offset << 4;
         uint32_t length = 0;
         lb_u64map_get(&cm->names, key | LB_CHAIN_LENGTH_SLOT, &length);
@@ -269,7 +271,30 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
         }
         c->n_names++;
     }
-    done(c->query);
+    done(st);
+}
+
+/* Reads one module's chains from the run's database (once). */
+static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
+{
+    cm->loaded = true;
+    if (!begin_run_read(c))
+        return;
+    bind_module(c->query, mod);
+    read_chains(c, c->query, cm);
+    end_read(c);
+}
+
+/* Reads the chain of one address of a module whose chains a forking
+ * parent read: the run may have named it since. */
+static void load_offset(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm,
+                        uint64_t offset)
+{
+    if (!begin_run_read(c))
+        return;
+    bind_module(c->query_one, mod);
+    sqlite3_bind_int64(c->query_one, 3, (sqlite3_int64)offset);
+    read_chains(c, c->query_one, cm);
     end_read(c);
 }
 
@@ -475,8 +500,7 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     if (find_chain(c, mod, cm, pc, out))
         return true;
     if (cm->warm) { /* read by the parent: the run may have named it since */
-        cm->warm = false;
-        load_module(c, mod, cm);
+        load_offset(c, mod, cm, pc - mod->low);
         if (find_chain(c, mod, cm, pc, out))
             return true;
     }
@@ -508,9 +532,10 @@ lb_symcache_t *lb_symcache_preload(void)
     }
     /* no connection is handed on: a child opens its own at a miss */
     sqlite3_finalize(c->query);
+    sqlite3_finalize(c->query_one);
     sqlite3_finalize(c->functions);
     sqlite3_close(c->run_db);
-    c->query = c->functions = NULL;
+    c->query = c->query_one = c->functions = NULL;
     c->run_db = NULL;
     c->run_db_tried = false;
     if (c->n_names == 0) {
@@ -637,6 +662,7 @@ void lb_symcache_close(lb_symcache_t *c)
     sqlite3_finalize(c->insert);
     sqlite3_finalize(c->insert_functions);
     sqlite3_finalize(c->query);
+    sqlite3_finalize(c->query_one);
     sqlite3_finalize(c->functions);
     if (c->run_db && !c->attached)
         sqlite3_close(c->run_db);
