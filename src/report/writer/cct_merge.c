@@ -343,6 +343,7 @@ void lb_merge_close(writer_t *w)
         w->empty |= LB_MERGE_EMPTY(LB_MERGE_SYMBOL);
     if (!lb_symcache_added_functions(w->cache))
         w->empty |= LB_MERGE_EMPTY(LB_MERGE_FUNCTIONS);
+    w->resolved_names = lb_symcache_resolved(w->cache);
     sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node, w->ins_metric };
     for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
         sqlite3_finalize(stmts[i]);

@@ -57,6 +57,7 @@ typedef struct cached_module {
     size_t functions_size;       /* its bytes */
     bool exported;               /* this process put its function table in its profile */
     bool warm;                   /* loaded by a forking parent: a missing address is looked for */
+    unsigned char *functions;    /* the table itself, as a forking parent read it (or NULL) */
 } cached_module_t;
 
 struct lb_symcache {
@@ -77,7 +78,8 @@ struct lb_symcache {
     sqlite3_stmt *insert;    /* into the profile's symbol table */
     sqlite3_stmt *insert_functions;    /* into the profile's module_function table */
     bool added_names, added_functions; /* a row tried in either table */
-    unsigned long long objects[2];     /* the loader's adds and removals when map was read */
+    bool resolved; /* a name resolved in this process, or a function table exported */
+    unsigned long long objects[2]; /* the loader's adds and removals when map was read */
 };
 
 /* The dynamic loader's count of objects loaded and unloaded so far. */
@@ -334,22 +336,40 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     return cm->functions_row != 0;
 }
 
-/* Entry i of the table open in blob, {lo, size, name offset}. */
-static bool read_entries(sqlite3_blob *blob, uint64_t i, uint64_t count, uint64_t *e)
+/* A function table being searched: open as a blob of the run's
+ * database, or in memory. */
+typedef struct table_reader {
+    sqlite3_blob *blob;
+    const unsigned char *memory;
+    size_t size;
+} table_reader_t;
+
+static bool read_at(const table_reader_t *r, void *to, size_t n, size_t at)
 {
-    return sqlite3_blob_read(blob, e, (int)(count * 3 * sizeof *e),
-                             (int)(sizeof(uint64_t) + i * 3 * sizeof *e)) == SQLITE_OK;
+    if (at > r->size || n > r->size - at)
+        return false;
+    if (r->memory) {
+        memcpy(to, r->memory + at, n);
+        return true;
+    }
+    return sqlite3_blob_read(r->blob, to, (int)n, (int)at) == SQLITE_OK;
 }
 
-/* The NUL-ended text at `at` in blob (the table's last byte is NUL). */
-static char *read_name(sqlite3_blob *blob, size_t at, size_t size)
+/* Entries i .. i + count - 1 of the table, {lo, size, name offset} each. */
+static bool read_entries(const table_reader_t *r, uint64_t i, uint64_t count, uint64_t *e)
+{
+    return read_at(r, e, count * 3 * sizeof *e, sizeof(uint64_t) + i * 3 * sizeof *e);
+}
+
+/* The NUL-ended text at `at` in the table (its last byte is NUL). */
+static char *read_name(const table_reader_t *r, size_t at)
 {
     char *name = NULL;
     size_t len = 0;
     for (;;) {
-        size_t chunk = size - at < 256 ? size - at : 256;
+        size_t chunk = r->size - at < 256 ? r->size - at : 256;
         char *grown = realloc(name, len + chunk);
-        if (!grown || sqlite3_blob_read(blob, grown + len, (int)chunk, (int)at) != SQLITE_OK) {
+        if (!grown || !read_at(r, grown + len, chunk, at)) {
             free(grown ? grown : name);
             return NULL;
         }
@@ -364,32 +384,18 @@ static char *read_name(sqlite3_blob *blob, size_t at, size_t size)
 
 /* The function of the module's table holding offset pc (NULL: none holds
  * it); false when the table cannot be read. */
-static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc,
-                             const char **function)
+/* The function of the table r holding offset pc, pushed to c's names
+ * (*function NULL: none holds it); false when the table cannot be read. */
+static bool search_table(lb_symcache_t *c, const table_reader_t *r, uint64_t n, uintptr_t pc,
+                         const char **function)
 {
-    /* Each search is a transaction of its own: between two, another run's
-     * commit may have emptied the file (output.c) and given the rowid to
-     * another module's table, which its size and count tell apart; a table
-     * that is not the one found is not searched (the caller resolves). */
-    sqlite3_blob *blob = NULL;
-    uint64_t n = 0;
-    if (!begin_read(c))
-        return false;
-    if (sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", cm->functions_row,
-                          0, &blob) != SQLITE_OK ||
-        !blob || sqlite3_blob_bytes(blob) != (int)cm->functions_size ||
-        sqlite3_blob_read(blob, &n, sizeof n, 0) != SQLITE_OK || n != cm->n_functions) {
-        sqlite3_blob_close(blob);
-        end_read(c);
-        return false;
-    }
     /* a: the first entry past pc; the entries from the first at a - 1's
      * start up to a are all lb_symentries_find looks at */
     uint64_t a = 0, b = n, e[3];
     bool ok = true;
     while (ok && a < b) {
         uint64_t mid = a + (b - a) / 2;
-        if (!(ok = read_entries(blob, mid, 1, e)))
+        if (!(ok = read_entries(r, mid, 1, e)))
             break;
         if (e[0] <= pc)
             a = mid + 1;
@@ -398,7 +404,7 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
     }
     uint64_t at = a;
     for (uint64_t lo = 0; ok && at > 0; at--) {
-        if (!(ok = read_entries(blob, at - 1, 1, e)) || (at < a && e[0] != lo))
+        if (!(ok = read_entries(r, at - 1, 1, e)) || (at < a && e[0] != lo))
             break;
         lo = e[0];
     }
@@ -407,7 +413,7 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
     lb_symentry_t *near = count ? malloc(count * sizeof *near) : NULL;
     char *which = count ? malloc(count) : NULL; /* near[i].name is which + i */
     *function = NULL;
-    if (ok && count && raw && near && which && read_entries(blob, at, count, raw)) {
+    if (ok && count && raw && near && which && read_entries(r, at, count, raw)) {
         for (uint64_t i = 0; i < count; i++)
             near[i] =
                 (lb_symentry_t){ (uintptr_t)raw[3 * i], (uintptr_t)raw[3 * i + 1], which + i, 0 };
@@ -417,10 +423,9 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
         cached_name_t *name = push_name(c);
         if (lb_symentries_find(near, count, pc, &hit, &lo, &hi) == LB_SYMINDEX_HIT && name) {
             uint64_t offset = raw[3 * (size_t)(hit - which) + 2];
-            if (offset >= cm->functions_size - names_at)
-                offset = cm->functions_size - names_at - 1; /* damaged: the empty last name */
-            *name =
-                (cached_name_t){ read_name(blob, names_at + offset, cm->functions_size), NULL, 0 };
+            if (offset >= r->size - names_at)
+                offset = r->size - names_at - 1; /* damaged: the empty last name */
+            *name = (cached_name_t){ read_name(r, names_at + offset), NULL, 0 };
             ok = name->function != NULL;
             if (ok)
                 c->n_names++;
@@ -432,6 +437,34 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
     free(raw);
     free(near);
     free(which);
+    return ok;
+}
+
+/* The function of the module's table holding offset pc: in the copy a
+ * forking parent read, or in the run's database. */
+static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc,
+                             const char **function)
+{
+    if (cm->functions) {
+        table_reader_t r = { .memory = cm->functions, .size = cm->functions_size };
+        return search_table(c, &r, cm->n_functions, pc, function);
+    }
+    /* Each search is a transaction of its own: between two, another run's
+     * commit may have emptied the file (output.c) and given the rowid to
+     * another module's table, which its size and count tell apart; a table
+     * that is not the one found is not searched (the caller resolves). */
+    sqlite3_blob *blob = NULL;
+    uint64_t n = 0;
+    if (!begin_read(c))
+        return false;
+    bool ok = sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions",
+                                cm->functions_row, 0, &blob) == SQLITE_OK &&
+              blob && sqlite3_blob_bytes(blob) == (int)cm->functions_size &&
+              sqlite3_blob_read(blob, &n, sizeof n, 0) == SQLITE_OK && n == cm->n_functions;
+    if (ok) {
+        table_reader_t r = { .blob = blob, .size = cm->functions_size };
+        ok = search_table(c, &r, n, pc, function);
+    }
     sqlite3_blob_close(blob);
     end_read(c);
     return ok;
@@ -517,6 +550,32 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     return true;
 }
 
+/* Limits what a forking parent copies of one module's function table. */
+#define LB_WARM_TABLE_MAX (16u << 20)
+
+/* The module's function table copied into memory, if the run's database
+ * holds one; else looked for again by the write that needs it. */
+static void copy_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
+{
+    if (!find_functions(c, mod, cm)) {
+        cm->functions_read = false; /* a later process may add it */
+        return;
+    }
+    sqlite3_blob *blob = NULL;
+    unsigned char *copy =
+        cm->functions_size <= LB_WARM_TABLE_MAX ? malloc(cm->functions_size) : NULL;
+    if (copy &&
+        sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", cm->functions_row,
+                          0, &blob) == SQLITE_OK &&
+        blob && sqlite3_blob_bytes(blob) == (int)cm->functions_size &&
+        sqlite3_blob_read(blob, copy, (int)cm->functions_size, 0) == SQLITE_OK) {
+        cm->functions = copy;
+        copy = NULL;
+    }
+    sqlite3_blob_close(blob);
+    free(copy);
+}
+
 lb_symcache_t *lb_symcache_preload(void)
 {
     lb_symcache_t *c = new_cache();
@@ -528,6 +587,7 @@ lb_symcache_t *lb_symcache_preload(void)
         if (!c->map.modules[i].build_id[0])
             continue;
         load_module(c, &c->map.modules[i], &c->modules[i]);
+        copy_functions(c, &c->map.modules[i], &c->modules[i]);
         c->modules[i].warm = true;
     }
     /* no connection is handed on: a child opens its own at a miss */
@@ -538,7 +598,10 @@ lb_symcache_t *lb_symcache_preload(void)
     c->query = c->query_one = c->functions = NULL;
     c->run_db = NULL;
     c->run_db_tried = false;
-    if (c->n_names == 0) {
+    bool any = c->n_names > 0;
+    for (uint32_t i = 0; i < c->map.count; i++)
+        any = any || c->modules[i].functions;
+    if (!any) {
         lb_symcache_close(c);
         return NULL;
     }
@@ -604,7 +667,7 @@ static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modm
             memcpy(blob + sizeof n + entries, p.names, p.names_len);
             bind_module(c->insert_functions, mod);
             sqlite3_bind_blob(c->insert_functions, 3, blob, (int)size, SQLITE_TRANSIENT);
-            c->added_functions = true;
+            c->added_functions = c->resolved = true;
             sqlite3_step(c->insert_functions);
             done(c->insert_functions);
             free(blob);
@@ -621,6 +684,7 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
         strcmp(sym->module, lb_exe_alias(mod->path)) != 0 || sym->n_inline < 0 ||
         sym->n_inline > LB_MAX_INLINE)
         return;
+    c->resolved = true;
     insert_name(c, mod, pc, 0, sym->function, sym->file, sym->line);
     for (int d = 1; d <= sym->n_inline; d++) {
         const lb_source_frame_t *f = &sym->inline_frames[sym->n_inline - d];
@@ -638,6 +702,11 @@ void lb_symcache_add(lb_symcache_t *c, lb_symbolizer_t *s, uintptr_t pc, const l
 bool lb_symcache_added_names(const lb_symcache_t *c)
 {
     return c && c->added_names;
+}
+
+bool lb_symcache_resolved(const lb_symcache_t *c)
+{
+    return c && c->resolved;
 }
 
 bool lb_symcache_added_functions(const lb_symcache_t *c)
@@ -668,6 +737,7 @@ void lb_symcache_close(lb_symcache_t *c)
         sqlite3_close(c->run_db);
     for (uint32_t i = 0; c->modules && i < c->map.count; i++) {
         lb_u64map_free(&c->modules[i].names);
+        free(c->modules[i].functions);
     }
     for (uint32_t i = 0; i < c->n_names; i++) {
         free(c->names[i].function);

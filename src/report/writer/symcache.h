@@ -65,5 +65,10 @@ bool lb_symcache_build_id(lb_symcache_t *c, uintptr_t pc, uintptr_t base, char *
  * `module_function` (false for a NULL cache). */
 bool lb_symcache_added_names(const lb_symcache_t *c);
 bool lb_symcache_added_functions(const lb_symcache_t *c);
+/* Whether this write resolved a name the run's database lacked (not one
+ * found in a function table there, which it only keeps as a chain of its
+ * own), or exported a function table: what later processes should find
+ * there soon. */
+bool lb_symcache_resolved(const lb_symcache_t *c);
 void lb_symcache_close(lb_symcache_t *c);
 #endif

@@ -139,17 +139,18 @@ static int write_failed(bool process_ends)
 }
 
 /* Whether this process's profile may wait in the run's spool for the
- * next process that commits (common/spool.h): it names nothing the run's
- * name cache lacks (a process that named something adds it now, so that
- * later processes find the names), it is the last image of its process
+ * next process that commits (common/spool.h): it resolved no name the
+ * run's database lacked (a process that did adds its profile now, so that
+ * later processes find the names; a name it found in a function table
+ * there and keeps as a chain of its own goes in with the pending profile,
+ * for the processes after that), it is the last image of its process
  * (an exec'd image's generation follows its predecessor's), and the
  * tree's root has not yet ended (it adds the pending profiles when it
  * does) and is not this process. */
 static bool may_spool(const writer_t *w, bool process_ends)
 {
-    const unsigned no_names = LB_MERGE_EMPTY(LB_MERGE_SYMBOL) | LB_MERGE_EMPTY(LB_MERGE_FUNCTIONS);
-    return process_ends && lb_spool_enabled() && (w->empty & no_names) == no_names &&
-           !lb_output_tree_root() && lb_ledger_spool_open();
+    return process_ends && lb_spool_enabled() && !w->resolved_names && !lb_output_tree_root() &&
+           lb_ledger_spool_open();
 }
 
 /* The profile as a pending record: true when it is there for the root

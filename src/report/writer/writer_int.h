@@ -34,9 +34,10 @@ typedef struct writer {
                                      * own metrics when a tail call moved them (else 0) */
     uint32_t thread_slots;
     double ns_per_sample;
-    uint64_t now;      /* when the profile is taken: open waits close here */
-    unsigned empty;    /* LB_MERGE_EMPTY bits of the profile's empty tables */
-    bool out_attached; /* the run's database is attached to db as "out" */
+    uint64_t now;        /* when the profile is taken: open waits close here */
+    unsigned empty;      /* LB_MERGE_EMPTY bits of the profile's empty tables */
+    bool resolved_names; /* the write resolved names the run's database lacked */
+    bool out_attached;   /* the run's database is attached to db as "out" */
     sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
 } writer_t;
 
