@@ -277,7 +277,7 @@ bool lb_output_attach(sqlite3 *db)
 /* The most pending records a process adds besides its own profile,
  * unless it is the tree's root: a process's exit is not made to wait for
  * a whole tree's. */
-#define LB_PENDING_BATCH 64
+#define LB_PENDING_BATCH 16
 
 /* The run's pending records (common/spool.h) into "pending", outside
  * any transaction; one line for records that could not be read. */
