@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Pending profiles (common/spool.h): a process whose profile names nothing
+# the run's database lacks leaves it in <db>-spool as a record, and the
+# next commit (another process's, the tree's root's at its end, run's, or
+# the CLI's before it reads) adds it. spool_tree says what it forked, with
+# pids and which exec'd; every process it profiles has 3 threads and
+# waits on a condition variable (tests/workloads_user/spool_tree.c).
+#  1. a tree of 12 children, default and LOCKBLAME_SPOOL=0: the same
+#     processes, thread counts and names of the functions on the waits'
+#     call paths; no spool left; only the root's summary on stderr. A tree
+#     of 24 whose root waits before it ends shows the records there: the
+#     children not yet in the database, each a record naming its own pid,
+#     and none with LOCKBLAME_SPOOL=0
+#  2. the root SIGKILLs itself after its children ended: their records
+#     wait in the spool, and a report adds them, lists every child, and
+#     leaves no record or claim
+#  3. a child that ends after the root: it adds its own profile
+#  4. a child that execs: both images in run, exec_gen 0 and 1
+#  5. a record that is not a database: one line, renamed .bad, nothing added
+#  6. LOCKBLAME_SPOOL=yes: one line, read as 1; the program's output and
+#     status its own
+#  7. under lockblame run, also with the root killed: every process in
+#     the database, no spool left
+# Where the records are counted, the tree runs with LOCKBLAME_EVENT=none:
+# a sample names the address it lands on, so with sampling a child may
+# name something new and add its profile (and the pending ones) itself;
+# with waits alone the names are the same in every child after the first.
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/spool_tree"
+command -v sqlite3 >/dev/null || skip "sqlite3"
+unset LOCKBLAME_SPOOL
+prog=$WORKLOADS_USER/spool_tree
+
+# tree_pids OUT: the pids a run of spool_tree printed, sorted.
+tree_pids() { awk '$1 == "root" { print $2 } $1 == "child" { print $3 }' "$1" | sort -n; }
+child_pids() { awk '$1 == "child" { print $3 }' "$1" | sort -n; }
+db_pids() { rows "$1" "SELECT pid FROM run ORDER BY pid"; }
+# records DB [SUFFIX]: the spool's file names ending in SUFFIX (.lbrec).
+records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.lbrec}\$" || true; }
+# record_pids DB: the pids the records' names carry, sorted.
+record_pids() { records "$1" | awk -F. '{ print $(NF - 1) }' | sort -n; }
+joined() { tr '\n' ' ' | sed 's/ $//'; }
+
+# no_spool NAME DB: nothing of the spool left, not even its directory.
+no_spool() {
+    [ ! -e "$2-spool" ] || bad "$1: $2-spool left: $(ls -A "$2-spool" | joined)"
+}
+
+# summary_only NAME ERR N: stderr holds the root's summary of N processes
+# and nothing else (its other lines: the top site, the unseen waits).
+summary_only() {
+    local name=$1 err=$2 n=$3
+    local first; first=$(grep -c "^lockblame: $n processes profiled; " "$err" || true)
+    local other; other=$(grep -vcE "^lockblame: ($n processes profiled; |top release site: |[0-9.]+% of the idleness |threads spent )" \
+        "$err" || true)
+    [ "$first" = 1 ] && [ "$other" = 0 ] ||
+        bad "$name: stderr is not the root's summary of $n processes alone: $(head -c 600 "$err")"
+}
+
+# waits_functions DB PID: the functions on the call paths of PID's waits.
+waits_functions() {
+    rows "$1" "WITH RECURSIVE n(id) AS (
+          SELECT m.node_id FROM metric m JOIN thread t ON t.id = m.thread_id
+            JOIN run r ON r.id = t.run_id WHERE r.pid = $2 AND m.wait_s > 0
+          UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
+            WHERE node.parent_id IS NOT NULL)
+        SELECT group_concat(function, ' ') FROM (SELECT DISTINCT f.function FROM n
+          JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
+          WHERE f.function IS NOT NULL ORDER BY 1)"
+}
+
+# tree_holds NAME DB OUT: the database holds each process OUT names once,
+# exec_gen 0, with its 3 threads (run.threads and thread rows), and no other.
+tree_holds() {
+    local name=$1 db=$2 out=$3
+    local want; want=$(tree_pids "$out" | joined)
+    local got; got=$(db_pids "$db" | joined)
+    [ -n "$want" ] && [ "$got" = "$want" ] || bad "$name: run's pids '$got', the tree's '$want'"
+    local wrong; wrong=$(rows "$db" "SELECT group_concat(pid, ' ') FROM run r WHERE exec_gen != 0
+        OR threads != 3 OR (SELECT COUNT(*) FROM thread t WHERE t.run_id = r.id) != 3")
+    [ -z "$wrong" ] || bad "$name: processes without exec_gen 0 and 3 threads: $wrong"
+}
+
+echo "== 1. a tree of 12 children, 3 at a time: spooling on and off"
+for mode in on off; do
+    spool=(); [ $mode = off ] && spool=(LOCKBLAME_SPOOL=0)
+    env "${spool[@]}" LOCKBLAME_OUTPUT="$tmp/$mode.db" LD_PRELOAD="$LOCKBLAME_LIB" \
+        "$prog" tree 12 3 0 >"$tmp/$mode.out" 2>"$tmp/$mode.err" ||
+        fail "$mode: spool_tree exited $?: $(cat "$tmp/$mode.err")"
+    echo "  $mode: $(grep -c . "$tmp/$mode.out") processes, $(rows "$tmp/$mode.db" "SELECT COUNT(*) FROM run") run rows"
+    [ "$(child_pids "$tmp/$mode.out" | wc -l)" = 12 ] || bad "$mode: spool_tree did not fork 12 children"
+    tree_holds "$mode" "$tmp/$mode.db" "$tmp/$mode.out"
+    no_spool "$mode" "$tmp/$mode.db"
+    summary_only "$mode" "$tmp/$mode.err" 13
+done
+# the same functions on each process's wait paths, process by process
+declare -A on_pid off_pid
+while read -r _ i pid _; do on_pid[$i]=$pid; done < <(grep '^child ' "$tmp/on.out")
+while read -r _ i pid _; do off_pid[$i]=$pid; done < <(grep '^child ' "$tmp/off.out")
+on_pid[root]=$(awk '$1 == "root" { print $2 }' "$tmp/on.out")
+off_pid[root]=$(awk '$1 == "root" { print $2 }' "$tmp/off.out")
+for i in "${!on_pid[@]}"; do
+    a=$(waits_functions "$tmp/on.db" "${on_pid[$i]}")
+    b=$(waits_functions "$tmp/off.db" "${off_pid[$i]:-0}")
+    [ "$a" = "$b" ] || bad "process $i: functions on its waits' paths '$a', with LOCKBLAME_SPOOL=0 '$b'"
+    case " $a " in *" waiter "*" "*|*" episode "*" waiter "*) ;; *)
+        bad "process $i: its waits' paths lack episode and waiter: '$a'" ;;
+    esac
+done
+echo "  child 0's waits' functions: $(waits_functions "$tmp/on.db" "${on_pid[0]}")"
+
+echo "== 1. a tree of 24 children whose root waits before it ends"
+for mode in on off; do
+    db=$tmp/gate-$mode.db gate=$tmp/gate-$mode
+    spool=(); [ $mode = off ] && spool=(LOCKBLAME_SPOOL=0)
+    env "${spool[@]}" LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+        "$prog" tree 24 1 0 "$gate" >"$tmp/gate-$mode.out" 2>"$tmp/gate-$mode.err" &
+    root=$!
+    while [ ! -e "$gate.ready" ] && kill -0 $root 2>/dev/null; do sleep 0.05; done
+    [ -e "$gate.ready" ] || fail "$mode: spool_tree ended before its gate: $(cat "$tmp/gate-$mode.err")"
+    children=$(child_pids "$tmp/gate-$mode.out" | joined)
+    spooled=$(record_pids "$db" | joined)
+    committed=$(db_pids "$db" | joined)
+    both=$(printf '%s\n' $spooled $committed | sort -n | joined)
+    echo "  $mode, before the root ends: $(wc -w <<<"$committed") children in the database, $(wc -w <<<"$spooled") records"
+    [ "$both" = "$children" ] ||
+        bad "$mode: the records' pids ($spooled) and the database's ($committed) are not the children ($children) once each"
+    if [ $mode = on ]; then
+        [ -n "$spooled" ] || bad "on: no child left its profile pending"
+        key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
+        for r in $(records "$db"); do
+            [[ $r =~ ^${key//./\\.}\.[0-9]{20}\.([0-9]+)\.lbrec$ ]] ||
+                { bad "on: record '$r' is not named <run key $key>.<20 digits>.<pid>.lbrec"; continue; }
+            got=$(rows "$db-spool/$r" "SELECT pid || ' ' || threads || ' ' || run_key FROM run")
+            [ "$got" = "${BASH_REMATCH[1]} 3 $key" ] ||
+                bad "on: record $r holds run rows '$got', not its pid's, with 3 threads and the run key"
+        done
+    else
+        [ -z "$(records "$db")" ] || bad "off: records with LOCKBLAME_SPOOL=0: $(records "$db" | joined)"
+    fi
+    touch "$gate"
+    wait $root || bad "$mode: spool_tree exited $?"
+    tree_holds "$mode, after the root" "$db" "$tmp/gate-$mode.out"
+    no_spool "$mode, after the root" "$db"
+    summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
+done
+
+echo "== 2. the root killed after its 12 children ended"
+db=$tmp/killed.db
+LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB \
+    "$prog" killed 12 >"$tmp/killed.out" 2>"$tmp/killed.err" && st=0 || st=$?
+[ $st = 137 ] || bad "killed: spool_tree exited $st, not 137 (SIGKILL)"
+children=$(child_pids "$tmp/killed.out" | joined)
+spooled=$(record_pids "$db" | joined)
+committed=$(db_pids "$db" | joined)
+echo "  $(wc -w <<<"$committed") children in the database, $(wc -w <<<"$spooled") records"
+[ -f "$db" ] || bad "killed: no database: no child added its profile"
+[ -n "$spooled" ] || bad "killed: no record in the spool"
+[ "$(printf '%s\n' $spooled $committed | sort -n | joined)" = "$children" ] ||
+    bad "killed: the records' pids ($spooled) and the database's ($committed) are not the children ($children) once each"
+"$LOCKBLAME_CLI" report --by-process "$db" >"$tmp/killed.report" 2>"$tmp/killed.report.err" ||
+    bad "killed: lockblame report --by-process exited $?: $(cat "$tmp/killed.report.err")"
+[ ! -s "$tmp/killed.report.err" ] || bad "killed: the report said $(cat "$tmp/killed.report.err")"
+for pid in $children; do
+    grep -qE "^ *$pid +[0-9]+ +0 +3 " "$tmp/killed.report" ||
+        bad "killed: the report lists no row of child $pid (3 threads, exec 0)"
+done
+[ -z "$(records "$db" '\.(lbrec|claim)')" ] ||
+    bad "killed: left after the report: $(records "$db" '\.(lbrec|claim)' | joined)"
+[ "$(db_pids "$db" | joined)" = "$children" ] ||
+    bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
+
+echo "== 3. a child that ends after the root"
+db=$tmp/late.db
+# the pipe ends when the child does: it holds the write end
+# late_holds NAME DB OUT: the root, its 3 children and the late child, once each
+late_holds() {
+    local name=$1 db=$2 out=$3
+    local late; late=$(awk '$1 == "late" { print $3 }' "$out")
+    [ -n "$late" ] || { bad "$name: no late child said it ended: '$(cat "$out")'"; return; }
+    local want; want=$( (tree_pids "$out"; echo "$late") | sort -n | joined)
+    local got; got=$(db_pids "$db" | joined)
+    echo "  $name: run's pids $got; the late child $late"
+    [ "$got" = "$want" ] || bad "$name: run's pids '$got', the tree's '$want' (the late child $late)"
+    [ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "$name: left: $(records "$db" '\.(lbrec|claim)' | joined)"
+}
+LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" late 2>"$tmp/late.err" |
+    cat >"$tmp/late.out" || bad "late: spool_tree exited non-zero"
+late_holds late "$db" "$tmp/late.out"
+summary_only late "$tmp/late.err" 4
+
+echo "== 4. children that exec the program again"
+db=$tmp/exec.db
+LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" exec 6 >"$tmp/exec.out" 2>"$tmp/exec.err" ||
+    bad "exec: spool_tree exited $?: $(cat "$tmp/exec.err")"
+n=0
+while read -r _ i pid how; do
+    n=$((n + 1))
+    want="0 spool_tree exec 6"
+    if [ "$how" = exec ]; then
+        grep -q "^image1 $pid\$" "$tmp/exec.out" || bad "exec: child $i ($pid) exec'd but its image did not say so"
+        want="0 spool_tree exec 6,1 spool_tree image1"
+    fi
+    got=$(rows "$db" "SELECT group_concat(exec_gen || ' ' || command, ',') FROM
+        (SELECT exec_gen, command FROM run WHERE pid = $pid ORDER BY exec_gen)")
+    got=${got//$prog/spool_tree}
+    [ "$got" = "$want" ] || bad "exec: child $i ($pid, $how): run rows '$got', not '$want'"
+done < <(grep '^child ' "$tmp/exec.out")
+[ $n = 6 ] || bad "exec: $n children, not 6"
+[ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 10 ] ||
+    bad "exec: $(rows "$db" "SELECT COUNT(*) FROM run") run rows, not 10 (the root, 6 children, 3 exec'd images)"
+echo "  run rows: $(rows "$db" "SELECT COUNT(*) FROM run"), exec'd images $(rows "$db" "SELECT COUNT(*) FROM run WHERE exec_gen = 1")"
+no_spool exec "$db"
+
+echo "== 5. a record that is not a database"
+db=$tmp/on.db
+key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
+before=$(rows "$db" "SELECT COUNT(*) FROM run")
+mkdir "$db-spool"
+junk=$key.00000000000000000001.$$.lbrec
+for i in $(seq 64); do printf 'not a lockblame profile\n'; done >"$db-spool/$junk"
+"$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/junk.err" || bad "junk: report exited $?"
+echo "  report: $(cat "$tmp/junk.err")"
+[ "$(grep -c . "$tmp/junk.err")" = 1 ] && grep -q '^lockblame' "$tmp/junk.err" ||
+    bad "junk: the report said '$(cat "$tmp/junk.err")', not one lockblame line"
+[ -f "$db-spool/$junk.bad" ] && [ ! -e "$db-spool/$junk" ] ||
+    bad "junk: the spool holds '$(ls -A "$db-spool" | joined)', not $junk.bad"
+[ "$(rows "$db" "SELECT COUNT(*) FROM run")" = "$before" ] ||
+    bad "junk: $(rows "$db" "SELECT COUNT(*) FROM run") run rows after the report, $before before"
+"$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/junk2.err" || bad "junk: second report exited $?"
+[ ! -s "$tmp/junk2.err" ] || bad "junk: the second report said '$(cat "$tmp/junk2.err")'"
+
+echo "== 6. LOCKBLAME_SPOOL=yes"
+"$prog" tree 4 1 7 >"$tmp/plain.out" 2>"$tmp/plain.err" && st=0 || st=$?
+LOCKBLAME_SPOOL=yes LOCKBLAME_OUTPUT=$tmp/yes.db LD_PRELOAD=$LOCKBLAME_LIB \
+    "$prog" tree 4 1 7 >"$tmp/yes.out" 2>"$tmp/yes.err" && st_yes=0 || st_yes=$?
+[ $st = 7 ] && [ $st_yes = 7 ] || bad "yes: spool_tree exited $st_yes, and $st unprofiled, not 7"
+shape() { sed -E 's/[0-9]+( plain)?$/PID\1/' "$1" | sort; }
+[ "$(shape "$tmp/yes.out")" = "$(shape "$tmp/plain.out")" ] ||
+    bad "yes: the program printed '$(shape "$tmp/yes.out" | joined)', unprofiled '$(shape "$tmp/plain.out" | joined)'"
+[ "$(grep -c LOCKBLAME_SPOOL "$tmp/yes.err")" = 1 ] && grep -q '^lockblame: LOCKBLAME_SPOOL' "$tmp/yes.err" ||
+    bad "yes: stderr has not one lockblame line naming LOCKBLAME_SPOOL: $(cat "$tmp/yes.err")"
+grep -v LOCKBLAME_SPOOL "$tmp/yes.err" >"$tmp/yes.rest"
+summary_only yes "$tmp/yes.rest" 5
+tree_holds yes "$tmp/yes.db" "$tmp/yes.out"
+# read as 1: a killed root's children leave records
+LOCKBLAME_SPOOL=yes LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/yes-killed.db LD_PRELOAD=$LOCKBLAME_LIB \
+    "$prog" killed 8 >"$tmp/yes-killed.out" 2>"$tmp/yes-killed.err" || true
+echo "  killed root: $(records "$tmp/yes-killed.db" | wc -l) records"
+[ -n "$(records "$tmp/yes-killed.db")" ] || bad "yes: a killed root's children left no record"
+# and 0 is off: each child adds its own
+LOCKBLAME_SPOOL=0 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/off-killed.db LD_PRELOAD=$LOCKBLAME_LIB \
+    "$prog" killed 8 >"$tmp/off-killed.out" 2>"$tmp/off-killed.err" || true
+[ -z "$(records "$tmp/off-killed.db")" ] && [ "$(db_pids "$tmp/off-killed.db" | joined)" = "$(child_pids "$tmp/off-killed.out" | joined)" ] ||
+    bad "off: a killed root's children with LOCKBLAME_SPOOL=0: records '$(records "$tmp/off-killed.db" | joined)', run's pids '$(db_pids "$tmp/off-killed.db" | joined)'"
+
+echo "== 7. under lockblame run"
+LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run.db" -- "$prog" tree 8 2 0 >"$tmp/run.out" 2>"$tmp/run.err" ||
+    bad "run: exited $?: $(cat "$tmp/run.err")"
+tree_holds run "$tmp/run.db" "$tmp/run.out"
+no_spool run "$tmp/run.db"
+LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-killed.db" -- "$prog" killed 8 \
+    >"$tmp/run-killed.out" 2>"$tmp/run-killed.err" && st=0 || st=$?
+[ $st = 137 ] || bad "run, killed: exited $st, not 137"
+[ "$(db_pids "$tmp/run-killed.db" | joined)" = "$(child_pids "$tmp/run-killed.out" | joined)" ] ||
+    bad "run, killed: run's pids '$(db_pids "$tmp/run-killed.db" | joined)', the children '$(child_pids "$tmp/run-killed.out" | joined)'"
+no_spool "run, killed" "$tmp/run-killed.db"
+LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-late.db" -- "$prog" late 2>"$tmp/run-late.err" |
+    cat >"$tmp/run-late.out" || bad "run, late: exited non-zero: $(cat "$tmp/run-late.err")"
+late_holds "run, late" "$tmp/run-late.db" "$tmp/run-late.out"
+echo "  run: $(rows "$tmp/run.db" "SELECT COUNT(*) FROM run") processes; root killed: $(rows "$tmp/run-killed.db" "SELECT COUNT(*) FROM run")"
+finish
