@@ -10,7 +10,8 @@
 #     call paths; no spool left; only the root's summary on stderr. A tree
 #     of 24 whose root waits before it ends shows the records there: the
 #     children not yet in the database, each a record naming its own pid,
-#     and none with LOCKBLAME_SPOOL=0
+#     and none with LOCKBLAME_SPOOL=0. A root that records nothing still
+#     adds its children's records
 #  2. the root SIGKILLs itself after its children ended: their records
 #     wait in the spool, and a report adds them, lists every child, and
 #     leaves no record or claim
@@ -40,6 +41,13 @@ records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.lbrec}\$" || true; }
 # record_pids DB: the pids the records' names carry, sorted.
 record_pids() { records "$1" | awk -F. '{ print $(NF - 1) }' | sort -n; }
 joined() { tr '\n' ' ' | sed 's/ $//'; }
+# sigkilled ERR CMD...: run CMD (stderr to ERR), which dies of a signal,
+# without the shell's line about it; its status in st.
+sigkilled() {
+    local err=$1
+    shift
+    { "$@" 2>"$err"; } 2>/dev/null && st=0 || st=$?
+}
 
 # no_spool NAME DB: nothing of the spool left, not even its directory.
 no_spool() {
@@ -145,10 +153,21 @@ for mode in on off; do
     summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
 done
 
+echo "== 1. a root that records nothing adds its 8 children's records"
+db=$tmp/bare.db
+LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" bare 8 >"$tmp/bare.out" \
+    2>"$tmp/bare.err" || bad "bare: spool_tree exited $?: $(cat "$tmp/bare.err")"
+children=$(child_pids "$tmp/bare.out" | joined)
+[ "$(wc -w <<<"$children")" = 8 ] || bad "bare: spool_tree did not fork 8 children"
+[ "$(db_pids "$db" | joined)" = "$children" ] ||
+    bad "bare: run's pids '$(db_pids "$db" | joined)', the children '$children'"
+no_spool bare "$db"
+summary_only bare "$tmp/bare.err" 8
+
 echo "== 2. the root killed after its 12 children ended"
 db=$tmp/killed.db
-LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB \
-    "$prog" killed 12 >"$tmp/killed.out" 2>"$tmp/killed.err" && st=0 || st=$?
+sigkilled "$tmp/killed.err" env LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+    "$prog" killed 12 >"$tmp/killed.out"
 [ $st = 137 ] || bad "killed: spool_tree exited $st, not 137 (SIGKILL)"
 children=$(child_pids "$tmp/killed.out" | joined)
 spooled=$(record_pids "$db" | joined)
@@ -190,27 +209,48 @@ late_holds late "$db" "$tmp/late.out"
 summary_only late "$tmp/late.err" 4
 
 echo "== 4. children that exec the program again"
+# exec_holds NAME DB OUT COMMAND: each child once, an exec'd one twice:
+# exec_gen 0 with the root's COMMAND and 1 with the image's; nothing else
+exec_holds() {
+    local name=$1 db=$2 out=$3 command=$4 n=0 execs=0 i pid how want got
+    while read -r _ i pid how; do
+        n=$((n + 1))
+        want="0 $command"
+        if [ "$how" = exec ]; then
+            execs=$((execs + 1))
+            grep -q "^image1 $pid\$" "$out" || bad "$name: child $i ($pid) exec'd but its image did not say so"
+            want="0 $command,1 spool_tree image1"
+        fi
+        got=$(rows "$db" "SELECT group_concat(exec_gen || ' ' || command, ',') FROM
+            (SELECT exec_gen, command FROM run WHERE pid = $pid ORDER BY exec_gen)")
+        got=${got//$prog/spool_tree}
+        [ "$got" = "$want" ] || bad "$name: child $i ($pid, $how): run rows '$got', not '$want'"
+    done < <(grep '^child ' "$out")
+    [ $n = 8 ] && [ $execs = 4 ] || bad "$name: $n children, $execs exec'd, not 8 and 4"
+    local rows_all; rows_all=$(rows "$db" "SELECT COUNT(*) FROM run WHERE pid IN ($(child_pids "$out" | tr '\n' ',')0)")
+    [ "$rows_all" = $((n + execs)) ] || bad "$name: $rows_all run rows of the children, not $((n + execs))"
+    echo "  $name: $rows_all run rows of the children, $(rows "$db" "SELECT COUNT(*) FROM run WHERE exec_gen = 1") of exec'd images"
+}
 db=$tmp/exec.db
-LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" exec 6 >"$tmp/exec.out" 2>"$tmp/exec.err" ||
-    bad "exec: spool_tree exited $?: $(cat "$tmp/exec.err")"
-n=0
-while read -r _ i pid how; do
-    n=$((n + 1))
-    want="0 spool_tree exec 6"
-    if [ "$how" = exec ]; then
-        grep -q "^image1 $pid\$" "$tmp/exec.out" || bad "exec: child $i ($pid) exec'd but its image did not say so"
-        want="0 spool_tree exec 6,1 spool_tree image1"
-    fi
-    got=$(rows "$db" "SELECT group_concat(exec_gen || ' ' || command, ',') FROM
-        (SELECT exec_gen, command FROM run WHERE pid = $pid ORDER BY exec_gen)")
-    got=${got//$prog/spool_tree}
-    [ "$got" = "$want" ] || bad "exec: child $i ($pid, $how): run rows '$got', not '$want'"
-done < <(grep '^child ' "$tmp/exec.out")
-[ $n = 6 ] || bad "exec: $n children, not 6"
-[ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 10 ] ||
-    bad "exec: $(rows "$db" "SELECT COUNT(*) FROM run") run rows, not 10 (the root, 6 children, 3 exec'd images)"
-echo "  run rows: $(rows "$db" "SELECT COUNT(*) FROM run"), exec'd images $(rows "$db" "SELECT COUNT(*) FROM run WHERE exec_gen = 1")"
+LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" exec 8 >"$tmp/exec.out" \
+    2>"$tmp/exec.err" || bad "exec: spool_tree exited $?: $(cat "$tmp/exec.err")"
+exec_holds exec "$db" "$tmp/exec.out" "spool_tree exec 8"
+[ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 13 ] || bad "exec: not 13 run rows (the root's too)"
 no_spool exec "$db"
+# the root killed: the exec'd images left pending get their generation
+# when a report adds them
+db=$tmp/exec-killed.db
+sigkilled "$tmp/exec-killed.err" env LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+    "$prog" exec 8 kill >"$tmp/exec-killed.out"
+[ $st = 137 ] || bad "exec, killed: spool_tree exited $st, not 137"
+images=$(awk '$1 == "image1" { print $2 }' "$tmp/exec-killed.out" | sort -n | joined)
+pending_images=$(comm -12 <(record_pids "$db") <(tr ' ' '\n' <<<"$images"))
+echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(wc -w <<<"$images")"
+[ -n "$pending_images" ] || bad "exec, killed: no exec'd image left its profile pending"
+"$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/exec-killed.report.err" ||
+    bad "exec, killed: report exited $?: $(cat "$tmp/exec-killed.report.err")"
+exec_holds "exec, killed" "$db" "$tmp/exec-killed.out" "spool_tree exec 8 kill"
+[ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|claim)' | joined)"
 
 echo "== 5. a record that is not a database"
 db=$tmp/on.db
@@ -244,13 +284,16 @@ grep -v LOCKBLAME_SPOOL "$tmp/yes.err" >"$tmp/yes.rest"
 summary_only yes "$tmp/yes.rest" 5
 tree_holds yes "$tmp/yes.db" "$tmp/yes.out"
 # read as 1: a killed root's children leave records
-LOCKBLAME_SPOOL=yes LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/yes-killed.db LD_PRELOAD=$LOCKBLAME_LIB \
-    "$prog" killed 8 >"$tmp/yes-killed.out" 2>"$tmp/yes-killed.err" || true
+sigkilled "$tmp/yes-killed.err" env LOCKBLAME_SPOOL=yes LOCKBLAME_EVENT=none \
+    LOCKBLAME_OUTPUT="$tmp/yes-killed.db" LD_PRELOAD="$LOCKBLAME_LIB" "$prog" killed 8 >"$tmp/yes-killed.out"
+[ $st = 137 ] && [ "$(grep -c . "$tmp/yes-killed.err")" = 1 ] && grep -q '^lockblame: LOCKBLAME_SPOOL' "$tmp/yes-killed.err" ||
+    bad "yes, killed: exited $st (not 137), said '$(cat "$tmp/yes-killed.err")'"
 echo "  killed root: $(records "$tmp/yes-killed.db" | wc -l) records"
 [ -n "$(records "$tmp/yes-killed.db")" ] || bad "yes: a killed root's children left no record"
 # and 0 is off: each child adds its own
-LOCKBLAME_SPOOL=0 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/off-killed.db LD_PRELOAD=$LOCKBLAME_LIB \
-    "$prog" killed 8 >"$tmp/off-killed.out" 2>"$tmp/off-killed.err" || true
+sigkilled "$tmp/off-killed.err" env LOCKBLAME_SPOOL=0 LOCKBLAME_EVENT=none \
+    LOCKBLAME_OUTPUT="$tmp/off-killed.db" LD_PRELOAD="$LOCKBLAME_LIB" "$prog" killed 8 >"$tmp/off-killed.out"
+[ $st = 137 ] || bad "off, killed: spool_tree exited $st, not 137"
 [ -z "$(records "$tmp/off-killed.db")" ] && [ "$(db_pids "$tmp/off-killed.db" | joined)" = "$(child_pids "$tmp/off-killed.out" | joined)" ] ||
     bad "off: a killed root's children with LOCKBLAME_SPOOL=0: records '$(records "$tmp/off-killed.db" | joined)', run's pids '$(db_pids "$tmp/off-killed.db" | joined)'"
 
@@ -259,8 +302,8 @@ LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run.db" -- "$prog" tree 8 2 0
     bad "run: exited $?: $(cat "$tmp/run.err")"
 tree_holds run "$tmp/run.db" "$tmp/run.out"
 no_spool run "$tmp/run.db"
-LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-killed.db" -- "$prog" killed 8 \
-    >"$tmp/run-killed.out" 2>"$tmp/run-killed.err" && st=0 || st=$?
+sigkilled "$tmp/run-killed.err" env LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-killed.db" -- \
+    "$prog" killed 8 >"$tmp/run-killed.out"
 [ $st = 137 ] || bad "run, killed: exited $st, not 137"
 [ "$(db_pids "$tmp/run-killed.db" | joined)" = "$(child_pids "$tmp/run-killed.out" | joined)" ] ||
     bad "run, killed: run's pids '$(db_pids "$tmp/run-killed.db" | joined)', the children '$(child_pids "$tmp/run-killed.out" | joined)'"

@@ -1,6 +1,6 @@
 /* Process trees whose children's profiles are small enough to wait in the
  * run's spool (common/spool.h), for tests/integration/spool_pending.sh.
- * Every process it profiles runs one episode: the main thread starts two
+ * Every process it profiles (but a bare root) runs one episode: the main thread starts two
  * threads, each of which waits on a condition variable of its own until
  * the main thread, having seen it waiting, signals it; then each sleeps
  * 20 ms while the main thread waits to join it. So each process has 3
@@ -13,6 +13,8 @@
  *   spool_tree tree N K STATUS [GATE]  fork N children, at most K at a
  *        time; reap them; with GATE, create GATE.ready and wait until GATE
  *        exists (the test looks at the spool meanwhile); exit STATUS
+ *   spool_tree bare N                  fork N children one after another and
+ *        reap them; the root itself records nothing
  *   spool_tree killed N                fork N children one after another,
  *        reap them, then SIGKILL itself
  *   spool_tree late                    fork 3 children one after another and
@@ -20,9 +22,9 @@
  *        fourth waits until it has been reparented (the root has ended),
  *        sleeps 0.3 s, and runs its episode at the same call path as the
  *        first three (so the run's database names all of it)
- *   spool_tree exec N                  fork N children; the odd ones exec
- *        this program as "spool_tree image1", which runs an episode of its
- *        own; reap them
+ *   spool_tree exec N [kill]           fork N children, 2 at a time; the
+ *        odd ones exec this program as "spool_tree image1", which runs an
+ *        episode of its own; reap them; with kill, then SIGKILL itself
  * Exit status: STATUS for tree, 0 for the others, 1 on a failed call. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -189,6 +191,11 @@ int main(int argc, char **argv)
         say("image1 %d\n", (int)getpid());
         return 0;
     }
+    if (strcmp(mode, "bare") == 0 && argc == 3) {
+        fork_children(atoi(argv[2]), 1, false);
+        say("root %d\n", (int)getpid());
+        return 0;
+    }
     episode();
     if (strcmp(mode, "tree") == 0 && (argc == 5 || argc == 6)) {
         int n = atoi(argv[2]), k = atoi(argv[3]);
@@ -216,11 +223,13 @@ int main(int argc, char **argv)
         say("root %d\n", (int)getpid());
         return 0;
     }
-    if (strcmp(mode, "exec") == 0 && argc == 3) {
+    if (strcmp(mode, "exec") == 0 && (argc == 3 || (argc == 4 && strcmp(argv[3], "kill") == 0))) {
         fork_children(atoi(argv[2]), 2, true);
         say("root %d\n", (int)getpid());
+        if (argc == 4)
+            raise(SIGKILL);
         return 0;
     }
-    fprintf(stderr, "usage: spool_tree tree N K STATUS [GATE] | killed N | late | exec N\n");
+    fprintf(stderr, "usage: spool_tree tree N K STATUS [GATE] | bare N | killed N | late | exec N [kill]\n");
     return 2;
 }
