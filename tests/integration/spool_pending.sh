@@ -10,8 +10,8 @@
 #     call paths; no spool left; only the root's summary on stderr. A tree
 #     of 24 whose root waits before it ends shows the records there: the
 #     children not yet in the database, each a record naming its own pid,
-#     and none with LOCKBLAME_SPOOL=0. A root that records nothing still
-#     adds its children's records
+#     and none with LOCKBLAME_SPOOL=0. With time windows, and with a root
+#     that records nothing, the same processes and no spool left
 #  2. the root SIGKILLs itself after its children ended: their records
 #     wait in the spool, and a report adds them, lists every child, and
 #     leaves no record or claim
@@ -149,9 +149,26 @@ for mode in on off; do
     touch "$gate"
     wait $root || bad "$mode: spool_tree exited $?"
     tree_holds "$mode, after the root" "$db" "$tmp/gate-$mode.out"
+    if [ $mode = on ] && [ -n "$spooled" ]; then
+        # oldest first: the children ended one after another, in the order they printed
+        ended=$(awk '$1 == "child" { print $3 }' "$tmp/gate-$mode.out" | grep -Fx -f <(tr ' ' '\n' <<<"$spooled") | joined)
+        added=$(rows "$db" "SELECT pid FROM run WHERE pid IN (${spooled// /,}) ORDER BY id" | joined)
+        [ "$added" = "$ended" ] || bad "on: the pending profiles were added in the order '$added', the children ended '$ended'"
+    fi
     no_spool "$mode, after the root" "$db"
     summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
 done
+
+echo "== 1. time windows every 20 ms: a window's commit adds what is pending"
+db=$tmp/windows.db
+LOCKBLAME_INTERVAL=20ms LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" tree 12 3 0 \
+    >"$tmp/windows.out" 2>"$tmp/windows.err" || bad "windows: spool_tree exited $?: $(cat "$tmp/windows.err")"
+[ "$(db_pids "$db" | joined)" = "$(tree_pids "$tmp/windows.out" | joined)" ] ||
+    bad "windows: run's pids '$(db_pids "$db" | joined)', the tree's '$(tree_pids "$tmp/windows.out" | joined)'"
+echo "  windows: $(rows "$db" "SELECT COUNT(*) FROM run") processes, windows of $(rows "$db" "SELECT COUNT(DISTINCT pid) FROM time_window")"
+no_spool windows "$db"
+grep -q '^lockblame: 13 processes profiled; ' "$tmp/windows.err" ||
+    bad "windows: the root's summary does not count 13 processes: $(head -c 600 "$tmp/windows.err")"
 
 echo "== 1. a root that records nothing adds its 8 children's records"
 db=$tmp/bare.db
@@ -244,7 +261,7 @@ sigkilled "$tmp/exec-killed.err" env LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db"
     "$prog" exec 8 kill >"$tmp/exec-killed.out"
 [ $st = 137 ] || bad "exec, killed: spool_tree exited $st, not 137"
 images=$(awk '$1 == "image1" { print $2 }' "$tmp/exec-killed.out" | sort -n | joined)
-pending_images=$(comm -12 <(record_pids "$db") <(tr ' ' '\n' <<<"$images"))
+pending_images=$(record_pids "$db" | grep -Fx -f <(tr ' ' '\n' <<<"$images") || true)
 echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(wc -w <<<"$images")"
 [ -n "$pending_images" ] || bad "exec, killed: no exec'd image left its profile pending"
 "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/exec-killed.report.err" ||
