@@ -29,7 +29,6 @@
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/spool_tree"
 command -v sqlite3 >/dev/null || skip "sqlite3"
-unset LOCKBLAME_SPOOL
 prog=$WORKLOADS_USER/spool_tree
 
 # tree_pids OUT: the pids a run of spool_tree printed, sorted.
