@@ -39,7 +39,7 @@
 
 #include "gt.h"
 
-#define WAITERS 2
+#define WAITERS    2
 #define LATE_AFTER 3 /* children before the late one */
 
 /* One waiter: its own mutex and condition variable, so that no lock is
@@ -230,6 +230,8 @@ int main(int argc, char **argv)
             raise(SIGKILL);
         return 0;
     }
-    fprintf(stderr, "usage: spool_tree tree N K STATUS [GATE] | bare N | killed N | late | exec N [kill]\n");
+    fprintf(
+        stderr,
+        "usage: spool_tree tree N K STATUS [GATE] | bare N | killed N | late | exec N [kill]\n");
     return 2;
 }
