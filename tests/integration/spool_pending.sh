@@ -10,7 +10,8 @@
 #     call paths; no spool left; only the root's summary on stderr. A tree
 #     of 24 whose root waits before it ends shows the records there: the
 #     children not yet in the database, each a record naming its own pid,
-#     and none with LOCKBLAME_SPOOL=0. With time windows, and with a root
+#     and none with LOCKBLAME_SPOOL=0. A child that commits then adds
+#     the oldest records, not all. With time windows, and with a root
 #     that records nothing, the same processes and no spool left
 #  2. the root SIGKILLs itself after its children ended: their records
 #     wait in the spool, and a report adds them, lists every child, and
@@ -150,13 +151,38 @@ for mode in on off; do
     tree_holds "$mode, after the root" "$db" "$tmp/gate-$mode.out"
     if [ $mode = on ] && [ -n "$spooled" ]; then
         # oldest first: the children ended one after another, in the order they printed
-        ended=$(awk '$1 == "child" { print $3 }' "$tmp/gate-$mode.out" | grep -Fx -f <(tr ' ' '\n' <<<"$spooled") | joined)
+        ended=$(awk '$1 == "child" { print $3 }' "$tmp/gate-$mode.out" |
+            { grep -Fx -f <(tr ' ' '\n' <<<"$spooled") || true; } | joined)
         added=$(rows "$db" "SELECT pid FROM run WHERE pid IN (${spooled// /,}) ORDER BY id" | joined)
         [ "$added" = "$ended" ] || bad "on: the pending profiles were added in the order '$added', the children ended '$ended'"
     fi
     no_spool "$mode, after the root" "$db"
     summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
 done
+
+echo "== 1. a child that commits after 39 pending profiles adds the oldest, not all"
+db=$tmp/cap.db gate=$tmp/cap
+LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" cap 40 "$gate" \
+    >"$tmp/cap.out" 2>"$tmp/cap.err" &
+root=$!
+while [ ! -e "$gate.ready" ] && kill -0 $root 2>/dev/null; do sleep 0.05; done
+[ -e "$gate.ready" ] || fail "cap: spool_tree ended before its gate: $(cat "$tmp/cap.err")"
+namer=$(awk '$1 == "namer" { print $2 }' "$tmp/cap.out")
+# the children in the order they ended, the first (which named all) left out
+later=$(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/cap.out" | joined)
+added=$(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/cap.out" |
+    { grep -Fx -f <(db_pids "$db") || true; } | joined)
+left=$(record_pids "$db" | { grep -Fx -f <(tr ' ' '\n' <<<"$later") || true; } | joined)
+left_ordered=$(tr ' ' '\n' <<<"$later" | { grep -Fx -f <(tr ' ' '\n' <<<"$left") || true; } | joined)
+echo "  the namer added $(wc -w <<<"$added") of $(wc -w <<<"$later") pending; $(wc -w <<<"$left") left"
+[ -n "$namer" ] && grep -qx "$namer" <(db_pids "$db") || bad "cap: the namer ($namer) is not in the database"
+[ -n "$left" ] && [ "$(echo $added $left_ordered)" = "$later" ] ||
+    bad "cap: the namer added '$added' and left '$left_ordered', not the oldest of '$later' and not all"
+touch "$gate"
+wait $root || bad "cap: spool_tree exited $?"
+[ "$(db_pids "$db" | joined)" = "$( (tree_pids "$tmp/cap.out"; echo "$namer") | sort -n | joined)" ] ||
+    bad "cap: after the root, run's pids are '$(db_pids "$db" | joined)'"
+no_spool cap "$db"
 
 echo "== 1. time windows every 20 ms: a window's commit adds what is pending"
 db=$tmp/windows.db

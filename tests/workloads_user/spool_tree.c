@@ -8,12 +8,16 @@
  * every run: after the first child has added those names to the run's
  * database, every child's profile can wait in the spool.
  * Each process prints what it is, with its pid, before it ends:
- *   "root PID", "child I PID plain|exec", "image1 PID", "late I PID".
+ *   "root PID", "child I PID plain|exec", "image1 PID", "late I PID",
+ *   "namer PID".
  *
  *   spool_tree tree N K STATUS [GATE]  fork N children, at most K at a
  *        time; reap them; with GATE, create GATE.ready and wait until GATE
  *        exists or GATE.ready is gone (the test looks at the spool
  *        meanwhile); exit STATUS
+ *   spool_tree cap N GATE              fork N children one after another,
+ *        then one that names something new ("namer PID"), reaping each;
+ *        then wait at GATE as tree does
  *   spool_tree bare N                  fork N children one after another and
  *        reap them; the root itself records nothing
  *   spool_tree killed N                fork N children one after another,
@@ -163,6 +167,15 @@ static void wait_for_gate(const char *gate)
         usleep(10000);
 }
 
+/* A child whose episode is called from a function no other process
+ * runs: its profile names something new, so it adds it itself. */
+static __attribute__((noinline, noclone)) void namer(void)
+{
+    episode();
+    say("namer %d\n", (int)getpid());
+    exit(0);
+}
+
 /* Until the root (when not 0) has ended, and 0.3 s more. */
 static __attribute__((noinline, noclone)) void outlive(pid_t root)
 {
@@ -207,6 +220,16 @@ int main(int argc, char **argv)
             wait_for_gate(argv[5]);
         return atoi(argv[4]);
     }
+    if (strcmp(mode, "cap") == 0 && argc == 4) {
+        fork_children(atoi(argv[2]), 1, false);
+        pid_t pid = fork_or_die();
+        if (pid == 0)
+            namer();
+        reap(pid);
+        say("root %d\n", (int)getpid());
+        wait_for_gate(argv[3]);
+        return 0;
+    }
     if (strcmp(mode, "killed") == 0 && argc == 3) {
         fork_children(atoi(argv[2]), 1, false);
         say("root %d\n", (int)getpid());
@@ -234,6 +257,7 @@ int main(int argc, char **argv)
     }
     fprintf(
         stderr,
-        "usage: spool_tree tree N K STATUS [GATE] | bare N | killed N | late | exec N [kill]\n");
+        "usage: spool_tree tree N K STATUS [GATE] | cap N GATE | bare N | killed N | late | exec N "
+        "[kill]\n");
     return 2;
 }
