@@ -63,6 +63,7 @@ void lb_cli_add_pending(const char *path, const char *run_key)
         }
         lb_spool_finish(db, &pending, rc == SQLITE_OK);
     }
+    lb_spool_remove_dir(path); /* if that left it empty */
     if (pending.bad)
         cli_warn("%u pending profile(s) of %s could not be read; kept as *.bad in %s", pending.bad,
                  path, pending.dir);

@@ -162,8 +162,10 @@ static bool spool(writer_t *w)
     /* the root may have closed the spool since may_spool: then it may not
      * have seen the record, and this process adds it (with any other) */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (!lb_ledger_spool_open())
+    if (!lb_ledger_spool_open()) {
         lb_output_merge_pending();
+        lb_output_remove_spool(); /* made again by this record, after the root removed it */
+    }
     return true;
 }
 
