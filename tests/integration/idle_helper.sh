@@ -53,13 +53,17 @@ for shape in UNTIMED BUSY; do
     python3 - "$tmp/$shape.report.json" "$tmp/$shape.json.structural" <<'PY' || fail "$shape: the early wake's blame was moved apart"
 import json, sys
 rows = json.load(open(sys.argv[1]))
-want = json.load(open(sys.argv[2]))["helper_wait_s"]
+truth = json.load(open(sys.argv[2]))
+want, last = truth["helper_wait_s"], truth["helper_last_wait_s"]
 acts = sum(r["blame_s"] for r in rows if not r["structural"] and r["function"] == "wake_helper_early")
 apart = sum(r["blame_s"] for r in rows if r["structural"] and r["function"] == "wake_helper_early")
-err = abs(acts - want) / want
+# Its waiting stays blame on the early wake's site; only its last wait,
+# ended by stop_helper (a thread parked until shutdown, long on a loaded
+# machine), may be listed apart. The idle-helper rule would move it all.
+err = abs(acts + apart - want) / want
 print(f"wake_helper_early: {acts:.6f} s in the default view, {apart:.6f} s apart;"
-      f" the helper waited {want:.6f} s (error {err:.1%})")
-sys.exit(0 if err <= 0.10 and apart == 0 else 1)
+      f" the helper waited {want:.6f} s, its last wait {last:.6f} s (error {err:.1%})")
+sys.exit(0 if err <= 0.10 and apart <= last + 0.001 and acts >= 0.5 * want else 1)
 PY
 done
 finish
