@@ -42,12 +42,22 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* A record's run key is everything before its last three fields. */
+/* Whether name is a record of run_key: <run key>.<20 digits>.<pid>.lbrec
+ * (a key may hold dots: the fields after it are checked whole). */
 static bool record_of(const char *name, const char *run_key)
 {
     size_t k = strlen(run_key);
-    return strncmp(name, run_key, k) == 0 && name[k] == '.' && strchr(name + k + 1, '.') &&
-           ends_with(name, RECORD_SUFFIX);
+    if (strncmp(name, run_key, k) != 0 || name[k] != '.' || !ends_with(name, RECORD_SUFFIX))
+        return false;
+    const char *p = name + k + 1;
+    for (int i = 0; i < 20; i++, p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    if (*p++ != '.' || *p < '1' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return strcmp(p, RECORD_SUFFIX) == 0;
 }
 
 static int write_all(int fd, const void *bytes, size_t n)
@@ -93,16 +103,27 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     return rc;
 }
 
+static bool gone(long pid);
+static long claimer_of(const char *name, size_t *record_len);
+
 bool lb_spool_has_records(const char *db_path, const char *run_key)
 {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], record[PATH_MAX];
     lb_spool_dir(dir, sizeof dir, db_path);
     DIR *d = opendir(dir);
     if (!d)
         return false;
     bool found = false;
-    for (struct dirent *e; !found && (e = readdir(d));)
-        found = run_key ? record_of(e->d_name, run_key) : ends_with(e->d_name, RECORD_SUFFIX);
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        const char *name = e->d_name;
+        size_t len;
+        if (ends_with(name, CLAIM_SUFFIX) && gone(claimer_of(name, &len)) && len < PATH_MAX) {
+            /* claimed by a merger that is gone: pending again */
+            snprintf(record, sizeof record, "%.*s", (int)len, name);
+            name = record;
+        }
+        found = run_key ? record_of(name, run_key) : ends_with(name, RECORD_SUFFIX);
+    }
     closedir(d);
     return found;
 }
@@ -138,18 +159,29 @@ static bool gone(long pid)
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* A claim <record>.<pid>.claim whose merger is gone: given back. */
-static void give_back_orphan(const char *dir, const char *name)
+/* The merger's pid in a claim <record>.<pid>.claim (0 if none), and the
+ * length of its record's name. */
+static long claimer_of(const char *name, size_t *record_len)
 {
     size_t n = strlen(name) - strlen(CLAIM_SUFFIX);
     const char *dot = NULL;
     for (const char *p = name; p < name + n; p++)
         if (*p == '.')
             dot = p;
-    if (!dot || dot - name >= (ptrdiff_t)PATH_MAX || !gone(strtol(dot + 1, NULL, 10)))
+    *record_len = dot ? (size_t)(dot - name) : 0;
+    return dot ? strtol(dot + 1, NULL, 10) : 0;
+}
+
+/* A claim whose merger is gone: given back. (A merger that ended between
+ * its commit and the removal of its claims added them already: the next
+ * merger finds their processes in the database and drops them.) */
+static void give_back_orphan(const char *dir, const char *name)
+{
+    size_t len;
+    if (!gone(claimer_of(name, &len)) || len == 0 || len >= PATH_MAX)
         return;
     char record[PATH_MAX];
-    snprintf(record, sizeof record, "%.*s", (int)(dot - name), name);
+    snprintf(record, sizeof record, "%.*s", (int)len, name);
     rename_in(dir, name, record);
 }
 
@@ -202,14 +234,21 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     return names;
 }
 
-/* The whole file dir/name in sqlite3_malloc'd memory; NULL on failure. */
-static unsigned char *read_record(const char *dir, const char *name, sqlite3_int64 *size)
+/* The whole file dir/name in sqlite3_malloc'd memory; NULL on failure,
+ * with *sized false when the file itself is too small or too large to be
+ * a record (else the failure was this process's: no descriptor, memory,
+ * or a read error). */
+static unsigned char *read_record(const char *dir, const char *name, sqlite3_int64 *size,
+                                  bool *sized)
 {
     char path[PATH_MAX];
     int fd = join(path, dir, name) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat st;
     unsigned char *bytes = NULL;
-    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 512 && st.st_size < (1ll << 31))
+    *sized = true;
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        *sized = st.st_size >= 512 && st.st_size < (1ll << 31);
+    if (fd >= 0 && *sized)
         bytes = sqlite3_malloc64((sqlite3_uint64)st.st_size);
     size_t got = 0;
     while (bytes && got < (size_t)st.st_size) {
@@ -249,16 +288,40 @@ static int attach_stage(sqlite3 *db)
     }
     if (rc == SQLITE_OK)
         rc = sql(db, "ATTACH ':memory:' AS spool");
+    if (rc != SQLITE_OK) {
+        sql(db, "DETACH spool");
+        sql(db, "DETACH pending");
+    }
     return rc;
 }
 
-/* One claimed record into "pending": whole or not at all. */
-static int stage_one(sqlite3 *db, unsigned char *bytes, sqlite3_int64 size)
+/* Whether the process image in "spool" is in dst already (a merger
+ * that ended after its commit, before removing its claims): its pid,
+ * start and run key, and its image's start time. */
+static bool merged_before(sqlite3 *db, const char *dst)
+{
+    char *q = sqlite3_mprintf("SELECT 1 FROM spool.run r, \"%w\".run d WHERE d.run_key IS r.run_key"
+                              " AND d.pid = r.pid AND d.proc_start IS r.proc_start"
+                              " AND d.start_unix = r.start_unix LIMIT 1",
+                              dst);
+    sqlite3_stmt *st = NULL;
+    bool found = q && sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    sqlite3_free(q);
+    return found;
+}
+
+/* One claimed record into "pending": whole or not at all, or nothing if
+ * dst holds it already. */
+static int stage_one(sqlite3 *db, const char *dst, unsigned char *bytes, sqlite3_int64 size)
 {
     int rc = sqlite3_deserialize(db, "spool", bytes, size, size,
                                  SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
     if (rc != SQLITE_OK)
         return rc; /* bytes freed by SQLite */
+    if (merged_before(db, dst))
+        return SQLITE_OK;
     if ((rc = sql(db, "SAVEPOINT record")) != SQLITE_OK)
         return rc;
     rc = lb_db_merge(db, "spool", "pending", 0);
@@ -286,8 +349,18 @@ static void free_batch(lb_spool_batch_t *b)
     b->n = b->cap = 0;
 }
 
-int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, unsigned most,
-                   lb_spool_batch_t *b)
+/* Whether a record's own bytes made stage_one fail (it is damaged, or of
+ * another schema), not this process's resources (memory, descriptors,
+ * disk), which a later merger may have. */
+static bool record_at_fault(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_MISMATCH ||
+           rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
+}
+
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
+                   unsigned most, lb_spool_batch_t *b)
 {
     memset(b, 0, sizeof *b);
     if (!lb_spool_key_ok(run_key))
@@ -321,9 +394,10 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, unsign
             b->staged = true;
         }
         sqlite3_int64 size;
-        unsigned char *bytes = read_record(b->dir, claim, &size);
-        int one = bytes ? stage_one(db, bytes, size) : SQLITE_CORRUPT;
-        if (one == SQLITE_NOMEM || one == SQLITE_FULL) {
+        bool whole;
+        unsigned char *bytes = read_record(b->dir, claim, &size, &whole);
+        int one = bytes ? stage_one(db, dst, bytes, size) : whole ? SQLITE_IOERR : SQLITE_CORRUPT;
+        if (one != SQLITE_OK && !record_at_fault(one)) {
             rc = one; /* ours, not the record's: give it back below */
             b->claimed[b->n++] = names[i];
             continue;

@@ -15,7 +15,10 @@
  * <record>.<merger pid>.claim before it reads it: one rename wins, so no
  * record is merged twice. After its commit the merger removes what it
  * claimed; after a failure it renames the claims back. A claim whose
- * merger is gone is given back by the next merger. Records of another run
+ * merger is gone is given back by the next merger; a merger that ended
+ * after its commit, before removing its claims, added them already, and
+ * the next merger, finding their process images in the database, drops
+ * them. Records of another run
  * key are stale (a run that replaced this one in the database) and are
  * removed, and so are the temporary files of writers that are gone. A record that cannot be read is renamed to <record>.bad and
  * said in one line.
@@ -40,7 +43,8 @@ bool lb_spool_key_ok(const char *run_key);
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n);
 
 /* Whether the spool directory holds any record of run_key (NULL: of any
- * run): a directory read, no SQLite. */
+ * run), or a claim of one whose merger is gone: a directory read, no
+ * SQLite. */
 bool lb_spool_has_records(const char *db_path, const char *run_key);
 
 typedef struct lb_spool_batch {
@@ -53,11 +57,13 @@ typedef struct lb_spool_batch {
 
 /* Outside any transaction of db: claim run_key's records, the oldest
  * `most` of them (0: all), and copy them into the in-memory schema
- * "pending", attached here. Returns SQLITE_OK (b->staged says whether
- * there was anything), or an SQLite error after which nothing stays
- * claimed. */
-int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, unsigned most,
-                   lb_spool_batch_t *b);
+ * "pending", attached here, except those whose process image the
+ * attached schema dst (the run's database) holds already. Returns
+ * SQLITE_OK (b->staged says whether there was anything), or an SQLite
+ * error after which nothing stays claimed (a record fails the stage when
+ * this process lacks memory, descriptors or disk: it stays pending). */
+int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
+                   unsigned most, lb_spool_batch_t *b);
 
 /* Inside the caller's transaction: the staged records into schema dst. */
 int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);

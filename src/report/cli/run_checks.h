@@ -20,9 +20,9 @@ enum {
  * something else, which run must not touch. */
 int lb_run_output_state(const char *path);
 
-/* Remove the ledger of an earlier run at path (common/ledger.h), and its
- * shared table (blame/shared_objs.h). */
-void lb_run_clear_ledger(const char *path);
+/* Remove the ledger of an earlier run at path (common/ledger.h) and its
+ * shared table (blame/shared_objs.h), and make the new run's ledger. */
+void lb_run_fresh_ledger(const char *path);
 
 /* After PROG ended with wait status `status`: at most 6 lockblame: lines
  * on stderr about the run's database at path (or why there is none).

@@ -84,12 +84,20 @@ static void remove_shared_table(const char *path)
     unlink(table_path);
 }
 
-void lb_run_clear_ledger(const char *path)
+void lb_run_fresh_ledger(const char *path)
 {
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     unlink(ledger_path);
     remove_shared_table(path);
+    /* made here, so that a process that finds none knows the tree has
+     * ended (writer/ledger.c) */
+    int fd = open(ledger_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        if (ftruncate(fd, sizeof(lb_ledger_t)) != 0)
+            unlink(ledger_path); /* no ledger: nothing is counted */
+        close(fd);
+    }
 }
 
 /* The tree's ledger closed to pending profiles (common/spool.h): a

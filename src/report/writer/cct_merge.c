@@ -197,8 +197,6 @@ void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_m
     sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
     double wait_s = (double)m->wait_ns / 1e9;
     sqlite3_bind_double(st, 5, wait_s);
-    if (w->waits_s && thread < w->thread_slots)
-        w->waits_s[thread] += wait_s; /* in the order of the rows, as SQL's TOTAL would */
     /* idle_mutex_s .. idle_join_s in kind order, then blamed_count and
      * idle_undirected_s; idle_futex_s, added later, is the last column */
     for (int k = 0; k <= LB_OBJ_JOIN; k++)
@@ -206,7 +204,9 @@ void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_m
     sqlite3_bind_int64(st, 7 + LB_OBJ_JOIN, m->blamed_count);
     sqlite3_bind_double(st, 8 + LB_OBJ_JOIN, m->undirected_samples * w->ns_per_sample / 1e9);
     sqlite3_bind_double(st, 9 + LB_OBJ_JOIN, m->idle_ns[LB_OBJ_FUTEX] / 1e9);
-    lb_wstep(st);
+    /* the rows' wait_s in their order, as SQL's TOTAL would sum them */
+    if (lb_wstep(st) == 0 && w->waits_s && thread < w->thread_slots)
+        w->waits_s[thread] += wait_s;
 }
 
 uint32_t lb_merge_child(writer_t *w, uint32_t parent, uint32_t *depth, uintptr_t pc)

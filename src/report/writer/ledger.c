@@ -28,9 +28,13 @@ static lb_ledger_t *map_ledger(void)
 {
     char path[PATH_MAX];
     lb_ledger_path(path, sizeof path, lb_output_path());
-    if (lb_output_tree_root())
-        unlink(path); /* a ledger left by an earlier tree whose root was killed */
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* The tree's root makes it (lockblame run, or the first profiled
+     * process); a process that finds none starts after the root counted
+     * the tree and removed it, and joins none: it adds its own profile. */
+    bool root = lb_output_tree_root();
+    if (lb_output_started_run()) /* not an exec'd image of it: its tree joined this one */
+        unlink(path);            /* a ledger left by an earlier tree whose root was killed */
+    int fd = open(path, O_RDWR | (root ? O_CREAT : 0) | O_CLOEXEC, 0666);
     if (fd < 0)
         return NULL;
     struct stat st;

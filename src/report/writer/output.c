@@ -31,7 +31,13 @@
 
 static char output_path[PATH_MAX];
 static char run_key[64];
-static bool spool_off; /* LOCKBLAME_SPOOL=0 */
+static bool spool_off;   /* LOCKBLAME_SPOOL=0 */
+static bool started_run; /* this image made the run key */
+
+bool lb_output_started_run(void)
+{
+    return started_run;
+}
 
 bool lb_spool_enabled(void)
 {
@@ -175,6 +181,7 @@ int lb_output_setup(void)
         snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
                  (long)tv.tv_usec);
         export_env("LOCKBLAME_RUN", run_key);
+        started_run = true;
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         export_env("LOCKBLAME_TREE_ROOT", pid);
@@ -280,11 +287,11 @@ bool lb_output_attach(sqlite3 *db)
 #define LB_PENDING_BATCH 16
 
 /* The run's pending records (common/spool.h) into "pending", outside
- * any transaction; one line for records that could not be read. */
-static void stage_pending(sqlite3 *db, lb_spool_batch_t *pending)
+ * any transaction, the oldest `most` (0: all); one line for records that
+ * could not be read. */
+static void stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    unsigned most = lb_output_tree_root() ? 0 : LB_PENDING_BATCH;
-    if (lb_spool_stage(db, output_path, run_key, most, pending) != SQLITE_OK)
+    if (lb_spool_stage(db, output_path, run_key, "out", most, pending) != SQLITE_OK)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 sqlite3_errmsg(db));
     if (pending->bad)
@@ -292,7 +299,10 @@ static void stage_pending(sqlite3 *db, lb_spool_batch_t *pending)
                 pending->bad, pending->dir);
 }
 
-static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg), void *arg)
+/* One transaction that adds the pending records (the oldest `most`, 0:
+ * all), then what add adds. */
+static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 *db, void *arg),
+                  void *arg)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, lb_output_busy, &deadline);
@@ -307,7 +317,7 @@ static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg)
         return -1;
     }
     lb_spool_batch_t pending;
-    stage_pending(db, &pending);
+    stage_pending(db, most, &pending);
     /* No fsync: the journal still undoes a write that a crash of this
      * process cuts short; only the machine's crash could lose the last
      * profiles, and four fsyncs a process were most of a commit. */
@@ -340,14 +350,21 @@ static int commit(sqlite3 *db, bool attached, int (*add)(sqlite3 *db, void *arg)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+/* The pending records a commit adds besides its own: all for the tree's
+ * root. */
+static unsigned pending_batch(void)
+{
+    return lb_output_tree_root() ? 0 : LB_PENDING_BATCH;
+}
+
 int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
 {
-    return commit(db, attached, merge_main, &empty);
+    return commit(db, attached, pending_batch(), merge_main, &empty);
 }
 
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
-    return commit(db, false, add, arg);
+    return commit(db, false, pending_batch(), add, arg);
 }
 
 static int add_nothing(sqlite3 *db, void *arg)
@@ -370,7 +387,7 @@ int lb_output_merge_pending(void)
     int rc = -1;
     if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) ==
         SQLITE_OK)
-        rc = commit(db, false, add_nothing, NULL);
+        rc = commit(db, false, 0, add_nothing, NULL);
     sqlite3_close(db);
     return rc;
 }

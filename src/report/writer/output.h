@@ -32,6 +32,8 @@ const char *lb_output_path(void);
  * it still did): LOCKBLAME_TREE_ROOT, which it exports, is its pid. */
 bool lb_output_tree_root(void);
 const char *lb_output_run_key(void);
+/* This image made the run key: the first image of the tree's root. */
+bool lb_output_started_run(void);
 /* The kernel's start time of this process (/proc/self/stat, clock ticks):
  * the same in every exec'd image of it, so (pid, start) names a process. */
 uint64_t lb_output_proc_start(void);
@@ -55,8 +57,9 @@ int lb_output_commit(sqlite3 *db, bool attached, unsigned empty);
 /* The same transaction with add(db, arg) in place of the profile's copy
  * (the time windows, window_write.c); add returns an SQLite code. */
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg);
-/* The run's pending profiles (common/spool.h), added in a transaction of
- * their own: 0 (none, or added), or -1 after one lockblame: line. */
+/* The run's pending profiles (common/spool.h), all of them, added in a
+ * transaction of their own: 0 (none, or added), or -1 after one
+ * lockblame: line. */
 int lb_output_merge_pending(void);
 /* The profile in db's main schema as a pending record of the run: 0, or
  * -1 (nothing written; the caller commits it). */

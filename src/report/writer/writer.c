@@ -134,6 +134,8 @@ static int build(writer_t *w, const char *reason)
 static int write_failed(bool process_ends)
 {
     lb_ledger_mark(LB_LEDGER_FAILED);
+    if (process_ends && lb_output_tree_root())
+        lb_output_merge_pending(); /* its own profile failed; the others need not */
     lb_summary_after_write(NULL, lb_output_path(), process_ends);
     return -1;
 }
