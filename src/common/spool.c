@@ -394,9 +394,9 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
             b->staged = true;
         }
         sqlite3_int64 size;
-        bool whole;
-        unsigned char *bytes = read_record(b->dir, claim, &size, &whole);
-        int one = bytes ? stage_one(db, dst, bytes, size) : whole ? SQLITE_IOERR : SQLITE_CORRUPT;
+        bool sized;
+        unsigned char *bytes = read_record(b->dir, claim, &size, &sized);
+        int one = bytes ? stage_one(db, dst, bytes, size) : sized ? SQLITE_IOERR : SQLITE_CORRUPT;
         if (one != SQLITE_OK && !record_at_fault(one)) {
             rc = one; /* ours, not the record's: give it back below */
             b->claimed[b->n++] = names[i];

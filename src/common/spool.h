@@ -1,8 +1,8 @@
 /* A run's pending profiles. Adding a profile to the run's database costs
  * a process the database's schema, its file lock, its journal and its
  * pages, whatever little it recorded. A process whose profile needs
- * nothing from the database (every name came from the run's name cache,
- * and it is the last image of its process) instead writes the profile,
+ * nothing from the database (it resolved no name the run lacked, and it
+ * is the last image of its process) instead writes the profile,
  * an SQLite database of its own, as one record file in the run's spool
  * directory, <database>-spool; the next process that adds to the database
  * (the tree's root at its end, any process that commits, a time window, or
@@ -18,10 +18,11 @@
  * merger is gone is given back by the next merger; a merger that ended
  * after its commit, before removing its claims, added them already, and
  * the next merger, finding their process images in the database, drops
- * them. Records of another run
- * key are stale (a run that replaced this one in the database) and are
- * removed, and so are the temporary files of writers that are gone. A record that cannot be read is renamed to <record>.bad and
- * said in one line.
+ * them. Records of another run key are stale (a run that replaced this
+ * one in the database) and are removed, and so are the temporary files
+ * of writers that are gone. A damaged record is renamed to <record>.bad
+ * and said in one line; one that a merger could not read for want of
+ * memory, descriptors or disk stays pending.
  *
  * Depends on SQLite and common/db_merge.h; used by the library's writer
  * and the CLI, on one thread each. */
