@@ -144,7 +144,8 @@ lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
 void lb_objmap_retire(const void *addr)
 {
     slot_t *s = slot_found((uintptr_t)addr);
-    if (!s)
+    /* nothing to retire: no write (in a fork child, a copy of the page) */
+    if (!s || !__atomic_load_n(&s->mon, __ATOMIC_ACQUIRE))
         return;
     lb_mon_t *mon = __atomic_exchange_n(&s->mon, NULL, __ATOMIC_ACQ_REL);
     if (mon)
