@@ -336,6 +336,20 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     return cm->functions_row != 0;
 }
 
+/* The module's function table in the run's database, when it still has
+ * the size it was found with (NULL otherwise). */
+static sqlite3_blob *open_functions(lb_symcache_t *c, const cached_module_t *cm)
+{
+    sqlite3_blob *blob = NULL;
+    if (sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", cm->functions_row,
+                          0, &blob) != SQLITE_OK ||
+        !blob || sqlite3_blob_bytes(blob) != (int)cm->functions_size) {
+        sqlite3_blob_close(blob);
+        return NULL;
+    }
+    return blob;
+}
+
 /* A function table being searched: open as a blob of the run's
  * database, or in memory. */
 typedef struct table_reader {
@@ -382,8 +396,6 @@ static char *read_name(const table_reader_t *r, size_t at)
     }
 }
 
-/* The function of the module's table holding offset pc (NULL: none holds
- * it); false when the table cannot be read. */
 /* The function of the table r holding offset pc, pushed to c's names
  * (*function NULL: none holds it); false when the table cannot be read. */
 static bool search_table(lb_symcache_t *c, const table_reader_t *r, uint64_t n, uintptr_t pc,
@@ -453,14 +465,11 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
      * commit may have emptied the file (output.c) and given the rowid to
      * another module's table, which its size and count tell apart; a table
      * that is not the one found is not searched (the caller resolves). */
-    sqlite3_blob *blob = NULL;
     uint64_t n = 0;
     if (!begin_read(c))
         return false;
-    bool ok = sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions",
-                                cm->functions_row, 0, &blob) == SQLITE_OK &&
-              blob && sqlite3_blob_bytes(blob) == (int)cm->functions_size &&
-              sqlite3_blob_read(blob, &n, sizeof n, 0) == SQLITE_OK && n == cm->n_functions;
+    sqlite3_blob *blob = open_functions(c, cm);
+    bool ok = blob && sqlite3_blob_read(blob, &n, sizeof n, 0) == SQLITE_OK && n == cm->n_functions;
     if (ok) {
         table_reader_t r = { .blob = blob, .size = cm->functions_size };
         ok = search_table(c, &r, n, pc, function);
@@ -561,14 +570,10 @@ static void copy_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
         cm->functions_read = false; /* a later process may add it */
         return;
     }
-    sqlite3_blob *blob = NULL;
     unsigned char *copy =
         cm->functions_size <= LB_WARM_TABLE_MAX ? malloc(cm->functions_size) : NULL;
-    if (copy &&
-        sqlite3_blob_open(c->run_db, c->schema, "module_function", "functions", cm->functions_row,
-                          0, &blob) == SQLITE_OK &&
-        blob && sqlite3_blob_bytes(blob) == (int)cm->functions_size &&
-        sqlite3_blob_read(blob, copy, (int)cm->functions_size, 0) == SQLITE_OK) {
+    sqlite3_blob *blob = copy ? open_functions(c, cm) : NULL;
+    if (blob && sqlite3_blob_read(blob, copy, (int)cm->functions_size, 0) == SQLITE_OK) {
         cm->functions = copy;
         copy = NULL;
     }
