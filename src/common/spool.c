@@ -103,8 +103,7 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     return rc;
 }
 
-static bool gone(long pid);
-static long claimer_of(const char *name, size_t *record_len);
+static bool orphan_record(const char *name, char record[PATH_MAX]);
 
 bool lb_spool_has_records(const char *db_path, const char *run_key)
 {
@@ -115,13 +114,8 @@ bool lb_spool_has_records(const char *db_path, const char *run_key)
         return false;
     bool found = false;
     for (struct dirent *e; !found && (e = readdir(d));) {
-        const char *name = e->d_name;
-        size_t len;
-        if (ends_with(name, CLAIM_SUFFIX) && gone(claimer_of(name, &len)) && len < PATH_MAX) {
-            /* claimed by a merger that is gone: pending again */
-            snprintf(record, sizeof record, "%.*s", (int)len, name);
-            name = record;
-        }
+        /* a claim of a merger that is gone is pending again */
+        const char *name = orphan_record(e->d_name, record) ? record : e->d_name;
         found = run_key ? record_of(name, run_key) : ends_with(name, RECORD_SUFFIX);
     }
     closedir(d);
@@ -159,17 +153,27 @@ static bool gone(long pid)
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* The merger's pid in a claim <record>.<pid>.claim (0 if none), and the
- * length of its record's name. */
-static long claimer_of(const char *name, size_t *record_len)
+/* A record's claim by this process: <record>.<pid>.claim. */
+static void claim_name(char *buf, size_t size, const char *record)
 {
+    snprintf(buf, size, "%s.%d" CLAIM_SUFFIX, record, (int)getpid());
+}
+
+/* Whether name is a claim <record>.<pid>.claim whose merger is gone; its
+ * record's name in record. */
+static bool orphan_record(const char *name, char record[PATH_MAX])
+{
+    if (!ends_with(name, CLAIM_SUFFIX))
+        return false;
     size_t n = strlen(name) - strlen(CLAIM_SUFFIX);
     const char *dot = NULL;
     for (const char *p = name; p < name + n; p++)
         if (*p == '.')
             dot = p;
-    *record_len = dot ? (size_t)(dot - name) : 0;
-    return dot ? strtol(dot + 1, NULL, 10) : 0;
+    if (!dot || dot == name || dot - name >= PATH_MAX || !gone(strtol(dot + 1, NULL, 10)))
+        return false;
+    snprintf(record, PATH_MAX, "%.*s", (int)(dot - name), name);
+    return true;
 }
 
 /* A claim whose merger is gone: given back. (A merger that ended between
@@ -177,12 +181,9 @@ static long claimer_of(const char *name, size_t *record_len)
  * merger finds their processes in the database and drops them.) */
 static void give_back_orphan(const char *dir, const char *name)
 {
-    size_t len;
-    if (!gone(claimer_of(name, &len)) || len == 0 || len >= PATH_MAX)
-        return;
     char record[PATH_MAX];
-    snprintf(record, sizeof record, "%.*s", (int)len, name);
-    rename_in(dir, name, record);
+    if (orphan_record(name, record))
+        rename_in(dir, name, record);
 }
 
 /* A record half-written (.<pid>.<ns>.tmp) by a process that is gone. */
@@ -201,8 +202,7 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     if (!d)
         return NULL;
     for (struct dirent *e; (e = readdir(d));) {
-        if (ends_with(e->d_name, CLAIM_SUFFIX))
-            give_back_orphan(dir, e->d_name);
+        give_back_orphan(dir, e->d_name);
         remove_orphan_tmp(dir, e->d_name);
     }
     rewinddir(d);
@@ -335,7 +335,7 @@ static void give_back(lb_spool_batch_t *b)
 {
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; i < b->n; i++) {
-        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, b->claimed[i], (int)getpid());
+        claim_name(claim, sizeof claim, b->claimed[i]);
         rename_in(b->dir, claim, b->claimed[i]);
     }
 }
@@ -380,7 +380,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     int rc = SQLITE_OK;
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {
-        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, names[i], (int)getpid());
+        claim_name(claim, sizeof claim, names[i]);
         if (rc != SQLITE_OK || rename_in(b->dir, names[i], claim) != 0) {
             free(names[i]); /* another merger's now, or not wanted */
             continue;
@@ -434,7 +434,7 @@ void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
 {
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; committed && i < b->n; i++) {
-        snprintf(claim, sizeof claim, "%s.%d" CLAIM_SUFFIX, b->claimed[i], (int)getpid());
+        claim_name(claim, sizeof claim, b->claimed[i]);
         unlink_in(b->dir, claim);
     }
     if (!committed)

@@ -48,6 +48,23 @@ static bool has_pid(sqlite3 *db, pid_t pid)
     return found;
 }
 
+/* The ledger at ledger_path mapped, writable or not; NULL when it cannot
+ * be (*present: whether there is a file at all). */
+static lb_ledger_t *map_ledger(const char *ledger_path, bool writable, bool *present)
+{
+    int fd = open(ledger_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    *present = fd >= 0;
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
+        p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd,
+                 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 /* The tree's processes that ended without writing their profile (the
  * ledger beside the database, common/ledger.h): counted in t, the line
  * that says so in line ("" for none), noted in the database with PROG's
@@ -59,16 +76,14 @@ static void settle_ledger(const char *path, const char *command, lb_ledger_tally
     memset(t, 0, sizeof *t);
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
-    int fd = open(ledger_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    bool present;
+    lb_ledger_t *ledger = map_ledger(ledger_path, false, &present);
+    if (!present)
         return;
-    void *p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ, MAP_SHARED, fd, 0);
-    struct stat st;
-    if (p != MAP_FAILED && fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
-        lb_ledger_tally(p, t);
-    if (p != MAP_FAILED)
-        munmap(p, sizeof(lb_ledger_t));
-    close(fd);
+    if (ledger) {
+        lb_ledger_tally(ledger, t);
+        munmap(ledger, sizeof *ledger);
+    }
     unlink(ledger_path);
     lb_ledger_text(t, line, size);
     lb_ledger_note(path, t, command);
@@ -104,18 +119,12 @@ void lb_run_fresh_ledger(const char *path)
  * process of the tree that ends from now on adds its own. */
 static void close_spool(const char *ledger_path)
 {
-    int fd = open(ledger_path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
+    bool present;
+    lb_ledger_t *ledger = map_ledger(ledger_path, true, &present);
+    if (!ledger)
         return;
-    struct stat st;
-    void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
-        p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED)
-        return;
-    __atomic_store_n(&((lb_ledger_t *)p)->spool_closed, 1u, __ATOMIC_SEQ_CST);
-    munmap(p, sizeof(lb_ledger_t));
+    __atomic_store_n(&ledger->spool_closed, 1u, __ATOMIC_SEQ_CST);
+    munmap(ledger, sizeof *ledger);
 }
 
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,

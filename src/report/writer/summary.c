@@ -74,6 +74,11 @@ static void print_tree(const char *path)
 void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
 {
     bool root_ends = process_ends && lb_output_tree_root();
+    /* The tree's root ends: what is still pending goes in before it
+     * counts (its own commit added the rest; a root that recorded nothing,
+     * or whose write failed, made none). */
+    if (root_ends)
+        lb_output_merge_pending();
     if (lb_summary_by_run())
         return; /* run counts the tree's processes too */
     if (each_process) {

@@ -16,8 +16,10 @@
 /* At setup: read LOCKBLAME_QUIET (0 or 1; anything else: one line, 1). */
 void lb_summary_setup(void);
 /* After this process's profile was written (own: its profile in an
- * in-memory database's main schema), or when it had nothing to write
- * (own NULL): the summary, if this process prints one. process_ends:
+ * in-memory database's main schema), or when it had nothing to write or
+ * its write failed (own NULL): the summary, if this process prints one;
+ * and when the tree's root ends, the tree's end: the pending profiles
+ * added, the ledger settled, the spool directory removed. process_ends:
  * false for the write before an exec (the process goes on in its new
  * image). */
 void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends);

@@ -14,7 +14,6 @@
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
-#include "common/db_merge.h"
 #include "common/ledger.h"
 #include "common/schema.h"
 #include "common/version.h"
@@ -134,8 +133,6 @@ static int build(writer_t *w, const char *reason)
 static int write_failed(bool process_ends)
 {
     lb_ledger_mark(LB_LEDGER_FAILED);
-    if (process_ends && lb_output_tree_root())
-        lb_output_merge_pending(); /* its own profile failed; the others need not */
     lb_summary_after_write(NULL, lb_output_path(), process_ends);
     return -1;
 }
@@ -174,14 +171,11 @@ static bool spool(writer_t *w)
 int lb_write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
-    bool root_ends = process_ends && lb_output_tree_root();
-    if (root_ends)
-        lb_ledger_close_spool(); /* this write adds what is pending */
+    if (process_ends && lb_output_tree_root())
+        lb_ledger_close_spool(); /* the tree ends with this write: see summary.c */
     if (!lb_write_recorded_something()) {
         /* nothing to write; the tree's root still adds the pending
-         * profiles and says what its tree wrote */
-        if (root_ends)
-            lb_output_merge_pending();
+         * profiles and says what its tree wrote (summary.c) */
         lb_summary_after_write(NULL, lb_output_path(), process_ends);
         return 0;
     }
