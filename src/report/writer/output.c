@@ -44,19 +44,16 @@ bool lb_spool_enabled(void)
     return !spool_off;
 }
 
-/* LOCKBLAME_SPOOL: 1 (the default) or 0; the root says once what else is
- * taken for 1. */
-static void read_spool_setting(void)
+bool lb_output_setting_off(const char *name, const char *wants)
 {
-    const char *v = getenv("LOCKBLAME_SPOOL");
+    const char *v = getenv(name);
     if (!v || !*v || strcmp(v, "1") == 0)
-        return;
+        return false;
     if (strcmp(v, "0") == 0)
-        spool_off = true;
-    else if (lb_output_tree_root())
-        lb_warn("LOCKBLAME_SPOOL wants 1 (a small profile waits for the next commit) or 0"
-                " (each process adds its own), not '%s'; using 1",
-                v);
+        return true;
+    if (lb_output_tree_root())
+        lb_warn("%s wants %s, not '%s'; using 1", name, wants, v);
+    return false;
 }
 
 const char *lb_output_path(void)
@@ -188,7 +185,9 @@ int lb_output_setup(void)
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);
-    read_spool_setting();
+    spool_off = lb_output_setting_off(
+        "LOCKBLAME_SPOOL",
+        "1 (a small profile waits for the next commit) or 0 (each process adds its own)");
     return 0;
 }
 

@@ -14,15 +14,8 @@ static bool each_process; /* LOCKBLAME_QUIET=0 */
 
 void lb_summary_setup(void)
 {
-    const char *q = getenv("LOCKBLAME_QUIET");
-    if (!q || !*q || strcmp(q, "1") == 0)
-        return;
-    if (strcmp(q, "0") == 0)
-        each_process = true;
-    else if (lb_output_tree_root())
-        lb_warn("LOCKBLAME_QUIET wants 0 (a summary from every process) or 1 (one for the"
-                " tree), not '%s'; using 1",
-                q);
+    each_process = lb_output_setting_off(
+        "LOCKBLAME_QUIET", "0 (a summary from every process) or 1 (one for the tree)");
 }
 
 /* The lines after the first: the top release site, the unseen waits. */
