@@ -133,12 +133,12 @@ int lb_ddl_create(sqlite3 *db, const char *schema)
     return rc == SQLITE_OK ? lb_ddl_create_index(db, schema) : rc;
 }
 
-int lb_ddl_create_profile(sqlite3 *db)
+int lb_ddl_create_profile(sqlite3 *db, const char *schema)
 {
     int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
         return rc;
-    rc = create_tables(db, "main", "time_window");
+    rc = create_tables(db, schema, LB_DDL_PROFILE_END);
     if (rc == SQLITE_OK)
         return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

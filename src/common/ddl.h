@@ -16,12 +16,15 @@ extern const char *const lb_ddl_tables[];
  * and the index below. Returns SQLITE_OK or the first error (the caller's
  * transaction, if any, decides what is kept). */
 int lb_ddl_create(sqlite3 *db, const char *schema);
-/* The tables a process's profile holds rows in, in its in-memory "main"
- * (the tables before time_window: a window's rows go straight to the
- * run's database, window_write.c), in one transaction, without the index
- * (its run table has one row). A merge of such a database skips the
- * tables it lacks (common/db_merge.h). */
-int lb_ddl_create_profile(sqlite3 *db);
+/* The tables a process's profile holds rows in, in schema (a process's
+ * in-memory "main", or the schema a pending profile is replayed into:
+ * common/spool.h): the tables before time_window (a window's rows go
+ * straight to the run's database, window_write.c), in one transaction,
+ * without the index (its run table has one row). A merge of such a
+ * database skips the tables it lacks (common/db_merge.h). */
+int lb_ddl_create_profile(sqlite3 *db, const char *schema);
+/* The name of the first table after the profile's (lb_ddl_tables). */
+#define LB_DDL_PROFILE_END "time_window"
 /* The index run_process on run(run_key, pid, proc_start), if `schema` has
  * none (a database an older build created): what a commit asks of the
  * run table (another run's rows? earlier images of this process?) is an

@@ -15,6 +15,7 @@
 
 #include "common/db_merge.h"
 #include "common/ddl.h"
+#include "common/rowlog.h"
 
 #define RECORD_SUFFIX ".lbrec"
 #define CLAIM_SUFFIX  ".claim"
@@ -234,12 +235,11 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     return names;
 }
 
-/* The whole file dir/name in sqlite3_malloc'd memory; NULL on failure,
+/* The whole file dir/name in malloc'd memory; NULL on failure,
  * with *sized false when the file itself is too small or too large to be
  * a record (else the failure was this process's: no descriptor, memory,
  * or a read error). */
-static unsigned char *read_record(const char *dir, const char *name, sqlite3_int64 *size,
-                                  bool *sized)
+static unsigned char *read_record(const char *dir, const char *name, size_t *size, bool *sized)
 {
     char path[PATH_MAX];
     int fd = join(path, dir, name) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -247,9 +247,9 @@ static unsigned char *read_record(const char *dir, const char *name, sqlite3_int
     unsigned char *bytes = NULL;
     *sized = true;
     if (fd >= 0 && fstat(fd, &st) == 0)
-        *sized = st.st_size >= 512 && st.st_size < (1ll << 31);
+        *sized = st.st_size >= LB_ROWLOG_HEADER && st.st_size < (1ll << 31);
     if (fd >= 0 && *sized)
-        bytes = sqlite3_malloc64((sqlite3_uint64)st.st_size);
+        bytes = malloc((size_t)st.st_size);
     size_t got = 0;
     while (bytes && got < (size_t)st.st_size) {
         ssize_t r = read(fd, bytes + got, (size_t)st.st_size - got);
@@ -262,10 +262,10 @@ static unsigned char *read_record(const char *dir, const char *name, sqlite3_int
     if (fd >= 0)
         close(fd);
     if (bytes && got != (size_t)st.st_size) {
-        sqlite3_free(bytes);
+        free(bytes);
         bytes = NULL;
     }
-    *size = bytes ? (sqlite3_int64)got : 0;
+    *size = bytes ? got : 0;
     return bytes;
 }
 
@@ -274,7 +274,8 @@ static int sql(sqlite3 *db, const char *text)
     return sqlite3_exec(db, text, NULL, NULL, NULL);
 }
 
-/* "pending" (all tables, the version row) and "spool" attached. */
+/* "pending" (all tables, the version row) and "spool" (a profile's
+ * tables, each record's rows in turn) attached. */
 static int attach_stage(sqlite3 *db)
 {
     int rc = sql(db, "ATTACH ':memory:' AS pending");
@@ -288,6 +289,8 @@ static int attach_stage(sqlite3 *db)
     }
     if (rc == SQLITE_OK)
         rc = sql(db, "ATTACH ':memory:' AS spool");
+    if (rc == SQLITE_OK)
+        rc = lb_ddl_create_profile(db, "spool");
     if (rc != SQLITE_OK) {
         sql(db, "DETACH spool");
         sql(db, "DETACH pending");
@@ -295,39 +298,103 @@ static int attach_stage(sqlite3 *db)
     return rc;
 }
 
+#define SPOOL_TABLES 32 /* at least a profile's tables (common/ddl.h) */
+
+/* A stage's statements on the "spool" schema, prepared at first use and
+ * finalized before it is detached. */
+typedef struct stage_sql {
+    sqlite3 *db;
+    const char *dst;
+    sqlite3_stmt *rows[LB_ROW_KINDS];
+    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
+    sqlite3_stmt *merged_before;
+} stage_sql_t;
+
+static sqlite3_stmt *prepared(sqlite3 *db, char *text)
+{
+    sqlite3_stmt *st = NULL;
+    if (!text || sqlite3_prepare_v2(db, text, -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(text);
+    return st;
+}
+
+static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
+{
+    stage_sql_t *q = ctx;
+    if (!q->rows[kind])
+        q->rows[kind] = prepared(q->db, lb_row_sql(kind, "spool"));
+    return q->rows[kind];
+}
+
+static void finalize_stage(stage_sql_t *q)
+{
+    for (int k = 0; k < LB_ROW_KINDS; k++)
+        sqlite3_finalize(q->rows[k]);
+    for (int t = 0; t < SPOOL_TABLES; t++)
+        sqlite3_finalize(q->empty[t]);
+    sqlite3_finalize(q->merged_before);
+    memset(q->rows, 0, sizeof q->rows);
+    memset(q->empty, 0, sizeof q->empty);
+    q->merged_before = NULL;
+}
+
+/* step a statement that returns no rows, and reset it */
+static int run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The previous record's rows out of "spool". */
+static int empty_spool(stage_sql_t *q)
+{
+    for (int t = 0;
+         t < SPOOL_TABLES && lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0;
+         t++) {
+        if (!q->empty[t])
+            q->empty[t] =
+                prepared(q->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
+        int rc = q->empty[t] ? run(q->empty[t]) : sqlite3_errcode(q->db);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
 /* Whether the process image in "spool" is in dst already (a merger
  * that ended after its commit, before removing its claims): its pid,
  * start and run key, and its image's start time. */
-static bool merged_before(sqlite3 *db, const char *dst)
+static bool merged_before(stage_sql_t *q)
 {
-    char *q = sqlite3_mprintf("SELECT 1 FROM spool.run r, \"%w\".run d WHERE d.run_key IS r.run_key"
-                              " AND d.pid = r.pid AND d.proc_start IS r.proc_start"
-                              " AND d.start_unix = r.start_unix LIMIT 1",
-                              dst);
-    sqlite3_stmt *st = NULL;
-    bool found = q && sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK &&
-                 sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    sqlite3_free(q);
+    if (!q->merged_before)
+        q->merged_before = prepared(
+            q->db, sqlite3_mprintf("SELECT 1 FROM spool.run r, \"%w\".run d WHERE d.run_key IS"
+                                   " r.run_key AND d.pid = r.pid AND d.proc_start IS r.proc_start"
+                                   " AND d.start_unix = r.start_unix LIMIT 1",
+                                   q->dst));
+    bool found = q->merged_before && sqlite3_step(q->merged_before) == SQLITE_ROW;
+    if (q->merged_before)
+        sqlite3_reset(q->merged_before);
     return found;
 }
 
 /* One claimed record into "pending": whole or not at all, or nothing if
  * dst holds it already. */
-static int stage_one(sqlite3 *db, const char *dst, unsigned char *bytes, sqlite3_int64 size)
+static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
-    int rc = sqlite3_deserialize(db, "spool", bytes, size, size,
-                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    int rc = sql(q->db, "SAVEPOINT record");
     if (rc != SQLITE_OK)
-        return rc; /* bytes freed by SQLite */
-    if (merged_before(db, dst))
-        return SQLITE_OK;
-    if ((rc = sql(db, "SAVEPOINT record")) != SQLITE_OK)
         return rc;
-    rc = lb_db_merge(db, "spool", "pending", 0);
+    rc = empty_spool(q);
+    if (rc == SQLITE_OK)
+        rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
+    if (rc == SQLITE_OK && !merged_before(q))
+        rc = lb_db_merge(q->db, "spool", "pending", 0);
     if (rc != SQLITE_OK)
-        sql(db, "ROLLBACK TO record");
-    sql(db, "RELEASE record");
+        sql(q->db, "ROLLBACK TO record");
+    sql(q->db, "RELEASE record");
     return rc;
 }
 
@@ -377,6 +444,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     }
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
+    stage_sql_t q = { .db = db, .dst = dst };
     int rc = SQLITE_OK;
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {
@@ -393,10 +461,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
             }
             b->staged = true;
         }
-        sqlite3_int64 size;
+        size_t size;
         bool sized;
         unsigned char *bytes = read_record(b->dir, claim, &size, &sized);
-        int one = bytes ? stage_one(db, dst, bytes, size) : sized ? SQLITE_IOERR : SQLITE_CORRUPT;
+        int one = bytes ? stage_one(&q, bytes, size) : sized ? SQLITE_IOERR : SQLITE_CORRUPT;
+        free(bytes);
         if (one != SQLITE_OK && !record_at_fault(one)) {
             rc = one; /* ours, not the record's: give it back below */
             b->claimed[b->n++] = names[i];
@@ -412,6 +481,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         }
         b->claimed[b->n++] = names[i];
     }
+    finalize_stage(&q);
     if (b->staged)
         sql(db, "DETACH spool");
     if (rc != SQLITE_OK) {

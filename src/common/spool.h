@@ -2,8 +2,8 @@
  * a process the database's schema, its file lock, its journal and its
  * pages, whatever little it recorded. A process whose profile needs
  * nothing from the database (it resolved no name the run lacked, and it
- * is the last image of its process) instead writes the profile,
- * an SQLite database of its own, as one record file in the run's spool
+ * is the last image of its process) instead writes the profile, its
+ * row log (common/rowlog.h), as one record file in the run's spool
  * directory, <database>-spool; the next process that adds to the database
  * (the tree's root at its end, any process that commits, a time window, or
  * the CLI before it reads) adds the pending records in the same
@@ -24,7 +24,8 @@
  * and said in one line; one that a merger could not read for want of
  * memory, descriptors or disk stays pending.
  *
- * Depends on SQLite and common/db_merge.h; used by the library's writer
+ * Depends on SQLite, common/rowlog.h and common/db_merge.h; used by the
+ * library's writer
  * and the CLI, on one thread each. */
 #ifndef LB_COMMON_SPOOL_H
 #define LB_COMMON_SPOOL_H

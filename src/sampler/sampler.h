@@ -134,10 +134,9 @@ typedef struct lb_sampler_summary {
     uint32_t timer_fallbacks; /* threads sampled by the timer for want of an fd */
 } lb_sampler_summary_t;
 void lb_sampler_summarize(lb_sampler_summary_t *out);
-/* The summary as meta rows, ",('key','value')..." to append to an INSERT
- * INTO meta VALUES list. Returns snprintf's count (output truncated if
- * >= len). */
-int lb_sampler_meta_rows(char *buf, size_t len);
+/* The summary as meta rows (docs/SCHEMA.md): put(ctx, key, value) for
+ * each. */
+void lb_sampler_meta_each(void (*put)(void *ctx, const char *key, const char *value), void *ctx);
 
 /* What was actually used, for the run table. */
 const char *

@@ -18,7 +18,7 @@
 #     leaves no record or claim
 #  3. a child that ends after the root: it adds its own profile
 #  4. a child that execs: both images in run, exec_gen 0 and 1
-#  5. a record that is not a database: one line, renamed .bad, nothing added
+#  5. a record that is not a row log: one line, renamed .bad, nothing added
 #  6. LOCKBLAME_SPOOL=yes: one line, read as 1; the program's output and
 #     status its own
 #  7. under lockblame run, also with the root killed: every process in
@@ -38,6 +38,36 @@ child_pids() { awk '$1 == "child" { print $3 }' "$1" | sort -n; }
 db_pids() { rows "$1" "SELECT pid FROM run ORDER BY pid"; }
 # records DB [SUFFIX]: the spool's file names ending in SUFFIX (.lbrec).
 records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.lbrec}\$" || true; }
+# record_run FILE: "pid threads run_key" of the run row a record holds,
+# decoded from the row log's layout (src/common/rowlog.h): a 16-byte
+# header "LBROWS1\0", the schema version, 0; rows of a kind byte, then
+# (index, type, value) until a 0 index. The run row is kind 8; its
+# parameters 3, 11 and 17 are pid, threads and run_key.
+record_run() {
+    python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+assert b[:8] == b'LBROWS1\0', 'not a row log'
+p, runs = 16, []
+while p < len(b):
+    kind, p, vals = b[p], p + 1, {}
+    while True:
+        i, p = b[p], p + 1
+        if i == 0:
+            break
+        t, p = b[p], p + 1
+        if t in (1, 2):
+            vals[i] = struct.unpack_from('<q' if t == 1 else '<d', b, p)[0]
+            p += 8
+        else:
+            n = struct.unpack_from('<I', b, p)[0]
+            vals[i] = b[p + 4:p + 4 + n].decode()
+            p += 4 + n
+    if kind == 8:
+        runs.append('%s %s %s' % (vals.get(3), vals.get(11), vals.get(17)))
+print('\n'.join(runs) if runs else '?')
+PY
+}
 # record_pids DB: the pids the records' names carry, sorted.
 record_pids() { records "$1" | awk -F. '{ print $(NF - 1) }' | sort -n; }
 joined() { tr '\n' ' ' | sed 's/ $//'; }
@@ -139,7 +169,7 @@ for mode in on off; do
         for r in $(records "$db"); do
             [[ $r =~ ^${key//./\\.}\.[0-9]{20}\.([0-9]+)\.lbrec$ ]] ||
                 { bad "on: record '$r' is not named <run key $key>.<20 digits>.<pid>.lbrec"; continue; }
-            got=$(rows "$db-spool/$r" "SELECT pid || ' ' || threads || ' ' || run_key FROM run")
+            got=$(record_run "$db-spool/$r")
             [ "$got" = "${BASH_REMATCH[1]} 3 $key" ] ||
                 bad "on: record $r holds run rows '$got', not its pid's, with 3 threads and the run key"
         done
@@ -294,7 +324,7 @@ echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(w
 exec_holds "exec, killed" "$db" "$tmp/exec-killed.out" "spool_tree exec 8 kill"
 [ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|claim)' | joined)"
 
-echo "== 5. a record that is not a database"
+echo "== 5. a record that is not a row log"
 db=$tmp/on.db
 key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
 before=$(rows "$db" "SELECT COUNT(*) FROM run")

@@ -48,7 +48,7 @@ static long long count_of(sqlite3 *db, const char *sql)
 static void create_profile_tables_in_p(sqlite3 *db)
 {
     sqlite3 *own = open_memory();
-    ASSERT_EQ(lb_ddl_create_profile(own), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(own, "main"), SQLITE_OK);
     sqlite3_stmt *st = NULL;
     ASSERT_EQ(sqlite3_prepare_v2(own, "SELECT name, sql FROM sqlite_master WHERE type = 'table'",
                                  -1, &st, NULL),
@@ -108,7 +108,7 @@ static void fill_profile(sqlite3 *db, int pid, bool with_site)
 static void test_a_profile_holds_the_row_tables_only(void)
 {
     sqlite3 *db = open_memory();
-    ASSERT_EQ(lb_ddl_create_profile(db), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(db, "main"), SQLITE_OK);
     ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 13);
     ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'time_window'"
                            " OR name LIKE 'window_%' OR (type = 'index' AND sql IS NOT NULL)"),

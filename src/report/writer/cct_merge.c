@@ -16,7 +16,6 @@
 #include "report/writer/symcache.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
-#include "report/writer/statements.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
@@ -31,14 +30,12 @@ static uint32_t module_id(writer_t *w, const char *path, uintptr_t base, uintptr
     id = ++w->modules;
     lb_u64map_put(&w->module_of_base, base + 1, id);
     char build_id[129];
-    sqlite3_bind_int64(w->ins_module, 1, id);
-    sqlite3_bind_text(w->ins_module, 2, path, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(w->ins_module, 3, (sqlite3_int64)base);
+    lb_wbind_int(w->ins_module, 1, id);
+    lb_wbind_text(w->ins_module, 2, path);
+    lb_wbind_int(w->ins_module, 3, (sqlite3_int64)base);
     if (lb_symcache_build_id(w->cache, pc, base, build_id, sizeof build_id) ||
         lb_symbol_build_id(w->sym, pc, build_id, sizeof build_id))
-        sqlite3_bind_text(w->ins_module, 4, build_id, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(w->ins_module, 4);
+        lb_wbind_text(w->ins_module, 4, build_id);
     lb_wstep(w->ins_module);
     return id;
 }
@@ -47,19 +44,16 @@ static uint32_t insert_frame(writer_t *w, const lb_symbol_t *sym, uintptr_t pc,
                              const char *function, const char *file, int line)
 {
     uint32_t id = ++w->frames;
-    sqlite3_bind_int64(w->ins_frame, 1, id);
+    lb_wbind_int(w->ins_frame, 1, id);
     if (sym->module) {
-        sqlite3_bind_int64(w->ins_frame, 2, module_id(w, sym->module, sym->base, pc));
-        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)(pc - sym->base));
+        lb_wbind_int(w->ins_frame, 2, module_id(w, sym->module, sym->base, pc));
+        lb_wbind_int(w->ins_frame, 3, (sqlite3_int64)(pc - sym->base));
     } else {
-        sqlite3_bind_null(w->ins_frame, 2);
-        sqlite3_bind_int64(w->ins_frame, 3, (sqlite3_int64)pc);
+        lb_wbind_int(w->ins_frame, 3, (sqlite3_int64)pc);
     }
-    if (function)
-        sqlite3_bind_text(w->ins_frame, 4, function, -1, SQLITE_TRANSIENT);
-    if (file)
-        sqlite3_bind_text(w->ins_frame, 5, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(w->ins_frame, 6, line);
+    lb_wbind_text(w->ins_frame, 4, function);
+    lb_wbind_text(w->ins_frame, 5, file);
+    lb_wbind_int(w->ins_frame, 6, line);
     lb_wstep(w->ins_frame);
     return id;
 }
@@ -168,10 +162,10 @@ static uint32_t global_node(writer_t *w, uint32_t parent, uint32_t frame, uint32
         return id;
     id = ++w->nodes;
     lb_u64map_put(&w->node_of_edge, key, id);
-    sqlite3_bind_int64(w->ins_node, 1, id);
-    sqlite3_bind_int64(w->ins_node, 2, parent);
-    sqlite3_bind_int64(w->ins_node, 3, frame);
-    sqlite3_bind_int(w->ins_node, 4, (int)depth);
+    lb_wbind_int(w->ins_node, 1, id);
+    lb_wbind_int(w->ins_node, 2, parent);
+    lb_wbind_int(w->ins_node, 3, frame);
+    lb_wbind_int(w->ins_node, 4, (int)depth);
     lb_wstep(w->ins_node);
     return id;
 }
@@ -190,23 +184,31 @@ bool lb_merge_metrics_empty(const lb_metrics_t *m)
 
 void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_metrics_t *m)
 {
-    sqlite3_stmt *st = w->ins_metric;
-    sqlite3_bind_int64(st, 1, node);
-    sqlite3_bind_int64(st, 2, thread);
-    sqlite3_bind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
-    sqlite3_bind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
+    lb_wstmt_t *st = w->ins_metric;
+    lb_wbind_int(st, 1, node);
+    lb_wbind_int(st, 2, thread);
+    lb_wbind_double(st, 3, (double)m->work_samples * w->ns_per_sample / 1e9);
+    lb_wbind_double(st, 4, (double)m->overhead_samples * w->ns_per_sample / 1e9);
     double wait_s = (double)m->wait_ns / 1e9;
-    sqlite3_bind_double(st, 5, wait_s);
+    lb_wbind_double(st, 5, wait_s);
     /* idle_mutex_s .. idle_join_s in kind order, then blamed_count and
      * idle_undirected_s; idle_futex_s, added later, is the last column */
     for (int k = 0; k <= LB_OBJ_JOIN; k++)
-        sqlite3_bind_double(st, 6 + k, m->idle_ns[k] / 1e9);
-    sqlite3_bind_int64(st, 7 + LB_OBJ_JOIN, m->blamed_count);
-    sqlite3_bind_double(st, 8 + LB_OBJ_JOIN, m->undirected_samples * w->ns_per_sample / 1e9);
-    sqlite3_bind_double(st, 9 + LB_OBJ_JOIN, m->idle_ns[LB_OBJ_FUTEX] / 1e9);
-    /* the rows' wait_s in their order, as SQL's TOTAL would sum them */
-    if (lb_wstep(st) == 0 && w->waits_s && thread < w->thread_slots)
-        w->waits_s[thread] += wait_s;
+        lb_wbind_double(st, 6 + k, m->idle_ns[k] / 1e9);
+    lb_wbind_int(st, 7 + LB_OBJ_JOIN, m->blamed_count);
+    lb_wbind_double(st, 8 + LB_OBJ_JOIN, m->undirected_samples * w->ns_per_sample / 1e9);
+    lb_wbind_double(st, 9 + LB_OBJ_JOIN, m->idle_ns[LB_OBJ_FUTEX] / 1e9);
+    lb_wstep(st);
+    /* the rows' wait_s in their order, as SQL's TOTAL would sum them; a
+     * second row of one (node, thread) breaks the table's key and is not
+     * there to sum */
+    bool is_new = false;
+    int32_t *seen = lb_u64map_slot(&w->metric_keys, node << 32 | thread, &is_new);
+    if (seen && is_new) {
+        *seen = 0;
+        if (w->waits_s && thread < w->thread_slots)
+            w->waits_s[thread] += wait_s;
+    }
 }
 
 uint32_t lb_merge_child(writer_t *w, uint32_t parent, uint32_t *depth, uintptr_t pc)
@@ -323,31 +325,34 @@ int lb_merge_open(writer_t *w)
         lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
         lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
-    w->ins_frame = lb_wprepare(w, LB_SQL_INSERT_FRAME);
-    w->ins_module = lb_wprepare(w, LB_SQL_INSERT_MODULE);
-    w->ins_node = lb_wprepare(w, LB_SQL_INSERT_NODE);
-    w->ins_metric = lb_wprepare(w, LB_SQL_INSERT_METRIC);
-    if (!w->ins_frame || !w->ins_module || !w->ins_node || !w->ins_metric)
-        return -1;
-    if (lb_wsql(w, "INSERT INTO node VALUES(0, NULL, NULL, 0)"))
+    w->ins_frame = lb_wprepare(w, LB_ROW_FRAME);
+    w->ins_module = lb_wprepare(w, LB_ROW_MODULE);
+    w->ins_node = lb_wprepare(w, LB_ROW_NODE);
+    w->ins_metric = lb_wprepare(w, LB_ROW_METRIC);
+    lb_wbind_int(w->ins_node, 1, 0); /* the root: no parent, no frame */
+    lb_wbind_int(w->ins_node, 4, 0);
+    if (lb_wstep(w->ins_node) != 0)
         return -1;
     w->sym = lb_symbolizer_open();
-    w->cache = lb_symcache_open(w->db, w->out_attached, w->warm);
+    w->cache = lb_symcache_open(w->db, w->out_attached, w->warm, lb_wprepare(w, LB_ROW_SYMBOL),
+                                lb_wprepare(w, LB_ROW_FUNCTIONS));
     w->warm = NULL; /* the cache's now */
     return 0;
 }
 
-void lb_merge_close(writer_t *w)
+void lb_merge_finish(writer_t *w)
 {
     if (!lb_symcache_added_names(w->cache))
         w->empty |= LB_MERGE_EMPTY(LB_MERGE_SYMBOL);
     if (!lb_symcache_added_functions(w->cache))
         w->empty |= LB_MERGE_EMPTY(LB_MERGE_FUNCTIONS);
     w->resolved_names = lb_symcache_resolved(w->cache);
-    sqlite3_stmt *stmts[] = { w->ins_frame, w->ins_module, w->ins_node, w->ins_metric };
-    for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++)
-        sqlite3_finalize(stmts[i]);
+}
+
+void lb_merge_close(writer_t *w)
+{
     lb_symcache_close(w->cache);
+    w->cache = NULL;
     lb_symbolizer_close(w->sym);
     for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
         free(w->node_maps[i]);

@@ -391,15 +391,9 @@ int lb_output_merge_pending(void)
     return rc;
 }
 
-int lb_output_spool(sqlite3 *db)
+int lb_output_spool(const void *rows, size_t n)
 {
-    if (!lb_spool_key_ok(run_key))
-        return -1;
-    sqlite3_int64 size = 0;
-    unsigned char *bytes = sqlite3_serialize(db, "main", &size, 0);
-    int rc = bytes && size > 0 ? lb_spool_put(output_path, run_key, bytes, (size_t)size) : -1;
-    sqlite3_free(bytes);
-    return rc;
+    return lb_spool_put(output_path, run_key, rows, n);
 }
 
 void lb_output_remove_spool(void)

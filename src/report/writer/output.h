@@ -19,6 +19,7 @@
 #define LB_WRITER_OUTPUT_H
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* At start, in a constructor before core's: choose the path and the run key and check
@@ -65,9 +66,9 @@ int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void 
  * transaction of their own: 0 (none, or added), or -1 after one
  * lockblame: line. */
 int lb_output_merge_pending(void);
-/* The profile in db's main schema as a pending record of the run: 0, or
- * -1 (nothing written; the caller commits it). */
-int lb_output_spool(sqlite3 *db);
+/* A profile's row log (common/rowlog.h, with its header) as a pending
+ * record of the run: 0, or -1 (nothing written; the caller commits it). */
+int lb_output_spool(const void *rows, size_t n);
 /* Whether processes may leave their profiles pending (LOCKBLAME_SPOOL,
  * read at setup: 1, the default, or 0). */
 bool lb_spool_enabled(void);

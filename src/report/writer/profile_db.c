@@ -11,7 +11,6 @@
 #include "core/phase.h"
 #include "core/thread.h"
 #include "report/writer/output.h"
-#include "report/writer/statements.h"
 #include "report/writer/symcache.h"
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
@@ -33,14 +32,10 @@ static int template_state;
 static sqlite3 *template_db;
 static lb_symcache_t *template_names; /* the run's names, read with the template (or NULL) */
 
-/* The inserts the template prepares ahead (statements.h); a slot is
- * emptied when its statement is handed out. */
-static const char *const ahead_sql[] = {
-    LB_SQL_INSERT_FRAME, LB_SQL_INSERT_MODULE,     LB_SQL_INSERT_NODE,   LB_SQL_INSERT_METRIC,
-    LB_SQL_ADD_SITE,     LB_SQL_ADD_BLAME,         LB_SQL_INSERT_THREAD, LB_SQL_INSERT_OBJECT,
-    LB_SQL_INSERT_RUN,   LB_SQL_INSERT_STRUCTURAL, LB_SQL_ADD_SYMBOL,    LB_SQL_ADD_FUNCTIONS,
-};
-#define AHEAD (sizeof ahead_sql / sizeof *ahead_sql)
+/* The inserts the template prepares ahead (common/rowlog.h), by kind; a
+ * slot is emptied when its statement is handed out. The time windows'
+ * own kinds are not the exit write's. */
+#define AHEAD LB_ROW_WINDOW_THREAD
 static sqlite3_stmt *ahead[AHEAD];
 static unsigned forks; /* fork_prepare calls since the process started or forked */
 
@@ -59,7 +54,7 @@ int lb_profile_db_create(sqlite3 **db)
      * 4 KiB), and a large profile writes as fast. */
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(*db, "PRAGMA main.page_size=2048", NULL, NULL, NULL);
-    return rc == SQLITE_OK ? lb_ddl_create_profile(*db) : rc;
+    return rc == SQLITE_OK ? lb_ddl_create_profile(*db, "main") : rc;
 }
 
 /* A new database for a process's profile: tables created, journal off. */
@@ -70,20 +65,25 @@ static int create_for_profile(sqlite3 **db)
                            : rc;
 }
 
-sqlite3_stmt *lb_profile_db_prepare(sqlite3 *db, const char *sql)
+static sqlite3_stmt *prepare(sqlite3 *db, enum lb_row_kind kind)
 {
-    if (db && db == template_db &&
-        __atomic_load_n(&template_state, __ATOMIC_ACQUIRE) == TEMPLATE_CLAIMED) {
-        for (size_t i = 0; i < AHEAD; i++) {
-            if (ahead[i] && strcmp(ahead_sql[i], sql) == 0) {
-                sqlite3_stmt *st = ahead[i];
-                ahead[i] = NULL;
-                return st;
-            }
-        }
-    }
+    char *sql = lb_row_sql(kind, "main");
     sqlite3_stmt *st = NULL;
-    return sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK ? st : NULL;
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(sql);
+    return st;
+}
+
+sqlite3_stmt *lb_profile_db_statement(sqlite3 *db, enum lb_row_kind kind)
+{
+    if (db && db == template_db && kind < AHEAD &&
+        __atomic_load_n(&template_state, __ATOMIC_ACQUIRE) == TEMPLATE_CLAIMED && ahead[kind]) {
+        sqlite3_stmt *st = ahead[kind];
+        ahead[kind] = NULL;
+        return st;
+    }
+    return prepare(db, kind);
 }
 
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
@@ -135,9 +135,8 @@ static void build_template(void *arg)
     sqlite3 *db = NULL;
     if (lb_sqlite_open(why, sizeof why) && create_for_profile(&db) == SQLITE_OK) {
         template_db = db;
-        for (size_t i = 0; i < AHEAD; i++)
-            if (sqlite3_prepare_v2(db, ahead_sql[i], -1, &ahead[i], NULL) != SQLITE_OK)
-                ahead[i] = NULL;
+        for (int kind = 0; kind < AHEAD; kind++)
+            ahead[kind] = prepare(db, (enum lb_row_kind)kind);
         read_names();
         __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
         return;

@@ -31,6 +31,8 @@
 #define LB_PROFILE_DB_H
 #include <sqlite3.h>
 
+#include "common/rowlog.h"
+
 #include "report/writer/symcache.h"
 
 /* A new in-memory database with the profile's tables; SQLite's code, or
@@ -43,10 +45,10 @@ int lb_profile_db_create(sqlite3 **db);
  * *names: with the template, the run's names its builder read
  * (lb_symcache_preload), else NULL. */
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names);
-/* sql prepared on db: when db is this process's template, the statement
- * the template prepared ahead for that text (statements.h), handed out
- * once; else prepared now. NULL on failure. */
-sqlite3_stmt *lb_profile_db_prepare(sqlite3 *db, const char *sql);
+/* kind's statement (common/rowlog.h) on db's main schema: when db is
+ * this process's template, the one the template prepared ahead, handed
+ * out once; else prepared now. NULL on failure. */
+sqlite3_stmt *lb_profile_db_statement(sqlite3 *db, enum lb_row_kind kind);
 /* Fork hooks of the writer (core/hooks.h): count the forks, build the
  * template at the second; in the child, drop a claimed copy and start
  * counting anew. */

@@ -19,8 +19,6 @@
 #include "locks/monitored.h"
 #include "sampler/cct.h"
 #include "util/common.h"
-#include "report/writer/profile_db.h"
-#include "report/writer/statements.h"
 #include "report/writer/writer_int.h"
 
 uint32_t lb_close_open_waits(uint64_t now)
@@ -200,41 +198,37 @@ static double seconds_since_start(uint64_t ns)
 }
 
 /* Bind and insert one structural_wait row; node 0: none. */
-static void insert_row(sqlite3_stmt *st, uint32_t thread, uint32_t stats, uint64_t start,
+static void insert_row(lb_wstmt_t *st, uint32_t thread, uint32_t stats, uint64_t start,
                        uint64_t end, bool open, int64_t node, int64_t node_thread, double blame_s)
 {
     const lb_object_stats_t *s = lb_object_stats_at(stats);
-    sqlite3_bind_int64(st, 1, thread);
-    sqlite3_bind_int64(st, 2, stats);
-    sqlite3_bind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, seconds_since_start(start));
-    sqlite3_bind_double(st, 5, seconds_since_start(end));
-    sqlite3_bind_int(st, 6, open);
+    lb_wbind_int(st, 1, thread);
+    lb_wbind_int(st, 2, stats);
+    lb_wbind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind));
+    lb_wbind_double(st, 4, seconds_since_start(start));
+    lb_wbind_double(st, 5, seconds_since_start(end));
+    lb_wbind_int(st, 6, open);
     if (node) {
-        sqlite3_bind_int64(st, 7, node);
-        sqlite3_bind_int64(st, 8, node_thread);
+        lb_wbind_int(st, 7, node);
+        lb_wbind_int(st, 8, node_thread);
     }
-    sqlite3_bind_double(st, 9, blame_s);
-    sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    lb_wbind_double(st, 9, blame_s);
+    lb_wstep(st);
 }
 
 /* An idle helper's rows: one per context whose signals/posts took its
- * home object's blame (object_blame, written before), its share of it. */
-static void insert_idle_helper(sqlite3 *db, sqlite3_stmt *st, const idle_helper_t *h)
+ * home object's blame (object_blame, logged before), its share of it;
+ * made from those rows when the log is replayed. */
+static void insert_idle_helper(lb_wstmt_t *st, const idle_helper_t *h)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT node_id, thread_id, blame_s FROM object_blame"
-                           " WHERE object_id = ? AND blame_s > 0",
-                           -1, &q, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(q, 1, h->stats);
-    while (sqlite3_step(q) == SQLITE_ROW)
-        insert_row(st, h->t->id, h->stats, h->start, h->end, false, sqlite3_column_int64(q, 0),
-                   sqlite3_column_int64(q, 1), sqlite3_column_double(q, 2) * h->share);
-    sqlite3_finalize(q);
+    const lb_object_stats_t *s = lb_object_stats_at(h->stats);
+    lb_wbind_int(st, 1, h->t->id);
+    lb_wbind_int(st, 2, h->stats);
+    lb_wbind_text(st, 3, lb_obj_kind_name((lb_obj_kind)s->kind));
+    lb_wbind_double(st, 4, seconds_since_start(h->start));
+    lb_wbind_double(st, 5, seconds_since_start(h->end));
+    lb_wbind_double(st, 6, h->share);
+    lb_wstep(st);
 }
 
 static bool idle_home(const idle_helper_t *idle, uint32_t nidle, uint32_t stats)
@@ -245,13 +239,13 @@ static bool idle_home(const idle_helper_t *idle, uint32_t nidle, uint32_t stats)
     return false;
 }
 
-void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx)
+void lb_write_structural(writer_t *w, uint64_t now, lb_node_map_fn map, void *ctx)
 {
     uint32_t threads = lb_thread_count(), n = 2 * threads, k = 0, nidle = 0;
     parked_t *p = calloc(n ? n : 1, sizeof *p);
     idle_helper_t *idle = calloc(threads ? threads : 1, sizeof *idle);
-    sqlite3_stmt *st = NULL;
-    if (!p || !idle || !(st = lb_profile_db_prepare(db, LB_SQL_INSERT_STRUCTURAL))) {
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_STRUCTURAL);
+    if (!p || !idle) {
         free(p);
         free(idle);
         return;
@@ -287,8 +281,7 @@ void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ct
                    node ? c->thread : 0, blame / 1e9);
     }
     for (uint32_t i = 0; i < nidle; i++)
-        insert_idle_helper(db, st, &idle[i]);
-    sqlite3_finalize(st);
+        insert_idle_helper(lb_wprepare(w, LB_ROW_IDLE_HELPER), &idle[i]);
     free(p);
     free(idle);
 }

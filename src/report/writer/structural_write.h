@@ -2,7 +2,6 @@
  * at the final write. See blame/wait_note.h for what each thread notes. */
 #ifndef LB_STRUCTURAL_WRITE_H
 #define LB_STRUCTURAL_WRITE_H
-#include <sqlite3.h>
 #include <stdint.h>
 
 /* Close every wait still in progress at now (the moment the profile is
@@ -23,7 +22,9 @@ typedef uint32_t (*lb_node_map_fn)(void *ctx, uint32_t thread, uint32_t local);
  * collected is shared by the parked waits it ended, up to their total
  * time: that much of its site's idleness is structural. An idle helper
  * (docs/DESIGN.md rule 6) has one row per object_blame row of its home object
- * (those rows already inserted), its share of that context's blame; the
- * parked waits that home object's signals ended have none. */
-void lb_write_structural(sqlite3 *db, uint64_t now, lb_node_map_fn map, void *ctx);
+ * (those rows logged before), its share of that context's blame; the
+ * parked waits that home object's signals ended have none. The rows go to
+ * w's log (writer_int.h). */
+struct writer;
+void lb_write_structural(struct writer *w, uint64_t now, lb_node_map_fn map, void *ctx);
 #endif

@@ -64,6 +64,11 @@ static void print_tree(const char *path)
         print_summary(&s, path);
 }
 
+bool lb_summary_reads_own(void)
+{
+    return each_process && !lb_summary_by_run();
+}
+
 void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends)
 {
     bool root_ends = process_ends && lb_output_tree_root();

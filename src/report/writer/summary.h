@@ -23,4 +23,7 @@ void lb_summary_setup(void);
  * false for the write before an exec (the process goes on in its new
  * image). */
 void lb_summary_after_write(sqlite3 *own, const char *path, bool process_ends);
+/* Whether lb_summary_after_write reads own: this process prints a
+ * summary of its own profile. */
+bool lb_summary_reads_own(void);
 #endif

@@ -36,7 +36,7 @@
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/symindex.h"
-#include "report/writer/statements.h"
+#include "report/writer/writer_int.h"
 #include "util/clock.h"
 
 #define LB_CHAIN_LENGTH_SLOT 15
@@ -75,8 +75,8 @@ struct lb_symcache {
     sqlite3_stmt *functions; /* where one module's function table is in run_db */
     bool run_db_tried;       /* no second try after a failed open */
     uint64_t deadline;       /* for run_db's busy handler */
-    sqlite3_stmt *insert;    /* into the profile's symbol table */
-    sqlite3_stmt *insert_functions;    /* into the profile's module_function table */
+    struct lb_wstmt *insert; /* into the profile's symbol table */
+    struct lb_wstmt *insert_functions; /* into the profile's module_function table */
     bool added_names, added_functions; /* a row tried in either table */
     bool resolved; /* a name resolved in this process, or a function table exported */
     unsigned long long objects[2]; /* the loader's adds and removals when map was read */
@@ -112,7 +112,8 @@ static lb_symcache_t *new_cache(void)
     return c;
 }
 
-lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm)
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm,
+                                struct lb_wstmt *insert, struct lb_wstmt *insert_functions)
 {
     lb_symcache_t *c = NULL;
     if (warm) {
@@ -130,30 +131,14 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *
     c->profile = profile;
     c->attached = attached;
     c->schema = attached ? "out" : "main";
-    c->insert = lb_profile_db_prepare(profile, LB_SQL_ADD_SYMBOL);
-    c->insert_functions = lb_profile_db_prepare(profile, LB_SQL_ADD_FUNCTIONS);
+    c->insert = insert;
+    c->insert_functions = insert_functions;
     return c;
-}
-
-/* A read of the run's database: on the profile's connection, the build's
- * transaction ends first (begun again by end_read), so that the run's
- * database is locked only while the read's statement runs, not for the
- * rest of the build; false when it cannot end. */
-static bool begin_read(lb_symcache_t *c)
-{
-    return !c->attached || sqlite3_get_autocommit(c->profile) ||
-           sqlite3_exec(c->profile, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-}
-
-static void end_read(lb_symcache_t *c)
-{
-    if (c->attached && sqlite3_get_autocommit(c->profile))
-        sqlite3_exec(c->profile, "BEGIN", NULL, NULL, NULL);
 }
 
 /* The run's database, when it already holds this run's profiles in this
  * schema (attached to the profile's connection, else opened read only);
- * false otherwise (nothing to read). Inside begin_read. */
+ * false otherwise (nothing to read). */
 static bool open_run_db(lb_symcache_t *c)
 {
     if (c->run_db_tried)
@@ -200,18 +185,6 @@ static bool open_run_db(lb_symcache_t *c)
     sqlite3_free(chains);
     sqlite3_free(chain);
     return c->query != NULL;
-}
-
-/* begin_read, then open_run_db; false (the read ended) when either
- * fails. */
-static bool begin_run_read(lb_symcache_t *c)
-{
-    if (!begin_read(c))
-        return false;
-    if (open_run_db(c))
-        return true;
-    end_read(c);
-    return false;
 }
 
 static void bind_module(sqlite3_stmt *st, const lb_modmap_entry_t *mod)
@@ -280,11 +253,10 @@ static void read_chains(lb_symcache_t *c, sqlite3_stmt *st, cached_module_t *cm)
 static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm)
 {
     cm->loaded = true;
-    if (!begin_run_read(c))
+    if (!open_run_db(c))
         return;
     bind_module(c->query, mod);
     read_chains(c, c->query, cm);
-    end_read(c);
 }
 
 /* Reads the chain of one address of a module whose chains a forking
@@ -292,12 +264,11 @@ static void load_module(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_m
 static void load_offset(lb_symcache_t *c, const lb_modmap_entry_t *mod, cached_module_t *cm,
                         uint64_t offset)
 {
-    if (!begin_run_read(c))
+    if (!open_run_db(c))
         return;
     bind_module(c->query_one, mod);
     sqlite3_bind_int64(c->query_one, 3, (sqlite3_int64)offset);
     read_chains(c, c->query_one, cm);
-    end_read(c);
 }
 
 /* Where one module's function table is in the run's database (looked
@@ -307,7 +278,7 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     if (cm->functions_read)
         return cm->functions_row != 0;
     cm->functions_read = true;
-    if (!begin_run_read(c))
+    if (!open_run_db(c))
         return false;
     bind_module(c->functions, mod);
     sqlite3_int64 row = 0, size = 0;
@@ -326,7 +297,6 @@ static bool find_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
         sqlite3_blob_read(blob, &last, 1, (int)size - 1) != SQLITE_OK)
         n = 0;
     sqlite3_blob_close(blob);
-    end_read(c);
     size_t names_at = sizeof n + (size_t)n * 3 * sizeof(uint64_t);
     if (n > 0 && n < ((size_t)1 << 32) && names_at < (size_t)size && last == '\0') {
         cm->functions_row = row;
@@ -466,8 +436,6 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
      * another module's table, which its size and count tell apart; a table
      * that is not the one found is not searched (the caller resolves). */
     uint64_t n = 0;
-    if (!begin_read(c))
-        return false;
     sqlite3_blob *blob = open_functions(c, cm);
     bool ok = blob && sqlite3_blob_read(blob, &n, sizeof n, 0) == SQLITE_OK && n == cm->n_functions;
     if (ok) {
@@ -475,25 +443,29 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
         ok = search_table(c, &r, n, pc, function);
     }
     sqlite3_blob_close(blob);
-    end_read(c);
     return ok;
+}
+
+/* A row of the module's key (symbol, module_function): its build id and
+ * path. */
+static void key_module(lb_wstmt_t *st, const lb_modmap_entry_t *mod)
+{
+    lb_wbind_text(st, 1, mod->build_id);
+    lb_wbind_text(st, 2, mod->path);
 }
 
 static void insert_name(lb_symcache_t *c, const lb_modmap_entry_t *mod, uintptr_t pc, int depth,
                         const char *function, const char *file, int line)
 {
-    sqlite3_stmt *st = c->insert;
-    bind_module(st, mod);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)(pc - mod->low));
-    sqlite3_bind_int(st, 4, depth);
-    if (function)
-        sqlite3_bind_text(st, 5, function, -1, SQLITE_TRANSIENT);
-    if (file)
-        sqlite3_bind_text(st, 6, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 7, line);
+    lb_wstmt_t *st = c->insert;
+    key_module(st, mod);
+    lb_wbind_int(st, 3, (int64_t)(pc - mod->low));
+    lb_wbind_int(st, 4, depth);
+    lb_wbind_text(st, 5, function);
+    lb_wbind_text(st, 6, file);
+    lb_wbind_int(st, 7, line);
     c->added_names = true;
-    sqlite3_step(st);
-    done(st);
+    lb_wstep(st);
 }
 
 /* The module of pc that may be cached, or NULL. */
@@ -670,11 +642,10 @@ static void export_functions(lb_symcache_t *c, lb_symbolizer_t *s, const lb_modm
             memcpy(blob, &n, sizeof n);
             memcpy(blob + sizeof n, p.entries, entries);
             memcpy(blob + sizeof n + entries, p.names, p.names_len);
-            bind_module(c->insert_functions, mod);
-            sqlite3_bind_blob(c->insert_functions, 3, blob, (int)size, SQLITE_TRANSIENT);
+            key_module(c->insert_functions, mod);
+            lb_wbind_blob(c->insert_functions, 3, blob, size);
             c->added_functions = c->resolved = true;
-            sqlite3_step(c->insert_functions);
-            done(c->insert_functions);
+            lb_wstep(c->insert_functions);
             free(blob);
         }
     }
@@ -733,8 +704,6 @@ void lb_symcache_close(lb_symcache_t *c)
 {
     if (!c)
         return;
-    sqlite3_finalize(c->insert);
-    sqlite3_finalize(c->insert_functions);
     sqlite3_finalize(c->query);
     sqlite3_finalize(c->query_one);
     sqlite3_finalize(c->functions);

@@ -24,9 +24,8 @@
  * database's schema a process, not two), else on a read connection that
  * lives from the first lookup to lb_symcache_close. Either way its shared
  * lock is held only while a module's rows are read or one address is
- * searched in its function table: on the profile's connection a read
- * first ends the build's transaction and begins it again after (the
- * build's statements are reset between steps). */
+ * searched in its function table (the build's rows are logged, not in a
+ * transaction of the profile's connection: report/writer/writer_int.h). */
 #ifndef LB_WRITER_SYMCACHE_H
 #define LB_WRITER_SYMCACHE_H
 #include <sqlite3.h>
@@ -36,14 +35,18 @@
 #include "report/writer/symbolize.h"
 
 typedef struct lb_symcache lb_symcache_t;
+struct lb_wstmt;
 
-/* A cache for one write, whose new chains go into profile's table
- * `symbol`; NULL without memory (every lookup then misses). attached: the
+/* A cache for one write, whose new chains go into the profile's table
+ * `symbol` through insert, and function tables into `module_function`
+ * through insert_functions (writer_int.h); NULL without memory (every
+ * lookup then misses). attached: the
  * run's database is attached to profile as "out" and is read there,
  * else through a read-only connection of the cache's own. warm: what
  * lb_symcache_preload read in a forking parent, or NULL; it is taken (or
  * freed, when the loader has loaded or unloaded an object since). */
-lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm);
+lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *warm,
+                                struct lb_wstmt *insert, struct lb_wstmt *insert_functions);
 /* In a forking parent: every chain the run's database holds for this
  * process's modules, read through a connection closed again before it
  * returns (a child inherits no descriptor), for a fork child's exit write

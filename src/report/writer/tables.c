@@ -19,7 +19,6 @@
 #include "locks/lifecycle.h"
 #include "report/writer/output.h"
 #include "report/writer/writer_int.h"
-#include "report/writer/statements.h"
 #include "sampler/sampler.h"
 #include "sampler/unsampled.h"
 #include "util/clock.h"
@@ -64,32 +63,29 @@ static double unseen_s(const writer_t *w, const lb_thread_t *t, double start_s, 
 
 void lb_tables_threads(writer_t *w)
 {
-    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_THREAD);
-    if (!st)
-        return;
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_THREAD);
     uint64_t start = lb_runtime_start_ns(), now = lb_now_ns();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
-        sqlite3_bind_int64(st, 1, t->id);
-        sqlite3_bind_int64(st, 2, lb_thread_os_tid(t));
+        lb_wbind_int(st, 1, t->id);
+        lb_wbind_int(st, 2, lb_thread_os_tid(t));
         if (t->start_routine) {
-            sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
-            sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));
+            lb_wbind_int(st, 3, lb_merge_frame(w, t->start_routine));
+            lb_wbind_int(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));
         }
         double start_s = t->start_ns > start ? (t->start_ns - start) / 1e9 : 0;
         uint64_t end = t->exited ? t->end_ns : now;
         double end_s = end > start ? (end - start) / 1e9 : 0, cpu_s = lb_tables_cpu_ns(t) / 1e9;
-        sqlite3_bind_double(st, 5, start_s);
-        sqlite3_bind_double(st, 6, end_s);
-        sqlite3_bind_double(st, 7, cpu_s);
-        sqlite3_bind_int64(st, 8, (sqlite3_int64)t->sampler->samples);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)t->sampler->dropped);
+        lb_wbind_double(st, 5, start_s);
+        lb_wbind_double(st, 6, end_s);
+        lb_wbind_double(st, 7, cpu_s);
+        lb_wbind_int(st, 8, (int64_t)t->sampler->samples);
+        lb_wbind_int(st, 9, (int64_t)t->sampler->dropped);
         double run_delay = run_delay_s_of(t);
         if (run_delay >= 0)
-            sqlite3_bind_double(st, 10, run_delay);
-        sqlite3_bind_double(st, 11, unseen_s(w, t, start_s, end_s, cpu_s, run_delay));
+            lb_wbind_double(st, 10, run_delay);
+        lb_wbind_double(st, 11, unseen_s(w, t, start_s, end_s, cpu_s, run_delay));
         lb_wstep(st);
     }
-    sqlite3_finalize(st);
 }
 
 /* One site row, added to the row already there (another thread image's,
@@ -97,13 +93,13 @@ void lb_tables_threads(writer_t *w)
 static void insert_site(writer_t *w, uint32_t frame, uint32_t thread, lb_obj_kind kind,
                         uint64_t acquisitions, uint64_t contended, uint64_t releases)
 {
-    sqlite3_stmt *st = w->ins_site;
-    sqlite3_bind_int64(st, 1, frame);
-    sqlite3_bind_int64(st, 2, thread);
-    sqlite3_bind_text(st, 3, lb_obj_kind_name(kind), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)acquisitions); /* at lock sites */
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)contended);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)releases);
+    lb_wstmt_t *st = w->ins_site;
+    lb_wbind_int(st, 1, frame);
+    lb_wbind_int(st, 2, thread);
+    lb_wbind_text(st, 3, lb_obj_kind_name(kind));
+    lb_wbind_int(st, 4, (int64_t)acquisitions); /* at lock sites */
+    lb_wbind_int(st, 5, (int64_t)contended);
+    lb_wbind_int(st, 6, (int64_t)releases);
     lb_wstep(st);
 }
 
@@ -133,12 +129,12 @@ void lb_tables_object_blame(writer_t *w, lb_thread_t *t)
         const lb_object_blame_t *e = &table->slot[i];
         if (!e->object)
             continue;
-        sqlite3_stmt *st = w->ins_blame;
-        sqlite3_bind_int64(st, 1, e->object);
-        sqlite3_bind_int64(st, 2, lb_merge_leaf_node(w, t->id, e->node));
-        sqlite3_bind_int64(st, 3, t->id);
-        sqlite3_bind_double(st, 4, e->blame_ns / 1e9);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
+        lb_wstmt_t *st = w->ins_blame;
+        lb_wbind_int(st, 1, e->object);
+        lb_wbind_int(st, 2, lb_merge_leaf_node(w, t->id, e->node));
+        lb_wbind_int(st, 3, t->id);
+        lb_wbind_double(st, 4, e->blame_ns / 1e9);
+        lb_wbind_int(st, 5, (int64_t)e->count);
         lb_wstep(st);
     }
 }
@@ -150,10 +146,13 @@ static void shared_count_meta(writer_t *w, const char *prefix, uint64_t waits, u
 {
     if (!waits)
         return;
-    char sql[256];
-    snprintf(sql, sizeof sql, "INSERT INTO meta VALUES('%s_us','%llu'),('%s_waits','%llu')", prefix,
-             (unsigned long long)(ns / 1000), prefix, (unsigned long long)waits);
-    lb_wsql(w, sql);
+    char key[64], value[32];
+    snprintf(key, sizeof key, "%s_us", prefix);
+    snprintf(value, sizeof value, "%llu", (unsigned long long)(ns / 1000));
+    lb_wmeta(w, key, value);
+    snprintf(key, sizeof key, "%s_waits", prefix);
+    snprintf(value, sizeof value, "%llu", (unsigned long long)waits);
+    lb_wmeta(w, key, value);
 }
 
 /* ... and waits in progress of processes killed outright, which this
@@ -185,9 +184,7 @@ void lb_tables_objects(writer_t *w)
     lb_mon_for_each(lb_mon_settle_live, &now);
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
         lb_spin_sampled_flush(t); /* the sampled spin waits threads still keep */
-    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_OBJECT);
-    if (!st)
-        return;
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_OBJECT);
     uint32_t count = lb_object_stats_count();
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
@@ -200,21 +197,19 @@ void lb_tables_objects(writer_t *w)
         if (s->shared)
             lb_tables_shared_accrual(s, &s->accrued_held_ns, &s->handoff_ns);
         double unattributed = s->accrued_held_ns - s->blamed_ns;
-        sqlite3_bind_int64(st, 1, i);
-        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
+        lb_wbind_int(st, 1, i);
+        lb_wbind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind));
+        lb_wbind_int(st, 3, (int64_t)s->addr);
         if (s->first_node)
-            sqlite3_bind_int64(st, 4, lb_merge_mapped_node(w, s->first_thread, s->first_node));
-        if (s->acquisitions_lost)
-            sqlite3_bind_null(st, 5); /* unknown (object_stats.h) */
-        else
-            sqlite3_bind_int64(st, 5, (sqlite3_int64)s->acquisitions);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)s->contended);
-        sqlite3_bind_double(st, 7, s->wait_ns / 1e9);
-        sqlite3_bind_double(st, 8, s->blamed_ns / 1e9);
-        sqlite3_bind_double(st, 9, s->handoff_ns / 1e9);
-        sqlite3_bind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
-        sqlite3_bind_int64(st, 11, (sqlite3_int64)sampled_waits);
+            lb_wbind_int(st, 4, lb_merge_mapped_node(w, s->first_thread, s->first_node));
+        if (!s->acquisitions_lost) /* else unknown (object_stats.h): NULL */
+            lb_wbind_int(st, 5, (int64_t)s->acquisitions);
+        lb_wbind_int(st, 6, (int64_t)s->contended);
+        lb_wbind_double(st, 7, s->wait_ns / 1e9);
+        lb_wbind_double(st, 8, s->blamed_ns / 1e9);
+        lb_wbind_double(st, 9, s->handoff_ns / 1e9);
+        lb_wbind_double(st, 10, (unattributed > 0 ? unattributed : 0) / 1e9);
+        lb_wbind_int(st, 11, (int64_t)sampled_waits);
         lb_wstep(st);
     }
     for (int k = 0; k < LB_OBJ_KINDS; k++) {
@@ -223,14 +218,13 @@ void lb_tables_objects(writer_t *w)
             acquisitions += t->unrecorded_acquisitions[k];
         if ((int64_t)acquisitions <= 0)
             continue; /* (below 0 only if a count was folded twice: memcpy'd mutexes) */
-        sqlite3_bind_int64(st, 1, count + (uint32_t)k);
-        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)acquisitions);
+        lb_wbind_int(st, 1, count + (uint32_t)k);
+        lb_wbind_text(st, 2, lb_obj_kind_name((lb_obj_kind)k));
+        lb_wbind_int(st, 5, (int64_t)acquisitions);
         for (int c = 6; c <= 11; c++)
-            sqlite3_bind_int(st, c, 0);
+            lb_wbind_int(st, c, 0);
         lb_wstep(st);
     }
-    sqlite3_finalize(st);
     shared_outside_meta(w);
 }
 
@@ -280,36 +274,33 @@ const char *lb_tables_command_line(void)
 
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped)
 {
-    sqlite3_stmt *st = lb_wprepare(w, LB_SQL_INSERT_RUN);
-    if (!st)
-        return;
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_RUN);
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    sqlite3_bind_text(st, 1, lb_tables_command_line(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, exe, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, getpid());
-    sqlite3_bind_text(st, 4, lb_sampler_event_name(), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, lb_sampler_event_requested(), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)lb_sampler_period());
-    sqlite3_bind_text(st, 7, lb_sampler_period_unit(), -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 8, w->ns_per_sample);
-    sqlite3_bind_double(st, 9, lb_runtime_start_unix());
-    sqlite3_bind_double(st, 10, (lb_now_ns() - lb_runtime_start_ns()) / 1e9);
+    lb_wbind_text(st, 1, lb_tables_command_line());
+    lb_wbind_text(st, 2, exe);
+    lb_wbind_int(st, 3, getpid());
+    lb_wbind_text(st, 4, lb_sampler_event_name());
+    lb_wbind_text(st, 5, lb_sampler_event_requested());
+    lb_wbind_int(st, 6, (int64_t)lb_sampler_period());
+    lb_wbind_text(st, 7, lb_sampler_period_unit());
+    lb_wbind_double(st, 8, w->ns_per_sample);
+    lb_wbind_double(st, 9, lb_runtime_start_unix());
+    lb_wbind_double(st, 10, (lb_now_ns() - lb_runtime_start_ns()) / 1e9);
     /* Threads of this process: the registry (a fork child's holds only
      * its own), not the id counter, which a child inherits. */
-    sqlite3_int64 threads = 0;
+    int64_t threads = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
         threads++;
-    sqlite3_bind_int64(st, 11, threads);
-    sqlite3_bind_int64(st, 12, (sqlite3_int64)samples);
-    sqlite3_bind_int64(st, 13, (sqlite3_int64)dropped);
-    sqlite3_bind_text(st, 14, reason, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 15, getppid());
-    sqlite3_bind_int64(st, 16, (sqlite3_int64)lb_output_proc_start());
-    sqlite3_bind_text(st, 17, lb_output_run_key(), -1, SQLITE_STATIC);
+    lb_wbind_int(st, 11, threads);
+    lb_wbind_int(st, 12, (int64_t)samples);
+    lb_wbind_int(st, 13, (int64_t)dropped);
+    lb_wbind_text(st, 14, reason);
+    lb_wbind_int(st, 15, getppid());
+    lb_wbind_int(st, 16, (int64_t)lb_output_proc_start());
+    lb_wbind_text(st, 17, lb_output_run_key());
     lb_wstep(st);
-    sqlite3_finalize(st);
 }
 
 /* CPU nanoseconds per sample: the period for clock events; measured CPU

@@ -371,8 +371,7 @@ static uint32_t thread_rows(writer_t *w, lb_thread_t *t, thread_seen_t *s, const
     return rows;
 }
 
-static void thread_row(writer_t *w, sqlite3_stmt *st, lb_thread_t *t, thread_seen_t *s,
-                       uint64_t end)
+static void thread_row(writer_t *w, lb_wstmt_t *st, lb_thread_t *t, thread_seen_t *s, uint64_t end)
 {
     uint64_t base = lb_runtime_start_ns();
     uint64_t born = t->start_ns > ws.start_ns ? t->start_ns : ws.start_ns;
@@ -381,15 +380,15 @@ static void thread_row(writer_t *w, sqlite3_stmt *st, lb_thread_t *t, thread_see
     uint64_t cpu = lb_tables_cpu_ns(t);
     uint64_t samples = load_u64(&t->sampler->samples);
     uint64_t dropped = load_u64(&t->sampler->dropped);
-    sqlite3_bind_int64(st, 1, t->id);
-    sqlite3_bind_int64(st, 2, lb_thread_os_tid(t));
+    lb_wbind_int(st, 1, t->id);
+    lb_wbind_int(st, 2, lb_thread_os_tid(t));
     if (t->start_routine)
-        sqlite3_bind_int64(st, 3, lb_merge_frame(w, t->start_routine));
-    sqlite3_bind_double(st, 4, (born - base) / 1e9);
-    sqlite3_bind_double(st, 5, (died > born ? died - base : born - base) / 1e9);
-    sqlite3_bind_double(st, 6, grown(cpu, s->last_cpu_ns) / 1e9);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)grown(samples, s->last_samples));
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)grown(dropped, s->last_dropped));
+        lb_wbind_int(st, 3, lb_merge_frame(w, t->start_routine));
+    lb_wbind_double(st, 4, (born - base) / 1e9);
+    lb_wbind_double(st, 5, (died > born ? died - base : born - base) / 1e9);
+    lb_wbind_double(st, 6, grown(cpu, s->last_cpu_ns) / 1e9);
+    lb_wbind_int(st, 7, (sqlite3_int64)grown(samples, s->last_samples));
+    lb_wbind_int(st, 8, (sqlite3_int64)grown(dropped, s->last_dropped));
     lb_wstep(st);
     s->last_cpu_ns = cpu;
     s->last_samples = samples;
@@ -436,13 +435,10 @@ static object_seen_t *copy_objects(uint32_t *n)
 
 static void object_rows(writer_t *w, object_seen_t *copied, uint32_t count)
 {
-    sqlite3_stmt *st =
-        lb_wprepare(w, "INSERT INTO sync_object VALUES(?,?,?,NULL,NULL,?,?,?,?,?,1,0)");
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_WINDOW_OBJECT);
     uint32_t cap = ws.n_objects;
-    if (!st || !copied || grow((void **)&ws.objects, sizeof *ws.objects, &cap, count)) {
-        sqlite3_finalize(st);
+    if (!copied || grow((void **)&ws.objects, sizeof *ws.objects, &cap, count))
         return;
-    }
     ws.n_objects = cap;
     for (uint32_t i = 1; i < count; i++) {
         lb_object_stats_t *s = lb_object_stats_at(i);
@@ -464,17 +460,16 @@ static void object_rows(writer_t *w, object_seen_t *copied, uint32_t count)
         last->owed_ns = owed;
         if (!d.contended && !d.wait_ns && d.held_ns == 0 && d.blamed_ns == 0 && d.handoff_ns == 0)
             continue;
-        sqlite3_bind_int64(st, 1, i);
-        sqlite3_bind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)s->addr);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)d.contended);
-        sqlite3_bind_double(st, 5, d.wait_ns / 1e9);
-        sqlite3_bind_double(st, 6, d.blamed_ns / 1e9);
-        sqlite3_bind_double(st, 7, d.handoff_ns / 1e9);
-        sqlite3_bind_double(st, 8, (d.held_ns - d.blamed_ns) / 1e9);
+        lb_wbind_int(st, 1, i);
+        lb_wbind_text(st, 2, lb_obj_kind_name((lb_obj_kind)s->kind));
+        lb_wbind_int(st, 3, (sqlite3_int64)s->addr);
+        lb_wbind_int(st, 4, (sqlite3_int64)d.contended);
+        lb_wbind_double(st, 5, d.wait_ns / 1e9);
+        lb_wbind_double(st, 6, d.blamed_ns / 1e9);
+        lb_wbind_double(st, 7, d.handoff_ns / 1e9);
+        lb_wbind_double(st, 8, (d.held_ns - d.blamed_ns) / 1e9);
         lb_wstep(st);
     }
-    sqlite3_finalize(st);
 }
 
 static int open_writer(void)
@@ -485,6 +480,7 @@ static int open_writer(void)
         return -1;
     }
     writer_t *w = &ws.w;
+    lb_wopen_log(w);
     if (lb_profile_db_create(&w->db) != SQLITE_OK || lb_merge_open(w) != 0) {
         lb_warn("cannot write time windows to %s: out of memory", lb_output_path());
         return -1;
@@ -502,6 +498,7 @@ static int build(uint64_t end, bool closed)
     if (lb_wsql(w, "DELETE FROM metric; DELETE FROM thread; DELETE FROM sync_object;"
                    " DELETE FROM run"))
         return -1;
+    lb_u64map_free(&w->metric_keys); /* the window's metric rows start over */
     /* Copy every tree under one short hold, then map and write. */
     uint32_t count = lb_thread_count();
     tree_copy_t *copies = calloc(count ? count : 1, sizeof *copies);
@@ -538,8 +535,7 @@ static int build(uint64_t end, bool closed)
         uint64_t start = open_wait(t, &node, &stats) == s->note_start ? s->note_start : 0;
         split_open_wait(s, start, s->note_node, s->note_stats, end, closed);
     }
-    sqlite3_stmt *st =
-        lb_wprepare(w, "INSERT INTO thread VALUES(?,?,?,NULL,?,?,?,?,?,1,NULL,NULL)");
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_WINDOW_THREAD);
     uint64_t all_samples = 0, all_dropped = 0;
     for (lb_thread_t *t = lb_thread_registry(); t && st; t = t->next) {
         if (t->id >= count || !ws.threads || t->id >= ws.n_threads)
@@ -559,7 +555,6 @@ static int build(uint64_t end, bool closed)
         all_samples += s->last_samples - before;
         all_dropped += s->last_dropped - dropped_before;
     }
-    sqlite3_finalize(st);
     free(copies);
     object_rows(w, objects, nobjects);
     free(objects);
@@ -665,6 +660,7 @@ void lb_window_forget(void)
      * runs and the lock kept any window write out of the fork. */
     if (ws.open) {
         lb_merge_close(&ws.w);
+        lb_wclose_log(&ws.w);
         sqlite3_close(ws.w.db);
     }
     for (uint32_t i = 0; i < ws.n_threads; i++) {

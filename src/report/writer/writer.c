@@ -25,13 +25,12 @@
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
-#include "report/writer/statements.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
 
-int lb_wsql(writer_t *w, const char *sql)
+static int exec(writer_t *w, const char *sql)
 {
     char *err = NULL;
     if (sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
@@ -42,17 +41,69 @@ int lb_wsql(writer_t *w, const char *sql)
     return 0;
 }
 
-sqlite3_stmt *lb_wprepare(writer_t *w, const char *sql)
+int lb_wsql(writer_t *w, const char *sql)
 {
-    return lb_profile_db_prepare(w->db, sql);
+    return lb_wflush(w) == 0 ? exec(w, sql) : -1;
 }
 
-int lb_wstep(sqlite3_stmt *st)
+static sqlite3_stmt *replay_statement(void *ctx, enum lb_row_kind kind)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    writer_t *w = ctx;
+    if (!w->replay[kind])
+        w->replay[kind] = lb_profile_db_statement(w->db, kind);
+    return w->replay[kind];
+}
+
+int lb_wflush(writer_t *w)
+{
+    if (w->rows.len <= LB_ROWLOG_HEADER && !lb_rowlog_failed(&w->rows))
+        return 0;
+    if (lb_rowlog_failed(&w->rows)) {
+        lb_warn("cannot write profile: out of memory");
+        return -1;
+    }
+    bool own = sqlite3_get_autocommit(w->db);
+    if (own && exec(w, "BEGIN") != 0)
+        return -1;
+    int rc = lb_rowlog_replay(w->db, w->rows.bytes, w->rows.len, true, replay_statement, w);
+    if (rc != SQLITE_OK)
+        lb_warn("cannot write profile: %s", sqlite3_errstr(rc));
+    if (own && rc == SQLITE_OK)
+        rc = exec(w, "COMMIT") == 0 ? SQLITE_OK : SQLITE_ERROR;
+    else if (own)
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    lb_rowlog_reset(&w->rows, true);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+void lb_wopen_log(writer_t *w)
+{
+    lb_rowlog_reset(&w->rows, true);
+}
+
+void lb_wclose_log(writer_t *w)
+{
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        sqlite3_finalize(w->replay[k]);
+        w->replay[k] = NULL;
+        lb_rowlog_free(&w->stmts[k].values);
+    }
+    lb_rowlog_free(&w->rows);
+    lb_u64map_free(&w->metric_keys);
+}
+
+lb_wstmt_t *lb_wprepare(writer_t *w, enum lb_row_kind kind)
+{
+    lb_wstmt_t *st = &w->stmts[kind];
+    st->log = &w->rows;
+    st->kind = kind;
+    return st;
+}
+
+int lb_wstep(lb_wstmt_t *st)
+{
+    lb_rowlog_add(st->log, st->kind, &st->values);
+    return lb_rowlog_failed(st->log) ? -1 : 0;
 }
 
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
@@ -90,22 +141,49 @@ static uint32_t leaf_node_cb(void *ctx, uint32_t thread, uint32_t local)
     return lb_merge_leaf_node(ctx, thread, local);
 }
 
+void lb_wmeta(writer_t *w, const char *key, const char *value)
+{
+    lb_wstmt_t *st = lb_wprepare(w, LB_ROW_META);
+    lb_wbind_text(st, 1, key);
+    lb_wbind_text(st, 2, value);
+    lb_wstep(st);
+}
+
+static void put_meta(void *w, const char *key, const char *value)
+{
+    lb_wmeta(w, key, value);
+}
+
+static void meta_rows(writer_t *w)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d", LB_SCHEMA_VERSION);
+    lb_wmeta(w, "schema_version", v);
+    lb_wmeta(w, "lockblame_version", LB_VERSION);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)lb_mon_gc_reclaimed());
+    lb_wmeta(w, "orphans_reclaimed", v);
+    snprintf(v, sizeof v, "%u", lb_mon_slots_used());
+    lb_wmeta(w, "monitored_slots_used", v);
+    snprintf(v, sizeof v, "%u", lb_mutex_sampled_missed());
+    lb_wmeta(w, "sampled_mutex_no_slot", v);
+    lb_sampler_meta_each(put_meta, w);
+}
+
+/* The profile's rows into w's log. */
 static int build(writer_t *w, const char *reason)
 {
     uint64_t samples, dropped;
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    /* before BEGIN: ATTACH cannot run inside a transaction. With the
-     * names a forking parent read, the run's database is opened only if
-     * the profile needs it (a name missing, or a commit). */
+    /* With the names a forking parent read, the run's database is opened
+     * only if the profile needs it (a name missing, or a commit). */
     w->out_attached = !w->warm && lb_output_attach(w->db);
-    if (lb_wsql(w, "BEGIN") || lb_merge_open(w) != 0)
+    lb_wopen_log(w);
+    if (lb_merge_open(w) != 0)
         return -1;
-    w->ins_site = lb_wprepare(w, LB_SQL_ADD_SITE);
-    w->ins_blame = lb_wprepare(w, LB_SQL_ADD_BLAME);
-    if (!w->ins_site || !w->ins_blame)
-        return -1;
+    w->ins_site = lb_wprepare(w, LB_ROW_SITE);
+    w->ins_blame = lb_wprepare(w, LB_ROW_BLAME);
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         if (lb_merge_thread(w, t) != 0)
             return -1;
@@ -113,18 +191,11 @@ static int build(writer_t *w, const char *reason)
         lb_tables_object_blame(w, t);
     }
     lb_tables_threads(w);
-    lb_write_structural(w->db, w->now, leaf_node_cb, w);
+    lb_write_structural(w, w->now, leaf_node_cb, w);
     lb_tables_objects(w);
     lb_tables_run(w, reason, samples, dropped);
-    char meta[1536], sampling[1024];
-    lb_sampler_meta_rows(sampling, sizeof sampling);
-    snprintf(meta, sizeof meta,
-             "INSERT INTO meta VALUES('schema_version','%d'),('lockblame_version','%s'),"
-             "('orphans_reclaimed','%llu'),('monitored_slots_used','%u'),"
-             "('sampled_mutex_no_slot','%u')%s",
-             LB_SCHEMA_VERSION, LB_VERSION, (unsigned long long)lb_mon_gc_reclaimed(),
-             lb_mon_slots_used(), lb_mutex_sampled_missed(), sampling);
-    return lb_wsql(w, meta) || lb_wsql(w, "COMMIT") ? -1 : 0;
+    meta_rows(w);
+    return lb_rowlog_failed(&w->rows) ? -1 : 0;
 }
 
 /* After the line that said why this process's profile could not be
@@ -156,7 +227,7 @@ static bool may_spool(const writer_t *w, bool process_ends)
  * (or added already). */
 static bool spool(writer_t *w)
 {
-    if (lb_output_spool(w->db) != 0)
+    if (lb_output_spool(w->rows.bytes, w->rows.len) != 0)
         return false;
     /* the root may have closed the spool since may_spool: then it may not
      * have seen the record, and this process adds it (with any other) */
@@ -192,14 +263,19 @@ int lb_write_profile(const char *reason)
         lb_warn("cannot write profile %s: %s", lb_output_path(), sqlite3_errmsg(w.db));
     else if (rc != 0)
         lb_warn("cannot write profile %s: out of memory", lb_output_path());
-    sqlite3_finalize(w.ins_site);
-    sqlite3_finalize(w.ins_blame);
-    lb_merge_close(&w);
+    lb_merge_finish(&w);
     bool spooled = rc == 0 && may_spool(&w, process_ends) && spool(&w);
+    /* in the database only for a commit, or for this process's own summary */
+    if (rc == 0 && (!spooled || lb_summary_reads_own()))
+        rc = lb_wflush(&w);
     if (rc == 0 && !spooled)
         rc = lb_output_commit(w.db, w.out_attached, w.empty);
     if (rc == 0)
         lb_summary_after_write(w.db, lb_output_path(), process_ends);
+    if (spooled)
+        return 0; /* the process ends: its memory is not freed page by page */
+    lb_merge_close(&w);
+    lb_wclose_log(&w);
     sqlite3_close(w.db);
     return rc == 0 ? 0 : write_failed(process_ends);
 }

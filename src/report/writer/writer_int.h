@@ -1,19 +1,37 @@
-/* Private to report/writer: the state of one profile write and the SQLite
- * helpers its files share. The profile is built in an in-memory database
- * (`main`, schema common/ddl.h) and then copied into the run's database
- * (output.c). Used only on the finishing thread; uses malloc freely. */
+/* Private to report/writer: the state of one profile write and the
+ * helpers its files share. The write's rows go to a row log
+ * (common/rowlog.h) through statement handles: a process whose profile
+ * waits in the run's spool writes the log as it is, and one that commits
+ * replays it into an in-memory database (`main`, schema common/ddl.h)
+ * and copies that into the run's database (output.c). Any SQL run on
+ * that database directly (lb_wsql) runs after the rows logged before it.
+ * Used only on the finishing thread; uses malloc freely. */
 #ifndef LB_WRITER_INT_H
 #define LB_WRITER_INT_H
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "common/rowlog.h"
 #include "core/thread.h"
 #include "report/writer/symbolize.h"
 #include "sampler/metrics.h"
 #include "common/u64map.h"
 
+/* One statement of the write: the values of the row being built, added
+ * to the write's log by lb_wstep. Rows of several statements may be
+ * built at once (a thread row's frame is written while the row is). */
+typedef struct lb_wstmt {
+    lb_rowlog_t *log;
+    lb_rowlog_t values;
+    enum lb_row_kind kind;
+} lb_wstmt_t;
+
 typedef struct writer {
-    sqlite3 *db; /* in-memory; the run's file is attached as "out" */
+    sqlite3 *db;                        /* in-memory; the run's file is attached as "out" */
+    lb_rowlog_t rows;                   /* logged, not yet in db (with its header) */
+    lb_wstmt_t stmts[LB_ROW_KINDS];     /* the handles, by kind */
+    sqlite3_stmt *replay[LB_ROW_KINDS]; /* db's statements that take the rows */
+    lb_u64map_t metric_keys;            /* (node << 32 | thread) of the metric rows */
     lb_symbolizer_t *sym;
     struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
     struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
@@ -38,15 +56,42 @@ typedef struct writer {
     unsigned empty;      /* LB_MERGE_EMPTY bits of the profile's empty tables */
     bool resolved_names; /* the write resolved names the run's database lacked */
     bool out_attached;   /* the run's database is attached to db as "out" */
-    sqlite3_stmt *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
+    lb_wstmt_t *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
 } writer_t;
 
-/* Run sql on w->db; -1 after one lockblame: line on failure. */
+/* Run sql on w->db after the rows logged so far; -1 after one
+ * lockblame: line on failure. */
 int lb_wsql(writer_t *w, const char *sql);
-/* A prepared statement, or NULL. */
-sqlite3_stmt *lb_wprepare(writer_t *w, const char *sql);
-/* Step, reset and clear; 0 on SQLITE_DONE. */
-int lb_wstep(sqlite3_stmt *st);
+/* The logged rows into w->db (in a transaction of their own unless one
+ * is open), the log emptied: 0, or -1 after one lockblame: line. */
+int lb_wflush(writer_t *w);
+/* Empty w's log and start it with its header: before the first row. */
+void lb_wopen_log(writer_t *w);
+/* Free the log, the handles' values and w->db's replay statements. */
+void lb_wclose_log(writer_t *w);
+/* kind's handle. */
+lb_wstmt_t *lb_wprepare(writer_t *w, enum lb_row_kind kind);
+/* The row's values; text NULL binds nothing (NULL). */
+static inline void lb_wbind_int(lb_wstmt_t *st, int index, int64_t value)
+{
+    lb_rowlog_int(&st->values, index, value);
+}
+static inline void lb_wbind_double(lb_wstmt_t *st, int index, double value)
+{
+    lb_rowlog_double(&st->values, index, value);
+}
+static inline void lb_wbind_text(lb_wstmt_t *st, int index, const char *text)
+{
+    lb_rowlog_text(&st->values, index, text);
+}
+static inline void lb_wbind_blob(lb_wstmt_t *st, int index, const void *bytes, size_t n)
+{
+    lb_rowlog_blob(&st->values, index, bytes, n);
+}
+/* The row into the log; 0, or -1 when the log is out of memory. */
+int lb_wstep(lb_wstmt_t *st);
+/* A meta row (key, value). */
+void lb_wmeta(writer_t *w, const char *key, const char *value);
 
 /* cct_merge.c: every thread's CCT into one tree keyed by frame. */
 int lb_merge_open(writer_t *w); /* prepares the inserts; 0 or -1 */
@@ -66,6 +111,9 @@ uint32_t lb_merge_leaf_node(writer_t *w, uint32_t thread, uint32_t local);
  * from: the tail jump of the function call_pc called, if that function
  * left no frame (tailcall.h), else call_pc itself. Cached. */
 uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
+/* After the rows: the profile's empty tables (w->empty) and whether it
+ * resolved names the run's database lacked (w->resolved_names). */
+void lb_merge_finish(writer_t *w);
 void lb_merge_close(writer_t *w);
 /* The global node of pc below the global node parent at global depth
  * *depth (inlined calls add nodes in between; *depth is advanced). */

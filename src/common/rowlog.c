@@ -1,0 +1,261 @@
+/* See rowlog.h. */
+#include "common/rowlog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/schema.h"
+
+/* Each kind's statement; "%w" is the schema (twice where the statement
+ * reads a table too). */
+static const char *const row_sql[LB_ROW_KINDS] = {
+    [LB_ROW_FRAME] = "INSERT INTO \"%w\".frame VALUES(?,?,?,?,?,?)",
+    [LB_ROW_MODULE] = "INSERT INTO \"%w\".module VALUES(?,?,?,?)",
+    [LB_ROW_NODE] = "INSERT INTO \"%w\".node VALUES(?,?,?,?)",
+    [LB_ROW_METRIC] = "INSERT INTO \"%w\".metric VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [LB_ROW_SITE] = "INSERT INTO \"%w\".site VALUES(?,?,?,?,?,?) ON CONFLICT DO UPDATE SET"
+                    " acquisitions = acquisitions + excluded.acquisitions,"
+                    " contended = contended + excluded.contended,"
+                    " releases = releases + excluded.releases",
+    [LB_ROW_BLAME] = "INSERT INTO \"%w\".object_blame VALUES(?,?,?,?,?) ON CONFLICT DO"
+                     " UPDATE SET blame_s = blame_s + excluded.blame_s,"
+                     " count = count + excluded.count",
+    [LB_ROW_THREAD] = "INSERT INTO \"%w\".thread VALUES(?,?,?,?,?,?,?,?,?,1,?,?)",
+    [LB_ROW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1,?)",
+    [LB_ROW_RUN] = "INSERT INTO \"%w\".run VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
+    [LB_ROW_STRUCTURAL] = "INSERT INTO \"%w\".structural_wait VALUES(?,?,?,?,?,?,?,?,?)",
+    /* ?1 thread, ?2 object, ?3 kind, ?4 start, ?5 end, ?6 the helper's
+     * share: one row per context whose releases took the object's blame */
+    [LB_ROW_IDLE_HELPER] = "INSERT INTO \"%w\".structural_wait SELECT ?1, ?2, ?3, ?4, ?5, 0,"
+                           " CASE WHEN node_id THEN node_id END,"
+                           " CASE WHEN node_id THEN thread_id END, blame_s * ?6"
+                           " FROM \"%w\".object_blame WHERE object_id = ?2 AND blame_s > 0",
+    [LB_ROW_SYMBOL] = "INSERT OR IGNORE INTO \"%w\".symbol VALUES(?,?,?,?,?,?,?)",
+    [LB_ROW_FUNCTIONS] = "INSERT OR IGNORE INTO \"%w\".module_function VALUES(?,?,?)",
+    [LB_ROW_META] = "INSERT INTO \"%w\".meta VALUES(?,?)",
+    [LB_ROW_WINDOW_THREAD] = "INSERT INTO \"%w\".thread VALUES(?,?,?,NULL,?,?,?,?,?,1,NULL,NULL)",
+    [LB_ROW_WINDOW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?,?,?,NULL,NULL,?,?,?,?,?,1,0)",
+};
+
+char *lb_row_sql(enum lb_row_kind kind, const char *schema)
+{
+    return kind < LB_ROW_KINDS ? sqlite3_mprintf(row_sql[kind], schema, schema) : NULL;
+}
+
+enum {
+    VALUE_INT = 1,
+    VALUE_DOUBLE,
+    VALUE_TEXT,
+    VALUE_BLOB
+};
+
+static bool reserve(lb_rowlog_t *log, size_t more)
+{
+    if (log->failed)
+        return false;
+    if (log->len + more <= log->cap)
+        return true;
+    size_t cap = log->cap ? log->cap : 256; /* a row's values: a few dozen bytes */
+    while (cap < log->len + more)
+        cap *= 2;
+    unsigned char *grown = realloc(log->bytes, cap);
+    if (!grown) {
+        log->failed = true;
+        return false;
+    }
+    log->bytes = grown;
+    log->cap = cap;
+    return true;
+}
+
+static void put(lb_rowlog_t *log, const void *bytes, size_t n)
+{
+    if (reserve(log, n)) {
+        memcpy(log->bytes + log->len, bytes, n);
+        log->len += n;
+    }
+}
+
+void lb_rowlog_reset(lb_rowlog_t *log, bool header)
+{
+    log->len = 0;
+    log->failed = false;
+    if (header) {
+        /* room for a small process's profile, so that it is seldom
+         * copied; only the pages written are touched */
+        reserve(log, 65536);
+        unsigned char h[LB_ROWLOG_HEADER] = { 0 };
+        uint32_t version = LB_SCHEMA_VERSION;
+        memcpy(h, LB_ROWLOG_MAGIC, sizeof LB_ROWLOG_MAGIC);
+        memcpy(h + 8, &version, sizeof version);
+        put(log, h, sizeof h);
+    }
+}
+
+void lb_rowlog_free(lb_rowlog_t *log)
+{
+    free(log->bytes);
+    memset(log, 0, sizeof *log);
+}
+
+bool lb_rowlog_failed(const lb_rowlog_t *log)
+{
+    return log->failed;
+}
+
+static void put_tag(lb_rowlog_t *row, int index, int type)
+{
+    unsigned char tag[2] = { (unsigned char)index, (unsigned char)type };
+    put(row, tag, sizeof tag);
+}
+
+void lb_rowlog_int(lb_rowlog_t *row, int index, int64_t value)
+{
+    put_tag(row, index, VALUE_INT);
+    put(row, &value, sizeof value);
+}
+
+void lb_rowlog_double(lb_rowlog_t *row, int index, double value)
+{
+    put_tag(row, index, VALUE_DOUBLE);
+    put(row, &value, sizeof value);
+}
+
+static void put_bytes(lb_rowlog_t *row, int index, int type, const void *bytes, size_t n)
+{
+    if (n > INT32_MAX) {
+        row->failed = true;
+        return;
+    }
+    uint32_t len = (uint32_t)n;
+    put_tag(row, index, type);
+    put(row, &len, sizeof len);
+    put(row, bytes, n);
+}
+
+void lb_rowlog_text(lb_rowlog_t *row, int index, const char *text)
+{
+    if (text)
+        put_bytes(row, index, VALUE_TEXT, text, strlen(text));
+}
+
+void lb_rowlog_blob(lb_rowlog_t *row, int index, const void *bytes, size_t n)
+{
+    put_bytes(row, index, VALUE_BLOB, bytes, n);
+}
+
+void lb_rowlog_add(lb_rowlog_t *log, enum lb_row_kind kind, lb_rowlog_t *row)
+{
+    if (row->failed)
+        log->failed = true;
+    unsigned char k = (unsigned char)kind, end = 0;
+    put(log, &k, 1);
+    put(log, row->bytes, row->len);
+    put(log, &end, 1);
+    lb_rowlog_reset(row, false);
+}
+
+/* Reads the log's bytes in order; each read fails (false) past the end. */
+typedef struct reader {
+    const unsigned char *p, *end;
+} reader_t;
+
+static bool take(reader_t *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return false;
+    memcpy(out, r->p, n);
+    r->p += n;
+    return true;
+}
+
+/* One bound value (after its index byte): SQLITE_OK or SQLITE_CORRUPT. */
+static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
+{
+    unsigned char type;
+    int64_t i;
+    double d;
+    uint32_t n;
+    if (!take(r, &type, 1))
+        return SQLITE_CORRUPT;
+    switch (type) {
+    case VALUE_INT:
+        if (!take(r, &i, sizeof i))
+            return SQLITE_CORRUPT;
+        sqlite3_bind_int64(st, index, i);
+        return SQLITE_OK;
+    case VALUE_DOUBLE:
+        if (!take(r, &d, sizeof d))
+            return SQLITE_CORRUPT;
+        sqlite3_bind_double(st, index, d);
+        return SQLITE_OK;
+    case VALUE_TEXT:
+    case VALUE_BLOB:
+        if (!take(r, &n, sizeof n) || (size_t)(r->end - r->p) < n || n > INT32_MAX)
+            return SQLITE_CORRUPT;
+        if (type == VALUE_TEXT)
+            sqlite3_bind_text(st, index, (const char *)r->p, (int)n, SQLITE_STATIC);
+        else
+            sqlite3_bind_blob(st, index, r->p, (int)n, SQLITE_STATIC);
+        r->p += n;
+        return SQLITE_OK;
+    default:
+        return SQLITE_CORRUPT;
+    }
+}
+
+static bool header_ok(reader_t *r)
+{
+    unsigned char h[LB_ROWLOG_HEADER];
+    uint32_t version;
+    if (!take(r, h, sizeof h) || memcmp(h, LB_ROWLOG_MAGIC, sizeof LB_ROWLOG_MAGIC) != 0)
+        return false;
+    memcpy(&version, h + 8, sizeof version);
+    return version == LB_SCHEMA_VERSION;
+}
+
+/* One row (after its kind byte) through st: bound, stepped, reset. */
+static int replay_row(sqlite3_stmt *st, reader_t *r)
+{
+    int rc = SQLITE_OK;
+    for (;;) {
+        unsigned char index;
+        if (!take(r, &index, 1) || index > sqlite3_bind_parameter_count(st)) {
+            rc = SQLITE_CORRUPT;
+            break;
+        }
+        if (index == 0)
+            break;
+        if ((rc = bind_value(st, index, r)) != SQLITE_OK)
+            break;
+    }
+    if (rc == SQLITE_OK) {
+        int step = sqlite3_step(st);
+        /* a constraint the direct insert would have broken: not inserted */
+        if (step != SQLITE_DONE && (step & 0xff) != SQLITE_CONSTRAINT)
+            rc = step;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
+                     lb_row_statement_fn statement, void *ctx)
+{
+    reader_t r = { bytes, bytes + n };
+    if (header && !header_ok(&r))
+        return SQLITE_CORRUPT;
+    unsigned char kind;
+    while (take(&r, &kind, 1)) {
+        if (kind >= LB_ROW_KINDS)
+            return SQLITE_CORRUPT;
+        sqlite3_stmt *st = statement(ctx, (enum lb_row_kind)kind);
+        if (!st)
+            return db && sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+        int rc = replay_row(st, &r);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}

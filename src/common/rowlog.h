@@ -1,0 +1,93 @@
+/* A profile as a log of rows: each insert of a process's exit write as
+ * its statement's kind and its bound values, in the order the writer
+ * made them, replayed later into any schema through the same statements.
+ *
+ * The writer records its rows here, not in SQLite: a process whose
+ * profile waits in the run's spool (common/spool.h) writes the log as its
+ * record and never runs SQLite, whose code and heap pages a fork child
+ * would otherwise fault in one by one; a process that commits replays the
+ * log into its in-memory profile first. Replay runs the statements in
+ * the log's order, so an insert that reads earlier rows (an idle helper's
+ * structural rows, an upsert) sees what it saw when run directly.
+ *
+ * Encoding (host byte order: a log is read on the machine that wrote
+ * it): a 16-byte header (LB_ROWLOG_MAGIC, the schema version, 0); then
+ * rows, each a kind byte, then its bound values, each a parameter index
+ * byte (1..255) and a type byte with its value (int64 and double: 8
+ * bytes; text and blob: a 4-byte length and the bytes), then a 0 byte.
+ * A parameter not bound is NULL.
+ *
+ * Memory: a log grows by malloc; a failed allocation marks it failed
+ * (lb_rowlog_failed) and later appends are dropped. Not thread-safe: one
+ * log is one thread's. Used by the library's writer and by the CLI's
+ * merge of pending records. Depends on SQLite (replay) and nothing else. */
+#ifndef LB_COMMON_ROWLOG_H
+#define LB_COMMON_ROWLOG_H
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The statements a log's rows are replayed through. */
+enum lb_row_kind {
+    LB_ROW_FRAME,
+    LB_ROW_MODULE,
+    LB_ROW_NODE,
+    LB_ROW_METRIC,
+    LB_ROW_SITE,
+    LB_ROW_BLAME,
+    LB_ROW_THREAD,
+    LB_ROW_OBJECT,
+    LB_ROW_RUN,
+    LB_ROW_STRUCTURAL,
+    LB_ROW_IDLE_HELPER, /* structural rows from the object_blame rows before it */
+    LB_ROW_SYMBOL,
+    LB_ROW_FUNCTIONS,
+    LB_ROW_META,
+    LB_ROW_WINDOW_THREAD, /* a time window's thread row (window_write.c) */
+    LB_ROW_WINDOW_OBJECT, /* a time window's sync_object row */
+    LB_ROW_KINDS
+};
+
+/* kind's statement on the tables of schema, sqlite3_mprintf'd (the
+ * caller sqlite3_frees it); NULL when out of memory. */
+char *lb_row_sql(enum lb_row_kind kind, const char *schema);
+
+typedef struct lb_rowlog {
+    unsigned char *bytes;
+    size_t len, cap;
+    bool failed; /* an append found no memory: the log is incomplete */
+} lb_rowlog_t;
+
+/* A log's bytes up to the rows: what a record starts with. */
+#define LB_ROWLOG_HEADER 16
+#define LB_ROWLOG_MAGIC  "LBROWS1"
+
+/* Empty the log, keeping its memory; with header, start it with the
+ * header (a log that is a record), else with nothing (a row's values). */
+void lb_rowlog_reset(lb_rowlog_t *log, bool header);
+void lb_rowlog_free(lb_rowlog_t *log);
+bool lb_rowlog_failed(const lb_rowlog_t *log);
+
+/* One value of the row being built (a log that holds one row's values). */
+void lb_rowlog_int(lb_rowlog_t *row, int index, int64_t value);
+void lb_rowlog_double(lb_rowlog_t *row, int index, double value);
+/* text NULL binds nothing (NULL) */
+void lb_rowlog_text(lb_rowlog_t *row, int index, const char *text);
+void lb_rowlog_blob(lb_rowlog_t *row, int index, const void *bytes, size_t n);
+/* Append a row of kind with the values in row to log; row is emptied. */
+void lb_rowlog_add(lb_rowlog_t *log, enum lb_row_kind kind, lb_rowlog_t *row);
+
+/* Where replay finds kind's statement: prepared for its target schema,
+ * owned by the caller; NULL on failure. */
+typedef sqlite3_stmt *(*lb_row_statement_fn)(void *ctx, enum lb_row_kind kind);
+
+/* Replay the rows in bytes[0..n) (a log's rows, with its header when
+ * header is set). A row that breaks a constraint is not inserted, as the
+ * statement run directly would not have inserted it. Returns SQLITE_OK;
+ * SQLITE_CORRUPT for bytes that are not a log (a wrong header, a row cut
+ * short, an unknown kind or type); another SQLite code when a statement
+ * could not be prepared or a step failed for want of memory or disk. */
+int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
+                     lb_row_statement_fn statement, void *ctx);
+#endif

@@ -1,0 +1,308 @@
+/* Unit tests for src/common/rowlog.h: a profile's rows logged and
+ * replayed leave a database exactly as the same statements run directly
+ * do (every column's type and bits: integers, doubles, text, blobs,
+ * NULL for a parameter not bound), including an upsert that adds to an
+ * earlier row, an insert that reads rows before it (an idle helper's
+ * structural rows), and a row that breaks a key and is not inserted while
+ * the rows after it are. The same log replays into another schema.
+ * Bytes that are not a log (another header, a row cut short, an unknown
+ * kind or type, a parameter the statement lacks) are SQLITE_CORRUPT. */
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ddl.h"
+#include "common/rowlog.h"
+#include "util/lazy_deps.h"
+
+static sqlite3 *open_profile(void)
+{
+    char why[256];
+    ASSERT_TRUE(lb_sqlite_open(why, sizeof why));
+    sqlite3 *db = NULL;
+    ASSERT_EQ(sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+              SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(db, "main"), SQLITE_OK);
+    return db;
+}
+
+enum {
+    INT = 1,
+    DOUBLE,
+    TEXT,
+    BLOB
+};
+
+typedef struct value {
+    int index, type;
+    long long i;
+    double d;
+    const char *s; /* text, or a blob's bytes (n of them) */
+    int n;
+} value_t;
+
+typedef struct row {
+    enum lb_row_kind kind;
+    value_t v[8];
+} row_t;
+
+#define I(k, v)                         \
+    {                                   \
+        .index = k, .type = INT, .i = v \
+    }
+#define D(k, v)                            \
+    {                                      \
+        .index = k, .type = DOUBLE, .d = v \
+    }
+#define T(k, v)                          \
+    {                                    \
+        .index = k, .type = TEXT, .s = v \
+    }
+#define B(k, v, len)                               \
+    {                                              \
+        .index = k, .type = BLOB, .s = v, .n = len \
+    }
+
+/* The rows a small profile's write makes, in its order. */
+static const row_t rows[] = {
+    { LB_ROW_NODE, { I(1, 0), I(4, 0) } }, /* the root: parent, frame NULL */
+    { LB_ROW_MODULE, { I(1, 1), T(2, "/usr/lib/it's.so"), I(3, 4096) } },
+    { LB_ROW_FRAME, { I(1, 1), I(2, 1), I(3, 0x1234), T(4, "worker"), I(6, 42) } },
+    { LB_ROW_NODE, { I(1, 1), I(2, 0), I(3, 1), I(4, 1) } },
+    { LB_ROW_METRIC, { I(1, 1), I(2, 7), D(3, 0.1), D(5, 1.0 / 3) } },
+    /* the same (node, thread): breaks metric's key, not inserted */
+    { LB_ROW_METRIC, { I(1, 1), I(2, 7), D(3, 9.0) } },
+    { LB_ROW_SITE, { I(1, 1), I(2, 7), T(3, "mutex"), I(4, 5), I(6, 2) } },
+    { LB_ROW_SITE, { I(1, 1), I(2, 7), T(3, "mutex"), I(4, 3), I(6, 1) } },
+    { LB_ROW_BLAME, { I(1, 9), I(2, 1), I(3, 7), D(4, 0.25), I(5, 2) } },
+    { LB_ROW_BLAME, { I(1, 9), I(2, 1), I(3, 7), D(4, 1e-9), I(5, 1) } },
+    { LB_ROW_BLAME, { I(1, 9), I(2, 0), I(3, 8), D(4, 0.5), I(5, 1) } },
+    { LB_ROW_BLAME, { I(1, 3), I(2, 1), I(3, 7), D(4, 0.75), I(5, 1) } },
+    { LB_ROW_IDLE_HELPER, { I(1, 8), I(2, 9), T(3, "cond"), D(4, 0.5), D(5, 2.5), D(6, 0.6) } },
+    { LB_ROW_FUNCTIONS, { T(1, "ab12"), T(2, "/bin/x"), B(3, "a\0b\0", 4) } },
+    { LB_ROW_META, { T(1, "schema_version"), T(2, "9") } },
+    { LB_ROW_RUN, { T(1, "prog -x"), I(3, 4242), D(9, 1.7e9), T(17, "k.1") } },
+};
+#define NROWS (sizeof rows / sizeof *rows)
+
+static void bind_direct(sqlite3_stmt *st, const value_t *v)
+{
+    switch (v->type) {
+    case INT:
+        sqlite3_bind_int64(st, v->index, v->i);
+        break;
+    case DOUBLE:
+        sqlite3_bind_double(st, v->index, v->d);
+        break;
+    case TEXT:
+        sqlite3_bind_text(st, v->index, v->s, -1, SQLITE_STATIC);
+        break;
+    case BLOB:
+        sqlite3_bind_blob(st, v->index, v->s, v->n, SQLITE_STATIC);
+        break;
+    }
+}
+
+static void log_value(lb_rowlog_t *row, const value_t *v)
+{
+    switch (v->type) {
+    case INT:
+        lb_rowlog_int(row, v->index, v->i);
+        break;
+    case DOUBLE:
+        lb_rowlog_double(row, v->index, v->d);
+        break;
+    case TEXT:
+        lb_rowlog_text(row, v->index, v->s);
+        break;
+    case BLOB:
+        lb_rowlog_blob(row, v->index, v->s, (size_t)v->n);
+        break;
+    }
+}
+
+static sqlite3_stmt *prepare_kind(sqlite3 *db, enum lb_row_kind kind, const char *schema)
+{
+    char *sql = lb_row_sql(kind, schema);
+    ASSERT_NOT_NULL(sql);
+    sqlite3_stmt *st = NULL;
+    ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_free(sql);
+    return st;
+}
+
+/* The rows run directly, as the writer ran them before it logged them. */
+static void insert_direct(sqlite3 *db)
+{
+    for (size_t r = 0; r < NROWS; r++) {
+        sqlite3_stmt *st = prepare_kind(db, rows[r].kind, "main");
+        for (int i = 0; i < 8 && rows[r].v[i].index; i++)
+            bind_direct(st, &rows[r].v[i]);
+        int rc = sqlite3_step(st);
+        ASSERT_TRUE(rc == SQLITE_DONE || (rc & 0xff) == SQLITE_CONSTRAINT);
+        sqlite3_finalize(st);
+    }
+}
+
+static void log_rows(lb_rowlog_t *log)
+{
+    lb_rowlog_t row = { 0 };
+    lb_rowlog_reset(log, true);
+    for (size_t r = 0; r < NROWS; r++) {
+        for (int i = 0; i < 8 && rows[r].v[i].index; i++)
+            log_value(&row, &rows[r].v[i]);
+        lb_rowlog_add(log, rows[r].kind, &row);
+    }
+    lb_rowlog_free(&row);
+    ASSERT_FALSE(lb_rowlog_failed(log));
+}
+
+typedef struct statements {
+    sqlite3 *db;
+    const char *schema;
+    sqlite3_stmt *st[LB_ROW_KINDS];
+} statements_t;
+
+static sqlite3_stmt *statement_of(void *ctx, enum lb_row_kind kind)
+{
+    statements_t *s = ctx;
+    if (!s->st[kind])
+        s->st[kind] = prepare_kind(s->db, kind, s->schema);
+    return s->st[kind];
+}
+
+static int replay(sqlite3 *db, const char *schema, const unsigned char *bytes, size_t n)
+{
+    statements_t s = { .db = db, .schema = schema };
+    int rc = lb_rowlog_replay(db, bytes, n, true, statement_of, &s);
+    for (int k = 0; k < LB_ROW_KINDS; k++)
+        sqlite3_finalize(s.st[k]);
+    return rc;
+}
+
+/* Appends to a malloc'd string. */
+static void append(char **all, size_t *len, const char *fmt, ...)
+{
+    char piece[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(piece, sizeof piece, fmt, ap);
+    va_end(ap);
+    ASSERT_TRUE(n >= 0 && (size_t)n < sizeof piece);
+    *all = realloc(*all, *len + (size_t)n + 1);
+    ASSERT_NOT_NULL(*all);
+    memcpy(*all + *len, piece, (size_t)n + 1);
+    *len += (size_t)n;
+}
+
+/* Every row of every profile table in schema, each column's type and
+ * exact value, one string (compared whole; the caller frees it). */
+static char *dump(sqlite3 *db, const char *schema)
+{
+    char *all = NULL;
+    size_t len = 0;
+    append(&all, &len, "%s", "");
+    for (int t = 0; lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END); t++) {
+        char *q = sqlite3_mprintf("SELECT * FROM \"%w\".%s", schema, lb_ddl_tables[t]);
+        sqlite3_stmt *st = NULL;
+        ASSERT_EQ(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+        sqlite3_free(q);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            append(&all, &len, "%s:", lb_ddl_tables[t]);
+            for (int c = 0; c < sqlite3_column_count(st); c++) {
+                int type = sqlite3_column_type(st, c);
+                if (type == SQLITE_FLOAT)
+                    append(&all, &len, " f%a", sqlite3_column_double(st, c));
+                else if (type == SQLITE_INTEGER)
+                    append(&all, &len, " i%lld", (long long)sqlite3_column_int64(st, c));
+                else if (type == SQLITE_NULL)
+                    append(&all, &len, " null");
+                else
+                    append(&all, &len, " t%d'%.*s'", type, sqlite3_column_bytes(st, c),
+                           (const char *)sqlite3_column_blob(st, c));
+            }
+            append(&all, &len, "\n");
+        }
+        sqlite3_finalize(st);
+    }
+    return all;
+}
+
+static void test_replay_equals_direct(void)
+{
+    sqlite3 *direct = open_profile(), *replayed = open_profile();
+    insert_direct(direct);
+    lb_rowlog_t log = { 0 };
+    log_rows(&log);
+    ASSERT_EQ(replay(replayed, "main", log.bytes, log.len), SQLITE_OK);
+    char *a = dump(direct, "main"), *b = dump(replayed, "main");
+    ASSERT_STR_EQ(a, b);
+    /* what the rows themselves say: the upserts added, the second metric
+     * row kept out, the idle helper's rows made from object 9's blame */
+    ASSERT_NOT_NULL(strstr(a, "site: i1 i7 t3'mutex' i8 null i3\n"));
+    ASSERT_NOT_NULL(strstr(a, "metric: i1 i7 f0x1.999999999999ap-4"));
+    ASSERT_NULL(strstr(a, "f0x1.2p+3")); /* 9.0: the row that broke the key */
+    ASSERT_NOT_NULL(strstr(a, "structural_wait: i8 i9 t3'cond' f0x1p-1 f0x1.4p+1 i0 i1 i7"));
+    ASSERT_NOT_NULL(strstr(a, "structural_wait: i8 i9 t3'cond' f0x1p-1 f0x1.4p+1 i0 null null"));
+    ASSERT_NULL(strstr(a, "structural_wait: i8 i3")); /* object 3 is not the helper's */
+    ASSERT_NOT_NULL(strstr(a, "module_function: t3'ab12' t3'/bin/x' t4'a"));
+    free(a);
+    free(b);
+    /* another schema takes the same log */
+    ASSERT_EQ(sqlite3_exec(replayed, "ATTACH ':memory:' AS spool", NULL, NULL, NULL), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(replayed, "spool"), SQLITE_OK);
+    ASSERT_EQ(replay(replayed, "spool", log.bytes, log.len), SQLITE_OK);
+    a = dump(direct, "main");
+    b = dump(replayed, "spool");
+    ASSERT_STR_EQ(a, b);
+    free(a);
+    free(b);
+    lb_rowlog_free(&log);
+    sqlite3_close(direct);
+    sqlite3_close(replayed);
+}
+
+/* bytes that are not a log: SQLITE_CORRUPT, and nothing of a bad header's
+ * log replayed */
+static void test_not_a_log(void)
+{
+    lb_rowlog_t log = { 0 };
+    log_rows(&log);
+    sqlite3 *db = open_profile();
+    unsigned char *copy = malloc(log.len + 8);
+    ASSERT_NOT_NULL(copy);
+
+    memcpy(copy, log.bytes, log.len);
+    copy[0] ^= 1; /* another magic */
+    ASSERT_EQ(replay(db, "main", copy, log.len), SQLITE_CORRUPT);
+    char *empty = dump(db, "main");
+    ASSERT_STR_EQ(empty, "");
+    free(empty);
+
+    memcpy(copy, log.bytes, log.len);
+    ASSERT_EQ(replay(db, "main", copy, log.len - 3), SQLITE_CORRUPT); /* cut short */
+
+    memcpy(copy, log.bytes, LB_ROWLOG_HEADER);
+    copy[LB_ROWLOG_HEADER] = LB_ROW_KINDS; /* an unknown kind */
+    copy[LB_ROWLOG_HEADER + 1] = 0;
+    ASSERT_EQ(replay(db, "main", copy, LB_ROWLOG_HEADER + 2), SQLITE_CORRUPT);
+
+    unsigned char bad_type[] = { LB_ROW_META, 1, 9, 0 }; /* type 9 */
+    memcpy(copy + LB_ROWLOG_HEADER, bad_type, sizeof bad_type);
+    ASSERT_EQ(replay(db, "main", copy, LB_ROWLOG_HEADER + sizeof bad_type), SQLITE_CORRUPT);
+
+    unsigned char bad_index[] = { LB_ROW_META, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }; /* meta has 2 */
+    memcpy(copy + LB_ROWLOG_HEADER, bad_index, sizeof bad_index);
+    ASSERT_EQ(replay(db, "main", copy, LB_ROWLOG_HEADER + sizeof bad_index), SQLITE_CORRUPT);
+
+    ASSERT_EQ(replay(db, "main", log.bytes, LB_ROWLOG_HEADER - 1), SQLITE_CORRUPT); /* no header */
+    ASSERT_EQ(replay(db, "main", log.bytes, LB_ROWLOG_HEADER), SQLITE_OK);          /* no rows */
+    free(copy);
+    lb_rowlog_free(&log);
+    sqlite3_close(db);
+}
+
+CHECK_MAIN(test_replay_equals_direct, test_not_a_log)
