@@ -480,6 +480,7 @@ static int open_writer(void)
         return -1;
     }
     writer_t *w = &ws.w;
+    w->flush_early = true; /* a window always commits */
     lb_wopen_log(w);
     if (lb_profile_db_create(&w->db) != SQLITE_OK || lb_merge_open(w) != 0) {
         lb_warn("cannot write time windows to %s: out of memory", lb_output_path());

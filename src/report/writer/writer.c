@@ -95,15 +95,24 @@ void lb_wclose_log(writer_t *w)
 lb_wstmt_t *lb_wprepare(writer_t *w, enum lb_row_kind kind)
 {
     lb_wstmt_t *st = &w->stmts[kind];
-    st->log = &w->rows;
+    st->w = w;
     st->kind = kind;
     return st;
 }
 
+/* A write that commits anyway replays its log this often, so that its
+ * memory is a log's worth, not a second copy of the profile. */
+#define FLUSH_BYTES 65536
+
 int lb_wstep(lb_wstmt_t *st)
 {
-    lb_rowlog_add(st->log, st->kind, &st->values);
-    return lb_rowlog_failed(st->log) ? -1 : 0;
+    writer_t *w = st->w;
+    lb_rowlog_add(&w->rows, st->kind, &st->values);
+    if (lb_rowlog_failed(&w->rows))
+        return -1;
+    if (w->flush_early && w->rows.len >= FLUSH_BYTES && lb_wflush(w) != 0)
+        w->flush_failed = true;
+    return 0;
 }
 
 /* docs/DESIGN.md "Process trees": a process recorded something when it had a
@@ -195,7 +204,7 @@ static int build(writer_t *w, const char *reason)
     lb_tables_objects(w);
     lb_tables_run(w, reason, samples, dropped);
     meta_rows(w);
-    return lb_rowlog_failed(&w->rows) ? -1 : 0;
+    return lb_rowlog_failed(&w->rows) || w->flush_failed ? -1 : 0;
 }
 
 /* After the line that said why this process's profile could not be
@@ -209,18 +218,17 @@ static int write_failed(bool process_ends)
 }
 
 /* Whether this process's profile may wait in the run's spool for the
- * next process that commits (common/spool.h): it resolved no name the
- * run's database lacked (a process that did adds its profile now, so that
- * later processes find the names; a name it found in a function table
- * there and keeps as a chain of its own goes in with the pending profile,
- * for the processes after that), it is the last image of its process
- * (an exec'd image's generation follows its predecessor's), and the
- * tree's root has not yet ended (it adds the pending profiles when it
- * does) and is not this process. */
-static bool may_spool(const writer_t *w, bool process_ends)
+ * next process that commits (common/spool.h): it is the last image of its
+ * process (an exec'd image's generation follows its predecessor's), and
+ * the tree's root has not yet ended (it adds the pending profiles when it
+ * does) and is not this process. It then waits there unless the write
+ * resolved a name the run's database lacked: a process that did adds its
+ * profile now, so that later processes find the names (a name it found
+ * in a function table there and keeps as a chain of its own goes in with
+ * the pending profile, for the processes after that). */
+static bool may_spool(bool process_ends)
 {
-    return process_ends && lb_spool_enabled() && !w->resolved_names && !lb_output_tree_root() &&
-           lb_ledger_spool_open();
+    return process_ends && lb_spool_enabled() && !lb_output_tree_root() && lb_ledger_spool_open();
 }
 
 /* The profile as a pending record: true when it is there for the root
@@ -255,7 +263,8 @@ int lb_write_profile(const char *reason)
         lb_warn("cannot write profile %s: %s", lb_output_path(), why);
         return write_failed(process_ends);
     }
-    writer_t w = { 0 };
+    bool spoolable = may_spool(process_ends);
+    writer_t w = { .flush_early = !spoolable };
     int rc = -1;
     if (lb_profile_db_take(&w.db, &w.warm) == SQLITE_OK) /* tables created (profile_db.h) */
         rc = build(&w, reason);
@@ -264,7 +273,7 @@ int lb_write_profile(const char *reason)
     else if (rc != 0)
         lb_warn("cannot write profile %s: out of memory", lb_output_path());
     lb_merge_finish(&w);
-    bool spooled = rc == 0 && may_spool(&w, process_ends) && spool(&w);
+    bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
     /* in the database only for a commit, or for this process's own summary */
     if (rc == 0 && (!spooled || lb_summary_reads_own()))
         rc = lb_wflush(&w);

@@ -21,7 +21,7 @@
  * to the write's log by lb_wstep. Rows of several statements may be
  * built at once (a thread row's frame is written while the row is). */
 typedef struct lb_wstmt {
-    lb_rowlog_t *log;
+    struct writer *w;
     lb_rowlog_t values;
     enum lb_row_kind kind;
 } lb_wstmt_t;
@@ -32,6 +32,9 @@ typedef struct writer {
     lb_wstmt_t stmts[LB_ROW_KINDS];     /* the handles, by kind */
     sqlite3_stmt *replay[LB_ROW_KINDS]; /* db's statements that take the rows */
     lb_u64map_t metric_keys;            /* (node << 32 | thread) of the metric rows */
+    bool flush_early;                   /* the profile goes to db whatever it holds: the log is
+                        * replayed there as it grows (lb_wstep), its pages reused */
+    bool flush_failed;                  /* such a replay failed (said in one line) */
     lb_symbolizer_t *sym;
     struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
     struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
