@@ -77,23 +77,83 @@ static bool has_table(sqlite3 *db, const char *schema, const char *table)
     return found;
 }
 
-static int run_sql(sqlite3 *db, char *sql)
-{
-    if (!sql)
-        return SQLITE_NOMEM;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    sqlite3_free(sql);
-    return rc;
-}
-
 /* The id shifts for one source; node 0 (the root) and frame 0 (none) map
- * to themselves. */
+ * to themselves. The copies name them :run, :module, :frame, :node,
+ * :thread and :object. */
 typedef struct {
     sqlite3_int64 run, module, frame, node, thread, object;
 } shift_t;
 
-#define NREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
-#define FREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + %lld END"
+/* sql's statement: from the cache (which then owns sql), else prepared
+ * now (*owned set: the caller finalizes it). NULL on failure. */
+static sqlite3_stmt *statement_for(sqlite3 *db, char *sql, lb_db_merge_cache_t *cache, bool *owned)
+{
+    *owned = false;
+    for (int i = 0; cache && i < cache->n; i++) {
+        if (strcmp(cache->sql[i], sql) == 0) {
+            sqlite3_free(sql);
+            return cache->st[i];
+        }
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_free(sql);
+        return NULL;
+    }
+    if (cache && cache->n < LB_DB_MERGE_CACHED) {
+        cache->sql[cache->n] = sql;
+        cache->st[cache->n++] = st;
+        return st;
+    }
+    sqlite3_free(sql);
+    *owned = true;
+    return st;
+}
+
+void lb_db_merge_cache_free(lb_db_merge_cache_t *cache)
+{
+    for (int i = 0; i < cache->n; i++) {
+        sqlite3_finalize(cache->st[i]);
+        sqlite3_free(cache->sql[i]);
+    }
+    cache->n = 0;
+}
+
+static void bind_shift(sqlite3_stmt *st, const char *name, sqlite3_int64 by)
+{
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i > 0)
+        sqlite3_bind_int64(st, i, by);
+}
+
+/* Run one statement (sql freed here; NULL: out of memory) with the
+ * shifts it names bound. */
+static int run_sql(sqlite3 *db, char *sql, const shift_t *s, lb_db_merge_cache_t *cache)
+{
+    if (!sql)
+        return SQLITE_NOMEM;
+    bool owned;
+    sqlite3_stmt *st = statement_for(db, sql, cache, &owned);
+    if (!st)
+        return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    if (s) {
+        bind_shift(st, ":run", s->run);
+        bind_shift(st, ":module", s->module);
+        bind_shift(st, ":frame", s->frame);
+        bind_shift(st, ":node", s->node);
+        bind_shift(st, ":thread", s->thread);
+        bind_shift(st, ":object", s->object);
+    }
+    int rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : sqlite3_reset(st);
+    sqlite3_reset(st);
+    if (owned)
+        sqlite3_finalize(st);
+    return rc;
+}
+
+#define NREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + :node END"
+#define FREF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + :frame END"
 
 /* The time windows (version 9): a source's processes get numbers after
  * the destination's, so their ids (process << 32 + own) stay apart. */
@@ -164,7 +224,7 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
     rc = SQLITE_OK;
     for (size_t i = 0; i < sizeof sql_text / sizeof *sql_text; i++) {
         if (rc == SQLITE_OK)
-            rc = run_sql(db, sql_text[i]);
+            rc = run_sql(db, sql_text[i], NULL, NULL);
         else
             sqlite3_free(sql_text[i]);
     }
@@ -202,29 +262,31 @@ static int tables_present(sqlite3 *db, const char *src, unsigned *found)
 
 /* Run sql (freed here; NULL: out of memory), a query of one row, and
  * read its first n columns as integers. */
-static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n)
+static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n, lb_db_merge_cache_t *cache)
 {
     if (!sql)
         return SQLITE_NOMEM;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    sqlite3_free(sql);
-    if (rc != SQLITE_OK)
-        return rc;
-    rc = sqlite3_step(st);
+    bool owned;
+    sqlite3_stmt *st = statement_for(db, sql, cache, &owned);
+    if (!st)
+        return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         for (int i = 0; i < n; i++)
             out[i] = sqlite3_column_int64(st, i);
         rc = SQLITE_OK;
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
+    if (owned)
+        sqlite3_finalize(st);
     return rc;
 }
 
 /* Of the tables rows[] still copies, keep those src holds rows in: one
  * statement, where each copy of an empty table would be a statement
  * parsed for nothing (a small process's profile leaves several empty). */
-static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
+static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES],
+                      lb_db_merge_cache_t *cache)
 {
     char *sql = sqlite3_mprintf("SELECT");
     for (int t = 0; sql && t < LB_MERGE_TABLES; t++) {
@@ -235,7 +297,7 @@ static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
         sql = more;
     }
     sqlite3_int64 has[LB_MERGE_TABLES];
-    int rc = one_row(db, sql, has, LB_MERGE_TABLES);
+    int rc = one_row(db, sql, has, LB_MERGE_TABLES, cache);
     for (int t = 0; rc == SQLITE_OK && t < LB_MERGE_TABLES; t++)
         rows[t] = has[t] != 0;
     return rc;
@@ -243,7 +305,8 @@ static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES])
 
 /* In one statement: the destination's next id of each shifted table,
  * its largest + 1. */
-static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OBJECT + 1])
+static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OBJECT + 1],
+                    lb_db_merge_cache_t *cache)
 {
     char *sql = sqlite3_mprintf("SELECT");
     for (int t = LB_MERGE_RUN; sql && t <= LB_MERGE_OBJECT; t++) {
@@ -252,16 +315,22 @@ static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OB
         sqlite3_free(sql);
         sql = more;
     }
-    return one_row(db, sql, next, LB_MERGE_OBJECT + 1);
+    return one_row(db, sql, next, LB_MERGE_OBJECT + 1, cache);
 }
 
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
+{
+    return lb_db_merge_with(db, src, dst, empty, NULL);
+}
+
+int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned empty,
+                     lb_db_merge_cache_t *cache)
 {
     int version = lb_db_version(db, src);
     if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
     sqlite3_int64 next[LB_MERGE_OBJECT + 1];
-    int rc = next_ids(db, dst, next);
+    int rc = next_ids(db, dst, next, cache);
     if (rc != SQLITE_OK)
         return rc;
     unsigned present;
@@ -274,7 +343,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
     bool rows[LB_MERGE_TABLES];
     for (int t = 0; t < LB_MERGE_TABLES; t++)
         rows[t] = !(empty & LB_MERGE_EMPTY(t)) && (present & (1u << t));
-    if ((rc = drop_empty(db, src, rows)) != SQLITE_OK)
+    if ((rc = drop_empty(db, src, rows, cache)) != SQLITE_OK)
         return rc;
     bool names = (rows[LB_MERGE_SYMBOL] || rows[LB_MERGE_FUNCTIONS]) && version >= 8 &&
                  has_table(db, dst, "symbol");
@@ -293,68 +362,69 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
     sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".node VALUES(0, NULL, NULL, 0)", dst);
     if (rows[LB_MERGE_RUN])
         sql[n++] = sqlite3_mprintf(
-            "INSERT INTO \"%w\".run SELECT id + %lld, rtrim(command), executable, pid, event,"
+            "INSERT INTO \"%w\".run SELECT id + :run, rtrim(command), executable, pid, event,"
             " event_requested, period, period_unit, ns_per_sample, start_unix, duration_s, threads,"
             " samples, samples_dropped, exit_reason, %s, %s + (SELECT COUNT(*) FROM \"%w\".run d"
             " WHERE d.pid = r.pid AND d.proc_start IS %s AND d.run_key IS %s), %s, %s"
             " FROM \"%w\".run r",
-            dst, s.run, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst,
-            v3 ? "r.proc_start" : "NULL", v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL",
-            v3 ? "run_key" : "NULL", src);
+            dst, v3 ? "ppid" : "NULL", v3 ? "exec_gen" : "0", dst, v3 ? "r.proc_start" : "NULL",
+            v3 ? "r.run_key" : "NULL", v3 ? "proc_start" : "NULL", v3 ? "run_key" : "NULL", src);
     if (rows[LB_MERGE_MODULE])
-        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + %lld, path, base, %s"
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".module SELECT id + :module, path, base, %s"
                                    " FROM \"%w\".module",
-                                   dst, s.module, version >= 6 ? "build_id" : "NULL", src);
+                                   dst, version >= 6 ? "build_id" : "NULL", src);
     if (rows[LB_MERGE_FRAME])
-        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + %lld, module_id + %lld,"
-                                   " offset, function, file, line FROM \"%w\".frame",
-                                   dst, s.frame, s.module, src);
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".frame SELECT id + :frame,"
+                                   " module_id + :module, offset, function, file, line"
+                                   " FROM \"%w\".frame",
+                                   dst, src);
     if (rows[LB_MERGE_NODE])
-        sql[n++] = sqlite3_mprintf(
-            "INSERT INTO \"%w\".node SELECT id + %lld, " NREF("parent_id") ", " FREF(
-                "frame_id") ", depth FROM \"%w\".node WHERE id <> 0",
-            dst, s.node, s.node, s.frame, src);
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".node SELECT id + :node, " NREF(
+                                       "parent_id") ", " FREF("frame_id") ", depth"
+                                                                          " FROM \"%w\".node"
+                                                                          " WHERE id <> 0",
+                                   dst, src);
     if (rows[LB_MERGE_THREAD])
         sql[n++] = sqlite3_mprintf(
-            "INSERT INTO \"%w\".thread SELECT id + %lld, tid, " FREF("start_frame_id") ", " NREF(
-                "creator_node_id") ", start_s, end_s, cpu_s, samples, samples_dropped, %s + %lld,"
-                                   " %s FROM \"%w\".thread",
-            dst, s.thread, s.frame, s.node, run_ref, s.run,
-            version >= 5 ? "runqueue_s, unseen_s" : "NULL, NULL", src);
+            "INSERT INTO \"%w\".thread SELECT id + :thread, tid, " FREF("start_frame_id") ", " NREF(
+                "creator_node_id") ", start_s, end_s, cpu_s, samples,"
+                                   " samples_dropped, %s + :run, %s"
+                                   " FROM \"%w\".thread",
+            dst, run_ref, version >= 5 ? "runqueue_s, unseen_s" : "NULL, NULL", src);
     if (rows[LB_MERGE_METRIC])
         sql[n++] = sqlite3_mprintf(
             "INSERT INTO \"%w\".metric SELECT " NREF(
-                "node_id") ", thread_id + %lld, work_s, overhead_s, wait_s, idle_mutex_s,"
+                "node_id") ", thread_id + :thread, work_s, overhead_s, wait_s, idle_mutex_s,"
                            " idle_spin_s, idle_rwlock_s, idle_cond_s, idle_barrier_s,"
                            " idle_sem_s, idle_join_s, blamed_count, %s, %s"
                            " FROM \"%w\".metric",
-            dst, s.node, s.thread, version >= 2 ? "idle_undirected_s" : "0",
-            version >= 5 ? "idle_futex_s" : "0", src);
+            dst, version >= 2 ? "idle_undirected_s" : "0", version >= 5 ? "idle_futex_s" : "0",
+            src);
     if (rows[LB_MERGE_SITE])
         sql[n++] = sqlite3_mprintf(
             "INSERT INTO \"%w\".site SELECT " FREF(
-                "frame_id") ", thread_id + %lld, object, acquisitions, contended, releases"
+                "frame_id") ", thread_id + :thread, object, acquisitions, contended, releases"
                             " FROM \"%w\".site",
-            dst, s.frame, s.thread, src);
+            dst, src);
     if (rows[LB_MERGE_OBJECT])
         sql[n++] = sqlite3_mprintf(
-            "INSERT INTO \"%w\".sync_object SELECT id + %lld, object,"
-            " address, " NREF(
+            "INSERT INTO \"%w\".sync_object SELECT id + :object, object, address, " NREF(
                 "first_node_id") ", acquisitions, contended,"
-                                 " wait_s, blame_s, handoff_s, unattributed_s, %s + %lld, %s"
+                                 " wait_s, blame_s, handoff_s, unattributed_s, %s + :run, %s"
                                  " FROM \"%w\".sync_object",
-            dst, s.object, s.node, run_ref, s.run, version >= 4 ? "sampled_waits" : "0", src);
+            dst, run_ref, version >= 4 ? "sampled_waits" : "0", src);
     if (rows[LB_MERGE_BLAME])
-        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + %lld, " NREF(
-                                       "node_id") ", thread_id + %lld, blame_s, count"
-                                                  " FROM \"%w\".object_blame",
-                                   dst, s.object, s.node, s.thread, src);
+        sql[n++] =
+            sqlite3_mprintf("INSERT INTO \"%w\".object_blame SELECT object_id + :object, " NREF(
+                                "node_id") ", thread_id + :thread, blame_s, count"
+                                           " FROM \"%w\".object_blame",
+                            dst, src);
     if (rows[LB_MERGE_STRUCTURAL])
-        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + %lld,"
-                                   " object_id + %lld, object, start_s, end_s, open, " NREF(
-                                       "node_id") ", node_thread_id + %lld, blame_s"
+        sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + :thread,"
+                                   " object_id + :object, object, start_s, end_s, open, " NREF(
+                                       "node_id") ", node_thread_id + :thread, blame_s"
                                                   " FROM \"%w\".structural_wait",
-                                   dst, s.thread, s.object, s.node, s.thread, src);
+                                   dst, src);
     if (rows[LB_MERGE_SYMBOL])
         sql[n++] = sqlite3_mprintf(
             "INSERT OR IGNORE INTO \"%w\".symbol SELECT * FROM \"%w\".symbol", dst, src);
@@ -378,7 +448,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
     rc = SQLITE_OK;
     for (int i = 0; i < n; i++) {
         if (rc == SQLITE_OK)
-            rc = run_sql(db, sql[i]);
+            rc = run_sql(db, sql[i], &s, cache);
         else
             sqlite3_free(sql[i]);
     }

@@ -38,6 +38,21 @@ enum lb_merge_table {
  * error the caller rolls back. */
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty);
 
+/* The statements of a series of merges between the same two schemas (a
+ * merger of many small profiles), prepared at their first use instead of
+ * once a merge: zero-initialized; freed (lb_db_merge_cache_free) before
+ * either schema is detached. */
+#define LB_DB_MERGE_CACHED 24
+typedef struct lb_db_merge_cache {
+    char *sql[LB_DB_MERGE_CACHED];
+    sqlite3_stmt *st[LB_DB_MERGE_CACHED];
+    int n;
+} lb_db_merge_cache_t;
+/* lb_db_merge through cache (NULL: none). */
+int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned empty,
+                     lb_db_merge_cache_t *cache);
+void lb_db_merge_cache_free(lb_db_merge_cache_t *cache);
+
 /* Whether `schema` holds rows of a run other than run_key: 1 yes, 0 no,
  * -1 when it cannot be read. The rows of table run, and with windows
  * those of time_window too. An index search of run (common/ddl.h). */

@@ -308,6 +308,7 @@ typedef struct stage_sql {
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
     sqlite3_stmt *merged_before;
+    lb_db_merge_cache_t merge; /* "spool" into "pending" */
 } stage_sql_t;
 
 static sqlite3_stmt *prepared(sqlite3 *db, char *text)
@@ -334,6 +335,7 @@ static void finalize_stage(stage_sql_t *q)
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
+    lb_db_merge_cache_free(&q->merge);
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
     q->merged_before = NULL;
@@ -391,7 +393,7 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
     if (rc == SQLITE_OK)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
     if (rc == SQLITE_OK && !merged_before(q))
-        rc = lb_db_merge(q->db, "spool", "pending", 0);
+        rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
     if (rc != SQLITE_OK)
         sql(q->db, "ROLLBACK TO record");
     sql(q->db, "RELEASE record");

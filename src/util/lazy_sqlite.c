@@ -86,6 +86,8 @@ LB_LAZY_FN(sqlite_lib, int, sqlite3_busy_timeout, (sqlite3 * db, int ms), (db, m
 LB_LAZY_FN(sqlite_lib, int, sqlite3_errcode, (sqlite3 * db), (db))
 LB_LAZY_FN(sqlite_lib, const char *, sqlite3_errstr, (int rc), (rc))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_parameter_count, (sqlite3_stmt * st), (st))
+LB_LAZY_FN(sqlite_lib, int, sqlite3_bind_parameter_index, (sqlite3_stmt * st, const char *name),
+           (st, name))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_column_count, (sqlite3_stmt * st), (st))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_column_type, (sqlite3_stmt * st, int i), (st, i))
 LB_LAZY_FN(sqlite_lib, int, sqlite3_get_autocommit, (sqlite3 * db), (db))
