@@ -2,6 +2,7 @@
 #include "report/writer/profile_db.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/thread.h"
 #include "report/writer/output.h"
 #include "report/writer/symcache.h"
+#include "report/writer/writer_int.h"
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
 #include "util/own_stack.h"
@@ -138,6 +140,8 @@ static void build_template(void *arg)
         for (int kind = 0; kind < AHEAD; kind++)
             ahead[kind] = prepare(db, (enum lb_row_kind)kind);
         read_names();
+        char own[PATH_MAX];
+        lb_tables_executable(own, sizeof own); /* read once, for every child */
         __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
         return;
     }

@@ -142,6 +142,10 @@ void lb_tables_objects(writer_t *w);
 struct lb_object_stats;
 void lb_tables_shared_accrual(const struct lb_object_stats *s, double *held, double *handoff);
 void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t dropped);
+/* This image's executable (/proc/self/exe), read once per image and
+ * handed to fork children; own: a buffer for a caller that races the
+ * first read. */
+const char *lb_tables_executable(char *own, size_t size);
 /* This image's command line as it began (argv joined; a process title
  * may rewrite argv later). */
 const char *lb_tables_command_line(void);
