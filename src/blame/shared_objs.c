@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
@@ -17,7 +18,6 @@
 #include "core/phase.h"
 #include "util/clock.h"
 #include "util/common.h"
-#include "util/fork_pages.h"
 #include "util/meta_lock.h"
 #include "util/raw_mmap.h"
 
@@ -31,8 +31,16 @@ uint32_t lb_shared_objs_on;
 static lb_shared_obj_t *records;  /* the table, inherited across fork, mapped again after exec */
 static char table_path[PATH_MAX]; /* its file ("": none, the table is anonymous) */
 static int32_t self_slot = -1;    /* this process's slot in the tree's part (-1: none) */
-/* This process's threads waiting on each record now (fork child: none). */
-static uint32_t local_waiting[LB_SHARED_RECORDS];
+/* Whether this process has its slot: a fork child is counted by its
+ * parent but takes its slot only at its first wait on a shared object, or
+ * before an exec (take_slot), so that a child that never waits on one
+ * reads no /proc file and touches no page of the table. */
+enum { SLOT_NONE, SLOT_OWED, SLOT_TAKING, SLOT_TAKEN };
+static uint32_t slot_state;
+/* This process's threads waiting on each record now: LB_SHARED_RECORDS
+ * counts, mapped at its first wait on a shared object (NULL: none waited;
+ * a fork child starts with none, its parent's copy unmapped). */
+static uint32_t *local_waiting;
 /* The address of each record's object in this process, where it knows it. */
 static uintptr_t local_addr[LB_SHARED_RECORDS];
 static uint64_t outside_ns; /* atomics: waits this process saw ended from outside the tree */
@@ -92,8 +100,54 @@ static void join_tree(lb_shared_obj_t *table)
     lb_shared_tree_t *tree = lb_shared_tree_of(table);
     bool adopted = false;
     self_slot = lb_shared_proc_join(tree, &adopted);
+    __atomic_store_n(&slot_state, SLOT_TAKEN, __ATOMIC_RELEASE);
     if (!adopted)
         __atomic_add_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A fork child counted by its parent takes its slot now, once (another
+ * thread taking it meanwhile is waited for: a few system calls). */
+static void take_slot(void)
+{
+    uint32_t state = SLOT_OWED;
+    if (__atomic_compare_exchange_n(&slot_state, &state, SLOT_TAKING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        int saved_errno = errno;
+        bool adopted = false; /* (never: a fork child has a pid of its own) */
+        self_slot = lb_shared_proc_join(lb_shared_tree_of(records), &adopted);
+        errno = saved_errno;
+        __atomic_store_n(&slot_state, SLOT_TAKEN, __ATOMIC_RELEASE);
+        return;
+    }
+    while (state == SLOT_TAKING) {
+        sched_yield();
+        state = __atomic_load_n(&slot_state, __ATOMIC_ACQUIRE);
+    }
+}
+
+/* This process's counts of its threads' waits per record, mapped on
+ * first use; NULL if that fails (its waits then stay in w if it dies with
+ * threads waiting, as a killed process's do until the tree drops them). */
+static uint32_t *waiting_counts(void)
+{
+    uint32_t *counts = __atomic_load_n(&local_waiting, __ATOMIC_ACQUIRE);
+    if (counts)
+        return counts;
+    size_t size = LB_SHARED_RECORDS * sizeof *counts;
+    int saved_errno = errno;
+    void *p = lb_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        errno = saved_errno;
+        return NULL;
+    }
+    if (!__atomic_compare_exchange_n(&local_waiting, &counts, (uint32_t *)p, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        lb_munmap(p, size); /* another thread's came first: counts is it */
+        errno = saved_errno;
+        return counts;
+    }
+    errno = saved_errno;
+    return (uint32_t *)p;
 }
 
 /* The table, mapped on first use (created if `create`); NULL if none. */
@@ -356,7 +410,12 @@ static bool release_in_flight(const lb_shared_obj_t *r, uint64_t at)
  * update would make its start late). */
 static void waiting(lb_shared_wait_t *w, lb_shared_obj_t *r, uint64_t now)
 {
-    __atomic_add_fetch(&local_waiting[index_of(r)], 1, __ATOMIC_RELAXED);
+    uint32_t *counts = waiting_counts();
+    if (counts)
+        __atomic_add_fetch(&counts[index_of(r)], 1, __ATOMIC_RELAXED);
+    w->counted = counts != NULL;
+    if (lb_unlikely(__atomic_load_n(&slot_state, __ATOMIC_ACQUIRE) != SLOT_TAKEN))
+        take_slot();
     w->entry = lb_shared_wait_enter(lb_shared_tree_of(records), self_slot, index_of(r), now);
     sweep_gone();
 }
@@ -365,7 +424,8 @@ static void waiting(lb_shared_wait_t *w, lb_shared_obj_t *r, uint64_t now)
 static void done_waiting(const lb_shared_wait_t *w)
 {
     lb_shared_wait_leave(lb_shared_tree_of(records), w->entry);
-    __atomic_sub_fetch(&local_waiting[index_of(w->r)], 1, __ATOMIC_RELAXED);
+    if (w->counted)
+        __atomic_sub_fetch(&local_waiting[index_of(w->r)], 1, __ATOMIC_RELAXED);
 }
 
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken,
@@ -685,8 +745,9 @@ static void leave(const char *reason)
     if (!table)
         return;
     uint64_t now = lb_now_ns();
-    for (uint32_t i = 0; i < LB_SHARED_RECORDS; i++) {
-        uint32_t n = __atomic_exchange_n(&local_waiting[i], 0, __ATOMIC_ACQ_REL);
+    uint32_t *counts = __atomic_load_n(&local_waiting, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; counts && i < LB_SHARED_RECORDS; i++) {
+        uint32_t n = __atomic_exchange_n(&counts[i], 0, __ATOMIC_ACQ_REL);
         if (!n)
             continue;
         lb_meta_lock(&table[i].lock);
@@ -697,8 +758,12 @@ static void leave(const char *reason)
     }
     lb_shared_tree_t *tree = lb_shared_tree_of(table);
     lb_shared_proc_waits_clear(tree, self_slot);
-    if (strcmp(reason, "exec") == 0)
+    if (strcmp(reason, "exec") == 0) {
+        /* the next image adopts this slot, and with it the count */
+        if (__atomic_load_n(&slot_state, __ATOMIC_ACQUIRE) != SLOT_TAKEN)
+            take_slot();
         return;
+    }
     lb_shared_procs_sweep(table, self_slot, now, true);
     if (self_slot >= 0)
         __atomic_store_n(&tree->proc[self_slot].state, LB_SHARED_PROC_FREE, __ATOMIC_RELEASE);
@@ -721,24 +786,25 @@ static void counting_child(void)
         __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
 }
 
-/* A fork child: the waits in progress were its parent's threads'; it
- * takes a slot of its own, and counts itself if the mapping came after
- * its parent's count. */
+/* A fork child: the waits in progress were its parent's threads' (their
+ * counts go, unmapped); it owes itself a slot, taken at its first wait on
+ * a shared object (take_slot), and counts itself if the mapping came
+ * after its parent's count. */
 static void forget_waits(lb_thread_t *self)
 {
     (void)self;
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
     self_slot = -1;
+    slot_state = SLOT_NONE;
     if (table && lb_runtime_monitoring()) {
-        bool adopted = false;
-        self_slot = lb_shared_proc_join(lb_shared_tree_of(table), &adopted);
+        slot_state = SLOT_OWED;
         if (!fork_counted)
             __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
     }
-    /* (written only with a table, and then only where not 0: 16 KiB of
-     * pages a fork child would otherwise copy) */
-    for (uint32_t i = 0; table && i < LB_SHARED_RECORDS; i++)
-        LB_STORE_CHANGED(&local_waiting[i], 0u);
+    if (local_waiting) {
+        lb_munmap(local_waiting, LB_SHARED_RECORDS * sizeof *local_waiting);
+        local_waiting = NULL;
+    }
     __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&outside_waits, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&killed_ns, 0, __ATOMIC_RELAXED);

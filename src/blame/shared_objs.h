@@ -100,13 +100,14 @@
 typedef struct lb_shared_obj lb_shared_obj_t;
 
 /* A wait on a shared object in progress (its record, the tree's release
- * count before it began, when it began, and its entry in the table + 1,
- * 0 for none). */
+ * count before it began, when it began, its entry in the table + 1, 0 for
+ * none, and whether this process's count of its waits on r holds it). */
 typedef struct lb_shared_wait {
     lb_shared_obj_t *r;
     uint64_t releases;
     uint64_t begun_ns;
     uint32_t entry;
+    bool counted;
 } lb_shared_wait_t;
 
 /* Nonzero once this process has the shared mapping (its own or inherited):
