@@ -16,7 +16,8 @@ void lb_mon_retire(lb_mon_t *mon);
  * lb_mon.addr from addr (and must then call lb_mon_retire_claimed). */
 bool lb_mon_claim(lb_mon_t *mon, const void *addr);
 void lb_mon_retire_claimed(lb_mon_t *mon);
-/* At the final write: fold a still-live lb_mon's counts (it stays live). */
+/* At the final write, and for an rwlock's lb_mon kept at its destroy
+ * (objmap.c): fold a still-live lb_mon's counts (it stays live). */
 void lb_mon_fold_live(lb_mon_t *mon, void *unused);
 /* At the final write: fold its counts (as above) and bring a live
  * object's blame clock up to *now (uint64_t ns), under its meta lock, so

@@ -141,12 +141,32 @@ lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
     return get_slow(addr, kind, s);
 }
 
+/* An rwlock's lb_mon that never saw a wait: nothing in it but its
+ * acquisition count (what lb_mon_alloc makes, plus the count; its
+ * fields read without meta: a destroy or init has the object to itself). */
+static bool rwlock_unwaited(const lb_mon_t *mon)
+{
+    return mon->kind == LB_OBJ_RWLOCK && !mon->stats && !mon->waiters && !mon->held &&
+           !mon->hold_flags && !mon->rw_waiting_readers && mon->clock == 0 &&
+           mon->clock_at_acquire == 0 && !mon->last_event_ns;
+}
+
 void lb_objmap_retire(const void *addr)
 {
     slot_t *s = slot_found((uintptr_t)addr);
     /* nothing to retire: no write (in a fork child, a copy of the page) */
-    if (!s || !__atomic_load_n(&s->mon, __ATOMIC_ACQUIRE))
+    lb_mon_t *kept = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;
+    if (!kept)
         return;
+    /* An rwlock that never saw a wait keeps its lb_mon, its count folded
+     * as a retire folds it: the lb_mon is then what a fresh one would be,
+     * and neither the slot's page nor the pool is written (OpenSSL
+     * destroys hundreds of rwlocks that a fork child inherited). */
+    if (rwlock_unwaited(kept)) {
+        if (kept->acquisitions)
+            lb_mon_fold_live(kept, NULL);
+        return;
+    }
     lb_mon_t *mon = __atomic_exchange_n(&s->mon, NULL, __ATOMIC_ACQ_REL);
     if (mon)
         lb_mon_retire(mon);

@@ -1,6 +1,8 @@
 /* Monitored rwlocks. State in the object map; the shared-holder split is
  * in blame/rwlock_blame.c. A blocking lock first tries the real trylock,
- * so the uncontended path takes no timestamp. */
+ * so the uncontended path takes no timestamp. A lock that glibc's init
+ * made process-private looks for no record of the tree's shared table
+ * (blame/shared_objs.h): only a process-shared init registers one. */
 #include "locks/rwlock_ops.h"
 
 #include <errno.h>
@@ -13,6 +15,18 @@
 #include "sampler/foreign.h"
 #include "util/clock.h"
 #include "util/timeout.h"
+
+/* rw's record in the tree's shared table, NULL if none. glibc's
+ * __shared is 0 in a process-private rwlock (pthread_rwlock_init's
+ * default, PTHREAD_RWLOCK_INITIALIZER), which then has no record and is
+ * not looked up; a process-shared init sets it nonzero (its futex calls
+ * are then shared ones). */
+static lb_shared_obj_t *shared_record(const pthread_rwlock_t *rw)
+{
+    if (__atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) == 0)
+        return NULL;
+    return lb_shared_find(rw);
+}
 
 static int real_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
                      const struct timespec *abstime)
@@ -59,7 +73,7 @@ int lb_rwlock_lock(pthread_rwlock_t *rw, bool writer, bool try, clockid_t clock,
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(rw, LB_OBJ_RWLOCK) : NULL;
     if (!mon || (!try && lb_timeout_rejected(clock, abstime)))
         return real_lock(rw, writer, try, clock, abstime); /* EINVAL before any attempt */
-    lb_shared_obj_t *shared = lb_shared_find(rw);
+    lb_shared_obj_t *shared = shared_record(rw);
     if (shared)
         return shared_lock(self, rw, mon, shared, writer, try, clock, abstime);
     int rc = real_lock(rw, writer, true, LB_WAIT_FOREVER, NULL);
@@ -85,7 +99,7 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
     if (!mon)
         return lb_real.rwlock_unlock(rw);
     lb_site_count_release(self->sites, site, LB_OBJ_RWLOCK);
-    lb_shared_obj_t *shared = lb_shared_find(rw);
+    lb_shared_obj_t *shared = shared_record(rw);
     lb_rw_hold_t mine;
     if (shared && lb_rw_hold_pop(self, mon, &mine)) {
         lb_hold_t taken = lb_shared_rw_released(shared, mon, lb_now_ns(), mine.clock_at_acquire);
