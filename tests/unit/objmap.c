@@ -6,8 +6,10 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "core/phase.h"
+#include "blame/object_stats.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
 #include "locks/objmap.h"
@@ -17,7 +19,8 @@
 #define OWN     512
 #define ROUNDS  200
 
-static char objects[SHARED + THREADS * OWN]; /* their addresses are the keys */
+/* Their addresses are the keys: the smallest object the map holds. */
+static sem_t objects[SHARED + THREADS * OWN];
 
 static void setup(void)
 {
@@ -83,6 +86,60 @@ static void test_only_running_creates(void)
     ASSERT_PTR_EQ(lb_objmap_get(&objects[3], LB_OBJ_RWLOCK), m);
 }
 
+/* An rwlock's lb_mon that never saw a wait survives its destroy (the
+ * retire) as a fresh one: same lb_mon, its count folded into the
+ * per-kind totals; one that saw a wait is retired. */
+static void test_unwaited_rwlock_kept_fresh(void)
+{
+    setup();
+    void *a = &objects[5], *b = &objects[6];
+    lb_mon_t *m = lb_objmap_get(a, LB_OBJ_RWLOCK);
+    ASSERT_NOT_NULL(m);
+    m->acquisitions = 5;
+    uint64_t totals = lb_object_totals_unbound(LB_OBJ_RWLOCK);
+    uint32_t live = lb_mon_live();
+    lb_objmap_retire(a);
+    ASSERT_PTR_EQ(lb_objmap_find(a), m);
+    ASSERT_EQ(m->acquisitions, 0);
+    ASSERT_PTR_EQ(m->addr, a);
+    ASSERT_EQ(lb_object_totals_unbound(LB_OBJ_RWLOCK), totals + 5);
+    ASSERT_EQ(lb_mon_live(), live);
+    lb_objmap_retire(a); /* init after destroy: nothing more to fold */
+    ASSERT_EQ(lb_object_totals_unbound(LB_OBJ_RWLOCK), totals + 5);
+    lb_mon_t *waited = lb_objmap_get(b, LB_OBJ_RWLOCK);
+    ASSERT_NOT_NULL(waited);
+    waited->clock = 1000.0; /* V moved: a waiter accrued on it */
+    lb_objmap_retire(b);
+    ASSERT_NULL(lb_objmap_find(b));
+    ASSERT_EQ(lb_mon_live(), live);
+}
+
+/* Keys 8 bytes apart (the objects' least alignment), in windows that lie
+ * at multiples of the table's span from each other: every one gets an
+ * lb_mon of its own, found again. The addresses are keys only (nothing
+ * reads them). */
+static void test_dense_keys_across_windows(void)
+{
+    setup();
+    enum { KEYS = 3000, WINDOWS = 4 };
+    static lb_mon_t *got[WINDOWS][KEYS];
+    const uintptr_t base = (uintptr_t)0x7e0000000000ull, span = (uintptr_t)32 << 20;
+    for (int w = 0; w < WINDOWS; w++)
+        for (int i = 0; i < KEYS; i++) {
+            got[w][i] = lb_objmap_get((void *)(base + w * span + (uintptr_t)i * 8), LB_OBJ_COND);
+            ASSERT_NOT_NULL(got[w][i]);
+        }
+    for (int w = 0; w < WINDOWS; w++)
+        for (int i = 0; i < KEYS; i++) {
+            void *key = (void *)(base + w * span + (uintptr_t)i * 8);
+            ASSERT_PTR_EQ(lb_objmap_find(key), got[w][i]);
+            ASSERT_PTR_EQ(got[w][i]->addr, key);
+        }
+    for (int w = 0; w < WINDOWS; w++)
+        for (int i = 0; i < KEYS; i++)
+            lb_objmap_retire((void *)(base + w * span + (uintptr_t)i * 8));
+}
+
 /* ---- concurrency ---- */
 
 static pthread_barrier_t start;
@@ -129,7 +186,7 @@ static void *churn(void *arg)
     long t = (long)arg;
     lb_thread_t *self = lb_thread_attach(0, 0, 0); /* enables the slot cache */
     ASSERT_NOT_NULL(self);
-    char *own = &objects[SHARED + t * OWN];
+    sem_t *own = &objects[SHARED + t * OWN];
     pthread_barrier_wait(&start);
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < OWN; i++) {
@@ -184,4 +241,5 @@ static void test_concurrent_insert_delete(void)
 }
 
 CHECK_MAIN(test_get_creates_once, test_other_kind_replaces, test_retire_then_get_is_fresh,
-           test_only_running_creates, test_concurrent_get_agrees, test_concurrent_insert_delete)
+           test_only_running_creates, test_unwaited_rwlock_kept_fresh,
+           test_dense_keys_across_windows, test_concurrent_get_agrees, test_concurrent_insert_delete)
