@@ -114,10 +114,9 @@ static void test_unwaited_rwlock_kept_fresh(void)
     ASSERT_EQ(lb_mon_live(), live);
 }
 
-/* Keys 8 bytes apart (the objects' least alignment), in windows that lie
- * at multiples of the table's span from each other: every one gets an
- * lb_mon of its own, found again. The addresses are keys only (nothing
- * reads them). */
+/* Keys 8 bytes apart (the objects' least alignment), in four runs 32 MiB
+ * apart: every one gets an lb_mon of its own, found again. The addresses
+ * are keys only (nothing reads them). */
 static void test_dense_keys_across_windows(void)
 {
     setup();
