@@ -46,9 +46,20 @@ static slot_t *table_get(void)
     return lb_pages_reserve_once((void **)&table, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
 }
 
+/* A key's first slot keeps the program's locality: keys within one
+ * window of LB_OBJMAP_SLOTS x 4 bytes of address space (16 MiB) lie in
+ * the table in their address order, one slot per 4 bytes (the objects it
+ * holds are 4-byte aligned, a spin lock's or futex's word the smallest:
+ * two keys of a window never share a first slot), at an offset hashed
+ * from the window, so that windows do not line up. The locks a library
+ * allocates together then share the table's pages: a process that uses
+ * or destroys thousands of them (OpenSSL's) touches a page of the table
+ * per KiB of its heap, not one per lock. */
+#define LB_OBJMAP_GRAIN_BITS 2
 static inline uint32_t home(uintptr_t key)
 {
-    return lb_hash_index(key, LB_OBJMAP_BITS);
+    uint32_t window = lb_hash_index(key >> (LB_OBJMAP_BITS + LB_OBJMAP_GRAIN_BITS), LB_OBJMAP_BITS);
+    return (uint32_t)((key >> LB_OBJMAP_GRAIN_BITS) + window) & (LB_OBJMAP_SLOTS - 1);
 }
 
 /* The slot holding key; claims an empty one when create is set. */

@@ -114,29 +114,30 @@ static void test_unwaited_rwlock_kept_fresh(void)
     ASSERT_EQ(lb_mon_live(), live);
 }
 
-/* Keys 8 bytes apart (the objects' least alignment), in four runs 32 MiB
- * apart: every one gets an lb_mon of its own, found again. The addresses
- * are keys only (nothing reads them). */
+/* Keys 4 bytes apart (the least alignment of the objects the map holds:
+ * spin locks and futex words), in four runs 16 MiB apart (the span of
+ * the table's address windows): every one gets an lb_mon of its own,
+ * found again. The addresses are keys only (nothing reads them). */
 static void test_dense_keys_across_windows(void)
 {
     setup();
     enum { KEYS = 3000, WINDOWS = 4 };
     static lb_mon_t *got[WINDOWS][KEYS];
-    const uintptr_t base = (uintptr_t)0x7e0000000000ull, span = (uintptr_t)32 << 20;
+    const uintptr_t base = (uintptr_t)0x7e0000000000ull, span = (uintptr_t)16 << 20;
     for (int w = 0; w < WINDOWS; w++)
         for (int i = 0; i < KEYS; i++) {
-            got[w][i] = lb_objmap_get((void *)(base + w * span + (uintptr_t)i * 8), LB_OBJ_COND);
+            got[w][i] = lb_objmap_get((void *)(base + w * span + (uintptr_t)i * 4), LB_OBJ_COND);
             ASSERT_NOT_NULL(got[w][i]);
         }
     for (int w = 0; w < WINDOWS; w++)
         for (int i = 0; i < KEYS; i++) {
-            void *key = (void *)(base + w * span + (uintptr_t)i * 8);
+            void *key = (void *)(base + w * span + (uintptr_t)i * 4);
             ASSERT_PTR_EQ(lb_objmap_find(key), got[w][i]);
             ASSERT_PTR_EQ(got[w][i]->addr, key);
         }
     for (int w = 0; w < WINDOWS; w++)
         for (int i = 0; i < KEYS; i++)
-            lb_objmap_retire((void *)(base + w * span + (uintptr_t)i * 8));
+            lb_objmap_retire((void *)(base + w * span + (uintptr_t)i * 4));
 }
 
 /* ---- concurrency ---- */
