@@ -794,9 +794,11 @@ static void forget_waits(lb_thread_t *self)
 {
     (void)self;
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);
+    if (!table)
+        return; /* (nothing written: its parent had no table either) */
     self_slot = -1;
     slot_state = SLOT_NONE;
-    if (table && lb_runtime_monitoring()) {
+    if (lb_runtime_monitoring()) {
         slot_state = SLOT_OWED;
         if (!fork_counted)
             __atomic_add_fetch(&lb_shared_tree_of(table)->processes, 1, __ATOMIC_ACQ_REL);
