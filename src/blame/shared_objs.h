@@ -61,8 +61,9 @@
  * A process killed outright (SIGKILL) never writes: its waits stay in no
  * row (the report's header says how many processes ended without writing,
  * and how many waits on shared objects they left), and the tree drops
- * them. Each process has a slot in the table (pid, kernel start time) and
- * each wait in progress an entry (its process, record, start); a process
+ * them. Each process has a slot in the table (pid, kernel start time: a
+ * fork child takes it at its first wait on a shared object, or before an
+ * exec) and each wait in progress an entry (its process, record, start); a process
  * found gone without ending (kill(pid, 0) fails: it was reaped, looked
  * for at most every 5 ms from a wait that begins on a shared object;
  * at every process's end, by /proc start time, zombies included) loses
@@ -73,9 +74,10 @@
  * waiter's accrual before it was found stays blamed; so does the holder
  * share of an rwlock (V), and a mutex whose holder was killed stays held
  * until the next acquisition, which calls its wait ended from outside.
- * A fork that failed, or a process killed between its parent's count
- * and its own slot, leaves the count high, and what is still owed at the
- * end then stays in no row.
+ * A fork that failed, or a fork child killed outright between its
+ * parent's count and its own slot (before its first wait on a shared
+ * object), leaves the count high, and what is still owed at the end then
+ * stays in no row.
  *
  * Invariants: a record's fields but its key change only under its lock, a
  * lb_meta_lock in the shared mapping (plain atomics: it works across
