@@ -8,7 +8,8 @@
  * empty (or holding another kind's lb_mon, memory reused without destroy)
  * allocates one and races to install it; the loser frees its own and uses
  * the winner's, a replaced lb_mon is retired. Destroy and init keep the
- * key (the address may be reused) and retire the lb_mon. A key that finds
+ * key (the address may be reused) and retire the lb_mon, but for an
+ * rwlock's that never saw a wait, which stays (its count folded). A key that finds
  * no free slot within LB_OBJMAP_PROBES leaves its object unmonitored
  * (counted). Each thread remembers (thread-local, written only by itself)
  * the slots of the objects it used last: since a slot's key never changes
