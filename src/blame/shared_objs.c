@@ -35,7 +35,12 @@ static int32_t self_slot = -1;    /* this process's slot in the tree's part (-1:
  * parent but takes its slot only at its first wait on a shared object, or
  * before an exec (take_slot), so that a child that never waits on one
  * reads no /proc file and touches no page of the table. */
-enum { SLOT_NONE, SLOT_OWED, SLOT_TAKING, SLOT_TAKEN };
+enum {
+    SLOT_NONE,
+    SLOT_OWED,
+    SLOT_TAKING,
+    SLOT_TAKEN
+};
 static uint32_t slot_state;
 /* This process's threads waiting on each record now: LB_SHARED_RECORDS
  * counts, mapped at its first wait on a shared object (NULL: none waited;

@@ -121,7 +121,10 @@ static void test_unwaited_rwlock_kept_fresh(void)
 static void test_dense_keys_across_windows(void)
 {
     setup();
-    enum { KEYS = 3000, WINDOWS = 4 };
+    enum {
+        KEYS = 3000,
+        WINDOWS = 4
+    };
     static lb_mon_t *got[WINDOWS][KEYS];
     const uintptr_t base = (uintptr_t)0x7e0000000000ull, span = (uintptr_t)16 << 20;
     for (int w = 0; w < WINDOWS; w++)
@@ -242,4 +245,5 @@ static void test_concurrent_insert_delete(void)
 
 CHECK_MAIN(test_get_creates_once, test_other_kind_replaces, test_retire_then_get_is_fresh,
            test_only_running_creates, test_unwaited_rwlock_kept_fresh,
-           test_dense_keys_across_windows, test_concurrent_get_agrees, test_concurrent_insert_delete)
+           test_dense_keys_across_windows, test_concurrent_get_agrees,
+           test_concurrent_insert_delete)
