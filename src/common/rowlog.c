@@ -204,14 +204,24 @@ static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
     }
 }
 
-static bool header_ok(reader_t *r)
+void lb_rowlog_seal(lb_rowlog_t *log)
+{
+    uint32_t n = (uint32_t)log->len;
+    if (log->len >= LB_ROWLOG_HEADER && log->len <= UINT32_MAX)
+        memcpy(log->bytes + 12, &n, sizeof n);
+}
+
+/* The header of a log of n bytes: this schema version's, and a sealed
+ * log's length n. */
+static bool header_ok(reader_t *r, size_t n)
 {
     unsigned char h[LB_ROWLOG_HEADER];
-    uint32_t version;
+    uint32_t version, sealed;
     if (!take(r, h, sizeof h) || memcmp(h, LB_ROWLOG_MAGIC, sizeof LB_ROWLOG_MAGIC) != 0)
         return false;
     memcpy(&version, h + 8, sizeof version);
-    return version == LB_SCHEMA_VERSION;
+    memcpy(&sealed, h + 12, sizeof sealed);
+    return version == LB_SCHEMA_VERSION && (sealed == 0 || sealed == n);
 }
 
 /* One row (after its kind byte) through st: bound, stepped, reset. */
@@ -244,7 +254,7 @@ int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool hea
                      lb_row_statement_fn statement, void *ctx)
 {
     reader_t r = { bytes, bytes + n };
-    if (header && !header_ok(&r))
+    if (header && !header_ok(&r, n))
         return SQLITE_CORRUPT;
     unsigned char kind;
     while (take(&r, &kind, 1)) {

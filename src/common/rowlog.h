@@ -11,7 +11,8 @@
  * structural rows, an upsert) sees what it saw when run directly.
  *
  * Encoding (host byte order: a log is read on the machine that wrote
- * it): a 16-byte header (LB_ROWLOG_MAGIC, the schema version, 0); then
+ * it): a 16-byte header (LB_ROWLOG_MAGIC, the schema version as 4 bytes,
+ * and the log's whole length as 4 bytes once it is sealed, else 0); then
  * rows, each a kind byte, then its bound values, each a parameter index
  * byte (1..255) and a type byte with its value (int64 and double: 8
  * bytes; text and blob: a 4-byte length and the bytes), then a 0 byte.
@@ -69,6 +70,10 @@ void lb_rowlog_reset(lb_rowlog_t *log, bool header);
 void lb_rowlog_free(lb_rowlog_t *log);
 bool lb_rowlog_failed(const lb_rowlog_t *log);
 
+/* Write the log's length into its header: a record (common/spool.h) is
+ * sealed, so that one cut short at a row's end is not read as whole. */
+void lb_rowlog_seal(lb_rowlog_t *log);
+
 /* One value of the row being built (a log that holds one row's values). */
 void lb_rowlog_int(lb_rowlog_t *row, int index, int64_t value);
 void lb_rowlog_double(lb_rowlog_t *row, int index, double value);
@@ -85,8 +90,8 @@ typedef sqlite3_stmt *(*lb_row_statement_fn)(void *ctx, enum lb_row_kind kind);
 /* Replay the rows in bytes[0..n) (a log's rows, with its header when
  * header is set). A row that breaks a constraint is not inserted, as the
  * statement run directly would not have inserted it. Returns SQLITE_OK;
- * SQLITE_CORRUPT for bytes that are not a log (a wrong header, a row cut
- * short, an unknown kind or type); another SQLite code when a statement
+ * SQLITE_CORRUPT for bytes that are not a log (a wrong header, a sealed
+ * log of another length, a row cut short, an unknown kind or type); another SQLite code when a statement
  * could not be prepared or a step failed for want of memory or disk. */
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx);

@@ -384,13 +384,35 @@ static bool merged_before(stage_sql_t *q)
 
 /* One claimed record into "pending": whole or not at all, or nothing if
  * dst holds it already. */
+/* A record an earlier build wrote, an SQLite database of the profile's
+ * tables (a run whose processes a library upgrade split): it becomes
+ * "spool" itself, writable, for the records after it to empty. */
+static bool sqlite_record(const unsigned char *bytes, size_t size)
+{
+    return size >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;
+}
+
+static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
+{
+    unsigned char *copy = sqlite3_malloc64(size);
+    if (!copy)
+        return SQLITE_NOMEM;
+    memcpy(copy, bytes, size);
+    return sqlite3_deserialize(q->db, "spool", copy, (sqlite3_int64)size, (sqlite3_int64)size,
+                               SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+}
+
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
-    int rc = sql(q->db, "SAVEPOINT record");
+    bool old = sqlite_record(bytes, size);
+    int rc = old ? take_sqlite_record(q, bytes, size) : SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = sql(q->db, "SAVEPOINT record");
     if (rc != SQLITE_OK)
         return rc;
-    rc = empty_spool(q);
-    if (rc == SQLITE_OK)
+    if (!old)
+        rc = empty_spool(q);
+    if (rc == SQLITE_OK && !old)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
     if (rc == SQLITE_OK && !merged_before(q))
         rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);

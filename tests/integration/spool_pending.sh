@@ -342,6 +342,50 @@ echo "  report: $(cat "$tmp/junk.err")"
 "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/junk2.err" || bad "junk: second report exited $?"
 [ ! -s "$tmp/junk2.err" ] || bad "junk: the second report said '$(cat "$tmp/junk2.err")'"
 
+echo "== 5. a record an earlier build wrote (an SQLite file), then a row log"
+# A run that a library upgrade splits leaves records of the earlier
+# format: one SQLite file of the profile's tables. Both are added, the
+# row log after the SQLite file in the same batch.
+old=$key.00000000000000000002.999991.lbrec
+for t in meta run module frame node thread metric site sync_object object_blame structural_wait \
+    symbol module_function; do
+    rows "$db" "SELECT sql || ';' FROM sqlite_master WHERE type = 'table' AND name = '$t'"
+done >"$tmp/profile.sql"
+sqlite3 "$db-spool/$old" <"$tmp/profile.sql" || bad "old: cannot make the SQLite record"
+sqlite3 "$db-spool/$old" "INSERT INTO meta VALUES('schema_version', '9');
+    INSERT INTO run(id, command, executable, pid, exit_reason, exec_gen, proc_start, run_key,
+                    start_unix, duration_s, threads) VALUES(1, 'old', '/old', 999991, 'exit', 0, 1,
+                    '$key', 1.0, 0.5, 1);
+    INSERT INTO thread(id, tid, run_id, start_s, end_s, cpu_s) VALUES(1, 999991, 1, 0, 0.5, 0.1)" ||
+    bad "old: cannot fill the SQLite record"
+# the row log: a run row (kind 8: command, pid, start_unix, duration_s,
+# threads, run_key) and the schema_version meta row (kind 13), sealed
+new_log=$key.00000000000000000003.999992.lbrec
+python3 - "$db-spool/$new_log" "$key" <<'PY'
+import struct, sys
+def value(i, v):
+    if isinstance(v, int):
+        return bytes([i, 1]) + struct.pack('<q', v)
+    if isinstance(v, float):
+        return bytes([i, 2]) + struct.pack('<d', v)
+    b = v.encode()
+    return bytes([i, 3]) + struct.pack('<I', len(b)) + b
+def row(kind, vals):
+    return bytes([kind]) + b''.join(value(i, v) for i, v in vals) + b'\0'
+body = row(8, [(1, 'new'), (3, 999992), (9, 2.0), (10, 0.5), (11, 1), (17, sys.argv[2])])
+body += row(13, [(1, 'schema_version'), (2, '9')])
+n = 16 + len(body)
+open(sys.argv[1], 'wb').write(b'LBROWS1\0' + struct.pack('<II', 9, n) + body)
+PY
+"$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/old.err" || bad "old: report exited $?"
+[ ! -s "$tmp/old.err" ] || bad "old: the report said '$(cat "$tmp/old.err")'"
+got=$(rows "$db" "SELECT group_concat(pid || ':' || command, ' ') FROM (SELECT pid, command FROM run
+    WHERE pid IN (999991, 999992) ORDER BY pid)")
+echo "  added: $got"
+[ "$got" = "999991:old 999992:new" ] || bad "old: the run holds '$got', not both records' processes"
+[ -z "$(ls -A "$db-spool" 2>/dev/null | grep -v '\.bad$')" ] ||
+    bad "old: the spool still holds '$(ls -A "$db-spool" | joined)'"
+
 echo "== 6. LOCKBLAME_SPOOL=yes"
 "$prog" tree 4 1 7 >"$tmp/plain.out" 2>"$tmp/plain.err" && st=0 || st=$?
 LOCKBLAME_SPOOL=yes LOCKBLAME_OUTPUT=$tmp/yes.db LD_PRELOAD=$LOCKBLAME_LIB \

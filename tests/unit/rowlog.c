@@ -300,6 +300,22 @@ static void test_not_a_log(void)
 
     ASSERT_EQ(replay(db, "main", log.bytes, LB_ROWLOG_HEADER - 1), SQLITE_CORRUPT); /* no header */
     ASSERT_EQ(replay(db, "main", log.bytes, LB_ROWLOG_HEADER), SQLITE_OK);          /* no rows */
+
+    /* a sealed log cut at a row's end: its length says it is not whole */
+    size_t whole = log.len, row_end = 0;
+    lb_rowlog_t one = { 0 }, first = { 0 };
+    lb_rowlog_reset(&first, true);
+    lb_rowlog_int(&one, 1, 0);
+    lb_rowlog_int(&one, 4, 0);
+    lb_rowlog_add(&first, LB_ROW_NODE, &one);
+    row_end = first.len;
+    ASSERT_EQ(memcmp(first.bytes, log.bytes, row_end), 0); /* the log's first row */
+    lb_rowlog_seal(&log);
+    ASSERT_EQ(replay(db, "main", log.bytes, row_end), SQLITE_CORRUPT);
+    ASSERT_EQ(replay(db, "main", log.bytes, whole), SQLITE_OK);
+    lb_rowlog_free(&one);
+    lb_rowlog_free(&first);
+
     free(copy);
     lb_rowlog_free(&log);
     sqlite3_close(db);

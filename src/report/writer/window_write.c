@@ -495,6 +495,8 @@ static int build(uint64_t end, bool closed)
 {
     writer_t *w = &ws.w;
     uint64_t samples, dropped;
+    w->flush_failed = false; /* a window's rows go in whole or not at all */
+    w->error = 0;
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
     if (lb_wsql(w, "DELETE FROM metric; DELETE FROM thread; DELETE FROM sync_object;"
                    " DELETE FROM run"))
@@ -562,6 +564,10 @@ static int build(uint64_t end, bool closed)
     lb_tables_run(w, ws.reason, all_samples, all_dropped);
     char sql[160];
     snprintf(sql, sizeof sql, "UPDATE run SET duration_s = %.9f", (end - ws.start_ns) / 1e9);
+    if (w->flush_failed) { /* rows replayed as it went were lost */
+        lb_warn("cannot write a time window: %s", sqlite3_errstr(w->error));
+        return -1;
+    }
     return lb_wsql(w, sql);
 }
 
@@ -634,7 +640,7 @@ int lb_window_write(const char *reason)
     ws.reason = reason;
     bool closed = strcmp(reason, "interval") != 0 && strcmp(reason, "snapshot") != 0;
     if (lb_wsql(&ws.w, "BEGIN") || build(end, closed) != 0) {
-        lb_wsql(&ws.w, "ROLLBACK");
+        lb_wrollback(&ws.w);
         return -1;
     }
     lb_wsql(&ws.w, "COMMIT");

@@ -43,7 +43,11 @@ static int exec(writer_t *w, const char *sql)
 
 int lb_wsql(writer_t *w, const char *sql)
 {
-    return lb_wflush(w) == 0 ? exec(w, sql) : -1;
+    if (lb_wflush(w) != 0) {
+        lb_warn("cannot write profile: %s", sqlite3_errstr(w->error));
+        return -1;
+    }
+    return exec(w, sql);
 }
 
 static sqlite3_stmt *replay_statement(void *ctx, enum lb_row_kind kind)
@@ -56,24 +60,31 @@ static sqlite3_stmt *replay_statement(void *ctx, enum lb_row_kind kind)
 
 int lb_wflush(writer_t *w)
 {
-    if (w->rows.len <= LB_ROWLOG_HEADER && !lb_rowlog_failed(&w->rows))
-        return 0;
+    int rc = SQLITE_OK;
     if (lb_rowlog_failed(&w->rows)) {
-        lb_warn("cannot write profile: out of memory");
-        return -1;
+        rc = SQLITE_NOMEM;
+    } else if (w->rows.len > LB_ROWLOG_HEADER) {
+        bool own = sqlite3_get_autocommit(w->db);
+        if (own)
+            rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = lb_rowlog_replay(w->db, w->rows.bytes, w->rows.len, true, replay_statement, w);
+        if (own && rc == SQLITE_OK)
+            rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
+        if (own && rc != SQLITE_OK)
+            sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
     }
-    bool own = sqlite3_get_autocommit(w->db);
-    if (own && exec(w, "BEGIN") != 0)
-        return -1;
-    int rc = lb_rowlog_replay(w->db, w->rows.bytes, w->rows.len, true, replay_statement, w);
-    if (rc != SQLITE_OK)
-        lb_warn("cannot write profile: %s", sqlite3_errstr(rc));
-    if (own && rc == SQLITE_OK)
-        rc = exec(w, "COMMIT") == 0 ? SQLITE_OK : SQLITE_ERROR;
-    else if (own)
-        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    /* the rows are in db or lost: either way the log starts again */
     lb_rowlog_reset(&w->rows, true);
+    if (rc != SQLITE_OK && !w->error)
+        w->error = rc;
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+void lb_wrollback(writer_t *w)
+{
+    lb_rowlog_reset(&w->rows, true);
+    sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 void lb_wopen_log(writer_t *w)
@@ -235,6 +246,7 @@ static bool may_spool(bool process_ends)
  * (or added already). */
 static bool spool(writer_t *w)
 {
+    lb_rowlog_seal(&w->rows);
     if (lb_output_spool(w->rows.bytes, w->rows.len) != 0)
         return false;
     /* the root may have closed the spool since may_spool: then it may not
@@ -268,19 +280,21 @@ int lb_write_profile(const char *reason)
     int rc = -1;
     if (lb_profile_db_take(&w.db, &w.warm) == SQLITE_OK) /* tables created (profile_db.h) */
         rc = build(&w, reason);
-    if (rc != 0 && w.db && sqlite3_errcode(w.db) != SQLITE_OK)
-        lb_warn("cannot write profile %s: %s", lb_output_path(), sqlite3_errmsg(w.db));
-    else if (rc != 0)
-        lb_warn("cannot write profile %s: out of memory", lb_output_path());
     lb_merge_finish(&w);
     bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
-    /* in the database only for a commit, or for this process's own summary */
-    if (rc == 0 && (!spooled || lb_summary_reads_own()))
-        rc = lb_wflush(&w);
-    if (rc == 0 && !spooled)
+    if (rc == 0 && !spooled && lb_wflush(&w) != 0)
+        rc = -1;
+    if (rc != 0) /* one line: the log's failure, else the database's */
+        lb_warn("cannot write profile %s: %s", lb_output_path(),
+                w.error                                      ? sqlite3_errstr(w.error)
+                : w.db && sqlite3_errcode(w.db) != SQLITE_OK ? sqlite3_errmsg(w.db)
+                                                             : "out of memory");
+    else if (!spooled)
         rc = lb_output_commit(w.db, w.out_attached, w.empty);
+    /* a pending profile is in the database only for its own summary */
+    bool own = !spooled || (lb_summary_reads_own() && lb_wflush(&w) == 0);
     if (rc == 0)
-        lb_summary_after_write(w.db, lb_output_path(), process_ends);
+        lb_summary_after_write(own ? w.db : NULL, lb_output_path(), process_ends);
     if (spooled)
         return 0; /* the process ends: its memory is not freed page by page */
     lb_merge_close(&w);

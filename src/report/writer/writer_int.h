@@ -34,7 +34,8 @@ typedef struct writer {
     lb_u64map_t metric_keys;            /* (node << 32 | thread) of the metric rows */
     bool flush_early;                   /* the profile goes to db whatever it holds: the log is
                         * replayed there as it grows (lb_wstep), its pages reused */
-    bool flush_failed;                  /* such a replay failed (said in one line) */
+    bool flush_failed;                  /* such a replay failed (w->error says why) */
+    int error;                          /* SQLite's code for the first replay that failed, or 0 */
     lb_symbolizer_t *sym;
     struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
     struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
@@ -66,8 +67,11 @@ typedef struct writer {
  * lockblame: line on failure. */
 int lb_wsql(writer_t *w, const char *sql);
 /* The logged rows into w->db (in a transaction of their own unless one
- * is open), the log emptied: 0, or -1 after one lockblame: line. */
+ * is open), the log emptied: 0, or -1 (w->error says why; the caller
+ * says so in one line) with the rows lost. */
 int lb_wflush(writer_t *w);
+/* The logged rows dropped and w->db's transaction rolled back. */
+void lb_wrollback(writer_t *w);
 /* Empty w's log and start it with its header: before the first row. */
 void lb_wopen_log(writer_t *w);
 /* Free the log, the handles' values and w->db's replay statements. */
