@@ -39,6 +39,7 @@
 
 #include "common/marker_frames.h"
 #include "sampler/cct.h"
+#include "sampler/rule_share.h"
 #include "sampler/unwind_cfi.h"
 #include "util/common.h"
 #include "util/stack_bounds.h"
@@ -127,6 +128,7 @@ static int lb_find_self(struct dl_phdr_info *info, size_t size, void *data)
  * be found (then wrapper frames show up in paths). Idempotent. */
 void lb_unwind_setup(void)
 {
+    lb_rule_share_setup();
     if (self_hi)
         return;
     struct lb_self_search s = { .addr = (uintptr_t)&lb_unwind_setup };

@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "sampler/rule_share.h"
 #include "util/common.h"
 #include "util/fork_pages.h"
 
@@ -514,13 +515,14 @@ static const uint8_t *find_fde(const uint8_t *hdr, uintptr_t pc)
     return hdr + table[2 * lo + 1];
 }
 
-static lb_frame_rule_t rule_compute(uintptr_t pc)
+/* The rule at pc; *dlfo: the object holding pc, if *in_object. */
+static lb_frame_rule_t rule_compute(uintptr_t pc, struct dl_find_object *dlfo, bool *in_object)
 {
     lb_frame_rule_t unknown = { .kind = LB_RULE_UNKNOWN };
-    struct dl_find_object dlfo;
-    if (_dl_find_object((void *)pc, &dlfo) != 0 || !dlfo.dlfo_eh_frame)
+    *in_object = _dl_find_object((void *)pc, dlfo) == 0;
+    if (!*in_object || !dlfo->dlfo_eh_frame)
         return unknown;
-    const uint8_t *fde = find_fde(dlfo.dlfo_eh_frame, pc);
+    const uint8_t *fde = find_fde(dlfo->dlfo_eh_frame, pc);
     if (!fde)
         return unknown;
     uint32_t len;
@@ -605,8 +607,18 @@ uint64_t lb_frame_rule_misses(void)
     return __atomic_load_n(&rule_counts.misses, __ATOMIC_RELAXED);
 }
 
+/* An imported rule (rule_share.h) goes into an empty slot only. */
+static void take_shared(uintptr_t pc, uint64_t word)
+{
+    uint64_t *slot = &rule_cache[pc & (LB_RULE_SLOTS - 1)];
+    if ((word & 1) && (word >> TAG_SHIFT) == (uint64_t)(pc >> LB_RULE_SLOT_BITS) &&
+        __atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(slot, word, __ATOMIC_RELAXED);
+}
+
 void lb_unwind_cfi_fork_prepare(void)
 {
+    lb_rule_share_fork_prepare(take_shared);
     for (size_t i = 0; i < LB_RULE_SLOTS; i += LB_RULE_PAGE_SLOTS)
         (void)__atomic_load_n(&rule_cache[i], __ATOMIC_RELAXED);
 }
@@ -614,6 +626,7 @@ void lb_unwind_cfi_fork_prepare(void)
 void lb_unwind_cfi_fork_child(void)
 {
     lb_zero_changed(rule_counts.page_misses, sizeof rule_counts.page_misses);
+    lb_rule_share_fork_child();
 }
 
 /* Counts a miss on slot's page; true once the page has had enough misses
@@ -657,8 +670,15 @@ lb_frame_rule_t lb_frame_rule(uintptr_t pc)
                                   .rbp_off = -(int32_t)(((w >> 21) & ((1u << RBP_BITS) - 1)) * 8) };
     }
     __atomic_add_fetch(&rule_counts.misses, 1, __ATOMIC_RELAXED);
-    lb_frame_rule_t rule = rule_compute(pc);
-    if (encode(pc, rule, &w) && page_fill_due(slot))
-        __atomic_store_n(slot, w, __ATOMIC_RELAXED);
+    struct dl_find_object dlfo;
+    bool in_object;
+    lb_frame_rule_t rule = rule_compute(pc, &dlfo, &in_object);
+    uint64_t was = w;
+    if (encode(pc, rule, &w)) {
+        if (in_object && was == 0)
+            lb_rule_share_offer(pc, w, &dlfo);
+        if (page_fill_due(slot))
+            __atomic_store_n(slot, w, __ATOMIC_RELAXED);
+    }
     return rule;
 }

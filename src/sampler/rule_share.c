@@ -1,0 +1,272 @@
+/* Frame rules handed from fork children to their later siblings (contract
+ * and invariants in rule_share.h).
+ *
+ * The region: a header (the creator's pid, the loader's counts when it was
+ * mapped, the entries claimed so far), the creator's modules sorted by
+ * start address, then LB_SHARE_ENTRIES entries of two words. A child
+ * touches the header's page at its first append (a shared page is mapped
+ * in a fork child at its first touch) and the pages of the entries it
+ * writes; a child that computes no new rule touches nothing. The parent
+ * reads the entries appended since its last import, at most once each.
+ *
+ * Process-local state (`share`): own, the region this process mapped for
+ * its children; up, its parent's, where it appends; both written only in
+ * the fork hooks, `stopped` also by the appender (a relaxed flag that only
+ * turns on). Two threads forking at once: the second skips its import
+ * (busy). */
+#include "sampler/rule_share.h"
+
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/common.h"
+
+#define LB_SHARE_ENTRIES 4096u        /* per region; then a fresh one */
+#define LB_SHARE_MODULES_MAX 1024u    /* modules listed at most */
+#define LB_SHARE_PC_BITS 48           /* user-space pcs on x86-64 */
+
+typedef struct share_module {
+    uintptr_t start, end;     /* _dl_find_object's dlfo_map_start, dlfo_map_end */
+    const void *link_map;     /* dlfo_link_map */
+    const void *eh_frame;     /* dlfo_eh_frame */
+} share_module_t;
+
+typedef struct share_entry {
+    uint64_t word; /* the rule cache's word */
+    uint64_t key;  /* pc | hash << LB_SHARE_PC_BITS, hash nonzero; 0: not (yet) valid */
+} share_entry_t;
+
+typedef struct share_region {
+    size_t size;                   /* bytes mapped */
+    pid_t owner;                   /* the process that mapped it */
+    unsigned long long adds, subs; /* its loader's counts then */
+    uint32_t n_modules;
+    share_entry_t *entries;        /* in the region, after the modules */
+    uint64_t claimed __attribute__((aligned(LB_CACHELINE))); /* entries claimed; may pass the end */
+    share_module_t modules[];      /* sorted by start */
+} share_region_t;
+
+static struct {
+    share_region_t *own; /* mapped by this process, for its children */
+    share_region_t *up;  /* the forking parent's: appended to */
+    uint64_t imported;   /* own's entries already read */
+    int busy;            /* a fork_prepare is importing */
+    bool off;            /* LOCKBLAME_SHARE_RULES=0 */
+    bool stopped;        /* a module the parent did not list was seen: no more appends */
+} share;
+
+void lb_rule_share_setup(void)
+{
+    const char *v = getenv("LOCKBLAME_SHARE_RULES");
+    share.off = v && strcmp(v, "0") == 0;
+}
+
+void lb_rule_share_fork_child(void)
+{
+    if (share.own == share.up && !share.imported && !share.stopped && !share.busy)
+        return; /* nothing shared here (off, or no region): write nothing */
+    share.up = share.own;
+    share.own = NULL;
+    share.imported = 0;
+    share.stopped = false;
+    share.busy = 0;
+}
+
+static uint64_t key_hash(uintptr_t pc, uint64_t word)
+{
+    uint64_t h = (pc ^ (word * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    return (h >> LB_SHARE_PC_BITS) | 1u; /* 16 bits, nonzero */
+}
+
+/* The listed module starting at dlfo's start, if it is the same object. */
+static bool module_listed(const share_region_t *r, uintptr_t start, uintptr_t end,
+                          const void *link_map, const void *eh_frame)
+{
+    uint32_t lo = 0, hi = r->n_modules;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->modules[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->n_modules)
+        return false;
+    const share_module_t *m = &r->modules[lo];
+    return m->start == start && m->end == end && m->link_map == link_map &&
+           m->eh_frame == eh_frame;
+}
+
+void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_object *dlfo)
+{
+    share_region_t *r = share.up;
+    if (!r || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) || (pc >> LB_SHARE_PC_BITS))
+        return;
+    if (!module_listed(r, (uintptr_t)dlfo->dlfo_map_start, (uintptr_t)dlfo->dlfo_map_end,
+                       dlfo->dlfo_link_map, dlfo->dlfo_eh_frame)) {
+        __atomic_store_n(&share.stopped, true, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t i = __atomic_fetch_add(&r->claimed, 1, __ATOMIC_RELAXED);
+    if (i >= LB_SHARE_ENTRIES)
+        return;
+    share_entry_t *e = &r->entries[i];
+    __atomic_store_n(&e->word, word, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->key, (uint64_t)pc | key_hash(pc, word) << LB_SHARE_PC_BITS,
+                     __ATOMIC_RELEASE);
+}
+
+/* --- the parent's side: mapping the region, importing ----------------------- */
+
+typedef struct module_walk {
+    share_module_t *out; /* NULL: count only */
+    uint32_t n, max;
+    unsigned long long adds, subs;
+} module_walk_t;
+
+static int first_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    module_walk_t *w = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        w->adds = info->dlpi_adds;
+        w->subs = info->dlpi_subs;
+    }
+    return 1; /* the first object says it */
+}
+
+static int list_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    module_walk_t *w = arg;
+    if (w->n == 0)
+        (void)first_counts(info, size, arg);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        struct dl_find_object dlfo;
+        if (_dl_find_object((void *)(info->dlpi_addr + ph->p_vaddr), &dlfo) != 0)
+            break;
+        if (w->out && w->n < w->max)
+            w->out[w->n] = (share_module_t){ (uintptr_t)dlfo.dlfo_map_start,
+                                             (uintptr_t)dlfo.dlfo_map_end, dlfo.dlfo_link_map,
+                                             dlfo.dlfo_eh_frame };
+        w->n++;
+        break;
+    }
+    return 0;
+}
+
+static void loader_counts(unsigned long long *adds, unsigned long long *subs)
+{
+    module_walk_t w = { .adds = ~0ull, .subs = ~0ull };
+    dl_iterate_phdr(first_counts, &w);
+    *adds = w.adds;
+    *subs = w.subs;
+}
+
+static void region_unmap(share_region_t *r)
+{
+    if (r)
+        munmap(r, r->size);
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const share_module_t *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* A fresh region listing this process's modules; NULL if it cannot be
+ * mapped (then nothing is shared). */
+static share_region_t *region_map(void)
+{
+    module_walk_t w = { 0 };
+    dl_iterate_phdr(list_module, &w);
+    if (w.n == 0 || w.n > LB_SHARE_MODULES_MAX)
+        return NULL;
+    size_t head = sizeof(share_region_t) + (size_t)(w.n + 8) * sizeof(share_module_t);
+    head = (head + 15) & ~(size_t)15;
+    size_t size = head + LB_SHARE_ENTRIES * sizeof(share_entry_t);
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    share_region_t *r = m;
+    r->size = size;
+    r->owner = getpid();
+    r->entries = (share_entry_t *)((char *)m + head);
+    w.out = r->modules;
+    w.max = w.n + 8; /* the loader may have added one meanwhile */
+    w.n = 0;
+    dl_iterate_phdr(list_module, &w);
+    if (w.n > w.max) {
+        region_unmap(r);
+        return NULL;
+    }
+    r->n_modules = w.n;
+    r->adds = w.adds;
+    r->subs = w.subs;
+    qsort(r->modules, r->n_modules, sizeof *r->modules, by_start);
+    return r;
+}
+
+/* The listed module holding pc, by start address. */
+static bool pc_listed(const share_region_t *r, uintptr_t pc)
+{
+    uint32_t lo = 0, hi = r->n_modules; /* modules[lo-1].start <= pc */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->modules[mid].start <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && pc < r->modules[lo - 1].end;
+}
+
+static void import(share_region_t *r, void (*take)(uintptr_t pc, uint64_t word))
+{
+    uint64_t claimed = __atomic_load_n(&r->claimed, __ATOMIC_ACQUIRE);
+    if (claimed > LB_SHARE_ENTRIES)
+        claimed = LB_SHARE_ENTRIES;
+    for (uint64_t i = share.imported; i < claimed; i++) {
+        const share_entry_t *e = &r->entries[i];
+        uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        if (!key)
+            continue; /* being written, or its writer died: skipped for good */
+        uint64_t word = __atomic_load_n(&e->word, __ATOMIC_RELAXED);
+        uintptr_t pc = (uintptr_t)(key & (((uint64_t)1 << LB_SHARE_PC_BITS) - 1));
+        if (key >> LB_SHARE_PC_BITS == key_hash(pc, word) && pc_listed(r, pc))
+            take(pc, word);
+    }
+    share.imported = claimed;
+}
+
+void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
+{
+    if (share.off || __atomic_exchange_n(&share.busy, 1, __ATOMIC_ACQUIRE))
+        return;
+    share_region_t *r = share.own;
+    if (r && r->owner != getpid()) { /* inherited without the fork hooks (a raw clone) */
+        region_unmap(r);
+        r = NULL;
+    }
+    if (r) {
+        unsigned long long adds, subs;
+        loader_counts(&adds, &subs);
+        if (adds == r->adds && subs == r->subs)
+            import(r, take);
+        if (adds != r->adds || subs != r->subs || share.imported >= LB_SHARE_ENTRIES) {
+            region_unmap(r); /* children holding it keep their mapping */
+            r = NULL;
+        }
+    }
+    if (!r) {
+        r = region_map();
+        share.imported = 0;
+    }
+    share.own = r;
+    __atomic_store_n(&share.busy, 0, __ATOMIC_RELEASE);
+}
