@@ -9,11 +9,15 @@
  * writes; a child that computes no new rule touches nothing. The parent
  * reads the entries appended since its last import, at most once each.
  *
- * Process-local state (`share`): own, the region this process mapped for
- * its children; up, its parent's, where it appends; both written only in
- * the fork hooks, `stopped` also by the appender (a relaxed flag that only
- * turns on). Two threads forking at once: the second skips its import
- * (busy). */
+ * Process-local state (`share`): own, the region this process appends to
+ * (its parent's, inherited at the fork) or, once it has forked itself, the
+ * one it mapped for its children and imports from. A process appends only
+ * to a region it did not map: the owner's pid is in the region, and a miss
+ * compares it with getpid() (a system call, on a path that has just parsed
+ * CFI). Nothing is written in a fork child, and a forking parent writes
+ * `share` only when it imports new entries or maps a region, so that its
+ * page is not copied at every fork. fork_prepare runs under glibc's atfork
+ * lock, one thread at a time. */
 #include "sampler/rule_share.h"
 
 #include <link.h>
@@ -24,14 +28,14 @@
 
 #include "util/common.h"
 
-#define LB_SHARE_ENTRIES 4096u        /* per region; then a fresh one */
-#define LB_SHARE_MODULES_MAX 1024u    /* modules listed at most */
-#define LB_SHARE_PC_BITS 48           /* user-space pcs on x86-64 */
+#define LB_SHARE_ENTRIES     4096u /* per region; then a fresh one */
+#define LB_SHARE_MODULES_MAX 1024u /* modules listed at most */
+#define LB_SHARE_PC_BITS     48    /* user-space pcs on x86-64 */
 
 typedef struct share_module {
-    uintptr_t start, end;     /* _dl_find_object's dlfo_map_start, dlfo_map_end */
-    const void *link_map;     /* dlfo_link_map */
-    const void *eh_frame;     /* dlfo_eh_frame */
+    uintptr_t start, end; /* _dl_find_object's dlfo_map_start, dlfo_map_end */
+    const void *link_map; /* dlfo_link_map */
+    const void *eh_frame; /* dlfo_eh_frame */
 } share_module_t;
 
 typedef struct share_entry {
@@ -44,35 +48,22 @@ typedef struct share_region {
     pid_t owner;                   /* the process that mapped it */
     unsigned long long adds, subs; /* its loader's counts then */
     uint32_t n_modules;
-    share_entry_t *entries;        /* in the region, after the modules */
+    share_entry_t *entries;                                  /* in the region, after the modules */
     uint64_t claimed __attribute__((aligned(LB_CACHELINE))); /* entries claimed; may pass the end */
-    share_module_t modules[];      /* sorted by start */
+    share_module_t modules[];                                /* sorted by start */
 } share_region_t;
 
 static struct {
-    share_region_t *own; /* mapped by this process, for its children */
-    share_region_t *up;  /* the forking parent's: appended to */
-    uint64_t imported;   /* own's entries already read */
-    int busy;            /* a fork_prepare is importing */
+    share_region_t *own; /* appended to if the parent mapped it, else imported from */
+    uint64_t imported;   /* own's entries already read, where this process mapped it */
+    pid_t stopped;       /* this pid saw a module the region does not list: no more appends */
     bool off;            /* LOCKBLAME_SHARE_RULES=0 */
-    bool stopped;        /* a module the parent did not list was seen: no more appends */
 } share;
 
 void lb_rule_share_setup(void)
 {
     const char *v = getenv("LOCKBLAME_SHARE_RULES");
     share.off = v && strcmp(v, "0") == 0;
-}
-
-void lb_rule_share_fork_child(void)
-{
-    if (share.own == share.up && !share.imported && !share.stopped && !share.busy)
-        return; /* nothing shared here (off, or no region): write nothing */
-    share.up = share.own;
-    share.own = NULL;
-    share.imported = 0;
-    share.stopped = false;
-    share.busy = 0;
 }
 
 static uint64_t key_hash(uintptr_t pc, uint64_t word)
@@ -96,18 +87,20 @@ static bool module_listed(const share_region_t *r, uintptr_t start, uintptr_t en
     if (lo == r->n_modules)
         return false;
     const share_module_t *m = &r->modules[lo];
-    return m->start == start && m->end == end && m->link_map == link_map &&
-           m->eh_frame == eh_frame;
+    return m->start == start && m->end == end && m->link_map == link_map && m->eh_frame == eh_frame;
 }
 
 void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_object *dlfo)
 {
-    share_region_t *r = share.up;
-    if (!r || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) || (pc >> LB_SHARE_PC_BITS))
+    share_region_t *r = share.own;
+    if (!r || (pc >> LB_SHARE_PC_BITS))
+        return;
+    pid_t self = getpid();
+    if (r->owner == self || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) == self)
         return;
     if (!module_listed(r, (uintptr_t)dlfo->dlfo_map_start, (uintptr_t)dlfo->dlfo_map_end,
                        dlfo->dlfo_link_map, dlfo->dlfo_eh_frame)) {
-        __atomic_store_n(&share.stopped, true, __ATOMIC_RELAXED);
+        __atomic_store_n(&share.stopped, self, __ATOMIC_RELAXED);
         return;
     }
     uint64_t i = __atomic_fetch_add(&r->claimed, 1, __ATOMIC_RELAXED);
@@ -150,9 +143,9 @@ static int list_module(struct dl_phdr_info *info, size_t size, void *arg)
         if (_dl_find_object((void *)(info->dlpi_addr + ph->p_vaddr), &dlfo) != 0)
             break;
         if (w->out && w->n < w->max)
-            w->out[w->n] = (share_module_t){ (uintptr_t)dlfo.dlfo_map_start,
-                                             (uintptr_t)dlfo.dlfo_map_end, dlfo.dlfo_link_map,
-                                             dlfo.dlfo_eh_frame };
+            w->out[w->n] =
+                (share_module_t){ (uintptr_t)dlfo.dlfo_map_start, (uintptr_t)dlfo.dlfo_map_end,
+                                  dlfo.dlfo_link_map, dlfo.dlfo_eh_frame };
         w->n++;
         break;
     }
@@ -231,6 +224,8 @@ static void import(share_region_t *r, void (*take)(uintptr_t pc, uint64_t word))
     uint64_t claimed = __atomic_load_n(&r->claimed, __ATOMIC_ACQUIRE);
     if (claimed > LB_SHARE_ENTRIES)
         claimed = LB_SHARE_ENTRIES;
+    if (claimed == share.imported)
+        return; /* nothing new: nothing written */
     for (uint64_t i = share.imported; i < claimed; i++) {
         const share_entry_t *e = &r->entries[i];
         uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -246,27 +241,22 @@ static void import(share_region_t *r, void (*take)(uintptr_t pc, uint64_t word))
 
 void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
 {
-    if (share.off || __atomic_exchange_n(&share.busy, 1, __ATOMIC_ACQUIRE))
+    if (share.off)
         return;
-    share_region_t *r = share.own;
-    if (r && r->owner != getpid()) { /* inherited without the fork hooks (a raw clone) */
-        region_unmap(r);
-        r = NULL;
-    }
+    pid_t self = getpid();
+    share_region_t *r = share.own && share.own->owner == self ? share.own : NULL;
     if (r) {
         unsigned long long adds, subs;
         loader_counts(&adds, &subs);
         if (adds == r->adds && subs == r->subs)
             import(r, take);
-        if (adds != r->adds || subs != r->subs || share.imported >= LB_SHARE_ENTRIES) {
-            region_unmap(r); /* children holding it keep their mapping */
-            r = NULL;
-        }
+        if (adds != r->adds || subs != r->subs || share.imported >= LB_SHARE_ENTRIES)
+            r = NULL; /* a fresh one below */
     }
     if (!r) {
-        r = region_map();
+        region_unmap(share.own); /* the parent's, or a stale or full one of this
+                                  * process: children holding it keep their mapping */
+        share.own = region_map();
         share.imported = 0;
     }
-    share.own = r;
-    __atomic_store_n(&share.busy, 0, __ATOMIC_RELEASE);
 }

@@ -38,9 +38,6 @@
 
 /* Reads LOCKBLAME_SHARE_RULES. At setup, before any fork. */
 void lb_rule_share_setup(void);
-/* In a fork child, while the forking thread is the only thread: the
- * parent's region becomes the one this process appends to. */
-void lb_rule_share_fork_child(void);
 /* Before a fork, never in a signal handler: hands each complete entry its
  * children appended since the last import, for a pc in a listed module, to
  * take (the pc, the rule cache's word for it); then maps a fresh region if
