@@ -219,13 +219,15 @@ static bool pc_listed(const share_region_t *r, uintptr_t pc)
     return lo > 0 && pc < r->modules[lo - 1].end;
 }
 
-static void import(share_region_t *r, void (*take)(uintptr_t pc, uint64_t word))
+/* The entries claimed so far, at most the region's. */
+static uint64_t claimed_entries(share_region_t *r)
 {
     uint64_t claimed = __atomic_load_n(&r->claimed, __ATOMIC_ACQUIRE);
-    if (claimed > LB_SHARE_ENTRIES)
-        claimed = LB_SHARE_ENTRIES;
-    if (claimed == share.imported)
-        return; /* nothing new: nothing written */
+    return claimed < LB_SHARE_ENTRIES ? claimed : LB_SHARE_ENTRIES;
+}
+
+static void import(share_region_t *r, uint64_t claimed, void (*take)(uintptr_t pc, uint64_t word))
+{
     for (uint64_t i = share.imported; i < claimed; i++) {
         const share_entry_t *e = &r->entries[i];
         uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -239,20 +241,27 @@ static void import(share_region_t *r, void (*take)(uintptr_t pc, uint64_t word))
     share.imported = claimed;
 }
 
+/* Nothing new in the region: nothing is read or written (not even the
+ * loader's counts, whose dl_iterate_phdr writes the loader's lock, a page
+ * the parent would copy or fault on again after every fork). New entries
+ * are imported only while the loader has loaded and unloaded nothing since
+ * the region was mapped; else they are dropped with the region. */
 void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
 {
     if (share.off)
         return;
-    pid_t self = getpid();
-    share_region_t *r = share.own && share.own->owner == self ? share.own : NULL;
-    if (r) {
+    share_region_t *r = share.own && share.own->owner == getpid() ? share.own : NULL;
+    uint64_t claimed = r ? claimed_entries(r) : 0;
+    if (r && claimed != share.imported) {
         unsigned long long adds, subs;
         loader_counts(&adds, &subs);
         if (adds == r->adds && subs == r->subs)
-            import(r, take);
-        if (adds != r->adds || subs != r->subs || share.imported >= LB_SHARE_ENTRIES)
-            r = NULL; /* a fresh one below */
+            import(r, claimed, take);
+        else
+            r = NULL;
     }
+    if (r && share.imported >= LB_SHARE_ENTRIES)
+        r = NULL; /* full */
     if (!r) {
         region_unmap(share.own); /* the parent's, or a stale or full one of this
                                   * process: children holding it keep their mapping */
