@@ -10,13 +10,13 @@
  * reads the entries appended since its last import, at most once each.
  *
  * Process-local state (`share`): own, the region this process appends to
- * (its parent's, inherited at the fork) or, once it has forked itself, the
- * one it mapped for its children and imports from. A process appends only
- * to a region it did not map: the owner's pid is in the region, and a miss
- * compares it with getpid() (a system call, on a path that has just parsed
- * CFI). Nothing is written in a fork child, and a forking parent writes
- * `share` only when it imports new entries or maps a region, so that its
- * page is not copied at every fork. fork_prepare runs under glibc's atfork
+ * (its parent's, inherited at the fork, until it forks itself; then the one
+ * it maps for its children, to which it appends too, and imports from);
+ * stopped, set by an append that met a module the region does not list,
+ * cleared only with a fresh region, so that a fork child inherits it clear.
+ * Nothing is written in a fork child, and a forking parent writes `share`
+ * only when it imports new entries or maps a region, so that its page is
+ * not faulted on at every fork. fork_prepare runs under glibc's atfork
  * lock, one thread at a time. */
 #include "sampler/rule_share.h"
 
@@ -56,7 +56,7 @@ typedef struct share_region {
 static struct {
     share_region_t *own; /* appended to if the parent mapped it, else imported from */
     uint64_t imported;   /* own's entries already read, where this process mapped it */
-    pid_t stopped;       /* this pid saw a module the region does not list: no more appends */
+    bool stopped;        /* a module the region does not list was met: no more appends */
     bool off;            /* LOCKBLAME_SHARE_RULES=0 */
 } share;
 
@@ -93,14 +93,11 @@ static bool module_listed(const share_region_t *r, uintptr_t start, uintptr_t en
 void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_object *dlfo)
 {
     share_region_t *r = share.own;
-    if (!r || (pc >> LB_SHARE_PC_BITS))
-        return;
-    pid_t self = getpid();
-    if (r->owner == self || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) == self)
+    if (!r || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) || (pc >> LB_SHARE_PC_BITS))
         return;
     if (!module_listed(r, (uintptr_t)dlfo->dlfo_map_start, (uintptr_t)dlfo->dlfo_map_end,
                        dlfo->dlfo_link_map, dlfo->dlfo_eh_frame)) {
-        __atomic_store_n(&share.stopped, self, __ATOMIC_RELAXED);
+        __atomic_store_n(&share.stopped, true, __ATOMIC_RELAXED);
         return;
     }
     uint64_t i = __atomic_fetch_add(&r->claimed, 1, __ATOMIC_RELAXED);
@@ -243,9 +240,9 @@ static void import(share_region_t *r, uint64_t claimed, void (*take)(uintptr_t p
 
 /* Nothing new in the region: nothing is read or written (not even the
  * loader's counts, whose dl_iterate_phdr writes the loader's lock, a page
- * the parent would copy or fault on again after every fork). New entries
- * are imported only while the loader has loaded and unloaded nothing since
- * the region was mapped; else they are dropped with the region. */
+ * the parent would fault on again after every fork). New entries are
+ * imported only while the loader has loaded and unloaded nothing since the
+ * region was mapped; else they are dropped with the region. */
 void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
 {
     if (share.off)
@@ -260,12 +257,14 @@ void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
         else
             r = NULL;
     }
-    if (r && share.imported >= LB_SHARE_ENTRIES)
-        r = NULL; /* full */
+    if (r &&
+        (share.imported >= LB_SHARE_ENTRIES || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED)))
+        r = NULL; /* full, or this process met a module it does not list */
     if (!r) {
         region_unmap(share.own); /* the parent's, or a stale or full one of this
                                   * process: children holding it keep their mapping */
         share.own = region_map();
         share.imported = 0;
+        __atomic_store_n(&share.stopped, false, __ATOMIC_RELAXED);
     }
 }

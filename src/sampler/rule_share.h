@@ -18,12 +18,15 @@
  *    entry whose writer died or was killed midway has no key and is
  *    never read as valid. Entries are never reused; a full region is
  *    replaced by a fresh one at a later fork.
- *  - A child appends only for a pc whose module (by _dl_find_object: its
- *    link map, range and .eh_frame_hdr) is one the region lists; the first
- *    pc in a module the list does not hold (one loaded after the fork)
- *    stops its appending for good. A parent whose loader has loaded or
- *    unloaded an object since it mapped the region (dl_iterate_phdr's
- *    dlpi_adds / dlpi_subs) maps a fresh one before importing.
+ *  - A process appends only for a pc whose module (by _dl_find_object:
+ *    its link map, range and .eh_frame_hdr) is one the region lists; the
+ *    first pc in a module the list does not hold (one loaded after the
+ *    fork) stops its appending until it maps a region of its own. A parent
+ *    whose loader has loaded or unloaded an object since it mapped the
+ *    region (dl_iterate_phdr's dlpi_adds / dlpi_subs), or that met such a
+ *    module itself, maps a fresh one instead of importing.
+ *  - No system call, lock or allocation in the append; the import and the
+ *    mapping run in fork_prepare only.
  *  - The importer writes only empty cache slots (never evicts), and only
  *    for a pc inside a listed module.
  *  - The region is MAP_SHARED and anonymous: an exec'd image drops it, and
