@@ -3,8 +3,8 @@
  * next); child i creates 2 threads that wait on a condition variable through
  * waiter -> sib_outer -> sib_middle_<i % 3> -> sib_inner, whose frames differ
  * in size and shape (a small frame, a 4 KiB one, one realigned to 64
- * bytes), so a wrong unwind rule for any of them gives another path. Each
- * child prints "child I PID sib_middle_K", the path its waiters take.
+ * bytes), so a wrong unwind rule for any of them gives another path. The
+ * child broadcasts once both waiters are waiting. Each child prints "child I PID sib_middle_K", the path its waiters take.
  *
  *   rule_siblings [CHILDREN]   (default 9) */
 #include <pthread.h>
@@ -16,12 +16,13 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int released;
+static int released, arrived;
 static volatile int sink;
 
 __attribute__((noinline)) static void sib_inner(void)
 {
     pthread_mutex_lock(&lock);
+    arrived++;
     while (!released)
         pthread_cond_wait(&cond, &lock);
     pthread_mutex_unlock(&lock);
@@ -84,7 +85,15 @@ static int child(void)
     for (int i = 0; i < 2; i++)
         if (pthread_create(&t[i], NULL, waiter, NULL) != 0)
             return 1;
-    usleep(2000);
+    for (;;) { /* both waiters in their wait, whatever the load */
+        pthread_mutex_lock(&lock);
+        int all = arrived == 2;
+        pthread_mutex_unlock(&lock);
+        if (all)
+            break;
+        usleep(200);
+    }
+    usleep(1000);
     pthread_mutex_lock(&lock);
     released = 1;
     pthread_cond_broadcast(&cond);
