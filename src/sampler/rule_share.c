@@ -13,14 +13,17 @@
  * (its parent's, inherited at the fork, until it forks itself; then the one
  * it maps for its children, to which it appends too, and imports from);
  * stopped, set by an append that met a module the region does not list,
- * cleared only with a fresh region, so that a fork child inherits it clear.
- * Nothing is written in a fork child, and a forking parent writes `share`
- * only when it imports new entries or maps a region, so that its page is
- * not faulted on at every fork. fork_prepare runs under glibc's atfork
- * lock, one thread at a time. */
+ * cleared only with a fresh region, so that a fork child inherits it clear;
+ * appending, the appends under way, so that a replaced region is unmapped
+ * only when none can still be writing it. A fork child writes `share` only
+ * where a fork cut another thread's append, and a forking parent only when
+ * it imports new entries or maps a region: its page is not faulted on at
+ * every fork. fork_prepare runs under glibc's atfork lock, one thread at a
+ * time. */
 #include "sampler/rule_share.h"
 
 #include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,10 +57,12 @@ typedef struct share_region {
 } share_region_t;
 
 static struct {
-    share_region_t *own; /* appended to if the parent mapped it, else imported from */
-    uint64_t imported;   /* own's entries already read, where this process mapped it */
-    bool stopped;        /* a module the region does not list was met: no more appends */
-    bool off;            /* LOCKBLAME_SHARE_RULES=0 */
+    share_region_t *own;     /* appended to if the parent mapped it, else imported from */
+    uint64_t imported;       /* own's entries already read, where this process mapped it */
+    share_region_t *retired; /* replaced while an append may have been using it */
+    int appending;           /* appends under way in this process */
+    bool stopped;            /* a module the region does not list was met: no more appends */
+    bool off;                /* LOCKBLAME_SHARE_RULES=0 */
 } share;
 
 void lb_rule_share_setup(void)
@@ -90,11 +95,9 @@ static bool module_listed(const share_region_t *r, uintptr_t start, uintptr_t en
     return m->start == start && m->end == end && m->link_map == link_map && m->eh_frame == eh_frame;
 }
 
-void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_object *dlfo)
+static void append(share_region_t *r, uintptr_t pc, uint64_t word,
+                   const struct dl_find_object *dlfo)
 {
-    share_region_t *r = share.own;
-    if (!r || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) || (pc >> LB_SHARE_PC_BITS))
-        return;
     if (!module_listed(r, (uintptr_t)dlfo->dlfo_map_start, (uintptr_t)dlfo->dlfo_map_end,
                        dlfo->dlfo_link_map, dlfo->dlfo_eh_frame)) {
         __atomic_store_n(&share.stopped, true, __ATOMIC_RELAXED);
@@ -107,6 +110,28 @@ void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_objec
     __atomic_store_n(&e->word, word, __ATOMIC_RELAXED);
     __atomic_store_n(&e->key, (uint64_t)pc | key_hash(pc, word) << LB_SHARE_PC_BITS,
                      __ATOMIC_RELEASE);
+}
+
+/* `appending` and `own` (here, and in fork_prepare the other way round) in
+ * sequentially consistent order: either fork_prepare sees this append
+ * under way and leaves the region it replaces mapped, or the append sees
+ * the new region. */
+void lb_rule_share_offer(uintptr_t pc, uint64_t word, const struct dl_find_object *dlfo)
+{
+    if (!__atomic_load_n(&share.own, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&share.stopped, __ATOMIC_RELAXED) || (pc >> LB_SHARE_PC_BITS))
+        return;
+    __atomic_add_fetch(&share.appending, 1, __ATOMIC_SEQ_CST);
+    share_region_t *r = __atomic_load_n(&share.own, __ATOMIC_SEQ_CST);
+    if (r)
+        append(r, pc, word, dlfo);
+    __atomic_sub_fetch(&share.appending, 1, __ATOMIC_SEQ_CST);
+}
+
+void lb_rule_share_fork_child(void)
+{
+    if (share.appending) /* another thread's, cut by the fork */
+        share.appending = 0;
 }
 
 /* --- the parent's side: mapping the region, importing ----------------------- */
@@ -163,10 +188,17 @@ static void region_unmap(share_region_t *r)
         munmap(r, r->size);
 }
 
-static int by_start(const void *a, const void *b)
+/* Insertion sort by start (no allocation; the loader lists its objects
+ * mostly in address order already). */
+static void sort_by_start(share_module_t *m, uint32_t n)
 {
-    const share_module_t *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
+    for (uint32_t i = 1; i < n; i++) {
+        share_module_t x = m[i];
+        uint32_t j = i;
+        for (; j > 0 && m[j - 1].start > x.start; j--)
+            m[j] = m[j - 1];
+        m[j] = x;
+    }
 }
 
 /* A fresh region listing this process's modules; NULL if it cannot be
@@ -198,7 +230,7 @@ static share_region_t *region_map(void)
     r->n_modules = w.n;
     r->adds = w.adds;
     r->subs = w.subs;
-    qsort(r->modules, r->n_modules, sizeof *r->modules, by_start);
+    sort_by_start(r->modules, r->n_modules);
     return r;
 }
 
@@ -238,6 +270,26 @@ static void import(share_region_t *r, uint64_t claimed, void (*take)(uintptr_t p
     share.imported = claimed;
 }
 
+/* The region this process appends to (its parent's, or a stale or full
+ * one of its own) replaced by a fresh one. The old one is unmapped once no
+ * append of this process can be using it (children holding it keep their
+ * mapping); one is kept mapped for a later fork while an append is under
+ * way, and any other then stays mapped for good. */
+static void replace_own(void)
+{
+    if (share.retired && __atomic_load_n(&share.appending, __ATOMIC_SEQ_CST) == 0) {
+        region_unmap(share.retired);
+        share.retired = NULL;
+    }
+    share_region_t *old = __atomic_exchange_n(&share.own, region_map(), __ATOMIC_SEQ_CST);
+    share.imported = 0;
+    __atomic_store_n(&share.stopped, false, __ATOMIC_RELAXED);
+    if (old && __atomic_load_n(&share.appending, __ATOMIC_SEQ_CST) == 0)
+        region_unmap(old);
+    else if (old && !share.retired)
+        share.retired = old;
+}
+
 /* Nothing new in the region: nothing is read or written (not even the
  * loader's counts, whose dl_iterate_phdr writes the loader's lock, a page
  * the parent would fault on again after every fork). New entries are
@@ -260,11 +312,6 @@ void lb_rule_share_fork_prepare(void (*take)(uintptr_t pc, uint64_t word))
     if (r &&
         (share.imported >= LB_SHARE_ENTRIES || __atomic_load_n(&share.stopped, __ATOMIC_RELAXED)))
         r = NULL; /* full, or this process met a module it does not list */
-    if (!r) {
-        region_unmap(share.own); /* the parent's, or a stale or full one of this
-                                  * process: children holding it keep their mapping */
-        share.own = region_map();
-        share.imported = 0;
-        __atomic_store_n(&share.stopped, false, __ATOMIC_RELAXED);
-    }
+    if (!r)
+        replace_own();
 }

@@ -13,7 +13,7 @@
  *  - Appending (lb_rule_share_offer) is async-signal-safe and wait-free:
  *    one fetch-and-add claims an entry that no other writer ever claims,
  *    the entry's rule is stored, then its key (the pc and a nonzero hash
- *    of pc and rule) with release order. The importer reads the seal with acquire
+ *    of pc and rule) with release order. The importer reads the key with acquire
  *    order and takes the entry only if the hash matches the rule: an
  *    entry whose writer died or was killed midway has no key and is
  *    never read as valid. Entries are never reused; a full region is
@@ -26,7 +26,8 @@
  *    region (dl_iterate_phdr's dlpi_adds / dlpi_subs), or that met such a
  *    module itself, maps a fresh one instead of importing.
  *  - No system call, lock or allocation in the append; the import and the
- *    mapping run in fork_prepare only.
+ *    mapping run in fork_prepare only. A region this process appends to is
+ *    unmapped only when no append of its own is under way.
  *  - The importer writes only empty cache slots (never evicts), and only
  *    for a pc inside a listed module.
  *  - The region is MAP_SHARED and anonymous: an exec'd image drops it, and
@@ -41,6 +42,8 @@
 
 /* Reads LOCKBLAME_SHARE_RULES. At setup, before any fork. */
 void lb_rule_share_setup(void);
+/* In a fork child, while the forking thread is the only thread. */
+void lb_rule_share_fork_child(void);
 /* Before a fork, never in a signal handler: hands each complete entry its
  * children appended since the last import, for a pc in a listed module, to
  * take (the pc, the rule cache's word for it); then maps a fresh region if

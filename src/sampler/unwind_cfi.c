@@ -626,6 +626,7 @@ void lb_unwind_cfi_fork_prepare(void)
 void lb_unwind_cfi_fork_child(void)
 {
     lb_zero_changed(rule_counts.page_misses, sizeof rule_counts.page_misses);
+    lb_rule_share_fork_child();
 }
 
 /* Counts a miss on slot's page; true once the page has had enough misses
