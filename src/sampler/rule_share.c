@@ -77,29 +77,33 @@ static uint64_t key_hash(uintptr_t pc, uint64_t word)
     return (h >> LB_SHARE_PC_BITS) | 1u; /* 16 bits, nonzero */
 }
 
-/* The listed module starting at dlfo's start, if it is the same object. */
-static bool module_listed(const share_region_t *r, uintptr_t start, uintptr_t end,
-                          const void *link_map, const void *eh_frame)
+/* The listed module with the highest start at or below addr, or NULL. */
+static const share_module_t *module_at(const share_region_t *r, uintptr_t addr)
 {
-    uint32_t lo = 0, hi = r->n_modules;
+    uint32_t lo = 0, hi = r->n_modules; /* modules[lo-1].start <= addr */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (r->modules[mid].start < start)
+        if (r->modules[mid].start <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == r->n_modules)
-        return false;
-    const share_module_t *m = &r->modules[lo];
-    return m->start == start && m->end == end && m->link_map == link_map && m->eh_frame == eh_frame;
+    return lo ? &r->modules[lo - 1] : NULL;
+}
+
+/* The object dlfo describes is a listed module. */
+static bool module_listed(const share_region_t *r, const struct dl_find_object *dlfo)
+{
+    const share_module_t *m = module_at(r, (uintptr_t)dlfo->dlfo_map_start);
+    return m && m->start == (uintptr_t)dlfo->dlfo_map_start &&
+           m->end == (uintptr_t)dlfo->dlfo_map_end && m->link_map == dlfo->dlfo_link_map &&
+           m->eh_frame == dlfo->dlfo_eh_frame;
 }
 
 static void append(share_region_t *r, uintptr_t pc, uint64_t word,
                    const struct dl_find_object *dlfo)
 {
-    if (!module_listed(r, (uintptr_t)dlfo->dlfo_map_start, (uintptr_t)dlfo->dlfo_map_end,
-                       dlfo->dlfo_link_map, dlfo->dlfo_eh_frame)) {
+    if (!module_listed(r, dlfo)) {
         __atomic_store_n(&share.stopped, true, __ATOMIC_RELAXED);
         return;
     }
@@ -234,20 +238,6 @@ static share_region_t *region_map(void)
     return r;
 }
 
-/* The listed module holding pc, by start address. */
-static bool pc_listed(const share_region_t *r, uintptr_t pc)
-{
-    uint32_t lo = 0, hi = r->n_modules; /* modules[lo-1].start <= pc */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (r->modules[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && pc < r->modules[lo - 1].end;
-}
-
 /* The entries claimed so far, at most the region's. */
 static uint64_t claimed_entries(share_region_t *r)
 {
@@ -257,6 +247,7 @@ static uint64_t claimed_entries(share_region_t *r)
 
 static void import(share_region_t *r, uint64_t claimed, void (*take)(uintptr_t pc, uint64_t word))
 {
+    const share_module_t *m;
     for (uint64_t i = share.imported; i < claimed; i++) {
         const share_entry_t *e = &r->entries[i];
         uint64_t key = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -264,7 +255,7 @@ static void import(share_region_t *r, uint64_t claimed, void (*take)(uintptr_t p
             continue; /* being written, or its writer died: skipped for good */
         uint64_t word = __atomic_load_n(&e->word, __ATOMIC_RELAXED);
         uintptr_t pc = (uintptr_t)(key & (((uint64_t)1 << LB_SHARE_PC_BITS) - 1));
-        if (key >> LB_SHARE_PC_BITS == key_hash(pc, word) && pc_listed(r, pc))
+        if (key >> LB_SHARE_PC_BITS == key_hash(pc, word) && (m = module_at(r, pc)) && pc < m->end)
             take(pc, word);
     }
     share.imported = claimed;
