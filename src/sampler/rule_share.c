@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "util/common.h"
+#include "util/raw_mmap.h"
 
 #define LB_SHARE_ENTRIES     4096u /* per region; then a fresh one */
 #define LB_SHARE_MODULES_MAX 1024u /* modules listed at most */
@@ -189,7 +190,7 @@ static void loader_counts(unsigned long long *adds, unsigned long long *subs)
 static void region_unmap(share_region_t *r)
 {
     if (r)
-        munmap(r, r->size);
+        lb_munmap(r, r->size);
 }
 
 /* Insertion sort by start (no allocation; the loader lists its objects
@@ -216,7 +217,7 @@ static share_region_t *region_map(void)
     size_t head = sizeof(share_region_t) + (size_t)(w.n + 8) * sizeof(share_module_t);
     head = (head + 15) & ~(size_t)15;
     size_t size = head + LB_SHARE_ENTRIES * sizeof(share_entry_t);
-    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *m = lb_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
     share_region_t *r = m;

@@ -20,8 +20,12 @@
  * read, and a fork child inherits only the mappings its parent has: so a
  * forking parent reads one word of each page first
  * (lb_unwind_cfi_fork_prepare), and its children's look-ups read the
- * cache without a fault. Invariants: a word is written whole by one
- * relaxed atomic store and read whole by one relaxed atomic load; a page's
+ * cache without a fault. A rule a fork child computes where its cache
+ * held nothing is also offered to its later siblings (rule_share.h): the
+ * parent imports such rules into empty slots at its next fork
+ * (take_shared), and its later children inherit them. Invariants: a word
+ * is written whole by one relaxed atomic store and read whole by one
+ * relaxed atomic load; a page's
  * miss count only grows, by CAS, up to LB_RULE_FILL_AFTER (async-signal-
  * safe: the sampling handler looks rules up), except in the fork child's
  * reset, when the forking thread is the only thread. */

@@ -56,7 +56,9 @@ uint64_t lb_frame_rule_misses(void);
  * of the rule cache it shares with its parent are written only once the
  * child itself misses on them often enough. */
 void lb_unwind_cfi_fork_child(void);
-/* Before a fork: every page of the rule cache mapped (read), so that the
- * child inherits the mappings and its look-ups read without a fault. */
+/* Before a fork: the rules earlier fork children computed imported into
+ * empty slots (rule_share.h), then every page of the rule cache mapped
+ * (read), so that the child inherits the mappings and its look-ups read
+ * without a fault. */
 void lb_unwind_cfi_fork_prepare(void);
 #endif
