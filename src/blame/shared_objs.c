@@ -456,6 +456,17 @@ uint64_t lb_shared_releases(const lb_shared_obj_t *r)
     return __atomic_load_n(&r->releases, __ATOMIC_ACQUIRE);
 }
 
+bool lb_shared_signal_pending(const lb_shared_obj_t *r)
+{
+    uint64_t returned = __atomic_load_n(&r->signals_returned, __ATOMIC_ACQUIRE);
+    return returned < __atomic_load_n(&r->releases, __ATOMIC_ACQUIRE);
+}
+
+void lb_shared_signal_returned(lb_shared_obj_t *r)
+{
+    __atomic_add_fetch(&r->signals_returned, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Under r->lock: a mutex's hold begins (acquired by this process's
  * thread tid); returns the idleness of an unseen hold before it
  * (outside). A hold a waiter marked unseen is no outsider's where its
@@ -505,8 +516,12 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
         if (acquired)
             outside = hold_begins(r, self_tid());
     } else if (r->kind != LB_OBJ_RWLOCK && woken && r->releases == w->releases &&
-               !release_in_flight(r, w->begun_ns)) {
-        outside = owed_to_outside(r); /* no release of the tree ended it */
+               !w->signal_pending && !release_in_flight(r, w->begun_ns)) {
+        /* no release of the tree ended it: none came after the wait began,
+         * and none logged before it was still on its way to its real call
+         * (a signaller preempted there for longer than the in-flight
+         * window wakes a wait begun after its log) */
+        outside = owed_to_outside(r);
     }
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;

@@ -74,6 +74,11 @@
  * waiter's accrual before it was found stays blamed; so does the holder
  * share of an rwlock (V), and a mutex whose holder was killed stays held
  * until the next acquisition, which calls its wait ended from outside.
+ * A cond or semaphore wait that a signal or post wakes without a release
+ * of the tree counted since it began ended from outside the tree, unless
+ * a release of the tree logged before it had not yet returned from its
+ * real call when it began (signals_returned); a signaller killed between
+ * the two leaves its object's later waits never counted as outside.
  * A fork that failed, or a fork child killed outright between its
  * parent's count and its own slot (before its first wait on a shared
  * object), leaves the count high, and what is still owed at the end then
@@ -107,6 +112,9 @@ typedef struct lb_shared_obj lb_shared_obj_t;
 typedef struct lb_shared_wait {
     lb_shared_obj_t *r;
     uint64_t releases;
+    bool signal_pending; /* a cond's or semaphore's: a signal or post of the tree was
+                          * logged and its real call had not returned when the wait
+                          * began (it may still wake this wait) */
     uint64_t begun_ns;
     uint32_t entry;
     bool counted;
@@ -146,6 +154,11 @@ static inline lb_shared_obj_t *lb_shared_find(const void *obj)
  * trywait), so that a release between the two counts as the one that
  * ended it. */
 uint64_t lb_shared_releases(const lb_shared_obj_t *r);
+/* A cond's or semaphore's: whether a signal or post of the tree is logged
+ * whose real call has not returned (taken with lb_shared_releases). */
+bool lb_shared_signal_pending(const lb_shared_obj_t *r);
+/* After the real call of a signal or post that lb_shared_blame logged. */
+void lb_shared_signal_returned(lb_shared_obj_t *r);
 /* A thread of this process begins a wait on w->r at `now` (mon: the
  * object's own lb_mon here, whose record is marked shared), w->releases
  * read already. taken: a mutex whose lock word was seen taken (a holder

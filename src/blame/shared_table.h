@@ -35,28 +35,30 @@
 struct lb_shared_obj {
     uint32_t used; /* 0: a free record */
     lb_meta_lock_t lock;
-    lb_shared_key_t key;      /* the object's key (shared_keys.h) */
-    uintptr_t addr;           /* its address in the process that registered it */
-    uint8_t kind;             /* lb_obj_kind */
-    uint8_t held;             /* a mutex: a holder's hold is accounted */
-    int32_t unseen_owner;     /* a mutex held by a holder no acquisition of the tree
+    lb_shared_key_t key;       /* the object's key (shared_keys.h) */
+    uintptr_t addr;            /* its address in the process that registered it */
+    uint8_t kind;              /* lb_obj_kind */
+    uint8_t held;              /* a mutex: a holder's hold is accounted */
+    int32_t unseen_owner;      /* a mutex held by a holder no acquisition of the tree
                                * accounted (held, set by a waiter): the owner its lock
                                * word named then (0: none named) */
-    uint32_t waiters;         /* w: threads of every process waiting on it */
-    uint32_t draining;        /* a barrier: waiters of a completed episode still waiting */
-    uint32_t barrier_count;   /* a barrier: arrivals per episode (0: unknown) */
-    uint32_t barrier_arrived; /* ... so far in this episode */
-    uint64_t releases;        /* the tree's releases, posts, signals, completions (read
+    uint32_t waiters;          /* w: threads of every process waiting on it */
+    uint32_t draining;         /* a barrier: waiters of a completed episode still waiting */
+    uint32_t barrier_count;    /* a barrier: arrivals per episode (0: unknown) */
+    uint32_t barrier_arrived;  /* ... so far in this episode */
+    uint64_t releases;         /* the tree's releases, posts, signals, completions (read
                                * without the lock too) */
-    uint64_t last_ns;         /* accrual is up to date to here */
-    uint64_t released_ns;     /* the tree's last release, post, signal or completion */
-    int32_t released_by;      /* ... the thread that made it */
-    uint64_t changed_ns;      /* the accrual's time at the tree's last hold begun or ended */
-    uint32_t holders;         /* an rwlock: its holders the tree accounts (k) */
-    double clock;             /* an rwlock: idleness per holder so far (V), ns */
-    double clock_at_holds;    /* ... the sum of V at its holders' starts */
-    double owed_ns;           /* the integral of w owed to the next release */
-    double handoff_ns;        /* the integral of w blamed on nobody, not yet taken */
+    uint64_t signals_returned; /* a cond or semaphore: the tree's signals and posts whose
+                                * real call has returned (atomics; <= releases) */
+    uint64_t last_ns;          /* accrual is up to date to here */
+    uint64_t released_ns;      /* the tree's last release, post, signal or completion */
+    int32_t released_by;       /* ... the thread that made it */
+    uint64_t changed_ns;       /* the accrual's time at the tree's last hold begun or ended */
+    uint32_t holders;          /* an rwlock: its holders the tree accounts (k) */
+    double clock;              /* an rwlock: idleness per holder so far (V), ns */
+    double clock_at_holds;     /* ... the sum of V at its holders' starts */
+    double owed_ns;            /* the integral of w owed to the next release */
+    double handoff_ns;         /* the integral of w blamed on nobody, not yet taken */
 } __attribute__((aligned(LB_CACHELINE)));
 
 enum {

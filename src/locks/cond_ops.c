@@ -93,6 +93,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     ctx.shared.r = lb_shared_find(c);
     if (ctx.shared.r) { /* its signallers may be in any process of the tree */
         ctx.shared.releases = lb_shared_releases(ctx.shared.r);
+        ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);
         lb_shared_wait_begins(&ctx.shared, mon, now, false, 0);
     }
     lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
@@ -150,7 +151,9 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
         if (shared) { /* its waiters may be in any process of the tree */
             lb_site_count_release(self->sites, site, kind);
             lb_shared_blame(self, shared, mon, kind, site);
-            return lb_signal_real(obj, kind, arg);
+            int rc = lb_signal_real(obj, kind, arg);
+            lb_shared_signal_returned(shared); /* atomics: errno kept */
+            return rc;
         }
     }
     if (mon)
@@ -237,8 +240,10 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
     cond_wait_ctx_t ctx = { .self = self, .shared.r = lb_shared_find(s) };
-    if (ctx.shared.r) /* a post from here on may be the one that ends the wait */
+    if (ctx.shared.r) { /* a post from here on may be the one that ends the wait */
         ctx.shared.releases = lb_shared_releases(ctx.shared.r);
+        ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);
+    }
     if (sem_trywait(s) == 0) { /* a sem_trywait never waits (rule 1) */
         /* an acquisition that did not wait (waits count in lb_wait_end) */
         __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
