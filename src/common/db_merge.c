@@ -7,6 +7,11 @@
 
 #include "common/ddl.h"
 
+bool lb_db_sqlite_header(const void *bytes, size_t n)
+{
+    return n >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;
+}
+
 int lb_db_version(sqlite3 *db, const char *schema)
 {
     char sql[256];

@@ -10,6 +10,8 @@
 #ifndef LB_COMMON_DB_MERGE_H
 #define LB_COMMON_DB_MERGE_H
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 /* The tables a merge copies (time windows apart), the shifted ones first. */
 enum lb_merge_table {
@@ -57,6 +59,9 @@ void lb_db_merge_cache_free(lb_db_merge_cache_t *cache);
  * -1 when it cannot be read. The rows of table run, and with windows
  * those of time_window too. An index search of run (common/ddl.h). */
 int lb_db_other_run(sqlite3 *db, const char *schema, const char *run_key, int windows);
+
+/* Whether the n bytes a file starts with are an SQLite database's header. */
+bool lb_db_sqlite_header(const void *bytes, size_t n);
 
 /* The schema_version in `schema`.meta: the version, 0 when the database
  * has no tables at all, -1 when it is not a lockblame database. */

@@ -42,6 +42,16 @@ char *lb_row_sql(enum lb_row_kind kind, const char *schema)
     return kind < LB_ROW_KINDS ? sqlite3_mprintf(row_sql[kind], schema, schema) : NULL;
 }
 
+sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema)
+{
+    char *sql = lb_row_sql(kind, schema);
+    sqlite3_stmt *st = NULL;
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(sql);
+    return st;
+}
+
 enum {
     VALUE_INT = 1,
     VALUE_DOUBLE,

@@ -53,6 +53,8 @@ enum lb_row_kind {
 /* kind's statement on the tables of schema, sqlite3_mprintf'd (the
  * caller sqlite3_frees it); NULL when out of memory. */
 char *lb_row_sql(enum lb_row_kind kind, const char *schema);
+/* ... prepared on db (the caller finalizes it); NULL on failure. */
+sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema);
 
 typedef struct lb_rowlog {
     unsigned char *bytes;

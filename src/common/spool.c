@@ -324,7 +324,7 @@ static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
 {
     stage_sql_t *q = ctx;
     if (!q->rows[kind])
-        q->rows[kind] = prepared(q->db, lb_row_sql(kind, "spool"));
+        q->rows[kind] = lb_row_prepare(q->db, kind, "spool");
     return q->rows[kind];
 }
 
@@ -387,11 +387,6 @@ static bool merged_before(stage_sql_t *q)
 /* A record an earlier build wrote, an SQLite database of the profile's
  * tables (a run whose processes a library upgrade split): it becomes
  * "spool" itself, writable, for the records after it to empty. */
-static bool sqlite_record(const unsigned char *bytes, size_t size)
-{
-    return size >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;
-}
-
 static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     unsigned char *copy = sqlite3_malloc64(size);
@@ -404,7 +399,7 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
 
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
-    bool old = sqlite_record(bytes, size);
+    bool old = lb_db_sqlite_header(bytes, size);
     int rc = old ? take_sqlite_record(q, bytes, size) : SQLITE_OK;
     if (rc == SQLITE_OK)
         rc = sql(q->db, "SAVEPOINT record");

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/db_merge.h"
 #include "report/cli/pending.h"
 #include "report/cli/profile.h"
 #include "report/cli/util.h"
@@ -59,7 +60,7 @@ static void check_file(const char *path)
     ssize_t n = read(fd, hdr, sizeof hdr);
 
     close(fd);
-    if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0)
+    if (n < 0 || !lb_db_sqlite_header(hdr, (size_t)n))
         cli_die(LB_EXIT_USAGE, "%s: not an SQLite database", path);
     if (n < 100)
         cli_die(LB_EXIT_USAGE, "%s: truncated database (%lld bytes)", path, (long long)st.st_size);

@@ -103,7 +103,7 @@ static int check_existing(const char *path)
     ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
     if (fd >= 0)
         close(fd);
-    if (n == (ssize_t)sizeof magic && memcmp(magic, "SQLite format 3", 16) != 0) {
+    if (n == (ssize_t)sizeof magic && !lb_db_sqlite_header(magic, sizeof magic)) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
                 " not profiling",
                 path);

@@ -67,16 +67,6 @@ static int create_for_profile(sqlite3 **db)
                            : rc;
 }
 
-static sqlite3_stmt *prepare(sqlite3 *db, enum lb_row_kind kind)
-{
-    char *sql = lb_row_sql(kind, "main");
-    sqlite3_stmt *st = NULL;
-    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        st = NULL;
-    sqlite3_free(sql);
-    return st;
-}
-
 sqlite3_stmt *lb_profile_db_statement(sqlite3 *db, enum lb_row_kind kind)
 {
     if (db && db == template_db && kind < AHEAD &&
@@ -85,7 +75,7 @@ sqlite3_stmt *lb_profile_db_statement(sqlite3 *db, enum lb_row_kind kind)
         ahead[kind] = NULL;
         return st;
     }
-    return prepare(db, kind);
+    return lb_row_prepare(db, kind, "main");
 }
 
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
@@ -138,7 +128,7 @@ static void build_template(void *arg)
     if (lb_sqlite_open(why, sizeof why) && create_for_profile(&db) == SQLITE_OK) {
         template_db = db;
         for (int kind = 0; kind < AHEAD; kind++)
-            ahead[kind] = prepare(db, (enum lb_row_kind)kind);
+            ahead[kind] = lb_row_prepare(db, (enum lb_row_kind)kind, "main");
         read_names();
         char own[PATH_MAX];
         lb_tables_executable(own, sizeof own); /* read once, for every child */
