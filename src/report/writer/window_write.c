@@ -495,8 +495,7 @@ static int build(uint64_t end, bool closed)
 {
     writer_t *w = &ws.w;
     uint64_t samples, dropped;
-    w->flush_failed = false; /* a window's rows go in whole or not at all */
-    w->error = 0;
+    w->error = 0; /* a window's rows go in whole or not at all */
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
     if (lb_wsql(w, "DELETE FROM metric; DELETE FROM thread; DELETE FROM sync_object;"
                    " DELETE FROM run"))
@@ -564,7 +563,7 @@ static int build(uint64_t end, bool closed)
     lb_tables_run(w, ws.reason, all_samples, all_dropped);
     char sql[160];
     snprintf(sql, sizeof sql, "UPDATE run SET duration_s = %.9f", (end - ws.start_ns) / 1e9);
-    if (w->flush_failed) { /* rows replayed as it went were lost */
+    if (w->error) { /* rows replayed as it went were lost */
         lb_warn("cannot write a time window: %s", sqlite3_errstr(w->error));
         return -1;
     }

@@ -121,8 +121,8 @@ int lb_wstep(lb_wstmt_t *st)
     lb_rowlog_add(&w->rows, st->kind, &st->values);
     if (lb_rowlog_failed(&w->rows))
         return -1;
-    if (w->flush_early && w->rows.len >= FLUSH_BYTES && lb_wflush(w) != 0)
-        w->flush_failed = true;
+    if (w->flush_early && w->rows.len >= FLUSH_BYTES)
+        lb_wflush(w); /* a failure is in w->error, which the write's end reads */
     return 0;
 }
 
@@ -215,7 +215,7 @@ static int build(writer_t *w, const char *reason)
     lb_tables_objects(w);
     lb_tables_run(w, reason, samples, dropped);
     meta_rows(w);
-    return lb_rowlog_failed(&w->rows) || w->flush_failed ? -1 : 0;
+    return lb_rowlog_failed(&w->rows) || w->error ? -1 : 0;
 }
 
 /* After the line that said why this process's profile could not be

@@ -32,10 +32,10 @@ typedef struct writer {
     lb_wstmt_t stmts[LB_ROW_KINDS];     /* the handles, by kind */
     sqlite3_stmt *replay[LB_ROW_KINDS]; /* db's statements that take the rows */
     lb_u64map_t metric_keys;            /* (node << 32 | thread) of the metric rows */
-    bool flush_early;                   /* the profile goes to db whatever it holds: the log is
-                        * replayed there as it grows (lb_wstep), its pages reused */
-    bool flush_failed;                  /* such a replay failed (w->error says why) */
-    int error;                          /* SQLite's code for the first replay that failed, or 0 */
+    /* the profile goes to db whatever it holds: the log is replayed there as
+     * it grows (lb_wstep), its pages reused */
+    bool flush_early;
+    int error; /* SQLite's code for the first replay that failed, or 0 */
     lb_symbolizer_t *sym;
     struct lb_symcache *cache; /* names other processes of the run resolved (symcache.h) */
     struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
