@@ -11,17 +11,7 @@
 
 #include "common/db_merge.h"
 #include "common/ddl.h"
-#include "util/lazy_deps.h"
-
-static sqlite3 *open_memory(void)
-{
-    char why[256];
-    ASSERT_TRUE(lb_sqlite_open(why, sizeof why));
-    sqlite3 *db = NULL;
-    ASSERT_EQ(sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
-              SQLITE_OK);
-    return db;
-}
+#include "memory_db.h"
 
 static void exec_ok(sqlite3 *db, const char *sql)
 {
@@ -47,7 +37,7 @@ static long long count_of(sqlite3 *db, const char *sql)
  * a database's main, so they are read from one and made again here. */
 static void create_profile_tables_in_p(sqlite3 *db)
 {
-    sqlite3 *own = open_memory();
+    sqlite3 *own = open_memory_db();
     ASSERT_EQ(lb_ddl_create_profile(own, "main"), SQLITE_OK);
     sqlite3_stmt *st = NULL;
     ASSERT_EQ(sqlite3_prepare_v2(own, "SELECT name, sql FROM sqlite_master WHERE type = 'table'",
@@ -70,7 +60,7 @@ static void create_profile_tables_in_p(sqlite3 *db)
  * reads). */
 static sqlite3 *run_db_with_source(bool full)
 {
-    sqlite3 *db = open_memory();
+    sqlite3 *db = open_memory_db();
     ASSERT_EQ(lb_ddl_create(db, "main"), SQLITE_OK);
     exec_ok(db, "INSERT INTO meta VALUES('schema_version','9'),('lockblame_version','t'),"
                 "('writer','t')");
@@ -107,7 +97,7 @@ static void fill_profile(sqlite3 *db, int pid, bool with_site)
 
 static void test_a_profile_holds_the_row_tables_only(void)
 {
-    sqlite3 *db = open_memory();
+    sqlite3 *db = open_memory_db();
     ASSERT_EQ(lb_ddl_create_profile(db, "main"), SQLITE_OK);
     ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 13);
     ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'time_window'"

@@ -16,15 +16,11 @@
 
 #include "common/ddl.h"
 #include "common/rowlog.h"
-#include "util/lazy_deps.h"
+#include "memory_db.h"
 
 static sqlite3 *open_profile(void)
 {
-    char why[256];
-    ASSERT_TRUE(lb_sqlite_open(why, sizeof why));
-    sqlite3 *db = NULL;
-    ASSERT_EQ(sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
-              SQLITE_OK);
+    sqlite3 *db = open_memory_db();
     ASSERT_EQ(lb_ddl_create_profile(db, "main"), SQLITE_OK);
     return db;
 }
@@ -126,11 +122,8 @@ static void log_value(lb_rowlog_t *row, const value_t *v)
 
 static sqlite3_stmt *prepare_kind(sqlite3 *db, enum lb_row_kind kind, const char *schema)
 {
-    char *sql = lb_row_sql(kind, schema);
-    ASSERT_NOT_NULL(sql);
-    sqlite3_stmt *st = NULL;
-    ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    sqlite3_free(sql);
+    sqlite3_stmt *st = lb_row_prepare(db, kind, schema);
+    ASSERT_NOT_NULL(st);
     return st;
 }
 
