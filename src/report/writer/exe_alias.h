@@ -9,6 +9,7 @@
 
 /* module_path itself, or the exec's path to it if module_path is the
  * main executable reached through a link of another name. Resolved on
- * the first call (the final write), not at start-up. */
+ * the first call (the final write, or a forking parent's template, which
+ * its fork children inherit resolved), not at start-up. */
 const char *lb_exe_alias(const char *module_path);
 #endif

@@ -11,6 +11,7 @@
 #include "common/ddl.h"
 #include "core/phase.h"
 #include "core/thread.h"
+#include "report/writer/exe_alias.h"
 #include "report/writer/output.h"
 #include "report/writer/symcache.h"
 #include "report/writer/writer_int.h"
@@ -59,8 +60,7 @@ int lb_profile_db_create(sqlite3 **db)
     return rc == SQLITE_OK ? lb_ddl_create_profile(*db, "main") : rc;
 }
 
-/* A new database for a process's profile: tables created, journal off. */
-static int create_for_profile(sqlite3 **db)
+int lb_profile_db_new(sqlite3 **db)
 {
     int rc = lb_profile_db_create(db);
     return rc == SQLITE_OK ? sqlite3_exec(*db, "PRAGMA main.journal_mode=OFF", NULL, NULL, NULL)
@@ -78,7 +78,7 @@ sqlite3_stmt *lb_profile_db_statement(sqlite3 *db, enum lb_row_kind kind)
     return lb_row_prepare(db, kind, "main");
 }
 
-int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
+int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names, bool lazy)
 {
     int ready = TEMPLATE_READY;
     if (__atomic_compare_exchange_n(&template_state, &ready, TEMPLATE_CLAIMED, false,
@@ -88,7 +88,8 @@ int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names)
         return SQLITE_OK;
     }
     *names = NULL;
-    return create_for_profile(db);
+    *db = NULL;
+    return lazy ? SQLITE_OK : lb_profile_db_new(db);
 }
 
 /* The run's database as the template's names were read from it: they
@@ -125,13 +126,14 @@ static void build_template(void *arg)
     (void)arg;
     char why[256];
     sqlite3 *db = NULL;
-    if (lb_sqlite_open(why, sizeof why) && create_for_profile(&db) == SQLITE_OK) {
+    if (lb_sqlite_open(why, sizeof why) && lb_profile_db_new(&db) == SQLITE_OK) {
         template_db = db;
         for (int kind = 0; kind < AHEAD; kind++)
             ahead[kind] = lb_row_prepare(db, (enum lb_row_kind)kind, "main");
         read_names();
         char own[PATH_MAX];
         lb_tables_executable(own, sizeof own); /* read once, for every child */
+        lb_exe_alias(NULL);                    /* resolved once, for every child */
         __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
         return;
     }

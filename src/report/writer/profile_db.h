@@ -30,6 +30,7 @@
 #ifndef LB_PROFILE_DB_H
 #define LB_PROFILE_DB_H
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "common/rowlog.h"
 
@@ -43,8 +44,13 @@ int lb_profile_db_create(sqlite3 **db);
  * unclaimed one, else a new one; its journal is off (the profile is
  * built once and copied, never rolled back). SQLite's code as above.
  * *names: with the template, the run's names its builder read
- * (lb_symcache_preload), else NULL. */
-int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names);
+ * (lb_symcache_preload), else NULL. With lazy and no template, *db is
+ * NULL and SQLITE_OK: a write whose profile may wait in the spool logs
+ * its rows without a database, and creates one (lb_profile_db_new) only
+ * if it commits after all. */
+int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names, bool lazy);
+/* A new database for the exit write, as lb_profile_db_take creates. */
+int lb_profile_db_new(sqlite3 **db);
 /* kind's statement (common/rowlog.h) on db's main schema: when db is
  * this process's template, the one the template prepared ahead, handed
  * out once; else prepared now. NULL on failure. */

@@ -61,9 +61,11 @@ static sqlite3_stmt *replay_statement(void *ctx, enum lb_row_kind kind)
 int lb_wflush(writer_t *w)
 {
     int rc = SQLITE_OK;
-    if (lb_rowlog_failed(&w->rows)) {
+    if (lb_rowlog_failed(&w->rows))
         rc = SQLITE_NOMEM;
-    } else if (w->rows.len > LB_ROWLOG_HEADER) {
+    else if (!w->db) /* a write that began without one (lb_profile_db_take) */
+        rc = lb_profile_db_new(&w->db);
+    if (rc == SQLITE_OK && w->rows.len > LB_ROWLOG_HEADER) {
         bool own = sqlite3_get_autocommit(w->db);
         if (own)
             rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
@@ -196,9 +198,10 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    /* With the names a forking parent read, the run's database is opened
-     * only if the profile needs it (a name missing, or a commit). */
-    w->out_attached = !w->warm && lb_output_attach(w->db);
+    /* With the names a forking parent read, or without a database of its
+     * own (lb_profile_db_take), the run's database is opened only if the
+     * profile needs it (a name missing, or a commit). */
+    w->out_attached = !w->warm && w->db && lb_output_attach(w->db);
     lb_wopen_log(w);
     if (lb_merge_open(w) != 0)
         return -1;
@@ -278,7 +281,7 @@ int lb_write_profile(const char *reason)
     bool spoolable = may_spool(process_ends);
     writer_t w = { .flush_early = !spoolable };
     int rc = -1;
-    if (lb_profile_db_take(&w.db, &w.warm) == SQLITE_OK) /* tables created (profile_db.h) */
+    if (lb_profile_db_take(&w.db, &w.warm, spoolable) == SQLITE_OK) /* profile_db.h */
         rc = build(&w, reason);
     lb_merge_finish(&w);
     bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
