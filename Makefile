@@ -21,7 +21,7 @@ LIB_LIBS := -ldl -lrt -lpthread
 
 CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
-CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm -lz $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm -lz $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -llzma
 
 LIB := $(BUILD)/liblockblame.so
 CLI := $(BUILD)/lockblame

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/version.h"
+
 const char *const lb_ddl_tables[] = {
     "meta",
     "run",
@@ -131,6 +133,16 @@ int lb_ddl_create(sqlite3 *db, const char *schema)
 {
     int rc = create_tables(db, schema, NULL);
     return rc == SQLITE_OK ? lb_ddl_create_index(db, schema) : rc;
+}
+
+int lb_ddl_meta(sqlite3 *db, const char *schema, const char *writer)
+{
+    char *sql = sqlite3_mprintf("INSERT INTO \"%w\".meta VALUES('schema_version','%d'),"
+                                "('lockblame_version',%Q),('writer',%Q)",
+                                schema, LB_SCHEMA_VERSION, LB_VERSION, writer);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
 }
 
 int lb_ddl_create_profile(sqlite3 *db, const char *schema)

@@ -16,6 +16,9 @@ extern const char *const lb_ddl_tables[];
  * and the index below. Returns SQLITE_OK or the first error (the caller's
  * transaction, if any, decides what is kept). */
 int lb_ddl_create(sqlite3 *db, const char *schema);
+/* The meta rows of a database just created in `schema`: its schema
+ * version, lockblame's version, and who wrote it (writer). */
+int lb_ddl_meta(sqlite3 *db, const char *schema, const char *writer);
 /* The tables a process's profile holds rows in, in schema (a process's
  * in-memory "main", or the schema a pending profile is replayed into:
  * common/spool.h): the tables before time_window (a window's rows go

@@ -50,6 +50,11 @@ enum lb_row_kind {
     LB_ROW_KINDS
 };
 
+/* The line of a frame row a process left unnamed: its module and offset
+ * only, named where its record is merged (common/spool.h). No database
+ * holds such a row. */
+#define LB_ROWLOG_UNNAMED_LINE (-1)
+
 /* kind's statement on the tables of schema, sqlite3_mprintf'd (the
  * caller sqlite3_frees it); NULL when out of memory. */
 char *lb_row_sql(enum lb_row_kind kind, const char *schema);

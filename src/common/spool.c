@@ -305,6 +305,8 @@ static int attach_stage(sqlite3 *db)
 typedef struct stage_sql {
     sqlite3 *db;
     const char *dst;
+    lb_spool_namer_fn namer;
+    sqlite3_stmt *unnamed; /* without a namer: the unnamed frames' line to 0 */
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
     sqlite3_stmt *merged_before;
@@ -335,6 +337,8 @@ static void finalize_stage(stage_sql_t *q)
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
+    sqlite3_finalize(q->unnamed);
+    q->unnamed = NULL;
     lb_db_merge_cache_free(&q->merge);
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
@@ -397,6 +401,18 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
                                SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
 }
 
+/* The record's unnamed frames in "spool" named, or left unnamed. */
+static int name_frames(stage_sql_t *q)
+{
+    if (q->namer)
+        return q->namer(q->db, "spool", q->dst);
+    if (!q->unnamed)
+        q->unnamed = prepared(q->db, sqlite3_mprintf("UPDATE spool.frame SET line = 0"
+                                                     " WHERE line = %d",
+                                                     LB_ROWLOG_UNNAMED_LINE));
+    return q->unnamed ? run(q->unnamed) : SQLITE_NOMEM;
+}
+
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     bool old = lb_db_sqlite_header(bytes, size);
@@ -409,7 +425,10 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
         rc = empty_spool(q);
     if (rc == SQLITE_OK && !old)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
-    if (rc == SQLITE_OK && !merged_before(q))
+    bool merge = rc == SQLITE_OK && !merged_before(q);
+    if (merge && !old)
+        rc = name_frames(q);
+    if (merge && rc == SQLITE_OK)
         rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
     if (rc != SQLITE_OK)
         sql(q->db, "ROLLBACK TO record");
@@ -446,7 +465,7 @@ static bool record_at_fault(int rc)
 }
 
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
-                   unsigned most, lb_spool_batch_t *b)
+                   unsigned most, lb_spool_namer_fn namer, lb_spool_batch_t *b)
 {
     memset(b, 0, sizeof *b);
     if (!lb_spool_key_ok(run_key))
@@ -463,7 +482,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     }
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
-    stage_sql_t q = { .db = db, .dst = dst };
+    stage_sql_t q = { .db = db, .dst = dst, .namer = namer };
     int rc = SQLITE_OK;
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Separate debug files are found on this machine only (writer/debuginfo_find.c):
+# Separate debug files are found on this machine only (common/debuginfo_find.c):
 #   - a stripped binary whose debug file lies beside it (objcopy
 #     --add-gnu-debuglink, how users ship release builds) gets its release
 #     site's file:line from that file;

@@ -1,5 +1,5 @@
 /* Unit tests for the stripped-binary name fallback
- * (src/report/writer/symbols_fallback.c).
+ * (src/common/symbols_fallback.c).
  *
  * test_libc_dynsym: the fallback's .dynsym lookup names an address inside
  * libc's qsort with a symbol that the dynamic linker resolves to the same
@@ -17,7 +17,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "report/writer/symbols_fallback.h"
+#include "common/symbols_fallback.h"
 
 static void test_libc_dynsym(void)
 {

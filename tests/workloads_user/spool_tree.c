@@ -16,8 +16,10 @@
  *        exists or GATE.ready is gone (the test looks at the spool
  *        meanwhile); exit STATUS
  *   spool_tree cap N GATE              fork N children one after another,
- *        then one that names something new ("namer PID"), reaping each;
- *        then wait at GATE as tree does
+ *        then one that runs its episode from a function no other process
+ *        runs and then execs /bin/true ("namer PID"), so that its image
+ *        before the exec adds its profile itself, reaping each; then wait
+ *        at GATE as tree does
  *   spool_tree bare N                  fork N children one after another and
  *        reap them; the root itself records nothing
  *   spool_tree killed N                fork N children one after another,
@@ -168,11 +170,14 @@ static void wait_for_gate(const char *gate)
 }
 
 /* A child whose episode is called from a function no other process
- * runs: its profile names something new, so it adds it itself. */
+ * runs, and which then execs: an image that execs adds its profile
+ * itself (it is not its process's last), names what is new in it, and
+ * the pending records with it. */
 static __attribute__((noinline, noclone)) void namer(void)
 {
     episode();
     say("namer %d\n", (int)getpid());
+    execl("/bin/true", "true", (char *)NULL);
     exit(0);
 }
 

@@ -1,6 +1,6 @@
 /*
  * debug_names.h - names for the frames of stripped modules, found at report
- * time (never in the profiled process: report/writer/debuginfo_find.h).
+ * time (never in the profiled process: common/debuginfo_find.h).
  * A frame the writer stored as a module and an offset, without a function,
  * is named from the module's separate debug file, which a debuginfod
  * server serves by build id (DEBUGINFOD_URLS, libdebuginfod's cache).

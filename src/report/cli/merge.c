@@ -109,14 +109,9 @@ int lb_cmd_merge(int argc, char **argv)
 
     if (sqlite3_open_v2(t, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
         fail(db, t, out);
-    char meta[200];
-
-    snprintf(meta, sizeof meta,
-             "INSERT INTO meta VALUES('schema_version','%d'),"
-             "('lockblame_version','%s'),('writer','lockblame merge')",
-             LB_SCHEMA_VERSION, LB_VERSION);
     if (exec(db, "PRAGMA journal_mode=OFF") || exec(db, "BEGIN") ||
-        lb_ddl_create(db, "main") != SQLITE_OK || exec(db, meta) || exec(db, "COMMIT"))
+        lb_ddl_create(db, "main") != SQLITE_OK ||
+        lb_ddl_meta(db, "main", "lockblame merge") != SQLITE_OK || exec(db, "COMMIT"))
         fail(db, t, out);
     for (int i = optind; i < argc; i++) {
         sqlite3_stmt *st = NULL;

@@ -4,8 +4,11 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/db_merge.h"
+#include "common/ddl.h"
+#include "common/frame_names.h"
 #include "common/schema.h"
 #include "common/spool.h"
 #include "report/cli/util.h"
@@ -28,6 +31,28 @@ static bool run_key_of(sqlite3 *db, char *key, size_t size)
     return found;
 }
 
+/* The run's database, created when none is there yet: under `lockblame
+ * run` every process of the tree may have left its profile pending. *db
+ * stays NULL when a file is there. */
+static int create_missing(const char *path, sqlite3 **db)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        return SQLITE_OK;
+    int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    /* another process may have made it meanwhile: then it is left as is */
+    if (rc == SQLITE_OK && lb_db_version(*db, "main") == 0 &&
+        (rc = lb_ddl_create(*db, "main")) == SQLITE_OK)
+        rc = lb_ddl_meta(*db, "main", "liblockblame");
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(*db, "COMMIT", NULL, NULL, NULL);
+    else if (*db)
+        sqlite3_exec(*db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 void lb_cli_add_pending(const char *path, const char *run_key)
 {
     if (!lb_spool_has_records(path, run_key))
@@ -36,7 +61,8 @@ void lb_cli_add_pending(const char *path, const char *run_key)
     char key[128];
     lb_spool_batch_t pending = { 0 };
     const char *why = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+    if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
+        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) ||
         lb_db_version(db, "main") != LB_SCHEMA_VERSION) {
         why = "not a lockblame database of this version, or not writable";
         goto out;
@@ -47,7 +73,7 @@ void lb_cli_add_pending(const char *path, const char *run_key)
             goto out; /* no process of a run here yet: nothing to add them to */
         run_key = key;
     }
-    if (lb_spool_stage(db, path, run_key, "main", 0, &pending) != SQLITE_OK) {
+    if (lb_spool_stage(db, path, run_key, "main", 0, lb_frame_names_fill, &pending) != SQLITE_OK) {
         why = sqlite3_errmsg(db);
         goto out;
     }

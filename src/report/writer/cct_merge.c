@@ -77,7 +77,12 @@ static int frame_chain(writer_t *w, uintptr_t pc, uint32_t ids[LB_MAX_INLINE + 1
         return (int)n;
     }
     lb_symbol_t sym;
-    if (!lb_symcache_find(w->cache, pc, &sym)) {
+    bool named = lb_symcache_find(w->cache, pc, &sym);
+    if (!named && w->defer_names && lb_symcache_unnamed(w->cache, pc, &sym)) {
+        named = true; /* by the merge */
+        w->unnamed_frames++;
+    }
+    if (!named) {
         lb_symbolize(w->sym, pc, &sym);
         lb_symcache_add(w->cache, w->sym, pc, &sym);
     }
@@ -337,6 +342,8 @@ int lb_merge_open(writer_t *w)
     w->cache = lb_symcache_open(w->db, w->out_attached, w->warm, lb_wprepare(w, LB_ROW_SYMBOL),
                                 lb_wprepare(w, LB_ROW_FUNCTIONS));
     w->warm = NULL; /* the cache's now */
+    if (w->defer_names)
+        lb_symcache_offline(w->cache);
     return 0;
 }
 

@@ -3,6 +3,7 @@
  * See output.h for the invariants. lb_output_setup runs once per image,
  * in the constructor; lb_output_commit once, on the finishing thread. */
 #include "report/writer/output.h"
+#include "report/writer/symbolize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "common/db_merge.h"
 #include "common/db_name.h"
 #include "common/ddl.h"
+#include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/spool.h"
 #include "common/version.h"
@@ -211,14 +213,7 @@ static int make_fresh(sqlite3 *db, int version)
     if (rc == SQLITE_OK)
         rc = version != LB_SCHEMA_VERSION ? lb_ddl_create(db, "out")
                                           : lb_ddl_create_index(db, "out");
-    if (rc == SQLITE_OK) {
-        char *q = sqlite3_mprintf("INSERT INTO out.meta VALUES('schema_version','%d'),"
-                                  "('lockblame_version','%s'),('writer','liblockblame')",
-                                  LB_SCHEMA_VERSION, LB_VERSION);
-        rc = q ? sql(db, q) : SQLITE_NOMEM;
-        sqlite3_free(q);
-    }
-    return rc;
+    return rc == SQLITE_OK ? lb_ddl_meta(db, "out", "liblockblame") : rc;
 }
 
 /* Inside the transaction: is "out" ready for our rows? 0 yes, else -1
@@ -290,7 +285,8 @@ bool lb_output_attach(sqlite3 *db)
  * could not be read. */
 static void stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    if (lb_spool_stage(db, output_path, run_key, "out", most, pending) != SQLITE_OK)
+    lb_spool_namer_fn namer = lb_naming_libs_open() ? lb_frame_names_fill : NULL;
+    if (lb_spool_stage(db, output_path, run_key, "out", most, namer, pending) != SQLITE_OK)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 sqlite3_errmsg(db));
     if (pending->bad)
@@ -384,8 +380,9 @@ int lb_output_merge_pending(void)
     }
     sqlite3 *db = NULL;
     int rc = -1;
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) ==
-        SQLITE_OK)
+    if (sqlite3_open_v2(":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) == SQLITE_OK)
         rc = commit(db, false, 0, add_nothing, NULL);
     sqlite3_close(db);
     return rc;

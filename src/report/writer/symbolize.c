@@ -5,11 +5,11 @@
 #include "common/dwarf_scopes.h"
 #include "common/path_base.h"
 #include "common/runtime_frames.h"
-#include "report/writer/debuginfo_find.h"
+#include "common/debuginfo_find.h"
 #include "report/writer/exe_alias.h"
 #include "core/retired_modules.h"
-#include "report/writer/symbols_fallback.h"
-#include "report/writer/symindex.h"
+#include "common/symbols_fallback.h"
+#include "common/symindex.h"
 #include "util/lazy_deps.h"
 
 #include <dlfcn.h>
@@ -29,39 +29,12 @@ struct lb_symbolizer {
     char name[512]; /* the last symbol name with its version suffix cut */
 };
 
-/* "__libc_start_main@@GLIBC_2.34" -> "__libc_start_main". Symbol
- * versions are a linking detail, not part of the function's name. The
- * result is name itself or lives in buf[size] until its next use. */
-static const char *cut_version(char *buf, size_t size, const char *name)
-{
-    const char *at = name ? strchr(name, '@') : NULL;
-    if (!at || at == name || (size_t)(at - name) >= size)
-        return name;
-    memcpy(buf, name, (size_t)(at - name));
-    buf[at - name] = '\0';
-    return buf;
-}
-
-/* The same in s->name, which lb_symbolize's result points to until its
- * next call. */
-static const char *without_version(lb_symbolizer_t *s, const char *name)
-{
-    return cut_version(s->name, sizeof s->name, name);
-}
-
 static char *debuginfo_path;
 
+/* This process's modules, as its maps show them. */
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
     .find_debuginfo = lb_find_debuginfo_local, /* never debuginfod: debuginfo_find.h */
-    .debuginfo_path = &debuginfo_path,
-};
-
-/* For the libraries the program unloaded: opened from their files. */
-static const Dwfl_Callbacks file_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = lb_find_debuginfo_local,
-    .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -72,7 +45,7 @@ static Dwfl *open_retired(void)
     const lb_retired_t *r = lb_retired_all(&n);
     if (n == 0)
         return NULL;
-    Dwfl *d = dwfl_begin(&file_callbacks);
+    Dwfl *d = dwfl_begin(&lb_file_dwfl_callbacks);
     if (!d)
         return NULL;
     uint32_t reported = 0;
@@ -83,6 +56,13 @@ static Dwfl *open_retired(void)
         return NULL;
     }
     return d;
+}
+
+bool lb_naming_libs_open(void)
+{
+    lb_fallback_elf_ready = lb_debuginfo_libs_open;
+    lb_fallback_xz_ready = lb_lzma_open;
+    return lb_debuginfo_libs_open();
 }
 
 lb_symbolizer_t *lb_symbolizer_open(void)
@@ -100,7 +80,7 @@ static bool ready(lb_symbolizer_t *s)
         return false;
     if (!s->opened) {
         s->opened = true;
-        if (!lb_debuginfo_libs_open())
+        if (!lb_naming_libs_open())
             return false;
         s->dwfl = dwfl_begin(&callbacks);
         if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 ||
@@ -183,6 +163,20 @@ static const char *marker_frame_name(lb_symbolizer_t *s, uintptr_t pc)
     return name;
 }
 
+/* pc's names in mod, one of this process's modules; true when its
+ * function symbols were all consulted. */
+static bool name_in_module(lb_symbolizer_t *s, Dwfl_Module *mod, uintptr_t pc, lb_symbol_t *out)
+{
+    Dwarf_Addr start = 0;
+    const char *mainfile = NULL;
+    const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
+    /* libdwfl's vDSO is "[vdso: PID]": stored as "[vdso]", one module
+     * in every process (common/module_name.h). */
+    out->module = lb_exe_alias(lb_module_name(mainfile ? mainfile : name));
+    out->base = (uintptr_t)start;
+    return lb_module_names(mod, pc, out->module, s->name, sizeof s->name, out);
+}
+
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
 {
     *out = (lb_symbol_t){ 0 };
@@ -192,34 +186,7 @@ void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out)
     }
     bool retired;
     Dwfl_Module *mod = module_at(s, pc, &retired);
-    bool indexed = false; /* mod's function symbols were all consulted */
-    if (mod) {
-        Dwarf_Addr start = 0;
-        const char *mainfile = NULL;
-        const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
-        /* libdwfl's vDSO is "[vdso: PID]": stored as "[vdso]", one module
-         * in every process (common/module_name.h). */
-        out->module = lb_exe_alias(lb_module_name(mainfile ? mainfile : name));
-        out->base = (uintptr_t)start;
-        /* Names: libdwfl's symbol table (it reads .symtab, MiniDebugInfo, the
-         * build-id debug file, else .dynsym), indexed. Where that table has
-         * function symbols, a pc none of them holds stays unnamed: the
-         * fallback and dladdr would scan the same symbols again. */
-        const char *sym = NULL;
-        uintptr_t lo, hi;
-        indexed = lb_symindex_find(mod, pc, &sym, &lo, &hi) != LB_SYMINDEX_NONE;
-        if (!indexed)
-            sym = dwfl_module_addrname(mod, pc);
-        out->function = without_version(s, sym);
-        if (!out->function && !indexed)
-            out->function = lb_symbols_fallback(mod, pc);
-        /* Source lines only for the program's own modules. A runtime
-         * library's frame is never a release site (common/runtime_frames.h),
-         * and its DWARF, where a -dbg package installs it, is compressed:
-         * libc6-dbg's costs every writing process ~50 ms of inflate. */
-        if (!lb_runtime_module(out->module))
-            lb_dwarf_source(mod, pc, &out->file, &out->line, &out->n_inline, out->inline_frames);
-    }
+    bool indexed = mod && name_in_module(s, mod, pc, out);
     /* dladdr reads the maps as they are now: not for an unloaded library */
     if (!retired && (!out->module || (!out->function && !indexed))) {
         Dl_info info;
@@ -256,17 +223,7 @@ bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size
 {
     bool retired;
     Dwfl_Module *mod = lb_marker_frame_pc(pc) ? NULL : module_at(s, pc, &retired);
-    Dwarf_Addr bias;
-    const unsigned char *bits = NULL;
-    GElf_Addr vaddr;
-    /* libdwfl reads the note once the module's ELF is open */
-    int n = mod && dwfl_module_getelf(mod, &bias) ? dwfl_module_build_id(mod, &bits, &vaddr) : 0;
-    hex[0] = '\0';
-    if (n <= 0 || (size_t)n * 2 + 1 > size)
-        return false;
-    for (int i = 0; i < n; i++)
-        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
-    return true;
+    return lb_module_build_id(mod, hex, size);
 }
 
 typedef struct function_visit {
@@ -284,7 +241,8 @@ static void visit_function(void *ctx, uintptr_t lo, uintptr_t size, const char *
     if (lo < v->start)
         v->below = true;
     else
-        v->visit(v->ctx, lo - v->start, size, cut_version(v->name, sizeof v->name, name));
+        v->visit(v->ctx, lo - v->start, size,
+                 lb_name_without_version(v->name, sizeof v->name, name));
 }
 
 bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx)

@@ -8,23 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/dwarf_source.h" /* lb_source_frame_t, LB_MAX_INLINE */
-
-typedef struct lb_symbol {
-    const char *module;   /* module file, NULL if unknown */
-    uintptr_t base;       /* module load address */
-    const char *function; /* symbol (static ones included), NULL if unknown */
-    const char *file;     /* DWARF source file, NULL without debug info */
-    int line;             /* 0 without debug info */
-    /* Inlined frames at this address, innermost first; inline[0] is the
-     * deepest inlined function. n_inline = 0 when the code is not inlined.
-     * The outermost (real) function is function/file/line above, with
-     * line set to the call site of the outermost inlined call. */
-    int n_inline;
-    lb_source_frame_t inline_frames[LB_MAX_INLINE];
-} lb_symbol_t;
+#include "common/module_names.h" /* lb_symbol_t */
 
 typedef struct lb_symbolizer lb_symbolizer_t;
+
+/* Opens libdw and libelf, and readies the stripped-module fallback's
+ * libraries (common/symbols_fallback.h): what common/module_names.h
+ * needs in the library. False when libdw cannot be loaded. */
+bool lb_naming_libs_open(void);
 
 /* NULL without memory. libdw and the process's maps are read at the
  * first lookup that needs them; if libdwfl cannot read this process,
@@ -50,4 +41,5 @@ bool lb_symbol_build_id(lb_symbolizer_t *s, uintptr_t pc, char *hex, size_t size
 typedef void (*lb_function_visit_fn)(void *ctx, uintptr_t offset, uintptr_t size, const char *name);
 bool lb_symbol_functions(lb_symbolizer_t *s, uintptr_t pc, lb_function_visit_fn visit, void *ctx);
 void lb_symbolizer_close(lb_symbolizer_t *s);
+
 #endif

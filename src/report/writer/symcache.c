@@ -28,6 +28,7 @@
 
 #include "common/db_merge.h"
 #include "common/marker_frames.h"
+#include "common/rowlog.h"
 #include "common/schema.h"
 #include "common/u64map.h"
 #include "core/retired_modules.h"
@@ -35,7 +36,7 @@
 #include "report/writer/modmap.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
-#include "report/writer/symindex.h"
+#include "common/symindex.h"
 #include "report/writer/writer_int.h"
 #include "util/clock.h"
 
@@ -436,7 +437,7 @@ static bool search_functions(lb_symcache_t *c, cached_module_t *cm, uintptr_t pc
      * another module's table, which its size and count tell apart; a table
      * that is not the one found is not searched (the caller resolves). */
     uint64_t n = 0;
-    sqlite3_blob *blob = open_functions(c, cm);
+    sqlite3_blob *blob = c->run_db ? open_functions(c, cm) : NULL;
     bool ok = blob && sqlite3_blob_read(blob, &n, sizeof n, 0) == SQLITE_OK && n == cm->n_functions;
     if (ok) {
         table_reader_t r = { .blob = blob, .size = cm->functions_size };
@@ -528,6 +529,23 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
         insert_name(c, mod, pc, 0, function, NULL, 0);
     *out =
         (lb_symbol_t){ .module = lb_exe_alias(mod->path), .base = mod->low, .function = function };
+    return true;
+}
+
+void lb_symcache_offline(lb_symcache_t *c)
+{
+    if (c)
+        c->run_db_tried = true; /* open_run_db: nothing to read */
+}
+
+bool lb_symcache_unnamed(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
+{
+    const lb_modmap_entry_t *mod = cacheable_module(c, pc);
+    if (!mod || mod->path[0] != '/') /* the vDSO: no file to read later */
+        return false;
+    *out = (lb_symbol_t){ .module = lb_exe_alias(mod->path),
+                          .base = mod->low,
+                          .line = LB_ROWLOG_UNNAMED_LINE };
     return true;
 }
 

@@ -57,6 +57,15 @@ lb_symcache_t *lb_symcache_preload(void);
  * when they are not there (the caller symbolizes, then calls
  * lb_symcache_add). Strings live until lb_symcache_close. */
 bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out);
+/* Names from memory only: the run's database is not opened, so a write
+ * whose profile may wait in the spool names what a forking parent handed
+ * down and leaves the rest to lb_symcache_unnamed. */
+void lb_symcache_offline(lb_symcache_t *c);
+/* pc as a frame the merge of the profile names (frame_names.h): its
+ * module (a file with a build id) and base, and line
+ * LB_ROWLOG_UNNAMED_LINE; false when pc is not in such a module (the
+ * caller symbolizes it). */
+bool lb_symcache_unnamed(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out);
 /* Records what lb_symbolize(s, pc) gave in the profile, where it may be
  * cached; and, once per module, the function table of a module whose
  * names come from its function symbols alone (lb_symbol_functions). */

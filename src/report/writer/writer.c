@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
+#include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/schema.h"
 #include "common/version.h"
@@ -24,6 +26,7 @@
 #include "report/writer/profile_db.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
+#include "report/writer/symbolize.h"
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
@@ -245,6 +248,20 @@ static bool may_spool(bool process_ends)
     return process_ends && lb_spool_enabled() && !lb_output_tree_root() && lb_ledger_spool_open();
 }
 
+/* Whether a write whose profile may wait in the spool leaves what its
+ * forking parent did not name to the merge (common/frame_names.h): not
+ * when it prints its own summary, which names them, nor, under plain
+ * LD_PRELOAD, before the run's database exists: the first processes to
+ * end name their frames and add their profiles, so that a tree whose
+ * root dies still leaves a database beside its records. `lockblame run`
+ * makes the database when its program ends if no process did. */
+static bool may_defer_names(bool spoolable)
+{
+    struct stat st;
+    return spoolable && !lb_summary_reads_own() &&
+           (lb_summary_by_run() || (stat(lb_output_path(), &st) == 0 && st.st_size > 0));
+}
+
 /* The profile as a pending record: true when it is there for the root
  * (or added already). */
 static bool spool(writer_t *w)
@@ -279,13 +296,17 @@ int lb_write_profile(const char *reason)
         return write_failed(process_ends);
     }
     bool spoolable = may_spool(process_ends);
-    writer_t w = { .flush_early = !spoolable };
+    writer_t w = { .flush_early = !spoolable, .defer_names = may_defer_names(spoolable) };
     int rc = -1;
     if (lb_profile_db_take(&w.db, &w.warm, spoolable) == SQLITE_OK) /* profile_db.h */
         rc = build(&w, reason);
     lb_merge_finish(&w);
     bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
     if (rc == 0 && !spooled && lb_wflush(&w) != 0)
+        rc = -1;
+    /* it commits after all: what it left to the merge is named here */
+    if (rc == 0 && !spooled && w.unnamed_frames &&
+        (!lb_naming_libs_open() || (w.error = lb_frame_names_fill(w.db, "main", NULL)) != 0))
         rc = -1;
     if (rc != 0) /* one line: the log's failure, else the database's */
         lb_warn("cannot write profile %s: %s", lb_output_path(),

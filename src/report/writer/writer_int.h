@@ -59,7 +59,11 @@ typedef struct writer {
     uint64_t now;        /* when the profile is taken: open waits close here */
     unsigned empty;      /* LB_MERGE_EMPTY bits of the profile's empty tables */
     bool resolved_names; /* the write resolved names the run's database lacked */
-    bool out_attached;   /* the run's database is attached to db as "out" */
+    /* the profile may wait in the spool: addresses the names handed down
+     * do not cover are left to its merge (frame_names.h) */
+    bool defer_names;
+    uint32_t unnamed_frames; /* frame rows so left */
+    bool out_attached;       /* the run's database is attached to db as "out" */
     lb_wstmt_t *ins_frame, *ins_module, *ins_node, *ins_metric, *ins_site, *ins_blame;
 } writer_t;
 

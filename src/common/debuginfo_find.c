@@ -1,5 +1,5 @@
 /* See debuginfo_find.h. Runs in the writer only (malloc, files). */
-#include "report/writer/debuginfo_find.h"
+#include "common/debuginfo_find.h"
 
 #include <fcntl.h>
 #include <libelf.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/writer/symbols_fallback.h"
+#include "common/symbols_fallback.h"
 
 /* The ELF file open at fd carries the build id bits[0..len). */
 static bool has_build_id(int fd, const unsigned char *bits, int len)

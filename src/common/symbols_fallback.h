@@ -13,9 +13,17 @@
 #ifndef LB_SYMBOLS_FALLBACK_H
 #define LB_SYMBOLS_FALLBACK_H
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LB_DEBUG_ROOT "/usr/lib/debug"
+
+/* Whether libelf, and liblzma (MiniDebugInfo), can be called now: the
+ * library opens them on first use (util/lazy_deps.h) and sets these to
+ * the functions that do; NULL (the CLI, which links them) means they
+ * can. */
+extern bool (*lb_fallback_elf_ready)(void);
+extern bool (*lb_fallback_xz_ready)(void);
 
 /* The name of the function at pc in mod, or NULL. Never fails otherwise;
  * the string stays valid until the process ends. */

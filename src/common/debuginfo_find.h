@@ -1,7 +1,7 @@
 /* Finding a module's separate debug file for libdwfl (its find_debuginfo
  * callback), on this machine only. */
-#ifndef LB_WRITER_DEBUGINFO_FIND_H
-#define LB_WRITER_DEBUGINFO_FIND_H
+#ifndef LB_COMMON_DEBUGINFO_FIND_H
+#define LB_COMMON_DEBUGINFO_FIND_H
 #include <elfutils/libdwfl.h>
 
 /* libdwfl's standard search, the same places in the same order: the build

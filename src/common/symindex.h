@@ -7,8 +7,8 @@
  * The index is built on a module's first lookup and kept in the module's
  * libdwfl userdata slot until lb_symindex_release_all. Single-threaded:
  * the writer symbolizes on one thread. */
-#ifndef LB_WRITER_SYMINDEX_H
-#define LB_WRITER_SYMINDEX_H
+#ifndef LB_COMMON_SYMINDEX_H
+#define LB_COMMON_SYMINDEX_H
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>

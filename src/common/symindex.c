@@ -1,4 +1,4 @@
-#include "report/writer/symindex.h"
+#include "common/symindex.h"
 
 #include <gelf.h>
 #include <stdbool.h>

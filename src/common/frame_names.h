@@ -1,0 +1,36 @@
+/* Naming the frames a process left to the merge of its pending profile
+ * (common/spool.h): a write whose profile may wait in the spool names
+ * what its forking parent handed down and records every other address of
+ * a module file as a frame row with its module and offset only, line
+ * LB_ROWLOG_UNNAMED_LINE (report/writer/symcache.h). The process that
+ * merges the record, the library's or the CLI's, names them: it reads
+ * each module file once for all the records it merges, where every
+ * profiled process of a tree would otherwise load libdw and read the
+ * module itself.
+ *
+ * Each such frame gets the names a process that maps the module gives the
+ * address (common/module_names.h): from the run's database when a process
+ * cached its chain there (table symbol), else from the module's file
+ * through libdwfl, when the file's build id is still the one recorded.
+ * Its inlined calls become frames and nodes of their own as the exit
+ * write inserts them (report/writer/cct_merge.c): the frame row keeps the innermost
+ * call, the outer ones are new frames at the same offset, and each node
+ * on the frame becomes a chain of nodes, outermost first; node depths are
+ * counted again. A chain named from a file is cached in the profile's
+ * own table symbol, which the merge adds to the run's. A frame whose file
+ * is gone or was rebuilt stays unnamed: its module and offset, function
+ * NULL, line 0.
+ *
+ * Needs libdw as module_names.h says. Runs on the merging thread; its
+ * module files are kept for the process's later merges; uses malloc
+ * freely. */
+#ifndef LB_COMMON_FRAME_NAMES_H
+#define LB_COMMON_FRAME_NAMES_H
+#include <sqlite3.h>
+
+/* Names schema's unnamed frames, reading cached chains in schema names
+ * (NULL: none) first. SQLITE_OK, or the error of a statement that failed
+ * (for want of memory or disk). Matches common/spool.h's
+ * lb_spool_namer_fn. */
+int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
+#endif
