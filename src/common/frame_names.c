@@ -32,9 +32,10 @@ typedef struct fill {
     sqlite3_stmt *cached; /* a chain in names.symbol */
     sqlite3_stmt *cache;  /* a chain's row into schema.symbol */
     sqlite3_stmt *rename; /* a frame row's names */
-    sqlite3_stmt *add_frame, *on_frame, *add_node, *move_node;
-    sqlite3_int64 next_frame, next_node; /* ids past the schema's */
-    bool expanded;                       /* nodes were added: depths change */
+    sqlite3_stmt *add_frame, *drop_frame, *on_frame, *add_node, *move_node;
+    sqlite3_stmt *site_frame, *start_frame; /* what named a frame names another */
+    sqlite3_int64 next_frame, next_node;    /* ids past the schema's */
+    bool expanded;                          /* nodes were added: depths change */
 } fill_t;
 
 static char *copy(const char *text)
@@ -138,41 +139,43 @@ static int rename_frame(fill_t *f, sqlite3_int64 id, const char *function, const
 }
 
 /* Each node on frame u->id becomes a chain of nodes over the frames
- * outer[0 .. n_outer - 1], then u->id. */
-static int expand_nodes(fill_t *f, const unnamed_t *u, const sqlite3_int64 *outer, int n_outer)
+ * ids[0 .. n - 1], outermost first: new nodes over ids[0 .. n - 2], and
+ * the node itself, on ids[n - 1], below them. */
+static int expand_nodes(fill_t *f, const unnamed_t *u, const sqlite3_int64 *ids, int n)
 {
     sqlite3_int64 *nodes = NULL, *parents = NULL;
-    size_t n = 0, cap = 0;
+    size_t count = 0, cap = 0;
     int rc = SQLITE_OK;
     sqlite3_bind_int64(f->on_frame, 1, u->id);
     while ((rc = sqlite3_step(f->on_frame)) == SQLITE_ROW) {
-        if (n == cap) {
+        if (count == cap) {
             cap = cap ? 2 * cap : 8;
             sqlite3_int64 *a = realloc(nodes, cap * sizeof *a);
-            sqlite3_int64 *b = a ? realloc(parents, cap * sizeof *b) : NULL;
             nodes = a ? a : nodes;
+            sqlite3_int64 *b = a ? realloc(parents, cap * sizeof *b) : NULL;
             parents = b ? b : parents;
             if (!a || !b) {
                 rc = SQLITE_NOMEM;
                 break;
             }
         }
-        nodes[n] = sqlite3_column_int64(f->on_frame, 0);
-        parents[n++] = sqlite3_column_int64(f->on_frame, 1);
+        nodes[count] = sqlite3_column_int64(f->on_frame, 0);
+        parents[count++] = sqlite3_column_int64(f->on_frame, 1);
     }
     rc = done(f->on_frame, rc);
-    for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+    for (size_t i = 0; rc == SQLITE_OK && i < count; i++) {
         sqlite3_int64 parent = parents[i];
-        for (int j = 0; rc == SQLITE_OK && j < n_outer; j++) {
+        for (int j = 0; rc == SQLITE_OK && j < n - 1; j++) {
             sqlite3_int64 id = f->next_node++;
             sqlite3_bind_int64(f->add_node, 1, id);
             sqlite3_bind_int64(f->add_node, 2, parent);
-            sqlite3_bind_int64(f->add_node, 3, outer[j]);
+            sqlite3_bind_int64(f->add_node, 3, ids[j]);
             rc = done(f->add_node, sqlite3_step(f->add_node));
             parent = id;
         }
         sqlite3_bind_int64(f->move_node, 1, parent);
-        sqlite3_bind_int64(f->move_node, 2, nodes[i]);
+        sqlite3_bind_int64(f->move_node, 2, ids[n - 1]);
+        sqlite3_bind_int64(f->move_node, 3, nodes[i]);
         if (rc == SQLITE_OK)
             rc = done(f->move_node, sqlite3_step(f->move_node));
         f->expanded = true;
@@ -182,16 +185,28 @@ static int expand_nodes(fill_t *f, const unnamed_t *u, const sqlite3_int64 *oute
     return rc;
 }
 
-/* The frame named by its chain: the row keeps the innermost call, the
- * outer ones become frames and nodes of their own. */
+/* One statement that takes the frame's id and the id that replaces it. */
+static int replace_frame(sqlite3_stmt *st, sqlite3_int64 from, sqlite3_int64 to)
+{
+    sqlite3_bind_int64(st, 1, to);
+    sqlite3_bind_int64(st, 2, from);
+    return done(st, sqlite3_step(st));
+}
+
+/* The frame named by its chain. Without inlined calls the row takes the
+ * names. With them, the address's frames are new rows with consecutive
+ * ids, outermost first, as the exit write numbers them (the CLI finds an
+ * inlined call's caller at the id before it): the old row goes, and what
+ * named it (sites, threads' start routines, nodes) names the innermost. */
 static int apply(fill_t *f, const unnamed_t *u, const chain_t *c)
 {
-    int inner = c->n - 1;
-    int rc = rename_frame(f, u->id, c->function[inner], c->file[inner], c->line[inner]);
-    sqlite3_int64 outer[LB_MAX_INLINE];
-    for (int d = 0; rc == SQLITE_OK && d < inner; d++) {
-        outer[d] = f->next_frame++;
-        sqlite3_bind_int64(f->add_frame, 1, outer[d]);
+    if (c->n == 1)
+        return rename_frame(f, u->id, c->function[0], c->file[0], c->line[0]);
+    sqlite3_int64 ids[LB_MAX_INLINE + 1] = { 0 };
+    int rc = SQLITE_OK;
+    for (int d = 0; rc == SQLITE_OK && d < c->n; d++) {
+        ids[d] = f->next_frame++;
+        sqlite3_bind_int64(f->add_frame, 1, ids[d]);
         sqlite3_bind_int64(f->add_frame, 2, u->module_id);
         sqlite3_bind_int64(f->add_frame, 3, u->offset);
         bind_text(f->add_frame, 4, c->function[d]);
@@ -199,7 +214,18 @@ static int apply(fill_t *f, const unnamed_t *u, const chain_t *c)
         sqlite3_bind_int(f->add_frame, 6, c->line[d]);
         rc = done(f->add_frame, sqlite3_step(f->add_frame));
     }
-    return rc == SQLITE_OK && inner > 0 ? expand_nodes(f, u, outer, inner) : rc;
+    sqlite3_int64 inner = ids[c->n - 1];
+    if (rc == SQLITE_OK)
+        rc = expand_nodes(f, u, ids, c->n);
+    if (rc == SQLITE_OK)
+        rc = replace_frame(f->site_frame, u->id, inner);
+    if (rc == SQLITE_OK)
+        rc = replace_frame(f->start_frame, u->id, inner);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(f->drop_frame, 1, u->id);
+        rc = done(f->drop_frame, sqlite3_step(f->drop_frame));
+    }
+    return rc;
 }
 
 static sqlite3_int64 next_id(sqlite3 *db, const char *schema, const char *table)
@@ -279,12 +305,21 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
                                         schema));
         f.add_node =
             prepare(db, sqlite3_mprintf("INSERT INTO \"%w\".node VALUES(?1, ?2, ?3, 0)", schema));
-        f.move_node = prepare(
-            db, sqlite3_mprintf("UPDATE \"%w\".node SET parent_id = ?1 WHERE id = ?2", schema));
+        f.move_node = prepare(db, sqlite3_mprintf("UPDATE \"%w\".node SET parent_id = ?1,"
+                                                  " frame_id = ?2 WHERE id = ?3",
+                                                  schema));
+        f.drop_frame =
+            prepare(db, sqlite3_mprintf("DELETE FROM \"%w\".frame WHERE id = ?1", schema));
+        f.site_frame =
+            prepare(db, sqlite3_mprintf("UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2",
+                                        schema));
+        f.start_frame = prepare(db, sqlite3_mprintf("UPDATE \"%w\".thread SET start_frame_id = ?1"
+                                                    " WHERE start_frame_id = ?2",
+                                                    schema));
         f.next_frame = next_id(db, schema, "frame");
         f.next_node = next_id(db, schema, "node");
-        if (!f.cache || !f.rename || !f.add_frame || !f.on_frame || !f.add_node || !f.move_node ||
-            !f.next_frame || !f.next_node)
+        if (!f.cache || !f.rename || !f.add_frame || !f.drop_frame || !f.on_frame || !f.add_node ||
+            !f.move_node || !f.site_frame || !f.start_frame || !f.next_frame || !f.next_node)
             rc = SQLITE_NOMEM;
     }
     for (size_t i = 0; i < n; i++) {

@@ -13,10 +13,10 @@
  * cached its chain there (table symbol), else from the module's file
  * through libdwfl, when the file's build id is still the one recorded.
  * Its inlined calls become frames and nodes of their own as the exit
- * write inserts them (report/writer/cct_merge.c): the frame row keeps the innermost
- * call, the outer ones are new frames at the same offset, and each node
- * on the frame becomes a chain of nodes, outermost first; node depths are
- * counted again. A chain named from a file is cached in the profile's
+ * write inserts them (report/writer/cct_merge.c): the address's frames
+ * are new rows with consecutive ids, outermost first, what named the old
+ * row names the innermost, and each node on it becomes a chain of nodes,
+ * outermost first; node depths are counted again. A chain named from a file is cached in the profile's
  * own table symbol, which the merge adds to the run's. A frame whose file
  * is gone or was rebuilt stays unnamed: its module and offset, function
  * NULL, line 0.
