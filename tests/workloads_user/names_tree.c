@@ -1,0 +1,167 @@
+/* A process tree whose children signal a condition variable from an
+ * inlined function, for tests/integration/deferred_names.sh: the names of
+ * the signal site (an inline chain at one code address) must reach the
+ * run's database whether a child adds its own profile or leaves it
+ * pending in the spool for another process to add.
+ *
+ *   names_tree N     the root forks N (>= 4) children one after another,
+ *                    reaping each, then one more child that execs
+ *                    "/proc/self/exe exec-child", reaps it and exits 0;
+ *                    the root itself starts no thread and waits on nothing
+ *   names_tree exec-child   the exec'd image: the same work as a child
+ *
+ * Each child and the exec'd image runs ROUNDS rounds of one episode: a
+ * waiter thread waits on a condition variable until the round's number
+ * is published; the signaller thread, once the waiter is inside
+ * pthread_cond_wait, spins SPIN_NS of its own CPU time in signaller_outer
+ * and then publishes the round and signals in signal_inlined, which is
+ * always inlined into signaller_outer. So every round's wait is measured
+ * and its idleness blamed on the signal, whose code address is
+ * signaller_outer's with signal_inlined inlined there, on any machine
+ * load (the spin is of thread CPU time; the handshake makes the waiter
+ * wait first).
+ *
+ * Each such process prints its ground truth, one line:
+ *   "child|exec-child PID site signal_inlined FILE LINE outer signaller_outer"
+ * with FILE this source's base name and LINE the pthread_cond_signal call.
+ * Exit status 0, 1 on a failed call. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gt.h"
+
+#define ROUNDS  10
+#define SPIN_NS 2000000 /* CPU time the signaller spends before each signal */
+
+typedef struct episode {
+    pthread_mutex_t lock;
+    pthread_cond_t published;
+    int round;         /* the last round the signaller published; under lock */
+    int waiting_for;   /* the round the waiter waits for, set under lock before it waits */
+    int signal_line;   /* __LINE__ of the pthread_cond_signal call */
+} episode_t;
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void *waiter(void *arg)
+{
+    episode_t *e = arg;
+    pthread_mutex_lock(&e->lock);
+    for (int r = 1; r <= ROUNDS; r++) {
+        __atomic_store_n(&e->waiting_for, r, __ATOMIC_RELEASE);
+        while (e->round < r)
+            pthread_cond_wait(&e->published, &e->lock);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* Publish round r and wake the waiter: the signal site, inlined into
+ * signaller_outer. The signal is not a tail call (its result is checked). */
+static inline __attribute__((always_inline)) void signal_inlined(episode_t *e, int r)
+{
+    pthread_mutex_lock(&e->lock);
+    e->round = r;
+    pthread_mutex_unlock(&e->lock);
+    e->signal_line = __LINE__ + 1;
+    int rc = pthread_cond_signal(&e->published);
+    if (rc)
+        gt_die("pthread_cond_signal", rc);
+}
+
+static __attribute__((noinline)) void signaller_outer(episode_t *e, int r)
+{
+    int64_t until = thread_cpu_ns() + SPIN_NS;
+    while (thread_cpu_ns() < until)
+        ;
+    signal_inlined(e, r);
+}
+
+static void *signaller(void *arg)
+{
+    episode_t *e = arg;
+    for (int r = 1; r <= ROUNDS; r++) {
+        /* the waiter marks round r under the lock, which it holds until
+         * it waits: once the lock is free after the mark, it waits */
+        while (__atomic_load_n(&e->waiting_for, __ATOMIC_ACQUIRE) < r)
+            usleep(1000);
+        while (pthread_mutex_trylock(&e->lock) != 0)
+            usleep(1000);
+        pthread_mutex_unlock(&e->lock);
+        signaller_outer(e, r);
+    }
+    return NULL;
+}
+
+static void work(const char *what)
+{
+    episode_t e = { .lock = PTHREAD_MUTEX_INITIALIZER, .published = PTHREAD_COND_INITIALIZER };
+    pthread_t w, s;
+    int rc = pthread_create(&w, NULL, waiter, &e);
+    if (rc == 0)
+        rc = pthread_create(&s, NULL, signaller, &e);
+    if (rc)
+        gt_die("pthread_create", rc);
+    pthread_join(s, NULL);
+    pthread_join(w, NULL);
+    const char *base = strrchr(__FILE__, '/');
+    printf("%s %d site signal_inlined %s %d outer signaller_outer\n", what, (int)getpid(),
+           base ? base + 1 : __FILE__, e.signal_line);
+    fflush(stdout);
+}
+
+static void reap(pid_t pid)
+{
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "names_tree: child %d failed\n", (int)pid);
+        exit(1);
+    }
+}
+
+static pid_t fork_or_die(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        gt_die("fork", errno);
+    return pid;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "exec-child") == 0) {
+        work("exec-child");
+        return 0;
+    }
+    int n = argc == 2 ? atoi(argv[1]) : 0;
+    if (n < 4) {
+        fprintf(stderr, "usage: names_tree N (N >= 4) | names_tree exec-child\n");
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork_or_die();
+        if (pid == 0) {
+            work("child");
+            exit(0);
+        }
+        reap(pid);
+    }
+    pid_t pid = fork_or_die();
+    if (pid == 0) {
+        execl("/proc/self/exe", "names_tree", "exec-child", (char *)NULL);
+        gt_die("exec", errno);
+    }
+    reap(pid);
+    return 0;
+}
