@@ -41,9 +41,9 @@
 typedef struct episode {
     pthread_mutex_t lock;
     pthread_cond_t published;
-    int round;         /* the last round the signaller published; under lock */
-    int waiting_for;   /* the round the waiter waits for, set under lock before it waits */
-    int signal_line;   /* __LINE__ of the pthread_cond_signal call */
+    int round;       /* the last round the signaller published; under lock */
+    int waiting_for; /* the round the waiter waits for, set under lock before it waits */
+    int signal_line; /* __LINE__ of the pthread_cond_signal call */
 } episode_t;
 
 static int64_t thread_cpu_ns(void)
