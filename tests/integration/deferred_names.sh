@@ -29,11 +29,7 @@ shape() { sed -E 's/^([a-z-]+) [0-9]+ /\1 PID /' "$1"; }
 # the frames on the paths from the root to the nodes where PID's cond
 # blame landed, sorted, one line.
 blamed_paths() {
-    rows "$1" "WITH RECURSIVE n(id) AS (
-          SELECT m.node_id FROM metric m JOIN thread t ON t.id = m.thread_id
-            JOIN run r ON r.id = t.run_id WHERE r.pid = $2 AND m.idle_cond_s > 0
-          UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
-            WHERE node.parent_id IS NOT NULL)
+    rows "$1" "$(path_nodes "r.pid = $2 AND m.idle_cond_s > 0")
         SELECT group_concat(name, ' ') FROM (SELECT DISTINCT
             coalesce(f.function, '?') || '|' ||
             coalesce(replace(f.file, rtrim(f.file, replace(f.file, '/', '')), ''), '') || '|' ||
@@ -66,12 +62,9 @@ names_complete() {
     local name=$1 db=$2
     local negative; negative=$(rows "$db" "SELECT COUNT(*) FROM frame WHERE line < 0")
     [ "$negative" = 0 ] || bad "$name: $negative frames with a line below 0"
-    local unnamed; unnamed=$(rows "$db" "WITH RECURSIVE n(id) AS (
-          SELECT node_id FROM metric WHERE idle_mutex_s > 0 OR idle_spin_s > 0 OR idle_rwlock_s > 0
-            OR idle_cond_s > 0 OR idle_barrier_s > 0 OR idle_sem_s > 0 OR idle_join_s > 0
-            OR idle_futex_s > 0
-          UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
-            WHERE node.parent_id IS NOT NULL)
+    local unnamed; unnamed=$(rows "$db" "$(path_nodes "m.idle_mutex_s > 0 OR m.idle_spin_s > 0
+            OR m.idle_rwlock_s > 0 OR m.idle_cond_s > 0 OR m.idle_barrier_s > 0 OR m.idle_sem_s > 0
+            OR m.idle_join_s > 0 OR m.idle_futex_s > 0")
         SELECT group_concat(DISTINCT mo.path || '+' || f.offset) FROM n JOIN node ON node.id = n.id
           JOIN frame f ON f.id = node.frame_id JOIN module mo ON mo.id = f.module_id
         WHERE mo.build_id IS NOT NULL AND f.function IS NULL")

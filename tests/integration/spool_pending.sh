@@ -97,11 +97,7 @@ summary_only() {
 
 # waits_functions DB PID: the functions on the call paths of PID's waits.
 waits_functions() {
-    rows "$1" "WITH RECURSIVE n(id) AS (
-          SELECT m.node_id FROM metric m JOIN thread t ON t.id = m.thread_id
-            JOIN run r ON r.id = t.run_id WHERE r.pid = $2 AND m.wait_s > 0
-          UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
-            WHERE node.parent_id IS NOT NULL)
+    rows "$1" "$(path_nodes "r.pid = $2 AND m.wait_s > 0")
         SELECT group_concat(function, ' ') FROM (SELECT DISTINCT f.function FROM n
           JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
           WHERE f.function IS NOT NULL ORDER BY 1)"

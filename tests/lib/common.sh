@@ -61,6 +61,17 @@ finish() {
 # rows DB SQL: sqlite3's answer, or "?" when the query fails.
 rows() { sqlite3 "$1" "$2" 2>/dev/null || echo "?"; }
 
+# path_nodes WHERE: the start of an SQL query, a table n(id) of the nodes
+# on the paths from the root to the nodes of the metric rows m (with their
+# thread t and process r, a run row) that meet WHERE, those nodes included.
+path_nodes() {
+    echo "WITH RECURSIVE n(id) AS (
+          SELECT m.node_id FROM metric m JOIN thread t ON t.id = m.thread_id
+            JOIN run r ON r.id = t.run_id WHERE ($1)
+          UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
+            WHERE node.parent_id IS NOT NULL)"
+}
+
 # need FILE...: fail unless each file exists (built?).
 need() {
     local f

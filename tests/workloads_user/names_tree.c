@@ -29,11 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gt.h"
+#include "tree_procs.h"
 
 #define ROUNDS  10
 #define SPIN_NS 2000000 /* CPU time the signaller spends before each signal */
@@ -118,24 +118,6 @@ static void work(const char *what)
     printf("%s %d site signal_inlined %s %d outer signaller_outer\n", what, (int)getpid(),
            base ? base + 1 : __FILE__, e.signal_line);
     fflush(stdout);
-}
-
-static void reap(pid_t pid)
-{
-    int status;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "names_tree: child %d failed\n", (int)pid);
-        exit(1);
-    }
-}
-
-static pid_t fork_or_die(void)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
-        gt_die("fork", errno);
-    return pid;
 }
 
 int main(int argc, char **argv)

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "gt.h"
+#include "tree_procs.h"
 
 #define WAITERS    2
 #define LATE_AFTER 3 /* children before the late one */
@@ -105,24 +106,6 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
     vprintf(fmt, ap);
     va_end(ap);
     fflush(stdout);
-}
-
-static pid_t fork_or_die(void)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
-        gt_die("fork", errno);
-    return pid;
-}
-
-static void reap(pid_t pid)
-{
-    int status;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "spool_tree: child %d failed\n", (int)pid);
-        exit(1);
-    }
 }
 
 static void child(int i, bool exec_next)
