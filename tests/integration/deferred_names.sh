@@ -5,13 +5,16 @@
 # children one after another, then one that execs itself; each signals a
 # condition variable from signal_inlined, always inlined into
 # signaller_outer, and prints its pid with the signal's file and line
-# (tests/workloads_user/names_tree.c). Run by default and with
-# LOCKBLAME_SPOOL=0, for every process it printed:
+# (tests/workloads_user/names_tree.c). Run three ways: by default, with
+# LOCKBLAME_SPOOL=0 (each process adds its own profile), and without
+# sampling (LOCKBLAME_EVENT=none: every child after the first names
+# nothing new, so its profile waits in the spool until another process's
+# commit or the root's end adds it). For every process it printed:
 #   - its cond blame lands on nodes whose frame is signal_inlined at the
 #     printed file and line, each the child of a signaller_outer node
 #     (the inline chain's caller, a node of its own)
 #   - the distinct (function, file, line) on the blamed nodes' paths are
-#     the same in both databases
+#     those of the same process (by print order) with LOCKBLAME_SPOOL=0
 # and in each database: no frame with a line below 0; every frame of a
 # module with a build id on a blamed node's path has a function; no
 # spool left; stderr only the root's summary; stdout (pids aside) and
@@ -88,11 +91,17 @@ summary_only() {
 [ "$(grep -c '^child ' "$tmp/native.out")" = $children ] && [ "$(grep -c '^exec-child ' "$tmp/native.out")" = 1 ] ||
     fail "native: names_tree did not print $children children and an exec'd one: $(cat "$tmp/native.out")"
 
-for mode in on off; do
-    echo "== names_tree $children, spooling $mode"
+# on: the defaults; off: LOCKBLAME_SPOOL=0, each process adds its own
+# profile; waits: no sampling (LOCKBLAME_EVENT=none), so that no sample
+# names an address of its own in one child and every child after the
+# first leaves its profile pending (docs/INTERNALS.md "Pending profiles")
+for mode in on off waits; do
+    echo "== names_tree $children, $mode"
     db=$tmp/$mode.db
-    spool=(); [ $mode = off ] && spool=(LOCKBLAME_SPOOL=0)
-    env "${spool[@]}" LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+    settings=()
+    [ $mode = off ] && settings=(LOCKBLAME_SPOOL=0)
+    [ $mode = waits ] && settings=(LOCKBLAME_EVENT=none)
+    env "${settings[@]}" LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
         "$prog" $children >"$tmp/$mode.out" 2>"$tmp/$mode.err" && st=0 || st=$?
     [ $st = $st_native ] || bad "$mode: names_tree exited $st, $st_native without lockblame: $(cat "$tmp/$mode.err")"
     [ "$(shape "$tmp/$mode.out")" = "$(shape "$tmp/native.out")" ] ||
@@ -107,15 +116,17 @@ for mode in on off; do
         "cond blame $(rows "$db" "SELECT printf('%.3f', SUM(idle_cond_s)) FROM metric") s"
 done
 
-echo "== the names on the blamed paths, process by process, spooling on and off"
-mapfile -t on_pids < <(awk '{ print $2 }' "$tmp/on.out")
+echo "== the names on the blamed paths, process by process, against LOCKBLAME_SPOOL=0"
 mapfile -t off_pids < <(awk '{ print $2 }' "$tmp/off.out")
-[ ${#on_pids[@]} = ${#off_pids[@]} ] || bad "on printed ${#on_pids[@]} processes, off ${#off_pids[@]}"
-for i in "${!on_pids[@]}"; do
-    a=$(blamed_paths "$tmp/on.db" "${on_pids[$i]}")
-    b=$(blamed_paths "$tmp/off.db" "${off_pids[$i]:-0}")
-    [ -n "$a" ] && [ "$a" = "$b" ] ||
-        bad "process $i (pids ${on_pids[$i]}, ${off_pids[$i]:-none}): on its blamed paths '$a', with LOCKBLAME_SPOOL=0 '$b'"
+for mode in on waits; do
+    mapfile -t pids < <(awk '{ print $2 }' "$tmp/$mode.out")
+    [ ${#pids[@]} = ${#off_pids[@]} ] || bad "$mode printed ${#pids[@]} processes, off ${#off_pids[@]}"
+    for i in "${!pids[@]}"; do
+        a=$(blamed_paths "$tmp/$mode.db" "${pids[$i]}")
+        b=$(blamed_paths "$tmp/off.db" "${off_pids[$i]:-0}")
+        [ -n "$a" ] && [ "$a" = "$b" ] ||
+            bad "$mode, process $i (pid ${pids[$i]}; off ${off_pids[$i]:-none}): on its blamed paths '$a', off '$b'"
+    done
 done
-echo "  the exec'd child's blamed paths: $(blamed_paths "$tmp/on.db" "${on_pids[-1]}")"
+echo "  the exec'd child's blamed paths: $(blamed_paths "$tmp/off.db" "${off_pids[-1]}")"
 finish
