@@ -12,7 +12,8 @@
 # commit or the root's end adds it). For every process it printed:
 #   - its cond blame lands on nodes whose frame is signal_inlined at the
 #     printed file and line, each the child of a signaller_outer node
-#     (the inline chain's caller, a node of its own)
+#     (the inline chain's caller, a node of its own) whose frame has the
+#     same module and offset and a lower id
 #   - the distinct (function, file, line) on the blamed nodes' paths are
 #     those of the same process (by print order) with LOCKBLAME_SPOOL=0
 # and in each database: no frame with a line below 0; every frame of a
@@ -45,17 +46,21 @@ blamed_paths() {
 site_holds() {
     local name=$1 db=$2 pid=$3 file=$4 line=$5
     local sites; sites=$(rows "$db" "SELECT DISTINCT coalesce(f.function, '?') || '|' ||
-            coalesce(f.file, '') || '|' || f.line || '|' || coalesce(pf.function, '?')
+            coalesce(f.file, '') || '|' || f.line || '|' || coalesce(pf.function, '?') || '|' ||
+            (pf.module_id IS f.module_id AND pf.offset IS f.offset AND pf.id < f.id)
         FROM metric m JOIN thread t ON t.id = m.thread_id JOIN run r ON r.id = t.run_id
           JOIN node n ON n.id = m.node_id LEFT JOIN frame f ON f.id = n.frame_id
           LEFT JOIN node p ON p.id = n.parent_id LEFT JOIN frame pf ON pf.id = p.frame_id
         WHERE r.pid = $pid AND m.idle_cond_s > 0")
     [ -n "$sites" ] && [ "$sites" != "?" ] || { bad "$name: process $pid has no cond blame"; return; }
-    local function path at outer
-    while IFS='|' read -r function path at outer; do
+    local function path at outer chained
+    while IFS='|' read -r function path at outer chained; do
         [ "$function|${path##*/}|$at|$outer" = "signal_inlined|$file|$line|signaller_outer" ] ||
             bad "$name: process $pid's cond blame landed on $function ($path:$at) below $outer," \
                 "not signal_inlined ($file:$line) below signaller_outer"
+        [ "$chained" = 1 ] ||
+            bad "$name: process $pid: $function's frame and its caller $outer's are not of one" \
+                "address, the caller's row first (docs/SCHEMA.md symbol.depth)"
     done <<<"$sites"
 }
 
