@@ -56,8 +56,13 @@ const char *lb_exe_alias(const char *module_path)
     if (!resolved) {
         resolved = true;
         char target[PATH_MAX];
-        if (exec_path[0] && realpath("/proc/self/exe", exe) && realpath(exec_path, target) &&
-            strcmp(exe, target) == 0 && strcmp(lb_path_base(exe), lb_path_base(exec_path)) != 0)
+        /* not a path that names another file in another process:
+         * /proc/self/exe, /proc/PID/exe, /dev/fd/N (fexecve) */
+        bool per_process =
+            strncmp(exec_path, "/proc/", 6) == 0 || strncmp(exec_path, "/dev/fd/", 8) == 0;
+        if (exec_path[0] && !per_process && realpath("/proc/self/exe", exe) &&
+            realpath(exec_path, target) && strcmp(exe, target) == 0 &&
+            strcmp(lb_path_base(exe), lb_path_base(exec_path)) != 0)
             memcpy(alias, exec_path, strlen(exec_path) + 1);
     }
     if (alias[0] && module_path && strcmp(module_path, exe) == 0)

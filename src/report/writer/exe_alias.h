@@ -3,7 +3,9 @@
  * busybox applets) maps the link's target, and /proc/PID/maps names the
  * target: its frames would read "redis-check-rdb+0x..." in a report of
  * redis-server. The writer names the main executable by the path the
- * exec used instead (AT_EXECFN), when that path leads to the same file. */
+ * exec used instead (AT_EXECFN), when that path leads to the same file
+ * and names it in any process (not /proc/self/exe or /dev/fd/N: the
+ * merger of a pending profile opens the module by its path). */
 #ifndef LB_WRITER_EXE_ALIAS_H
 #define LB_WRITER_EXE_ALIAS_H
 
