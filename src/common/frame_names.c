@@ -341,3 +341,12 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
         sqlite3_finalize(all[i]);
     return rc;
 }
+
+int lb_frame_names_leave(sqlite3 *db, const char *schema)
+{
+    char *sql = sqlite3_mprintf("UPDATE \"%w\".frame SET line = 0 WHERE line = %d", schema,
+                                LB_ROWLOG_UNNAMED_LINE);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
+}

@@ -33,4 +33,7 @@
  * (for want of memory or disk). Matches common/spool.h's
  * lb_spool_namer_fn. */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
+/* schema's unnamed frames left unnamed: function NULL, line 0 (a merger
+ * that cannot load libdw). SQLITE_OK or the statement's error. */
+int lb_frame_names_leave(sqlite3 *db, const char *schema);
 #endif

@@ -15,6 +15,7 @@
 
 #include "common/db_merge.h"
 #include "common/ddl.h"
+#include "common/frame_names.h"
 #include "common/rowlog.h"
 
 #define RECORD_SUFFIX ".lbrec"
@@ -306,7 +307,6 @@ typedef struct stage_sql {
     sqlite3 *db;
     const char *dst;
     lb_spool_namer_fn namer;
-    sqlite3_stmt *unnamed; /* without a namer: the unnamed frames' line to 0 */
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
     sqlite3_stmt *merged_before;
@@ -337,8 +337,6 @@ static void finalize_stage(stage_sql_t *q)
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
-    sqlite3_finalize(q->unnamed);
-    q->unnamed = NULL;
     lb_db_merge_cache_free(&q->merge);
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
@@ -404,13 +402,7 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
 /* The record's unnamed frames in "spool" named, or left unnamed. */
 static int name_frames(stage_sql_t *q)
 {
-    if (q->namer)
-        return q->namer(q->db, "spool", q->dst);
-    if (!q->unnamed)
-        q->unnamed = prepared(q->db, sqlite3_mprintf("UPDATE spool.frame SET line = 0"
-                                                     " WHERE line = %d",
-                                                     LB_ROWLOG_UNNAMED_LINE));
-    return q->unnamed ? run(q->unnamed) : SQLITE_NOMEM;
+    return q->namer ? q->namer(q->db, "spool", q->dst) : lb_frame_names_leave(q->db, "spool");
 }
 
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)

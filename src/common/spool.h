@@ -59,16 +59,17 @@ typedef struct lb_spool_batch {
 
 /* Names the frames a record left unnamed (line LB_ROWLOG_UNNAMED_LINE,
  * common/rowlog.h) in schema of db, reading the chains schema names (the
- * run's database) caches first: SQLITE_OK or an SQLite error. The
- * library's writer has one (report/writer/frame_names.h). */
+ * run's database) caches first: SQLITE_OK or an SQLite error
+ * (lb_frame_names_fill). */
 typedef int (*lb_spool_namer_fn)(sqlite3 *db, const char *schema, const char *names);
 
 /* Outside any transaction of db: claim run_key's records, the oldest
  * `most` of them (0: all), and copy them into the in-memory schema
  * "pending", attached here, except those whose process image the
  * attached schema dst (the run's database) holds already. Each record's
- * unnamed frames are named by namer; without one (the CLI, which reads
- * no module files) they stay unnamed: function NULL, line 0. Returns
+ * unnamed frames are named by namer (common/frame_names.h); without one
+ * (a library that cannot load libdw) they stay unnamed: function NULL,
+ * line 0. Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite
  * error after which nothing stays claimed (a record fails the stage when
  * this process lacks memory, descriptors or disk: it stays pending). */

@@ -262,6 +262,29 @@ static bool may_defer_names(bool spoolable)
            (lb_summary_by_run() || (stat(lb_output_path(), &st) == 0 && st.st_size > 0));
 }
 
+/* SQLite loaded for the write; false after one line saying why not. */
+static bool sqlite_ready(char *why, unsigned size)
+{
+    if (lb_sqlite_open_at_exit(why, size))
+        return true;
+    lb_warn("cannot write profile %s: %s", lb_output_path(), why);
+    return false;
+}
+
+/* The frames the write left to the merge, named here when it commits
+ * after all (common/frame_names.h); without libdw they stay unnamed, as a
+ * merger without it leaves them. */
+static int name_own_frames(writer_t *w)
+{
+    if (!w->unnamed_frames)
+        return 0;
+    int rc = lb_naming_libs_open() ? lb_frame_names_fill(w->db, "main", NULL)
+                                   : lb_frame_names_leave(w->db, "main");
+    if (rc != SQLITE_OK && !w->error)
+        w->error = rc;
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 /* The profile as a pending record: true when it is there for the root
  * (or added already). */
 static bool spool(writer_t *w)
@@ -290,23 +313,21 @@ int lb_write_profile(const char *reason)
         lb_summary_after_write(NULL, lb_output_path(), process_ends);
         return 0;
     }
-    char why[256];
-    if (!lb_sqlite_open_at_exit(why, sizeof why)) {
-        lb_warn("cannot write profile %s: %s", lb_output_path(), why);
-        return write_failed(process_ends);
-    }
     bool spoolable = may_spool(process_ends);
     writer_t w = { .flush_early = !spoolable, .defer_names = may_defer_names(spoolable) };
+    /* a write that leaves its names to the merge needs SQLite only if it
+     * commits after all */
+    char why[256];
+    if (!w.defer_names && !sqlite_ready(why, sizeof why))
+        return write_failed(process_ends);
     int rc = -1;
     if (lb_profile_db_take(&w.db, &w.warm, spoolable) == SQLITE_OK) /* profile_db.h */
         rc = build(&w, reason);
     lb_merge_finish(&w);
     bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
-    if (rc == 0 && !spooled && lb_wflush(&w) != 0)
-        rc = -1;
-    /* it commits after all: what it left to the merge is named here */
-    if (rc == 0 && !spooled && w.unnamed_frames &&
-        (!lb_naming_libs_open() || (w.error = lb_frame_names_fill(w.db, "main", NULL)) != 0))
+    if (rc == 0 && !spooled && w.defer_names && !sqlite_ready(why, sizeof why))
+        return write_failed(process_ends);
+    if (rc == 0 && !spooled && (lb_wflush(&w) != 0 || name_own_frames(&w) != 0))
         rc = -1;
     if (rc != 0) /* one line: the log's failure, else the database's */
         lb_warn("cannot write profile %s: %s", lb_output_path(),
