@@ -7,6 +7,15 @@
 
 #include "common/ddl.h"
 
+sqlite3_stmt *lb_db_prepare_sql(sqlite3 *db, char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(sql);
+    return st;
+}
+
 bool lb_db_sqlite_header(const void *bytes, size_t n)
 {
     return n >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;

@@ -62,6 +62,9 @@ int lb_db_other_run(sqlite3 *db, const char *schema, const char *run_key, int wi
 
 /* Whether the n bytes a file starts with are an SQLite database's header. */
 bool lb_db_sqlite_header(const void *bytes, size_t n);
+/* sql (sqlite3_mprintf'd; NULL when that ran out of memory) prepared on
+ * db, and freed: the statement, or NULL. */
+sqlite3_stmt *lb_db_prepare_sql(sqlite3 *db, char *sql);
 
 /* The schema_version in `schema`.meta: the version, 0 when the database
  * has no tables at all, -1 when it is not a lockblame database. */

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/rowlog.h"
+#include "common/db_merge.h"
 #include "common/module_names.h"
+#include "common/rowlog.h"
 
 /* The merging process's module files, read once for all its merges. */
 static lb_module_files_t *files;
@@ -50,15 +51,6 @@ static void chain_free(chain_t *c)
         free(c->file[d]);
     }
     c->n = 0;
-}
-
-static sqlite3_stmt *prepare(sqlite3 *db, char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        st = NULL;
-    sqlite3_free(sql);
-    return st;
 }
 
 static int done(sqlite3_stmt *st, int rc)
@@ -230,7 +222,7 @@ static int apply(fill_t *f, const unnamed_t *u, const chain_t *c)
 
 static sqlite3_int64 next_id(sqlite3 *db, const char *schema, const char *table)
 {
-    sqlite3_stmt *st = prepare(
+    sqlite3_stmt *st = lb_db_prepare_sql(
         db, sqlite3_mprintf("SELECT coalesce(max(id), 0) + 1 FROM \"%w\".%s", schema, table));
     sqlite3_int64 id = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
@@ -240,7 +232,7 @@ static sqlite3_int64 next_id(sqlite3 *db, const char *schema, const char *table)
 /* The schema's unnamed frames, with their modules. */
 static unnamed_t *list_unnamed(fill_t *f, size_t *count, int *rc)
 {
-    sqlite3_stmt *st = prepare(
+    sqlite3_stmt *st = lb_db_prepare_sql(
         f->db, sqlite3_mprintf("SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
                                " FROM \"%w\".frame f JOIN \"%w\".module m ON m.id = f.module_id"
                                " WHERE f.line = %d ORDER BY f.id",
@@ -291,31 +283,34 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
     unnamed_t *list = list_unnamed(&f, &n, &rc);
     if (rc == SQLITE_OK && n) {
         if (names)
-            f.cached = prepare(db, sqlite3_mprintf("SELECT depth, function, file, line"
-                                                   " FROM \"%w\".symbol WHERE build_id = ?1"
-                                                   " AND path = ?2 AND offset = ?3 ORDER BY depth",
-                                                   names));
+            f.cached = lb_db_prepare_sql(
+                db, sqlite3_mprintf("SELECT depth, function, file, line"
+                                    " FROM \"%w\".symbol WHERE build_id = ?1"
+                                    " AND path = ?2 AND offset = ?3 ORDER BY depth",
+                                    names));
         f.cache = lb_row_prepare(db, LB_ROW_SYMBOL, schema);
-        f.rename = prepare(db, sqlite3_mprintf("UPDATE \"%w\".frame SET function = ?1, file = ?2,"
-                                               " line = ?3 WHERE id = ?4",
-                                               schema));
+        f.rename = lb_db_prepare_sql(
+            db, sqlite3_mprintf("UPDATE \"%w\".frame SET function = ?1, file = ?2,"
+                                " line = ?3 WHERE id = ?4",
+                                schema));
         f.add_frame = lb_row_prepare(db, LB_ROW_FRAME, schema);
-        f.on_frame =
-            prepare(db, sqlite3_mprintf("SELECT id, parent_id FROM \"%w\".node WHERE frame_id = ?1",
-                                        schema));
-        f.add_node =
-            prepare(db, sqlite3_mprintf("INSERT INTO \"%w\".node VALUES(?1, ?2, ?3, 0)", schema));
-        f.move_node = prepare(db, sqlite3_mprintf("UPDATE \"%w\".node SET parent_id = ?1,"
-                                                  " frame_id = ?2 WHERE id = ?3",
+        f.on_frame = lb_db_prepare_sql(
+            db,
+            sqlite3_mprintf("SELECT id, parent_id FROM \"%w\".node WHERE frame_id = ?1", schema));
+        f.add_node = lb_db_prepare_sql(
+            db, sqlite3_mprintf("INSERT INTO \"%w\".node VALUES(?1, ?2, ?3, 0)", schema));
+        f.move_node = lb_db_prepare_sql(db, sqlite3_mprintf("UPDATE \"%w\".node SET parent_id = ?1,"
+                                                            " frame_id = ?2 WHERE id = ?3",
+                                                            schema));
+        f.drop_frame = lb_db_prepare_sql(
+            db, sqlite3_mprintf("DELETE FROM \"%w\".frame WHERE id = ?1", schema));
+        f.site_frame = lb_db_prepare_sql(
+            db,
+            sqlite3_mprintf("UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2", schema));
+        f.start_frame =
+            lb_db_prepare_sql(db, sqlite3_mprintf("UPDATE \"%w\".thread SET start_frame_id = ?1"
+                                                  " WHERE start_frame_id = ?2",
                                                   schema));
-        f.drop_frame =
-            prepare(db, sqlite3_mprintf("DELETE FROM \"%w\".frame WHERE id = ?1", schema));
-        f.site_frame =
-            prepare(db, sqlite3_mprintf("UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2",
-                                        schema));
-        f.start_frame = prepare(db, sqlite3_mprintf("UPDATE \"%w\".thread SET start_frame_id = ?1"
-                                                    " WHERE start_frame_id = ?2",
-                                                    schema));
         f.next_frame = next_id(db, schema, "frame");
         f.next_node = next_id(db, schema, "node");
         if (!f.cache || !f.rename || !f.add_frame || !f.drop_frame || !f.on_frame || !f.add_node ||

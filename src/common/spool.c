@@ -313,15 +313,6 @@ typedef struct stage_sql {
     lb_db_merge_cache_t merge; /* "spool" into "pending" */
 } stage_sql_t;
 
-static sqlite3_stmt *prepared(sqlite3 *db, char *text)
-{
-    sqlite3_stmt *st = NULL;
-    if (!text || sqlite3_prepare_v2(db, text, -1, &st, NULL) != SQLITE_OK)
-        st = NULL;
-    sqlite3_free(text);
-    return st;
-}
-
 static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
 {
     stage_sql_t *q = ctx;
@@ -359,7 +350,7 @@ static int empty_spool(stage_sql_t *q)
          t++) {
         if (!q->empty[t])
             q->empty[t] =
-                prepared(q->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
+                lb_db_prepare_sql(q->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
         int rc = q->empty[t] ? run(q->empty[t]) : sqlite3_errcode(q->db);
         if (rc != SQLITE_OK)
             return rc;
@@ -373,7 +364,7 @@ static int empty_spool(stage_sql_t *q)
 static bool merged_before(stage_sql_t *q)
 {
     if (!q->merged_before)
-        q->merged_before = prepared(
+        q->merged_before = lb_db_prepare_sql(
             q->db, sqlite3_mprintf("SELECT 1 FROM spool.run r, \"%w\".run d WHERE d.run_key IS"
                                    " r.run_key AND d.pid = r.pid AND d.proc_start IS r.proc_start"
                                    " AND d.start_unix = r.start_unix LIMIT 1",
