@@ -10,7 +10,7 @@
 #include "common/module_names.h"
 #include "common/rowlog.h"
 
-/* The merging process's module files, read once for all its merges. */
+/* The module files read since the last lb_frame_names_release. */
 static lb_module_files_t *files;
 
 /* The source frames at one address, outermost first (depth 0 is the real
@@ -344,4 +344,10 @@ int lb_frame_names_leave(sqlite3 *db, const char *schema)
     int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     return rc;
+}
+
+void lb_frame_names_release(void)
+{
+    lb_module_files_close(files);
+    files = NULL;
 }

@@ -21,9 +21,10 @@
  * is gone or was rebuilt stays unnamed: its module and offset, function
  * NULL, line 0.
  *
- * Needs libdw as module_names.h says. Runs on the merging thread; its
- * module files are kept for the process's later merges; uses malloc
- * freely. */
+ * Needs libdw as module_names.h says. Runs on the merging thread; the
+ * module files it reads stay open for the next fills, until
+ * lb_frame_names_release (a merge's end: a process keeps no descriptor
+ * of lockblame's between its writes); uses malloc freely. */
 #ifndef LB_COMMON_FRAME_NAMES_H
 #define LB_COMMON_FRAME_NAMES_H
 #include <sqlite3.h>
@@ -33,6 +34,8 @@
  * (for want of memory or disk). Matches common/spool.h's
  * lb_spool_namer_fn. */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
+/* Closes the module files the fills read. */
+void lb_frame_names_release(void);
 /* schema's unnamed frames left unnamed: function NULL, line 0 (a merger
  * that cannot load libdw). SQLITE_OK or the statement's error. */
 int lb_frame_names_leave(sqlite3 *db, const char *schema);

@@ -329,6 +329,7 @@ static void finalize_stage(stage_sql_t *q)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
     lb_db_merge_cache_free(&q->merge);
+    lb_frame_names_release();
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
     q->merged_before = NULL;

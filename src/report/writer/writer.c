@@ -280,6 +280,7 @@ static int name_own_frames(writer_t *w)
         return 0;
     int rc = lb_naming_libs_open() ? lb_frame_names_fill(w->db, "main", NULL)
                                    : lb_frame_names_leave(w->db, "main");
+    lb_frame_names_release();
     if (rc != SQLITE_OK && !w->error)
         w->error = rc;
     return rc == SQLITE_OK ? 0 : -1;
