@@ -1,9 +1,11 @@
 /* See module_names.h. */
 #include "common/module_names.h"
 
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/debuginfo_find.h"
 #include "common/runtime_frames.h"
@@ -75,6 +77,7 @@ typedef struct module_file {
     char build_id[41];
     Dwfl *dwfl;       /* NULL: the file cannot be read, or is another build */
     Dwfl_Module *mod; /* reported at bias 0 */
+    uintptr_t low;    /* where its first mapping starts at bias 0 */
 } module_file_t;
 
 struct lb_module_files {
@@ -86,6 +89,28 @@ struct lb_module_files {
 lb_module_files_t *lb_module_files_open(void)
 {
     return calloc(1, sizeof(lb_module_files_t));
+}
+
+/* Where the module's first mapping starts at bias 0: the page of its
+ * first loadable segment, where the kernel maps it and /proc/PID/maps
+ * shows it, the start the recording process's offsets count from
+ * (report/writer/modmap.h). */
+static bool first_mapping(Dwfl_Module *mod, uintptr_t *low)
+{
+    Dwarf_Addr bias;
+    Elf *e = dwfl_module_getelf(mod, &bias);
+    size_t n;
+    if (!e || elf_getphdrnum(e, &n) != 0)
+        return false;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+            *low = (uintptr_t)(ph.p_vaddr + bias) & ~(page - 1);
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The file at path with that build id, read on its first lookup. */
@@ -114,7 +139,8 @@ static module_file_t *module_file(lb_module_files_t *f, const char *path, const 
     if ((m->dwfl = dwfl_begin(&lb_file_dwfl_callbacks)) != NULL &&
         (m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, false)) != NULL &&
         dwfl_report_end(m->dwfl, NULL, NULL) == 0 &&
-        lb_module_build_id(m->mod, found, sizeof found) && strcmp(found, build_id) == 0)
+        lb_module_build_id(m->mod, found, sizeof found) && strcmp(found, build_id) == 0 &&
+        first_mapping(m->mod, &m->low))
         return m;
     if (m->dwfl)
         dwfl_end(m->dwfl);
@@ -130,10 +156,8 @@ bool lb_module_files_name(lb_module_files_t *f, const char *path, const char *bu
     module_file_t *m = f && path && build_id && build_id[0] ? module_file(f, path, build_id) : NULL;
     if (!m || !m->mod)
         return false;
-    Dwarf_Addr start = 0;
-    dwfl_module_info(m->mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
     out->module = m->path;
-    lb_module_names(m->mod, (uintptr_t)start + offset, m->path, f->name, sizeof f->name, out);
+    lb_module_names(m->mod, m->low + offset, m->path, f->name, sizeof f->name, out);
     return true;
 }
 

@@ -110,6 +110,8 @@ LB_LAZY_FN(elf_lib, Elf_Data *, elf_rawdata, (Elf_Scn * s, Elf_Data *d), (s, d))
 LB_LAZY_FN(elf_lib, int, elf_getshdrstrndx, (Elf * e, size_t *n), (e, n))
 LB_LAZY_FN(elf_lib, char *, elf_strptr, (Elf * e, size_t i, size_t off), (e, i, off))
 LB_LAZY_FN(elf_lib, GElf_Shdr *, gelf_getshdr, (Elf_Scn * s, GElf_Shdr *dst), (s, dst))
+LB_LAZY_FN(elf_lib, int, elf_getphdrnum, (Elf * e, size_t *n), (e, n))
+LB_LAZY_FN(elf_lib, GElf_Phdr *, gelf_getphdr, (Elf * e, int i, GElf_Phdr *dst), (e, i, dst))
 LB_LAZY_FN(elf_lib, GElf_Sym *, gelf_getsym, (Elf_Data * d, int i, GElf_Sym *dst), (d, i, dst))
 LB_LAZY_FN(elf_lib, size_t, gelf_getnote,
            (Elf_Data * d, size_t off, GElf_Nhdr *res, size_t *name_off, size_t *desc_off),
