@@ -16,8 +16,9 @@
  * write inserts them (report/writer/cct_merge.c): the address's frames
  * are new rows with consecutive ids, outermost first, what named the old
  * row names the innermost, and each node on it becomes a chain of nodes,
- * outermost first; node depths are counted again. A chain named from a file is cached in the profile's
- * own table symbol, which the merge adds to the run's. A frame whose file
+ * outermost first; node depths are counted again. A chain named from a
+ * file is cached in the profile's own table symbol, which the merge adds
+ * to the run's. A frame whose file
  * is gone or was rebuilt stays unnamed: its module and offset, function
  * NULL, line 0.
  *
@@ -30,13 +31,12 @@
 #include <sqlite3.h>
 
 /* Names schema's unnamed frames, reading cached chains in schema names
- * (NULL: none) first. SQLITE_OK, or the error of a statement that failed
- * (for want of memory or disk). Matches common/spool.h's
- * lb_spool_namer_fn. */
+ * (NULL: none) first; a frame whose file cannot be read (or libdw not
+ * loaded, module_names.h) stays unnamed. Outside the caller's
+ * transactions on names: it reads names one statement at a time and
+ * writes schema in a savepoint of its own. SQLITE_OK, or the error of a
+ * statement that failed (for want of memory or disk). */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
 /* Closes the module files the fills read. */
 void lb_frame_names_release(void);
-/* schema's unnamed frames left unnamed: function NULL, line 0 (a merger
- * that cannot load libdw). SQLITE_OK or the statement's error. */
-int lb_frame_names_leave(sqlite3 *db, const char *schema);
 #endif

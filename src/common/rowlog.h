@@ -51,8 +51,9 @@ enum lb_row_kind {
 };
 
 /* The line of a frame row a process left unnamed: its module and offset
- * only, named where its record is merged (common/spool.h). No database
- * holds such a row. */
+ * only, named where its record is merged (common/frame_names.h). A
+ * database holds such a row only when a merger of an earlier build added
+ * the record. */
 #define LB_ROWLOG_UNNAMED_LINE (-1)
 
 /* kind's statement on the tables of schema, sqlite3_mprintf'd (the

@@ -306,7 +306,6 @@ static int attach_stage(sqlite3 *db)
 typedef struct stage_sql {
     sqlite3 *db;
     const char *dst;
-    lb_spool_namer_fn namer;
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
     sqlite3_stmt *merged_before;
@@ -376,8 +375,6 @@ static bool merged_before(stage_sql_t *q)
     return found;
 }
 
-/* One claimed record into "pending": whole or not at all, or nothing if
- * dst holds it already. */
 /* A record an earlier build wrote, an SQLite database of the profile's
  * tables (a run whose processes a library upgrade split): it becomes
  * "spool" itself, writable, for the records after it to empty. */
@@ -391,12 +388,11 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
                                SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
 }
 
-/* The record's unnamed frames in "spool" named, or left unnamed. */
-static int name_frames(stage_sql_t *q)
-{
-    return q->namer ? q->namer(q->db, "spool", q->dst) : lb_frame_names_leave(q->db, "spool");
-}
-
+/* One record: replayed into "spool" (whole or not at all), its unnamed
+ * frames named there, then merged into "pending" (whole or not at all);
+ * nothing if dst holds it already. The names are read between the two
+ * savepoints: the run's database is locked only for each statement that
+ * reads it, not while a module file is read. */
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     bool old = lb_db_sqlite_header(bytes, size);
@@ -410,10 +406,17 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
     if (rc == SQLITE_OK && !old)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
     bool merge = rc == SQLITE_OK && !merged_before(q);
+    if (rc != SQLITE_OK)
+        sql(q->db, "ROLLBACK TO record");
+    sql(q->db, "RELEASE record");
     if (merge && !old)
-        rc = name_frames(q);
-    if (merge && rc == SQLITE_OK)
-        rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
+        rc = lb_frame_names_fill(q->db, "spool", q->dst);
+    if (!merge || rc != SQLITE_OK)
+        return rc;
+    rc = sql(q->db, "SAVEPOINT record");
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
     if (rc != SQLITE_OK)
         sql(q->db, "ROLLBACK TO record");
     sql(q->db, "RELEASE record");
@@ -449,7 +452,7 @@ static bool record_at_fault(int rc)
 }
 
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
-                   unsigned most, lb_spool_namer_fn namer, lb_spool_batch_t *b)
+                   unsigned most, lb_spool_batch_t *b)
 {
     memset(b, 0, sizeof *b);
     if (!lb_spool_key_ok(run_key))
@@ -466,7 +469,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     }
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
-    stage_sql_t q = { .db = db, .dst = dst, .namer = namer };
+    stage_sql_t q = { .db = db, .dst = dst };
     int rc = SQLITE_OK;
     char claim[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {

@@ -57,24 +57,17 @@ typedef struct lb_spool_batch {
     bool staged;  /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
-/* Names the frames a record left unnamed (line LB_ROWLOG_UNNAMED_LINE,
- * common/rowlog.h) in schema of db, reading the chains schema names (the
- * run's database) caches first: SQLITE_OK or an SQLite error
- * (lb_frame_names_fill). */
-typedef int (*lb_spool_namer_fn)(sqlite3 *db, const char *schema, const char *names);
-
 /* Outside any transaction of db: claim run_key's records, the oldest
  * `most` of them (0: all), and copy them into the in-memory schema
  * "pending", attached here, except those whose process image the
  * attached schema dst (the run's database) holds already. Each record's
- * unnamed frames are named by namer (common/frame_names.h); without one
- * (a library that cannot load libdw) they stay unnamed: function NULL,
- * line 0. Returns
+ * unnamed frames are named (common/frame_names.h) from dst's cached
+ * chains or the module files. Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite
  * error after which nothing stays claimed (a record fails the stage when
  * this process lacks memory, descriptors or disk: it stays pending). */
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
-                   unsigned most, lb_spool_namer_fn namer, lb_spool_batch_t *b);
+                   unsigned most, lb_spool_batch_t *b);
 
 /* Inside the caller's transaction: the staged records into schema dst. */
 int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);

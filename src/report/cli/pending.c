@@ -8,7 +8,6 @@
 
 #include "common/db_merge.h"
 #include "common/ddl.h"
-#include "common/frame_names.h"
 #include "common/schema.h"
 #include "common/spool.h"
 #include "report/cli/util.h"
@@ -40,12 +39,14 @@ static int create_missing(const char *path, sqlite3 **db)
     if (stat(path, &st) == 0 && st.st_size > 0)
         return SQLITE_OK;
     int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(*db, PENDING_BUSY_MS);
         rc = sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    }
     /* another process may have made it meanwhile: then it is left as is */
     if (rc == SQLITE_OK && lb_db_version(*db, "main") == 0 &&
         (rc = lb_ddl_create(*db, "main")) == SQLITE_OK)
-        rc = lb_ddl_meta(*db, "main", "liblockblame");
+        rc = lb_ddl_meta(*db, "main", "lockblame");
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(*db, "COMMIT", NULL, NULL, NULL);
     else if (*db)
@@ -73,7 +74,7 @@ void lb_cli_add_pending(const char *path, const char *run_key)
             goto out; /* no process of a run here yet: nothing to add them to */
         run_key = key;
     }
-    if (lb_spool_stage(db, path, run_key, "main", 0, lb_frame_names_fill, &pending) != SQLITE_OK) {
+    if (lb_spool_stage(db, path, run_key, "main", 0, &pending) != SQLITE_OK) {
         why = sqlite3_errmsg(db);
         goto out;
     }

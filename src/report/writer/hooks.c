@@ -11,11 +11,13 @@
 
 #include "blame/shared_objs.h"
 #include "common/ledger.h"
+#include "common/module_names.h"
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/summary.h"
+#include "report/writer/symbolize.h"
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
 
@@ -24,6 +26,7 @@
 __attribute__((constructor(150))) static void writer_choose_output(void)
 {
     int saved_errno = errno;
+    lb_module_libs_ready = lb_naming_libs_open; /* for the merges' names (module_names.h) */
     if (lb_output_setup() == 0) {
         lb_summary_setup();
         lb_shared_objs_place(lb_output_path(), lb_output_tree_root());

@@ -3,7 +3,6 @@
  * See output.h for the invariants. lb_output_setup runs once per image,
  * in the constructor; lb_output_commit once, on the finishing thread. */
 #include "report/writer/output.h"
-#include "report/writer/symbolize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +18,6 @@
 #include "common/db_merge.h"
 #include "common/db_name.h"
 #include "common/ddl.h"
-#include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/spool.h"
 #include "common/version.h"
@@ -285,8 +283,7 @@ bool lb_output_attach(sqlite3 *db)
  * could not be read. */
 static void stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    lb_spool_namer_fn namer = lb_naming_libs_open() ? lb_frame_names_fill : NULL;
-    if (lb_spool_stage(db, output_path, run_key, "out", most, namer, pending) != SQLITE_OK)
+    if (lb_spool_stage(db, output_path, run_key, "out", most, pending) != SQLITE_OK)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 sqlite3_errmsg(db));
     if (pending->bad)

@@ -26,7 +26,6 @@
 #include "report/writer/profile_db.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
-#include "report/writer/symbolize.h"
 #include "report/writer/writer_int.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
@@ -272,14 +271,12 @@ static bool sqlite_ready(char *why, unsigned size)
 }
 
 /* The frames the write left to the merge, named here when it commits
- * after all (common/frame_names.h); without libdw they stay unnamed, as a
- * merger without it leaves them. */
+ * after all (common/frame_names.h). */
 static int name_own_frames(writer_t *w)
 {
     if (!w->unnamed_frames)
         return 0;
-    int rc = lb_naming_libs_open() ? lb_frame_names_fill(w->db, "main", NULL)
-                                   : lb_frame_names_leave(w->db, "main");
+    int rc = lb_frame_names_fill(w->db, "main", NULL);
     lb_frame_names_release();
     if (rc != SQLITE_OK && !w->error)
         w->error = rc;
