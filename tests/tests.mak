@@ -79,6 +79,14 @@ $(BUILD)/tests/workloads_user/whatif_gt $(BUILD)/tests/workloads_user/whatif_gt_
 	gcc $(TEST_USER_CFLAGS) $(WHATIF_GT_FLAGS) -MMD -MP -o $@ $< -lm \
 	    -L$(BUILD)/tests/workloads_user -lwhatif_plt -Wl,-rpath,'$$ORIGIN'
 
+# names_tree.c is built a second time as a fixed-address executable
+# (ET_EXEC, -no-pie), whose module offsets are not its addresses less a
+# load base of 0 but of the first loadable segment's page.
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/names_tree_nopie
+$(BUILD)/tests/workloads_user/names_tree_nopie: tests/workloads_user/names_tree.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -no-pie -MMD -MP -o $@ $< -lm
+
 # std_threads starts its std::threads in a shared library of its own,
 # libstd_threads.so (tests/workloads_user/lib/std_threads_lib.cc), found
 # beside it (rpath $ORIGIN).

@@ -1,8 +1,10 @@
 /* A process tree whose children signal a condition variable from an
- * inlined function, for tests/integration/deferred_names.sh: the names of
- * the signal site (an inline chain at one code address) must reach the
- * run's database whether a child adds its own profile or leaves it
- * pending in the spool for another process to add.
+ * inline chain, for tests/integration/deferred_names.sh: the names of the
+ * signal site (an inline chain at one code address) must reach the run's
+ * database whether a child adds its own profile or leaves it pending in
+ * the spool for another process to add. The test runs this program built
+ * as a position-independent executable and as a fixed-address one
+ * (-no-pie, names_tree_nopie).
  *
  *   names_tree N     the root forks N (>= 4) children one after another,
  *                    reaping each, then one more child that execs
@@ -14,16 +16,21 @@
  * waiter thread waits on a condition variable until the round's number
  * is published; the signaller thread, once the waiter is inside
  * pthread_cond_wait, spins SPIN_NS of its own CPU time in signaller_outer
- * and then publishes the round and signals in signal_inlined, which is
- * always inlined into signaller_outer. So every round's wait is measured
- * and its idleness blamed on the signal, whose code address is
- * signaller_outer's with signal_inlined inlined there, on any machine
- * load (the spin is of thread CPU time; the handshake makes the waiter
- * wait first).
+ * and then publishes the round and signals. The signal is an inline chain
+ * three deep at one code address: signaller_outer (not inlined) calls
+ * relay_inlined, which calls signal_inlined, which signals; both are
+ * always inlined. So every round's wait is measured and its idleness
+ * blamed on the signal, on any machine load (the spin is of thread CPU
+ * time; the handshake makes the waiter wait first). The waiter's start
+ * routine, waiter, begins with the inlined start_waiting, so that the
+ * start routine's address is an inline chain too.
  *
  * Each such process prints its ground truth, one line:
- *   "child|exec-child PID site signal_inlined FILE LINE outer signaller_outer"
- * with FILE this source's base name and LINE the pthread_cond_signal call.
+ *   "child|exec-child PID file FILE chain F1 L1 F2 L2 F3 L3"
+ * with FILE this source's base name and the signal's inline chain, caller
+ * first: signaller_outer and the line of its call to relay_inlined,
+ * relay_inlined and the line of its call to signal_inlined,
+ * signal_inlined and the line of the pthread_cond_signal call.
  * Exit status 0, 1 on a failed call. */
 #include <pthread.h>
 #include <stdio.h>
@@ -43,7 +50,12 @@ typedef struct episode {
     pthread_cond_t published;
     int round;       /* the last round the signaller published; under lock */
     int waiting_for; /* the round the waiter waits for, set under lock before it waits */
-    int signal_line; /* __LINE__ of the pthread_cond_signal call */
+    int waiter_started; /* set by the waiter's start routine */
+    int relayed;        /* rounds relay_inlined passed on; the signaller's */
+    /* the __LINE__ of each call of the signal's inline chain */
+    int outer_call_line;  /* signaller_outer's call of relay_inlined */
+    int relay_call_line;  /* relay_inlined's call of signal_inlined */
+    int signal_line;      /* signal_inlined's pthread_cond_signal call */
 } episode_t;
 
 static int64_t thread_cpu_ns(void)
@@ -53,9 +65,8 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static void *waiter(void *arg)
+static __attribute__((noinline)) void *wait_rounds(episode_t *e)
 {
-    episode_t *e = arg;
     pthread_mutex_lock(&e->lock);
     for (int r = 1; r <= ROUNDS; r++) {
         __atomic_store_n(&e->waiting_for, r, __ATOMIC_RELEASE);
@@ -66,8 +77,21 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-/* Publish round r and wake the waiter: the signal site, inlined into
- * signaller_outer. The signal is not a tail call (its result is checked). */
+/* The waiter's start, inlined into its start routine: its first
+ * instruction is the routine's, which then jumps to wait_rounds. */
+static inline __attribute__((always_inline)) void *start_waiting(episode_t *e)
+{
+    __atomic_store_n(&e->waiter_started, 1, __ATOMIC_RELAXED);
+    return wait_rounds(e);
+}
+
+static void *waiter(void *arg)
+{
+    return start_waiting(arg);
+}
+
+/* Publish round r and wake the waiter: the signal site, the innermost of
+ * the inline chain. The signal is not a tail call (its result is checked). */
 static inline __attribute__((always_inline)) void signal_inlined(episode_t *e, int r)
 {
     pthread_mutex_lock(&e->lock);
@@ -79,12 +103,21 @@ static inline __attribute__((always_inline)) void signal_inlined(episode_t *e, i
         gt_die("pthread_cond_signal", rc);
 }
 
+/* The middle of the inline chain: counts the round, then signals. */
+static inline __attribute__((always_inline)) void relay_inlined(episode_t *e, int r)
+{
+    e->relayed++;
+    e->relay_call_line = __LINE__ + 1;
+    signal_inlined(e, r);
+}
+
 static __attribute__((noinline)) void signaller_outer(episode_t *e, int r)
 {
     int64_t until = thread_cpu_ns() + SPIN_NS;
     while (thread_cpu_ns() < until)
         ;
-    signal_inlined(e, r);
+    e->outer_call_line = __LINE__ + 1;
+    relay_inlined(e, r);
 }
 
 static void *signaller(void *arg)
@@ -115,8 +148,13 @@ static void work(const char *what)
     pthread_join(s, NULL);
     pthread_join(w, NULL);
     const char *base = strrchr(__FILE__, '/');
-    printf("%s %d site signal_inlined %s %d outer signaller_outer\n", what, (int)getpid(),
-           base ? base + 1 : __FILE__, e.signal_line);
+    if (e.relayed != ROUNDS || !e.waiter_started) {
+        fprintf(stderr, "names_tree: %d rounds relayed of %d\n", e.relayed, ROUNDS);
+        exit(1);
+    }
+    printf("%s %d file %s chain signaller_outer %d relay_inlined %d signal_inlined %d\n", what,
+           (int)getpid(), base ? base + 1 : __FILE__, e.outer_call_line, e.relay_call_line,
+           e.signal_line);
     fflush(stdout);
 }
 
