@@ -14,15 +14,16 @@
 #     the oldest records, not all. With time windows, and with a root
 #     that records nothing, the same processes and no spool left
 #  2. the root SIGKILLs itself after its children ended: their records
-#     wait in the spool, and a report adds them, lists every child, and
-#     leaves no record or claim
+#     wait in the spool, and a report adds them, lists every child, names
+#     the frames on their waits' paths, and leaves no record or claim
 #  3. a child that ends after the root: it adds its own profile
 #  4. a child that execs: both images in run, exec_gen 0 and 1
 #  5. a record that is not a row log: one line, renamed .bad, nothing added
 #  6. LOCKBLAME_SPOOL=yes: one line, read as 1; the program's output and
 #     status its own
 #  7. under lockblame run, also with the root killed: every process in
-#     the database, no spool left
+#     the database, the frames on the children's waits' paths named, no
+#     spool left
 # Where the records are counted, the tree runs with LOCKBLAME_EVENT=none:
 # a sample names the address it lands on, so with sampling a child may
 # name something new and add its profile (and the pending ones) itself;
@@ -101,6 +102,27 @@ waits_functions() {
         SELECT group_concat(function, ' ') FROM (SELECT DISTINCT f.function FROM n
           JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
           WHERE f.function IS NOT NULL ORDER BY 1)"
+}
+
+# waits_named NAME DB PID...: the merge named each process's waits' paths:
+# they hold episode and waiter, and every frame of spool_tree on them
+# has a function.
+waits_named() {
+    local name=$1 db=$2 pid functions unnamed
+    shift 2
+    [ $# -gt 0 ] || bad "$name: no process to look at"
+    for pid in "$@"; do
+        functions=$(waits_functions "$db" "$pid")
+        case " $functions " in *" episode "*" waiter "*) ;; *)
+            bad "$name: process $pid's waits' paths lack episode and waiter: '$functions'" ;;
+        esac
+        unnamed=$(rows "$db" "$(path_nodes "r.pid = $pid AND m.wait_s > 0")
+            SELECT COUNT(*) || coalesce(': ' || group_concat(f.offset, ' '), '') FROM n
+              JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
+              JOIN module mo ON mo.id = f.module_id
+            WHERE mo.path LIKE '%/spool_tree' AND f.function IS NULL")
+        [ "$unnamed" = 0 ] || bad "$name: process $pid: frames of spool_tree without a function on its waits' paths: $unnamed"
+    done
 }
 
 # tree_holds NAME DB OUT: the database holds each process OUT names once,
@@ -256,6 +278,8 @@ done
     bad "killed: left after the report: $(records "$db" '\.(lbrec|claim)' | joined)"
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
+waits_named killed "$db" $children
+echo "  a pending child's waits' functions: $(waits_functions "$db" "${spooled%% *}")"
 
 echo "== 3. a child that ends after the root"
 db=$tmp/late.db
@@ -413,12 +437,14 @@ echo "== 7. under lockblame run"
 LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run.db" -- "$prog" tree 8 2 0 >"$tmp/run.out" 2>"$tmp/run.err" ||
     bad "run: exited $?: $(cat "$tmp/run.err")"
 tree_holds run "$tmp/run.db" "$tmp/run.out"
+waits_named run "$tmp/run.db" $(child_pids "$tmp/run.out")
 no_spool run "$tmp/run.db"
 sigkilled "$tmp/run-killed.err" env LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-killed.db" -- \
     "$prog" killed 8 >"$tmp/run-killed.out"
 [ $st = 137 ] || bad "run, killed: exited $st, not 137"
 [ "$(db_pids "$tmp/run-killed.db" | joined)" = "$(child_pids "$tmp/run-killed.out" | joined)" ] ||
     bad "run, killed: run's pids '$(db_pids "$tmp/run-killed.db" | joined)', the children '$(child_pids "$tmp/run-killed.out" | joined)'"
+waits_named "run, killed" "$tmp/run-killed.db" $(child_pids "$tmp/run-killed.out")
 no_spool "run, killed" "$tmp/run-killed.db"
 LOCKBLAME_EVENT=none "$LOCKBLAME_CLI" run -o "$tmp/run-late.db" -- "$prog" late 2>"$tmp/run-late.err" |
     cat >"$tmp/run-late.out" || bad "run, late: exited non-zero: $(cat "$tmp/run-late.err")"
