@@ -113,9 +113,8 @@ waits_named() {
     [ $# -gt 0 ] || bad "$name: no process to look at"
     for pid in "$@"; do
         functions=$(waits_functions "$db" "$pid")
-        case " $functions " in *" episode "*" waiter "*) ;; *)
-            bad "$name: process $pid's waits' paths lack episode and waiter: '$functions'" ;;
-        esac
+        [[ " $functions " == *" episode "* && " $functions " == *" waiter "* ]] ||
+            bad "$name: process $pid's waits' paths lack episode or waiter: '$functions'"
         unnamed=$(rows "$db" "$(path_nodes "r.pid = $pid AND m.wait_s > 0")
             SELECT COUNT(*) || coalesce(': ' || group_concat(f.offset, ' '), '') FROM n
               JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
@@ -159,9 +158,8 @@ for i in "${!on_pid[@]}"; do
     a=$(waits_functions "$tmp/on.db" "${on_pid[$i]}")
     b=$(waits_functions "$tmp/off.db" "${off_pid[$i]:-0}")
     [ "$a" = "$b" ] || bad "process $i: functions on its waits' paths '$a', with LOCKBLAME_SPOOL=0 '$b'"
-    case " $a " in *" episode "*" waiter "*) ;; *)
-        bad "process $i: its waits' paths lack episode and waiter: '$a'" ;;
-    esac
+    [[ " $a " == *" episode "* && " $a " == *" waiter "* ]] ||
+        bad "process $i: its waits' paths lack episode or waiter: '$a'"
 done
 echo "  child 0's waits' functions: $(waits_functions "$tmp/on.db" "${on_pid[0]}")"
 
