@@ -48,14 +48,14 @@
 typedef struct episode {
     pthread_mutex_t lock;
     pthread_cond_t published;
-    int round;       /* the last round the signaller published; under lock */
-    int waiting_for; /* the round the waiter waits for, set under lock before it waits */
+    int round;          /* the last round the signaller published; under lock */
+    int waiting_for;    /* the round the waiter waits for, set under lock before it waits */
     int waiter_started; /* set by the waiter's start routine */
     int relayed;        /* rounds relay_inlined passed on; the signaller's */
     /* the __LINE__ of each call of the signal's inline chain */
-    int outer_call_line;  /* signaller_outer's call of relay_inlined */
-    int relay_call_line;  /* relay_inlined's call of signal_inlined */
-    int signal_line;      /* signal_inlined's pthread_cond_signal call */
+    int outer_call_line; /* signaller_outer's call of relay_inlined */
+    int relay_call_line; /* relay_inlined's call of signal_inlined */
+    int signal_line;     /* signal_inlined's pthread_cond_signal call */
 } episode_t;
 
 static int64_t thread_cpu_ns(void)
@@ -149,7 +149,8 @@ static void work(const char *what)
     pthread_join(w, NULL);
     const char *base = strrchr(__FILE__, '/');
     if (e.relayed != ROUNDS || !e.waiter_started) {
-        fprintf(stderr, "names_tree: %d rounds relayed of %d\n", e.relayed, ROUNDS);
+        fprintf(stderr, "names_tree: %d of %d rounds relayed; waiter started: %d\n", e.relayed,
+                ROUNDS, e.waiter_started);
         exit(1);
     }
     printf("%s %d file %s chain signaller_outer %d relay_inlined %d signal_inlined %d\n", what,
