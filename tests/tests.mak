@@ -80,8 +80,9 @@ $(BUILD)/tests/workloads_user/whatif_gt $(BUILD)/tests/workloads_user/whatif_gt_
 	    -L$(BUILD)/tests/workloads_user -lwhatif_plt -Wl,-rpath,'$$ORIGIN'
 
 # names_tree.c is built a second time as a fixed-address executable
-# (ET_EXEC, -no-pie), whose module offsets are not its addresses less a
-# load base of 0 but of the first loadable segment's page.
+# (ET_EXEC, -no-pie): its addresses are absolute, and a module offset is an
+# address less the page of its first loadable segment, not less a load
+# bias of 0 as in a position-independent one.
 TEST_USER_BINS += $(BUILD)/tests/workloads_user/names_tree_nopie
 $(BUILD)/tests/workloads_user/names_tree_nopie: tests/workloads_user/names_tree.c
 	@mkdir -p $(dir $@)
