@@ -15,9 +15,13 @@
 #     that records nothing, the same processes and no spool left
 #  2. the root SIGKILLs itself after its children ended: their records
 #     wait in the spool, and a report adds them, lists every child, names
-#     the frames on their waits' paths, and leaves no record or claim
+#     the frames on their waits' paths (the children after the first call
+#     their episode from later_child, which only the report's merge
+#     names), and leaves no record or claim
 #  3. a child that ends after the root: it adds its own profile
-#  4. a child that execs: both images in run, exec_gen 0 and 1
+#  4. a child that execs: both images in run, exec_gen 0 and 1; with the
+#     root killed, a report adds the images left pending and names the
+#     frames on their waits' paths
 #  5. a record that is not a row log: one line, renamed .bad, nothing added
 #  6. LOCKBLAME_SPOOL=yes: one line, read as 1; the program's output and
 #     status its own
@@ -277,6 +281,10 @@ done
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
 waits_named killed "$db" $children
+for pid in $(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/killed.out"); do
+    [[ " $(waits_functions "$db" "$pid") " == *" later_child "* ]] ||
+        bad "killed: child $pid's waits' paths lack later_child: '$(waits_functions "$db" "$pid")'"
+done
 echo "  a pending child's waits' functions: $(waits_functions "$db" "${spooled%% *}")"
 
 echo "== 3. a child that ends after the root"
@@ -340,6 +348,7 @@ echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(w
 "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/exec-killed.report.err" ||
     bad "exec, killed: report exited $?: $(cat "$tmp/exec-killed.report.err")"
 exec_holds "exec, killed" "$db" "$tmp/exec-killed.out" "spool_tree exec 8 kill"
+waits_named "exec, killed" "$db" $images
 [ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|claim)' | joined)"
 
 echo "== 5. a record that is not a row log"

@@ -23,7 +23,10 @@
  *   spool_tree bare N                  fork N children one after another and
  *        reap them; the root itself records nothing
  *   spool_tree killed N                fork N children one after another,
- *        reap them, then SIGKILL itself
+ *        reap them, then SIGKILL itself; the first child runs as tree's
+ *        do, the others run their episode from later_child, which no
+ *        process before them ran: their pending records leave its code
+ *        address for the merge to name
  *   spool_tree late                    fork 3 children one after another and
  *        reap them, then fork a fourth and end without waiting for it; the
  *        fourth waits until it has been reparented (the root has ended),
@@ -164,6 +167,17 @@ static __attribute__((noinline, noclone)) void namer(void)
     exit(0);
 }
 
+/* A child of killed after the first: its episode is called from here,
+ * a function that neither the root nor the first child runs, so the names
+ * of its call path are in no process's profile that the run's database
+ * holds before its own is merged. */
+static __attribute__((noinline, noclone)) void later_child(int i)
+{
+    episode();
+    say("child %d %d plain\n", i, (int)getpid());
+    exit(0);
+}
+
 /* Until the root (when not 0) has ended, and 0.3 s more. */
 static __attribute__((noinline, noclone)) void outlive(pid_t root)
 {
@@ -219,7 +233,14 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(mode, "killed") == 0 && argc == 3) {
-        fork_children(atoi(argv[2]), 1, false);
+        for (int i = 0, n = atoi(argv[2]); i < n; i++) {
+            pid_t pid = fork_or_die();
+            if (pid == 0 && i == 0)
+                child(i, false);
+            if (pid == 0)
+                later_child(i);
+            reap(pid);
+        }
         say("root %d\n", (int)getpid());
         raise(SIGKILL);
         return 1;
