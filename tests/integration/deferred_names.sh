@@ -60,8 +60,8 @@ site_holds() {
     local want="$f3|$file|$l3|$f2|$l2|$f1|$l1|1"
     local sites; sites=$(rows "$db" "SELECT DISTINCT coalesce(f.function, '?') || '|' ||
             coalesce(replace(f.file, rtrim(f.file, replace(f.file, '/', '')), ''), '') || '|' ||
-            f.line || '|' || coalesce(pf.function, '?') || '|' || pf.line || '|' ||
-            coalesce(gf.function, '?') || '|' || gf.line || '|' ||
+            coalesce(f.line, '?') || '|' || coalesce(pf.function, '?') || '|' || coalesce(pf.line, '?') || '|' ||
+            coalesce(gf.function, '?') || '|' || coalesce(gf.line, '?') || '|' ||
             (pf.module_id IS f.module_id AND pf.offset IS f.offset AND pf.id = f.id - 1 AND
              gf.module_id IS f.module_id AND gf.offset IS f.offset AND gf.id = f.id - 2 AND
              (hf.id IS NULL OR hf.module_id IS NOT f.module_id OR hf.offset IS NOT f.offset))
