@@ -4,8 +4,10 @@
 # "Pending profiles", "Names at the merge") or one that adds its own.
 # names_tree forks 6 children one after another, then one that execs
 # itself; each signals a condition variable from an inline chain three
-# deep at one address (signaller_outer, relay_inlined, signal_inlined),
-# its waiter's start routine begins with an inlined call, and it prints
+# deep at one address (signaller_outer, relay_inlined, signal_inlined;
+# the last forked child's from signaller_outer_last, an address no earlier
+# process named, so that the merge expands a fork child's chain too), its
+# waiter's start routine begins with an inlined call, and it prints
 # its pid with the chain's functions and lines, caller first
 # (tests/workloads_user/names_tree.c). The program is run built as a
 # position-independent executable (names_tree) and as a fixed-address one
@@ -16,8 +18,8 @@
 # commit or the root's end adds it). For every process it printed:
 #   - its cond blame lands on nodes whose frame is signal_inlined at the
 #     printed file and line, whose parent node's frame is relay_inlined
-#     and grandparent's signaller_outer at their printed lines: frames of
-#     the same module and offset with consecutive ids, the caller's
+#     and grandparent's the printed outer function, at their printed
+#     lines: frames of the same module and offset with consecutive ids, the caller's
 #     first, and the grandparent's parent of another address
 #   - its cond release site (site.frame_id) is signal_inlined at the
 #     printed line, and one of its threads' start routines is an inline

@@ -23,16 +23,21 @@
  * blamed on the signal, on any machine load (the spin is of thread CPU
  * time; the handshake makes the waiter wait first). The waiter's start
  * routine, waiter, begins with the inlined start_waiting, so that the
- * start routine's address is an inline chain too.
+ * start routine's address is an inline chain too. The last forked child
+ * runs the chain from signaller_outer_last, a copy no earlier process
+ * ran: its names are not handed down by the root, so a child that leaves
+ * its profile pending leaves the chain to the merge to name and expand.
  *
  * Each such process prints its ground truth, one line:
  *   "child|exec-child PID file FILE chain F1 L1 F2 L2 F3 L3"
  * with FILE this source's base name and the signal's inline chain, caller
- * first: signaller_outer and the line of its call to relay_inlined,
+ * first: signaller_outer (signaller_outer_last) and the line of its call
+ * to relay_inlined,
  * relay_inlined and the line of its call to signal_inlined,
  * signal_inlined and the line of the pthread_cond_signal call.
  * Exit status 0, 1 on a failed call. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +61,7 @@ typedef struct episode {
     int outer_call_line; /* signaller_outer's call of relay_inlined */
     int relay_call_line; /* relay_inlined's call of signal_inlined */
     int signal_line;     /* signal_inlined's pthread_cond_signal call */
+    bool last;           /* the chain runs from signaller_outer_last */
 } episode_t;
 
 static int64_t thread_cpu_ns(void)
@@ -120,6 +126,17 @@ static __attribute__((noinline)) void signaller_outer(episode_t *e, int r)
     relay_inlined(e, r);
 }
 
+/* The same for the last forked child alone: its chain's address is new
+ * in the run, so no forking parent hands its names down. */
+static __attribute__((noinline)) void signaller_outer_last(episode_t *e, int r)
+{
+    int64_t until = thread_cpu_ns() + SPIN_NS;
+    while (thread_cpu_ns() < until)
+        ;
+    e->outer_call_line = __LINE__ + 1;
+    relay_inlined(e, r);
+}
+
 static void *signaller(void *arg)
 {
     episode_t *e = arg;
@@ -131,14 +148,19 @@ static void *signaller(void *arg)
         while (pthread_mutex_trylock(&e->lock) != 0)
             usleep(1000);
         pthread_mutex_unlock(&e->lock);
-        signaller_outer(e, r);
+        if (e->last)
+            signaller_outer_last(e, r);
+        else
+            signaller_outer(e, r);
     }
     return NULL;
 }
 
-static void work(const char *what)
+static void work(const char *what, bool last)
 {
-    episode_t e = { .lock = PTHREAD_MUTEX_INITIALIZER, .published = PTHREAD_COND_INITIALIZER };
+    episode_t e = { .lock = PTHREAD_MUTEX_INITIALIZER,
+                    .published = PTHREAD_COND_INITIALIZER,
+                    .last = last };
     pthread_t w, s;
     int rc = pthread_create(&w, NULL, waiter, &e);
     if (rc == 0)
@@ -153,16 +175,16 @@ static void work(const char *what)
                 ROUNDS, e.waiter_started);
         exit(1);
     }
-    printf("%s %d file %s chain signaller_outer %d relay_inlined %d signal_inlined %d\n", what,
-           (int)getpid(), base ? base + 1 : __FILE__, e.outer_call_line, e.relay_call_line,
-           e.signal_line);
+    printf("%s %d file %s chain %s %d relay_inlined %d signal_inlined %d\n", what, (int)getpid(),
+           base ? base + 1 : __FILE__, last ? "signaller_outer_last" : "signaller_outer",
+           e.outer_call_line, e.relay_call_line, e.signal_line);
     fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "exec-child") == 0) {
-        work("exec-child");
+        work("exec-child", false);
         return 0;
     }
     int n = argc == 2 ? atoi(argv[1]) : 0;
@@ -173,7 +195,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         pid_t pid = fork_or_die();
         if (pid == 0) {
-            work("child");
+            work("child", i == n - 1);
             exit(0);
         }
         reap(pid);
