@@ -12,8 +12,6 @@
 #include "common/symindex.h"
 #include "common/symbols_fallback.h"
 
-bool (*lb_module_libs_ready)(void);
-
 static char *debuginfo_path;
 
 const Dwfl_Callbacks lb_file_dwfl_callbacks = {
@@ -138,7 +136,7 @@ static module_file_t *module_file(lb_module_files_t *f, const char *path, const 
     memcpy(m->build_id, build_id, strlen(build_id) + 1);
     f->n++;
     char found[sizeof m->build_id];
-    if ((!lb_module_libs_ready || lb_module_libs_ready()) &&
+    if ((!lb_elf_libs_ready || lb_elf_libs_ready()) &&
         (m->dwfl = dwfl_begin(&lb_file_dwfl_callbacks)) != NULL &&
         (m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, false)) != NULL &&
         dwfl_report_end(m->dwfl, NULL, NULL) == 0 &&

@@ -8,10 +8,10 @@
  * unnamed from the module's file (common/frame_names.h), so that both
  * give an address the same names.
  *
- * libdw, libelf and liblzma must be callable: the library opens them
- * first (util/lazy_deps.h, and lb_fallback_*_ready in
- * symbols_fallback.h; lb_module_libs_ready below for module files); the
- * CLI links them. Not thread-safe: one thread names at a time. */
+ * libdw, libelf and liblzma must be callable: the library opens them on
+ * first use (util/lazy_deps.h; lb_elf_libs_ready and lb_xz_lib_ready in
+ * symbols_fallback.h, which a module file's first read asks); the CLI
+ * links them. Not thread-safe: one thread names at a time. */
 #ifndef LB_COMMON_MODULE_NAMES_H
 #define LB_COMMON_MODULE_NAMES_H
 #include <elfutils/libdwfl.h>
@@ -51,12 +51,6 @@ const char *lb_name_without_version(char *buf, size_t size, const char *name);
  * symbols were all consulted (a NULL function is then final). */
 bool lb_module_names(Dwfl_Module *mod, uintptr_t pc, const char *module, char *name_buf,
                      size_t name_size, lb_symbol_t *out);
-
-/* Whether libdw, libelf and liblzma can be called, asked before the
- * first module file is read: the library's writer sets it to the
- * function that opens them; NULL (the CLI, which links them) means they
- * can. A file is not read when they cannot be loaded. */
-extern bool (*lb_module_libs_ready)(void);
 
 /* Module files read for their names, each once, each a Dwfl of its own. */
 typedef struct lb_module_files lb_module_files_t;

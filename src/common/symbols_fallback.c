@@ -7,9 +7,6 @@
  * the writer, never in a signal handler or a lock wrapper. */
 #include "common/symbols_fallback.h"
 
-bool (*lb_fallback_elf_ready)(void);
-bool (*lb_fallback_xz_ready)(void);
-
 #include <fcntl.h>
 #include <gelf.h>
 #include <lzma.h>
@@ -18,6 +15,9 @@ bool (*lb_fallback_xz_ready)(void);
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+bool (*lb_elf_libs_ready)(void);
+bool (*lb_xz_lib_ready)(void);
 
 typedef struct fb_sym {
     uint64_t start, size; /* ELF addresses */
@@ -103,7 +103,7 @@ static Elf_Scn *section_named(Elf *e, const char *want)
 /* xz-decompress in[0..len) into a malloc'd buffer; NULL on any error. */
 static unsigned char *unxz(const unsigned char *in, size_t len, size_t *out_len)
 {
-    if (lb_fallback_xz_ready && !lb_fallback_xz_ready())
+    if (lb_xz_lib_ready && !lb_xz_lib_ready())
         return NULL;
     lzma_stream st = LZMA_STREAM_INIT;
     size_t cap = len * 4 + 4096;
@@ -218,10 +218,9 @@ static fb_module_t *load(const char *path, const char *root)
         free(m);
         return NULL;
     }
-    int fd =
-        (!lb_fallback_elf_ready || lb_fallback_elf_ready()) && elf_version(EV_CURRENT) != EV_NONE
-            ? open(path, O_RDONLY | O_CLOEXEC)
-            : -1;
+    int fd = (!lb_elf_libs_ready || lb_elf_libs_ready()) && elf_version(EV_CURRENT) != EV_NONE
+                 ? open(path, O_RDONLY | O_CLOEXEC)
+                 : -1;
     Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
     if (e) {
         read_minidebuginfo(e, &m->tab[FB_MINIDEBUG]);

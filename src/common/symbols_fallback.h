@@ -18,12 +18,13 @@
 
 #define LB_DEBUG_ROOT "/usr/lib/debug"
 
-/* Whether libelf, and liblzma (MiniDebugInfo), can be called now: the
- * library opens them on first use (util/lazy_deps.h) and sets these to
- * the functions that do; NULL (the CLI, which links them) means they
- * can. */
-extern bool (*lb_fallback_elf_ready)(void);
-extern bool (*lb_fallback_xz_ready)(void);
+/* Whether libdw and libelf, and liblzma (MiniDebugInfo), can be called
+ * now, asked before the first call into them: the library opens them on
+ * first use (util/lazy_deps.h) and its writer sets these to the
+ * functions that do; NULL (the CLI, which links them) means they can.
+ * common/module_names.c asks the first before it reads a module file. */
+extern bool (*lb_elf_libs_ready)(void);
+extern bool (*lb_xz_lib_ready)(void);
 
 /* The name of the function at pc in mod, or NULL. Never fails otherwise;
  * the string stays valid until the process ends. */

@@ -11,22 +11,25 @@
 
 #include "blame/shared_objs.h"
 #include "common/ledger.h"
-#include "common/module_names.h"
+#include "common/symbols_fallback.h"
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/summary.h"
-#include "report/writer/symbolize.h"
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
+#include "util/lazy_deps.h"
 
 /* errno kept: the program's main starts with errno 0 (C11 7.5), and the
  * output path's stat fails with ENOENT before a first run. */
 __attribute__((constructor(150))) static void writer_choose_output(void)
 {
     int saved_errno = errno;
-    lb_module_libs_ready = lb_naming_libs_open; /* for the merges' names (module_names.h) */
+    /* the naming code in common/ opens its libraries through these
+     * (common/symbols_fallback.h) */
+    lb_elf_libs_ready = lb_debuginfo_libs_open;
+    lb_xz_lib_ready = lb_lzma_open;
     if (lb_output_setup() == 0) {
         lb_summary_setup();
         lb_shared_objs_place(lb_output_path(), lb_output_tree_root());

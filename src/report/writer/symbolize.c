@@ -58,13 +58,6 @@ static Dwfl *open_retired(void)
     return d;
 }
 
-bool lb_naming_libs_open(void)
-{
-    lb_fallback_elf_ready = lb_debuginfo_libs_open;
-    lb_fallback_xz_ready = lb_lzma_open;
-    return lb_debuginfo_libs_open();
-}
-
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
     return calloc(1, sizeof(lb_symbolizer_t));
@@ -80,7 +73,7 @@ static bool ready(lb_symbolizer_t *s)
         return false;
     if (!s->opened) {
         s->opened = true;
-        if (!lb_naming_libs_open())
+        if (!lb_debuginfo_libs_open())
             return false;
         s->dwfl = dwfl_begin(&callbacks);
         if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 ||

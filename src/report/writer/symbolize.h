@@ -12,11 +12,6 @@
 
 typedef struct lb_symbolizer lb_symbolizer_t;
 
-/* Opens libdw and libelf, and readies the stripped-module fallback's
- * libraries (common/symbols_fallback.h): what common/module_names.h
- * needs in the library. False when libdw cannot be loaded. */
-bool lb_naming_libs_open(void);
-
 /* NULL without memory. libdw and the process's maps are read at the
  * first lookup that needs them; if libdwfl cannot read this process,
  * lookups yield unknowns through dladdr only. */
