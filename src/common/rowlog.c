@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/db_merge.h"
 #include "common/schema.h"
 
 /* Each kind's statement; "%w" is the schema (twice where the statement
@@ -44,12 +45,7 @@ char *lb_row_sql(enum lb_row_kind kind, const char *schema)
 
 sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema)
 {
-    char *sql = lb_row_sql(kind, schema);
-    sqlite3_stmt *st = NULL;
-    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        st = NULL;
-    sqlite3_free(sql);
-    return st;
+    return lb_db_prepare_sql(db, lb_row_sql(kind, schema));
 }
 
 enum {

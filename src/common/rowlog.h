@@ -21,7 +21,8 @@
  * Memory: a log grows by malloc; a failed allocation marks it failed
  * (lb_rowlog_failed) and later appends are dropped. Not thread-safe: one
  * log is one thread's. Used by the library's writer and by the CLI's
- * merge of pending records. Depends on SQLite (replay) and nothing else. */
+ * merge of pending records. Depends on SQLite (replay) and
+ * common/db_merge.h's prepare. */
 #ifndef LB_COMMON_ROWLOG_H
 #define LB_COMMON_ROWLOG_H
 #include <sqlite3.h>
