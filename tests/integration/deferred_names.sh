@@ -142,18 +142,6 @@ names_complete() {
     [ -z "$unnamed" ] || bad "$name: frames without a function on blamed paths: $unnamed"
 }
 
-# summary_only NAME ERR DB: stderr holds the root's summary, counting the
-# database's processes, and nothing else.
-summary_only() {
-    local name=$1 err=$2 db=$3
-    local n; n=$(rows "$db" "SELECT COUNT(*) FROM run")
-    local first; first=$(grep -c "^lockblame: $n processes profiled; " "$err" || true)
-    local other; other=$(grep -vcE "^lockblame: ($n processes profiled; |top release site: |[0-9.]+% of the idleness |threads spent )" \
-        "$err" || true)
-    [ "$first" = 1 ] && [ "$other" = 0 ] ||
-        bad "$name: stderr is not the root's summary of $n processes alone: $(head -c 600 "$err")"
-}
-
 # names_tree_holds PROG: the checks above, PROG run natively and the
 # three ways.
 names_tree_holds() {
@@ -180,7 +168,7 @@ names_tree_holds() {
         [ "$(shape "$out.$mode.out")" = "$(shape "$out.native.out")" ] ||
             bad "$name, $mode: printed '$(shape "$out.$mode.out")', without lockblame '$(shape "$out.native.out")'"
         [ ! -e "$db-spool" ] || bad "$name, $mode: $db-spool left: $(ls -A "$db-spool" | tr '\n' ' ')"
-        summary_only "$name, $mode" "$out.$mode.err" "$db"
+        tree_summary_only "$name, $mode" "$out.$mode.err" "$(rows "$db" "SELECT COUNT(*) FROM run")"
         names_complete "$name, $mode" "$db"
         depths_hold "$name, $mode" "$db"
         innermost_named "$name, $mode" "$db"

@@ -89,17 +89,6 @@ no_spool() {
     [ ! -e "$2-spool" ] || bad "$1: $2-spool left: $(ls -A "$2-spool" | joined)"
 }
 
-# summary_only NAME ERR N: stderr holds the root's summary of N processes
-# and nothing else (its other lines: the top site, the unseen waits).
-summary_only() {
-    local name=$1 err=$2 n=$3
-    local first; first=$(grep -c "^lockblame: $n processes profiled; " "$err" || true)
-    local other; other=$(grep -vcE "^lockblame: ($n processes profiled; |top release site: |[0-9.]+% of the idleness |threads spent )" \
-        "$err" || true)
-    [ "$first" = 1 ] && [ "$other" = 0 ] ||
-        bad "$name: stderr is not the root's summary of $n processes alone: $(head -c 600 "$err")"
-}
-
 # waits_functions DB PID: the functions on the call paths of PID's waits.
 waits_functions() {
     rows "$1" "$(path_nodes "r.pid = $2 AND m.wait_s > 0")
@@ -150,7 +139,7 @@ for mode in on off; do
     [ "$(child_pids "$tmp/$mode.out" | wc -l)" = 12 ] || bad "$mode: spool_tree did not fork 12 children"
     tree_holds "$mode" "$tmp/$mode.db" "$tmp/$mode.out"
     no_spool "$mode" "$tmp/$mode.db"
-    summary_only "$mode" "$tmp/$mode.err" 13
+    tree_summary_only "$mode" "$tmp/$mode.err" 13
 done
 # the same functions on each process's wait paths, process by process
 declare -A on_pid off_pid
@@ -207,7 +196,7 @@ for mode in on off; do
         [ "$added" = "$ended" ] || bad "on: the pending profiles were added in the order '$added', the children ended '$ended'"
     fi
     no_spool "$mode, after the root" "$db"
-    summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
+    tree_summary_only "$mode, gated" "$tmp/gate-$mode.err" 25
 done
 
 echo "== 1. a child that commits after 39 pending profiles adds the oldest, not all"
@@ -254,7 +243,7 @@ children=$(child_pids "$tmp/bare.out" | joined)
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "bare: run's pids '$(db_pids "$db" | joined)', the children '$children'"
 no_spool bare "$db"
-summary_only bare "$tmp/bare.err" 8
+tree_summary_only bare "$tmp/bare.err" 8
 
 echo "== 2. the root killed after its 12 children ended"
 db=$tmp/killed.db
@@ -304,7 +293,7 @@ late_holds() {
 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" late 2>"$tmp/late.err" |
     cat >"$tmp/late.out" || bad "late: spool_tree exited non-zero"
 late_holds late "$db" "$tmp/late.out"
-summary_only late "$tmp/late.err" 4
+tree_summary_only late "$tmp/late.err" 4
 
 echo "== 4. children that exec the program again"
 # exec_holds NAME DB OUT COMMAND: each child once, an exec'd one twice:
@@ -424,7 +413,7 @@ shape() { sed -E 's/[0-9]+( plain)?$/PID\1/' "$1" | sort; }
 [ "$(grep -c LOCKBLAME_SPOOL "$tmp/yes.err")" = 1 ] && grep -q '^lockblame: LOCKBLAME_SPOOL' "$tmp/yes.err" ||
     bad "yes: stderr has not one lockblame line naming LOCKBLAME_SPOOL: $(cat "$tmp/yes.err")"
 grep -v LOCKBLAME_SPOOL "$tmp/yes.err" >"$tmp/yes.rest"
-summary_only yes "$tmp/yes.rest" 5
+tree_summary_only yes "$tmp/yes.rest" 5
 tree_holds yes "$tmp/yes.db" "$tmp/yes.out"
 # read as 1: a killed root's children leave records
 sigkilled "$tmp/yes-killed.err" env LOCKBLAME_SPOOL=yes LOCKBLAME_EVENT=none \

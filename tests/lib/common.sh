@@ -72,6 +72,18 @@ path_nodes() {
             WHERE node.parent_id IS NOT NULL)"
 }
 
+# tree_summary_only NAME ERR N: stderr (file ERR) holds the process
+# tree's root summary of N processes and nothing else (its other lines:
+# the top site, the structural share, the unseen waits).
+tree_summary_only() {
+    local name=$1 err=$2 n=$3
+    local first; first=$(grep -c "^lockblame: $n processes profiled; " "$err" || true)
+    local other; other=$(grep -vcE "^lockblame: ($n processes profiled; |top release site: |[0-9.]+% of the idleness |threads spent )" \
+        "$err" || true)
+    [ "$first" = 1 ] && [ "$other" = 0 ] ||
+        bad "$name: stderr is not the root's summary of $n processes alone: $(head -c 600 "$err")"
+}
+
 # need FILE...: fail unless each file exists (built?).
 need() {
     local f
