@@ -200,10 +200,11 @@ static int build(writer_t *w, const char *reason)
     w->now = lb_now_ns();
     lb_close_open_waits(w->now);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
-    /* With the names a forking parent read, or without a database of its
-     * own (lb_profile_db_take), the run's database is opened only if the
-     * profile needs it (a name missing, or a commit). */
-    w->out_attached = !w->warm && w->db && lb_output_attach(w->db);
+    /* With the names a forking parent read, without a database of its
+     * own (lb_profile_db_take), or leaving its names to the merge, the
+     * run's database is opened only if the profile needs it (a name
+     * missing, or a commit). */
+    w->out_attached = !w->warm && !w->defer_names && w->db && lb_output_attach(w->db);
     lb_wopen_log(w);
     if (lb_merge_open(w) != 0)
         return -1;
