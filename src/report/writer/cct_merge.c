@@ -342,6 +342,7 @@ int lb_merge_open(writer_t *w)
     w->cache = lb_symcache_open(w->db, w->out_attached, w->warm, lb_wprepare(w, LB_ROW_SYMBOL),
                                 lb_wprepare(w, LB_ROW_FUNCTIONS));
     w->warm = NULL; /* the cache's now */
+    lb_symbolizer_use_modules(w->sym, lb_symcache_modules(w->cache));
     if (w->defer_names)
         lb_symcache_offline(w->cache);
     return 0;

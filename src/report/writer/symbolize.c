@@ -27,6 +27,7 @@ struct lb_symbolizer {
     Dwfl *dwfl;     /* NULL when libdwfl cannot read this process */
     Dwfl *retired;  /* libraries unloaded before the write, from their files; NULL none */
     char name[512]; /* the last symbol name with its version suffix cut */
+    const lb_modmap_t *modules; /* the writer's, or NULL */
 };
 
 static char *debuginfo_path;
@@ -61,6 +62,26 @@ static Dwfl *open_retired(void)
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
     return calloc(1, sizeof(lb_symbolizer_t));
+}
+
+void lb_symbolizer_use_modules(lb_symbolizer_t *s, const lb_modmap_t *modules)
+{
+    if (s)
+        s->modules = modules;
+}
+
+/* The module holding where, named as lb_symbolize names it: from the
+ * writer's modules when where lies in one (an unloaded library's range
+ * may hold another file now), else through libdwfl. */
+static const char *module_of(lb_symbolizer_t *s, uintptr_t where)
+{
+    const lb_modmap_entry_t *m =
+        s && s->modules && !lb_retired_contains(where) ? lb_modmap_find(s->modules, where) : NULL;
+    if (m)
+        return lb_exe_alias(m->path);
+    lb_symbol_t sym;
+    lb_symbolize(s, where, &sym);
+    return sym.module;
 }
 
 /* libdw and this process's modules, at the first address that needs
@@ -110,17 +131,16 @@ static const char *cut_frame_name(lb_symbolizer_t *s, uintptr_t where)
         char *module, *name;
     } names[32];
     static const char anonymous[] = "[unknown: no unwind info]";
-    lb_symbol_t sym;
-    lb_symbolize(s, where, &sym);
-    if (!sym.module)
+    const char *module_name = module_of(s, where);
+    if (!module_name)
         return anonymous;
     size_t i = 0;
     for (; i < sizeof names / sizeof *names && names[i].module; i++)
-        if (strcmp(names[i].module, sym.module) == 0)
+        if (strcmp(names[i].module, module_name) == 0)
             return names[i].name;
     if (i == sizeof names / sizeof *names)
         return anonymous;
-    char *name = NULL, *module = strdup(sym.module); /* the symbolizer's string ends with it */
+    char *name = NULL, *module = strdup(module_name); /* the lookup's string ends with it */
     if (!module || asprintf(&name, "[unknown: no unwind info in %s]", lb_path_base(module)) < 0) {
         free(module);
         return anonymous;

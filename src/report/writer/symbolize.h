@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/module_names.h" /* lb_symbol_t */
+#include "report/writer/modmap.h"
 
 typedef struct lb_symbolizer lb_symbolizer_t;
 
@@ -16,6 +17,10 @@ typedef struct lb_symbolizer lb_symbolizer_t;
  * first lookup that needs them; if libdwfl cannot read this process,
  * lookups yield unknowns through dladdr only. */
 lb_symbolizer_t *lb_symbolizer_open(void);
+/* The process's modules as the writer read them (modmap.h), which must
+ * outlive s: the module of a cut marker's address (marker_frames.h) is
+ * then named from them, without loading libdw. */
+void lb_symbolizer_use_modules(lb_symbolizer_t *s, const lb_modmap_t *modules);
 /* Never fails: unknown fields are NULL/0. Works with a NULL symbolizer. */
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out);
 /* The bounds [*lo, *hi) of the symbol (function) holding pc, from the

@@ -532,6 +532,11 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out)
     return true;
 }
 
+const lb_modmap_t *lb_symcache_modules(const lb_symcache_t *c)
+{
+    return c ? &c->map : NULL;
+}
+
 void lb_symcache_offline(lb_symcache_t *c)
 {
     if (c)

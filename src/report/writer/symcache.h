@@ -61,6 +61,9 @@ bool lb_symcache_find(lb_symcache_t *c, uintptr_t pc, lb_symbol_t *out);
  * whose profile may wait in the spool names what a forking parent handed
  * down and leaves the rest to lb_symcache_unnamed. */
 void lb_symcache_offline(lb_symcache_t *c);
+/* The process's modules as c read them; they live until lb_symcache_close
+ * (NULL for a NULL cache). */
+const lb_modmap_t *lb_symcache_modules(const lb_symcache_t *c);
 /* pc as a frame the merge of the profile names (frame_names.h): its
  * module (a file with a build id) and base, and line
  * LB_ROWLOG_UNNAMED_LINE; false when pc is not in such a module (the
