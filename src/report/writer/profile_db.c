@@ -131,6 +131,8 @@ static void build_template(void *arg)
         for (int kind = 0; kind < AHEAD; kind++)
             ahead[kind] = lb_row_prepare(db, (enum lb_row_kind)kind, "main");
         read_names();
+        if (!template_names) /* no names yet: the modules, read once for every child */
+            template_names = lb_symcache_modules_only();
         char own[PATH_MAX];
         lb_tables_executable(own, sizeof own); /* read once, for every child */
         lb_exe_alias(NULL);                    /* resolved once, for every child */

@@ -576,6 +576,16 @@ static void copy_functions(lb_symcache_t *c, const lb_modmap_entry_t *mod, cache
     free(copy);
 }
 
+lb_symcache_t *lb_symcache_modules_only(void)
+{
+    lb_symcache_t *c = new_cache();
+    if (c && !c->modules) {
+        lb_symcache_close(c);
+        return NULL;
+    }
+    return c;
+}
+
 lb_symcache_t *lb_symcache_preload(void)
 {
     lb_symcache_t *c = new_cache();

@@ -53,6 +53,11 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *
  * to name its frames without opening the database; a module whose names
  * a child misses is read again. NULL when there is nothing to hand on. */
 lb_symcache_t *lb_symcache_preload(void);
+/* In a forking parent whose run's database holds no names yet: this
+ * process's modules alone (no chain read, no database opened), so that a
+ * fork child's write neither reads the maps nor the modules' build ids
+ * again. NULL without memory or modules. */
+lb_symcache_t *lb_symcache_modules_only(void);
 /* pc's names as lb_symbolize gives them, from the run's database; false
  * when they are not there (the caller symbolizes, then calls
  * lb_symcache_add). Strings live until lb_symcache_close. */
