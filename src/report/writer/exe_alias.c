@@ -8,6 +8,7 @@
  * calls lb_exe_alias. */
 #include "report/writer/exe_alias.h"
 #include "common/path_base.h"
+#include "report/writer/writer_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -55,15 +56,22 @@ const char *lb_exe_alias(const char *module_path)
     static char exe[PATH_MAX], alias[PATH_MAX];
     if (!resolved) {
         resolved = true;
-        char target[PATH_MAX];
+        char own[PATH_MAX], target[PATH_MAX];
         /* not a path that names another file in another process:
          * /proc/self/exe, /proc/PID/exe, /dev/fd/N (fexecve) */
         bool per_process =
             strncmp(exec_path, "/proc/", 6) == 0 || strncmp(exec_path, "/dev/fd/", 8) == 0;
-        if (exec_path[0] && !per_process && realpath("/proc/self/exe", exe) &&
-            realpath(exec_path, target) && strcmp(exe, target) == 0 &&
-            strcmp(lb_path_base(exe), lb_path_base(exec_path)) != 0)
+        /* The kernel's name of the file has no symbolic link in it, as the
+         * maps name it; the exec'd name is resolved only when its base
+         * name differs (a path per component, each a lookup a fresh
+         * process pays dearly for). */
+        const char *file =
+            exec_path[0] && !per_process ? lb_tables_executable(own, sizeof own) : "";
+        if (file[0] && strcmp(lb_path_base(file), lb_path_base(exec_path)) != 0 &&
+            realpath(exec_path, target) && strcmp(file, target) == 0) {
+            memcpy(exe, file, strlen(file) + 1);
             memcpy(alias, exec_path, strlen(exec_path) + 1);
+        }
     }
     if (alias[0] && module_path && strcmp(module_path, exe) == 0)
         return alias;
