@@ -1,6 +1,7 @@
 /* The TSC-scaled monotonic clock: eligibility and calibration (clock.h). */
 #include "util/clock.h"
 
+#include <cpuid.h>
 #include <string.h>
 
 #include "util/read_head.h"
@@ -20,29 +21,20 @@ enum {
 /* The calibration's first reading (TSC_MEASURING), taken at setup. */
 static uint64_t start_tsc, start_ns;
 
-/* Whether the space-separated word occurs in line (up to its newline). */
-static bool has_word(const char *line, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = line; *p && *p != '\n'; p++) {
-        if ((p == line || p[-1] == ' ' || p[-1] == '\t') && strncmp(p, word, n) == 0 &&
-            (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
-            return true;
-    }
-    return false;
-}
-
+/* The kernel keeps time by the TSC, and the TSC ticks at one rate in
+ * every power state (CPUID 0x80000007 EDX bit 8, "invariant TSC": the
+ * kernel's constant_tsc and nonstop_tsc flags). CPUID, not /proc/cpuinfo:
+ * every exec'd process asks, and the kernel formats that file for every
+ * CPU. */
 static bool tsc_eligible(void)
 {
-    char buf[8192];
+    char buf[64];
     if (lb_read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
                      sizeof buf) < 0 ||
         strcmp(buf, "tsc\n") != 0)
         return false;
-    if (lb_read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
-        return false;
-    const char *flags = strstr(buf, "\nflags");
-    return flags && has_word(flags + 1, "constant_tsc") && has_word(flags + 1, "nonstop_tsc");
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) && (edx & (1u << 8));
 }
 
 /* One (TSC, CLOCK_MONOTONIC) pair for the calibration: the TSC read on

@@ -1,8 +1,9 @@
 /* Monotonic nanoseconds for the contended paths, and thread CPU time.
  *
  * lb_now_ns is CLOCK_MONOTONIC. Where the kernel itself keeps time with
- * the TSC (clocksource "tsc", and the CPU flags constant_tsc and
- * nonstop_tsc: one rate, not stopped in idle states), it reads the TSC
+ * the TSC (clocksource "tsc", and CPUID's invariant TSC, which the kernel
+ * shows as the flags constant_tsc and nonstop_tsc: one rate, not stopped
+ * in idle states), it reads the TSC
  * and scales it (~8 ns on a VM whose TSC is eligible, against ~18 ns
  * for the vDSO's clock_gettime there, which contended paths call several
  * times a hold; where the clocksource is kvm-clock, clock_gettime is all
