@@ -1,5 +1,6 @@
 /* See spool.h. */
 #include "common/spool.h"
+#include "common/file_put.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,21 +63,6 @@ static bool record_of(const char *name, const char *run_key)
     return strcmp(p, RECORD_SUFFIX) == 0;
 }
 
-static int write_all(int fd, const void *bytes, size_t n)
-{
-    const char *p = bytes;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n)
 {
     char dir[PATH_MAX], tmp[PATH_MAX + 64], name[PATH_MAX + 128];
@@ -92,17 +78,8 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     int pid = (int)getpid();
     snprintf(tmp, sizeof tmp, "%s/.%d.%llu.tmp", dir, pid, ns);
     snprintf(name, sizeof name, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns, pid);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return -1;
-    int rc = write_all(fd, bytes, n);
-    if (close(fd) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, name) != 0)
-        rc = -1;
-    if (rc != 0)
-        unlink(tmp);
-    return rc;
+    lb_file_part_t record = { bytes, n };
+    return lb_file_put(tmp, name, &record, 1);
 }
 
 static bool orphan_record(const char *name, char record[PATH_MAX]);
