@@ -19,6 +19,30 @@ static inline bool lb_read_own(const void *addr, void *out, size_t len)
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
+/* Copy into out as much of the len bytes at addr as is readable from
+ * addr on, up to the first page that is not; returns how many bytes (0
+ * also when the call is refused, as a sandbox may). process_vm_readv stops
+ * at the first unreadable element of its list, and copies an element
+ * whole or not at all: so one element a page. */
+static inline size_t lb_read_own_prefix(const void *addr, void *out, size_t len)
+{
+    enum {
+        PAGE = 4096,
+        PIECES = 8
+    };
+    struct iovec local = { out, len }, remote[PIECES];
+    uintptr_t at = (uintptr_t)addr, end = at + len;
+    int n = 0;
+    while (at < end && n < PIECES) {
+        uintptr_t next = (at & ~(uintptr_t)(PAGE - 1)) + PAGE;
+        remote[n++] = (struct iovec){ (void *)at, (next < end ? next : end) - at };
+        at = next;
+    }
+    local.iov_len = at - (uintptr_t)addr; /* at most PIECES pages of it */
+    ssize_t got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)n, 0);
+    return got > 0 ? (size_t)got : 0;
+}
+
 /* One pointer-sized word at addr into *v; false if unreadable. */
 static inline bool lb_read_own_word(uintptr_t addr, uintptr_t *v)
 {

@@ -26,10 +26,12 @@
  *
  * Invariants: block_word is written once (CAS from LEARN_UNKNOWN) and read
  * relaxed; a descriptor is read only below the stack top glibc reported
- * (the learning from glibc's answer), within LB_DESCRIPTOR_WORDS of the
- * main thread's descriptor (glibc's struct pthread is larger), or at the
- * learnt word (inside the descriptor). */
+ * (the learning from glibc's answer), copied through the kernel from the
+ * main thread's descriptor (up to LB_DESCRIPTOR_WORDS, as far as its
+ * memory goes: util/own_memory.h), or at the learnt word (inside the
+ * descriptor). */
 #include "util/stack_bounds.h"
+#include "util/own_memory.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -179,10 +181,15 @@ static void learn_block_word_from_main(void)
 {
     if (__atomic_load_n(&block_word, __ATOMIC_RELAXED) != LEARN_UNKNOWN || !__libc_stack_end)
         return;
-    const uintptr_t *w = (const uintptr_t *)pthread_self();
+    /* a copy, as far as the descriptor's memory goes: glibc's struct
+     * pthread is shorter than LB_DESCRIPTOR_WORDS (2368 bytes in 2.36),
+     * and the main thread's lies where the loader allocated it, which may
+     * be the end of a mapping */
+    uintptr_t w[LB_DESCRIPTOR_WORDS];
+    int words = (int)(lb_read_own_prefix((const void *)pthread_self(), w, sizeof w) / sizeof *w);
     const uintptr_t end = (uintptr_t)__libc_stack_end;
     int found = LEARN_UNKNOWN;
-    for (int i = 0; i + 2 < LB_DESCRIPTOR_WORDS; i++) {
+    for (int i = 0; i + 2 < words; i++) {
         if (w[i + 1] == end && w[i] == 0 && w[i + 2] == 0) {
             if (found != LEARN_UNKNOWN)
                 return; /* two candidates: trust neither, learn from glibc later */

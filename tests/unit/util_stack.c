@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "util/own_memory.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
 #include "util/stack_bounds.h"
@@ -272,7 +273,32 @@ static void test_pages_end_in_a_guard(void)
     ASSERT_EQ(readable(p), 0);
 }
 
-CHECK_MAIN(test_bounds_known_after_init, test_main_thread_bounds_as_glibc,
-           test_thread_bounds_as_glibc, test_first_thread_bounds_learnt_at_main,
-           test_unknown_bounds_mean_room, test_no_room_on_a_16k_stack,
-           test_no_room_on_a_foreign_stack, test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
+/* The main thread's descriptor is read only as far as its memory goes:
+ * glibc's struct pthread is shorter than the words the learning looks at,
+ * and the loader may have placed it at the end of a mapping (a Python
+ * 3.11 build with a large static TLS crashed at start-up in one run of
+ * five, reading the page after). lb_read_own_prefix copies up to the first
+ * unreadable page, unmapped or PROT_NONE, and no further. */
+static void test_descriptor_copy_stops_at_unreadable_page(void)
+{
+    char *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(p != MAP_FAILED);
+    memset(p, 7, 2 * 4096);
+    ASSERT_EQ(munmap(p + 2 * 4096, 4096), 0);
+    uintptr_t copy[512];
+    char *near_end = p + 2 * 4096 - 96; /* 12 words before the hole */
+    ASSERT_UEQ(lb_read_own_prefix(near_end, copy, sizeof copy), 96);
+    ASSERT_UEQ(copy[11], 0x0707070707070707ull);
+    ASSERT_UEQ(lb_read_own_prefix(p + 4096 + 8, copy, sizeof copy), 4096 - 8); /* up to the hole */
+    ASSERT_UEQ(lb_read_own_prefix(p, copy, sizeof copy), sizeof copy);         /* all readable */
+    ASSERT_EQ(mprotect(p + 4096, 4096, PROT_NONE), 0);
+    ASSERT_UEQ(lb_read_own_prefix(p + 4096 - 16, copy, sizeof copy), 16);
+    ASSERT_UEQ(lb_read_own_prefix(p + 4096, copy, sizeof copy), 0);
+    munmap(p, 2 * 4096);
+}
+
+CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadable_page,
+           test_main_thread_bounds_as_glibc, test_thread_bounds_as_glibc,
+           test_first_thread_bounds_learnt_at_main, test_unknown_bounds_mean_room,
+           test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
+           test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
