@@ -1,6 +1,7 @@
 /* The sampled-accounting modes and the hot-lock rate: see sampled_mode.h. */
 #include "blame/sampled_mode.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,9 +11,22 @@
 
 uint32_t lb_hot_shard_mask;
 
+/* The CPUs this process may run on: its affinity mask, one system call,
+ * where the online count is a file in /sys to open and read (a path walk
+ * that costs a fresh exec'd process tens of microseconds), and no more
+ * threads than these run at once; the online count if the mask is too
+ * large for a cpu_set_t. */
+static long usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 void lb_hot_shards_setup(void)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = usable_cpus();
     uint32_t shards = 1;
     while (shards < LB_HOT_SHARDS && (long)shards * 2 * 2 <= cpus)
         shards *= 2;

@@ -50,7 +50,8 @@ lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
 
 /* The shards that count a hot object's waiters (mutex_sampled.h,
  * signal_waits.h) in use - 1: thread id & mask picks a waiter's shard.
- * The largest power of two at most half the CPUs online, up to 8 (1 on
+ * The largest power of two at most half the CPUs the process may run on
+ * (its affinity mask), up to 8 (1 on
  * 2-3 CPUs, where the cores share a cache and one line cost nothing; 8
  * from 16): each shard is a line a reader must fetch, and on 2 vCPUs 8
  * shards made the task queue's hand-off rate 15-40% higher than one
