@@ -98,6 +98,13 @@ static int check_existing(const char *path)
     }
     if (st.st_size == 0)
         return 0; /* being created by another process of the run, or empty */
+    /* A process started inside a run (its root checked the file) leaves
+     * the rest to the commit, which checks again under the lock (not
+     * SQLite, or not lockblame's: no write), and so neither reads the
+     * file nor loads SQLite at start-up (util/lazy_lib.h). */
+    const char *run = getenv("LOCKBLAME_RUN");
+    if (run && *run)
+        return 0;
     char magic[16] = { 0 };
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
@@ -111,12 +118,7 @@ static int check_existing(const char *path)
     }
     /* An SQLite file: a lockblame database unless its tables say otherwise.
      * Another process of the run may be writing it (busy): the commit
-     * checks again under the lock. A process started inside a run (its
-     * root checked the file) leaves it to that check, and so does not
-     * load SQLite at start-up (util/lazy_lib.h). */
-    const char *run = getenv("LOCKBLAME_RUN");
-    if (run && *run)
-        return 0;
+     * checks again under the lock. */
     char why[256];
     if (!lb_sqlite_open(why, sizeof why)) {
         lb_warn("cannot check output %s (%s); not profiling", path, why);
