@@ -318,9 +318,22 @@ static int read_chains(fill_t *f, const char *names)
                                    names));
     f->cache = lb_row_prepare(f->db, LB_ROW_SYMBOL, f->schema);
     int rc = f->cache ? SQLITE_OK : SQLITE_NOMEM;
+    /* The run's cache in one read transaction: a statement of its own
+     * each would lock and unlock the file and read its first page again
+     * (four fcntl calls, a stat for a hot journal and a pread a frame:
+     * most of what `lockblame run` spent adding a make tree's records).
+     * The files are read after it, with no lock held while libdw reads
+     * a module. */
+    bool own_read = f->cached && sqlite3_get_autocommit(f->db);
+    if (own_read && sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        own_read = false; /* each read its own transaction, as without it */
+    for (size_t i = 0; i < f->n; i++)
+        read_cached(f, &f->list[i]);
+    if (own_read)
+        sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL);
     for (size_t i = 0; rc == SQLITE_OK && i < f->n; i++) {
         unnamed_t *u = &f->list[i];
-        if (!read_cached(f, u) && read_file(u))
+        if (u->n == 0 && read_file(u))
             rc = cache_chain(f, u);
     }
     return rc;
