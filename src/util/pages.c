@@ -1,6 +1,5 @@
 #include "util/pages.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,26 +39,6 @@ static size_t span_len(size_t bytes)
     return len < LB_MAP_MIN_SPAN ? LB_MAP_MIN_SPAN : len;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-/* Up to this size a table is written soon and mostly whole (a thread's
- * call-site table, its context cache, the first chunk of its CCT). */
-#define LB_POPULATE_MAX ((size_t)64 << 10)
-
-/* The pages of [p, p + bytes) present and writable, in one system call:
- * each page a thread's first store would fault in one by one costs a
- * page fault's entry and exit (12-17 us on the VMs measured, against
- * about 1 us a page here), or in a fork child the copy of its parent's
- * page. An older kernel refuses (EINVAL): the stores fault as before.
- * errno is kept. */
-static void populate_for_writing(void *p, size_t bytes)
-{
-    int saved_errno = errno;
-    (void)madvise(p, (bytes + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1), MADV_POPULATE_WRITE);
-    errno = saved_errno;
-}
-
 static void *map_with_top_guard(size_t bytes, int extra_flags)
 {
     size_t len = mapped_len(bytes), span = span_len(bytes);
@@ -70,8 +49,6 @@ static void *map_with_top_guard(size_t bytes, int extra_flags)
         lb_munmap(p, span);
         return NULL;
     }
-    if (!(extra_flags & MAP_NORESERVE) && bytes <= LB_POPULATE_MAX)
-        populate_for_writing(p, bytes);
     return p;
 }
 
@@ -150,13 +127,9 @@ void *lb_pages_alloc_recycled(size_t bytes)
     if (!p)
         return lb_pages_alloc(bytes);
     /* Zero it as a fresh mapping is, with stores: the tables are tens of
-     * KB, already faulted in by their last thread, or, in a fork child,
-     * its parent's pages, copied here in one call rather than one fault a
-     * page. (madvise(MADV_DONTNEED) flushes the TLB of every CPU running
-     * the process: an IPI each, which on a VM cost more than the mmap it
-     * saved.) */
-    if (bytes <= LB_POPULATE_MAX)
-        populate_for_writing(p, bytes);
+     * KB, already faulted in by their last thread. (madvise(MADV_DONTNEED)
+     * flushes the TLB of every CPU running the process: an IPI each, which
+     * on a VM cost more than the mmap it saved.) */
     memset(p, 0, bytes);
     return p;
 }
