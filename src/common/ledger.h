@@ -56,9 +56,22 @@ typedef struct lb_ledger {
      * pending profiles (common/spool.h): a process that ends later adds
      * its profile itself. */
     uint32_t spool_closed;
-    uint32_t pad[13];
+    /* The spool's bound (report/writer/spool_bound.h): records the
+     * tree's processes wrote into the spool, and records library commits
+     * took out of it (each counter wraps; their difference is an
+     * estimate of what is pending), and the process that holds the duty
+     * to commit when the spool is full (0: none). */
+    uint32_t spooled;
+    uint32_t merged;
+    uint32_t spare;
+    uint64_t committer; /* pid | its kernel start time's low 32 bits << 32 */
+    uint32_t pad[8];
     lb_ledger_slot_t slot[LB_LEDGER_SLOTS];
 } lb_ledger_t;
+/* The layout every build of a tree shares (a library upgraded while a
+ * tree runs maps the same file). */
+_Static_assert(offsetof(lb_ledger_t, committer) == 24 && offsetof(lb_ledger_t, slot) == 64,
+               "the ledger's layout is shared by every build");
 
 /* The processes the ledger says ended without writing their profile. */
 typedef struct lb_ledger_tally {

@@ -217,13 +217,14 @@ void lb_rowlog_seal(lb_rowlog_t *log)
         memcpy(log->bytes + 12, &n, sizeof n);
 }
 
-/* The header of a log of n bytes: this schema version's, and a sealed
- * log's length n. */
+/* The header of a log of n bytes: this build's magic or the one before's,
+ * this schema version, and a sealed log's length n. */
 static bool header_ok(reader_t *r, size_t n)
 {
     unsigned char h[LB_ROWLOG_HEADER];
     uint32_t version, sealed;
-    if (!take(r, h, sizeof h) || memcmp(h, LB_ROWLOG_MAGIC, sizeof LB_ROWLOG_MAGIC) != 0)
+    if (!take(r, h, sizeof h) || (memcmp(h, LB_ROWLOG_MAGIC, sizeof LB_ROWLOG_MAGIC) != 0 &&
+                                  memcmp(h, LB_ROWLOG_MAGIC_BEFORE, sizeof LB_ROWLOG_MAGIC) != 0))
         return false;
     memcpy(&version, h + 8, sizeof version);
     memcpy(&sealed, h + 12, sizeof sealed);

@@ -11,8 +11,9 @@
  * structural rows, an upsert) sees what it saw when run directly.
  *
  * Encoding (host byte order: a log is read on the machine that wrote
- * it): a 16-byte header (LB_ROWLOG_MAGIC, the schema version as 4 bytes,
- * and the log's whole length as 4 bytes once it is sealed, else 0); then
+ * it): a 16-byte header (LB_ROWLOG_MAGIC with its '\0', the schema
+ * version as 4 bytes, and the log's whole length as 4 bytes once it is
+ * sealed, else 0); then
  * rows, each a kind byte, then its bound values, each a parameter index
  * byte (1..255) and a type byte with its value (int64 and double: 8
  * bytes; text and blob: a 4-byte length and the bytes), then a 0 byte.
@@ -53,8 +54,8 @@ enum lb_row_kind {
 
 /* The line of a frame row a process left unnamed: its module and offset
  * only, named where its record is merged (common/frame_names.h). A
- * database holds such a row only when a merger of an earlier build added
- * the record. */
+ * database never holds such a row: a merger of an earlier build, which
+ * would not name it, rejects the record's magic (LB_ROWLOG_MAGIC). */
 #define LB_ROWLOG_UNNAMED_LINE (-1)
 
 /* kind's statement on the tables of schema, sqlite3_mprintf'd (the
@@ -71,7 +72,12 @@ typedef struct lb_rowlog {
 
 /* A log's bytes up to the rows: what a record starts with. */
 #define LB_ROWLOG_HEADER 16
-#define LB_ROWLOG_MAGIC  "LBROWS1"
+/* Its magic. "LBROWS1" logs (the build before) may hold no unnamed frame
+ * either, but a merger that reads only "LBROWS1" does not name them: it
+ * would leave line -1 in the database. It renames an "LBROWS2" record
+ * .bad instead; this build reads both. */
+#define LB_ROWLOG_MAGIC        "LBROWS2"
+#define LB_ROWLOG_MAGIC_BEFORE "LBROWS1"
 
 /* Empty the log, keeping its memory; with header, start it with the
  * header (a log that is a record), else with nothing (a row's values). */

@@ -17,6 +17,7 @@
 #include "common/db_merge.h"
 #include "common/ddl.h"
 #include "common/frame_names.h"
+#include "common/parse_u64.h"
 #include "common/rowlog.h"
 
 #define RECORD_SUFFIX ".lbrec"
@@ -26,6 +27,18 @@
 void lb_spool_dir(char *buf, size_t size, const char *db_path)
 {
     snprintf(buf, size, "%s-spool", db_path);
+}
+
+unsigned lb_spool_max_setting(const char *v, char *why, size_t size)
+{
+    uint64_t max = LB_SPOOL_MAX_DEFAULT;
+    why[0] = '\0';
+    if (v && *v && !lb_parse_u64(v, 0, UINT32_MAX, &max))
+        snprintf(why, size,
+                 "LOCKBLAME_SPOOL_MAX wants a number of pending profiles (0: no bound), not"
+                 " '%s'; using %u",
+                 v, LB_SPOOL_MAX_DEFAULT);
+    return (unsigned)max;
 }
 
 bool lb_spool_key_ok(const char *run_key)
@@ -442,6 +455,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     if (most && count > most) { /* the oldest; the rest wait for the next commit */
         for (unsigned i = most; i < count; i++)
             free(names[i]);
+        b->left = count - most;
         count = most;
     }
     b->claimed = names; /* claimed ones are moved to the front */

@@ -49,18 +49,30 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
  * SQLite. */
 bool lb_spool_has_records(const char *db_path, const char *run_key);
 
+/* About how many records may wait (LOCKBLAME_SPOOL_MAX) before a
+ * process that would add one commits instead, adding the oldest with its
+ * own profile (report/writer/spool_bound.h). */
+#define LB_SPOOL_MAX_DEFAULT 256u
+
+/* The bound that LOCKBLAME_SPOOL_MAX's value v sets: a number of records
+ * (0: no bound; NULL or empty: the default). Any other value gives the
+ * default, and why[] the line that says so (else why[0] is '\0'). */
+unsigned lb_spool_max_setting(const char *v, char *why, size_t size);
+
 typedef struct lb_spool_batch {
     char dir[PATH_MAX];
     char **claimed; /* the claimed files' names in dir */
     unsigned n, cap;
-    unsigned bad; /* records that could not be read */
+    unsigned bad;  /* records that could not be read */
+    unsigned left; /* records listed beyond `most`, left for a later commit */
     bool staged;  /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
 /* Outside any transaction of db: claim run_key's records, the oldest
  * `most` of them (0: all), and copy them into the in-memory schema
  * "pending", attached here, except those whose process image the
- * attached schema dst (the run's database) holds already. Each record's
+ * attached schema dst (the run's database) holds already (b->left counts
+ * the records beyond `most`). Each record's
  * unnamed frames are named (common/frame_names.h) from dst's cached
  * chains or the module files. Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite

@@ -31,25 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_u64.h"
 #include "sampler/backend.h"
 #include "util/log.h"
 
 #define LB_DEFAULT_FREQ      1000u    /* Hz, frequency mode for cycles */
 #define LB_DEFAULT_PERIOD_NS 1000000u /* 1 ms for time events */
 #define LB_MAX_FREQ          1000000u
-
-static bool lb_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
 
 void lb_sampler_read_env(lb_sampler_request_t *req)
 {

@@ -43,6 +43,7 @@
 
 #include "common/db_name.h"
 #include "common/duration.h"
+#include "common/spool.h"
 #include "report/cli/commands.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
@@ -146,6 +147,16 @@ static char *default_path(const char *prog, pid_t pid)
 
     lb_default_db_name(name, sizeof name, prog, (int)pid);
     return absolute(name);
+}
+
+/* A bad LOCKBLAME_SPOOL_MAX, said here once for the tree: no process of
+ * it started the run, so none says it (the library's spool_bound.c). */
+static void warn_spool_max(void)
+{
+    char why[256];
+    lb_spool_max_setting(getenv("LOCKBLAME_SPOOL_MAX"), why, sizeof why);
+    if (why[0])
+        cli_warn("%s", why);
 }
 
 /* The run key the library stamps on every process of this run. */
@@ -306,6 +317,7 @@ int lb_cmd_run(int argc, char **argv)
         set_preload();
         set_run_key();
         set_env("LOCKBLAME_SUMMARY", "run");
+        warn_spool_max();
     }
     if (event)
         set_env("LOCKBLAME_EVENT", event);

@@ -79,6 +79,11 @@ void lb_ledger_mark(uint32_t state)
         __atomic_store_n(&mine->state, state, __ATOMIC_RELEASE);
 }
 
+lb_ledger_t *lb_ledger_shared(void)
+{
+    return ledger;
+}
+
 bool lb_ledger_spool_open(void)
 {
     return ledger && !__atomic_load_n(&ledger->spool_closed, __ATOMIC_SEQ_CST);

@@ -14,6 +14,10 @@
  * written, or nothing to write) or could not be made (LB_LEDGER_FAILED,
  * after the line that says why). */
 void lb_ledger_mark(uint32_t state);
+/* The tree's ledger as this process mapped it, NULL without one: the
+ * spool's counters (spool_bound.h) live there. */
+struct lb_ledger;
+struct lb_ledger *lb_ledger_shared(void);
 /* Whether the tree's root still adds pending profiles (common/spool.h)
  * at its end: the ledger is mapped and its root has not closed it. */
 bool lb_ledger_spool_open(void);

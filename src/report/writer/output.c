@@ -21,6 +21,7 @@
 #include "common/ledger.h"
 #include "common/spool.h"
 #include "common/version.h"
+#include "report/writer/spool_bound.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
@@ -282,15 +283,17 @@ bool lb_output_attach(sqlite3 *db)
 
 /* The run's pending records (common/spool.h) into "pending", outside
  * any transaction, the oldest `most` (0: all); one line for records that
- * could not be read. */
-static void stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
+ * could not be read. false when they could not be staged (none is). */
+static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    if (lb_spool_stage(db, output_path, run_key, "out", most, pending) != SQLITE_OK)
+    bool staged = lb_spool_stage(db, output_path, run_key, "out", most, pending) == SQLITE_OK;
+    if (!staged)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 sqlite3_errmsg(db));
     if (pending->bad)
         lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s",
                 pending->bad, pending->dir);
+    return staged;
 }
 
 /* One transaction that adds the pending records (the oldest `most`, 0:
@@ -311,7 +314,8 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         return -1;
     }
     lb_spool_batch_t pending;
-    stage_pending(db, most, &pending);
+    uint32_t mark = lb_spool_bound_mark();
+    bool drained = stage_pending(db, most, &pending) && !pending.left;
     /* No fsync: the journal still undoes a write that a crash of this
      * process cuts short; only the machine's crash could lose the last
      * profiles, and four fsyncs a process were most of a commit. */
@@ -339,16 +343,20 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
         sql(db, "ROLLBACK");
     }
+    if (rc == SQLITE_OK)
+        lb_spool_bound_took(mark, pending.n + pending.bad, drained);
     lb_spool_finish(db, &pending, rc == SQLITE_OK);
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* The pending records a commit adds besides its own: all for the tree's
- * root. */
+ * root, more for a process on the spool bound's duty (spool_bound.h). */
 static unsigned pending_batch(void)
 {
-    return lb_output_tree_root() ? 0 : LB_PENDING_BATCH;
+    return lb_output_tree_root()    ? 0
+           : lb_spool_bound_on_duty() ? LB_SPOOL_CAPPED_BATCH
+                                      : LB_PENDING_BATCH;
 }
 
 int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)

@@ -24,6 +24,7 @@
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
+#include "report/writer/spool_bound.h"
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
@@ -229,6 +230,7 @@ static int build(writer_t *w, const char *reason)
  * tree (itself included) and prints the tree's summary. Returns -1. */
 static int write_failed(bool process_ends)
 {
+    lb_spool_bound_release();
     lb_ledger_mark(LB_LEDGER_FAILED);
     lb_summary_after_write(NULL, lb_output_path(), process_ends);
     return -1;
@@ -291,6 +293,7 @@ static bool spool(writer_t *w)
     lb_rowlog_seal(&w->rows);
     if (lb_output_spool(w->rows.bytes, w->rows.len) != 0)
         return false;
+    lb_spool_bound_count_record();
     /* the root may have closed the spool since may_spool: then it may not
      * have seen the record, and this process adds it (with any other) */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -323,7 +326,9 @@ int lb_write_profile(const char *reason)
     if (lb_profile_db_take(&w.db, &w.warm, spoolable) == SQLITE_OK) /* profile_db.h */
         rc = build(&w, reason);
     lb_merge_finish(&w);
-    bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() && spool(&w);
+    /* a full spool: one process at a time commits instead (spool_bound.h) */
+    bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() &&
+                   !lb_spool_bound_take_duty() && spool(&w);
     if (rc == 0 && !spooled && w.defer_names && !sqlite_ready(why, sizeof why))
         return write_failed(process_ends);
     if (rc == 0 && !spooled && (lb_wflush(&w) != 0 || name_own_frames(&w) != 0))
@@ -335,6 +340,7 @@ int lb_write_profile(const char *reason)
                                                              : "out of memory");
     else if (!spooled)
         rc = lb_output_commit(w.db, w.out_attached, w.empty);
+    lb_spool_bound_release();
     /* a pending profile is in the database only for its own summary */
     bool own = !spooled || (lb_summary_reads_own() && lb_wflush(&w) == 0);
     if (rc == 0)

@@ -1,0 +1,55 @@
+/* The bound on a run's pending profiles (common/spool.h). Under
+ * `lockblame run` no process but the CLI ever has to commit, and the CLI
+ * adds the pending records only when its program ends: a server that
+ * never stops would pile up records for days. So once the spool holds
+ * about LOCKBLAME_SPOOL_MAX records (LB_SPOOL_MAX_DEFAULT; 0: no bound),
+ * a process whose profile would wait there commits instead, adding the
+ * oldest LB_SPOOL_CAPPED_BATCH records with its own. One process at a
+ * time takes that duty, so that a burst of exits is not a burst of
+ * commits queued on the database's lock: the others go on spooling.
+ *
+ * What is pending is counted in the tree's ledger (common/ledger.h), not
+ * by reading the spool's directory in every writer: `spooled` (records
+ * written, one atomic add each) less `merged` (records the library's
+ * commits took out of the spool). It is an estimate: a record of a
+ * process that died between writing it and counting it, a claim given
+ * back, a record of an earlier build and the CLI's merges (`lockblame
+ * report` while the tree runs) are not counted. A commit that took every
+ * record it found corrects it: `merged` then lies between what was
+ * written when it began listing and what is written now.
+ *
+ * Invariants: the counters only grow (atomic adds, and the correction's
+ * compare-and-swap, which moves `merged` to no more than `spooled`); the
+ * duty word is 0 or the holder's pid with its start time, set by a
+ * compare-and-swap from 0 or from a holder that is gone, and cleared by
+ * its holder alone, after its commit. Nothing here runs at fork: a fork
+ * child shares the ledger and touches the counters only in its own final
+ * write. Without a ledger (none mapped) nothing is bounded. */
+#ifndef LB_WRITER_SPOOL_BOUND_H
+#define LB_WRITER_SPOOL_BOUND_H
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The records a process on duty adds besides its own: more than a
+ * commit's usual LB_PENDING_BATCH (output.c), so that the spool drains
+ * faster than exits fill it while one process commits at a time. */
+#define LB_SPOOL_CAPPED_BATCH 64u
+
+/* A record was put in the spool. */
+void lb_spool_bound_count_record(void);
+/* Whether this process, whose profile may wait in the spool, commits it
+ * instead: the spool holds about the bound, and this process took the
+ * duty. It then releases it after its commit. */
+bool lb_spool_bound_take_duty(void);
+/* Whether this process holds the duty. */
+bool lb_spool_bound_on_duty(void);
+/* After the commit (done or failed): the duty, if held, is free again. */
+void lb_spool_bound_release(void);
+/* Before a commit lists the spool: what it reads later in
+ * lb_spool_bound_took. */
+uint32_t lb_spool_bound_mark(void);
+/* After a commit that took `taken` records out of the spool (added,
+ * dropped as added before, or renamed .bad); drained: it took every
+ * record it listed, with lb_spool_bound_mark's mark read before. */
+void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained);
+#endif

@@ -1,0 +1,109 @@
+/* A root that forks children one after another, each of which records a
+ * wait and ends, while the root watches the run's spool
+ * (common/spool.h): for tests/integration/spool_bound.sh, which bounds
+ * the spool with LOCKBLAME_SPOOL_MAX.
+ * Every process (the root first) runs one episode: a thread holds a
+ * mutex for 5 ms while the main thread waits for it in wait_for_holder,
+ * so each process has 2 threads and one contended wait at the same call
+ * path. Before each fork, and after the last child is reaped, the root
+ * counts the records (*.lbrec) in $LOCKBLAME_OUTPUT-spool.
+ *
+ *   spool_cap N    prints "root PID", then "child I PID" for each child,
+ *                  then "counts C0 C1 ... CN" (the records before child
+ *                  I was forked, and after the last), "largest C" and
+ *                  "children N"
+ * Exit status 0, 1 on a failed call. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gt.h"
+#include "tree_procs.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int held; /* the holder has the lock */
+
+static void *holder(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+    usleep(5000);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+static __attribute__((noinline)) void wait_for_holder(void)
+{
+    pthread_mutex_lock(&lock);
+    pthread_mutex_unlock(&lock);
+}
+
+static __attribute__((noinline)) void episode(void)
+{
+    pthread_t t;
+    __atomic_store_n(&held, 0, __ATOMIC_RELEASE);
+    int rc = pthread_create(&t, NULL, holder, NULL);
+    if (rc)
+        gt_die("pthread_create", rc);
+    while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+        usleep(200);
+    wait_for_holder();
+    pthread_join(t, NULL);
+}
+
+/* The records in dir (0 when it is not there). */
+static int records(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        n += len > 6 && strcmp(e->d_name + len - 6, ".lbrec") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    const char *db = getenv("LOCKBLAME_OUTPUT");
+    int n = argc > 1 ? atoi(argv[1]) : 0;
+    if (argc != 2 || n <= 0 || !db) {
+        fprintf(stderr, "usage: LOCKBLAME_OUTPUT=DB spool_cap N\n");
+        return 1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s-spool", db);
+    int *counts = calloc((size_t)n + 1, sizeof *counts);
+    if (!counts)
+        gt_die("calloc", ENOMEM);
+    printf("root %d\n", (int)getpid());
+    episode();
+    int largest = 0;
+    for (int i = 0; i <= n; i++) {
+        counts[i] = records(dir);
+        if (counts[i] > largest)
+            largest = counts[i];
+        if (i == n)
+            break;
+        pid_t pid = fork_or_die();
+        if (pid == 0) {
+            episode();
+            printf("child %d %d\n", i, (int)getpid());
+            return 0;
+        }
+        reap(pid);
+    }
+    printf("counts");
+    for (int i = 0; i <= n; i++)
+        printf(" %d", counts[i]);
+    printf("\nlargest %d\nchildren %d\n", largest, n);
+    free(counts);
+    return 0;
+}
