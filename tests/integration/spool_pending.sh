@@ -22,7 +22,9 @@
 #  4. a child that execs: both images in run, exec_gen 0 and 1; with the
 #     root killed, a report adds the images left pending and names the
 #     frames on their waits' paths
-#  5. a record that is not a row log: one line, renamed .bad, nothing added
+#  5. a record that is not a row log: one line, renamed .bad, nothing
+#     added; records an earlier build wrote are added, one with another
+#     row log magic renamed .bad
 #  6. LOCKBLAME_SPOOL=yes: one line, read as 1; the program's output and
 #     status its own
 #  7. under lockblame run, also with the root killed: every process in
@@ -43,16 +45,22 @@ child_pids() { awk '$1 == "child" { print $3 }' "$1" | sort -n; }
 db_pids() { rows "$1" "SELECT pid FROM run ORDER BY pid"; }
 # records DB [SUFFIX]: the spool's file names ending in SUFFIX (.lbrec).
 records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.lbrec}\$" || true; }
+# magic NAME: the row log magic src/common/rowlog.h defines as NAME
+# (LB_ROWLOG_MAGIC, this build's; LB_ROWLOG_MAGIC_BEFORE, the one before).
+magic() { sed -nE "s/^#define $1 +\"([^\"]+)\"\$/\1/p" "$ROOT/src/common/rowlog.h"; }
+MAGIC=$(magic LB_ROWLOG_MAGIC)
+MAGIC_BEFORE=$(magic LB_ROWLOG_MAGIC_BEFORE)
+[ ${#MAGIC} = 7 ] && [ ${#MAGIC_BEFORE} = 7 ] || fail "no row log magic in src/common/rowlog.h"
 # record_run FILE: "pid threads run_key" of the run row a record holds,
 # decoded from the row log's layout (src/common/rowlog.h): a 16-byte
-# header "LBROWS1\0", the schema version, 0; rows of a kind byte, then
+# header, $MAGIC and a 0 byte, the schema version, 0; rows of a kind byte, then
 # (index, type, value) until a 0 index. The run row is kind 8; its
 # parameters 3, 11 and 17 are pid, threads and run_key.
 record_run() {
-    python3 - "$1" <<'PY'
+    python3 - "$1" "$MAGIC" <<'PY'
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
-assert b[:8] == b'LBROWS1\0', 'not a row log'
+assert b[:8] == sys.argv[2].encode() + b'\0', 'not a row log of this build'
 p, runs = 16, []
 while p < len(b):
     kind, p, vals = b[p], p + 1, {}
@@ -358,10 +366,12 @@ echo "  report: $(cat "$tmp/junk.err")"
 "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/junk2.err" || bad "junk: second report exited $?"
 [ ! -s "$tmp/junk2.err" ] || bad "junk: the second report said '$(cat "$tmp/junk2.err")'"
 
-echo "== 5. a record an earlier build wrote (an SQLite file), then a row log"
+echo "== 5. records an earlier build wrote (an SQLite file, a row log), then a row log"
 # A run that a library upgrade splits leaves records of the earlier
-# format: one SQLite file of the profile's tables. Both are added, the
-# row log after the SQLite file in the same batch.
+# formats: one SQLite file of the profile's tables, or a row log with the
+# magic before this build's. All are added, in name order in one batch. A
+# row log with another magic (a later build's) is renamed .bad: a merger
+# that would not know what such a log leaves to it keeps it out.
 old=$key.00000000000000000002.999991.lbrec
 for t in meta run module frame node thread metric site sync_object object_blame structural_wait \
     symbol module_function; do
@@ -374,11 +384,13 @@ sqlite3 "$db-spool/$old" "INSERT INTO meta VALUES('schema_version', '9');
                     '$key', 1.0, 0.5, 1);
     INSERT INTO thread(id, tid, run_id, start_s, end_s, cpu_s) VALUES(1, 999991, 1, 0, 0.5, 0.1)" ||
     bad "old: cannot fill the SQLite record"
-# the row log: a run row (kind 8: command, pid, start_unix, duration_s,
-# threads, run_key) and the schema_version meta row (kind 13), sealed
-new_log=$key.00000000000000000003.999992.lbrec
-python3 - "$db-spool/$new_log" "$key" <<'PY'
+# forge_log FILE PID COMMAND MAGIC: a row log of a run row (kind 8:
+# command, pid, start_unix, duration_s, threads, run_key) and the
+# schema_version meta row (kind 13), sealed, with MAGIC
+forge_log() {
+    python3 - "$1" "$key" "$2" "$3" "$4" <<'PY'
 import struct, sys
+path, key, pid, command, magic = sys.argv[1:]
 def value(i, v):
     if isinstance(v, int):
         return bytes([i, 1]) + struct.pack('<q', v)
@@ -388,19 +400,28 @@ def value(i, v):
     return bytes([i, 3]) + struct.pack('<I', len(b)) + b
 def row(kind, vals):
     return bytes([kind]) + b''.join(value(i, v) for i, v in vals) + b'\0'
-body = row(8, [(1, 'new'), (3, 999992), (9, 2.0), (10, 0.5), (11, 1), (17, sys.argv[2])])
+body = row(8, [(1, command), (3, int(pid)), (9, 2.0), (10, 0.5), (11, 1), (17, key)])
 body += row(13, [(1, 'schema_version'), (2, '9')])
 n = 16 + len(body)
-open(sys.argv[1], 'wb').write(b'LBROWS1\0' + struct.pack('<II', 9, n) + body)
+open(path, 'wb').write(magic.encode() + b'\0' + struct.pack('<II', 9, n) + body)
 PY
+}
+before_log=$key.00000000000000000003.999992.lbrec
+new_log=$key.00000000000000000004.999993.lbrec
+other_log=$key.00000000000000000005.999994.lbrec
+forge_log "$db-spool/$before_log" 999992 before "$MAGIC_BEFORE"
+forge_log "$db-spool/$new_log" 999993 new "$MAGIC"
+forge_log "$db-spool/$other_log" 999994 other "${MAGIC%?}9"
 "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/old.err" || bad "old: report exited $?"
-[ ! -s "$tmp/old.err" ] || bad "old: the report said '$(cat "$tmp/old.err")'"
+[ "$(wc -l <"$tmp/old.err")" = 1 ] && grep -q "^lockblame: 1 pending profile(s) of $db could not be read" "$tmp/old.err" ||
+    bad "old: the report did not say in one line that one record could not be read: '$(cat "$tmp/old.err")'"
 got=$(rows "$db" "SELECT group_concat(pid || ':' || command, ' ') FROM (SELECT pid, command FROM run
-    WHERE pid IN (999991, 999992) ORDER BY pid)")
+    WHERE pid BETWEEN 999991 AND 999994 ORDER BY pid)")
 echo "  added: $got"
-[ "$got" = "999991:old 999992:new" ] || bad "old: the run holds '$got', not both records' processes"
-[ -z "$(ls -A "$db-spool" 2>/dev/null | grep -v '\.bad$')" ] ||
-    bad "old: the spool still holds '$(ls -A "$db-spool" | joined)'"
+[ "$got" = "999991:old 999992:before 999993:new" ] ||
+    bad "old: the run holds '$got', not the processes of the records of this build and the earlier ones"
+[ "$(ls -A "$db-spool" 2>/dev/null | joined)" = "$junk.bad $other_log.bad" ] ||
+    bad "old: the spool holds '$(ls -A "$db-spool" | joined)', not the other magic's record and the junk, renamed .bad"
 
 echo "== 6. LOCKBLAME_SPOOL=yes"
 "$prog" tree 4 1 7 >"$tmp/plain.out" 2>"$tmp/plain.err" && st=0 || st=$?
