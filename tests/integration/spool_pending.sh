@@ -97,14 +97,6 @@ no_spool() {
     [ ! -e "$2-spool" ] || bad "$1: $2-spool left: $(ls -A "$2-spool" | joined)"
 }
 
-# waits_functions DB PID: the functions on the call paths of PID's waits.
-waits_functions() {
-    rows "$1" "$(path_nodes "r.pid = $2 AND m.wait_s > 0")
-        SELECT group_concat(function, ' ') FROM (SELECT DISTINCT f.function FROM n
-          JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
-          WHERE f.function IS NOT NULL ORDER BY 1)"
-}
-
 # waits_named NAME DB PID...: the merge named each process's waits' paths:
 # they hold episode and waiter, and every frame of spool_tree on them
 # has a function.

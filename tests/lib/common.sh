@@ -13,7 +13,8 @@ WORKLOADS_USER=${WORKLOADS_USER:-$BUILD/tests/workloads_user}
 TESTLIB=$ROOT/tests/lib
 unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE \
       LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX LOCKBLAME_COND LOCKBLAME_QUIET LOCKBLAME_TREE_ROOT \
-      LOCKBLAME_WHATIF_SITE LOCKBLAME_WHATIF_SPEEDUP LOCKBLAME_WHATIF_OUT LOCKBLAME_INTERVAL LOCKBLAME_SPOOL
+      LOCKBLAME_WHATIF_SITE LOCKBLAME_WHATIF_SPEEDUP LOCKBLAME_WHATIF_OUT LOCKBLAME_INTERVAL LOCKBLAME_SPOOL \
+      LOCKBLAME_SPOOL_MAX
 # No report fetches debug files from a server of the user's environment:
 # debuginfod_names.sh sets DEBUGINFOD_URLS to its own server.
 unset DEBUGINFOD_URLS
@@ -70,6 +71,15 @@ path_nodes() {
             JOIN run r ON r.id = t.run_id WHERE ($1)
           UNION SELECT node.parent_id FROM node JOIN n ON node.id = n.id
             WHERE node.parent_id IS NOT NULL)"
+}
+
+# waits_functions DB PID: the functions on the call paths of process
+# PID's waits, sorted, each once.
+waits_functions() {
+    rows "$1" "$(path_nodes "r.pid = $2 AND m.wait_s > 0")
+        SELECT group_concat(function, ' ') FROM (SELECT DISTINCT f.function FROM n
+          JOIN node ON node.id = n.id JOIN frame f ON f.id = node.frame_id
+          WHERE f.function IS NOT NULL ORDER BY 1)"
 }
 
 # tree_summary_only NAME ERR N: stderr (file ERR) holds the process

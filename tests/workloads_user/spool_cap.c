@@ -3,9 +3,9 @@
  * (common/spool.h): for tests/integration/spool_bound.sh, which bounds
  * the spool with LOCKBLAME_SPOOL_MAX.
  * Every process (the root first) runs one episode: a thread holds a
- * mutex for 5 ms while the main thread waits for it in wait_for_holder,
- * so each process has 2 threads and one contended wait at the same call
- * path. Before each fork, and after the last child is reaped, the root
+ * mutex until the main thread waits for it in wait_for_holder (blocked,
+ * as /proc says), then 5 ms more, so each process has 2 threads and one
+ * contended wait at the same call path, on a busy machine too. Before each fork, and after the last child is reaped, the root
  * counts the records (*.lbrec) in $LOCKBLAME_OUTPUT-spool.
  *
  *   spool_cap N    prints "root PID", then "child I PID" for each child,
@@ -15,6 +15,7 @@
  * Exit status 0, 1 on a failed call. */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,33 @@
 #include "tree_procs.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int held; /* the holder has the lock */
+static int held;   /* the holder has the lock */
+static int coming; /* the main thread is about to lock it */
 
+/* Whether the process's main thread sleeps (state S: blocked). */
+static bool main_blocked(void)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true; /* cannot tell: the 5 ms below will do */
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    return !p || p[1] != ' ' || p[2] == 'S' || p[2] == 'D';
+}
+
+/* Holds the lock until the main thread waits for it (on a busy machine
+ * too), then 5 ms more. */
 static void *holder(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&lock);
     __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&coming, __ATOMIC_ACQUIRE) || !main_blocked())
+        usleep(200);
     usleep(5000);
     pthread_mutex_unlock(&lock);
     return NULL;
@@ -38,6 +59,7 @@ static void *holder(void *arg)
 
 static __attribute__((noinline)) void wait_for_holder(void)
 {
+    __atomic_store_n(&coming, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&lock);
     pthread_mutex_unlock(&lock);
 }
@@ -46,6 +68,7 @@ static __attribute__((noinline)) void episode(void)
 {
     pthread_t t;
     __atomic_store_n(&held, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&coming, 0, __ATOMIC_RELEASE);
     int rc = pthread_create(&t, NULL, holder, NULL);
     if (rc)
         gt_die("pthread_create", rc);
