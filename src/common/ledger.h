@@ -23,7 +23,10 @@
  * RUNNING -> WRITING -> DONE or FAILED. A process is gone when /proc has
  * no process of that pid that started by the slot's claim (in the same
  * clock tick or before), or it is a zombie; a FAILED slot counts whether
- * its process is gone or not. */
+ * its process is gone or not.
+ *
+ * The ledger also holds the spool's counters and the duty word of its
+ * bound (report/writer/spool_bound.h, which states their invariants). */
 #ifndef LB_COMMON_LEDGER_H
 #define LB_COMMON_LEDGER_H
 #include <sqlite3.h>

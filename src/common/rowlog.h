@@ -71,11 +71,11 @@ typedef struct lb_rowlog {
 } lb_rowlog_t;
 
 /* A log's bytes up to the rows: what a record starts with. */
-#define LB_ROWLOG_HEADER 16
-/* Its magic. "LBROWS1" logs (the build before) may hold no unnamed frame
- * either, but a merger that reads only "LBROWS1" does not name them: it
- * would leave line -1 in the database. It renames an "LBROWS2" record
- * .bad instead; this build reads both. */
+#define LB_ROWLOG_HEADER       16
+/* Its magic, and the one before: an earlier build's merger reads only
+ * LB_ROWLOG_MAGIC_BEFORE and would leave a frame left to the merge
+ * (LB_ROWLOG_UNNAMED_LINE) in the database as it is; it renames a record
+ * of this magic .bad instead. This build reads both (the same encoding). */
 #define LB_ROWLOG_MAGIC        "LBROWS2"
 #define LB_ROWLOG_MAGIC_BEFORE "LBROWS1"
 

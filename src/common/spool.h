@@ -65,7 +65,7 @@ typedef struct lb_spool_batch {
     unsigned n, cap;
     unsigned bad;  /* records that could not be read */
     unsigned left; /* records listed beyond `most`, left for a later commit */
-    bool staged;  /* schema "pending" is attached and holds the claimed records */
+    bool staged;   /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
 /* Outside any transaction of db: claim run_key's records, the oldest

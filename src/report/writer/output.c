@@ -354,7 +354,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
  * root, more for a process on the spool bound's duty (spool_bound.h). */
 static unsigned pending_batch(void)
 {
-    return lb_output_tree_root()    ? 0
+    return lb_output_tree_root()      ? 0
            : lb_spool_bound_on_duty() ? LB_SPOOL_CAPPED_BATCH
                                       : LB_PENDING_BATCH;
 }

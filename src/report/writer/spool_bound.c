@@ -86,8 +86,7 @@ void lb_spool_bound_release(void)
     uint64_t mine = duty;
     if (!l || !mine)
         return;
-    __atomic_compare_exchange_n(&l->committer, &mine, 0, false, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
+    __atomic_compare_exchange_n(&l->committer, &mine, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     duty = 0;
 }
 

@@ -18,9 +18,11 @@
  * record it found corrects it: `merged` then lies between what was
  * written when it began listing and what is written now.
  *
- * Invariants: the counters only grow (atomic adds, and the correction's
- * compare-and-swap, which moves `merged` to no more than `spooled`); the
- * duty word is 0 or the holder's pid with its start time, set by a
+ * Invariants: `spooled` grows by atomic adds; `merged` by
+ * compare-and-swaps that add what a commit took, or that correct it to
+ * no less than `spooled` as read before the commit listed the spool and
+ * no more than `spooled` now (both counters wrap: only differences are
+ * read); the duty word is 0 or the holder's pid with its start time, set by a
  * compare-and-swap from 0 or from a holder that is gone, and cleared by
  * its holder alone, after its commit. Nothing here runs at fork: a fork
  * child shares the ledger and touches the counters only in its own final
