@@ -244,7 +244,9 @@ static int write_failed(bool process_ends)
  * resolved a name the run's database lacked: a process that did adds its
  * profile now, so that later processes find the names (a name it found
  * in a function table there and keeps as a chain of its own goes in with
- * the pending profile, for the processes after that). */
+ * the pending profile, for the processes after that); or unless the
+ * spool is full and this process takes the duty to commit
+ * (spool_bound.h). */
 static bool may_spool(bool process_ends)
 {
     return process_ends && lb_spool_enabled() && !lb_output_tree_root() && lb_ledger_spool_open();
