@@ -25,6 +25,7 @@
 #include "util/clock.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
+#include "util/std_fds.h"
 
 /* Concurrent exits wait for each other this long (ms): a make -j of a big
  * tree may queue many writers, each holding the lock for milliseconds. */
@@ -127,6 +128,9 @@ static int check_existing(const char *path)
     }
     sqlite3 *db = NULL;
     int version = 0;
+    /* before the program's main: its standard descriptors stay as it got
+     * them (util/std_fds.h) */
+    unsigned held = lb_std_fds_hold();
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 2000);
         version = lb_db_version(db, "main");
@@ -134,6 +138,7 @@ static int check_existing(const char *path)
             version = 0;
     }
     sqlite3_close(db);
+    lb_std_fds_release(held);
     if (version < 0) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
                 " not profiling",
