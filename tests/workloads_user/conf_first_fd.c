@@ -1,10 +1,18 @@
 /* The program's first open() gets the lowest free descriptor (3 when it
  * inherited only stdin, stdout, stderr), before and after its threads have
  * contended on a lock: lockblame keeps no descriptor of its own in the
- * program's low range. The driver compares the numbers with native. */
+ * program's low range. With the argument "forks": a program that forks
+ * worker processes one after another (a daemon's or a shell's pattern),
+ * each contending with a thread of its own (so it has a profile to write,
+ * and the parent's later forks find names in the run's database to read),
+ * and opens a file after each. The driver compares the numbers with
+ * native. */
 #include "conf.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
+
+#define FORKS 5
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
@@ -29,8 +37,34 @@ static int lowest_free(void)
             return fd;
 }
 
-int main(void)
+static int forks(void)
 {
+    for (int k = 0; k < FORKS; k++) {
+        pid_t pid = fork();
+        CONF_EXPECT(pid >= 0, "fork: %s", strerror(errno));
+        if (pid == 0) {
+            pthread_t t;
+            pthread_create(&t, NULL, contend, NULL);
+            contend(NULL);
+            pthread_join(t, NULL);
+            _exit(counter == 4000 ? 0 : 1);
+        }
+        int status = 0;
+        CONF_EXPECT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                        WEXITSTATUS(status) == 0,
+                    "child %d did not count to 4000", k);
+        int expect = lowest_free();
+        int fd = open("/dev/null", O_RDONLY);
+        printf("after child %d: open gave fd %d (lowest free was %d)\n", k, fd, expect);
+        close(fd);
+    }
+    return conf_exit_status();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "forks") == 0)
+        return forks();
     int expect = lowest_free();
     int fd = open("/dev/null", O_RDONLY);
     printf("first open: fd %d (lowest free was %d)\n", fd, expect);

@@ -18,6 +18,7 @@
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
 #include "util/own_stack.h"
+#include "util/std_fds.h"
 
 /* The template's life in one process copy; it only moves forward, except
  * in a fork child (lb_profile_db_fork_child). */
@@ -158,7 +159,11 @@ static int run_as_own(void (*fn)(void *))
     lb_thread_t *self = lb_self;
     if (self)
         lb_enter(self); /* SQLite's and malloc's locking go straight to glibc */
+    /* the program's closed standard descriptors stay closed: SQLite would
+     * put /dev/null there for good (util/std_fds.h) */
+    unsigned held = lb_std_fds_hold();
     int rc = lb_call_on_own_stack(fn, NULL, LB_OWN_STACK_SIZE);
+    lb_std_fds_release(held);
     lb_heap_settle(); /* the freed chunks, sorted once, not in each child */
     if (self)
         lb_leave(self);
