@@ -88,6 +88,13 @@ $(BUILD)/tests/workloads_user/names_tree_nopie: tests/workloads_user/names_tree.
 	@mkdir -p $(dir $@)
 	gcc $(TEST_USER_CFLAGS) -no-pie -MMD -MP -o $@ $< -lm
 
+# go_note.c is built a second time without its Go build id note
+# (go_note_plain): the same program, which lockblame profiles.
+TEST_USER_BINS += $(BUILD)/tests/workloads_user/go_note_plain
+$(BUILD)/tests/workloads_user/go_note_plain: tests/workloads_user/go_note.c
+	@mkdir -p $(dir $@)
+	gcc $(TEST_USER_CFLAGS) -DNO_GO_NOTE -MMD -MP -o $@ $<
+
 # std_threads starts its std::threads in a shared library of its own,
 # libstd_threads.so (tests/workloads_user/lib/std_threads_lib.cc), found
 # beside it (rpath $ORIGIN).

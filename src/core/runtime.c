@@ -23,6 +23,8 @@
 #include "core/real.h"
 #include "core/thread.h"
 #include "util/clock.h"
+#include "util/go_program.h"
+#include "util/log.h"
 #include "core/undirected.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
@@ -158,6 +160,13 @@ __attribute__((constructor)) static void lb_constructor(void)
 {
     if (getenv("LOCKBLAME_DISABLE"))
         return;
+    if (lb_program_is_go()) { /* nothing to see, and a crash to risk (util/go_program.h) */
+        extern char *program_invocation_short_name;
+        lb_warn("%s is a Go program: its locks and its exit bypass the C library, so there is"
+                " nothing to profile; it runs without lockblame",
+                program_invocation_short_name);
+        return;
+    }
     lb_runtime_start();
 }
 
