@@ -2,8 +2,8 @@
 # Conformance (issues 13, 14): state the program can see. All
 # PTHREAD_KEYS_MAX keys creatable (pthread_key_create/speculative/5-1), the
 # first open() gets the same descriptor as natively (also with stdin closed,
-# the output already written once, and in a parent that forks children one
-# after another), a process-private spin
+# the output already written once, in a parent that forks children one
+# after another, and after time windows), a process-private spin
 # lock used across fork (pthread_spin_init/2-2), an uninitialised spin
 # lock holding 0x41414141 and spin locks released out of acquisition order,
 # by another thread or after a re-init behave as natively; a program whose
@@ -55,6 +55,11 @@ no_stdin_case first_open_fd_no_stdin "$db" "$WORKLOADS_USER/conf_first_fd"
 # lockblame reads the names the children wrote, for the next ones
 no_stdin_case fork_open_fd_no_stdin "$tmp/fork_open_fd_no_stdin.db" \
     "$WORKLOADS_USER/conf_first_fd" forks
+# time windows every 100 ms: each names frames with libdwfl and commits
+# from lockblame's own thread while the program runs
+LOCKBLAME_INTERVAL=100ms conf_case first_open_fd_windows "$WORKLOADS_USER/conf_first_fd" windows
+LOCKBLAME_INTERVAL=100ms no_stdin_case windows_open_fd_no_stdin "$tmp/windows_no_stdin.db" \
+    "$WORKLOADS_USER/conf_first_fd" windows
 conf_case spin_private_across_fork "$WORKLOADS_USER/conf_spin_fork"
 conf_case spin_uninitialised "$WORKLOADS_USER/conf_spin_garbage"
 conf_case spin_release_order "$WORKLOADS_USER/conf_spin_release_order"

@@ -53,6 +53,7 @@
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/writer_int.h"
+#include "util/std_fds.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
@@ -629,7 +630,20 @@ static int add_window(sqlite3 *db, void *arg)
     return rc;
 }
 
+/* One window, with the program's closed standard descriptors held while
+ * SQLite runs (util/std_fds.h): its first use opens /dev/urandom, and a
+ * window commits to the run's file. */
+static int write_window(const char *reason);
+
 int lb_window_write(const char *reason)
+{
+    unsigned held = lb_std_fds_hold();
+    int rc = write_window(reason);
+    lb_std_fds_release(held);
+    return rc;
+}
+
+static int write_window(const char *reason)
 {
     if (!ws.open && open_writer() != 0)
         return -1;
@@ -651,6 +665,11 @@ int lb_window_write(const char *reason)
         ws.seq++;
     }
     ws.start_ns = end; /* a failed window's counts are lost, not moved on */
+    /* libdwfl's files closed until the next window needs a name: the
+     * program's next open() gets the descriptor it gets natively */
+    lb_symbolizer_close(ws.w.sym);
+    ws.w.sym = lb_symbolizer_open();
+    lb_symbolizer_use_modules(ws.w.sym, lb_symcache_modules(ws.w.cache));
     return rc;
 }
 

@@ -28,6 +28,7 @@
 #include "report/writer/structural_write.h"
 #include "report/writer/summary.h"
 #include "report/writer/writer_int.h"
+#include "util/std_fds.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
 #include "util/lazy_deps.h"
@@ -306,7 +307,20 @@ static bool spool(writer_t *w)
     return true;
 }
 
+static int write_profile(const char *reason);
+
+/* The write, with the program's closed standard descriptors held while
+ * SQLite runs (util/std_fds.h): an image that execs hands its descriptors
+ * on, and the program's exit handlers may open files after it. */
 int lb_write_profile(const char *reason)
+{
+    unsigned held = lb_std_fds_hold();
+    int rc = write_profile(reason);
+    lb_std_fds_release(held);
+    return rc;
+}
+
+static int write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
     if (process_ends && lb_output_tree_root())
