@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 unsigned lb_std_fds_hold(void)
@@ -23,11 +25,25 @@ unsigned lb_std_fds_hold(void)
     return held;
 }
 
+/* fd is still the /dev/null put there: close-on-exec (a program's dup2
+ * onto it clears that) and the same device. */
+static bool still_ours(int fd, dev_t null_dev)
+{
+    struct stat st;
+    int flags = fcntl(fd, F_GETFD);
+    return flags != -1 && (flags & FD_CLOEXEC) && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+           st.st_rdev == null_dev;
+}
+
 void lb_std_fds_release(unsigned held)
 {
+    if (!held)
+        return;
     int saved_errno = errno;
+    struct stat null_st;
+    bool known = stat("/dev/null", &null_st) == 0;
     for (int fd = 0; fd <= 2; fd++)
-        if (held & 1u << fd)
+        if ((held & 1u << fd) && known && still_ours(fd, null_st.st_rdev))
             close(fd);
     errno = saved_errno;
 }

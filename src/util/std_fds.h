@@ -8,8 +8,10 @@
  * SQLite's files get 3 or more; lb_std_fds_release closes those again.
  *
  * Invariants: only descriptors that were closed are filled, and only those
- * that hold fills are closed; a descriptor that another thread took
- * between the check and the fill is left to it. Both keep errno. */
+ * that hold fills are closed, and only while they are still its /dev/null
+ * (close-on-exec, the null device): a descriptor that another thread took
+ * between the check and the fill, or put there since (dup2), is left to
+ * it. Both keep errno. */
 #ifndef LB_STD_FDS_H
 #define LB_STD_FDS_H
 

@@ -6,6 +6,7 @@
  * same path and start (symcache.c), so a difference here costs speed,
  * never a name. */
 #include "report/writer/modmap.h"
+#include "util/elf_note.h"
 
 #include <elf.h>
 #include <link.h>
@@ -40,23 +41,13 @@ static bool add_mapping(lb_modmap_t *map, uint32_t *cap, uintptr_t start, uintpt
 /* The build id in one PT_NOTE segment at [p, p + size), as hex. */
 static bool note_build_id(const unsigned char *p, size_t size, char hex[41])
 {
-    const unsigned char *end = p + size;
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-        const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
-        const unsigned char *name = p + sizeof *n;
-        const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
-        const unsigned char *next = desc + ((n->n_descsz + 3) & ~3u);
-        if (next > end || next <= p)
-            return false;
-        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-            n->n_descsz > 0 && n->n_descsz <= 20) {
-            for (uint32_t i = 0; i < n->n_descsz; i++)
-                snprintf(hex + 2 * i, 3, "%02x", desc[i]);
-            return true;
-        }
-        p = next;
-    }
-    return false;
+    const unsigned char *desc;
+    uint32_t n;
+    if (!lb_elf_note_find(p, size, NT_GNU_BUILD_ID, "GNU", 3, &desc, &n) || n == 0 || n > 20)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", desc[i]);
+    return true;
 }
 
 static int take_build_id(struct dl_phdr_info *info, size_t size, void *arg)

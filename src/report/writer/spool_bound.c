@@ -118,7 +118,16 @@ void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained)
                                           __ATOMIC_SEQ_CST));
 }
 
+/* A fork child holds no duty: the one its parent's writing thread held
+ * when another thread forked is the parent's to release. */
+static void forget_duty(lb_thread_t *self)
+{
+    (void)self;
+    duty = 0;
+}
+
 LB_PROCESS_HOOKS(spool_bound_hooks) = {
     .rank = LB_RANK_WRITER,
     .setup = read_setting,
+    .fork_child = forget_duty,
 };

@@ -343,10 +343,17 @@ static int write_profile(const char *reason)
         rc = build(&w, reason);
     lb_merge_finish(&w);
     /* a full spool: one process at a time commits instead (spool_bound.h) */
-    bool spooled = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open() &&
-                   !lb_spool_bound_take_duty() && spool(&w);
-    if (rc == 0 && !spooled && w.defer_names && !sqlite_ready(why, sizeof why))
-        return write_failed(process_ends);
+    bool may_wait = rc == 0 && spoolable && !w.resolved_names && lb_ledger_spool_open();
+    bool on_duty = may_wait && lb_spool_bound_take_duty();
+    bool spooled = may_wait && !on_duty && spool(&w);
+    if (rc == 0 && !spooled && w.defer_names && !sqlite_ready(why, sizeof why)) {
+        /* without SQLite a process on the bound's duty leaves its record
+         * pending as it would have (the line said why) */
+        lb_spool_bound_release();
+        if (!on_duty || !spool(&w))
+            return write_failed(process_ends);
+        spooled = true;
+    }
     if (rc == 0 && !spooled && (lb_wflush(&w) != 0 || name_own_frames(&w) != 0))
         rc = -1;
     if (rc != 0) /* one line: the log's failure, else the database's */
