@@ -54,8 +54,9 @@ enum lb_row_kind {
 
 /* The line of a frame row a process left unnamed: its module and offset
  * only, named where its record is merged (common/frame_names.h). A
- * database never holds such a row: a merger of an earlier build, which
- * would not name it, rejects the record's magic (LB_ROWLOG_MAGIC). */
+ * database never holds such a row from a record of this magic: a merger
+ * from before names at the merge, which would not name it, rejects the
+ * magic (LB_ROWLOG_MAGIC). */
 #define LB_ROWLOG_UNNAMED_LINE (-1)
 
 /* kind's statement on the tables of schema, sqlite3_mprintf'd (the
@@ -72,10 +73,11 @@ typedef struct lb_rowlog {
 
 /* A log's bytes up to the rows: what a record starts with. */
 #define LB_ROWLOG_HEADER       16
-/* Its magic, and the one before: an earlier build's merger reads only
- * LB_ROWLOG_MAGIC_BEFORE and would leave a frame left to the merge
- * (LB_ROWLOG_UNNAMED_LINE) in the database as it is; it renames a record
- * of this magic .bad instead. This build reads both (the same encoding). */
+/* Its magic, and the one before: a merger of an earlier build reads only
+ * LB_ROWLOG_MAGIC_BEFORE, and one from before names at the merge would
+ * leave a frame left to the merge (LB_ROWLOG_UNNAMED_LINE) in the
+ * database as it is; each renames a record of this magic .bad instead.
+ * This build reads both (the same encoding). */
 #define LB_ROWLOG_MAGIC        "LBROWS2"
 #define LB_ROWLOG_MAGIC_BEFORE "LBROWS1"
 
