@@ -88,11 +88,11 @@ static bool push_frame(unnamed_t *u, const char *function, const char *file, int
 }
 
 /* The chain the run's database holds for u, whole (depths 0 to n - 1);
- * false when it has none. */
-static bool read_cached(fill_t *f, unnamed_t *u)
+ * u->n stays 0 when it has none. */
+static void read_cached(fill_t *f, unnamed_t *u)
 {
     if (!f->cached)
-        return false;
+        return;
     bind_text(f->cached, 1, u->build_id);
     bind_text(f->cached, 2, u->path);
     sqlite3_bind_int64(f->cached, 3, u->offset);
@@ -105,7 +105,6 @@ static bool read_cached(fill_t *f, unnamed_t *u)
     done(f->cached, SQLITE_DONE);
     if (!whole)
         unnamed_free(u);
-    return u->n > 0;
 }
 
 /* u's chain from its module's file; false when the file cannot be read,

@@ -28,7 +28,11 @@ static int main_program(struct dl_phdr_info *info, size_t size, void *arg)
 
 bool lb_program_is_go(void)
 {
-    bool go = false;
-    dl_iterate_phdr(main_program, &go);
-    return go;
+    static int known = -1; /* the writer's constructor asks first, then core's */
+    if (known < 0) {
+        bool go = false;
+        dl_iterate_phdr(main_program, &go);
+        known = go;
+    }
+    return known;
 }

@@ -9,7 +9,7 @@
  * library stays inactive in a Go program (core/runtime.c), with one line.
  *
  * Read from the main program's notes (the Go linker's build id note,
- * owner "Go"), in the constructor. */
+ * owner "Go") once per image, in the constructors (one thread). */
 #ifndef LB_GO_PROGRAM_H
 #define LB_GO_PROGRAM_H
 #include <stdbool.h>

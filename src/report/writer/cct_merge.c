@@ -314,6 +314,19 @@ static size_t cct_nodes(void)
     return n;
 }
 
+/* w's symbolizer, naming cut markers' modules from the cache's modules. */
+static void open_symbolizer(writer_t *w)
+{
+    w->sym = lb_symbolizer_open();
+    lb_symbolizer_use_modules(w->sym, lb_symcache_modules(w->cache));
+}
+
+void lb_merge_release_files(writer_t *w)
+{
+    lb_symbolizer_close(w->sym);
+    open_symbolizer(w);
+}
+
 int lb_merge_open(writer_t *w)
 {
     size_t nodes = cct_nodes();
@@ -338,11 +351,10 @@ int lb_merge_open(writer_t *w)
     lb_wbind_int(w->ins_node, 4, 0);
     if (lb_wstep(w->ins_node) != 0)
         return -1;
-    w->sym = lb_symbolizer_open();
     w->cache = lb_symcache_open(w->db, w->out_attached, w->warm, lb_wprepare(w, LB_ROW_SYMBOL),
                                 lb_wprepare(w, LB_ROW_FUNCTIONS));
     w->warm = NULL; /* the cache's now */
-    lb_symbolizer_use_modules(w->sym, lb_symcache_modules(w->cache));
+    open_symbolizer(w);
     if (w->defer_names)
         lb_symcache_offline(w->cache);
     return 0;

@@ -667,9 +667,7 @@ static int write_window(const char *reason)
     ws.start_ns = end; /* a failed window's counts are lost, not moved on */
     /* libdwfl's files closed until the next window needs a name: the
      * program's next open() gets the descriptor it gets natively */
-    lb_symbolizer_close(ws.w.sym);
-    ws.w.sym = lb_symbolizer_open();
-    lb_symbolizer_use_modules(ws.w.sym, lb_symcache_modules(ws.w.cache));
+    lb_merge_release_files(&ws.w);
     return rc;
 }
 

@@ -126,6 +126,9 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
  * resolved names the run's database lacked (w->resolved_names). */
 void lb_merge_finish(writer_t *w);
 void lb_merge_close(writer_t *w);
+/* Between two uses of w (time windows): libdwfl's files closed, until a
+ * later lookup needs them again. */
+void lb_merge_release_files(writer_t *w);
 /* The global node of pc below the global node parent at global depth
  * *depth (inlined calls add nodes in between; *depth is advanced). */
 uint32_t lb_merge_child(writer_t *w, uint32_t parent, uint32_t *depth, uintptr_t pc);
