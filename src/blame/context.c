@@ -63,7 +63,7 @@ static LB_TLS uint64_t thread_hits;
 
 static struct {
     uint64_t hits, misses;
-} __attribute__((aligned(LB_CACHELINE))) counts;
+} counts LB_FORK_WRITTEN;
 
 void lb_context_counts(uint64_t *hits, uint64_t *misses)
 {

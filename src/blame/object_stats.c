@@ -11,8 +11,8 @@
 
 #define LB_STATS_SLOTS (1u << 22)
 
-lb_object_stats_t *lb_object_stats_records;
-static uint32_t next_index = 1;
+lb_object_stats_t *lb_object_stats_records LB_FORK_WRITTEN;
+static uint32_t next_index LB_FORK_WRITTEN = 1;
 
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {

@@ -6,7 +6,7 @@
 
 #include "util/clock.h"
 
-int lb_runtime_phase = LB_PHASE_OFF;
+int lb_runtime_phase LB_FORK_WRITTEN = LB_PHASE_OFF;
 
 static unsigned long long start_ns;
 static double start_unix;

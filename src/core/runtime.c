@@ -41,15 +41,15 @@ static void run_finish_hooks(void *p)
     lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
 }
 
-static pid_t own_pid; /* getpid() at start or fork; a vfork child differs */
+static pid_t own_pid LB_FORK_WRITTEN; /* getpid() at start or fork; a vfork child differs */
 
 bool lb_runtime_is_own_process(void)
 {
     return getpid() == __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
 }
 
-static pid_t finishing_tid; /* the thread that writes the profile, once claimed */
-static int finish_done;     /* 1 once its finish hooks ran */
+static pid_t finishing_tid LB_FORK_WRITTEN; /* the thread that writes the profile, once claimed */
+static int finish_done LB_FORK_WRITTEN;     /* 1 once its finish hooks ran */
 
 /* The signals a program may send or handle to end a process (SIGQUIT,
  * SIGTERM, ...): held back on the finishing thread while the profile is

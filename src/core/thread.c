@@ -20,8 +20,8 @@
 LB_TLS lb_thread_t *lb_self;
 LB_TLS bool lb_thread_attaching;
 
-static lb_thread_t *registry;
-static uint32_t next_id;
+static lb_thread_t *registry LB_FORK_WRITTEN;
+static uint32_t next_id LB_FORK_WRITTEN;
 
 static void registry_push(lb_thread_t *t)
 {
@@ -86,7 +86,7 @@ lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
 }
 
 /* Set once the final write starts; compaction then stops (see freeze). */
-static uint32_t frozen;
+static uint32_t frozen LB_FORK_WRITTEN;
 
 /* Move an exited thread's tables into right-sized arena memory. The
  * writer must not read them meanwhile: `compacting` and `frozen` form a

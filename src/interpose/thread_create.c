@@ -46,7 +46,7 @@ typedef struct lb_start {
 static struct start_block {
     uint32_t taken;
     lb_start_t start;
-} start_blocks[LB_START_BLOCKS];
+} start_blocks[LB_START_BLOCKS] LB_FORK_WRITTEN;
 
 static lb_start_t *start_block_claim(void)
 {
@@ -137,7 +137,8 @@ static uintptr_t function_run(uintptr_t fn, void *arg)
 {
     /* dladdr once per start routine, mostly: a pool starts its threads
      * with one routine (each word read and written whole). */
-    static uintptr_t libstdcxx_base, libstdcxx_routine, last_other_routine;
+    static uintptr_t libstdcxx_base LB_FORK_WRITTEN, libstdcxx_routine LB_FORK_WRITTEN,
+        last_other_routine LB_FORK_WRITTEN;
     if (fn == __atomic_load_n(&last_other_routine, __ATOMIC_RELAXED))
         return fn;
     bool in_libstdcxx = fn == __atomic_load_n(&libstdcxx_routine, __ATOMIC_RELAXED);

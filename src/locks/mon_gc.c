@@ -48,7 +48,8 @@
 #define LB_RECENT_BITS   20
 #define LB_RECENT_SLOTS  (1u << LB_RECENT_BITS) /* 4 MiB reserved, touched as used */
 
-static uint32_t *recent; /* address hash -> index of the lb_mon last published there */
+static uint32_t *recent
+    LB_FORK_WRITTEN; /* address hash -> index of the lb_mon last published there */
 static uint32_t sweeping;
 static uint32_t next_sweep_at = LB_GC_MIN_GROWTH;
 static uint64_t reclaimed;

@@ -16,9 +16,9 @@
 
 lb_mon_pool_t lb_mon_pool;
 #define pool lb_mon_pool.base
-static uint32_t bump = 1;
-static uint32_t free_head;
-static lb_meta_lock_t pool_lock = LB_META_LOCK_INIT;
+static uint32_t bump LB_FORK_WRITTEN = 1;
+static uint32_t free_head LB_FORK_WRITTEN;
+static lb_meta_lock_t pool_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
 
 int lb_mon_pool_setup(void)
 {

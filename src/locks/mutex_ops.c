@@ -49,7 +49,7 @@ static bool kind_is_monitored(int kind)
                     GLIBC_MUTEX_PSHARED)) == 0;
 }
 
-uintptr_t lb_mutex_counted_tag = LB_STASH_COUNTED | LB_STASH_GENERATION;
+uintptr_t lb_mutex_counted_tag LB_FORK_WRITTEN = LB_STASH_COUNTED | LB_STASH_GENERATION;
 
 void lb_mutex_fork_child(void)
 {

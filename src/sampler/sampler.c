@@ -28,14 +28,14 @@
 #include "util/raw_mmap.h"
 
 lb_sampler_config_t lb_sampler_cfg = { .event = "none", .requested = "default" };
-uint32_t lb_sampler_stopping;
+uint32_t lb_sampler_stopping LB_FORK_WRITTEN;
 
 static uint64_t lb_start_failures;
 static int lb_start_failure_once;
 static bool lb_timer_fallback_ready; /* perf chosen and the timer prepared */
 static uint32_t lb_timer_fallbacks;
 static int lb_fallback_once;
-static lb_sampler_summary_t lb_summary; /* filled by quiesce */
+static lb_sampler_summary_t lb_summary LB_FORK_WRITTEN; /* filled by quiesce */
 
 #define LB_QUIESCE_WAIT_NS 100000000u /* per thread */
 

@@ -604,7 +604,7 @@ static uint64_t rule_cache[LB_RULE_SLOTS] __attribute__((aligned(4096)));
 static struct {
     uint64_t misses;
     uint8_t page_misses[LB_RULE_PAGES]; /* up to LB_RULE_FILL_AFTER */
-} rule_counts __attribute__((aligned(LB_CACHELINE)));
+} rule_counts LB_FORK_WRITTEN;
 
 uint64_t lb_frame_rule_misses(void)
 {

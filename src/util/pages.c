@@ -103,12 +103,12 @@ void lb_pages_free(void *p, size_t bytes)
 #define LB_PAGES_RECYCLE_CLASSES 8
 #define LB_PAGES_RECYCLE_MAX     64
 
-static lb_meta_lock_t recycle_lock = LB_META_LOCK_INIT;
+static lb_meta_lock_t recycle_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
 static struct {
     size_t len; /* mapped_len of this class; 0 = unused class */
     void *head; /* free mappings, linked through their first word */
     uint32_t count;
-} recycled[LB_PAGES_RECYCLE_CLASSES];
+} recycled[LB_PAGES_RECYCLE_CLASSES] LB_FORK_WRITTEN;
 
 void *lb_pages_alloc_recycled(size_t bytes)
 {
@@ -160,10 +160,10 @@ void lb_pages_free_recycled(void *p, size_t bytes)
 
 #define LB_ARENA_CHUNK (1u << 20)
 
-static lb_meta_lock_t arena_lock = LB_META_LOCK_INIT;
-static char *arena_cursor;
-static size_t arena_left;
-static size_t arena_total;
+static lb_meta_lock_t arena_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
+static char *arena_cursor LB_FORK_WRITTEN;
+static size_t arena_left LB_FORK_WRITTEN;
+static size_t arena_total LB_FORK_WRITTEN;
 
 /* `bytes` from the arena at a multiple of `align` (a power of two up to
  * a page: chunks are page-aligned). */

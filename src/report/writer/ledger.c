@@ -22,7 +22,7 @@
 #include "util/pages.h"
 
 static lb_ledger_t *ledger;
-static lb_ledger_slot_t *mine;
+static lb_ledger_slot_t *mine LB_FORK_WRITTEN;
 
 static lb_ledger_t *map_ledger(void)
 {

@@ -32,7 +32,7 @@ enum {
 
 #define TEMPLATE_AT_FORK 2 /* a process that forks once (to exec) builds none */
 
-static int template_state;
+static int template_state LB_FORK_WRITTEN;
 static sqlite3 *template_db;
 static lb_symcache_t *template_names; /* the run's names, read with the template (or NULL) */
 
@@ -41,7 +41,7 @@ static lb_symcache_t *template_names; /* the run's names, read with the template
  * own kinds are not the exit write's. */
 #define AHEAD LB_ROW_WINDOW_THREAD
 static sqlite3_stmt *ahead[AHEAD];
-static unsigned forks; /* fork_prepare calls since the process started or forked */
+static unsigned forks LB_FORK_WRITTEN; /* fork_prepare calls since the process started or forked */
 
 int lb_profile_db_create(sqlite3 **db)
 {
