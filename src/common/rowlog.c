@@ -6,6 +6,7 @@
 
 #include "common/db_merge.h"
 #include "common/schema.h"
+#include "common/scratch.h"
 
 /* Each kind's statement; "%w" is the schema (twice where the statement
  * reads a table too). */
@@ -64,7 +65,7 @@ static bool reserve(lb_rowlog_t *log, size_t more)
     size_t cap = log->cap ? log->cap : 256; /* a row's values: a few dozen bytes */
     while (cap < log->len + more)
         cap *= 2;
-    unsigned char *grown = realloc(log->bytes, cap);
+    unsigned char *grown = lb_scratch_realloc(log->bytes, cap);
     if (!grown) {
         log->failed = true;
         return false;
@@ -100,7 +101,7 @@ void lb_rowlog_reset(lb_rowlog_t *log, bool header)
 
 void lb_rowlog_free(lb_rowlog_t *log)
 {
-    free(log->bytes);
+    lb_scratch_free(log->bytes);
     memset(log, 0, sizeof *log);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/scratch.h"
 
 static size_t home(uint64_t key, size_t capacity)
 {
@@ -16,11 +17,11 @@ static size_t home(uint64_t key, size_t capacity)
  * if out of memory. */
 static int resize(lb_u64map_t *map, size_t capacity)
 {
-    uint64_t *keys = malloc(capacity * sizeof *keys);
-    int32_t *values = malloc(capacity * sizeof *values);
+    uint64_t *keys = lb_scratch_malloc(capacity * sizeof *keys);
+    int32_t *values = lb_scratch_malloc(capacity * sizeof *values);
     if (!keys || !values) {
-        free(keys);
-        free(values);
+        lb_scratch_free(keys);
+        lb_scratch_free(values);
         return -1;
     }
     memset(values, 0xff, capacity * sizeof *values);
@@ -33,8 +34,8 @@ static int resize(lb_u64map_t *map, size_t capacity)
         keys[i] = map->keys[j];
         values[i] = map->values[j];
     }
-    free(map->keys);
-    free(map->values);
+    lb_scratch_free(map->keys);
+    lb_scratch_free(map->values);
     map->keys = keys;
     map->values = values;
     map->capacity = capacity;
@@ -52,8 +53,8 @@ int lb_u64map_init(lb_u64map_t *map, size_t expected)
 
 void lb_u64map_free(lb_u64map_t *map)
 {
-    free(map->keys);
-    free(map->values);
+    lb_scratch_free(map->keys);
+    lb_scratch_free(map->values);
     memset(map, 0, sizeof *map);
 }
 

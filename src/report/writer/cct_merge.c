@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "common/db_merge.h"
+#include "common/scratch.h"
 #include "core/retired_modules.h"
 #include "report/writer/symcache.h"
 #include "report/writer/tailcall.h"
@@ -116,7 +117,8 @@ static uint32_t far_jump(writer_t *w, uintptr_t jump)
 {
     if (w->nfar == w->far_cap) {
         uint32_t cap = w->far_cap ? 2 * w->far_cap : 16;
-        uintptr_t *grown = cap < NEAR_RANGE ? realloc(w->far_jumps, cap * sizeof *grown) : NULL;
+        uintptr_t *grown =
+            cap < NEAR_RANGE ? lb_scratch_realloc(w->far_jumps, cap * sizeof *grown) : NULL;
         if (!grown)
             return 0; /* the caller stays the site */
         w->far_jumps = grown;
@@ -255,13 +257,13 @@ int lb_merge_thread(writer_t *w, lb_thread_t *t)
     if (!t->cct || t->id >= w->thread_slots)
         return 0;
     uint32_t n = t->cct->nodes;
-    uint32_t *map = calloc(n ? n : 1, sizeof *map);
-    uint32_t *depth = calloc(n ? n : 1, sizeof *depth); /* global depth of map[id] */
-    uint32_t *leaf = calloc(n ? n : 1, sizeof *leaf);
+    uint32_t *map = lb_scratch_calloc(n ? n : 1, sizeof *map);
+    uint32_t *depth = lb_scratch_calloc(n ? n : 1, sizeof *depth); /* global depth of map[id] */
+    uint32_t *leaf = lb_scratch_calloc(n ? n : 1, sizeof *leaf);
     if (!map || !depth || !leaf) {
-        free(map);
-        free(depth);
-        free(leaf);
+        lb_scratch_free(map);
+        lb_scratch_free(depth);
+        lb_scratch_free(leaf);
         return -1;
     }
     w->node_maps[t->id] = map;
@@ -332,12 +334,12 @@ int lb_merge_open(writer_t *w)
     size_t nodes = cct_nodes();
     w->thread_slots = lb_thread_count();
     size_t slots = w->thread_slots ? w->thread_slots : 1;
-    w->node_maps = calloc(slots, sizeof *w->node_maps);
-    w->leaf_maps = calloc(slots, sizeof *w->leaf_maps);
-    w->depth_maps = calloc(slots, sizeof *w->depth_maps);
-    w->ccts = calloc(slots, sizeof *w->ccts);
-    w->node_counts = calloc(slots, sizeof *w->node_counts);
-    w->waits_s = calloc(slots, sizeof *w->waits_s);
+    w->node_maps = lb_scratch_calloc(slots, sizeof *w->node_maps);
+    w->leaf_maps = lb_scratch_calloc(slots, sizeof *w->leaf_maps);
+    w->depth_maps = lb_scratch_calloc(slots, sizeof *w->depth_maps);
+    w->ccts = lb_scratch_calloc(slots, sizeof *w->ccts);
+    w->node_counts = lb_scratch_calloc(slots, sizeof *w->node_counts);
+    w->waits_s = lb_scratch_calloc(slots, sizeof *w->waits_s);
     if (!w->node_maps || !w->leaf_maps || !w->depth_maps || !w->ccts || !w->node_counts ||
         !w->waits_s || lb_u64map_init(&w->jump_of_pc, 64) ||
         lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
@@ -375,19 +377,19 @@ void lb_merge_close(writer_t *w)
     w->cache = NULL;
     lb_symbolizer_close(w->sym);
     for (uint32_t i = 0; w->node_maps && i < w->thread_slots; i++)
-        free(w->node_maps[i]);
+        lb_scratch_free(w->node_maps[i]);
     for (uint32_t i = 0; w->leaf_maps && i < w->thread_slots; i++)
-        free(w->leaf_maps[i]);
+        lb_scratch_free(w->leaf_maps[i]);
     for (uint32_t i = 0; w->depth_maps && i < w->thread_slots; i++)
-        free(w->depth_maps[i]);
-    free(w->node_maps);
-    free(w->leaf_maps);
-    free(w->depth_maps);
-    free(w->ccts);
-    free(w->node_counts);
-    free(w->waits_s);
+        lb_scratch_free(w->depth_maps[i]);
+    lb_scratch_free(w->node_maps);
+    lb_scratch_free(w->leaf_maps);
+    lb_scratch_free(w->depth_maps);
+    lb_scratch_free(w->ccts);
+    lb_scratch_free(w->node_counts);
+    lb_scratch_free(w->waits_s);
     lb_u64map_free(&w->jump_of_pc);
-    free(w->far_jumps);
+    lb_scratch_free(w->far_jumps);
     w->far_jumps = NULL;
     w->nfar = w->far_cap = 0;
     lb_u64map_free(&w->frame_of_pc);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "blame/blame_clock.h"
+#include "common/scratch.h"
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/wait_note.h"
@@ -242,12 +243,12 @@ static bool idle_home(const idle_helper_t *idle, uint32_t nidle, uint32_t stats)
 void lb_write_structural(writer_t *w, uint64_t now, lb_node_map_fn map, void *ctx)
 {
     uint32_t threads = lb_thread_count(), n = 2 * threads, k = 0, nidle = 0;
-    parked_t *p = calloc(n ? n : 1, sizeof *p);
-    idle_helper_t *idle = calloc(threads ? threads : 1, sizeof *idle);
+    parked_t *p = lb_scratch_calloc(n ? n : 1, sizeof *p);
+    idle_helper_t *idle = lb_scratch_calloc(threads ? threads : 1, sizeof *idle);
     lb_wstmt_t *st = lb_wprepare(w, LB_ROW_STRUCTURAL);
     if (!p || !idle) {
-        free(p);
-        free(idle);
+        lb_scratch_free(p);
+        lb_scratch_free(idle);
         return;
     }
     for (lb_thread_t *t = lb_thread_registry(); t && nidle < threads; t = t->next)
@@ -282,6 +283,6 @@ void lb_write_structural(writer_t *w, uint64_t now, lb_node_map_fn map, void *ct
     }
     for (uint32_t i = 0; i < nidle; i++)
         insert_idle_helper(lb_wprepare(w, LB_ROW_IDLE_HELPER), &idle[i]);
-    free(p);
-    free(idle);
+    lb_scratch_free(p);
+    lb_scratch_free(idle);
 }

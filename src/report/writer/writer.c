@@ -18,6 +18,7 @@
 #include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/schema.h"
+#include "common/scratch.h"
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
@@ -33,6 +34,7 @@
 #include "util/clock.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
+#include "util/pages.h"
 
 static int exec(writer_t *w, const char *sql)
 {
@@ -332,6 +334,8 @@ static int write_profile(const char *reason)
         return 0;
     }
     bool spoolable = may_spool(process_ends);
+    if (spoolable)
+        lb_scratch_on(lb_pages_reserve); /* the process ends after this write (common/scratch.h) */
     writer_t w = { .flush_early = !spoolable, .defer_names = may_defer_names(spoolable) };
     /* a write that leaves its names to the merge needs SQLite only if it
      * commits after all */
