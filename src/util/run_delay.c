@@ -1,12 +1,34 @@
 #include "util/run_delay.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
+
+/* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
+ * the /proc mount's pid namespace numbers it (the /proc/thread-self
+ * link's last component, read without following the link). Not
+ * /proc/thread-self/schedstat: that leaves the thread's dentries below
+ * /proc/PID, and the parent's reap of a process whose threads have just
+ * exited invalidates /proc/PID's subtree while the last thread's own
+ * release invalidates its part: the reap then spins in
+ * shrink_dcache_parent until that thread runs again. /proc/TID's
+ * dentries are the thread's alone, invalidated by its own release. */
+/* path = "/proc/" ID "/schedstat", by hand, not snprintf: vfprintf's
+ * frame is kilobytes of stack that a thread about to exit, or an exit
+ * write on a stack of its own, has not touched (page faults). */
+static bool schedstat_path(char *path, size_t size, const char *id, size_t len)
+{
+    static const char head[] = "/proc/", tail[] = "/schedstat";
+    if (sizeof head - 1 + len + sizeof tail > size)
+        return false;
+    memcpy(path, head, sizeof head - 1);
+    memcpy(path + sizeof head - 1, id, len);
+    memcpy(path + sizeof head - 1 + len, tail, sizeof tail);
+    return true;
+}
 
 /* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
  * the /proc mount's pid namespace numbers it (the /proc/thread-self
@@ -27,24 +49,27 @@ static bool own_schedstat_path(char *path, size_t size)
     link[n] = '\0';
     const char *tid = strrchr(link, '/');
     tid = tid ? tid + 1 : link;
-    /* by hand, not snprintf: vfprintf's frame is kilobytes of a thread's
-     * stack that the thread, about to exit, has not touched (page faults) */
-    static const char head[] = "/proc/", tail[] = "/schedstat";
-    size_t len = strlen(tid);
-    if (sizeof head - 1 + len + sizeof tail > size)
-        return false;
-    memcpy(path, head, sizeof head - 1);
-    memcpy(path + sizeof head - 1, tid, len);
-    memcpy(path + sizeof head - 1 + len, tail, sizeof tail);
-    return true;
+    return schedstat_path(path, size, tid, strlen(tid));
+}
+
+/* "self/task/TID" for a thread of this process. */
+static bool task_schedstat_path(char *path, size_t size, pid_t tid)
+{
+    char id[32] = "self/task/", digits[12];
+    size_t n = 0, len = strlen(id);
+    unsigned long v = (unsigned long)tid;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        id[len++] = digits[--n];
+    return schedstat_path(path, size, id, len);
 }
 
 bool lb_run_delay_ns(pid_t tid, uint64_t *ns)
 {
     char path[96], buf[128];
-    if (tid)
-        snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
-    else if (!own_schedstat_path(path, sizeof path))
+    if (tid ? !task_schedstat_path(path, sizeof path, tid) : !own_schedstat_path(path, sizeof path))
         return false;
     if (lb_read_head(path, buf, sizeof buf) <= 0)
         return false;
