@@ -17,6 +17,7 @@
 #include "report/writer/writer_int.h"
 #include "util/heap_settle.h"
 #include "util/lazy_deps.h"
+#include "util/log.h"
 #include "util/own_stack.h"
 #include "util/std_fds.h"
 
@@ -86,7 +87,7 @@ int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names, bool lazy)
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         *db = template_db;
         *names = template_names;
-        return SQLITE_OK;
+        return template_db || lazy ? SQLITE_OK : lb_profile_db_new(db);
     }
     *names = NULL;
     *db = NULL;
@@ -127,11 +128,19 @@ static void build_template(void *arg)
     (void)arg;
     char why[256];
     sqlite3 *db = NULL;
-    if (lb_sqlite_open(why, sizeof why) && lb_profile_db_new(&db) == SQLITE_OK) {
+    /* Under `lockblame run` the run's database is made when the program
+     * ends: a child finds no names there and leaves its profile pending
+     * without a database of its own, so the template holds none, and this
+     * process does not load SQLite for its children (every child of a
+     * process that has it loaded runs its destructors at exit, copying
+     * pages of its data). A child that commits after all makes its own. */
+    bool with_db = !lb_summary_by_run();
+    if (!with_db || (lb_sqlite_open(why, sizeof why) && lb_profile_db_new(&db) == SQLITE_OK)) {
         template_db = db;
-        for (int kind = 0; kind < AHEAD; kind++)
+        for (int kind = 0; db && kind < AHEAD; kind++)
             ahead[kind] = lb_row_prepare(db, (enum lb_row_kind)kind, "main");
-        read_names();
+        if (with_db)
+            read_names();
         if (!template_names) /* no names yet: the modules, read once for every child */
             template_names = lb_symcache_modules_only();
         char own[PATH_MAX];

@@ -13,6 +13,11 @@
  * its modules (symcache.h), so that a fork child names its frames
  * without opening the database, and its profile can wait in the run's
  * spool (common/spool.h) instead of being added there by the child.
+ * Under `lockblame run` the template holds the modules and no database:
+ * the run's database exists only when the program ends, every child's
+ * profile waits in the spool unnamed, and a process that loaded SQLite
+ * for its children would make each child run SQLite's destructors at
+ * exit (pages of SQLite's data copied in every child).
  *
  * Invariants:
  *  - The template is built only in fork_prepare, in the forking thread,
@@ -44,8 +49,8 @@ int lb_profile_db_create(sqlite3 **db);
  * unclaimed one, else a new one; its journal is off (the profile is
  * built once and copied, never rolled back). SQLite's code as above.
  * *names: with the template, the run's names its builder read
- * (lb_symcache_preload), else NULL. With lazy and no template, *db is
- * NULL and SQLITE_OK: a write whose profile may wait in the spool logs
+ * (lb_symcache_preload), else NULL. With lazy and no template or a
+ * template without a database, *db is NULL and SQLITE_OK: a write whose profile may wait in the spool logs
  * its rows without a database, and creates one (lb_profile_db_new) only
  * if it commits after all. */
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names, bool lazy);
