@@ -115,13 +115,13 @@ static void before_fork(void)
 
 static void after_fork_parent(void)
 {
-    lb_arena_fork_done();
+    lb_arena_fork_done(false);
     lb_hooks_process(LB_PROCESS_FORK_PARENT, NULL, NULL);
 }
 
 static void after_fork_child(void)
 {
-    lb_arena_fork_done();
+    lb_arena_fork_done(true);
     lb_thread_t *self = lb_self;
     if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
         self = NULL;

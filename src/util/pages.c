@@ -6,12 +6,13 @@
 #include <sys/mman.h>
 
 #include "util/common.h"
+#include "util/fork_pages.h"
 #include "util/meta_lock.h"
 #include "util/raw_mmap.h"
 
 /* Every mapping ends in one PROT_NONE page. The kernel places new
- * mappings top-down, so a thread's tables, mapped when it starts, land
- * directly below its stack; a program thread on a stack without a guard
+ * mappings top-down, so a thread's tables (or the slab they are carved
+ * from), mapped when it starts, land directly below its stack; a program thread on a stack without a guard
  * page (guardsize 0) that overflows must fault there, as it would on the
  * unmapped page below natively, instead of writing into our tables.
  *
@@ -97,41 +98,102 @@ void lb_pages_free(void *p, size_t bytes)
         lb_munmap(p, span_len(bytes));
 }
 
-/* Recycled per-thread tables: a few size classes, each a stack linked
- * through the first word of the free mappings. The lock is held for a
- * handful of instructions, never across a system call. */
+/* Per-thread tables: a few size classes, each a stack of free blocks
+ * linked through their first word; a class with none carves a fresh block
+ * from a slab. A slab is one mapping (LB_SLAB_SPAN of address space,
+ * MAP_NORESERVE, its top page the guard) from which blocks are carved in
+ * order, each mapped_len(bytes) long: one mmap for dozens of threads'
+ * tables, where a mapping each (mmap, mprotect, a page table of its own
+ * and the span's minimum) cost a thread starting in a fresh process, a
+ * fork child's above all, ~40 us a table beyond its pages on the VM
+ * measured. A block is never unmapped: past LB_PAGES_RECYCLE_MAX free
+ * blocks of its class its pages are given back (MADV_DONTNEED) and the
+ * block dropped. A fork child forgets its parent's free blocks: zeroing
+ * one would copy each of its pages from the parent, where a fresh block
+ * touches only what the thread uses. The lock is held for a handful of
+ * instructions, never across a system call. */
 #define LB_PAGES_RECYCLE_CLASSES 8
 #define LB_PAGES_RECYCLE_MAX     64
+#define LB_SLAB_SPAN             ((size_t)8 << 20)
+#define LB_SLABS                 64
 
 static lb_meta_lock_t recycle_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
 static struct {
     size_t len; /* mapped_len of this class; 0 = unused class */
-    void *head; /* free mappings, linked through their first word */
+    void *head; /* free blocks, linked through their first word */
     uint32_t count;
 } recycled[LB_PAGES_RECYCLE_CLASSES] LB_FORK_WRITTEN;
+static struct {
+    char *base[LB_SLABS]; /* the slabs mapped, each LB_SLAB_SPAN */
+    uint32_t n;
+    char *cursor, *end; /* the last slab's free part, below its guard page */
+} slabs LB_FORK_WRITTEN;
+
+static bool in_slab(const void *p)
+{
+    for (uint32_t i = 0; i < slabs.n; i++)
+        if ((const char *)p >= slabs.base[i] && (const char *)p < slabs.base[i] + LB_SLAB_SPAN)
+            return true;
+    return false;
+}
+
+/* A fresh block of len bytes from the slabs, under recycle_lock; NULL
+ * when the last slab is full (the caller maps one, outside the lock). */
+static void *carve(size_t len)
+{
+    if ((size_t)(slabs.end - slabs.cursor) < len)
+        return NULL;
+    void *p = slabs.cursor;
+    slabs.cursor += len;
+    return p;
+}
 
 void *lb_pages_alloc_recycled(size_t bytes)
 {
     size_t len = mapped_len(bytes);
-    void *p = NULL;
-    lb_meta_lock(&recycle_lock);
-    for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
-        if (recycled[i].len == len && recycled[i].head) {
-            p = recycled[i].head;
-            recycled[i].head = *(void **)p;
-            recycled[i].count--;
-            break;
-        }
-    }
-    lb_meta_unlock(&recycle_lock);
-    if (!p)
+    if (len > LB_SLAB_SPAN / 8)
         return lb_pages_alloc(bytes);
-    /* Zero it as a fresh mapping is, with stores: the tables are tens of
-     * KB, already faulted in by their last thread. (madvise(MADV_DONTNEED)
-     * flushes the TLB of every CPU running the process: an IPI each, which
-     * on a VM cost more than the mmap it saved.) */
-    memset(p, 0, bytes);
-    return p;
+    void *p = NULL;
+    char *fresh = NULL;
+    for (;;) {
+        lb_meta_lock(&recycle_lock);
+        for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
+            if (recycled[i].len == len && recycled[i].head) {
+                p = recycled[i].head;
+                recycled[i].head = *(void **)p;
+                recycled[i].count--;
+                break;
+            }
+        }
+        if (!p && fresh && (size_t)(slabs.end - slabs.cursor) < len && slabs.n < LB_SLABS) {
+            /* install the slab mapped outside the lock */
+            slabs.base[slabs.n++] = fresh;
+            slabs.cursor = fresh;
+            slabs.end = fresh + LB_SLAB_SPAN - LB_PAGE;
+            fresh = NULL;
+        }
+        void *carved = p ? NULL : carve(len);
+        lb_meta_unlock(&recycle_lock);
+        if (fresh) /* another thread installed one first, or none is needed */
+            lb_munmap(fresh, LB_SLAB_SPAN);
+        if (carved)
+            return carved; /* never written: zero */
+        if (p) {
+            /* Zero it as a fresh block is, with stores: the tables are
+             * tens of KB, already faulted in by their last thread.
+             * (madvise(MADV_DONTNEED) flushes the TLB of every CPU
+             * running the process: an IPI each, which on a VM cost more
+             * than the mmap it saved.) */
+            memset(p, 0, bytes);
+            return p;
+        }
+        if (slabs.n == LB_SLABS)
+            return lb_pages_alloc(bytes);
+        /* No system call under the lock: map a slab, then retry. */
+        fresh = lb_pages_reserve(LB_SLAB_SPAN - LB_PAGE);
+        if (!fresh)
+            return NULL;
+    }
 }
 
 void lb_pages_free_recycled(void *p, size_t bytes)
@@ -153,8 +215,11 @@ void lb_pages_free_recycled(void *p, size_t bytes)
             break; /* this size's stack is full */
         }
     }
+    bool carved = !kept && in_slab(p);
     lb_meta_unlock(&recycle_lock);
-    if (!kept)
+    if (carved)
+        madvise(p, len, MADV_DONTNEED); /* dropped: its pages back, its addresses unused */
+    else if (!kept)
         lb_munmap(p, span_len(bytes));
 }
 
@@ -225,8 +290,13 @@ void lb_arena_fork_prepare(void)
     lb_meta_lock(&recycle_lock);
 }
 
-void lb_arena_fork_done(void)
+void lb_arena_fork_done(bool child)
 {
+    if (child)
+        for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
+            LB_STORE_CHANGED(&recycled[i].head, NULL);
+            LB_STORE_CHANGED(&recycled[i].count, 0u);
+        }
     lb_meta_unlock(&recycle_lock);
     lb_meta_unlock(&arena_lock);
 }

@@ -5,15 +5,17 @@
  * memory, and leaves nothing half-allocated. */
 #ifndef LB_PAGES_H
 #define LB_PAGES_H
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Zeroed, readable and writable pages; NULL on failure. */
 void *lb_pages_alloc(size_t bytes);
-/* The same for per-thread tables, which come and go with threads: a freed
- * mapping is kept (up to 64 of each size) and handed to the next thread
- * zeroed with memset, instead of mmap + mprotect + munmap, each taking the
- * process's mmap lock and the last two flushing every CPU's TLB. Takes a lock of its own:
- * never from a signal handler, which uses lb_pages_alloc. */
+/* The same for per-thread tables, which come and go with threads: carved
+ * from a few large mappings, and a freed block kept (up to 64 of each
+ * size) and handed to the next thread zeroed with memset, instead of
+ * mmap + mprotect + munmap, each taking the process's mmap lock and the
+ * last two flushing every CPU's TLB. Takes a lock of its own: never from
+ * a signal handler, which uses lb_pages_alloc. */
 void *lb_pages_alloc_recycled(size_t bytes);
 void lb_pages_free_recycled(void *p, size_t bytes);
 /* Reserve address space without committing memory (MAP_NORESERVE). */
@@ -36,7 +38,8 @@ void *lb_arena_alloc_lines(size_t bytes);
 /* Bytes handed out by lb_arena_alloc so far (for the memory figures). */
 size_t lb_arena_bytes(void);
 /* fork: hold the arena's and the recycler's locks across fork so the child
- * never inherits them held. */
+ * never inherits them held; a child forgets its parent's free per-thread
+ * blocks (child true). */
 void lb_arena_fork_prepare(void);
-void lb_arena_fork_done(void);
+void lb_arena_fork_done(bool child);
 #endif
