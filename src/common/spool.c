@@ -82,8 +82,6 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     if (!lb_spool_key_ok(run_key))
         return -1;
     lb_spool_dir(dir, sizeof dir, db_path);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return -1;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     unsigned long long ns =
@@ -92,7 +90,15 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     snprintf(tmp, sizeof tmp, "%s/.%d.%llu.tmp", dir, pid, ns);
     snprintf(name, sizeof name, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns, pid);
     lb_file_part_t record = { bytes, n };
-    return lb_file_put(tmp, name, &record, 1);
+    /* the directory is made by the first record that finds none: every
+     * later process saves a mkdir */
+    int rc = lb_file_put(tmp, name, &record, 1);
+    if (rc != 0 && errno == ENOENT) {
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return -1;
+        rc = lb_file_put(tmp, name, &record, 1);
+    }
+    return rc;
 }
 
 static bool orphan_record(const char *name, char record[PATH_MAX]);
