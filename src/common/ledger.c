@@ -13,10 +13,10 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path)
     snprintf(buf, size, "%s-procs", db_path);
 }
 
-uint64_t lb_proc_start_of(pid_t pid)
+/* The start time in a /proc stat file. */
+static uint64_t start_in(const char *path)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char buf[1024];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -33,6 +33,27 @@ uint64_t lb_proc_start_of(pid_t pid)
     for (int field = 2; p && field < 22; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an
+ * exit write's stack that a short process has not touched (page faults). */
+uint64_t lb_proc_start_of(pid_t pid)
+{
+    if (pid <= 0)
+        return 0;
+    char path[32] = "/proc/", digits[12];
+    size_t n = 0, len = strlen(path);
+    for (unsigned long v = (unsigned long)pid; v; v /= 10)
+        digits[n++] = (char)('0' + v % 10);
+    while (n)
+        path[len++] = digits[--n];
+    memcpy(path + len, "/stat", sizeof "/stat");
+    return start_in(path);
+}
+
+uint64_t lb_proc_start_own(void)
+{
+    return start_in("/proc/self/stat");
 }
 
 uint64_t lb_ledger_now_ns(void)
