@@ -73,12 +73,18 @@ static bool add_chunk(size_t need)
     return true;
 }
 
+/* Bytes a block of `bytes` takes, its header included. */
+static size_t block_span(size_t bytes)
+{
+    return LB_SCRATCH_HEADER + ((bytes + 15) & ~(size_t)15);
+}
+
 /* A zeroed scratch block of `bytes`, or NULL (the caller then uses libc). */
 static void *take(size_t bytes)
 {
     if (bytes > LB_SCRATCH_MAX)
         return NULL;
-    size_t need = LB_SCRATCH_HEADER + ((bytes + 15) & ~(size_t)15);
+    size_t need = block_span(bytes);
     if ((size_t)(end - cursor) < need && !add_chunk(need))
         return NULL;
     char *block = cursor;
@@ -115,6 +121,16 @@ void *lb_scratch_realloc(void *p, size_t bytes)
 {
     if (!p || !owned(p))
         return active && !p ? lb_scratch_malloc(bytes) : realloc(p, bytes);
+    char *block = (char *)p - LB_SCRATCH_HEADER;
+    size_t old_span = block_span(block_size(p));
+    if (active && bytes >= block_size(p) && bytes <= LB_SCRATCH_MAX && block + old_span == cursor &&
+        (size_t)(end - block) >= block_span(bytes)) {
+        /* the last block handed out grows in place (a row log's doubling);
+         * never shrinks: what follows it must stay never used (zero) */
+        cursor = block + block_span(bytes);
+        memcpy(block, &bytes, sizeof bytes);
+        return p;
+    }
     void *grown = lb_scratch_malloc(bytes); /* another thread's: malloc's */
     if (grown) {
         size_t old = block_size(p);

@@ -26,7 +26,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define LB_SCRATCH_MAX ((size_t)256 << 20)
+/* Scratch memory a process maps at most: what a spooled write of a fork
+ * child or a compiler needs many times over; a write larger than that
+ * goes on with malloc (scratch memory is never reused, so a process ends
+ * with at most this much more than it would have held). */
+#define LB_SCRATCH_MAX ((size_t)32 << 20)
 
 /* Turns scratch memory on for the calling thread, its mappings made by
  * `map` (zeroed, readable and writable memory of at least `bytes`, never

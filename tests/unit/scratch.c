@@ -6,7 +6,7 @@
  * blocks without harm, and a u64 map and a row log (the exit write's
  * users) work on it.
  *
- * One process: the first test runs before the main thread turns it on. */
+ * Each test runs in a process of its own (tests/check.h). */
 #include "check.h"
 
 #include <malloc.h>
@@ -25,20 +25,36 @@ static bool from_malloc(void *p, size_t bytes)
     return malloc_usable_size(p) >= bytes;
 }
 
-/* The chunks' mapper: counts its calls and the bytes asked for. */
+/* The chunks' mapper: counts its calls and the bytes asked for, and
+ * keeps the chunks' ranges. */
 static unsigned maps;
 static size_t mapped_bytes;
 static char *last_chunk;
+static struct {
+    char *base;
+    size_t size;
+} mapped[64];
 
 static void *test_map(size_t bytes)
 {
-    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (p == MAP_FAILED)
         return NULL;
+    mapped[maps].base = p;
+    mapped[maps].size = bytes;
     maps++;
     mapped_bytes += bytes;
     last_chunk = p;
     return p;
+}
+
+static bool in_chunks(const void *p)
+{
+    for (unsigned i = 0; i < maps; i++)
+        if ((const char *)p >= mapped[i].base && (const char *)p < mapped[i].base + mapped[i].size)
+            return true;
+    return false;
 }
 
 static void test_off_is_libc(void)
@@ -134,9 +150,44 @@ static void test_on_allocates_in_order(void)
     ASSERT_EQ(b[0], 0); /* the other thread's free kept it */
 }
 
+/* The last block grows in place, no other; what follows a grown block is
+ * still zero; past LB_SCRATCH_MAX the allocations are malloc's. */
+static void test_growth_and_cap(void)
+{
+    ASSERT_TRUE(lb_scratch_on(test_map)); /* each test runs in a process of its own */
+    char *x = lb_scratch_malloc(100);
+    ASSERT_TRUE(in_chunks(x));
+    memset(x, 'x', 100);
+    ASSERT_PTR_EQ(lb_scratch_realloc(x, 5000), x); /* the last block: in place */
+    ASSERT_EQ(x[99], 'x');
+    char *y = lb_scratch_calloc(1, 64);
+    ASSERT_UEQ((uintptr_t)y, (uintptr_t)x + 5008 + 16); /* after the grown block */
+    for (int i = 0; i < 64; i++)
+        ASSERT_EQ(y[i], 0);
+    char *moved = lb_scratch_realloc(x, 10000); /* no longer the last: copied */
+    ASSERT_TRUE(moved != x);
+    ASSERT_EQ(moved[0], 'x');
+    ASSERT_EQ(moved[99], 'x');
+    char *shrunk = lb_scratch_realloc(moved, 10); /* never shrinks in place */
+    ASSERT_TRUE(shrunk != moved);
+    ASSERT_EQ(shrunk[9], 'x');
+    ASSERT_TRUE(in_chunks(shrunk));
+
+    /* fill up to the cap: then malloc's */
+    size_t big = (size_t)10 << 20;
+    void *last = NULL;
+    for (int i = 0; i < 8; i++)
+        last = lb_scratch_malloc(big);
+    ASSERT_NOT_NULL(last);
+    ASSERT_FALSE(in_chunks(last));
+    ASSERT_LE(mapped_bytes, LB_SCRATCH_MAX);
+    lb_scratch_free(last); /* libc's free */
+}
+
 /* The exit write's users: a map that grows several times and a row log. */
 static void test_users_on_scratch(void)
 {
+    ASSERT_TRUE(lb_scratch_on(test_map));
     lb_u64map_t map;
     ASSERT_EQ(lb_u64map_init(&map, 4), 0);
     for (uint32_t i = 0; i < 5000; i++)
@@ -146,6 +197,7 @@ static void test_users_on_scratch(void)
         ASSERT_TRUE(lb_u64map_get(&map, (uint64_t)i * 7919u, &v));
         ASSERT_EQ(v, i);
     }
+    ASSERT_TRUE(in_chunks(map.keys));
     lb_u64map_free(&map);
 
     lb_rowlog_t log = { 0 };
@@ -158,8 +210,9 @@ static void test_users_on_scratch(void)
     }
     ASSERT_FALSE(lb_rowlog_failed(&log));
     ASSERT_GT(log.len, 20000);
+    ASSERT_TRUE(in_chunks(log.bytes));
     lb_rowlog_free(&values);
     lb_rowlog_free(&log);
 }
 
-CHECK_MAIN(test_off_is_libc, test_on_allocates_in_order, test_users_on_scratch)
+CHECK_MAIN(test_off_is_libc, test_on_allocates_in_order, test_growth_and_cap, test_users_on_scratch)
