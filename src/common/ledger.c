@@ -51,11 +51,6 @@ uint64_t lb_proc_start_of(pid_t pid)
     return start_in(path);
 }
 
-uint64_t lb_proc_start_own(void)
-{
-    return start_in("/proc/self/stat");
-}
-
 uint64_t lb_ledger_now_ns(void)
 {
     struct timespec ts;

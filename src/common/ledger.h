@@ -88,8 +88,6 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path);
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
  * if there is none or it is a zombie. */
 uint64_t lb_proc_start_of(pid_t pid);
-/* The same for the calling process. */
-uint64_t lb_proc_start_own(void);
 /* CLOCK_BOOTTIME now, in ns: a slot's claimed_ns. */
 uint64_t lb_ledger_now_ns(void);
 /* Whether the process that claimed a slot at claimed_ns is the one that

@@ -19,8 +19,9 @@
  * bytes; text and blob: a 4-byte length and the bytes), then a 0 byte.
  * A parameter not bound is NULL.
  *
- * Memory: a log grows by malloc; a failed allocation marks it failed
- * (lb_rowlog_failed) and later appends are dropped. Not thread-safe: one
+ * Memory: a log grows through common/scratch.h (malloc, or scratch
+ * memory on the thread of a spooled exit write); a failed allocation
+ * marks it failed (lb_rowlog_failed) and later appends are dropped. Not thread-safe: one
  * log is one thread's. Used by the library's writer and by the CLI's
  * merge of pending records. Depends on SQLite (replay) and
  * common/db_merge.h's prepare. */

@@ -201,6 +201,10 @@ void lb_pages_free_recycled(void *p, size_t bytes)
     if (!p)
         return;
     size_t len = mapped_len(bytes);
+    if (len > LB_SLAB_SPAN / 8) {
+        lb_munmap(p, span_len(bytes)); /* a mapping of its own (lb_pages_alloc_recycled) */
+        return;
+    }
     bool kept = false;
     lb_meta_lock(&recycle_lock);
     for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES && !kept; i++) {

@@ -69,7 +69,8 @@ static bool task_schedstat_path(char *path, size_t size, pid_t tid)
 bool lb_run_delay_ns(pid_t tid, uint64_t *ns)
 {
     char path[96], buf[128];
-    if (tid ? !task_schedstat_path(path, sizeof path, tid) : !own_schedstat_path(path, sizeof path))
+    if (tid < 0 || (tid ? !task_schedstat_path(path, sizeof path, tid)
+                        : !own_schedstat_path(path, sizeof path)))
         return false;
     if (lb_read_head(path, buf, sizeof buf) <= 0)
         return false;

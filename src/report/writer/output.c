@@ -76,7 +76,7 @@ const char *lb_output_run_key(void)
 
 uint64_t lb_output_proc_start(void)
 {
-    return lb_proc_start_own();
+    return lb_proc_start_of(getpid()); /* as other processes read it: /proc/PID */
 }
 
 /* Export a variable to the tree. setenv only in the constructor, before

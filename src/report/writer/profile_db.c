@@ -156,7 +156,8 @@ static void build_template(void *arg)
 static void refresh_names(void *arg)
 {
     (void)arg;
-    read_names();
+    if (!lb_summary_by_run()) /* under `run`: no names, and no SQLite here (build_template) */
+        read_names();
     __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
 }
 
