@@ -7,10 +7,13 @@
 # "proc PID PPID THREADS". Each process must be in the database once, with
 # its parent, its own thread count (the run row's and its thread rows),
 # its threads started in worker(), and no process may fail to write: run
-# once plainly and once with time windows (a window thread writing in the
-# parent while it forks).
+# once plainly, once with time windows (a window thread writing in the
+# parent while it forks), and once under `lockblame run`, where the
+# template holds no database: the parent must not have loaded SQLite for
+# its children (it has under plain LD_PRELOAD, which shows the check can
+# tell).
 . "$(dirname "$0")/../lib/common.sh"
-need "$LOCKBLAME_LIB" "$WORKLOADS_USER/fork_template"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/fork_template"
 
 check() { # check NAME DB OUT ERR EXTRA (lockblame's own threads a process may have)
     local name=$1 db=$2 out=$3 extra=$5 pid ppid threads
@@ -48,6 +51,8 @@ echo "== fork_template, plain"
 LOCKBLAME_OUTPUT=$tmp/plain.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/fork_template" \
     >"$tmp/plain.out" 2>"$tmp/plain.err" || fail "fork_template failed: $(cat "$tmp/plain.err")"
 check plain "$tmp/plain.db" "$tmp/plain.out" "$tmp/plain.err" 0
+grep -qx 'sqlite_mapped 1' "$tmp/plain.out" ||
+    bad "plain: the parent's template did not load SQLite: $(grep sqlite_mapped "$tmp/plain.out")"
 
 echo "== fork_template, time windows every 10 ms"
 LOCKBLAME_INTERVAL=10ms LOCKBLAME_OUTPUT=$tmp/win.db LD_PRELOAD=$LOCKBLAME_LIB \
@@ -57,4 +62,10 @@ check windows "$tmp/win.db" "$tmp/win.out" "$tmp/win.err" 1 # and the window thr
 w=$(rows "$tmp/win.db" "SELECT COUNT(DISTINCT pid) FROM time_window")
 echo "  windows: of $w processes"
 [ "${w:-0}" -ge 1 ] || bad "windows: no process wrote a time window"
+echo "== fork_template, under lockblame run"
+"$LOCKBLAME_CLI" run -o "$tmp/run.db" -- "$WORKLOADS_USER/fork_template" >"$tmp/run.out" \
+    2>"$tmp/run.err" || fail "fork_template under run failed: $(cat "$tmp/run.err")"
+check run "$tmp/run.db" "$tmp/run.out" "$tmp/run.err" 0
+grep -qx 'sqlite_mapped 0' "$tmp/run.out" ||
+    bad "run: the parent loaded SQLite for its children: $(grep sqlite_mapped "$tmp/run.out")"
 finish

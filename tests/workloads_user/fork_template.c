@@ -6,10 +6,13 @@
  * thread), before it exits. The children after the parent's second fork
  * start their exit write from the profile database the parent prepared
  * (report/writer/profile_db.h); the grandchildren from the copy their
- * parent inherited. */
+ * parent inherited. At its end the parent prints "sqlite_mapped 0|1":
+ * whether SQLite is in its address space before its own exit write (the
+ * template loads it for the children, except under `lockblame run`). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,9 +71,23 @@ static void fork_in_turn(int n, int first_threads, int forking)
     }
 }
 
+/* Whether a libsqlite3 is mapped in this process. */
+static int sqlite_mapped(void)
+{
+    char line[512];
+    int found = 0;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    while (maps && fgets(line, sizeof line, maps))
+        found |= strstr(line, "libsqlite3") != NULL;
+    if (maps)
+        fclose(maps);
+    return found;
+}
+
 int main(void)
 {
     fork_in_turn(CHILDREN, 0, FORKING_CHILD);
     run_threads(2);
+    dprintf(1, "sqlite_mapped %d\n", sqlite_mapped());
     return 0;
 }

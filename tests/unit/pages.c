@@ -1,0 +1,85 @@
+/* Unit tests for per-thread tables (src/util/pages.c): blocks are carved
+ * one after another from a slab, zeroed; a freed block is handed out
+ * again, zeroed; a fork child does not reuse its parent's free blocks
+ * (zeroing one would copy its pages from the parent); a block too large
+ * for the slabs is a mapping of its own, unmapped when freed; and the
+ * blocks stay usable for the tables' real sizes. */
+#include "check.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/pages.h"
+
+#define TABLE 10000u /* two pages and a bit: a block of 4 pages (3 and the spacer) */
+#define BLOCK 16384u
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static bool mapped(const void *p)
+{
+    unsigned char vec;
+    return mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096, &vec) == 0;
+}
+
+static void test_carved_in_order_and_recycled(void)
+{
+    unsigned char *a = lb_pages_alloc_recycled(TABLE);
+    unsigned char *b = lb_pages_alloc_recycled(TABLE);
+    ASSERT_NOT_NULL(a);
+    ASSERT_NOT_NULL(b);
+    ASSERT_UEQ((uintptr_t)b, (uintptr_t)a + BLOCK); /* one after another, one slab */
+    ASSERT_TRUE(all_zero(a, TABLE));
+    ASSERT_TRUE(all_zero(b, TABLE));
+    memset(a, 0x5a, TABLE);
+    lb_pages_free_recycled(a, TABLE);
+    unsigned char *again = lb_pages_alloc_recycled(TABLE);
+    ASSERT_PTR_EQ(again, a); /* the freed block, handed out zeroed */
+    ASSERT_TRUE(all_zero(again, TABLE));
+    unsigned char *c = lb_pages_alloc_recycled(TABLE);
+    ASSERT_UEQ((uintptr_t)c, (uintptr_t)b + BLOCK);
+}
+
+static void test_fork_child_forgets_free_blocks(void)
+{
+    unsigned char *a = lb_pages_alloc_recycled(TABLE);
+    unsigned char *b = lb_pages_alloc_recycled(TABLE);
+    memset(a, 0x5a, TABLE);
+    lb_pages_free_recycled(a, TABLE); /* the parent's free block */
+    lb_arena_fork_prepare();
+    pid_t pid = fork();
+    if (pid == 0) {
+        lb_arena_fork_done(true);
+        unsigned char *mine = lb_pages_alloc_recycled(TABLE);
+        int rc = mine == a ? 1 : mine != b + BLOCK ? 2 : !all_zero(mine, TABLE) ? 3 : 0;
+        _exit(rc); /* a fresh block after b: never the parent's */
+    }
+    lb_arena_fork_done(false);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_PTR_EQ(lb_pages_alloc_recycled(TABLE), a); /* the parent still has it */
+}
+
+static void test_large_block_is_its_own_mapping(void)
+{
+    size_t big = (size_t)3 << 20;
+    unsigned char *p = lb_pages_alloc_recycled(big);
+    ASSERT_NOT_NULL(p);
+    ASSERT_TRUE(all_zero(p, 4096));
+    p[big - 1] = 1;
+    lb_pages_free_recycled(p, big);
+    ASSERT_FALSE(mapped(p)); /* unmapped, not kept on a list it is never taken from */
+}
+
+CHECK_MAIN(test_carved_in_order_and_recycled, test_fork_child_forgets_free_blocks,
+           test_large_block_is_its_own_mapping)
