@@ -12,9 +12,10 @@
 
 /* Every mapping ends in one PROT_NONE page. The kernel places new
  * mappings top-down, so a thread's tables (or the slab they are carved
- * from), mapped when it starts, land directly below its stack; a program thread on a stack without a guard
- * page (guardsize 0) that overflows must fault there, as it would on the
- * unmapped page below natively, instead of writing into our tables.
+ * from), mapped when it starts, land directly below its stack; a program
+ * thread on a stack without a guard page (guardsize 0) that overflows
+ * must fault there, as it would on the unmapped page below natively,
+ * instead of writing into our tables.
  *
  * And every mapping spans at least LB_MAP_MIN_SPAN of address space (the
  * rest PROT_NONE, which commits no memory): small enough mappings would
@@ -106,9 +107,10 @@ void lb_pages_free(void *p, size_t bytes)
  * tables, where a mapping each (mmap, mprotect, a page table of its own
  * and the span's minimum) cost a thread starting in a fresh process, a
  * fork child's above all, ~40 us a table beyond its pages on the VM
- * measured. A block is never unmapped: past LB_PAGES_RECYCLE_MAX free
- * blocks of its class its pages are given back (MADV_DONTNEED) and the
- * block dropped. A fork child forgets its parent's free blocks: zeroing
+ * measured. A carved block is never unmapped: past LB_PAGES_RECYCLE_MAX
+ * free blocks of its class its pages are given back (MADV_DONTNEED) and
+ * the block dropped; a block too large for a slab is a mapping of its
+ * own, unmapped when freed. A fork child forgets its parent's free blocks: zeroing
  * one would copy each of its pages from the parent, where a fresh block
  * touches only what the thread uses. The lock is held for a handful of
  * instructions, never across a system call. */
