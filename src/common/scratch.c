@@ -2,8 +2,9 @@
  *
  * Mappings ("chunks") are made on demand by the caller's mapper, each at
  * least LB_SCRATCH_CHUNK bytes (the library's reserves address space
- * only: a page commits memory when written), and filled in order. Each block has a 16-byte header holding
- * its size, so that a realloc knows how much to copy.
+ * only: a page commits memory when written), and filled in order. Each
+ * block has a 16-byte header holding its size, so that a realloc knows
+ * how much to copy.
  *
  * Invariants: only the owner thread (the one whose lb_scratch_on won the
  * claim) allocates, appends to the chunk table and moves the cursor; a
