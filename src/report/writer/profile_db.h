@@ -50,9 +50,10 @@ int lb_profile_db_create(sqlite3 **db);
  * built once and copied, never rolled back). SQLite's code as above.
  * *names: with the template, the run's names its builder read
  * (lb_symcache_preload), else NULL. With lazy and no template or a
- * template without a database, *db is NULL and SQLITE_OK: a write whose profile may wait in the spool logs
- * its rows without a database, and creates one (lb_profile_db_new) only
- * if it commits after all. */
+ * template without a database, *db is NULL and SQLITE_OK: a write whose
+ * profile may wait in the spool logs its rows without a database, and
+ * creates one (lb_profile_db_new) only if it commits after all; without
+ * lazy, a template without a database gets a new one. */
 int lb_profile_db_take(sqlite3 **db, lb_symcache_t **names, bool lazy);
 /* A new database for the exit write, as lb_profile_db_take creates. */
 int lb_profile_db_new(sqlite3 **db);
