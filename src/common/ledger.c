@@ -13,18 +13,27 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path)
     snprintf(buf, size, "%s-procs", db_path);
 }
 
-/* The start time in a /proc stat file. */
-static uint64_t start_in(const char *path)
+/* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an
+ * exit write's stack that a short process has not touched (page faults). */
+uint64_t lb_proc_start_of(pid_t pid)
 {
-    char buf[1024];
+    if (pid <= 0)
+        return 0;
+    char path[32] = "/proc/", digits[12], buf[1024];
+    size_t n = 0, len = strlen(path);
+    for (unsigned long v = (unsigned long)pid; v; v /= 10)
+        digits[n++] = (char)('0' + v % 10);
+    while (n)
+        path[len++] = digits[--n];
+    memcpy(path + len, "/stat", sizeof "/stat");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t got = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (n <= 0)
+    if (got <= 0)
         return 0;
-    buf[n] = '\0';
+    buf[got] = '\0';
     /* Field 3 is the state, 22 the start time; the command (field 2) may
      * hold spaces, so count after the last ')'. */
     char *p = strrchr(buf, ')');
@@ -33,22 +42,6 @@ static uint64_t start_in(const char *path)
     for (int field = 2; p && field < 22; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
-/* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an
- * exit write's stack that a short process has not touched (page faults). */
-uint64_t lb_proc_start_of(pid_t pid)
-{
-    if (pid <= 0)
-        return 0;
-    char path[32] = "/proc/", digits[12];
-    size_t n = 0, len = strlen(path);
-    for (unsigned long v = (unsigned long)pid; v; v /= 10)
-        digits[n++] = (char)('0' + v % 10);
-    while (n)
-        path[len++] = digits[--n];
-    memcpy(path + len, "/stat", sizeof "/stat");
-    return start_in(path);
 }
 
 uint64_t lb_ledger_now_ns(void)

@@ -110,10 +110,10 @@ void lb_pages_free(void *p, size_t bytes)
  * measured. A carved block is never unmapped: past LB_PAGES_RECYCLE_MAX
  * free blocks of its class its pages are given back (MADV_DONTNEED) and
  * the block dropped; a block too large for a slab is a mapping of its
- * own, unmapped when freed. A fork child forgets its parent's free blocks: zeroing
- * one would copy each of its pages from the parent, where a fresh block
- * touches only what the thread uses. The lock is held for a handful of
- * instructions, never across a system call. */
+ * own, unmapped when freed. A fork child forgets its parent's free
+ * blocks: zeroing one would copy each of its pages from the parent, where
+ * a fresh block touches only what the thread uses. The lock is held for a
+ * handful of instructions, never across a system call. */
 #define LB_PAGES_RECYCLE_CLASSES 8
 #define LB_PAGES_RECYCLE_MAX     64
 #define LB_SLAB_SPAN             ((size_t)8 << 20)
@@ -167,14 +167,15 @@ void *lb_pages_alloc_recycled(size_t bytes)
                 break;
             }
         }
-        if (!p && fresh && (size_t)(slabs.end - slabs.cursor) < len && slabs.n < LB_SLABS) {
+        void *carved = p ? NULL : carve(len);
+        if (!p && !carved && fresh && slabs.n < LB_SLABS) {
             /* install the slab mapped outside the lock */
             slabs.base[slabs.n++] = fresh;
             slabs.cursor = fresh;
             slabs.end = fresh + LB_SLAB_SPAN - LB_PAGE;
             fresh = NULL;
+            carved = carve(len);
         }
-        void *carved = p ? NULL : carve(len);
         lb_meta_unlock(&recycle_lock);
         if (fresh) /* another thread installed one first, or none is needed */
             lb_munmap(fresh, LB_SLAB_SPAN);

@@ -7,15 +7,6 @@
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
 
-/* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
- * the /proc mount's pid namespace numbers it (the /proc/thread-self
- * link's last component, read without following the link). Not
- * /proc/thread-self/schedstat: that leaves the thread's dentries below
- * /proc/PID, and the parent's reap of a process whose threads have just
- * exited invalidates /proc/PID's subtree while the last thread's own
- * release invalidates its part: the reap then spins in
- * shrink_dcache_parent until that thread runs again. /proc/TID's
- * dentries are the thread's alone, invalidated by its own release. */
 /* path = "/proc/" ID "/schedstat", by hand, not snprintf: vfprintf's
  * frame is kilobytes of stack that a thread about to exit, or an exit
  * write on a stack of its own, has not touched (page faults). */

@@ -6,13 +6,14 @@
  * same path and start (symcache.c), so a difference here costs speed,
  * never a name. */
 #include "report/writer/modmap.h"
-#include "util/elf_note.h"
 
 #include <elf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/elf_note.h"
 
 /* Adds one mapping; extends the last module when it maps the same file. */
 static bool add_mapping(lb_modmap_t *map, uint32_t *cap, uintptr_t start, uintptr_t end,

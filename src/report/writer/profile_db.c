@@ -112,9 +112,12 @@ static bool run_db_changed(void)
     return changed;
 }
 
+/* The run's names into the template, when its database changed; none
+ * under `lockblame run`, whose database exists only when the program
+ * ends, and where this process does not load SQLite (build_template). */
 static void read_names(void)
 {
-    if (!run_db_changed())
+    if (lb_summary_by_run() || !run_db_changed())
         return;
     lb_symcache_t *fresh = lb_symcache_preload();
     if (!fresh)
@@ -139,8 +142,7 @@ static void build_template(void *arg)
         template_db = db;
         for (int kind = 0; db && kind < AHEAD; kind++)
             ahead[kind] = lb_row_prepare(db, (enum lb_row_kind)kind, "main");
-        if (with_db)
-            read_names();
+        read_names();
         if (!template_names) /* no names yet: the modules, read once for every child */
             template_names = lb_symcache_modules_only();
         char own[PATH_MAX];
@@ -156,8 +158,7 @@ static void build_template(void *arg)
 static void refresh_names(void *arg)
 {
     (void)arg;
-    if (!lb_summary_by_run()) /* under `run`: no names, and no SQLite here (build_template) */
-        read_names();
+    read_names();
     __atomic_store_n(&template_state, TEMPLATE_READY, __ATOMIC_RELEASE);
 }
 
