@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/switches.h"
 #include "util/common.h"
 #include "util/raw_mmap.h"
 
@@ -68,8 +69,7 @@ static struct {
 
 void lb_rule_share_setup(void)
 {
-    const char *v = getenv("LOCKBLAME_SHARE_RULES");
-    share.off = v && strcmp(v, "0") == 0;
+    share.off = lb_switch_off("LOCKBLAME_SHARE_RULES");
 }
 
 static uint64_t key_hash(uintptr_t pc, uint64_t word)

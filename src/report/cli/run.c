@@ -44,6 +44,7 @@
 #include "common/db_name.h"
 #include "common/duration.h"
 #include "common/spool.h"
+#include "common/switches.h"
 #include "report/cli/commands.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
@@ -151,6 +152,11 @@ static char *default_path(const char *prog, pid_t pid)
 
 /* A bad LOCKBLAME_SPOOL_MAX, said here once for the tree: no process of
  * it started the run, so none says it (the library's spool_bound.c). */
+static void say_switch(const char *line)
+{
+    cli_warn("%s", line);
+}
+
 static void warn_spool_max(void)
 {
     char why[256];
@@ -318,6 +324,7 @@ int lb_cmd_run(int argc, char **argv)
         set_run_key();
         set_env("LOCKBLAME_SUMMARY", "run");
         warn_spool_max();
+        lb_switches_check(say_switch); /* no process of the tree started it */
     }
     if (event)
         set_env("LOCKBLAME_EVENT", event);

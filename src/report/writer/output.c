@@ -20,6 +20,7 @@
 #include "common/ddl.h"
 #include "common/ledger.h"
 #include "common/spool.h"
+#include "common/switches.h"
 #include "common/version.h"
 #include "report/writer/spool_bound.h"
 #include "util/clock.h"
@@ -46,18 +47,6 @@ bool lb_spool_enabled(void)
     return !spool_off;
 }
 
-bool lb_output_setting_off(const char *name, const char *wants)
-{
-    const char *v = getenv(name);
-    if (!v || !*v || strcmp(v, "1") == 0)
-        return false;
-    if (strcmp(v, "0") == 0)
-        return true;
-    if (lb_output_tree_root())
-        lb_warn("%s wants %s, not '%s'; using 1", name, wants, v);
-    return false;
-}
-
 const char *lb_output_path(void)
 {
     return output_path;
@@ -81,6 +70,11 @@ uint64_t lb_output_proc_start(void)
 
 /* Export a variable to the tree. setenv only in the constructor, before
  * the program's main can read or copy the environment. */
+static void say_switch(const char *line)
+{
+    lb_warn("%s", line);
+}
+
 static void export_env(const char *name, const char *value)
 {
     if (setenv(name, value, 1) != 0)
@@ -190,12 +184,11 @@ int lb_output_setup(void)
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         export_env("LOCKBLAME_TREE_ROOT", pid);
+        lb_switches_check(say_switch); /* once for the tree (common/switches.h) */
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);
-    spool_off = lb_output_setting_off(
-        "LOCKBLAME_SPOOL",
-        "1 (a small profile waits for the next commit) or 0 (each process adds its own)");
+    spool_off = lb_switch_off("LOCKBLAME_SPOOL");
     return 0;
 }
 

@@ -33,10 +33,6 @@ const char *lb_output_path(void);
  * it still did): LOCKBLAME_TREE_ROOT, which it exports, is its pid. */
 bool lb_output_tree_root(void);
 const char *lb_output_run_key(void);
-/* A LOCKBLAME_* setting of 1 (the default) or 0: true for 0. Any other
- * value is taken for 1, and the tree's root says so in one line ("NAME
- * wants <wants>, not 'value'; using 1"). */
-bool lb_output_setting_off(const char *name, const char *wants);
 /* This image made the run key: the first image of the tree's root. */
 bool lb_output_started_run(void);
 /* The kernel's start time of this process (/proc/self/stat, clock ticks):

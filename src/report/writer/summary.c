@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "common/db_summary.h"
+#include "common/switches.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "util/lazy_deps.h"
@@ -14,8 +15,7 @@ static bool each_process; /* LOCKBLAME_QUIET=0 */
 
 void lb_summary_setup(void)
 {
-    each_process = lb_output_setting_off(
-        "LOCKBLAME_QUIET", "0 (a summary from every process) or 1 (one for the tree)");
+    each_process = lb_switch_off("LOCKBLAME_QUIET");
 }
 
 /* The lines after the first: the top release site, the unseen waits. */

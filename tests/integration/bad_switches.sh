@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A LOCKBLAME_* switch (LOCKBLAME_QUIET, LOCKBLAME_SPOOL,
+# LOCKBLAME_SHARE_RULES: 1 or 0) with any other value is said in one line
+# for the whole tree, under plain LD_PRELOAD (by the image that started the
+# run) and under `lockblame run` (by run, as no process of the tree starts
+# it), and the default holds: prefork_sem (a parent and four forked
+# workers) prints the lines it prints natively (their measured figures
+# aside), exits 0, and its five processes are in the database. A value of 0 or 1 is said by no line.
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/prefork_sem"
+prog=$WORKLOADS_USER/prefork_sem
+# shape FILE: the program's lines without their measured figures
+shape() { sed 's/ [0-9.]*$//' "$1"; }
+"$prog" >"$tmp/native.out" || fail "prefork_sem failed natively"
+
+# tree MODE NAME=VALUE: run the tree under MODE (preload or run) with the
+# setting; its stderr in $tmp/err, its database $tmp/t.db.
+tree() {
+    rm -f "$tmp/t.db"
+    local rc=0
+    if [ "$1" = preload ]; then
+        env "$2" LOCKBLAME_OUTPUT="$tmp/t.db" LD_PRELOAD="$LOCKBLAME_LIB" "$prog" \
+            >"$tmp/out" 2>"$tmp/err" || rc=$?
+    else
+        env "$2" "$LOCKBLAME_CLI" run -o "$tmp/t.db" -- "$prog" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    fi
+    [ "$rc" = 0 ] || bad "$1 $2: exit status $rc"
+    [ "$(shape "$tmp/out")" = "$(shape "$tmp/native.out")" ] ||
+        bad "$1 $2: its lines differ from the native run's: $(shape "$tmp/out" | tr '\n' ' ')"
+}
+
+for name in LOCKBLAME_QUIET LOCKBLAME_SPOOL LOCKBLAME_SHARE_RULES; do
+    for mode in preload run; do
+        tree $mode "$name=maybe"
+        n=$(grep -c "^lockblame: $name wants .*, not 'maybe'; using 1\$" "$tmp/err" || true)
+        [ "$n" = 1 ] || bad "$mode $name=maybe: $n lines saying so, want 1: $(cat "$tmp/err")"
+        procs=$(rows "$tmp/t.db" "SELECT COUNT(*) FROM run")
+        [ "$procs" = 5 ] || bad "$mode $name=maybe: $procs processes in the database, want 5"
+        for good in 0 1; do
+            tree $mode "$name=$good"
+            ! grep -q "$name" "$tmp/err" || bad "$mode $name=$good: said: $(cat "$tmp/err")"
+        done
+        echo "ok: $mode $name"
+    done
+done
+[ $errors -eq 0 ]
+echo PASS
