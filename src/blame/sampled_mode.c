@@ -44,11 +44,13 @@ lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
         else if (strcmp(want, "sampled") == 0)
             mode = LB_SAMPLED_ALWAYS;
         else if (strcmp(want, "auto") != 0)
-            lb_warn("bad %s '%s' (want exact, sampled or auto); using auto", var, want);
+            lb_warn_setting(var, "bad %s '%s' (want exact, sampled or auto); using auto", var,
+                            want);
     }
     if (needs_samples && mode != LB_SAMPLED_EXACT && lb_sampler_ns_per_sample() <= 0) {
         if (mode == LB_SAMPLED_ALWAYS)
-            lb_warn("%s=sampled needs CPU sampling with a known period; %s", var, fallback);
+            lb_warn_setting(var, "%s=sampled needs CPU sampling with a known period; %s", var,
+                            fallback);
         mode = LB_SAMPLED_EXACT;
     }
     return mode;

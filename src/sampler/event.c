@@ -50,14 +50,17 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
         const char *at = strrchr(ev, '@');
         size_t len = at ? (size_t)(at - ev) : strlen(ev);
         if (len == 0 || len >= sizeof req->event) {
-            lb_warn("bad LOCKBLAME_EVENT '%s' (want NAME[@PERIOD]); using the default event", ev);
+            lb_warn_setting(
+                "LOCKBLAME_EVENT",
+                "bad LOCKBLAME_EVENT '%s' (want NAME[@PERIOD]); using the default event", ev);
         } else {
             memcpy(req->event, ev, len);
             req->event[len] = '\0';
             if (at && !lb_parse_u64(at + 1, 1, UINT64_C(1) << 62, &req->period)) {
-                lb_warn("bad period in LOCKBLAME_EVENT '%s' (want a positive integer); "
-                        "using the default period",
-                        ev);
+                lb_warn_setting("LOCKBLAME_EVENT",
+                                "bad period in LOCKBLAME_EVENT '%s' (want a positive integer); "
+                                "using the default period",
+                                ev);
                 req->period = 0;
             }
         }
@@ -66,11 +69,13 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
     const char *fq = getenv("LOCKBLAME_FREQ");
     if (fq && *fq) {
         if (!lb_parse_u64(fq, 1, LB_MAX_FREQ, &req->freq)) {
-            lb_warn("bad LOCKBLAME_FREQ '%s' (want 1..%u Hz); using %u Hz", fq, LB_MAX_FREQ,
-                    LB_DEFAULT_FREQ);
+            lb_warn_setting("LOCKBLAME_FREQ",
+                            "bad LOCKBLAME_FREQ '%s' (want 1..%u Hz); using %u Hz", fq, LB_MAX_FREQ,
+                            LB_DEFAULT_FREQ);
             req->freq = 0;
         } else if (req->period) {
-            lb_warn("LOCKBLAME_FREQ=%s ignored: LOCKBLAME_EVENT gives a period", fq);
+            lb_warn_setting("LOCKBLAME_FREQ",
+                            "LOCKBLAME_FREQ=%s ignored: LOCKBLAME_EVENT gives a period", fq);
             req->freq = 0;
         }
     }
@@ -79,9 +84,10 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
     if (sg && *sg) {
         req->signo = lb_sampler_parse_signal(sg);
         if (!req->signo)
-            lb_warn("bad LOCKBLAME_SIGNAL '%s' (want SIGUSR1/2, SIGPROF, RTMIN+N...); "
-                    "using SIGRTMIN+5",
-                    sg);
+            lb_warn_setting("LOCKBLAME_SIGNAL",
+                            "bad LOCKBLAME_SIGNAL '%s' (want SIGUSR1/2, SIGPROF, RTMIN+N...); "
+                            "using SIGRTMIN+5",
+                            sg);
     }
 }
 
@@ -187,13 +193,14 @@ int lb_sampler_choose(const lb_sampler_request_t *req, lb_sampler_config_t *cfg)
         lb_try_timer(cfg, time_period, why, sizeof why) == 0) {
         snprintf(cfg->why, sizeof cfg->why, "fallback: %s", failed);
         lb_describe(cfg, how, sizeof how);
-        lb_warn("%s; sampling with a thread CPU-time timer %s", failed, how);
+        lb_warn_setting("LOCKBLAME_EVENT", "%s; sampling with a thread CPU-time timer %s", failed,
+                        how);
         return 0;
     }
     if (lb_try_perf(cfg, "task-clock", time_period, 0, why, sizeof why) == 0) {
         snprintf(cfg->why, sizeof cfg->why, "fallback: %s", failed);
         lb_describe(cfg, how, sizeof how);
-        lb_warn("%s; sampling task-clock %s", failed, how);
+        lb_warn_setting("LOCKBLAME_EVENT", "%s; sampling task-clock %s", failed, how);
         return 0;
     }
     lb_warn("%s; no task-clock either (%s); CPU sampling off", failed, why);

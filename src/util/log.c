@@ -71,6 +71,57 @@ static void lb_vwarn(const char *fmt, va_list ap)
     errno = saved_errno;
 }
 
+/* Whether the comma-separated list names name. */
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && memcmp(p, name, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+/* LOCKBLAME_SAID as this image found it: what its predecessors said. */
+static char said_before_image[512];
+static bool said_read;
+
+static bool said_before(const char *name)
+{
+    if (!said_read) {
+        const char *v = getenv("LOCKBLAME_SAID");
+        snprintf(said_before_image, sizeof said_before_image, "%s", v ? v : "");
+        said_read = true;
+    }
+    return listed(said_before_image, name);
+}
+
+static void note_said(const char *name)
+{
+    const char *v = getenv("LOCKBLAME_SAID");
+    if (listed(v, name))
+        return;
+    char list[512];
+    int n = snprintf(list, sizeof list, "%s%s%s", v && *v ? v : "", v && *v ? "," : "", name);
+    if (n > 0 && (size_t)n < sizeof list)
+        setenv("LOCKBLAME_SAID", list, 1);
+}
+
+void lb_warn_setting(const char *name, const char *fmt, ...)
+{
+    if (said_before(name))
+        return;
+    int saved_errno = errno;
+    va_list ap;
+    va_start(ap, fmt);
+    lb_vwarn(fmt, ap);
+    va_end(ap);
+    note_said(name);
+    errno = saved_errno;
+}
+
 void lb_warn(const char *fmt, ...)
 {
     va_list ap;

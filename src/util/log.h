@@ -7,6 +7,13 @@
 #include <stdbool.h>
 
 __attribute__((format(printf, 1, 2))) void lb_warn(const char *fmt, ...);
+/* A line about the value of setting `name` (a LOCKBLAME_* variable), said
+ * once for the process tree: not by an image whose predecessors in the
+ * tree said one about it. LOCKBLAME_SAID lists the settings said, and
+ * exec'd images inherit it (a fork child inherits the setting read, and
+ * reads none). For the images' setup, before the program runs threads:
+ * it sets the variable. */
+__attribute__((format(printf, 2, 3))) void lb_warn_setting(const char *name, const char *fmt, ...);
 /* Like lb_warn, but only the first call with the same once-flag prints. */
 __attribute__((format(printf, 2, 3))) void lb_warn_once(int *once, const char *fmt, ...);
 /* Whether `lockblame run` prints the run's summary for the whole process

@@ -154,7 +154,9 @@ void lb_window_setup(void)
     if (!v || !*v || !*lb_output_path())
         return;
     if (!lb_parse_duration(v, &interval_ns)) {
-        lb_warn("bad LOCKBLAME_INTERVAL '%s' (want e.g. 10s, 500ms, 0); no time windows", v);
+        lb_warn_setting("LOCKBLAME_INTERVAL",
+                        "bad LOCKBLAME_INTERVAL '%s' (want e.g. 10s, 500ms, 0); no time windows",
+                        v);
         return;
     }
     enabled = true;

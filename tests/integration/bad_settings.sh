@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# A LOCKBLAME_* switch (LOCKBLAME_QUIET, LOCKBLAME_SPOOL,
+# A bad LOCKBLAME_* value is said in one line for the whole process tree.
+#
+# A switch (LOCKBLAME_QUIET, LOCKBLAME_SPOOL,
 # LOCKBLAME_SHARE_RULES: 1 or 0) with any other value is said in one line
 # for the whole tree, under plain LD_PRELOAD (by the image that started the
 # run) and under `lockblame run` (by run, as no process of the tree starts
@@ -42,6 +44,32 @@ for name in LOCKBLAME_QUIET LOCKBLAME_SPOOL LOCKBLAME_SHARE_RULES; do
         done
         echo "ok: $mode $name"
     done
+done
+
+# The settings every image reads (sampling, accounting, time windows): a
+# shell that runs prefork_sem twice is three images, each of which reads
+# them; one line in all, under plain LD_PRELOAD and under `lockblame run`.
+printf '#!/bin/sh\n"%s" >/dev/null\n"%s" >/dev/null\n' "$prog" "$prog" >"$tmp/two.sh"
+chmod +x "$tmp/two.sh"
+for setting in LOCKBLAME_FREQ=abc LOCKBLAME_EVENT=no_such_event LOCKBLAME_SIGNAL=zz \
+    LOCKBLAME_MUTEX=zz LOCKBLAME_COND=zz LOCKBLAME_SPIN=zz LOCKBLAME_INTERVAL=zz; do
+    name=${setting%%=*} value=${setting#*=}
+    for mode in preload run; do
+        rm -f "$tmp/t.db"
+        rc=0
+        if [ $mode = preload ]; then
+            env "$setting" LOCKBLAME_OUTPUT="$tmp/t.db" LD_PRELOAD="$LOCKBLAME_LIB" "$tmp/two.sh" \
+                2>"$tmp/err" || rc=$?
+        else
+            env "$setting" "$LOCKBLAME_CLI" run -o "$tmp/t.db" -- "$tmp/two.sh" 2>"$tmp/err" || rc=$?
+        fi
+        [ $rc = 0 ] || bad "$mode $setting: exit status $rc"
+        n=$(grep -c "$name\|$value" "$tmp/err" || true)
+        [ "$n" = 1 ] || bad "$mode $setting: $n lines about it, want 1: $(cat "$tmp/err")"
+        procs=$(rows "$tmp/t.db" "SELECT COUNT(*) FROM run")
+        [ "$procs" -ge 8 ] || bad "$mode $setting: $procs processes in the database, want 8 or more"
+    done
+    echo "ok: $setting said once"
 done
 [ $errors -eq 0 ]
 echo PASS
