@@ -1,6 +1,5 @@
 /* See spool.h. */
 #include "common/spool.h"
-#include "common/file_put.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "common/rowlog.h"
 
 #define RECORD_SUFFIX ".lbrec"
+#define LOG_SUFFIX    ".lblog"
 #define CLAIM_SUFFIX  ".claim"
 #define BAD_SUFFIX    ".bad"
 
@@ -76,32 +78,128 @@ static bool record_of(const char *name, const char *run_key)
     return strcmp(p, RECORD_SUFFIX) == 0;
 }
 
+/* A frame of the run's log: a record's bytes follow this header. */
+#define FRAME_MAGIC "LBFRAME1"
+typedef struct frame_header {
+    char magic[8];
+    uint64_t length; /* of the record's bytes */
+    uint64_t check;  /* frame_check of them */
+} frame_header_t;
+
+/* A checksum of a frame's bytes, a word at a time: a frame that a writer
+ * could not finish (ENOSPC, killed inside the write) is told from a
+ * whole one. */
+static uint64_t frame_check(const unsigned char *bytes, size_t n)
+{
+    const uint64_t mul = 0xff51afd7ed558ccdull;
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ull, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, bytes + i, 8);
+        h = (h ^ w) * mul;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, bytes + i, n - i);
+    h = (h ^ w) * mul;
+    return h ^ (h >> 29);
+}
+
+/* dir/<run key>.lblog, the run's open log, in buf[PATH_MAX]; false when
+ * it does not fit. */
+static bool log_path(char *buf, const char *dir, const char *run_key)
+{
+    int n = snprintf(buf, PATH_MAX, "%s/%s" LOG_SUFFIX, dir, run_key);
+    return n > 0 && n < PATH_MAX;
+}
+
+/* Whether fd is still the file at path (a merger may have sealed it
+ * since it was opened). */
+static bool still_named(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+static int lock_file(int fd, int how)
+{
+    int rc;
+    while ((rc = flock(fd, how)) != 0 && errno == EINTR)
+        ;
+    return rc;
+}
+
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n)
 {
-    char dir[PATH_MAX], tmp[PATH_MAX + 64], name[PATH_MAX + 128];
+    char dir[PATH_MAX], log[PATH_MAX];
     if (!lb_spool_key_ok(run_key))
         return -1;
     lb_spool_dir(dir, sizeof dir, db_path);
+    if (!log_path(log, dir, run_key))
+        return -1;
+    frame_header_t h = { .length = n, .check = frame_check(bytes, n) };
+    memcpy(h.magic, FRAME_MAGIC, sizeof h.magic);
+    struct iovec parts[2] = { { &h, sizeof h }, { (void *)bytes, n } };
+    bool made_dir = false;
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == ENOENT && !made_dir) {
+            /* the directory is made by the first record that finds none */
+            made_dir = true;
+            if (mkdir(dir, 0777) == 0 || errno == EEXIST)
+                continue;
+        }
+        if (fd < 0)
+            return -1;
+        /* shared with other writers; a merger that sealed the log waits
+         * for the writes under way (read_record), and a writer that
+         * opened the log before the seal writes to the new one */
+        if (lock_file(fd, LOCK_SH) != 0 || !still_named(fd, log)) {
+            close(fd);
+            continue;
+        }
+        ssize_t wrote = writev(fd, parts, 2);
+        close(fd);
+        /* a part written (no space left) stays, a damaged frame that
+         * mergers skip; the caller adds its profile itself */
+        return wrote == (ssize_t)(sizeof h + n) ? 0 : -1;
+    }
+    return -1;
+}
+
+/* The run's open log renamed to a pending file of its own,
+ * <run key>.<ns>.<pid>.lbrec: later records go to a new log. */
+static void seal_log(const char *dir, const char *run_key)
+{
+    char log[PATH_MAX], sealed[PATH_MAX];
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     unsigned long long ns =
         (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
-    int pid = (int)getpid();
-    snprintf(tmp, sizeof tmp, "%s/.%d.%llu.tmp", dir, pid, ns);
-    snprintf(name, sizeof name, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns, pid);
-    lb_file_part_t record = { bytes, n };
-    /* the directory is made by the first record that finds none: every
-     * later process saves a mkdir */
-    int rc = lb_file_put(tmp, name, &record, 1);
-    if (rc != 0 && errno == ENOENT) {
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return -1;
-        rc = lb_file_put(tmp, name, &record, 1);
-    }
-    return rc;
+    int n = snprintf(sealed, sizeof sealed, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns,
+                     (int)getpid());
+    if (log_path(log, dir, run_key) && n > 0 && n < (int)sizeof sealed)
+        rename(log, sealed);
+}
+
+void lb_spool_seal(const char *db_path, const char *run_key)
+{
+    char dir[PATH_MAX];
+    if (!lb_spool_key_ok(run_key))
+        return;
+    lb_spool_dir(dir, sizeof dir, db_path);
+    seal_log(dir, run_key);
 }
 
 static bool orphan_record(const char *name, char record[PATH_MAX]);
+
+/* Whether name is run_key's open log, <run key>.lblog. */
+static bool log_of(const char *name, const char *run_key)
+{
+    size_t k = strlen(run_key);
+    return strncmp(name, run_key, k) == 0 && strcmp(name + k, LOG_SUFFIX) == 0;
+}
 
 bool lb_spool_has_records(const char *db_path, const char *run_key)
 {
@@ -114,7 +212,8 @@ bool lb_spool_has_records(const char *db_path, const char *run_key)
     for (struct dirent *e; !found && (e = readdir(d));) {
         /* a claim of a merger that is gone is pending again */
         const char *name = orphan_record(e->d_name, record) ? record : e->d_name;
-        found = run_key ? record_of(name, run_key) : ends_with(name, RECORD_SUFFIX);
+        found = run_key ? record_of(name, run_key) || log_of(name, run_key)
+                        : ends_with(name, RECORD_SUFFIX) || ends_with(name, LOG_SUFFIX);
     }
     closedir(d);
     return found;
@@ -199,9 +298,14 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     DIR *d = opendir(dir);
     if (!d)
         return NULL;
+    /* what the log holds now is listed too (a writer counts its record
+     * after its write: spool_bound.h) */
+    seal_log(dir, run_key);
     for (struct dirent *e; (e = readdir(d));) {
         give_back_orphan(dir, e->d_name);
         remove_orphan_tmp(dir, e->d_name);
+        if (ends_with(e->d_name, LOG_SUFFIX) && !log_of(e->d_name, run_key))
+            unlink_in(dir, e->d_name); /* another run's: that run is gone from the database */
     }
     rewinddir(d);
     char **names = NULL;
@@ -232,38 +336,65 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     return names;
 }
 
-/* The whole file dir/name in malloc'd memory; NULL on failure,
- * with *sized false when the file itself is too small or too large to be
- * a record (else the failure was this process's: no descriptor, memory,
- * or a read error). */
-static unsigned char *read_record(const char *dir, const char *name, size_t *size, bool *sized)
+enum read_result {
+    READ_OK,
+    READ_EMPTY,    /* a log sealed before its first write ended */
+    READ_SIZE,     /* too small or too large to hold a record */
+    READ_RESOURCE, /* this process's failure: descriptors, memory, a read error, a busy writer */
+};
+
+/* Up to ~2 s for the writes under way to a sealed log to end: a writer
+ * holds its lock for one write. */
+static bool lock_alone(int fd)
+{
+    for (int i = 0; i < 2000; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return true;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return false;
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    return false;
+}
+
+/* The whole file dir/name in malloc'd *bytes (READ_OK), once no writer
+ * is writing to it. */
+static enum read_result read_record(const char *dir, const char *name, unsigned char **bytes,
+                                    size_t *size)
 {
     char path[PATH_MAX];
+    *bytes = NULL;
+    *size = 0;
     int fd = join(path, dir, name) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat st;
-    unsigned char *bytes = NULL;
-    *sized = true;
-    if (fd >= 0 && fstat(fd, &st) == 0)
-        *sized = st.st_size >= LB_ROWLOG_HEADER && st.st_size < (1ll << 31);
-    if (fd >= 0 && *sized)
-        bytes = malloc((size_t)st.st_size);
+    if (fd < 0 || !lock_alone(fd) || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return READ_RESOURCE;
+    }
+    enum read_result result = st.st_size == 0 ? READ_EMPTY
+                              : st.st_size < LB_ROWLOG_HEADER || st.st_size >= (1ll << 31)
+                                  ? READ_SIZE
+                                  : READ_OK;
+    unsigned char *b = result == READ_OK ? malloc((size_t)st.st_size) : NULL;
     size_t got = 0;
-    while (bytes && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, bytes + got, (size_t)st.st_size - got);
+    while (b && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
         got += (size_t)r;
     }
-    if (fd >= 0)
-        close(fd);
-    if (bytes && got != (size_t)st.st_size) {
-        free(bytes);
-        bytes = NULL;
+    close(fd);
+    if (result == READ_OK && (!b || got != (size_t)st.st_size)) {
+        free(b);
+        return READ_RESOURCE;
     }
-    *size = bytes ? got : 0;
-    return bytes;
+    *bytes = b;
+    *size = got;
+    return result;
 }
 
 static int sql(sqlite3 *db, const char *text)
@@ -419,6 +550,78 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
     return rc;
 }
 
+/* Whether a record's own bytes made stage_one fail (it is damaged, or of
+ * another schema), not this process's resources (memory, descriptors,
+ * disk), which a later merger may have. */
+static bool record_at_fault(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_MISMATCH ||
+           rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
+}
+
+/* The frame at bytes[p], if it is whole: its record in *record, *len. */
+static bool frame_at(const unsigned char *bytes, size_t size, size_t p,
+                     const unsigned char **record, size_t *len)
+{
+    frame_header_t h;
+    if (size - p < sizeof h)
+        return false;
+    memcpy(&h, bytes + p, sizeof h);
+    if (memcmp(h.magic, FRAME_MAGIC, sizeof h.magic) != 0 || h.length > size - p - sizeof h)
+        return false;
+    *record = bytes + p + sizeof h;
+    *len = (size_t)h.length;
+    return frame_check(*record, *len) == h.check;
+}
+
+/* Where the first frame after the one at p may start: the next magic. */
+static size_t next_frame(const unsigned char *bytes, size_t size, size_t p)
+{
+    const unsigned char *m = memmem(bytes + p + 1, size - p - 1, FRAME_MAGIC, 8);
+    return m ? (size_t)(m - bytes) : size;
+}
+
+/* Whether rc leaves a record out for its own bytes (counted in
+ * *damaged) rather than failing the batch. */
+static bool count_record(int rc, unsigned *taken, unsigned *damaged)
+{
+    if (rc == SQLITE_OK)
+        (*taken)++;
+    else if (record_at_fault(rc))
+        (*damaged)++;
+    return rc == SQLITE_OK || record_at_fault(rc);
+}
+
+/* A pending file's records into "pending": a sealed log's frames in
+ * turn, or a record written whole (by an earlier build). SQLITE_OK, or
+ * this process's failure, after which the batch is given back; *taken
+ * counts the records staged (or found merged before), *damaged those
+ * left out for their bytes. */
+static int stage_file(stage_sql_t *q, const unsigned char *bytes, size_t size, unsigned *taken,
+                      unsigned *damaged)
+{
+    *taken = *damaged = 0;
+    if (size < sizeof(frame_header_t) || memcmp(bytes, FRAME_MAGIC, 8) != 0) {
+        int rc = stage_one(q, bytes, size);
+        return count_record(rc, taken, damaged) ? SQLITE_OK : rc;
+    }
+    for (size_t p = 0; p < size;) {
+        const unsigned char *record;
+        size_t len;
+        if (!frame_at(bytes, size, p, &record, &len)) {
+            (*damaged)++; /* a write cut short: the frames after it are whole */
+            p = next_frame(bytes, size, p);
+            continue;
+        }
+        int rc = stage_one(q, record, len);
+        if (!count_record(rc, taken, damaged))
+            return rc;
+        p += sizeof(frame_header_t) + len;
+    }
+    return SQLITE_OK;
+}
+
 static void give_back(lb_spool_batch_t *b)
 {
     char claim[PATH_MAX + 64];
@@ -433,18 +636,10 @@ static void free_batch(lb_spool_batch_t *b)
     for (unsigned i = 0; i < b->n; i++)
         free(b->claimed[i]);
     free(b->claimed);
+    free(b->damaged);
     b->claimed = NULL;
+    b->damaged = NULL;
     b->n = b->cap = 0;
-}
-
-/* Whether a record's own bytes made stage_one fail (it is damaged, or of
- * another schema), not this process's resources (memory, descriptors,
- * disk), which a later merger may have. */
-static bool record_at_fault(int rc)
-{
-    rc &= 0xff;
-    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_MISMATCH ||
-           rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
 }
 
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
@@ -458,20 +653,22 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     char **names = list_records(b->dir, run_key, &count);
     if (!names)
         return SQLITE_OK;
-    if (most && count > most) { /* the oldest; the rest wait for the next commit */
-        for (unsigned i = most; i < count; i++)
-            free(names[i]);
-        b->left = count - most;
-        count = most;
-    }
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
+    if (!(b->damaged = calloc(count, sizeof *b->damaged))) {
+        free_batch(b);
+        return SQLITE_NOMEM;
+    }
     stage_sql_t q = { .db = db, .dst = dst };
     int rc = SQLITE_OK;
-    char claim[PATH_MAX + 64];
+    char claim[PATH_MAX + 64], bad[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {
+        /* the oldest `most` records; the files after them wait for the
+         * next commit */
+        bool capped = most && b->records + b->bad >= most;
+        b->left += rc == SQLITE_OK && capped;
         claim_name(claim, sizeof claim, names[i]);
-        if (rc != SQLITE_OK || rename_in(b->dir, names[i], claim) != 0) {
+        if (rc != SQLITE_OK || capped || rename_in(b->dir, names[i], claim) != 0) {
             free(names[i]); /* another merger's now, or not wanted */
             continue;
         }
@@ -483,24 +680,31 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
             }
             b->staged = true;
         }
+        unsigned char *bytes;
         size_t size;
-        bool sized;
-        unsigned char *bytes = read_record(b->dir, claim, &size, &sized);
-        int one = bytes ? stage_one(&q, bytes, size) : sized ? SQLITE_IOERR : SQLITE_CORRUPT;
+        enum read_result got = read_record(b->dir, claim, &bytes, &size);
+        unsigned taken = 0, damaged = got == READ_SIZE;
+        int one = got == READ_OK         ? stage_file(&q, bytes, size, &taken, &damaged)
+                  : got == READ_RESOURCE ? SQLITE_IOERR
+                                         : SQLITE_OK;
         free(bytes);
-        if (one != SQLITE_OK && !record_at_fault(one)) {
-            rc = one; /* ours, not the record's: give it back below */
+        if (one != SQLITE_OK) {
+            rc = one; /* ours, not the file's: given back below */
             b->claimed[b->n++] = names[i];
             continue;
         }
-        if (one != SQLITE_OK) {
-            char bad[PATH_MAX + 64];
-            snprintf(bad, sizeof bad, "%s" BAD_SUFFIX, names[i]);
-            rename_in(b->dir, claim, bad);
-            b->bad++;
+        b->records += taken;
+        b->bad += damaged;
+        snprintf(bad, sizeof bad, "%s" BAD_SUFFIX, names[i]);
+        if (!taken) { /* nothing to add: kept as .bad if damaged, else empty */
+            if (damaged)
+                rename_in(b->dir, claim, bad);
+            else
+                unlink_in(b->dir, claim);
             free(names[i]);
             continue;
         }
+        b->damaged[b->n] = damaged > 0; /* kept as .bad after the commit */
         b->claimed[b->n++] = names[i];
     }
     finalize_stage(&q);
@@ -525,9 +729,14 @@ int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b)
 void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
 {
     char claim[PATH_MAX + 64];
+    char bad[PATH_MAX + 64];
     for (unsigned i = 0; committed && i < b->n; i++) {
         claim_name(claim, sizeof claim, b->claimed[i]);
-        unlink_in(b->dir, claim);
+        snprintf(bad, sizeof bad, "%s" BAD_SUFFIX, b->claimed[i]);
+        if (b->damaged[i])
+            rename_in(b->dir, claim, bad);
+        else
+            unlink_in(b->dir, claim);
     }
     if (!committed)
         give_back(b);

@@ -2,27 +2,43 @@
  * a process the database's schema, its file lock, its journal and its
  * pages, whatever little it recorded. A process whose profile needs
  * nothing from the database (it resolved no name the run lacked, and it
- * is the last image of its process) instead writes the profile, its
- * row log (common/rowlog.h), as one record file in the run's spool
+ * is the last image of its process) instead appends the profile, its
+ * row log (common/rowlog.h), as one record to the run's log in the spool
  * directory, <database>-spool; the next process that adds to the database
  * (the tree's root at its end, any process that commits, a time window, or
  * the CLI before it reads) adds the pending records in the same
  * transaction, oldest first.
  *
- * A record is <run key>.<CLOCK_MONOTONIC ns, 20 digits>.<pid>.lbrec,
- * written under a temporary name and renamed into place, so a record is
- * whole or absent. A merger claims a record by renaming it to
- * <record>.<merger pid>.claim before it reads it: one rename wins, so no
+ * The log is <run key>.lblog: frames of a 24-byte header ("LBFRAME1", the
+ * record's length and a checksum of it, host byte order) and the record,
+ * each appended with one write(2) (O_APPEND) under a shared flock. No file
+ * is created per record: creating and removing one costs an inode, which
+ * ext4 without a journal allocates slowly after removals. A log is sealed
+ * by renaming it to <run key>.<CLOCK_MONOTONIC ns, 20 digits>.<pid>.lbrec,
+ * a pending file: by a writer after every LB_SPOOL_LOG_RECORDS records
+ * the tree put, and by every merger before it lists the spool. A writer
+ * that finds, once it holds its lock, that the log it opened is no longer
+ * the one at its name (sealed meanwhile) opens the new one; a merger
+ * reads a pending file only under an exclusive flock, so writes under
+ * way to a log just sealed end first. A frame a write left unfinished
+ * (the disk full, the writer killed) fails its checksum and is skipped
+ * up to the next frame's magic.
+ *
+ * A merger claims a pending file by renaming it to
+ * <file>.<merger pid>.claim before it reads it: one rename wins, so no
  * record is merged twice. After its commit the merger removes what it
  * claimed; after a failure it renames the claims back. A claim whose
  * merger is gone is given back by the next merger; a merger that ended
  * after its commit, before removing its claims, added them already, and
  * the next merger, finding their process images in the database, drops
- * them. Records of another run key are stale (a run that replaced this
- * one in the database) and are removed, and so are the temporary files
- * of writers that are gone. A damaged record is renamed to <record>.bad
- * and said in one line; one that a merger could not read for want of
- * memory, descriptors or disk stays pending.
+ * them. Files of another run key are stale (a run that replaced this one
+ * in the database) and are removed, and so are the temporary files of
+ * writers of an earlier build that are gone. A file with a damaged record
+ * is renamed to <file>.bad (after the commit that added its whole
+ * records) and said in one line; one that a merger could not read for
+ * want of memory or descriptors, or while a write to it did not end,
+ * stays pending. A pending file may also be one record whole (no frame),
+ * as an earlier build wrote them.
  *
  * Depends on SQLite, common/rowlog.h and common/db_merge.h; used by the
  * library's writer
@@ -40,13 +56,21 @@ void lb_spool_dir(char *buf, size_t size, const char *db_path);
 /* Whether run_key can name records (letters, digits, '.', '_', '-'). */
 bool lb_spool_key_ok(const char *run_key);
 
-/* Write bytes as a record of run_key: 0, or -1 and nothing left behind
- * (the caller adds its profile itself). */
+/* Append bytes as a record of run_key to the run's log: 0, or -1 (the
+ * caller adds its profile itself; a frame it could not finish stays,
+ * and mergers skip it). */
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n);
 
+/* About how many records a run's log holds before a writer seals it: a
+ * commit that adds a batch of pending records takes whole files. */
+#define LB_SPOOL_LOG_RECORDS 16u
+
+/* Seal run_key's log (a rename; nothing if there is none). */
+void lb_spool_seal(const char *db_path, const char *run_key);
+
 /* Whether the spool directory holds any record of run_key (NULL: of any
- * run), or a claim of one whose merger is gone: a directory read, no
- * SQLite. */
+ * run): its log, a pending file, or a claim of one whose merger is gone:
+ * a directory read, no SQLite. */
 bool lb_spool_has_records(const char *db_path, const char *run_key);
 
 /* About how many records may wait (LOCKBLAME_SPOOL_MAX) before a
@@ -62,17 +86,20 @@ unsigned lb_spool_max_setting(const char *v, char *why, size_t size);
 typedef struct lb_spool_batch {
     char dir[PATH_MAX];
     char **claimed; /* the claimed files' names in dir */
+    bool *damaged;  /* claimed[i] also held damaged frames: kept as .bad after the commit */
     unsigned n, cap;
-    unsigned bad;  /* records that could not be read */
-    unsigned left; /* records listed beyond `most`, left for a later commit */
-    bool staged;   /* schema "pending" is attached and holds the claimed records */
+    unsigned records; /* records staged, or found in dst already */
+    unsigned bad;     /* records that could not be read */
+    unsigned left;    /* files listed beyond `most` records, left for a later commit */
+    bool staged;      /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
-/* Outside any transaction of db: claim run_key's records, the oldest
- * `most` of them (0: all), and copy them into the in-memory schema
- * "pending", attached here, except those whose process image the
- * attached schema dst (the run's database) holds already (b->left counts
- * the records beyond `most`). Each record's
+/* Outside any transaction of db: seal run_key's log, claim its pending
+ * files, the oldest of them up to `most` records (0: all; whole files,
+ * so up to LB_SPOOL_LOG_RECORDS - 1 more), and copy their records into
+ * the in-memory schema "pending", attached here, except those whose
+ * process image the attached schema dst (the run's database) holds
+ * already (b->left counts the files beyond `most`). Each record's
  * unnamed frames are named (common/frame_names.h) from dst's cached
  * chains or the module files. Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite

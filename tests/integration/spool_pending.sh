@@ -43,46 +43,67 @@ prog=$WORKLOADS_USER/spool_tree
 tree_pids() { awk '$1 == "root" { print $2 } $1 == "child" { print $3 }' "$1" | sort -n; }
 child_pids() { awk '$1 == "child" { print $3 }' "$1" | sort -n; }
 db_pids() { rows "$1" "SELECT pid FROM run ORDER BY pid"; }
-# records DB [SUFFIX]: the spool's file names ending in SUFFIX (.lbrec).
-records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.lbrec}\$" || true; }
+# records DB [SUFFIX]: the spool's file names ending in SUFFIX (the run's
+# log, .lblog, and pending files, .lbrec).
+records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.(lbrec|lblog)}\$" || true; }
 # magic NAME: the row log magic src/common/rowlog.h defines as NAME
 # (LB_ROWLOG_MAGIC, this build's; LB_ROWLOG_MAGIC_BEFORE, the one before).
 magic() { sed -nE "s/^#define $1 +\"([^\"]+)\"\$/\1/p" "$ROOT/src/common/rowlog.h"; }
 MAGIC=$(magic LB_ROWLOG_MAGIC)
 MAGIC_BEFORE=$(magic LB_ROWLOG_MAGIC_BEFORE)
 [ ${#MAGIC} = 7 ] && [ ${#MAGIC_BEFORE} = 7 ] || fail "no row log magic in src/common/rowlog.h"
-# record_run FILE: "pid threads run_key" of the run row a record holds,
-# decoded from the row log's layout (src/common/rowlog.h): a 16-byte
-# header, $MAGIC and a 0 byte, the schema version, 0; rows of a kind byte, then
-# (index, type, value) until a 0 index. The run row is kind 8; its
-# parameters 3, 11 and 17 are pid, threads and run_key.
-record_run() {
-    python3 - "$1" "$MAGIC" <<'PY'
-import struct, sys
-b = open(sys.argv[1], 'rb').read()
-assert b[:8] == sys.argv[2].encode() + b'\0', 'not a row log of this build'
-p, runs = 16, []
-while p < len(b):
-    kind, p, vals = b[p], p + 1, {}
-    while True:
-        i, p = b[p], p + 1
-        if i == 0:
-            break
-        t, p = b[p], p + 1
-        if t in (1, 2):
-            vals[i] = struct.unpack_from('<q' if t == 1 else '<d', b, p)[0]
-            p += 8
-        else:
-            n = struct.unpack_from('<I', b, p)[0]
-            vals[i] = b[p + 4:p + 4 + n].decode()
-            p += 4 + n
-    if kind == 8:
-        runs.append('%s %s %s' % (vals.get(3), vals.get(11), vals.get(17)))
-print('\n'.join(runs) if runs else '?')
+# pending_runs DB: "pid threads run_key" of the run row of each record
+# pending in the spool, oldest first. The run's log and the pending files
+# hold frames (src/common/spool.h): a 24-byte header ("LBFRAME1", the
+# length, a checksum), then a row log; a pending file an earlier build
+# wrote is one row log whole. A row log's layout (src/common/rowlog.h):
+# a 16-byte header, $MAGIC and a 0 byte, the schema version, 0; rows of a
+# kind byte, then (index, type, value) until a 0 index. The run row is
+# kind 8; its parameters 3, 11 and 17 are pid, threads and run_key.
+pending_runs() {
+    python3 - "$1-spool" "$MAGIC" <<'PY'
+import os, struct, sys
+spool, magic = sys.argv[1], sys.argv[2].encode() + b'\0'
+def runs(b):
+    assert b[:8] == magic, 'not a row log of this build'
+    p, found = 16, []
+    while p < len(b):
+        kind, p, vals = b[p], p + 1, {}
+        while True:
+            i, p = b[p], p + 1
+            if i == 0:
+                break
+            t, p = b[p], p + 1
+            if t in (1, 2):
+                vals[i] = struct.unpack_from('<q' if t == 1 else '<d', b, p)[0]
+                p += 8
+            else:
+                n = struct.unpack_from('<I', b, p)[0]
+                vals[i] = b[p + 4:p + 4 + n].decode()
+                p += 4 + n
+        if kind == 8:
+            found.append('%s %s %s' % (vals.get(3), vals.get(11), vals.get(17)))
+    return found or ['?']
+names = os.listdir(spool) if os.path.isdir(spool) else []
+# pending files by name (their time), the open log last
+names = sorted((n for n in names if n.endswith(('.lbrec', '.lblog'))), key=lambda n: (n.endswith('.lblog'), n))
+out = []
+for name in names:
+    b = open(os.path.join(spool, name), 'rb').read()
+    if not b.startswith(b'LBFRAME1'):
+        out += runs(b)
+        continue
+    p = 0
+    while p < len(b):
+        assert b[p:p + 8] == b'LBFRAME1', 'a damaged frame in ' + name
+        n = struct.unpack_from('<Q', b, p + 8)[0]
+        out += runs(b[p + 24:p + 24 + n])
+        p += 24 + n
+print('\n'.join(out))
 PY
 }
-# record_pids DB: the pids the records' names carry, sorted.
-record_pids() { records "$1" | awk -F. '{ print $(NF - 1) }' | sort -n; }
+# record_pids DB: the pids of the records pending, sorted.
+record_pids() { pending_runs "$1" | awk '{ print $1 }' | sort -n; }
 joined() { tr '\n' ' ' | sed 's/ $//'; }
 # sigkilled ERR CMD...: run CMD (stderr to ERR), which dies of a signal,
 # without the shell's line about it; its status in st.
@@ -176,12 +197,13 @@ for mode in on off; do
         [ -n "$spooled" ] || bad "on: no child left its profile pending"
         key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
         for r in $(records "$db"); do
-            [[ $r =~ ^${key//./\\.}\.[0-9]{20}\.([0-9]+)\.lbrec$ ]] ||
-                { bad "on: record '$r' is not named <run key $key>.<20 digits>.<pid>.lbrec"; continue; }
-            got=$(record_run "$db-spool/$r")
-            [ "$got" = "${BASH_REMATCH[1]} 3 $key" ] ||
-                bad "on: record $r holds run rows '$got', not its pid's, with 3 threads and the run key"
+            [[ $r =~ ^${key//./\\.}(\.[0-9]{20}\.[0-9]+\.lbrec|\.lblog)$ ]] ||
+                bad "on: pending file '$r' is not named <run key $key>.lblog or <run key>.<20 digits>.<pid>.lbrec"
         done
+        while read -r pid threads run_key; do
+            [ "$threads $run_key" = "3 $key" ] ||
+                bad "on: the record of $pid holds run rows '$pid $threads $run_key', not 3 threads and the run key"
+        done < <(pending_runs "$db")
     else
         [ -z "$(records "$db")" ] || bad "off: records with LOCKBLAME_SPOOL=0: $(records "$db" | joined)"
     fi
@@ -265,8 +287,8 @@ for pid in $children; do
     grep -qE "^ *$pid +[0-9]+ +0 +3 " "$tmp/killed.report" ||
         bad "killed: the report lists no row of child $pid (3 threads, exec 0)"
 done
-[ -z "$(records "$db" '\.(lbrec|claim)')" ] ||
-    bad "killed: left after the report: $(records "$db" '\.(lbrec|claim)' | joined)"
+[ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] ||
+    bad "killed: left after the report: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
 waits_named killed "$db" $children
@@ -275,6 +297,40 @@ for pid in $(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/killed.out"); do
         bad "killed: child $pid's waits' paths lack later_child: '$(waits_functions "$db" "$pid")'"
 done
 echo "  a pending child's waits' functions: $(waits_functions "$db" "${spooled%% *}")"
+
+echo "== 2. a write to the log cut short"
+# the first frame of the log cut to half its record (a writer killed, or
+# the disk full, inside its write): the report adds the records after it,
+# says so in one line and keeps the log as .bad
+db=$tmp/torn.db
+sigkilled "$tmp/torn.err" env LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+    "$prog" killed 6 >"$tmp/torn.out"
+key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
+log=$db-spool/$key.lblog
+spooled=$(record_pids "$db" | joined)
+torn=$(pending_runs "$db" | awk 'NR == 1 { print $1 }')
+if [ ! -f "$log" ] || [ "$(wc -w <<<"$spooled")" -lt 2 ]; then
+    bad "torn: the log holds no two records to cut (spool: $(ls -A "$db-spool" 2>/dev/null | joined))"
+else
+    python3 - "$log" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+n = struct.unpack_from('<Q', b, 8)[0]
+open(sys.argv[1], 'wb').write(b[:24 + n // 2] + b[24 + n:])
+PY
+    "$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>"$tmp/torn.report.err" ||
+        bad "torn: report exited $?"
+    grep -q "^lockblame: 1 pending profile(s) of .* could not be read; kept as \*.bad" "$tmp/torn.report.err" &&
+        [ "$(grep -c . "$tmp/torn.report.err")" = 1 ] ||
+        bad "torn: the report said '$(cat "$tmp/torn.report.err")', not one line for one record"
+    want=$(child_pids "$tmp/torn.out" | grep -vx "$torn" | joined)
+    [ "$(db_pids "$db" | joined)" = "$want" ] ||
+        bad "torn: run's pids '$(db_pids "$db" | joined)', want every child but $torn: '$want'"
+    [ "$(ls -A "$db-spool" | joined)" = "$(basename "$(ls "$db-spool"/*.bad)")" ] &&
+        [[ $(ls -A "$db-spool") == "$key".*.lbrec.bad ]] ||
+        bad "torn: the spool holds '$(ls -A "$db-spool" | joined)', not the log kept as .bad"
+    echo "  $(wc -w <<<"$spooled") records, the first cut: $(db_pids "$db" | wc -l) children in the database"
+fi
 
 echo "== 3. a child that ends after the root"
 db=$tmp/late.db
@@ -288,7 +344,7 @@ late_holds() {
     local got; got=$(db_pids "$db" | joined)
     echo "  $name: run's pids $got; the late child $late"
     [ "$got" = "$want" ] || bad "$name: run's pids '$got', the tree's '$want' (the late child $late)"
-    [ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "$name: left: $(records "$db" '\.(lbrec|claim)' | joined)"
+    [ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] || bad "$name: left: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
 }
 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" late 2>"$tmp/late.err" |
     cat >"$tmp/late.out" || bad "late: spool_tree exited non-zero"
@@ -338,7 +394,7 @@ echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(w
     bad "exec, killed: report exited $?: $(cat "$tmp/exec-killed.report.err")"
 exec_holds "exec, killed" "$db" "$tmp/exec-killed.out" "spool_tree exec 8 kill"
 waits_named "exec, killed" "$db" $images
-[ -z "$(records "$db" '\.(lbrec|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|claim)' | joined)"
+[ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
 
 echo "== 5. a record that is not a row log"
 db=$tmp/on.db

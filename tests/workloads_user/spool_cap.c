@@ -6,7 +6,8 @@
  * mutex until the main thread waits for it in wait_for_holder (blocked,
  * as /proc says), then 5 ms more, so each process has 2 threads and one
  * contended wait at the same call path, on a busy machine too. Before each fork, and after the last child is reaped, the root
- * counts the records (*.lbrec) in $LOCKBLAME_OUTPUT-spool.
+ * counts the records in $LOCKBLAME_OUTPUT-spool: the frames of the run's
+ * log (*.lblog) and of the pending files (*.lbrec) (src/common/spool.h).
  *
  *   spool_cap N    prints "root PID", then "child I PID" for each child,
  *                  then "counts C0 C1 ... CN" (the records before child
@@ -16,6 +17,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,36 @@ static __attribute__((noinline)) void episode(void)
     pthread_join(t, NULL);
 }
 
+/* The frames in the file dir/name: 24-byte headers ("LBFRAME1", the
+ * record's length, a checksum) each followed by its record; a file that
+ * does not start with one is one record (an earlier build's). */
+static int frames(const char *dir, const char *name)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* claimed or removed meanwhile */
+    int n = 0;
+    unsigned char header[24];
+    while (fread(header, 1, sizeof header, f) == sizeof header &&
+           memcmp(header, "LBFRAME1", 8) == 0) {
+        uint64_t length;
+        memcpy(&length, header + 8, sizeof length);
+        n++;
+        if (fseek(f, (long)length, SEEK_CUR) != 0)
+            break;
+    }
+    fclose(f);
+    return n ? n : 1;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 /* The records in dir (0 when it is not there). */
 static int records(const char *dir)
 {
@@ -85,10 +117,9 @@ static int records(const char *dir)
     if (!d)
         return 0;
     int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        n += len > 6 && strcmp(e->d_name + len - 6, ".lbrec") == 0;
-    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (ends_with(e->d_name, ".lbrec") || ends_with(e->d_name, ".lblog"))
+            n += frames(dir, e->d_name);
     closedir(d);
     return n;
 }

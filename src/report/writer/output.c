@@ -342,7 +342,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         sql(db, "ROLLBACK");
     }
     if (rc == SQLITE_OK)
-        lb_spool_bound_took(mark, pending.n + pending.bad, drained);
+        lb_spool_bound_took(mark, pending.records + pending.bad, drained);
     lb_spool_finish(db, &pending, rc == SQLITE_OK);
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
@@ -396,6 +396,11 @@ int lb_output_merge_pending(void)
 int lb_output_spool(const void *rows, size_t n)
 {
     return lb_spool_put(output_path, run_key, rows, n);
+}
+
+void lb_output_seal_spool(void)
+{
+    lb_spool_seal(output_path, run_key);
 }
 
 void lb_output_remove_spool(void)

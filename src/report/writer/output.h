@@ -65,6 +65,8 @@ int lb_output_merge_pending(void);
 /* A profile's row log (common/rowlog.h, with its header) as a pending
  * record of the run: 0, or -1 (nothing written; the caller commits it). */
 int lb_output_spool(const void *rows, size_t n);
+/* The run's open log of pending records sealed (common/spool.h). */
+void lb_output_seal_spool(void);
 /* Whether processes may leave their profiles pending (LOCKBLAME_SPOOL,
  * read at setup: 1, the default, or 0). */
 bool lb_spool_enabled(void);

@@ -26,11 +26,10 @@ static void read_setting(void)
         lb_warn("%s", why);
 }
 
-void lb_spool_bound_count_record(void)
+uint32_t lb_spool_bound_count_record(void)
 {
     lb_ledger_t *l = lb_ledger_shared();
-    if (l)
-        __atomic_fetch_add(&l->spooled, 1u, __ATOMIC_SEQ_CST);
+    return l ? __atomic_add_fetch(&l->spooled, 1u, __ATOMIC_SEQ_CST) : 0;
 }
 
 /* spooled - merged, 0 when merged ran ahead (both wrap) */

@@ -37,8 +37,9 @@
  * faster than exits fill it while one process commits at a time. */
 #define LB_SPOOL_CAPPED_BATCH 64u
 
-/* A record was put in the spool. */
-void lb_spool_bound_count_record(void);
+/* A record was put in the spool: the records put so far (0 without a
+ * ledger). */
+uint32_t lb_spool_bound_count_record(void);
 /* Whether this process, whose profile may wait in the spool, commits it
  * instead: the spool holds about the bound, and this process took the
  * duty. It then releases it after its commit. */

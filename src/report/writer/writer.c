@@ -15,6 +15,7 @@
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
+#include "common/spool.h"
 #include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/schema.h"
@@ -298,7 +299,8 @@ static bool spool(writer_t *w)
     lb_rowlog_seal(&w->rows);
     if (lb_output_spool(w->rows.bytes, w->rows.len) != 0)
         return false;
-    lb_spool_bound_count_record();
+    if (lb_spool_bound_count_record() % LB_SPOOL_LOG_RECORDS == 0)
+        lb_output_seal_spool(); /* a commit adds about its batch's worth at a time */
     /* the root may have closed the spool since may_spool: then it may not
      * have seen the record, and this process adds it (with any other) */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
