@@ -48,8 +48,12 @@ bool lb_runtime_is_own_process(void)
     return getpid() == __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
 }
 
-static pid_t finishing_tid LB_FORK_WRITTEN; /* the thread that writes the profile, once claimed */
-static int finish_done LB_FORK_WRITTEN;     /* 1 once its finish hooks ran */
+/* Written together by the thread that ends the process, read together by
+ * another that ends it meanwhile: one cache line. */
+static struct {
+    pid_t tid; /* the thread that writes the profile, once claimed */
+    int done;  /* 1 once its finish hooks ran */
+} finishing LB_FORK_WRITTEN;
 
 /* The signals a program may send or handle to end a process (SIGQUIT,
  * SIGTERM, ...): held back on the finishing thread while the profile is
@@ -69,13 +73,13 @@ static void hold_signals(sigset_t *before)
 
 void lb_runtime_wait_finished(void)
 {
-    pid_t writer = __atomic_load_n(&finishing_tid, __ATOMIC_ACQUIRE);
+    pid_t writer = __atomic_load_n(&finishing.tid, __ATOMIC_ACQUIRE);
     if (!writer || writer == (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0))
         return;
     /* Another thread writes: wait for it (at most the writer's own busy
      * timeout), then the caller ends the process. */
     struct timespec tick = { 0, 1000000 };
-    for (int i = 0; i < 120000 && !__atomic_load_n(&finish_done, __ATOMIC_ACQUIRE); i++)
+    for (int i = 0; i < 120000 && !__atomic_load_n(&finishing.done, __ATOMIC_ACQUIRE); i++)
         lb_raw_syscall(SYS_nanosleep, (long)&tick, 0, 0, 0, 0, 0);
 }
 
@@ -85,7 +89,7 @@ void lb_runtime_finish(const char *reason)
     if (!__atomic_compare_exchange_n(&lb_runtime_phase, &expected, LB_PHASE_FINISHED, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
-    __atomic_store_n(&finishing_tid, (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0),
+    __atomic_store_n(&finishing.tid, (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0),
                      __ATOMIC_RELEASE);
     int saved_errno = errno;
     sigset_t mask_before;
@@ -102,7 +106,7 @@ void lb_runtime_finish(const char *reason)
         run_finish_hooks(&args);
     if (self)
         lb_leave(self);
-    __atomic_store_n(&finish_done, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&finishing.done, 1, __ATOMIC_RELEASE);
     lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask_before, 0, _NSIG / 8, 0, 0);
     errno = saved_errno;
 }

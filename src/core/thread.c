@@ -20,15 +20,18 @@
 LB_TLS lb_thread_t *lb_self;
 LB_TLS bool lb_thread_attaching;
 
-static lb_thread_t *registry LB_FORK_WRITTEN;
-static uint32_t next_id LB_FORK_WRITTEN;
+/* Both written by each thread that attaches: one cache line. */
+static struct {
+    lb_thread_t *head; /* newest first, linked through next */
+    uint32_t next_id;
+} registry LB_FORK_WRITTEN;
 
 static void registry_push(lb_thread_t *t)
 {
-    lb_thread_t *head = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    lb_thread_t *head = __atomic_load_n(&registry.head, __ATOMIC_ACQUIRE);
     do {
         t->next = head;
-    } while (!__atomic_compare_exchange_n(&registry, &head, t, true, __ATOMIC_RELEASE,
+    } while (!__atomic_compare_exchange_n(&registry.head, &head, t, true, __ATOMIC_RELEASE,
                                           __ATOMIC_ACQUIRE));
 }
 
@@ -43,7 +46,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
         errno = saved_errno;
         return NULL; /* a record from the arena is simply not used */
     }
-    t->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    t->id = __atomic_fetch_add(&registry.next_id, 1, __ATOMIC_RELAXED);
     t->tid = gettid();
     t->os_tid = t->tid;
     t->handle = (uintptr_t)pthread_self();
@@ -70,7 +73,7 @@ lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
         errno = saved_errno;
         return NULL;
     }
-    t->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    t->id = __atomic_fetch_add(&registry.next_id, 1, __ATOMIC_RELAXED);
     t->tid = creator->tid;
     t->os_tid = os_tid;
     t->foreign = true;
@@ -154,12 +157,12 @@ void lb_thread_release_tables(void)
 
 lb_thread_t *lb_thread_registry(void)
 {
-    return __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&registry.head, __ATOMIC_ACQUIRE);
 }
 
 uint32_t lb_thread_count(void)
 {
-    return __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+    return __atomic_load_n(&registry.next_id, __ATOMIC_RELAXED);
 }
 
 void lb_thread_after_fork_child(lb_thread_t *self)
@@ -175,7 +178,7 @@ void lb_thread_after_fork_child(lb_thread_t *self)
      * of its clock is the parent's start (cpu_base_ns). */
     self->start_ns = lb_now_ns();
     self->cpu_base_ns = 0;
-    __atomic_store_n(&registry, self, __ATOMIC_RELEASE);
+    __atomic_store_n(&registry.head, self, __ATOMIC_RELEASE);
 }
 
 lb_thread_t *lb_thread_find_exited(uintptr_t handle)

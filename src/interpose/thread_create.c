@@ -136,23 +136,25 @@ static uintptr_t state_function_pointer(const uintptr_t *state)
 static uintptr_t function_run(uintptr_t fn, void *arg)
 {
     /* dladdr once per start routine, mostly: a pool starts its threads
-     * with one routine (each word read and written whole). */
-    static uintptr_t libstdcxx_base LB_FORK_WRITTEN, libstdcxx_routine LB_FORK_WRITTEN,
-        last_other_routine LB_FORK_WRITTEN;
-    if (fn == __atomic_load_n(&last_other_routine, __ATOMIC_RELAXED))
+     * with one routine (each word read and written whole; the three read
+     * together, on one cache line). */
+    static struct {
+        uintptr_t libstdcxx_base, libstdcxx_routine, last_other_routine;
+    } seen LB_FORK_WRITTEN;
+    if (fn == __atomic_load_n(&seen.last_other_routine, __ATOMIC_RELAXED))
         return fn;
-    bool in_libstdcxx = fn == __atomic_load_n(&libstdcxx_routine, __ATOMIC_RELAXED);
+    bool in_libstdcxx = fn == __atomic_load_n(&seen.libstdcxx_routine, __ATOMIC_RELAXED);
     Dl_info info;
     if (!in_libstdcxx && dladdr((void *)fn, &info) && info.dli_fname) {
-        in_libstdcxx = (uintptr_t)info.dli_fbase == libstdcxx_base ||
+        in_libstdcxx = (uintptr_t)info.dli_fbase == seen.libstdcxx_base ||
                        strncmp(lb_path_base(info.dli_fname), "libstdc++", 9) == 0;
         if (in_libstdcxx) {
-            __atomic_store_n(&libstdcxx_base, (uintptr_t)info.dli_fbase, __ATOMIC_RELAXED);
-            __atomic_store_n(&libstdcxx_routine, fn, __ATOMIC_RELAXED);
+            __atomic_store_n(&seen.libstdcxx_base, (uintptr_t)info.dli_fbase, __ATOMIC_RELAXED);
+            __atomic_store_n(&seen.libstdcxx_routine, fn, __ATOMIC_RELAXED);
         }
     }
     if (!in_libstdcxx) {
-        __atomic_store_n(&last_other_routine, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&seen.last_other_routine, fn, __ATOMIC_RELAXED);
         return fn;
     }
     uintptr_t vtable = 0, run = 0;

@@ -1,9 +1,10 @@
 /* The lb_mon pool: one MAP_NORESERVE reservation of LB_MON_SLOTS slots,
  * bump-allocated, with a free list for reuse.
  *
- * Invariants: slots are never unmapped, so any index < bump is readable
- * forever. The free list and bump pointer change only under pool_lock,
- * which is taken on conversion and destroy, never on a lock fast path.
+ * Invariants: slots are never unmapped, so any index < slots.bump is
+ * readable forever. The free list and the bump pointer change only under
+ * slots.lock (the three share a cache line), which is taken on conversion
+ * and destroy, never on a lock fast path.
  * The per-thread cache below is used only on the thread's known stack. */
 #include "locks/monitored.h"
 
@@ -16,9 +17,12 @@
 
 lb_mon_pool_t lb_mon_pool;
 #define pool lb_mon_pool.base
-static uint32_t bump LB_FORK_WRITTEN = 1;
-static uint32_t free_head LB_FORK_WRITTEN;
-static lb_meta_lock_t pool_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
+/* The lock and what it guards, on one cache line. */
+static struct {
+    lb_meta_lock_t lock;
+    uint32_t bump;      /* the next slot never handed out */
+    uint32_t free_head; /* the free list, linked through free_next; 0 = empty */
+} slots LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT, .bump = 1 };
 
 int lb_mon_pool_setup(void)
 {
@@ -29,7 +33,7 @@ int lb_mon_pool_setup(void)
 }
 
 /* Per-thread cache of free slots, so that lock churn (init, first use,
- * destroy) does not take pool_lock each time. Enabled only on attached
+ * destroy) does not take slots.lock each time. Enabled only on attached
  * threads, which flush it when they exit; others use the pool directly. */
 #define LB_MON_CACHE 64
 #define LB_MON_BATCH 32
@@ -59,25 +63,25 @@ void lb_mon_pool_keep_growing(void)
     growing = true;
 }
 
-/* Move up to `count` free slots into the cache (under pool_lock). */
+/* Move up to `count` free slots into the cache (under slots.lock). */
 static void refill(uint32_t count)
 {
     uint32_t first = cache.n;
-    lb_meta_lock(&pool_lock);
+    lb_meta_lock(&slots.lock);
     bool grew = false;
     while (cache.n < count) {
-        uint32_t index = free_head;
+        uint32_t index = slots.free_head;
         if (index) {
-            free_head = pool[index].free_next;
-        } else if (bump < LB_MON_SLOTS) {
-            index = bump++;
+            slots.free_head = pool[index].free_next;
+        } else if (slots.bump < LB_MON_SLOTS) {
+            index = slots.bump++;
             grew = true;
         } else {
             break;
         }
         cache.slot[cache.n++] = index;
     }
-    lb_meta_unlock(&pool_lock);
+    lb_meta_unlock(&slots.lock);
     growing = grew;
     /* Hand the new slots out in ascending order (the cache pops from the
      * top): locks created in a row then get lb_mons in a row, which the
@@ -90,16 +94,16 @@ static void refill(uint32_t count)
     }
 }
 
-/* Return cached slots beyond `keep` to the pool (under pool_lock). */
+/* Return cached slots beyond `keep` to the pool (under slots.lock). */
 static void drain(uint32_t keep)
 {
-    lb_meta_lock(&pool_lock);
+    lb_meta_lock(&slots.lock);
     while (cache.n > keep) {
         uint32_t index = cache.slot[--cache.n];
-        pool[index].free_next = free_head;
-        free_head = index;
+        pool[index].free_next = slots.free_head;
+        slots.free_head = index;
     }
-    lb_meta_unlock(&pool_lock);
+    lb_meta_unlock(&slots.lock);
 }
 
 void lb_mon_cache_flush(void)
@@ -122,13 +126,13 @@ static uint32_t take_slot(void)
         return cache.n ? cache.slot[--cache.n] : 0;
     }
     uint32_t index = 0;
-    lb_meta_lock(&pool_lock);
-    index = free_head;
+    lb_meta_lock(&slots.lock);
+    index = slots.free_head;
     if (index)
-        free_head = pool[index].free_next;
-    else if (bump < LB_MON_SLOTS)
-        index = bump++;
-    lb_meta_unlock(&pool_lock);
+        slots.free_head = pool[index].free_next;
+    else if (slots.bump < LB_MON_SLOTS)
+        index = slots.bump++;
+    lb_meta_unlock(&slots.lock);
     return index;
 }
 
@@ -157,10 +161,10 @@ void lb_mon_free(lb_mon_t *mon)
         cache.slot[cache.n++] = index;
         return;
     }
-    lb_meta_lock(&pool_lock);
-    mon->free_next = free_head;
-    free_head = index;
-    lb_meta_unlock(&pool_lock);
+    lb_meta_lock(&slots.lock);
+    mon->free_next = slots.free_head;
+    slots.free_head = index;
+    lb_meta_unlock(&slots.lock);
 }
 
 uint32_t lb_mon_index(const lb_mon_t *mon)
@@ -170,12 +174,12 @@ uint32_t lb_mon_index(const lb_mon_t *mon)
 
 uint32_t lb_mon_slots_used(void)
 {
-    return __atomic_load_n(&bump, __ATOMIC_RELAXED) - 1;
+    return __atomic_load_n(&slots.bump, __ATOMIC_RELAXED) - 1;
 }
 
 uint32_t lb_mon_live(void)
 {
-    uint32_t end = __atomic_load_n(&bump, __ATOMIC_ACQUIRE), live = 0;
+    uint32_t end = __atomic_load_n(&slots.bump, __ATOMIC_ACQUIRE), live = 0;
     for (uint32_t i = 1; i < end; i++)
         live += __atomic_load_n(&pool[i].addr, __ATOMIC_RELAXED) != NULL;
     return live;
@@ -183,7 +187,7 @@ uint32_t lb_mon_live(void)
 
 void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg)
 {
-    uint32_t end = __atomic_load_n(&bump, __ATOMIC_ACQUIRE);
+    uint32_t end = __atomic_load_n(&slots.bump, __ATOMIC_ACQUIRE);
     for (uint32_t i = 1; i < end; i++) {
         if (__atomic_load_n(&pool[i].addr, __ATOMIC_ACQUIRE))
             fn(&pool[i], arg);
@@ -192,19 +196,19 @@ void lb_mon_for_each(void (*fn)(lb_mon_t *mon, void *arg), void *arg)
 
 void lb_mon_fork_prepare(void)
 {
-    lb_meta_lock(&pool_lock);
+    lb_meta_lock(&slots.lock);
 }
 
 void lb_mon_fork_parent(void)
 {
-    lb_meta_unlock(&pool_lock);
+    lb_meta_unlock(&slots.lock);
 }
 
 void lb_mon_fork_child(void)
 {
     /* Only the forking thread exists now; no meta lock can be in use. */
-    for (uint32_t i = 1; i < bump; i++)
+    for (uint32_t i = 1; i < slots.bump; i++)
         if (pool[i].meta.locked) /* an unwritten page stays the parent's */
             pool[i].meta.locked = 0;
-    lb_meta_unlock(&pool_lock);
+    lb_meta_unlock(&slots.lock);
 }

@@ -20,10 +20,14 @@
 #define LB_TLS           __thread __attribute__((tls_model("initial-exec")))
 #define LB_CACHELINE     64
 /* Process state that a fork child writes (its fork hooks, its first
- * threads, its exit), gathered on a few pages of its own, each variable on
- * a cache line of its own: the child copies each page it writes at its
- * first write (a page fault, a copy and a TLB flush), and scattered among
- * the modules these writes copied a page each. Only small variables. */
+ * threads, its exit), gathered on a few pages of its own: the child copies
+ * each page it writes at its first write (a page fault, a copy and a TLB
+ * flush), and scattered among the modules these writes copied a page each.
+ * A cache line per group, not per variable: a lock goes in one struct with
+ * the data it guards (and variables always written together in one
+ * struct), so that a contended allocation moves one line between CPUs,
+ * not one per variable; what is unrelated stays on lines of its own. Only
+ * small variables. */
 #define LB_FORK_WRITTEN  __attribute__((section("lb_fork_written"), aligned(LB_CACHELINE)))
 
 /* The return address of the exported wrapper: the program's call site. */

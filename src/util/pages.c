@@ -119,34 +119,37 @@ void lb_pages_free(void *p, size_t bytes)
 #define LB_SLAB_SPAN             ((size_t)8 << 20)
 #define LB_SLABS                 64
 
-static lb_meta_lock_t recycle_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
+/* The lock and what it guards, in one struct: what an allocation touches
+ * (the lock, the carving cursor, the free stacks) on its first 4 cache
+ * lines, the slab list (read by a free that drops a block) after them. */
 static struct {
-    size_t len; /* mapped_len of this class; 0 = unused class */
-    void *head; /* free blocks, linked through their first word */
-    uint32_t count;
-} recycled[LB_PAGES_RECYCLE_CLASSES] LB_FORK_WRITTEN;
-static struct {
-    char *base[LB_SLABS]; /* the slabs mapped, each LB_SLAB_SPAN */
-    uint32_t n;
+    lb_meta_lock_t lock;
+    uint32_t slabs;     /* slab[0..slabs) are mapped */
     char *cursor, *end; /* the last slab's free part, below its guard page */
-} slabs LB_FORK_WRITTEN;
+    struct {
+        size_t len; /* mapped_len of this class; 0 = unused class */
+        void *head; /* free blocks, linked through their first word */
+        uint32_t count;
+    } recycled[LB_PAGES_RECYCLE_CLASSES];
+    char *slab[LB_SLABS]; /* each LB_SLAB_SPAN */
+} blocks LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT };
 
 static bool in_slab(const void *p)
 {
-    for (uint32_t i = 0; i < slabs.n; i++)
-        if ((const char *)p >= slabs.base[i] && (const char *)p < slabs.base[i] + LB_SLAB_SPAN)
+    for (uint32_t i = 0; i < blocks.slabs; i++)
+        if ((const char *)p >= blocks.slab[i] && (const char *)p < blocks.slab[i] + LB_SLAB_SPAN)
             return true;
     return false;
 }
 
-/* A fresh block of len bytes from the slabs, under recycle_lock; NULL
+/* A fresh block of len bytes from the slabs, under blocks.lock; NULL
  * when the last slab is full (the caller maps one, outside the lock). */
 static void *carve(size_t len)
 {
-    if ((size_t)(slabs.end - slabs.cursor) < len)
+    if ((size_t)(blocks.end - blocks.cursor) < len)
         return NULL;
-    void *p = slabs.cursor;
-    slabs.cursor += len;
+    void *p = blocks.cursor;
+    blocks.cursor += len;
     return p;
 }
 
@@ -158,25 +161,25 @@ void *lb_pages_alloc_recycled(size_t bytes)
     void *p = NULL;
     char *fresh = NULL;
     for (;;) {
-        lb_meta_lock(&recycle_lock);
+        lb_meta_lock(&blocks.lock);
         for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
-            if (recycled[i].len == len && recycled[i].head) {
-                p = recycled[i].head;
-                recycled[i].head = *(void **)p;
-                recycled[i].count--;
+            if (blocks.recycled[i].len == len && blocks.recycled[i].head) {
+                p = blocks.recycled[i].head;
+                blocks.recycled[i].head = *(void **)p;
+                blocks.recycled[i].count--;
                 break;
             }
         }
         void *carved = p ? NULL : carve(len);
-        if (!p && !carved && fresh && slabs.n < LB_SLABS) {
+        if (!p && !carved && fresh && blocks.slabs < LB_SLABS) {
             /* install the slab mapped outside the lock */
-            slabs.base[slabs.n++] = fresh;
-            slabs.cursor = fresh;
-            slabs.end = fresh + LB_SLAB_SPAN - LB_PAGE;
+            blocks.slab[blocks.slabs++] = fresh;
+            blocks.cursor = fresh;
+            blocks.end = fresh + LB_SLAB_SPAN - LB_PAGE;
             fresh = NULL;
             carved = carve(len);
         }
-        lb_meta_unlock(&recycle_lock);
+        lb_meta_unlock(&blocks.lock);
         if (fresh) /* another thread installed one first, or none is needed */
             lb_munmap(fresh, LB_SLAB_SPAN);
         if (carved)
@@ -190,7 +193,7 @@ void *lb_pages_alloc_recycled(size_t bytes)
             memset(p, 0, bytes);
             return p;
         }
-        if (slabs.n == LB_SLABS)
+        if (blocks.slabs == LB_SLABS)
             return lb_pages_alloc(bytes);
         /* No system call under the lock: map a slab, then retry. */
         fresh = lb_pages_reserve(LB_SLAB_SPAN - LB_PAGE);
@@ -209,21 +212,21 @@ void lb_pages_free_recycled(void *p, size_t bytes)
         return;
     }
     bool kept = false;
-    lb_meta_lock(&recycle_lock);
+    lb_meta_lock(&blocks.lock);
     for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES && !kept; i++) {
-        if (recycled[i].len == 0)
-            recycled[i].len = len;
-        if (recycled[i].len == len && recycled[i].count < LB_PAGES_RECYCLE_MAX) {
-            *(void **)p = recycled[i].head;
-            recycled[i].head = p;
-            recycled[i].count++;
+        if (blocks.recycled[i].len == 0)
+            blocks.recycled[i].len = len;
+        if (blocks.recycled[i].len == len && blocks.recycled[i].count < LB_PAGES_RECYCLE_MAX) {
+            *(void **)p = blocks.recycled[i].head;
+            blocks.recycled[i].head = p;
+            blocks.recycled[i].count++;
             kept = true;
-        } else if (recycled[i].len == len) {
+        } else if (blocks.recycled[i].len == len) {
             break; /* this size's stack is full */
         }
     }
     bool carved = !kept && in_slab(p);
-    lb_meta_unlock(&recycle_lock);
+    lb_meta_unlock(&blocks.lock);
     if (carved)
         madvise(p, len, MADV_DONTNEED); /* dropped: its pages back, its addresses unused */
     else if (!kept)
@@ -232,10 +235,13 @@ void lb_pages_free_recycled(void *p, size_t bytes)
 
 #define LB_ARENA_CHUNK (1u << 20)
 
-static lb_meta_lock_t arena_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
-static char *arena_cursor LB_FORK_WRITTEN;
-static size_t arena_left LB_FORK_WRITTEN;
-static size_t arena_total LB_FORK_WRITTEN;
+/* The lock and what it guards, on one cache line. */
+static struct {
+    lb_meta_lock_t lock;
+    char *cursor; /* the current chunk's free part */
+    size_t left;  /* its bytes */
+    size_t total; /* bytes handed out (lb_arena_bytes) */
+} arena LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT };
 
 /* `bytes` from the arena at a multiple of `align` (a power of two up to
  * a page: chunks are page-aligned). */
@@ -244,30 +250,30 @@ static void *arena_take(size_t bytes, size_t align)
     char *fresh = NULL;
     size_t fresh_size = 0;
     for (;;) {
-        lb_meta_lock(&arena_lock);
+        lb_meta_lock(&arena.lock);
         if (fresh) {
-            size_t skip = (size_t)(-(uintptr_t)arena_cursor & (align - 1));
-            if (bytes + skip > arena_left) {
+            size_t skip = (size_t)(-(uintptr_t)arena.cursor & (align - 1));
+            if (bytes + skip > arena.left) {
                 /* Install the chunk mapped outside the lock. The rest of
                  * the old chunk is abandoned (at most one allocation's
                  * worth). */
-                arena_cursor = fresh;
-                arena_left = fresh_size;
+                arena.cursor = fresh;
+                arena.left = fresh_size;
                 fresh = NULL;
             }
         }
-        size_t skip = (size_t)(-(uintptr_t)arena_cursor & (align - 1));
-        if (arena_cursor && bytes + skip <= arena_left) {
-            void *p = arena_cursor + skip;
-            arena_cursor += skip + bytes;
-            arena_left -= skip + bytes;
-            arena_total += skip + bytes;
-            lb_meta_unlock(&arena_lock);
+        size_t skip = (size_t)(-(uintptr_t)arena.cursor & (align - 1));
+        if (arena.cursor && bytes + skip <= arena.left) {
+            void *p = arena.cursor + skip;
+            arena.cursor += skip + bytes;
+            arena.left -= skip + bytes;
+            arena.total += skip + bytes;
+            lb_meta_unlock(&arena.lock);
             if (fresh) /* another thread refilled first */
                 lb_pages_free(fresh, fresh_size);
             return p;
         }
-        lb_meta_unlock(&arena_lock);
+        lb_meta_unlock(&arena.lock);
         /* No system call under the lock: map a chunk, then retry. */
         fresh_size = bytes > LB_ARENA_CHUNK ? bytes : LB_ARENA_CHUNK;
         fresh = lb_pages_alloc(fresh_size);
@@ -288,22 +294,22 @@ void *lb_arena_alloc_lines(size_t bytes)
 
 size_t lb_arena_bytes(void)
 {
-    return __atomic_load_n(&arena_total, __ATOMIC_RELAXED);
+    return __atomic_load_n(&arena.total, __ATOMIC_RELAXED);
 }
 
 void lb_arena_fork_prepare(void)
 {
-    lb_meta_lock(&arena_lock);
-    lb_meta_lock(&recycle_lock);
+    lb_meta_lock(&arena.lock);
+    lb_meta_lock(&blocks.lock);
 }
 
 void lb_arena_fork_done(bool child)
 {
     if (child)
         for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
-            LB_STORE_CHANGED(&recycled[i].head, NULL);
-            LB_STORE_CHANGED(&recycled[i].count, 0u);
+            LB_STORE_CHANGED(&blocks.recycled[i].head, NULL);
+            LB_STORE_CHANGED(&blocks.recycled[i].count, 0u);
         }
-    lb_meta_unlock(&recycle_lock);
-    lb_meta_unlock(&arena_lock);
+    lb_meta_unlock(&blocks.lock);
+    lb_meta_unlock(&arena.lock);
 }
