@@ -190,6 +190,16 @@ sed 's/^/  stderr: /' "$tmp/ff/err"; show "$tmp/ff" ""
 rc=0; (cd "$tmp/ff" && "$L" run -o notes.db -- "$W" contend > out2 2> err2) || rc=$?
 sed 's/^/  run stderr: /' "$tmp/ff/err2"
 [ $rc = 0 ] && [ "$(cat "$tmp/ff/notes.db")" = precious ] || bad "run -o foreign: rc $rc or overwritten"
+# inside a run, a subtree whose LOCKBLAME_OUTPUT names the foreign file:
+# one line for that subtree, which runs unprofiled, and not a failed
+# write in each of its processes
+rc=0; (cd "$tmp/ff" && "$L" run -o run.db -- sh -c "LOCKBLAME_OUTPUT=$tmp/ff/notes.db \"$W\" contend" \
+    > out3 2> err3) || rc=$?
+sed 's/^/  run, inner output stderr: /' "$tmp/ff/err3"
+[ $rc = 0 ] && [ "$(cat "$tmp/ff/notes.db")" = precious ] || bad "run, inner foreign output: rc $rc or overwritten"
+[ "$(grep -c 'notes.db' "$tmp/ff/err3")" = 1 ] && grep -q "notes.db exists and is not a lockblame database" "$tmp/ff/err3" ||
+    bad "run, inner foreign output: want one line refusing it: $(cat "$tmp/ff/err3")"
+[ "$(grep -c '^contended' "$tmp/ff/out3")" = 1 ] || bad "run, inner foreign output: the program did not run"
 
 echo "== a program that closes stderr and reuses fd 2 for a file of its own"
 mkdir "$tmp/ce"

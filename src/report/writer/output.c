@@ -94,24 +94,27 @@ static int check_existing(const char *path)
     }
     if (st.st_size == 0)
         return 0; /* being created by another process of the run, or empty */
-    /* A process started inside a run (its root checked the file) leaves
-     * the rest to the commit, which checks again under the lock (not
-     * SQLite, or not lockblame's: no write), and so neither reads the
-     * file nor loads SQLite at start-up (util/lazy_lib.h). */
-    const char *run = getenv("LOCKBLAME_RUN");
-    if (run && *run)
-        return 0;
     char magic[16] = { 0 };
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
     if (fd >= 0)
         close(fd);
-    if (n == (ssize_t)sizeof magic && !lb_db_sqlite_header(magic, sizeof magic)) {
+    /* (SQLite writes a database's first page whole: a file shorter than
+     * its header is no database) */
+    if (n >= 0 && (n < (ssize_t)sizeof magic || !lb_db_sqlite_header(magic, sizeof magic))) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
                 " not profiling",
                 path);
         return -1;
     }
+    /* A process started inside a run leaves the rest to the commit, which
+     * checks again under the lock (not SQLite, or not lockblame's: no
+     * write), and so loads no SQLite at start-up (util/lazy_lib.h). Its
+     * output may not be its root's (a LOCKBLAME_OUTPUT set inside the
+     * tree): the header above is read all the same. */
+    const char *run = getenv("LOCKBLAME_RUN");
+    if (run && *run)
+        return 0;
     /* An SQLite file: a lockblame database unless its tables say otherwise.
      * Another process of the run may be writing it (busy): the commit
      * checks again under the lock. */
