@@ -299,7 +299,8 @@ static bool spool(writer_t *w)
     lb_rowlog_seal(&w->rows);
     if (lb_output_spool(w->rows.bytes, w->rows.len) != 0)
         return false;
-    if (lb_spool_bound_count_record() % LB_SPOOL_LOG_RECORDS == 0)
+    uint32_t put = lb_spool_bound_count_record(); /* 0 without a ledger */
+    if (put && put % LB_SPOOL_LOG_RECORDS == 0)
         lb_output_seal_spool(); /* a commit adds about its batch's worth at a time */
     /* the root may have closed the spool since may_spool: then it may not
      * have seen the record, and this process adds it (with any other) */
