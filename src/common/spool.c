@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -21,7 +22,8 @@
 #include "common/parse_u64.h"
 #include "common/rowlog.h"
 
-#define RECORD_SUFFIX ".lbrec"
+#define RECORD_SUFFIX ".lbrec"    /* one record, whole (an earlier build's) */
+#define SEALED_SUFFIX ".lbframes" /* a sealed log: earlier builds leave it alone */
 #define LOG_SUFFIX    ".lblog"
 #define CLAIM_SUFFIX  ".claim"
 #define BAD_SUFFIX    ".bad"
@@ -60,12 +62,19 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* Whether name is a record of run_key: <run key>.<20 digits>.<pid>.lbrec
- * (a key may hold dots: the fields after it are checked whole). */
+/* Whether name is a pending file: a record or a sealed log. */
+static bool pending_name(const char *name)
+{
+    return ends_with(name, RECORD_SUFFIX) || ends_with(name, SEALED_SUFFIX);
+}
+
+/* Whether name is a pending file of run_key: <run key>.<20 digits>.<pid>
+ * and .lbrec or .lbframes (a key may hold dots: the fields after it are
+ * checked whole). */
 static bool record_of(const char *name, const char *run_key)
 {
     size_t k = strlen(run_key);
-    if (strncmp(name, run_key, k) != 0 || name[k] != '.' || !ends_with(name, RECORD_SUFFIX))
+    if (strncmp(name, run_key, k) != 0 || name[k] != '.' || !pending_name(name))
         return false;
     const char *p = name + k + 1;
     for (int i = 0; i < 20; i++, p++)
@@ -75,7 +84,7 @@ static bool record_of(const char *name, const char *run_key)
         return false;
     while (*p >= '0' && *p <= '9')
         p++;
-    return strcmp(p, RECORD_SUFFIX) == 0;
+    return strcmp(p, RECORD_SUFFIX) == 0 || strcmp(p, SEALED_SUFFIX) == 0;
 }
 
 /* A frame of the run's log: a record's bytes follow this header. */
@@ -114,21 +123,43 @@ static bool log_path(char *buf, const char *dir, const char *run_key)
 }
 
 /* Whether fd is still the file at path (a merger may have sealed it
- * since it was opened). */
-static bool still_named(int fd, const char *path)
+ * since it was opened); its size in *size. */
+static bool still_named(int fd, const char *path, off_t *size)
 {
     struct stat a, b;
-    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
+    *size = a.st_size = 0;
+    bool same =
+        fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    *size = a.st_size;
+    return same;
 }
 
-static int lock_file(int fd, int how)
+/* The log's lock, for its writers, one at a time: waited for ~100 ms at
+ * most, never blocked on (a process that forked while it held a lock on
+ * the file hands it to its child, which may keep it). */
+static bool lock_log(int fd)
 {
-    int rc;
-    while ((rc = flock(fd, how)) != 0 && errno == EINTR)
-        ;
-    return rc;
+    for (int i = 0; i < 1000; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return true;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return false;
+        struct timespec wait = { 0, 100000 };
+        nanosleep(&wait, NULL);
+    }
+    return false;
 }
+
+/* Whether `more` bytes appended at `size` stay within the process's file
+ * size limit: past it, the kernel would end the process (SIGXFSZ). */
+static bool within_file_limit(off_t size, size_t more)
+{
+    struct rlimit limit;
+    return getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+           (uint64_t)size + more <= (uint64_t)limit.rlim_cur;
+}
+
+static void seal_log(const char *dir, const char *run_key);
 
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n)
 {
@@ -152,14 +183,33 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
         }
         if (fd < 0)
             return -1;
-        /* shared with other writers; a merger that sealed the log waits
-         * for the writes under way (read_record), and a writer that
-         * opened the log before the seal writes to the new one */
-        if (lock_file(fd, LOCK_SH) != 0 || !still_named(fd, log)) {
+        /* The writers one at a time, so the size read is where the frame
+         * goes. A merger reads a log only sealed and claimed, under the
+         * same lock (read_record): a writer that opened the log before
+         * it was sealed finds its name taken by the next log, and writes
+         * there. */
+        off_t size;
+        if (!lock_log(fd)) {
+            close(fd);
+            return -1;
+        }
+        if (!still_named(fd, log, &size)) {
             close(fd);
             continue;
         }
+        if (!within_file_limit(size, sizeof h + n)) {
+            if (size > 0)
+                seal_log(dir, run_key); /* the next log starts empty */
+            close(fd);
+            if (size > 0)
+                continue;
+            return -1; /* the record alone is too large: the caller commits it */
+        }
         ssize_t wrote = writev(fd, parts, 2);
+        /* a log that grew large is sealed: a merger reads a sealed log
+         * whole */
+        if (wrote > 0 && (uint64_t)size + (uint64_t)wrote >= LB_SPOOL_LOG_BYTES)
+            seal_log(dir, run_key);
         close(fd);
         /* a part written (no space left) stays, a damaged frame that
          * mergers skip; the caller adds its profile itself */
@@ -169,7 +219,7 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
 }
 
 /* The run's open log renamed to a pending file of its own,
- * <run key>.<ns>.<pid>.lbrec: later records go to a new log. */
+ * <run key>.<ns>.<pid>.lbframes: later records go to a new log. */
 static void seal_log(const char *dir, const char *run_key)
 {
     char log[PATH_MAX], sealed[PATH_MAX];
@@ -177,7 +227,7 @@ static void seal_log(const char *dir, const char *run_key)
     clock_gettime(CLOCK_MONOTONIC, &now);
     unsigned long long ns =
         (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
-    int n = snprintf(sealed, sizeof sealed, "%s/%s.%020llu.%d" RECORD_SUFFIX, dir, run_key, ns,
+    int n = snprintf(sealed, sizeof sealed, "%s/%s.%020llu.%d" SEALED_SUFFIX, dir, run_key, ns,
                      (int)getpid());
     if (log_path(log, dir, run_key) && n > 0 && n < (int)sizeof sealed)
         rename(log, sealed);
@@ -213,7 +263,7 @@ bool lb_spool_has_records(const char *db_path, const char *run_key)
         /* a claim of a merger that is gone is pending again */
         const char *name = orphan_record(e->d_name, record) ? record : e->d_name;
         found = run_key ? record_of(name, run_key) || log_of(name, run_key)
-                        : ends_with(name, RECORD_SUFFIX) || ends_with(name, LOG_SUFFIX);
+                        : pending_name(name) || ends_with(name, LOG_SUFFIX);
     }
     closedir(d);
     return found;
@@ -298,9 +348,6 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     DIR *d = opendir(dir);
     if (!d)
         return NULL;
-    /* what the log holds now is listed too (a writer counts its record
-     * after its write: spool_bound.h) */
-    seal_log(dir, run_key);
     for (struct dirent *e; (e = readdir(d));) {
         give_back_orphan(dir, e->d_name);
         remove_orphan_tmp(dir, e->d_name);
@@ -311,7 +358,7 @@ static char **list_records(const char *dir, const char *run_key, unsigned *count
     char **names = NULL;
     unsigned n = 0, cap = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (!ends_with(e->d_name, RECORD_SUFFIX))
+        if (!pending_name(e->d_name))
             continue;
         if (!record_of(e->d_name, run_key)) {
             unlink_in(dir, e->d_name); /* another run's: that run is gone from the database */
@@ -340,14 +387,16 @@ enum read_result {
     READ_OK,
     READ_EMPTY,    /* a log sealed before its first write ended */
     READ_SIZE,     /* too small or too large to hold a record */
-    READ_RESOURCE, /* this process's failure: descriptors, memory, a read error, a busy writer */
+    READ_BUSY,     /* a writer still holds it: left for a later merger */
+    READ_RESOURCE, /* this process's failure: descriptors, memory, a read error */
 };
 
-/* Up to ~2 s for the writes under way to a sealed log to end: a writer
- * holds its lock for one write. */
+/* Up to ~200 ms for a write under way to a sealed log to end: a writer
+ * holds the lock for one write (a process that forked meanwhile hands
+ * its lock to its child, which may hold it for long: never blocked on). */
 static bool lock_alone(int fd)
 {
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 200; i++) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return true;
         if (errno != EWOULDBLOCK && errno != EINTR)
@@ -355,6 +404,7 @@ static bool lock_alone(int fd)
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
+    errno = EWOULDBLOCK;
     return false;
 }
 
@@ -368,7 +418,12 @@ static enum read_result read_record(const char *dir, const char *name, unsigned 
     *size = 0;
     int fd = join(path, dir, name) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat st;
-    if (fd < 0 || !lock_alone(fd) || fstat(fd, &st) != 0) {
+    if (fd >= 0 && !lock_alone(fd)) {
+        bool busy = errno == EWOULDBLOCK;
+        close(fd);
+        return busy ? READ_BUSY : READ_RESOURCE;
+    }
+    if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0)
             close(fd);
         return READ_RESOURCE;
@@ -598,22 +653,27 @@ static bool count_record(int rc, unsigned *taken, unsigned *damaged)
  * this process's failure, after which the batch is given back; *taken
  * counts the records staged (or found merged before), *damaged those
  * left out for their bytes. */
-static int stage_file(stage_sql_t *q, const unsigned char *bytes, size_t size, unsigned *taken,
-                      unsigned *damaged)
+static int stage_file(stage_sql_t *q, const unsigned char *bytes, size_t size, bool framed,
+                      unsigned *taken, unsigned *damaged)
 {
     *taken = *damaged = 0;
-    if (size < sizeof(frame_header_t) || memcmp(bytes, FRAME_MAGIC, 8) != 0) {
+    if (!framed) {
         int rc = stage_one(q, bytes, size);
         return count_record(rc, taken, damaged) ? SQLITE_OK : rc;
     }
+    bool whole = true; /* the bytes before p were whole frames */
     for (size_t p = 0; p < size;) {
         const unsigned char *record;
         size_t len;
         if (!frame_at(bytes, size, p, &record, &len)) {
-            (*damaged)++; /* a write cut short: the frames after it are whole */
+            /* a write cut short, counted once however many magics its
+             * stretch holds: the frames after it are whole */
+            *damaged += whole;
+            whole = false;
             p = next_frame(bytes, size, p);
             continue;
         }
+        whole = true;
         int rc = stage_one(q, record, len);
         if (!count_record(rc, taken, damaged))
             return rc;
@@ -642,6 +702,21 @@ static void free_batch(lb_spool_batch_t *b)
     b->n = b->cap = 0;
 }
 
+static void free_names(char **names, unsigned count)
+{
+    for (unsigned i = 0; names && i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Whether run_key's open log holds anything. */
+static bool log_holds_records(const char *dir, const char *run_key)
+{
+    char log[PATH_MAX];
+    struct stat st;
+    return log_path(log, dir, run_key) && stat(log, &st) == 0 && st.st_size > 0;
+}
+
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
                    unsigned most, lb_spool_batch_t *b)
 {
@@ -651,12 +726,25 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     lb_spool_dir(b->dir, sizeof b->dir, db_path);
     unsigned count;
     char **names = list_records(b->dir, run_key, &count);
+    /* The open log is sealed and listed too by a merger that takes all,
+     * or that finds nothing else (a writer counts its record after its
+     * write: spool_bound.h); a capped merger takes the sealed files first,
+     * which are older, and does not make a file of a log of a record or
+     * two at every commit. */
+    if (!most || !names) {
+        free_names(names, count);
+        seal_log(b->dir, run_key);
+        names = list_records(b->dir, run_key, &count);
+    } else if (log_holds_records(b->dir, run_key)) {
+        b->left++; /* not drained */
+    }
     if (!names)
         return SQLITE_OK;
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
     if (!(b->damaged = calloc(count, sizeof *b->damaged))) {
-        free_batch(b);
+        free_names(names, count);
+        b->claimed = NULL;
         return SQLITE_NOMEM;
     }
     stage_sql_t q = { .db = db, .dst = dst };
@@ -683,8 +771,15 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         unsigned char *bytes;
         size_t size;
         enum read_result got = read_record(b->dir, claim, &bytes, &size);
+        if (got == READ_BUSY) { /* a later merger's */
+            rename_in(b->dir, claim, names[i]);
+            free(names[i]);
+            b->left++;
+            continue;
+        }
         unsigned taken = 0, damaged = got == READ_SIZE;
-        int one = got == READ_OK         ? stage_file(&q, bytes, size, &taken, &damaged)
+        bool framed = ends_with(names[i], SEALED_SUFFIX);
+        int one = got == READ_OK         ? stage_file(&q, bytes, size, framed, &taken, &damaged)
                   : got == READ_RESOURCE ? SQLITE_IOERR
                                          : SQLITE_OK;
         free(bytes);
@@ -719,6 +814,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         b->staged = false;
     }
     return SQLITE_OK;
+}
+
+const char *lb_spool_error(sqlite3 *db, int rc)
+{
+    return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 }
 
 int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b)

@@ -11,18 +11,24 @@
  *
  * The log is <run key>.lblog: frames of a 24-byte header ("LBFRAME1", the
  * record's length and a checksum of it, host byte order) and the record,
- * each appended with one write(2) (O_APPEND) under a shared flock. No file
- * is created per record: creating and removing one costs an inode, which
- * ext4 without a journal allocates slowly after removals. A log is sealed
- * by renaming it to <run key>.<CLOCK_MONOTONIC ns, 20 digits>.<pid>.lbrec,
- * a pending file: by a writer after every LB_SPOOL_LOG_RECORDS records
- * the tree put, and by every merger before it lists the spool. A writer
- * that finds, once it holds its lock, that the log it opened is no longer
- * the one at its name (sealed meanwhile) opens the new one; a merger
- * reads a pending file only under an exclusive flock, so writes under
- * way to a log just sealed end first. A frame a write left unfinished
- * (the disk full, the writer killed) fails its checksum and is skipped
- * up to the next frame's magic.
+ * each appended with one writev(2) (O_APPEND) under the file's flock,
+ * which its writers take one at a time. No file is created per record:
+ * creating and removing one costs an inode, which ext4 without a journal
+ * allocates slowly after removals. A log is sealed by renaming it to
+ * <run key>.<CLOCK_MONOTONIC ns, 20 digits>.<pid>.lbframes, a pending
+ * file: by a writer after every LB_SPOOL_LOG_RECORDS records the tree put,
+ * by the writer whose record took it past LB_SPOOL_LOG_BYTES or would take
+ * it past the process's file size limit (then into a new log), and by a
+ * merger that takes all, or finds no pending file, before it lists. A
+ * writer that finds, once it holds the lock, that the log it opened is no
+ * longer the one at its name (sealed meanwhile) opens the new one; a
+ * merger reads a pending file only under the same lock, so a write under
+ * way to a log just sealed ends first. Nobody blocks on the lock (a
+ * process that forks while it holds it hands it to its child): a writer
+ * that cannot take it within ~100 ms adds its profile itself, and a
+ * merger leaves the file for a later one. A frame a write left unfinished
+ * (the disk full, the writer killed) fails its checksum and is skipped up
+ * to the next frame's magic.
  *
  * A merger claims a pending file by renaming it to
  * <file>.<merger pid>.claim before it reads it: one rename wins, so no
@@ -36,9 +42,10 @@
  * writers of an earlier build that are gone. A file with a damaged record
  * is renamed to <file>.bad (after the commit that added its whole
  * records) and said in one line; one that a merger could not read for
- * want of memory or descriptors, or while a write to it did not end,
- * stays pending. A pending file may also be one record whole (no frame),
- * as an earlier build wrote them.
+ * want of memory or descriptors stays pending. A pending file may also be
+ * <run key>.<ns>.<pid>.lbrec, one record whole, as an earlier build wrote
+ * them; an earlier build's merger leaves .lbframes and .lblog files to a
+ * merger of this one.
  *
  * Depends on SQLite, common/rowlog.h and common/db_merge.h; used by the
  * library's writer
@@ -61,9 +68,11 @@ bool lb_spool_key_ok(const char *run_key);
  * and mergers skip it). */
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n);
 
-/* About how many records a run's log holds before a writer seals it: a
- * commit that adds a batch of pending records takes whole files. */
+/* About how many records, and bytes, a run's log holds before a writer
+ * seals it: a commit that adds a batch of pending records takes whole
+ * files, and a merger reads a file whole. */
 #define LB_SPOOL_LOG_RECORDS 16u
+#define LB_SPOOL_LOG_BYTES   (4u << 20)
 
 /* Seal run_key's log (a rename; nothing if there is none). */
 void lb_spool_seal(const char *db_path, const char *run_key);
@@ -90,16 +99,17 @@ typedef struct lb_spool_batch {
     unsigned n, cap;
     unsigned records; /* records staged, or found in dst already */
     unsigned bad;     /* records that could not be read */
-    unsigned left;    /* files listed beyond `most` records, left for a later commit */
+    unsigned left;    /* files left for a later commit (lb_spool_stage) */
     bool staged;      /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
-/* Outside any transaction of db: seal run_key's log, claim its pending
- * files, the oldest of them up to `most` records (0: all; whole files,
- * so up to LB_SPOOL_LOG_RECORDS - 1 more), and copy their records into
- * the in-memory schema "pending", attached here, except those whose
- * process image the attached schema dst (the run's database) holds
- * already (b->left counts the files beyond `most`). Each record's
+/* Outside any transaction of db: claim run_key's pending files, the
+ * oldest of them up to `most` records (0: all, the open log sealed first;
+ * whole files, so up to LB_SPOOL_LOG_RECORDS - 1 more), and copy their
+ * records into the in-memory schema "pending", attached here, except
+ * those whose process image the attached schema dst (the run's database)
+ * holds already (b->left counts what was left: the files beyond `most`,
+ * those a writer still held, an open log not sealed). Each record's
  * unnamed frames are named (common/frame_names.h) from dst's cached
  * chains or the module files. Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite
@@ -107,6 +117,10 @@ typedef struct lb_spool_batch {
  * this process lacks memory, descriptors or disk: it stays pending). */
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
                    unsigned most, lb_spool_batch_t *b);
+
+/* What made lb_spool_stage fail with rc: db's message, or rc's where
+ * the failure was the spool's (a read, memory). */
+const char *lb_spool_error(sqlite3 *db, int rc);
 
 /* Inside the caller's transaction: the staged records into schema dst. */
 int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);

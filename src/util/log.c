@@ -91,6 +91,11 @@ static bool said_read;
 static bool said_before(const char *name)
 {
     if (!said_read) {
+        /* an image that starts a run (it inherits no run key) starts the
+         * list anew: what a tree around it said is not its tree's */
+        const char *run = getenv("LOCKBLAME_RUN");
+        if (!run || !*run)
+            unsetenv("LOCKBLAME_SAID");
         const char *v = getenv("LOCKBLAME_SAID");
         snprintf(said_before_image, sizeof said_before_image, "%s", v ? v : "");
         said_read = true;

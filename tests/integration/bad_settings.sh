@@ -73,5 +73,21 @@ for setting in LOCKBLAME_FREQ=abc LOCKBLAME_EVENT=no_such_event LOCKBLAME_SIGNAL
     done
     echo "ok: $setting said once"
 done
+
+# a run started inside another tree (which passed on LOCKBLAME_SAID) says
+# its own lines
+for mode in preload run; do
+    rm -f "$tmp/t.db"
+    if [ $mode = preload ]; then
+        env LOCKBLAME_SAID=LOCKBLAME_FREQ LOCKBLAME_FREQ=abc LOCKBLAME_OUTPUT="$tmp/t.db" \
+            LD_PRELOAD="$LOCKBLAME_LIB" "$tmp/two.sh" 2>"$tmp/err" || bad "$mode, inherited: failed"
+    else
+        env LOCKBLAME_SAID=LOCKBLAME_FREQ LOCKBLAME_FREQ=abc "$LOCKBLAME_CLI" run -o "$tmp/t.db" -- \
+            "$tmp/two.sh" 2>"$tmp/err" || bad "$mode, inherited: failed"
+    fi
+    n=$(grep -c "LOCKBLAME_FREQ" "$tmp/err" || true)
+    [ "$n" = 1 ] || bad "$mode, LOCKBLAME_SAID inherited from a tree around: $n lines, want 1: $(cat "$tmp/err")"
+done
+echo "ok: a new run says its own"
 [ $errors -eq 0 ]
 echo PASS

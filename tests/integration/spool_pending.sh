@@ -44,8 +44,9 @@ tree_pids() { awk '$1 == "root" { print $2 } $1 == "child" { print $3 }' "$1" | 
 child_pids() { awk '$1 == "child" { print $3 }' "$1" | sort -n; }
 db_pids() { rows "$1" "SELECT pid FROM run ORDER BY pid"; }
 # records DB [SUFFIX]: the spool's file names ending in SUFFIX (the run's
-# log, .lblog, and pending files, .lbrec).
-records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.(lbrec|lblog)}\$" || true; }
+# log, .lblog, and pending files: sealed logs, .lbframes, and records of
+# an earlier build, .lbrec).
+records() { ls -1 "$1-spool" 2>/dev/null | grep -E "${2:-\.(lbrec|lbframes|lblog)}\$" || true; }
 # magic NAME: the row log magic src/common/rowlog.h defines as NAME
 # (LB_ROWLOG_MAGIC, this build's; LB_ROWLOG_MAGIC_BEFORE, the one before).
 magic() { sed -nE "s/^#define $1 +\"([^\"]+)\"\$/\1/p" "$ROOT/src/common/rowlog.h"; }
@@ -53,10 +54,10 @@ MAGIC=$(magic LB_ROWLOG_MAGIC)
 MAGIC_BEFORE=$(magic LB_ROWLOG_MAGIC_BEFORE)
 [ ${#MAGIC} = 7 ] && [ ${#MAGIC_BEFORE} = 7 ] || fail "no row log magic in src/common/rowlog.h"
 # pending_runs DB: "pid threads run_key" of the run row of each record
-# pending in the spool, oldest first. The run's log and the pending files
+# pending in the spool, oldest first. The run's log and the sealed logs
 # hold frames (src/common/spool.h): a 24-byte header ("LBFRAME1", the
-# length, a checksum), then a row log; a pending file an earlier build
-# wrote is one row log whole. A row log's layout (src/common/rowlog.h):
+# length, a checksum), then a row log; a .lbrec file, as an earlier build
+# wrote them, is one row log whole. A row log's layout (src/common/rowlog.h):
 # a 16-byte header, $MAGIC and a 0 byte, the schema version, 0; rows of a
 # kind byte, then (index, type, value) until a 0 index. The run row is
 # kind 8; its parameters 3, 11 and 17 are pid, threads and run_key.
@@ -86,11 +87,11 @@ def runs(b):
     return found or ['?']
 names = os.listdir(spool) if os.path.isdir(spool) else []
 # pending files by name (their time), the open log last
-names = sorted((n for n in names if n.endswith(('.lbrec', '.lblog'))), key=lambda n: (n.endswith('.lblog'), n))
+names = sorted((n for n in names if n.endswith(('.lbrec', '.lbframes', '.lblog'))), key=lambda n: (n.endswith('.lblog'), n))
 out = []
 for name in names:
     b = open(os.path.join(spool, name), 'rb').read()
-    if not b.startswith(b'LBFRAME1'):
+    if name.endswith('.lbrec'):
         out += runs(b)
         continue
     p = 0
@@ -197,8 +198,8 @@ for mode in on off; do
         [ -n "$spooled" ] || bad "on: no child left its profile pending"
         key=$(rows "$db" "SELECT run_key FROM run LIMIT 1")
         for r in $(records "$db"); do
-            [[ $r =~ ^${key//./\\.}(\.[0-9]{20}\.[0-9]+\.lbrec|\.lblog)$ ]] ||
-                bad "on: pending file '$r' is not named <run key $key>.lblog or <run key>.<20 digits>.<pid>.lbrec"
+            [[ $r =~ ^${key//./\\.}(\.[0-9]{20}\.[0-9]+\.lbframes|\.lblog)$ ]] ||
+                bad "on: pending file '$r' is not named <run key $key>.lblog or <run key>.<20 digits>.<pid>.lbframes"
         done
         while read -r pid threads run_key; do
             [ "$threads $run_key" = "3 $key" ] ||
@@ -287,8 +288,8 @@ for pid in $children; do
     grep -qE "^ *$pid +[0-9]+ +0 +3 " "$tmp/killed.report" ||
         bad "killed: the report lists no row of child $pid (3 threads, exec 0)"
 done
-[ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] ||
-    bad "killed: left after the report: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
+[ -z "$(records "$db" '\.(lbrec|lbframes|lblog|claim)')" ] ||
+    bad "killed: left after the report: $(records "$db" '\.(lbrec|lbframes|lblog|claim)' | joined)"
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
 waits_named killed "$db" $children
@@ -297,6 +298,19 @@ for pid in $(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/killed.out"); do
         bad "killed: child $pid's waits' paths lack later_child: '$(waits_functions "$db" "$pid")'"
 done
 echo "  a pending child's waits' functions: $(waits_functions "$db" "${spooled%% *}")"
+
+echo "== 1. children with a small file size limit (RLIMIT_FSIZE)"
+# a log of many records outgrows a limit that one record stays within: a
+# record that would take it past the limit goes to a new log, and no
+# process is ended by SIGXFSZ
+db=$tmp/fsize.db
+SPOOL_TREE_FSIZE=30000 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
+    "$prog" tree 40 1 0 >"$tmp/fsize.out" 2>"$tmp/fsize.err" ||
+    bad "fsize: spool_tree exited $?: $(head -c 600 "$tmp/fsize.err")"
+tree_holds fsize "$db" "$tmp/fsize.out"
+no_spool fsize "$db"
+tree_summary_only fsize "$tmp/fsize.err" 41
+echo "  $(rows "$db" "SELECT COUNT(*) FROM run") processes in the database"
 
 echo "== 2. a write to the log cut short"
 # the first frame of the log cut to half its record (a writer killed, or
@@ -327,7 +341,7 @@ PY
     [ "$(db_pids "$db" | joined)" = "$want" ] ||
         bad "torn: run's pids '$(db_pids "$db" | joined)', want every child but $torn: '$want'"
     [ "$(ls -A "$db-spool" | joined)" = "$(basename "$(ls "$db-spool"/*.bad)")" ] &&
-        [[ $(ls -A "$db-spool") == "$key".*.lbrec.bad ]] ||
+        [[ $(ls -A "$db-spool") == "$key".*.lbframes.bad ]] ||
         bad "torn: the spool holds '$(ls -A "$db-spool" | joined)', not the log kept as .bad"
     echo "  $(wc -w <<<"$spooled") records, the first cut: $(db_pids "$db" | wc -l) children in the database"
 fi
@@ -344,7 +358,7 @@ late_holds() {
     local got; got=$(db_pids "$db" | joined)
     echo "  $name: run's pids $got; the late child $late"
     [ "$got" = "$want" ] || bad "$name: run's pids '$got', the tree's '$want' (the late child $late)"
-    [ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] || bad "$name: left: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
+    [ -z "$(records "$db" '\.(lbrec|lbframes|lblog|claim)')" ] || bad "$name: left: $(records "$db" '\.(lbrec|lbframes|lblog|claim)' | joined)"
 }
 LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" late 2>"$tmp/late.err" |
     cat >"$tmp/late.out" || bad "late: spool_tree exited non-zero"
@@ -394,7 +408,7 @@ echo "  root killed: exec'd images pending: $(wc -w <<<"$pending_images") of $(w
     bad "exec, killed: report exited $?: $(cat "$tmp/exec-killed.report.err")"
 exec_holds "exec, killed" "$db" "$tmp/exec-killed.out" "spool_tree exec 8 kill"
 waits_named "exec, killed" "$db" $images
-[ -z "$(records "$db" '\.(lbrec|lblog|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|lblog|claim)' | joined)"
+[ -z "$(records "$db" '\.(lbrec|lbframes|lblog|claim)')" ] || bad "exec, killed: left: $(records "$db" '\.(lbrec|lbframes|lblog|claim)' | joined)"
 
 echo "== 5. a record that is not a row log"
 db=$tmp/on.db

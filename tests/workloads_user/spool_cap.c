@@ -7,7 +7,8 @@
  * as /proc says), then 5 ms more, so each process has 2 threads and one
  * contended wait at the same call path, on a busy machine too. Before each fork, and after the last child is reaped, the root
  * counts the records in $LOCKBLAME_OUTPUT-spool: the frames of the run's
- * log (*.lblog) and of the pending files (*.lbrec) (src/common/spool.h).
+ * log (*.lblog) and of the sealed logs (*.lbframes), and the records of
+ * an earlier build (*.lbrec) (src/common/spool.h).
  *
  *   spool_cap N    prints "root PID", then "child I PID" for each child,
  *                  then "counts C0 C1 ... CN" (the records before child
@@ -81,8 +82,7 @@ static __attribute__((noinline)) void episode(void)
 }
 
 /* The frames in the file dir/name: 24-byte headers ("LBFRAME1", the
- * record's length, a checksum) each followed by its record; a file that
- * does not start with one is one record (an earlier build's). */
+ * record's length, a checksum) each followed by its record. */
 static int frames(const char *dir, const char *name)
 {
     char path[8192];
@@ -101,7 +101,7 @@ static int frames(const char *dir, const char *name)
             break;
     }
     fclose(f);
-    return n ? n : 1;
+    return n;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -118,7 +118,9 @@ static int records(const char *dir)
         return 0;
     int n = 0;
     for (struct dirent *e; (e = readdir(d));)
-        if (ends_with(e->d_name, ".lbrec") || ends_with(e->d_name, ".lblog"))
+        if (ends_with(e->d_name, ".lbrec"))
+            n++;
+        else if (ends_with(e->d_name, ".lbframes") || ends_with(e->d_name, ".lblog"))
             n += frames(dir, e->d_name);
     closedir(d);
     return n;

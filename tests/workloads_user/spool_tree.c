@@ -35,6 +35,9 @@
  *   spool_tree exec N [kill]           fork N children, 2 at a time; the
  *        odd ones exec this program as "spool_tree image1", which runs an
  *        episode of its own; reap them; with kill, then SIGKILL itself
+ * With SPOOL_TREE_FSIZE=BYTES, every child but the first lowers its file
+ * size limit (RLIMIT_FSIZE) to BYTES before its episode: a process that
+ * wrote past it would be ended by SIGXFSZ.
  * Exit status: STATUS for tree, 0 for the others, 1 on a failed call. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,6 +117,14 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 
 static void child(int i, bool exec_next)
 {
+    const char *fsize = getenv("SPOOL_TREE_FSIZE");
+    if (i > 0 && fsize) {
+        struct rlimit limit;
+        getrlimit(RLIMIT_FSIZE, &limit);
+        limit.rlim_cur = (rlim_t)atol(fsize);
+        if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+            gt_die("setrlimit", errno);
+    }
     episode();
     say("child %d %d %s\n", i, (int)getpid(), exec_next ? "exec" : "plain");
     if (exec_next) {

@@ -74,8 +74,9 @@ void lb_cli_add_pending(const char *path, const char *run_key)
             goto out; /* no process of a run here yet: nothing to add them to */
         run_key = key;
     }
-    if (lb_spool_stage(db, path, run_key, "main", 0, &pending) != SQLITE_OK) {
-        why = sqlite3_errmsg(db);
+    int staged = lb_spool_stage(db, path, run_key, "main", 0, &pending);
+    if (staged != SQLITE_OK) {
+        why = lb_spool_error(db, staged);
         goto out;
     }
     if (pending.staged) {

@@ -175,6 +175,7 @@ static void set_run_key(void)
     snprintf(key, sizeof key, "run.%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
              (long)tv.tv_usec);
     set_env("LOCKBLAME_RUN", key);
+    unsetenv("LOCKBLAME_SAID"); /* a tree around this run said its own (util/log.h) */
 }
 
 /* Die of sig as PROG did, so that our parent sees what the shell would

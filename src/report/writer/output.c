@@ -183,6 +183,7 @@ int lb_output_setup(void)
         snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
                  (long)tv.tv_usec);
         export_env("LOCKBLAME_RUN", run_key);
+        unsetenv("LOCKBLAME_SAID"); /* a tree around this run said its own (util/log.h) */
         started_run = true;
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
@@ -287,10 +288,11 @@ bool lb_output_attach(sqlite3 *db)
  * could not be read. false when they could not be staged (none is). */
 static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    bool staged = lb_spool_stage(db, output_path, run_key, "out", most, pending) == SQLITE_OK;
+    int rc = lb_spool_stage(db, output_path, run_key, "out", most, pending);
+    bool staged = rc == SQLITE_OK;
     if (!staged)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
-                sqlite3_errmsg(db));
+                lb_spool_error(db, rc));
     if (pending->bad)
         lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s",
                 pending->bad, pending->dir);
