@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sampler/sampler.h"
+#include "util/env.h"
 #include "util/log.h"
 
 uint32_t lb_hot_shard_mask;
@@ -36,7 +37,7 @@ void lb_hot_shards_setup(void)
 lb_sampled_mode_t lb_sampled_mode_from_env(const char *var, bool needs_samples,
                                            const char *fallback)
 {
-    const char *want = getenv(var);
+    const char *want = lb_getenv(var);
     lb_sampled_mode_t mode = LB_SAMPLED_AUTO;
     if (want && *want) {
         if (strcmp(want, "exact") == 0)

@@ -1,7 +1,6 @@
 #include "common/switches.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -15,16 +14,15 @@ static const struct {
       "1 (fork children share the unwind rules they compute) or 0 (each computes its own)" },
 };
 
-bool lb_switch_off(const char *name)
+bool lb_switch_off(const char *value)
 {
-    const char *v = getenv(name);
-    return v && strcmp(v, "0") == 0;
+    return value && strcmp(value, "0") == 0;
 }
 
-void lb_switches_check(void (*say)(const char *line))
+void lb_switches_check(const char *(*get)(const char *name), void (*say)(const char *line))
 {
     for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++) {
-        const char *v = getenv(switches[i].name);
+        const char *v = get(switches[i].name);
         if (!v || !*v || strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
             continue;
         char line[512];

@@ -10,11 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether switch `name` (a LOCKBLAME_* variable listed in switches.c) is
- * 0 in the environment. */
-bool lb_switch_off(const char *name);
+/* Whether a switch's value (NULL: unset) is 0. */
+bool lb_switch_off(const char *value);
 
-/* For each listed switch whose value is neither 0 nor 1, in turn: its
- * line, without the "lockblame: " prefix, passed to say. */
-void lb_switches_check(void (*say)(const char *line));
+/* For each listed switch whose value (read with get) is neither 0 nor 1,
+ * in turn: its line, without the "lockblame: " prefix, passed to say. */
+void lb_switches_check(const char *(*get)(const char *name), void (*say)(const char *line));
 #endif

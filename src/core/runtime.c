@@ -23,6 +23,7 @@
 #include "core/real.h"
 #include "core/thread.h"
 #include "util/clock.h"
+#include "util/env.h"
 #include "util/go_program.h"
 #include "util/log.h"
 #include "core/undirected.h"
@@ -162,7 +163,7 @@ void lb_runtime_start(void)
 
 __attribute__((constructor)) static void lb_constructor(void)
 {
-    if (getenv("LOCKBLAME_DISABLE"))
+    if (lb_getenv("LOCKBLAME_DISABLE"))
         return;
     if (lb_program_is_go()) { /* nothing to see, and a crash to risk (util/go_program.h) */
         extern char *program_invocation_short_name;

@@ -24,6 +24,7 @@
 #include "util/call_dest.h"
 #include "util/clock.h"
 #include "util/common.h"
+#include "util/env.h"
 #include "util/log.h"
 #include "util/raw_syscall.h"
 
@@ -518,9 +519,9 @@ static void setup_progress(const char *spec)
 
 void lb_whatif_setup(void)
 {
-    const char *site = getenv("LOCKBLAME_WHATIF_SITE");
-    const char *speedup = getenv("LOCKBLAME_WHATIF_SPEEDUP");
-    const char *out = getenv("LOCKBLAME_WHATIF_OUT");
+    const char *site = lb_getenv("LOCKBLAME_WHATIF_SITE");
+    const char *speedup = lb_getenv("LOCKBLAME_WHATIF_SPEEDUP");
+    const char *out = lb_getenv("LOCKBLAME_WHATIF_OUT");
     if (!site || !*site)
         return;
     double p = speedup ? strtod(speedup, NULL) : 0;
@@ -533,7 +534,7 @@ void lb_whatif_setup(void)
         return;
     strcpy(config.out, out);
     config.speedup_ppm = (uint32_t)(p * PPM + 0.5);
-    const char *progress = getenv("LOCKBLAME_WHATIF_PROGRESS");
+    const char *progress = lb_getenv("LOCKBLAME_WHATIF_PROGRESS");
     if (progress && *progress)
         setup_progress(progress);
     config.started_ns = lb_monotonic_ns();

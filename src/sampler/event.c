@@ -33,6 +33,7 @@
 
 #include "common/parse_u64.h"
 #include "sampler/backend.h"
+#include "util/env.h"
 #include "util/log.h"
 
 #define LB_DEFAULT_FREQ      1000u    /* Hz, frequency mode for cycles */
@@ -44,7 +45,7 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
     memset(req, 0, sizeof *req);
     snprintf(req->raw, sizeof req->raw, "default");
 
-    const char *ev = getenv("LOCKBLAME_EVENT");
+    const char *ev = lb_getenv("LOCKBLAME_EVENT");
     if (ev && *ev) {
         snprintf(req->raw, sizeof req->raw, "%s", ev);
         const char *at = strrchr(ev, '@');
@@ -66,7 +67,7 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
         }
     }
 
-    const char *fq = getenv("LOCKBLAME_FREQ");
+    const char *fq = lb_getenv("LOCKBLAME_FREQ");
     if (fq && *fq) {
         if (!lb_parse_u64(fq, 1, LB_MAX_FREQ, &req->freq)) {
             lb_warn_setting("LOCKBLAME_FREQ",
@@ -80,7 +81,7 @@ void lb_sampler_read_env(lb_sampler_request_t *req)
         }
     }
 
-    const char *sg = getenv("LOCKBLAME_SIGNAL");
+    const char *sg = lb_getenv("LOCKBLAME_SIGNAL");
     if (sg && *sg) {
         req->signo = lb_sampler_parse_signal(sg);
         if (!req->signo)

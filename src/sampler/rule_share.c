@@ -31,6 +31,7 @@
 
 #include "common/switches.h"
 #include "util/common.h"
+#include "util/env.h"
 #include "util/raw_mmap.h"
 
 #define LB_SHARE_ENTRIES     4096u /* per region; then a fresh one */
@@ -69,7 +70,7 @@ static struct {
 
 void lb_rule_share_setup(void)
 {
-    share.off = lb_switch_off("LOCKBLAME_SHARE_RULES");
+    share.off = lb_switch_off(lb_getenv("LOCKBLAME_SHARE_RULES"));
 }
 
 static uint64_t key_hash(uintptr_t pc, uint64_t word)

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/env.h"
+
 /* The file fd 2 was when the process started. A program that closes its
  * stderr may reuse fd 2 for a file of its own; our lines must never land
  * there (docs/DESIGN.md "Never change the program's behaviour"), so a line is written
@@ -93,10 +95,10 @@ static bool said_before(const char *name)
     if (!said_read) {
         /* an image that starts a run (it inherits no run key) starts the
          * list anew: what a tree around it said is not its tree's */
-        const char *run = getenv("LOCKBLAME_RUN");
+        const char *run = lb_getenv("LOCKBLAME_RUN");
         if (!run || !*run)
             unsetenv("LOCKBLAME_SAID");
-        const char *v = getenv("LOCKBLAME_SAID");
+        const char *v = lb_getenv("LOCKBLAME_SAID");
         snprintf(said_before_image, sizeof said_before_image, "%s", v ? v : "");
         said_read = true;
     }
@@ -105,7 +107,7 @@ static bool said_before(const char *name)
 
 static void note_said(const char *name)
 {
-    const char *v = getenv("LOCKBLAME_SAID");
+    const char *v = lb_getenv("LOCKBLAME_SAID");
     if (listed(v, name))
         return;
     char list[512];
@@ -147,7 +149,7 @@ void lb_warn_once(int *once, const char *fmt, ...)
 
 bool lb_summary_by_run(void)
 {
-    const char *s = getenv("LOCKBLAME_SUMMARY");
+    const char *s = lb_getenv("LOCKBLAME_SUMMARY");
     return s && strcmp(s, "run") == 0;
 }
 

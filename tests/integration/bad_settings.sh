@@ -74,6 +74,19 @@ for setting in LOCKBLAME_FREQ=abc LOCKBLAME_EVENT=no_such_event LOCKBLAME_SIGNAL
     echo "ok: $setting said once"
 done
 
+# a bash root: bash defines getenv, which reads only the shell's variables
+# once a setenv made them (the library's own, at start-up); the root reads
+# its settings all the same, says the bad one, and its children do not
+if command -v bash >/dev/null; then
+    env LOCKBLAME_FREQ=abc LOCKBLAME_SPOOL=yes LOCKBLAME_OUTPUT="$tmp/b.db" LD_PRELOAD="$LOCKBLAME_LIB" \
+        bash -c "\"$prog\" >/dev/null; \"$prog\" >/dev/null" 2>"$tmp/err" || bad "bash root: failed"
+    for name in LOCKBLAME_FREQ LOCKBLAME_SPOOL; do
+        n=$(grep -c "$name" "$tmp/err" || true)
+        [ "$n" = 1 ] || bad "bash root, $name: $n lines, want 1: $(cat "$tmp/err")"
+    done
+    echo "ok: a bash root says each once"
+fi
+
 # a run started inside another tree (which passed on LOCKBLAME_SAID) says
 # its own lines
 for mode in preload run; do

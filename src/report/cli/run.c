@@ -152,6 +152,11 @@ static char *default_path(const char *prog, pid_t pid)
 
 /* A bad LOCKBLAME_SPOOL_MAX, said here once for the tree: no process of
  * it started the run, so none says it (the library's spool_bound.c). */
+static const char *cli_getenv(const char *name)
+{
+    return getenv(name);
+}
+
 static void say_switch(const char *line)
 {
     cli_warn("%s", line);
@@ -325,7 +330,7 @@ int lb_cmd_run(int argc, char **argv)
         set_run_key();
         set_env("LOCKBLAME_SUMMARY", "run");
         warn_spool_max();
-        lb_switches_check(say_switch); /* no process of the tree started it */
+        lb_switches_check(cli_getenv, say_switch); /* no process of the tree started it */
     }
     if (event)
         set_env("LOCKBLAME_EVENT", event);

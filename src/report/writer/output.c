@@ -24,6 +24,7 @@
 #include "common/version.h"
 #include "report/writer/spool_bound.h"
 #include "util/clock.h"
+#include "util/env.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
 #include "util/std_fds.h"
@@ -54,7 +55,7 @@ const char *lb_output_path(void)
 
 bool lb_output_tree_root(void)
 {
-    const char *root = getenv("LOCKBLAME_TREE_ROOT");
+    const char *root = lb_getenv("LOCKBLAME_TREE_ROOT");
     return root && atol(root) == (long)getpid();
 }
 
@@ -112,7 +113,7 @@ static int check_existing(const char *path)
      * write), and so loads no SQLite at start-up (util/lazy_lib.h). Its
      * output may not be its root's (a LOCKBLAME_OUTPUT set inside the
      * tree): the header above is read all the same. */
-    const char *run = getenv("LOCKBLAME_RUN");
+    const char *run = lb_getenv("LOCKBLAME_RUN");
     if (run && *run)
         return 0;
     /* An SQLite file: a lockblame database unless its tables say otherwise.
@@ -152,9 +153,9 @@ static int check_existing(const char *path)
 
 int lb_output_setup(void)
 {
-    if (getenv("LOCKBLAME_DISABLE"))
+    if (lb_getenv("LOCKBLAME_DISABLE"))
         return -1; /* quiet: lockblame will not start */
-    const char *given = getenv("LOCKBLAME_OUTPUT");
+    const char *given = lb_getenv("LOCKBLAME_OUTPUT");
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         strcpy(cwd, ".");
@@ -174,7 +175,7 @@ int lb_output_setup(void)
         export_env("LOCKBLAME_DISABLE", "1");
         return -1;
     }
-    const char *key = getenv("LOCKBLAME_RUN");
+    const char *key = lb_getenv("LOCKBLAME_RUN");
     if (key && *key) {
         snprintf(run_key, sizeof run_key, "%s", key);
     } else {
@@ -188,11 +189,11 @@ int lb_output_setup(void)
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         export_env("LOCKBLAME_TREE_ROOT", pid);
-        lb_switches_check(say_switch); /* once for the tree (common/switches.h) */
+        lb_switches_check(lb_getenv, say_switch); /* once for the tree (common/switches.h) */
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);
-    spool_off = lb_switch_off("LOCKBLAME_SPOOL");
+    spool_off = lb_switch_off(lb_getenv("LOCKBLAME_SPOOL"));
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
+#include "util/env.h"
 #include "util/log.h"
 
 static unsigned spool_max = LB_SPOOL_MAX_DEFAULT;
@@ -21,7 +22,7 @@ static uint64_t duty; /* this process's duty word while it holds the duty, else 
 static void read_setting(void)
 {
     char why[256];
-    spool_max = lb_spool_max_setting(getenv("LOCKBLAME_SPOOL_MAX"), why, sizeof why);
+    spool_max = lb_spool_max_setting(lb_getenv("LOCKBLAME_SPOOL_MAX"), why, sizeof why);
     if (why[0] && lb_output_started_run())
         lb_warn("%s", why);
 }

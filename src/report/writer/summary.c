@@ -8,6 +8,7 @@
 #include "common/switches.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
+#include "util/env.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
 
@@ -15,7 +16,7 @@ static bool each_process; /* LOCKBLAME_QUIET=0 */
 
 void lb_summary_setup(void)
 {
-    each_process = lb_switch_off("LOCKBLAME_QUIET");
+    each_process = lb_switch_off(lb_getenv("LOCKBLAME_QUIET"));
 }
 
 /* The lines after the first: the top release site, the unseen waits. */

@@ -37,6 +37,7 @@
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
 #include "util/clock.h"
+#include "util/env.h"
 #include "util/log.h"
 #include "util/own_stack.h"
 #include "util/raw_syscall.h"
@@ -150,7 +151,7 @@ static void start_thread(void)
 
 void lb_window_setup(void)
 {
-    const char *v = getenv("LOCKBLAME_INTERVAL");
+    const char *v = lb_getenv("LOCKBLAME_INTERVAL");
     if (!v || !*v || !*lb_output_path())
         return;
     if (!lb_parse_duration(v, &interval_ns)) {

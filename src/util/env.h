@@ -1,0 +1,13 @@
+/* The process's environment, read the way the program would have it.
+ * A program may define a getenv of its own, which then serves the
+ * library's calls too: bash's looks only at the shell's variables once it
+ * has made them, which the library's first setenv does at start-up (a
+ * setting read after it read as unset). Depends on nothing of ours. */
+#ifndef LB_UTIL_ENV_H
+#define LB_UTIL_ENV_H
+
+/* Variable `name`: the program's getenv first (it holds what the library
+ * set through the program's setenv, which a shell passes on to what it
+ * runs), then `environ` itself. */
+const char *lb_getenv(const char *name);
+#endif
