@@ -209,8 +209,8 @@ void lb_sampler_quiesce(void)
     double sampled_s = sum->cpu_s - sum->unsampled_s;
     sum->rate_hz = sampled_s > 0 ? (double)(sum->samples + sum->dropped) / sampled_s : 0;
     uint64_t all = sum->samples + sum->dropped;
-    if (lb_summary_by_run())
-        return; /* lockblame run's summary and the report header say it for the tree */
+    if (lb_summary_by_run() || lb_summary_by_root())
+        return; /* the tree's summary and the report header say it for the tree */
     if (all >= 20 && sum->dropped * 20 > all)
         lb_warn("%.1f%% of CPU samples dropped (%llu of %llu); the profile's work is short by "
                 "that much",

@@ -153,6 +153,12 @@ bool lb_summary_by_run(void)
     return s && strcmp(s, "run") == 0;
 }
 
+bool lb_summary_by_root(void)
+{
+    const char *quiet = lb_getenv("LOCKBLAME_QUIET"), *root = lb_getenv("LOCKBLAME_TREE_ROOT");
+    return !(quiet && strcmp(quiet, "0") == 0) && root && atol(root) != (long)getpid();
+}
+
 void lb_die(const char *fmt, ...)
 {
     va_list ap;

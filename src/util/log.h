@@ -20,6 +20,10 @@ __attribute__((format(printf, 2, 3))) void lb_warn_once(int *once, const char *f
  * tree (LOCKBLAME_SUMMARY=run): the processes then print no exit summary
  * lines of their own. */
 bool lb_summary_by_run(void);
+/* Whether this process leaves its exit lines to its tree's root: under
+ * plain LD_PRELOAD with LOCKBLAME_QUIET not 0, every process but the root
+ * (report/writer/summary.c prints the tree's summary from the root). */
+bool lb_summary_by_root(void);
 /* A state that cannot happen: print and abort. */
 __attribute__((format(printf, 1, 2), noreturn)) void lb_die(const char *fmt, ...);
 #endif

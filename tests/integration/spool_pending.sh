@@ -292,6 +292,11 @@ done
     bad "killed: left after the report: $(records "$db" '\.(lbrec|lbframes|lblog|claim)' | joined)"
 [ "$(db_pids "$db" | joined)" = "$children" ] ||
     bad "killed: after the report run's pids are '$(db_pids "$db" | joined)', the children '$children'"
+# an empty spool left behind (its root killed once the last record was
+# added) goes with the next report
+mkdir -p "$db-spool"
+"$LOCKBLAME_CLI" report --by-process "$db" >/dev/null 2>&1 || bad "killed: a second report exited $?"
+no_spool "killed, an empty spool" "$db"
 waits_named killed "$db" $children
 for pid in $(awk '$1 == "child" && $2 > 0 { print $3 }' "$tmp/killed.out"); do
     [[ " $(waits_functions "$db" "$pid") " == *" later_child "* ]] ||

@@ -56,8 +56,12 @@ static int create_missing(const char *path, sqlite3 **db)
 
 void lb_cli_add_pending(const char *path, const char *run_key)
 {
-    if (!lb_spool_has_records(path, run_key))
+    if (!lb_spool_has_records(path, run_key)) {
+        /* an empty spool whose root was killed before it removed it
+         * (an rmdir fails while anything is left there) */
+        lb_spool_remove_dir(path);
         return;
+    }
     sqlite3 *db = NULL;
     char key[128];
     lb_spool_batch_t pending = { 0 };
