@@ -134,20 +134,29 @@ static bool still_named(int fd, const char *path, off_t *size)
     return same;
 }
 
-/* The log's lock, for its writers, one at a time: waited for ~100 ms at
- * most, never blocked on (a process that forked while it held a lock on
- * the file hands it to its child, which may keep it). */
-static bool lock_log(int fd)
+/* A pending file's lock, the writers' and the mergers' alike, taken
+ * alone: tries every `step_ns` for at most `tries` tries, never blocked
+ * on (a process that forked while it held the lock handed it to its
+ * child, which may keep it). false with errno EWOULDBLOCK when it stayed
+ * held. */
+static bool lock_within(int fd, int tries, long step_ns)
 {
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < tries; i++) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return true;
         if (errno != EWOULDBLOCK && errno != EINTR)
             return false;
-        struct timespec wait = { 0, 100000 };
-        nanosleep(&wait, NULL);
+        struct timespec step = { 0, step_ns };
+        nanosleep(&step, NULL);
     }
+    errno = EWOULDBLOCK;
     return false;
+}
+
+/* The log's lock, for its writers, one at a time: ~100 ms at most. */
+static bool lock_log(int fd)
+{
+    return lock_within(fd, 1000, 100000);
 }
 
 /* Whether `more` bytes appended at `size` stay within the process's file
@@ -392,20 +401,10 @@ enum read_result {
 };
 
 /* Up to ~200 ms for a write under way to a sealed log to end: a writer
- * holds the lock for one write (a process that forked meanwhile hands
- * its lock to its child, which may hold it for long: never blocked on). */
+ * holds the lock for one write. */
 static bool lock_alone(int fd)
 {
-    for (int i = 0; i < 200; i++) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            return true;
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return false;
-        struct timespec ms = { 0, 1000000 };
-        nanosleep(&ms, NULL);
-    }
-    errno = EWOULDBLOCK;
-    return false;
+    return lock_within(fd, 200, 1000000);
 }
 
 /* The whole file dir/name in malloc'd *bytes (READ_OK), once no writer
