@@ -1,5 +1,6 @@
 #include "util/env.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,4 +16,12 @@ const char *lb_getenv(const char *name)
         if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
             return *e + n + 1;
     return NULL;
+}
+
+void lb_unsetenv(const char *name)
+{
+    unsetenv(name);
+    int (*libc_unsetenv)(const char *) = (int (*)(const char *))dlsym(RTLD_NEXT, "unsetenv");
+    if (libc_unsetenv)
+        libc_unsetenv(name);
 }

@@ -10,4 +10,10 @@
  * set through the program's setenv, which a shell passes on to what it
  * runs), then `environ` itself. */
 const char *lb_getenv(const char *name);
+
+/* Variable `name` removed through the program's unsetenv (a shell's own
+ * variables) and from `environ` itself (glibc's), so that lb_getenv does
+ * not find it there either. For the images' setup, before the program
+ * runs threads. */
+void lb_unsetenv(const char *name);
 #endif

@@ -97,7 +97,7 @@ static bool said_before(const char *name)
          * list anew: what a tree around it said is not its tree's */
         const char *run = lb_getenv("LOCKBLAME_RUN");
         if (!run || !*run)
-            unsetenv("LOCKBLAME_SAID");
+            lb_unsetenv("LOCKBLAME_SAID");
         const char *v = lb_getenv("LOCKBLAME_SAID");
         snprintf(said_before_image, sizeof said_before_image, "%s", v ? v : "");
         said_read = true;

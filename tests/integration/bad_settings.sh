@@ -101,6 +101,13 @@ for mode in preload run; do
     n=$(grep -c "LOCKBLAME_FREQ" "$tmp/err" || true)
     [ "$n" = 1 ] || bad "$mode, LOCKBLAME_SAID inherited from a tree around: $n lines, want 1: $(cat "$tmp/err")"
 done
+if command -v bash >/dev/null; then # a bash root: its unsetenv leaves environ alone
+    env LOCKBLAME_SAID=LOCKBLAME_FREQ LOCKBLAME_FREQ=abc LOCKBLAME_OUTPUT="$tmp/bi.db" \
+        LD_PRELOAD="$LOCKBLAME_LIB" bash -c "\"$prog\" >/dev/null; \"$prog\" >/dev/null" \
+        2>"$tmp/err" || bad "bash root, inherited: failed"
+    n=$(grep -c "LOCKBLAME_FREQ" "$tmp/err" || true)
+    [ "$n" = 1 ] || bad "bash root, LOCKBLAME_SAID inherited: $n lines, want 1: $(cat "$tmp/err")"
+fi
 echo "ok: a new run says its own"
 [ $errors -eq 0 ]
 echo PASS

@@ -184,7 +184,7 @@ int lb_output_setup(void)
         snprintf(run_key, sizeof run_key, "%d.%lld.%06ld", (int)getpid(), (long long)tv.tv_sec,
                  (long)tv.tv_usec);
         export_env("LOCKBLAME_RUN", run_key);
-        unsetenv("LOCKBLAME_SAID"); /* a tree around this run said its own (util/log.h) */
+        lb_unsetenv("LOCKBLAME_SAID"); /* a tree around this run said its own (util/log.h) */
         started_run = true;
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
