@@ -126,8 +126,7 @@ static bool log_path(char *buf, const char *dir, const char *run_key)
  * since it was opened); its size in *size. */
 static bool still_named(int fd, const char *path, off_t *size)
 {
-    struct stat a, b;
-    *size = a.st_size = 0;
+    struct stat a = { 0 }, b;
     bool same =
         fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     *size = a.st_size;
@@ -207,12 +206,11 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
             continue;
         }
         if (!within_file_limit(size, sizeof h + n)) {
-            if (size > 0)
-                seal_log(dir, run_key); /* the next log starts empty */
             close(fd);
-            if (size > 0)
-                continue;
-            return -1; /* the record alone is too large: the caller commits it */
+            if (size == 0)
+                return -1;          /* the record alone is too large: the caller commits it */
+            seal_log(dir, run_key); /* the next log starts empty */
+            continue;
         }
         ssize_t wrote = writev(fd, parts, 2);
         /* a log that grew large is sealed: a merger reads a sealed log
@@ -690,22 +688,20 @@ static void give_back(lb_spool_batch_t *b)
     }
 }
 
-static void free_batch(lb_spool_batch_t *b)
-{
-    for (unsigned i = 0; i < b->n; i++)
-        free(b->claimed[i]);
-    free(b->claimed);
-    free(b->damaged);
-    b->claimed = NULL;
-    b->damaged = NULL;
-    b->n = b->cap = 0;
-}
-
 static void free_names(char **names, unsigned count)
 {
     for (unsigned i = 0; names && i < count; i++)
         free(names[i]);
     free(names);
+}
+
+static void free_batch(lb_spool_batch_t *b)
+{
+    free_names(b->claimed, b->n);
+    free(b->damaged);
+    b->claimed = NULL;
+    b->damaged = NULL;
+    b->n = b->cap = 0;
 }
 
 /* Whether run_key's open log holds anything. */

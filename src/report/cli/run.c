@@ -150,8 +150,6 @@ static char *default_path(const char *prog, pid_t pid)
     return absolute(name);
 }
 
-/* A bad LOCKBLAME_SPOOL_MAX, said here once for the tree: no process of
- * it started the run, so none says it (the library's spool_bound.c). */
 static const char *cli_getenv(const char *name)
 {
     return getenv(name);
@@ -162,6 +160,8 @@ static void say_switch(const char *line)
     cli_warn("%s", line);
 }
 
+/* A bad LOCKBLAME_SPOOL_MAX, said here once for the tree: no process of
+ * it started the run, so none says it (the library's spool_bound.c). */
 static void warn_spool_max(void)
 {
     char why[256];

@@ -69,13 +69,13 @@ uint64_t lb_output_proc_start(void)
     return lb_proc_start_of(getpid()); /* as other processes read it: /proc/PID */
 }
 
-/* Export a variable to the tree. setenv only in the constructor, before
- * the program's main can read or copy the environment. */
 static void say_switch(const char *line)
 {
     lb_warn("%s", line);
 }
 
+/* Export a variable to the tree. setenv only in the constructor, before
+ * the program's main can read or copy the environment. */
 static void export_env(const char *name, const char *value)
 {
     if (setenv(name, value, 1) != 0)

@@ -106,8 +106,9 @@ void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained)
         want = merged + taken;
         if (drained) {
             /* every record counted by the mark was listed (a writer
-             * counts its record after its write, and the commit sealed the log before it listed), so none of
-             * them is pending; none can be that was not written */
+             * counts its record after its write, and the commit sealed
+             * the log before it listed), so none of them is pending;
+             * none can be that was not written */
             uint32_t now = __atomic_load_n(&l->spooled, __ATOMIC_SEQ_CST);
             if ((int32_t)(mark - want) > 0)
                 want = mark;

@@ -15,11 +15,11 @@
 
 #include "blame/mutex_sampled.h"
 #include "blame/object_stats.h"
-#include "common/spool.h"
 #include "common/frame_names.h"
 #include "common/ledger.h"
 #include "common/schema.h"
 #include "common/scratch.h"
+#include "common/spool.h"
 #include "common/version.h"
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
