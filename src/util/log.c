@@ -93,11 +93,8 @@ static bool said_read;
 static bool said_before(const char *name)
 {
     if (!said_read) {
-        /* an image that starts a run (it inherits no run key) starts the
-         * list anew: what a tree around it said is not its tree's */
-        const char *run = lb_getenv("LOCKBLAME_RUN");
-        if (!run || !*run)
-            lb_unsetenv("LOCKBLAME_SAID");
+        /* (the image that starts a run removed the list of a tree around
+         * it: report/writer/output.c) */
         const char *v = lb_getenv("LOCKBLAME_SAID");
         snprintf(said_before_image, sizeof said_before_image, "%s", v ? v : "");
         said_read = true;
