@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/db_merge.h"
+#include "common/hash.h"
 #include "common/module_names.h"
 #include "common/rowlog.h"
 #include "common/u64map.h"
@@ -62,6 +63,39 @@ static void unnamed_free(unnamed_t *u)
     u->n = 0;
 }
 
+/* The chains found since the last lb_frame_names_release, by where they
+ * are: a merge's records are a tree's processes, which leave the same
+ * addresses unnamed, and a chain that one record's fill read from a
+ * module's file is in the merge's own tables, not yet in the run's
+ * database that the next record's fill reads. A key whose hash another
+ * key holds is not kept (it is read as before). */
+static struct {
+    lb_u64map_t where; /* key_of -> index in chains */
+    unnamed_t *chains;
+    size_t n, cap;
+} known;
+
+static uint64_t key_of(const unnamed_t *u)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over build id, path and offset */
+    const char *parts[] = { u->build_id ? u->build_id : "", "\n", u->path ? u->path : "" };
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *c = parts[i]; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    return (h ^ (uint64_t)u->offset) * LB_HASH_MUL;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_place(const unnamed_t *a, const unnamed_t *b)
+{
+    return a->offset == b->offset && same_text(a->path, b->path) &&
+           same_text(a->build_id, b->build_id);
+}
+
 static int done(sqlite3_stmt *st, int rc)
 {
     sqlite3_reset(st);
@@ -85,6 +119,66 @@ static bool push_frame(unnamed_t *u, const char *function, const char *file, int
     if (ok)
         u->line[u->n++] = line;
     return ok;
+}
+
+/* u's chain from the chains found before, copied; false when none is
+ * known (or there is no memory for the copy). */
+static bool recall(unnamed_t *u)
+{
+    uint32_t i;
+    if (!lb_u64map_get(&known.where, key_of(u), &i) || !same_place(&known.chains[i], u))
+        return false;
+    const unnamed_t *c = &known.chains[i];
+    bool ok = true;
+    for (int d = 0; ok && d < c->n; d++)
+        ok = push_frame(u, c->function[d], c->file[d], c->line[d]);
+    if (!ok)
+        unnamed_free(u);
+    return ok;
+}
+
+/* u's chain kept for later fills; nothing when it cannot be. */
+static void remember(const unnamed_t *u)
+{
+    bool is_new;
+    int32_t *slot = lb_u64map_slot(&known.where, key_of(u), &is_new);
+    if (!slot || !is_new)
+        return;
+    if (known.n == known.cap) {
+        size_t cap = known.cap ? 2 * known.cap : 64;
+        unnamed_t *grown = realloc(known.chains, cap * sizeof *grown);
+        if (!grown) {
+            *slot = INT32_MAX; /* out of the chains' range: found, never same_place */
+            return;
+        }
+        known.chains = grown;
+        known.cap = cap;
+    }
+    unnamed_t *c = &known.chains[known.n];
+    *c = (unnamed_t){ .offset = u->offset };
+    bool ok = copy(&c->path, u->path) && copy(&c->build_id, u->build_id);
+    for (int d = 0; ok && d < u->n; d++)
+        ok = push_frame(c, u->function[d], u->file[d], u->line[d]);
+    if (!ok) {
+        unnamed_free(c);
+        free(c->path);
+        free(c->build_id);
+        *slot = INT32_MAX;
+        return;
+    }
+    *slot = (int32_t)known.n++;
+}
+
+static void forget_known(void)
+{
+    for (size_t i = 0; i < known.n; i++) {
+        unnamed_free(&known.chains[i]);
+        free(known.chains[i].path);
+        free(known.chains[i].build_id);
+    }
+    free(known.chains);
+    lb_u64map_free(&known.where);
+    memset(&known, 0, sizeof known);
 }
 
 /* The chain the run's database holds for u, whole (depths 0 to n - 1);
@@ -327,13 +421,19 @@ static int read_chains(fill_t *f, const char *names)
     if (own_read && sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         own_read = false; /* each read its own transaction, as without it */
     for (size_t i = 0; i < f->n; i++)
-        read_cached(f, &f->list[i]);
+        if (!recall(&f->list[i])) {
+            read_cached(f, &f->list[i]);
+            if (f->list[i].n)
+                remember(&f->list[i]);
+        }
     if (own_read)
         sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL);
     for (size_t i = 0; rc == SQLITE_OK && i < f->n; i++) {
         unnamed_t *u = &f->list[i];
-        if (u->n == 0 && read_file(u))
+        if (u->n == 0 && read_file(u)) {
             rc = cache_chain(f, u);
+            remember(u);
+        }
     }
     return rc;
 }
@@ -415,4 +515,5 @@ void lb_frame_names_release(void)
 {
     lb_module_files_close(files);
     files = NULL;
+    forget_known();
 }

@@ -23,9 +23,12 @@
  * NULL, line 0.
  *
  * Needs libdw as module_names.h says. Runs on the merging thread; the
- * module files it reads stay open for the next fills, until
- * lb_frame_names_release (a merge's end: a process keeps no descriptor
- * of lockblame's between its writes); uses malloc freely. */
+ * module files it reads stay open for the next fills, and the chains it
+ * found are kept for them (a tree's records leave the same addresses
+ * unnamed, and a chain one record's fill read is not in the run's
+ * database before the merge commits), until lb_frame_names_release (a
+ * merge's end: a process keeps no descriptor of lockblame's between its
+ * writes); uses malloc freely. */
 #ifndef LB_COMMON_FRAME_NAMES_H
 #define LB_COMMON_FRAME_NAMES_H
 #include <sqlite3.h>
