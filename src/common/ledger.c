@@ -149,3 +149,30 @@ void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *ro
     }
     sqlite3_close(db);
 }
+
+uint32_t lb_ledger_spool_mark(lb_ledger_t *l)
+{
+    return __atomic_load_n(&l->spooled, __ATOMIC_SEQ_CST);
+}
+
+void lb_ledger_spool_took(lb_ledger_t *l, uint32_t mark, unsigned taken, bool drained)
+{
+    if (!taken && !drained)
+        return;
+    uint32_t merged = __atomic_load_n(&l->merged, __ATOMIC_SEQ_CST), want;
+    do {
+        want = merged + taken;
+        if (drained) {
+            /* every record counted by the mark was listed (a writer
+             * counts its record after its write, and the commit sealed
+             * the log before it listed), so none of them is pending;
+             * none can be that was not written */
+            uint32_t now = __atomic_load_n(&l->spooled, __ATOMIC_SEQ_CST);
+            if ((int32_t)(mark - want) > 0)
+                want = mark;
+            if ((int32_t)(want - now) > 0)
+                want = now;
+        }
+    } while (!__atomic_compare_exchange_n(&l->merged, &merged, want, false, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_SEQ_CST));
+}

@@ -60,8 +60,8 @@ typedef struct lb_ledger {
      * its profile itself. */
     uint32_t spool_closed;
     /* The spool's bound (report/writer/spool_bound.h): records the
-     * tree's processes wrote into the spool, and records library commits
-     * took out of it (each counter wraps; their difference is an
+     * tree's processes wrote into the spool, and records commits (the
+     * library's and the CLI's) took out of it (each counter wraps; their difference is an
      * estimate of what is pending), and the process that holds the duty
      * to commit when the spool is full (0: none). */
     uint32_t spooled;
@@ -109,4 +109,11 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
 void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command);
 /* "N processes ended without writing their profile (...)", or "" for none. */
 void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size);
+/* The spool's counters (report/writer/spool_bound.h states their
+ * invariants), for every merger, the library's and the CLI's: the mark a
+ * merger reads before it lists the spool, and what it took after its
+ * commit (`taken` records added, dropped as added before, or renamed
+ * .bad; drained: it took every record it listed after the mark). */
+uint32_t lb_ledger_spool_mark(lb_ledger_t *l);
+void lb_ledger_spool_took(lb_ledger_t *l, uint32_t mark, unsigned taken, bool drained);
 #endif

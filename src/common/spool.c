@@ -258,22 +258,44 @@ static bool log_of(const char *name, const char *run_key)
     return strncmp(name, run_key, k) == 0 && strcmp(name + k, LOG_SUFFIX) == 0;
 }
 
-bool lb_spool_has_records(const char *db_path, const char *run_key)
+/* The spool's records of run_key (NULL: of any run): pending files and
+ * claims of mergers that are gone, and (with logs) open logs; all of them
+ * counted, or up to the first (first_only). *oldest_ns: the earliest
+ * time a pending file of run_key was sealed (UINT64_MAX: none). */
+static unsigned scan(const char *db_path, const char *run_key, bool logs, bool first_only,
+                     uint64_t *oldest_ns)
 {
     char dir[PATH_MAX], record[PATH_MAX];
     lb_spool_dir(dir, sizeof dir, db_path);
+    *oldest_ns = UINT64_MAX;
     DIR *d = opendir(dir);
     if (!d)
-        return false;
-    bool found = false;
-    for (struct dirent *e; !found && (e = readdir(d));) {
+        return 0;
+    unsigned found = 0;
+    for (struct dirent *e; !(first_only && found) && (e = readdir(d));) {
         /* a claim of a merger that is gone is pending again */
         const char *name = orphan_record(e->d_name, record) ? record : e->d_name;
-        found = run_key ? record_of(name, run_key) || log_of(name, run_key)
-                        : pending_name(name) || ends_with(name, LOG_SUFFIX);
+        bool pending = run_key ? record_of(name, run_key) : pending_name(name);
+        found +=
+            pending || (logs && (run_key ? log_of(name, run_key) : ends_with(name, LOG_SUFFIX)));
+        if (pending && run_key) {
+            uint64_t ns = strtoull(name + strlen(run_key) + 1, NULL, 10); /* record_of: 20 digits */
+            *oldest_ns = ns < *oldest_ns ? ns : *oldest_ns;
+        }
     }
     closedir(d);
     return found;
+}
+
+bool lb_spool_has_records(const char *db_path, const char *run_key)
+{
+    uint64_t oldest;
+    return scan(db_path, run_key, true, true, &oldest) > 0;
+}
+
+unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_ns)
+{
+    return scan(db_path, run_key, false, false, oldest_ns);
 }
 
 static int by_name(const void *a, const void *b)
@@ -713,7 +735,7 @@ static bool log_holds_records(const char *dir, const char *run_key)
 }
 
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
-                   unsigned most, lb_spool_batch_t *b)
+                   enum lb_spool_take take, unsigned most, lb_spool_batch_t *b)
 {
     memset(b, 0, sizeof *b);
     if (!lb_spool_key_ok(run_key))
@@ -722,11 +744,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     unsigned count;
     char **names = list_records(b->dir, run_key, &count);
     /* The open log is sealed and listed too by a merger that takes all,
-     * or that finds nothing else (a writer counts its record after its
-     * write: spool_bound.h); a capped merger takes the sealed files first,
-     * which are older, and does not make a file of a log of a record or
-     * two at every commit. */
-    if (!most || !names) {
+     * or the oldest and finds nothing else (a writer counts its record
+     * after its write: spool_bound.h); a capped merger takes the sealed
+     * files first, which are older, and does not make a file of a log of
+     * a record or two at every commit. */
+    if (take == LB_SPOOL_TAKE_ALL || (take == LB_SPOOL_TAKE_OLDEST && !names)) {
         free_names(names, count);
         seal_log(b->dir, run_key);
         names = list_records(b->dir, run_key, &count);

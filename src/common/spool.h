@@ -56,6 +56,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The spool directory of the database at db_path. */
 void lb_spool_dir(char *buf, size_t size, const char *db_path);
@@ -81,6 +82,10 @@ void lb_spool_seal(const char *db_path, const char *run_key);
  * run): its log, a pending file, or a claim of one whose merger is gone:
  * a directory read, no SQLite. */
 bool lb_spool_has_records(const char *db_path, const char *run_key);
+/* How many pending files of run_key the spool holds (sealed logs, the
+ * claims of mergers that are gone), and in *oldest_ns when the oldest of
+ * them was sealed (CLOCK_MONOTONIC; UINT64_MAX for none). */
+unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_ns);
 
 /* About how many records may wait (LOCKBLAME_SPOOL_MAX) before a
  * process that would add one commits instead, adding the oldest with its
@@ -103,9 +108,16 @@ typedef struct lb_spool_batch {
     bool staged;      /* schema "pending" is attached and holds the claimed records */
 } lb_spool_batch_t;
 
+/* How a merger takes the run's records (lb_spool_stage). */
+enum lb_spool_take {
+    LB_SPOOL_TAKE_ALL,    /* the open log sealed first */
+    LB_SPOOL_TAKE_OLDEST, /* the open log sealed when no pending file is there */
+    LB_SPOOL_TAKE_SEALED, /* pending files only: a merger beside a running tree */
+};
+
 /* Outside any transaction of db: claim run_key's pending files, the
- * oldest of them up to `most` records (0: all, the open log sealed first;
- * whole files, so up to LB_SPOOL_LOG_RECORDS - 1 more), and copy their
+ * oldest of them up to `most` records (0: no limit; whole files, so up to
+ * LB_SPOOL_LOG_RECORDS - 1 more), as `take` says, and copy their
  * records into the in-memory schema "pending", attached here, except
  * those whose process image the attached schema dst (the run's database)
  * holds already (b->left counts what was left: the files beyond `most`,
@@ -116,7 +128,7 @@ typedef struct lb_spool_batch {
  * error after which nothing stays claimed (a record fails the stage when
  * this process lacks memory, descriptors or disk: it stays pending). */
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
-                   unsigned most, lb_spool_batch_t *b);
+                   enum lb_spool_take take, unsigned most, lb_spool_batch_t *b);
 
 /* What made lb_spool_stage fail with rc: db's message, or rc's where
  * the failure was the spool's (a read, memory). */

@@ -1,13 +1,18 @@
 /* See pending.h. */
 #include "report/cli/pending.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/db_merge.h"
 #include "common/ddl.h"
+#include "common/ledger.h"
 #include "common/schema.h"
 #include "common/spool.h"
 #include "report/cli/util.h"
@@ -54,6 +59,65 @@ static int create_missing(const char *path, sqlite3 **db)
     return rc;
 }
 
+lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *present)
+{
+    int fd = open(ledger_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    *present = fd >= 0;
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
+        p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd,
+                 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* One batch of the run's pending records into db (the database at
+ * path) in one transaction, as `take` and `most` say (lb_spool_stage),
+ * the spool's counters in the tree's ledger told what it took. NULL, or
+ * why nothing was added; one line for records that could not be read. */
+static const char *add_batch(sqlite3 *db, const char *path, const char *run_key,
+                             enum lb_spool_take take, unsigned most, lb_spool_batch_t *pending)
+{
+    char ledger_path[PATH_MAX];
+    bool present;
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, true, &present);
+    uint32_t mark = ledger ? lb_ledger_spool_mark(ledger) : 0;
+    const char *why = NULL;
+    int rc = lb_spool_stage(db, path, run_key, "main", take, most, pending);
+    if (rc != SQLITE_OK)
+        why = lb_spool_error(db, rc);
+    if (rc == SQLITE_OK && pending->staged) {
+        rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = lb_spool_merge(db, "main", pending);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            why = sqlite3_errmsg(db);
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        }
+        lb_spool_finish(db, pending, rc == SQLITE_OK);
+    }
+    if (ledger) {
+        if (rc == SQLITE_OK)
+            lb_ledger_spool_took(ledger, mark, pending->records + pending->bad, !pending->left);
+        munmap(ledger, sizeof *ledger);
+    }
+    if (pending->bad)
+        cli_warn("%u pending profile(s) of %s could not be read; kept as *.bad in %s", pending->bad,
+                 path, pending->dir);
+    return why;
+}
+
+static void say_not_added(const char *path, const char *why)
+{
+    cli_warn("%s: the pending profiles of processes that ended are not in it yet: %s", path, why);
+}
+
 void lb_cli_add_pending(const char *path, const char *run_key)
 {
     if (!lb_spool_has_records(path, run_key)) {
@@ -78,30 +142,32 @@ void lb_cli_add_pending(const char *path, const char *run_key)
             goto out; /* no process of a run here yet: nothing to add them to */
         run_key = key;
     }
-    int staged = lb_spool_stage(db, path, run_key, "main", 0, &pending);
-    if (staged != SQLITE_OK) {
-        why = lb_spool_error(db, staged);
-        goto out;
-    }
-    if (pending.staged) {
-        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (rc == SQLITE_OK)
-            rc = lb_spool_merge(db, "main", &pending);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            why = sqlite3_errmsg(db);
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        }
-        lb_spool_finish(db, &pending, rc == SQLITE_OK);
-    }
+    why = add_batch(db, path, run_key, LB_SPOOL_TAKE_ALL, 0, &pending);
     lb_spool_remove_dir(path); /* if that left it empty */
-    if (pending.bad)
-        cli_warn("%u pending profile(s) of %s could not be read; kept as *.bad in %s", pending.bad,
-                 path, pending.dir);
 out:
     if (why)
-        cli_warn("%s: the pending profiles of processes that ended are not in it yet: %s", path,
-                 why);
+        say_not_added(path, why);
     sqlite3_close(db);
+}
+
+bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most)
+{
+    if (!*db) {
+        /* made now if no process of the tree made it (under `run` none
+         * reads names from it while the tree runs: writer.c) */
+        if (create_missing(path, db) != SQLITE_OK ||
+            (!*db && sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
+            sqlite3_close(*db);
+            *db = NULL;
+            return false;
+        }
+        sqlite3_busy_timeout(*db, PENDING_BUSY_MS);
+    }
+    if (lb_db_version(*db, "main") != LB_SCHEMA_VERSION)
+        return false; /* not made yet, or not ours: the final merge says why */
+    lb_spool_batch_t pending = { 0 };
+    const char *why = add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending);
+    if (why)
+        say_not_added(path, why);
+    return !why && pending.left > 0 && pending.records + pending.bad > 0;
 }

@@ -4,6 +4,10 @@
  * root was killed, shows every process that ended. */
 #ifndef LB_CLI_PENDING_H
 #define LB_CLI_PENDING_H
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "common/ledger.h"
 
 /* Adds the pending profiles of run_key (NULL: of the run the database
  * holds) to the database at path in one transaction. Silent when there
@@ -11,4 +15,17 @@
  * read-only to this user, or busy past the timeout), which leaves them
  * pending. */
 void lb_cli_add_pending(const char *path, const char *run_key);
+
+/* The tree's ledger (common/ledger.h) at ledger_path mapped shared,
+ * writable or not (munmap it with sizeof(lb_ledger_t)); NULL when it
+ * cannot be (*present: whether there is a file at all). */
+lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *present);
+
+/* Beside a running tree (`run`'s merger, run_merge.h): the oldest of
+ * run_key's pending files, up to about `most` records, added to the
+ * database at path in one transaction; the open log is left to its
+ * writers. *db is the caller's connection, opened here at first (the
+ * database made if no process of the tree made it). Whether more
+ * pending files wait. */
+bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most);
 #endif

@@ -47,6 +47,7 @@
 #include "common/switches.h"
 #include "report/cli/commands.h"
 #include "report/cli/run_checks.h"
+#include "report/cli/run_merge.h"
 #include "report/cli/util.h"
 
 static const char run_usage[] =
@@ -367,10 +368,13 @@ int lb_cmd_run(int argc, char **argv)
 
     forward_to = pid;
     sigprocmask(SIG_SETMASK, &blocked_before, NULL); /* those that came meanwhile go to PROG */
+    if (profile)
+        lb_run_merge_start(path, getenv("LOCKBLAME_RUN"));
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
     forward_to = 0; /* PROG's pid may be reused from here on */
+    lb_run_merge_stop();
     if (profile)
         lb_run_summary(path, prog, pid, status, why_not);
     free(path);

@@ -48,23 +48,6 @@ static bool has_pid(sqlite3 *db, pid_t pid)
     return found;
 }
 
-/* The ledger at ledger_path mapped, writable or not; NULL when it cannot
- * be (*present: whether there is a file at all). */
-static lb_ledger_t *map_ledger(const char *ledger_path, bool writable, bool *present)
-{
-    int fd = open(ledger_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-    *present = fd >= 0;
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(lb_ledger_t))
-        p = mmap(NULL, sizeof(lb_ledger_t), PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd,
-                 0);
-    close(fd);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 /* The tree's processes that ended without writing their profile (the
  * ledger beside the database, common/ledger.h): counted in t, the line
  * that says so in line ("" for none), noted in the database with PROG's
@@ -77,7 +60,7 @@ static void settle_ledger(const char *path, const char *command, lb_ledger_tally
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     bool present;
-    lb_ledger_t *ledger = map_ledger(ledger_path, false, &present);
+    lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, false, &present);
     if (!present)
         return;
     if (ledger) {
@@ -120,7 +103,7 @@ void lb_run_fresh_ledger(const char *path)
 static void close_spool(const char *ledger_path)
 {
     bool present;
-    lb_ledger_t *ledger = map_ledger(ledger_path, true, &present);
+    lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, true, &present);
     if (!ledger)
         return;
     __atomic_store_n(&ledger->spool_closed, 1u, __ATOMIC_SEQ_CST);

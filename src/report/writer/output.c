@@ -289,7 +289,8 @@ bool lb_output_attach(sqlite3 *db)
  * could not be read. false when they could not be staged (none is). */
 static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
-    int rc = lb_spool_stage(db, output_path, run_key, "out", most, pending);
+    int rc = lb_spool_stage(db, output_path, run_key, "out",
+                            most ? LB_SPOOL_TAKE_OLDEST : LB_SPOOL_TAKE_ALL, most, pending);
     bool staged = rc == SQLITE_OK;
     if (!staged)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,

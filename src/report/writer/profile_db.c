@@ -113,8 +113,9 @@ static bool run_db_changed(void)
 }
 
 /* The run's names into the template, when its database changed; none
- * under `lockblame run`, whose database exists only when the program
- * ends, and where this process does not load SQLite (build_template). */
+ * under `lockblame run`, whose database only `run` reads and writes
+ * (report/cli/run_merge.h), and where this process does not load SQLite
+ * (build_template). */
 static void read_names(void)
 {
     if (lb_summary_by_run() || !run_db_changed())

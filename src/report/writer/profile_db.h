@@ -14,7 +14,8 @@
  * without opening the database, and its profile can wait in the run's
  * spool (common/spool.h) instead of being added there by the child.
  * Under `lockblame run` the template holds the modules and no database:
- * the run's database exists only when the program ends, every child's
+ * no process of the tree reads the run's database (`run` makes it and
+ * adds the tree's profiles, report/cli/run_merge.h), every child's
  * profile waits in the spool unnamed, and a process that loaded SQLite
  * for its children would make each child run SQLite's destructors at
  * exit (pages of SQLite's data copied in every child).

@@ -93,30 +93,14 @@ void lb_spool_bound_release(void)
 uint32_t lb_spool_bound_mark(void)
 {
     lb_ledger_t *l = lb_ledger_shared();
-    return l ? __atomic_load_n(&l->spooled, __ATOMIC_SEQ_CST) : 0;
+    return l ? lb_ledger_spool_mark(l) : 0;
 }
 
 void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained)
 {
     lb_ledger_t *l = lb_ledger_shared();
-    if (!l || (!taken && !drained))
-        return;
-    uint32_t merged = __atomic_load_n(&l->merged, __ATOMIC_SEQ_CST), want;
-    do {
-        want = merged + taken;
-        if (drained) {
-            /* every record counted by the mark was listed (a writer
-             * counts its record after its write, and the commit sealed
-             * the log before it listed), so none of them is pending;
-             * none can be that was not written */
-            uint32_t now = __atomic_load_n(&l->spooled, __ATOMIC_SEQ_CST);
-            if ((int32_t)(mark - want) > 0)
-                want = mark;
-            if ((int32_t)(want - now) > 0)
-                want = now;
-        }
-    } while (!__atomic_compare_exchange_n(&l->merged, &merged, want, false, __ATOMIC_SEQ_CST,
-                                          __ATOMIC_SEQ_CST));
+    if (l)
+        lb_ledger_spool_took(l, mark, taken, drained);
 }
 
 /* A fork child holds no duty: the one its parent's writing thread held

@@ -1,7 +1,10 @@
-/* The bound on a run's pending profiles (common/spool.h). Under
- * `lockblame run` no process but the CLI ever has to commit, and the CLI
- * adds the pending records only when its program ends: a server that
- * never stops would pile up records for days. So once the spool holds
+/* The bound on a run's pending profiles (common/spool.h). Only commits
+ * take records out of the spool: under `lockblame run` the CLI's, which
+ * add the sealed files while the program runs (report/cli/run_merge.h)
+ * and the rest when it ends; under plain LD_PRELOAD the root's at its
+ * end and those of processes that named something new. Should they fall
+ * behind (a server that never stops, under plain LD_PRELOAD above all),
+ * records would pile up for days. So once the spool holds
  * about LOCKBLAME_SPOOL_MAX records (LB_SPOOL_MAX_DEFAULT; 0: no bound),
  * a process whose profile would wait there commits instead, adding the
  * oldest LB_SPOOL_CAPPED_BATCH records with its own. One process at a
@@ -11,10 +14,10 @@
  * What is pending is counted in the tree's ledger (common/ledger.h), not
  * by reading the spool's directory in every writer: `spooled` (records
  * written, one atomic add each) less `merged` (records the library's
- * commits took out of the spool). It is an estimate: a record of a
- * process that died between writing it and counting it, a claim given
- * back, a record of an earlier build and the CLI's merges (`lockblame
- * report` while the tree runs) are not counted. A commit that took every
+ * commits, and the CLI's, took out of the spool). It is an estimate: a
+ * record of a process that died between writing it and counting it, a
+ * claim given back and a record of an earlier build are not counted. A
+ * commit that took every
  * record it found corrects it: `merged` then lies between what was
  * written when it began listing and what is written now.
  *

@@ -262,7 +262,7 @@ static bool may_spool(bool process_ends)
  * LD_PRELOAD, before the run's database exists: the first processes to
  * end name their frames and add their profiles, so that a tree whose
  * root dies still leaves a database beside its records. `lockblame run`
- * makes the database when its program ends if no process did. */
+ * makes the database if no process did (report/cli/run_merge.h). */
 static bool may_defer_names(bool spoolable)
 {
     struct stat st;

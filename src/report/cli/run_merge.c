@@ -1,0 +1,129 @@
+/* See run_merge.h. */
+#include "report/cli/run_merge.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/spool.h"
+#include "report/cli/pending.h"
+
+/* How often the merger looks at the spool; how many pending files (of
+ * up to LB_SPOOL_LOG_RECORDS records each) make a batch, the most one
+ * transaction adds, or how long the oldest of fewer waits for one: a
+ * batch costs its transaction and the stage's schemas, whatever it adds. */
+#define LB_RUN_MERGE_EVERY_MS  100
+#define LB_RUN_MERGE_FILES     4
+#define LB_RUN_MERGE_BATCH     (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)
+#define LB_RUN_MERGE_LATEST_NS 1000000000ull
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop;    /* under lock */
+    bool started; /* main thread only */
+    pthread_t thread;
+    char *path, *run_key;
+} merger = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Wait up to ms or until stopped: whether to go on. */
+static bool wait_or_stop(long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&merger.lock);
+    while (!merger.stop && pthread_cond_timedwait(&merger.wake, &merger.lock, &until) == 0)
+        ;
+    bool go_on = !merger.stop;
+    pthread_mutex_unlock(&merger.lock);
+    return go_on;
+}
+
+static bool stopped(void)
+{
+    pthread_mutex_lock(&merger.lock);
+    bool stop = merger.stop;
+    pthread_mutex_unlock(&merger.lock);
+    return stop;
+}
+
+/* Whether the spool holds a batch's worth of pending files, or one that
+ * has waited long enough. */
+static bool batch_ready(void)
+{
+    uint64_t oldest;
+    unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest);
+    if (files >= LB_RUN_MERGE_FILES)
+        return true;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    return files && now_ns - oldest >= LB_RUN_MERGE_LATEST_NS;
+}
+
+static void *merge_loop(void *arg)
+{
+    (void)arg;
+    sqlite3 *db = NULL;
+    while (wait_or_stop(LB_RUN_MERGE_EVERY_MS))
+        while (batch_ready() &&
+               lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH) &&
+               !stopped())
+            ;
+    sqlite3_close(db);
+    return NULL;
+}
+
+void lb_run_merge_start(const char *path, const char *run_key)
+{
+    if (!run_key || !lb_spool_key_ok(run_key))
+        return;
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* wait_or_stop's deadlines */
+    int made = pthread_cond_init(&merger.wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (made != 0)
+        return;
+    merger.path = strdup(path);
+    merger.run_key = strdup(run_key);
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before); /* the thread starts with every signal blocked */
+    merger.started = merger.path && merger.run_key &&
+                     pthread_create(&merger.thread, NULL, merge_loop, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (!merger.started) {
+        pthread_cond_destroy(&merger.wake);
+        free(merger.path);
+        free(merger.run_key);
+        merger.path = merger.run_key = NULL;
+    }
+}
+
+void lb_run_merge_stop(void)
+{
+    if (!merger.started)
+        return;
+    pthread_mutex_lock(&merger.lock);
+    merger.stop = true;
+    pthread_cond_signal(&merger.wake);
+    pthread_mutex_unlock(&merger.lock);
+    pthread_join(merger.thread, NULL);
+    pthread_cond_destroy(&merger.wake);
+    merger.started = false;
+    free(merger.path);
+    free(merger.run_key);
+    merger.path = merger.run_key = NULL;
+}
