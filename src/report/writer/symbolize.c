@@ -9,6 +9,7 @@
 #include "report/writer/exe_alias.h"
 #include "core/retired_modules.h"
 #include "common/symbols_fallback.h"
+#include "common/scratch.h"
 #include "common/symindex.h"
 #include "util/lazy_deps.h"
 
@@ -61,7 +62,9 @@ static Dwfl *open_retired(void)
 
 lb_symbolizer_t *lb_symbolizer_open(void)
 {
-    return calloc(1, sizeof(lb_symbolizer_t));
+    /* scratch memory in a spooled exit write: a calloc there took a free
+     * chunk of the parent's heap, a page copied in every fork child */
+    return lb_scratch_calloc(1, sizeof(lb_symbolizer_t));
 }
 
 void lb_symbolizer_use_modules(lb_symbolizer_t *s, const lb_modmap_t *modules)
@@ -287,5 +290,5 @@ void lb_symbolizer_close(lb_symbolizer_t *s)
         lb_symindex_release_all(s->retired);
         dwfl_end(s->retired);
     }
-    free(s);
+    lb_scratch_free(s);
 }
