@@ -213,14 +213,19 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
             continue;
         }
         ssize_t wrote = writev(fd, parts, 2);
+        bool whole = wrote == (ssize_t)(sizeof h + n);
+        /* A part written (no space left) is cut off again, still under
+         * the lock, so that no merger finds a damaged frame of a profile
+         * the caller adds itself. */
+        if (!whole && wrote > 0 && ftruncate(fd, size) != 0) {
+            /* the part stays: a damaged frame that mergers skip */
+        }
         /* a log that grew large is sealed: a merger reads a sealed log
          * whole */
-        if (wrote > 0 && (uint64_t)size + (uint64_t)wrote >= LB_SPOOL_LOG_BYTES)
+        if (whole && (uint64_t)size + (uint64_t)wrote >= LB_SPOOL_LOG_BYTES)
             seal_log(dir, run_key);
         close(fd);
-        /* a part written (no space left) stays, a damaged frame that
-         * mergers skip; the caller adds its profile itself */
-        return wrote == (ssize_t)(sizeof h + n) ? 0 : -1;
+        return whole ? 0 : -1;
     }
     return -1;
 }

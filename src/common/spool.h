@@ -26,9 +26,11 @@
  * way to a log just sealed ends first. Nobody blocks on the lock (a
  * process that forks while it holds it hands it to its child): a writer
  * that cannot take it within ~100 ms adds its profile itself, and a
- * merger leaves the file for a later one. A frame a write left unfinished
- * (the disk full, the writer killed) fails its checksum and is skipped up
- * to the next frame's magic.
+ * merger leaves the file for a later one. A writer whose write stops
+ * short (the disk full) cuts the part off again under the lock and adds
+ * its profile itself; a frame left unfinished all the same (the writer
+ * killed inside the write, the cut refused) fails its checksum and is
+ * skipped up to the next frame's magic.
  *
  * A merger claims a pending file by renaming it to
  * <file>.<merger pid>.claim before it reads it: one rename wins, so no
@@ -65,8 +67,8 @@ void lb_spool_dir(char *buf, size_t size, const char *db_path);
 bool lb_spool_key_ok(const char *run_key);
 
 /* Append bytes as a record of run_key to the run's log: 0, or -1 (the
- * caller adds its profile itself; a frame it could not finish stays,
- * and mergers skip it). */
+ * caller adds its profile itself; a part of its frame written is cut off
+ * again). */
 int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, size_t n);
 
 /* About how many records, and bytes, a run's log holds before a writer
