@@ -25,3 +25,14 @@ void lb_unsetenv(const char *name)
     if (libc_unsetenv)
         libc_unsetenv(name);
 }
+
+long lb_getenv_pid(const char *name)
+{
+    const char *v = lb_getenv(name);
+    if (!v)
+        return -1;
+    long pid = 0;
+    for (; *v >= '0' && *v <= '9' && pid < 100000000L; v++)
+        pid = pid * 10 + (*v - '0');
+    return pid;
+}

@@ -16,4 +16,10 @@ const char *lb_getenv(const char *name);
  * not find it there either. For the images' setup, before the program
  * runs threads. */
 void lb_unsetenv(const char *name);
+
+/* Variable `name` read as a process id: its leading digits (0 for none),
+ * -1 when it is unset. By hand, not strtol: a fork child's exit reads
+ * LOCKBLAME_TREE_ROOT, and strtol's code was a page of libc that child
+ * touched for nothing else. */
+long lb_getenv_pid(const char *name);
 #endif

@@ -152,8 +152,9 @@ bool lb_summary_by_run(void)
 
 bool lb_summary_by_root(void)
 {
-    const char *quiet = lb_getenv("LOCKBLAME_QUIET"), *root = lb_getenv("LOCKBLAME_TREE_ROOT");
-    return !(quiet && strcmp(quiet, "0") == 0) && root && atol(root) != (long)getpid();
+    const char *quiet = lb_getenv("LOCKBLAME_QUIET");
+    long root = lb_getenv_pid("LOCKBLAME_TREE_ROOT");
+    return !(quiet && strcmp(quiet, "0") == 0) && root != -1 && root != (long)getpid();
 }
 
 void lb_die(const char *fmt, ...)

@@ -55,8 +55,7 @@ const char *lb_output_path(void)
 
 bool lb_output_tree_root(void)
 {
-    const char *root = lb_getenv("LOCKBLAME_TREE_ROOT");
-    return root && atol(root) == (long)getpid();
+    return lb_getenv_pid("LOCKBLAME_TREE_ROOT") == (long)getpid();
 }
 
 const char *lb_output_run_key(void)
