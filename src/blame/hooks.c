@@ -34,6 +34,8 @@ static int blame_init(lb_thread_t *t)
     t->wait_note = &part->wait_note;
     t->wait_deferred = &part->wait_deferred;
     t->sites = sites;
+    t->site_pages = 0; /* a fresh table: no page claimed */
+    t->site_overflow = 0;
     return 0;
 }
 
@@ -56,7 +58,7 @@ static void blame_stop(lb_thread_t *t)
 static void blame_compact(lb_thread_t *t)
 {
     uint32_t n = 0;
-    lb_site_t *kept = lb_sites_compact(t->sites, &n);
+    lb_site_t *kept = lb_sites_compact(t, &n);
     if (kept || n == 0) {
         t->kept_sites = kept;
         t->n_kept_sites = n;

@@ -3,19 +3,26 @@
  * Invariants: a table is written only by its owning thread and read by the
  * final write after that thread stopped or sampling was quiesced. The fast
  * path is one probe into a direct-mapped slot; a miss falls to a short
- * linear probe, and a full table counts into `overflow` (never silently
- * dropped). The table is mmap'd at thread start; when the thread exits,
- * lb_sites_compact keeps only the used slots (in arena memory), read from
- * the pages `used_pages` names: a page never written is never read (on a
- * fresh mapping each such read is a page fault that maps the zero page). */
+ * linear probe, and a full table counts into the thread's `site_overflow`
+ * (never silently dropped). The table is mmap'd at thread start and holds
+ * slots only; which of its pages a claim wrote is kept in the thread
+ * record (`site_pages`), memory the thread has written anyway. A page
+ * without its bit holds only free slots and is never read: not when the
+ * thread exits and lb_sites_compact keeps the used slots (in arena
+ * memory), not by a fork child's reset, not by the final write. On a
+ * fresh mapping, or one a fork child inherits untouched, each such read
+ * would be a page fault (on the VM measured it maps a page of its own). */
 #ifndef LB_SITES_H
 #define LB_SITES_H
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "core/thread.h"
 #include "sampler/metrics.h"
 #include "util/common.h"
 
-#define LB_SITE_SLOTS 512 /* power of two */
+#define LB_SITE_SLOTS 512   /* power of two */
+#define LB_SITE_PAGE  4096u /* tables are page-aligned; site_pages has a bit a page */
 
 typedef struct lb_site {
     uintptr_t key; /* call-site return address, kind + 1 in the top byte (lb_site_key); 0 = free */
@@ -25,10 +32,11 @@ typedef struct lb_site {
 } lb_site_t;
 
 typedef struct lb_site_table {
-    uint32_t used_pages; /* bit i: a slot on the table's page i was claimed */
-    uint64_t overflow;   /* counts that found no free slot */
     lb_site_t slot[LB_SITE_SLOTS];
 } lb_site_table_t;
+
+_Static_assert(sizeof(lb_site_table_t) <= 32 * LB_SITE_PAGE,
+               "site_pages has one bit for each page of the table");
 
 /* Return addresses are never aligned to 8, so keep the kind in the high
  * byte instead: user-space addresses use at most 47 bits. */
@@ -45,12 +53,22 @@ static inline lb_obj_kind lb_site_kind(uintptr_t key)
     return (lb_obj_kind)((key >> 56) - 1);
 }
 
-/* The used slots, copied into right-sized arena memory; *count gets how
- * many. Returns NULL (count 0) when none are used or memory is short. */
-lb_site_t *lb_sites_compact(const lb_site_table_t *t, uint32_t *count);
+/* Does slot i of t's table hold a site? Reads the slot only when its
+ * page is one a claim wrote. */
+static inline bool lb_site_in_use(const lb_thread_t *t, uint32_t i)
+{
+    uint32_t page = (uint32_t)(i * sizeof(lb_site_t) / LB_SITE_PAGE);
+    return (t->site_pages >> page & 1u) && t->sites->slot[i].key != 0;
+}
 
-/* Find or claim the slot for key; NULL when the table is full (counted). */
-lb_site_t *lb_site_lookup_slow(lb_site_table_t *t, uintptr_t key);
+/* t's used slots (t->sites non-NULL), copied into right-sized arena
+ * memory; *count gets how many. Returns NULL (count 0) when none are used
+ * or memory is short. */
+lb_site_t *lb_sites_compact(const lb_thread_t *t, uint32_t *count);
+
+/* Find or claim the slot for key in t's table (t->sites non-NULL); NULL
+ * when the table is full (counted in t->site_overflow). */
+lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key);
 
 /* The key's home slot if it holds the key, else NULL (no probing). */
 static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
@@ -81,13 +99,13 @@ static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key, u
     return s;
 }
 
-static inline lb_site_t *lb_site_lookup(lb_site_table_t *t, uintptr_t key)
+static inline lb_site_t *lb_site_lookup(lb_thread_t *t, uintptr_t key)
 {
-    lb_site_t *s = lb_site_probe(t, key);
+    lb_site_t *s = lb_site_probe(t->sites, key);
     return lb_likely(s != NULL) ? s : lb_site_lookup_slow(t, key);
 }
 
-static inline void lb_site_count_release(lb_site_table_t *t, uintptr_t ra, lb_obj_kind kind)
+static inline void lb_site_count_release(lb_thread_t *t, uintptr_t ra, lb_obj_kind kind)
 {
     lb_site_t *s = lb_site_lookup(t, lb_site_key(ra, kind));
     if (lb_likely(s != NULL))

@@ -99,7 +99,7 @@ void lb_note_lock_site(lb_thread_t *self, uintptr_t call_pc, lb_obj_kind kind)
 {
     if (!self->sites || !call_pc)
         return;
-    lb_site_t *s = lb_site_lookup(self->sites, lb_site_key(call_pc + 1, kind));
+    lb_site_t *s = lb_site_lookup(self, lb_site_key(call_pc + 1, kind));
     if (s) {
         s->acquisitions++;
         s->contended++;

@@ -136,6 +136,8 @@ typedef struct lb_thread {
     uint32_t compacting;          /* 1 while lb_thread_detach moves data to the arena */
     struct lb_site *kept_sites;   /* the used site slots, once exited */
     uint32_t n_kept_sites;
+    uint32_t site_pages;    /* blame/sites.h: bit i: a slot on page i of `sites` was claimed */
+    uint64_t site_overflow; /* blame/sites.h: site counts that found no free slot */
     struct lb_thread *next; /* registry link */
 } lb_thread_t;
 

@@ -56,6 +56,8 @@ static void fork_forget(lb_thread_t *self)
     }
     if (self->sites) {
         for (uint32_t i = 0; i < LB_SITE_SLOTS; i++) {
+            if (!lb_site_in_use(self, i))
+                continue; /* all 0, on a page maybe never touched */
             lb_site_t *site = &self->sites->slot[i];
             LB_STORE_CHANGED(&site->releases, 0u);
             LB_STORE_CHANGED(&site->acquisitions, 0u);

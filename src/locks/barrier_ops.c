@@ -38,7 +38,7 @@ int lb_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, uns
 static int shared_barrier_wait(lb_thread_t *self, pthread_barrier_t *b, lb_mon_t *mon,
                                lb_shared_obj_t *r, uintptr_t site)
 {
-    lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
+    lb_site_count_release(self, site, LB_OBJ_BARRIER);
     lb_shared_wait_t shared = { 0 };
     lb_hold_t hold;
     uint64_t now = lb_now_ns();
@@ -81,7 +81,7 @@ int lb_barrier_wait(pthread_barrier_t *b, uintptr_t site)
 
 bool lb_barrier_enter(lb_thread_t *self, lb_mon_t *mon, uintptr_t site, lb_wait_t *wait)
 {
-    lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
+    lb_site_count_release(self, site, LB_OBJ_BARRIER);
     lb_hold_t hold;
     if (!lb_barrier_arrive(self, mon, wait, &hold))
         return true;

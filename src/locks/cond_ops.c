@@ -128,7 +128,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj_kind kind,
                        uintptr_t site)
 {
-    lb_site_count_release(self->sites, site, kind);
+    lb_site_count_release(self, site, kind);
     uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (sampled) {
         uint64_t looked_at;
@@ -149,7 +149,7 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
     if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
         lb_shared_obj_t *shared = lb_shared_find(obj);
         if (shared) { /* its waiters may be in any process of the tree */
-            lb_site_count_release(self->sites, site, kind);
+            lb_site_count_release(self, site, kind);
             lb_shared_blame(self, shared, mon, kind, site);
             int rc = lb_signal_real(obj, kind, arg);
             lb_shared_signal_returned(shared); /* atomics: errno kept */

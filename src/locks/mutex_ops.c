@@ -463,7 +463,7 @@ int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t sit
         return lb_real.mutex_unlock(m);
     if (!lb_mutex_counted(m, &mon))
         return lb_pshared_mutex_unlock(self, m, site);
-    lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
+    lb_site_count_release(self, site, LB_OBJ_MUTEX);
     if (mon && lb_release_needs_accounting(mon))
         return lb_mutex_unlock_accounted(self, m, mon, site);
     return lb_real.mutex_unlock(m);

@@ -85,7 +85,7 @@ void lb_omp_unlock_begin(const void *key, uintptr_t site, lb_omp_hold_t *h)
         return;
     }
     h->occupants = &s->occupants;
-    lb_site_count_release(h->self->sites, site, LB_OBJ_MUTEX);
+    lb_site_count_release(h->self, site, LB_OBJ_MUTEX);
     if (lb_release_needs_accounting(h->mon))
         lb_release_blame(h->self, h->mon, LB_OBJ_MUTEX, site);
 }

@@ -116,7 +116,7 @@ void lb_omp_barrier_begin(uintptr_t site, lb_omp_barrier_t *b, bool ends_loop)
     if (!ends_loop) {
         b->waits = lb_barrier_enter(self, mon, site, &b->wait);
     } else {
-        lb_site_count_release(self->sites, site, LB_OBJ_BARRIER);
+        lb_site_count_release(self, site, LB_OBJ_BARRIER);
         lb_hold_t hold;
         b->waits = !lb_barrier_arrive(self, mon, &b->wait, &hold);
         if (!b->waits)

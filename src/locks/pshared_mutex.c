@@ -74,7 +74,7 @@ int lb_pshared_mutex_unlock(lb_thread_t *self, pthread_mutex_t *m, uintptr_t sit
     lb_shared_obj_t *r = NULL;
     lb_mon_t *mon = releasing(self, m, &r);
     if (mon) {
-        lb_site_count_release(self->sites, site, LB_OBJ_MUTEX);
+        lb_site_count_release(self, site, LB_OBJ_MUTEX);
         lb_shared_blame(self, r, mon, LB_OBJ_MUTEX, site); /* before: nothing after the release */
     }
     return lb_real.mutex_unlock(m);

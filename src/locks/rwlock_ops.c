@@ -98,7 +98,7 @@ int lb_rwlock_unlock(pthread_rwlock_t *rw, uintptr_t site)
     lb_mon_t *mon = self && !self->busy ? lb_objmap_find(rw) : NULL;
     if (!mon)
         return lb_real.rwlock_unlock(rw);
-    lb_site_count_release(self->sites, site, LB_OBJ_RWLOCK);
+    lb_site_count_release(self, site, LB_OBJ_RWLOCK);
     lb_shared_obj_t *shared = shared_record(rw);
     lb_rw_hold_t mine;
     if (shared && lb_rw_hold_pop(self, mon, &mine)) {

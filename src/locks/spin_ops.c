@@ -318,7 +318,7 @@ int lb_spinlock_unlock(pthread_spinlock_t *lock, uintptr_t site)
         if (lb_likely(mon != NULL)) {
             int free_word = lb_spin_word_of_index(lb_mon_index(mon));
             if (lb_likely(self && !self->busy)) {
-                lb_site_count_release(self->sites, site, LB_OBJ_SPIN);
+                lb_site_count_release(self, site, LB_OBJ_SPIN);
                 if (lb_unlikely(lb_release_needs_accounting(mon))) {
                     lb_spin_release_accounted(self, mon, lock, free_word, site);
                     return 0;

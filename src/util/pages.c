@@ -100,7 +100,9 @@ void lb_pages_free(void *p, size_t bytes)
 }
 
 /* Per-thread tables: a few size classes, each a stack of free blocks
- * linked through their first word; a class with none carves a fresh block
+ * (an array of their addresses: a block's own pages are not written when
+ * it is freed, and a page its thread never touched stays unmapped until
+ * the block is handed out again); a class with none carves a fresh block
  * from a slab. A slab is one mapping (LB_SLAB_SPAN of address space,
  * MAP_NORESERVE, its top page the guard) from which blocks are carved in
  * order, each mapped_len(bytes) long: one mmap for dozens of threads'
@@ -119,20 +121,25 @@ void lb_pages_free(void *p, size_t bytes)
 #define LB_SLAB_SPAN             ((size_t)8 << 20)
 #define LB_SLABS                 64
 
-/* The lock and what it guards, in one struct: what an allocation touches
- * (the lock, the carving cursor, the free stacks) on its first 4 cache
- * lines, the slab list (read by a free that drops a block) after them. */
+/* The lock and what it guards: what every allocation touches (the lock,
+ * the carving cursor, the classes' sizes and counts) on the struct's
+ * first 2 cache lines, the slab list (read by a free that drops a block)
+ * after them; the free stacks apart, on a page of their own: a fork child
+ * writes the struct (its lock, its counts), and writes the stacks only
+ * when one of its threads exits. */
 static struct {
     lb_meta_lock_t lock;
-    uint32_t slabs;     /* slab[0..slabs) are mapped */
-    char *cursor, *end; /* the last slab's free part, below its guard page */
-    struct {
-        size_t len; /* mapped_len of this class; 0 = unused class */
-        void *head; /* free blocks, linked through their first word */
-        uint32_t count;
-    } recycled[LB_PAGES_RECYCLE_CLASSES];
-    char *slab[LB_SLABS]; /* each LB_SLAB_SPAN */
+    uint32_t slabs;                           /* slab[0..slabs) are mapped */
+    char *cursor, *end;                       /* the last slab's free part, below its guard page */
+    size_t len[LB_PAGES_RECYCLE_CLASSES];     /* mapped_len of each class; 0 = unused */
+    uint32_t count[LB_PAGES_RECYCLE_CLASSES]; /* free blocks of each class */
+    char *slab[LB_SLABS];                     /* each LB_SLAB_SPAN */
 } blocks LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT };
+
+/* free_blocks[i][0..blocks.count[i]): class i's free blocks, under
+ * blocks.lock. */
+static void *free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX]
+    __attribute__((aligned(LB_PAGE)));
 
 static bool in_slab(const void *p)
 {
@@ -163,10 +170,8 @@ void *lb_pages_alloc_recycled(size_t bytes)
     for (;;) {
         lb_meta_lock(&blocks.lock);
         for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
-            if (blocks.recycled[i].len == len && blocks.recycled[i].head) {
-                p = blocks.recycled[i].head;
-                blocks.recycled[i].head = *(void **)p;
-                blocks.recycled[i].count--;
+            if (blocks.len[i] == len && blocks.count[i]) {
+                p = free_blocks[i][--blocks.count[i]];
                 break;
             }
         }
@@ -214,14 +219,12 @@ void lb_pages_free_recycled(void *p, size_t bytes)
     bool kept = false;
     lb_meta_lock(&blocks.lock);
     for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES && !kept; i++) {
-        if (blocks.recycled[i].len == 0)
-            blocks.recycled[i].len = len;
-        if (blocks.recycled[i].len == len && blocks.recycled[i].count < LB_PAGES_RECYCLE_MAX) {
-            *(void **)p = blocks.recycled[i].head;
-            blocks.recycled[i].head = p;
-            blocks.recycled[i].count++;
+        if (blocks.len[i] == 0)
+            blocks.len[i] = len;
+        if (blocks.len[i] == len && blocks.count[i] < LB_PAGES_RECYCLE_MAX) {
+            free_blocks[i][blocks.count[i]++] = p;
             kept = true;
-        } else if (blocks.recycled[i].len == len) {
+        } else if (blocks.len[i] == len) {
             break; /* this size's stack is full */
         }
     }
@@ -306,10 +309,8 @@ void lb_arena_fork_prepare(void)
 void lb_arena_fork_done(bool child)
 {
     if (child)
-        for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
-            LB_STORE_CHANGED(&blocks.recycled[i].head, NULL);
-            LB_STORE_CHANGED(&blocks.recycled[i].count, 0u);
-        }
+        for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++)
+            LB_STORE_CHANGED(&blocks.count[i], 0u);
     lb_meta_unlock(&blocks.lock);
     lb_meta_unlock(&arena.lock);
 }

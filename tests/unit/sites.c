@@ -11,10 +11,13 @@
 #include "blame/sites.h"
 #include "util/pages.h"
 
-static lb_site_table_t *new_table(void)
+/* A thread record with a fresh table, as blame_init makes one. */
+static lb_thread_t *new_table(void)
 {
-    lb_site_table_t *t = lb_pages_alloc(sizeof *t);
+    lb_thread_t *t = lb_arena_alloc(sizeof *t);
     ASSERT_NOT_NULL(t);
+    t->sites = lb_pages_alloc(sizeof *t->sites);
+    ASSERT_NOT_NULL(t->sites);
     return t;
 }
 
@@ -41,24 +44,24 @@ static void test_key_round_trip(void)
 
 static void test_lookup_claims_then_probe_hits(void)
 {
-    lb_site_table_t *t = new_table();
+    lb_thread_t *t = new_table();
     uintptr_t key = lb_site_key(0x401000, LB_OBJ_MUTEX);
-    ASSERT_NULL(lb_site_probe(t, key));
+    ASSERT_NULL(lb_site_probe(t->sites, key));
     lb_site_t *s = lb_site_lookup(t, key);
     ASSERT_NOT_NULL(s);
-    ASSERT_PTR_EQ(s, &t->slot[home_of(key)]);
-    ASSERT_PTR_EQ(lb_site_probe(t, key), s);
+    ASSERT_PTR_EQ(s, &t->sites->slot[home_of(key)]);
+    ASSERT_PTR_EQ(lb_site_probe(t->sites, key), s);
     for (int i = 0; i < 5; i++)
         lb_site_count_release(t, 0x401000, LB_OBJ_MUTEX);
     ASSERT_EQ(s->releases, 5);
-    ASSERT_EQ(t->overflow, 0);
+    ASSERT_EQ(t->site_overflow, 0);
 }
 
 /* Keys that share a home slot go to the following slots; the probe finds
  * only the one at home, the lookup finds each. */
 static void test_collisions_probe_linearly(void)
 {
-    lb_site_table_t *t = new_table();
+    lb_thread_t *t = new_table();
     uintptr_t base = lb_site_key(0x500000, LB_OBJ_COND);
     size_t home = home_of(base);
     uintptr_t keys[4];
@@ -70,11 +73,11 @@ static void test_collisions_probe_linearly(void)
     }
     for (int i = 0; i < 4; i++) {
         lb_site_t *s = lb_site_lookup(t, keys[i]);
-        ASSERT_PTR_EQ(s, &t->slot[(home + (size_t)i) & (LB_SITE_SLOTS - 1)]);
+        ASSERT_PTR_EQ(s, &t->sites->slot[(home + (size_t)i) & (LB_SITE_SLOTS - 1)]);
         s->acquisitions = (uint32_t)(i + 1);
     }
-    ASSERT_NOT_NULL(lb_site_probe(t, keys[0]));
-    ASSERT_NULL(lb_site_probe(t, keys[1]));
+    ASSERT_NOT_NULL(lb_site_probe(t->sites, keys[0]));
+    ASSERT_NULL(lb_site_probe(t->sites, keys[1]));
     for (int i = 0; i < 4; i++)
         ASSERT_EQ(lb_site_lookup(t, keys[i])->acquisitions, i + 1);
 }
@@ -83,7 +86,7 @@ static void test_collisions_probe_linearly(void)
  * never silently dropped. */
 static void test_full_neighbourhood_counts_overflow(void)
 {
-    lb_site_table_t *t = new_table();
+    lb_thread_t *t = new_table();
     size_t home = home_of(lb_site_key(0x600000, LB_OBJ_SEM));
     int found = 0, missed = 0;
     for (uintptr_t ra = 0x600000; found + missed < 40; ra += 8) {
@@ -97,12 +100,12 @@ static void test_full_neighbourhood_counts_overflow(void)
     }
     ASSERT_GT(found, 0);
     ASSERT_GT(missed, 0);
-    ASSERT_EQ(t->overflow, missed);
+    ASSERT_EQ(t->site_overflow, missed);
 }
 
 static void test_compact_keeps_used_slots(void)
 {
-    lb_site_table_t *t = new_table();
+    lb_thread_t *t = new_table();
     uint32_t count = 99;
     ASSERT_NULL(lb_sites_compact(t, &count));
     ASSERT_EQ(count, 0);
@@ -128,12 +131,21 @@ static void test_compact_keeps_used_slots(void)
     ASSERT_EQ(releases, expect_releases);
 }
 
+/* Which of a table's pages are resident (at most 8). */
+static void resident_pages(const lb_site_table_t *table, unsigned char resident[8])
+{
+    size_t page = 4096, pages = (sizeof *table + page - 1) / page;
+    ASSERT_TRUE(pages <= 8);
+    ASSERT_EQ(mincore((void *)table, pages * page, resident), 0);
+}
+
 /* Compaction reads only the pages where slots were claimed: the table's
- * other pages stay unmapped (on a fresh table each read would map the
- * zero page, a page fault a thread). */
+ * other pages stay unmapped (on a fresh table each read would fault in a
+ * page, a page fault a thread). The claim's record of its page is kept
+ * in the thread record, so the table's first page is not written either. */
 static void test_compact_reads_only_claimed_pages(void)
 {
-    lb_site_table_t *t = new_table();
+    lb_thread_t *t = new_table();
     uintptr_t key = lb_site_key(0x700000 + 16 * 7, LB_OBJ_MUTEX);
     ASSERT_NOT_NULL(lb_site_lookup(t, key));
     uint32_t count = 0;
@@ -141,15 +153,30 @@ static void test_compact_reads_only_claimed_pages(void)
     ASSERT_NOT_NULL(kept);
     ASSERT_EQ(count, 1);
     ASSERT_UEQ(kept[0].key, key);
-    size_t page = 4096, pages = (sizeof *t + page - 1) / page;
+    size_t page = 4096, pages = (sizeof *t->sites + page - 1) / page;
     unsigned char resident[8] = { 0 };
-    ASSERT_TRUE(pages <= sizeof resident);
-    ASSERT_EQ(mincore(t, pages * page, resident), 0);
-    uintptr_t slot_page = ((uintptr_t)&t->slot[home_of(key)] - (uintptr_t)t) / page;
+    resident_pages(t->sites, resident);
+    uintptr_t slot_page = ((uintptr_t)&t->sites->slot[home_of(key)] - (uintptr_t)t->sites) / page;
     for (size_t i = 0; i < pages; i++)
-        ASSERT_EQ(resident[i] & 1, i == 0 || i == slot_page);
+        ASSERT_EQ(resident[i] & 1, i == slot_page);
+}
+
+/* A table with no claim is never read: lb_site_in_use (a fork child's
+ * reset, the final write) and compaction leave all its pages unmapped. */
+static void test_unused_table_is_never_read(void)
+{
+    lb_thread_t *t = new_table();
+    for (uint32_t i = 0; i < LB_SITE_SLOTS; i++)
+        ASSERT_FALSE(lb_site_in_use(t, i));
+    uint32_t count = 99;
+    ASSERT_NULL(lb_sites_compact(t, &count));
+    ASSERT_EQ(count, 0);
+    unsigned char resident[8] = { 0 };
+    resident_pages(t->sites, resident);
+    for (size_t i = 0; i < (sizeof *t->sites + 4095) / 4096; i++)
+        ASSERT_EQ(resident[i] & 1, 0);
 }
 
 CHECK_MAIN(test_key_round_trip, test_lookup_claims_then_probe_hits, test_collisions_probe_linearly,
            test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots,
-           test_compact_reads_only_claimed_pages)
+           test_compact_reads_only_claimed_pages, test_unused_table_is_never_read)

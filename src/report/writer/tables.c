@@ -110,8 +110,8 @@ void lb_tables_sites(writer_t *w, lb_thread_t *t)
     uint32_t n = t->sites ? LB_SITE_SLOTS : t->n_kept_sites;
     for (uint32_t i = 0; i < n; i++) {
         const lb_site_t *s = &slots[i];
-        if (!s->key)
-            continue;
+        if (t->sites ? !lb_site_in_use(t, i) : !s->key)
+            continue; /* a live table's pages no claim wrote are not read */
         uint32_t frame = lb_merge_frame(w, lb_merge_site_pc(w, lb_site_ra(s->key) - 1));
         lb_obj_kind kind = lb_site_kind(s->key);
         insert_site(w, frame, t->id, kind, s->acquisitions, s->contended, s->releases);
