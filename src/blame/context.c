@@ -8,6 +8,8 @@
  * waits in one place and signals in another, a task queue's, alternates
  * between the two); plus the scratch
  * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
+ * A thread with few contexts touches only the block's first page (see
+ * ctx_cache_t).
  * An entry stores the offsets of the slots its walk read, the checksum of
  * their values, and the offset and value of the slot holding the first
  * program return address (the wrapper's call site), which tells apart in
@@ -25,6 +27,7 @@
 #include "blame/context.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 #include "sampler/unwind.h"
 #include "util/log.h"
@@ -49,13 +52,23 @@ typedef struct ctx_entry {
     uint32_t off[LB_CTX_SLOTS];
 } ctx_entry_t;
 
+/* What a thread with few contexts touches lies on the block's first page
+ * (a fresh block's pages are faulted in one by one as they are first
+ * touched): the head, the walk's frames (a walk fills them from the
+ * start), and way 0 of every set (entries way-major), the only way of a
+ * set ever filled until the set holds a second context; the lookup reads
+ * a set's ways below filled[] only. */
 typedef struct ctx_cache {
-    ctx_entry_t set[LB_CTX_SETS][LB_CTX_WAYS];
     const ctx_entry_t *last;        /* the previous hit or fill, tried first; NULL none */
     const ctx_entry_t *before_last; /* the one before it (not last), tried second */
-    uint8_t next_way[LB_CTX_SETS];
-    uintptr_t pcs[LB_MAX_DEPTH]; /* a missing walk's frames */
+    uint8_t next_way[LB_CTX_SETS];  /* the way of each set the next fill replaces */
+    uint8_t filled[LB_CTX_SETS];    /* ways of each set ever filled: the rest are empty */
+    uintptr_t pcs[LB_MAX_DEPTH];    /* a missing walk's frames */
+    ctx_entry_t way[LB_CTX_WAYS][LB_CTX_SETS] __attribute__((aligned(LB_CACHELINE)));
 } ctx_cache_t;
+
+_Static_assert(offsetof(ctx_cache_t, way[1][0]) <= 4096,
+               "way 0 of every set lies on the cache's first page");
 
 static LB_TLS ctx_cache_t *cache;
 static LB_TLS bool cache_failed; /* mmap refused once: do not retry per call */
@@ -154,7 +167,8 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
 {
     if (lb_unlikely(self->foreign))
         return walk_uncached(self, r, id);
-    ctx_entry_t *e = &c->set[s][c->next_way[s]];
+    unsigned w = c->next_way[s];
+    ctx_entry_t *e = &c->way[w][s];
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
     e->node = NULL;          /* the walk writes e->off: the entry is invalid meanwhile */
     int saved_errno = errno; /* the CCT may map memory */
@@ -183,7 +197,9 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
     e->id = *id;
     e->node = node;
     remember(c, e);
-    c->next_way[s] = (uint8_t)((c->next_way[s] + 1) % LB_CTX_WAYS);
+    if (c->filled[s] <= w)
+        c->filled[s] = (uint8_t)(w + 1);
+    c->next_way[s] = (uint8_t)((w + 1) % LB_CTX_WAYS);
     return node;
 }
 
@@ -234,8 +250,8 @@ LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
     if (c->before_last != NULL && entry_matches(c->before_last, &r))
         return hit(self, c, &r, c->before_last, id);
     unsigned s = set_of(r.sp);
-    for (int w = 0; w < LB_CTX_WAYS; w++) {
-        const ctx_entry_t *e = &c->set[s][w];
+    for (unsigned w = 0; w < c->filled[s]; w++) {
+        const ctx_entry_t *e = &c->way[w][s];
         if (e != c->last && e != c->before_last && entry_matches(e, &r))
             return hit(self, c, &r, e, id);
     }
