@@ -17,8 +17,10 @@ typedef struct {
     char pad[LB_CACHELINE - sizeof(int32_t)];
 } lb_shard_t __attribute__((aligned(LB_CACHELINE)));
 
-static lb_shard_t live;                    /* attached and not yet detached */
-static lb_shard_t waiting[LB_WAIT_SHARDS]; /* inside a wrapped wait, by thread id */
+/* Written by a fork child's hook (lb_undirected_after_fork) and its
+ * first threads: LB_FORK_WRITTEN (util/common.h). */
+static lb_shard_t live LB_FORK_WRITTEN;                    /* attached and not yet detached */
+static lb_shard_t waiting[LB_WAIT_SHARDS] LB_FORK_WRITTEN; /* inside a wrapped wait, by id */
 
 void lb_undirected_thread_live(int delta)
 {
