@@ -124,9 +124,10 @@ void lb_pages_free(void *p, size_t bytes)
 /* The lock and what it guards: what every allocation touches (the lock,
  * the carving cursor, the classes' sizes and counts) on the struct's
  * first 2 cache lines, the slab list (read by a free that drops a block)
- * after them; the free stacks apart, on a page of their own: a fork child
- * writes the struct (its lock, its counts), and writes the stacks only
- * when one of its threads exits. */
+ * after them; the free stacks apart, outside lb_fork_written (4 KiB,
+ * which would add a page to it): a fork child writes the struct (its
+ * lock, its counts) at the fork, and the stacks only when one of its
+ * threads exits. */
 static struct {
     lb_meta_lock_t lock;
     uint32_t slabs;                           /* slab[0..slabs) are mapped */
@@ -138,8 +139,7 @@ static struct {
 
 /* free_blocks[i][0..blocks.count[i]): class i's free blocks, under
  * blocks.lock. */
-static void *free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX]
-    __attribute__((aligned(LB_PAGE)));
+static void *free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX];
 
 static bool in_slab(const void *p)
 {
