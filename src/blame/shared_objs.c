@@ -14,6 +14,7 @@
 #include "blame/object_stats.h"
 #include "blame/shared_table.h"
 #include "common/db_name.h"
+#include "common/file_room.h"
 #include "core/hooks.h"
 #include "core/phase.h"
 #include "util/clock.h"
@@ -67,9 +68,7 @@ static int open_table(bool create)
     if (!table_path[0])
         return -1;
     int fd = open(table_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || (st.st_size < (off_t)(LB_SHARED_SPAN - 4096) &&
-                                            ftruncate(fd, (off_t)(LB_SHARED_SPAN - 4096)) != 0))) {
+    if (fd >= 0 && !lb_file_room(fd, (off_t)(LB_SHARED_SPAN - 4096))) {
         close(fd);
         fd = -1;
     }

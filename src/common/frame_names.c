@@ -126,7 +126,8 @@ static bool push_frame(unnamed_t *u, const char *function, const char *file, int
 static bool recall(unnamed_t *u)
 {
     uint32_t i;
-    if (!lb_u64map_get(&known.where, key_of(u), &i) || !same_place(&known.chains[i], u))
+    if (!lb_u64map_get(&known.where, key_of(u), &i) || i >= known.n ||
+        !same_place(&known.chains[i], u))
         return false;
     const unnamed_t *c = &known.chains[i];
     bool ok = true;
@@ -148,7 +149,7 @@ static void remember(const unnamed_t *u)
         size_t cap = known.cap ? 2 * known.cap : 64;
         unnamed_t *grown = realloc(known.chains, cap * sizeof *grown);
         if (!grown) {
-            *slot = INT32_MAX; /* out of the chains' range: found, never same_place */
+            *slot = INT32_MAX; /* past known.n: a key recall finds and skips */
             return;
         }
         known.chains = grown;

@@ -746,6 +746,10 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
     if (!lb_spool_key_ok(run_key))
         return SQLITE_OK;
     lb_spool_dir(b->dir, sizeof b->dir, db_path);
+    /* Looked at before the listing: a writer that seals the log after
+     * the look makes a file the listing finds, so an empty log here
+     * means every record counted before it is listed (spool_bound.h) */
+    bool log_held = log_holds_records(b->dir, run_key);
     unsigned count;
     char **names = list_records(b->dir, run_key, &count);
     /* The open log is sealed and listed too by a merger that takes all,
@@ -757,7 +761,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         free_names(names, count);
         seal_log(b->dir, run_key);
         names = list_records(b->dir, run_key, &count);
-    } else if (log_holds_records(b->dir, run_key)) {
+    } else if (log_held) {
         b->left++; /* not drained */
     }
     if (!names)

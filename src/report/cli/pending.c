@@ -113,11 +113,6 @@ static const char *add_batch(sqlite3 *db, const char *path, const char *run_key,
     return why;
 }
 
-static void say_not_added(const char *path, const char *why)
-{
-    cli_warn("%s: the pending profiles of processes that ended are not in it yet: %s", path, why);
-}
-
 void lb_cli_add_pending(const char *path, const char *run_key)
 {
     if (!lb_spool_has_records(path, run_key)) {
@@ -146,12 +141,15 @@ void lb_cli_add_pending(const char *path, const char *run_key)
     lb_spool_remove_dir(path); /* if that left it empty */
 out:
     if (why)
-        say_not_added(path, why);
+        cli_warn("%s: the pending profiles of processes that ended are not in it yet: %s", path,
+                 why);
     sqlite3_close(db);
 }
 
-bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most)
+bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most,
+                         bool *failed)
 {
+    *failed = true;
     if (!*db) {
         /* made now if no process of the tree made it (under `run` none
          * reads names from it while the tree runs: writer.c) */
@@ -164,10 +162,8 @@ bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, un
         sqlite3_busy_timeout(*db, PENDING_BUSY_MS);
     }
     if (lb_db_version(*db, "main") != LB_SCHEMA_VERSION)
-        return false; /* not made yet, or not ours: the final merge says why */
+        return false; /* not ours, or unreadable: the final merge says why */
     lb_spool_batch_t pending = { 0 };
-    const char *why = add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending);
-    if (why)
-        say_not_added(path, why);
-    return !why && pending.left > 0 && pending.records + pending.bad > 0;
+    *failed = add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending) != NULL;
+    return !*failed && pending.left > 0 && pending.records + pending.bad > 0;
 }

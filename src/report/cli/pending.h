@@ -26,6 +26,9 @@ lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *pre
  * database at path in one transaction; the open log is left to its
  * writers. *db is the caller's connection, opened here at first (the
  * database made if no process of the tree made it). Whether more
- * pending files wait. */
-bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most);
+ * pending files wait; *failed when nothing could be added (the database
+ * cannot be made, opened or written, or is not ours), which is left
+ * unsaid: the final merge (lb_cli_add_pending) says why, once. */
+bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, unsigned most,
+                         bool *failed);
 #endif

@@ -71,13 +71,16 @@ static bool batch_ready(void)
     return files && now_ns - oldest >= LB_RUN_MERGE_LATEST_NS;
 }
 
+/* Until stopped, or until a batch fails: what it could not add waits for
+ * the final merge, which says why. */
 static void *merge_loop(void *arg)
 {
     (void)arg;
     sqlite3 *db = NULL;
-    while (wait_or_stop(LB_RUN_MERGE_EVERY_MS))
+    bool failed = false;
+    while (!failed && wait_or_stop(LB_RUN_MERGE_EVERY_MS))
         while (batch_ready() &&
-               lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH) &&
+               lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH, &failed) &&
                !stopped())
             ;
     sqlite3_close(db);

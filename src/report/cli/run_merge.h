@@ -2,7 +2,10 @@
  * adds the run's sealed pending files (common/spool.h) to the database,
  * so that what is left when the program ends is at most the open log and
  * a file or two, not the whole tree's records: the tree's end waits for
- * that merge (run_summary.c), and so does whoever waits for `run`.
+ * that merge (run_summary.c), and so does whoever waits for `run`. A
+ * batch that fails (the database cannot be made or written, or is not
+ * ours) ends the thread without a word: the final merge adds what is
+ * left, or says why it cannot, once.
  *
  * Threads and invariants: one merger thread, started after PROG's fork
  * and stopped (woken, then joined) when PROG has ended, before the final

@@ -17,6 +17,7 @@
 #include "common/db_merge.h"
 #include "common/db_name.h"
 #include "common/db_summary.h"
+#include "common/file_room.h"
 #include "common/ledger.h"
 #include "common/spool.h"
 #include "report/cli/pending.h"
@@ -92,7 +93,7 @@ void lb_run_fresh_ledger(const char *path)
      * ended (writer/ledger.c) */
     int fd = open(ledger_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
-        if (ftruncate(fd, sizeof(lb_ledger_t)) != 0)
+        if (!lb_file_room(fd, sizeof(lb_ledger_t)))
             unlink(ledger_path); /* no ledger: nothing is counted */
         close(fd);
     }

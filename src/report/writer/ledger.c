@@ -10,9 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file_room.h"
 #include "common/ledger.h"
 #include "core/hooks.h"
 #include "report/writer/output.h"
@@ -37,11 +37,8 @@ static lb_ledger_t *map_ledger(void)
     int fd = open(path, O_RDWR | (root ? O_CREAT : 0) | O_CLOEXEC, 0666);
     if (fd < 0)
         return NULL;
-    struct stat st;
-    void *p = NULL;
-    if (fstat(fd, &st) == 0 &&
-        (st.st_size >= (off_t)sizeof(lb_ledger_t) || ftruncate(fd, sizeof(lb_ledger_t)) == 0))
-        p = lb_pages_map_shared(sizeof(lb_ledger_t), fd);
+    void *p =
+        lb_file_room(fd, sizeof(lb_ledger_t)) ? lb_pages_map_shared(sizeof(lb_ledger_t), fd) : NULL;
     close(fd);
     lb_ledger_t *l = p;
     if (l) {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A profiled tree whose database lies on a file system that fills up
+# while it runs (a 900 KiB tmpfs): the files the tree's processes map
+# shared (the ledger of processes, common/ledger.h) have their blocks
+# allocated when they are made (common/file_room.h), so no write through
+# the mapping meets a full disk. Before, a fork child claiming its ledger
+# slot on a page not yet allocated died of SIGBUS, and so did `lockblame
+# run` counting the ledger.
+#  1. plain LD_PRELOAD, forktree 600 2 0: the program's status (0) and
+#     its own output, whatever lockblame could not write
+#  2. under lockblame run: run's status is the program's (0), its summary
+#     is printed, and the merge says the pending profiles could not be
+#     added once, not once a batch
+# Needs a tmpfs mount (root); skipped where mount is refused.
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$BUILD/bench/forktree"
+fs=$tmp/fs
+mkdir -p "$fs"
+mount -t tmpfs -o size=900k tmpfs "$fs" 2>/dev/null || skip "a tmpfs mount (root)"
+trap 'umount "$fs" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+echo "== 1. plain LD_PRELOAD"
+st=0
+LD_PRELOAD=$LOCKBLAME_LIB LOCKBLAME_OUTPUT=$fs/plain.db "$BUILD/bench/forktree" 600 2 0 \
+    >"$tmp/plain.out" 2>"$tmp/plain.err" || st=$?
+echo "  status $st; $(grep -c "disk is full" "$tmp/plain.err") lines saying the disk is full"
+[ $st = 0 ] || bad "plain: forktree exited $st, not 0: $(grep -v '^lockblame: cannot write' "$tmp/plain.err" | head -c 600)"
+grep -q "^per_child_ms " "$tmp/plain.out" || bad "plain: forktree's own output is missing: $(head -c 300 "$tmp/plain.out")"
+grep -q "disk is full" "$tmp/plain.err" || bad "plain: the disk never filled up: the test proves nothing"
+rm -rf "${fs:?}"/*
+
+echo "== 2. under lockblame run"
+st=0
+"$LOCKBLAME_CLI" run -o "$fs/run.db" -- "$BUILD/bench/forktree" 600 2 0 >"$tmp/run.out" 2>"$tmp/run.err" || st=$?
+not_added=$(grep -c "are not in it yet" "$tmp/run.err" || true)
+echo "  status $st; $not_added lines saying the pending profiles are not added"
+[ $st = 0 ] || bad "run: exited $st, not forktree's 0: $(grep -v '^lockblame: cannot write' "$tmp/run.err" | head -c 600)"
+grep -q "^per_child_ms " "$tmp/run.out" || bad "run: forktree's own output is missing"
+grep -qE "^lockblame: [0-9]+ process(es)? profiled" "$tmp/run.err" || bad "run: no summary: $(tail -c 600 "$tmp/run.err")"
+[ "$not_added" -le 1 ] || bad "run: $not_added lines say the pending profiles are not added, not one"
+finish
