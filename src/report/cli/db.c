@@ -19,6 +19,9 @@
 #include "report/cli/profile.h"
 #include "report/cli/util.h"
 
+/* How long a read waits for a commit under way in the database. */
+#define LB_DB_READ_BUSY_MS 30000
+
 static const char *const required_tables[] = {
     "meta",   "run",    "module", "frame",       "node",
     "thread", "metric", "site",   "sync_object", "object_blame",
@@ -162,6 +165,9 @@ sqlite3 *lb_db_open(const char *path)
     lb_cli_add_pending(path, NULL);
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         lb_db_fail(db, path, "opening");
+    /* a profiled tree may be committing to it: its lock is not a
+     * corrupt database */
+    sqlite3_busy_timeout(db, LB_DB_READ_BUSY_MS);
     sqlite3_extended_result_codes(db, 0);
     check_integrity(db, path);
     check_tables(db, path);

@@ -126,12 +126,16 @@ void lb_cli_add_pending(const char *path, const char *run_key)
     lb_spool_batch_t pending = { 0 };
     const char *why = NULL;
     if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
-        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) ||
-        lb_db_version(db, "main") != LB_SCHEMA_VERSION) {
+        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
+        why = "not writable";
+        goto out;
+    }
+    /* before the first read: a tree's process may be committing */
+    sqlite3_busy_timeout(db, PENDING_BUSY_MS);
+    if (lb_db_version(db, "main") != LB_SCHEMA_VERSION) {
         why = "not a lockblame database of this version, or not writable";
         goto out;
     }
-    sqlite3_busy_timeout(db, PENDING_BUSY_MS);
     if (!run_key) {
         if (!run_key_of(db, key, sizeof key))
             goto out; /* no process of a run here yet: nothing to add them to */
