@@ -20,6 +20,8 @@
 
 /* The module files read since the last lb_frame_names_release. */
 static lb_module_files_t *files;
+/* Releases keep the module files and the chains (lb_frame_names_keep). */
+static bool keep_all;
 
 /* One unnamed frame: where it is, then the source frames at its address,
  * outermost first (depth 0 is the real function, depth d the d-th inlined
@@ -512,8 +514,18 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
     return rc;
 }
 
+void lb_frame_names_keep(bool keep)
+{
+    keep_all = false;
+    if (!keep)
+        lb_frame_names_release();
+    keep_all = keep;
+}
+
 void lb_frame_names_release(void)
 {
+    if (keep_all)
+        return;
     lb_module_files_close(files);
     files = NULL;
     forget_known();

@@ -32,6 +32,7 @@
 #ifndef LB_COMMON_FRAME_NAMES_H
 #define LB_COMMON_FRAME_NAMES_H
 #include <sqlite3.h>
+#include <stdbool.h>
 
 /* Names schema's unnamed frames, reading cached chains in schema names
  * (NULL: none) first; a frame whose file cannot be read (or libdw not
@@ -40,6 +41,13 @@
  * writes schema in a savepoint of its own. SQLITE_OK, or the error of a
  * statement that failed (for want of memory or disk). */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
-/* Closes the module files the fills read. */
+/* Closes the module files the fills read, and forgets the chains they
+ * found; nothing while they are kept. */
 void lb_frame_names_release(void);
+/* keep: later releases keep the module files and chains, for a merger
+ * that adds batch after batch of one tree's records (`lockblame run`'s,
+ * report/cli/run_merge.h: a chain its earlier batch found is in the run's
+ * database once that batch committed, and a merger whose batch failed
+ * adds no more); !keep: released now. */
+void lb_frame_names_keep(bool keep);
 #endif

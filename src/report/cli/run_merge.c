@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/frame_names.h"
 #include "common/spool.h"
 #include "report/cli/pending.h"
 
@@ -78,11 +79,13 @@ static void *merge_loop(void *arg)
     (void)arg;
     sqlite3 *db = NULL;
     bool failed = false;
+    lb_frame_names_keep(true); /* module files read once for the whole run */
     while (!failed && wait_or_stop(LB_RUN_MERGE_EVERY_MS))
         while (batch_ready() &&
                lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH, &failed) &&
                !stopped())
             ;
+    lb_frame_names_keep(false);
     sqlite3_close(db);
     return NULL;
 }
