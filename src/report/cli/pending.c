@@ -155,8 +155,16 @@ bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, un
 {
     *failed = true;
     if (!*db) {
-        /* made now if no process of the tree made it (under `run` none
-         * reads names from it while the tree runs: writer.c) */
+        /* Made now if no process of the tree made it (under `run` none
+         * reads names from it while the tree runs: writer.c), unless the
+         * tree runs as another user (its spool is that user's): a
+         * database of run's user would refuse the tree's own commits
+         * (time windows, a full spool); its end's merge makes it then. */
+        char spool[PATH_MAX];
+        struct stat st;
+        lb_spool_dir(spool, sizeof spool, path);
+        if (access(path, F_OK) != 0 && (stat(spool, &st) != 0 || st.st_uid != geteuid()))
+            return false;
         if (create_missing(path, db) != SQLITE_OK ||
             (!*db && sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
             sqlite3_close(*db);
