@@ -1,8 +1,11 @@
 #include "common/db_name.h"
 #include "common/path_base.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int lb_default_db_name(char *out, size_t size, const char *prog, int pid)
 {
@@ -12,4 +15,20 @@ int lb_default_db_name(char *out, size_t size, const char *prog, int pid)
 int lb_shared_table_path(char *out, size_t size, const char *db_path)
 {
     return snprintf(out, size, "%s-shared", db_path);
+}
+
+bool lb_db_writable(const char *path, char *why, size_t size)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir)
+        n = sizeof dir - 1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    bool ok =
+        access(n ? dir : "/", W_OK | X_OK) == 0 && (access(path, W_OK) == 0 || errno == ENOENT);
+    if (!ok)
+        snprintf(why, size, "%s", strerror(errno));
+    return ok;
 }

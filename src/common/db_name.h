@@ -5,6 +5,7 @@
  * nothing. */
 #ifndef LB_COMMON_DB_NAME_H
 #define LB_COMMON_DB_NAME_H
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Write the name for program prog (its base name is used) and pid into
@@ -14,4 +15,9 @@ int lb_default_db_name(char *out, size_t size, const char *prog, int pid);
  * table of process-shared objects (blame/shared_objs.h), which the tree's
  * processes map, exec'd ones included; removed at the tree's end. */
 int lb_shared_table_path(char *out, size_t size, const char *db_path);
+/* Whether a profile can be written at path (absolute): its directory is
+ * there, searchable and writable (the database, its journal and the
+ * tree's files beside it are made there), and the file, if there, is
+ * writable. false with why[] saying why (strerror) otherwise. */
+bool lb_db_writable(const char *path, char *why, size_t size);
 #endif

@@ -310,6 +310,7 @@ int lb_cmd_run(int argc, char **argv)
         out = env_out; /* the user's name for the run, as -o */
     char *path = out ? absolute(out) : NULL;
     const char *why_not = lb_run_unprofilable(prog[0]);
+    char why_not_written[256];
     bool profile = true;
 
     if (why_not) {
@@ -322,6 +323,11 @@ int lb_cmd_run(int argc, char **argv)
         cli_warn("run: %s exists and is not a lockblame database; not overwriting it, running"
                  " %s unprofiled",
                  path, prog[0]);
+        profile = false;
+    } else if (!lb_db_writable(path ? path : "./lockblame.db", why_not_written,
+                               sizeof why_not_written)) {
+        cli_warn("run: cannot write profile %s: %s; running %s unprofiled", path ? path : ".",
+                 why_not_written, prog[0]);
         profile = false;
     } else if (path && lb_run_output_state(path) == LB_OUT_LOCKBLAME && unlink(path) != 0) {
         cli_die(LB_EXIT_FAIL, "run: cannot replace %s: %s", path, strerror(errno));

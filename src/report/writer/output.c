@@ -175,6 +175,14 @@ int lb_output_setup(void)
         return -1;
     }
     const char *key = lb_getenv("LOCKBLAME_RUN");
+    char why[256];
+    if (!(key && *key) && !lb_db_writable(output_path, why, sizeof why)) {
+        /* said once, by the tree's root: no process of the tree could
+         * write its profile (under `lockblame run`, run says it) */
+        lb_warn("cannot write profile %s: %s; not profiling", output_path, why);
+        export_env("LOCKBLAME_DISABLE", "1");
+        return -1;
+    }
     if (key && *key) {
         snprintf(run_key, sizeof run_key, "%s", key);
     } else {
