@@ -74,6 +74,26 @@ lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *pre
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* The database at path for a merge: opened read-write, made first when
+ * `make` and none is there, waiting for commits under way, and of this
+ * schema version; NULL with *why otherwise. */
+static sqlite3 *open_for_merge(const char *path, bool make, const char **why)
+{
+    sqlite3 *db = NULL;
+    if ((make && create_missing(path, &db) != SQLITE_OK) ||
+        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
+        *why = "not writable";
+    } else {
+        /* before the first read: a tree's process may be committing */
+        sqlite3_busy_timeout(db, PENDING_BUSY_MS);
+        if (lb_db_version(db, "main") == LB_SCHEMA_VERSION)
+            return db;
+        *why = "not a lockblame database of this version, or not writable";
+    }
+    sqlite3_close(db);
+    return NULL;
+}
+
 /* One batch of the run's pending records into db (the database at
  * path) in one transaction, as `take` and `most` say (lb_spool_stage),
  * the spool's counters in the tree's ledger told what it took. NULL, or
@@ -125,17 +145,8 @@ void lb_cli_add_pending(const char *path, const char *run_key)
     char key[128];
     lb_spool_batch_t pending = { 0 };
     const char *why = NULL;
-    if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
-        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
-        why = "not writable";
+    if (!(db = open_for_merge(path, run_key != NULL, &why)))
         goto out;
-    }
-    /* before the first read: a tree's process may be committing */
-    sqlite3_busy_timeout(db, PENDING_BUSY_MS);
-    if (lb_db_version(db, "main") != LB_SCHEMA_VERSION) {
-        why = "not a lockblame database of this version, or not writable";
-        goto out;
-    }
     if (!run_key) {
         if (!run_key_of(db, key, sizeof key))
             goto out; /* no process of a run here yet: nothing to add them to */
@@ -163,18 +174,11 @@ bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, un
         char spool[PATH_MAX];
         struct stat st;
         lb_spool_dir(spool, sizeof spool, path);
-        if (access(path, F_OK) != 0 && (stat(spool, &st) != 0 || st.st_uid != geteuid()))
-            return false;
-        if (create_missing(path, db) != SQLITE_OK ||
-            (!*db && sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
-            sqlite3_close(*db);
-            *db = NULL;
-            return false;
-        }
-        sqlite3_busy_timeout(*db, PENDING_BUSY_MS);
+        const char *why;
+        if ((access(path, F_OK) != 0 && (stat(spool, &st) != 0 || st.st_uid != geteuid())) ||
+            !(*db = open_for_merge(path, true, &why)))
+            return false; /* the final merge says why */
     }
-    if (lb_db_version(*db, "main") != LB_SCHEMA_VERSION)
-        return false; /* not ours, or unreadable: the final merge says why */
     lb_spool_batch_t pending = { 0 };
     *failed = add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending) != NULL;
     return !*failed && pending.left > 0 && pending.records + pending.bad > 0;
