@@ -230,17 +230,21 @@ int lb_spool_put(const char *db_path, const char *run_key, const void *bytes, si
     return -1;
 }
 
+/* The clock a pending file's name gives its sealing time by. */
+static uint64_t seal_clock_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 /* The run's open log renamed to a pending file of its own,
  * <run key>.<ns>.<pid>.lbframes: later records go to a new log. */
 static void seal_log(const char *dir, const char *run_key)
 {
     char log[PATH_MAX], sealed[PATH_MAX];
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    unsigned long long ns =
-        (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
-    int n = snprintf(sealed, sizeof sealed, "%s/%s.%020llu.%d" SEALED_SUFFIX, dir, run_key, ns,
-                     (int)getpid());
+    int n = snprintf(sealed, sizeof sealed, "%s/%s.%020llu.%d" SEALED_SUFFIX, dir, run_key,
+                     (unsigned long long)seal_clock_ns(), (int)getpid());
     if (log_path(log, dir, run_key) && n > 0 && n < (int)sizeof sealed)
         rename(log, sealed);
 }
@@ -298,9 +302,13 @@ bool lb_spool_has_records(const char *db_path, const char *run_key)
     return scan(db_path, run_key, true, true, &oldest) > 0;
 }
 
-unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_ns)
+unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_age_ns)
 {
-    return scan(db_path, run_key, false, false, oldest_ns);
+    uint64_t oldest;
+    unsigned files = scan(db_path, run_key, false, false, &oldest);
+    uint64_t now = seal_clock_ns();
+    *oldest_age_ns = files && oldest < now ? now - oldest : 0;
+    return files;
 }
 
 static int by_name(const void *a, const void *b)

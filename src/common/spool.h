@@ -85,9 +85,9 @@ void lb_spool_seal(const char *db_path, const char *run_key);
  * a directory read, no SQLite. */
 bool lb_spool_has_records(const char *db_path, const char *run_key);
 /* How many pending files of run_key the spool holds (sealed logs, the
- * claims of mergers that are gone), and in *oldest_ns when the oldest of
- * them was sealed (CLOCK_MONOTONIC; UINT64_MAX for none). */
-unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_ns);
+ * claims of mergers that are gone), and in *oldest_age_ns how long ago
+ * the oldest of them was sealed (0 for none). */
+unsigned lb_spool_sealed(const char *db_path, const char *run_key, uint64_t *oldest_age_ns);
 
 /* About how many records may wait (LOCKBLAME_SPOOL_MAX) before a
  * process that would add one commits instead, adding the oldest with its

@@ -62,14 +62,9 @@ static bool stopped(void)
  * has waited long enough. */
 static bool batch_ready(void)
 {
-    uint64_t oldest;
-    unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest);
-    if (files >= LB_RUN_MERGE_FILES)
-        return true;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-    return files && now_ns - oldest >= LB_RUN_MERGE_LATEST_NS;
+    uint64_t oldest_age;
+    unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest_age);
+    return files >= LB_RUN_MERGE_FILES || (files && oldest_age >= LB_RUN_MERGE_LATEST_NS);
 }
 
 /* Until stopped, or until a batch fails: what it could not add waits for
