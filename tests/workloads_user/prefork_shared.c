@@ -29,7 +29,11 @@
  * Usage: prefork_shared mutex|cond|barrier|rwlock|outside. Prints "truth SITE
  * SECONDS" per site, "waited SECONDS" (all waits on the object) and
  * "unplaced SECONDS" (the waiting the logs cannot give to a site: see
- * main; 0 for a barrier and an rwlock); for a
+ * main; 0 for a barrier and an rwlock), "off_cpu SECONDS" (the waits'
+ * time runnable but off CPU where their waiter was preempted: a waiter
+ * kept off its CPU between its clock read and the blocking call logs
+ * waiting that lockblame, timing the call, rightly does not see;
+ * off_cpu.h); for a
  * mutex also "acquired PID COUNT" per worker (its locks) and "released
  * SITE COUNT WAITED_FOR AT_MOST" per site (its releases, how many of its
  * holds the logs and the lock word prove some worker waited during: see
@@ -48,6 +52,7 @@
 #include <unistd.h>
 
 #include "gt_clock.h"
+#include "off_cpu.h"
 
 #define WORKERS   4
 #define ROUNDS    40
@@ -69,6 +74,7 @@ static const char *const site_names[4][SITES] = {
 
 struct span {
     double start, end;
+    double off_cpu; /* runnable but off CPU within it, where preempted (off_cpu.h) */
 };
 struct release {
     double start, at; /* a hold's start (mutex), and the release / signal / arrival */
@@ -92,9 +98,23 @@ struct shared {
 static struct shared *sh;
 static volatile unsigned long sink;
 
-static void log_wait(int me, double start)
+/* A wait's start: its clock, with the probe of its time off CPU. */
+struct wait_start {
+    struct off_cpu_probe probe;
+    double at;
+};
+
+static struct wait_start wait_begins(void)
 {
-    sh->waits[me][sh->nwaits[me]++] = (struct span){ start, gt_now_s() };
+    struct off_cpu_probe probe = off_cpu_probe_start();
+    return (struct wait_start){ probe, gt_now_s() };
+}
+
+static void log_wait(int me, struct wait_start start)
+{
+    double end = gt_now_s();
+    sh->waits[me][sh->nwaits[me]++] =
+        (struct span){ start.at, end, off_cpu_since(start.probe) };
 }
 
 static void log_release(int me, double start, int site)
@@ -171,7 +191,7 @@ __attribute__((noinline)) static void fast_signal(int me)
 
 __attribute__((noinline)) static void slow_arrive(int me)
 {
-    double start = gt_now_s();
+    struct wait_start start = wait_begins();
     log_release(me, 0, SLOW);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
@@ -179,7 +199,7 @@ __attribute__((noinline)) static void slow_arrive(int me)
 
 __attribute__((noinline)) static void fast_arrive(int me)
 {
-    double start = gt_now_s();
+    struct wait_start start = wait_begins();
     log_release(me, 0, FAST);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
@@ -193,7 +213,7 @@ static void mutex_acquire(int me)
     sh->nacquired[me]++;
     if (pthread_mutex_trylock(&sh->mutex) == 0)
         return;
-    double start = gt_now_s();
+    struct wait_start start = wait_begins();
     pthread_mutex_lock(&sh->mutex);
     log_wait(me, start);
 }
@@ -233,7 +253,7 @@ static void cond_worker(int me)
     int seen = sh->generation;
     while (!sh->done) {
         while (sh->generation == seen && !sh->done) {
-            double start = gt_now_s();
+            struct wait_start start = wait_begins();
             pthread_cond_wait(&sh->cond, &sh->mutex);
             if (sh->nwaits[me] < MAX_WAITS)
                 log_wait(me, start);
@@ -275,7 +295,7 @@ static void rwlock_worker(int me)
     for (int r = 0; r < ROUNDS; r++) {
         if ((me == 0 ? pthread_rwlock_trywrlock(&sh->rwlock)
                      : pthread_rwlock_tryrdlock(&sh->rwlock)) != 0) { /* contended: a wait */
-            double start = gt_now_s();
+            struct wait_start start = wait_begins();
             if (me == 0)
                 pthread_rwlock_wrlock(&sh->rwlock);
             else
@@ -336,6 +356,16 @@ static double overlap(struct span w, double from, double to)
 {
     double a = w.start > from ? w.start : from, b = w.end < to ? w.end : to;
     return b > a ? b - a : 0;
+}
+
+/* The waits' time off CPU that lockblame may not see (off_cpu.h). */
+static double waits_off_cpu(void)
+{
+    double sum = 0;
+    for (int i = 0; i < WORKERS; i++)
+        for (int k = 0; k < sh->nwaits[i]; k++)
+            sum += sh->waits[i][k].off_cpu;
+    return sum;
 }
 
 /* The waiting of every worker over [from, to]. */
@@ -511,6 +541,7 @@ int main(int argc, char **argv)
         printf("truth %s %.6f\n", site_names[mode][s], blame[s]);
     printf("waited %.6f\n", waited);
     printf("unplaced %.6f\n", unplaced > 0 ? unplaced : 0);
+    printf("off_cpu %.6f\n", waits_off_cpu());
     if (mode == 0) { /* the counts: each worker's locks, and each site's releases */
         int released[SITES] = { 0, 0 }, waited_for[SITES] = { 0, 0 }, at_most[SITES] = { 0, 0 };
         static bool proven[WORKERS * MAX_WAITS];

@@ -13,7 +13,7 @@
  * the waiting between a post's log and its return belongs to that post or
  * the next one. The time runnable but off CPU (schedstat's run delay over
  * the span) of each wait in which the waiter was preempted (involuntary
- * context switches) bounds the first (prefork_off_cpu); the waiting
+ * context switches: off_cpu.h) bounds the first (prefork_off_cpu); the waiting
  * within each post's span (prefork_unplaced) is the second. A checker
  * widens its tolerance by them (check_prefork.py). */
 #ifndef PREFORK_TRUTH_H
@@ -22,9 +22,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "gt_clock.h"
+#include "off_cpu.h"
 
 struct prefork_wait {
     double start, end;
@@ -36,24 +36,6 @@ struct prefork_post {
     int site;
     double after; /* sem_post's return (0: not logged) */
 };
-
-/* The calling thread's run delay so far, in seconds (0 if unknown). */
-static double prefork_run_delay_s(void)
-{
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long on_cpu, delay;
-    bool read = f && fscanf(f, "%llu %llu", &on_cpu, &delay) == 2;
-    if (f)
-        fclose(f);
-    return read ? (double)delay / 1e9 : 0;
-}
-
-/* The calling thread's involuntary context switches so far. */
-static long prefork_preemptions(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
-}
 
 /* After sem_post returned: the post's span closes. */
 static void prefork_posted(struct prefork_post *p)
@@ -72,16 +54,12 @@ static void prefork_take(sem_t *s, struct prefork_wait *w)
     *w = (struct prefork_wait){ 0, 0, 0 };
     if (sem_trywait(s) == 0)
         return;
-    long preempted = prefork_preemptions();
-    double delay = prefork_run_delay_s(), start = gt_now_s();
+    struct off_cpu_probe probe = off_cpu_probe_start();
+    double start = gt_now_s();
     while (sem_wait(s) != 0)
         ;
     double end = gt_now_s();
-    /* (a waiter woken and waiting for a CPU was not running: only a
-     * preemption while it ran, before or after the blocking call, makes
-     * its span's time off CPU one lockblame may not see) */
-    bool moved = prefork_preemptions() != preempted;
-    *w = (struct prefork_wait){ start, end, moved ? prefork_run_delay_s() - delay : 0 };
+    *w = (struct prefork_wait){ start, end, off_cpu_since(probe) };
 }
 
 static int prefork_by_time(const void *a, const void *b)
