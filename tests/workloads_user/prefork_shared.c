@@ -113,8 +113,7 @@ static struct wait_start wait_begins(void)
 static void log_wait(int me, struct wait_start start)
 {
     double end = gt_now_s();
-    sh->waits[me][sh->nwaits[me]++] =
-        (struct span){ start.at, end, off_cpu_since(start.probe) };
+    sh->waits[me][sh->nwaits[me]++] = (struct span){ start.at, end, off_cpu_since(start.probe) };
 }
 
 static void log_release(int me, double start, int site)
