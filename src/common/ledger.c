@@ -65,6 +65,7 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
     memset(t, 0, sizeof *t);
     if (!l || l->magic != LB_LEDGER_MAGIC)
         return;
+    t->failure = (int)__atomic_load_n(&l->failure, __ATOMIC_ACQUIRE);
     uint32_t used = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && i < LB_LEDGER_SLOTS; i++) {
         const lb_ledger_slot_t *s = &l->slot[i];
@@ -112,9 +113,15 @@ void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size)
     killed_text(t, killed_why, sizeof killed_why);
     if (!t->failed)
         snprintf(why, sizeof why, "%s", killed_why);
+    else if (!killed && t->failure)
+        snprintf(why, sizeof why, "%s write failed (%s)", t->failed == 1 ? "its" : "their",
+                 sqlite3_errstr(t->failure));
     else if (!killed)
         snprintf(why, sizeof why, "%s write failed (%s said why in a lockblame: line)",
                  t->failed == 1 ? "its" : "their", t->failed == 1 ? "it" : "each");
+    else if (t->failure)
+        snprintf(why, sizeof why, "%d %s; %d whose write failed (%s)", killed, killed_why,
+                 t->failed, sqlite3_errstr(t->failure));
     else
         snprintf(why, sizeof why,
                  "%d %s; %d whose write failed (each said why in a lockblame: line)", killed,
@@ -139,9 +146,10 @@ void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *ro
         sqlite3_free(q);
         q = lost ? sqlite3_mprintf("INSERT INTO meta VALUES('processes_unwritten','%d'),"
                                    "('processes_unwritten_writing','%d'),"
-                                   "('processes_unwritten_failed','%d') ON CONFLICT(key) DO"
+                                   "('processes_unwritten_failed','%d'),"
+                                   "('processes_unwritten_failure','%d') ON CONFLICT(key) DO"
                                    " UPDATE SET value = excluded.value",
-                                   lost, t->while_writing, t->failed)
+                                   lost, t->while_writing, t->failed, t->failure)
                  : NULL;
         if (q)
             sqlite3_exec(db, q, NULL, NULL, NULL);

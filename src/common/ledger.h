@@ -14,8 +14,10 @@
  * marks it writing when its final write begins and done when
  * that ends (written, or nothing to write; an exec hands on to the next
  * image, which claims a slot of its own), or failed when the write could
- * not be made (the process said why in its own lockblame: line: SQLite
- * busy past the timeout, a full disk, a foreign file). Whoever counts
+ * not be made (SQLite busy past the timeout, a full disk, a foreign
+ * file: the process said why in its own lockblame: line, or, in a tree
+ * whose summary its root or `lockblame run` prints, left the line to that
+ * summary, the first such reason kept in `failure`). Whoever counts
  * removes the file.
  *
  * Invariants: `used` only grows (atomic add); a slot is written only by
@@ -66,7 +68,11 @@ typedef struct lb_ledger {
      * to commit when the spool is full (0: none). */
     uint32_t spooled;
     uint32_t merged;
-    uint32_t spare;
+    /* Why the tree's first failed write failed, where its process left
+     * the line to the tree's summary (report/writer/ledger.h,
+     * lb_ledger_failure_left): that write's SQLite result code, set once
+     * (CAS from 0); 0 while none did. */
+    uint32_t failure;
     uint64_t committer; /* pid | its kernel start time's low 32 bits << 32 */
     uint32_t pad[8];
     lb_ledger_slot_t slot[LB_LEDGER_SLOTS];
@@ -80,7 +86,9 @@ _Static_assert(offsetof(lb_ledger_t, committer) == 24 && offsetof(lb_ledger_t, s
 typedef struct lb_ledger_tally {
     int before_writing; /* killed before their final write began */
     int while_writing;  /* killed while it ran */
-    int failed;         /* whose write failed (each said why) */
+    int failed;         /* whose write failed */
+    int failure;        /* the first failure left to the summary: an SQLite
+                         * result code (0: each failed process said why) */
 } lb_ledger_tally_t;
 
 /* The ledger's file for the database at db_path. */
@@ -102,8 +110,9 @@ bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks);
  * those whose write failed. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
 /* At the tree's end, in the database at path if it exists: t (meta
- * processes_unwritten, processes_unwritten_writing and
- * processes_unwritten_failed, where some are)
+ * processes_unwritten, processes_unwritten_writing,
+ * processes_unwritten_failed and processes_unwritten_failure, where some
+ * are)
  * and the command line of the tree's root, the program the user ran
  * (meta root_command; the report's command: line). */
 void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *root_command);

@@ -7,7 +7,9 @@
 # slot on a page not yet allocated died of SIGBUS, and so did `lockblame
 # run` counting the ledger.
 #  1. plain LD_PRELOAD, forktree 600 2 0: the program's status (0) and
-#     its own output, whatever lockblame could not write
+#     its own output, whatever lockblame could not write; the processes
+#     whose write failed leave their line to the root's summary, which
+#     counts them and says why once (each said its own: 500 lines)
 #  2. under lockblame run: run's status is the program's (0), its summary
 #     is printed, and the merge says the pending profiles could not be
 #     added once, not once a batch
@@ -27,6 +29,10 @@ echo "  status $st; $(grep -c "disk is full" "$tmp/plain.err") lines saying the 
 [ $st = 0 ] || bad "plain: forktree exited $st, not 0: $(grep -v '^lockblame: cannot write' "$tmp/plain.err" | head -c 600)"
 grep -q "^per_child_ms " "$tmp/plain.out" || bad "plain: forktree's own output is missing: $(head -c 300 "$tmp/plain.out")"
 grep -q "disk is full" "$tmp/plain.err" || bad "plain: the disk never filled up: the test proves nothing"
+said=$(grep -c "^lockblame: cannot write profile" "$tmp/plain.err" || true)
+[ "$said" -le 1 ] || bad "plain: $said lines say a profile could not be written, not the root's alone"
+grep -qE "^lockblame: [0-9]+ processes of the tree ended without writing their profile: their write failed \(database or disk is full\)" "$tmp/plain.err" ||
+    bad "plain: the root's summary does not count the failed writes and say why: $(grep 'ended without' "$tmp/plain.err")"
 rm -rf "${fs:?}"/*
 
 echo "== 2. under lockblame run"

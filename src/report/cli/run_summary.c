@@ -152,7 +152,8 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
                      prog);
         else if (lost.failed)
             cli_warn("no profile was written: the processes that recorded something could not"
-                     " write it (each said why)");
+                     " write it (%s)",
+                     lost.failure ? sqlite3_errstr(lost.failure) : "each said why");
         else
             cli_warn("no profile was written: no process recorded anything (no thread of its"
                      " own, no sample, no wait)");

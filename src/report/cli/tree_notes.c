@@ -37,6 +37,7 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
     int64_t while_writing = meta_integer(db, "processes_unwritten_writing");
     int64_t killed_waits = meta_integer(db, "shared_killed_waits");
     int64_t failed = meta_integer(db, "processes_unwritten_failed");
+    int64_t failure = meta_integer(db, "processes_unwritten_failure");
     sqlite3_close(db);
     const char *whole = p->nselected != p->nprocs ? " (the whole database's figure)" : "";
     if (outside_waits > 0)
@@ -49,7 +50,8 @@ void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
         char text[512] = "";
         lb_ledger_tally_t t = { .before_writing = (int)(unwritten - while_writing - failed),
                                 .while_writing = (int)while_writing,
-                                .failed = (int)failed };
+                                .failed = (int)failed,
+                                .failure = (int)failure };
         lb_ledger_text(&t, text, sizeof text);
         fprintf(out, "unwritten: %s", text);
         if (killed_waits > 0)

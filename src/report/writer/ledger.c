@@ -4,7 +4,7 @@
  * main (the constructor) and inherited by fork children, which claim a
  * slot of their own in the fork_child hook (no allocation, no lock: one
  * atomic add and plain stores to the new slot); `mine` is this image's
- * slot or NULL. */
+ * slot or NULL; in_final_write is the finishing thread's alone. */
 #include "report/writer/ledger.h"
 
 #include <errno.h>
@@ -68,6 +68,25 @@ static void ledger_join(void)
     ledger = map_ledger();
     mine = ledger ? claim() : NULL;
     errno = saved_errno;
+}
+
+/* Set and read by the thread that writes the final profile only. */
+static bool in_final_write;
+
+void lb_ledger_final_write(bool on)
+{
+    in_final_write = on;
+}
+
+bool lb_ledger_failure_left(int code)
+{
+    if (!in_final_write || !ledger || !mine || !(lb_summary_by_root() || lb_summary_by_run()))
+        return false;
+    uint32_t none = 0;
+    if (code)
+        __atomic_compare_exchange_n(&ledger->failure, &none, (uint32_t)code, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return true;
 }
 
 void lb_ledger_mark(uint32_t state)

@@ -12,8 +12,21 @@
 
 /* The final write begins (LB_LEDGER_WRITING), has ended (LB_LEDGER_DONE:
  * written, or nothing to write) or could not be made (LB_LEDGER_FAILED,
- * after the line that says why). */
+ * after the line that says why, or with the why left to the tree's
+ * summary: lb_ledger_failure_left). */
 void lb_ledger_mark(uint32_t state);
+/* The process's final write runs (on) or is over (off): the span in
+ * which lb_ledger_failure_left may keep a failure's line. */
+void lb_ledger_final_write(bool on);
+/* Whether a failure of the final write is left to the tree's summary
+ * rather than said in a line of this process's own: in a tree whose
+ * summary its root (a quiet tree, log.h) or `lockblame run` prints,
+ * during the final write (lb_ledger_final_write) of a process that holds
+ * a ledger slot, which the summary counts once marked LB_LEDGER_FAILED.
+ * Then `code` (an SQLite result code; 0: none to keep) becomes the
+ * ledger's failure if it has none yet, and the caller says nothing.
+ * Else false: the caller says its line. */
+bool lb_ledger_failure_left(int code);
 /* The tree's ledger as this process mapped it, NULL without one: the
  * spool's counters (spool_bound.h) live there. */
 struct lb_ledger;

@@ -22,6 +22,7 @@
 #include "common/spool.h"
 #include "common/switches.h"
 #include "common/version.h"
+#include "report/writer/ledger.h"
 #include "report/writer/spool_bound.h"
 #include "util/clock.h"
 #include "util/env.h"
@@ -227,9 +228,20 @@ static int make_fresh(sqlite3 *db, int version)
     return rc == SQLITE_OK ? lb_ddl_meta(db, "out", "liblockblame") : rc;
 }
 
+/* A commit's failure: one line, or left to the tree's summary in a
+ * process's final write (ledger.h). A commit of the pending profiles
+ * alone (lb_output_merge_pending) says so. */
+static void say_cannot_write(sqlite3 *db, bool pending_only)
+{
+    if (pending_only)
+        lb_warn("cannot add the run's pending profiles to %s: %s", output_path, sqlite3_errmsg(db));
+    else if (!lb_ledger_failure_left(sqlite3_errcode(db)))
+        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+}
+
 /* Inside the transaction: is "out" ready for our rows? 0 yes, else -1
  * after one line (a foreign file). */
-static int prepare_out(sqlite3 *db)
+static int prepare_out(sqlite3 *db, bool pending_only)
 {
     int version = lb_db_version(db, "out");
     if (version < 0 || version > LB_SCHEMA_VERSION) {
@@ -242,7 +254,7 @@ static int prepare_out(sqlite3 *db)
         return 0;
     int rc = make_fresh(db, version);
     if (rc != SQLITE_OK) {
-        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        say_cannot_write(db, pending_only);
         return -1;
     }
     return 0;
@@ -299,13 +311,20 @@ static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
     int rc = lb_spool_stage(db, output_path, run_key, "out",
                             most ? LB_SPOOL_TAKE_OLDEST : LB_SPOOL_TAKE_ALL, most, pending);
     bool staged = rc == SQLITE_OK;
-    if (!staged)
+    if (!staged && !lb_ledger_failure_left(0)) /* (the root adds them, or says why) */
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 lb_spool_error(db, rc));
     if (pending->bad)
         lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s",
                 pending->bad, pending->dir);
     return staged;
+}
+
+static int add_nothing(sqlite3 *db, void *arg)
+{
+    (void)db;
+    (void)arg;
+    return SQLITE_OK;
 }
 
 /* One transaction that adds the pending records (the oldest `most`, 0:
@@ -315,9 +334,10 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, lb_output_busy, &deadline);
+    bool pending_only = add == add_nothing;
     int rc = attached ? SQLITE_OK : attach_out(db);
     if (rc != SQLITE_OK) {
-        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        say_cannot_write(db, pending_only);
         return -1;
     }
     if (lb_db_version(db, "out") < 0) { /* not SQLite at all: do not even lock it */
@@ -334,12 +354,12 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     sql(db, "PRAGMA out.synchronous=OFF");
     rc = sql(db, "BEGIN IMMEDIATE");
     if (rc != SQLITE_OK) {
-        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        say_cannot_write(db, pending_only);
         lb_spool_finish(db, &pending, false);
         sql(db, "DETACH out");
         return -1;
     }
-    if (prepare_out(db) != 0) {
+    if (prepare_out(db, pending_only) != 0) {
         sql(db, "ROLLBACK");
         lb_spool_finish(db, &pending, false);
         sql(db, "DETACH out");
@@ -352,7 +372,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     if (rc == SQLITE_OK)
         rc = sql(db, "COMMIT");
     if (rc != SQLITE_OK) {
-        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+        say_cannot_write(db, pending_only);
         sql(db, "ROLLBACK");
     }
     if (rc == SQLITE_OK)
@@ -379,13 +399,6 @@ int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
     return commit(db, false, pending_batch(), add, arg);
-}
-
-static int add_nothing(sqlite3 *db, void *arg)
-{
-    (void)db;
-    (void)arg;
-    return SQLITE_OK;
 }
 
 int lb_output_merge_pending(void)

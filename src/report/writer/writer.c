@@ -40,8 +40,10 @@
 static int exec(writer_t *w, const char *sql)
 {
     char *err = NULL;
-    if (sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-        lb_warn("cannot write profile: %s", err ? err : "sqlite error");
+    int rc = sqlite3_exec(w->db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        if (!lb_ledger_failure_left(rc))
+            lb_warn("cannot write profile: %s", err ? err : "sqlite error");
         sqlite3_free(err);
         return -1;
     }
@@ -51,7 +53,8 @@ static int exec(writer_t *w, const char *sql)
 int lb_wsql(writer_t *w, const char *sql)
 {
     if (lb_wflush(w) != 0) {
-        lb_warn("cannot write profile: %s", sqlite3_errstr(w->error));
+        if (!lb_ledger_failure_left(w->error))
+            lb_warn("cannot write profile: %s", sqlite3_errstr(w->error));
         return -1;
     }
     return exec(w, sql);
@@ -320,7 +323,9 @@ static int write_profile(const char *reason);
 int lb_write_profile(const char *reason)
 {
     unsigned held = lb_std_fds_hold();
+    lb_ledger_final_write(true);
     int rc = write_profile(reason);
+    lb_ledger_final_write(false);
     lb_std_fds_release(held);
     return rc;
 }
@@ -363,7 +368,11 @@ static int write_profile(const char *reason)
     }
     if (rc == 0 && !spooled && (lb_wflush(&w) != 0 || name_own_frames(&w) != 0))
         rc = -1;
-    if (rc != 0) /* one line: the log's failure, else the database's */
+    int code = w.error                                      ? w.error
+               : w.db && sqlite3_errcode(w.db) != SQLITE_OK ? sqlite3_errcode(w.db)
+                                                            : SQLITE_NOMEM;
+    if (rc != 0 &&
+        !lb_ledger_failure_left(code)) /* one line: the log's failure, else the database's */
         lb_warn("cannot write profile %s: %s", lb_output_path(),
                 w.error                                      ? sqlite3_errstr(w.error)
                 : w.db && sqlite3_errcode(w.db) != SQLITE_OK ? sqlite3_errmsg(w.db)
