@@ -103,7 +103,7 @@ void lb_runtime_finish(const char *reason)
     /* The writer (libdw, SQLite) needs far more stack than the thread that
      * ends the process may have (a 16 KiB stack of the program's). */
     finish_args_t args = { reason, self };
-    if (lb_call_on_own_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE) != 0)
+    if (lb_call_on_own_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE, true) != 0)
         run_finish_hooks(&args);
     if (self)
         lb_leave(self);

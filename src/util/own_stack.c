@@ -25,7 +25,7 @@ static void trampoline(unsigned hi, unsigned lo)
     call->fn(call->arg);
 }
 
-int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size)
+int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep)
 {
     size = (size + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
     char *base = lb_mmap(NULL, size + LB_GUARD, PROT_READ | PROT_WRITE,
@@ -48,5 +48,7 @@ int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size)
     swapcontext(&back, &there);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);
-    return 0; /* the stack stays mapped (own_stack.h) */
+    if (!keep)
+        lb_munmap(base, size + LB_GUARD);
+    return 0;
 }

@@ -4,10 +4,14 @@
  * a thread the program created on a 16 KiB stack has; it may run on
  * whichever thread ends the process. lb_call_on_own_stack maps a fresh
  * stack with a guard page below it, switches to it (swapcontext), runs fn
- * and switches back. The stack stays mapped: the one call is the final
- * write's, after which the process ends or execs, and the kernel frees it
- * then without the munmap's TLB flush (an exec that fails leaves it, 8 MiB
- * of address space holding the pages the write touched).
+ * and switches back. With `keep` the stack stays mapped: the final
+ * write's call, after which the process ends or execs, and the kernel
+ * frees it then without the munmap's TLB flush (an exec that fails leaves
+ * it, 8 MiB of address space holding the pages the write touched).
+ * Without, it is unmapped when fn returns: a call a process makes again
+ * and again (a forking parent's template build, report/writer/
+ * profile_db.c), whose stacks, kept, each later fork would copy into its
+ * child.
  *
  * Failure contract: returns 0 after fn ran on the new stack; -1 when no
  * stack could be mapped, and then fn has NOT run (the caller decides to
@@ -17,9 +21,10 @@
  * inside can unwind across the switched stacks. */
 #ifndef LB_OWN_STACK_H
 #define LB_OWN_STACK_H
+#include <stdbool.h>
 #include <stddef.h>
 
 #define LB_OWN_STACK_SIZE (8u << 20) /* as a default main-thread stack limit */
 
-int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size);
+int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep);
 #endif

@@ -250,7 +250,7 @@ static void test_own_stack_runs_fn_there(void)
     lb_stack_bounds_t before = lb_stack_bounds;
     seen_t s = { 0 };
     errno = 0;
-    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &s, LB_OWN_STACK_SIZE), 0);
+    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &s, LB_OWN_STACK_SIZE, true), 0);
     ASSERT_UEQ(s.frame >= s.bounds.lo && s.frame < s.bounds.hi, 1);
     ASSERT_UEQ(s.bounds.hi - s.bounds.lo, LB_OWN_STACK_SIZE);
     ASSERT_UEQ(s.frame < before.lo || s.frame >= before.hi, 1); /* not the thread's stack */
@@ -260,7 +260,21 @@ static void test_own_stack_runs_fn_there(void)
     ASSERT_EQ(readable((void *)(s.bounds.lo - 1)), 0); /* the guard page */
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
-    ASSERT_EQ(state, PTHREAD_CANCEL_ENABLE); /* restored */
+    ASSERT_EQ(state, PTHREAD_CANCEL_ENABLE);           /* restored */
+    ASSERT_EQ(readable((void *)(s.bounds.hi - 1)), 1); /* kept */
+}
+
+/* A call made again and again (a forking parent's) leaves no stack. */
+static void test_own_stack_not_kept(void)
+{
+    lb_stack_bounds_init();
+    seen_t s = { 0 };
+    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &s, LB_OWN_STACK_SIZE, false), 0);
+    ASSERT_UEQ(s.frame >= s.bounds.lo && s.frame < s.bounds.hi, 1);
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
+    ASSERT_EQ(readable((void *)(s.bounds.hi - 1)), 0);
+    ASSERT_EQ(readable((void *)s.frame), 0);
 }
 
 static void test_pages_end_in_a_guard(void)
@@ -301,4 +315,4 @@ CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadabl
            test_main_thread_bounds_as_glibc, test_thread_bounds_as_glibc,
            test_first_thread_bounds_learnt_at_main, test_unknown_bounds_mean_room,
            test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
-           test_own_stack_runs_fn_there, test_pages_end_in_a_guard)
+           test_own_stack_runs_fn_there, test_own_stack_not_kept, test_pages_end_in_a_guard)

@@ -174,7 +174,7 @@ static int run_as_own(void (*fn)(void *))
     /* the program's closed standard descriptors stay closed: SQLite would
      * put /dev/null there for good (util/std_fds.h) */
     unsigned held = lb_std_fds_hold();
-    int rc = lb_call_on_own_stack(fn, NULL, LB_OWN_STACK_SIZE);
+    int rc = lb_call_on_own_stack(fn, NULL, LB_OWN_STACK_SIZE, false);
     lb_std_fds_release(held);
     lb_heap_settle(); /* the freed chunks, sorted once, not in each child */
     if (self)
