@@ -796,7 +796,8 @@ static void leave(const char *reason)
 
 /* A fork: the child will hold the mapping too (counted before the fork,
  * so that the parent cannot end first and find itself the last). */
-static bool fork_counted; /* the fork under way counted its child (a child reads its copy) */
+static bool fork_counted
+    LB_FORK_WRITTEN; /* the fork under way counted its child (a child reads its copy) */
 static void counting_child(void)
 {
     lb_shared_obj_t *table = __atomic_load_n(&records, __ATOMIC_ACQUIRE);

@@ -19,8 +19,8 @@ typedef struct {
 
 /* Written by a fork child's hook (lb_undirected_after_fork) and its
  * first threads: LB_FORK_WRITTEN (util/common.h). */
-static lb_shard_t live LB_FORK_WRITTEN;                    /* attached and not yet detached */
-static lb_shard_t waiting[LB_WAIT_SHARDS] LB_FORK_WRITTEN; /* inside a wrapped wait, by id */
+static lb_shard_t live LB_FORK_WRITTEN;                          /* attached and not yet detached */
+static lb_shard_t waiting[LB_WAIT_SHARDS] LB_FORK_WRITTEN_ARRAY; /* inside a wrapped wait, by id */
 
 void lb_undirected_thread_live(int delta)
 {

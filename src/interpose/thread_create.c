@@ -46,7 +46,7 @@ typedef struct lb_start {
 static struct start_block {
     uint32_t taken;
     lb_start_t start;
-} start_blocks[LB_START_BLOCKS] LB_FORK_WRITTEN;
+} start_blocks[LB_START_BLOCKS] LB_FORK_WRITTEN_ARRAY;
 
 static lb_start_t *start_block_claim(void)
 {

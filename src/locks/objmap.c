@@ -22,7 +22,7 @@ static uint64_t full_misses;
  * page's bit is set before its first key is claimed, and never cleared. */
 #define LB_OBJMAP_PAGE_SLOTS (4096u / sizeof(slot_t))
 #define LB_OBJMAP_PAGES      (LB_OBJMAP_SLOTS / LB_OBJMAP_PAGE_SLOTS)
-static uint64_t used_pages[LB_OBJMAP_PAGES / 64] LB_FORK_WRITTEN;
+static uint64_t used_pages[LB_OBJMAP_PAGES / 64] LB_FORK_WRITTEN_ARRAY;
 _Static_assert(4096 % sizeof(slot_t) == 0 && LB_OBJMAP_PAGES % 64 == 0,
                "a page of the table holds whole slots, and the pages fill the bitmap's words");
 

@@ -29,6 +29,13 @@
  * not one per variable; what is unrelated stays on lines of its own. Only
  * small variables. */
 #define LB_FORK_WRITTEN  __attribute__((section("lb_fork_written"), aligned(LB_CACHELINE)))
+/* An array a fork child writes a few elements of (a thread's start block,
+ * a wait shard), in a section of their own: LB_FORK_WRITTEN's variables,
+ * written by the forking parent at each fork too (its locks, its fork
+ * count), then share a page, one copy for the parent after each fork, not
+ * one for each page the arrays spread them over. */
+#define LB_FORK_WRITTEN_ARRAY \
+    __attribute__((section("lb_fork_written_arrays"), aligned(LB_CACHELINE)))
 
 /* The return address of the exported wrapper: the program's call site. */
 #define LB_CALLER() ((uintptr_t)__builtin_return_address(0))
