@@ -70,8 +70,9 @@ static void ledger_join(void)
     errno = saved_errno;
 }
 
-/* Set and read by the thread that writes the final profile only. */
-static bool in_final_write;
+/* Set and read by the thread that writes the final profile only; on the
+ * page a fork child writes anyway (LB_FORK_WRITTEN). */
+static bool in_final_write LB_FORK_WRITTEN;
 
 void lb_ledger_final_write(bool on)
 {
