@@ -330,6 +330,19 @@ int lb_write_profile(const char *reason)
     return rc;
 }
 
+/* The final write's failure: the log's, else the database's (SQLite is
+ * asked only here: its pages stay untouched in a write that succeeds). */
+static void say_failed(const writer_t *w)
+{
+    bool db_error = !w->error && w->db && sqlite3_errcode(w->db) != SQLITE_OK;
+    int code = w->error ? w->error : db_error ? sqlite3_errcode(w->db) : SQLITE_NOMEM;
+    if (!lb_ledger_failure_left(code))
+        lb_warn("cannot write profile %s: %s", lb_output_path(),
+                w->error   ? sqlite3_errstr(w->error)
+                : db_error ? sqlite3_errmsg(w->db)
+                           : "out of memory");
+}
+
 static int write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
@@ -368,15 +381,8 @@ static int write_profile(const char *reason)
     }
     if (rc == 0 && !spooled && (lb_wflush(&w) != 0 || name_own_frames(&w) != 0))
         rc = -1;
-    int code = w.error                                      ? w.error
-               : w.db && sqlite3_errcode(w.db) != SQLITE_OK ? sqlite3_errcode(w.db)
-                                                            : SQLITE_NOMEM;
-    if (rc != 0 &&
-        !lb_ledger_failure_left(code)) /* one line: the log's failure, else the database's */
-        lb_warn("cannot write profile %s: %s", lb_output_path(),
-                w.error                                      ? sqlite3_errstr(w.error)
-                : w.db && sqlite3_errcode(w.db) != SQLITE_OK ? sqlite3_errmsg(w.db)
-                                                             : "out of memory");
+    if (rc != 0) /* one line: the log's failure, else the database's */
+        say_failed(&w);
     else if (!spooled)
         rc = lb_output_commit(w.db, w.out_attached, w.empty);
     lb_spool_bound_release();
