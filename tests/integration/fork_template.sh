@@ -8,10 +8,12 @@
 # its parent, its own thread count (the run row's and its thread rows),
 # its threads started in worker(), and no process may fail to write: run
 # once plainly, once with time windows (a window thread writing in the
-# parent while it forks), and once under `lockblame run`, where the
-# template holds no database: the parent must not have loaded SQLite for
-# its children (it has under plain LD_PRELOAD, which shows the check can
-# tell).
+# parent while it forks), once under `lockblame run`, and plainly with
+# the spool on (the default): where the children's profiles wait in the
+# spool the template holds no database, and the parent must not have
+# loaded SQLite for its children (every child would run its destructors
+# at exit). With LOCKBLAME_SPOOL=0 every child commits and the template
+# holds a database, which shows the check can tell.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/fork_template"
 
@@ -51,8 +53,16 @@ echo "== fork_template, plain"
 LOCKBLAME_OUTPUT=$tmp/plain.db LD_PRELOAD=$LOCKBLAME_LIB "$WORKLOADS_USER/fork_template" \
     >"$tmp/plain.out" 2>"$tmp/plain.err" || fail "fork_template failed: $(cat "$tmp/plain.err")"
 check plain "$tmp/plain.db" "$tmp/plain.out" "$tmp/plain.err" 0
-grep -qx 'sqlite_mapped 1' "$tmp/plain.out" ||
-    bad "plain: the parent's template did not load SQLite: $(grep sqlite_mapped "$tmp/plain.out")"
+grep -qx 'sqlite_mapped 0' "$tmp/plain.out" ||
+    bad "plain: the parent loaded SQLite for its children: $(grep sqlite_mapped "$tmp/plain.out")"
+
+echo "== fork_template, spool off"
+LOCKBLAME_SPOOL=0 LOCKBLAME_OUTPUT=$tmp/nospool.db LD_PRELOAD=$LOCKBLAME_LIB \
+    "$WORKLOADS_USER/fork_template" >"$tmp/nospool.out" 2>"$tmp/nospool.err" ||
+    fail "fork_template with the spool off failed: $(cat "$tmp/nospool.err")"
+check "spool off" "$tmp/nospool.db" "$tmp/nospool.out" "$tmp/nospool.err" 0
+grep -qx 'sqlite_mapped 1' "$tmp/nospool.out" ||
+    bad "spool off: the parent's template did not load SQLite: $(grep sqlite_mapped "$tmp/nospool.out")"
 
 echo "== fork_template, time windows every 10 ms"
 LOCKBLAME_INTERVAL=10ms LOCKBLAME_OUTPUT=$tmp/win.db LD_PRELOAD=$LOCKBLAME_LIB \

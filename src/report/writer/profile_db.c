@@ -112,13 +112,23 @@ static bool run_db_changed(void)
     return changed;
 }
 
-/* The run's names into the template, when its database changed; none
- * under `lockblame run`, whose database only `run` reads and writes
- * (report/cli/run_merge.h), and where this process does not load SQLite
+/* Whether this process's fork children leave their profiles in the
+ * run's spool (common/spool.h) with what they could not name for the
+ * merge to name: under `lockblame run`, whose database only `run` reads
+ * and writes (report/cli/run_merge.h), and under plain LD_PRELOAD while
+ * the spool is on. The template then holds the modules, no database and
+ * no names, and this process does not load SQLite for its children
  * (build_template). */
+static bool children_spool(void)
+{
+    return lb_summary_by_run() || lb_spool_enabled();
+}
+
+/* The run's names into the template, when its database changed; none
+ * where the children spool. */
 static void read_names(void)
 {
-    if (lb_summary_by_run() || !run_db_changed())
+    if (children_spool() || !run_db_changed())
         return;
     lb_symcache_t *fresh = lb_symcache_preload();
     if (!fresh)
@@ -132,13 +142,16 @@ static void build_template(void *arg)
     (void)arg;
     char why[256];
     sqlite3 *db = NULL;
-    /* Under `lockblame run` the run's database is made when the program
-     * ends: a child finds no names there and leaves its profile pending
-     * without a database of its own, so the template holds none, and this
-     * process does not load SQLite for its children (every child of a
-     * process that has it loaded runs its destructors at exit, copying
-     * pages of its data). A child that commits after all makes its own. */
-    bool with_db = !lb_summary_by_run();
+    /* Where the children spool, a child leaves its profile pending
+     * without a database of its own, and what it cannot name with the
+     * template's modules is named by the merge; so the template holds no
+     * database and no names, and this process does not load SQLite for
+     * its children (every child of a process that has it loaded runs its
+     * destructors at exit, copying pages of its data: 6 page faults a
+     * child, SQLite's and libm's). A child that commits after all (the
+     * first, before the run's database exists; one on the spool bound's
+     * duty) makes its own. */
+    bool with_db = !children_spool();
     if (!with_db || (lb_sqlite_open(why, sizeof why) && lb_profile_db_new(&db) == SQLITE_OK)) {
         template_db = db;
         for (int kind = 0; db && kind < AHEAD; kind++)

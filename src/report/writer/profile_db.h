@@ -13,12 +13,14 @@
  * its modules (symcache.h), so that a fork child names its frames
  * without opening the database, and its profile can wait in the run's
  * spool (common/spool.h) instead of being added there by the child.
- * Under `lockblame run` the template holds the modules and no database:
- * no process of the tree reads the run's database (`run` makes it and
- * adds the tree's profiles, report/cli/run_merge.h), every child's
- * profile waits in the spool unnamed, and a process that loaded SQLite
- * for its children would make each child run SQLite's destructors at
- * exit (pages of SQLite's data copied in every child).
+ * Where the children's profiles wait in the spool (under `lockblame
+ * run`, whose database no process of the tree reads: `run` makes it and
+ * adds the tree's profiles, report/cli/run_merge.h; and under plain
+ * LD_PRELOAD with the spool on) the template holds the modules and no
+ * database: every child's profile waits in the spool with what the
+ * modules cannot name left to the merge, and a process that loaded
+ * SQLite for its children would make each child run SQLite's and libm's
+ * destructors at exit (pages of their data and code, 6 faults a child).
  *
  * Invariants:
  *  - The template is built only in fork_prepare, in the forking thread,
