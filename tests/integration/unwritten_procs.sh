@@ -77,8 +77,9 @@ for how in preload each run; do
     [ -n "$summary" ] || fail "full, $how: no summary counts the killed worker"
     failed=$(echo "$summary" | sed -n 's/.*; \([0-9]*\) whose write failed.*/\1/p')
     total=$(echo "$summary" | sed -n 's/^lockblame: \([0-9]*\) processes.*/\1/p')
-    [ -n "$failed" ] && [ "$failed" -ge 3 ] && [ "$total" = $((failed + 1)) ] ||
-        fail "full, $how: the summary does not count the 3 workers' failed writes and the killed worker: $summary"
+    # (a worker's write may still fit under the limit: at least one fails)
+    [ -n "$failed" ] && [ "$failed" -ge 1 ] && [ "$total" = $((failed + 1)) ] ||
+        fail "full, $how: the summary does not count the failed writes and the killed worker: $summary"
     if [ $how = each ]; then
         [ "$said" = "$failed" ] || fail "full, $how: $said processes said they could not write, the summary counts $failed"
         echo "$summary" | grep -q "whose write failed (each said why in a lockblame: line)" ||
