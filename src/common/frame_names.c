@@ -35,18 +35,35 @@ typedef struct unnamed {
     sqlite3_int64 ids[LB_MAX_INLINE + 1]; /* its new frame rows when n > 1 */
 } unnamed_t;
 
-/* A fill's statements, on schema (and names). */
+/* A fill's statements, by their slot in lb_frame_names_cache_t. */
+enum fill_statement {
+    FILL_LIST,        /* the schema's unnamed frames */
+    FILL_CACHED,      /* a chain in names.symbol */
+    FILL_CACHE,       /* a chain's row into schema.symbol */
+    FILL_RENAME,      /* a frame row's names */
+    FILL_ADD_FRAME,   /* the frame rows of an address's chain */
+    FILL_DROP_FRAME,  /* the row they replace */
+    FILL_ADD_NODE,    /* a node over an outer frame of a chain */
+    FILL_MOVE_NODE,   /* a node on a replaced frame onto the innermost */
+    FILL_SITE_FRAME,  /* what named a replaced frame names another: sites */
+    FILL_START_FRAME, /* and threads' start routines */
+    FILL_NEXT_FRAME,  /* the ids past the schema's */
+    FILL_NEXT_NODE,
+    FILL_SCAN_NODES, /* every node, for those on replaced frames */
+    FILL_DEPTHS,     /* every node's depth counted again */
+    FILL_STATEMENTS
+};
+_Static_assert(FILL_STATEMENTS <= LB_FRAME_NAMES_STATEMENTS, "lb_frame_names_cache_t holds them");
+
+/* A fill's statements, on schema (and names): in the caller's cache, or
+ * in the fill's own, finalized at its end. */
 typedef struct fill {
     sqlite3 *db;
     const char *schema;
     unnamed_t *list;
     size_t n;
-    sqlite3_stmt *cached; /* a chain in names.symbol */
-    sqlite3_stmt *cache;  /* a chain's row into schema.symbol */
-    sqlite3_stmt *rename; /* a frame row's names */
-    sqlite3_stmt *add_frame, *drop_frame, *add_node, *move_node;
-    sqlite3_stmt *site_frame, *start_frame; /* what named a frame names another */
-    sqlite3_int64 next_frame, next_node;    /* ids past the schema's */
+    sqlite3_stmt **st;                   /* [FILL_STATEMENTS], prepared at first use */
+    sqlite3_int64 next_frame, next_node; /* ids past the schema's */
 } fill_t;
 
 /* A copy of text into *to; false when there is no memory for it. */
@@ -188,18 +205,18 @@ static void forget_known(void)
  * u->n stays 0 when it has none. */
 static void read_cached(fill_t *f, unnamed_t *u)
 {
-    if (!f->cached)
+    sqlite3_stmt *st = f->st[FILL_CACHED];
+    if (!st)
         return;
-    bind_text(f->cached, 1, u->build_id);
-    bind_text(f->cached, 2, u->path);
-    sqlite3_bind_int64(f->cached, 3, u->offset);
+    bind_text(st, 1, u->build_id);
+    bind_text(st, 2, u->path);
+    sqlite3_bind_int64(st, 3, u->offset);
     bool whole = true;
-    while (whole && sqlite3_step(f->cached) == SQLITE_ROW)
-        whole = u->n <= LB_MAX_INLINE && sqlite3_column_int(f->cached, 0) == u->n &&
-                push_frame(u, (const char *)sqlite3_column_text(f->cached, 1),
-                           (const char *)sqlite3_column_text(f->cached, 2),
-                           sqlite3_column_int(f->cached, 3));
-    done(f->cached, SQLITE_DONE);
+    while (whole && sqlite3_step(st) == SQLITE_ROW)
+        whole = u->n <= LB_MAX_INLINE && sqlite3_column_int(st, 0) == u->n &&
+                push_frame(u, (const char *)sqlite3_column_text(st, 1),
+                           (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
+    done(st, SQLITE_DONE);
     if (!whole)
         unnamed_free(u);
 }
@@ -226,16 +243,17 @@ static bool read_file(unnamed_t *u)
 /* u's chain into schema.symbol, for later merges and later processes. */
 static int cache_chain(fill_t *f, const unnamed_t *u)
 {
+    sqlite3_stmt *st = f->st[FILL_CACHE];
     int rc = SQLITE_OK;
     for (int d = 0; rc == SQLITE_OK && d < u->n; d++) {
-        bind_text(f->cache, 1, u->build_id);
-        bind_text(f->cache, 2, u->path);
-        sqlite3_bind_int64(f->cache, 3, u->offset);
-        sqlite3_bind_int(f->cache, 4, d);
-        bind_text(f->cache, 5, u->function[d]);
-        bind_text(f->cache, 6, u->file[d]);
-        sqlite3_bind_int(f->cache, 7, u->line[d]);
-        rc = done(f->cache, sqlite3_step(f->cache));
+        bind_text(st, 1, u->build_id);
+        bind_text(st, 2, u->path);
+        sqlite3_bind_int64(st, 3, u->offset);
+        sqlite3_bind_int(st, 4, d);
+        bind_text(st, 5, u->function[d]);
+        bind_text(st, 6, u->file[d]);
+        sqlite3_bind_int(st, 7, u->line[d]);
+        rc = done(st, sqlite3_step(st));
     }
     return rc;
 }
@@ -243,11 +261,12 @@ static int cache_chain(fill_t *f, const unnamed_t *u)
 static int rename_frame(fill_t *f, sqlite3_int64 id, const char *function, const char *file,
                         int line)
 {
-    bind_text(f->rename, 1, function);
-    bind_text(f->rename, 2, file);
-    sqlite3_bind_int(f->rename, 3, line);
-    sqlite3_bind_int64(f->rename, 4, id);
-    return done(f->rename, sqlite3_step(f->rename));
+    sqlite3_stmt *st = f->st[FILL_RENAME];
+    bind_text(st, 1, function);
+    bind_text(st, 2, file);
+    sqlite3_bind_int(st, 3, line);
+    sqlite3_bind_int64(st, 4, id);
+    return done(st, sqlite3_step(st));
 }
 
 /* One statement that takes the id that replaces a frame's, then its id. */
@@ -266,6 +285,7 @@ static int replace_frame(sqlite3_stmt *st, sqlite3_int64 from, sqlite3_int64 to)
  * in expand_nodes). */
 static int apply(fill_t *f, unnamed_t *u)
 {
+    sqlite3_stmt *add = f->st[FILL_ADD_FRAME];
     if (u->n == 0)
         return rename_frame(f, u->id, NULL, NULL, 0);
     if (u->n == 1)
@@ -273,22 +293,22 @@ static int apply(fill_t *f, unnamed_t *u)
     int rc = SQLITE_OK;
     for (int d = 0; rc == SQLITE_OK && d < u->n; d++) {
         u->ids[d] = f->next_frame++;
-        sqlite3_bind_int64(f->add_frame, 1, u->ids[d]);
-        sqlite3_bind_int64(f->add_frame, 2, u->module_id);
-        sqlite3_bind_int64(f->add_frame, 3, u->offset);
-        bind_text(f->add_frame, 4, u->function[d]);
-        bind_text(f->add_frame, 5, u->file[d]);
-        sqlite3_bind_int(f->add_frame, 6, u->line[d]);
-        rc = done(f->add_frame, sqlite3_step(f->add_frame));
+        sqlite3_bind_int64(add, 1, u->ids[d]);
+        sqlite3_bind_int64(add, 2, u->module_id);
+        sqlite3_bind_int64(add, 3, u->offset);
+        bind_text(add, 4, u->function[d]);
+        bind_text(add, 5, u->file[d]);
+        sqlite3_bind_int(add, 6, u->line[d]);
+        rc = done(add, sqlite3_step(add));
     }
     sqlite3_int64 inner = u->ids[u->n - 1];
     if (rc == SQLITE_OK)
-        rc = replace_frame(f->site_frame, u->id, inner);
+        rc = replace_frame(f->st[FILL_SITE_FRAME], u->id, inner);
     if (rc == SQLITE_OK)
-        rc = replace_frame(f->start_frame, u->id, inner);
+        rc = replace_frame(f->st[FILL_START_FRAME], u->id, inner);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(f->drop_frame, 1, u->id);
-        rc = done(f->drop_frame, sqlite3_step(f->drop_frame));
+        sqlite3_bind_int64(f->st[FILL_DROP_FRAME], 1, u->id);
+        rc = done(f->st[FILL_DROP_FRAME], sqlite3_step(f->st[FILL_DROP_FRAME]));
     }
     return rc;
 }
@@ -304,8 +324,10 @@ typedef struct moved {
  * first, new ones over the outer frames and itself on the innermost. */
 static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 {
-    sqlite3_stmt *scan = lb_db_prepare_sql(
-        f->db, sqlite3_mprintf("SELECT id, parent_id, frame_id FROM \"%w\".node", f->schema));
+    if (!f->st[FILL_SCAN_NODES])
+        f->st[FILL_SCAN_NODES] = lb_db_prepare_sql(
+            f->db, sqlite3_mprintf("SELECT id, parent_id, frame_id FROM \"%w\".node", f->schema));
+    sqlite3_stmt *scan = f->st[FILL_SCAN_NODES];
     moved_t *moved = NULL;
     size_t n = 0, cap = 0;
     int rc = scan ? SQLITE_OK : SQLITE_NOMEM;
@@ -325,23 +347,24 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
         moved[n++] =
             (moved_t){ sqlite3_column_int64(scan, 0), sqlite3_column_int64(scan, 1), which };
     }
-    sqlite3_finalize(scan);
+    if (scan)
+        sqlite3_reset(scan);
     for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
         const unnamed_t *u = &f->list[moved[i].which];
         sqlite3_int64 parent = moved[i].parent;
         for (int d = 0; rc == SQLITE_OK && d < u->n - 1; d++) {
             sqlite3_int64 id = f->next_node++;
-            sqlite3_bind_int64(f->add_node, 1, id);
-            sqlite3_bind_int64(f->add_node, 2, parent);
-            sqlite3_bind_int64(f->add_node, 3, u->ids[d]);
-            rc = done(f->add_node, sqlite3_step(f->add_node));
+            sqlite3_bind_int64(f->st[FILL_ADD_NODE], 1, id);
+            sqlite3_bind_int64(f->st[FILL_ADD_NODE], 2, parent);
+            sqlite3_bind_int64(f->st[FILL_ADD_NODE], 3, u->ids[d]);
+            rc = done(f->st[FILL_ADD_NODE], sqlite3_step(f->st[FILL_ADD_NODE]));
             parent = id;
         }
-        sqlite3_bind_int64(f->move_node, 1, parent);
-        sqlite3_bind_int64(f->move_node, 2, u->ids[u->n - 1]);
-        sqlite3_bind_int64(f->move_node, 3, moved[i].node);
+        sqlite3_bind_int64(f->st[FILL_MOVE_NODE], 1, parent);
+        sqlite3_bind_int64(f->st[FILL_MOVE_NODE], 2, u->ids[u->n - 1]);
+        sqlite3_bind_int64(f->st[FILL_MOVE_NODE], 3, moved[i].node);
         if (rc == SQLITE_OK)
-            rc = done(f->move_node, sqlite3_step(f->move_node));
+            rc = done(f->st[FILL_MOVE_NODE], sqlite3_step(f->st[FILL_MOVE_NODE]));
     }
     free(moved);
     return rc;
@@ -350,33 +373,45 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 /* Every node's depth from the root's, after chains were added. */
 static int recount_depths(fill_t *f)
 {
-    char *sql = sqlite3_mprintf(
-        "WITH RECURSIVE d(id, depth) AS (SELECT id, 0 FROM \"%w\".node WHERE parent_id IS NULL"
-        " UNION ALL SELECT n.id, d.depth + 1 FROM \"%w\".node n JOIN d ON n.parent_id = d.id)"
-        " UPDATE \"%w\".node SET depth = (SELECT depth FROM d WHERE d.id = node.id)",
-        f->schema, f->schema, f->schema);
-    int rc = sql ? sqlite3_exec(f->db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
-    sqlite3_free(sql);
-    return rc;
+    if (!f->st[FILL_DEPTHS])
+        f->st[FILL_DEPTHS] = lb_db_prepare_sql(
+            f->db,
+            sqlite3_mprintf(
+                "WITH RECURSIVE d(id, depth) AS (SELECT id, 0 FROM \"%w\".node WHERE parent_id IS"
+                " NULL UNION ALL SELECT n.id, d.depth + 1 FROM \"%w\".node n JOIN d"
+                " ON n.parent_id = d.id)"
+                " UPDATE \"%w\".node SET depth = (SELECT depth FROM d WHERE d.id = node.id)",
+                f->schema, f->schema, f->schema));
+    if (!f->st[FILL_DEPTHS])
+        return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
+    return done(f->st[FILL_DEPTHS], sqlite3_step(f->st[FILL_DEPTHS]));
 }
 
-static sqlite3_int64 next_id(sqlite3 *db, const char *schema, const char *table)
+/* The id past the largest of the schema's table (frame or node), by f's
+ * statement `which`; 0 when it cannot be read. */
+static sqlite3_int64 next_id(fill_t *f, enum fill_statement which, const char *table)
 {
-    sqlite3_stmt *st = lb_db_prepare_sql(
-        db, sqlite3_mprintf("SELECT coalesce(max(id), 0) + 1 FROM \"%w\".%s", schema, table));
+    if (!f->st[which])
+        f->st[which] = lb_db_prepare_sql(
+            f->db,
+            sqlite3_mprintf("SELECT coalesce(max(id), 0) + 1 FROM \"%w\".%s", f->schema, table));
+    sqlite3_stmt *st = f->st[which];
     sqlite3_int64 id = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
+    if (st)
+        sqlite3_reset(st);
     return id;
 }
 
 /* The schema's unnamed frames, with their modules, into f->list. */
 static int list_unnamed(fill_t *f)
 {
-    sqlite3_stmt *st = lb_db_prepare_sql(
-        f->db, sqlite3_mprintf("SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
-                               " FROM \"%w\".frame f JOIN \"%w\".module m ON m.id = f.module_id"
-                               " WHERE f.line = %d ORDER BY f.id",
-                               f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE));
+    if (!f->st[FILL_LIST])
+        f->st[FILL_LIST] = lb_db_prepare_sql(
+            f->db, sqlite3_mprintf("SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
+                                   " FROM \"%w\".frame f JOIN \"%w\".module m"
+                                   " ON m.id = f.module_id WHERE f.line = %d ORDER BY f.id",
+                                   f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE));
+    sqlite3_stmt *st = f->st[FILL_LIST];
     size_t cap = 0;
     int rc = st ? SQLITE_OK : SQLITE_NOMEM;
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
@@ -398,7 +433,8 @@ static int list_unnamed(fill_t *f)
             !copy(&u->build_id, (const char *)sqlite3_column_text(st, 4)))
             rc = SQLITE_NOMEM;
     }
-    sqlite3_finalize(st);
+    if (st)
+        sqlite3_reset(st);
     return rc;
 }
 
@@ -406,21 +442,22 @@ static int list_unnamed(fill_t *f)
  * files (then cached in the profile). */
 static int read_chains(fill_t *f, const char *names)
 {
-    if (names)
-        f->cached = lb_db_prepare_sql(
+    if (names && !f->st[FILL_CACHED])
+        f->st[FILL_CACHED] = lb_db_prepare_sql(
             f->db, sqlite3_mprintf("SELECT depth, function, file, line FROM \"%w\".symbol"
                                    " WHERE build_id = ?1 AND path = ?2 AND offset = ?3"
                                    " ORDER BY depth",
                                    names));
-    f->cache = lb_row_prepare(f->db, LB_ROW_SYMBOL, f->schema);
-    int rc = f->cache ? SQLITE_OK : SQLITE_NOMEM;
+    if (!f->st[FILL_CACHE])
+        f->st[FILL_CACHE] = lb_row_prepare(f->db, LB_ROW_SYMBOL, f->schema);
+    int rc = f->st[FILL_CACHE] ? SQLITE_OK : SQLITE_NOMEM;
     /* The run's cache in one read transaction: a statement of its own
      * each would lock and unlock the file and read its first page again
      * (four fcntl calls, a stat for a hot journal and a pread a frame:
      * most of what `lockblame run` spent adding a make tree's records).
      * The files are read after it, with no lock held while libdw reads
      * a module. */
-    bool own_read = f->cached && sqlite3_get_autocommit(f->db);
+    bool own_read = f->st[FILL_CACHED] && sqlite3_get_autocommit(f->db);
     if (own_read && sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         own_read = false; /* each read its own transaction, as without it */
     for (size_t i = 0; i < f->n; i++)
@@ -446,28 +483,31 @@ static int write_names(fill_t *f)
 {
     sqlite3 *db = f->db;
     const char *s = f->schema;
-    f->rename = lb_db_prepare_sql(
-        db, sqlite3_mprintf("UPDATE \"%w\".frame SET function = ?1, file = ?2, line = ?3"
-                            " WHERE id = ?4",
-                            s));
-    f->add_frame = lb_row_prepare(db, LB_ROW_FRAME, s);
-    f->drop_frame =
-        lb_db_prepare_sql(db, sqlite3_mprintf("DELETE FROM \"%w\".frame WHERE id = ?1", s));
-    f->add_node =
-        lb_db_prepare_sql(db, sqlite3_mprintf("INSERT INTO \"%w\".node VALUES(?1, ?2, ?3, 0)", s));
-    f->move_node = lb_db_prepare_sql(
-        db,
-        sqlite3_mprintf("UPDATE \"%w\".node SET parent_id = ?1, frame_id = ?2 WHERE id = ?3", s));
-    f->site_frame = lb_db_prepare_sql(
-        db, sqlite3_mprintf("UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2", s));
-    f->start_frame =
-        lb_db_prepare_sql(db, sqlite3_mprintf("UPDATE \"%w\".thread SET start_frame_id = ?1"
-                                              " WHERE start_frame_id = ?2",
-                                              s));
-    f->next_frame = next_id(db, s, "frame");
-    f->next_node = next_id(db, s, "node");
-    if (!f->rename || !f->add_frame || !f->drop_frame || !f->add_node || !f->move_node ||
-        !f->site_frame || !f->start_frame || !f->next_frame || !f->next_node)
+    static const struct {
+        enum fill_statement which;
+        const char *sql; /* on schema s */
+    } updates[] = {
+        { FILL_RENAME,
+          "UPDATE \"%w\".frame SET function = ?1, file = ?2, line = ?3 WHERE id = ?4" },
+        { FILL_DROP_FRAME, "DELETE FROM \"%w\".frame WHERE id = ?1" },
+        { FILL_ADD_NODE, "INSERT INTO \"%w\".node VALUES(?1, ?2, ?3, 0)" },
+        { FILL_MOVE_NODE, "UPDATE \"%w\".node SET parent_id = ?1, frame_id = ?2 WHERE id = ?3" },
+        { FILL_SITE_FRAME, "UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2" },
+        { FILL_START_FRAME,
+          "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2" },
+    };
+    bool ready = true;
+    for (size_t i = 0; i < sizeof updates / sizeof *updates; i++) {
+        sqlite3_stmt **st = &f->st[updates[i].which];
+        if (!*st)
+            *st = lb_db_prepare_sql(db, sqlite3_mprintf(updates[i].sql, s));
+        ready = ready && *st;
+    }
+    if (!f->st[FILL_ADD_FRAME])
+        f->st[FILL_ADD_FRAME] = lb_row_prepare(db, LB_ROW_FRAME, s);
+    f->next_frame = next_id(f, FILL_NEXT_FRAME, "frame");
+    f->next_node = next_id(f, FILL_NEXT_NODE, "node");
+    if (!ready || !f->st[FILL_ADD_FRAME] || !f->next_frame || !f->next_node)
         return SQLITE_NOMEM;
     lb_u64map_t replaced = { 0 };
     int rc = lb_u64map_init(&replaced, 16) == 0 ? SQLITE_OK : SQLITE_NOMEM;
@@ -488,7 +528,14 @@ static int write_names(fill_t *f)
 
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
 {
-    fill_t f = { .db = db, .schema = schema };
+    return lb_frame_names_fill_with(db, schema, names, NULL);
+}
+
+int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
+                             lb_frame_names_cache_t *cache)
+{
+    lb_frame_names_cache_t own = { 0 };
+    fill_t f = { .db = db, .schema = schema, .st = (cache ? cache : &own)->st };
     int rc = list_unnamed(&f);
     if (rc == SQLITE_OK && f.n)
         rc = read_chains(&f, names);
@@ -507,11 +554,15 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
         free(f.list[i].build_id);
     }
     free(f.list);
-    sqlite3_stmt *all[] = { f.cached,   f.cache,     f.rename,     f.add_frame,  f.drop_frame,
-                            f.add_node, f.move_node, f.site_frame, f.start_frame };
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        sqlite3_finalize(all[i]);
+    lb_frame_names_cache_free(&own);
     return rc;
+}
+
+void lb_frame_names_cache_free(lb_frame_names_cache_t *cache)
+{
+    for (int i = 0; i < LB_FRAME_NAMES_STATEMENTS; i++)
+        sqlite3_finalize(cache->st[i]);
+    memset(cache, 0, sizeof *cache);
 }
 
 void lb_frame_names_keep(bool keep)

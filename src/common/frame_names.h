@@ -41,6 +41,18 @@
  * writes schema in a savepoint of its own. SQLITE_OK, or the error of a
  * statement that failed (for want of memory or disk). */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
+/* The statements of a series of fills on the same schemas (a merger's
+ * records, one after another), prepared at their first use instead of
+ * once a fill: zero-initialized; freed (lb_frame_names_cache_free)
+ * before either schema is detached. */
+#define LB_FRAME_NAMES_STATEMENTS 16
+typedef struct lb_frame_names_cache {
+    sqlite3_stmt *st[LB_FRAME_NAMES_STATEMENTS];
+} lb_frame_names_cache_t;
+/* lb_frame_names_fill through cache (NULL: none). */
+int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
+                             lb_frame_names_cache_t *cache);
+void lb_frame_names_cache_free(lb_frame_names_cache_t *cache);
 /* Closes the module files the fills read, and forgets the chains they
  * found; nothing while they are kept. */
 void lb_frame_names_release(void);

@@ -523,7 +523,8 @@ typedef struct stage_sql {
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
     sqlite3_stmt *merged_before;
-    lb_db_merge_cache_t merge; /* "spool" into "pending" */
+    lb_db_merge_cache_t merge;    /* "spool" into "pending" */
+    lb_frame_names_cache_t names; /* "spool"'s frames named, from dst's cache */
 } stage_sql_t;
 
 static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
@@ -542,6 +543,7 @@ static void finalize_stage(stage_sql_t *q)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
     lb_db_merge_cache_free(&q->merge);
+    lb_frame_names_cache_free(&q->names);
     lb_frame_names_release();
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
@@ -624,7 +626,7 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
         sql(q->db, "ROLLBACK TO record");
     sql(q->db, "RELEASE record");
     if (merge && !old)
-        rc = lb_frame_names_fill(q->db, "spool", q->dst);
+        rc = lb_frame_names_fill_with(q->db, "spool", q->dst, &q->names);
     if (!merge || rc != SQLITE_OK)
         return rc;
     rc = sql(q->db, "SAVEPOINT record");
