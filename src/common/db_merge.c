@@ -21,25 +21,67 @@ bool lb_db_sqlite_header(const void *bytes, size_t n)
     return n >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;
 }
 
-int lb_db_version(sqlite3 *db, const char *schema)
+/* sql's statement: from the cache (which then owns sql), else prepared
+ * now (*owned set: the caller finalizes it). NULL on failure. */
+static sqlite3_stmt *statement_for(sqlite3 *db, char *sql, lb_db_merge_cache_t *cache, bool *owned)
 {
-    char sql[256];
+    *owned = false;
+    if (!sql)
+        return NULL;
+    for (int i = 0; cache && i < cache->n; i++) {
+        if (strcmp(cache->sql[i], sql) == 0) {
+            sqlite3_free(sql);
+            return cache->st[i];
+        }
+    }
     sqlite3_stmt *st = NULL;
-    int version = -1;
-    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM \"%s\".sqlite_master", schema);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_free(sql);
+        return NULL;
+    }
+    if (cache && cache->n < LB_DB_MERGE_CACHED) {
+        cache->sql[cache->n] = sql;
+        cache->st[cache->n++] = st;
+        return st;
+    }
+    sqlite3_free(sql);
+    *owned = true;
+    return st;
+}
+
+/* The statement's first column of its first row as an integer, or
+ * `none` when it has no row; the statement reset, and finalized when
+ * owned. */
+static int first_int(sqlite3_stmt *st, bool owned, int none)
+{
+    int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : none;
+    sqlite3_reset(st);
+    if (owned)
+        sqlite3_finalize(st);
+    return v;
+}
+
+/* lb_db_version through cache (NULL: none). */
+static int version_with(sqlite3 *db, const char *schema, lb_db_merge_cache_t *cache)
+{
+    bool owned;
+    sqlite3_stmt *st = statement_for(
+        db, sqlite3_mprintf("SELECT COUNT(*) FROM \"%w\".sqlite_master", schema), cache, &owned);
+    if (!st)
         return -1;
-    int tables = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
+    int tables = first_int(st, owned, -1);
     if (tables <= 0)
         return tables; /* 0: empty, -1: unreadable (not SQLite) */
-    snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
+    st = statement_for(
+        db, sqlite3_mprintf("SELECT value FROM \"%w\".meta WHERE key = 'schema_version'", schema),
+        cache, &owned);
+    int version = st ? first_int(st, owned, -1) : -1;
     return version > 0 ? version : -1;
+}
+
+int lb_db_version(sqlite3 *db, const char *schema)
+{
+    return version_with(db, schema, NULL);
 }
 
 int lb_db_other_run(sqlite3 *db, const char *schema, const char *run_key, int windows)
@@ -76,18 +118,21 @@ static int next_id(sqlite3 *db, const char *dst, const char *table, sqlite3_int6
     return rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-static bool has_table(sqlite3 *db, const char *schema, const char *table)
+static bool has_table(sqlite3 *db, const char *schema, const char *table,
+                      lb_db_merge_cache_t *cache)
 {
-    char sql[256];
-    sqlite3_stmt *st = NULL;
-    bool found = false;
-    snprintf(sql, sizeof sql,
-             "SELECT 1 FROM \"%s\".sqlite_master WHERE type = 'table' AND name = ?1", schema);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
+    bool owned;
+    sqlite3_stmt *st = statement_for(
+        db,
+        sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1",
+                        schema),
+        cache, &owned);
+    if (!st)
+        return false;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    bool found = first_int(st, owned, 0) == 1;
+    if (!owned)
+        sqlite3_clear_bindings(st);
     return found;
 }
 
@@ -97,32 +142,6 @@ static bool has_table(sqlite3 *db, const char *schema, const char *table)
 typedef struct {
     sqlite3_int64 run, module, frame, node, thread, object;
 } shift_t;
-
-/* sql's statement: from the cache (which then owns sql), else prepared
- * now (*owned set: the caller finalizes it). NULL on failure. */
-static sqlite3_stmt *statement_for(sqlite3 *db, char *sql, lb_db_merge_cache_t *cache, bool *owned)
-{
-    *owned = false;
-    for (int i = 0; cache && i < cache->n; i++) {
-        if (strcmp(cache->sql[i], sql) == 0) {
-            sqlite3_free(sql);
-            return cache->st[i];
-        }
-    }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_free(sql);
-        return NULL;
-    }
-    if (cache && cache->n < LB_DB_MERGE_CACHED) {
-        cache->sql[cache->n] = sql;
-        cache->st[cache->n++] = st;
-        return st;
-    }
-    sqlite3_free(sql);
-    *owned = true;
-    return st;
-}
 
 void lb_db_merge_cache_free(lb_db_merge_cache_t *cache)
 {
@@ -254,13 +273,14 @@ static const char *const merge_table[LB_MERGE_TABLES] = {
 /* Which of src's tables exist: SQLITE_OK and bit t of *found for
  * merge_table[t], bit LB_MERGE_TABLES for time_window. One statement
  * for what would otherwise be a look per optional table. */
-static int tables_present(sqlite3 *db, const char *src, unsigned *found)
+static int tables_present(sqlite3 *db, const char *src, unsigned *found, lb_db_merge_cache_t *cache)
 {
-    char sql[256];
-    sqlite3_stmt *st = NULL;
+    bool owned;
     *found = 0;
-    snprintf(sql, sizeof sql, "SELECT name FROM \"%s\".sqlite_master WHERE type = 'table'", src);
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    sqlite3_stmt *st = statement_for(
+        db, sqlite3_mprintf("SELECT name FROM \"%w\".sqlite_master WHERE type = 'table'", src),
+        cache, &owned);
+    int rc = st ? SQLITE_OK : sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         rc = SQLITE_OK;
         const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -270,7 +290,10 @@ static int tables_present(sqlite3 *db, const char *src, unsigned *found)
         if (name && strcmp(name, "time_window") == 0)
             *found |= 1u << LB_MERGE_TABLES;
     }
-    sqlite3_finalize(st);
+    if (st)
+        sqlite3_reset(st);
+    if (owned)
+        sqlite3_finalize(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -340,7 +363,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
 int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned empty,
                      lb_db_merge_cache_t *cache)
 {
-    int version = lb_db_version(db, src);
+    int version = version_with(db, src, cache);
     if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
     sqlite3_int64 next[LB_MERGE_OBJECT + 1];
@@ -348,7 +371,7 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
     if (rc != SQLITE_OK)
         return rc;
     unsigned present;
-    if ((rc = tables_present(db, src, &present)) != SQLITE_OK)
+    if ((rc = tables_present(db, src, &present, cache)) != SQLITE_OK)
         return rc;
     /* structural_wait is optional in a source (older version-2 files), and
      * so are the names and a process's profile's window tables
@@ -360,7 +383,7 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
     if ((rc = drop_empty(db, src, rows, cache)) != SQLITE_OK)
         return rc;
     bool names = (rows[LB_MERGE_SYMBOL] || rows[LB_MERGE_FUNCTIONS]) && version >= 8 &&
-                 has_table(db, dst, "symbol");
+                 has_table(db, dst, "symbol", cache);
     rows[LB_MERGE_SYMBOL] = rows[LB_MERGE_SYMBOL] && names;
     rows[LB_MERGE_FUNCTIONS] = rows[LB_MERGE_FUNCTIONS] && names;
     shift_t s = { next[LB_MERGE_RUN],  next[LB_MERGE_MODULE], next[LB_MERGE_FRAME],
@@ -466,7 +489,8 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
         else
             sqlite3_free(sql[i]);
     }
-    if (rc == SQLITE_OK && (present & (1u << LB_MERGE_TABLES)) && has_table(db, dst, "time_window"))
+    if (rc == SQLITE_OK && (present & (1u << LB_MERGE_TABLES)) &&
+        has_table(db, dst, "time_window", cache))
         rc = merge_windows(db, src, dst);
     return rc;
 }

@@ -44,7 +44,7 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty);
  * merger of many small profiles), prepared at their first use instead of
  * once a merge: zero-initialized; freed (lb_db_merge_cache_free) before
  * either schema is detached. */
-#define LB_DB_MERGE_CACHED 24
+#define LB_DB_MERGE_CACHED 32
 typedef struct lb_db_merge_cache {
     char *sql[LB_DB_MERGE_CACHED];
     sqlite3_stmt *st[LB_DB_MERGE_CACHED];
