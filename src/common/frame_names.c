@@ -3,8 +3,9 @@
  * statement at a time, then module files, with no transaction of the
  * fill's open, so that the run's database is not held while libdw reads a
  * module); then, in one savepoint that writes only the profile's schema,
- * the frames are renamed or replaced and the nodes on them expanded, all
- * in one pass over the node table. */
+ * the chains read from files are cached there, and the frames are renamed
+ * or replaced and the nodes on them expanded, all in one pass over the
+ * node table. */
 #include "common/frame_names.h"
 
 #include <stdbool.h>
@@ -30,6 +31,7 @@ typedef struct unnamed {
     sqlite3_int64 id, module_id, offset;
     char *path, *build_id;
     int n;
+    bool from_file; /* its chain read from its module's file: cached in schema */
     char *function[LB_MAX_INLINE + 1], *file[LB_MAX_INLINE + 1];
     int line[LB_MAX_INLINE + 1];
     sqlite3_int64 ids[LB_MAX_INLINE + 1]; /* its new frame rows when n > 1 */
@@ -439,7 +441,7 @@ static int list_unnamed(fill_t *f)
 }
 
 /* The chains of the listed frames: from the run's cache, else from their
- * files (then cached in the profile). */
+ * files (cached in the profile by write_names). */
 static int read_chains(fill_t *f, const char *names)
 {
     if (names && !f->st[FILL_CACHED])
@@ -468,21 +470,27 @@ static int read_chains(fill_t *f, const char *names)
         }
     if (own_read)
         sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL);
-    for (size_t i = 0; rc == SQLITE_OK && i < f->n; i++) {
+    for (size_t i = 0; i < f->n; i++) {
         unnamed_t *u = &f->list[i];
         if (u->n == 0 && read_file(u)) {
-            rc = cache_chain(f, u);
+            u->from_file = true;
             remember(u);
         }
     }
     return rc;
 }
 
-/* The listed frames named and their nodes expanded, in the schema. */
+/* The chains read from files cached, and the listed frames named and
+ * their nodes expanded, in the schema. */
 static int write_names(fill_t *f)
 {
     sqlite3 *db = f->db;
     const char *s = f->schema;
+    for (size_t i = 0; i < f->n; i++) {
+        int rc = f->list[i].from_file ? cache_chain(f, &f->list[i]) : SQLITE_OK;
+        if (rc != SQLITE_OK)
+            return rc;
+    }
     static const struct {
         enum fill_statement which;
         const char *sql; /* on schema s */
