@@ -383,6 +383,7 @@ int lb_cmd_run(int argc, char **argv)
     lb_run_merge_stop();
     if (profile)
         lb_run_summary(path, prog, pid, status, why_not);
+    lb_run_merge_release();
     free(path);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

@@ -80,7 +80,8 @@ static void *merge_loop(void *arg)
                lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH, &failed) &&
                !stopped())
             ;
-    lb_frame_names_keep(false);
+    if (failed)
+        lb_frame_names_keep(false); /* kept for the final merge otherwise */
     sqlite3_close(db);
     return NULL;
 }
@@ -127,4 +128,9 @@ void lb_run_merge_stop(void)
     free(merger.path);
     free(merger.run_key);
     merger.path = merger.run_key = NULL;
+}
+
+void lb_run_merge_release(void)
+{
+    lb_frame_names_keep(false);
 }

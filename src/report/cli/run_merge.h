@@ -20,6 +20,13 @@
  * (both copied); nothing when the thread cannot be made (the final merge
  * then adds everything, as before). */
 void lb_run_merge_start(const char *path, const char *run_key);
-/* Stop: the batch under way ends first. Nothing if none was started. */
+/* Stop: the batch under way ends first. Nothing if none was started.
+ * The module files the merger read, and the chains it found, stay for
+ * the final merge (common/frame_names.h: they name what that merge adds
+ * as they named the batches, which the database holds), unless a batch
+ * failed: then its chains may be in no table of the database, and both
+ * are released. */
 void lb_run_merge_stop(void);
+/* After the final merge: what the merger kept for it released. */
+void lb_run_merge_release(void);
 #endif
