@@ -114,14 +114,15 @@ void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size)
     if (!t->failed)
         snprintf(why, sizeof why, "%s", killed_why);
     else if (!killed && t->failure)
-        snprintf(why, sizeof why, "%s write failed (%s)", t->failed == 1 ? "its" : "their",
-                 sqlite3_errstr(t->failure));
+        snprintf(why, sizeof why, "%s write failed (%s%s)", t->failed == 1 ? "its" : "their",
+                 sqlite3_errstr(t->failure), t->failed == 1 ? "" : ", the first of them");
     else if (!killed)
         snprintf(why, sizeof why, "%s write failed (%s said why in a lockblame: line)",
                  t->failed == 1 ? "its" : "their", t->failed == 1 ? "it" : "each");
     else if (t->failure)
-        snprintf(why, sizeof why, "%d %s; %d whose write failed (%s)", killed, killed_why,
-                 t->failed, sqlite3_errstr(t->failure));
+        snprintf(why, sizeof why, "%d %s; %d whose write failed (%s%s)", killed, killed_why,
+                 t->failed, sqlite3_errstr(t->failure),
+                 t->failed == 1 ? "" : ", the first of them");
     else
         snprintf(why, sizeof why,
                  "%d %s; %d whose write failed (each said why in a lockblame: line)", killed,

@@ -4,7 +4,7 @@
  * main (the constructor) and inherited by fork children, which claim a
  * slot of their own in the fork_child hook (no allocation, no lock: one
  * atomic add and plain stores to the new slot); `mine` is this image's
- * slot or NULL; in_final_write is the finishing thread's alone. */
+ * slot or NULL; in_final_write is the finishing thread's own (TLS). */
 #include "report/writer/ledger.h"
 
 #include <errno.h>
@@ -70,9 +70,9 @@ static void ledger_join(void)
     errno = saved_errno;
 }
 
-/* Set and read by the thread that writes the final profile only; on the
- * page a fork child writes anyway (LB_FORK_WRITTEN). */
-static bool in_final_write LB_FORK_WRITTEN;
+/* The finishing thread's: a window write that another thread still makes
+ * meanwhile (its quiesce timed out) says its own failure. */
+static LB_TLS bool in_final_write;
 
 void lb_ledger_final_write(bool on)
 {
@@ -81,13 +81,18 @@ void lb_ledger_final_write(bool on)
 
 bool lb_ledger_failure_left(int code)
 {
-    if (!in_final_write || !ledger || !mine || !(lb_summary_by_root() || lb_summary_by_run()))
+    /* (the spool still open: the root or run has not counted the tree
+     * yet; a process that fails later says its own line) */
+    if (!in_final_write || !ledger || !mine || !(lb_summary_by_root() || lb_summary_by_run()) ||
+        !lb_ledger_spool_open())
         return false;
+    if (!code)
+        return true;
+    /* The first failure is said by its own process too: one line even
+     * where the summary never comes (a root killed outright). */
     uint32_t none = 0;
-    if (code)
-        __atomic_compare_exchange_n(&ledger->failure, &none, (uint32_t)code, false,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    return true;
+    return !__atomic_compare_exchange_n(&ledger->failure, &none, (uint32_t)code, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 void lb_ledger_mark(uint32_t state)

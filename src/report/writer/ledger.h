@@ -20,12 +20,15 @@ void lb_ledger_mark(uint32_t state);
 void lb_ledger_final_write(bool on);
 /* Whether a failure of the final write is left to the tree's summary
  * rather than said in a line of this process's own: in a tree whose
- * summary its root (a quiet tree, log.h) or `lockblame run` prints,
- * during the final write (lb_ledger_final_write) of a process that holds
- * a ledger slot, which the summary counts once marked LB_LEDGER_FAILED.
- * Then `code` (an SQLite result code; 0: none to keep) becomes the
- * ledger's failure if it has none yet, and the caller says nothing.
- * Else false: the caller says its line. */
+ * summary its root (a quiet tree, log.h) or `lockblame run` prints and
+ * has not counted yet (the spool open), during the final write
+ * (lb_ledger_final_write) of a process that holds a ledger slot, which
+ * the summary counts once marked LB_LEDGER_FAILED. `code` (an SQLite
+ * result code) becomes the ledger's failure if it has none yet, and the
+ * process whose code it became says its line as well: one line even
+ * where no summary comes. `code` 0: nothing to keep, and nothing said
+ * while the tree's summary is to come. Else false: the caller says its
+ * line. */
 bool lb_ledger_failure_left(int code);
 /* The tree's ledger as this process mapped it, NULL without one: the
  * spool's counters (spool_bound.h) live there. */

@@ -12,6 +12,7 @@
 #include "core/phase.h"
 #include "core/thread.h"
 #include "report/writer/exe_alias.h"
+#include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/symcache.h"
 #include "report/writer/writer_int.h"
@@ -116,19 +117,22 @@ static bool run_db_changed(void)
  * run's spool (common/spool.h) with what they could not name for the
  * merge to name: under `lockblame run`, whose database only `run` reads
  * and writes (report/cli/run_merge.h), and under plain LD_PRELOAD while
- * the spool is on. The template then holds the modules, no database and
+ * the spool is on; while the tree's root has not ended (a process that
+ * outlives it, or an image exec'd after it, commits its profile, and so
+ * do its children). The template then holds the modules, no database and
  * no names, and this process does not load SQLite for its children
  * (build_template). */
 static bool children_spool(void)
 {
-    return lb_summary_by_run() || lb_spool_enabled();
+    return lb_ledger_spool_open() && (lb_summary_by_run() || lb_spool_enabled());
 }
 
-/* The run's names into the template, when its database changed; none
- * where the children spool. */
+/* The run's names into the template, when its database changed; only
+ * into a template that holds a database (none where the children spool:
+ * children_spool), and so with SQLite loaded. */
 static void read_names(void)
 {
-    if (children_spool() || !run_db_changed())
+    if (!template_db || !run_db_changed())
         return;
     lb_symcache_t *fresh = lb_symcache_preload();
     if (!fresh)
@@ -212,7 +216,7 @@ void lb_profile_db_fork_prepare(void)
      * database changed: children that ended since the template was built
      * may have named what later children need. */
     state = TEMPLATE_READY;
-    if ((n & (n - 1)) == 0 &&
+    if ((n & (n - 1)) == 0 && template_db && /* (else no names to refresh) */
         __atomic_compare_exchange_n(&template_state, &state, TEMPLATE_BUILDING, false,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
         run_as_own(refresh_names) != 0)
