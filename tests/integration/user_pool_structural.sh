@@ -115,8 +115,13 @@ set -e
 #  - after: the pool's cond is signalled once more after the shutdown
 #    broadcast, for a pool thread that waited on it again (GT_POOL_AFTER=1):
 #    the signal that ended the parked waits is not the cond's last (found
-#    as the one that collected the most).
-for shape in HANDSHAKE TIMED AFTER; do
+#    as the one that collected the most);
+#  - late: main signals the pool's cond again 3 ms after the shutdown
+#    broadcast, holding the mutex the woken pool threads need to return
+#    (GT_POOL_LATE=1), as a busy machine that keeps them off a CPU does:
+#    both signals came during the parked waits, and the one that
+#    collected the most, not the last, holds their waiting.
+for shape in HANDSHAKE TIMED AFTER LATE; do
     export "GT_POOL_$shape=1"
     LOCKBLAME_OUTPUT=$tmp/$shape.db GROUND_TRUTH=$tmp/$shape.json preloaded "$W" \
         || fail "$shape: workload exited $?"

@@ -23,6 +23,12 @@
  * more on the pool's cond (up to 50 ms) and main signals it 3 ms later:
  * the cond's last signal is then not the one that ended the parked waits.
  *
+ * GT_POOL_LATE=1: main keeps the mutex through the shutdown broadcast and
+ * signals the pool's cond 3 ms later, before it lets go: the woken pool
+ * threads return from their parked waits only after that signal (as a
+ * busy machine that keeps them off a CPU makes them), which collects the
+ * little waiting since the broadcast and is the cond's last.
+ *
  * GT_POOL_HANDSHAKE=1: once woken for shutdown, each pool thread waits
  * again, ~2 ms, on a second cond that main broadcasts (a server's
  * background threads acknowledging shutdown): the parked wait is then no
@@ -37,7 +43,7 @@
 static pthread_mutex_t pool_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handshake_cv = PTHREAD_COND_INITIALIZER;
-static int tasks, shutting_down, handshake, handshake_done, timed, after;
+static int tasks, shutting_down, handshake, handshake_done, timed, after, late;
 static int64_t parked_ns[POOL]; /* each pool thread's last wait */
 static volatile long done_tasks;
 
@@ -97,6 +103,7 @@ int main(int argc, char **argv)
     handshake = getenv("GT_POOL_HANDSHAKE") && atoi(getenv("GT_POOL_HANDSHAKE"));
     timed = getenv("GT_POOL_TIMED") && atoi(getenv("GT_POOL_TIMED"));
     after = getenv("GT_POOL_AFTER") && atoi(getenv("GT_POOL_AFTER"));
+    late = getenv("GT_POOL_LATE") && atoi(getenv("GT_POOL_LATE"));
     pthread_t pool[POOL];
     for (int i = 0; i < POOL; i++)
         if (pthread_create(&pool[i], NULL, pool_thread, (void *)(intptr_t)i))
@@ -112,6 +119,10 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&pool_m);
     shutting_down = 1;
     pthread_cond_broadcast(&pool_cv);
+    if (late) {
+        gt_sleep_until(gt_now() + 3000000);
+        pthread_cond_signal(&pool_cv);
+    }
     pthread_mutex_unlock(&pool_m);
     if (after) {
         gt_sleep_until(gt_now() + 3000000);

@@ -58,14 +58,16 @@ typedef struct parked {
     const lb_collect_note_t *collect; /* the signal that ended it (not open) */
 } parked_t;
 
-/* The object's collect that came during [start, end]: its last, or the
- * one that collected the most (a signal at shutdown that woke it, then
- * other signals, with little or nothing to collect, on the way out);
- * NULL if neither did. */
+/* The object's collect that came during [start, end] and holds the most
+ * of that wait's idleness: the one that collected the most, else its
+ * last; NULL if neither came then. A signal at shutdown collects the
+ * parked waits' idleness; a later one (on the way out, or before a woken
+ * waiter that a busy machine keeps off its CPU returns) collects little,
+ * and may come during the wait too. */
 static const lb_collect_note_t *collect_during(const lb_object_stats_t *s, uint64_t start,
                                                uint64_t end)
 {
-    const lb_collect_note_t *c[2] = { &s->last_collect, &s->most_collect };
+    const lb_collect_note_t *c[2] = { &s->most_collect, &s->last_collect };
     for (int i = 0; i < 2; i++)
         if (c[i]->at_ns != 0 && c[i]->at_ns >= start && c[i]->at_ns <= end)
             return c[i];
@@ -74,7 +76,7 @@ static const lb_collect_note_t *collect_during(const lb_object_stats_t *s, uint6
 
 /* Was t's completed wait on record `stats` of `kind`, [start, end), parked
  * until shutdown, since parked_from (<= start: the start of the run of
- * waits it ends, wait_note.h)? The object's last collect, or its largest,
+ * waits it ends, wait_note.h)? The object's largest collect, or its last,
  * came during it (collect_during), and the thread ended (or the profile
  * is taken) soon after: within a quarter of the time it was parked, not
  * counting the time it was runnable but waiting for a CPU (its schedstat
