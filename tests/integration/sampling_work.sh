@@ -7,7 +7,9 @@
 #                     lockblame: line; a zero-timeout wait for any signal in
 #                     that thread finds none, as natively;
 #   read_work         a thread that spends its time in read() (kernel):
-#                     its work counts, and lands on read_loop's call path.
+#                     its work counts, and what its samples saw lands on
+#                     read_loop's call path (the rest, CPU time no sample
+#                     saw on a busy machine, is credited apart).
 # Each thread's work in the profile is >= 90% of the CPU time it measured
 # itself (and <= 110%: nothing is counted twice). The report header shows
 # the sampling lines.
@@ -75,10 +77,21 @@ if [ -s "$db" ]; then
                                SELECT n.id FROM node n JOIN frame f ON f.id = n.frame_id WHERE f.function = 'read_loop'
                                UNION SELECT c.id FROM node c JOIN under u ON c.parent_id = u.id)
                              SELECT coalesce(sum(m.work_s), 0) FROM metric m WHERE m.node_id IN (SELECT id FROM under)")
-    echo "  reader: CPU $truth s (kernel $sys s), work $work s, on read_loop's path $on_path s"
+    # the CPU time no sample saw, credited apart (a thread running in bursts
+    # between scheduler ticks on a busy machine is rarely running when its
+    # timer is checked: 35-40% of it at load 8-10)
+    unsampled=$(sqlite3 "$db" "SELECT coalesce(sum(m.work_s), 0) FROM metric m JOIN node n ON n.id = m.node_id
+                               JOIN frame f ON f.id = n.frame_id JOIN node p ON p.id = n.parent_id
+                               JOIN frame pf ON pf.id = p.frame_id
+                               WHERE f.function = 'lockblame_unsampled_cpu' AND pf.function = 'reader'")
+    sampled=$(awk -v w="$work" -v u="$unsampled" 'BEGIN { printf "%.6f", w - u }')
+    echo "  reader: CPU $truth s (kernel $sys s), work $work s ($sampled s sampled, $unsampled s credited unsampled), on read_loop's path $on_path s"
     within 0.5 1.01 "$sys" "$truth" || echo "  note: the reader spent less than half its time in the kernel here"
     within 0.9 1.1 "$work" "$truth" || bad "reader: work $work s vs its CPU time $truth s"
-    within 0.8 1.1 "$on_path" "$truth" || bad "reader: only $on_path s of its work on read_loop's path"
+    # Its samples land on read_loop's path, kernel time included: at least
+    # 10 of them (10 ms of its 400), and 80% of what they saw on the path.
+    awk -v s="$sampled" 'BEGIN { exit !(s >= 0.010) }' || bad "reader: samples saw only $sampled s of its work"
+    within 0.8 1.1 "$on_path" "$sampled" || bad "reader: only $on_path s of its $sampled s of sampled work on read_loop's path"
 fi
 
 echo "$errors problem(s)"
