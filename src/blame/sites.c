@@ -14,7 +14,7 @@ lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key)
             return s;
         if (s->key == 0) {
             s->key = key;
-            t->site_pages |= 1u << (at * sizeof *s / LB_SITE_PAGE);
+            t->site_pages |= lb_site_page_bit((uint32_t)at);
             return s;
         }
     }

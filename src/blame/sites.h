@@ -53,12 +53,17 @@ static inline lb_obj_kind lb_site_kind(uintptr_t key)
     return (lb_obj_kind)((key >> 56) - 1);
 }
 
+/* The bit of a thread's site_pages for the page of slot i. */
+static inline uint32_t lb_site_page_bit(uint32_t i)
+{
+    return 1u << (i * sizeof(lb_site_t) / LB_SITE_PAGE);
+}
+
 /* Does slot i of t's table hold a site? Reads the slot only when its
  * page is one a claim wrote. */
 static inline bool lb_site_in_use(const lb_thread_t *t, uint32_t i)
 {
-    uint32_t page = (uint32_t)(i * sizeof(lb_site_t) / LB_SITE_PAGE);
-    return (t->site_pages >> page & 1u) && t->sites->slot[i].key != 0;
+    return (t->site_pages & lb_site_page_bit(i)) && t->sites->slot[i].key != 0;
 }
 
 /* t's used slots (t->sites non-NULL), copied into right-sized arena
