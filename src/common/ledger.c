@@ -109,24 +109,24 @@ void lb_ledger_text(const lb_ledger_tally_t *t, char *buf, size_t size)
         buf[0] = '\0';
         return;
     }
-    char killed_why[400], why[640];
+    char killed_why[400], failed_why[160], why[640];
     killed_text(t, killed_why, sizeof killed_why);
-    if (!t->failed)
-        snprintf(why, sizeof why, "%s", killed_why);
-    else if (!killed && t->failure)
-        snprintf(why, sizeof why, "%s write failed (%s%s)", t->failed == 1 ? "its" : "their",
-                 sqlite3_errstr(t->failure), t->failed == 1 ? "" : ", the first of them");
-    else if (!killed)
-        snprintf(why, sizeof why, "%s write failed (%s said why in a lockblame: line)",
-                 t->failed == 1 ? "its" : "their", t->failed == 1 ? "it" : "each");
-    else if (t->failure)
-        snprintf(why, sizeof why, "%d %s; %d whose write failed (%s%s)", killed, killed_why,
-                 t->failed, sqlite3_errstr(t->failure),
+    /* the failures' reason: the first one left to this summary, else each
+     * process's own line ("it" only where it stands alone) */
+    if (t->failure)
+        snprintf(failed_why, sizeof failed_why, "%s%s", sqlite3_errstr(t->failure),
                  t->failed == 1 ? "" : ", the first of them");
     else
-        snprintf(why, sizeof why,
-                 "%d %s; %d whose write failed (each said why in a lockblame: line)", killed,
-                 killed_why, t->failed);
+        snprintf(failed_why, sizeof failed_why, "%s said why in a lockblame: line",
+                 !killed && t->failed == 1 ? "it" : "each");
+    if (!t->failed)
+        snprintf(why, sizeof why, "%s", killed_why);
+    else if (!killed)
+        snprintf(why, sizeof why, "%s write failed (%s)", t->failed == 1 ? "its" : "their",
+                 failed_why);
+    else
+        snprintf(why, sizeof why, "%d %s; %d whose write failed (%s)", killed, killed_why,
+                 t->failed, failed_why);
     snprintf(buf, size,
              "%d process%s of the tree ended without writing %s profile: %s; %s work and waits"
              " are not in the database",
