@@ -228,15 +228,20 @@ static int make_fresh(sqlite3 *db, int version)
     return rc == SQLITE_OK ? lb_ddl_meta(db, "out", "liblockblame") : rc;
 }
 
-/* A commit's failure: one line, or left to the tree's summary in a
- * process's final write (ledger.h). A commit of the pending profiles
- * alone (lb_output_merge_pending) says so. */
+void lb_output_cannot_write(int code, const char *why)
+{
+    if (!lb_ledger_failure_left(code))
+        lb_warn("cannot write profile %s: %s", output_path, why);
+}
+
+/* A commit's failure (lb_output_cannot_write). A commit of the pending
+ * profiles alone (lb_output_merge_pending) says so. */
 static void say_cannot_write(sqlite3 *db, bool pending_only)
 {
     if (pending_only)
         lb_warn("cannot add the run's pending profiles to %s: %s", output_path, sqlite3_errmsg(db));
-    else if (!lb_ledger_failure_left(sqlite3_errcode(db)))
-        lb_warn("cannot write profile %s: %s", output_path, sqlite3_errmsg(db));
+    else
+        lb_output_cannot_write(sqlite3_errcode(db), sqlite3_errmsg(db));
 }
 
 /* Inside the transaction: is "out" ready for our rows? 0 yes, else -1

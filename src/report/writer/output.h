@@ -50,6 +50,10 @@ int lb_output_busy(void *deadline, int tries);
  * schema. true when attached; false, silently, otherwise (the commit
  * attaches it then, and says why it cannot). */
 bool lb_output_attach(sqlite3 *db);
+/* A write's failure, an SQLite result code and its text: one line
+ * "cannot write profile PATH: why", or, in a process's final write, left
+ * to the tree's summary (ledger.h, lb_ledger_failure_left). */
+void lb_output_cannot_write(int code, const char *why);
 /* Copy the profile in db's main schema into the run's database, attached
  * already when attached says so; empty: the tables known to hold no rows
  * there (lb_db_merge). Returns 0, or -1 after one lockblame: line; the

@@ -334,13 +334,12 @@ int lb_write_profile(const char *reason)
  * asked only here: its pages stay untouched in a write that succeeds). */
 static void say_failed(const writer_t *w)
 {
-    bool db_error = !w->error && w->db && sqlite3_errcode(w->db) != SQLITE_OK;
-    int code = w->error ? w->error : db_error ? sqlite3_errcode(w->db) : SQLITE_NOMEM;
-    if (!lb_ledger_failure_left(code))
-        lb_warn("cannot write profile %s: %s", lb_output_path(),
-                w->error   ? sqlite3_errstr(w->error)
-                : db_error ? sqlite3_errmsg(w->db)
-                           : "out of memory");
+    if (w->error)
+        lb_output_cannot_write(w->error, sqlite3_errstr(w->error));
+    else if (w->db && sqlite3_errcode(w->db) != SQLITE_OK)
+        lb_output_cannot_write(sqlite3_errcode(w->db), sqlite3_errmsg(w->db));
+    else
+        lb_output_cannot_write(SQLITE_NOMEM, "out of memory");
 }
 
 static int write_profile(const char *reason)
