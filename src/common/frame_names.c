@@ -8,6 +8,7 @@
  * node table. */
 #include "common/frame_names.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +68,19 @@ typedef struct fill {
     sqlite3_stmt **st;                   /* [FILL_STATEMENTS], prepared at first use */
     sqlite3_int64 next_frame, next_node; /* ids past the schema's */
 } fill_t;
+
+/* f's statement `which`, prepared at its first use from fmt and its
+ * arguments (sqlite3_mprintf's); NULL when it cannot be. */
+static sqlite3_stmt *statement(fill_t *f, enum fill_statement which, const char *fmt, ...)
+{
+    if (!f->st[which]) {
+        va_list ap;
+        va_start(ap, fmt);
+        f->st[which] = lb_db_prepare_sql(f->db, sqlite3_vmprintf(fmt, ap));
+        va_end(ap);
+    }
+    return f->st[which];
+}
 
 /* A copy of text into *to; false when there is no memory for it. */
 static bool copy(char **to, const char *text)
@@ -326,10 +340,8 @@ typedef struct moved {
  * first, new ones over the outer frames and itself on the innermost. */
 static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 {
-    if (!f->st[FILL_SCAN_NODES])
-        f->st[FILL_SCAN_NODES] = lb_db_prepare_sql(
-            f->db, sqlite3_mprintf("SELECT id, parent_id, frame_id FROM \"%w\".node", f->schema));
-    sqlite3_stmt *scan = f->st[FILL_SCAN_NODES];
+    sqlite3_stmt *scan =
+        statement(f, FILL_SCAN_NODES, "SELECT id, parent_id, frame_id FROM \"%w\".node", f->schema);
     moved_t *moved = NULL;
     size_t n = 0, cap = 0;
     int rc = scan ? SQLITE_OK : SQLITE_NOMEM;
@@ -375,29 +387,24 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 /* Every node's depth from the root's, after chains were added. */
 static int recount_depths(fill_t *f)
 {
-    if (!f->st[FILL_DEPTHS])
-        f->st[FILL_DEPTHS] = lb_db_prepare_sql(
-            f->db,
-            sqlite3_mprintf(
-                "WITH RECURSIVE d(id, depth) AS (SELECT id, 0 FROM \"%w\".node WHERE parent_id IS"
-                " NULL UNION ALL SELECT n.id, d.depth + 1 FROM \"%w\".node n JOIN d"
-                " ON n.parent_id = d.id)"
-                " UPDATE \"%w\".node SET depth = (SELECT depth FROM d WHERE d.id = node.id)",
-                f->schema, f->schema, f->schema));
-    if (!f->st[FILL_DEPTHS])
+    sqlite3_stmt *st =
+        statement(f, FILL_DEPTHS,
+                  "WITH RECURSIVE d(id, depth) AS (SELECT id, 0 FROM \"%w\".node WHERE parent_id IS"
+                  " NULL UNION ALL SELECT n.id, d.depth + 1 FROM \"%w\".node n JOIN d"
+                  " ON n.parent_id = d.id)"
+                  " UPDATE \"%w\".node SET depth = (SELECT depth FROM d WHERE d.id = node.id)",
+                  f->schema, f->schema, f->schema);
+    if (!st)
         return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
-    return done(f->st[FILL_DEPTHS], sqlite3_step(f->st[FILL_DEPTHS]));
+    return done(st, sqlite3_step(st));
 }
 
 /* The id past the largest of the schema's table (frame or node), by f's
  * statement `which`; 0 when it cannot be read. */
 static sqlite3_int64 next_id(fill_t *f, enum fill_statement which, const char *table)
 {
-    if (!f->st[which])
-        f->st[which] = lb_db_prepare_sql(
-            f->db,
-            sqlite3_mprintf("SELECT coalesce(max(id), 0) + 1 FROM \"%w\".%s", f->schema, table));
-    sqlite3_stmt *st = f->st[which];
+    sqlite3_stmt *st =
+        statement(f, which, "SELECT coalesce(max(id), 0) + 1 FROM \"%w\".%s", f->schema, table);
     sqlite3_int64 id = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     if (st)
         sqlite3_reset(st);
@@ -407,13 +414,11 @@ static sqlite3_int64 next_id(fill_t *f, enum fill_statement which, const char *t
 /* The schema's unnamed frames, with their modules, into f->list. */
 static int list_unnamed(fill_t *f)
 {
-    if (!f->st[FILL_LIST])
-        f->st[FILL_LIST] = lb_db_prepare_sql(
-            f->db, sqlite3_mprintf("SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
-                                   " FROM \"%w\".frame f JOIN \"%w\".module m"
-                                   " ON m.id = f.module_id WHERE f.line = %d ORDER BY f.id",
-                                   f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE));
-    sqlite3_stmt *st = f->st[FILL_LIST];
+    sqlite3_stmt *st = statement(f, FILL_LIST,
+                                 "SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
+                                 " FROM \"%w\".frame f JOIN \"%w\".module m"
+                                 " ON m.id = f.module_id WHERE f.line = %d ORDER BY f.id",
+                                 f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE);
     size_t cap = 0;
     int rc = st ? SQLITE_OK : SQLITE_NOMEM;
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
@@ -444,12 +449,11 @@ static int list_unnamed(fill_t *f)
  * files (cached in the profile by write_names). */
 static int read_chains(fill_t *f, const char *names)
 {
-    if (names && !f->st[FILL_CACHED])
-        f->st[FILL_CACHED] = lb_db_prepare_sql(
-            f->db, sqlite3_mprintf("SELECT depth, function, file, line FROM \"%w\".symbol"
-                                   " WHERE build_id = ?1 AND path = ?2 AND offset = ?3"
-                                   " ORDER BY depth",
-                                   names));
+    if (names)
+        statement(f, FILL_CACHED,
+                  "SELECT depth, function, file, line FROM \"%w\".symbol"
+                  " WHERE build_id = ?1 AND path = ?2 AND offset = ?3 ORDER BY depth",
+                  names);
     if (!f->st[FILL_CACHE])
         f->st[FILL_CACHE] = lb_row_prepare(f->db, LB_ROW_SYMBOL, f->schema);
     int rc = f->st[FILL_CACHE] ? SQLITE_OK : SQLITE_NOMEM;
@@ -505,12 +509,8 @@ static int write_names(fill_t *f)
           "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2" },
     };
     bool ready = true;
-    for (size_t i = 0; i < sizeof updates / sizeof *updates; i++) {
-        sqlite3_stmt **st = &f->st[updates[i].which];
-        if (!*st)
-            *st = lb_db_prepare_sql(db, sqlite3_mprintf(updates[i].sql, s));
-        ready = ready && *st;
-    }
+    for (size_t i = 0; i < sizeof updates / sizeof *updates; i++)
+        ready = statement(f, updates[i].which, updates[i].sql, s) != NULL && ready;
     if (!f->st[FILL_ADD_FRAME])
         f->st[FILL_ADD_FRAME] = lb_row_prepare(db, LB_ROW_FRAME, s);
     f->next_frame = next_id(f, FILL_NEXT_FRAME, "frame");
