@@ -31,6 +31,7 @@
 #include "sampler/unwind.h"
 #include "util/fork_pages.h"
 #include "util/own_memory.h"
+#include "util/proc_numbers.h"
 
 typedef struct lb_start {
     void *(*fn)(void *);
@@ -211,5 +212,6 @@ static void thread_create_setup(void)
 LB_PROCESS_HOOKS(thread_create_hooks) = {
     .rank = LB_RANK_INTERPOSE,
     .setup = thread_create_setup,
+    .fork_prepare = lb_proc_numbers_fork_prepare, /* for the children's threads' exits */
     .fork_child = start_blocks_fork_child,
 };

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
 
@@ -21,18 +22,37 @@ static bool schedstat_path(char *path, size_t size, const char *id, size_t len)
     return true;
 }
 
+/* v's decimal digits into out (up to 20 bytes, no terminator); their
+ * count. By hand: snprintf's frame is kilobytes of stack (above). */
+static size_t decimal(char *out, unsigned long v)
+{
+    char digits[20];
+    size_t n = 0, len = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        out[len++] = digits[--n];
+    return len;
+}
+
 /* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
- * the /proc mount's pid namespace numbers it (the /proc/thread-self
- * link's last component, read without following the link). Not
- * /proc/thread-self/schedstat: that leaves the thread's dentries below
- * /proc/PID, and the parent's reap of a process whose threads have just
- * exited invalidates /proc/PID's subtree while the last thread's own
- * release invalidates its part: the reap then spins in
+ * /proc numbers it: gettid() where /proc numbers the process as it does
+ * (util/proc_numbers.h), else the /proc/thread-self link's last
+ * component, read without following the link. Not /proc/thread-self/schedstat: that leaves the thread's
+ * dentries below /proc/PID, and the parent's reap of a process whose
+ * threads have just exited invalidates /proc/PID's subtree while the
+ * last thread's own release invalidates its part: the reap then spins in
  * shrink_dcache_parent until that thread runs again. /proc/TID's
  * dentries are the thread's alone, invalidated by its own release. */
 static bool own_schedstat_path(char *path, size_t size)
 {
-    char link[64];
+    char id[24];
+    if (lb_proc_numbers_own())
+        return schedstat_path(
+            path, size, id,
+            decimal(id, (unsigned long)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+    char link[64]; /* "PID/task/TID" */
     long n = lb_raw_syscall(SYS_readlinkat, AT_FDCWD, (long)"/proc/thread-self", (long)link,
                             sizeof link - 1, 0, 0);
     if (n <= 0)
@@ -43,17 +63,16 @@ static bool own_schedstat_path(char *path, size_t size)
     return schedstat_path(path, size, tid, strlen(tid));
 }
 
-/* "self/task/TID" for a thread of this process. */
+/* "self/task/TID" for a thread of this process; false where /proc
+ * numbers its threads otherwise (util/proc_numbers.h): the run delay is
+ * then not known. */
 static bool task_schedstat_path(char *path, size_t size, pid_t tid)
 {
-    char id[32] = "self/task/", digits[12];
-    size_t n = 0, len = strlen(id);
-    unsigned long v = (unsigned long)tid;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        id[len++] = digits[--n];
+    if (!lb_proc_numbers_own())
+        return false;
+    char id[32] = "self/task/";
+    size_t len = strlen(id);
+    len += decimal(id + len, (unsigned long)tid);
     return schedstat_path(path, size, id, len);
 }
 

@@ -19,4 +19,5 @@
  * (no schedstat: CONFIG_SCHED_INFO off, /proc not mounted, the thread
  * gone). errno may change. */
 bool lb_run_delay_ns(pid_t tid, uint64_t *ns);
+
 #endif

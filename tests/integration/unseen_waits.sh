@@ -25,12 +25,10 @@ need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork"
 [ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
 cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex calls made inline, sleep, I/O or child processes"
 
-echo "== unseen_stdio under LD_PRELOAD"
-LOCKBLAME_OUTPUT=$tmp/u.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" 2>"$tmp/u.err" || fail "workload exited $?"
-cat "$tmp/u.err"
-need "$tmp/u.db" "$tmp/gt.json"
-grep -q "^lockblame: threads spent .*$cause" "$tmp/u.err" || bad "no unseen-waits line in the exit summary"
-python3 - "$tmp/gt.json" "$tmp/u.db" <<'PY' || bad "unseen time does not match the workload's blocked time"
+# check_unseen GROUND_TRUTH DB: the waiters' unseen time against their
+# blocked time as the workload measured it.
+check_unseen() {
+python3 - "$1" "$2" <<'PY' || return 1
 import json, sqlite3, sys
 truth = json.load(open(sys.argv[1]))
 con = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
@@ -50,6 +48,14 @@ ok = waiters >= 0.8 * off_cpu and total <= sum(r[1] for r in rows)
 ok = ok and holder <= 0.25 * blocked / truth["waiters"]
 sys.exit(0 if ok else 1)
 PY
+}
+
+echo "== unseen_stdio under LD_PRELOAD"
+LOCKBLAME_OUTPUT=$tmp/u.db GROUND_TRUTH=$tmp/gt.json preloaded "$W" 2>"$tmp/u.err" || fail "workload exited $?"
+cat "$tmp/u.err"
+need "$tmp/u.db" "$tmp/gt.json"
+grep -q "^lockblame: threads spent .*$cause" "$tmp/u.err" || bad "no unseen-waits line in the exit summary"
+check_unseen "$tmp/gt.json" "$tmp/u.db" || bad "unseen time does not match the workload's blocked time"
 "$L" report "$tmp/u.db" >"$tmp/u.txt" || fail "report exited $?"
 cat "$tmp/u.txt"
 grep -q "^unseen:   threads spent .*$cause" "$tmp/u.txt" || bad "no unseen: line in the report header"
@@ -71,6 +77,27 @@ echo "  --by-process unseen_s $p, the threads' $d"
 [ "$p" = "$d" ] || bad "--by-process does not give the process's unseen time"
 "$L" report --format html "$tmp/u.db" >"$tmp/u.html" || fail "report --format html exited $?"
 grep -q '<th>unseen</th>' "$tmp/u.html" || bad "the HTML header has no unseen row"
+
+# In a pid namespace the threads' numbers are the namespace's: with /proc
+# mounted for it (a container) they are /proc's too, and a thread builds
+# its schedstat path from its own numbers; with the host's /proc they are
+# not, and it reads the path from /proc/thread-self (util/run_delay.c).
+# Another thread's or process's statistics would show here as a run delay
+# beside which the waiters' unseen time falls short.
+host_proc="with the host's /proc"
+for mount in --mount-proc ""; do
+    where=${mount:-$host_proc}
+    unshare --pid --fork $mount true 2>/dev/null || { echo "  (no pid namespace $where here)"; continue; }
+    echo "== unseen_stdio in a pid namespace $where"
+    rm -f "$tmp/ns.db" "$tmp/ns.json"
+    LOCKBLAME_OUTPUT=$tmp/ns.db GROUND_TRUTH=$tmp/ns.json unshare --pid --fork $mount \
+        env LD_PRELOAD="$LOCKBLAME_LIB" "$W" 2>"$tmp/ns.err" || fail "workload exited $? in the namespace"
+    need "$tmp/ns.db" "$tmp/ns.json"
+    [ "$(rows "$tmp/ns.db" "SELECT COUNT(*) FROM thread WHERE runqueue_s IS NOT NULL")" -ge 1 ] ||
+        bad "no thread's run delay read in the namespace $where"
+    check_unseen "$tmp/ns.json" "$tmp/ns.db" ||
+        bad "unseen time does not match the workload's in the namespace $where"
+done
 
 echo "== lockblame run"
 "$L" run -o "$tmp/r.db" -- "$W" >/dev/null 2>"$tmp/r.err" || fail "lockblame run exited $?"

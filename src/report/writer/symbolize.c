@@ -12,6 +12,7 @@
 #include "common/scratch.h"
 #include "common/symindex.h"
 #include "util/lazy_deps.h"
+#include "util/proc_numbers.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -100,7 +101,7 @@ static bool ready(lb_symbolizer_t *s)
         if (!lb_debuginfo_libs_open())
             return false;
         s->dwfl = dwfl_begin(&callbacks);
-        if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 ||
+        if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, lb_proc_self_pid()) != 0 ||
                         dwfl_report_end(s->dwfl, NULL, NULL) != 0)) {
             dwfl_end(s->dwfl);
             s->dwfl = NULL;

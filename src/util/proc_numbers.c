@@ -1,0 +1,74 @@
+/* How /proc numbers this process (contract in proc_numbers.h).
+ *
+ * Invariants: `own_for` holds the pid of the process that found /proc's
+ * numbers to be its own, `checked_for` the pid of one that looked; each
+ * is written whole (racing threads find the same; `checked_for` is
+ * stored after `own_for`, with release), and
+ * a fork child, whose pid differs, never takes either as its own. */
+#include "util/proc_numbers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+
+#include "util/raw_syscall.h"
+
+static pid_t own_for;     /* found /proc's numbers its own; 0 none */
+static pid_t checked_for; /* read the link (own_for set if they were) */
+
+static pid_t raw_getpid(void)
+{
+    return (pid_t)lb_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+}
+
+/* The number a /proc link names, or -1. */
+static long link_number(const char *link)
+{
+    char text[32];
+    long n =
+        lb_raw_syscall(SYS_readlinkat, AT_FDCWD, (long)link, (long)text, sizeof text - 1, 0, 0);
+    if (n <= 0)
+        return -1;
+    long v = 0;
+    for (long i = 0; i < n; i++) {
+        if (text[i] < '0' || text[i] > '9')
+            return -1;
+        v = v * 10 + (text[i] - '0');
+    }
+    return v;
+}
+
+pid_t lb_proc_self_pid(void)
+{
+    long pid = link_number("/proc/self");
+    return pid > 0 ? (pid_t)pid : raw_getpid();
+}
+
+bool lb_proc_numbers_own(void)
+{
+    pid_t pid = raw_getpid();
+    pid_t own = __atomic_load_n(&own_for, __ATOMIC_RELAXED);
+    if (own == pid)
+        return true;
+    /* A fork child of the process that found them: in its parent's
+     * namespace when it numbers its parent as the parent did itself (a
+     * child in a new namespace is told 0). */
+    if (own && own == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0)) {
+        __atomic_store_n(&own_for, pid, __ATOMIC_RELAXED);
+        return true;
+    }
+    if (__atomic_load_n(&checked_for, __ATOMIC_ACQUIRE) == pid)
+        return __atomic_load_n(&own_for, __ATOMIC_RELAXED) == pid;
+    bool same = link_number("/proc/self") == (long)pid;
+    if (same)
+        __atomic_store_n(&own_for, pid, __ATOMIC_RELAXED);
+    __atomic_store_n(&checked_for, pid, __ATOMIC_RELEASE);
+    return same;
+}
+
+void lb_proc_numbers_fork_prepare(void)
+{
+    int saved_errno = errno;
+    lb_proc_numbers_own();
+    errno = saved_errno;
+}
