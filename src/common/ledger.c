@@ -2,6 +2,7 @@
 #include "common/ledger.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,29 @@
 void lb_ledger_path(char *buf, size_t size, const char *db_path)
 {
     snprintf(buf, size, "%s-procs", db_path);
+}
+
+uint64_t lb_ledger_run_hash(const char *run_key)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)run_key; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+bool lb_ledger_of_run(const char *db_path, const char *run_key)
+{
+    if (!run_key || !*run_key)
+        return false;
+    char path[PATH_MAX];
+    lb_ledger_path(path, sizeof path, db_path);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    uint64_t run = 0;
+    ssize_t got = pread(fd, &run, sizeof run, offsetof(lb_ledger_t, run));
+    close(fd);
+    return got == (ssize_t)sizeof run && run == lb_ledger_run_hash(run_key);
 }
 
 /* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an

@@ -74,12 +74,18 @@ typedef struct lb_ledger {
      * (CAS from 0); 0 while none did. */
     uint32_t failure;
     uint64_t committer; /* pid | its kernel start time's low 32 bits << 32 */
-    uint32_t pad[8];
+    /* The run the file was made for (lb_ledger_run_hash of its key), set
+     * once by its maker, `lockblame run` or the tree's root, after the
+     * database's path passed its check; 0 in a ledger of an earlier
+     * build. */
+    uint64_t run;
+    uint32_t pad[6];
     lb_ledger_slot_t slot[LB_LEDGER_SLOTS];
 } lb_ledger_t;
 /* The layout every build of a tree shares (a library upgraded while a
  * tree runs maps the same file). */
-_Static_assert(offsetof(lb_ledger_t, committer) == 24 && offsetof(lb_ledger_t, slot) == 64,
+_Static_assert(offsetof(lb_ledger_t, committer) == 24 && offsetof(lb_ledger_t, run) == 32 &&
+                   offsetof(lb_ledger_t, slot) == 64,
                "the ledger's layout is shared by every build");
 
 /* The processes the ledger says ended without writing their profile. */
@@ -93,6 +99,15 @@ typedef struct lb_ledger_tally {
 
 /* The ledger's file for the database at db_path. */
 void lb_ledger_path(char *buf, size_t size, const char *db_path);
+/* The ledger's `run` for run_key: a hash of it, never 0. */
+uint64_t lb_ledger_run_hash(const char *run_key);
+/* Whether the ledger beside the database at db_path was made for the run
+ * run_key: its maker made it after the path passed the run's check (a
+ * file there that is not a lockblame database keeps a run from
+ * starting), so a file there that is not (yet) an SQLite database is the
+ * run's own, being made or torn by a write that failed (a full disk),
+ * not a foreign one. A read of the file's head, no mapping. */
+bool lb_ledger_of_run(const char *db_path, const char *run_key);
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
  * if there is none or it is a zombie. */
 uint64_t lb_proc_start_of(pid_t pid);

@@ -75,12 +75,15 @@ lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *pre
 }
 
 /* The database at path for a merge: opened read-write, made first when
- * `make` and none is there, waiting for commits under way, and of this
- * schema version; NULL with *why otherwise. */
-static sqlite3 *open_for_merge(const char *path, bool make, const char **why)
+ * the run run_key's and none is there (NULL: any run's, not made),
+ * waiting for commits under way, and of this schema version; NULL with
+ * *why otherwise. A file there that is no SQLite database but the run's
+ * own (common/ledger.h, lb_ledger_of_run), torn by a write that failed,
+ * says SQLite's why. */
+static sqlite3 *open_for_merge(const char *path, const char *run_key, const char **why)
 {
     sqlite3 *db = NULL;
-    if ((make && create_missing(path, &db) != SQLITE_OK) ||
+    if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
         (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
         *why = "not writable";
     } else {
@@ -88,7 +91,9 @@ static sqlite3 *open_for_merge(const char *path, bool make, const char **why)
         sqlite3_busy_timeout(db, PENDING_BUSY_MS);
         if (lb_db_version(db, "main") == LB_SCHEMA_VERSION)
             return db;
-        *why = "not a lockblame database of this version, or not writable";
+        *why = (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB && lb_ledger_of_run(path, run_key)
+                   ? sqlite3_errstr(SQLITE_NOTADB)
+                   : "not a lockblame database of this version, or not writable";
     }
     sqlite3_close(db);
     return NULL;
@@ -145,7 +150,7 @@ void lb_cli_add_pending(const char *path, const char *run_key)
     char key[128];
     lb_spool_batch_t pending = { 0 };
     const char *why = NULL;
-    if (!(db = open_for_merge(path, run_key != NULL, &why)))
+    if (!(db = open_for_merge(path, run_key, &why)))
         goto out;
     if (!run_key) {
         if (!run_key_of(db, key, sizeof key))
@@ -176,7 +181,7 @@ bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, un
         lb_spool_dir(spool, sizeof spool, path);
         const char *why;
         if ((access(path, F_OK) != 0 && (stat(spool, &st) != 0 || st.st_uid != geteuid())) ||
-            !(*db = open_for_merge(path, true, &why)))
+            !(*db = open_for_merge(path, run_key, &why)))
             return false; /* the final merge says why */
     }
     lb_spool_batch_t pending = { 0 };

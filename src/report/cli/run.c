@@ -361,7 +361,7 @@ int lb_cmd_run(int argc, char **argv)
         run_signals_restore(old_actions, &blocked_before);
         if (profile) {
             set_env("LOCKBLAME_OUTPUT", path);
-            lb_run_fresh_ledger(path); /* its processes join it */
+            lb_run_fresh_ledger(path, getenv("LOCKBLAME_RUN")); /* its processes join it */
         }
         execvp(prog[0], prog);
         int err = errno;

@@ -21,8 +21,9 @@ enum {
 int lb_run_output_state(const char *path);
 
 /* Remove the ledger of an earlier run at path (common/ledger.h) and its
- * shared table (blame/shared_objs.h), and make the new run's ledger. */
-void lb_run_fresh_ledger(const char *path);
+ * shared table (blame/shared_objs.h), and make the new run's ledger, for
+ * the run run_key (the ledger's `run`). */
+void lb_run_fresh_ledger(const char *path, const char *run_key);
 
 /* After PROG ended with wait status `status`: at most 6 lockblame: lines
  * on stderr about the run's database at path (or why there is none).

@@ -83,7 +83,7 @@ static void remove_shared_table(const char *path)
     unlink(table_path);
 }
 
-void lb_run_fresh_ledger(const char *path)
+void lb_run_fresh_ledger(const char *path, const char *run_key)
 {
     char ledger_path[PATH_MAX];
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
@@ -93,7 +93,9 @@ void lb_run_fresh_ledger(const char *path)
      * ended (writer/ledger.c) */
     int fd = open(ledger_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
-        if (!lb_file_room(fd, sizeof(lb_ledger_t)))
+        uint64_t run = lb_ledger_run_hash(run_key);
+        if (!lb_file_room(fd, sizeof(lb_ledger_t)) ||
+            pwrite(fd, &run, sizeof run, offsetof(lb_ledger_t, run)) != (ssize_t)sizeof run)
             unlink(ledger_path); /* no ledger: nothing is counted */
         close(fd);
     }

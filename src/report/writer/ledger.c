@@ -45,6 +45,11 @@ static lb_ledger_t *map_ledger(void)
         uint32_t blank = 0; /* the first process writes the magic */
         __atomic_compare_exchange_n(&l->magic, &blank, LB_LEDGER_MAGIC, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE);
+        /* its maker, after the path's check (lb_output_setup): the run's */
+        uint64_t none = 0;
+        if (root)
+            __atomic_compare_exchange_n(&l->run, &none, lb_ledger_run_hash(lb_output_run_key()),
+                                        false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     }
     return l;
 }

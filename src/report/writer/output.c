@@ -82,6 +82,18 @@ static void export_env(const char *name, const char *value)
         lb_warn("cannot pass %s to child processes: %s", name, strerror(errno));
 }
 
+/* Inside the run run_key, whether the file at path, which is not (yet) an
+ * SQLite database, is the run's own: made by a process of the run that
+ * is still writing its first page, or torn by a write that failed (a
+ * full disk). It is when the run's ledger beside it was made for this
+ * run (common/ledger.h, lb_ledger_of_run): its maker made it after the
+ * path passed the run's check, which a file that is not a lockblame
+ * database fails. Outside a run, never. */
+static bool runs_own(const char *path, const char *run)
+{
+    return run && *run && lb_ledger_of_run(path, run);
+}
+
 /* What is at path: 0 nothing or a lockblame database we may add to, else
  * -1 after one line. */
 static int check_existing(const char *path)
@@ -100,9 +112,13 @@ static int check_existing(const char *path)
     ssize_t n = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
     if (fd >= 0)
         close(fd);
+    const char *run = lb_getenv("LOCKBLAME_RUN");
     /* (SQLite writes a database's first page whole: a file shorter than
-     * its header is no database) */
-    if (n >= 0 && (n < (ssize_t)sizeof magic || !lb_db_sqlite_header(magic, sizeof magic))) {
+     * its header is no database, unless it is the run's own, whose first
+     * page a process of the run has not written yet or could not write:
+     * that one goes on, and its commit fails or not as the others') */
+    if (n >= 0 && (n < (ssize_t)sizeof magic || !lb_db_sqlite_header(magic, sizeof magic)) &&
+        !runs_own(path, run)) {
         lb_warn("output %s exists and is not a lockblame database; not overwriting it,"
                 " not profiling",
                 path);
@@ -113,7 +129,6 @@ static int check_existing(const char *path)
      * write), and so loads no SQLite at start-up (util/lazy_lib.h). Its
      * output may not be its root's (a LOCKBLAME_OUTPUT set inside the
      * tree): the header above is read all the same. */
-    const char *run = lb_getenv("LOCKBLAME_RUN");
     if (run && *run)
         return 0;
     /* An SQLite file: a lockblame database unless its tables say otherwise.
@@ -244,11 +259,23 @@ static void say_cannot_write(sqlite3 *db, bool pending_only)
         lb_output_cannot_write(sqlite3_errcode(db), sqlite3_errmsg(db));
 }
 
+/* "out" is no SQLite database (lb_db_version failed with SQLITE_NOTADB)
+ * and the run's own (runs_own): torn by a write that failed. Its line is
+ * a failed write's, left to the tree's summary. */
+static bool torn_own(sqlite3 *db)
+{
+    return (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB && runs_own(output_path, run_key);
+}
+
 /* Inside the transaction: is "out" ready for our rows? 0 yes, else -1
- * after one line (a foreign file). */
+ * after one line (a foreign file, or the run's own torn). */
 static int prepare_out(sqlite3 *db, bool pending_only)
 {
     int version = lb_db_version(db, "out");
+    if (version < 0 && torn_own(db)) {
+        say_cannot_write(db, pending_only);
+        return -1;
+    }
     if (version < 0 || version > LB_SCHEMA_VERSION) {
         lb_warn("output %s is not a lockblame database (of this version); not overwriting it",
                 output_path);
@@ -346,7 +373,10 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         return -1;
     }
     if (lb_db_version(db, "out") < 0) { /* not SQLite at all: do not even lock it */
-        lb_warn("output %s is not a lockblame database; not overwriting it", output_path);
+        if (torn_own(db))
+            say_cannot_write(db, pending_only);
+        else
+            lb_warn("output %s is not a lockblame database; not overwriting it", output_path);
         sql(db, "DETACH out");
         return -1;
     }
