@@ -26,7 +26,9 @@
  * what is at the path. Returns 0; or -1 after one lockblame: line when the
  * path holds something that is not a lockblame database (the caller runs
  * the program unprofiled; LOCKBLAME_DISABLE=1 is exported so that the
- * tree's other processes stay quiet). */
+ * tree's other processes stay quiet). Inside a run, the run's own
+ * database without an SQLite header yet, or torn, is not such a file
+ * (common/ledger.h, lb_ledger_of_run). */
 int lb_output_setup(void);
 const char *lb_output_path(void);
 /* This process started the tree (it made the run key; an exec'd image of
