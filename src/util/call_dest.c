@@ -1,5 +1,6 @@
 /* Call destinations decoded from our own code (call_dest.h). Every read
- * goes through lb_read_own: a wrong guess never faults. */
+ * goes through lb_read_own, a wrong guess never faults, but the call
+ * bytes lb_call_dest_ran reads in place: code that ran and is mapped. */
 #include "util/call_dest.h"
 
 #include <string.h>
@@ -29,11 +30,9 @@ uintptr_t lb_through_plt(uintptr_t addr)
     return addr;
 }
 
-uintptr_t lb_call_dest(uintptr_t ra)
+/* The call ending at ra, from its bytes b (the 6 before ra). */
+static uintptr_t decode_call(uintptr_t ra, const uint8_t b[6])
 {
-    uint8_t b[6];
-    if (!lb_read_own((const void *)(ra - 6), b, sizeof b))
-        return 0;
     int32_t disp;
     if (b[1] == 0xe8) { /* call rel32 */
         memcpy(&disp, &b[2], sizeof disp);
@@ -45,4 +44,22 @@ uintptr_t lb_call_dest(uintptr_t ra)
         return lb_read_own_word(ra + (intptr_t)disp, &dest) ? dest : 0;
     }
     return 0;
+}
+
+uintptr_t lb_call_dest(uintptr_t ra)
+{
+    uint8_t b[6];
+    return lb_read_own((const void *)(ra - 6), b, sizeof b) ? decode_call(ra, b) : 0;
+}
+
+uintptr_t lb_call_dest_ran(uintptr_t ra)
+{
+    enum {
+        PAGE = 4096
+    };
+    if (ra < 6 || (ra - 6) / PAGE != (ra - 1) / PAGE)
+        return lb_call_dest(ra);
+    uint8_t b[6];
+    memcpy(b, (const void *)(ra - 6), sizeof b);
+    return decode_call(ra, b);
 }

@@ -9,6 +9,11 @@
 /* The destination of the call that ends just before ra (call rel32, call
  * *disp(%rip)), or 0. */
 uintptr_t lb_call_dest(uintptr_t ra);
+/* The same for the return address of a call this process ran, in code
+ * still mapped (the caller knows: a module not unloaded): the call's
+ * bytes are read in place where they lie on the page of its last byte,
+ * which ran; the rest as lb_call_dest reads. */
+uintptr_t lb_call_dest_ran(uintptr_t ra);
 /* Follows a PLT stub ([endbr64] [bnd] jmp *disp(%rip)) to the address in
  * its GOT slot, twice at most; returns addr itself when it is no such
  * stub. */

@@ -70,7 +70,7 @@ static void test_tail_call_sited_in_jumping_function(void)
     lb_symbol_t at_call;
     lb_symbolize(s, call_pc, &at_call);
     ASSERT_EQ(strncmp(at_call.function, "caller", 6), 0); /* what the walk saw */
-    uintptr_t jump = lb_tailcall_jump(s, call_pc, is_release_entry);
+    uintptr_t jump = lb_tailcall_jump(s, call_pc, is_release_entry, NULL);
     ASSERT_NE(jump, 0);
     lb_symbol_t at_jump;
     lb_symbolize(s, jump, &at_jump);
@@ -85,7 +85,7 @@ static void test_direct_call_is_its_own_site(void)
     ASSERT_NOT_NULL(s);
     release_entry(&mutex);
     sink++;
-    ASSERT_EQ(lb_tailcall_jump(s, seen_ra - 1, is_release_entry), 0);
+    ASSERT_EQ(lb_tailcall_jump(s, seen_ra - 1, is_release_entry, NULL), 0);
     lb_symbolizer_close(s);
 }
 

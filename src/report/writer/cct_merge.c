@@ -134,7 +134,7 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
     if (lb_retired_contains(call_pc))
         return call_pc; /* its code is gone: no tail jump to read */
     if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
-        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self);
+        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self, &w->plt_memo);
         int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
         v = !jump                                         ? 0
             : delta >= -NEAR_RANGE && delta <= NEAR_RANGE ? (uint32_t)(delta + NEAR_BIAS)

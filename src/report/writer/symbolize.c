@@ -74,6 +74,11 @@ void lb_symbolizer_use_modules(lb_symbolizer_t *s, const lb_modmap_t *modules)
         s->modules = modules;
 }
 
+bool lb_symbolizer_maps(const lb_symbolizer_t *s, uintptr_t pc)
+{
+    return s && s->modules && !lb_retired_contains(pc) && lb_modmap_find(s->modules, pc);
+}
+
 /* The module holding where, named as lb_symbolize names it: from the
  * writer's modules when where lies in one (an unloaded library's range
  * may hold another file now), else through libdwfl. */

@@ -21,6 +21,9 @@ lb_symbolizer_t *lb_symbolizer_open(void);
  * outlive s: the module of a cut marker's address (marker_frames.h) is
  * then named from them, without loading libdw. */
 void lb_symbolizer_use_modules(lb_symbolizer_t *s, const lb_modmap_t *modules);
+/* pc lies in a module of those (lb_symbolizer_use_modules) that was not
+ * unloaded since: its code is mapped. */
+bool lb_symbolizer_maps(const lb_symbolizer_t *s, uintptr_t pc);
 /* Never fails: unknown fields are NULL/0. Works with a NULL symbolizer. */
 void lb_symbolize(lb_symbolizer_t *s, uintptr_t pc, lb_symbol_t *out);
 /* The bounds [*lo, *hi) of the symbol (function) holding pc, from the

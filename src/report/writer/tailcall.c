@@ -12,6 +12,24 @@
 #define LB_TAIL_MAX_FUNC (256 * 1024) /* larger "functions" are not scanned */
 #define LB_TAIL_DEPTH    3            /* F may tail-jump to G that jumps to the entry */
 
+/* lb_through_plt(addr), from the memo where it was followed before. Only
+ * for the stub a recorded call went through: its slot was bound before
+ * the call ran, and stays so (a stub a scan meets may not be bound yet). */
+static uintptr_t through_plt(lb_plt_memo_t *memo, uintptr_t addr)
+{
+    unsigned n = memo ? memo->n : 0;
+    for (unsigned i = 0; i < n; i++)
+        if (memo->stub[i] == addr)
+            return memo->dest[i];
+    uintptr_t dest = lb_through_plt(addr);
+    if (memo && n < sizeof memo->stub / sizeof memo->stub[0]) {
+        memo->stub[n] = addr;
+        memo->dest[n] = dest;
+        memo->n = n + 1;
+    }
+    return dest;
+}
+
 /* Jumps in [lo, hi) that leave the function: returns the first whose
  * destination is a release entry (directly, or through a function that
  * itself tail-jumps to one, up to depth), else 0. */
@@ -65,15 +83,19 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
     return onward ? find_jump(s, onward, is_entry, depth - 1) : 0;
 }
 
-uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_entry_fn is_entry)
+uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_entry_fn is_entry,
+                           lb_plt_memo_t *memo)
 {
 #if defined(__x86_64__)
     if (!s || call_pc < 16)
         return 0;
-    uintptr_t fn = lb_call_dest(call_pc + 1);
+    /* the call ran (the path recorded its return): in a module still
+     * mapped, its bytes are read in place */
+    uintptr_t fn =
+        lb_symbolizer_maps(s, call_pc) ? lb_call_dest_ran(call_pc + 1) : lb_call_dest(call_pc + 1);
     if (!fn)
         return 0;
-    fn = lb_through_plt(fn);
+    fn = through_plt(memo, fn);
     if (is_entry(fn))
         return 0; /* a direct call: the caller is the site */
     return find_jump(s, fn, is_entry, LB_TAIL_DEPTH);
@@ -81,6 +103,7 @@ uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_ent
     (void)s;
     (void)call_pc;
     (void)is_entry;
+    (void)memo;
     return 0;
 #endif
 }

@@ -23,10 +23,21 @@
  * lockblame's exported wrappers (or, in tests, the real function). */
 typedef bool (*lb_release_entry_fn)(uintptr_t addr);
 
+/* PLT stubs that recorded calls went through, with where they led
+ * (lb_through_plt): the stubs of a few functions serve every call site,
+ * and each follow is two or more reads through a system call. Zeroed
+ * before its first use. */
+typedef struct lb_plt_memo {
+    uintptr_t stub[16], dest[16];
+    unsigned n;
+} lb_plt_memo_t;
+
 /* call_pc is a call-instruction address (return address - 1) at the
- * innermost program frame of a path that ended in a release entry.
+ * innermost program frame of a path that ended in a release entry; memo
+ * the write's (NULL: none).
  * Returns the address of the tail jump inside the function that call
  * reached, or 0 when the call went to a release entry directly, the
  * call is indirect through a register, or no unique jump is found. */
-uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_entry_fn is_entry);
+uintptr_t lb_tailcall_jump(lb_symbolizer_t *s, uintptr_t call_pc, lb_release_entry_fn is_entry,
+                           lb_plt_memo_t *memo);
 #endif

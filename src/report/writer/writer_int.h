@@ -14,6 +14,7 @@
 #include "common/rowlog.h"
 #include "core/thread.h"
 #include "report/writer/symbolize.h"
+#include "report/writer/tailcall.h"
 #include "sampler/metrics.h"
 #include "common/u64map.h"
 
@@ -43,6 +44,7 @@ typedef struct writer {
     lb_u64map_t module_of_base;
     lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */
     lb_u64map_t jump_of_pc;   /* call pc -> tail jump, see lb_merge_site_pc */
+    lb_plt_memo_t plt_memo;   /* the PLT stubs those look-ups followed */
     uintptr_t *far_jumps;     /* tail jumps over 1 GiB from their call (another module's) */
     uint32_t nfar, far_cap;
     uint32_t frames, modules, nodes;
