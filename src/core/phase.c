@@ -3,11 +3,13 @@
 
 #include <stddef.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 
 int lb_runtime_phase LB_FORK_WRITTEN = LB_PHASE_OFF;
 
+static pid_t own_pid LB_FORK_WRITTEN; /* getpid() at start or fork; a vfork child differs */
 static unsigned long long start_ns;
 static double start_unix;
 
@@ -18,6 +20,16 @@ void lb_runtime_stamp_start(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+void lb_runtime_stamp_pid(void)
+{
+    __atomic_store_n(&own_pid, getpid(), __ATOMIC_RELAXED);
+}
+
+pid_t lb_runtime_pid(void)
+{
+    return __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
 }
 
 unsigned long long lb_runtime_start_ns(void)

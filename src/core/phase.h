@@ -4,10 +4,12 @@
  * RUNNING -> FINISHED), except in a fork child, which restarts from
  * running. Conversion of native objects happens only while running;
  * objects already monitored keep working in every phase. The start time
- * is stamped once, while STARTING, before anything reads it. */
+ * is stamped once, while STARTING, before anything reads it; the pid
+ * then too, and again by a fork child's hooks. */
 #ifndef LB_CORE_PHASE_H
 #define LB_CORE_PHASE_H
 #include <stdbool.h>
+#include <sys/types.h>
 
 enum lb_phase {
     LB_PHASE_OFF,
@@ -22,6 +24,11 @@ static inline bool lb_runtime_monitoring(void)
     return __atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) == LB_PHASE_RUNNING;
 }
 
+/* Record getpid() as the process's, at its start and in a fork child. */
+void lb_runtime_stamp_pid(void);
+/* getpid() as of the process's start or its fork: the tid of its first
+ * thread (no system call; a vfork child's differs). */
+pid_t lb_runtime_pid(void);
 /* Record now as the start (monotonic and wall clock). */
 void lb_runtime_stamp_start(void);
 /* Monotonic ns / Unix time in seconds at the start. */

@@ -42,11 +42,9 @@ static void run_finish_hooks(void *p)
     lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
 }
 
-static pid_t own_pid LB_FORK_WRITTEN; /* getpid() at start or fork; a vfork child differs */
-
 bool lb_runtime_is_own_process(void)
 {
-    return getpid() == __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
+    return getpid() == lb_runtime_pid();
 }
 
 /* Written together by the thread that ends the process, read together by
@@ -138,7 +136,7 @@ static void after_fork_child(void)
         return;
     lb_thread_after_fork_child(self);
     lb_undirected_after_fork();
-    __atomic_store_n(&own_pid, getpid(), __ATOMIC_RELAXED);
+    lb_runtime_stamp_pid();
 }
 
 void lb_runtime_start(void)
@@ -150,7 +148,7 @@ void lb_runtime_start(void)
     int saved_errno = errno;
     lb_real_resolve();
     lb_runtime_stamp_start();
-    own_pid = getpid();
+    lb_runtime_stamp_pid();
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */
     lb_thread_t *main_thread = lb_thread_attach(0, 0, 0);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/hooks.h"
+#include "core/phase.h"
 #include "core/undirected.h"
 #include "util/clock.h"
 #include "util/pages.h"
@@ -39,7 +40,9 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
 {
     int saved_errno = errno;
     lb_thread_attaching = true;
-    lb_stack_bounds_init(); /* the sampler and sampler/foreign.h read them */
+    pid_t tid = gettid();
+    /* the sampler and sampler/foreign.h read them */
+    lb_stack_bounds_init(tid == lb_runtime_pid());
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         lb_thread_attaching = false;
@@ -47,7 +50,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
         return NULL; /* a record from the arena is simply not used */
     }
     t->id = __atomic_fetch_add(&registry.next_id, 1, __ATOMIC_RELAXED);
-    t->tid = gettid();
+    t->tid = tid;
     t->os_tid = t->tid;
     t->handle = (uintptr_t)pthread_self();
     t->start_routine = start_routine;

@@ -220,11 +220,11 @@ static int descriptor_bounds(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
-void lb_stack_bounds_init(void)
+void lb_stack_bounds_init(bool may_be_main)
 {
     int saved_errno = errno;
     uintptr_t lo, hi;
-    if (gettid() == getpid() && main_thread_bounds(&lo, &hi) == 0) {
+    if (may_be_main && gettid() == getpid() && main_thread_bounds(&lo, &hi) == 0) {
         learn_block_word_from_main();
         lb_stack_bounds.hi = hi;
         lb_stack_bounds.lo = lo;

@@ -35,9 +35,11 @@ typedef struct {
 extern LB_TLS lb_stack_bounds_t lb_stack_bounds;
 
 /* Record the calling thread's stack from pthread_getattr_np. Not
- * async-signal-safe (glibc allocates); call at thread start. On failure
- * the bounds stay unknown. errno is preserved. */
-void lb_stack_bounds_init(void);
+ * async-signal-safe (glibc allocates); call at thread start. may_be_main:
+ * false for a thread known to be a created one (no look at whether it is
+ * the process's first). On failure the bounds stay unknown. errno is
+ * preserved. */
+void lb_stack_bounds_init(bool may_be_main);
 
 /* Replace the bounds for a while (lockblame's own stack); returns the old. */
 static inline lb_stack_bounds_t lb_stack_bounds_push(uintptr_t lo, uintptr_t hi)

@@ -30,7 +30,7 @@ static int readable(const void *p)
 
 static void test_bounds_known_after_init(void)
 {
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     ASSERT_NE(lb_stack_bounds.lo, 0);
     ASSERT_UEQ(here >= lb_stack_bounds.lo && here < lb_stack_bounds.hi, 1);
@@ -55,7 +55,7 @@ static void test_main_thread_bounds_as_glibc(void)
 {
     lb_stack_bounds_t glibc = glibc_bounds();
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     ASSERT_UEQ(lb_stack_bounds.lo, glibc.lo);
     ASSERT_UEQ(lb_stack_bounds.hi, glibc.hi);
 }
@@ -73,7 +73,7 @@ static void *bounds_thread(void *p)
 {
     bounds_seen_t *s = p;
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     s->ours = lb_stack_bounds;
     if (s->ready) {
         pthread_barrier_wait(s->ready); /* the main thread counts arenas */
@@ -161,7 +161,7 @@ static void test_thread_bounds_as_glibc(void)
 static void test_first_thread_bounds_learnt_at_main(void)
 {
     lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     pthread_barrier_t ready, go;
     pthread_barrier_init(&ready, NULL, 2);
     pthread_barrier_init(&go, NULL, 2);
@@ -190,7 +190,7 @@ static void test_unknown_bounds_mean_room(void)
 
 static void *small_thread(void *arg)
 {
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     *(int *)arg = lb_stack_room(LB_STACK_BUDGET_HANDLER);
     return NULL;
 }
@@ -218,7 +218,7 @@ static void coro(void)
 
 static void test_no_room_on_a_foreign_stack(void)
 {
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     static char stack[1 << 20];
     getcontext(&coro_ctx);
     coro_ctx.uc_stack.ss_sp = stack;
@@ -246,7 +246,7 @@ static void on_own_stack(void *p)
 
 static void test_own_stack_runs_fn_there(void)
 {
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     lb_stack_bounds_t before = lb_stack_bounds;
     seen_t s = { 0 };
     errno = 0;
@@ -267,7 +267,7 @@ static void test_own_stack_runs_fn_there(void)
 /* A call made again and again (a forking parent's) leaves no stack. */
 static void test_own_stack_not_kept(void)
 {
-    lb_stack_bounds_init();
+    lb_stack_bounds_init(true);
     seen_t s = { 0 };
     ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &s, LB_OWN_STACK_SIZE, false), 0);
     ASSERT_UEQ(s.frame >= s.bounds.lo && s.frame < s.bounds.hi, 1);
