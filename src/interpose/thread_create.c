@@ -75,11 +75,12 @@ static void start_block_release(lb_start_t *start)
     }
 }
 
-static void start_blocks_fork_child(lb_thread_t *self)
+static void thread_create_fork_child(lb_thread_t *self)
 {
     (void)self;
     for (uint32_t i = 0; i < LB_START_BLOCKS; i++)
         LB_STORE_CHANGED(&start_blocks[i].taken, 0u);
+    lb_proc_numbers_fork_child(); /* for its threads' exits */
 }
 
 static void detach_cleanup(void *self)
@@ -213,5 +214,5 @@ LB_PROCESS_HOOKS(thread_create_hooks) = {
     .rank = LB_RANK_INTERPOSE,
     .setup = thread_create_setup,
     .fork_prepare = lb_proc_numbers_fork_prepare, /* for the children's threads' exits */
-    .fork_child = start_blocks_fork_child,
+    .fork_child = thread_create_fork_child,
 };

@@ -41,22 +41,14 @@ static long link_number(const char *link)
 pid_t lb_proc_self_pid(void)
 {
     long pid = link_number("/proc/self");
-    return pid > 0 ? (pid_t)pid : raw_getpid();
+    return pid > 0 ? (pid_t)pid : 0;
 }
 
 bool lb_proc_numbers_own(void)
 {
     pid_t pid = raw_getpid();
-    pid_t own = __atomic_load_n(&own_for, __ATOMIC_RELAXED);
-    if (own == pid)
+    if (__atomic_load_n(&own_for, __ATOMIC_RELAXED) == pid)
         return true;
-    /* A fork child of the process that found them: in its parent's
-     * namespace when it numbers its parent as the parent did itself (a
-     * child in a new namespace is told 0). */
-    if (own && own == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0)) {
-        __atomic_store_n(&own_for, pid, __ATOMIC_RELAXED);
-        return true;
-    }
     if (__atomic_load_n(&checked_for, __ATOMIC_ACQUIRE) == pid)
         return __atomic_load_n(&own_for, __ATOMIC_RELAXED) == pid;
     bool same = link_number("/proc/self") == (long)pid;
@@ -64,6 +56,15 @@ bool lb_proc_numbers_own(void)
         __atomic_store_n(&own_for, pid, __ATOMIC_RELAXED);
     __atomic_store_n(&checked_for, pid, __ATOMIC_RELEASE);
     return same;
+}
+
+void lb_proc_numbers_fork_child(void)
+{
+    pid_t parents = own_for; /* the fork hooks run alone in the child */
+    own_for = 0;
+    checked_for = 0;
+    if (parents && parents == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0))
+        own_for = raw_getpid();
 }
 
 void lb_proc_numbers_fork_prepare(void)

@@ -9,17 +9,26 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* This process's pid as /proc numbers it (the /proc/self link), or
- * getpid() when the link cannot be read. errno may change. */
+/* This process's pid as /proc numbers it (the /proc/self link), or 0
+ * when the link cannot be read (no /proc, or one of a namespace this
+ * process is not in): /proc/PID is then no path to it. errno may change. */
 pid_t lb_proc_self_pid(void);
 
 /* True when /proc numbers this process and its threads as getpid() and
- * gettid() do. Found once a process: by a fork child from its parent's
- * finding where its parent is in its namespace, else by reading the
- * /proc/self link. errno may change. */
+ * gettid() do. Found by reading the /proc/self link once a process, or
+ * by a fork child's hook from its parent's finding. errno may change. */
 bool lb_proc_numbers_own(void);
 
 /* Before a fork, in the forking thread (errno kept): lb_proc_numbers_own
  * found here, once, for the children to take. */
 void lb_proc_numbers_fork_prepare(void);
+/* In a fork child, from its fork hooks: the parent's finding taken where
+ * the child is in its parent's pid namespace (its parent's pid is the
+ * one the parent found its own; a child in a new namespace is told 0),
+ * else forgotten. A child made without the fork hooks (a raw clone)
+ * keeps the parent's finding, which names another pid than its own
+ * unless its pid is the parent's number in a new namespace (a pid 1
+ * cloning a pid 1): then its threads read /proc/TID of the parent's
+ * /proc. */
+void lb_proc_numbers_fork_child(void);
 #endif

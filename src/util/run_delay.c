@@ -39,8 +39,9 @@ static size_t decimal(char *out, unsigned long v)
 /* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
  * /proc numbers it: gettid() where /proc numbers the process as it does
  * (util/proc_numbers.h), else the /proc/thread-self link's last
- * component, read without following the link. Not /proc/thread-self/schedstat: that leaves the thread's
- * dentries below /proc/PID, and the parent's reap of a process whose
+ * component, read without following the link. Not
+ * /proc/thread-self/schedstat: that leaves the thread's dentries below
+ * /proc/PID, and the parent's reap of a process whose
  * threads have just exited invalidates /proc/PID's subtree while the
  * last thread's own release invalidates its part: the reap then spins in
  * shrink_dcache_parent until that thread runs again. /proc/TID's

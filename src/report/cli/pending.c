@@ -91,8 +91,9 @@ static sqlite3 *open_for_merge(const char *path, const char *run_key, const char
         sqlite3_busy_timeout(db, PENDING_BUSY_MS);
         if (lb_db_version(db, "main") == LB_SCHEMA_VERSION)
             return db;
-        *why = (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB && lb_ledger_of_run(path, run_key)
-                   ? sqlite3_errstr(SQLITE_NOTADB)
+        int code = sqlite3_errcode(db) & 0xff;
+        *why = (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && lb_ledger_of_run(path, run_key)
+                   ? sqlite3_errstr(code)
                    : "not a lockblame database of this version, or not writable";
     }
     sqlite3_close(db);

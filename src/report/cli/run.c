@@ -361,7 +361,10 @@ int lb_cmd_run(int argc, char **argv)
         run_signals_restore(old_actions, &blocked_before);
         if (profile) {
             set_env("LOCKBLAME_OUTPUT", path);
-            lb_run_fresh_ledger(path, getenv("LOCKBLAME_RUN")); /* its processes join it */
+            /* its processes join it; the run's own only where the path
+             * passed the check (-o's above, the default name's here) */
+            bool checked = out || lb_run_output_state(path) != LB_OUT_FOREIGN;
+            lb_run_fresh_ledger(path, checked ? getenv("LOCKBLAME_RUN") : NULL);
         }
         execvp(prog[0], prog);
         int err = errno;

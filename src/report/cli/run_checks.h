@@ -22,7 +22,8 @@ int lb_run_output_state(const char *path);
 
 /* Remove the ledger of an earlier run at path (common/ledger.h) and its
  * shared table (blame/shared_objs.h), and make the new run's ledger, for
- * the run run_key (the ledger's `run`). */
+ * the run run_key (the ledger's `run`), which the caller gives only when
+ * path passed the run's check (NULL: the ledger names no run). */
 void lb_run_fresh_ledger(const char *path, const char *run_key);
 
 /* After PROG ended with wait status `status`: at most 6 lockblame: lines

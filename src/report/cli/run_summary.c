@@ -93,9 +93,10 @@ void lb_run_fresh_ledger(const char *path, const char *run_key)
      * ended (writer/ledger.c) */
     int fd = open(ledger_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
-        uint64_t run = lb_ledger_run_hash(run_key);
+        uint64_t run = run_key ? lb_ledger_run_hash(run_key) : 0;
         if (!lb_file_room(fd, sizeof(lb_ledger_t)) ||
-            pwrite(fd, &run, sizeof run, offsetof(lb_ledger_t, run)) != (ssize_t)sizeof run)
+            (run &&
+             pwrite(fd, &run, sizeof run, offsetof(lb_ledger_t, run)) != (ssize_t)sizeof run))
             unlink(ledger_path); /* no ledger: nothing is counted */
         close(fd);
     }

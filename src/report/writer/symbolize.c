@@ -105,8 +105,11 @@ static bool ready(lb_symbolizer_t *s)
         s->opened = true;
         if (!lb_debuginfo_libs_open())
             return false;
-        s->dwfl = dwfl_begin(&callbacks);
-        if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, lb_proc_self_pid()) != 0 ||
+        /* the maps of this process as /proc numbers it (getpid()'s number
+         * there may be another process's: util/proc_numbers.h) */
+        pid_t pid = lb_proc_self_pid();
+        s->dwfl = pid > 0 ? dwfl_begin(&callbacks) : NULL;
+        if (s->dwfl && (dwfl_linux_proc_report(s->dwfl, pid) != 0 ||
                         dwfl_report_end(s->dwfl, NULL, NULL) != 0)) {
             dwfl_end(s->dwfl);
             s->dwfl = NULL;
