@@ -108,6 +108,15 @@ uint64_t lb_ledger_run_hash(const char *run_key);
  * run's own, being made or torn by a write that failed (a full disk),
  * not a foreign one. A read of the file's head, no mapping. */
 bool lb_ledger_of_run(const char *db_path, const char *run_key);
+/* Whether /proc names this process by another number than getpid() (a
+ * /proc of another pid namespace: `unshare --pid --fork` without
+ * --mount-proc). The tree's look-ups by pid below then find other
+ * processes, and the tree's root says so in one line. */
+bool lb_proc_numbers_other(void);
+#define LB_PROC_NUMBERS_OTHER_LINE                                                             \
+    "/proc here is another pid namespace's: processes of the tree killed before writing their" \
+    " profile may go uncounted, and a process-shared object's waits in processes that end may" \
+    " be dropped; mount a /proc for this namespace (unshare --mount-proc) for whole figures"
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
  * if there is none or it is a zombie. */
 uint64_t lb_proc_start_of(pid_t pid);

@@ -83,7 +83,8 @@ grep -q '<th>unseen</th>' "$tmp/u.html" || bad "the HTML header has no unseen ro
 # its schedstat path from its own numbers; with the host's /proc they are
 # not, and it reads the path from /proc/thread-self (util/run_delay.c).
 # Another thread's or process's statistics would show here as a run delay
-# beside which the waiters' unseen time falls short.
+# beside which the waiters' unseen time falls short. With the host's /proc
+# the tree's root says once what it cannot look up by pid there.
 host_proc="with the host's /proc"
 for mount in --mount-proc ""; do
     where=${mount:-$host_proc}
@@ -93,6 +94,10 @@ for mount in --mount-proc ""; do
     LOCKBLAME_OUTPUT=$tmp/ns.db GROUND_TRUTH=$tmp/ns.json unshare --pid --fork $mount \
         env LD_PRELOAD="$LOCKBLAME_LIB" "$W" 2>"$tmp/ns.err" || fail "workload exited $? in the namespace"
     need "$tmp/ns.db" "$tmp/ns.json"
+    # what the tree cannot look up by pid there is said once
+    said=$(grep -c "^lockblame: /proc here is another pid namespace's" "$tmp/ns.err" || true)
+    [ "$said" = "$([ -n "$mount" ] && echo 0 || echo 1)" ] ||
+        bad "the line on /proc's namespace said $said times $where"
     [ "$(rows "$tmp/ns.db" "SELECT COUNT(*) FROM thread WHERE runqueue_s IS NOT NULL")" -ge 1 ] ||
         bad "no thread's run delay read in the namespace $where"
     check_unseen "$tmp/ns.json" "$tmp/ns.db" ||

@@ -43,6 +43,7 @@
 
 #include "common/db_name.h"
 #include "common/duration.h"
+#include "common/ledger.h"
 #include "common/spool.h"
 #include "common/switches.h"
 #include "report/cli/commands.h"
@@ -338,6 +339,8 @@ int lb_cmd_run(int argc, char **argv)
         set_env("LOCKBLAME_SUMMARY", "run");
         warn_spool_max();
         lb_switches_check(cli_getenv, say_switch); /* no process of the tree started it */
+        if (lb_proc_numbers_other())
+            cli_warn("%s", LB_PROC_NUMBERS_OTHER_LINE);
     }
     if (event)
         set_env("LOCKBLAME_EVENT", event);

@@ -213,6 +213,8 @@ int lb_output_setup(void)
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         export_env("LOCKBLAME_TREE_ROOT", pid);
         lb_switches_check(lb_getenv, say_switch); /* once for the tree (common/switches.h) */
+        if (lb_proc_numbers_other())
+            lb_warn("%s", LB_PROC_NUMBERS_OTHER_LINE);
     }
     if (!given || strcmp(given, output_path) != 0)
         export_env("LOCKBLAME_OUTPUT", output_path);
