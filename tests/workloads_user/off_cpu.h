@@ -2,12 +2,14 @@
  * thread the machine keeps off its CPU between the span's first clock
  * read and the call, or between the call's return and the span's last
  * read. Bounded by the run delay (schedstat: time runnable but not
- * running) over the span, counted only where the thread was preempted in
- * it (an involuntary context switch): a waiter woken and waiting for a
- * CPU was not running then, and that wait lies inside the call too.
- * Take the probe just before the span's first clock read
- * (off_cpu_probe_start) and read it after its last (off_cpu_since).
- * Reads /proc and getrusage: for workloads' logs, never a profiled path. */
+ * running) over the span, counted only where the thread was preempted (an
+ * involuntary context switch) in one of those two gaps: a preemption
+ * inside the call, or a waiter woken and waiting for a CPU, lies inside
+ * the call, which lockblame times. Take the probe just before the span's
+ * first clock read (off_cpu_probe_start), mark the call's start and end
+ * (off_cpu_call_begins, off_cpu_call_ended: a getrusage each) and read it
+ * after the span's last clock read (off_cpu_since). Reads /proc and
+ * getrusage: for workloads' logs, never a profiled path. */
 #ifndef OFF_CPU_H
 #define OFF_CPU_H
 #include <stdbool.h>
@@ -33,18 +35,34 @@ static inline long off_cpu_preemptions(void)
 }
 
 struct off_cpu_probe {
-    long preempted;
+    long preempted; /* at the probe */
     double delay;
+    long at_call, after_call; /* preemptions when the call began and ended */
 };
 
 static inline struct off_cpu_probe off_cpu_probe_start(void)
 {
-    return (struct off_cpu_probe){ off_cpu_preemptions(), off_cpu_run_delay_s() };
+    long now = off_cpu_preemptions();
+    return (struct off_cpu_probe){ now, off_cpu_run_delay_s(), now, now };
 }
 
-/* The span's time off CPU since the probe, 0 where it was not preempted. */
+/* Just before the call (after the span's first clock read). */
+static inline void off_cpu_call_begins(struct off_cpu_probe *probe)
+{
+    probe->at_call = off_cpu_preemptions();
+}
+
+/* Just after the call returned (before the span's last clock read). */
+static inline void off_cpu_call_ended(struct off_cpu_probe *probe)
+{
+    probe->after_call = off_cpu_preemptions();
+}
+
+/* The span's time off CPU since the probe, 0 where it was not preempted
+ * outside the call. */
 static inline double off_cpu_since(struct off_cpu_probe probe)
 {
-    return off_cpu_preemptions() != probe.preempted ? off_cpu_run_delay_s() - probe.delay : 0;
+    bool in_gaps = probe.at_call != probe.preempted || off_cpu_preemptions() != probe.after_call;
+    return in_gaps ? off_cpu_run_delay_s() - probe.delay : 0;
 }
 #endif

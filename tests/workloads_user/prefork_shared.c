@@ -110,8 +110,15 @@ static struct wait_start wait_begins(void)
     return (struct wait_start){ probe, gt_now_s() };
 }
 
+/* Just before the wait's call. */
+static void wait_calls(struct wait_start *start)
+{
+    off_cpu_call_begins(&start->probe);
+}
+
 static void log_wait(int me, struct wait_start start)
 {
+    off_cpu_call_ended(&start.probe);
     double end = gt_now_s();
     sh->waits[me][sh->nwaits[me]++] = (struct span){ start.at, end, off_cpu_since(start.probe) };
 }
@@ -192,6 +199,7 @@ __attribute__((noinline)) static void slow_arrive(int me)
 {
     struct wait_start start = wait_begins();
     log_release(me, 0, SLOW);
+    wait_calls(&start);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
 }
@@ -200,6 +208,7 @@ __attribute__((noinline)) static void fast_arrive(int me)
 {
     struct wait_start start = wait_begins();
     log_release(me, 0, FAST);
+    wait_calls(&start);
     pthread_barrier_wait(&sh->barrier);
     log_wait(me, start);
 }
@@ -213,6 +222,7 @@ static void mutex_acquire(int me)
     if (pthread_mutex_trylock(&sh->mutex) == 0)
         return;
     struct wait_start start = wait_begins();
+    wait_calls(&start);
     pthread_mutex_lock(&sh->mutex);
     log_wait(me, start);
 }
@@ -253,6 +263,7 @@ static void cond_worker(int me)
     while (!sh->done) {
         while (sh->generation == seen && !sh->done) {
             struct wait_start start = wait_begins();
+            wait_calls(&start);
             pthread_cond_wait(&sh->cond, &sh->mutex);
             if (sh->nwaits[me] < MAX_WAITS)
                 log_wait(me, start);
@@ -295,6 +306,7 @@ static void rwlock_worker(int me)
         if ((me == 0 ? pthread_rwlock_trywrlock(&sh->rwlock)
                      : pthread_rwlock_tryrdlock(&sh->rwlock)) != 0) { /* contended: a wait */
             struct wait_start start = wait_begins();
+            wait_calls(&start);
             if (me == 0)
                 pthread_rwlock_wrlock(&sh->rwlock);
             else

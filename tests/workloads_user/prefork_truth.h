@@ -56,8 +56,10 @@ static void prefork_take(sem_t *s, struct prefork_wait *w)
         return;
     struct off_cpu_probe probe = off_cpu_probe_start();
     double start = gt_now_s();
+    off_cpu_call_begins(&probe);
     while (sem_wait(s) != 0)
         ;
+    off_cpu_call_ended(&probe);
     double end = gt_now_s();
     *w = (struct prefork_wait){ start, end, off_cpu_since(probe) };
 }
