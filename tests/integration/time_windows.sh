@@ -15,6 +15,9 @@
 #     done, while the program waits for a file: `report --window 0` reads
 #     the spike from the running process; at exit the whole-run blame
 #     matches the workload's truth as closely as in part 1.
+#     In a pid namespace of its own (a container's), the process named by
+#     the caller's pid (not the one it has there) writes its window too
+#     (skipped where unshare is refused).
 #  3. `report --format pprof --per-window DIR`: go tool pprof reads each
 #     window's time and duration (skipped without go).
 #  4. The HTML page's timeline, rendered by headless Chromium: the tallest
@@ -156,6 +159,30 @@ t, g = $truth, $got
 print('$db: mutex wait %.3f s, the workload timed %.3f s' % (g, t))
 sys.exit(0 if abs(g - t) <= 0.05 + 0.05 * t else 1)" || bad "$db: whole-run mutex wait against the truth"
 done
+
+# A process in a pid namespace of its own, named by the caller's numbers.
+if unshare -pf --mount-proc true 2>/dev/null; then
+    rm -f "$tmp/go"
+    unshare -pf --mount-proc "$L" run --interval 0 -o "$tmp/ns.db" -- "$W" 3000 1000 2000 "$tmp/go" \
+        >"$tmp/truth3" 2>"$tmp/err3" &
+    runner=$!
+    for _ in $(seq 600); do
+        grep -q 'workers done' "$tmp/err3" && break
+        sleep 0.1
+    done
+    pid=$(pgrep -f "spike_windows 3000 1000 2000 $tmp/go" | sort -n | tail -1)
+    inner=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status" 2>/dev/null)
+    echo "namespace: pid $pid here, $inner in its namespace"
+    [ -n "$pid" ] && [ "$inner" != "$pid" ] || { touch "$tmp/go"; fail "no workload process in the namespace"; }
+    "$L" snapshot "$pid" >"$tmp/snap3.out" 2>&1 || bad "snapshot of a process in a pid namespace failed: $(cat "$tmp/snap3.out")"
+    cat "$tmp/snap3.out"
+    touch "$tmp/go"
+    wait "$runner" || fail "run in a pid namespace failed"
+    [ "$(rows "$tmp/ns.db" "SELECT COUNT(*) FROM time_window WHERE reason = 'snapshot'")" = 1 ] ||
+        bad "not one snapshot window from the process in a pid namespace"
+else
+    echo "  (no pid namespace here: the snapshot there not tried)"
+fi
 
 # --- 3. pprof per window --------------------------------------------------
 "$L" report --format pprof --per-window "$tmp/pw" "$tmp/s.db" 2>/dev/null || bad "--per-window failed"

@@ -10,6 +10,12 @@
  * PID.taken) within 100 ms and removes once the window is in the
  * database; it waits for that, so that a report run next reads the
  * window. Scripts can do the same: mkdir -p DB.snap; touch DB.snap/PID.
+ *
+ * A process in a container (a pid namespace and a root of its own) is
+ * named by the caller's numbers and sees the file system from its root:
+ * the request is made through /proc/PID/root, named by the pid the
+ * process has in its own namespace (the last of /proc/PID/status's
+ * NSpid), which is what its window thread looks for.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -112,6 +118,33 @@ static long *tree_of(long root, int *count)
     return pids;
 }
 
+/* pid's number in its own (innermost) pid namespace: the last of
+ * /proc/pid/status's NSpid numbers; pid itself where there is none. */
+static long own_number(long pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pid;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return pid;
+    buf[n] = '\0';
+    const char *line = strstr(buf, "\nNSpid:");
+    long own = pid;
+    for (const char *p = line ? line + 7 : NULL; p && *p && *p != '\n';) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        own = v;
+        p = end;
+    }
+    return own;
+}
+
 static bool exists(const char *path)
 {
     return access(path, F_OK) == 0;
@@ -140,10 +173,12 @@ int lb_cmd_snapshot(int argc, char **argv)
         char *out = environ_value(pids[i], "LOCKBLAME_OUTPUT");
         char *interval = environ_value(pids[i], "LOCKBLAME_INTERVAL");
         if (out && interval && *out == '/') {
-            char req[PATH_MAX + 64];
-            snprintf(req, sizeof req, "%s.snap", out);
+            /* its file system and its number, as the process sees them */
+            char req[PATH_MAX + 96];
+            snprintf(req, sizeof req, "/proc/%ld/root%s.snap", pids[i], out);
             mkdir(req, 0700); /* the processes remove it as they end */
-            snprintf(req, sizeof req, "%s.snap/%ld", out, pids[i]);
+            snprintf(req, sizeof req, "/proc/%ld/root%s.snap/%ld", pids[i], out,
+                     own_number(pids[i]));
             int fd = open(req, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
             if (fd >= 0) {
                 close(fd);
