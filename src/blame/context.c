@@ -7,9 +7,12 @@
  * from one place hits the first every time, with no hashing; a loop that
  * waits in one place and signals in another, a task queue's, alternates
  * between the two); plus the scratch
- * array a missing walk fills (kept off the stack: 16 KiB thread stacks).
- * A thread with few contexts touches only the block's first page (see
- * ctx_cache_t).
+ * arrays a missing walk fills (kept off the stack: 16 KiB thread stacks):
+ * a short one, and a long one a walk that fills the short one walks
+ * again into. A thread with few contexts touches only the head, way 0
+ * and the short array, which lie on its thread tables' shared page
+ * (core/thread_tables.h); a thread without thread tables maps a block of
+ * its own (ctx_alone_t).
  * An entry stores the offsets of the slots its walk read, the checksum of
  * their values, and the offset and value of the slot holding the first
  * program return address (the wrapper's call site), which tells apart in
@@ -28,6 +31,8 @@
 
 #include <errno.h>
 #include <stddef.h>
+
+#include "core/thread_tables.h"
 
 #include "sampler/unwind.h"
 #include "util/log.h"
@@ -52,26 +57,52 @@ typedef struct ctx_entry {
     uint32_t off[LB_CTX_SLOTS];
 } ctx_entry_t;
 
-/* What a thread with few contexts touches lies on the block's first page
- * (a fresh block's pages are faulted in one by one as they are first
- * touched): the head, the walk's frames (a walk fills them from the
- * start), and way 0 of every set (entries way-major), the only way of a
- * set ever filled until the set holds a second context; the lookup reads
- * a set's ways below filled[] only. */
+/* Ways 1.. of every set, and the walk's frames when they are more than
+ * the short buffer holds: what only a thread with more contexts, or
+ * deeper paths, touches. */
+typedef struct ctx_cold {
+    uintptr_t pcs[LB_MAX_DEPTH];                   /* a long walk's frames */
+    ctx_entry_t way[LB_CTX_WAYS - 1][LB_CTX_SETS]; /* ways 1.. */
+} ctx_cold_t;
+
+/* What a thread with few contexts touches: the head, and way 0 of every
+ * set, the only way of a set ever filled until the set holds a second
+ * context (the lookup reads a set's ways below filled[] only); with the
+ * short walk buffer, on the page of the thread tables that the site
+ * table's front and the CCT's first nodes share (core/thread_tables.h). */
 typedef struct ctx_cache {
     const ctx_entry_t *last;        /* the previous hit or fill, tried first; NULL none */
     const ctx_entry_t *before_last; /* the one before it (not last), tried second */
     uint8_t next_way[LB_CTX_SETS];  /* the way of each set the next fill replaces */
     uint8_t filled[LB_CTX_SETS];    /* ways of each set ever filled: the rest are empty */
-    uintptr_t pcs[LB_MAX_DEPTH];    /* a missing walk's frames */
-    ctx_entry_t way[LB_CTX_WAYS][LB_CTX_SETS] __attribute__((aligned(LB_CACHELINE)));
+    uintptr_t *pcs_short;           /* LB_CTX_SHORT frames: a walk's, walked again into */
+    ctx_cold_t *cold;               /* cold->pcs when it fills them */
+    ctx_entry_t way0[LB_CTX_SETS] __attribute__((aligned(LB_CACHELINE)));
 } ctx_cache_t;
 
-_Static_assert(offsetof(ctx_cache_t, way[1][0]) <= 4096,
-               "way 0 of every set lies on the cache's first page");
+#define LB_CTX_SHORT 32
+
+/* The cache of a thread without thread tables: one block of its own. */
+typedef struct ctx_alone {
+    ctx_cache_t cache;
+    uintptr_t pcs_short[LB_CTX_SHORT];
+    ctx_cold_t cold;
+} ctx_alone_t;
+
+_Static_assert(sizeof(ctx_cache_t) == LB_TT_CTX_BYTES && LB_TT_CTX % LB_CACHELINE == 0 &&
+                   LB_CTX_SHORT * sizeof(uintptr_t) == LB_TT_PCS_BYTES &&
+                   sizeof(ctx_cold_t) == LB_TT_CTX_COLD_BYTES && LB_TT_CTX_COLD % LB_CACHELINE == 0,
+               "the context cache's parts are its parts of the thread tables");
+
+static inline ctx_entry_t *way_at(ctx_cache_t *c, unsigned w, unsigned s)
+{
+    return w == 0 ? &c->way0[s] : &c->cold->way[w - 1][s];
+}
 
 static LB_TLS ctx_cache_t *cache;
 static LB_TLS bool cache_failed; /* mmap refused once: do not retry per call */
+static LB_TLS bool cache_alone;  /* cache is a ctx_alone_t, freed at the thread's exit */
+static LB_TLS bool cold_written; /* a fill wrote cache->cold */
 static LB_TLS uint64_t thread_hits;
 
 static struct {
@@ -117,21 +148,41 @@ static ctx_cache_t *cache_get(const lb_thread_t *self)
         return cache;
     if (self->foreign)
         return NULL; /* the thread-local pointer is its creator's */
-    int saved_errno = errno;
-    cache = lb_pages_alloc_recycled(sizeof(ctx_cache_t));
-    cache_failed = cache == NULL;
-    errno = saved_errno;
-    return cache;
+    ctx_cache_t *c = lb_thread_tables_at(self, LB_TT_CTX);
+    if (c) {
+        c->pcs_short = lb_thread_tables_at(self, LB_TT_PCS);
+        c->cold = lb_thread_tables_at(self, LB_TT_CTX_COLD);
+    } else {
+        int saved_errno = errno;
+        ctx_alone_t *a = lb_pages_alloc_recycled(sizeof *a);
+        errno = saved_errno;
+        cache_failed = a == NULL;
+        if (!a)
+            return NULL;
+        c = &a->cache;
+        c->pcs_short = a->pcs_short;
+        c->cold = &a->cold;
+        cache_alone = true;
+    }
+    cache = c;
+    return c;
 }
 
-void lb_context_thread_exit(void)
+void lb_context_thread_exit(lb_thread_t *self)
 {
     ctx_cache_t *c = cache;
     cache = NULL;
     __atomic_add_fetch(&counts.hits, thread_hits, __ATOMIC_RELAXED);
     thread_hits = 0;
-    if (c)
-        lb_pages_free_recycled(c, sizeof *c);
+    if (c && cache_alone)
+        lb_pages_free_recycled(c, sizeof(ctx_alone_t));
+    else if (c)
+        lb_thread_tables_wrote(
+            self,
+            lb_thread_tables_pages(LB_TT_CTX, LB_TT_CTX_BYTES + LB_TT_PCS_BYTES) |
+                (cold_written ? lb_thread_tables_pages(LB_TT_CTX_COLD, LB_TT_CTX_COLD_BYTES) : 0));
+    cache_alone = false;
+    cold_written = false;
 }
 
 /* e was just hit or filled: it is tried first next time, and the entry
@@ -168,12 +219,23 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
     if (lb_unlikely(self->foreign))
         return walk_uncached(self, r, id);
     unsigned w = c->next_way[s];
-    ctx_entry_t *e = &c->way[w][s];
+    ctx_entry_t *e = way_at(c, w, s);
+    cold_written |= w != 0;
     lb_walk_trace_t trace = { .off = e->off, .max = LB_CTX_SLOTS };
     e->node = NULL;          /* the walk writes e->off: the entry is invalid meanwhile */
     int saved_errno = errno; /* the CCT may map memory */
-    int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, &trace);
-    lb_cct_node_t *node = lb_cct_insert(self->cct, c->pcs, n);
+    /* Into the short buffer first; a walk that fills it may have been
+     * cut there and walks again into the long one (a walk is a pure
+     * function of the registers and the stack: the same path, longer). */
+    uintptr_t *pcs = c->pcs_short;
+    int n = lb_unwind_from(r, pcs, LB_CTX_SHORT, &trace);
+    if (n == LB_CTX_SHORT) {
+        trace = (lb_walk_trace_t){ .off = e->off, .max = LB_CTX_SLOTS };
+        pcs = c->cold->pcs;
+        cold_written = true;
+        n = lb_unwind_from(r, pcs, LB_MAX_DEPTH, &trace);
+    }
+    lb_cct_node_t *node = lb_cct_insert(self->cct, pcs, n);
     *id = lb_cct_id(self->cct, node);
     errno = saved_errno;
     if (trace.overflow || n == 0)
@@ -182,7 +244,7 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
      * frame's callee, i.e. the slot whose value is that frame's pc + 1. */
     uint32_t site = 0;
     for (int i = 0; i < trace.n; i++) {
-        if (*(const uintptr_t *)(r->sp + e->off[i]) == c->pcs[0] + 1) {
+        if (*(const uintptr_t *)(r->sp + e->off[i]) == pcs[0] + 1) {
             site = (uint32_t)i;
             break;
         }
@@ -206,8 +268,9 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
 LB_COLD static void verify_hit(lb_thread_t *self, ctx_cache_t *c, const lb_regs_t *r,
                                const lb_cct_node_t *node)
 {
-    int n = lb_unwind_from(r, c->pcs, LB_MAX_DEPTH, NULL);
-    if (lb_cct_insert(self->cct, c->pcs, n) != node)
+    cold_written = true;
+    int n = lb_unwind_from(r, c->cold->pcs, LB_MAX_DEPTH, NULL);
+    if (lb_cct_insert(self->cct, c->cold->pcs, n) != node)
         lb_die("context cache: a hit differs from the walk (%d frames)", n);
 }
 
@@ -251,7 +314,7 @@ LB_NOINLINE lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id)
         return hit(self, c, &r, c->before_last, id);
     unsigned s = set_of(r.sp);
     for (unsigned w = 0; w < c->filled[s]; w++) {
-        const ctx_entry_t *e = &c->way[w][s];
+        const ctx_entry_t *e = way_at(c, w, s);
         if (e != c->last && e != c->before_last && entry_matches(e, &r))
             return hit(self, c, &r, e, id);
     }

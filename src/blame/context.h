@@ -12,9 +12,9 @@
  * and the top of this thread's stack, which were both the same when the
  * entry was filled.
  *
- * Invariants: the cache and the walk's scratch array live in one mmap'd
- * block per thread, created on first use and unmapped by
- * lb_context_thread_exit; only the owning thread touches them, with
+ * Invariants: the cache and the walk's scratch arrays live in the
+ * thread's tables (core/thread_tables.h), or in a block of their own
+ * mapped on first use and unmapped by lb_context_thread_exit; only the owning thread touches them, with
  * lb_thread.busy raised (so neither the sampling handler nor a re-entrant
  * wrapper runs a second walk on them). No system call on a hit; a miss
  * walks (unwind.h) and inserts into the CCT. No cancellation point, no
@@ -30,8 +30,9 @@
  * self->busy. The node stays valid while the thread lives. Leaves errno
  * as it found it. */
 lb_cct_node_t *lb_context_here(lb_thread_t *self, uint32_t *id);
-/* The calling thread ends: unmap its cache (idempotent). */
-void lb_context_thread_exit(void);
+/* The calling thread (self) ends: unmap its cache, or note the pages of
+ * self's thread tables it wrote (idempotent). */
+void lb_context_thread_exit(lb_thread_t *self);
 /* Cache hits (of exited threads and the caller) and misses (all threads)
  * so far; for diagnostics and benches. */
 void lb_context_counts(uint64_t *hits, uint64_t *misses);

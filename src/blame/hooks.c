@@ -14,6 +14,7 @@
 #include "blame/wait_deferred.h"
 #include "blame/wait_note.h"
 #include "core/hooks.h"
+#include "core/thread_tables.h"
 #include "util/pages.h"
 
 typedef struct {
@@ -26,7 +27,9 @@ typedef struct {
 static int blame_init(lb_thread_t *t)
 {
     blame_part_t *part = lb_arena_alloc_lines(sizeof *part);
-    lb_site_table_t *sites = part ? lb_pages_alloc_recycled(sizeof *sites) : NULL;
+    lb_site_table_t *sites = part ? lb_thread_tables_take(t, LB_TT_PART_SITES, LB_TT_SITES) : NULL;
+    if (part && !sites)
+        sites = lb_pages_alloc_recycled(sizeof *sites); /* no block: a table of its own */
     if (!sites)
         return -1; /* arena memory is simply not used */
     t->rw_holds = &part->rw_holds;
@@ -49,7 +52,7 @@ static void blame_start(lb_thread_t *t)
 static void blame_stop(lb_thread_t *t)
 {
     lb_wait_deferred_flush(t);
-    lb_context_thread_exit();
+    lb_context_thread_exit(t);
     lb_spin_sampled_flush(t);
 }
 
@@ -64,9 +67,17 @@ static void blame_compact(lb_thread_t *t)
         t->n_kept_sites = n;
         lb_site_table_t *table = t->sites;
         t->sites = NULL;
-        lb_pages_free_recycled(table, sizeof *table);
+        if (t->tables_parts & LB_TT_PART_SITES) {
+            lb_thread_tables_wrote(t, t->site_pages << (LB_TT_SITES / LB_TT_PAGE));
+            lb_thread_tables_release(t, LB_TT_PART_SITES);
+        } else
+            lb_pages_free_recycled(table, sizeof *table);
     }
 }
+
+_Static_assert(sizeof(lb_site_table_t) == LB_TT_SITES_BYTES && LB_TT_SITES % LB_SITE_PAGE == 0 &&
+                   LB_TT_SITES + LB_SITE_BACK * sizeof(lb_site_t) == LB_TT_HOT,
+               "the site table is its part of the thread tables, its front on the hot page");
 
 LB_THREAD_HOOKS(blame_hooks) = {
     .rank = LB_RANK_BLAME,

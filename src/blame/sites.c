@@ -4,19 +4,35 @@
 
 #define LB_SITE_PROBES 16
 
+/* Slot at of t's table if it holds key or is free (then claimed for
+ * key), else NULL. Slots are never freed: a probe that meets a free slot
+ * has seen every slot before it where the key could be. */
+static inline lb_site_t *claim(lb_thread_t *t, size_t at, uintptr_t key)
+{
+    lb_site_t *s = &t->sites->slot[at];
+    if (s->key == key)
+        return s;
+    if (s->key != 0)
+        return NULL;
+    s->key = key;
+    t->site_pages |= lb_site_page_bit((uint32_t)at);
+    return s;
+}
+
+/* The front first, all of it from the key's home there: a key goes to
+ * the back only once the front is full. */
 lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key)
 {
-    size_t home = (key ^ (key >> 9)) & (LB_SITE_SLOTS - 1);
+    uintptr_t h = lb_site_hash(key);
+    for (size_t i = 0; i < LB_SITE_FRONT; i++) {
+        lb_site_t *s = claim(t, LB_SITE_BACK + ((h + i) & (LB_SITE_FRONT - 1)), key);
+        if (s)
+            return s;
+    }
     for (size_t i = 0; i < LB_SITE_PROBES; i++) {
-        size_t at = (home + i) & (LB_SITE_SLOTS - 1);
-        lb_site_t *s = &t->sites->slot[at];
-        if (s->key == key)
+        lb_site_t *s = claim(t, (h + i) & (LB_SITE_BACK - 1), key);
+        if (s)
             return s;
-        if (s->key == 0) {
-            s->key = key;
-            t->site_pages |= lb_site_page_bit((uint32_t)at);
-            return s;
-        }
     }
     t->site_overflow++;
     return NULL;

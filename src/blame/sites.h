@@ -4,8 +4,8 @@
  * final write after that thread stopped or sampling was quiesced. The fast
  * path is one probe into a direct-mapped slot; a miss falls to a short
  * linear probe, and a full table counts into the thread's `site_overflow`
- * (never silently dropped). The table is mmap'd at thread start and holds
- * slots only; which of its pages a claim wrote is kept in the thread
+ * (never silently dropped). The table is carved from the thread's tables
+ * at thread start (core/thread_tables.h) and holds slots only; which of its pages a claim wrote is kept in the thread
  * record (`site_pages`), memory the thread has written anyway. A page
  * without its bit holds only free slots and is never read: not when the
  * thread exits and lb_sites_compact keeps the used slots (in arena
@@ -21,8 +21,22 @@
 #include "sampler/metrics.h"
 #include "util/common.h"
 
-#define LB_SITE_SLOTS 512   /* power of two */
+/* Two regions: LB_SITE_FRONT slots, where a key is claimed while one of
+ * them is free (all probed from the key's home there), after
+ * LB_SITE_BACK slots, where the rest go (LB_SITE_PROBES from their home).
+ * A thread's few sites lie in the front, on one page (the page it shares
+ * with its first contexts and nodes: core/thread_tables.h). */
+#define LB_SITE_BACK  512u /* power of two */
+#define LB_SITE_FRONT 16u  /* power of two */
+#define LB_SITE_SLOTS (LB_SITE_BACK + LB_SITE_FRONT)
 #define LB_SITE_PAGE  4096u /* tables are page-aligned; site_pages has a bit a page */
+
+/* A key's hash: its home slots are hash & (LB_SITE_BACK - 1) in the back
+ * and LB_SITE_BACK + (hash & (LB_SITE_FRONT - 1)) in the front. */
+static inline uintptr_t lb_site_hash(uintptr_t key)
+{
+    return key ^ (key >> 9);
+}
 
 typedef struct lb_site {
     uintptr_t key; /* call-site return address, kind + 1 in the top byte (lb_site_key); 0 = free */
@@ -75,11 +89,22 @@ lb_site_t *lb_sites_compact(const lb_thread_t *t, uint32_t *count);
  * when the table is full (counted in t->site_overflow). */
 lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key);
 
-/* The key's home slot if it holds the key, else NULL (no probing). */
-static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
+/* The pages of the back's slots in site_pages. */
+#define LB_SITE_BACK_PAGES (lb_site_page_bit(LB_SITE_BACK - 1) * 2 - 1)
+
+/* The key's front home slot if it holds the key, else its back home slot
+ * if it does, read only when a claim wrote the back; else NULL (no
+ * probing). */
+static inline lb_site_t *lb_site_probe(const lb_thread_t *t, uintptr_t key)
 {
-    lb_site_t *s = &t->slot[(key ^ (key >> 9)) & (LB_SITE_SLOTS - 1)];
-    return lb_likely(s->key == key) ? s : NULL;
+    uintptr_t h = lb_site_hash(key);
+    lb_site_t *s = &t->sites->slot[LB_SITE_BACK + (h & (LB_SITE_FRONT - 1))];
+    if (lb_likely(s->key == key))
+        return s;
+    if (!(t->site_pages & LB_SITE_BACK_PAGES))
+        return NULL;
+    s = &t->sites->slot[h & (LB_SITE_BACK - 1)];
+    return s->key == key ? s : NULL;
 }
 
 /* lb_site_probe through a one-entry cache, *last_key -> *last, that the
@@ -87,8 +112,8 @@ static inline lb_site_t *lb_site_probe(lb_site_table_t *t, uintptr_t key)
  * compares one word instead of hashing. A slot never moves while its
  * table lives, so the cached slot stays right. The cache starts empty
  * (key 0, which no site's key is) and is filled with a slot, never NULL. */
-static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key, uintptr_t *last_key,
-                                            lb_site_t **last)
+static inline lb_site_t *lb_site_probe_last(const lb_thread_t *t, uintptr_t key,
+                                            uintptr_t *last_key, lb_site_t **last)
 {
     if (lb_likely(*last_key == key)) {
         lb_site_t *s = *last;
@@ -106,7 +131,7 @@ static inline lb_site_t *lb_site_probe_last(lb_site_table_t *t, uintptr_t key, u
 
 static inline lb_site_t *lb_site_lookup(lb_thread_t *t, uintptr_t key)
 {
-    lb_site_t *s = lb_site_probe(t->sites, key);
+    lb_site_t *s = lb_site_probe(t, key);
     return lb_likely(s != NULL) ? s : lb_site_lookup_slow(t, key);
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/hooks.h"
 #include "core/phase.h"
+#include "core/thread_tables.h"
 #include "core/undirected.h"
 #include "util/clock.h"
 #include "util/pages.h"
@@ -44,6 +45,8 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     /* the sampler and sampler/foreign.h read them */
     lb_stack_bounds_init(tid == lb_runtime_pid());
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
+    if (t)
+        t->tables = lb_pages_alloc_recycled(LB_TT_BYTES); /* NULL: each part maps its own */
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         lb_thread_attaching = false;
         errno = saved_errno;
@@ -72,6 +75,8 @@ lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
 {
     int saved_errno = errno;
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
+    if (t)
+        t->tables = lb_pages_alloc_recycled(LB_TT_BYTES);
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         errno = saved_errno;
         return NULL;

@@ -138,6 +138,9 @@ typedef struct lb_thread {
     uint32_t n_kept_sites;
     uint32_t site_pages;    /* blame/sites.h: bit i: a slot on page i of `sites` was claimed */
     uint64_t site_overflow; /* blame/sites.h: site counts that found no free slot */
+    void *tables;           /* core/thread_tables.h: the block the tables are carved from */
+    uint32_t tables_parts;  /* the parts that hold it (LB_TT_PART_*) */
+    uint32_t tables_dirty;  /* its pages the parts wrote (bit i: page i) */
     struct lb_thread *next; /* registry link */
 } lb_thread_t;
 

@@ -323,8 +323,8 @@ static inline int lb_mutex_release(pthread_mutex_t *m)
  * state. */
 static inline int lb_mutex_unlock_monitored(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
-    lb_site_t *s = lb_site_probe_last(self->sites, lb_site_key(site, LB_OBJ_MUTEX),
-                                      &self->last_site_key, &self->last_site);
+    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
+                                      &self->last_site);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     if (lb_unlikely(!s))
         return lb_mutex_unlock_general(self, m, site);

@@ -183,8 +183,8 @@ static inline int lb_spin_unlock_fast(pthread_spinlock_t *lock, uintptr_t site)
     lb_mon_t *mon = lb_spin_mon_to_release(self, lock, &word);
     if (lb_unlikely(!mon))
         return lb_spinlock_unlock(lock, site);
-    lb_site_t *s = lb_site_probe_last(self->sites, lb_site_key(site, LB_OBJ_SPIN),
-                                      &self->last_site_key, &self->last_site);
+    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, LB_OBJ_SPIN), &self->last_site_key,
+                                      &self->last_site);
     if (lb_unlikely(!s))
         return lb_spinlock_unlock(lock, site); /* counts the release itself */
     s->releases++;

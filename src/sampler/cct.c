@@ -4,7 +4,8 @@
  * (64, 128, 256, ... nodes), so a short-lived thread maps a few KB and a
  * busy one still grows to 16M nodes with 18 pointers. After the owner
  * exits, lb_cct_compact may move the nodes into one flat block.
- * Chunks are anonymous mappings (lb_pages_alloc), so a chunk can be added
+ * Chunks are anonymous mappings (lb_pages_alloc; the first one may be
+ * the caller's memory: lb_cct_init_in), so a chunk can be added
  * from the sampling signal handler; nothing here calls malloc or takes a
  * lock. A node's children form a singly linked sibling list; a hit moves
  * the child to the front, so the hot path of a thread is found in one or
@@ -60,30 +61,44 @@ static inline lb_cct_node_t *lb_cct_at(const lb_cct_t *cct, uint32_t id)
  * insert returns the dummy root. Returns 0 or -1. */
 int lb_cct_init(lb_cct_t *cct)
 {
+    return lb_cct_init_in(cct, NULL);
+}
+
+int lb_cct_init_in(lb_cct_t *cct, void *chunk0)
+{
     for (uint32_t i = 0; i < LB_CCT_MAX_CHUNKS; i++)
         cct->chunks[i] = NULL;
     cct->nodes = 0;
     cct->failed_inserts = 0;
     cct->flat = NULL;
     cct->flat_capacity = 0;
-    cct->chunks[0] = lb_pages_alloc_recycled(chunk_bytes(0)); /* at thread start */
+    cct->chunk0_given = chunk0 != NULL;
+    cct->chunks[0] =
+        chunk0 ? chunk0 : lb_pages_alloc_recycled(chunk_bytes(0)); /* at thread start */
     if (!cct->chunks[0])
         return -1;
-    /* mmap'd memory is zeroed: the root has pc 0, parent 0, no children. */
+    /* fresh memory is zeroed: the root has pc 0, parent 0, no children. */
     cct->nodes = 1;
     return 0;
 }
 
 /* Unmaps every chunk. The tree is empty afterwards (inserts hit the dummy
  * root); the caller must make sure no handler can still be inside it. */
-void lb_cct_destroy(lb_cct_t *cct)
+/* Frees the chunks (the first unless it was given). */
+static void free_chunks(lb_cct_t *cct)
 {
-    lb_pages_free_recycled(cct->chunks[0], chunk_bytes(0));
+    if (!cct->chunk0_given)
+        lb_pages_free_recycled(cct->chunks[0], chunk_bytes(0));
     cct->chunks[0] = NULL;
     for (uint32_t i = 1; i < LB_CCT_MAX_CHUNKS; i++) {
         lb_pages_free(cct->chunks[i], chunk_bytes(i));
         cct->chunks[i] = NULL;
     }
+}
+
+void lb_cct_destroy(lb_cct_t *cct)
+{
+    free_chunks(cct);
     cct->flat = NULL; /* arena memory is never returned */
     cct->flat_capacity = 0;
     cct->nodes = 0;
@@ -200,10 +215,5 @@ void lb_cct_compact(lb_cct_t *cct, uint32_t spare)
     cct->flat_capacity = capacity;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cct->flat = flat;
-    lb_pages_free_recycled(cct->chunks[0], chunk_bytes(0));
-    cct->chunks[0] = NULL;
-    for (uint32_t i = 1; i < LB_CCT_MAX_CHUNKS; i++) {
-        lb_pages_free(cct->chunks[i], chunk_bytes(i));
-        cct->chunks[i] = NULL;
-    }
+    free_chunks(cct);
 }

@@ -10,6 +10,7 @@
  * write, when sampling is stopped. */
 #ifndef LB_CCT_H
 #define LB_CCT_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sampler/metrics.h"
@@ -37,11 +38,16 @@ typedef struct lb_cct {
     lb_cct_node_t *chunks[LB_CCT_MAX_CHUNKS]; /* growing form */
     lb_cct_node_t *flat;                      /* compact form (after lb_cct_compact), else NULL */
     uint32_t flat_capacity;                   /* nodes the compact form can hold */
+    bool chunk0_given;                        /* chunks[0] is lb_cct_init_in's, not freed here */
 } lb_cct_t;
 
 /* Create the root. Returns 0, or -1 if no memory (the tree stays empty and
  * every insert lands on a static dummy root). */
 int lb_cct_init(lb_cct_t *cct);
+/* The same with the first chunk in zeroed memory of the caller's
+ * (LB_CCT_FIRST_CHUNK nodes, 8-byte aligned), which the tree never
+ * frees; chunk0 NULL maps one as lb_cct_init does. */
+int lb_cct_init_in(lb_cct_t *cct, void *chunk0);
 /* Release all chunks; the tree must not be used afterwards. */
 void lb_cct_destroy(lb_cct_t *cct);
 /* Find or add the path pcs[n-1] (outermost) ... pcs[0] (innermost) below

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/hooks.h"
+#include "core/thread_tables.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "sampler/unwind.h"
@@ -24,14 +25,29 @@ static int sampler_init(lb_thread_t *t)
         return -1;
     part->sampler.perf_fd = -1;
     t->sampler = &part->sampler;
-    t->cct = lb_cct_init(&part->cct) == 0 ? &part->cct : NULL;
+    void *chunk0 = lb_thread_tables_take(t, LB_TT_PART_CCT, LB_TT_CCT);
+    t->cct = lb_cct_init_in(&part->cct, chunk0) == 0 ? &part->cct : NULL;
+    if (!t->cct)
+        lb_thread_tables_release(t, LB_TT_PART_CCT);
     return 0;
 }
+
+_Static_assert(LB_TT_CCT_BYTES == LB_CCT_FIRST_CHUNK * sizeof(lb_cct_node_t) && LB_TT_CCT % 8 == 0,
+               "the CCT's first chunk is its part of the thread tables");
 
 static void sampler_compact(lb_thread_t *t)
 {
     if (t->cct)
         lb_cct_compact(t->cct, 1); /* one spare node: the join blame */
+    if (!t->cct || t->cct->flat) { /* its first chunk no longer used */
+        if (t->cct && t->cct->chunk0_given) {
+            uint32_t written =
+                t->cct->nodes < LB_CCT_FIRST_CHUNK ? t->cct->nodes : LB_CCT_FIRST_CHUNK;
+            lb_thread_tables_wrote(t, lb_thread_tables_pages(LB_TT_CCT, (written ? written : 1) *
+                                                                            sizeof(lb_cct_node_t)));
+        }
+        lb_thread_tables_release(t, LB_TT_PART_CCT);
+    }
 }
 
 LB_THREAD_HOOKS(sampler_hooks) = {

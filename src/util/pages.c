@@ -138,8 +138,28 @@ static struct {
 } blocks LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT };
 
 /* free_blocks[i][0..blocks.count[i]): class i's free blocks, under
- * blocks.lock. */
-static void *free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX];
+ * blocks.lock, each its address (page-aligned) | the pages its last
+ * owner wrote (bit i: page i; LB_DIRTY_ALL: every page, or unknown). */
+static uintptr_t free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX];
+
+#define LB_DIRTY_ALL ((uintptr_t)LB_PAGE - 1)
+
+/* Zero the pages of a block of `bytes` that dirty names (a page without
+ * its bit is still zero): the rest are not touched, so a page the last
+ * owner never wrote is not faulted in by the next one's zeroing. */
+static void zero_dirty(char *p, size_t bytes, uintptr_t dirty)
+{
+    if (dirty == LB_DIRTY_ALL || bytes > (size_t)12 * LB_PAGE) {
+        memset(p, 0, bytes);
+        return;
+    }
+    for (size_t i = 0; dirty >> i; i++) {
+        if (dirty >> i & 1) {
+            size_t at = i * LB_PAGE;
+            memset(p + at, 0, bytes - at < LB_PAGE ? bytes - at : LB_PAGE);
+        }
+    }
+}
 
 static bool in_slab(const void *p)
 {
@@ -166,12 +186,15 @@ void *lb_pages_alloc_recycled(size_t bytes)
     if (len > LB_SLAB_SPAN / 8)
         return lb_pages_alloc(bytes);
     void *p = NULL;
+    uintptr_t dirty = 0;
     char *fresh = NULL;
     for (;;) {
         lb_meta_lock(&blocks.lock);
         for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
             if (blocks.len[i] == len && blocks.count[i]) {
-                p = free_blocks[i][--blocks.count[i]];
+                uintptr_t e = free_blocks[i][--blocks.count[i]];
+                p = (void *)(e & ~LB_DIRTY_ALL);
+                dirty = e & LB_DIRTY_ALL;
                 break;
             }
         }
@@ -195,7 +218,7 @@ void *lb_pages_alloc_recycled(size_t bytes)
              * (madvise(MADV_DONTNEED) flushes the TLB of every CPU
              * running the process: an IPI each, which on a VM cost more
              * than the mmap it saved.) */
-            memset(p, 0, bytes);
+            zero_dirty(p, bytes, dirty);
             return p;
         }
         if (blocks.slabs == LB_SLABS)
@@ -209,8 +232,14 @@ void *lb_pages_alloc_recycled(size_t bytes)
 
 void lb_pages_free_recycled(void *p, size_t bytes)
 {
+    lb_pages_free_recycled_dirty(p, bytes, (uint32_t)LB_DIRTY_ALL);
+}
+
+void lb_pages_free_recycled_dirty(void *p, size_t bytes, uint32_t dirty_pages)
+{
     if (!p)
         return;
+    uintptr_t dirty = dirty_pages & LB_DIRTY_ALL;
     size_t len = mapped_len(bytes);
     if (len > LB_SLAB_SPAN / 8) {
         lb_munmap(p, span_len(bytes)); /* a mapping of its own (lb_pages_alloc_recycled) */
@@ -222,7 +251,7 @@ void lb_pages_free_recycled(void *p, size_t bytes)
         if (blocks.len[i] == 0)
             blocks.len[i] = len;
         if (blocks.len[i] == len && blocks.count[i] < LB_PAGES_RECYCLE_MAX) {
-            free_blocks[i][blocks.count[i]++] = p;
+            free_blocks[i][blocks.count[i]++] = (uintptr_t)p | dirty;
             kept = true;
         } else if (blocks.len[i] == len) {
             break; /* this size's stack is full */

@@ -7,6 +7,7 @@
 #define LB_PAGES_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Zeroed, readable and writable pages; NULL on failure. */
 void *lb_pages_alloc(size_t bytes);
@@ -18,6 +19,10 @@ void *lb_pages_alloc(size_t bytes);
  * a signal handler, which uses lb_pages_alloc. */
 void *lb_pages_alloc_recycled(size_t bytes);
 void lb_pages_free_recycled(void *p, size_t bytes);
+/* The same for a block whose owner wrote only the pages dirty_pages
+ * names (bit i: the block's page i): the next owner's zeroing leaves the
+ * others alone, never faulting in a page no owner wrote. */
+void lb_pages_free_recycled_dirty(void *p, size_t bytes, uint32_t dirty_pages);
 /* Reserve address space without committing memory (MAP_NORESERVE). */
 void *lb_pages_reserve(size_t bytes);
 /* fd's first `bytes` (a perf event's ring), shared, readable and writable,

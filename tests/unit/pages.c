@@ -2,8 +2,9 @@
  * one after another from a slab, zeroed; a freed block is handed out
  * again, zeroed; a fork child does not reuse its parent's free blocks
  * (zeroing one would copy its pages from the parent); a block too large
- * for the slabs is a mapping of its own, unmapped when freed; and the
- * blocks stay usable for the tables' real sizes. */
+ * for the slabs is a mapping of its own, unmapped when freed; a block
+ * freed with the pages its owner wrote is zeroed on those pages only; and
+ * the blocks stay usable for the tables' real sizes. */
 #include "check.h"
 
 #include <string.h>
@@ -81,5 +82,31 @@ static void test_large_block_is_its_own_mapping(void)
     ASSERT_FALSE(mapped(p)); /* unmapped, not kept on a list it is never taken from */
 }
 
+/* Is the page at p resident? */
+static bool resident(const void *p)
+{
+    unsigned char vec = 0;
+    ASSERT_EQ(mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096, &vec), 0);
+    return vec & 1;
+}
+
+/* A block freed with the pages its owner wrote comes back zeroed, and
+ * its pages no owner wrote are not touched by the zeroing. */
+static void test_dirty_pages_only_are_zeroed(void)
+{
+    const size_t size = 7 * 4096 + 100; /* a class of its own */
+    unsigned char *a = lb_pages_alloc_recycled(size);
+    ASSERT_NOT_NULL(a);
+    memset(a + 4096, 0xab, 4096);
+    a[3 * 4096 + 5] = 1;
+    lb_pages_free_recycled_dirty(a, size, 1u << 1 | 1u << 3);
+    unsigned char *again = lb_pages_alloc_recycled(size);
+    ASSERT_PTR_EQ(again, a);
+    for (int page = 0; page < 8; page++) /* before any read, which maps a page */
+        ASSERT_EQ(resident(a + page * 4096), page == 1 || page == 3);
+    ASSERT_TRUE(all_zero(again, size));
+    lb_pages_free_recycled(again, size);
+}
+
 CHECK_MAIN(test_carved_in_order_and_recycled, test_fork_child_forgets_free_blocks,
-           test_large_block_is_its_own_mapping)
+           test_large_block_is_its_own_mapping, test_dirty_pages_only_are_zeroed)

@@ -21,10 +21,15 @@ static lb_thread_t *new_table(void)
     return t;
 }
 
-/* The home slot, as lb_site_probe computes it. */
+/* The home slots, as lb_site_probe computes them: in the front, where a
+ * key goes while a front slot is free, and in the back. */
 static size_t home_of(uintptr_t key)
 {
-    return (key ^ (key >> 9)) & (LB_SITE_SLOTS - 1);
+    return LB_SITE_BACK + (lb_site_hash(key) & (LB_SITE_FRONT - 1));
+}
+static size_t back_home_of(uintptr_t key)
+{
+    return lb_site_hash(key) & (LB_SITE_BACK - 1);
 }
 
 static void test_key_round_trip(void)
@@ -46,19 +51,19 @@ static void test_lookup_claims_then_probe_hits(void)
 {
     lb_thread_t *t = new_table();
     uintptr_t key = lb_site_key(0x401000, LB_OBJ_MUTEX);
-    ASSERT_NULL(lb_site_probe(t->sites, key));
+    ASSERT_NULL(lb_site_probe(t, key));
     lb_site_t *s = lb_site_lookup(t, key);
     ASSERT_NOT_NULL(s);
     ASSERT_PTR_EQ(s, &t->sites->slot[home_of(key)]);
-    ASSERT_PTR_EQ(lb_site_probe(t->sites, key), s);
+    ASSERT_PTR_EQ(lb_site_probe(t, key), s);
     for (int i = 0; i < 5; i++)
         lb_site_count_release(t, 0x401000, LB_OBJ_MUTEX);
     ASSERT_EQ(s->releases, 5);
     ASSERT_EQ(t->site_overflow, 0);
 }
 
-/* Keys that share a home slot go to the following slots; the probe finds
- * only the one at home, the lookup finds each. */
+/* Keys that share a front home slot go to the following front slots;
+ * the probe finds only the one at home, the lookup finds each. */
 static void test_collisions_probe_linearly(void)
 {
     lb_thread_t *t = new_table();
@@ -73,32 +78,39 @@ static void test_collisions_probe_linearly(void)
     }
     for (int i = 0; i < 4; i++) {
         lb_site_t *s = lb_site_lookup(t, keys[i]);
-        ASSERT_PTR_EQ(s, &t->sites->slot[(home + (size_t)i) & (LB_SITE_SLOTS - 1)]);
+        ASSERT_PTR_EQ(s,
+                      &t->sites->slot[LB_SITE_BACK + ((home + (size_t)i) & (LB_SITE_FRONT - 1))]);
         s->acquisitions = (uint32_t)(i + 1);
     }
-    ASSERT_NOT_NULL(lb_site_probe(t->sites, keys[0]));
-    ASSERT_NULL(lb_site_probe(t->sites, keys[1]));
+    ASSERT_NOT_NULL(lb_site_probe(t, keys[0]));
+    ASSERT_NULL(lb_site_probe(t, keys[1]));
     for (int i = 0; i < 4; i++)
         ASSERT_EQ(lb_site_lookup(t, keys[i])->acquisitions, i + 1);
 }
 
-/* More keys on one home slot than the probe limit: the rest are counted,
+/* Once the front is full, keys go to the back from their home there; more
+ * keys on one back home slot than the probe limit: the rest are counted,
  * never silently dropped. */
 static void test_full_neighbourhood_counts_overflow(void)
 {
     lb_thread_t *t = new_table();
-    size_t home = home_of(lb_site_key(0x600000, LB_OBJ_SEM));
-    int found = 0, missed = 0;
+    size_t home = back_home_of(lb_site_key(0x600000, LB_OBJ_SEM));
+    int found = 0, missed = 0, in_back = 0;
     for (uintptr_t ra = 0x600000; found + missed < 40; ra += 8) {
         uintptr_t key = lb_site_key(ra, LB_OBJ_SEM);
-        if (home_of(key) != home)
+        if (back_home_of(key) != home)
             continue;
-        if (lb_site_lookup(t, key))
+        lb_site_t *s = lb_site_lookup(t, key);
+        if (s) {
             found++;
-        else
+            in_back += s < &t->sites->slot[LB_SITE_BACK];
+            ASSERT_PTR_EQ(lb_site_lookup(t, key), s);
+        } else {
             missed++;
+        }
     }
-    ASSERT_GT(found, 0);
+    ASSERT_EQ(found, LB_SITE_FRONT + 16); /* the front, then the back's 16 probes */
+    ASSERT_EQ(in_back, 16);
     ASSERT_GT(missed, 0);
     ASSERT_EQ(t->site_overflow, missed);
 }
@@ -157,6 +169,7 @@ static void test_compact_reads_only_claimed_pages(void)
     unsigned char resident[8] = { 0 };
     resident_pages(t->sites, resident);
     uintptr_t slot_page = ((uintptr_t)&t->sites->slot[home_of(key)] - (uintptr_t)t->sites) / page;
+    ASSERT_UEQ(slot_page, pages - 1); /* the front: the table's last page */
     for (size_t i = 0; i < pages; i++)
         ASSERT_EQ(resident[i] & 1, i == slot_page);
 }
