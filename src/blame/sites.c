@@ -15,7 +15,8 @@ static inline lb_site_t *claim(lb_thread_t *t, size_t at, uintptr_t key)
     if (s->key != 0)
         return NULL;
     s->key = key;
-    t->site_pages |= lb_site_page_bit((uint32_t)at);
+    /* every page it lies on: they are the ones zeroed for the next owner */
+    t->site_pages |= lb_site_page_bits((uint32_t)at);
     return s;
 }
 

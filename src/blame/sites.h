@@ -6,8 +6,9 @@
  * linear probe, and a full table counts into the thread's `site_overflow`
  * (never silently dropped). The table is carved from the thread's tables
  * at thread start (core/thread_tables.h) and holds slots only; which of its pages a claim wrote is kept in the thread
- * record (`site_pages`), memory the thread has written anyway. A page
- * without its bit holds only free slots and is never read: not when the
+ * record (`site_pages`, each page a claimed slot lies on, the one a
+ * slot crosses into included), memory the thread has written anyway. A
+ * page without its bit holds only free slots and is never read: not when the
  * thread exits and lb_sites_compact keeps the used slots (in arena
  * memory), not by a fork child's reset, not by the final write. On a
  * fresh mapping, or one a fork child inherits untouched, each such read
@@ -67,10 +68,18 @@ static inline lb_obj_kind lb_site_kind(uintptr_t key)
     return (lb_obj_kind)((key >> 56) - 1);
 }
 
-/* The bit of a thread's site_pages for the page of slot i. */
+/* The bit of a thread's site_pages for the page of slot i (where its
+ * key lies). */
 static inline uint32_t lb_site_page_bit(uint32_t i)
 {
     return 1u << (i * sizeof(lb_site_t) / LB_SITE_PAGE);
+}
+
+/* The bits of every page slot i lies on: a slot (24 bytes) may cross into
+ * the next page, which a claim then writes too. */
+static inline uint32_t lb_site_page_bits(uint32_t i)
+{
+    return lb_site_page_bit(i) | 1u << (((i + 1) * sizeof(lb_site_t) - 1) / LB_SITE_PAGE);
 }
 
 /* Does slot i of t's table hold a site? Reads the slot only when its

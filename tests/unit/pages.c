@@ -92,6 +92,20 @@ static bool resident(const void *p)
 
 /* A block freed with the pages its owner wrote comes back zeroed, and
  * its pages no owner wrote are not touched by the zeroing. */
+/* Transparent huge pages on every mapping: a first touch may map 2 MiB,
+ * so which pages are resident says nothing of which were written. */
+static bool huge_pages_always(void)
+{
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        fclose(f);
+    }
+    return strstr(line, "[always]") != NULL;
+}
+
 static void test_dirty_pages_only_are_zeroed(void)
 {
     const size_t size = 7 * 4096 + 100; /* a class of its own */
@@ -102,7 +116,7 @@ static void test_dirty_pages_only_are_zeroed(void)
     lb_pages_free_recycled_dirty(a, size, 1u << 1 | 1u << 3);
     unsigned char *again = lb_pages_alloc_recycled(size);
     ASSERT_PTR_EQ(again, a);
-    for (int page = 0; page < 8; page++) /* before any read, which maps a page */
+    for (int page = 0; page < 8 && !huge_pages_always(); page++) /* before any read */
         ASSERT_EQ(resident(a + page * 4096), page == 1 || page == 3);
     ASSERT_TRUE(all_zero(again, size));
     lb_pages_free_recycled(again, size);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "blame/sites.h"
+#include "core/thread_tables.h"
 #include "util/pages.h"
 
 /* A thread record with a fresh table, as blame_init makes one. */
@@ -190,6 +191,67 @@ static void test_unused_table_is_never_read(void)
         ASSERT_EQ(resident[i] & 1, 0);
 }
 
+/* A slot that crosses a page boundary (24-byte slots: back slots 170 and
+ * 341): a thread that counted there gives its tables back, and the next
+ * thread, handed the same block with only its written pages zeroed,
+ * finds the slot's counts zero (the page the slot crosses into was
+ * marked too). */
+static lb_thread_t *with_thread_tables(void)
+{
+    lb_thread_t *t = lb_arena_alloc(sizeof *t);
+    ASSERT_NOT_NULL(t);
+    t->tables = lb_pages_alloc_recycled(LB_TT_BYTES);
+    ASSERT_NOT_NULL(t->tables);
+    t->sites = lb_thread_tables_take(t, LB_TT_PART_SITES, LB_TT_SITES);
+    return t;
+}
+
+static uintptr_t key_with_back_home(size_t slot)
+{
+    for (uintptr_t ra = 0x400001;; ra++) {
+        uintptr_t k = lb_site_key(ra, LB_OBJ_MUTEX);
+        if ((lb_site_hash(k) & (LB_SITE_BACK - 1)) == slot)
+            return k;
+    }
+}
+
+static void recycled_slot_starts_at_zero(size_t slot)
+{
+    lb_thread_t *a = with_thread_tables();
+    void *block = a->tables;
+    for (uintptr_t i = 0; i < LB_SITE_FRONT; i++) /* the front full: the key goes to the back */
+        ASSERT_NOT_NULL(lb_site_lookup(a, lb_site_key(0x500000 + 16 * i, LB_OBJ_MUTEX)));
+    uintptr_t k = key_with_back_home(slot);
+    lb_site_t *s = lb_site_lookup(a, k);
+    ASSERT_PTR_EQ(s, &a->sites->slot[slot]);
+    s->releases = 1111;
+    s->acquisitions = 2222;
+    s->contended = 3333;
+    /* given back as blame_compact gives it */
+    lb_thread_tables_wrote(a, a->site_pages << (LB_TT_SITES / LB_TT_PAGE));
+    lb_thread_tables_release(a, LB_TT_PART_SITES);
+    lb_thread_t *b = with_thread_tables();
+    ASSERT_PTR_EQ(b->tables, block);
+    for (uintptr_t i = 0; i < LB_SITE_FRONT; i++)
+        ASSERT_NOT_NULL(lb_site_lookup(b, lb_site_key(0x700000 + 16 * i, LB_OBJ_MUTEX)));
+    lb_site_t *again = lb_site_lookup(b, k);
+    ASSERT_PTR_EQ(again, &b->sites->slot[slot]);
+    ASSERT_EQ(again->releases, 0);
+    ASSERT_EQ(again->acquisitions, 0);
+    ASSERT_EQ(again->contended, 0);
+    lb_thread_tables_release(b, LB_TT_PART_SITES);
+}
+
+static void test_recycled_slots_start_at_zero(void)
+{
+    ASSERT_TRUE((170 * sizeof(lb_site_t)) / LB_SITE_PAGE !=
+                (171 * sizeof(lb_site_t) - 1) / LB_SITE_PAGE);
+    recycled_slot_starts_at_zero(100);
+    recycled_slot_starts_at_zero(170); /* crosses from page 0 into page 1 */
+    recycled_slot_starts_at_zero(341); /* from page 1 into page 2 */
+}
+
 CHECK_MAIN(test_key_round_trip, test_lookup_claims_then_probe_hits, test_collisions_probe_linearly,
            test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots,
-           test_compact_reads_only_claimed_pages, test_unused_table_is_never_read)
+           test_compact_reads_only_claimed_pages, test_unused_table_is_never_read,
+           test_recycled_slots_start_at_zero)
