@@ -103,6 +103,7 @@ static LB_TLS ctx_cache_t *cache;
 static LB_TLS bool cache_failed; /* mmap refused once: do not retry per call */
 static LB_TLS bool cache_alone;  /* cache is a ctx_alone_t, freed at the thread's exit */
 static LB_TLS bool cold_written; /* a fill wrote cache->cold */
+static LB_TLS bool deep_walks;   /* a walk filled the short buffer: walk into the long one */
 static LB_TLS uint64_t thread_hits;
 
 static struct {
@@ -183,6 +184,7 @@ void lb_context_thread_exit(lb_thread_t *self)
                 (cold_written ? lb_thread_tables_pages(LB_TT_CTX_COLD, LB_TT_CTX_COLD_BYTES) : 0));
     cache_alone = false;
     cold_written = false;
+    deep_walks = false;
 }
 
 /* e was just hit or filled: it is tried first next time, and the entry
@@ -226,10 +228,13 @@ LB_COLD LB_NOINLINE static lb_cct_node_t *fill(lb_thread_t *self, ctx_cache_t *c
     int saved_errno = errno; /* the CCT may map memory */
     /* Into the short buffer first; a walk that fills it may have been
      * cut there and walks again into the long one (a walk is a pure
-     * function of the registers and the stack: the same path, longer). */
-    uintptr_t *pcs = c->pcs_short;
-    int n = lb_unwind_from(r, pcs, LB_CTX_SHORT, &trace);
-    if (n == LB_CTX_SHORT) {
+     * function of the registers and the stack: the same path, longer),
+     * as the thread's later walks do at once. */
+    uintptr_t *pcs = deep_walks ? c->cold->pcs : c->pcs_short;
+    int n = lb_unwind_from(r, pcs, deep_walks ? LB_MAX_DEPTH : LB_CTX_SHORT, &trace);
+    if (!deep_walks && n == LB_CTX_SHORT) {
+        /* and the thread's later walks go to the long buffer at once */
+        deep_walks = true;
         trace = (lb_walk_trace_t){ .off = e->off, .max = LB_CTX_SLOTS };
         pcs = c->cold->pcs;
         cold_written = true;
