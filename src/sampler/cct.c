@@ -82,8 +82,6 @@ int lb_cct_init_in(lb_cct_t *cct, void *chunk0)
     return 0;
 }
 
-/* Unmaps every chunk. The tree is empty afterwards (inserts hit the dummy
- * root); the caller must make sure no handler can still be inside it. */
 /* Frees the chunks (the first unless it was given). */
 static void free_chunks(lb_cct_t *cct)
 {
@@ -96,6 +94,8 @@ static void free_chunks(lb_cct_t *cct)
     }
 }
 
+/* Unmaps every chunk. The tree is empty afterwards (inserts hit the dummy
+ * root); the caller must make sure no handler can still be inside it. */
 void lb_cct_destroy(lb_cct_t *cct)
 {
     free_chunks(cct);

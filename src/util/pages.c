@@ -153,7 +153,7 @@ static void zero_dirty(char *p, size_t bytes, uintptr_t dirty)
         memset(p, 0, bytes);
         return;
     }
-    for (size_t i = 0; dirty >> i; i++) {
+    for (size_t i = 0; dirty >> i && i * LB_PAGE < bytes; i++) { /* no bit beyond the block */
         if (dirty >> i & 1) {
             size_t at = i * LB_PAGE;
             memset(p + at, 0, bytes - at < LB_PAGE ? bytes - at : LB_PAGE);
