@@ -3,18 +3,25 @@
  * Invariants: `own_for` holds the pid of the process that found /proc's
  * numbers to be its own, `checked_for` the pid of one that looked; each
  * is written whole (racing threads find the same; `checked_for` is
- * stored after `own_for`, with release), and
- * a fork child, whose pid differs, never takes either as its own. */
+ * stored after `own_for`, with release). A fork child's hook sets both
+ * for the child before any thread of it runs; a child made without the
+ * hooks keeps its parent's, which name another pid than its own (but
+ * for the case proc_numbers.h gives). */
 #include "util/proc_numbers.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include "util/common.h"
 #include "util/raw_syscall.h"
 
-static pid_t own_for;     /* found /proc's numbers its own; 0 none */
-static pid_t checked_for; /* read the link (own_for set if they were) */
+/* Written by a fork child's hook: on the page the child's hooks write
+ * anyway (util/common.h), one cache line. */
+static struct {
+    pid_t own_for;     /* found /proc's numbers its own; 0 none */
+    pid_t checked_for; /* read the link (own_for set if they were) */
+} numbers LB_FORK_WRITTEN;
 
 static pid_t raw_getpid(void)
 {
@@ -47,24 +54,24 @@ pid_t lb_proc_self_pid(void)
 bool lb_proc_numbers_own(void)
 {
     pid_t pid = raw_getpid();
-    if (__atomic_load_n(&own_for, __ATOMIC_RELAXED) == pid)
+    if (__atomic_load_n(&numbers.own_for, __ATOMIC_RELAXED) == pid)
         return true;
-    if (__atomic_load_n(&checked_for, __ATOMIC_ACQUIRE) == pid)
-        return __atomic_load_n(&own_for, __ATOMIC_RELAXED) == pid;
+    if (__atomic_load_n(&numbers.checked_for, __ATOMIC_ACQUIRE) == pid)
+        return __atomic_load_n(&numbers.own_for, __ATOMIC_RELAXED) == pid;
     bool same = link_number("/proc/self") == (long)pid;
     if (same)
-        __atomic_store_n(&own_for, pid, __ATOMIC_RELAXED);
-    __atomic_store_n(&checked_for, pid, __ATOMIC_RELEASE);
+        __atomic_store_n(&numbers.own_for, pid, __ATOMIC_RELAXED);
+    __atomic_store_n(&numbers.checked_for, pid, __ATOMIC_RELEASE);
     return same;
 }
 
 void lb_proc_numbers_fork_child(void)
 {
-    pid_t parents = own_for; /* the fork hooks run alone in the child */
-    own_for = 0;
-    checked_for = 0;
+    pid_t parents = numbers.own_for; /* the fork hooks run alone in the child */
+    numbers.own_for = 0;
+    numbers.checked_for = 0;
     if (parents && parents == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0))
-        own_for = raw_getpid();
+        numbers.own_for = raw_getpid();
 }
 
 void lb_proc_numbers_fork_prepare(void)
