@@ -44,19 +44,28 @@ static const char snapshot_usage[] =
     "windows with 'lockblame report --windows' and 'lockblame report --window N'.\n"
     "Scripts can ask without waiting: create the file DB.snap/PID (and its directory).\n";
 
+/* The head of /proc/pid/file into buf, NUL-terminated: its length, or
+ * 0 when there is none. */
+static ssize_t read_proc(long pid, const char *file, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n > 0 ? n : 0;
+}
+
 /* The value of name in /proc/pid/environ (malloc'd), or NULL. */
 static char *environ_value(long pid, const char *name)
 {
-    char path[64], buf[1 << 16];
-    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[1 << 16];
+    ssize_t n = read_proc(pid, "environ", buf, sizeof buf);
+    if (n == 0)
         return NULL;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return NULL;
-    buf[n] = '\0';
     size_t len = strlen(name);
     for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
         if (strncmp(p, name, len) == 0 && p[len] == '=')
@@ -67,16 +76,9 @@ static char *environ_value(long pid, const char *name)
 
 static long parent_of(long pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[1024];
+    if (read_proc(pid, "stat", buf, sizeof buf) == 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     char *p = strrchr(buf, ')'); /* the command may hold spaces */
     long ppid = -1;
     if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
@@ -122,16 +124,8 @@ static long *tree_of(long root, int *count)
  * /proc/pid/status's NSpid numbers; pid itself where there is none. */
 static long own_number(long pid)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return pid;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return pid;
-    buf[n] = '\0';
+    char buf[4096];
+    read_proc(pid, "status", buf, sizeof buf);
     const char *line = strstr(buf, "\nNSpid:");
     long own = pid;
     for (const char *p = line ? line + 7 : NULL; p && *p && *p != '\n';) {
