@@ -170,7 +170,7 @@ if unshare -pf --mount-proc true 2>/dev/null; then
         grep -q 'workers done' "$tmp/err3" && break
         sleep 0.1
     done
-    pid=$(pgrep -f "spike_windows 3000 1000 2000 $tmp/go" | sort -n | tail -1)
+    pid=$(pgrep -f "^$W 3000 1000 2000 $tmp/go" | head -1) # the workload, not unshare or run
     inner=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status" 2>/dev/null)
     echo "namespace: pid $pid here, $inner in its namespace"
     [ -n "$pid" ] && [ "$inner" != "$pid" ] || { touch "$tmp/go"; fail "no workload process in the namespace"; }
