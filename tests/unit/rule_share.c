@@ -98,13 +98,18 @@ static void test_unlisted_module_stops_appends(void)
     ASSERT_EQ(taken_word[0], 0x1111);
 }
 
-/* A child stopped (SIGSTOP, then SIGKILL) at a random point of a stream of
- * appends: every entry handed on is one it wrote whole. */
-static void offer_forever(void)
+/* A child killed at a random point of a stream of appends: every entry
+ * handed on is one it wrote whole. It says when its first appends are
+ * made (a byte on `ready`), so that a busy machine, which may not run it
+ * before the kill, still leaves some. */
+static void offer_forever(int ready)
 {
     struct dl_find_object dlfo = object_of((void *)some_code);
-    for (uint64_t i = 0;; i++)
+    for (uint64_t i = 0;; i++) {
         lb_rule_share_offer((uintptr_t)some_code + (i % 64), 0x100001 + (i % 64) * 2, &dlfo);
+        if (i == 7 && write(ready, "r", 1) != 1)
+            _exit(1);
+    }
 }
 
 static int torn;
@@ -122,13 +127,20 @@ static void test_killed_writer_leaves_no_torn_entry(void)
     lb_rule_share_setup();
     lb_rule_share_fork_prepare(check_whole);
     for (int round = 0; round < 20; round++) {
+        int ready[2];
+        ASSERT_EQ(pipe(ready), 0);
         pid_t pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
-            offer_forever();
+            close(ready[0]);
+            offer_forever(ready[1]);
             _exit(0);
         }
-        usleep(200 + 50 * round);
+        close(ready[1]);
+        char byte;
+        ASSERT_EQ(read(ready[0], &byte, 1), 1);
+        close(ready[0]);
+        usleep(50 * round);
         kill(pid, SIGKILL);
         int status;
         ASSERT_EQ(waitpid(pid, &status, 0), pid);
