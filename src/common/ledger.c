@@ -37,6 +37,12 @@ bool lb_ledger_of_run(const char *db_path, const char *run_key)
     return got == (ssize_t)sizeof run && run == lb_ledger_run_hash(run_key);
 }
 
+bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key)
+{
+    code &= 0xff;
+    return (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && lb_ledger_of_run(db_path, run_key);
+}
+
 bool lb_proc_numbers_other(void)
 {
     char link[32];

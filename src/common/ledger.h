@@ -108,6 +108,11 @@ uint64_t lb_ledger_run_hash(const char *run_key);
  * run's own, being made or torn by a write that failed (a full disk),
  * not a foreign one. A read of the file's head, no mapping. */
 bool lb_ledger_of_run(const char *db_path, const char *run_key);
+/* Whether the database at db_path, which SQLite refused with `code` (its
+ * extended code from a failed read), is the run run_key's own torn by a
+ * write that failed: no database (SQLITE_NOTADB) or a corrupt one
+ * (SQLITE_CORRUPT), beside a ledger made for the run. */
+bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key);
 /* Whether /proc names this process by another number than getpid() (a
  * /proc of another pid namespace: `unshare --pid --fork` without
  * --mount-proc). The tree's look-ups by pid below then find other

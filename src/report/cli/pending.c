@@ -77,9 +77,8 @@ lb_ledger_t *lb_cli_ledger_map(const char *ledger_path, bool writable, bool *pre
 /* The database at path for a merge: opened read-write, made first when
  * the run run_key's and none is there (NULL: any run's, not made),
  * waiting for commits under way, and of this schema version; NULL with
- * *why otherwise. A file there that is no SQLite database but the run's
- * own (common/ledger.h, lb_ledger_of_run), torn by a write that failed,
- * says SQLite's why. */
+ * *why otherwise. A file there that is the run's own torn by a write
+ * that failed (common/ledger.h, lb_ledger_torn_own) says SQLite's why. */
 static sqlite3 *open_for_merge(const char *path, const char *run_key, const char **why)
 {
     sqlite3 *db = NULL;
@@ -91,9 +90,8 @@ static sqlite3 *open_for_merge(const char *path, const char *run_key, const char
         sqlite3_busy_timeout(db, PENDING_BUSY_MS);
         if (lb_db_version(db, "main") == LB_SCHEMA_VERSION)
             return db;
-        int code = sqlite3_errcode(db) & 0xff;
-        *why = (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && lb_ledger_of_run(path, run_key)
-                   ? sqlite3_errstr(code)
+        *why = lb_ledger_torn_own(sqlite3_errcode(db), path, run_key)
+                   ? sqlite3_errstr(sqlite3_errcode(db) & 0xff)
                    : "not a lockblame database of this version, or not writable";
     }
     sqlite3_close(db);

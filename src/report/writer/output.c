@@ -261,14 +261,12 @@ static void say_cannot_write(sqlite3 *db, bool pending_only)
         lb_output_cannot_write(sqlite3_errcode(db), sqlite3_errmsg(db));
 }
 
-/* "out" is no SQLite database, or a corrupt one (lb_db_version failed
- * with SQLITE_NOTADB or SQLITE_CORRUPT), and the run's own (runs_own):
- * torn by a write that failed. Its line is a failed write's, left to the
- * tree's summary. */
+/* "out" is the run's own, torn by a write that failed (lb_db_version
+ * failed: common/ledger.h, lb_ledger_torn_own). Its line is a failed
+ * write's, left to the tree's summary. */
 static bool torn_own(sqlite3 *db)
 {
-    int code = sqlite3_errcode(db) & 0xff;
-    return (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && runs_own(output_path, run_key);
+    return lb_ledger_torn_own(sqlite3_errcode(db), output_path, run_key);
 }
 
 /* Inside the transaction: is "out" ready for our rows? 0 yes, else -1
