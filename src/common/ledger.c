@@ -43,18 +43,6 @@ bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key)
     return (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && lb_ledger_of_run(db_path, run_key);
 }
 
-bool lb_proc_numbers_other(void)
-{
-    char link[32];
-    ssize_t n = readlink("/proc/self", link, sizeof link - 1);
-    if (n <= 0)
-        return false; /* no /proc at all: nothing is looked up in it */
-    link[n] = '\0';
-    char *end;
-    long pid = strtol(link, &end, 10);
-    return *end != '\0' || pid != (long)getpid();
-}
-
 /* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an
  * exit write's stack that a short process has not touched (page faults). */
 uint64_t lb_proc_start_of(pid_t pid)

@@ -113,11 +113,10 @@ bool lb_ledger_of_run(const char *db_path, const char *run_key);
  * write that failed: no database (SQLITE_NOTADB) or a corrupt one
  * (SQLITE_CORRUPT), beside a ledger made for the run. */
 bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key);
-/* Whether /proc names this process by another number than getpid() (a
- * /proc of another pid namespace: `unshare --pid --fork` without
- * --mount-proc). The tree's look-ups by pid below then find other
- * processes, and the tree's root says so in one line. */
-bool lb_proc_numbers_other(void);
+/* What the tree's root says where /proc names it by another number than
+ * getpid() (a /proc of another pid namespace: `unshare --pid --fork`
+ * without --mount-proc): the tree's look-ups by pid below then find other
+ * processes. */
 #define LB_PROC_NUMBERS_OTHER_LINE                                                             \
     "/proc here is another pid namespace's: processes of the tree killed before writing their" \
     " profile may go uncounted, and a process-shared object's waits in processes that end may" \

@@ -256,6 +256,19 @@ static void check_freq(const char *s)
         cli_die(LB_EXIT_USAGE, "run: -F wants a frequency in Hz (1..1000000), not '%s'", s);
 }
 
+/* Whether /proc names this process by another number than getpid()
+ * (the library's check is util/proc_numbers.h, which the CLI does not
+ * link); false without /proc, where nothing is looked up. */
+static bool proc_numbers_other(void)
+{
+    char link[32];
+    ssize_t n = readlink("/proc/self", link, sizeof link - 1);
+    if (n <= 0)
+        return false;
+    link[n] = '\0';
+    return strtol(link, NULL, 10) != (long)getpid();
+}
+
 int lb_cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -339,7 +352,7 @@ int lb_cmd_run(int argc, char **argv)
         set_env("LOCKBLAME_SUMMARY", "run");
         warn_spool_max();
         lb_switches_check(cli_getenv, say_switch); /* no process of the tree started it */
-        if (lb_proc_numbers_other())
+        if (proc_numbers_other())
             cli_warn("%s", LB_PROC_NUMBERS_OTHER_LINE);
     }
     if (event)

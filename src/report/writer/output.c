@@ -28,6 +28,7 @@
 #include "util/env.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
+#include "util/proc_numbers.h"
 #include "util/std_fds.h"
 
 /* Concurrent exits wait for each other this long (ms): a make -j of a big
@@ -213,7 +214,8 @@ int lb_output_setup(void)
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         export_env("LOCKBLAME_TREE_ROOT", pid);
         lb_switches_check(lb_getenv, say_switch); /* once for the tree (common/switches.h) */
-        if (lb_proc_numbers_other())
+        pid_t proc_pid = lb_proc_self_pid();      /* util/proc_numbers.h */
+        if (proc_pid && proc_pid != getpid())
             lb_warn("%s", LB_PROC_NUMBERS_OTHER_LINE);
     }
     if (!given || strcmp(given, output_path) != 0)
