@@ -41,9 +41,9 @@ static size_t decimal(char *out, unsigned long v)
  * (util/proc_numbers.h), else the /proc/thread-self link's last
  * component, read without following the link. Not
  * /proc/thread-self/schedstat: that leaves the thread's dentries below
- * /proc/PID, and the parent's reap of a process whose
- * threads have just exited invalidates /proc/PID's subtree while the
- * last thread's own release invalidates its part: the reap then spins in
+ * /proc/PID, and the parent's reap of a process whose threads have just
+ * exited invalidates /proc/PID's subtree while the last thread's own
+ * release invalidates its part: the reap then spins in
  * shrink_dcache_parent until that thread runs again. /proc/TID's
  * dentries are the thread's alone, invalidated by its own release. */
 static bool own_schedstat_path(char *path, size_t size)
