@@ -52,8 +52,9 @@ enum fill_statement {
     FILL_START_FRAME, /* and threads' start routines */
     FILL_NEXT_FRAME,  /* the ids past the schema's */
     FILL_NEXT_NODE,
-    FILL_SCAN_NODES, /* every node, for those on replaced frames */
-    FILL_DEPTHS,     /* every node's depth counted again */
+    FILL_SCAN_NODES,  /* every node, for those on replaced frames */
+    FILL_SCAN_DEPTHS, /* every node's parent and depth */
+    FILL_SET_DEPTH,   /* a node's depth counted again */
     FILL_STATEMENTS
 };
 _Static_assert(FILL_STATEMENTS <= LB_FRAME_NAMES_STATEMENTS, "lb_frame_names_cache_t holds them");
@@ -384,19 +385,108 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
     return rc;
 }
 
-/* Every node's depth from the root's, after chains were added. */
+/* A node as the depth count reads it. */
+typedef struct depth_row {
+    sqlite3_int64 id, parent, depth; /* depth -1: NULL */
+    bool root;                       /* parent_id NULL */
+} depth_row_t;
+
+/* The depths of rows[0..n) from their roots' (0), into depth[]: -1 for a
+ * row whose parents lead to no root (a parent missing, or a loop), as a
+ * walk down from the roots would leave it. `path` has room for n. */
+static void count_depths(const depth_row_t *rows, size_t n, const lb_u64map_t *index,
+                         sqlite3_int64 *depth, uint32_t *path)
+{
+    for (size_t i = 0; i < n; i++)
+        depth[i] = -2; /* not counted yet */
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        uint32_t at = (uint32_t)i, up;
+        sqlite3_int64 base;
+        for (;;) { /* up to a counted row or a root; path holds the rows below it */
+            if (depth[at] != -2) {
+                base = depth[at];
+                break;
+            }
+            if (len == n) { /* a loop */
+                base = -1;
+                break;
+            }
+            path[len++] = at;
+            if (rows[at].root || !lb_u64map_get(index, (uint64_t)rows[at].parent, &up)) {
+                base = depth[at] = rows[at].root ? 0 : -1; /* counted: off the path */
+                len--;
+                break;
+            }
+            at = up;
+        }
+        while (len > 0) { /* down again, each one below its parent */
+            at = path[--len];
+            depth[at] = base < 0 ? -1 : ++base;
+        }
+    }
+}
+
+/* Every node's depth from the root's, after chains were added: one scan of
+ * the node table, and an update of each node whose depth changed (every
+ * node's, by a recursive query, was most of a staged record's naming). */
 static int recount_depths(fill_t *f)
 {
-    sqlite3_stmt *st =
-        statement(f, FILL_DEPTHS,
-                  "WITH RECURSIVE d(id, depth) AS (SELECT id, 0 FROM \"%w\".node WHERE parent_id IS"
-                  " NULL UNION ALL SELECT n.id, d.depth + 1 FROM \"%w\".node n JOIN d"
-                  " ON n.parent_id = d.id)"
-                  " UPDATE \"%w\".node SET depth = (SELECT depth FROM d WHERE d.id = node.id)",
-                  f->schema, f->schema, f->schema);
-    if (!st)
+    sqlite3_stmt *scan =
+        statement(f, FILL_SCAN_DEPTHS, "SELECT id, parent_id, depth FROM \"%w\".node", f->schema);
+    sqlite3_stmt *set =
+        statement(f, FILL_SET_DEPTH, "UPDATE \"%w\".node SET depth = ?1 WHERE id = ?2", f->schema);
+    if (!scan || !set)
         return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
-    return done(st, sqlite3_step(st));
+    depth_row_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc = SQLITE_OK, step;
+    while ((step = sqlite3_step(scan)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            depth_row_t *grown = realloc(rows, cap * sizeof *grown);
+            if (!grown) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            rows = grown;
+        }
+        rows[n++] = (depth_row_t){
+            .id = sqlite3_column_int64(scan, 0),
+            .parent = sqlite3_column_int64(scan, 1),
+            .root = sqlite3_column_type(scan, 1) == SQLITE_NULL,
+            .depth =
+                sqlite3_column_type(scan, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(scan, 2),
+        };
+    }
+    if (rc == SQLITE_OK && step != SQLITE_DONE)
+        rc = step;
+    sqlite3_reset(scan);
+    lb_u64map_t index = { 0 };
+    sqlite3_int64 *depth = rc == SQLITE_OK ? malloc((n ? n : 1) * sizeof *depth) : NULL;
+    uint32_t *path = depth ? malloc((n ? n : 1) * sizeof *path) : NULL;
+    if (rc == SQLITE_OK && (!path || lb_u64map_init(&index, n) != 0))
+        rc = SQLITE_NOMEM;
+    for (size_t i = 0; rc == SQLITE_OK && i < n; i++)
+        if (lb_u64map_put(&index, (uint64_t)rows[i].id, (uint32_t)i) != 0)
+            rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK)
+        count_depths(rows, n, &index, depth, path);
+    for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+        if (depth[i] == rows[i].depth)
+            continue;
+        if (depth[i] < 0)
+            sqlite3_bind_null(set, 1);
+        else
+            sqlite3_bind_int64(set, 1, depth[i]);
+        sqlite3_bind_int64(set, 2, rows[i].id);
+        rc = done(set, sqlite3_step(set));
+    }
+    lb_u64map_free(&index);
+    free(path);
+    free(depth);
+    free(rows);
+    return rc;
 }
 
 /* The id past the largest of the schema's table (frame or node), by f's
