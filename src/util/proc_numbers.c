@@ -78,5 +78,6 @@ void lb_proc_numbers_fork_prepare(void)
 {
     int saved_errno = errno;
     lb_proc_numbers_own();
-    errno = saved_errno;
+    if (errno != saved_errno) /* only then: the last fork write-protected errno's page */
+        errno = saved_errno;
 }
