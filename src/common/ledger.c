@@ -1,6 +1,7 @@
 /* The tree's ledger of processes (ledger.h). */
 #include "common/ledger.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,9 +10,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file_room.h"
+
 void lb_ledger_path(char *buf, size_t size, const char *db_path)
 {
     snprintf(buf, size, "%s-procs", db_path);
+}
+
+bool lb_ledger_room(const char *db_path, char *why, size_t size)
+{
+    char path[PATH_MAX];
+    lb_ledger_path(path, sizeof path, db_path);
+    size_t n = strlen(path);
+    if (n + 16 >= sizeof path)
+        return true;
+    snprintf(path + n, sizeof path - n, ".room.%d", (int)getpid()); /* a probe of its own */
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return true;
+    bool room = lb_file_room(fd, sizeof(lb_ledger_t));
+    int err = errno;
+    close(fd);
+    unlink(path);
+    if (room || (err != ENOSPC && err != EDQUOT && err != EFBIG))
+        return true;
+    snprintf(why, size, "no room for the run's ledger of processes (%s)", strerror(err));
+    return false;
 }
 
 uint64_t lb_ledger_run_hash(const char *run_key)

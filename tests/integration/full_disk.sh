@@ -14,6 +14,11 @@
 #  2. under lockblame run: run's status is the program's (0), its summary
 #     is printed, and the merge says the pending profiles could not be
 #     added once, not once a batch
+#  3. a disk with no room left for the tree's ledger at the start (32 KiB
+#     free): plain LD_PRELOAD and lockblame run each say so in one line
+#     and run the program unprofiled, with its status and output (each
+#     process said its own failed write, and run then said no process
+#     had recorded anything)
 # Needs a tmpfs mount (root); skipped where mount is refused.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$BUILD/bench/forktree"
@@ -45,4 +50,28 @@ echo "  status $st; $not_added lines saying the pending profiles are not added"
 grep -q "^per_child_ms " "$tmp/run.out" || bad "run: forktree's own output is missing"
 grep -qE "^lockblame: [0-9]+ process(es)? profiled" "$tmp/run.err" || bad "run: no summary: $(tail -c 600 "$tmp/run.err")"
 [ "$not_added" -le 1 ] || bad "run: $not_added lines say the pending profiles are not added, not one"
+rm -rf "${fs:?}"/*
+
+echo "== 3. no room for the ledger at the start"
+avail_kb=$(df -k --output=avail "$fs" | tail -1 | tr -d ' ')
+head -c $(((avail_kb - 32) * 1024)) /dev/zero >"$fs/fill" 2>/dev/null || true
+echo "  $(df -k --output=avail "$fs" | tail -1 | tr -d ' ') KiB free"
+for mode in plain run; do
+    st=0
+    if [ $mode = plain ]; then
+        LD_PRELOAD=$LOCKBLAME_LIB LOCKBLAME_OUTPUT=$fs/full.db "$BUILD/bench/forktree" 20 2 0 \
+            >"$tmp/full.out" 2>"$tmp/full.err" || st=$?
+    else
+        "$LOCKBLAME_CLI" run -o "$fs/full.db" -- "$BUILD/bench/forktree" 20 2 0 \
+            >"$tmp/full.out" 2>"$tmp/full.err" || st=$?
+    fi
+    lines=$(grep -c "^lockblame:" "$tmp/full.err" || true)
+    echo "  $mode: status $st, $lines lockblame: lines"
+    [ $st = 0 ] || bad "$mode, no room: forktree exited $st, not 0: $(head -c 600 "$tmp/full.err")"
+    grep -q "^per_child_ms " "$tmp/full.out" || bad "$mode, no room: forktree's own output is missing"
+    [ "$lines" = 1 ] || bad "$mode, no room: $lines lockblame: lines, not one: $(head -c 900 "$tmp/full.err")"
+    grep -q "no room for the run's ledger of processes (No space left on device).*unprofiled\|no room for the run's ledger of processes (No space left on device); not profiling" "$tmp/full.err" ||
+        bad "$mode, no room: the line does not say why and that the program runs unprofiled: $(cat "$tmp/full.err")"
+    ! ls "$fs" | grep -q "procs" || bad "$mode, no room: a ledger or its probe was left behind: $(ls "$fs")"
+done
 finish

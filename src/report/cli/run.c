@@ -339,6 +339,8 @@ int lb_cmd_run(int argc, char **argv)
                  path, prog[0]);
         profile = false;
     } else if (!lb_db_writable(path ? path : "./lockblame.db", why_not_written,
+                               sizeof why_not_written) ||
+               !lb_ledger_room(path ? path : "./lockblame.db", why_not_written,
                                sizeof why_not_written)) {
         cli_warn("run: cannot write profile %s: %s; running %s unprofiled", path ? path : ".",
                  why_not_written, prog[0]);

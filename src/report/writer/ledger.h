@@ -4,7 +4,8 @@
  * progress; and the count the tree's root makes when it ends.
  * Failure contract: without the ledger (its file cannot be made or
  * mapped) nothing is counted and nothing is said; the profile is written
- * as before. */
+ * as before. (A tree's maker asks for the ledger's room before profiling
+ * anything: common/ledger.h, lb_ledger_room.) */
 #ifndef LB_WRITER_LEDGER_H
 #define LB_WRITER_LEDGER_H
 #include <stdbool.h>

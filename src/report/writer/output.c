@@ -193,9 +193,11 @@ int lb_output_setup(void)
     }
     const char *key = lb_getenv("LOCKBLAME_RUN");
     char why[256];
-    if (!(key && *key) && !lb_db_writable(output_path, why, sizeof why)) {
+    if (!(key && *key) && (!lb_db_writable(output_path, why, sizeof why) ||
+                           !lb_ledger_room(output_path, why, sizeof why))) {
         /* said once, by the tree's root: no process of the tree could
-         * write its profile (under `lockblame run`, run says it) */
+         * write its profile (under `lockblame run`, run says it), and
+         * without room for the ledger each would say its own */
         lb_warn("cannot write profile %s: %s; not profiling", output_path, why);
         export_env("LOCKBLAME_DISABLE", "1");
         return -1;
