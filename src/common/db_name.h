@@ -15,6 +15,9 @@ int lb_default_db_name(char *out, size_t size, const char *prog, int pid);
  * table of process-shared objects (blame/shared_objs.h), which the tree's
  * processes map, exec'd ones included; removed at the tree's end. */
 int lb_shared_table_path(char *out, size_t size, const char *db_path);
+/* The directory of the database at path into dir ("/" for one at the
+ * root, "." for a name without a slash); false when it does not fit. */
+bool lb_db_dir(const char *path, char *dir, size_t size);
 /* Whether a profile can be written at path (absolute): its directory is
  * there, searchable and writable (the database, its journal and the
  * tree's files beside it are made there), and the file, if there, is

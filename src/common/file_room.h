@@ -13,7 +13,7 @@
 /* Whether fd's file is at least `size` bytes long with its blocks
  * allocated: grown and allocated here when it is shorter (a file already
  * that long is taken as its maker left it). false when the room cannot
- * be had (the disk is full; errno says why): the caller then does without
- * the file. */
+ * be had (the disk is full, or the size is past the process's file size
+ * limit; errno says why): the caller then does without the file. */
 bool lb_file_room(int fd, off_t size);
 #endif

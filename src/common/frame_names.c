@@ -398,21 +398,22 @@ static void count_depths(const depth_row_t *rows, size_t n, const lb_u64map_t *i
                          sqlite3_int64 *depth, uint32_t *path)
 {
     for (size_t i = 0; i < n; i++)
-        depth[i] = -2; /* not counted yet */
+        depth[i] = -2; /* not counted yet; -3: on the path being walked */
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
         uint32_t at = (uint32_t)i, up;
         sqlite3_int64 base;
-        for (;;) { /* up to a counted row or a root; path holds the rows below it */
+        for (;;) {                 /* up to a counted row or a root; path holds the rows below it */
+            if (depth[at] == -3) { /* met again: a loop, each row once */
+                base = -1;
+                break;
+            }
             if (depth[at] != -2) {
                 base = depth[at];
                 break;
             }
-            if (len == n) { /* a loop */
-                base = -1;
-                break;
-            }
             path[len++] = at;
+            depth[at] = -3;
             if (rows[at].root || !lb_u64map_get(index, (uint64_t)rows[at].parent, &up)) {
                 base = depth[at] = rows[at].root ? 0 : -1; /* counted: off the path */
                 len--;
@@ -451,12 +452,14 @@ static int recount_depths(fill_t *f)
             }
             rows = grown;
         }
+        /* (each column's type read before its value, which may convert it) */
+        bool root = sqlite3_column_type(scan, 1) == SQLITE_NULL;
+        bool no_depth = sqlite3_column_type(scan, 2) == SQLITE_NULL;
         rows[n++] = (depth_row_t){
             .id = sqlite3_column_int64(scan, 0),
-            .parent = sqlite3_column_int64(scan, 1),
-            .root = sqlite3_column_type(scan, 1) == SQLITE_NULL,
-            .depth =
-                sqlite3_column_type(scan, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(scan, 2),
+            .parent = root ? 0 : sqlite3_column_int64(scan, 1),
+            .root = root,
+            .depth = no_depth ? -1 : sqlite3_column_int64(scan, 2),
         };
     }
     if (rc == SQLITE_OK && step != SQLITE_DONE)

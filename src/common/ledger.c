@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/db_name.h"
 #include "common/file_room.h"
 
 void lb_ledger_path(char *buf, size_t size, const char *db_path)
@@ -19,19 +20,28 @@ void lb_ledger_path(char *buf, size_t size, const char *db_path)
 
 bool lb_ledger_room(const char *db_path, char *why, size_t size)
 {
-    char path[PATH_MAX];
-    lb_ledger_path(path, sizeof path, db_path);
-    size_t n = strlen(path);
-    if (n + 16 >= sizeof path)
+    char dir[PATH_MAX], named[PATH_MAX] = "";
+    if (!lb_db_dir(db_path, dir, sizeof dir))
         return true;
-    snprintf(path + n, sizeof path - n, ".room.%d", (int)getpid()); /* a probe of its own */
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return true;
+    /* a file without a name where the file system makes one (nothing to
+     * follow into, nothing left behind by a process killed meanwhile),
+     * else one of its own, made here and never through a link */
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        lb_ledger_path(named, sizeof named, db_path);
+        size_t n = strlen(named);
+        if (n + 24 >= sizeof named)
+            return true;
+        snprintf(named + n, sizeof named - n, ".room.%d", (int)getpid());
+        fd = open(named, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return true;
+    }
     bool room = lb_file_room(fd, sizeof(lb_ledger_t));
     int err = errno;
     close(fd);
-    unlink(path);
+    if (named[0])
+        unlink(named);
     if (room || (err != ENOSPC && err != EDQUOT && err != EFBIG))
         return true;
     snprintf(why, size, "no room for the run's ledger of processes (%s)", strerror(err));

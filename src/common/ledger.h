@@ -100,10 +100,11 @@ typedef struct lb_ledger_tally {
 /* The ledger's file for the database at db_path. */
 void lb_ledger_path(char *buf, size_t size, const char *db_path);
 /* Whether the file system of the database at db_path has room for its
- * ledger now: false (why says so) where a file of the ledger's size
- * beside it cannot have its blocks (no space, over quota), the disk too
- * full for the tree's profiles as well; true where it can, or where the
- * test itself cannot be made (a write will say why). A tree's maker (its
+ * ledger now: false (why says so) where a file of the ledger's size in
+ * its directory cannot have its blocks (no space, over quota, past the
+ * process's file size limit), the disk too full for the tree's profiles
+ * as well; true where it can, or where the test itself cannot be made (a
+ * write will say why). A tree's maker (its
  * root, `lockblame run`) asks before profiling anything: without the
  * ledger each process of the tree would say its own failed write. */
 bool lb_ledger_room(const char *db_path, char *why, size_t size);

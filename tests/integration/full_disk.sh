@@ -18,7 +18,14 @@
 #     free): plain LD_PRELOAD and lockblame run each say so in one line
 #     and run the program unprofiled, with its status and output (each
 #     process said its own failed write, and run then said no process
-#     had recorded anything)
+#     had recorded anything); a link planted where the room's probe
+#     would be named is not followed (its target was truncated)
+#  4. a file size limit below the ledger's size (ulimit -f 32): one line,
+#     the program unprofiled (the probe's allocation ended the process
+#     with SIGXFSZ, lockblame run itself included)
+#  5. lockblame run -o over an earlier run's database on that full disk:
+#     the room it frees is the ledger's (it was asked for before the old
+#     database was removed, and the run went unprofiled)
 # Needs a tmpfs mount (root); skipped where mount is refused.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_CLI" "$LOCKBLAME_LIB" "$BUILD/bench/forktree"
@@ -74,4 +81,41 @@ for mode in plain run; do
         bad "$mode, no room: the line does not say why and that the program runs unprofiled: $(cat "$tmp/full.err")"
     ! ls "$fs" | grep -q "procs" || bad "$mode, no room: a ledger or its probe was left behind: $(ls "$fs")"
 done
+echo data >"$tmp/victim"
+bash -c 'ln -s "$1" "$2.db-procs.room.$$"; exec env LD_PRELOAD="$3" LOCKBLAME_OUTPUT="$2.db" "$4" 2 2 0' \
+    linked "$tmp/victim" "$fs/linked" "$LOCKBLAME_LIB" "$BUILD/bench/forktree" >/dev/null 2>&1 || true
+[ "$(cat "$tmp/victim")" = data ] || bad "no room: the probe followed a link planted at its name and wrote its target"
+rm -rf "${fs:?}"/*
+
+echo "== 4. a file size limit below the ledger's size"
+for mode in plain run; do
+    st=0
+    if [ $mode = plain ]; then
+        (ulimit -f 32 && LD_PRELOAD=$LOCKBLAME_LIB LOCKBLAME_OUTPUT=$fs/limit.db \
+            "$BUILD/bench/forktree" 4 2 0) >"$tmp/limit.out" 2>"$tmp/limit.err" || st=$?
+    else
+        (ulimit -f 32 && "$LOCKBLAME_CLI" run -o "$fs/limit.db" -- "$BUILD/bench/forktree" 4 2 0) \
+            >"$tmp/limit.out" 2>"$tmp/limit.err" || st=$?
+    fi
+    lines=$(grep -c "^lockblame:" "$tmp/limit.err" || true)
+    echo "  $mode: status $st, $lines lockblame: lines"
+    [ $st = 0 ] || bad "$mode, file size limit: exited $st, not forktree's 0: $(head -c 600 "$tmp/limit.err")"
+    grep -q "^per_child_ms " "$tmp/limit.out" || bad "$mode, file size limit: forktree's own output is missing"
+    [ "$lines" = 1 ] && grep -q "(File too large)" "$tmp/limit.err" ||
+        bad "$mode, file size limit: not one line saying the file would be too large: $(head -c 900 "$tmp/limit.err")"
+done
+rm -rf "${fs:?}"/*
+
+echo "== 5. run -o over an earlier database on a full disk"
+"$LOCKBLAME_CLI" run -o "$fs/again.db" -- "$BUILD/bench/forktree" 3 2 0 >/dev/null 2>&1
+sqlite3 "$fs/again.db" "CREATE TABLE pad(b BLOB); INSERT INTO pad VALUES(zeroblob(300000));" ||
+    bad "cannot grow the earlier database"
+avail_kb=$(df -k --output=avail "$fs" | tail -1 | tr -d ' ')
+head -c $(((avail_kb - 32) * 1024)) /dev/zero >"$fs/fill" 2>/dev/null || true
+st=0
+"$LOCKBLAME_CLI" run -o "$fs/again.db" -- "$BUILD/bench/forktree" 8 2 0 >"$tmp/again.out" 2>"$tmp/again.err" || st=$?
+echo "  status $st; $(grep -c "^lockblame:" "$tmp/again.err") lockblame: lines"
+[ $st = 0 ] || bad "again: exited $st: $(head -c 600 "$tmp/again.err")"
+grep -qE "^lockblame: 9 processes profiled" "$tmp/again.err" ||
+    bad "again: the run did not replace the earlier database and profile the tree: $(head -c 900 "$tmp/again.err")"
 finish

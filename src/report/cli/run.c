@@ -324,7 +324,7 @@ int lb_cmd_run(int argc, char **argv)
         out = env_out; /* the user's name for the run, as -o */
     char *path = out ? absolute(out) : NULL;
     const char *why_not = lb_run_unprofilable(prog[0]);
-    char why_not_written[256];
+    char why_not_written[256] = "";
     bool profile = true;
 
     if (why_not) {
@@ -339,15 +339,17 @@ int lb_cmd_run(int argc, char **argv)
                  path, prog[0]);
         profile = false;
     } else if (!lb_db_writable(path ? path : "./lockblame.db", why_not_written,
-                               sizeof why_not_written) ||
-               !lb_ledger_room(path ? path : "./lockblame.db", why_not_written,
                                sizeof why_not_written)) {
-        cli_warn("run: cannot write profile %s: %s; running %s unprofiled", path ? path : ".",
-                 why_not_written, prog[0]);
         profile = false;
     } else if (path && lb_run_output_state(path) == LB_OUT_LOCKBLAME && unlink(path) != 0) {
         cli_die(LB_EXIT_FAIL, "run: cannot replace %s: %s", path, strerror(errno));
+    } else if (!lb_ledger_room(path ? path : "./lockblame.db", why_not_written,
+                               sizeof why_not_written)) {
+        profile = false; /* (asked once the database it replaces is gone) */
     }
+    if (!profile && why_not_written[0])
+        cli_warn("run: cannot write profile %s: %s; running %s unprofiled",
+                 path ? path : "in the current directory", why_not_written, prog[0]);
     if (profile) {
         set_preload();
         set_run_key();
