@@ -54,7 +54,7 @@ else
     (cd "$ro" && runuser -u nobody -- "$LOCKBLAME_CLI" run -- "$prog" 20 2 1000) \
         >"$tmp/rorun.out" 2>"$tmp/rorun.err" || st=$?
     one "read-only, run" "$tmp/rorun.err" "$tmp/rorun.out" $st \
-        "^lockblame: run: cannot write profile \\.: Permission denied; running $prog unprofiled\$"
+        "^lockblame: run: cannot write profile in the current directory: Permission denied; running $prog unprofiled\$"
     [ -z "$(ls -A "$ro")" ] || bad "read-only: files made in $ro: $(ls -A "$ro")"
 fi
 finish
