@@ -39,6 +39,31 @@ static const char *const row_sql[LB_ROW_KINDS] = {
     [LB_ROW_WINDOW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?,?,?,NULL,NULL,?,?,?,?,?,1,0)",
 };
 
+/* The table each kind's statement inserts into. */
+static const char *const row_table[LB_ROW_KINDS] = {
+    [LB_ROW_FRAME] = "frame",
+    [LB_ROW_MODULE] = "module",
+    [LB_ROW_NODE] = "node",
+    [LB_ROW_METRIC] = "metric",
+    [LB_ROW_SITE] = "site",
+    [LB_ROW_BLAME] = "object_blame",
+    [LB_ROW_THREAD] = "thread",
+    [LB_ROW_OBJECT] = "sync_object",
+    [LB_ROW_RUN] = "run",
+    [LB_ROW_STRUCTURAL] = "structural_wait",
+    [LB_ROW_IDLE_HELPER] = "structural_wait",
+    [LB_ROW_SYMBOL] = "symbol",
+    [LB_ROW_FUNCTIONS] = "module_function",
+    [LB_ROW_META] = "meta",
+    [LB_ROW_WINDOW_THREAD] = "thread",
+    [LB_ROW_WINDOW_OBJECT] = "sync_object",
+};
+
+const char *lb_row_table(enum lb_row_kind kind)
+{
+    return kind < LB_ROW_KINDS ? row_table[kind] : NULL;
+}
+
 char *lb_row_sql(enum lb_row_kind kind, const char *schema)
 {
     return kind < LB_ROW_KINDS ? sqlite3_mprintf(row_sql[kind], schema, schema) : NULL;

@@ -65,6 +65,9 @@ enum lb_row_kind {
 char *lb_row_sql(enum lb_row_kind kind, const char *schema);
 /* ... prepared on db (the caller finalizes it); NULL on failure. */
 sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema);
+/* The table kind's statement inserts into (lb_ddl_tables' name); NULL
+ * for no kind. */
+const char *lb_row_table(enum lb_row_kind kind);
 
 typedef struct lb_rowlog {
     unsigned char *bytes;

@@ -522,16 +522,31 @@ typedef struct stage_sql {
     const char *dst;
     sqlite3_stmt *rows[LB_ROW_KINDS];
     sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
+    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
+    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
     sqlite3_stmt *merged_before;
     lb_db_merge_cache_t merge;    /* "spool" into "pending" */
     lb_frame_names_cache_t names; /* "spool"'s frames named, from dst's cache */
 } stage_sql_t;
 
+/* The bit of spool's table `name` (lb_ddl_tables' index); every
+ * profile table's bits when it is not one of them. */
+static uint32_t table_bit(const char *name)
+{
+    for (int t = 0; t < SPOOL_TABLES && lb_ddl_tables[t]; t++)
+        if (name && strcmp(lb_ddl_tables[t], name) == 0)
+            return 1u << t;
+    return UINT32_MAX;
+}
+
 static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
 {
     stage_sql_t *q = ctx;
-    if (!q->rows[kind])
+    if (!q->rows[kind]) {
         q->rows[kind] = lb_row_prepare(q->db, kind, "spool");
+        q->fills[kind] = table_bit(lb_row_table(kind));
+    }
+    q->filled |= q->fills[kind];
     return q->rows[kind];
 }
 
@@ -558,12 +573,16 @@ static int run(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The previous record's rows out of "spool". */
+/* The previous record's rows out of "spool": a DELETE of each table that
+ * may hold some (one of an empty table still writes its root page). The
+ * tables are empty after it, for the next record's replay to fill. */
 static int empty_spool(stage_sql_t *q)
 {
     for (int t = 0;
          t < SPOOL_TABLES && lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0;
          t++) {
+        if (!(q->filled & (1u << t)))
+            continue;
         if (!q->empty[t])
             q->empty[t] =
                 lb_db_prepare_sql(q->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
@@ -571,6 +590,7 @@ static int empty_spool(stage_sql_t *q)
         if (rc != SQLITE_OK)
             return rc;
     }
+    q->filled = 0;
     return SQLITE_OK;
 }
 
@@ -612,21 +632,29 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
 static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     bool old = lb_db_sqlite_header(bytes, size);
+    if (old)
+        q->filled = UINT32_MAX; /* "spool" is the record's database now */
     int rc = old ? take_sqlite_record(q, bytes, size) : SQLITE_OK;
     if (rc == SQLITE_OK)
         rc = sql(q->db, "SAVEPOINT record");
     if (rc != SQLITE_OK)
         return rc;
+    uint32_t before = q->filled;
     if (!old)
         rc = empty_spool(q);
     if (rc == SQLITE_OK && !old)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
     bool merge = rc == SQLITE_OK && !merged_before(q);
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
         sql(q->db, "ROLLBACK TO record");
+        q->filled |= before; /* the previous record's rows are back */
+    }
     sql(q->db, "RELEASE record");
-    if (merge && !old)
+    if (merge && !old) {
         rc = lb_frame_names_fill_with(q->db, "spool", q->dst, &q->names);
+        /* the tables a fill adds rows to */
+        q->filled |= table_bit("frame") | table_bit("node") | table_bit("symbol");
+    }
     if (!merge || rc != SQLITE_OK)
         return rc;
     rc = sql(q->db, "SAVEPOINT record");

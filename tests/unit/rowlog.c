@@ -6,7 +6,8 @@
  * structural rows), and a row that breaks a key and is not inserted while
  * the rows after it are. The same log replays into another schema.
  * Bytes that are not a log (another header, a row cut short, an unknown
- * kind or type, a parameter the statement lacks) are SQLITE_CORRUPT. */
+ * kind or type, a parameter the statement lacks) are SQLITE_CORRUPT.
+ * Each kind names the profile table its statement inserts into. */
 #include "check.h"
 
 #include <stdarg.h>
@@ -314,4 +315,27 @@ static void test_not_a_log(void)
     sqlite3_close(db);
 }
 
-CHECK_MAIN(test_replay_equals_direct, test_not_a_log)
+/* each kind's table is the one its statement inserts into, a profile's
+ * table (a merger of records empties only the tables they filled) */
+static void test_row_tables(void)
+{
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        const char *table = lb_row_table((enum lb_row_kind)k);
+        ASSERT_NOT_NULL(table);
+        char *sql = lb_row_sql((enum lb_row_kind)k, "s");
+        char *into = sqlite3_mprintf("INTO \"s\".%s ", table);
+        ASSERT_NOT_NULL(sql);
+        ASSERT_NOT_NULL(into);
+        ASSERT_NOT_NULL(strstr(sql, into));
+        int t = 0;
+        while (lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0 &&
+               strcmp(lb_ddl_tables[t], table) != 0)
+            t++;
+        ASSERT_STR_EQ(lb_ddl_tables[t], table);
+        sqlite3_free(into);
+        sqlite3_free(sql);
+    }
+    ASSERT_EQ(lb_row_table(LB_ROW_KINDS), NULL);
+}
+
+CHECK_MAIN(test_replay_equals_direct, test_not_a_log, test_row_tables)
