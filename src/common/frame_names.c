@@ -55,6 +55,11 @@ enum fill_statement {
     FILL_SCAN_NODES,  /* every node, for those on replaced frames */
     FILL_SCAN_DEPTHS, /* every node's parent and depth */
     FILL_SET_DEPTH,   /* a node's depth counted again */
+    FILL_BEGIN,       /* the read transaction on names, and its end */
+    FILL_COMMIT,
+    FILL_SAVEPOINT, /* the savepoint the writes are made in */
+    FILL_ROLLBACK,
+    FILL_RELEASE,
     FILL_STATEMENTS
 };
 _Static_assert(FILL_STATEMENTS <= LB_FRAME_NAMES_STATEMENTS, "lb_frame_names_cache_t holds them");
@@ -81,6 +86,19 @@ static sqlite3_stmt *statement(fill_t *f, enum fill_statement which, const char 
         va_end(ap);
     }
     return f->st[which];
+}
+
+/* f's statement `which`, the fixed text of a transaction's or a
+ * savepoint's start or end, run (prepared at its first use, as
+ * sqlite3_exec would prepare it at every one): SQLITE_OK or its error. */
+static int control(fill_t *f, enum fill_statement which, const char *text)
+{
+    sqlite3_stmt *st = statement(f, which, "%s", text);
+    if (!st)
+        return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 /* A copy of text into *to; false when there is no memory for it. */
@@ -557,7 +575,7 @@ static int read_chains(fill_t *f, const char *names)
      * The files are read after it, with no lock held while libdw reads
      * a module. */
     bool own_read = f->st[FILL_CACHED] && sqlite3_get_autocommit(f->db);
-    if (own_read && sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    if (own_read && control(f, FILL_BEGIN, "BEGIN") != SQLITE_OK)
         own_read = false; /* each read its own transaction, as without it */
     for (size_t i = 0; i < f->n; i++)
         if (!recall(&f->list[i])) {
@@ -566,7 +584,7 @@ static int read_chains(fill_t *f, const char *names)
                 remember(&f->list[i]);
         }
     if (own_read)
-        sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL);
+        control(f, FILL_COMMIT, "COMMIT");
     for (size_t i = 0; i < f->n; i++) {
         unnamed_t *u = &f->list[i];
         if (u->n == 0 && read_file(u)) {
@@ -641,12 +659,12 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
     if (rc == SQLITE_OK && f.n)
         rc = read_chains(&f, names);
     if (rc == SQLITE_OK && f.n) {
-        rc = sqlite3_exec(db, "SAVEPOINT frame_names", NULL, NULL, NULL);
+        rc = control(&f, FILL_SAVEPOINT, "SAVEPOINT frame_names");
         if (rc == SQLITE_OK) {
             rc = write_names(&f);
             if (rc != SQLITE_OK)
-                sqlite3_exec(db, "ROLLBACK TO frame_names", NULL, NULL, NULL);
-            sqlite3_exec(db, "RELEASE frame_names", NULL, NULL, NULL);
+                control(&f, FILL_ROLLBACK, "ROLLBACK TO frame_names");
+            control(&f, FILL_RELEASE, "RELEASE frame_names");
         }
     }
     for (size_t i = 0; i < f.n; i++) {

@@ -45,7 +45,7 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
  * records, one after another), prepared at their first use instead of
  * once a fill: zero-initialized; freed (lb_frame_names_cache_free)
  * before either schema is detached. */
-#define LB_FRAME_NAMES_STATEMENTS 16
+#define LB_FRAME_NAMES_STATEMENTS 24
 typedef struct lb_frame_names_cache {
     sqlite3_stmt *st[LB_FRAME_NAMES_STATEMENTS];
 } lb_frame_names_cache_t;

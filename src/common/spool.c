@@ -515,6 +515,19 @@ static int attach_stage(sqlite3 *db)
 
 #define SPOOL_TABLES 32 /* at least a profile's tables (common/ddl.h) */
 
+/* A record's savepoint's statements, by their slot in stage_sql_t. */
+enum mark {
+    MARK_SAVEPOINT,
+    MARK_ROLLBACK,
+    MARK_RELEASE,
+    MARKS
+};
+static const char *const mark_sql[MARKS] = {
+    [MARK_SAVEPOINT] = "SAVEPOINT record",
+    [MARK_ROLLBACK] = "ROLLBACK TO record",
+    [MARK_RELEASE] = "RELEASE record",
+};
+
 /* A stage's statements on the "spool" schema, prepared at first use and
  * finalized before it is detached. */
 typedef struct stage_sql {
@@ -525,6 +538,7 @@ typedef struct stage_sql {
     uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
     uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
     sqlite3_stmt *merged_before;
+    sqlite3_stmt *mark[MARKS];    /* a record's savepoint: its start, its undo, its end */
     lb_db_merge_cache_t merge;    /* "spool" into "pending" */
     lb_frame_names_cache_t names; /* "spool"'s frames named, from dst's cache */
 } stage_sql_t;
@@ -557,12 +571,15 @@ static void finalize_stage(stage_sql_t *q)
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
     sqlite3_finalize(q->merged_before);
+    for (int m = 0; m < MARKS; m++)
+        sqlite3_finalize(q->mark[m]);
     lb_db_merge_cache_free(&q->merge);
     lb_frame_names_cache_free(&q->names);
     lb_frame_names_release();
     memset(q->rows, 0, sizeof q->rows);
     memset(q->empty, 0, sizeof q->empty);
     q->merged_before = NULL;
+    memset(q->mark, 0, sizeof q->mark);
 }
 
 /* step a statement that returns no rows, and reset it */
@@ -571,6 +588,17 @@ static int run(sqlite3_stmt *st)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The record's savepoint's statement m run (prepared at its first use,
+ * as sql() would prepare it at every one): SQLITE_OK or its error. */
+static int mark(stage_sql_t *q, enum mark m)
+{
+    if (!q->mark[m])
+        q->mark[m] = lb_db_prepare_sql(q->db, sqlite3_mprintf("%s", mark_sql[m]));
+    if (!q->mark[m])
+        return sqlite3_errcode(q->db) != SQLITE_OK ? sqlite3_errcode(q->db) : SQLITE_NOMEM;
+    return run(q->mark[m]);
 }
 
 /* The previous record's rows out of "spool": a DELETE of each table that
@@ -636,7 +664,7 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
         q->filled = UINT32_MAX; /* "spool" is the record's database now */
     int rc = old ? take_sqlite_record(q, bytes, size) : SQLITE_OK;
     if (rc == SQLITE_OK)
-        rc = sql(q->db, "SAVEPOINT record");
+        rc = mark(q, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
         return rc;
     uint32_t before = q->filled;
@@ -646,10 +674,10 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
         rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
     bool merge = rc == SQLITE_OK && !merged_before(q);
     if (rc != SQLITE_OK) {
-        sql(q->db, "ROLLBACK TO record");
+        mark(q, MARK_ROLLBACK);
         q->filled |= before; /* the previous record's rows are back */
     }
-    sql(q->db, "RELEASE record");
+    mark(q, MARK_RELEASE);
     if (merge && !old) {
         rc = lb_frame_names_fill_with(q->db, "spool", q->dst, &q->names);
         /* the tables a fill adds rows to */
@@ -657,13 +685,13 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
     }
     if (!merge || rc != SQLITE_OK)
         return rc;
-    rc = sql(q->db, "SAVEPOINT record");
+    rc = mark(q, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
         return rc;
     rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
     if (rc != SQLITE_OK)
-        sql(q->db, "ROLLBACK TO record");
-    sql(q->db, "RELEASE record");
+        mark(q, MARK_ROLLBACK);
+    mark(q, MARK_RELEASE);
     return rc;
 }
 
