@@ -35,6 +35,12 @@ static bool run_key_of(sqlite3 *db, char *key, size_t size)
     return found;
 }
 
+/* A merge's connection is the thread's that opens it, alone (the
+ * report's, or `run`'s merge thread's, which keeps it between batches and
+ * closes it itself): no mutex of its own, which SQLite would otherwise
+ * take around every call, a column read included. */
+#define MERGE_OPEN SQLITE_OPEN_NOMUTEX
+
 /* The run's database, created when none is there yet: under `lockblame
  * run` every process of the tree may have left its profile pending. *db
  * stays NULL when a file is there. */
@@ -43,7 +49,8 @@ static int create_missing(const char *path, sqlite3 **db)
     struct stat st;
     if (stat(path, &st) == 0 && st.st_size > 0)
         return SQLITE_OK;
-    int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc =
+        sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | MERGE_OPEN, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(*db, PENDING_BUSY_MS);
         rc = sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -83,7 +90,8 @@ static sqlite3 *open_for_merge(const char *path, const char *run_key, const char
 {
     sqlite3 *db = NULL;
     if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
-        (!db && sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)) {
+        (!db &&
+         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | MERGE_OPEN, NULL) != SQLITE_OK)) {
         *why = "not writable";
     } else {
         /* before the first read: a tree's process may be committing */
