@@ -149,7 +149,7 @@ void lb_db_merge_cache_free(lb_db_merge_cache_t *cache)
         sqlite3_finalize(cache->st[i]);
         sqlite3_free(cache->sql[i]);
     }
-    cache->n = 0;
+    memset(cache, 0, sizeof *cache);
 }
 
 static void bind_shift(sqlite3_stmt *st, const char *name, sqlite3_int64 by)
@@ -159,16 +159,9 @@ static void bind_shift(sqlite3_stmt *st, const char *name, sqlite3_int64 by)
         sqlite3_bind_int64(st, i, by);
 }
 
-/* Run one statement (sql freed here; NULL: out of memory) with the
- * shifts it names bound. */
-static int run_sql(sqlite3 *db, char *sql, const shift_t *s, lb_db_merge_cache_t *cache)
+/* Run st with the shifts it names bound (s NULL: none), and reset it. */
+static int run_statement(sqlite3_stmt *st, const shift_t *s)
 {
-    if (!sql)
-        return SQLITE_NOMEM;
-    bool owned;
-    sqlite3_stmt *st = statement_for(db, sql, cache, &owned);
-    if (!st)
-        return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
     if (s) {
         bind_shift(st, ":run", s->run);
         bind_shift(st, ":module", s->module);
@@ -180,8 +173,28 @@ static int run_sql(sqlite3 *db, char *sql, const shift_t *s, lb_db_merge_cache_t
     int rc = sqlite3_step(st);
     rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : sqlite3_reset(st);
     sqlite3_reset(st);
+    return rc;
+}
+
+/* Run one statement (sql freed here; NULL: out of memory) with the
+ * shifts it names bound; *kept (when kept is not NULL): the statement
+ * when the cache keeps it, else NULL. */
+static int run_sql(sqlite3 *db, char *sql, const shift_t *s, lb_db_merge_cache_t *cache,
+                   sqlite3_stmt **kept)
+{
+    if (kept)
+        *kept = NULL;
+    if (!sql)
+        return SQLITE_NOMEM;
+    bool owned;
+    sqlite3_stmt *st = statement_for(db, sql, cache, &owned);
+    if (!st)
+        return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    int rc = run_statement(st, s);
     if (owned)
         sqlite3_finalize(st);
+    else if (kept)
+        *kept = st;
     return rc;
 }
 
@@ -257,7 +270,7 @@ static int merge_windows(sqlite3 *db, const char *src, const char *dst)
     rc = SQLITE_OK;
     for (size_t i = 0; i < sizeof sql_text / sizeof *sql_text; i++) {
         if (rc == SQLITE_OK)
-            rc = run_sql(db, sql_text[i], NULL, NULL);
+            rc = run_sql(db, sql_text[i], NULL, NULL, NULL);
         else
             sqlite3_free(sql_text[i]);
     }
@@ -297,16 +310,20 @@ static int tables_present(sqlite3 *db, const char *src, unsigned *found, lb_db_m
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Run sql (freed here; NULL: out of memory), a query of one row, and
- * read its first n columns as integers. */
-static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n, lb_db_merge_cache_t *cache)
+/* Run a query of one row, and read its first n columns as integers:
+ * *memo when memo holds one (sql is NULL then), else sql (freed here;
+ * NULL: out of memory), kept in *memo when the cache keeps it. */
+static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n, lb_db_merge_cache_t *cache,
+                   sqlite3_stmt **memo)
 {
-    if (!sql)
+    bool owned = false;
+    sqlite3_stmt *st = memo ? *memo : NULL;
+    if (!st && !sql)
         return SQLITE_NOMEM;
-    bool owned;
-    sqlite3_stmt *st = statement_for(db, sql, cache, &owned);
-    if (!st)
+    if (!st && !(st = statement_for(db, sql, cache, &owned)))
         return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    if (memo && !owned)
+        *memo = st;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         for (int i = 0; i < n; i++)
@@ -325,7 +342,17 @@ static int one_row(sqlite3 *db, char *sql, sqlite3_int64 *out, int n, lb_db_merg
 static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES],
                       lb_db_merge_cache_t *cache)
 {
-    char *sql = sqlite3_mprintf("SELECT");
+    unsigned key = 1; /* the mask of rows[], + 1 */
+    for (int t = 0; t < LB_MERGE_TABLES; t++)
+        key += (unsigned)rows[t] << t;
+    sqlite3_stmt **memo = NULL;
+    if (cache) {
+        if (cache->empty_key != key)
+            cache->empty = NULL;
+        cache->empty_key = key;
+        memo = &cache->empty;
+    }
+    char *sql = memo && *memo ? NULL : sqlite3_mprintf("SELECT");
     for (int t = 0; sql && t < LB_MERGE_TABLES; t++) {
         char *more = rows[t] ? sqlite3_mprintf("%s%s EXISTS (SELECT 1 FROM \"%w\".%s)", sql,
                                                t ? "," : "", src, merge_table[t])
@@ -334,7 +361,7 @@ static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES],
         sql = more;
     }
     sqlite3_int64 has[LB_MERGE_TABLES];
-    int rc = one_row(db, sql, has, LB_MERGE_TABLES, cache);
+    int rc = one_row(db, sql, has, LB_MERGE_TABLES, cache, memo);
     for (int t = 0; rc == SQLITE_OK && t < LB_MERGE_TABLES; t++)
         rows[t] = has[t] != 0;
     return rc;
@@ -345,14 +372,24 @@ static int drop_empty(sqlite3 *db, const char *src, bool rows[LB_MERGE_TABLES],
 static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OBJECT + 1],
                     lb_db_merge_cache_t *cache)
 {
-    char *sql = sqlite3_mprintf("SELECT");
+    sqlite3_stmt **memo = cache ? &cache->next_ids : NULL;
+    char *sql = memo && *memo ? NULL : sqlite3_mprintf("SELECT");
     for (int t = LB_MERGE_RUN; sql && t <= LB_MERGE_OBJECT; t++) {
         char *more = sqlite3_mprintf("%s%s (SELECT COALESCE(MAX(id), 0) + 1 FROM \"%w\".%s)", sql,
                                      t ? "," : "", dst, merge_table[t]);
         sqlite3_free(sql);
         sql = more;
     }
-    return one_row(db, sql, next, LB_MERGE_OBJECT + 1, cache);
+    return one_row(db, sql, next, LB_MERGE_OBJECT + 1, cache, memo);
+}
+
+/* What follows the copies of a merge: its time windows. */
+static int merge_rest(sqlite3 *db, const char *src, const char *dst, unsigned present,
+                      lb_db_merge_cache_t *cache)
+{
+    if ((present & (1u << LB_MERGE_TABLES)) && has_table(db, dst, "time_window", cache))
+        return merge_windows(db, src, dst);
+    return SQLITE_OK;
 }
 
 int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty)
@@ -388,13 +425,24 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
     rows[LB_MERGE_FUNCTIONS] = rows[LB_MERGE_FUNCTIONS] && names;
     shift_t s = { next[LB_MERGE_RUN],  next[LB_MERGE_MODULE], next[LB_MERGE_FRAME],
                   next[LB_MERGE_NODE], next[LB_MERGE_THREAD], next[LB_MERGE_OBJECT] };
+    /* The copies' texts follow from src, dst, the version and rows[]:
+     * a cache's merge of the same ones runs the statements kept. */
+    unsigned long key = 1 + ((unsigned long)version << LB_MERGE_TABLES);
+    for (int t = 0; t < LB_MERGE_TABLES; t++)
+        key += (unsigned long)rows[t] << t;
+    if (cache && cache->copies && cache->copy_key == key) {
+        rc = SQLITE_OK;
+        for (int i = 0; rc == SQLITE_OK && i < cache->copies; i++)
+            rc = run_statement(cache->copy[i], &s);
+        return rc == SQLITE_OK ? merge_rest(db, src, dst, present, cache) : rc;
+    }
     bool v3 = version >= 3;
     /* A version-2 source is one process: its single run row. */
     const char *run_of = v3 ? "run_id" : "(SELECT MIN(id) FROM \"%w\".run)";
     char *run_ref = sqlite3_mprintf(run_of, src);
     if (!run_ref)
         return SQLITE_NOMEM;
-    char *sql[15];
+    char *sql[LB_DB_MERGE_COPIES];
     int n = 0;
     sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".node VALUES(0, NULL, NULL, 0)", dst);
     if (rows[LB_MERGE_RUN])
@@ -483,14 +531,20 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
         dst, src);
     sqlite3_free(run_ref);
     rc = SQLITE_OK;
+    bool keep = cache != NULL;
+    if (cache)
+        cache->copies = 0;
     for (int i = 0; i < n; i++) {
-        if (rc == SQLITE_OK)
-            rc = run_sql(db, sql[i], &s, cache);
-        else
+        if (rc != SQLITE_OK) {
             sqlite3_free(sql[i]);
+            continue;
+        }
+        rc = run_sql(db, sql[i], &s, cache, keep ? &cache->copy[i] : NULL);
+        keep = keep && cache->copy[i];
     }
-    if (rc == SQLITE_OK && (present & (1u << LB_MERGE_TABLES)) &&
-        has_table(db, dst, "time_window", cache))
-        rc = merge_windows(db, src, dst);
-    return rc;
+    if (keep && rc == SQLITE_OK) {
+        cache->copy_key = key;
+        cache->copies = n;
+    }
+    return rc == SQLITE_OK ? merge_rest(db, src, dst, present, cache) : rc;
 }

@@ -45,10 +45,23 @@ int lb_db_merge(sqlite3 *db, const char *src, const char *dst, unsigned empty);
  * once a merge: zero-initialized; freed (lb_db_merge_cache_free) before
  * either schema is detached. */
 #define LB_DB_MERGE_CACHED 32
+#define LB_DB_MERGE_COPIES 16 /* at least the statements that copy a merge's tables */
 typedef struct lb_db_merge_cache {
     char *sql[LB_DB_MERGE_CACHED];
     sqlite3_stmt *st[LB_DB_MERGE_CACHED];
     int n;
+    /* Of those, the ones the next merge of the same shape runs again,
+     * found without their text made and looked up (the texts follow
+     * from the two schemas and the shape): dst's next ids; the look for
+     * empty tables among those of mask empty_key - 1; the `copies`
+     * copies of a source of the version and tables copied that copy_key
+     * names (none while copies is 0). */
+    sqlite3_stmt *next_ids;
+    unsigned empty_key;
+    sqlite3_stmt *empty;
+    unsigned long copy_key;
+    int copies;
+    sqlite3_stmt *copy[LB_DB_MERGE_COPIES];
 } lb_db_merge_cache_t;
 /* lb_db_merge through cache (NULL: none). */
 int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned empty,
