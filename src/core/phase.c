@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/proc_numbers.h"
 
 int lb_runtime_phase LB_FORK_WRITTEN = LB_PHASE_OFF;
 
@@ -24,7 +25,7 @@ void lb_runtime_stamp_start(void)
 
 void lb_runtime_stamp_pid(void)
 {
-    __atomic_store_n(&own_pid, getpid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&own_pid, lb_own_pid(), __ATOMIC_RELAXED); /* stamped just before */
 }
 
 pid_t lb_runtime_pid(void)

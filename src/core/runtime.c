@@ -29,6 +29,7 @@
 #include "core/undirected.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
+#include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 
 typedef struct {
@@ -90,6 +91,7 @@ void lb_runtime_finish(const char *reason)
         return;
     __atomic_store_n(&finishing.tid, (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0),
                      __ATOMIC_RELEASE);
+    lb_own_pid_confirm(); /* the write names its process by lb_own_pid */
     int saved_errno = errno;
     sigset_t mask_before;
     hold_signals(&mask_before);
@@ -124,6 +126,9 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+    /* The child's pid first: the hooks' own-memory reads and writes go
+     * through it (util/own_memory.h) */
+    lb_proc_numbers_fork_child();
     lb_arena_fork_done(true);
     lb_thread_t *self = lb_self;
     if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
@@ -148,6 +153,7 @@ void lb_runtime_start(void)
     int saved_errno = errno;
     lb_real_resolve();
     lb_runtime_stamp_start();
+    lb_own_pid_stamp();
     lb_runtime_stamp_pid();
     lb_hooks_process(LB_PROCESS_SETUP, NULL, NULL);
     /* The main thread; later threads attach in the create trampoline. */

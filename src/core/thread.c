@@ -16,6 +16,7 @@
 #include "core/undirected.h"
 #include "util/clock.h"
 #include "util/pages.h"
+#include "util/proc_numbers.h"
 #include "util/run_delay.h"
 #include "util/stack_bounds.h"
 
@@ -178,7 +179,7 @@ void lb_thread_after_fork_child(lb_thread_t *self)
     /* Only the forking thread exists in the child. Its old records stay
      * readable for nobody; start a fresh registry holding just self. */
     self->next = NULL;
-    self->tid = gettid();
+    self->tid = lb_own_pid(); /* the child's only thread leads it: tid = pid */
     self->os_tid = self->tid;
     /* The child's thread begins here: its CPU clock and scheduler
      * statistics start from zero at the fork, so its lifetime must too

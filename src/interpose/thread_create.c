@@ -80,7 +80,6 @@ static void thread_create_fork_child(lb_thread_t *self)
     (void)self;
     for (uint32_t i = 0; i < LB_START_BLOCKS; i++)
         LB_STORE_CHANGED(&start_blocks[i].taken, 0u);
-    lb_proc_numbers_fork_child(); /* for its threads' exits */
 }
 
 static void detach_cleanup(void *self)

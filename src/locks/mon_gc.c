@@ -42,6 +42,7 @@
 #include "locks/spin_ops.h"
 #include "util/own_memory.h"
 #include "util/pages.h"
+#include "util/proc_numbers.h"
 
 #define LB_GC_BATCH      512
 #define LB_GC_MIN_GROWTH (1u << 20)
@@ -93,7 +94,7 @@ static void read_back(const struct iovec *remote, uint64_t *value, bool *ok, int
         local[i].iov_len = remote[i].iov_len;
         total += remote[i].iov_len;
     }
-    pid_t self = getpid();
+    pid_t self = lb_own_pid();
     if (process_vm_readv(self, local, (unsigned long)n, remote, (unsigned long)n, 0) ==
         (ssize_t)total) {
         for (int i = 0; i < n; i++)

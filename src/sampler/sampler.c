@@ -25,6 +25,7 @@
 #include "util/clock.h"
 #include "util/fork_pages.h"
 #include "util/log.h"
+#include "util/proc_numbers.h"
 #include "util/raw_mmap.h"
 
 lb_sampler_config_t lb_sampler_cfg = { .event = "none", .requested = "default" };
@@ -268,8 +269,10 @@ void lb_sampler_after_fork_child(lb_thread_t *self)
     if (self) {
         lb_forget_inherited(self);
         /* The timer targets self->tid; core refreshes it only after the
-         * fork hooks, so set the child's own now (same value). */
-        self->tid = gettid();
+         * fork hooks, so set the child's own now (same value: the only
+         * thread of a fork child leads it, its tid the pid stamped first
+         * of the fork hooks). */
+        self->tid = lb_own_pid();
         self->os_tid = self->tid;
         lb_sampler_thread_start(self);
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/env.h"
+#include "util/proc_numbers.h"
 
 /* The file fd 2 was when the process started. A program that closes its
  * stderr may reuse fd 2 for a file of its own; our lines must never land
@@ -154,7 +155,7 @@ bool lb_summary_by_root(void)
 {
     const char *quiet = lb_getenv("LOCKBLAME_QUIET");
     long root = lb_getenv_pid("LOCKBLAME_TREE_ROOT");
-    return !(quiet && strcmp(quiet, "0") == 0) && root != -1 && root != (long)getpid();
+    return !(quiet && strcmp(quiet, "0") == 0) && root != -1 && root != (long)lb_own_pid();
 }
 
 void lb_die(const char *fmt, ...)

@@ -1,6 +1,10 @@
-/* How /proc numbers this process (contract in proc_numbers.h).
+/* How /proc numbers this process, and its pid (contract in
+ * proc_numbers.h).
  *
- * Invariants: `own_for` holds the pid of the process that found /proc's
+ * Invariants: `pid` is 0 or getpid() of the process that stamped it (the
+ * start, a fork child's first hook, which runs alone in the child, or
+ * the finishing thread of a child made without the hooks);
+ * `own_for` holds the pid of the process that found /proc's
  * numbers to be its own, `checked_for` the pid of one that looked; each
  * is written whole (racing threads find the same; `checked_for` is
  * stored after `own_for`, with release). A fork child's hook sets both
@@ -19,6 +23,7 @@
 /* Written by a fork child's hook: on the page the child's hooks write
  * anyway (util/common.h), one cache line. */
 static struct {
+    pid_t pid;         /* lb_own_pid's; 0 before the start's stamp */
     pid_t own_for;     /* found /proc's numbers its own; 0 none */
     pid_t checked_for; /* read the link (own_for set if they were) */
 } numbers LB_FORK_WRITTEN;
@@ -26,6 +31,24 @@ static struct {
 static pid_t raw_getpid(void)
 {
     return (pid_t)lb_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+}
+
+pid_t lb_own_pid(void)
+{
+    pid_t pid = __atomic_load_n(&numbers.pid, __ATOMIC_RELAXED);
+    return pid ? pid : raw_getpid();
+}
+
+void lb_own_pid_stamp(void)
+{
+    __atomic_store_n(&numbers.pid, raw_getpid(), __ATOMIC_RELAXED);
+}
+
+void lb_own_pid_confirm(void)
+{
+    pid_t pid = raw_getpid();
+    if (__atomic_load_n(&numbers.pid, __ATOMIC_RELAXED) != pid)
+        __atomic_store_n(&numbers.pid, pid, __ATOMIC_RELAXED);
 }
 
 /* The number a /proc link names, or -1. */
@@ -53,7 +76,7 @@ pid_t lb_proc_self_pid(void)
 
 bool lb_proc_numbers_own(void)
 {
-    pid_t pid = raw_getpid();
+    pid_t pid = lb_own_pid();
     if (__atomic_load_n(&numbers.own_for, __ATOMIC_RELAXED) == pid)
         return true;
     if (__atomic_load_n(&numbers.checked_for, __ATOMIC_ACQUIRE) == pid)
@@ -68,10 +91,11 @@ bool lb_proc_numbers_own(void)
 void lb_proc_numbers_fork_child(void)
 {
     pid_t parents = numbers.own_for; /* the fork hooks run alone in the child */
+    numbers.pid = raw_getpid();
     numbers.own_for = 0;
     numbers.checked_for = 0;
     if (parents && parents == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0))
-        numbers.own_for = raw_getpid();
+        numbers.own_for = numbers.pid;
 }
 
 void lb_proc_numbers_fork_prepare(void)

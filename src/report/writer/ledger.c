@@ -20,6 +20,7 @@
 #include "util/lazy_deps.h"
 #include "util/log.h"
 #include "util/pages.h"
+#include "util/proc_numbers.h"
 
 static lb_ledger_t *ledger;
 static lb_ledger_slot_t *mine LB_FORK_WRITTEN;
@@ -61,7 +62,7 @@ static lb_ledger_slot_t *claim(void)
     if (i >= LB_LEDGER_SLOTS)
         return NULL;
     lb_ledger_slot_t *s = &ledger->slot[i];
-    s->pid = (int32_t)getpid();
+    s->pid = (int32_t)lb_own_pid();     /* in a hook: stamped before (util/proc_numbers.h) */
     s->claimed_ns = lb_ledger_now_ns(); /* a clock read, not /proc/PID/stat */
     __atomic_store_n(&s->state, LB_LEDGER_RUNNING, __ATOMIC_RELEASE);
     return s;

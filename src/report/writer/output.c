@@ -57,7 +57,7 @@ const char *lb_output_path(void)
 
 bool lb_output_tree_root(void)
 {
-    return lb_getenv_pid("LOCKBLAME_TREE_ROOT") == (long)getpid();
+    return lb_getenv_pid("LOCKBLAME_TREE_ROOT") == (long)lb_own_pid();
 }
 
 const char *lb_output_run_key(void)
@@ -67,7 +67,7 @@ const char *lb_output_run_key(void)
 
 uint64_t lb_output_proc_start(void)
 {
-    return lb_proc_start_of(getpid()); /* as other processes read it: /proc/PID */
+    return lb_proc_start_of(lb_own_pid()); /* as other processes read it: /proc/PID */
 }
 
 static void say_switch(const char *line)

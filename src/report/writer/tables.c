@@ -23,6 +23,7 @@
 #include "sampler/sampler.h"
 #include "sampler/unsampled.h"
 #include "util/clock.h"
+#include "util/proc_numbers.h"
 #include "util/run_delay.h"
 
 uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
@@ -307,7 +308,7 @@ void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t d
     char own[PATH_MAX];
     lb_wbind_text(st, 1, lb_tables_command_line());
     lb_wbind_text(st, 2, lb_tables_executable(own, sizeof own));
-    lb_wbind_int(st, 3, getpid());
+    lb_wbind_int(st, 3, lb_own_pid());
     lb_wbind_text(st, 4, lb_sampler_event_name());
     lb_wbind_text(st, 5, lb_sampler_event_requested());
     lb_wbind_int(st, 6, (int64_t)lb_sampler_period());
