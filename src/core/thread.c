@@ -122,8 +122,10 @@ static void compact(lb_thread_t *t)
 void lb_thread_detach(lb_thread_t *self)
 {
     int saved_errno = errno;
-    lb_hooks_thread(LB_THREAD_STOP, self);
+    /* The thread's CPU clock read once for its end: the stop hooks take
+     * it from cpu_ns (the sampler's credit of unsampled time). */
     self->cpu_ns = lb_thread_cpu_ns() - self->cpu_base_ns;
+    lb_hooks_thread(LB_THREAD_STOP, self);
     self->end_ns = lb_now_ns();
     self->run_delay_ns = UINT64_MAX;
     /* The run delay tells a thread that was off CPU because the CPUs were

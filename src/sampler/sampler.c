@@ -126,7 +126,8 @@ void lb_sampler_thread_start(lb_thread_t *self)
 void lb_sampler_thread_stop(lb_thread_t *self)
 {
     lb_sampler_event_stop(self);
-    lb_unsampled_credit(self, lb_thread_cpu_ns(), true);
+    /* the clock lb_thread_detach read just before (sampler.h) */
+    lb_unsampled_credit(self, self->cpu_ns + self->cpu_base_ns, true);
 }
 
 int lb_sampler_signal_now(void)

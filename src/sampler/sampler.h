@@ -65,7 +65,9 @@ int lb_sampler_setup(void);
 /* Start sampling the calling thread. Failure leaves it unsampled (counted,
  * one lockblame: line per process). Starting twice is harmless. */
 void lb_sampler_thread_start(struct lb_thread *self);
-/* Stop sampling the calling thread and close its fd/timer. Idempotent. */
+/* Stop sampling the calling thread and close its fd/timer; its unsampled
+ * CPU time is credited up to its clock at self->cpu_ns (read by
+ * lb_thread_detach before its stop hooks). Idempotent. */
 void lb_sampler_thread_stop(struct lb_thread *self);
 /* Whether t ran enough CPU time to have been sampled, whether a sample saw
  * it or not: at least one sampling period and LB_SAMPLED_WORK_MIN_NS

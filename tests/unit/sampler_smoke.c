@@ -87,6 +87,7 @@ static void *burner(void *arg)
     lb_thread_t *t = new_record();
     __atomic_store_n((lb_thread_t **)arg, t, __ATOMIC_RELEASE);
     sink = smoke_hot_spin_until(300 * 1000000u, &t->sampler->samples, 150, 3000 * 1000000u);
+    t->cpu_ns = lb_thread_cpu_ns() - t->cpu_base_ns; /* as lb_thread_detach reads it */
     lb_sampler_thread_stop(t);
     burner_cpu_ns = lb_thread_cpu_ns();
     return NULL;
