@@ -371,9 +371,8 @@ void lb_mutex_fold_count(lb_mon_t *mon)
     uintptr_t stash = 0;
     if (!mon->published) /* an OpenMP lock's (omp_lock_ops.c): no count kept */
         m = NULL;
-    /* in place for a mutex of the main program's data (a static one) */
-    if (!m || !lb_read_image((uintptr_t)lb_mutex_acquisitions(m), &count, sizeof count) ||
-        !lb_read_image((uintptr_t)lb_mutex_stash(m), &stash, sizeof stash))
+    if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count) ||
+        !lb_read_own(lb_mutex_stash(m), &stash, sizeof stash))
         count = 0;
     if (m && stash != lb_mutex_stash_of(mon)) {
         /* The memory is no longer this mutex (a std::mutex that went out

@@ -1,5 +1,5 @@
 /* Call destinations decoded from our own code (call_dest.h). Every read
- * goes through lb_read_image, a wrong guess never faults, but the call
+ * goes through lb_read_own, a wrong guess never faults, but the call
  * bytes lb_call_dest_ran reads in place: code that ran and is mapped. */
 #include "util/call_dest.h"
 
@@ -11,7 +11,7 @@ uintptr_t lb_through_plt(uintptr_t addr)
 {
     for (int hop = 0; hop < 2; hop++) {
         uint8_t b[11];
-        if (!lb_read_image(addr, b, sizeof b))
+        if (!lb_read_own((const void *)addr, b, sizeof b))
             return addr;
         size_t i = 0;
         if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
@@ -23,7 +23,7 @@ uintptr_t lb_through_plt(uintptr_t addr)
         int32_t disp;
         memcpy(&disp, &b[i + 2], sizeof disp);
         uintptr_t slot = addr + i + 6 + (intptr_t)disp, dest;
-        if (!lb_read_image(slot, &dest, sizeof dest) || dest == 0)
+        if (!lb_read_own_word(slot, &dest) || dest == 0)
             return addr;
         addr = dest;
     }
@@ -41,7 +41,7 @@ static uintptr_t decode_call(uintptr_t ra, const uint8_t b[6])
     if (b[0] == 0xff && b[1] == 0x15) { /* call *disp(%rip) (-fno-plt) */
         uintptr_t dest;
         memcpy(&disp, &b[2], sizeof disp);
-        return lb_read_image(ra + (intptr_t)disp, &dest, sizeof dest) ? dest : 0;
+        return lb_read_own_word(ra + (intptr_t)disp, &dest) ? dest : 0;
     }
     return 0;
 }
@@ -49,7 +49,7 @@ static uintptr_t decode_call(uintptr_t ra, const uint8_t b[6])
 uintptr_t lb_call_dest(uintptr_t ra)
 {
     uint8_t b[6];
-    return lb_read_image(ra - 6, b, sizeof b) ? decode_call(ra, b) : 0;
+    return lb_read_own((const void *)(ra - 6), b, sizeof b) ? decode_call(ra, b) : 0;
 }
 
 uintptr_t lb_call_dest_ran(uintptr_t ra)

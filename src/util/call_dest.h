@@ -1,9 +1,7 @@
 /* Where a call went, read from this process's mapped code (x86-64): the
  * tail-call scan at the final write (report/writer/tailcall.c) and a
  * what-if experiment's release-site test (core/whatif.c) ask the same.
- * Reads through lb_read_image (util/own_memory.h): system calls outside
- * the main program's and lockblame's own image, not for the signal
- * handler. */
+ * System calls (process_vm_readv): not for the signal handler. */
 #ifndef LB_UTIL_CALL_DEST_H
 #define LB_UTIL_CALL_DEST_H
 #include <stdint.h>

@@ -47,6 +47,12 @@ static inline size_t lb_read_own_prefix(const void *addr, void *out, size_t len)
     return got > 0 ? (size_t)got : 0;
 }
 
+/* One pointer-sized word at addr into *v; false if unreadable. */
+static inline bool lb_read_own_word(uintptr_t addr, uintptr_t *v)
+{
+    return lb_read_own((const void *)addr, v, sizeof *v);
+}
+
 /* The same for writing: false, and nothing written, where addr is not
  * mapped writable. */
 static inline bool lb_write_own(void *addr, const void *in, size_t len)
@@ -55,14 +61,4 @@ static inline bool lb_write_own(void *addr, const void *in, size_t len)
     struct iovec remote = { addr, len };
     return process_vm_writev(lb_own_pid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
-
-/* Copies the len bytes at addr into out; false (out untouched or
- * partial) where any is unreadable. In place, without a system call,
- * where they lie in one readable PT_LOAD segment of the main program
- * (the module AT_PHDR describes) or of lockblame's own library: modules
- * never unloaded (lockblame's runs this code), whose segments stay
- * mapped and readable (a program that unmaps or protects part of its
- * own image is not provided for); elsewhere (a library the program may
- * dlclose meanwhile, from another thread) through lb_read_own. */
-bool lb_read_image(uintptr_t addr, void *out, size_t len);
 #endif

@@ -41,7 +41,7 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
         return 0;
     size_t n = hi - lo;
     uint8_t *code = calloc(1, n + 8);
-    if (!code || !lb_read_image(lo, code, n)) {
+    if (!code || !lb_read_own((const void *)lo, code, n)) {
         free(code);
         return 0;
     }
@@ -56,7 +56,7 @@ static uintptr_t find_jump(lb_symbolizer_t *s, uintptr_t fn, lb_release_entry_fn
             len = 6; /* jcc rel32 */
         } else if (code[i] == 0xff && code[i + 1] == 0x25 && i + 6 <= n) {
             memcpy(&disp, &code[i + 2], sizeof disp); /* jmp *disp(%rip) */
-            if (!lb_read_image(lo + i + 6 + (intptr_t)disp, &dest, sizeof dest))
+            if (!lb_read_own_word(lo + i + 6 + (intptr_t)disp, &dest))
                 continue;
             len = 0;
         } else {

@@ -10,9 +10,8 @@
  * follows PLT stubs through their resolved GOT slots, and scans F's bytes
  * (bounds from the symbol table) for a jump (jmp rel32, jcc rel32,
  * jmp *disp(%rip)) whose destination is a release entry. Every read goes
- * through lb_read_image (util/own_memory.h), in place only in the main
- * program's and lockblame's own image, so a wrong guess never faults.
- * x86-64 only; elsewhere it always answers 0. */
+ * through lb_read_own, so a wrong guess never faults. x86-64 only;
+ * elsewhere it always answers 0. */
 #ifndef LB_TAILCALL_H
 #define LB_TAILCALL_H
 #include <stdbool.h>
@@ -26,8 +25,8 @@ typedef bool (*lb_release_entry_fn)(uintptr_t addr);
 
 /* PLT stubs that recorded calls went through, with where they led
  * (lb_through_plt): the stubs of a few functions serve every call site,
- * and each follow is two or more reads (a system call each outside the
- * main program's and lockblame's image). Zeroed before its first use. */
+ * and each follow is two or more reads through a system call. Zeroed
+ * before its first use. */
 typedef struct lb_plt_memo {
     uintptr_t stub[16], dest[16];
     unsigned n;
