@@ -76,7 +76,10 @@ pid_t lb_proc_self_pid(void)
 
 bool lb_proc_numbers_own(void)
 {
-    pid_t pid = lb_own_pid();
+    /* the kernel's number, not lb_own_pid's: a child made without the fork
+     * hooks (a raw clone into a pid namespace of its own) must not take its
+     * parent's finding */
+    pid_t pid = raw_getpid();
     if (__atomic_load_n(&numbers.own_for, __ATOMIC_RELAXED) == pid)
         return true;
     if (__atomic_load_n(&numbers.checked_for, __ATOMIC_ACQUIRE) == pid)

@@ -34,10 +34,10 @@ void lb_own_pid_confirm(void);
 pid_t lb_proc_self_pid(void);
 
 /* True when /proc numbers this process and its threads as getpid() and
- * gettid() do. Found by reading the /proc/self link once a process, or
- * by a fork child's hook from its parent's finding; the process is the
- * one lb_own_pid names (a raw clone without the fork hooks takes its
- * parent's finding). errno may change. */
+ * gettid() do. Found by reading the /proc/self link once a process (by
+ * the kernel's getpid(), one system call: a child made without the fork
+ * hooks finds its own), or by a fork child's hook from its parent's
+ * finding. errno may change. */
 bool lb_proc_numbers_own(void);
 
 /* Before a fork, in the forking thread (errno kept): lb_proc_numbers_own
@@ -48,8 +48,7 @@ void lb_proc_numbers_fork_prepare(void);
  * the child is in its parent's pid namespace (its parent's pid is the
  * one the parent found its own; a child in a new namespace is told 0),
  * else forgotten. A child made without the fork hooks (a raw clone)
- * keeps the parent's pid and finding: where the finding was its own
- * and the clone made a new pid namespace, its threads read /proc/TID of
- * the parent's /proc. */
+ * keeps the parent's pid for lb_own_pid until its final write, and finds
+ * /proc's numbers afresh (lb_proc_numbers_own). */
 void lb_proc_numbers_fork_child(void);
 #endif
