@@ -348,6 +348,22 @@ static int apply(fill_t *f, unnamed_t *u)
     return rc;
 }
 
+/* Room in *array (of *cap elements of `size` bytes, NULL at first) for
+ * element n: the array doubled (to `first` at first) when it is full;
+ * false when there is no memory for it (the array unchanged). */
+static bool room_for(void **array, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return true;
+    size_t grown_cap = *cap ? 2 * *cap : first;
+    void *grown = realloc(*array, grown_cap * size);
+    if (!grown)
+        return false;
+    *array = grown;
+    *cap = grown_cap;
+    return true;
+}
+
 /* A node on a replaced frame, as the node scan found it. */
 typedef struct moved {
     sqlite3_int64 node, parent;
@@ -368,14 +384,9 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
     while (rc == SQLITE_OK && sqlite3_step(scan) == SQLITE_ROW) {
         if (!lb_u64map_get(replaced, (uint64_t)sqlite3_column_int64(scan, 2), &which))
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            moved_t *grown = realloc(moved, cap * sizeof *grown);
-            if (!grown) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            moved = grown;
+        if (!room_for((void **)&moved, &cap, n, sizeof *moved, 16)) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         moved[n++] =
             (moved_t){ sqlite3_column_int64(scan, 0), sqlite3_column_int64(scan, 1), which };
@@ -461,14 +472,9 @@ static int recount_depths(fill_t *f)
     size_t n = 0, cap = 0;
     int rc = SQLITE_OK, step;
     while ((step = sqlite3_step(scan)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            depth_row_t *grown = realloc(rows, cap * sizeof *grown);
-            if (!grown) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            rows = grown;
+        if (!room_for((void **)&rows, &cap, n, sizeof *rows, 256)) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         /* (each column's type read before its value, which may convert it) */
         bool root = sqlite3_column_type(scan, 1) == SQLITE_NULL;
@@ -533,14 +539,9 @@ static int list_unnamed(fill_t *f)
     size_t cap = 0;
     int rc = st ? SQLITE_OK : SQLITE_NOMEM;
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-        if (f->n == cap) {
-            cap = cap ? 2 * cap : 64;
-            unnamed_t *grown = realloc(f->list, cap * sizeof *grown);
-            if (!grown) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            f->list = grown;
+        if (!room_for((void **)&f->list, &cap, f->n, sizeof *f->list, 64)) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         unnamed_t *u = &f->list[f->n];
         *u = (unnamed_t){ .id = sqlite3_column_int64(st, 0),
