@@ -16,6 +16,15 @@ sqlite3_stmt *lb_db_prepare_sql(sqlite3 *db, char *sql)
     return st;
 }
 
+int lb_db_run_kept(sqlite3 *db, sqlite3_stmt **st, const char *text)
+{
+    if (!*st && sqlite3_prepare_v2(db, text, -1, st, NULL) != SQLITE_OK)
+        return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+    int rc = sqlite3_step(*st);
+    sqlite3_reset(*st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 bool lb_db_sqlite_header(const void *bytes, size_t n)
 {
     return n >= 16 && memcmp(bytes, "SQLite format 3", 16) == 0;

@@ -78,6 +78,10 @@ bool lb_db_sqlite_header(const void *bytes, size_t n);
 /* sql (sqlite3_mprintf'd; NULL when that ran out of memory) prepared on
  * db, and freed: the statement, or NULL. */
 sqlite3_stmt *lb_db_prepare_sql(sqlite3 *db, char *sql);
+/* The statement of fixed text kept in *st (prepared there at its first
+ * use, where sqlite3_exec would prepare it at every one: a transaction's
+ * or a savepoint's start or end) run and reset: SQLITE_OK or its error. */
+int lb_db_run_kept(sqlite3 *db, sqlite3_stmt **st, const char *text);
 
 /* The schema_version in `schema`.meta: the version, 0 when the database
  * has no tables at all, -1 when it is not a lockblame database. */

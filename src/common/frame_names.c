@@ -88,19 +88,6 @@ static sqlite3_stmt *statement(fill_t *f, enum fill_statement which, const char 
     return f->st[which];
 }
 
-/* f's statement `which`, the fixed text of a transaction's or a
- * savepoint's start or end, run (prepared at its first use, as
- * sqlite3_exec would prepare it at every one): SQLITE_OK or its error. */
-static int control(fill_t *f, enum fill_statement which, const char *text)
-{
-    sqlite3_stmt *st = statement(f, which, "%s", text);
-    if (!st)
-        return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 /* A copy of text into *to; false when there is no memory for it. */
 static bool copy(char **to, const char *text)
 {
@@ -576,7 +563,7 @@ static int read_chains(fill_t *f, const char *names)
      * The files are read after it, with no lock held while libdw reads
      * a module. */
     bool own_read = f->st[FILL_CACHED] && sqlite3_get_autocommit(f->db);
-    if (own_read && control(f, FILL_BEGIN, "BEGIN") != SQLITE_OK)
+    if (own_read && lb_db_run_kept(f->db, &f->st[FILL_BEGIN], "BEGIN") != SQLITE_OK)
         own_read = false; /* each read its own transaction, as without it */
     for (size_t i = 0; i < f->n; i++)
         if (!recall(&f->list[i])) {
@@ -585,7 +572,7 @@ static int read_chains(fill_t *f, const char *names)
                 remember(&f->list[i]);
         }
     if (own_read)
-        control(f, FILL_COMMIT, "COMMIT");
+        lb_db_run_kept(f->db, &f->st[FILL_COMMIT], "COMMIT");
     for (size_t i = 0; i < f->n; i++) {
         unnamed_t *u = &f->list[i];
         if (u->n == 0 && read_file(u)) {
@@ -660,12 +647,12 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
     if (rc == SQLITE_OK && f.n)
         rc = read_chains(&f, names);
     if (rc == SQLITE_OK && f.n) {
-        rc = control(&f, FILL_SAVEPOINT, "SAVEPOINT frame_names");
+        rc = lb_db_run_kept(db, &f.st[FILL_SAVEPOINT], "SAVEPOINT frame_names");
         if (rc == SQLITE_OK) {
             rc = write_names(&f);
             if (rc != SQLITE_OK)
-                control(&f, FILL_ROLLBACK, "ROLLBACK TO frame_names");
-            control(&f, FILL_RELEASE, "RELEASE frame_names");
+                lb_db_run_kept(db, &f.st[FILL_ROLLBACK], "ROLLBACK TO frame_names");
+            lb_db_run_kept(db, &f.st[FILL_RELEASE], "RELEASE frame_names");
         }
     }
     for (size_t i = 0; i < f.n; i++) {

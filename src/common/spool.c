@@ -590,15 +590,10 @@ static int run(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The record's savepoint's statement m run (prepared at its first use,
- * as sql() would prepare it at every one): SQLITE_OK or its error. */
+/* The record's savepoint's statement m run, kept for the next record. */
 static int mark(stage_sql_t *q, enum mark m)
 {
-    if (!q->mark[m])
-        q->mark[m] = lb_db_prepare_sql(q->db, sqlite3_mprintf("%s", mark_sql[m]));
-    if (!q->mark[m])
-        return sqlite3_errcode(q->db) != SQLITE_OK ? sqlite3_errcode(q->db) : SQLITE_NOMEM;
-    return run(q->mark[m]);
+    return lb_db_run_kept(q->db, &q->mark[m], mark_sql[m]);
 }
 
 /* The previous record's rows out of "spool": a DELETE of each table that
