@@ -439,7 +439,12 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     lb_shared_obj_t *r = w->r;
     lb_meta_lock(&r->lock);
     accrue(r, now);
-    if (r->kind == LB_OBJ_MUTEX && taken && !r->held && !release_in_flight(r, now)) {
+    /* A word seen taken names its holder, unless that holder is on its
+     * way in or out (glibc names the owner after taking the word and
+     * clears it before freeing it) or freed it after the word was seen
+     * taken (a wait's clock read and look-ups come between): owner 0
+     * names nobody the tree did not see, and the record stays as it is. */
+    if (r->kind == LB_OBJ_MUTEX && taken && owner && !r->held && !release_in_flight(r, now)) {
         r->held = 1; /* held, by a holder the tree did not see acquire it */
         r->unseen_owner = owner;
     }

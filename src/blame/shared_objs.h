@@ -38,9 +38,15 @@
  * record still says held (its release was not seen), was ended by a
  * process that is not profiled, unless a release of the tree counted
  * itself within 1 ms before the wait began (it may still be on its way
- * to the real call); the owed integral then goes to the
- * waiting process's record as `outside_ns` (unattributed, and the
- * header says why).
+ * to the real call). A mutex's record says held by a holder the tree did
+ * not see acquire it only where a waiter found the lock word taken and
+ * naming an owner (glibc names it after taking the word and clears it
+ * before freeing it: a taken word that names none is a holder on its way
+ * in or out, or one that freed it after the waiter's trylock), and that
+ * hold is no outsider's where the owner named is the acquirer or the
+ * tree's last releaser. The owed integral of an outsider's hold or
+ * release goes to the waiting process's record as `outside_ns`
+ * (unattributed, and the header says why).
  *
  * Named semaphores (sem_open) are keyed by their file in the shm
  * directory (interpose/sem_open.c). Not covered: a shared file mapping made before
@@ -164,7 +170,9 @@ void lb_shared_signal_returned(lb_shared_obj_t *r);
  * read already. taken: a mutex whose lock word was seen taken (a holder
  * the record may not know: one outside the tree, or one of the tree
  * between its real acquisition and its accounting), owner: the thread
- * the word names as its holder (0: none). */
+ * the word names as its holder, read after `now` (0: none named, and the
+ * record is left as it is: a holder on its way in or out of its real
+ * call, or one that freed the word since it was seen taken). */
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken,
                            int32_t owner);
 /* ... and ends it at `now`: acquired (a mutex: it holds it now), woken

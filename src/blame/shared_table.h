@@ -41,7 +41,8 @@ struct lb_shared_obj {
     uint8_t held;              /* a mutex: a holder's hold is accounted */
     int32_t unseen_owner;      /* a mutex held by a holder no acquisition of the tree
                                * accounted (held, set by a waiter): the owner its lock
-                               * word named then (0: none named) */
+                               * word named then, never 0 (0: a hold the tree accounted,
+                               * or none) */
     uint32_t waiters;          /* w: threads of every process waiting on it */
     uint32_t draining;         /* a barrier: waiters of a completed episode still waiting */
     uint32_t barrier_count;    /* a barrier: arrivals per episode (0: unknown) */
