@@ -25,12 +25,14 @@
 
 #define MS 1000000u
 
-static pthread_mutex_t object; /* its record's key: only its address */
+/* Each test's mutex: a record of its own (a record's key is only the
+ * object's address), so that no test finds another's last event. */
+static pthread_mutex_t objects[3];
 
 /* This thread's record, and the mutex's record and lb_mon, held by the
  * tree since `at` and released by this thread at at + 1 ms. The table's
  * file, beside a database in /tmp, is removed once mapped. */
-static lb_shared_obj_t *released_mutex(lb_mon_t *mon, uint64_t at)
+static lb_shared_obj_t *released_mutex(pthread_mutex_t *object, lb_mon_t *mon, uint64_t at)
 {
     lb_thread_t *self = lb_thread_attach(0, 0, 0);
     ASSERT_NOT_NULL(self);
@@ -41,10 +43,10 @@ static lb_shared_obj_t *released_mutex(lb_mon_t *mon, uint64_t at)
     lb_shared_objs_place(db, true);
     memset(mon, 0, sizeof *mon);
     mon->kind = LB_OBJ_MUTEX;
-    mon->addr = &object;
-    lb_shared_register(&object, LB_OBJ_MUTEX, 0);
+    mon->addr = object;
+    lb_shared_register(object, LB_OBJ_MUTEX, 0);
     unlink(table);
-    lb_shared_obj_t *r = lb_shared_find(&object);
+    lb_shared_obj_t *r = lb_shared_find(object);
     ASSERT_NOT_NULL(r);
     lb_shared_acquired(r, mon, at);
     lb_shared_collect(r, mon, at + MS);
@@ -52,37 +54,47 @@ static lb_shared_obj_t *released_mutex(lb_mon_t *mon, uint64_t at)
 }
 
 /* A wait on r begun at `at`, the word seen taken naming owner, ended by
- * this thread's acquisition 3 ms later: the waits this process then
+ * this thread's acquisition 3 ms later: how many waits this process then
  * calls ended from outside the tree. */
 static uint64_t outside_after_wait(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t at, int32_t owner)
 {
+    uint64_t before = lb_shared_outside_waits();
     lb_shared_wait_t w = { .r = r, .releases = lb_shared_releases(r) };
     lb_shared_wait_begins(&w, mon, at, true, owner);
     lb_shared_wait_ends(&w, mon, at + 3 * MS, true, true);
-    return lb_shared_outside_waits();
+    return lb_shared_outside_waits() - before;
+}
+
+/* The tests' times: a second ahead of the clock, so that a record's own
+ * events at the real time (its creation) all come before them however
+ * long the test is preempted, and accrual, which ignores a time before a
+ * record's last event, takes every one of them. */
+static uint64_t test_start(void)
+{
+    return lb_now_ns() + 1000 * MS;
 }
 
 static void test_word_naming_no_owner_is_no_outsider(void)
 {
     lb_mon_t mon;
-    uint64_t t = lb_now_ns();
-    lb_shared_obj_t *r = released_mutex(&mon, t);
+    uint64_t t = test_start();
+    lb_shared_obj_t *r = released_mutex(&objects[0], &mon, t);
     ASSERT_EQ(outside_after_wait(r, &mon, t + 3 * MS, 0), 0u);
 }
 
 static void test_word_naming_the_last_releaser_is_no_outsider(void)
 {
     lb_mon_t mon;
-    uint64_t t = lb_now_ns();
-    lb_shared_obj_t *r = released_mutex(&mon, t);
+    uint64_t t = test_start();
+    lb_shared_obj_t *r = released_mutex(&objects[1], &mon, t);
     ASSERT_EQ(outside_after_wait(r, &mon, t + 3 * MS, (int32_t)gettid()), 0u);
 }
 
 static void test_word_naming_another_thread_is_an_outsider(void)
 {
     lb_mon_t mon;
-    uint64_t t = lb_now_ns();
-    lb_shared_obj_t *r = released_mutex(&mon, t);
+    uint64_t t = test_start();
+    lb_shared_obj_t *r = released_mutex(&objects[2], &mon, t);
     /* a thread the tree never saw acquire it: its hold's waiting is unattributed */
     ASSERT_EQ(outside_after_wait(r, &mon, t + 3 * MS, 0x3fffffff), 1u);
 }
