@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LB_SCRATCH_CHUNK  ((size_t)2 << 20)
 #define LB_SCRATCH_CHUNKS 64
 #define LB_SCRATCH_HEADER 16
 

@@ -32,6 +32,10 @@
  * with at most this much more than it would have held). */
 #define LB_SCRATCH_MAX ((size_t)32 << 20)
 
+/* The size a mapper is asked for, at least (more for a larger block): an
+ * area this size mapped ahead of the write serves its first chunk. */
+#define LB_SCRATCH_CHUNK ((size_t)2 << 20)
+
 /* Turns scratch memory on for the calling thread, its mappings made by
  * `map` (zeroed, readable and writable memory of at least `bytes`, never
  * unmapped, or NULL); false (nothing changed) where another thread of the

@@ -26,6 +26,7 @@
 #include "util/env.h"
 #include "util/go_program.h"
 #include "util/log.h"
+#include "common/scratch.h"
 #include "core/undirected.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
@@ -101,9 +102,11 @@ void lb_runtime_finish(const char *reason)
     lb_hooks_process(LB_PROCESS_QUIESCE, reason, self);
     lb_thread_freeze();
     /* The writer (libdw, SQLite) needs far more stack than the thread that
-     * ends the process may have (a 16 KiB stack of the program's). */
+     * ends the process may have (a 16 KiB stack of the program's); the
+     * area above the stack's top is its scratch memory's first chunk
+     * (report/writer/writer.c), on the page table of the stack's top. */
     finish_args_t args = { reason, self };
-    if (lb_call_on_own_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE, true) != 0)
+    if (lb_call_on_kept_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE, LB_SCRATCH_CHUNK) != 0)
         run_finish_hooks(&args);
     if (self)
         lb_leave(self);

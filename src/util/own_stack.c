@@ -1,5 +1,7 @@
 /* See own_stack.h. The stack is mapped MAP_NORESERVE (untouched pages cost
- * nothing) with one PROT_NONE guard page at its low end. */
+ * nothing) in one mapping that starts PROT_NONE, its stack (and area)
+ * made readable and writable by one mprotect: the page below the stack
+ * is its guard, the page above an area its guard. */
 #include "util/own_stack.h"
 
 #include <pthread.h>
@@ -10,12 +12,24 @@
 #include "util/raw_mmap.h"
 #include "util/stack_bounds.h"
 
-#define LB_GUARD 4096u
+#define LB_GUARD     4096u
+/* What one page-table page maps, and where in such a block a kept
+ * stack's top (its area's start) lies: the write's stack, tens of KiB
+ * deep, grows down into the block's first 512 KiB, its scratch memory,
+ * up to hundreds of KiB, up into the other 1.5 MiB. */
+#define LB_BLOCK     ((uintptr_t)2 << 20)
+#define LB_BLOCK_TOP ((uintptr_t)512 << 10)
 
 typedef struct {
     void (*fn)(void *);
     void *arg;
 } lb_own_call_t;
+
+/* The kept stack's area until lb_own_stack_area hands it out. */
+static struct {
+    char *base;
+    size_t size;
+} area;
 
 /* makecontext passes int arguments only: the call block's address comes
  * in two halves. */
@@ -25,30 +39,74 @@ static void trampoline(unsigned hi, unsigned lo)
     call->fn(call->arg);
 }
 
-int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep)
+static size_t page_up(size_t n)
 {
-    size = (size + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
-    char *base = lb_mmap(NULL, size + LB_GUARD, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return (n + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
+}
+
+/* fn on a stack of `size` with `area_size` bytes above its top (0: none,
+ * and no slack), unmapped after unless `keep`. */
+static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size, bool keep)
+{
+    size = page_up(size);
+    area_size = page_up(area_size);
+    /* [slack][guard][stack][area][guard]: the slack, under one block,
+     * puts the stack's top at LB_BLOCK_TOP in a block; it and whatever
+     * the top guard leaves over stay PROT_NONE, mapped (a hole would take
+     * a later small mapping that goes elsewhere natively: util/pages.c) */
+    size_t slack_max = area_size ? LB_BLOCK - LB_GUARD : 0;
+    size_t len = slack_max + LB_GUARD + size + (area_size ? area_size + LB_GUARD : 0);
+    char *base = lb_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return -1;
-    mprotect(base, LB_GUARD, PROT_NONE);
+    uintptr_t top = (uintptr_t)base + LB_GUARD + size;
+    if (area_size)
+        top += (LB_BLOCK_TOP - (top & (LB_BLOCK - 1))) & (LB_BLOCK - 1);
+    char *lo = (char *)(top - size);
+    if (mprotect(lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
+        lb_munmap(base, len);
+        return -1;
+    }
+    if (area_size) {
+        area.size = area_size;
+        __atomic_store_n(&area.base, (char *)top, __ATOMIC_RELEASE);
+    }
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     lb_own_call_t call = { fn, arg };
     ucontext_t back, there;
     getcontext(&there);
-    there.uc_stack.ss_sp = base + LB_GUARD;
+    there.uc_stack.ss_sp = lo;
     there.uc_stack.ss_size = size;
     there.uc_link = &back;
     uintptr_t p = (uintptr_t)&call;
     makecontext(&there, (void (*)(void))trampoline, 2, (unsigned)(p >> 32), (unsigned)p);
-    lb_stack_bounds_t saved =
-        lb_stack_bounds_push((uintptr_t)base + LB_GUARD, (uintptr_t)base + LB_GUARD + size);
+    lb_stack_bounds_t saved = lb_stack_bounds_push((uintptr_t)lo, top);
     swapcontext(&back, &there);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);
     if (!keep)
-        lb_munmap(base, size + LB_GUARD);
+        lb_munmap(base, len);
     return 0;
+}
+
+int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep)
+{
+    return call_on(fn, arg, size, 0, keep);
+}
+
+int lb_call_on_kept_stack(void (*fn)(void *), void *arg, size_t size, size_t area_size)
+{
+    return call_on(fn, arg, size, area_size, true);
+}
+
+void *lb_own_stack_area(size_t bytes)
+{
+    char *base = __atomic_load_n(&area.base, __ATOMIC_ACQUIRE);
+    if (!base || bytes > area.size)
+        return NULL;
+    return __atomic_compare_exchange_n(&area.base, &base, NULL, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE)
+               ? base
+               : NULL;
 }

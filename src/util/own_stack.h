@@ -13,12 +13,25 @@
  * profile_db.c), whose stacks, kept, each later fork would copy into its
  * child.
  *
- * Failure contract: returns 0 after fn ran on the new stack; -1 when no
- * stack could be mapped, and then fn has NOT run (the caller decides to
- * run it in place). Not async-signal-safe beyond what fn itself is; not
- * reentrant on one thread (one call at a time per thread is what the
- * single finish needs). Cancellation is disabled while fn runs, so nothing
- * inside can unwind across the switched stacks. */
+ * lb_call_on_kept_stack is the final write's call: a kept stack with
+ * `area` bytes of zeroed, readable and writable memory directly above its
+ * top (a guard page above that), in the same mapping, laid out so that
+ * the stack's top and the area's start share one 2 MiB block, i.e. one
+ * page-table page, where a stack and a mapping of their own took two or
+ * three (each a new page-table page, tens of microseconds in a fork child
+ * on a VM with shadow page tables). lb_own_stack_area hands the area out
+ * once, to the first caller whose `bytes` fit (the write's scratch memory,
+ * common/scratch.h, asks for its first chunk); NULL before such a call,
+ * after the area went, or when `bytes` exceed it. The area stays mapped
+ * as the stack does (never unmapped).
+ *
+ * Failure contract: the calls return 0 after fn ran on the new stack; -1
+ * when no stack could be mapped, and then fn has NOT run (the caller
+ * decides to run it in place). Not async-signal-safe beyond what fn
+ * itself is; not reentrant on one thread (one call at a time per thread
+ * is what the single finish needs). Cancellation is disabled while fn
+ * runs, so nothing inside can unwind across the switched stacks.
+ * lb_own_stack_area is thread-safe. */
 #ifndef LB_OWN_STACK_H
 #define LB_OWN_STACK_H
 #include <stdbool.h>
@@ -27,4 +40,6 @@
 #define LB_OWN_STACK_SIZE (8u << 20) /* as a default main-thread stack limit */
 
 int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep);
+int lb_call_on_kept_stack(void (*fn)(void *), void *arg, size_t size, size_t area);
+void *lb_own_stack_area(size_t bytes);
 #endif

@@ -277,6 +277,46 @@ static void test_own_stack_not_kept(void)
     ASSERT_EQ(readable((void *)s.frame), 0);
 }
 
+typedef struct {
+    seen_t seen;
+    char *area, *again, *too_big;
+} kept_seen_t;
+
+static void on_kept_stack(void *p)
+{
+    kept_seen_t *k = p;
+    on_own_stack(&k->seen);
+    k->too_big = lb_own_stack_area((2u << 20) + 1);
+    k->area = lb_own_stack_area(2u << 20);
+    k->again = lb_own_stack_area(4096);
+    memset(k->area, 1, 4096); /* the scratch's first block */
+}
+
+/* The final write's stack: its area lies directly above the stack's top,
+ * the two share one 2 MiB block (one page-table page), a guard page on
+ * either side; handed out once, and kept. */
+static void test_kept_stack_shares_a_block_with_its_area(void)
+{
+    lb_stack_bounds_init(true);
+    ASSERT_NULL(lb_own_stack_area(4096)); /* none before the call */
+    kept_seen_t k = { 0 };
+    ASSERT_EQ(lb_call_on_kept_stack(on_kept_stack, &k, LB_OWN_STACK_SIZE, 2u << 20), 0);
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
+    ASSERT_UEQ(k.seen.frame >= k.seen.bounds.lo && k.seen.frame < k.seen.bounds.hi, 1);
+    ASSERT_UEQ(k.seen.bounds.hi - k.seen.bounds.lo, LB_OWN_STACK_SIZE);
+    ASSERT_NULL(k.too_big);
+    ASSERT_UEQ((uintptr_t)k.area, k.seen.bounds.hi);
+    ASSERT_UEQ((k.seen.bounds.hi - 1) >> 21, (uintptr_t)k.area >> 21);
+    ASSERT_NULL(k.again);
+    ASSERT_NULL(lb_own_stack_area(4096));
+    ASSERT_EQ(readable((void *)(k.seen.bounds.lo - 1)), 0); /* the guard below */
+    ASSERT_EQ(readable(k.area + (2u << 20) - 1), 1);        /* kept */
+    ASSERT_EQ(readable(k.area + (2u << 20)), 0);            /* the guard above */
+    ASSERT_EQ(k.area[4095], 1);
+    ASSERT_EQ(k.area[4096], 0); /* zeroed */
+}
+
 static void test_pages_end_in_a_guard(void)
 {
     char *p = lb_pages_alloc(10000);
@@ -315,4 +355,5 @@ CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadabl
            test_main_thread_bounds_as_glibc, test_thread_bounds_as_glibc,
            test_first_thread_bounds_learnt_at_main, test_unknown_bounds_mean_room,
            test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
-           test_own_stack_runs_fn_there, test_own_stack_not_kept, test_pages_end_in_a_guard)
+           test_own_stack_runs_fn_there, test_own_stack_not_kept,
+           test_kept_stack_shares_a_block_with_its_area, test_pages_end_in_a_guard)

@@ -35,6 +35,7 @@
 #include "util/clock.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
+#include "util/own_stack.h"
 #include "util/pages.h"
 
 static int exec(writer_t *w, const char *sql)
@@ -342,6 +343,15 @@ static void say_failed(const writer_t *w)
         lb_output_cannot_write(SQLITE_NOMEM, "out of memory");
 }
 
+/* The scratch memory's chunks: the first the area above the final
+ * write's own stack (core/runtime.c), on the page table of the stack's
+ * top, the rest reservations of their own. */
+static void *scratch_chunk(size_t bytes)
+{
+    void *area = lb_own_stack_area(bytes);
+    return area ? area : lb_pages_reserve(bytes);
+}
+
 static int write_profile(const char *reason)
 {
     bool process_ends = strcmp(reason, "exec") != 0; /* an exec hands on */
@@ -355,7 +365,7 @@ static int write_profile(const char *reason)
     }
     bool spoolable = may_spool(process_ends);
     if (spoolable)
-        lb_scratch_on(lb_pages_reserve); /* the process ends after this write (common/scratch.h) */
+        lb_scratch_on(scratch_chunk); /* the process ends after this write (common/scratch.h) */
     writer_t w = { .flush_early = !spoolable, .defer_names = may_defer_names(spoolable) };
     /* a write that leaves its names to the merge needs SQLite only if it
      * commits after all */
