@@ -200,7 +200,7 @@ static void no_waiters(lb_mutex_hot_t *slot)
 
 void lb_mutex_sampled_drain(lb_object_stats_t *s)
 {
-    uint32_t index = (uint32_t)(s - lb_object_stats_records);
+    uint32_t index = lb_object_stats_index(s);
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];

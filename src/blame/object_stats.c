@@ -11,19 +11,45 @@
 
 #define LB_STATS_SLOTS (1u << 22)
 
-lb_object_stats_t *lb_object_stats_records LB_FORK_WRITTEN;
+lb_object_stats_t *lb_object_stats_top LB_FORK_WRITTEN;
 static uint32_t next_index LB_FORK_WRITTEN = 1;
+static void *own_reservation LB_FORK_WRITTEN; /* where none was placed */
+
+size_t lb_object_stats_bytes(void)
+{
+    return (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t);
+}
+
+void lb_object_stats_place(void *top)
+{
+    lb_object_stats_top = top;
+}
+
+/* The records' top: the one placed, else a reservation of their own made
+ * at the first contention anywhere. */
+static lb_object_stats_t *records_top(void)
+{
+    lb_object_stats_t *top = __atomic_load_n(&lb_object_stats_top, __ATOMIC_ACQUIRE);
+    if (lb_likely(top != NULL))
+        return top;
+    char *base = lb_pages_reserve_once(&own_reservation, lb_object_stats_bytes());
+    if (!base)
+        return NULL;
+    top = (lb_object_stats_t *)(base + lb_object_stats_bytes());
+    lb_object_stats_t *expected = NULL;
+    __atomic_compare_exchange_n(&lb_object_stats_top, &expected, top, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&lb_object_stats_top, __ATOMIC_ACQUIRE);
+}
 
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {
-    /* Reserved at the first contention anywhere. */
-    if (!lb_pages_reserve_once((void **)&lb_object_stats_records,
-                               (size_t)LB_STATS_SLOTS * sizeof(lb_object_stats_t)))
+    if (!records_top())
         return 0;
     uint32_t index = __atomic_fetch_add(&next_index, 1, __ATOMIC_ACQ_REL);
     if (index >= LB_STATS_SLOTS)
         return 0;
-    lb_object_stats_t *s = &lb_object_stats_records[index];
+    lb_object_stats_t *s = lb_object_stats_slot(index);
     s->addr = addr;
     s->kind = (uint32_t)kind;
     return index;
@@ -33,7 +59,7 @@ lb_object_stats_t *lb_object_stats_at(uint32_t index)
 {
     if (index == 0 || index >= lb_object_stats_count())
         return NULL;
-    return &lb_object_stats_records[index];
+    return lb_object_stats_slot(index);
 }
 
 uint32_t lb_object_stats_count(void)

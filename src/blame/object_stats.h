@@ -8,7 +8,11 @@
  * Invariants: the accrual fields are written under the owning lb_mon's
  * meta lock (each record on lines of its own); `acquisitions` is added to
  * (atomically) when the lb_mon is freed or at the final write, and for a
- * process-shared mutex at each acquisition (blame/shared_objs.h). Records live in one reserved mapping and are never freed.
+ * process-shared mutex at each acquisition (blame/shared_objs.h). Records
+ * live in one reservation and are never freed; record i is the i-th below
+ * lb_object_stats_top (they grow downward: the lock pool's reservation
+ * holds them below its first slot, locks/mon_pool.c, so that a process's
+ * first lock record and first object record share a page table).
  * Conservation per object: accrued_held_ns + handoff_ns is the integral of
  * the number of waiters over time; blamed_ns <= accrued_held_ns, and the
  * difference is reported as unattributed. */
@@ -67,14 +71,27 @@ typedef struct lb_object_stats {
  * without a per-object record; its blame still reaches the CCT). */
 uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind);
 lb_object_stats_t *lb_object_stats_at(uint32_t index); /* NULL for 0 */
+/* The records' reservation: bytes, and its placement with its top at
+ * `top` (before the first record; without it the first record reserves
+ * a mapping of its own). */
+size_t lb_object_stats_bytes(void);
+void lb_object_stats_place(void *top);
 /* The same for an index read from an lb_mon (0, or one that
  * lb_object_stats_new returned, so in range): no bound check, inline for
  * the contended paths. The mapping is reserved before the first index is
  * handed out and never moves. */
-extern lb_object_stats_t *lb_object_stats_records;
+extern lb_object_stats_t *lb_object_stats_top;
+static inline lb_object_stats_t *lb_object_stats_slot(uint32_t index)
+{
+    return lb_object_stats_top - index;
+}
+static inline uint32_t lb_object_stats_index(const lb_object_stats_t *s)
+{
+    return (uint32_t)(lb_object_stats_top - s);
+}
 static inline lb_object_stats_t *lb_object_stats_of_mon(uint32_t index)
 {
-    return index ? &lb_object_stats_records[index] : NULL;
+    return index ? lb_object_stats_slot(index) : NULL;
 }
 uint32_t lb_object_stats_count(void); /* highest index + 1 */
 

@@ -217,7 +217,7 @@ static void drain_slot(lb_signal_hot_t *slot, lb_object_stats_t *s)
 
 void lb_signal_waits_drain(lb_object_stats_t *s)
 {
-    uint32_t index = (uint32_t)(s - lb_object_stats_records);
+    uint32_t index = lb_object_stats_index(s);
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n && i < LB_SIGNAL_HOT_SLOTS; i++) {
         lb_signal_hot_t *slot = &lb_signal_hot_slots[i];

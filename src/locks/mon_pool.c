@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "blame/object_stats.h"
 #include "locks/mon_gc.h"
 #include "util/common.h"
 #include "util/pages.h"
@@ -28,7 +29,11 @@ int lb_mon_pool_setup(void)
 {
     if (pool)
         return 0;
-    pool = lb_pages_reserve((size_t)LB_MON_SLOTS * sizeof(lb_mon_t));
+    /* the object records below the first slot: a process's first
+     * contention writes one of each, on one page table (util/pages.h) */
+    pool = lb_pages_reserve_split(lb_object_stats_bytes(), (size_t)LB_MON_SLOTS * sizeof(lb_mon_t));
+    if (pool)
+        lb_object_stats_place(pool);
     return pool ? 0 : -1;
 }
 

@@ -30,6 +30,12 @@ void *lb_pages_reserve(size_t bytes);
  * when the kernel refuses. Freed with lb_pages_free(p, bytes). */
 void *lb_pages_map_shared(size_t bytes, int fd);
 void lb_pages_free(void *p, size_t bytes);
+/* Two reservations in one mapping that grow apart from a point, which is
+ * returned: `below` bytes under it (a table indexed downward from the
+ * point) and `above` bytes over it, each with PROT_NONE beyond its end;
+ * never freed. The point lies mid-way through a 2 MiB block, so that the
+ * first entries of both tables share one page-table page (pages.c). */
+void *lb_pages_reserve_split(size_t below, size_t above);
 /* The reservation published in *slot, reserving `bytes` on first use
  * (racing first users may each reserve; one CAS publishes a winner and the
  * others release theirs). NULL while the kernel refuses. Lock-free. */

@@ -4,9 +4,12 @@
  * (zeroing one would copy its pages from the parent); a block too large
  * for the slabs is a mapping of its own, unmapped when freed; a block
  * freed with the pages its owner wrote is zeroed on those pages only; and
- * the blocks stay usable for the tables' real sizes. */
+ * the blocks stay usable for the tables' real sizes. Two tables reserved
+ * apart from one point meet mid-way through a 2 MiB block, each writable
+ * to its end and inaccessible past it. */
 #include "check.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -122,5 +125,48 @@ static void test_dirty_pages_only_are_zeroed(void)
     lb_pages_free_recycled(again, size);
 }
 
+/* The permissions /proc/self/maps gives the page at p ("" if unmapped). */
+static void perms_at(const void *p, char perms[5])
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    ASSERT_NOT_NULL(f);
+    perms[0] = '\0';
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char seen[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, seen) == 3 && (uintptr_t)p >= lo &&
+            (uintptr_t)p < hi) {
+            memcpy(perms, seen, 5);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void test_split_reservation_meets_mid_block(void)
+{
+    const size_t below = (size_t)5 << 20, above = (size_t)3 << 20;
+    for (int round = 0; round < 4; round++) { /* wherever the kernel places it */
+        unsigned char *point = lb_pages_reserve_split(below, above);
+        ASSERT_NOT_NULL(point);
+        ASSERT_EQ((uintptr_t)point % ((size_t)2 << 20), (size_t)1 << 20);
+        ASSERT_TRUE(all_zero(point - 4096, 8192));
+        point[-1] = point[0] = 1; /* the first entries of both tables */
+        point[-(ptrdiff_t)below] = point[above - 1] = 1;
+        char perms[5];
+        perms_at(point - below, perms);
+        ASSERT_STR_EQ(perms, "rw-p");
+        perms_at(point + above - 1, perms);
+        ASSERT_STR_EQ(perms, "rw-p");
+        perms_at(point - below - 1, perms);
+        ASSERT_STR_EQ(perms, "---p");
+        perms_at(point + above, perms);
+        ASSERT_STR_EQ(perms, "---p");
+        mmap(NULL, (size_t)1 << 20 | 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+}
+
 CHECK_MAIN(test_carved_in_order_and_recycled, test_fork_child_forgets_free_blocks,
-           test_large_block_is_its_own_mapping, test_dirty_pages_only_are_zeroed)
+           test_large_block_is_its_own_mapping, test_dirty_pages_only_are_zeroed,
+           test_split_reservation_meets_mid_block)
