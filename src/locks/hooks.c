@@ -3,15 +3,20 @@
  * Per thread: a thread keeps a small cache of free lb_mon slots while it
  * is attached, and gives it back to the pool when it ends; and its counts
  * of hot spin locks' acquisitions (spin_counts.h), zeroed in a fork child.
- * Per process: the lb_mon pool is reserved at start; across fork, prepare
- * holds the pool lock, the parent releases it, and the child also releases
+ * Per process: the lb_mon pool is reserved at start (with the object
+ * records), the address map and the recent conversions at the first
+ * contention or before the first fork, so that fork children inherit
+ * them (a child would otherwise reserve its own, two system calls a
+ * table); across fork, prepare then holds the pool lock, the parent releases it, and the child also releases
  * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
  * parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "blame/mutex_sampled.h"
 #include "blame/signal_sampled.h"
 #include "blame/signal_waits.h"
 #include "core/hooks.h"
+#include "locks/mon_gc.h"
 #include "locks/monitored.h"
+#include "locks/objmap.h"
 #include "locks/mutex_ops.h"
 #include "locks/spin_counts.h"
 #include "locks/spin_ops.h"
@@ -59,10 +64,17 @@ static void locks_fork_child(lb_thread_t *self)
         lb_spin_counts_fork_child(self);
 }
 
+static void locks_fork_prepare(void)
+{
+    lb_objmap_reserve();
+    lb_mon_gc_reserve();
+    lb_mon_fork_prepare();
+}
+
 LB_PROCESS_HOOKS(locks_process_hooks) = {
     .rank = LB_RANK_LOCKS,
     .setup = locks_setup,
-    .fork_prepare = lb_mon_fork_prepare,
+    .fork_prepare = locks_fork_prepare,
     .fork_parent = lb_mon_fork_parent,
     .fork_child = locks_fork_child,
 };

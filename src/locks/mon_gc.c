@@ -176,6 +176,11 @@ static uint32_t *recent_table(void)
     return lb_pages_reserve_once((void **)&recent, (size_t)LB_RECENT_SLOTS * sizeof *recent);
 }
 
+void lb_mon_gc_reserve(void)
+{
+    recent_table();
+}
+
 void lb_mon_published(lb_mon_t *mon, const void *addr)
 {
     __atomic_store_n(&mon->published, 1, __ATOMIC_RELEASE);

@@ -14,6 +14,9 @@ void lb_mon_published(struct lb_mon *mon, const void *addr);
 /* Called when the pool grows: sweeps once the pool has grown enough since
  * the last sweep. Never blocks: a sweep already running elsewhere wins. */
 void lb_mon_gc_maybe(uint32_t slots_used);
+/* Reserves the table of recent conversions now (before a fork, as
+ * lb_objmap_reserve). */
+void lb_mon_gc_reserve(void);
 /* lb_mons reclaimed so far (for the run's metadata). */
 uint64_t lb_mon_gc_reclaimed(void);
 #endif

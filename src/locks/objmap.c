@@ -46,6 +46,11 @@ static slot_t *table_get(void)
     return lb_pages_reserve_once((void **)&table, (size_t)LB_OBJMAP_SLOTS * sizeof(slot_t));
 }
 
+void lb_objmap_reserve(void)
+{
+    table_get();
+}
+
 /* A key's first slot keeps the program's locality: keys within one
  * window of LB_OBJMAP_SLOTS x 4 bytes of address space (16 MiB) lie in
  * the table in their address order, one slot per 4 bytes (the objects it
@@ -67,9 +72,13 @@ static slot_t *slot_for(slot_t *t, uintptr_t key, bool create)
 {
     uint32_t i = home(key);
     for (int probe = 0; probe < LB_OBJMAP_PROBES; probe++, i = (i + 1) & (LB_OBJMAP_SLOTS - 1)) {
-        if (!create && !page_used(i))
-            return NULL; /* no key on that page: slot i is empty */
-        uintptr_t seen = __atomic_load_n(&t[i].key, __ATOMIC_ACQUIRE);
+        /* no key on that page: slot i is empty, and a claim writes it
+         * unread (a read first would map the zero page, then the claim
+         * fault again to replace it) */
+        bool unused = !page_used(i);
+        if (!create && unused)
+            return NULL;
+        uintptr_t seen = unused ? 0 : __atomic_load_n(&t[i].key, __ATOMIC_ACQUIRE);
         if (seen == key)
             return &t[i];
         if (seen == 0) {

@@ -62,6 +62,9 @@ static inline lb_mon_t *lb_objmap_recent_mon(const void *addr, lb_obj_kind kind)
 /* The lb_mon for addr, created on first use; NULL when lockblame is not
  * running or the table/pool is full. */
 lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind);
+/* Reserves the table now where the first contention has not (before a
+ * fork: each child would reserve its own at its first contention). */
+void lb_objmap_reserve(void);
 /* The lb_mon for addr if one exists (no creation). */
 lb_mon_t *lb_objmap_find(const void *addr);
 /* Retire addr's state (destroy / init). */
