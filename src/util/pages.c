@@ -103,12 +103,30 @@ void *lb_pages_reserve_once(void **slot, size_t bytes)
  * 1 GiB, one more above it). */
 #define LB_PAGE_TABLE_SPAN ((size_t)2 << 20)
 
+/* Where to ask for a reservation of gigabytes: LB_FAR_GAP below the 1 GiB
+ * region of the library's code, where the kernel's top-down placement
+ * reaches only in a program that maps tens of gigabytes (the hint is
+ * taken only where the range is free; else the kernel places it as any
+ * other). Placed in line, it pushed every later mapping (the program's
+ * thread stacks, lockblame's tables) gigabytes below the libraries, into
+ * 1 GiB regions of their own: one more upper-level page table a process,
+ * which a fork copies and a fork child's first write there allocates. */
+#define LB_GIB     ((uintptr_t)1 << 30)
+#define LB_FAR_GAP ((uintptr_t)64 << 30)
+static void *far_hint(size_t span)
+{
+    uintptr_t here = (uintptr_t)&far_hint & ~(LB_GIB - 1);
+    uintptr_t need = LB_FAR_GAP + ((span + LB_GIB - 1) & ~(LB_GIB - 1));
+    return here > need ? (void *)(here - need) : NULL;
+}
+
 void *lb_pages_reserve_split(size_t below, size_t above)
 {
     below = (below + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
     above = (above + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
     size_t span = LB_PAGE + below + above + LB_PAGE + LB_PAGE_TABLE_SPAN;
-    char *p = lb_mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *p = lb_mmap(far_hint(span), span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     /* the lowest point leaves a guard page below the lower table; the
