@@ -11,7 +11,8 @@
  * program's PTHREAD_KEYS_MAX. */
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
 extern void *__dso_handle;
-static LB_TLS bool adopting; /* adopting now, or the thread's record is detached */
+static LB_TLS bool adopting;   /* adopting now, or the thread's record is detached */
+static LB_TLS bool own_thread; /* one of lockblame's own threads: never adopted */
 
 static void adopted_thread_ends(void *t)
 {
@@ -41,7 +42,7 @@ static uintptr_t start_routine_here(void)
 
 lb_thread_t *lb_thread_adopt(void)
 {
-    if (lb_self || adopting || lb_thread_attaching || !lb_runtime_monitoring())
+    if (lb_self || adopting || own_thread || lb_thread_attaching || !lb_runtime_monitoring())
         return lb_self;
     adopting = true;
     uintptr_t start = start_routine_here();
@@ -50,6 +51,11 @@ lb_thread_t *lb_thread_adopt(void)
         __cxa_thread_atexit_impl(adopted_thread_ends, self, &__dso_handle);
     adopting = false;
     return self;
+}
+
+void lb_thread_never_adopt(void)
+{
+    own_thread = true;
 }
 
 LB_THREAD_HOOKS(adopt_thread_hooks) = {

@@ -23,6 +23,10 @@
 #  4. The HTML page's timeline, rendered by headless Chromium: the tallest
 #     stack is a spike window, its colour spike_holder's (skipped without
 #     chromium).
+#  1 and 2 also: lockblame's own window thread, which writes the windows
+#     with SQLite, is no thread of the profile: the run records main and the
+#     three workers only, the report lists no "(unknown)" thread, and no
+#     thread row has the tid of the process's lockblame-win thread.
 #  5. Windows add up to the whole run also for 1,001 short threads joined as
 #     they end (many_threads), a pool (gt_pool_o2) and a forked tree
 #     (prefork_sem), at 30 ms windows.
@@ -81,6 +85,11 @@ for name, a, c in (("spike_holder blame", total, whole), ("mutex blame", wm, m),
     check(abs(a - c) <= 1e-6 * max(1, c), "%s: windows sum %.6f s, whole run %.6f s" % (name, a, c))
 sys.exit(0 if ok else 1)
 PY
+# lockblame's own window thread is not the program's (main and 3 workers).
+[ "$(rows "$tmp/s.db" "SELECT COUNT(*) FROM thread")" = 4 ] ||
+    bad "--interval 1s: $(rows "$tmp/s.db" "SELECT COUNT(*) FROM thread") thread rows, want 4 (main and 3 workers)"
+"$L" report --by-thread "$tmp/s.db" >"$tmp/threads.txt" || bad "report --by-thread failed"
+grep -q '(unknown)' "$tmp/threads.txt" && bad "report --by-thread lists an (unknown) thread: lockblame's own?"
 # The CLI's window numbers (a process's last window, a sliver after the
 # last boundary, shares the number of the window before it).
 "$L" report --windows --format csv "$tmp/s.db" >"$tmp/list.csv" || bad "report --windows --format csv failed"
@@ -137,6 +146,8 @@ pid=$(pgrep -P "$runner" -f spike_windows | head -1)
 [ -n "$pid" ] || { touch "$tmp/go"; fail "no workload process under run"; }
 "$L" snapshot "$pid" >"$tmp/snap.out" 2>&1 || { cat "$tmp/snap.out"; touch "$tmp/go"; fail "snapshot failed"; }
 cat "$tmp/snap.out"
+win_tid=$(grep -lx 'lockblame-win' /proc/"$pid"/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
+[ -n "$win_tid" ] || bad "no lockblame-win thread in process $pid"
 "$L" report --window 0 "$tmp/snap.db" >"$tmp/snap.txt" 2>&1 || bad "report --window 0 of the running program failed"
 "$L" report "$tmp/snap.db" >/dev/null 2>"$tmp/hint" || bad "report of the running program's whole run failed"
 grep -q 'no process of .* has ended yet; it wrote 1 time window' "$tmp/hint" ||
@@ -149,6 +160,10 @@ grep -A1 '^Blame s' "$tmp/snap.txt" | grep -q 'spike_holder' ||
     bad "the snapshot's window does not show spike_holder on top"
 [ "$(rows "$tmp/snap.db" "SELECT COUNT(*) FROM time_window WHERE reason = 'snapshot'")" = 1 ] ||
     bad "not one snapshot window"
+[ "$(rows "$tmp/snap.db" "SELECT COUNT(*) FROM thread WHERE tid = ${win_tid:-0}")" = 0 ] ||
+    bad "the lockblame-win thread (tid $win_tid) is a thread of the profile"
+[ "$(rows "$tmp/snap.db" "SELECT COUNT(*) FROM thread")" = 4 ] ||
+    bad "after a snapshot: $(rows "$tmp/snap.db" "SELECT COUNT(*) FROM thread") thread rows, want 4"
 for db in s snap; do
     t=$([ $db = s ] && cat "$tmp/truth" || cat "$tmp/truth2")
     truth=$(awk '/^spike_wait_s/ {print $2}' <<<"$t")

@@ -2,9 +2,9 @@
  *
  * With LOCKBLAME_INTERVAL set ("10s", "500ms"; "0": on request only), the
  * process starts one thread with the real pthread_create, every signal
- * blocked and no lockblame record (lb_self stays NULL, so its SQLite and
- * libdw calls go straight to glibc, and the program's signals never land
- * on it). It wakes every 100 ms, holds no file descriptor (a daemon that
+ * blocked and no lockblame record (lb_self stays NULL, and it is never
+ * adopted (lb_thread_never_adopt), so its SQLite and libdw calls go
+ * straight to glibc, and the program's signals never land on it). It wakes every 100 ms, holds no file descriptor (a daemon that
  * closes every descriptor cannot take one from it), and writes a window
  * at each multiple of the interval in wall-clock time (so that the
  * windows of a tree's processes end together), and when the request file
@@ -36,6 +36,7 @@
 #include "report/writer/output.h"
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
+#include "sampler/adopt.h"
 #include "util/clock.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -104,6 +105,7 @@ static uint64_t next_boundary(uint64_t now)
 static void *window_main(void *arg)
 {
     (void)arg;
+    lb_thread_never_adopt(); /* before its first call that could adopt it */
     prctl(PR_SET_NAME, "lockblame-win", 0, 0, 0);
     int saved_errno = errno;
     uint64_t boundary = next_boundary(realtime_ns());
