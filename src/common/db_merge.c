@@ -516,9 +516,9 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
     if (rows[LB_MERGE_STRUCTURAL])
         sql[n++] = sqlite3_mprintf("INSERT INTO \"%w\".structural_wait SELECT thread_id + :thread,"
                                    " object_id + :object, object, start_s, end_s, open, " NREF(
-                                       "node_id") ", node_thread_id + :thread, blame_s"
+                                       "node_id") ", node_thread_id + :thread, blame_s, %s"
                                                   " FROM \"%w\".structural_wait",
-                                   dst, src);
+                                   dst, version >= 10 ? "helper" : "0", src);
     if (rows[LB_MERGE_SYMBOL])
         sql[n++] = sqlite3_mprintf(
             "INSERT OR IGNORE INTO \"%w\".symbol SELECT * FROM \"%w\".symbol", dst, src);

@@ -16,11 +16,12 @@ typedef struct lb_db_summary {
     double top_site_s;
     char top_object[16]; /* kind of the top site */
     int processes;       /* rows of run */
-    double structural_s; /* of idleness: joins and threads parked until shutdown */
-    double unseen_s;     /* off CPU in no seen wait, all threads (common/unseen.h);
+    double structural_s; /* of idleness: joins + parked until shutdown + idle helpers */
+    double structural_join_s, structural_parked_s, structural_helper_s; /* its parts */
+    double unseen_s;    /* off CPU in no seen wait, all threads (common/unseen.h);
                           * 0 in databases older than schema version 5 */
-    double lifetime_s;   /* the threads' lifetimes, summed */
-    double seen_wait_s;  /* the waits lockblame saw, as the threads timed them */
+    double lifetime_s;  /* the threads' lifetimes, summed */
+    double seen_wait_s; /* the waits lockblame saw, as the threads timed them */
 } lb_db_summary_t;
 
 /* Fill *out from the database in db's main schema. Fields it cannot read
@@ -33,6 +34,10 @@ void lb_db_summary_effort_text(const lb_db_summary_t *s, char *buf, size_t size)
  * top release site, and where structural waits (reported apart) outweigh
  * it, how much of the idleness they are. */
 void lb_db_summary_site_line(const lb_db_summary_t *s, char *buf, size_t size);
+/* The structural figure's parts that are not zero, into buf: "joins X s
+ * + parked until shutdown Y s + idle helpers Z s" (empty: none). */
+void lb_structural_parts_text(char *buf, size_t size, double join_s, double parked_s,
+                              double helper_s);
 /* The summary's unseen-waits line, into buf (empty: none to print): when
  * the threads were off CPU in waits lockblame cannot see for a notable
  * share of their lives (common/unseen.h). */

@@ -37,7 +37,7 @@ const char *const lb_ddl_tables[] = {
  * appended sync_object.sampled_waits; version 5 thread.runqueue_s,
  * thread.unseen_s and metric.idle_futex_s; version 6 module.build_id;
  * version 8 added the tables symbol and module_function, version 9 the
- * time windows. */
+ * time windows; version 10 appended structural_wait.helper. */
 static const char *const columns[] = {
     "(key TEXT PRIMARY KEY, value TEXT)",
     "(id INTEGER PRIMARY KEY, command TEXT, executable TEXT,"
@@ -67,7 +67,7 @@ static const char *const columns[] = {
     " blame_s REAL, count INTEGER, PRIMARY KEY (object_id, node_id, thread_id))",
     "(thread_id INTEGER, object_id INTEGER, object TEXT,"
     " start_s REAL, end_s REAL, open INTEGER, node_id INTEGER, node_thread_id INTEGER,"
-    " blame_s REAL)",
+    " blame_s REAL, helper INTEGER)",
     "(build_id TEXT, path TEXT, offset INTEGER, depth INTEGER, function TEXT, file TEXT,"
     " line INTEGER, PRIMARY KEY (build_id, path, offset, depth)) WITHOUT ROWID",
     "(build_id TEXT, path TEXT, functions BLOB, PRIMARY KEY (build_id, path))",

@@ -25,12 +25,12 @@ static const char *const row_sql[LB_ROW_KINDS] = {
     [LB_ROW_THREAD] = "INSERT INTO \"%w\".thread VALUES(?,?,?,?,?,?,?,?,?,1,?,?)",
     [LB_ROW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?,?,?,?,?,?,?,?,?,?,1,?)",
     [LB_ROW_RUN] = "INSERT INTO \"%w\".run VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
-    [LB_ROW_STRUCTURAL] = "INSERT INTO \"%w\".structural_wait VALUES(?,?,?,?,?,?,?,?,?)",
+    [LB_ROW_STRUCTURAL] = "INSERT INTO \"%w\".structural_wait VALUES(?,?,?,?,?,?,?,?,?,0)",
     /* ?1 thread, ?2 object, ?3 kind, ?4 start, ?5 end, ?6 the helper's
      * share: one row per context whose releases took the object's blame */
     [LB_ROW_IDLE_HELPER] = "INSERT INTO \"%w\".structural_wait SELECT ?1, ?2, ?3, ?4, ?5, 0,"
                            " CASE WHEN node_id THEN node_id END,"
-                           " CASE WHEN node_id THEN thread_id END, blame_s * ?6"
+                           " CASE WHEN node_id THEN thread_id END, blame_s * ?6, 1"
                            " FROM \"%w\".object_blame WHERE object_id = ?2 AND blame_s > 0",
     [LB_ROW_SYMBOL] = "INSERT OR IGNORE INTO \"%w\".symbol VALUES(?,?,?,?,?,?,?)",
     [LB_ROW_FUNCTIONS] = "INSERT OR IGNORE INTO \"%w\".module_function VALUES(?,?,?)",

@@ -15,10 +15,11 @@
  * processes resolved, per module build id and offset, and the function
  * tables of modules named by their symbols alone, which later processes
  * reuse); 9 added the time windows (time_window and the window_*
- * tables).
+ * tables); 10 added structural_wait.helper (an idle helper's rows apart
+ * from parked waits').
  * The writer writes LB_SCHEMA_VERSION; the CLI reads every version up to
  * it. */
 #ifndef LB_COMMON_SCHEMA_H
 #define LB_COMMON_SCHEMA_H
-#define LB_SCHEMA_VERSION 9
+#define LB_SCHEMA_VERSION 10
 #endif

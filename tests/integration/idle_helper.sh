@@ -11,6 +11,9 @@
 #    structural;
 #  - the helper's structural_wait rows add up to the helper's own measure
 #    of its waiting within 10%, and the early wake's rows to most of it;
+#  - the header's structural line names the idle helpers' part apart from
+#    joins and parked waits, with the helper rows' sum; the stderr summary
+#    of `lockblame run`, where it calls idleness structural, names it too;
 #  - two shapes that are not idle helpers stay blame in the default view,
 #    where the early wake's site takes the helper's waiting (within 10%):
 #    a helper with no timeouts (GT_IDLE_UNTIMED=1: a consumer waiting for
@@ -43,6 +46,20 @@ print(f"helper's structural waiting: {got:.6f} s, its own measure {want:.6f} s, 
 ok = ok and not acts and err <= 0.10 and apart >= 0.5 * want
 sys.exit(0 if ok else 1)
 PY
+
+# The header's structural line: its parts, the idle helpers' among them.
+"$LOCKBLAME_CLI" report "$tmp/out.db" | grep '^structural:' >"$tmp/structural.txt" ||
+    bad "no structural line in the header"
+cat "$tmp/structural.txt"
+helper=$(rows "$tmp/out.db" "SELECT printf('%.3f', TOTAL(blame_s)) FROM structural_wait WHERE helper")
+grep -Eq "^structural: [0-9.]+ s = joins [0-9.]+ s \+ idle helpers $helper s \(blame" "$tmp/structural.txt" ||
+    bad "the structural line does not name idle helpers $helper s apart from joins and parked waits"
+"$LOCKBLAME_CLI" run -o "$tmp/run.db" -- "$W" >/dev/null 2>"$tmp/run.err" || bad "lockblame run exited $?"
+grep '^lockblame: ' "$tmp/run.err"
+if grep -q 'is structural' "$tmp/run.err"; then
+    grep -Eq 'is structural \(joins [0-9.]+ s( \+ parked until shutdown [0-9.]+ s)? \+ idle helpers [0-9.]+ s\)' \
+        "$tmp/run.err" || bad "the summary's structural share does not name the idle helpers"
+fi
 
 for shape in UNTIMED BUSY; do
     echo "--- GT_IDLE_$shape=1: not an idle helper"

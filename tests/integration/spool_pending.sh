@@ -53,6 +53,9 @@ magic() { sed -nE "s/^#define $1 +\"([^\"]+)\"\$/\1/p" "$ROOT/src/common/rowlog.
 MAGIC=$(magic LB_ROWLOG_MAGIC)
 MAGIC_BEFORE=$(magic LB_ROWLOG_MAGIC_BEFORE)
 [ ${#MAGIC} = 7 ] && [ ${#MAGIC_BEFORE} = 7 ] || fail "no row log magic in src/common/rowlog.h"
+# the schema version src/common/schema.h defines: a row log's header holds it
+SCHEMA=$(sed -nE 's/^#define LB_SCHEMA_VERSION +([0-9]+)$/\1/p' "$ROOT/src/common/schema.h")
+[ -n "$SCHEMA" ] || fail "no LB_SCHEMA_VERSION in src/common/schema.h"
 # pending_runs DB: "pid threads run_key" of the run row of each record
 # pending in the spool, oldest first. The run's log and the sealed logs
 # hold frames (src/common/spool.h): a 24-byte header ("LBFRAME1", the
@@ -445,7 +448,7 @@ for t in meta run module frame node thread metric site sync_object object_blame 
     rows "$db" "SELECT sql || ';' FROM sqlite_master WHERE type = 'table' AND name = '$t'"
 done >"$tmp/profile.sql"
 sqlite3 "$db-spool/$old" <"$tmp/profile.sql" || bad "old: cannot make the SQLite record"
-sqlite3 "$db-spool/$old" "INSERT INTO meta VALUES('schema_version', '9');
+sqlite3 "$db-spool/$old" "INSERT INTO meta VALUES('schema_version', '$SCHEMA');
     INSERT INTO run(id, command, executable, pid, exit_reason, exec_gen, proc_start, run_key,
                     start_unix, duration_s, threads) VALUES(1, 'old', '/old', 999991, 'exit', 0, 1,
                     '$key', 1.0, 0.5, 1);
@@ -455,9 +458,9 @@ sqlite3 "$db-spool/$old" "INSERT INTO meta VALUES('schema_version', '9');
 # command, pid, start_unix, duration_s, threads, run_key) and the
 # schema_version meta row (kind 13), sealed, with MAGIC
 forge_log() {
-    python3 - "$1" "$key" "$2" "$3" "$4" <<'PY'
+    python3 - "$1" "$key" "$2" "$3" "$4" "$SCHEMA" <<'PY'
 import struct, sys
-path, key, pid, command, magic = sys.argv[1:]
+path, key, pid, command, magic, schema = sys.argv[1:]
 def value(i, v):
     if isinstance(v, int):
         return bytes([i, 1]) + struct.pack('<q', v)
@@ -468,9 +471,9 @@ def value(i, v):
 def row(kind, vals):
     return bytes([kind]) + b''.join(value(i, v) for i, v in vals) + b'\0'
 body = row(8, [(1, command), (3, int(pid)), (9, 2.0), (10, 0.5), (11, 1), (17, key)])
-body += row(13, [(1, 'schema_version'), (2, '9')])
+body += row(13, [(1, 'schema_version'), (2, schema)])
 n = 16 + len(body)
-open(path, 'wb').write(magic.encode() + b'\0' + struct.pack('<II', 9, n) + body)
+open(path, 'wb').write(magic.encode() + b'\0' + struct.pack('<II', int(schema), n) + body)
 PY
 }
 before_log=$key.00000000000000000003.999992.lbrec

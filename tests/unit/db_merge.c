@@ -171,5 +171,38 @@ static void test_an_empty_bit_skips_its_table(void)
     sqlite3_close(db);
 }
 
+/* structural_wait.helper (version 10) is copied; a source of an older
+ * version, which has no such column, gives 0 (its idle helpers' rows
+ * count as parked waits). */
+static void test_idle_helper_rows_keep_their_mark(void)
+{
+    sqlite3 *db = run_db_with_source(false);
+    fill_profile(db, 400, false);
+    exec_ok(db, "UPDATE p.meta SET value = '10' WHERE key = 'schema_version';"
+                "INSERT INTO p.sync_object(id, object) VALUES(1, 'cond');"
+                "INSERT INTO p.structural_wait VALUES(1, 1, 'cond', 0, 1, 0, 2, 1, 0.25, 1),"
+                " (1, 1, 'cond', 0, 1, 0, 2, 1, 0.5, 0)");
+    ASSERT_EQ(lb_db_merge(db, "p", "main", 0), SQLITE_OK);
+    ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM main.structural_wait WHERE helper = 1"
+                           " AND blame_s = 0.25"),
+              1);
+    ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM main.structural_wait WHERE helper = 0"
+                           " AND blame_s = 0.5"),
+              1);
+    /* an older source: no column to read */
+    fill_profile(db, 401, false);
+    exec_ok(db, "UPDATE p.meta SET value = '9' WHERE key = 'schema_version';"
+                "DROP TABLE p.structural_wait;"
+                "CREATE TABLE p.structural_wait(thread_id INTEGER, object_id INTEGER,"
+                " object TEXT, start_s REAL, end_s REAL, open INTEGER, node_id INTEGER,"
+                " node_thread_id INTEGER, blame_s REAL);"
+                "INSERT INTO p.structural_wait VALUES(1, 1, 'cond', 0, 1, 0, 2, 1, 0.125)");
+    ASSERT_EQ(lb_db_merge(db, "p", "main", 0), SQLITE_OK);
+    ASSERT_EQ(count_of(db, "SELECT COUNT(*) FROM main.structural_wait WHERE helper = 0"
+                           " AND blame_s = 0.125"),
+              1);
+    sqlite3_close(db);
+}
+
 CHECK_MAIN(test_a_profile_holds_the_row_tables_only, test_profiles_merge_with_ids_shifted,
-           test_an_empty_bit_skips_its_table)
+           test_an_empty_bit_skips_its_table, test_idle_helper_rows_keep_their_mark)

@@ -297,8 +297,8 @@ void lb_cmp_print(struct cmp *c, const struct cmp_opts *o)
                    run_letter(c->nruns - 1));
         else
             printf("contexts by |change| (Change s = B - A; negative is a gain; unchanged ones not "
-                   "shown; structural waits, joins and threads parked until shutdown, left out as "
-                   "in report):\n");
+                   "shown; structural waits (joins, threads parked until shutdown, idle helpers) "
+                   "left out as in report):\n");
         if (!lb_table_rows(t))
             printf("(no context changed)\n");
         else

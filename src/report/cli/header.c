@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/db_summary.h"
 #include "common/unseen.h"
 #include "report/cli/accounting.h"
 #include "report/cli/cut_paths.h"
@@ -85,12 +86,17 @@ void lb_print_header(struct lb_profile *p, const struct lb_report_opts *o, FILE 
             t->effort, t->work, t->idleness, 100 * lb_share(t->idleness, t->effort));
     lb_print_conservation(p, out);
     lb_print_tree_notes(p, out);
-    if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_open > 0)
+    if (t->structural_join > 0 || t->structural_parked > 0 || t->structural_helper > 0 ||
+        t->structural_open > 0) {
+        char parts[160];
+        lb_structural_parts_text(parts, sizeof parts, t->structural_join, t->structural_parked,
+                                 t->structural_helper);
         fprintf(out,
-                "structural: %.3f s = joins %.3f s + parked until shutdown %.3f s"
-                " (blame, reported apart); still parked at exit %.3f s (unattributed)\n",
-                t->structural_join + t->structural_parked, t->structural_join, t->structural_parked,
-                t->structural_open);
+                "structural: %.3f s%s%s (blame, reported apart); still parked at exit %.3f s"
+                " (unattributed)\n",
+                t->structural_join + t->structural_parked + t->structural_helper,
+                *parts ? " = " : "", parts, t->structural_open);
+    }
     lb_print_cut_paths(p, out);
     if (p->names_note)
         fprintf(out, "names:    %s\n", p->names_note);

@@ -635,9 +635,15 @@ static void load_structural(struct lb_profile *p, sqlite3 *db, const struct idin
     if (sqlite3_table_column_metadata(db, NULL, "structural_wait", "blame_s", NULL, NULL, NULL,
                                       NULL, NULL) != SQLITE_OK)
         return;
+    /* an idle helper's rows are marked from schema version 10 on */
+    bool helper = sqlite3_table_column_metadata(db, NULL, "structural_wait", "helper", NULL, NULL,
+                                                NULL, NULL, NULL) == SQLITE_OK;
     q_prepare(&q, db, p->path, "structural_wait",
-              "SELECT thread_id, object_id, object, start_s, end_s, open, node_id, blame_s"
-              " FROM structural_wait");
+              helper
+                  ? "SELECT thread_id, object_id, object, start_s, end_s, open, node_id, blame_s,"
+                    " helper FROM structural_wait"
+                  : "SELECT thread_id, object_id, object, start_s, end_s, open, node_id, blame_s,"
+                    " 0 FROM structural_wait");
     while (q_step(&q)) {
         int kind = lb_obj_kind_parse((const char *)sqlite3_column_text(q.st, 2));
 
@@ -653,6 +659,7 @@ static void load_structural(struct lb_profile *p, sqlite3 *db, const struct idin
         s->open = sqlite3_column_int(q.st, 5) != 0;
         s->node = sqlite3_column_type(q.st, 6) == SQLITE_NULL ? -1 : idindex_get(nodes, q.st, 6);
         s->blame_s = sqlite3_column_double(q.st, 7);
+        s->helper = sqlite3_column_int(q.st, 8) != 0;
     }
 }
 

@@ -126,6 +126,7 @@ struct lb_structural {
     bool open;             /* still waiting when the profile was taken */
     int32_t node;          /* release site node its blame went to, -1 none */
     double blame_s;        /* of that node's idleness, the structural part */
+    bool helper;           /* an idle helper's row (none before schema version 10) */
 };
 
 struct lb_totals {
@@ -134,7 +135,7 @@ struct lb_totals {
     double sync_wait, sync_blame, sync_handoff, sync_unattributed;
     /* structural waits (rule 6): blame on joins, blame of parked waits,
 	 * and the time of parked waits still open at exit (unattributed) */
-    double structural_join, structural_parked, structural_open;
+    double structural_join, structural_parked, structural_helper, structural_open;
     /* off-CPU time in waits lockblame cannot see (common/unseen.h), the
      * threads' lifetimes, and whether the header says so */
     double unseen, lifetime;

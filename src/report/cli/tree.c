@@ -156,6 +156,8 @@ static void compute_totals(struct lb_profile *p)
 
         if (s->open)
             t->structural_open += s->end_s - s->start_s;
+        else if (s->helper)
+            t->structural_helper += s->blame_s;
         else
             t->structural_parked += s->blame_s;
     }
