@@ -140,8 +140,10 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
         }
         if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING)
             continue;
-        if (lb_ledger_same_process(s->claimed_ns, lb_proc_start_of(s->pid)))
-            continue; /* still running */
+        if (lb_ledger_same_process(s->claimed_ns, lb_proc_start_of(s->pid))) {
+            t->running++;
+            continue;
+        }
         if (state == LB_LEDGER_RUNNING)
             t->before_writing++;
         else

@@ -95,6 +95,8 @@ typedef struct lb_ledger_tally {
     int failed;         /* whose write failed */
     int failure;        /* the first failure left to the summary: an SQLite
                          * result code (0: each failed process said why) */
+    int running;        /* still running (a daemon that left the tree's root):
+                         * each adds its profile when it ends */
 } lb_ledger_tally_t;
 
 /* The ledger's file for the database at db_path. */
@@ -143,8 +145,8 @@ uint64_t lb_ledger_now_ns(void);
  * 10 ms window in which the kernel would have to hand the pid out again,
  * which it does only after cycling through all the others). */
 bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks);
-/* Count the processes of l that are gone without having written, and
- * those whose write failed. */
+/* Count the processes of l that are gone without having written, those
+ * whose write failed, and those still running. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
 /* At the tree's end, in the database at path if it exists: t (meta
  * processes_unwritten, processes_unwritten_writing,

@@ -1,5 +1,5 @@
-/* Process-tree workloads for tests/integration/process_trees.sh, built by
- * that script the way users build (-O2 -g). Each mode prints what it did,
+/* Process-tree workloads for tests/integration/process_trees.sh (and
+ * run_daemon.sh), built by that script the way users build (-O2 -g). Each mode prints what it did,
  * so the test compares the database with the program's own account.
  *
  *   contend          two threads contend on a mutex, then exit(0)
@@ -13,9 +13,17 @@
  *   closestderr FILE close stderr, open FILE (it gets fd 2), write one line
  *                    into it, contend
  *   idle             does nothing at all (records nothing)
+ *   daemon GO DONE [contend]
+ *                    daemonizes: forks, and the parent (after it contended,
+ *                    with "contend") exits 0 once the child runs; the child
+ *                    (a new session, its standard descriptors on
+ *                    /dev/null) waits for the file GO (60 s at most),
+ *                    contends, and last writes its pid into DONE (renamed
+ *                    into place, whole)
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +82,49 @@ static int server(int n)
     return 0;
 }
 
+/* The daemon's child: see the header. */
+static void daemon_child(const char *go, const char *done)
+{
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; null >= 0 && fd < 3; fd++)
+        dup2(null, fd);
+    for (int i = 0; i < 6000 && access(go, F_OK) != 0; i++)
+        usleep(10000);
+    contend_a_while();
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", done);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+        rename(tmp, done);
+    }
+}
+
+static int daemonize(const char *go, const char *done, bool parent_contends)
+{
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 1;
+    if (parent_contends)
+        contend_a_while();
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        close(ready[0]);
+        close(ready[1]); /* the parent's read returns: this process runs */
+        daemon_child(go, done);
+        return 0;
+    }
+    close(ready[1]);
+    char c;
+    while (read(ready[0], &c, 1) > 0)
+        ;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -117,7 +168,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "idle"))
         return 0;
-    fprintf(stderr, "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle\n",
+    if (!strcmp(mode, "daemon") && argc > 3)
+        return daemonize(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "contend"));
+    fprintf(stderr,
+            "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle|"
+            "daemon GO DONE [contend]\n",
             argv[0]);
     return 2;
 }

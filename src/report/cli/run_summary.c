@@ -1,6 +1,6 @@
 /*
  * run_summary.c - the lines `lockblame run` prints when PROG has ended:
- * the whole run's database in at most six lockblame: lines, how PROG
+ * the whole run's database in at most seven lockblame: lines, how PROG
  * ended when a signal killed it, and why no profile exists when none does.
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
@@ -114,6 +114,20 @@ static void close_spool(const char *ledger_path)
     munmap(ledger, sizeof *ledger);
 }
 
+/* The tree's processes that still run when PROG has ended (a daemon
+ * forks and its first process exits): each writes its profile into the
+ * database when it ends, past run's summary. */
+static void say_still_running(const lb_ledger_tally_t *t, const char *path)
+{
+    if (t->running > 0)
+        cli_warn("%d process%s of the tree still run%s (a daemon?): %s added to %s when %s end%s;"
+                 " lockblame report merges %s",
+                 t->running, t->running == 1 ? "" : "es", t->running == 1 ? "s" : "",
+                 t->running == 1 ? "its profile is" : "their profiles are", path,
+                 t->running == 1 ? "it" : "they", t->running == 1 ? "s" : "",
+                 t->running == 1 ? "it" : "them");
+}
+
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
                     const char *unprofilable)
 {
@@ -150,6 +164,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("%s", unwritten);
         if (unprofilable)
             return; /* said before the start */
+        say_still_running(&lost, path);
         if (killed && sig == SIGKILL)
             cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
                      prog);
@@ -157,7 +172,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("no profile was written: the processes that recorded something could not"
                      " write it (%s)",
                      lost.failure ? sqlite3_errstr(lost.failure) : "each said why");
-        else
+        else if (!lost.running)
             cli_warn("no profile was written: no process recorded anything (no thread of its"
                      " own, no sample, no wait)");
         return;
@@ -181,6 +196,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
                  prog, (int)child);
     if (unwritten[0])
         cli_warn("%s", unwritten);
+    say_still_running(&lost, path);
     cli_warn("profile %s%s", path,
              s.processes > 1 ? " (lockblame report --by-process lists the processes)" : "");
     sqlite3_close(db);

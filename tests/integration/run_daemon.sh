@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `lockblame run` of a program that daemonizes (tests/trees/tree_work.c,
+# mode daemon): its first process exits 0 once its child runs, and the
+# child, a new session, contends and ends only after run has returned
+# (it waits for a file the test makes). Checks, with the parent recording
+# nothing (no database when run ends) and with the parent contending
+# first (a database of one process):
+#  - run exits 0, PROG's status;
+#  - its stderr says, in one lockblame: line, that 1 process of the tree
+#    still runs and adds its profile to the database when it ends, and
+#    never that no process recorded anything;
+#  - once the child has ended (it writes its pid into a file last, then
+#    exits), `lockblame report --by-process` on the database lists it.
+. "$(dirname "$0")/../lib/common.sh"
+need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
+W=$tmp/tree_work
+cc -O2 -g -pthread -o "$W" "$ROOT/tests/trees/tree_work.c" || fail "cannot build tree_work"
+
+# ended PID: whether process PID is gone (or a zombie no one reaps)
+ended() {
+    local state
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+    [ -z "$state" ] || [ "$state" = Z ] || [ "$state" = X ]
+}
+
+for variant in quiet contend; do
+    case $variant in
+    quiet) echo "== the parent records nothing" ;;
+    contend) echo "== the parent contends first" ;;
+    esac
+    db=$tmp/$variant.db go=$tmp/$variant.go done=$tmp/$variant.done
+    arg=$([ $variant = contend ] && echo contend || true)
+    rc=0
+    "$LOCKBLAME_CLI" run -o "$db" -- "$W" daemon "$go" "$done" $arg >"$tmp/$variant.out" \
+        2>"$tmp/$variant.err" || rc=$?
+    touch "$go" # the daemon goes on now
+    cat "$tmp/$variant.err"
+    [ $rc = 0 ] || bad "$variant: run exited $rc, not PROG's 0"
+    line="lockblame: 1 process of the tree still runs (a daemon?): its profile is added to $db when it ends; lockblame report merges it"
+    [ "$(grep -cxF "$line" "$tmp/$variant.err")" = 1 ] ||
+        bad "$variant: run did not say in one line that the daemon still runs"
+    grep -q 'no process recorded anything' "$tmp/$variant.err" &&
+        bad "$variant: run says no process recorded anything while the daemon runs"
+    if [ $variant = contend ]; then
+        grep -q '^lockblame: 1 process profiled; ' "$tmp/$variant.err" ||
+            bad "$variant: run's summary does not count the parent's profile"
+    fi
+    # the daemon's end: its pid in $done, then its exit (it writes its
+    # profile on its way out)
+    for _ in $(seq 600); do
+        [ -s "$done" ] && break
+        sleep 0.1
+    done
+    child=$(cat "$done" 2>/dev/null || true)
+    [ -n "$child" ] || fail "$variant: the daemon never wrote $done"
+    for _ in $(seq 600); do
+        ended "$child" && break
+        sleep 0.1
+    done
+    ended "$child" || fail "$variant: the daemon (pid $child) did not end"
+    "$LOCKBLAME_CLI" report --by-process "$db" >"$tmp/$variant.by" 2>"$tmp/$variant.by.err" ||
+        bad "$variant: report --by-process exited $?: $(cat "$tmp/$variant.by.err")"
+    pids=$(rows "$db" "SELECT group_concat(pid, ' ') FROM (SELECT pid FROM run ORDER BY pid)")
+    echo "  run's pids: $pids; the daemon: $child"
+    grep -Eq "^ *$child +" "$tmp/$variant.by" ||
+        { cat "$tmp/$variant.by"; bad "$variant: report --by-process does not list the daemon ($child)"; }
+    want=$([ $variant = contend ] && echo 2 || echo 1)
+    [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = "$want" ] ||
+        bad "$variant: $(rows "$db" "SELECT COUNT(*) FROM run") processes in the database, want $want"
+done
+finish
