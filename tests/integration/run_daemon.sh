@@ -3,8 +3,11 @@
 # mode daemon): its first process exits 0 once its child runs, and the
 # child, a new session, contends and ends only after run has returned
 # (it waits for a file the test makes). Checks, with the parent recording
-# nothing (no database when run ends) and with the parent contending
-# first (a database of one process):
+# nothing (no database when run ends), with the parent contending first
+# (a database of one process), and with the parent exiting right after
+# its fork, as memcached -d does, its child stopped, most likely before it
+# ran at all (it has then no slot in the tree's ledger when run counts:
+# run, its subreaper, counts it as its orphan):
 #  - run exits 0, PROG's status;
 #  - its stderr says, in one lockblame: line, that 1 process of the tree
 #    still runs and adds its profile to the database when it ends, and
@@ -23,17 +26,22 @@ ended() {
     [ -z "$state" ] || [ "$state" = Z ] || [ "$state" = X ]
 }
 
-for variant in quiet contend; do
+for variant in quiet contend nowait; do
     case $variant in
     quiet) echo "== the parent records nothing" ;;
     contend) echo "== the parent contends first" ;;
+    nowait) echo "== the parent exits right after its fork" ;;
     esac
     db=$tmp/$variant.db go=$tmp/$variant.go done=$tmp/$variant.done
-    arg=$([ $variant = contend ] && echo contend || true)
+    arg=$([ $variant = quiet ] || echo $variant)
     rc=0
     "$LOCKBLAME_CLI" run -o "$db" -- "$W" daemon "$go" "$done" $arg >"$tmp/$variant.out" \
         2>"$tmp/$variant.err" || rc=$?
     touch "$go" # the daemon goes on now
+    if [ $variant = nowait ]; then
+        stopped=$(awk '/^daemon / {print $2}' "$tmp/$variant.out")
+        [ -n "$stopped" ] && kill -CONT "$stopped" || bad "nowait: no daemon to continue"
+    fi
     cat "$tmp/$variant.err"
     [ $rc = 0 ] || bad "$variant: run exited $rc, not PROG's 0"
     line="lockblame: 1 process of the tree still runs (a daemon?): its profile is added to $db when it ends; lockblame report merges it"
@@ -64,8 +72,10 @@ for variant in quiet contend; do
     echo "  run's pids: $pids; the daemon: $child"
     grep -Eq "^ *$child +" "$tmp/$variant.by" ||
         { cat "$tmp/$variant.by"; bad "$variant: report --by-process does not list the daemon ($child)"; }
-    want=$([ $variant = contend ] && echo 2 || echo 1)
-    [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = "$want" ] ||
+    # (a parent that records nothing may still have taken a sample of its
+    # start on a loaded machine, and written a profile)
+    want=$([ $variant = contend ] && echo 2 || echo "1 2")
+    [[ " $want " == *" $(rows "$db" "SELECT COUNT(*) FROM run") "* ]] ||
         bad "$variant: $(rows "$db" "SELECT COUNT(*) FROM run") processes in the database, want $want"
 done
 finish

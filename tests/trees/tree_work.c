@@ -13,9 +13,13 @@
  *   closestderr FILE close stderr, open FILE (it gets fd 2), write one line
  *                    into it, contend
  *   idle             does nothing at all (records nothing)
- *   daemon GO DONE [contend]
+ *   daemon GO DONE [contend|nowait]
  *                    daemonizes: forks, and the parent (after it contended,
- *                    with "contend") exits 0 once the child runs; the child
+ *                    with "contend") prints "daemon PID" (the child's) and
+ *                    exits 0 once the child runs; with "nowait" at once, as
+ *                    memcached -d does, and the child stopped (SIGSTOP,
+ *                    most likely before it ran at all: SIGCONT goes on);
+ *                    the child
  *                    (a new session, its standard descriptors on
  *                    /dev/null) waits for the file GO (60 s at most),
  *                    contends, and last writes its pid into DONE (renamed
@@ -23,6 +27,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +107,7 @@ static void daemon_child(const char *go, const char *done)
     }
 }
 
-static int daemonize(const char *go, const char *done, bool parent_contends)
+static int daemonize(const char *go, const char *done, bool parent_contends, bool nowait)
 {
     int ready[2];
     if (pipe(ready) != 0)
@@ -119,9 +124,12 @@ static int daemonize(const char *go, const char *done, bool parent_contends)
         return 0;
     }
     close(ready[1]);
+    if (nowait)
+        kill(pid, SIGSTOP);
     char c;
-    while (read(ready[0], &c, 1) > 0)
+    while (!nowait && read(ready[0], &c, 1) > 0)
         ;
+    printf("daemon %d\n", (int)pid);
     return 0;
 }
 
@@ -169,10 +177,11 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "idle"))
         return 0;
     if (!strcmp(mode, "daemon") && argc > 3)
-        return daemonize(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "contend"));
+        return daemonize(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "contend"),
+                         argc > 4 && !strcmp(argv[4], "nowait"));
     fprintf(stderr,
             "usage: %s contend|_exit N|segv|server N|exec|closestderr FILE|idle|"
-            "daemon GO DONE [contend]\n",
+            "daemon GO DONE [contend|nowait]\n",
             argv[0]);
     return 2;
 }

@@ -26,6 +26,14 @@
  * nohup, SIGHUP) is caught too, and passed on: PROG starts with the
  * disposition it would have had, so it ignores it in its turn unless it
  * installed a handler (as a server does), exactly as if signalled itself.
+ *
+ * Daemons: while profiling, we are a child subreaper (PR_SET_CHILD_SUBREAPER),
+ * so a process of the tree whose parent ends (a daemon's child, once its
+ * first process exits) becomes our child before PROG's end reaches us;
+ * the summary counts those still running (run_summary.c), even one that
+ * has not run a single instruction yet. We reap every child while we wait
+ * for PROG (no orphan stays a zombie of ours), and at our exit those still
+ * running pass on to init as they would have.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -370,6 +379,8 @@ int lb_cmd_run(int argc, char **argv)
     sigset_t blocked_before;
 
     fflush(NULL);
+    if (profile)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* the tree's orphans are ours (above) */
     run_signals_catch(old_actions, &blocked_before);
     pid_t pid = fork();
 
@@ -378,6 +389,7 @@ int lb_cmd_run(int argc, char **argv)
     if (!path)
         path = default_path(prog[0], pid > 0 ? pid : getpid());
     if (pid == 0) {
+        prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); /* (not inherited; PROG is not one) */
         run_signals_restore(old_actions, &blocked_before);
         if (profile) {
             set_env("LOCKBLAME_OUTPUT", path);
@@ -399,9 +411,17 @@ int lb_cmd_run(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &blocked_before, NULL); /* those that came meanwhile go to PROG */
     if (profile)
         lb_run_merge_start(path, getenv("LOCKBLAME_RUN"));
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+    /* any child: an orphan of the tree that ended meanwhile is reaped too */
+    for (;;) {
+        int st;
+        pid_t ended = waitpid(-1, &st, 0);
+        if (ended == pid) {
+            status = st;
+            break;
+        }
+        if (ended < 0 && errno != EINTR)
             cli_die(LB_EXIT_FAIL, "run: waitpid: %s", strerror(errno));
+    }
     forward_to = 0; /* PROG's pid may be reused from here on */
     lb_run_merge_stop();
     if (profile)

@@ -4,7 +4,9 @@
  * ended when a signal killed it, and why no profile exists when none does.
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
+#include <dirent.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -114,18 +116,56 @@ static void close_spool(const char *ledger_path)
     munmap(ledger, sizeof *ledger);
 }
 
+/* Our children that still run: the tree's orphans, whose parents ended
+ * (run is their subreaper, run.c); zombies are not counted. */
+static int orphans_running(void)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    int n = 0;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char stat_path[300], buf[512];
+        snprintf(stat_path, sizeof stat_path, "/proc/%s/stat", e->d_name);
+        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        /* after the command's last ')': " STATE PPID ..." */
+        char *p = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == self && state != 'Z' &&
+            state != 'X')
+            n++;
+    }
+    closedir(proc);
+    return n;
+}
+
 /* The tree's processes that still run when PROG has ended (a daemon
  * forks and its first process exits): each writes its profile into the
- * database when it ends, past run's summary. */
-static void say_still_running(const lb_ledger_tally_t *t, const char *path)
+ * database when it ends, past run's summary. Those of the ledger, or our
+ * orphans where they are more (one that has not run yet has no slot).
+ * Returns how many. */
+static int say_still_running(const lb_ledger_tally_t *t, const char *path)
 {
-    if (t->running > 0)
+    int orphans = orphans_running(), n = t->running > orphans ? t->running : orphans;
+    if (n > 0)
         cli_warn("%d process%s of the tree still run%s (a daemon?): %s added to %s when %s end%s;"
                  " lockblame report merges %s",
-                 t->running, t->running == 1 ? "" : "es", t->running == 1 ? "s" : "",
-                 t->running == 1 ? "its profile is" : "their profiles are", path,
-                 t->running == 1 ? "it" : "they", t->running == 1 ? "s" : "",
-                 t->running == 1 ? "it" : "them");
+                 n, n == 1 ? "" : "es", n == 1 ? "s" : "",
+                 n == 1 ? "its profile is" : "their profiles are", path, n == 1 ? "it" : "they",
+                 n == 1 ? "s" : "", n == 1 ? "it" : "them");
+    return n;
 }
 
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
@@ -164,7 +204,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("%s", unwritten);
         if (unprofilable)
             return; /* said before the start */
-        say_still_running(&lost, path);
+        int still = say_still_running(&lost, path);
         if (killed && sig == SIGKILL)
             cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
                      prog);
@@ -172,7 +212,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("no profile was written: the processes that recorded something could not"
                      " write it (%s)",
                      lost.failure ? sqlite3_errstr(lost.failure) : "each said why");
-        else if (!lost.running)
+        else if (!still)
             cli_warn("no profile was written: no process recorded anything (no thread of its"
                      " own, no sample, no wait)");
         return;
