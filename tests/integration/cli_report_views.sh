@@ -63,6 +63,13 @@ json_check "flat: four procedures, queue_push first (exclusive 0.7)" "$T/out" \
   'len(rows) == 4 and rows[0]["function"] == "queue_push" and near(rows[0]["exclusive_s"], 0.7) and near(row(function="main")["inclusive_s"], 0.9) and rows[0]["module"] == "queue_bench"'
 check "--flat -n 2" "$L" report --flat --format json -n 2 "$DB"
 json_check "two rows" "$T/out" 'len(rows) == 2'
+# a row per procedure, no callers: its title promises none (--bottom-up's does)
+check "--flat table" env COLUMNS=120 "$L" report --flat "$DB"
+grep -qE '^ *Incl s .* Procedure *$' "$T/out" || fail "flat table: the title is not 'Procedure'"
+grep -q 'callers below' "$T/out" && fail "flat table: 'callers below' in a view with no callers"
+grep -q '<- ' "$T/out" && fail "flat table: a caller row"
+check "--bottom-up table" env COLUMNS=120 "$L" report --bottom-up "$DB"
+grep -q 'Procedure (callers below)' "$T/out" || fail "bottom-up table: no 'Procedure (callers below)' title"
 
 check "folded idleness" "$L" report --format folded "$DB"
 cat > "$T/want" <<'W'

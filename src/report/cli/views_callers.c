@@ -321,7 +321,12 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o)
     qsort(order, (size_t)n, sizeof *order, cmp_rnode_excl);
     if (o->n >= 0 && n > o->n)
         n = o->n;
-    struct lb_table *t = lb_table_new(proc_cols, C_NCOLS);
+    /* one row per procedure: no callers below it */
+    struct lb_col cols[C_NCOLS];
+
+    memcpy(cols, proc_cols, sizeof cols);
+    cols[C_LABEL].title = "Procedure";
+    struct lb_table *t = lb_table_new(cols, C_NCOLS);
 
     lb_table_order(t, proc_order, 5);
 
