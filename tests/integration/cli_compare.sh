@@ -67,6 +67,10 @@ grep -q 'gains -0.300 s, losses +0.450 s' "$T/out" || fail "backwards: gains and
 check "compare --by-function -n 1 keeps the largest |change|" "$L" compare --by-function -n 1 "$FX/more.db" "$FX/base.db"
 grep -q -- '-0.900 .*queue_push in queue_bench' "$T/out" || fail "by-function -n 1: queue_push's -0.9 s gain"
 [ "$(grep -c ' in queue_bench' "$T/out")" = 1 ] || fail "by-function -n 1: one row"
+grep -q '^functions by |change| (Change s = B - A' "$T/out" || fail "by-function: the table is not titled 'functions by |change|'"
+grep -q 'contexts' "$T/out" && fail "by-function: the output speaks of contexts"
+check "compare names contexts without --by-function" "$L" compare -n 1 "$FX/more.db" "$FX/base.db"
+grep -q '^contexts by |change| (Change s = B - A' "$T/out" || fail "compare: the table is not titled 'contexts by |change|'"
 check "compare --by-function groups an unnamed frame by module" "$L" compare --by-function --format json "$FX/base.db" "$FX/more.db"
 json_check "unnamed libc frame: [libc.so.6]" "$T/out" 'near(row(function="[libc.so.6]")["a_s"], 0.01)'
 check "compare other program" "$L" compare "$FX/base.db" "$FX/other.db"

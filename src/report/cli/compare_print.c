@@ -291,16 +291,19 @@ void lb_cmp_print(struct cmp *c, const struct cmp_opts *o)
         print_processes(c, &o->sel);
         print_scaling(c);
         print_story(c);
+        const char *rows = c->by_function ? "functions" : "contexts";
+
         if (multi)
-            printf("contexts with the largest change from A over the series (by |change|; "
+            printf("%s with the largest change from A over the series (by |change|; "
                    "Change s is %c - A):\n",
-                   run_letter(c->nruns - 1));
+                   rows, run_letter(c->nruns - 1));
         else
-            printf("contexts by |change| (Change s = B - A; negative is a gain; unchanged ones not "
+            printf("%s by |change| (Change s = B - A; negative is a gain; unchanged ones not "
                    "shown; structural waits (joins, threads parked until shutdown, idle helpers) "
-                   "left out as in report):\n");
+                   "left out as in report):\n",
+                   rows);
         if (!lb_table_rows(t))
-            printf("(no context changed)\n");
+            printf("(no %s changed)\n", c->by_function ? "function" : "context");
         else
             lb_table_print(t, LB_FMT_TABLE, stdout);
     } else {
