@@ -237,7 +237,8 @@ void lb_profile_debug_names(struct lb_profile *p)
             said = lacks[k] && !strcmp(p->modules[k].path, p->modules[m].path);
         if (said)
             continue;
-        lb_buf_puts(&note, left++ ? ", " : "no symbols for ");
+        /* (its exported names, from its dynamic symbols, are shown) */
+        lb_buf_puts(&note, left++ ? ", " : "no debug info for ");
         lb_buf_puts(&note, p->modules[m].base_name);
         if (why)
             lb_buf_printf(&note, " (%s)", why);
