@@ -94,22 +94,34 @@ void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wai
     errno = saved_errno;
 }
 
-/* Under meta, accrual brought up to now: a futex wait that ran out of
- * time was ended by no wake, and its own accrual since the word's last
- * wake (its record's last collect) is taken back from the clock, so that
- * the next wake does not collect it: it stays accrued and unblamed
- * (unattributed). Not on an object whose waits are sampled, whose
- * measured intervals read the clock at their own marks. */
+/* Under meta, accrual brought up to now: a cond, semaphore or futex wait
+ * that ran out of time was ended by no signal, post or wake
+ * (docs/DESIGN.md rule 3), and its own accrual since the object's last
+ * collect (its record's last_collect) is taken back from the clock, so
+ * that the next signal, wherever it comes from (the waiter's own, as a
+ * timer thread's broadcast after its timed wait), does not collect it: it
+ * stays accrued and unblamed (unattributed). On a sampled object only a
+ * measured interval's blame reads the clock: the part of the wait inside
+ * the interval open now, if one is, is taken back from it
+ * (lb_signal_sampled_open); an unmeasured interval's accrual is blamed on
+ * nobody anyway. */
 static void expired_wait_unblamed(lb_mon_t *mon, const lb_object_stats_t *stats,
                                   const lb_wait_t *wait, uint64_t now)
 {
-    if (!wait->timed_out || wait->kind != LB_OBJ_FUTEX || mon->signal_sampled)
+    if (!wait->timed_out || !lb_obj_kind_is_signalled(wait->kind))
         return;
-    uint64_t since = wait->start_ns;
-    if (stats && stats->last_collect.at_ns > since)
-        since = stats->last_collect.at_ns;
+    uint64_t since = wait->start_ns, from = 0;
+    double base = mon->clock_at_acquire; /* V at the last collect */
+    if (mon->signal_sampled) {
+        if (!lb_signal_sampled_open(mon, stats, &from, &base))
+            return;
+    } else if (stats) {
+        from = stats->last_collect.at_ns;
+    }
+    if (from > since)
+        since = from;
     double own = now > since ? (double)(now - since) : 0;
-    double pending = mon->clock - mon->clock_at_acquire;
+    double pending = mon->clock - base;
     double taken = own < pending ? own : pending;
     if (taken > 0)
         __atomic_store(&mon->clock, &(double){ mon->clock - taken }, __ATOMIC_RELAXED);
@@ -147,13 +159,15 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
 }
 
 /* The same for a wait its hot object's shards count (signal_waits.h): no
- * meta, and no read of the record, whose line the signallers write. A hot
+ * meta, and no read of the record, whose line the signallers write (a
+ * wait that ran out of time reads the slot's mark instead, and takes its
+ * part of a measured interval back in its shard: signal_waits.h). A hot
  * object has had its first waiter long since (it turned hot after
  * hundreds of waits), so the caller has no record to name it in (NULL). */
 static lb_object_stats_t *hot_wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_wait_t *wait,
                                         uint64_t now)
 {
-    lb_signal_waits_end(self, wait->hot, wait->start_ns, now);
+    lb_signal_waits_end(self, wait->hot, wait->start_ns, now, wait->timed_out);
     lb_note_wait_end(self, wait->kind, __atomic_load_n(&mon->stats, __ATOMIC_RELAXED),
                      wait->start_ns, now, wait->timed_out, wait->had_deadline);
     return NULL;

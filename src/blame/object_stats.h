@@ -62,6 +62,8 @@ typedef struct lb_object_stats {
     uint64_t sampled_handoff_ns; /* samples while nobody held it */
     uint64_t rate_window_ns;     /* spin locks, auto mode: when the current */
     uint32_t rate_window_waits;  /* rate measurement began, and its waits; under meta */
+    uint64_t signal_mark_ns;     /* a sampled cond/sem without a slot: when its latest
+                                  * marked interval began (blame/signal_sampled.c); under meta */
 } __attribute__((aligned(LB_CACHELINE))) lb_object_stats_t;
 /* Aligned: records are written under their own object's meta lock on
  * every contended operation, so two objects' records sharing a line

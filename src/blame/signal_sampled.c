@@ -100,10 +100,32 @@ static lb_hold_t measure_in_mon(lb_thread_t *self, lb_mon_t *mon, uint32_t v, ui
     }
     mon->clock_at_acquire = mon->clock; /* the next interval begins here */
     mon->clock_moved = 0;
+    if (stats && mark_log2) /* (for a timed-out wait's part in it: lb_signal_sampled_open) */
+        stats->signal_mark_ns = now;
     mon->signal_sampled =
         (v & ~(LB_SIGNAL_STATE | LB_SIGNAL_MARK_LOG2_MASK)) |
         (mark_log2 ? LB_SIGNAL_MARKED | mark_log2 << LB_SIGNAL_MARK_LOG2_SHIFT : LB_SIGNAL_SAMPLED);
     return hold;
+}
+
+bool lb_signal_sampled_open(lb_mon_t *mon, const lb_object_stats_t *stats, uint64_t *from,
+                            double *v_from)
+{
+    uint32_t v = mon->signal_sampled;
+    lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+    if (slot && __atomic_load_n(&slot->mon, __ATOMIC_ACQUIRE) == mon) {
+        lb_meta_lock(&slot->lock); /* (after meta: signal_waits.h's order) */
+        bool open = slot->marked != 0;
+        *from = slot->mark_ns;
+        *v_from = slot->v_mark;
+        lb_meta_unlock(&slot->lock);
+        return open;
+    }
+    if ((v & LB_SIGNAL_STATE) != LB_SIGNAL_MARKED)
+        return false;
+    *from = stats ? stats->signal_mark_ns : 0;
+    *v_from = mon->clock_at_acquire;
+    return true;
 }
 
 /* The step of an object with a slot: its marks live in the slot, under
@@ -185,6 +207,7 @@ static void mark_at_end(lb_signal_hot_t *slot, const slot_mark_t *mark, uint32_t
         slot->v_mark = mark->v;
         slot->i_mark = mark->i + mark->waiting * (end > mark->at ? end - mark->at : 0);
         slot->mark_log2 = mark_log2;
+        slot->mark_ns = end;
         __atomic_store_n(&slot->marked, 1, __ATOMIC_RELAXED);
     }
     lb_meta_unlock(&slot->lock);

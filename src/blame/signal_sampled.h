@@ -164,6 +164,15 @@ void lb_signal_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64
 void lb_signal_sampled_measure(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind,
                                uint64_t looked_at);
 
+/* Under mon's meta, mon sampled (signal_sampled nonzero), for a wait that
+ * ran out of time (blame.c, expired_wait_unblamed: a wait counted in V,
+ * one that began before the object had a slot, or on one without): is a
+ * measured interval open now, whose blame a later signal takes from V?
+ * Then *from is when it began and *v_from V then. A wait counted in a
+ * slot's shards takes its part back there (signal_waits.h, "Timed out"). */
+bool lb_signal_sampled_open(lb_mon_t *mon, const lb_object_stats_t *stats, uint64_t *from,
+                            double *v_from);
+
 /* log2 of the N for a thread's next countdown, from the one that just
  * ended: `signals` signals in elapsed_ns (see "How many" above). */
 static inline uint32_t lb_signal_every_log2(uint32_t signals, uint64_t elapsed_ns)

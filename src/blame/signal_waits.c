@@ -41,11 +41,12 @@ lb_signal_hot_t *lb_signal_waits_take(lb_mon_t *mon)
     return NULL;
 }
 
-/* The shard's I at t, valid for t no earlier than its last event: C + n t
- * - S (uint64 modular, signal_waits.h). Under the shard's lock. */
+/* The shard's blame clock at t, valid for t no earlier than its last
+ * event: I - T = C + n t - S - T (uint64 modular, signal_waits.h). Under
+ * the shard's lock. */
 static inline uint64_t shard_i(const lb_signal_shard_t *shard, uint64_t t)
 {
-    return shard->waited_ns + shard->waiting * t - shard->start_sum;
+    return shard->waited_ns + shard->waiting * t - shard->start_sum - shard->taken_ns;
 }
 
 /* Under the shard's lock, after a begin or end at t: note the event. */
@@ -69,10 +70,34 @@ void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t st
     lb_meta_unlock(&shard->lock);
 }
 
-void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end)
+/* Under slot->lock: where the interval that a wait ending now ends in
+ * began, if a measure will read it (signal_waits.h, "Timed out"); else 0. */
+static uint64_t open_interval_from(const lb_signal_hot_t *slot)
+{
+    uint64_t from = slot->marked ? slot->mark_ns : 0;
+    if (__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED)) {
+        uint64_t last = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
+        if (last > from)
+            from = last;
+    }
+    return from;
+}
+
+void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end,
+                         bool timed_out)
 {
     lb_signal_shard_t *shard = shard_of(slot, self);
+    uint64_t taken = 0;
+    if (timed_out) {
+        lb_meta_lock(&slot->lock); /* (before the shard's: signal_waits.h's order) */
+        uint64_t from = open_interval_from(slot);
+        if (from) {
+            uint64_t since = from > start ? from : start;
+            taken = end > since ? end - since : 0;
+        }
+    }
     lb_meta_lock(&shard->lock);
+    shard->taken_ns += taken;
     shard->waiting--;
     shard->start_sum -= start;
     shard->waited_ns += end - start;
@@ -81,14 +106,17 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
         shard->last_ns = end;
     note_event(shard, end);
     lb_meta_unlock(&shard->lock);
+    if (timed_out)
+        lb_meta_unlock(&slot->lock);
 }
 
 /* I(at), or with at == 0 I at the last event any shard or measurement saw;
- * also the completed waits and their time. Takes each shard's lock. */
+ * also the completed waits and their time, and T (*taken). Takes each
+ * shard's lock. */
 static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, uint64_t *waited,
-                         uint64_t *waiting)
+                         uint64_t *waiting, uint64_t *taken)
 {
-    uint64_t c = 0, n = 0, s = 0, w = 0, last = slot->measured_ns;
+    uint64_t c = 0, n = 0, s = 0, w = 0, t = 0, last = slot->measured_ns;
     for (uint32_t k = 0; k <= lb_hot_shard_mask; k++) {
         lb_signal_shard_t *shard = &slot->shard[k];
         lb_meta_lock(&shard->lock);
@@ -96,12 +124,14 @@ static uint64_t integral(lb_signal_hot_t *slot, uint64_t at, uint64_t *waits, ui
         n += shard->waiting;
         s += shard->start_sum;
         w += shard->waits;
+        t += shard->taken_ns;
         if (shard->last_ns > last)
             last = shard->last_ns;
         lb_meta_unlock(&shard->lock);
     }
     *waits = w;
     *waited = c;
+    *taken = t;
     if (waiting)
         *waiting = n;
     return c + n * (at ? at : last) - s;
@@ -186,22 +216,22 @@ static void accrue(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t i_n
 uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now,
                                   uint64_t *waiting)
 {
-    uint64_t waits, waited;
-    uint64_t i_now = integral(slot, now, &waits, &waited, waiting);
+    uint64_t waits, waited, taken;
+    uint64_t i_now = integral(slot, now, &waits, &waited, waiting, &taken);
     if (now > slot->measured_ns)
         slot->measured_ns = now;
     if (stats)
         accrue(slot, stats, i_now);
-    return i_now;
+    return i_now - taken;
 }
 
 /* The slot's accrual up to its last event, and its completed waits not
  * yet drained, into s (the record of slot's object). */
 static void drain_slot(lb_signal_hot_t *slot, lb_object_stats_t *s)
 {
-    uint64_t waits, waited;
+    uint64_t waits, waited, taken;
     lb_meta_lock(&slot->lock);
-    accrue(slot, s, integral(slot, 0, &waits, &waited, NULL));
+    accrue(slot, s, integral(slot, 0, &waits, &waited, NULL, &taken));
     uint64_t new_waits = waits - slot->drained_waits, new_ns = waited - slot->drained_ns;
     slot->drained_waits = waits;
     slot->drained_ns = waited;
@@ -237,8 +267,9 @@ void lb_signal_waits_forget(lb_mon_t *mon)
     /* nobody waits on a destroyed object: the baselines now equal the
      * shards, so the next object to take the slot starts from 0 */
     lb_meta_lock(&slot->lock);
-    uint64_t waits, waited;
-    slot->i_drained = slot->i_mark = integral(slot, 0, &waits, &waited, NULL);
+    uint64_t waits, waited, taken;
+    slot->i_drained = integral(slot, 0, &waits, &waited, NULL, &taken);
+    slot->i_mark = slot->i_drained - taken;
     slot->drained_waits = waits;
     slot->drained_ns = waited;
     slot->marked = 0;
@@ -251,7 +282,7 @@ void lb_signal_waits_fork_child(void)
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n && i < LB_SIGNAL_HOT_SLOTS; i++) {
         lb_signal_hot_t *slot = &lb_signal_hot_slots[i];
-        uint64_t waits = 0, waited = 0;
+        uint64_t waits = 0, waited = 0, taken = 0;
         for (uint32_t k = 0; k < LB_HOT_SHARDS; k++) {
             lb_signal_shard_t *shard = &slot->shard[k];
             LB_STORE_CHANGED(&shard->lock.locked, 0u); /* held by a thread gone here */
@@ -259,6 +290,7 @@ void lb_signal_waits_fork_child(void)
             LB_STORE_CHANGED(&shard->start_sum, 0u);
             waits += shard->waits;
             waited += shard->waited_ns;
+            taken += shard->taken_ns;
         }
         /* the parent's waits are forgotten (fork_forget.c): no accrual or
          * count left to drain */
@@ -266,7 +298,7 @@ void lb_signal_waits_fork_child(void)
         LB_STORE_CHANGED(&slot->drained_waits, waits);
         LB_STORE_CHANGED(&slot->drained_ns, waited);
         LB_STORE_CHANGED(&slot->i_drained, waited);
-        LB_STORE_CHANGED(&slot->i_mark, waited);
+        LB_STORE_CHANGED(&slot->i_mark, waited - taken);
         LB_STORE_CHANGED(&slot->marked, 0u);
     }
 }

@@ -25,6 +25,19 @@
  * LB_SIGNAL_SAMPLE_EVERY) reads every shard under its lock, so each
  * shard's n and S are seen together.
  *
+ * Timed out: a wait that ran out of time was ended by no signal or post,
+ * and the blame of the interval it ends in leaves out its part of that
+ * interval (docs/DESIGN.md rule 3, blame.c's expired_wait_unblamed for
+ * the meta path). Its shard's T takes back end - max(start, the open
+ * interval's start): the mark's time while a measured interval is open,
+ * the latest signal's time (last_signal_ns) when the object looks for
+ * gaps (a gap is measured from there); neither: the interval it ends in
+ * is measured by no one and nothing is taken back. The measured
+ * intervals and gaps read I - T; the accrual (accrued_held_ns) reads I,
+ * so what was taken back stays accrued and unblamed (unattributed). The
+ * wait reads the mark under the slot's lock (a wait that timed out is
+ * rare and long: the cost of one more lock is nothing beside it).
+ *
  * When: a cond or semaphore gets a slot when it turns sampled (under its
  * meta, signal_sampled.c); the slot's number is kept in mon->signal_sampled
  * above the state bits. Waits that began before that stay in V under
@@ -47,6 +60,7 @@
  * Nothing here runs in a signal handler. */
 #ifndef LB_BLAME_SIGNAL_WAITS_H
 #define LB_BLAME_SIGNAL_WAITS_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "blame/mon.h"
@@ -70,6 +84,7 @@ typedef struct lb_signal_shard {
     uint64_t start_sum; /* S, ns */
     uint64_t waited_ns; /* C */
     uint64_t waits;     /* completed waits */
+    uint64_t taken_ns;  /* T: the timed-out waits' parts taken back ("Timed out" above) */
     uint64_t last_ns;   /* the latest begin or end */
     /* the last LB_SIGNAL_SHARD_EVENTS begins and ends: each one's time,
      * the shard's I and n just after it; entry (events - 1) % the size is
@@ -89,8 +104,9 @@ typedef struct lb_signal_hot {
     lb_meta_lock_t lock;     /* the fields below */
     uint32_t marked;         /* a measured interval is open (signal_sampled.h) */
     uint32_t mark_log2;      /* ... and stands for 2^mark_log2 intervals */
+    uint64_t mark_ns;        /* when it began */
     double v_mark;           /* the meta clock V at its mark */
-    uint64_t i_mark;         /* I at its mark */
+    uint64_t i_mark;         /* I - T at its mark */
     uint64_t i_drained;      /* I already in the record's accrued_held_ns */
     uint64_t measured_ns;    /* when I was last read */
     uint32_t gaps;           /* 1: its signals look for gaps (signal_sampled.h, "Gaps") */
@@ -114,19 +130,23 @@ static inline lb_signal_hot_t *lb_signal_waits_slot(uint32_t v)
 /* The slot number to keep in signal_sampled (see signal_sampled.h). */
 uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
 
-/* self begins / ends a wait on slot's object at start / end. */
+/* self begins / ends a wait on slot's object at start / end; timed_out:
+ * it ran out of time ("Timed out" above). */
 void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start);
-void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end);
+void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end,
+                         bool timed_out);
 
-/* A measured signal at now, holding slot->lock: I(now), and the accrual
- * since the last one moved into stats; *waiting (if not NULL): the
- * threads waiting then (I grows at that rate while none begins or ends). */
+/* A measured signal at now, holding slot->lock: I(now) - T(now), the
+ * blame clock that its intervals read, and the accrual I since the last
+ * one moved into stats; *waiting (if not NULL): the threads waiting then
+ * (I grows at that rate while none begins or ends). */
 uint64_t lb_signal_waits_integral(lb_signal_hot_t *slot, lb_object_stats_t *stats, uint64_t now,
                                   uint64_t *waiting);
 
 /* Holding slot->lock: the idleness that accrued on slot's object from
- * `from` to `now` (the integral of its waiters), into *accrued; false if
- * a shard had too many events since `from` to tell. */
+ * `from` to `now` (the integral of its waiters, less what waits that ran
+ * out of time in between took back), into *accrued; false if a shard had
+ * too many events since `from` to tell. */
 bool lb_signal_waits_since(lb_signal_hot_t *slot, uint64_t from, uint64_t now, uint64_t *accrued);
 
 /* The final write (and a fork child): the counts of the slot that

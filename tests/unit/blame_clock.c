@@ -290,6 +290,48 @@ static void test_signal_collects_and_stays_held(void)
     ASSERT_EQ(stats->acquisitions, 1); /* a completed cond wait is its acquisition */
 }
 
+/* cond/sem: a wait that ran out of time was ended by no signal: the next
+ * signal, here by the waiter itself (a timer thread's broadcast after its
+ * timed wait), collects none of it; it stays unattributed. Another
+ * thread's wait in progress is still collected. */
+static void test_timed_out_wait_is_collected_by_no_signal(void)
+{
+    lb_obj_kind kinds[2] = { LB_OBJ_COND, LB_OBJ_SEM };
+    for (int k = 0; k < 2; k++) {
+        lb_thread_t *self = record();
+        lb_mon_t *mon = pool_mon();
+        mon->kind = (uint8_t)kinds[k];
+        lb_wait_t timed;
+        lb_wait_begin(self, mon, kinds[k], &timed);
+        sleep_ms(10);
+        timed.timed_out = timed.had_deadline = true;
+        lb_wait_end(self, &timed, false);
+        lb_hold_t own = lb_signal_collect(self, mon);
+        ASSERT_NEAR(own.blame_ns, 0, 0); /* alone: exactly nothing */
+
+        lb_wait_t real, other_timed;
+        lb_wait_begin(self, mon, kinds[k], &real);
+        sleep_ms(5);
+        lb_wait_begin(self, mon, kinds[k], &other_timed);
+        sleep_ms(10);
+        other_timed.timed_out = true;
+        uint64_t ended = lb_wait_end(self, &other_timed, false);
+        lb_hold_t hold = lb_signal_collect(self, mon);
+        uint64_t after = lb_now_ns();
+        lb_wait_end(self, &real, false);
+        lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
+        printf("# %s: own %.3f ms, with a real waiter %.3f ms (its wait so far <= %.3f ms)\n",
+               lb_obj_kind_names[kinds[k]], own.blame_ns / 1e6, hold.blame_ns / 1e6,
+               (double)(after - real.start_ns) / 1e6);
+        ASSERT_GE(hold.blame_ns, 15e6);                                /* the real wait's sleeps */
+        ASSERT_LE(hold.blame_ns, (double)(after - real.start_ns) + 1); /* none of the timed one */
+        /* conservation: the timed-out waits' time is accrued and unattributed */
+        double unattributed = stats->accrued_held_ns - stats->blamed_ns;
+        ASSERT_GE(unattributed + 1, (double)(ended - other_timed.start_ns));
+        ASSERT_NEAR(stats->accrued_held_ns + stats->handoff_ns, (double)stats->wait_ns, 1.0);
+    }
+}
+
 /* A barrier of 3: two arrivals wait, the third collects the episode. */
 static void test_barrier_last_arrival_collects(void)
 {
@@ -380,5 +422,5 @@ CHECK_MAIN(test_one_holder_is_blamed_w_times_dt, test_shared_holders_split_one_o
            test_handoff_between_holds, test_no_waiters_no_motion, test_late_timestamp_is_ignored,
            test_without_stats, test_pending_hold_begins_at_its_time,
            test_pending_dropped_when_held_or_not_a_mutex, test_verbs_conserve_wait,
-           test_signal_collects_and_stays_held, test_barrier_last_arrival_collects,
-           test_rwlock_readers_split_one_over_k)
+           test_signal_collects_and_stays_held, test_timed_out_wait_is_collected_by_no_signal,
+           test_barrier_last_arrival_collects, test_rwlock_readers_split_one_over_k)

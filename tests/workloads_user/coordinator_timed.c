@@ -3,8 +3,9 @@
  * with timed waits, as xz's main thread waits for compressed blocks
  * (300 ms timeouts): each wait runs out of time until a worker signals
  * that its result is ready, and main exits right after the last. Its
- * waiting is the workers' time, blamed on their signal (docs/DESIGN.md rule
- * 3), not a thread parked until shutdown (rule 6).
+ * waiting is the workers' time: the waits that ran out are unattributed
+ * (docs/DESIGN.md rule 3: ended by no signal), the rest blamed on their
+ * signal; it is not a thread parked until shutdown (rule 6).
  *
  * Worker i computes (i + 1) * WORK_MS and signals; main waits with
  * TIMEOUT_MS timed waits. Prints "main_waited_s S".
