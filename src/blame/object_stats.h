@@ -49,6 +49,8 @@ typedef struct lb_object_stats {
                                      * the tree ended (unattributed) */
     double settled_ns;              /* shared: idleness still owed when the tree ended, which
                                      * this process, the tree's last, settled (unattributed) */
+    double expired_ns;              /* shared: idleness of cond/sem waits here that ran out of
+                                     * time, since the tree's last release (unattributed) */
     lb_collect_note_t last_collect; /* cond/sem: the last signal/post (wait_note.h) */
     lb_collect_note_t most_collect; /* ... and the one that collected the most */
     /* Spin waits measured by samples (blame/spin_sampled.h): atomic adds,

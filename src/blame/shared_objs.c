@@ -380,8 +380,9 @@ static double owed_to_outside(lb_shared_obj_t *r)
 }
 
 /* This process's record for mon (a shared object's), marked shared, takes
- * hand-off and outside idleness (ns); returns the record (NULL if none). */
-static lb_object_stats_t *local_takes(lb_mon_t *mon, double handoff, double outside)
+ * hand-off, outside and expired idleness (ns); returns the record (NULL if
+ * none). */
+static lb_object_stats_t *local_takes(lb_mon_t *mon, double handoff, double outside, double expired)
 {
     int saved_errno = errno; /* (a first record may map memory) */
     lb_meta_lock(&mon->meta);
@@ -390,6 +391,7 @@ static lb_object_stats_t *local_takes(lb_mon_t *mon, double handoff, double outs
         stats->shared = 1;
         stats->shared_handoff_ns += handoff;
         stats->outside_ns += outside;
+        stats->expired_ns += expired;
     }
     lb_meta_unlock(&mon->meta);
     if (outside > 0) {
@@ -452,7 +454,7 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     r->waiters++;
     lb_meta_unlock(&r->lock);
     waiting(w, r, now);
-    local_takes(mon, 0, 0);
+    local_takes(mon, 0, 0, 0);
 }
 
 uint64_t lb_shared_releases(const lb_shared_obj_t *r)
@@ -502,11 +504,24 @@ static int32_t self_tid(void)
     return lb_self ? (int32_t)lb_self->tid : 0;
 }
 
+/* Under r->lock, accrual up to date: a cond or semaphore wait begun at
+ * begun that ran out of time at now takes its own accrual since the
+ * tree's last release back from what the next release would take
+ * (returned, ns: unattributed). */
+static double expired_takes(lb_shared_obj_t *r, uint64_t begun, uint64_t now)
+{
+    uint64_t since = r->released_ns > begun ? r->released_ns : begun;
+    double own = now > since ? (double)(now - since) : 0;
+    double taken = own < r->owed_ns ? own : (r->owed_ns > 0 ? r->owed_ns : 0);
+    r->owed_ns -= taken;
+    return taken;
+}
+
 void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
-                         bool woken)
+                         bool woken, bool timed_out)
 {
     lb_shared_obj_t *r = w->r;
-    double outside = 0;
+    double outside = 0, expired = 0;
     done_waiting(w);
     lb_meta_lock(&r->lock);
     accrue(r, now);
@@ -526,11 +541,13 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
          * (a signaller preempted there for longer than the in-flight
          * window wakes a wait begun after its log) */
         outside = owed_to_outside(r);
+    } else if (lb_obj_kind_is_signalled(r->kind) && timed_out) {
+        expired = expired_takes(r, w->begun_ns, now);
     }
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
-    local_takes(mon, handoff, outside);
+    local_takes(mon, handoff, outside, expired);
 }
 
 void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
@@ -542,7 +559,7 @@ void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
     if (outside > 0 || handoff != 0)
-        local_takes(mon, handoff, outside);
+        local_takes(mon, handoff, outside, 0);
 }
 
 void lb_shared_acquisition(lb_thread_t *self, lb_mon_t *mon)
@@ -637,7 +654,7 @@ bool lb_shared_barrier_arrive(lb_shared_wait_t *w, lb_shared_obj_t *r, lb_mon_t 
         return true;
     }
     waiting(w, r, now);
-    local_takes(mon, 0, 0);
+    local_takes(mon, 0, 0, 0);
     return false;
 }
 
@@ -653,7 +670,7 @@ double lb_shared_rw_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now)
     r->handoff_ns = 0;
     lb_meta_unlock(&r->lock);
     if (handoff != 0)
-        local_takes(mon, handoff, 0);
+        local_takes(mon, handoff, 0, 0);
     return at;
 }
 

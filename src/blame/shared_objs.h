@@ -30,8 +30,12 @@
  * waits, their counts); a release anywhere takes the record's owed
  * integral as its blame, in the releasing process; waits that end take
  * the hand-off. The writer then writes each process's record as blame +
- * hand-off + outside (object_stats.h), so the tree's rows add up: the
- * waits in one process, the blame in another.
+ * hand-off + outside + expired (object_stats.h), so the tree's rows add
+ * up: the waits in one process, the blame in another. A cond or semaphore
+ * wait that runs out of time takes its own accrual since the tree's last
+ * post or signal back from the owed integral into its process's record
+ * (expired_ns, unattributed), as within a process (blame.c,
+ * expired_wait_unblamed).
  *
  * Outside the tree: a wait that succeeds without any release by the tree
  * since it began (a sem, cond or barrier), or a mutex acquired while the
@@ -177,9 +181,12 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
                            int32_t owner);
 /* ... and ends it at `now`: acquired (a mutex: it holds it now), woken
  * (a sem, cond or barrier: the real call succeeded, so some release
- * ended it; not one that timed out or was interrupted). */
+ * ended it; not one that timed out or was interrupted), timed_out (a sem
+ * or cond: it ran out of time, and no release ended it: its own accrual
+ * since the tree's last release leaves what the next one takes and stays
+ * unattributed, in this process's record: docs/DESIGN.md rule 3). */
 void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool acquired,
-                         bool woken);
+                         bool woken, bool timed_out);
 /* A mutex acquired without waiting: its hold begins. */
 void lb_shared_acquired(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now);
 /* One acquisition of a process-shared mutex (mon, this process's lb_mon

@@ -86,6 +86,7 @@ static void fork_forget(lb_thread_t *self)
         LB_STORE_CHANGED(&s->shared_handoff_ns, 0);
         LB_STORE_CHANGED(&s->outside_ns, 0);
         LB_STORE_CHANGED(&s->settled_ns, 0);
+        LB_STORE_CHANGED(&s->expired_ns, 0);
     }
 }
 

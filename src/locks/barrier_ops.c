@@ -50,7 +50,7 @@ static int shared_barrier_wait(lb_thread_t *self, pthread_barrier_t *b, lb_mon_t
     lb_wait_begin_at(self, mon, LB_OBJ_BARRIER, &wait, now);
     int rc = lb_real.barrier_wait(b);
     uint64_t ended = lb_wait_end(self, &wait, false);
-    lb_shared_wait_ends(&shared, mon, ended, false, true);
+    lb_shared_wait_ends(&shared, mon, ended, false, true, false);
     return rc;
 }
 

@@ -58,7 +58,8 @@ typedef struct cond_wait_ctx {
 static void shared_wait_finished(cond_wait_ctx_t *ctx, uint64_t ended)
 {
     if (ctx->shared.r)
-        lb_shared_wait_ends(&ctx->shared, ctx->wait.mon, ended, false, ctx->woken);
+        lb_shared_wait_ends(&ctx->shared, ctx->wait.mon, ended, false, ctx->woken,
+                            ctx->wait.timed_out);
 }
 
 static void cond_wait_finished(void *p)

@@ -54,7 +54,7 @@ int lb_pshared_mutex_lock(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock
     lb_shared_wait_begins(&shared, mon, wait.start_ns, true, m->__data.__owner);
     rc = lb_mutex_real_lock(m, clock, abstime, timed);
     uint64_t ended = lb_wait_end(self, &wait, rc == 0);
-    lb_shared_wait_ends(&shared, mon, ended, rc == 0 && !nested(m), rc == 0);
+    lb_shared_wait_ends(&shared, mon, ended, rc == 0 && !nested(m), rc == 0, false);
     if (rc == 0)
         lb_shared_acquisition(self, mon);
     return rc;

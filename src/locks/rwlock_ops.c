@@ -58,7 +58,7 @@ static int shared_lock(lb_thread_t *self, pthread_rwlock_t *rw, lb_mon_t *mon, l
         lb_shared_wait_begins(&shared, mon, wait.start_ns, false, 0);
         rc = real_lock(rw, writer, false, clock, abstime);
         uint64_t ended = lb_wait_end(self, &wait, rc == 0); /* (its count: contended) */
-        lb_shared_wait_ends(&shared, mon, ended, false, false);
+        lb_shared_wait_ends(&shared, mon, ended, false, false, false);
         waited = true;
     }
     if (rc == 0)

@@ -169,15 +169,17 @@ void lb_tables_shared_accrual(const lb_object_stats_t *s, double *held, double *
 {
     /* Its waits accrued across the tree's processes; this process's part
      * is what its releases took, the hand-off its waits took, the
-     * idleness of its waits ended from outside the tree, and what the
-     * tree still owed at its end (blame/shared_objs.h). Atomic loads: a
-     * time window reads it while the program runs. */
-    double blamed, outside, settled;
+     * idleness of its waits ended from outside the tree, of its waits
+     * that ran out of time, and what the tree still owed at its end
+     * (blame/shared_objs.h). Atomic loads: a time window reads it while
+     * the program runs. */
+    double blamed, outside, settled, expired;
     __atomic_load(&s->blamed_ns, &blamed, __ATOMIC_RELAXED);
     __atomic_load(&s->outside_ns, &outside, __ATOMIC_RELAXED);
     __atomic_load(&s->settled_ns, &settled, __ATOMIC_RELAXED);
+    __atomic_load(&s->expired_ns, &expired, __ATOMIC_RELAXED);
     __atomic_load(&s->shared_handoff_ns, handoff, __ATOMIC_RELAXED);
-    *held = blamed + outside + settled;
+    *held = blamed + outside + settled + expired;
 }
 
 void lb_tables_objects(writer_t *w)
