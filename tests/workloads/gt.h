@@ -16,7 +16,9 @@
  * Two sweeps cover the accrual rules:
  *   gt_sweep_signal   cond vars, semaphores: idleness accrued since the
  *                     previous signal/post is blamed on the next one; what
- *                     accrues after the last one is unattributed.
+ *                     accrues after the last one is unattributed, and so is
+ *                     what a wait that ran out of time accrued since the
+ *                     last signal/post before its end (GT_TIMED_OUT).
  *   gt_sweep_holders  rwlocks: idleness accrued while k threads hold is
  *                     split 1/k to each holder's release site; accrual with
  *                     no holder is hand-off latency.
@@ -84,8 +86,10 @@ __attribute__((unused)) static void *gt_alloc(size_t n, size_t size)
  * signallers, instants t0 with a site. Preallocated with cap entries. */
 struct gt_span {
     int64_t t0, t1;
-    int site; /* hold/signal site, or -1 for a wait */
+    int site; /* hold/signal site, or -1 for a wait (GT_TIMED_OUT: one that ran out of time) */
 };
+
+#define GT_TIMED_OUT (-2)
 
 struct gt_log {
     struct gt_span *s;
@@ -144,6 +148,7 @@ struct gt_result {
     double blame_ns[GT_MAX_SITES];
     long counts[GT_MAX_SITES];
     double total_wait_ns, handoff_ns, unattributed_ns;
+    double expired_ns;        /* of unattributed_ns, the timed-out waits' (gt_sweep_signal) */
     long waits;               /* the wait spans swept */
     bool all_objects_of_kind; /* the workload cannot name its objects (a runtime's own
                                * locks): check_blame.py sums every row of the kind */
@@ -151,9 +156,10 @@ struct gt_result {
 
 struct gt_event {
     int64_t t;
-    int dw;   /* change in the number of waiters */
-    int site; /* -1, or the site whose holder count changes / that signals */
-    int dh;   /* holders: +1 acquire, -1 release; signals: 0 */
+    int dw;          /* change in the number of waiters */
+    int site;        /* -1, or the site whose holder count changes / that signals */
+    int dh;          /* holders: +1 acquire, -1 release; signals: 0 */
+    int64_t expired; /* the end of a wait that ran out of time: its start, else 0 */
 };
 
 __attribute__((unused)) static int gt_event_cmp(const void *a, const void *b)
@@ -178,10 +184,13 @@ __attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, i
 }
 
 /*
- * Cond vars and semaphores. Wait spans (site -1) are [enter wait, return);
- * signal spans are instants t0 at a site (t1 ignored). Fills blame_ns,
- * counts (signals per site), total_wait_ns, unattributed_ns (accrued after
- * the last signal); handoff is 0 under this rule.
+ * Cond vars and semaphores. Wait spans (site -1, or GT_TIMED_OUT for a
+ * timed wait that ran out) are [enter wait, return); signal spans are
+ * instants t0 at a site (t1 ignored). Fills blame_ns, counts (signals per
+ * site), total_wait_ns, unattributed_ns (accrued after the last signal,
+ * and each timed-out wait's own accrual since the last signal before its
+ * end: no signal ended it, docs/DESIGN.md rule 3; that part also in
+ * expired_ns); handoff is 0 under this rule.
  */
 __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struct gt_log *logs,
                                                     int nlogs)
@@ -192,12 +201,13 @@ __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struc
         for (size_t j = 0; j < logs[i].n; j++) {
             const struct gt_span *s = &logs[i].s[j];
             if (s->site < 0) {
-                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
-                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0 };
+                ev[ne++] =
+                    (struct gt_event){ s->t1, -1, -1, 0, s->site == GT_TIMED_OUT ? s->t0 : 0 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
                 res->waits++;
             } else {
-                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0, 0 };
                 res->counts[s->site]++;
             }
         }
@@ -205,13 +215,24 @@ __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struc
     qsort(ev, ne, sizeof *ev, gt_event_cmp);
     double pending = 0;
     int w = 0;
+    int64_t last_signal = 0;
     for (size_t i = 0; i < ne; i++) {
         if (i > 0)
             pending += (double)w * (double)(ev[i].t - ev[i - 1].t);
         w += ev[i].dw;
+        if (ev[i].expired) {
+            int64_t since = ev[i].expired > last_signal ? ev[i].expired : last_signal;
+            double own = ev[i].t > since ? (double)(ev[i].t - since) : 0;
+            if (own > pending)
+                own = pending;
+            pending -= own;
+            res->unattributed_ns += own;
+            res->expired_ns += own;
+        }
         if (ev[i].site >= 0) {
             res->blame_ns[ev[i].site] += pending;
             pending = 0;
+            last_signal = ev[i].t;
         }
     }
     res->unattributed_ns += pending;
@@ -234,13 +255,13 @@ __attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struc
         for (size_t j = 0; j < logs[i].n; j++) {
             const struct gt_span *s = &logs[i].s[j];
             if (s->site < 0) {
-                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0 };
-                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0, 0 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
                 res->waits++;
             } else {
-                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1 };
-                ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1 };
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1, 0 };
                 res->counts[s->site]++;
             }
         }
@@ -287,6 +308,7 @@ __attribute__((unused)) static void gt_write_json(const struct gt_result *r)
     fprintf(out, "\n \"threads\": %d, \"duration_s\": %.6f,\n", r->threads, r->duration_s);
     fprintf(out, " \"total_wait_s\": %.9f, \"handoff_s\": %.9f, \"unattributed_s\": %.9f,\n",
             r->total_wait_ns / 1e9, r->handoff_ns / 1e9, r->unattributed_ns / 1e9);
+    fprintf(out, " \"expired_s\": %.9f,\n", r->expired_ns / 1e9);
     fprintf(out, " \"sites\": {");
     for (int s = 0; s < r->nsites; s++)
         fprintf(out, "%s\"%s\": %.9f", s ? ", " : "", r->site_names[s], r->blame_ns[s] / 1e9);

@@ -1,0 +1,273 @@
+/*
+ * gt_timed: ground truth for timed waits that run out (docs/DESIGN.md rule
+ * 3: a cond or semaphore wait that ran out of time was ended by no signal
+ * or post; its accrual since the last one stays unattributed, and a waiter
+ * is never blamed for its own wait).
+ *
+ * One object, a condition variable (with its mutex) or a semaphore, and
+ * three threads:
+ *   timer     a timer thread, as rocksdb::Timer::Run: it waits on the
+ *             object with a deadline every TICK_NS; each wait that runs
+ *             out is followed by its own broadcast (cond) or post (sem)
+ *             on the same object, from timer_wake_site. A wait that
+ *             something else ends goes on to the same deadline.
+ *   producer  in each round, a burst of BURST items, one every GAP_NS,
+ *             each a broadcast or post from producer_signal_site; then
+ *             QUIET_NS of nothing
+ *   consumer  sleeps until each burst begins (so that it waits only
+ *             during bursts), then waits for the burst's items: its waits
+ *             are ended by the producer's signals (or now and then by the
+ *             timer's)
+ * and at the end main wakes the timer from shutdown_signal_site.
+ *
+ * Items are counted under a mutex (the semaphore's tokens only wake: the
+ * timer's own posts, and a producer's token the timer takes, cannot make
+ * the consumer take an item twice or miss one).
+ *
+ * Ground truth: every wait is logged [just before the call, just after it
+ * returns], marked GT_TIMED_OUT when it returned ETIMEDOUT; every signal
+ * or post its time and site. gt_sweep_signal gives each signal the
+ * integral of the waiters since the previous one, less what the waits
+ * that ran out in between accrued since it (their own, unattributed).
+ * timer_wake_site's truth is then what the timer's broadcasts collect of
+ * the consumer's waiting (little), not the timer's own waits.
+ *
+ * Usage: gt_timed cond|sem [ROUNDS]   (default 12: about 0.5 s)
+ */
+#include "gt.h"
+
+#include <semaphore.h>
+
+enum {
+    SITE_TIMER,
+    SITE_PRODUCER,
+    SITE_SHUTDOWN,
+    N_SITES
+};
+static const char *const site_names[N_SITES] = { "timer_wake_site", "producer_signal_site",
+                                                 "shutdown_signal_site" };
+
+#define TICK_NS   25000000
+#define BURST     4
+#define GAP_NS    2000000
+#define QUIET_NS  30000000
+#define PERIOD_NS ((int64_t)BURST * GAP_NS + QUIET_NS)
+
+static int use_sem;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static sem_t sem;
+static long items; /* produced, not yet taken; under mu */
+static int stop;   /* the timer ends; under mu */
+static long rounds;
+static int64_t start_ns; /* the schedule's origin, set before the gate opens */
+
+static struct gt_log *logs; /* [0] timer, [1] producer, [2] consumer, [3] main */
+
+__attribute__((noipa)) void timer_wake_site(struct gt_log *lg);
+__attribute__((noipa)) void producer_signal_site(struct gt_log *lg);
+__attribute__((noipa)) void shutdown_signal_site(struct gt_log *lg);
+
+static void lock(void)
+{
+    int rc = pthread_mutex_lock(&mu);
+    if (rc)
+        gt_die("pthread_mutex_lock", rc);
+}
+
+static void unlock(void)
+{
+    int rc = pthread_mutex_unlock(&mu);
+    if (rc)
+        gt_die("pthread_mutex_unlock", rc);
+}
+
+/* The object's signal (cond: broadcast, mu held by the caller; sem: post),
+ * logged at site. A macro: each site function makes the call itself
+ * (docs/DESIGN.md rule 5). */
+#define SIGNAL(lg, site)                               \
+    do {                                               \
+        gt_log_add((lg), gt_now(), 0, (site));         \
+        if (use_sem) {                                 \
+            if (sem_post(&sem) != 0)                   \
+                gt_die("sem_post", errno);             \
+        } else {                                       \
+            int rc_ = pthread_cond_broadcast(&cv);     \
+            if (rc_)                                   \
+                gt_die("pthread_cond_broadcast", rc_); \
+        }                                              \
+    } while (0)
+
+void timer_wake_site(struct gt_log *lg)
+{
+    SIGNAL(lg, SITE_TIMER);
+}
+
+void producer_signal_site(struct gt_log *lg)
+{
+    SIGNAL(lg, SITE_PRODUCER);
+}
+
+void shutdown_signal_site(struct gt_log *lg)
+{
+    SIGNAL(lg, SITE_SHUTDOWN);
+}
+
+/* One wait on the object until the monotonic time `until` (forever if 0),
+ * logged; cond: mu held. Returns 0, or ETIMEDOUT. */
+static int wait_logged(struct gt_log *lg, int64_t until)
+{
+    int64_t t0 = gt_now();
+    struct timespec deadline = gt_realtime_in(until > t0 ? until - t0 : 0);
+    int rc;
+    if (use_sem) {
+        rc = until ? sem_timedwait(&sem, &deadline) : sem_wait(&sem);
+        if (rc != 0) {
+            rc = errno;
+            if (rc == EINTR)
+                rc = 0; /* (a wait again, logged as ended) */
+        }
+    } else {
+        rc = until ? pthread_cond_timedwait(&cv, &mu, &deadline) : pthread_cond_wait(&cv, &mu);
+    }
+    int64_t t1 = gt_now();
+    if (rc != 0 && rc != ETIMEDOUT)
+        gt_die(use_sem ? "sem_timedwait" : "pthread_cond_timedwait", rc);
+    gt_log_add(lg, t0, t1, rc == ETIMEDOUT ? GT_TIMED_OUT : -1);
+    return rc;
+}
+
+static void *timer(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    int64_t next = start_ns + TICK_NS;
+    lock();
+    while (!stop) {
+        if (use_sem)
+            unlock(); /* (the semaphore needs no mutex: none held across its wait) */
+        int rc = wait_logged(lg, next);
+        if (use_sem)
+            lock();
+        if (rc == ETIMEDOUT && !stop) {
+            if (use_sem)
+                unlock();
+            timer_wake_site(lg); /* "the task ran": tell the waiters */
+            if (use_sem)
+                lock();
+            next += TICK_NS;
+        }
+    }
+    unlock();
+    return NULL;
+}
+
+static void *producer(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    for (long r = 0; r < rounds; r++) {
+        for (int k = 1; k <= BURST; k++) {
+            gt_sleep_until(start_ns + r * PERIOD_NS + (int64_t)k * GAP_NS);
+            lock();
+            items++;
+            if (use_sem) {
+                unlock();
+                producer_signal_site(lg);
+            } else {
+                producer_signal_site(lg);
+                unlock();
+            }
+        }
+    }
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    for (long r = 0; r < rounds; r++) {
+        gt_sleep_until(start_ns + r * PERIOD_NS); /* off the object until the burst */
+        for (int k = 0; k < BURST; k++) {
+            lock();
+            while (items == 0) {
+                if (use_sem) {
+                    unlock();
+                    wait_logged(lg, 0);
+                    lock();
+                } else {
+                    wait_logged(lg, 0);
+                }
+            }
+            items--;
+            unlock();
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "cond") != 0 && strcmp(argv[1], "sem") != 0)) {
+        fprintf(stderr, "usage: %s cond|sem [ROUNDS]\n", argv[0]);
+        return 2;
+    }
+    use_sem = strcmp(argv[1], "sem") == 0;
+    rounds = argc > 2 ? atol(argv[2]) : 12;
+    if (rounds < 1) {
+        fprintf(stderr, "usage: %s cond|sem [ROUNDS]\n", argv[0]);
+        return 2;
+    }
+    if (use_sem && sem_init(&sem, 0, 0) != 0)
+        gt_die("sem_init", errno);
+    logs = gt_alloc(4, sizeof *logs);
+    long ticks = rounds * PERIOD_NS / TICK_NS + 8;
+    gt_log_init(&logs[0], 4 * (size_t)(ticks + rounds * BURST) + 64);
+    gt_log_init(&logs[1], (size_t)(rounds * BURST) + 8);
+    gt_log_init(&logs[2], 4 * (size_t)(rounds * BURST) + 64);
+    gt_log_init(&logs[3], 8);
+    void *(*routines[3])(void *) = { timer, producer, consumer };
+    pthread_t tids[3];
+    for (int i = 0; i < 3; i++) {
+        int rc = pthread_create(&tids[i], NULL, routines[i], &logs[i]);
+        if (rc)
+            gt_die("pthread_create", rc);
+    }
+    /* the schedule begins a little after the gate, so that no thread is late
+     * for its first step */
+    gt_gate_open(3, &start_ns, 2000000);
+    int64_t t0 = start_ns - 2000000;
+    for (int i = 1; i < 3; i++) {
+        int rc = pthread_join(tids[i], NULL);
+        if (rc)
+            gt_die("pthread_join", rc);
+    }
+    lock();
+    stop = 1;
+    if (use_sem) {
+        unlock();
+        shutdown_signal_site(&logs[3]);
+    } else {
+        shutdown_signal_site(&logs[3]);
+        unlock();
+    }
+    int rc = pthread_join(tids[0], NULL);
+    if (rc)
+        gt_die("pthread_join", rc);
+    double duration = (double)(gt_now() - t0) / 1e9;
+    struct gt_result res = {
+        .workload = "gt_timed",
+        .object = use_sem ? "sem" : "cond",
+        .addresses = { use_sem ? (const void *)&sem : (const void *)&cv },
+        .naddresses = 1,
+        .threads = 4,
+        .duration_s = duration,
+        .nsites = N_SITES,
+    };
+    for (int s = 0; s < N_SITES; s++)
+        res.site_names[s] = site_names[s];
+    gt_sweep_signal(&res, logs, 4);
+    gt_write_json(&res);
+    return 0;
+}
