@@ -61,7 +61,7 @@ static uint64_t outside_after_wait(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t a
     uint64_t before = lb_shared_outside_waits();
     lb_shared_wait_t w = { .r = r, .releases = lb_shared_releases(r) };
     lb_shared_wait_begins(&w, mon, at, true, owner);
-    lb_shared_wait_ends(&w, mon, at + 3 * MS, true, true);
+    lb_shared_wait_ends(&w, mon, at + 3 * MS, true, true, false);
     return lb_shared_outside_waits() - before;
 }
 
