@@ -4,6 +4,7 @@
  * is its guard, the page above an area its guard. */
 #include "util/own_stack.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -39,6 +40,26 @@ static void trampoline(unsigned hi, unsigned lo)
     call->fn(call->arg);
 }
 
+/* The pages a final write touches first, mapped in one call each: the
+ * stack's top (its deepest frames reach tens of KiB) and the area's start
+ * (a recording fork child's scratch memory, 5 pages). On the VM measured
+ * 4 pages populated cost 22 us, touched one by one 41 us (a fault each).
+ * Best effort: a kernel without MADV_POPULATE_WRITE (before 5.14) leaves
+ * them to their faults. */
+#define LB_KEPT_STACK_PAGES 4u
+#define LB_AREA_PAGES       6u
+static void populate(char *p, unsigned pages)
+{
+#ifdef MADV_POPULATE_WRITE
+    int saved_errno = errno;
+    madvise(p, (size_t)pages * LB_GUARD, MADV_POPULATE_WRITE);
+    errno = saved_errno;
+#else
+    (void)p;
+    (void)pages;
+#endif
+}
+
 static size_t page_up(size_t n)
 {
     return (n + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
@@ -70,6 +91,7 @@ static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size,
     if (area_size) {
         area.size = area_size;
         __atomic_store_n(&area.base, (char *)top, __ATOMIC_RELEASE);
+        populate((char *)top - LB_KEPT_STACK_PAGES * LB_GUARD, LB_KEPT_STACK_PAGES);
     }
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
@@ -103,10 +125,10 @@ int lb_call_on_kept_stack(void (*fn)(void *), void *arg, size_t size, size_t are
 void *lb_own_stack_area(size_t bytes)
 {
     char *base = __atomic_load_n(&area.base, __ATOMIC_ACQUIRE);
-    if (!base || bytes > area.size)
+    if (!base || bytes > area.size ||
+        !__atomic_compare_exchange_n(&area.base, &base, NULL, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
         return NULL;
-    return __atomic_compare_exchange_n(&area.base, &base, NULL, false, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE)
-               ? base
-               : NULL;
+    populate(base, LB_AREA_PAGES);
+    return base;
 }
