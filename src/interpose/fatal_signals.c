@@ -82,6 +82,14 @@ static void given_up(int signo)
 
 static void on_fatal_signal(int sig)
 {
+    if (!lb_runtime_is_own_process()) {
+        /* a vfork child, in its parent's memory (its dispositions its
+         * own): it dies as it would natively, and leaves the parent's
+         * state, its profile included, alone */
+        lb_real_signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     given_up(sig);
     lb_real_signal(sig, SIG_DFL);
     lb_real_signal(SIGALRM, SIG_DFL);

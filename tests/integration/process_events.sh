@@ -102,6 +102,19 @@ echo "  exit status $rc (134 = SIGABRT)"
 reason=$(rows "$tmp/abort.db" "SELECT exit_reason FROM run")
 [ "$reason" = "signal SIGABRT" ] || bad "abort: exit_reason '$reason'"
 
+echo "== a vfork child killed by SIGTERM leaves its parent's profile alone"
+# The child shares its parent's memory: finishing there ended the parent's
+# profiling (no summary, no database) before its threads ran.
+rc=0; LOCKBLAME_OUTPUT=$tmp/vfork.db LD_PRELOAD=$LOCKBLAME_LIB "$W" vfork-killed >/dev/null 2>"$tmp/vfork.err" || rc=$?
+echo "  exit status $rc"
+[ $rc -eq 0 ] || bad "vfork-killed run exited $rc, not 0"
+reason=$(rows "$tmp/vfork.db" "SELECT exit_reason FROM run")
+acq=$(rows "$tmp/vfork.db" "SELECT SUM(acquisitions) FROM sync_object WHERE object='mutex'")
+echo "  exit_reason: $reason; mutex acquisitions recorded: $acq"
+[ "$reason" = "exit" ] || bad "vfork-killed: exit_reason '$reason', not exit"
+[ "${acq:-0}" -ge 40000 ] 2>/dev/null || bad "vfork-killed: $acq mutex acquisitions recorded, not the threads' 40000"
+grep -q '^lockblame: ' "$tmp/vfork.err" || bad "vfork-killed: no summary line"
+
 echo "== symlink at the output path"
 echo "precious" >"$tmp/victim"
 ln -s "$tmp/victim" "$tmp/link.db"

@@ -9,6 +9,9 @@
  *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
  *              threads burn CPU under sampling; counts EINTR (must be 0)
  *   abort    - contends a little, then abort()s
+ *   vfork-killed - a vfork child dies of SIGTERM (which lockblame catches);
+ *              then threads contend and the parent exits 0: the child, in
+ *              its parent's memory, must not have ended its profile
  *   cancel   - threads blocked in pthread_cond_wait and sem_wait are
  *              cancelled (their cleanup handlers must run); 300 ms later
  *              main signals and posts from after_cancel_signal/_post: no
@@ -213,6 +216,24 @@ static int run_cancel(void)
     return cleanups == 4 ? 0 : 1;
 }
 
+static int run_vfork_killed(void)
+{
+    pid_t child = vfork();
+    if (child == 0) {
+        kill(getpid(), SIGTERM);
+        _exit(1);
+    }
+    int status;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFSIGNALED(status) ||
+        WTERMSIG(status) != SIGTERM)
+        return 3;
+    pthread_t t[2];
+    start_threads(2, 20000, t);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -239,6 +260,9 @@ int main(int argc, char **argv)
             pthread_join(t[i], NULL);
         abort();
     }
-    fprintf(stderr, "usage: %s sigterm|sigterm-reset|fork|exec|eintr|cancel|abort\n", argv[0]);
+    if (!strcmp(what, "vfork-killed"))
+        return run_vfork_killed();
+    fprintf(stderr, "usage: %s sigterm|sigterm-reset|fork|exec|eintr|cancel|abort|vfork-killed\n",
+            argv[0]);
     return 2;
 }
