@@ -11,9 +11,10 @@
 
 #define LB_STATS_SLOTS (1u << 22)
 
-lb_object_stats_t *lb_object_stats_top LB_FORK_WRITTEN;
+lb_object_stats_t *lb_object_stats_top LB_FORK_WRITTEN; /* the records' in use */
 static uint32_t next_index LB_FORK_WRITTEN = 1;
-static void *own_reservation LB_FORK_WRITTEN; /* where none was placed */
+static lb_object_stats_t *placed_top LB_FORK_WRITTEN; /* below the lock pool, not yet opened */
+static void *own_reservation LB_FORK_WRITTEN;         /* where none was placed, or it failed */
 
 size_t lb_object_stats_bytes(void)
 {
@@ -22,20 +23,29 @@ size_t lb_object_stats_bytes(void)
 
 void lb_object_stats_place(void *top)
 {
-    lb_object_stats_top = top;
+    lb_object_stats_t *none = NULL; /* records already in a mapping of their own stay there */
+    if (!__atomic_load_n(&lb_object_stats_top, __ATOMIC_ACQUIRE))
+        __atomic_compare_exchange_n(&placed_top, &none, top, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
 }
 
-/* The records' top: the one placed, else a reservation of their own made
- * at the first contention anywhere. */
+/* The records' top at the first contention anywhere: the placed one,
+ * made usable now (its address space charged only now, as a mapping of
+ * their own would be: racing first users both open it, which is the same
+ * call twice), else a reservation of their own. */
 static lb_object_stats_t *records_top(void)
 {
     lb_object_stats_t *top = __atomic_load_n(&lb_object_stats_top, __ATOMIC_ACQUIRE);
     if (lb_likely(top != NULL))
         return top;
-    char *base = lb_pages_reserve_once(&own_reservation, lb_object_stats_bytes());
-    if (!base)
-        return NULL;
-    top = (lb_object_stats_t *)(base + lb_object_stats_bytes());
+    size_t bytes = lb_object_stats_bytes();
+    top = __atomic_load_n(&placed_top, __ATOMIC_ACQUIRE);
+    if (!top || !lb_pages_open((char *)top - bytes, bytes)) {
+        char *base = lb_pages_reserve_once(&own_reservation, bytes);
+        if (!base)
+            return NULL;
+        top = (lb_object_stats_t *)(base + bytes);
+    }
     lb_object_stats_t *expected = NULL;
     __atomic_compare_exchange_n(&lb_object_stats_top, &expected, top, false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
@@ -46,9 +56,14 @@ uint32_t lb_object_stats_new(uintptr_t addr, lb_obj_kind kind)
 {
     if (!records_top())
         return 0;
-    uint32_t index = __atomic_fetch_add(&next_index, 1, __ATOMIC_ACQ_REL);
-    if (index >= LB_STATS_SLOTS)
-        return 0;
+    /* an index past the last is never taken: the count stays the number
+     * of records however often a full table is asked again */
+    uint32_t index = __atomic_load_n(&next_index, __ATOMIC_ACQUIRE);
+    do {
+        if (index >= LB_STATS_SLOTS)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&next_index, &index, index + 1, true, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
     lb_object_stats_t *s = lb_object_stats_slot(index);
     s->addr = addr;
     s->kind = (uint32_t)kind;

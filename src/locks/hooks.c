@@ -5,15 +5,16 @@
  * of hot spin locks' acquisitions (spin_counts.h), zeroed in a fork child.
  * Per process: the lb_mon pool is reserved at start (with the object
  * records), the address map and the recent conversions at the first
- * contention or before the first fork, so that fork children inherit
- * them (a child would otherwise reserve its own, two system calls a
- * table); across fork, prepare then holds the pool lock, the parent releases it, and the child also releases
+ * contention or before the first fork (unless the address space is
+ * limited), so that fork children inherit them (a child would otherwise
+ * reserve its own, two system calls a table); across fork, prepare then holds the pool lock, the parent releases it, and the child also releases
  * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
  * parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "blame/mutex_sampled.h"
 #include "blame/signal_sampled.h"
 #include "blame/signal_waits.h"
 #include "core/hooks.h"
+#include "core/phase.h"
 #include "locks/mon_gc.h"
 #include "locks/monitored.h"
 #include "locks/objmap.h"
@@ -21,6 +22,7 @@
 #include "locks/spin_counts.h"
 #include "locks/spin_ops.h"
 #include "util/log.h"
+#include "util/pages.h"
 
 static int locks_init(lb_thread_t *t)
 {
@@ -66,8 +68,12 @@ static void locks_fork_child(lb_thread_t *self)
 
 static void locks_fork_prepare(void)
 {
-    lb_objmap_reserve();
-    lb_mon_gc_reserve();
+    /* what a child's contention would reserve, ahead only where that
+     * takes no address space a limit counts */
+    if (lb_runtime_monitoring() && lb_mon_pool.base && !lb_pages_address_space_limited()) {
+        lb_objmap_reserve();
+        lb_mon_gc_reserve();
+    }
     lb_mon_fork_prepare();
 }
 

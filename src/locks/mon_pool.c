@@ -30,10 +30,16 @@ int lb_mon_pool_setup(void)
     if (pool)
         return 0;
     /* the object records below the first slot: a process's first
-     * contention writes one of each, on one page table (util/pages.h) */
-    pool = lb_pages_reserve_split(lb_object_stats_bytes(), (size_t)LB_MON_SLOTS * sizeof(lb_mon_t));
+     * contention writes one of each, on one page table (util/pages.h);
+     * else (a limited address space, or the kernel refused) the pool
+     * alone, the records in a mapping of their own at the first
+     * contention */
+    size_t bytes = (size_t)LB_MON_SLOTS * sizeof(lb_mon_t);
+    pool = lb_pages_reserve_split(lb_object_stats_bytes(), bytes);
     if (pool)
         lb_object_stats_place(pool);
+    else
+        pool = lb_pages_reserve(bytes);
     return pool ? 0 : -1;
 }
 

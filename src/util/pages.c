@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "util/common.h"
 #include "util/fork_pages.h"
@@ -120,8 +121,16 @@ static void *far_hint(size_t span)
     return here > need ? (void *)(here - need) : NULL;
 }
 
+bool lb_pages_address_space_limited(void)
+{
+    struct rlimit as;
+    return getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY;
+}
+
 void *lb_pages_reserve_split(size_t below, size_t above)
 {
+    if (lb_pages_address_space_limited())
+        return NULL;
     below = (below + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
     above = (above + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
     size_t span = LB_PAGE + below + above + LB_PAGE + LB_PAGE_TABLE_SPAN;
@@ -136,11 +145,16 @@ void *lb_pages_reserve_split(size_t below, size_t above)
     uintptr_t point = (lowest & ~(uintptr_t)(LB_PAGE_TABLE_SPAN - 1)) + LB_PAGE_TABLE_SPAN / 2;
     if (point < lowest)
         point += LB_PAGE_TABLE_SPAN;
-    if (mprotect((char *)point - below, below + above, PROT_READ | PROT_WRITE) != 0) {
+    if (mprotect((char *)point, above, PROT_READ | PROT_WRITE) != 0) {
         lb_munmap(p, span);
         return NULL;
     }
     return (void *)point;
+}
+
+bool lb_pages_open(void *p, size_t bytes)
+{
+    return mprotect(p, bytes, PROT_READ | PROT_WRITE) == 0;
 }
 
 void lb_pages_free(void *p, size_t bytes)

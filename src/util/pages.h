@@ -31,11 +31,22 @@ void *lb_pages_reserve(size_t bytes);
 void *lb_pages_map_shared(size_t bytes, int fd);
 void lb_pages_free(void *p, size_t bytes);
 /* Two reservations in one mapping that grow apart from a point, which is
- * returned: `below` bytes under it (a table indexed downward from the
- * point) and `above` bytes over it, each with PROT_NONE beyond its end;
- * never freed. The point lies mid-way through a 2 MiB block, so that the
- * first entries of both tables share one page-table page (pages.c). */
+ * returned: `above` bytes over it, readable and writable, and `below`
+ * bytes under it (a table indexed downward from the point), PROT_NONE
+ * until lb_pages_open makes them usable, each with PROT_NONE beyond its
+ * end; never freed. The point lies mid-way through a 2 MiB block, so that
+ * the first entries of both tables share one page-table page (pages.c).
+ * NULL where the process's address space is limited (RLIMIT_AS): the
+ * lower table's address space would be taken at once, where a table of
+ * its own takes it only when first used. */
 void *lb_pages_reserve_split(size_t below, size_t above);
+/* Whether the process's address space is limited (RLIMIT_AS): then a
+ * reservation is made only when it is first used, never ahead. */
+bool lb_pages_address_space_limited(void);
+/* [p, p + bytes) of a reservation made readable and writable (what a
+ * reservation's mprotect would have made it); false when the kernel
+ * refuses. */
+bool lb_pages_open(void *p, size_t bytes);
 /* The reservation published in *slot, reserving `bytes` on first use
  * (racing first users may each reserve; one CAS publishes a winner and the
  * others release theirs). NULL while the kernel refuses. Lock-free. */

@@ -6,12 +6,14 @@
  * freed with the pages its owner wrote is zeroed on those pages only; and
  * the blocks stay usable for the tables' real sizes. Two tables reserved
  * apart from one point meet mid-way through a 2 MiB block, each writable
- * to its end and inaccessible past it. */
+ * to its end (the lower one once opened) and inaccessible past it, and
+ * none is made under a limit on the address space. */
 #include "check.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,10 +153,13 @@ static void test_split_reservation_meets_mid_block(void)
         unsigned char *point = lb_pages_reserve_split(below, above);
         ASSERT_NOT_NULL(point);
         ASSERT_EQ((uintptr_t)point % ((size_t)2 << 20), (size_t)1 << 20);
+        char perms[5];
+        perms_at(point - 1, perms);
+        ASSERT_STR_EQ(perms, "---p"); /* the lower table: address space until opened */
+        ASSERT_TRUE(lb_pages_open(point - below, below));
         ASSERT_TRUE(all_zero(point - 4096, 8192));
         point[-1] = point[0] = 1; /* the first entries of both tables */
         point[-(ptrdiff_t)below] = point[above - 1] = 1;
-        char perms[5];
         perms_at(point - below, perms);
         ASSERT_STR_EQ(perms, "rw-p");
         perms_at(point + above - 1, perms);
@@ -167,6 +172,20 @@ static void test_split_reservation_meets_mid_block(void)
     }
 }
 
+static void test_split_reservation_not_under_address_space_limit(void)
+{
+    pid_t child = fork();
+    ASSERT_TRUE(child >= 0);
+    if (child == 0) {
+        struct rlimit as = { (rlim_t)8 << 30, (rlim_t)8 << 30 };
+        _exit(setrlimit(RLIMIT_AS, &as) == 0 && lb_pages_reserve_split(4096, 4096) == NULL ? 0 : 1);
+    }
+    int status;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 CHECK_MAIN(test_carved_in_order_and_recycled, test_fork_child_forgets_free_blocks,
            test_large_block_is_its_own_mapping, test_dirty_pages_only_are_zeroed,
-           test_split_reservation_meets_mid_block)
+           test_split_reservation_meets_mid_block,
+           test_split_reservation_not_under_address_space_limit)
