@@ -37,6 +37,107 @@ static lb_cct_node_t *context_here(lb_thread_t *self)
     return lb_context_here(self, &id);
 }
 
+/* Under meta: where the accrual that a signal would collect from V now
+ * began (*from, 0 unknown) and V then (*base); false: no signal will read
+ * V (a sampled object with no measured interval open). On a sampled
+ * object only a measured interval's blame reads the clock: the interval
+ * open now, if one is (lb_signal_sampled_open); an unmeasured interval's
+ * accrual is blamed on nobody anyway. */
+static bool collect_from(lb_mon_t *mon, const lb_object_stats_t *stats, uint64_t *from,
+                         double *base)
+{
+    *from = 0;
+    *base = mon->clock_at_acquire; /* V at the last collect */
+    if (mon->signal_sampled)
+        return lb_signal_sampled_open(mon, stats, from, base);
+    if (stats)
+        *from = stats->last_collect.at_ns;
+    return true;
+}
+
+/* Under meta: is mon as x's meta part saw it, no collect since (its
+ * generation, wait_note.h)? A sampled object's signals that no interval
+ * measures leave no trace: the measured interval's blame is its closing
+ * signal's anyway, so only a measure counts there. */
+static bool expired_same(lb_mon_t *mon, const lb_object_stats_t *stats, const lb_expired_run_t *x)
+{
+    uint64_t from;
+    double base;
+    return stats && x->mon == mon && x->sampled == mon->signal_sampled &&
+           x->v_acquire == mon->clock_at_acquire && x->collect_ns == stats->last_collect.at_ns &&
+           collect_from(mon, stats, &from, &base) && from == x->from && base == x->base;
+}
+
+/* Under meta, accrual brought up to now: a cond, semaphore or futex wait
+ * that ran out of time was ended by no signal, post or wake
+ * (docs/DESIGN.md rule 3), and its own accrual since the object's last
+ * collect (its record's last_collect) is taken back from the clock, so
+ * that the next signal, wherever it comes from (the waiter's own, as a
+ * timer thread's broadcast after its timed wait), does not collect it: it
+ * stays accrued and unblamed (unattributed). On a sampled object, the
+ * part inside the measured interval open now (collect_from). The amount
+ * is kept in the thread's note (wait_note.h, lb_expired_run_t) with the
+ * object's generation: the thread's next wait, if it goes on the run,
+ * puts it back (expired_run_goes_on), and if that one runs out too, it
+ * takes its own and the carried amount back. */
+static void expired_wait_unblamed(lb_thread_t *self, lb_mon_t *mon, const lb_object_stats_t *stats,
+                                  const lb_wait_t *wait, uint64_t now)
+{
+    lb_expired_run_t *x = &self->wait_note->expired;
+    if (!lb_obj_kind_is_signalled(wait->kind))
+        return;
+    double carried = x->carried && expired_same(mon, stats, x) ? x->taken : 0;
+    x->taken = 0;
+    x->carried = 0;
+    if (!wait->timed_out)
+        return;
+    uint64_t since = wait->start_ns, from;
+    double base;
+    if (!collect_from(mon, stats, &from, &base))
+        return;
+    if (from > since)
+        since = from;
+    double own = (now > since ? (double)(now - since) : 0) + carried;
+    double pending = mon->clock - base;
+    double taken = own < pending ? own : pending;
+    if (taken > 0)
+        __atomic_store(&mon->clock, &(double){ mon->clock - taken }, __ATOMIC_RELAXED);
+    if (taken > 0 && stats) {
+        x->taken = taken;
+        x->sampled = mon->signal_sampled;
+        x->v_acquire = mon->clock_at_acquire;
+        x->collect_ns = stats->last_collect.at_ns;
+        x->from = from;
+        x->base = base;
+    }
+}
+
+/* The thread begins a wait on mon at now: does it go on the run of its
+ * last wait, which ran out of time (wait_note.h)? If not, the note's
+ * parts are dropped (what they took back stays taken). */
+static bool expired_run_goes_on(lb_thread_t *self, lb_mon_t *mon, uint64_t now)
+{
+    lb_expired_run_t *x = &self->wait_note->expired;
+    if (x->mon == mon && self->expired_mon == mon && !x->carried &&
+        lb_note_run_goes_on(x->start_ns, x->end_ns, now))
+        return true;
+    if (x->mon)
+        *x = (lb_expired_run_t){ 0 };
+    self->expired_mon = NULL;
+    return false;
+}
+
+/* Under meta, after wait_begins: the run goes on; the meta part's
+ * amount goes back onto V if no collect came since. */
+static void expired_put_back(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_expired_run_t *x = &self->wait_note->expired;
+    if (x->taken > 0 && expired_same(mon, stats_of(mon), x))
+        __atomic_store(&mon->clock, &(double){ mon->clock + x->taken }, __ATOMIC_RELAXED);
+    else
+        x->taken = 0;
+}
+
 /* After wait_begins (blame.h). */
 void lb_wait_started(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait)
 {
@@ -80,51 +181,29 @@ void lb_wait_begin_at(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, lb_wai
     lb_wait_deferred_flush(self); /* the previous wait's end first */
     int saved_errno = errno;
     lb_enter(self);
+    bool goes_on = expired_run_goes_on(self, mon, now);
     struct lb_signal_hot *hot = signal_hot_of(mon, kind);
     if (hot) {
         *wait = (lb_wait_t){ .mon = mon, .start_ns = now, .kind = kind, .hot = hot };
+        if (goes_on)
+            lb_signal_waits_put_back(self, hot);
         lb_signal_waits_begin(self, hot, now);
     } else {
         lb_meta_lock(&mon->meta);
         wait_begins(mon, kind, wait, now);
+        if (goes_on)
+            expired_put_back(self, mon);
+        self->wait_note->expired.hot_taken = 0; /* (its wait ends on this path) */
         lb_meta_unlock(&mon->meta);
+    }
+    if (goes_on) {
+        self->wait_note->expired.carried = 1;
+        if (hot)
+            self->wait_note->expired.taken = 0;
     }
     lb_wait_started(self, mon, kind, wait);
     lb_leave(self);
     errno = saved_errno;
-}
-
-/* Under meta, accrual brought up to now: a cond, semaphore or futex wait
- * that ran out of time was ended by no signal, post or wake
- * (docs/DESIGN.md rule 3), and its own accrual since the object's last
- * collect (its record's last_collect) is taken back from the clock, so
- * that the next signal, wherever it comes from (the waiter's own, as a
- * timer thread's broadcast after its timed wait), does not collect it: it
- * stays accrued and unblamed (unattributed). On a sampled object only a
- * measured interval's blame reads the clock: the part of the wait inside
- * the interval open now, if one is, is taken back from it
- * (lb_signal_sampled_open); an unmeasured interval's accrual is blamed on
- * nobody anyway. */
-static void expired_wait_unblamed(lb_mon_t *mon, const lb_object_stats_t *stats,
-                                  const lb_wait_t *wait, uint64_t now)
-{
-    if (!wait->timed_out || !lb_obj_kind_is_signalled(wait->kind))
-        return;
-    uint64_t since = wait->start_ns, from = 0;
-    double base = mon->clock_at_acquire; /* V at the last collect */
-    if (mon->signal_sampled) {
-        if (!lb_signal_sampled_open(mon, stats, &from, &base))
-            return;
-    } else if (stats) {
-        from = stats->last_collect.at_ns;
-    }
-    if (from > since)
-        since = from;
-    double own = now > since ? (double)(now - since) : 0;
-    double pending = mon->clock - base;
-    double taken = own < pending ? own : pending;
-    if (taken > 0)
-        __atomic_store(&mon->clock, &(double){ mon->clock - taken }, __ATOMIC_RELAXED);
 }
 
 /* Under meta: the calling thread stops waiting on mon at now (w--), after
@@ -134,7 +213,7 @@ static lb_object_stats_t *wait_ends(lb_thread_t *self, lb_mon_t *mon, const lb_w
 {
     lb_object_stats_t *stats = stats_of(mon);
     lb_clock_advance(mon, stats, now);
-    expired_wait_unblamed(mon, stats, wait, now);
+    expired_wait_unblamed(self, mon, stats, wait, now);
     mon->waiters--;
     if (holds) {
         lb_clock_hold_begins(mon);
@@ -185,6 +264,15 @@ void lb_wait_ended_at(lb_thread_t *self, const lb_wait_t *wait, bool holds, uint
         stats = wait_ends(self, mon, wait, holds, now, waited);
         lb_meta_unlock(&mon->meta);
     }
+    lb_expired_run_t *x = &self->wait_note->expired;
+    if (wait->timed_out && lb_obj_kind_is_signalled(wait->kind)) {
+        x->mon = mon; /* a run the next wait may go on (its parts: above) */
+        x->start_ns = wait->start_ns;
+        x->end_ns = now;
+        x->carried = 0;
+    } else if (x->mon) {
+        *x = (lb_expired_run_t){ 0 };
+    }
     if (wait->node) {
         wait->node->m.wait_ns += waited;
         lb_note_lock_site(self, wait->node->pc, wait->kind);
@@ -198,6 +286,7 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     lb_enter(self);
     lb_waiting_end(self);
     uint64_t now = lb_now_ns();
+    self->expired_mon = lb_wait_run_object(wait);
     lb_wait_ended_at(self, wait, holds, now);
     lb_leave(self);
     errno = saved_errno;

@@ -72,6 +72,15 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds);
  * waiting state already ended (lb_waiting_end) and busy raised: the
  * deferred end of a hot cond wait (wait_deferred.h). */
 void lb_wait_ended_at(lb_thread_t *self, const lb_wait_t *wait, bool holds, uint64_t now);
+/* The object a run of timed waits may go on after wait, which just
+ * returned (wait_note.h): its own when it ran out of time (a cond,
+ * semaphore or futex wait), else none. Stored in the thread's
+ * expired_mon as the wait returns (its end may be deferred: a signal of
+ * the thread's own before its end is run still ends the run). */
+static inline struct lb_mon *lb_wait_run_object(const lb_wait_t *wait)
+{
+    return wait->timed_out && lb_obj_kind_is_signalled(wait->kind) ? wait->mon : NULL;
+}
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
 /* The same for a mutex, without meta: only the time is recorded, and the
  * next meta section on mon (the release's, at the latest) begins the hold

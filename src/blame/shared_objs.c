@@ -434,6 +434,33 @@ static void done_waiting(const lb_shared_wait_t *w)
         __atomic_sub_fetch(&local_waiting[index_of(w->r)], 1, __ATOMIC_RELAXED);
 }
 
+/* The calling thread's expired run (wait_note.h) if it is on mon: its
+ * last wait there ran out of time (and the wait now open, if any, went on
+ * its run); else NULL. */
+static lb_expired_run_t *expired_run_of(const lb_mon_t *mon)
+{
+    lb_expired_run_t *x = lb_self && lb_self->wait_note ? &lb_self->wait_note->expired : NULL;
+    return x && x->mon == mon ? x : NULL;
+}
+
+/* Under r->lock: a wait of the calling thread begins on r and went on the
+ * run of its last one, which ran out of time (its begin said so: carried,
+ * blame.c): what that one took back from owed_ns into expired_ns goes
+ * back (returned, ns), if no release of the tree came since. */
+static double expired_put_back(lb_shared_obj_t *r, const lb_mon_t *mon)
+{
+    lb_expired_run_t *x = expired_run_of(mon);
+    if (!x || !x->carried || x->shared != r || x->shared_taken <= 0)
+        return 0;
+    if (x->shared_releases != r->releases) {
+        x->shared_taken = 0;
+        return 0;
+    }
+    r->owed_ns += x->shared_taken;
+    x->shared_carried = 1;
+    return x->shared_taken;
+}
+
 void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, bool taken,
                            int32_t owner)
 {
@@ -452,9 +479,10 @@ void lb_shared_wait_begins(lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now, boo
     }
     joins_late(r, now);
     r->waiters++;
+    double put_back = expired_put_back(r, mon);
     lb_meta_unlock(&r->lock);
     waiting(w, r, now);
-    local_takes(mon, 0, 0, 0);
+    local_takes(mon, 0, 0, -put_back);
 }
 
 uint64_t lb_shared_releases(const lb_shared_obj_t *r)
@@ -507,11 +535,12 @@ static int32_t self_tid(void)
 /* Under r->lock, accrual up to date: a cond or semaphore wait begun at
  * begun that ran out of time at now takes its own accrual since the
  * tree's last release back from what the next release would take
- * (returned, ns: unattributed). */
-static double expired_takes(lb_shared_obj_t *r, uint64_t begun, uint64_t now)
+ * (returned, ns: unattributed), and what its run's earlier waits took
+ * and its begin put back (carried: the thread's expired run, wait_note.h). */
+static double expired_takes(lb_shared_obj_t *r, uint64_t begun, uint64_t now, double carried)
 {
     uint64_t since = r->released_ns > begun ? r->released_ns : begun;
-    double own = now > since ? (double)(now - since) : 0;
+    double own = (now > since ? (double)(now - since) : 0) + carried;
     double taken = own < r->owed_ns ? own : (r->owed_ns > 0 ? r->owed_ns : 0);
     r->owed_ns -= taken;
     return taken;
@@ -542,7 +571,18 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
          * window wakes a wait begun after its log) */
         outside = owed_to_outside(r);
     } else if (lb_obj_kind_is_signalled(r->kind) && timed_out) {
-        expired = expired_takes(r, w->begun_ns, now);
+        lb_expired_run_t *x = expired_run_of(mon);
+        double carried =
+            x && x->shared_carried && x->shared == r && x->shared_releases == r->releases
+                ? x->shared_taken
+                : 0;
+        expired = expired_takes(r, w->begun_ns, now, carried);
+        if (x) {
+            x->shared = r;
+            x->shared_taken = expired;
+            x->shared_releases = r->releases;
+            x->shared_carried = 0;
+        }
     }
     double handoff = r->handoff_ns;
     r->handoff_ns = 0;

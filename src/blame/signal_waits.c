@@ -2,6 +2,7 @@
  * rule and its invariants. */
 #include "blame/signal_waits.h"
 
+#include "blame/wait_note.h"
 #include "util/fork_pages.h"
 
 lb_signal_hot_t lb_signal_hot_slots[LB_SIGNAL_HOT_SLOTS];
@@ -83,10 +84,38 @@ static uint64_t open_interval_from(const lb_signal_hot_t *slot)
     return from;
 }
 
+/* Under slot->lock: is slot as x's hot part saw it (its generation,
+ * wait_note.h): the same object, the same measured interval open (or the
+ * same none) and, where it looks for gaps, no signal since? */
+static bool expired_same(const lb_signal_hot_t *slot, const lb_expired_run_t *x)
+{
+    return x->hot == slot && __atomic_load_n(&slot->mon, __ATOMIC_RELAXED) == x->mon &&
+           slot->marked == x->hot_marked && slot->mark_ns == x->hot_mark_ns &&
+           __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED) == x->hot_signal_ns;
+}
+
+void lb_signal_waits_put_back(lb_thread_t *self, lb_signal_hot_t *slot)
+{
+    lb_expired_run_t *x = self->wait_note ? &self->wait_note->expired : NULL;
+    if (!x || !x->hot_taken)
+        return;
+    lb_signal_shard_t *shard = shard_of(slot, self);
+    lb_meta_lock(&slot->lock);
+    if (expired_same(slot, x)) {
+        lb_meta_lock(&shard->lock);
+        shard->taken_ns -= x->hot_taken; /* (modular, as T's sum) */
+        lb_meta_unlock(&shard->lock);
+    } else {
+        x->hot_taken = 0;
+    }
+    lb_meta_unlock(&slot->lock);
+}
+
 void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end,
                          bool timed_out)
 {
     lb_signal_shard_t *shard = shard_of(slot, self);
+    lb_expired_run_t *x = self->wait_note ? &self->wait_note->expired : NULL;
     uint64_t taken = 0;
     if (timed_out) {
         lb_meta_lock(&slot->lock); /* (before the shard's: signal_waits.h's order) */
@@ -94,6 +123,17 @@ void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t star
         if (from) {
             uint64_t since = from > start ? from : start;
             taken = end > since ? end - since : 0;
+            /* the part a run's earlier waits took back and this one's
+             * begin put back (wait_note.h), no measure or signal since */
+            if (x && x->carried && expired_same(slot, x))
+                taken += x->hot_taken;
+        }
+        if (x) {
+            x->hot = slot;
+            x->hot_taken = taken;
+            x->hot_marked = slot->marked;
+            x->hot_mark_ns = slot->mark_ns;
+            x->hot_signal_ns = __atomic_load_n(&slot->last_signal_ns, __ATOMIC_RELAXED);
         }
     }
     lb_meta_lock(&shard->lock);

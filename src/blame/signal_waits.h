@@ -135,6 +135,11 @@ uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
 void lb_signal_waits_begin(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start);
 void lb_signal_waits_end(lb_thread_t *self, lb_signal_hot_t *slot, uint64_t start, uint64_t end,
                          bool timed_out);
+/* self's wait about to begin on slot's object goes on the run of its last
+ * one, which ran out of time (wait_note.h): the part that wait took back
+ * into T goes back out of it, if the same interval is open and no signal
+ * came since. Before lb_signal_waits_begin. */
+void lb_signal_waits_put_back(lb_thread_t *self, lb_signal_hot_t *slot);
 
 /* A measured signal at now, holding slot->lock: I(now) - T(now), the
  * blame clock that its intervals read, and the accrual I since the last

@@ -20,6 +20,9 @@ uint64_t lb_wait_end_deferred(lb_thread_t *self, const lb_wait_t *wait,
     d->ended_ns = now;
     d->mutex = mutex;
     self->deferred = 1;
+    /* (now, not at the end: its own signal before the release ends the
+     * run, blame.h's lb_wait_run_object) */
+    self->expired_mon = lb_wait_run_object(wait);
     return now;
 }
 

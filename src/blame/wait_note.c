@@ -12,10 +12,6 @@
 #include "core/thread.h"
 #include "blame/mon.h"
 
-/* The most time between two waits of one run (wait_note.h), or an eighth
- * of the earlier wait if that is more. */
-#define LB_NOTE_RUN_GAP_NS 1000000u
-
 void lb_note_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_obj_kind kind, uint64_t start_ns,
                         uint32_t node)
 {
@@ -54,10 +50,8 @@ void lb_note_wait_end(lb_thread_t *self, lb_obj_kind kind, uint32_t stats_index,
      * it: a thread waiting for its work, not one taking part in it), on
      * the same object, and this one began within 1 ms or an eighth of the
      * previous wait of its end */
-    uint64_t previous = n->last_end_ns - n->last_start_ns;
-    uint64_t slack = previous / 8 > LB_NOTE_RUN_GAP_NS ? previous / 8 : LB_NOTE_RUN_GAP_NS;
-    if (!n->last_timed_out || n->last_stats != stats_index || start_ns < n->last_end_ns ||
-        start_ns - n->last_end_ns > slack)
+    if (!n->last_timed_out || n->last_stats != stats_index ||
+        !lb_note_run_goes_on(n->last_start_ns, n->last_end_ns, start_ns))
         n->run_start_ns = start_ns;
     if (end_ns > start_ns)
         note_home(n, stats_index, start_ns, end_ns, had_deadline);

@@ -32,6 +32,54 @@ typedef struct lb_wait_home {
     uint64_t wait_ns;   /* their total time */
 } lb_wait_home_t;
 
+/* The most time between two waits of one run (below), or an eighth of
+ * the earlier wait if that is more. */
+#define LB_NOTE_RUN_GAP_NS 1000000u
+
+/* Does a wait begun at start go on the run of the wait that ran from
+ * prev_start to prev_end (and ran out of time), on the same object: begun
+ * right after it? */
+static inline int lb_note_run_goes_on(uint64_t prev_start, uint64_t prev_end, uint64_t start)
+{
+    uint64_t previous = prev_end - prev_start;
+    uint64_t slack = previous / 8 > LB_NOTE_RUN_GAP_NS ? previous / 8 : LB_NOTE_RUN_GAP_NS;
+    return prev_end && start >= prev_end && start - prev_end <= slack;
+}
+
+/* The thread's last cond/sem/futex wait that ran out of time, whose own
+ * accrual was taken back (docs/DESIGN.md rule 3: blame.c's
+ * expired_wait_unblamed, signal_waits.c, shared_objs.c's expired_takes),
+ * kept so that the thread's next wait, if it goes on the run (on the same
+ * object, right after, lb_note_run_goes_on) with no collect on the object
+ * in between, puts the amount back: the signal that ends the run collects
+ * all of it. Each path's part holds what it took back and the object's
+ * state then (its generation: what any collect in between changes); the
+ * next wait puts back a part whose generation is unchanged and "carries"
+ * it, and if that wait runs out too, it takes back its own accrual and
+ * the carried part (the generation still unchanged). Any other wait
+ * clears it. */
+typedef struct lb_expired_run {
+    struct lb_mon *mon;        /* the object, NULL none */
+    uint64_t start_ns, end_ns; /* the wait that ran out (0: one that did not) */
+    uint32_t carried;          /* the wait open now (or last) on mon put the parts back */
+    uint32_t shared_carried;   /* the same for the shared part */
+    /* the meta path (blame.c): taken from V; generation: the record's last
+     * collect, V at it, the sampled state and its open interval */
+    double taken, v_acquire, base;
+    uint64_t collect_ns, from;
+    uint32_t sampled;
+    /* a hot object's shards (signal_waits.c): taken into T; generation:
+     * the slot's mark and last signal */
+    const void *hot;
+    uint64_t hot_taken, hot_mark_ns, hot_signal_ns;
+    uint32_t hot_marked;
+    /* a process-shared object (shared_objs.c): taken from owed_ns into
+     * expired_ns; generation: the tree's release count */
+    const void *shared;
+    double shared_taken;
+    uint64_t shared_releases;
+} lb_expired_run_t;
+
 typedef struct lb_wait_note {
     /* the wait in progress (open_start_ns == 0: none) */
     struct lb_mon *open_mon;
@@ -61,6 +109,7 @@ typedef struct lb_wait_note {
      * has more: a helper thread's home object, and whether it waits there
      * with deadlines (an idle helper, docs/DESIGN.md rule 6) */
     lb_wait_home_t home[2];
+    lb_expired_run_t expired; /* (above) */
 } lb_wait_note_t;
 
 /* The last signal/post that collected blame on an object: kept in its

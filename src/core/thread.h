@@ -113,6 +113,9 @@ typedef struct lb_thread {
     struct lb_site *last_signal_site; /* (locks/cond_ops.h). Here, not above: 16 more bytes
                                        * among the hot fields cost the one-worker task
                                        * queue 4-9% on 2 vCPUs */
+    struct lb_mon *expired_mon;       /* blame/wait_note.h: the object of the thread's last wait,
+                                 * which ran out of time; a signal or post of the thread's own
+                                 * on it clears it (locks/cond_ops.h) */
     /* identity, cold */
     uint32_t id;               /* 0 = main thread, then creation order */
     uintptr_t handle;          /* pthread_self() */

@@ -77,6 +77,8 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     uint32_t v = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (lb_unlikely(!v))
         return lb_signal_general(obj, kind, site, arg);
+    if (lb_unlikely(self->expired_mon == mon)) /* its own signal ends its run (wait_note.h) */
+        self->expired_mon = NULL;
     lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
                                       &self->last_signal_site);
     if (lb_unlikely(!s))

@@ -160,6 +160,7 @@ struct gt_event {
     int site;        /* -1, or the site whose holder count changes / that signals */
     int dh;          /* holders: +1 acquire, -1 release; signals: 0 */
     int64_t expired; /* the end of a wait that ran out of time: its start, else 0 */
+    int log;         /* a wait's begin or end: its thread's log + 1, else 0 */
 };
 
 __attribute__((unused)) static int gt_event_cmp(const void *a, const void *b)
@@ -183,14 +184,37 @@ __attribute__((unused)) static struct gt_event *gt_events(struct gt_log *logs, i
     return ev;
 }
 
+/* A thread's last wait that ran out of time, in gt_sweep_signal: its span,
+ * what was taken back at its end, and whether the wait open now put it
+ * back (carried). */
+struct gt_run {
+    int64_t t0, t1; /* t1 0: none */
+    double taken;
+    int64_t signals; /* the signals seen by its end */
+    bool carried;
+};
+
+/* Does a wait begun at t go on the run of the one of [t0, t1] that ran out
+ * of time: begun right after it (within 1 ms, or an eighth of it if
+ * more)? As the tool's wait notes (src/blame/wait_note.h). */
+__attribute__((unused)) static bool gt_run_goes_on(int64_t t0, int64_t t1, int64_t t)
+{
+    int64_t slack = (t1 - t0) / 8 > 1000000 ? (t1 - t0) / 8 : 1000000;
+    return t1 && t >= t1 && t - t1 <= slack;
+}
+
 /*
- * Cond vars and semaphores. Wait spans (site -1, or GT_TIMED_OUT for a
- * timed wait that ran out) are [enter wait, return); signal spans are
- * instants t0 at a site (t1 ignored). Fills blame_ns, counts (signals per
- * site), total_wait_ns, unattributed_ns (accrued after the last signal,
- * and each timed-out wait's own accrual since the last signal before its
- * end: no signal ended it, docs/DESIGN.md rule 3; that part also in
- * expired_ns); handoff is 0 under this rule.
+ * Cond vars and semaphores (one object). Wait spans (site -1, or
+ * GT_TIMED_OUT for a timed wait that ran out) are [enter wait, return);
+ * signal spans are instants t0 at a site (t1 ignored). Fills blame_ns,
+ * counts (signals per site), total_wait_ns, unattributed_ns (accrued
+ * after the last signal, and each timed-out wait's own accrual since the
+ * last signal before its end: no signal ended it, docs/DESIGN.md rule 3;
+ * that part also in expired_ns); handoff is 0 under this rule. A run of
+ * timed waits of one thread, each begun right after the previous one ran
+ * out (gt_run_goes_on) with no signal in between, is one wait: the next
+ * one puts back what the previous one took, and the signal that ends the
+ * run collects it all.
  */
 __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struct gt_log *logs,
                                                     int nlogs)
@@ -201,41 +225,61 @@ __attribute__((unused)) static void gt_sweep_signal(struct gt_result *res, struc
         for (size_t j = 0; j < logs[i].n; j++) {
             const struct gt_span *s = &logs[i].s[j];
             if (s->site < 0) {
-                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0 };
-                ev[ne++] =
-                    (struct gt_event){ s->t1, -1, -1, 0, s->site == GT_TIMED_OUT ? s->t0 : 0 };
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0, i + 1 };
+                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0, s->site == GT_TIMED_OUT ? s->t0 : 0,
+                                              i + 1 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
                 res->waits++;
             } else {
-                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, 0, 0, 0 };
                 res->counts[s->site]++;
             }
         }
     }
     qsort(ev, ne, sizeof *ev, gt_event_cmp);
+    struct gt_run *run = calloc((size_t)nlogs + 1, sizeof *run);
+    if (!run)
+        gt_die("calloc", ENOMEM);
     double pending = 0;
     int w = 0;
-    int64_t last_signal = 0;
+    int64_t last_signal = 0, signals = 0;
     for (size_t i = 0; i < ne; i++) {
         if (i > 0)
             pending += (double)w * (double)(ev[i].t - ev[i - 1].t);
         w += ev[i].dw;
-        if (ev[i].expired) {
-            int64_t since = ev[i].expired > last_signal ? ev[i].expired : last_signal;
-            double own = ev[i].t > since ? (double)(ev[i].t - since) : 0;
-            if (own > pending)
-                own = pending;
-            pending -= own;
-            res->unattributed_ns += own;
-            res->expired_ns += own;
+        struct gt_run *r = &run[ev[i].log];
+        if (ev[i].log && ev[i].dw > 0) { /* a wait begins: does it go on a run? */
+            r->carried =
+                r->taken > 0 && r->signals == signals && gt_run_goes_on(r->t0, r->t1, ev[i].t);
+            if (r->carried) {
+                pending += r->taken;
+                res->unattributed_ns -= r->taken;
+                res->expired_ns -= r->taken;
+            }
+        }
+        if (ev[i].log && ev[i].dw < 0) {
+            double carried = r->carried && r->signals == signals ? r->taken : 0;
+            *r = (struct gt_run){ 0 };
+            if (ev[i].expired) {
+                int64_t since = ev[i].expired > last_signal ? ev[i].expired : last_signal;
+                double own = (ev[i].t > since ? (double)(ev[i].t - since) : 0) + carried;
+                if (own > pending)
+                    own = pending;
+                pending -= own;
+                res->unattributed_ns += own;
+                res->expired_ns += own;
+                *r = (struct gt_run){ ev[i].expired, ev[i].t, own, signals, false };
+            }
         }
         if (ev[i].site >= 0) {
             res->blame_ns[ev[i].site] += pending;
             pending = 0;
             last_signal = ev[i].t;
+            signals++;
         }
     }
     res->unattributed_ns += pending;
+    free(run);
     free(ev);
 }
 
@@ -255,13 +299,13 @@ __attribute__((unused)) static int gt_sweep_holders(struct gt_result *res, struc
         for (size_t j = 0; j < logs[i].n; j++) {
             const struct gt_span *s = &logs[i].s[j];
             if (s->site < 0) {
-                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0 };
-                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, +1, -1, 0, 0, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, -1, -1, 0, 0, 0 };
                 res->total_wait_ns += (double)(s->t1 - s->t0);
                 res->waits++;
             } else {
-                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1, 0 };
-                ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1, 0 };
+                ev[ne++] = (struct gt_event){ s->t0, 0, s->site, +1, 0, 0 };
+                ev[ne++] = (struct gt_event){ s->t1, 0, s->site, -1, 0, 0 };
                 res->counts[s->site]++;
             }
         }

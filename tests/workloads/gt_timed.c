@@ -32,7 +32,16 @@
  * timer_wake_site's truth is then what the timer's broadcasts collect of
  * the consumer's waiting (little), not the timer's own waits.
  *
- * Usage: gt_timed cond|sem [ROUNDS]   (default 12: about 0.5 s)
+ * Mode poll (poll-cond, poll-sem): a coordinator that polls, as xz's main
+ * thread waits for its workers: `while (!done) timed wait of POLL_NS`,
+ * beside a worker that signals the object once from worker_done_site,
+ * WORK_NS after each round begins. Each of the coordinator's waits but
+ * the last runs out and the next begins right after it, with no signal
+ * in between: the run is one wait (docs/DESIGN.md rule 3), and the
+ * worker's signal that ends it collects all of it (gt_sweep_signal).
+ *
+ * Usage: gt_timed cond|sem|poll-cond|poll-sem [ROUNDS]
+ *        (default 12: about 0.5 s; poll: ROUNDS * WORK_NS)
  */
 #include "gt.h"
 
@@ -42,16 +51,19 @@ enum {
     SITE_TIMER,
     SITE_PRODUCER,
     SITE_SHUTDOWN,
+    SITE_WORKER,
     N_SITES
 };
 static const char *const site_names[N_SITES] = { "timer_wake_site", "producer_signal_site",
-                                                 "shutdown_signal_site" };
+                                                 "shutdown_signal_site", "worker_done_site" };
 
 #define TICK_NS   25000000
 #define BURST     4
 #define GAP_NS    2000000
 #define QUIET_NS  30000000
 #define PERIOD_NS ((int64_t)BURST * GAP_NS + QUIET_NS)
+#define POLL_NS   5000000  /* poll: the coordinator's timed waits */
+#define WORK_NS   40000000 /* poll: each round's work, before the worker's signal */
 
 static int use_sem;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -67,6 +79,7 @@ static struct gt_log *logs; /* [0] timer, [1] producer, [2] consumer, [3] main *
 __attribute__((noipa)) void timer_wake_site(struct gt_log *lg);
 __attribute__((noipa)) void producer_signal_site(struct gt_log *lg);
 __attribute__((noipa)) void shutdown_signal_site(struct gt_log *lg);
+__attribute__((noipa)) void worker_done_site(struct gt_log *lg);
 
 static void lock(void)
 {
@@ -111,6 +124,11 @@ void producer_signal_site(struct gt_log *lg)
 void shutdown_signal_site(struct gt_log *lg)
 {
     SIGNAL(lg, SITE_SHUTDOWN);
+}
+
+void worker_done_site(struct gt_log *lg)
+{
+    SIGNAL(lg, SITE_WORKER);
 }
 
 /* One wait on the object until the monotonic time `until` (forever if 0),
@@ -207,20 +225,105 @@ static void *consumer(void *arg)
     return NULL;
 }
 
+/* poll: the worker's rounds (done: the round the coordinator may end,
+ * under mu) */
+static long done;
+
+static void *worker(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    for (long r = 1; r <= rounds; r++) {
+        gt_sleep_until(start_ns + r * WORK_NS);
+        lock();
+        done = r;
+        if (use_sem) {
+            unlock();
+            worker_done_site(lg);
+        } else {
+            worker_done_site(lg);
+            unlock();
+        }
+    }
+    return NULL;
+}
+
+static void *coordinator(void *arg)
+{
+    struct gt_log *lg = arg;
+    gt_gate_arrive();
+    for (long r = 1; r <= rounds; r++) {
+        lock();
+        while (done < r) {
+            if (use_sem) {
+                unlock();
+                wait_logged(lg, gt_now() + POLL_NS); /* (a token a round's end left: again) */
+                lock();
+            } else {
+                wait_logged(lg, gt_now() + POLL_NS);
+            }
+        }
+        unlock();
+    }
+    return NULL;
+}
+
+static int poll_main(void)
+{
+    logs = gt_alloc(2, sizeof *logs);
+    gt_log_init(&logs[0], (size_t)(rounds * (WORK_NS / POLL_NS + 4)) + 64);
+    gt_log_init(&logs[1], (size_t)rounds + 8);
+    void *(*routines[2])(void *) = { coordinator, worker };
+    pthread_t tids[2];
+    for (int i = 0; i < 2; i++) {
+        int rc = pthread_create(&tids[i], NULL, routines[i], &logs[i]);
+        if (rc)
+            gt_die("pthread_create", rc);
+    }
+    gt_gate_open(2, &start_ns, 2000000);
+    int64_t t0 = start_ns - 2000000;
+    for (int i = 0; i < 2; i++) {
+        int rc = pthread_join(tids[i], NULL);
+        if (rc)
+            gt_die("pthread_join", rc);
+    }
+    double duration = (double)(gt_now() - t0) / 1e9;
+    struct gt_result res = {
+        .workload = "gt_timed",
+        .object = use_sem ? "sem" : "cond",
+        .addresses = { use_sem ? (const void *)&sem : (const void *)&cv },
+        .naddresses = 1,
+        .threads = 3,
+        .duration_s = duration,
+        .nsites = N_SITES,
+    };
+    for (int s = 0; s < N_SITES; s++)
+        res.site_names[s] = site_names[s];
+    gt_sweep_signal(&res, logs, 2);
+    gt_write_json(&res);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "cond") != 0 && strcmp(argv[1], "sem") != 0)) {
-        fprintf(stderr, "usage: %s cond|sem [ROUNDS]\n", argv[0]);
+    const char *mode = argc > 1 ? argv[1] : "";
+    bool poll = strncmp(mode, "poll-", 5) == 0;
+    if (poll)
+        mode += 5;
+    if (strcmp(mode, "cond") != 0 && strcmp(mode, "sem") != 0) {
+        fprintf(stderr, "usage: %s cond|sem|poll-cond|poll-sem [ROUNDS]\n", argv[0]);
         return 2;
     }
-    use_sem = strcmp(argv[1], "sem") == 0;
+    use_sem = strcmp(mode, "sem") == 0;
     rounds = argc > 2 ? atol(argv[2]) : 12;
     if (rounds < 1) {
-        fprintf(stderr, "usage: %s cond|sem [ROUNDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s cond|sem|poll-cond|poll-sem [ROUNDS]\n", argv[0]);
         return 2;
     }
     if (use_sem && sem_init(&sem, 0, 0) != 0)
         gt_die("sem_init", errno);
+    if (poll)
+        return poll_main();
     logs = gt_alloc(4, sizeof *logs);
     long ticks = rounds * PERIOD_NS / TICK_NS + 8;
     gt_log_init(&logs[0], 4 * (size_t)(ticks + rounds * BURST) + 64);
