@@ -268,39 +268,58 @@ static void *coordinator(void *arg)
     return NULL;
 }
 
-static int poll_main(void)
+/* Starts one thread per routine, each on its log, and opens the gate;
+ * returns the time before the schedule (2 ms ahead of its start). */
+static int64_t start_threads(void *(*const *routines)(void *), int n, pthread_t *tids)
 {
-    logs = gt_alloc(2, sizeof *logs);
-    gt_log_init(&logs[0], (size_t)(rounds * (WORK_NS / POLL_NS + 4)) + 64);
-    gt_log_init(&logs[1], (size_t)rounds + 8);
-    void *(*routines[2])(void *) = { coordinator, worker };
-    pthread_t tids[2];
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         int rc = pthread_create(&tids[i], NULL, routines[i], &logs[i]);
         if (rc)
             gt_die("pthread_create", rc);
     }
-    gt_gate_open(2, &start_ns, 2000000);
-    int64_t t0 = start_ns - 2000000;
-    for (int i = 0; i < 2; i++) {
-        int rc = pthread_join(tids[i], NULL);
-        if (rc)
-            gt_die("pthread_join", rc);
-    }
+    /* the schedule begins a little after the gate, so that no thread is late
+     * for its first step */
+    gt_gate_open(n, &start_ns, 2000000);
+    return start_ns - 2000000;
+}
+
+static void join_thread(pthread_t tid)
+{
+    int rc = pthread_join(tid, NULL);
+    if (rc)
+        gt_die("pthread_join", rc);
+}
+
+/* The truth of `threads` threads' `nlogs` logs since t0, as JSON. */
+static void write_truth(int threads, int64_t t0, int nlogs)
+{
     double duration = (double)(gt_now() - t0) / 1e9;
     struct gt_result res = {
         .workload = "gt_timed",
         .object = use_sem ? "sem" : "cond",
         .addresses = { use_sem ? (const void *)&sem : (const void *)&cv },
         .naddresses = 1,
-        .threads = 3,
+        .threads = threads,
         .duration_s = duration,
         .nsites = N_SITES,
     };
     for (int s = 0; s < N_SITES; s++)
         res.site_names[s] = site_names[s];
-    gt_sweep_signal(&res, logs, 2);
+    gt_sweep_signal(&res, logs, nlogs);
     gt_write_json(&res);
+}
+
+static int poll_main(void)
+{
+    logs = gt_alloc(2, sizeof *logs);
+    gt_log_init(&logs[0], (size_t)(rounds * (WORK_NS / POLL_NS + 4)) + 64);
+    gt_log_init(&logs[1], (size_t)rounds + 8);
+    void *(*const routines[2])(void *) = { coordinator, worker };
+    pthread_t tids[2];
+    int64_t t0 = start_threads(routines, 2, tids);
+    for (int i = 0; i < 2; i++)
+        join_thread(tids[i]);
+    write_truth(3, t0, 2);
     return 0;
 }
 
@@ -330,22 +349,11 @@ int main(int argc, char **argv)
     gt_log_init(&logs[1], (size_t)(rounds * BURST) + 8);
     gt_log_init(&logs[2], 4 * (size_t)(rounds * BURST) + 64);
     gt_log_init(&logs[3], 8);
-    void *(*routines[3])(void *) = { timer, producer, consumer };
+    void *(*const routines[3])(void *) = { timer, producer, consumer };
     pthread_t tids[3];
-    for (int i = 0; i < 3; i++) {
-        int rc = pthread_create(&tids[i], NULL, routines[i], &logs[i]);
-        if (rc)
-            gt_die("pthread_create", rc);
-    }
-    /* the schedule begins a little after the gate, so that no thread is late
-     * for its first step */
-    gt_gate_open(3, &start_ns, 2000000);
-    int64_t t0 = start_ns - 2000000;
-    for (int i = 1; i < 3; i++) {
-        int rc = pthread_join(tids[i], NULL);
-        if (rc)
-            gt_die("pthread_join", rc);
-    }
+    int64_t t0 = start_threads(routines, 3, tids);
+    for (int i = 1; i < 3; i++)
+        join_thread(tids[i]);
     lock();
     stop = 1;
     if (use_sem) {
@@ -355,22 +363,7 @@ int main(int argc, char **argv)
         shutdown_signal_site(&logs[3]);
         unlock();
     }
-    int rc = pthread_join(tids[0], NULL);
-    if (rc)
-        gt_die("pthread_join", rc);
-    double duration = (double)(gt_now() - t0) / 1e9;
-    struct gt_result res = {
-        .workload = "gt_timed",
-        .object = use_sem ? "sem" : "cond",
-        .addresses = { use_sem ? (const void *)&sem : (const void *)&cv },
-        .naddresses = 1,
-        .threads = 4,
-        .duration_s = duration,
-        .nsites = N_SITES,
-    };
-    for (int s = 0; s < N_SITES; s++)
-        res.site_names[s] = site_names[s];
-    gt_sweep_signal(&res, logs, 4);
-    gt_write_json(&res);
+    join_thread(tids[0]);
+    write_truth(4, t0, 4);
     return 0;
 }
