@@ -63,9 +63,10 @@ static bool expired_same(lb_mon_t *mon, const lb_object_stats_t *stats, const lb
 {
     uint64_t from;
     double base;
-    return stats && x->mon == mon && x->sampled == mon->signal_sampled &&
-           x->v_acquire == mon->clock_at_acquire && x->collect_ns == stats->last_collect.at_ns &&
-           collect_from(mon, stats, &from, &base) && from == x->from && base == x->base;
+    return stats && x->mon == mon && x->stats_index == mon->stats &&
+           x->sampled == mon->signal_sampled && x->v_acquire == mon->clock_at_acquire &&
+           x->collect_ns == stats->last_collect.at_ns && collect_from(mon, stats, &from, &base) &&
+           from == x->from && base == x->base;
 }
 
 /* Under meta, accrual brought up to now: a cond, semaphore or futex wait
@@ -105,6 +106,7 @@ static void expired_wait_unblamed(lb_thread_t *self, lb_mon_t *mon, const lb_obj
     if (taken > 0 && stats) {
         x->taken = taken;
         x->sampled = mon->signal_sampled;
+        x->stats_index = mon->stats;
         x->v_acquire = mon->clock_at_acquire;
         x->collect_ns = stats->last_collect.at_ns;
         x->from = from;

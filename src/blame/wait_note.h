@@ -68,6 +68,7 @@ typedef struct lb_expired_run {
     double taken, v_acquire, base;
     uint64_t collect_ns, from;
     uint32_t sampled;
+    uint32_t stats_index; /* the object's record (a recycled lb_mon is another object) */
     /* a hot object's shards (signal_waits.c): taken into T; generation:
      * the slot's mark and last signal */
     const void *hot;

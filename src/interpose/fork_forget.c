@@ -11,6 +11,7 @@
 #include "blame/object_blame.h"
 #include "blame/object_stats.h"
 #include "blame/sites.h"
+#include "blame/wait_note.h"
 #include "core/hooks.h"
 #include "locks/monitored.h"
 #include "locks/mutex_ops.h"
@@ -42,6 +43,13 @@ static void fork_forget(lb_thread_t *self)
     if (!self)
         return; /* lockblame was not running on the forking thread */
     lb_mon_for_each(forget_mon, NULL);
+    /* the parent's run of timed waits (wait_note.h): the child's own
+     * waits are not its (written only where set: a page the child would
+     * otherwise not copy) */
+    if (self->wait_note && self->wait_note->expired.mon)
+        self->wait_note->expired = (lb_expired_run_t){ 0 };
+    if (self->expired_mon)
+        self->expired_mon = NULL;
     if (self->cct) {
         for (uint32_t id = 0; id < self->cct->nodes; id++) {
             lb_cct_node_t *node = lb_cct_node(self->cct, id);
