@@ -382,6 +382,7 @@ int lb_cmd_run(int argc, char **argv)
     if (profile)
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* the tree's orphans are ours (above) */
     run_signals_catch(old_actions, &blocked_before);
+    lb_run_tree_begins();
     pid_t pid = fork();
 
     if (pid < 0)

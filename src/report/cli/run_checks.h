@@ -31,6 +31,9 @@ void lb_run_fresh_ledger(const char *path, const char *run_key);
  * argv is PROG's command line, child its pid; unprofilable: the reason given before the start,
  * or NULL; and the tree's processes that ended without writing
  * (common/ledger.h), noted in the database too. */
+/* Called just before the program's fork: what runs as our child from
+ * then on is the tree's (lb_run_summary's count of orphans still running). */
+void lb_run_tree_begins(void);
 void lb_run_summary(const char *path, char *const *argv, pid_t child, int status,
                     const char *unprofilable);
 #endif

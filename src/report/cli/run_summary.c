@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -116,8 +117,24 @@ static void close_spool(const char *ledger_path)
     munmap(ledger, sizeof *ledger);
 }
 
+/* The boot clock, in the kernel's clock ticks, just before the program's
+ * fork (0: not read): a child of ours that started before is no orphan
+ * of its tree (a shell's background job whose shell then exec'd run). */
+static unsigned long long tree_begun_ticks;
+
+void lb_run_tree_begins(void)
+{
+    struct timespec now;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz > 0 && clock_gettime(CLOCK_BOOTTIME, &now) == 0)
+        tree_begun_ticks =
+            (unsigned long long)now.tv_sec * (unsigned long long)hz +
+            (unsigned long long)now.tv_nsec / (1000000000ull / (unsigned long long)hz);
+}
+
 /* Our children that still run: the tree's orphans, whose parents ended
- * (run is their subreaper, run.c); zombies are not counted. */
+ * (run is their subreaper, run.c), started since the tree began; zombies
+ * are not counted. */
 static int orphans_running(void)
 {
     DIR *proc = opendir("/proc");
@@ -143,8 +160,13 @@ static int orphans_running(void)
         char *p = strrchr(buf, ')');
         char state;
         int ppid;
-        if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == self && state != 'Z' &&
-            state != 'X')
+        unsigned long long started = 0; /* field 22, after 18 others */
+        if (p &&
+            sscanf(
+                p + 1,
+                " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                &state, &ppid, &started) == 3 &&
+            ppid == self && state != 'Z' && state != 'X' && started >= tree_begun_ticks)
             n++;
     }
     closedir(proc);
