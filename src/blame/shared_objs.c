@@ -443,6 +443,13 @@ static lb_expired_run_t *expired_run_of(const lb_mon_t *mon)
     return x && x->mon == mon ? x : NULL;
 }
 
+/* Under r->lock: is x's shared part r as it saw it, no release of the
+ * tree since (its generation, wait_note.h)? */
+static bool expired_same(const lb_expired_run_t *x, const lb_shared_obj_t *r)
+{
+    return x->shared == r && x->shared_releases == r->releases;
+}
+
 /* Under r->lock: a wait of the calling thread begins on r and went on the
  * run of its last one, which ran out of time (its begin said so: carried,
  * blame.c): what that one took back from owed_ns into expired_ns goes
@@ -452,7 +459,7 @@ static double expired_put_back(lb_shared_obj_t *r, const lb_mon_t *mon)
     lb_expired_run_t *x = expired_run_of(mon);
     if (!x || !x->carried || x->shared != r || x->shared_taken <= 0)
         return 0;
-    if (x->shared_releases != r->releases) {
+    if (!expired_same(x, r)) {
         x->shared_taken = 0;
         return 0;
     }
@@ -572,10 +579,7 @@ void lb_shared_wait_ends(const lb_shared_wait_t *w, lb_mon_t *mon, uint64_t now,
         outside = owed_to_outside(r);
     } else if (lb_obj_kind_is_signalled(r->kind) && timed_out) {
         lb_expired_run_t *x = expired_run_of(mon);
-        double carried =
-            x && x->shared_carried && x->shared == r && x->shared_releases == r->releases
-                ? x->shared_taken
-                : 0;
+        double carried = x && x->shared_carried && expired_same(x, r) ? x->shared_taken : 0;
         expired = expired_takes(r, w->begun_ns, now, carried);
         if (x) {
             x->shared = r;

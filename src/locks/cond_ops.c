@@ -130,8 +130,7 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
                        uintptr_t site)
 {
     lb_site_count_release(self, site, kind);
-    if (self->expired_mon == mon) /* its own signal ends its run (wait_note.h) */
-        self->expired_mon = NULL;
+    lb_signal_ends_own_run(self, mon);
     uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (sampled) {
         uint64_t looked_at;
@@ -149,12 +148,11 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_thread_current();
     lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
-    if (mon && self->expired_mon == mon) /* its own signal ends its run (wait_note.h) */
-        self->expired_mon = NULL;
     if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
         lb_shared_obj_t *shared = lb_shared_find(obj);
         if (shared) { /* its waiters may be in any process of the tree */
             lb_site_count_release(self, site, kind);
+            lb_signal_ends_own_run(self, mon); /* (lb_signal_account's step) */
             lb_shared_blame(self, shared, mon, kind, site);
             int rc = lb_signal_real(obj, kind, arg);
             lb_shared_signal_returned(shared); /* atomics: errno kept */

@@ -47,6 +47,14 @@ int lb_signal_looking(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind k
  * before ours): resolves it, then the general path; 0 without the call
  * if resolution is already running on this thread (exports.c). */
 int lb_signal_unresolved(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
+/* A signal, broadcast, post or wake of the thread's own on mon ends the
+ * run of timed waits its last wait there began (blame/wait_note.h): that
+ * run's accrual stays taken back. */
+static inline void lb_signal_ends_own_run(lb_thread_t *self, const lb_mon_t *mon)
+{
+    if (lb_unlikely(self->expired_mon == mon))
+        self->expired_mon = NULL;
+}
 /* The accounting of a signal, broadcast, post or futex wake on obj, whose
  * lb_mon is mon, made before the real call: the release counted at site,
  * exact or sampled blame (cond_ops.c). */
@@ -77,8 +85,7 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     uint32_t v = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (lb_unlikely(!v))
         return lb_signal_general(obj, kind, site, arg);
-    if (lb_unlikely(self->expired_mon == mon)) /* its own signal ends its run (wait_note.h) */
-        self->expired_mon = NULL;
+    lb_signal_ends_own_run(self, mon);
     lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
                                       &self->last_signal_site);
     if (lb_unlikely(!s))
