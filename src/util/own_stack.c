@@ -10,15 +10,15 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "util/pages.h"
 #include "util/raw_mmap.h"
 #include "util/stack_bounds.h"
 
 #define LB_GUARD     4096u
-/* What one page-table page maps, and where in such a block a kept
+/* Where in a 2 MiB block (one page-table page, util/pages.h) a kept
  * stack's top (its area's start) lies: the write's stack, tens of KiB
  * deep, grows down into the block's first 512 KiB, its scratch memory,
  * up to hundreds of KiB, up into the other 1.5 MiB. */
-#define LB_BLOCK     ((uintptr_t)2 << 20)
 #define LB_BLOCK_TOP ((uintptr_t)512 << 10)
 
 typedef struct {
@@ -75,14 +75,14 @@ static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size,
      * puts the stack's top at LB_BLOCK_TOP in a block; it and whatever
      * the top guard leaves over stay PROT_NONE, mapped (a hole would take
      * a later small mapping that goes elsewhere natively: util/pages.c) */
-    size_t slack_max = area_size ? LB_BLOCK - LB_GUARD : 0;
+    size_t slack_max = area_size ? LB_PAGE_TABLE_SPAN - LB_GUARD : 0;
     size_t len = slack_max + LB_GUARD + size + (area_size ? area_size + LB_GUARD : 0);
     char *base = lb_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return -1;
     uintptr_t top = (uintptr_t)base + LB_GUARD + size;
     if (area_size)
-        top += (LB_BLOCK_TOP - (top & (LB_BLOCK - 1))) & (LB_BLOCK - 1);
+        top = lb_pages_block_point(top, LB_BLOCK_TOP);
     char *lo = (char *)(top - size);
     if (mprotect(lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
         lb_munmap(base, len);

@@ -28,11 +28,16 @@
 #define LB_PAGE         4096u
 #define LB_MAP_MIN_SPAN ((size_t)2 << 20)
 
+static size_t page_round(size_t bytes)
+{
+    return (bytes + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
+}
+
 /* The readable and writable bytes of a mapping for `bytes`, with its
  * guard page. */
 static size_t mapped_len(size_t bytes)
 {
-    return ((bytes + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1)) + LB_PAGE;
+    return page_round(bytes) + LB_PAGE;
 }
 
 /* The address space a mapping for `bytes` takes. */
@@ -94,16 +99,6 @@ void *lb_pages_reserve_once(void **slot, size_t bytes)
     return fresh;
 }
 
-/* A 2 MiB block: the memory one page-table page maps. On the VM measured
- * (a hypervisor that shadows the guest's page tables) a fork child's
- * first write in a block no page-table page maps yet costs 40-80 us, one
- * where a page-table page exists 13-19 us, and one in a 1 GiB region of
- * its own ~110 us: a fork child's first contention writes its first lock
- * record and its first object record, and with the two tables in
- * mappings of their own each took a page table (and the object records,
- * 1 GiB, one more above it). */
-#define LB_PAGE_TABLE_SPAN ((size_t)2 << 20)
-
 /* Where to ask for a reservation of gigabytes: LB_FAR_GAP below the 1 GiB
  * region of the library's code, where the kernel's top-down placement
  * reaches only in a program that maps tens of gigabytes (the hint is
@@ -131,8 +126,8 @@ void *lb_pages_reserve_split(size_t below, size_t above)
 {
     if (lb_pages_address_space_limited())
         return NULL;
-    below = (below + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
-    above = (above + LB_PAGE - 1) & ~(size_t)(LB_PAGE - 1);
+    below = page_round(below);
+    above = page_round(above);
     size_t span = LB_PAGE + below + above + LB_PAGE + LB_PAGE_TABLE_SPAN;
     char *p = lb_mmap(far_hint(span), span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                       -1, 0);
@@ -142,9 +137,7 @@ void *lb_pages_reserve_split(size_t below, size_t above)
      * point chosen lies within LB_PAGE_TABLE_SPAN of it, so the upper
      * table and its guard page still fit */
     uintptr_t lowest = (uintptr_t)p + LB_PAGE + below;
-    uintptr_t point = (lowest & ~(uintptr_t)(LB_PAGE_TABLE_SPAN - 1)) + LB_PAGE_TABLE_SPAN / 2;
-    if (point < lowest)
-        point += LB_PAGE_TABLE_SPAN;
+    uintptr_t point = lb_pages_block_point(lowest, LB_PAGE_TABLE_SPAN / 2);
     if (mprotect((char *)point, above, PROT_READ | PROT_WRITE) != 0) {
         lb_munmap(p, span);
         return NULL;

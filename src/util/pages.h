@@ -30,6 +30,20 @@ void *lb_pages_reserve(size_t bytes);
  * when the kernel refuses. Freed with lb_pages_free(p, bytes). */
 void *lb_pages_map_shared(size_t bytes, int fd);
 void lb_pages_free(void *p, size_t bytes);
+/* What one page-table page maps: a 2 MiB block. On the VM measured (a
+ * hypervisor that shadows the guest's page tables) a fork child's first
+ * write in a block no page-table page maps yet costs 40-80 us, one where
+ * a page-table page exists 13-19 us, and one in a 1 GiB region of its own
+ * ~110 us: memory a process touches together goes on one block. */
+#define LB_PAGE_TABLE_SPAN ((uintptr_t)2 << 20)
+
+/* The lowest address at or above `lowest` that lies `offset` bytes into
+ * its 2 MiB block (offset < LB_PAGE_TABLE_SPAN): at most one block up. */
+static inline uintptr_t lb_pages_block_point(uintptr_t lowest, uintptr_t offset)
+{
+    return lowest + ((offset - (lowest & (LB_PAGE_TABLE_SPAN - 1))) & (LB_PAGE_TABLE_SPAN - 1));
+}
+
 /* Two reservations in one mapping that grow apart from a point, which is
  * returned: `above` bytes over it, readable and writable, and `below`
  * bytes under it (a table indexed downward from the point), PROT_NONE
