@@ -79,7 +79,7 @@ bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key)
 
 /* "/proc/PID/stat" by hand, not snprintf: vfprintf's frame is pages of an
  * exit write's stack that a short process has not touched (page faults). */
-uint64_t lb_proc_start_of(pid_t pid)
+uint64_t lb_proc_start_and_parent(pid_t pid, pid_t *parent)
 {
     if (pid <= 0)
         return 0;
@@ -98,11 +98,13 @@ uint64_t lb_proc_start_of(pid_t pid)
     if (got <= 0)
         return 0;
     buf[got] = '\0';
-    /* Field 3 is the state, 22 the start time; the command (field 2) may
-     * hold spaces, so count after the last ')'. */
+    /* Field 3 is the state, 4 the parent, 22 the start time; the command
+     * (field 2) may hold spaces, so count after the last ')'. */
     char *p = strrchr(buf, ')');
     if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
         return 0;
+    if (parent)
+        *parent = (pid_t)strtol(p + 3, NULL, 10);
     for (int field = 2; p && field < 22; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;

@@ -146,27 +146,9 @@ static int orphans_running(void)
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        char stat_path[300], buf[512];
-        snprintf(stat_path, sizeof stat_path, "/proc/%s/stat", e->d_name);
-        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t got = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        /* after the command's last ')': " STATE PPID ..." */
-        char *p = strrchr(buf, ')');
-        char state;
-        int ppid;
-        unsigned long long started = 0; /* field 22, after 18 others */
-        if (p &&
-            sscanf(
-                p + 1,
-                " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                &state, &ppid, &started) == 3 &&
-            ppid == self && state != 'Z' && state != 'X' && started >= tree_begun_ticks)
+        pid_t parent = 0;
+        uint64_t started = lb_proc_start_and_parent((pid_t)atoi(e->d_name), &parent);
+        if (started && parent == self && started >= tree_begun_ticks)
             n++;
     }
     closedir(proc);
