@@ -7,9 +7,10 @@
  * records), the address map and the recent conversions at the first
  * contention or before the first fork (unless the address space is
  * limited), so that fork children inherit them (a child would otherwise
- * reserve its own, two system calls a table); across fork, prepare then holds the pool lock, the parent releases it, and the child also releases
- * every lb_mon's meta lock (see lb_mon_fork_child), and counts the
- * parent's counted mutexes afresh (lb_mutex_fork_child). */
+ * reserve its own, two system calls a table); across fork, prepare then
+ * holds the pool lock, the parent releases it, and the child also
+ * releases every lb_mon's meta lock (see lb_mon_fork_child), and counts
+ * the parent's counted mutexes afresh (lb_mutex_fork_child). */
 #include "blame/mutex_sampled.h"
 #include "blame/signal_sampled.h"
 #include "blame/signal_waits.h"

@@ -3,9 +3,10 @@
  * With LOCKBLAME_INTERVAL set ("10s", "500ms"; "0": on request only), the
  * process starts one thread with the real pthread_create, every signal
  * blocked and no lockblame record (lb_self stays NULL, and it is never
- * adopted (lb_thread_never_adopt), so its SQLite and libdw calls go
- * straight to glibc, and the program's signals never land on it). It wakes every 100 ms, holds no file descriptor (a daemon that
- * closes every descriptor cannot take one from it), and writes a window
+ * adopted: lb_thread_never_adopt), so its SQLite and libdw calls go
+ * straight to glibc, and the program's signals never land on it. It
+ * wakes every 100 ms, holds no file descriptor (a daemon that closes
+ * every descriptor cannot take one from it), and writes a window
  * at each multiple of the interval in wall-clock time (so that the
  * windows of a tree's processes end together), and when the request file
  * `<database>.snap/<pid>` exists: it renames the file to `<pid>.taken`
