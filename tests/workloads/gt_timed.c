@@ -74,7 +74,8 @@ static int stop;   /* the timer ends; under mu */
 static long rounds;
 static int64_t start_ns; /* the schedule's origin, set before the gate opens */
 
-static struct gt_log *logs; /* [0] timer, [1] producer, [2] consumer, [3] main */
+static struct gt_log *logs; /* [0] timer, [1] producer, [2] consumer, [3] main; poll: [0]
+                            * coordinator, [1] worker, [2] main */
 
 __attribute__((noipa)) void timer_wake_site(struct gt_log *lg);
 __attribute__((noipa)) void producer_signal_site(struct gt_log *lg);
@@ -155,6 +156,31 @@ static int wait_logged(struct gt_log *lg, int64_t until)
     return rc;
 }
 
+/* Locked: one wait (wait_logged), the mutex released across a
+ * semaphore's (it needs none), held across a cond's. */
+static int wait_locked(struct gt_log *lg, int64_t until)
+{
+    if (!use_sem)
+        return wait_logged(lg, until);
+    unlock();
+    int rc = wait_logged(lg, until);
+    lock();
+    return rc;
+}
+
+/* Locked: the change made under the mutex released, and its signal at
+ * site: a semaphore's post after the unlock, a cond's broadcast before. */
+static void unlock_signalling(void (*site)(struct gt_log *), struct gt_log *lg)
+{
+    if (use_sem) {
+        unlock();
+        site(lg);
+    } else {
+        site(lg);
+        unlock();
+    }
+}
+
 static void *timer(void *arg)
 {
     struct gt_log *lg = arg;
@@ -162,11 +188,7 @@ static void *timer(void *arg)
     int64_t next = start_ns + TICK_NS;
     lock();
     while (!stop) {
-        if (use_sem)
-            unlock(); /* (the semaphore needs no mutex: none held across its wait) */
-        int rc = wait_logged(lg, next);
-        if (use_sem)
-            lock();
+        int rc = wait_locked(lg, next);
         if (rc == ETIMEDOUT && !stop) {
             if (use_sem)
                 unlock();
@@ -189,13 +211,7 @@ static void *producer(void *arg)
             gt_sleep_until(start_ns + r * PERIOD_NS + (int64_t)k * GAP_NS);
             lock();
             items++;
-            if (use_sem) {
-                unlock();
-                producer_signal_site(lg);
-            } else {
-                producer_signal_site(lg);
-                unlock();
-            }
+            unlock_signalling(producer_signal_site, lg);
         }
     }
     return NULL;
@@ -209,15 +225,8 @@ static void *consumer(void *arg)
         gt_sleep_until(start_ns + r * PERIOD_NS); /* off the object until the burst */
         for (int k = 0; k < BURST; k++) {
             lock();
-            while (items == 0) {
-                if (use_sem) {
-                    unlock();
-                    wait_logged(lg, 0);
-                    lock();
-                } else {
-                    wait_logged(lg, 0);
-                }
-            }
+            while (items == 0)
+                wait_locked(lg, 0);
             items--;
             unlock();
         }
@@ -237,13 +246,7 @@ static void *worker(void *arg)
         gt_sleep_until(start_ns + r * WORK_NS);
         lock();
         done = r;
-        if (use_sem) {
-            unlock();
-            worker_done_site(lg);
-        } else {
-            worker_done_site(lg);
-            unlock();
-        }
+        unlock_signalling(worker_done_site, lg);
     }
     return NULL;
 }
@@ -254,15 +257,8 @@ static void *coordinator(void *arg)
     gt_gate_arrive();
     for (long r = 1; r <= rounds; r++) {
         lock();
-        while (done < r) {
-            if (use_sem) {
-                unlock();
-                wait_logged(lg, gt_now() + POLL_NS); /* (a token a round's end left: again) */
-                lock();
-            } else {
-                wait_logged(lg, gt_now() + POLL_NS);
-            }
-        }
+        while (done < r) /* (a semaphore's token a round's end left: again) */
+            wait_locked(lg, gt_now() + POLL_NS);
         unlock();
     }
     return NULL;
@@ -290,36 +286,26 @@ static void join_thread(pthread_t tid)
         gt_die("pthread_join", rc);
 }
 
-/* The truth of `threads` threads' `nlogs` logs since t0, as JSON. */
-static void write_truth(int threads, int64_t t0, int nlogs)
+/* The truth of the run since t0, every thread's log swept, as JSON. */
+static void write_truth(int threads, int64_t t0)
 {
-    double duration = (double)(gt_now() - t0) / 1e9;
-    struct gt_result res = {
-        .workload = "gt_timed",
-        .object = use_sem ? "sem" : "cond",
-        .addresses = { use_sem ? (const void *)&sem : (const void *)&cv },
-        .naddresses = 1,
-        .threads = threads,
-        .duration_s = duration,
-        .nsites = N_SITES,
-    };
-    for (int s = 0; s < N_SITES; s++)
-        res.site_names[s] = site_names[s];
-    gt_sweep_signal(&res, logs, nlogs);
-    gt_write_json(&res);
+    gt_write_signal_truth("gt_timed", use_sem ? "sem" : "cond",
+                          use_sem ? (const void *)&sem : (const void *)&cv, site_names, N_SITES,
+                          logs, threads, (double)(gt_now() - t0) / 1e9);
 }
 
 static int poll_main(void)
 {
-    logs = gt_alloc(2, sizeof *logs);
+    logs = gt_alloc(3, sizeof *logs);
     gt_log_init(&logs[0], (size_t)(rounds * (WORK_NS / POLL_NS + 4)) + 64);
     gt_log_init(&logs[1], (size_t)rounds + 8);
+    gt_log_init(&logs[2], 8); /* main's: it waits on nothing */
     void *(*const routines[2])(void *) = { coordinator, worker };
     pthread_t tids[2];
     int64_t t0 = start_threads(routines, 2, tids);
     for (int i = 0; i < 2; i++)
         join_thread(tids[i]);
-    write_truth(3, t0, 2);
+    write_truth(3, t0);
     return 0;
 }
 
@@ -356,14 +342,8 @@ int main(int argc, char **argv)
         join_thread(tids[i]);
     lock();
     stop = 1;
-    if (use_sem) {
-        unlock();
-        shutdown_signal_site(&logs[3]);
-    } else {
-        shutdown_signal_site(&logs[3]);
-        unlock();
-    }
+    unlock_signalling(shutdown_signal_site, &logs[3]);
     join_thread(tids[0]);
-    write_truth(4, t0, 4);
+    write_truth(4, t0);
     return 0;
 }
