@@ -38,6 +38,15 @@ static void registry_push(lb_thread_t *t)
                                           __ATOMIC_ACQUIRE));
 }
 
+/* A thread's tables block (core/thread_tables.h), its hot page written
+ * first; NULL: each part maps its own. */
+static void *tables_take(void)
+{
+    void *tables = lb_pages_alloc_recycled(LB_TT_BYTES);
+    lb_thread_tables_write_first(tables);
+    return tables;
+}
+
 lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint32_t creator_node)
 {
     int saved_errno = errno;
@@ -47,7 +56,7 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     lb_stack_bounds_init(tid == lb_runtime_pid());
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (t)
-        t->tables = lb_pages_alloc_recycled(LB_TT_BYTES); /* NULL: each part maps its own */
+        t->tables = tables_take();
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         lb_thread_attaching = false;
         errno = saved_errno;
@@ -77,7 +86,7 @@ lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
     int saved_errno = errno;
     lb_thread_t *t = lb_arena_alloc_lines(sizeof *t);
     if (t)
-        t->tables = lb_pages_alloc_recycled(LB_TT_BYTES);
+        t->tables = tables_take();
     if (!t || lb_hooks_thread(LB_THREAD_INIT, t) != 0) {
         errno = saved_errno;
         return NULL;

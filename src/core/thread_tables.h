@@ -50,6 +50,14 @@ _Static_assert(LB_TT_SITES + LB_TT_SITES_BYTES == LB_TT_CTX && LB_TT_CTX > LB_TT
                    LB_TT_HOT % LB_TT_PAGE == 0,
                "the thread tables' parts lie one after another");
 
+/* A block just taken for a thread (NULL: none): its hot page written
+ * before the thread's first look-ups read it (lb_pages_write_first). */
+static inline void lb_thread_tables_write_first(void *tables)
+{
+    if (tables)
+        lb_pages_write_first((char *)tables + LB_TT_HOT, LB_TT_PAGE);
+}
+
 /* Part `part` of t's block at byte offset `off`, now held by that part;
  * NULL when t has no block. */
 static inline void *lb_thread_tables_take(lb_thread_t *t, unsigned part, size_t off)

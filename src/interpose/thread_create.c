@@ -31,6 +31,7 @@
 #include "sampler/unwind.h"
 #include "util/fork_pages.h"
 #include "util/own_memory.h"
+#include "util/pages.h"
 #include "util/proc_numbers.h"
 
 typedef struct lb_start {
@@ -75,11 +76,31 @@ static void start_block_release(lb_start_t *start)
     }
 }
 
+/* Whether this process wrote the pages of the lb_fork_written_arrays
+ * section (util/common.h) before it had a thread to share them with:
+ * its threads write their shards and bits there (a wait's shard, the
+ * object map's page bits), most often after reading them, and in a
+ * process with threads running a page's first write after a read costs
+ * a TLB flush on every CPU (lb_pages_write_first), in a fork child a
+ * copy of the parent's page as well. */
+static bool arrays_written LB_FORK_WRITTEN;
+extern char __start_lb_fork_written_arrays[], __stop_lb_fork_written_arrays[];
+
+static void write_arrays_first(void)
+{
+    if (__atomic_load_n(&arrays_written, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&arrays_written, true, __ATOMIC_RELAXED);
+    lb_pages_write_first(__start_lb_fork_written_arrays,
+                         (size_t)(__stop_lb_fork_written_arrays - __start_lb_fork_written_arrays));
+}
+
 static void thread_create_fork_child(lb_thread_t *self)
 {
     (void)self;
     for (uint32_t i = 0; i < LB_START_BLOCKS; i++)
         LB_STORE_CHANGED(&start_blocks[i].taken, 0u);
+    LB_STORE_CHANGED(&arrays_written, false);
 }
 
 static void detach_cleanup(void *self)
@@ -185,6 +206,7 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
     lb_thread_t *self = lb_self;
     if (!lb_runtime_monitoring() || (self && self->busy))
         return lb_real.create(thread, attr, fn, arg);
+    write_arrays_first();
     lb_start_t *start = start_block_claim();
     if (!start)
         return lb_real.create(thread, attr, fn, arg);

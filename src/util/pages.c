@@ -371,14 +371,35 @@ static void *arena_take(size_t bytes, size_t align)
     }
 }
 
+void lb_pages_write_first(void *p, size_t bytes)
+{
+    uintptr_t at = (uintptr_t)p, end = at + bytes;
+    for (unsigned n = 0; at < end && n < LB_WRITE_FIRST_PAGES; n++) {
+        __atomic_fetch_add((uint32_t *)at, 0u, __ATOMIC_RELAXED);
+        at = (at | (LB_PAGE - 1)) + 1; /* the next page's first word */
+    }
+}
+
+/* Arena blocks are written before their owner reads them: a table found
+ * empty by a look-up before its first insert (an object's blame, a
+ * thread's wait note) would otherwise be read from the zero page first. */
+static void *arena_take_written(size_t bytes, size_t align)
+{
+    void *p = arena_take(bytes, align);
+    if (p)
+        lb_pages_write_first(p, bytes);
+    return p;
+}
+
 void *lb_arena_alloc(size_t bytes)
 {
-    return arena_take((bytes + 15) & ~(size_t)15, 16);
+    return arena_take_written((bytes + 15) & ~(size_t)15, 16);
 }
 
 void *lb_arena_alloc_lines(size_t bytes)
 {
-    return arena_take((bytes + LB_CACHELINE - 1) & ~(size_t)(LB_CACHELINE - 1), LB_CACHELINE);
+    return arena_take_written((bytes + LB_CACHELINE - 1) & ~(size_t)(LB_CACHELINE - 1),
+                              LB_CACHELINE);
 }
 
 size_t lb_arena_bytes(void)

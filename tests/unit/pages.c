@@ -7,7 +7,9 @@
  * the blocks stay usable for the tables' real sizes. Two tables reserved
  * apart from one point meet mid-way through a 2 MiB block, each writable
  * to its end (the lower one once opened) and inaccessible past it, and
- * none is made under a limit on the address space. */
+ * none is made under a limit on the address space. An arena block, and
+ * a page given to lb_pages_write_first, is mapped for writing before its
+ * owner's first read: reading then writing it costs no page fault. */
 #include "check.h"
 
 #include <stdio.h>
@@ -185,7 +187,55 @@ static void test_split_reservation_not_under_address_space_limit(void)
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+static long minor_faults(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_THREAD, &u);
+    return u.ru_minflt;
+}
+
+/* Reads then writes a word of each page of [p, p + bytes): the page
+ * faults that took. */
+static long faults_reading_then_writing(volatile unsigned char *p, size_t bytes)
+{
+    long before = minor_faults();
+    for (size_t at = 0; at < bytes; at += 4096) {
+        unsigned char seen = p[at];
+        p[at] = (unsigned char)(seen + 1);
+    }
+    return minor_faults() - before;
+}
+
+static void test_arena_blocks_are_written_before_their_first_read(void)
+{
+    /* larger than what the arena's chunk has left, so a fresh chunk,
+     * pages no one touched */
+    size_t bytes = 3 * 4096;
+    for (int i = 0; i < 300; i++)
+        ASSERT_TRUE(lb_arena_alloc(4096) != NULL);
+    unsigned char *block = lb_arena_alloc(bytes);
+    ASSERT_TRUE(block != NULL);
+    ASSERT_TRUE(all_zero(block, bytes));
+    ASSERT_EQ(faults_reading_then_writing(block, bytes), 0);
+
+    /* the control: a fresh mapping read first faults twice a page (the
+     * zero page, then its copy) */
+    unsigned char *fresh =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(fresh != MAP_FAILED);
+    ASSERT_TRUE(faults_reading_then_writing(fresh, bytes) >= 3);
+    munmap(fresh, bytes);
+
+    fresh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(fresh != MAP_FAILED);
+    lb_pages_write_first(fresh, bytes);
+    ASSERT_TRUE(all_zero(fresh, bytes));
+    ASSERT_EQ(faults_reading_then_writing(fresh, bytes), 0);
+    munmap(fresh, bytes);
+}
+
 CHECK_MAIN(test_carved_in_order_and_recycled, test_fork_child_forgets_free_blocks,
            test_large_block_is_its_own_mapping, test_dirty_pages_only_are_zeroed,
            test_split_reservation_meets_mid_block,
-           test_split_reservation_not_under_address_space_limit)
+           test_split_reservation_not_under_address_space_limit,
+           test_arena_blocks_are_written_before_their_first_read)
