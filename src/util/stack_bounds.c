@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -48,13 +49,17 @@ LB_TLS lb_stack_bounds_t lb_stack_bounds;
 
 extern void *__libc_stack_end; /* ld.so: the initial thread's stack at entry */
 
-/* The mapping of /proc/self/maps holding addr: *from, *to, and the end of
- * the mapping before it (*below, 0 if none). 0, or -1 if not found. */
-static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t *below)
+/* A mapping of /proc/self/maps: [from, to), and the end of the mapping
+ * before it (below; 0 if none, or see query_below). */
+typedef struct {
+    uintptr_t from, to, below;
+} mapping_t;
+
+/* The mapping holding addr, read from the file fd (/proc/self/maps, at
+ * its start): one raw read, the kernel formatting every mapping's line.
+ * 0, or -1 if not found. */
+static int read_mapping(int fd, uintptr_t addr, mapping_t *m)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     char buf[4096];
     uintptr_t field[2] = { 0, 0 }, last_to = 0;
     int which = 0;       /* 0: start, 1: end, 2: rest of the line */
@@ -72,9 +77,9 @@ static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t 
             char c = buf[i];
             if (c == '\n') {
                 if (which == 2 && field[0] <= addr && addr < field[1]) {
-                    *from = field[0];
-                    *to = field[1];
-                    *below = last_to;
+                    m->from = field[0];
+                    m->to = field[1];
+                    m->below = last_to;
                     found = 0;
                 }
                 last_to = which == 2 ? field[1] : last_to;
@@ -95,15 +100,73 @@ static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t 
             }
         }
     }
-    close(fd);
     return found;
+}
+
+/* PROCMAP_QUERY (Linux 6.11; declared here, which older headers lack):
+ * one mapping of /proc/self/maps by address, a few microseconds, where
+ * read_mapping has the kernel format every line (tens of microseconds in
+ * a small image, more in a large one, paid by every exec'd image at its
+ * start). */
+struct lb_procmap_query {
+    uint64_t size, query_flags, query_addr;
+    uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+    uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+    uint64_t vma_name_addr, build_id_addr;
+};
+#define LB_PROCMAP_QUERY            _IOWR('f', 17, struct lb_procmap_query)
+#define LB_PROCMAP_COVERING_OR_NEXT 0x10u
+#define LB_QUERY_NO                 -2 /* no answer by query: read the file */
+#define LB_QUERY_STEPS              8  /* mappings query_below steps over before it gives up */
+
+/* The mapping holding addr (covering), or the first one above it: 0,
+ * -1 if there is none, LB_QUERY_NO where the kernel has no such query. */
+static int query(int fd, uintptr_t addr, bool covering, mapping_t *m)
+{
+    struct lb_procmap_query q = { .size = sizeof q,
+                                  .query_flags = covering ? 0 : LB_PROCMAP_COVERING_OR_NEXT,
+                                  .query_addr = addr };
+    if (ioctl(fd, LB_PROCMAP_QUERY, &q) != 0)
+        return errno == ENOENT ? -1 : LB_QUERY_NO;
+    m->from = (uintptr_t)q.vma_start;
+    m->to = (uintptr_t)q.vma_end;
+    return 0;
+}
+
+/* m->below for a stack that may reach down to floor: the end of the last
+ * mapping in [floor, m->from), floor if none lies there (the stack's
+ * room is then floor's, whatever lies lower). 0, or LB_QUERY_NO when
+ * more than LB_QUERY_STEPS lie there or the query fails. */
+static int query_below(int fd, uintptr_t floor, mapping_t *m)
+{
+    m->below = floor;
+    for (int step = 0; step < LB_QUERY_STEPS; step++) {
+        mapping_t next;
+        if (floor >= m->from)
+            return 0;
+        if (query(fd, floor, false, &next) != 0)
+            return LB_QUERY_NO;
+        if (next.from >= m->from)
+            return 0;
+        m->below = floor = next.to;
+    }
+    return LB_QUERY_NO;
 }
 
 int lb_stack_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
     int saved_errno = errno;
-    uintptr_t below;
-    int rc = mapping_of(addr, lo, hi, &below);
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    mapping_t m;
+    int rc = fd < 0 ? -1 : query(fd, addr, true, &m);
+    if (rc == LB_QUERY_NO)
+        rc = read_mapping(fd, addr, &m);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0) {
+        *lo = m.from;
+        *hi = m.to;
+    }
     errno = saved_errno;
     return rc;
 }
@@ -117,13 +180,26 @@ static int main_thread_bounds(uintptr_t *lo, uintptr_t *hi)
      * unit test's equality failed then) */
     uintptr_t top = (end & ~(page - 1)) + page;
     struct rlimit rl;
-    uintptr_t from, to, below;
-    if (getrlimit(RLIMIT_STACK, &rl) != 0 || mapping_of(end, &from, &to, &below) != 0)
+    if (getrlimit(RLIMIT_STACK, &rl) != 0)
         return -1;
-    uintptr_t size = (uintptr_t)rl.rlim_cur - (to - top);
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    mapping_t m;
+    int rc = query(fd, end, true, &m);
+    if (rc == 0) {
+        uintptr_t room = (uintptr_t)rl.rlim_cur - (m.to - top);
+        rc = query_below(fd, room < top ? top - room : 0, &m);
+    }
+    if (rc == LB_QUERY_NO)
+        rc = read_mapping(fd, end, &m);
+    close(fd);
+    if (rc != 0)
+        return -1;
+    uintptr_t size = (uintptr_t)rl.rlim_cur - (m.to - top);
     size &= ~(page - 1);
-    if (size > top - below)
-        size = top - below;
+    if (size > top - m.below)
+        size = top - m.below;
     *lo = top - size;
     *hi = top;
     return 0;

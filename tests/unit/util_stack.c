@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #include "util/own_memory.h"
@@ -58,6 +60,56 @@ static void test_main_thread_bounds_as_glibc(void)
     lb_stack_bounds_init(true);
     ASSERT_UEQ(lb_stack_bounds.lo, glibc.lo);
     ASSERT_UEQ(lb_stack_bounds.hi, glibc.hi);
+}
+
+/* The same where the stack's room is bounded by a mapping below it (the
+ * kernel's query steps to it) and where the stack's limit is unlimited
+ * (more mappings below than the query steps over: the file is read), each
+ * in a child of its own, whose mappings and limits the test changes. */
+static void main_thread_bounds_as_glibc_in_child(int (*change)(void))
+{
+    pid_t child = fork();
+    ASSERT_TRUE(child >= 0);
+    if (child == 0) {
+        if (change() != 0)
+            _exit(2);
+        lb_stack_bounds_t glibc = glibc_bounds();
+        lb_stack_bounds.lo = lb_stack_bounds.hi = 0;
+        lb_stack_bounds_init(true);
+        _exit(lb_stack_bounds.lo == glibc.lo && lb_stack_bounds.hi == glibc.hi ? 0 : 1);
+    }
+    int status;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* Two pages mapped 1 MiB below the stack's mapping, inside its room. */
+static int map_below_stack(void)
+{
+    uintptr_t lo, hi;
+    if (lb_stack_mapping_of((uintptr_t)__builtin_frame_address(0), &lo, &hi) != 0)
+        return -1;
+    void *want = (void *)(lo - (1u << 20));
+    void *got =
+        mmap(want, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    return got == want ? 0 : -1;
+}
+
+static int unlimited_stack(void)
+{
+    struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+    return setrlimit(RLIMIT_STACK, &rl);
+}
+
+static void test_main_thread_bounds_as_glibc_below_a_mapping(void)
+{
+    main_thread_bounds_as_glibc_in_child(map_below_stack);
+}
+
+static void test_main_thread_bounds_as_glibc_unlimited(void)
+{
+    main_thread_bounds_as_glibc_in_child(unlimited_stack);
 }
 
 /* Other threads: the bounds read from the thread's descriptor (learnt from
@@ -352,7 +404,8 @@ static void test_descriptor_copy_stops_at_unreadable_page(void)
 }
 
 CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadable_page,
-           test_main_thread_bounds_as_glibc, test_thread_bounds_as_glibc,
+           test_main_thread_bounds_as_glibc, test_main_thread_bounds_as_glibc_below_a_mapping,
+           test_main_thread_bounds_as_glibc_unlimited, test_thread_bounds_as_glibc,
            test_first_thread_bounds_learnt_at_main, test_unknown_bounds_mean_room,
            test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
            test_own_stack_runs_fn_there, test_own_stack_not_kept,
