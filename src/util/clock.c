@@ -61,14 +61,15 @@ static void paired_read(uint64_t *tsc, uint64_t *ns)
     }
 }
 
+/* Whether the TSC may be used is asked only when the calibration is due:
+ * a process that ends within LB_TSC_CALIBRATE_NS never uses the TSC, and
+ * the question costs a file of sysfs read and a CPUID (which a VM's
+ * hypervisor answers: tens of microseconds nested), paid by every exec'd
+ * image at its start where it was asked there. */
 void lb_clock_setup(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) != TSC_IDLE)
         return;
-    if (!tsc_eligible()) {
-        __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELAXED);
-        return;
-    }
     paired_read(&start_tsc, &start_ns);
     __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELEASE);
 }
@@ -82,6 +83,10 @@ uint64_t lb_clock_slow_ns(void)
         !__atomic_compare_exchange_n(&lb_tsc.ready, &state, TSC_CALIBRATING, false,
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return now;
+    if (!tsc_eligible()) {
+        __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
+        return now;
+    }
     uint64_t tsc;
     paired_read(&tsc, &now);
     if (tsc <= start_tsc) { /* not a usable counter after all */

@@ -35,11 +35,11 @@ struct lb_tsc {
 };
 extern struct lb_tsc lb_tsc;
 
-/* At start-up (before threads): decide whether the TSC may be used, and
- * take the calibration's first reading. Reads two files (raw system
- * calls: no cancellation point). */
+/* At start-up (before threads): take the calibration's first reading. */
 void lb_clock_setup(void);
-/* clock_gettime, finishing the calibration once it is due. */
+/* clock_gettime, finishing the calibration once it is due: first asking
+ * whether the TSC may be used at all (a file of sysfs read by raw system
+ * calls, no cancellation point, and a CPUID; async-signal-safe), once. */
 uint64_t lb_clock_slow_ns(void);
 
 static inline uint64_t lb_monotonic_ns(void)
