@@ -428,7 +428,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
 static unsigned pending_batch(void)
 {
     return lb_output_tree_root()      ? 0
-           : lb_spool_bound_on_duty() ? LB_SPOOL_CAPPED_BATCH
+           : lb_spool_bound_on_duty() ? lb_spool_bound_batch()
                                       : LB_PENDING_BATCH;
 }
 

@@ -75,6 +75,11 @@ bool lb_spool_bound_take_duty(void)
     return false; /* another process commits: this one's record waits */
 }
 
+unsigned lb_spool_bound_batch(void)
+{
+    return spool_max > LB_SPOOL_CAPPED_BATCH ? spool_max : LB_SPOOL_CAPPED_BATCH;
+}
+
 bool lb_spool_bound_on_duty(void)
 {
     return duty != 0;
