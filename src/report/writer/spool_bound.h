@@ -42,11 +42,10 @@
 
 /* The records a process on duty adds besides its own: the bound's worth
  * (at least LB_SPOOL_CAPPED_BATCH), the oldest, so that the spool is
- * about empty after it. A commit's cost is mostly its own (a process
- * that commits opens SQLite and the database from nothing: ~20 ms on the
- * VM measured) beside ~0.2 ms a record: a tree of 1,600 short processes
- * (bench/forktree 1600 8 0) took 31% more CPU time with commits of 64
- * than with no bound, 22% more with commits of 256. */
+ * about empty after it: a process that commits opens SQLite and the
+ * database from nothing, so fewer, larger commits cost less. A tree of
+ * 1,600 short processes (bench/forktree 1600 8 0) took 7% more CPU time
+ * with commits of 64 than with no bound, 2% more with commits of 256. */
 unsigned lb_spool_bound_batch(void);
 
 /* A record was put in the spool: the records put so far (0 without a
