@@ -117,6 +117,7 @@ void lb_runtime_finish(const char *reason)
 
 static void before_fork(void)
 {
+    lb_clock_settle(); /* a calibration due is made once, here, not in every child */
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
 }

@@ -99,3 +99,9 @@ uint64_t lb_clock_slow_ns(void)
     __atomic_store_n(&lb_tsc.ready, TSC_READY, __ATOMIC_RELEASE);
     return now;
 }
+
+void lb_clock_settle(void)
+{
+    if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == TSC_MEASURING)
+        (void)lb_clock_slow_ns();
+}

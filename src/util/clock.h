@@ -42,6 +42,11 @@ void lb_clock_setup(void);
  * calls, no cancellation point, and a CPUID; async-signal-safe), once. */
 uint64_t lb_clock_slow_ns(void);
 
+/* Before a fork: the calibration finished if it is due (lb_clock_slow_ns),
+ * so that the children inherit the clock's decision, each of which would
+ * otherwise make it again. */
+void lb_clock_settle(void);
+
 static inline uint64_t lb_monotonic_ns(void)
 {
     struct timespec ts;
