@@ -12,6 +12,7 @@
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "util/env.h"
+#include "util/fork_pages.h"
 #include "util/log.h"
 
 static unsigned spool_max = LB_SPOOL_MAX_DEFAULT;
@@ -110,10 +111,12 @@ void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained)
 
 /* A fork child holds no duty: the one its parent's writing thread held
  * when another thread forked is the parent's to release. */
+/* Only where the parent held the duty (in its own final write): a fork
+ * child's store would copy the page its parent shares with it. */
 static void forget_duty(lb_thread_t *self)
 {
     (void)self;
-    duty = 0;
+    LB_STORE_CHANGED(&duty, 0u);
 }
 
 LB_PROCESS_HOOKS(spool_bound_hooks) = {
