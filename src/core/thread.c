@@ -140,8 +140,12 @@ void lb_thread_detach(lb_thread_t *self)
     /* The run delay tells a thread that was off CPU because the CPUs were
      * busy from one blocked where lockblame does not look (report/writer
      * tables.c). Read only when the thread was off CPU long enough for
-     * it to matter: a thread that exits at once pays no /proc read. */
-    if (self->end_ns - self->start_ns > self->cpu_ns + LB_RUN_DELAY_MIN_OFF_CPU_NS)
+     * it to matter: a thread that exits at once pays no /proc read. The
+     * waits it was seen in do not lower the bound here: they are summed
+     * only at the write, and the delay also shortens the thread's way out
+     * of a parked wait (report/writer structural_write.c), which they do
+     * not bound. */
+    if (self->end_ns - self->start_ns > self->cpu_ns + LB_RUN_DELAY_MIN_UNSEEN_NS)
         lb_run_delay_ns(0, &self->run_delay_ns);
     /* From here this thread's remaining lock calls (TLS destructors) go
      * straight to glibc, so its tables have no writer but a joiner. */

@@ -9,9 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Off-CPU time below which a thread's run delay need not be read: its
- * unseen time is less than this whatever the delay (1 ms). */
-#define LB_RUN_DELAY_MIN_OFF_CPU_NS 1000000ull
+/* Unseen time below which a thread's run delay is not read (1 ms): the
+ * delay could only lower it. An exiting thread compares its off-CPU
+ * time (lifetime less CPU time: core/thread.c), the write a live
+ * thread's unseen time without the delay (report/writer/tables.c). */
+#define LB_RUN_DELAY_MIN_UNSEEN_NS 1000000ull
 
 /* The run delay of thread tid of this process (0: the calling thread,
  * read at /proc/TID, which leaves no entry below /proc/PID: run_delay.c)

@@ -16,12 +16,18 @@
 #  - a fork child's threads begin at the fork (unseen_fork.c): the time its
 #    parent ran before the fork is not the child's unseen time;
 #  - a control whose threads wait on pthread objects (gt_queue_o2, no sleep,
-#    no stdio in its timed part) has no such line: its waits are seen.
+#    no stdio in its timed part) has no such line: its waits are seen;
+#  - a run delay is left unread (NULL) only where it could not bring the
+#    thread's unseen time from 1 ms or more, and read where it could: a
+#    thread whose lifetime less its CPU time and seen waits is over 1 ms
+#    has one, and a main thread (live at the write) whose figure is under
+#    1 ms has none (fork_template's children, whose main threads join
+#    their workers, are such threads where their run delay is short).
 . "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS_USER/unseen_stdio
 C=$WORKLOADS_USER/gt_queue_o2
 L=$LOCKBLAME_CLI
-need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork"
+need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork" "$WORKLOADS_USER/fork_template"
 [ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
 cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex calls made inline, sleep, I/O or child processes"
 
@@ -46,6 +52,35 @@ print(f"unseen: waiters {waiters:.3f} s, holder {holder:.3f} s, all {total:.3f} 
 ok = waiters >= 0.8 * off_cpu and total <= sum(r[1] for r in rows)
 # The holder computes while it holds: on CPU or runnable, not unseen.
 ok = ok and holder <= 0.25 * blocked / truth["waiters"]
+sys.exit(0 if ok else 1)
+PY
+}
+
+# check_run_delay_rule DB: which threads' run delay was read (runqueue_s
+# not NULL) against report/writer/tables.c's rule, with 0.1 ms either
+# side of the 1 ms bound left to the rounding of the stored figures.
+check_run_delay_rule() {
+python3 - "$1" <<'PY' || return 1
+import sqlite3, sys
+con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = con.execute("SELECT t.id, t.start_frame_id IS NULL, t.end_s - t.start_s - t.cpu_s,"
+                   " COALESCE(w.wait_s, 0), t.runqueue_s, t.unseen_s FROM thread t LEFT JOIN"
+                   " (SELECT thread_id, TOTAL(wait_s) AS wait_s FROM metric GROUP BY thread_id) w"
+                   " ON w.thread_id = t.id").fetchall()
+ok, unread_mains, read_mains = True, 0, 0
+for tid, main, off_cpu, seen, delay, unseen in rows:
+    without = max(off_cpu, 0) - seen  # the unseen time without the delay
+    wrong = (delay is None and unseen > 0.0011) or (delay is None and without > 0.0011) or \
+            (main and delay is not None and without < 0.0009)
+    if main:
+        unread_mains += delay is None
+        read_mains += delay is not None
+    if wrong:
+        ok = False
+        print(f"  thread {tid}{' (main)' if main else ''}: off CPU {off_cpu * 1e3:.3f} ms,"
+              f" seen waits {seen * 1e3:.3f} ms, run delay {delay}, unseen {unseen * 1e3:.3f} ms")
+print(f"  {len(rows)} threads; main threads with their run delay read {read_mains},"
+      f" left unread {unread_mains}")
 sys.exit(0 if ok else 1)
 PY
 }
@@ -136,6 +171,13 @@ u=$(rows "$tmp/f.db" "SELECT printf('%.3f', MAX(t.unseen_s)) FROM thread t JOIN 
 echo "  child $child: largest unseen time of a thread $u s"
 awk -v u="$u" 'BEGIN { exit !(u != "" && u != "?" && u < 0.15) }' ||
     bad "the fork child counts its parent's time before the fork as unseen ($u s)"
+
+echo "== which threads' run delay is read"
+LOCKBLAME_OUTPUT=$tmp/t.db preloaded "$WORKLOADS_USER/fork_template" >/dev/null 2>&1 ||
+    fail "fork_template exited $?"
+for db in "$tmp/u.db" "$tmp/f.db" "$tmp/t.db"; do
+    check_run_delay_rule "$db" || bad "$(basename "$db"): a run delay read or left unread against the rule"
+done
 
 echo "== control: gt_queue_o2 (pthread waits only)"
 LOCKBLAME_OUTPUT=$tmp/c.db GROUND_TRUTH=$tmp/cgt.json preloaded "$C" >/dev/null 2>"$tmp/c.err" || fail "control exited $?"

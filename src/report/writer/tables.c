@@ -36,13 +36,17 @@ uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
 }
 
 /* The time t was runnable but waiting for a CPU, in seconds, or -1 when
- * unknown: an exited thread's as it read it at exit, a live one's now. */
-static double run_delay_s_of(const lb_thread_t *t)
+ * unknown or not read: an exited thread's as it read it at exit; a live
+ * one's now, where its unseen time without the delay (unseen_s with -1)
+ * reaches LB_RUN_DELAY_MIN_UNSEEN_NS: the delay could only lower it, and
+ * the read is an open of /proc/self/task/TID/schedstat. */
+static double run_delay_s_of(const lb_thread_t *t, double unseen_without_s)
 {
     uint64_t ns = UINT64_MAX;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         ns = t->run_delay_ns;
-    else if (!lb_run_delay_ns(lb_thread_os_tid(t), &ns))
+    else if (unseen_without_s < LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9 ||
+             !lb_run_delay_ns(lb_thread_os_tid(t), &ns))
         ns = UINT64_MAX;
     return ns == UINT64_MAX ? -1 : ns / 1e9;
 }
@@ -82,10 +86,13 @@ void lb_tables_threads(writer_t *w)
         lb_wbind_double(st, 7, cpu_s);
         lb_wbind_int(st, 8, (int64_t)t->sampler->samples);
         lb_wbind_int(st, 9, (int64_t)t->sampler->dropped);
-        double run_delay = run_delay_s_of(t);
-        if (run_delay >= 0)
+        double unseen = unseen_s(w, t, start_s, end_s, cpu_s, -1);
+        double run_delay = run_delay_s_of(t, unseen);
+        if (run_delay >= 0) {
             lb_wbind_double(st, 10, run_delay);
-        lb_wbind_double(st, 11, unseen_s(w, t, start_s, end_s, cpu_s, run_delay));
+            unseen = unseen_s(w, t, start_s, end_s, cpu_s, run_delay);
+        }
+        lb_wbind_double(st, 11, unseen);
         lb_wstep(st);
     }
 }
