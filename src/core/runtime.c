@@ -120,6 +120,8 @@ static void before_fork(void)
     lb_clock_settle(); /* a calibration due is made once, here, not in every child */
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
+    /* last, under the arena's lock: the nearer the fork, the surer its tick */
+    lb_proc_start_fork_prepare();
 }
 
 static void after_fork_parent(void)

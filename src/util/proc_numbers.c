@@ -1,4 +1,4 @@
-/* How /proc numbers this process, and its pid (contract in
+/* How /proc numbers this process, its pid and its start (contract in
  * proc_numbers.h).
  *
  * Invariants: `pid` is 0 or getpid() of the process that stamped it (the
@@ -10,12 +10,18 @@
  * stored after `own_for`, with release). A fork child's hook sets both
  * for the child before any thread of it runs; a child made without the
  * hooks keeps its parent's, which name another pid than its own (but
- * for the case proc_numbers.h gives). */
+ * for the case proc_numbers.h gives). `start_for` names the process
+ * `start` is for (0: none): a fork child's hook sets both; a keeper
+ * stores `start` before `start_for` (release), a reader loads
+ * `start_for` (acquire) before `start`, so a reader that finds its pid
+ * finds its start. */
 #include "util/proc_numbers.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/common.h"
 #include "util/raw_syscall.h"
@@ -26,6 +32,14 @@ static struct {
     pid_t pid;         /* lb_own_pid's; 0 before the start's stamp */
     pid_t own_for;     /* found /proc's numbers its own; 0 none */
     pid_t checked_for; /* read the link (own_for set if they were) */
+    pid_t start_for;   /* the process `start` is for; 0: none */
+    uint64_t start;    /* its start, in clock ticks */
+    /* CLOCK_BOOTTIME before the last fork (0: none), written by the
+     * forking thread under the arena's lock, which the fork holds
+     * (core/runtime.c): no other fork's in between. Here, not in a
+     * thread-local: the parent writes this page at each fork anyway,
+     * where a thread-local's page was one more to copy after each. */
+    uint64_t fork_begun_ns;
 } numbers LB_FORK_WRITTEN;
 
 static pid_t raw_getpid(void)
@@ -91,14 +105,65 @@ bool lb_proc_numbers_own(void)
     return same;
 }
 
+/* CLOCK_BOOTTIME from the kernel, the clock it stamps a new process with,
+ * not through the vDSO: a fork child that has not run the vDSO's code
+ * would fault its page in (one page fault a child that writes nothing). */
+static uint64_t boottime_ns(void)
+{
+    int saved_errno = errno;
+    struct timespec ts;
+    uint64_t ns = lb_raw_syscall(SYS_clock_gettime, CLOCK_BOOTTIME, (long)&ts, 0, 0, 0, 0) == 0
+                      ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec
+                      : 0;
+    if (errno != saved_errno) /* only then: the last fork write-protected errno's page */
+        errno = saved_errno;
+    return ns;
+}
+
+uint64_t lb_proc_start_between(uint64_t from_ns, uint64_t to_ns, long hz)
+{
+    if (hz <= 0 || 1000000000 % hz != 0 || from_ns < LB_PROC_START_SLACK_NS || to_ns < from_ns)
+        return 0;
+    uint64_t tick_ns = 1000000000u / (uint64_t)hz;
+    uint64_t first = (from_ns - LB_PROC_START_SLACK_NS) / tick_ns;
+    return first == (to_ns + LB_PROC_START_SLACK_NS) / tick_ns ? first : 0;
+}
+
+uint64_t lb_proc_start_known(pid_t pid)
+{
+    if (!pid || __atomic_load_n(&numbers.start_for, __ATOMIC_ACQUIRE) != pid)
+        return 0;
+    return __atomic_load_n(&numbers.start, __ATOMIC_RELAXED);
+}
+
+void lb_proc_start_keep(pid_t pid, uint64_t start)
+{
+    if (!pid || !start)
+        return;
+    __atomic_store_n(&numbers.start, start, __ATOMIC_RELAXED);
+    __atomic_store_n(&numbers.start_for, pid, __ATOMIC_RELEASE);
+}
+
+void lb_proc_start_fork_prepare(void)
+{
+    numbers.fork_begun_ns = boottime_ns();
+}
+
 void lb_proc_numbers_fork_child(void)
 {
-    pid_t parents = numbers.own_for; /* the fork hooks run alone in the child */
+    uint64_t forked_ns = boottime_ns(); /* first: the nearer the fork, the surer its tick */
+    pid_t parents = numbers.own_for;    /* the fork hooks run alone in the child */
     numbers.pid = raw_getpid();
     numbers.own_for = 0;
     numbers.checked_for = 0;
     if (parents && parents == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0))
         numbers.own_for = numbers.pid;
+    int saved_errno = errno;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (errno != saved_errno) /* as above */
+        errno = saved_errno;
+    numbers.start = lb_proc_start_between(numbers.fork_begun_ns, forked_ns, hz);
+    numbers.start_for = numbers.start ? numbers.pid : 0; /* never the parent's */
 }
 
 void lb_proc_numbers_fork_prepare(void)

@@ -2,11 +2,13 @@
  * for it (a container) /proc's numbers are the ones getpid() and gettid()
  * give; under a /proc of another namespace (`unshare --pid --fork`
  * without --mount-proc) /proc/PID is another process, and only
- * /proc/self and /proc/thread-self name this one. Raw system calls, no
- * locks, no malloc: usable at a thread's exit. */
+ * /proc/self and /proc/thread-self name this one. And when /proc says it
+ * started, where that is known without reading /proc (below). Raw system
+ * calls, no locks, no malloc: usable at a thread's exit. */
 #ifndef LB_UTIL_PROC_NUMBERS_H
 #define LB_UTIL_PROC_NUMBERS_H
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* This process's pid, getpid()'s, without a system call where it is
@@ -47,8 +49,45 @@ void lb_proc_numbers_fork_prepare(void);
  * lb_own_pid, and the parent's finding taken where
  * the child is in its parent's pid namespace (its parent's pid is the
  * one the parent found its own; a child in a new namespace is told 0),
- * else forgotten. A child made without the fork hooks (a raw clone)
- * keeps the parent's pid for lb_own_pid until its final write, and finds
- * /proc's numbers afresh (lb_proc_numbers_own). */
+ * else forgotten; its start kept where its fork lay in one clock tick
+ * (lb_proc_start_known). A child made without the fork hooks (a raw
+ * clone) keeps the parent's pid for lb_own_pid until its final write,
+ * and finds /proc's numbers afresh (lb_proc_numbers_own). */
 void lb_proc_numbers_fork_child(void);
+
+/* This process's start time as /proc gives it (/proc/PID/stat field 22,
+ * as common/ledger.h's lb_proc_start_of reads it: clock ticks of
+ * CLOCK_BOOTTIME since boot), known without reading /proc where it can
+ * be. The kernel stamps a new process with that clock while it forks it,
+ * so a fork child's start lies between a reading of the clock in the
+ * forking thread before the fork (lb_proc_start_fork_prepare) and one in
+ * the child after it (lb_proc_numbers_fork_child); where both fall in
+ * one clock tick, that tick is the start, the figure /proc gives anyone
+ * in this time namespace. Otherwise (a process started by exec, a tick's
+ * edge inside the fork) the caller reads /proc once a process and keeps
+ * what it read here. (The one fork whose two readings are not of one
+ * clock is the one that takes a child into a time namespace its parent
+ * made with unshare(CLONE_NEWTIME): an offset back in time shorter than
+ * the fork could fix a tick too early.) Each reading is a system call;
+ * errno kept. */
+
+/* What the two readings keep from a tick's edges: the process's stamp
+ * and this process's readings of the clock need only agree within it. */
+#define LB_PROC_START_SLACK_NS 100000ull
+
+/* The start, in clock ticks of hz a second, of a process that started
+ * between from_ns and to_ns of CLOCK_BOOTTIME, where that span, widened by
+ * LB_PROC_START_SLACK_NS either side, lies in one tick; else 0 (unknown,
+ * also where a second is no whole number of ticks). */
+uint64_t lb_proc_start_between(uint64_t from_ns, uint64_t to_ns, long hz);
+/* Process pid's start as kept here (by its fork, or lb_proc_start_keep),
+ * or 0. */
+uint64_t lb_proc_start_known(pid_t pid);
+/* Keeps start (lb_proc_start_of's reading; 0 is not kept) as process
+ * pid's. */
+void lb_proc_start_keep(pid_t pid, uint64_t start);
+/* Before a fork, in the forking thread, last of its fork steps and under
+ * the lock the fork holds (core/runtime.c: the arena's): the clock, which
+ * the child's start follows. */
+void lb_proc_start_fork_prepare(void);
 #endif

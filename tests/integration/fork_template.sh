@@ -4,8 +4,10 @@
 # grandchildren from the copy their parent inherited. fork_template's
 # parent forks six children one after another, the third of which forks
 # three grandchildren; every process creates its own threads and prints
-# "proc PID PPID THREADS". Each process must be in the database once, with
-# its parent, its own thread count (the run row's and its thread rows),
+# "proc PID PPID THREADS START". Each process must be in the database
+# once, with its parent, its start time as /proc gives it (which a fork
+# child takes from its fork where that lay in one clock tick: util/proc_numbers.h),
+# its own thread count (the run row's and its thread rows),
 # its threads started in worker(), and no process may fail to write: run
 # once plainly, once with time windows (a window thread writing in the
 # parent while it forks), once under `lockblame run`, and plainly with
@@ -18,18 +20,18 @@
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$WORKLOADS_USER/fork_template"
 
 check() { # check NAME DB OUT ERR EXTRA (lockblame's own threads a process may have)
-    local name=$1 db=$2 out=$3 extra=$5 pid ppid threads
+    local name=$1 db=$2 out=$3 extra=$5 pid ppid threads start
     local said; said=$(grep -c '^proc ' "$out" || true)
     local n; n=$(rows "$db" "SELECT COUNT(*) FROM run")
     echo "  $name: $said processes said what they did; $n run rows"
     [ "$said" = 10 ] || bad "$name: expected 10 processes to print, $said did"
     [ "$n" = "$said" ] || bad "$name: $n run rows for $said processes"
-    while read -r _ pid ppid threads; do
+    while read -r _ pid ppid threads start; do
         local got rows_all
-        got=$(rows "$db" "SELECT COUNT(*) || ' ' || MAX(ppid) || ' ' || MAX(exec_gen) FROM run
-            WHERE pid = $pid")
-        [ "$got" = "1 $ppid 0" ] ||
-            bad "$name: pid $pid: run rows, ppid, exec_gen '$got', the process said '1 $ppid 0'"
+        got=$(rows "$db" "SELECT COUNT(*) || ' ' || MAX(ppid) || ' ' || MAX(exec_gen) || ' '
+            || MAX(proc_start) FROM run WHERE pid = $pid")
+        [ "$got" = "1 $ppid 0 $start" ] ||
+            bad "$name: pid $pid: run rows, ppid, exec_gen, proc_start '$got', the process said '1 $ppid 0 $start'"
         got=$(rows "$db" "SELECT (SELECT COUNT(*) FROM thread t JOIN frame f
                 ON f.id = t.start_frame_id WHERE t.run_id = r.id AND f.function = 'worker')
             || ' ' || (SELECT COUNT(*) FROM thread t WHERE t.run_id = r.id AND t.tid = r.pid)

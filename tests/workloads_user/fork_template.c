@@ -2,8 +2,9 @@
  * or a prefork server does, built -O2 -g as users build. Every process
  * (the parent, each child, and the grandchildren that one child forks in
  * turn) creates its own threads, each running worker(), joins them, and
- * prints one line, "proc PID PPID THREADS" (THREADS counts its main
- * thread), before it exits. The children after the parent's second fork
+ * prints one line, "proc PID PPID THREADS START" (THREADS counts its main
+ * thread; START is its start time as /proc/self/stat gives it), before it
+ * exits. The children after the parent's second fork
  * start their exit write from the profile database the parent prepared
  * (report/writer/profile_db.h); the grandchildren from the copy their
  * parent inherited. At its end the parent prints "sqlite_mapped 0|1":
@@ -39,6 +40,25 @@ __attribute__((noinline)) static void *worker(void *arg)
     return NULL;
 }
 
+/* This process's start time: /proc/self/stat's field 22 (after the
+ * command, which may hold spaces, field 3 on), or 0. */
+static unsigned long long proc_start(void)
+{
+    char buf[1024];
+    unsigned long long start = 0;
+    FILE *stat = fopen("/proc/self/stat", "r");
+    size_t got = stat ? fread(buf, 1, sizeof buf - 1, stat) : 0;
+    if (stat)
+        fclose(stat);
+    buf[got] = '\0';
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        start = strtoull(p + 1, NULL, 10);
+    return start;
+}
+
 /* nthreads threads of worker(), joined; then the process's line. */
 static void run_threads(int nthreads)
 {
@@ -48,7 +68,7 @@ static void run_threads(int nthreads)
             exit(3);
     for (int i = 0; i < nthreads; i++)
         pthread_join(t[i], NULL);
-    dprintf(1, "proc %d %d %d\n", (int)getpid(), (int)getppid(), nthreads + 1);
+    dprintf(1, "proc %d %d %d %llu\n", (int)getpid(), (int)getppid(), nthreads + 1, proc_start());
 }
 
 /* Fork n processes one after another; the i-th (from 1) runs
