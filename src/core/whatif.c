@@ -312,7 +312,7 @@ static bool is_site(uintptr_t ra)
         /* Elsewhere the call went through a stub or a slot: read with
          * checks, where nothing is sure to be mapped. */
         if (!match)
-            match = lb_through_plt(lb_call_dest(ra)) == config.function_start;
+            match = lb_through_plt(NULL, lb_call_dest(NULL, ra)) == config.function_start;
     }
     me.site_cache[slot].ra = ra;
     me.site_cache[slot].match = match;

@@ -72,6 +72,11 @@ static void test_tail_call_sited_in_jumping_function(void)
     ASSERT_EQ(strncmp(at_call.function, "caller", 6), 0); /* what the walk saw */
     uintptr_t jump = lb_tailcall_jump(s, call_pc, is_release_entry, NULL);
     ASSERT_NE(jump, 0);
+    /* the same through a write's cache, again from its copies */
+    lb_tailcall_cache_t cache = { 0 };
+    ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
+    ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
+    lb_tailcall_cache_free(&cache);
     lb_symbol_t at_jump;
     lb_symbolize(s, jump, &at_jump);
     ASSERT_EQ(strncmp(at_jump.function, "tail_release", 12), 0); /* maybe a clone */
@@ -86,6 +91,9 @@ static void test_direct_call_is_its_own_site(void)
     release_entry(&mutex);
     sink++;
     ASSERT_EQ(lb_tailcall_jump(s, seen_ra - 1, is_release_entry, NULL), 0);
+    lb_tailcall_cache_t cache = { 0 };
+    ASSERT_EQ(lb_tailcall_jump(s, seen_ra - 1, is_release_entry, &cache), 0);
+    lb_tailcall_cache_free(&cache);
     lb_symbolizer_close(s);
 }
 

@@ -134,7 +134,7 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
     if (lb_retired_contains(call_pc))
         return call_pc; /* its code is gone: no tail jump to read */
     if (!lb_u64map_get(&w->jump_of_pc, call_pc, &v)) {
-        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self, &w->plt_memo);
+        uintptr_t jump = lb_tailcall_jump(w->sym, call_pc, lb_pc_in_self, &w->tailcall);
         int64_t delta = jump ? (int64_t)(jump - call_pc) : 0;
         v = !jump                                         ? 0
             : delta >= -NEAR_RANGE && delta <= NEAR_RANGE ? (uint32_t)(delta + NEAR_BIAS)
@@ -327,6 +327,7 @@ void lb_merge_release_files(writer_t *w)
 {
     lb_symbolizer_close(w->sym);
     open_symbolizer(w);
+    lb_tailcall_cache_forget_blocks(&w->tailcall);
 }
 
 int lb_merge_open(writer_t *w)
@@ -389,6 +390,7 @@ void lb_merge_close(writer_t *w)
     lb_scratch_free(w->node_counts);
     lb_scratch_free(w->waits_s);
     lb_u64map_free(&w->jump_of_pc);
+    lb_tailcall_cache_free(&w->tailcall);
     lb_scratch_free(w->far_jumps);
     w->far_jumps = NULL;
     w->nfar = w->far_cap = 0;

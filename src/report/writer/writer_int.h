@@ -42,10 +42,10 @@ typedef struct writer {
     struct lb_symcache *warm;  /* those a forking parent read for this write, or NULL */
     lb_u64map_t frame_of_pc;
     lb_u64map_t module_of_base;
-    lb_u64map_t node_of_edge; /* (parent node << 32 | frame) -> node */
-    lb_u64map_t jump_of_pc;   /* call pc -> tail jump, see lb_merge_site_pc */
-    lb_plt_memo_t plt_memo;   /* the PLT stubs those look-ups followed */
-    uintptr_t *far_jumps;     /* tail jumps over 1 GiB from their call (another module's) */
+    lb_u64map_t node_of_edge;     /* (parent node << 32 | frame) -> node */
+    lb_u64map_t jump_of_pc;       /* call pc -> tail jump, see lb_merge_site_pc */
+    lb_tailcall_cache_t tailcall; /* the PLT stubs those look-ups followed, the blocks they read */
+    uintptr_t *far_jumps;         /* tail jumps over 1 GiB from their call (another module's) */
     uint32_t nfar, far_cap;
     uint32_t frames, modules, nodes;
     uint32_t **node_maps;  /* per thread id: local CCT node -> global node, 0 until a row
@@ -129,7 +129,8 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
 void lb_merge_finish(writer_t *w);
 void lb_merge_close(writer_t *w);
 /* Between two uses of w (time windows): libdwfl's files closed, until a
- * later lookup needs them again. */
+ * later lookup needs them again, and the tail-call look-ups' block copies
+ * dropped (tailcall.h). */
 void lb_merge_release_files(writer_t *w);
 /* The global node of pc below the global node parent at global depth
  * *depth (inlined calls add nodes in between; *depth is advanced). */
