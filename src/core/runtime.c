@@ -135,6 +135,7 @@ static void after_fork_child(void)
     /* The child's pid first: the hooks' own-memory reads and writes go
      * through it (util/own_memory.h) */
     lb_proc_numbers_fork_child();
+    lb_clock_fork_child();
     lb_arena_fork_done(true);
     lb_thread_t *self = lb_self;
     if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)

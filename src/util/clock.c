@@ -2,6 +2,7 @@
 #include "util/clock.h"
 
 #include <cpuid.h>
+#include <errno.h>
 #include <string.h>
 
 #include "util/read_head.h"
@@ -29,9 +30,11 @@ static uint64_t start_tsc, start_ns;
 static bool tsc_eligible(void)
 {
     char buf[64];
-    if (lb_read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
-                     sizeof buf) < 0 ||
-        strcmp(buf, "tsc\n") != 0)
+    int saved_errno = errno; /* asked from any clock read, inside the program's calls */
+    long got = lb_read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+                            sizeof buf);
+    errno = saved_errno;
+    if (got < 0 || strcmp(buf, "tsc\n") != 0)
         return false;
     unsigned eax, ebx, ecx, edx;
     return __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) && (edx & (1u << 8));
@@ -65,7 +68,9 @@ static void paired_read(uint64_t *tsc, uint64_t *ns)
  * a process that ends within LB_TSC_CALIBRATE_NS never uses the TSC, and
  * the question costs a file of sysfs read and a CPUID (which a VM's
  * hypervisor answers: tens of microseconds nested), paid by every exec'd
- * image at its start where it was asked there. */
+ * image at its start where it was asked there. A process that cannot
+ * read the file by then (one that chroots or filters its own system
+ * calls early) keeps clock_gettime, as where the TSC is not eligible. */
 void lb_clock_setup(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) != TSC_IDLE)
@@ -98,6 +103,15 @@ uint64_t lb_clock_slow_ns(void)
     lb_tsc.base_ns = now;
     __atomic_store_n(&lb_tsc.ready, TSC_READY, __ATOMIC_RELEASE);
     return now;
+}
+
+void lb_clock_fork_child(void)
+{
+    /* another thread of the parent was calibrating: the child's first
+     * reading is still good, and its own calibration is due again (a
+     * store only then: it would copy the page the child shares) */
+    if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) == TSC_CALIBRATING)
+        __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELAXED);
 }
 
 void lb_clock_settle(void)

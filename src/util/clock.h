@@ -46,6 +46,10 @@ uint64_t lb_clock_slow_ns(void);
  * so that the children inherit the clock's decision, each of which would
  * otherwise make it again. */
 void lb_clock_settle(void);
+/* In a fork child, while it has one thread: a calibration another thread
+ * of the parent had under way is made again here when due, where the
+ * child would otherwise never make one. */
+void lb_clock_fork_child(void);
 
 static inline uint64_t lb_monotonic_ns(void)
 {

@@ -375,7 +375,9 @@ void lb_pages_write_first(void *p, size_t bytes)
 {
     uintptr_t at = (uintptr_t)p, end = at + bytes;
     for (unsigned n = 0; at < end && n < LB_WRITE_FIRST_PAGES; n++) {
-        __atomic_fetch_add((uint32_t *)at, 0u, __ATOMIC_RELAXED);
+        /* a locked add of 0, which changes nothing and writes: written
+         * out, since a compiler may make an idempotent atomic a load */
+        __asm__ volatile("lock addl $0, %0" : "+m"(*(uint32_t *)at) : : "memory");
         at = (at | (LB_PAGE - 1)) + 1; /* the next page's first word */
     }
 }

@@ -23,7 +23,7 @@ void lb_pages_free_recycled(void *p, size_t bytes);
  * names (bit i: the block's page i): the next owner's zeroing leaves the
  * others alone, never faulting in a page no owner wrote. */
 void lb_pages_free_recycled_dirty(void *p, size_t bytes, uint32_t dirty_pages);
-/* Make a page's first touch a write: an atomic add of 0 to a word of each
+/* Make a page's first touch a write: a locked add of 0 to a word of each
  * page of [p, p + bytes) (at most LB_WRITE_FIRST_PAGES of them, from the
  * first), which changes no value and is safe beside other threads' use.
  * A page first read is mapped to the zero page (or, in a fork child, to

@@ -208,8 +208,8 @@ static long faults_reading_then_writing(volatile unsigned char *p, size_t bytes)
 
 static void test_arena_blocks_are_written_before_their_first_read(void)
 {
-    /* larger than what the arena's chunk has left, so a fresh chunk,
-     * pages no one touched */
+    /* past the arena's first chunk: its blocks lie on pages no one
+     * touched before (a chunk's blocks are handed out in order) */
     size_t bytes = 3 * 4096;
     for (int i = 0; i < 300; i++)
         ASSERT_TRUE(lb_arena_alloc(4096) != NULL);
