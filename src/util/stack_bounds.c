@@ -3,7 +3,9 @@
  * The main thread: glibc's pthread_getattr_np reads /proc/self/maps with
  * stdio and sscanf (about 100K instructions, a third of what a preloaded
  * short process costs lockblame at start-up); main_thread_bounds computes
- * the same range from one raw read of the same file, as glibc 2.36 does:
+ * the same range from the kernel's answers by address (PROCMAP_QUERY)
+ * where it has that query, else from one raw read of the same file, as
+ * glibc 2.36 does:
  * the top is the page after __libc_stack_end's, the size is the stack
  * rlimit less what the stack's mapping already holds above the top, cut to
  * pages and to the end of the mapping below. Other threads: glibc's call
@@ -136,7 +138,8 @@ static int query(int fd, uintptr_t addr, bool covering, mapping_t *m)
 /* m->below for a stack that may reach down to floor: the end of the last
  * mapping in [floor, m->from), floor if none lies there (the stack's
  * room is then floor's, whatever lies lower). 0, or LB_QUERY_NO when
- * more than LB_QUERY_STEPS lie there or the query fails. */
+ * the query steps over LB_QUERY_STEPS of them without reaching the
+ * stack's, or fails. */
 static int query_below(int fd, uintptr_t floor, mapping_t *m)
 {
     m->below = floor;

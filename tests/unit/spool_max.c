@@ -1,6 +1,7 @@
 /* Unit tests for lb_spool_max_setting (src/common/spool.h) and the
  * parser under it (src/common/parse_u64.h): the values LOCKBLAME_SPOOL_MAX
- * accepts, and what a refused one gives (the default, and a line).
+ * accepts, and what a refused one gives (the default, and a line); and
+ * the batch a process on the bound's duty adds (report/writer/spool_bound.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "common/parse_u64.h"
 #include "common/spool.h"
+#include "report/writer/spool_bound.h"
 
 static unsigned setting(const char *v, char *why, size_t size)
 {
@@ -53,4 +55,14 @@ static void test_parse_keeps_errno(void)
     ASSERT_FALSE(lb_parse_u64(NULL, 0, 1, &v));
 }
 
-CHECK_MAIN(test_accepted, test_refused, test_parse_keeps_errno)
+/* A process on the bound's duty adds the bound's worth, from 64 to 256. */
+static void test_duty_batch(void)
+{
+    ASSERT_EQ(lb_spool_duty_batch(8), 64);
+    ASSERT_EQ(lb_spool_duty_batch(64), 64);
+    ASSERT_EQ(lb_spool_duty_batch(100), 100);
+    ASSERT_EQ(lb_spool_duty_batch(LB_SPOOL_MAX_DEFAULT), 256);
+    ASSERT_EQ(lb_spool_duty_batch(100000), 256);
+}
+
+CHECK_MAIN(test_accepted, test_refused, test_parse_keeps_errno, test_duty_batch)

@@ -78,7 +78,7 @@ bool lb_spool_bound_take_duty(void)
 
 unsigned lb_spool_bound_batch(void)
 {
-    return spool_max > LB_SPOOL_CAPPED_BATCH ? spool_max : LB_SPOOL_CAPPED_BATCH;
+    return lb_spool_duty_batch(spool_max);
 }
 
 bool lb_spool_bound_on_duty(void)
@@ -110,9 +110,9 @@ void lb_spool_bound_took(uint32_t mark, unsigned taken, bool drained)
 }
 
 /* A fork child holds no duty: the one its parent's writing thread held
- * when another thread forked is the parent's to release. */
-/* Only where the parent held the duty (in its own final write): a fork
- * child's store would copy the page its parent shares with it. */
+ * when another thread forked is the parent's to release. Stored only
+ * where the parent held one: a fork child's store would copy the page it
+ * shares with its parent. */
 static void forget_duty(lb_thread_t *self)
 {
     (void)self;

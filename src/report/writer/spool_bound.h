@@ -7,7 +7,8 @@
  * records would pile up for days. So once the spool holds
  * about LOCKBLAME_SPOOL_MAX records (LB_SPOOL_MAX_DEFAULT; 0: no bound),
  * a process whose profile would wait there commits instead, adding the
- * oldest records with its own, as many as the bound (lb_spool_bound_batch). One process at a
+ * oldest records with its own, the bound's worth from 64 to 256
+ * (lb_spool_duty_batch). One process at a
  * time takes that duty, so that a burst of exits is not a burst of
  * commits queued on the database's lock: the others go on spooling.
  *
@@ -35,17 +36,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The fewest records a process on duty adds besides its own: more than
- * a commit's usual LB_PENDING_BATCH (output.c), so that the spool drains
- * faster than exits fill it while one process commits at a time. */
-#define LB_SPOOL_CAPPED_BATCH 64u
+#include "common/spool.h"
 
-/* The records a process on duty adds besides its own: the bound's worth
- * (at least LB_SPOOL_CAPPED_BATCH), the oldest, so that the spool is
- * about empty after it: a process that commits opens SQLite and the
- * database from nothing, so fewer, larger commits cost less. A tree of
- * 1,600 short processes (bench/forktree 1600 8 0) took 7% more CPU time
- * with commits of 64 than with no bound, 2% more with commits of 256. */
+/* The fewest and the most records a process on duty adds besides its
+ * own: more than a commit's usual LB_PENDING_BATCH (output.c), so that
+ * the spool drains faster than exits fill it while one process commits
+ * at a time, and no more than the default bound's worth, so that a large
+ * LOCKBLAME_SPOOL_MAX does not make one process's exit wait for
+ * thousands of records (~0.3 ms each). */
+#define LB_SPOOL_CAPPED_BATCH 64u
+#define LB_SPOOL_CAPPED_MOST  LB_SPOOL_MAX_DEFAULT
+
+/* The records a process on duty adds besides its own under a bound of
+ * `bound` records: the bound's worth, the oldest, within [64, 256], so
+ * that the default bound's spool is about empty after it: a process that
+ * commits opens SQLite and the database from nothing, so fewer, larger
+ * commits cost less. A tree of 1,600 short processes (bench/forktree 1600
+ * 8 0) took about 8% more CPU time with commits of 64 than with no bound,
+ * with commits of 256 as much as with none within the runs' spread. */
+static inline unsigned lb_spool_duty_batch(unsigned bound)
+{
+    return bound < LB_SPOOL_CAPPED_BATCH  ? LB_SPOOL_CAPPED_BATCH
+           : bound > LB_SPOOL_CAPPED_MOST ? LB_SPOOL_CAPPED_MOST
+                                          : bound;
+}
+/* lb_spool_duty_batch of this process's bound. */
 unsigned lb_spool_bound_batch(void);
 
 /* A record was put in the spool: the records put so far (0 without a
