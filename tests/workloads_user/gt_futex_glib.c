@@ -106,10 +106,19 @@ static gpointer run_holder(gpointer arg)
     return NULL;
 }
 
-/* The pool's tasks: a first one names its worker (its tid) and returns
- * once all three have started, so that each runs on a worker of its own;
- * a second one ends its worker's wait. */
-static int first_started, finished;
+/* The pool's tasks come in two rounds of three: a task of the first
+ * names its worker (its tid), one of the second ends its worker's wait.
+ * A task returns only once all three of its round have started, so that
+ * each runs on a worker of its own: a worker done with its task before
+ * another woken worker runs (a loaded machine) would otherwise take the
+ * task pushed for that one, whose wait would end only at the pool's end. */
+static int first_started, second_started, finished;
+
+static void await_round(int *round_started)
+{
+    while (__atomic_load_n(round_started, __ATOMIC_ACQUIRE) < FUTEX_GT_WAITERS)
+        sched_yield();
+}
 
 static void task(gpointer data, gpointer user_data)
 {
@@ -117,20 +126,22 @@ static void task(gpointer data, gpointer user_data)
     int n = GPOINTER_TO_INT(data);
     if (n <= FUTEX_GT_WAITERS) {
         fgt_arrive(__atomic_fetch_add(&first_started, 1, __ATOMIC_RELAXED));
-        while (__atomic_load_n(&first_started, __ATOMIC_RELAXED) < FUTEX_GT_WAITERS)
-            sched_yield();
+        await_round(&first_started);
         return;
     }
     int i;
     for (i = 0; i < FUTEX_GT_WAITERS; i++)
         if (fgt.tid[i] == (int)gettid())
             break;
-    if (i == FUTEX_GT_WAITERS) {
-        fprintf(stderr, "gt_futex_glib: a task ran on a thread of no first task\n");
+    if (i == FUTEX_GT_WAITERS || fgt.returned[i]) {
+        fprintf(stderr, "gt_futex_glib: a second task ran on a thread of %s\n",
+                i == FUTEX_GT_WAITERS ? "no first task" : "another second task");
         exit(1);
     }
     fgt_returned(i);
+    __atomic_add_fetch(&second_started, 1, __ATOMIC_RELEASE);
     fgt_linger(i);
+    await_round(&second_started);
     __atomic_add_fetch(&finished, 1, __ATOMIC_RELEASE);
 }
 
