@@ -5,8 +5,9 @@
 # std::atomic<int>::wait/notify_one and std::shared_future::get, built
 # g++ -std=c++20 -O2 -g (tests/workloads_user/gt_futex_cxx.cc). In each
 # one function makes three threads wait about 150 ms; its blame must
-# match the workload's own ground truth within 5% of the total wait, and
-# it must be the top release site. Before futex words were monitored,
+# match the workload's own ground truth within 5% of the total wait (and
+# the waiting within the wakes' spans: futex_scenarios.sh), and it must
+# be the top release site. Before futex words were monitored,
 # lockblame saw none of these waits.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTLIB/futex_scenarios.sh"

@@ -5,7 +5,8 @@
 # gcc -O2 -g (tests/workloads_user/gt_futex_glib.c, built where
 # libglib2.0-dev is installed). In each one function makes three threads
 # wait about 150 ms; its blame must match the workload's own ground truth
-# within 5% of the total wait, and it must be the top release site.
+# within 5% of the total wait (and the waiting within the wakes' spans:
+# futex_scenarios.sh), and it must be the top release site.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTLIB/futex_scenarios.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"

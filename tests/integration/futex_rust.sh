@@ -5,8 +5,9 @@
 # built rustc -O -g with the first rustc on PATH
 # (tests/workloads_user/gt_futex_rust.rs). In each one function makes
 # three threads wait about 150 ms; its blame must match the workload's
-# own ground truth within 5% of the total wait, and it must be the top
-# release site: a MutexGuard dropped in slow_holder is slow_holder.
+# own ground truth within 5% of the total wait (and the waiting within
+# the wakes' spans: futex_scenarios.sh), and it must be the top release
+# site: a MutexGuard dropped in slow_holder is slow_holder.
 # The same program built with rustc's v0 symbol names ("_R...",
 # -C symbol-mangling-version=v0) names the same sites.
 . "$(dirname "$0")/../lib/common.sh"

@@ -18,6 +18,16 @@
  * blocked, so every wait spans it. The wait ends when the blocking call
  * returns.
  *
+ * A wake is logged with its site just before the call that makes it
+ * (fgt_signal) and again when that call returns (fgt_signalled):
+ * lockblame accounts the wake somewhere in that span, while the truth
+ * gives the span's waiting to the next wake logged (or leaves it
+ * unattributed). A culprit that the machine keeps off its CPU within the
+ * span (tens of ms on a loaded machine) moves that much waiting from one
+ * to the other: futex_truth.py reports the waiting within the spans as
+ * unplaced, and each site's tolerance widens by it (under a millisecond's
+ * worth on a quiet machine).
+ *
  * Every thread writes only its own entries until the threads are joined
  * (the signals' by an atomic count).
  */
@@ -42,7 +52,8 @@ static struct {
     int64_t noted_cpu[FUTEX_GT_WAITERS], noted_delay[FUTEX_GT_WAITERS]; /* before it blocks */
     int64_t blocked[FUTEX_GT_WAITERS];                                  /* when it entered futex */
     int64_t returned[FUTEX_GT_WAITERS];
-    int64_t signal_ns[FUTEX_GT_SIGNALS];
+    int64_t signal_ns[FUTEX_GT_SIGNALS];    /* just before the wake's call */
+    int64_t signalled_ns[FUTEX_GT_SIGNALS]; /* when that call returned */
     const char *signal_site[FUTEX_GT_SIGNALS];
     int nsignals;
 } fgt;
@@ -164,14 +175,23 @@ static inline void fgt_await_blocked(void)
     }
 }
 
-/* A thread at site, just before its wake call (any thread). */
-static inline void fgt_signal(const char *site)
+/* A thread at site, just before its wake call (any thread). Returns the
+ * wake's slot, for fgt_signalled. */
+static inline int fgt_signal(const char *site)
 {
     int n = __atomic_fetch_add(&fgt.nsignals, 1, __ATOMIC_RELAXED);
     if (n < FUTEX_GT_SIGNALS) {
         fgt.signal_ns[n] = gt_now();
         fgt.signal_site[n] = site;
     }
+    return n;
+}
+
+/* The same thread, once the wake call of slot (fgt_signal's) returned. */
+static inline void fgt_signalled(int slot)
+{
+    if (slot < FUTEX_GT_SIGNALS)
+        fgt.signalled_ns[slot] = gt_now();
 }
 
 /* The event log, to $EVENTS or stdout (tests/lib/futex_truth.py); partial:
@@ -192,7 +212,8 @@ static inline int fgt_write(const char *workload, const char *source, double dur
     for (int i = 0; i < FUTEX_GT_WAITERS; i++)
         fprintf(out, "wait %lld %lld\n", (long long)fgt.blocked[i], (long long)fgt.returned[i]);
     for (int s = 0; s < fgt.nsignals && s < FUTEX_GT_SIGNALS; s++)
-        fprintf(out, "signal %lld %s\n", (long long)fgt.signal_ns[s], fgt.signal_site[s]);
+        fprintf(out, "signal %lld %lld %s\n", (long long)fgt.signal_ns[s],
+                (long long)fgt.signalled_ns[s], fgt.signal_site[s]);
     return out != stdout && fclose(out) != 0;
 }
 #endif

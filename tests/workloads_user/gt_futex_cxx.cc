@@ -51,23 +51,22 @@ __attribute__((noinline)) void slow_signaller(const char *scenario)
     fgt_watch();
     fgt_await_blocked();
     gt_spin_until(gt_now() + fgt_hold_ns);
-    if (strcmp(scenario, "semaphore") == 0) {
-        fgt_signal("slow_signaller");
-        semaphore.release(FUTEX_GT_WAITERS);
-    } else if (strcmp(scenario, "latch") == 0) {
-        fgt_signal("slow_signaller");
-        latch.count_down();
-    } else if (strcmp(scenario, "atomic") == 0) {
-        fgt_signal("slow_signaller");
+    if (strcmp(scenario, "atomic") == 0) {
         flag.store(1);
         for (int i = 0; i < FUTEX_GT_WAITERS; i++) {
-            if (i > 0)
-                fgt_signal("slow_signaller");
+            int wake = fgt_signal("slow_signaller");
             flag.notify_one();
+            fgt_signalled(wake);
         }
     } else {
-        fgt_signal("slow_signaller");
-        promise.set_value(42);
+        int wake = fgt_signal("slow_signaller");
+        if (strcmp(scenario, "semaphore") == 0)
+            semaphore.release(FUTEX_GT_WAITERS);
+        else if (strcmp(scenario, "latch") == 0)
+            latch.count_down();
+        else
+            promise.set_value(42);
+        fgt_signalled(wake);
     }
     done.fetch_add(1); /* (the wake is no tail call) */
 }
@@ -77,8 +76,9 @@ __attribute__((noinline)) void slow_straggler()
     fgt_watch();
     fgt_await_blocked();
     gt_spin_until(gt_now() + fgt_hold_ns);
-    fgt_signal("slow_straggler");
+    int wake = fgt_signal("slow_straggler");
     barrier.arrive_and_wait();
+    fgt_signalled(wake);
     done.fetch_add(1);
 }
 

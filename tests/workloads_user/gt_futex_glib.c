@@ -45,8 +45,9 @@ __attribute__((noinline)) static void slow_holder(void)
     fgt_watch();
     fgt_await_blocked();
     gt_spin_until(gt_now() + fgt_hold_ns);
-    fgt_signal("slow_holder");
+    int wake = fgt_signal("slow_holder");
     g_mutex_unlock(&mutex);
+    fgt_signalled(wake);
     __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED); /* (the unlock is no tail call) */
 }
 
@@ -55,8 +56,9 @@ __attribute__((noinline)) static void waiter_gmutex(int i)
     arrive(i);
     g_mutex_lock(&mutex);
     fgt_returned(i);
-    fgt_signal("waiter_gmutex");
+    int wake = fgt_signal("waiter_gmutex");
     g_mutex_unlock(&mutex);
+    fgt_signalled(wake);
     fgt_linger(i);
 }
 
@@ -70,8 +72,9 @@ __attribute__((noinline)) static void slow_signaller(void)
     flag = 1;
     g_mutex_unlock(&mutex);
     /* broadcast after the unlock: the woken waiters find the mutex free */
-    fgt_signal("slow_signaller");
+    int wake = fgt_signal("slow_signaller");
     g_cond_broadcast(&cond);
+    fgt_signalled(wake);
     __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED);
 }
 
@@ -150,8 +153,9 @@ __attribute__((noinline)) static void slow_pusher(GThreadPool *pool)
     fgt_await_blocked();
     gt_spin_until(gt_now() + fgt_hold_ns);
     for (int i = 0; i < FUTEX_GT_WAITERS; i++) {
-        fgt_signal("slow_pusher");
+        int wake = fgt_signal("slow_pusher");
         g_thread_pool_push(pool, GINT_TO_POINTER(FUTEX_GT_WAITERS + 1 + i), NULL);
+        fgt_signalled(wake);
     }
     __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED);
 }

@@ -17,8 +17,9 @@
 // workloads' header), written here in Rust: a wait spans from the
 // waiter's entry into futex (its note before the blocking call, plus the
 // CPU time and run delay it had until the culprit saw it blocked there)
-// to the return of the blocking call; a wake is
-// logged with its function just before the call that makes it. A waiter's
+// to the return of the blocking call; a wake is logged with its function
+// just before the call that makes it and again when that call returns
+// (the span within which lockblame accounts it). A waiter's
 // own wake is logged only where it wakes the word the others wait on (a
 // Mutex's): after a Condvar's or a Barrier's notify_all, what the woken
 // waiters still wait is on the condvar's word, which no later wake ends
@@ -75,6 +76,7 @@ static NOTED_DELAY: [AtomicI64; WAITERS] = [ZERO64; WAITERS];
 static BLOCKED: [AtomicI64; WAITERS] = [ZERO64; WAITERS];
 static RETURNED: [AtomicI64; WAITERS] = [ZERO64; WAITERS];
 static SIGNAL_NS: [AtomicI64; SIGNALS] = [ZERO64; SIGNALS];
+static SIGNALLED_NS: [AtomicI64; SIGNALS] = [ZERO64; SIGNALS];
 static SIGNAL_SITE: [AtomicUsize; SIGNALS] = [ZERO; SIGNALS];
 static NSIGNALS: AtomicUsize = AtomicUsize::new(0);
 static HELD: AtomicBool = AtomicBool::new(false);
@@ -96,11 +98,21 @@ const SLOW_SENDER: usize = 3;
 const SLOW_STRAGGLER: usize = 4;
 const WAITER_MUTEX: usize = 5;
 
-fn signal(site: usize) {
+// A thread at site, just before its wake call; returns the wake's slot,
+// for signalled.
+fn signal(site: usize) -> usize {
     let n = NSIGNALS.fetch_add(1, SeqCst);
     if n < SIGNALS {
         SIGNAL_NS[n].store(now_ns(), SeqCst);
         SIGNAL_SITE[n].store(site, SeqCst);
+    }
+    n
+}
+
+// The same thread, once the wake call of slot (signal's) returned.
+fn signalled(slot: usize) {
+    if slot < SIGNALS {
+        SIGNALLED_NS[slot].store(now_ns(), SeqCst);
     }
 }
 
@@ -185,8 +197,9 @@ fn slow_holder(m: &Mutex<u64>) {
     await_blocked();
     hold();
     *guard += 1;
-    signal(SLOW_HOLDER);
+    let wake = signal(SLOW_HOLDER);
     drop(guard);
+    signalled(wake);
     DONE.fetch_add(1, SeqCst); // (the unlock is no tail call)
 }
 
@@ -200,8 +213,9 @@ mod rwlock {
         await_blocked();
         hold();
         *guard += 1;
-        signal(RW_SLOW_HOLDER);
+        let wake = signal(RW_SLOW_HOLDER);
         drop(guard);
+        signalled(wake);
         DONE.fetch_add(1, SeqCst);
     }
 }
@@ -213,8 +227,9 @@ fn slow_signaller(pair: &(Mutex<bool>, Condvar)) {
     hold();
     *pair.0.lock().unwrap() = true;
     // notified after the unlock: the woken waiters find the mutex free
-    signal(SLOW_SIGNALLER);
+    let wake = signal(SLOW_SIGNALLER);
     pair.1.notify_all();
+    signalled(wake);
     DONE.fetch_add(1, SeqCst);
 }
 
@@ -224,8 +239,9 @@ fn slow_sender(senders: Vec<mpsc::Sender<u64>>) {
     await_blocked();
     hold();
     for tx in &senders {
-        signal(SLOW_SENDER);
+        let wake = signal(SLOW_SENDER);
         tx.send(1).unwrap();
+        signalled(wake);
     }
     DONE.fetch_add(1, SeqCst);
 }
@@ -235,8 +251,9 @@ fn slow_straggler(barrier: &Barrier) {
     HELD.store(true, SeqCst);
     await_blocked();
     hold();
-    signal(SLOW_STRAGGLER);
+    let wake = signal(SLOW_STRAGGLER);
     barrier.wait();
+    signalled(wake);
     DONE.fetch_add(1, SeqCst);
 }
 
@@ -246,8 +263,9 @@ fn waiter_mutex(i: usize, m: &Mutex<u64>) {
     let mut guard = m.lock().unwrap();
     returned(i);
     *guard += 1;
-    signal(WAITER_MUTEX);
+    let wake = signal(WAITER_MUTEX);
     drop(guard);
+    signalled(wake);
     linger(i);
 }
 
@@ -374,7 +392,12 @@ fn main() {
     }
     for s in 0..NSIGNALS.load(SeqCst).min(SIGNALS) {
         let site = SITES[SIGNAL_SITE[s].load(SeqCst)];
-        log += &format!("signal {} {}\n", SIGNAL_NS[s].load(SeqCst), site);
+        log += &format!(
+            "signal {} {} {}\n",
+            SIGNAL_NS[s].load(SeqCst),
+            SIGNALLED_NS[s].load(SeqCst),
+            site
+        );
     }
     match env::var("EVENTS") {
         Ok(path) if !path.is_empty() => fs::write(&path, log).expect(&path),
