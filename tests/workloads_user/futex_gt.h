@@ -124,12 +124,16 @@ static inline void fgt_returned(int i)
  * after its only wait would be parked until shutdown, a structural wait),
  * asleep: the threads woken with it need the CPUs, and a woken thread
  * that waits for one is still in its futex call to lockblame, while the
- * truth cannot tell which futex word it waits on. */
-static inline void fgt_linger(int i)
+ * truth cannot tell which futex word it waits on. It sleeps that long
+ * however late it comes here: lockblame discounts the time a thread was
+ * runnable but off its CPU, so a thread that a loaded machine kept off
+ * it past a deadline, and then did not sleep, would end right after its
+ * wait. */
+static inline void fgt_linger(void)
 {
-    int64_t t = fgt.returned[i] + fgt_hold_ns / 2;
-    struct timespec ts = { (time_t)(t / 1000000000), (long)(t % 1000000000) };
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+    struct timespec left = { (time_t)(fgt_hold_ns / 2 / 1000000000),
+                             (long)(fgt_hold_ns / 2 % 1000000000) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &left, &left) != 0)
         ;
 }
 

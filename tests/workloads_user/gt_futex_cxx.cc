@@ -43,7 +43,7 @@ template <class Block> static void waiter(int i, Block block)
     fgt_arrive(i);
     block();
     fgt_returned(i);
-    fgt_linger(i);
+    fgt_linger();
 }
 
 __attribute__((noinline)) void slow_signaller(const char *scenario)

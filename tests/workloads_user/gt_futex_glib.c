@@ -59,7 +59,7 @@ __attribute__((noinline)) static void waiter_gmutex(int i)
     int wake = fgt_signal("waiter_gmutex");
     g_mutex_unlock(&mutex);
     fgt_signalled(wake);
-    fgt_linger(i);
+    fgt_linger();
 }
 
 __attribute__((noinline)) static void slow_signaller(void)
@@ -86,7 +86,7 @@ __attribute__((noinline)) static void waiter_gcond(int i)
         g_cond_wait(&cond, &mutex);
     fgt_returned(i);
     g_mutex_unlock(&mutex);
-    fgt_linger(i);
+    fgt_linger();
 }
 
 static gpointer run_waiter(gpointer arg)
@@ -143,7 +143,7 @@ static void task(gpointer data, gpointer user_data)
     }
     fgt_returned(i);
     __atomic_add_fetch(&second_started, 1, __ATOMIC_RELEASE);
-    fgt_linger(i);
+    fgt_linger();
     await_round(&second_started);
     __atomic_add_fetch(&finished, 1, __ATOMIC_RELEASE);
 }

@@ -181,13 +181,12 @@ fn returned(i: usize) {
 
 // Then it lives on for half the culprit's time (a thread that ends right
 // after its only wait would be parked until shutdown, a structural wait),
-// asleep: the threads woken with it need the CPUs (futex_gt.h).
-fn linger(i: usize) {
-    let until = RETURNED[i].load(SeqCst) + HOLD_NS.load(SeqCst) / 2;
-    let left = until - now_ns();
-    if left > 0 {
-        thread::sleep(std::time::Duration::from_nanos(left as u64));
-    }
+// asleep: the threads woken with it need the CPUs; that long however late
+// it comes here (futex_gt.h's fgt_linger says why).
+fn linger() {
+    thread::sleep(std::time::Duration::from_nanos(
+        HOLD_NS.load(SeqCst) as u64 / 2,
+    ));
 }
 
 #[inline(never)]
@@ -266,7 +265,7 @@ fn waiter_mutex(i: usize, m: &Mutex<u64>) {
     let wake = signal(WAITER_MUTEX);
     drop(guard);
     signalled(wake);
-    linger(i);
+    linger();
 }
 
 #[inline(never)]
@@ -278,7 +277,7 @@ fn waiter_condvar(i: usize, pair: &(Mutex<bool>, Condvar)) {
     }
     returned(i);
     drop(ready);
-    linger(i);
+    linger();
 }
 
 #[inline(never)]
@@ -288,7 +287,7 @@ fn waiter_rwlock(i: usize, rw: &RwLock<u64>) {
     returned(i);
     DONE.fetch_add(*guard as usize, SeqCst);
     drop(guard);
-    linger(i);
+    linger();
 }
 
 #[inline(never)]
@@ -296,7 +295,7 @@ fn waiter_barrier(i: usize, barrier: &Barrier) {
     arrive(i);
     barrier.wait();
     returned(i);
-    linger(i);
+    linger();
 }
 
 #[inline(never)]
@@ -305,7 +304,7 @@ fn waiter_recv(i: usize, rx: mpsc::Receiver<u64>) {
     let got = rx.recv().unwrap();
     returned(i);
     DONE.fetch_add(got as usize, SeqCst);
-    linger(i);
+    linger();
 }
 
 fn usage(prog: &str) -> ! {
