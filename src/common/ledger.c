@@ -153,6 +153,21 @@ void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
     }
 }
 
+bool lb_ledger_records(const lb_ledger_t *l, pid_t pid, uint64_t start_ticks)
+{
+    if (!l || l->magic != LB_LEDGER_MAGIC)
+        return false;
+    uint32_t used = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < used && i < LB_LEDGER_SLOTS; i++) {
+        const lb_ledger_slot_t *s = &l->slot[i];
+        uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if ((state == LB_LEDGER_RUNNING || state == LB_LEDGER_WRITING) && s->pid == pid &&
+            lb_ledger_same_process(s->claimed_ns, start_ticks))
+            return true;
+    }
+    return false;
+}
+
 /* Why the killed ones did not write: "killed before writing it by a signal
  * ...", with the counts before and during their write when there are both. */
 static void killed_text(const lb_ledger_tally_t *t, char *buf, size_t size)

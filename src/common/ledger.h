@@ -153,6 +153,10 @@ bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks);
 /* Count the processes of l that are gone without having written, those
  * whose write failed, and those still running. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
+/* Whether process pid, which started at start_ticks (lb_proc_start_of),
+ * holds a slot of l that is still running or writing: a process that
+ * adds its profile when it ends. False for a NULL or foreign l. */
+bool lb_ledger_records(const lb_ledger_t *l, pid_t pid, uint64_t start_ticks);
 /* At the tree's end, in the database at path if it exists: t (meta
  * processes_unwritten, processes_unwritten_writing,
  * processes_unwritten_failed and processes_unwritten_failure, where some

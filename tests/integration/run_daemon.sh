@@ -14,6 +14,11 @@
 #    never that no process recorded anything;
 #  - once the child has ended (it writes its pid into a file last, then
 #    exits), `lockblame report --by-process` on the database lists it.
+# Then orphans of the tree that lockblame does not see (started without
+# LD_PRELOAD, or with LOCKBLAME_DISABLE=1), which never add a profile:
+# run's line counts them apart and promises nothing of them, alone (2 such
+# orphans) and beside a daemon that records (1 of each), in the exact
+# words of each case.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 W=$tmp/tree_work
@@ -24,6 +29,33 @@ ended() {
     local state
     state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
     [ -z "$state" ] || [ "$state" = Z ] || [ "$state" = X ]
+}
+
+# daemon_ends VARIANT COUNTS: once the daemon of $db has ended (its pid in
+# $done, written last, then its exit: it writes its profile on its way
+# out), `lockblame report --by-process` on $db lists it, and the database
+# holds one of COUNTS processes ("" for any).
+daemon_ends() {
+    local variant=$1 counts=$2 child pids
+    for _ in $(seq 600); do
+        [ -s "$done" ] && break
+        sleep 0.1
+    done
+    child=$(cat "$done" 2>/dev/null || true)
+    [ -n "$child" ] || fail "$variant: the daemon never wrote $done"
+    for _ in $(seq 600); do
+        ended "$child" && break
+        sleep 0.1
+    done
+    ended "$child" || fail "$variant: the daemon (pid $child) did not end"
+    "$LOCKBLAME_CLI" report --by-process "$db" >"$tmp/$variant.by" 2>"$tmp/$variant.by.err" ||
+        bad "$variant: report --by-process exited $?: $(cat "$tmp/$variant.by.err")"
+    pids=$(rows "$db" "SELECT group_concat(pid, ' ') FROM (SELECT pid FROM run ORDER BY pid)")
+    echo "  run's pids: $pids; the daemon: $child"
+    grep -Eq "^ *$child +" "$tmp/$variant.by" ||
+        { cat "$tmp/$variant.by"; bad "$variant: report --by-process does not list the daemon ($child)"; }
+    [ -z "$counts" ] || [[ " $counts " == *" $(rows "$db" "SELECT COUNT(*) FROM run") "* ]] ||
+        bad "$variant: $(rows "$db" "SELECT COUNT(*) FROM run") processes in the database, want $counts"
 }
 
 for variant in quiet contend nowait; do
@@ -53,29 +85,54 @@ for variant in quiet contend nowait; do
         grep -q '^lockblame: 1 process profiled; ' "$tmp/$variant.err" ||
             bad "$variant: run's summary does not count the parent's profile"
     fi
-    # the daemon's end: its pid in $done, then its exit (it writes its
-    # profile on its way out)
-    for _ in $(seq 600); do
-        [ -s "$done" ] && break
-        sleep 0.1
-    done
-    child=$(cat "$done" 2>/dev/null || true)
-    [ -n "$child" ] || fail "$variant: the daemon never wrote $done"
-    for _ in $(seq 600); do
-        ended "$child" && break
-        sleep 0.1
-    done
-    ended "$child" || fail "$variant: the daemon (pid $child) did not end"
-    "$LOCKBLAME_CLI" report --by-process "$db" >"$tmp/$variant.by" 2>"$tmp/$variant.by.err" ||
-        bad "$variant: report --by-process exited $?: $(cat "$tmp/$variant.by.err")"
-    pids=$(rows "$db" "SELECT group_concat(pid, ' ') FROM (SELECT pid FROM run ORDER BY pid)")
-    echo "  run's pids: $pids; the daemon: $child"
-    grep -Eq "^ *$child +" "$tmp/$variant.by" ||
-        { cat "$tmp/$variant.by"; bad "$variant: report --by-process does not list the daemon ($child)"; }
     # (a parent that records nothing may still have taken a sample of its
     # start on a loaded machine, and written a profile)
-    want=$([ $variant = contend ] && echo 2 || echo "1 2")
-    [[ " $want " == *" $(rows "$db" "SELECT COUNT(*) FROM run") "* ]] ||
-        bad "$variant: $(rows "$db" "SELECT COUNT(*) FROM run") processes in the database, want $want"
+    daemon_ends $variant "$([ $variant = contend ] && echo 2 || echo "1 2")"
+done
+
+# Orphans that lockblame does not see add no profile, and run's line says
+# so apart: two alone (one started without LD_PRELOAD, one with
+# LOCKBLAME_DISABLE=1), and one beside a daemon that records. Each sleeps
+# past run's end (until $go, at most a minute), and touches its file
+# $ready.N first, in its own image past the exec that left lockblame: the
+# tree's root waits for that before it ends, so that run counts each as
+# what it stays.
+linger='touch "$2"; i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
+for variant in unseen mixed; do
+    db=$tmp/$variant.db go=$tmp/$variant.go done=$tmp/$variant.done ready=$tmp/$variant.ready
+    case $variant in
+    unseen)
+        echo "== two orphans that lockblame does not see"
+        prog=(sh -c 'env -u LD_PRELOAD sh -c "$1" unseen "$2" "$3.1" & echo "unseen $!"
+                     LOCKBLAME_DISABLE=1 sh -c "$1" unseen "$2" "$3.2" & echo "unseen $!"
+                     while [ ! -e "$3.1" ] || [ ! -e "$3.2" ]; do sleep 0.05; done' \
+            _ "$linger" "$go" "$ready")
+        line="lockblame: 2 processes of the tree still run (a daemon?) that lockblame does not see: they add no profile"
+        ;;
+    mixed)
+        echo "== a daemon, and an orphan that lockblame does not see"
+        prog=(sh -c 'env -u LD_PRELOAD sh -c "$1" unseen "$2" "$3.1" & echo "unseen $!"
+                     while [ ! -e "$3.1" ]; do sleep 0.05; done
+                     exec "$4" daemon "$2" "$5"' _ "$linger" "$go" "$ready" "$W" "$done")
+        line="lockblame: 1 process of the tree still runs (a daemon?): its profile is added to $db when it ends; lockblame report merges it; 1 more that lockblame does not see adds nothing"
+        ;;
+    esac
+    rc=0
+    "$LOCKBLAME_CLI" run -o "$db" -- "${prog[@]}" >"$tmp/$variant.out" 2>"$tmp/$variant.err" || rc=$?
+    touch "$go" # the orphans end now
+    cat "$tmp/$variant.err"
+    [ $rc = 0 ] || bad "$variant: run exited $rc, not PROG's 0"
+    [ "$(grep -cxF "$line" "$tmp/$variant.err")" = 1 ] ||
+        bad "$variant: run did not say in one line: $line"
+    [ $variant = unseen ] && grep -q 'profiles\? \(is\|are\) added' "$tmp/$variant.err" &&
+        bad "$variant: run promises a profile of an orphan that lockblame does not see"
+    for orphan in $(awk '/^unseen / {print $2}' "$tmp/$variant.out"); do
+        for _ in $(seq 600); do
+            ended "$orphan" && break
+            sleep 0.1
+        done
+        ended "$orphan" || bad "$variant: the orphan (pid $orphan) did not end"
+    done
+    [ $variant = unseen ] || daemon_ends $variant ""
 done
 finish

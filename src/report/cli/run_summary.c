@@ -52,30 +52,6 @@ static bool has_pid(sqlite3 *db, pid_t pid)
     return found;
 }
 
-/* The tree's processes that ended without writing their profile (the
- * ledger beside the database, common/ledger.h): counted in t, the line
- * that says so in line ("" for none), noted in the database with PROG's
- * command line (the tree's root); the ledger removed. */
-static void settle_ledger(const char *path, const char *command, lb_ledger_tally_t *t, char *line,
-                          size_t size)
-{
-    line[0] = '\0';
-    memset(t, 0, sizeof *t);
-    char ledger_path[PATH_MAX];
-    lb_ledger_path(ledger_path, sizeof ledger_path, path);
-    bool present;
-    lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, false, &present);
-    if (!present)
-        return;
-    if (ledger) {
-        lb_ledger_tally(ledger, t);
-        munmap(ledger, sizeof *ledger);
-    }
-    unlink(ledger_path);
-    lb_ledger_text(t, line, size);
-    lb_ledger_note(path, t, command);
-}
-
 /* The shared table of process-shared objects beside the database
  * (blame/shared_objs.h), which a tree killed before its last process
  * ended leaves behind. */
@@ -132,43 +108,142 @@ void lb_run_tree_begins(void)
             (unsigned long long)now.tv_nsec / (1000000000ull / (unsigned long long)hz);
 }
 
-/* Our children that still run: the tree's orphans, whose parents ended
- * (run is their subreaper, run.c), started since the tree began; zombies
- * are not counted. */
-static int orphans_running(void)
+/* The tree's processes still running when PROG has ended (a daemon forks
+ * and its first process exits): those that record, each of which writes
+ * its profile into the database when it ends, past run's summary, and
+ * our orphans that lockblame does not see, which never write one. */
+typedef struct still_running {
+    int recording; /* the ledger's running processes, and our orphans about to record */
+    int unseen;    /* our orphans that lockblame does not profile */
+} still_running_t;
+
+/* Whether /proc/PID/FILE has a record (a line of maps, an entry of
+ * environ: records end with end, a '\n' or a '\0') for which match holds;
+ * false where it cannot be read. */
+static bool proc_record(pid_t pid, const char *file, char end, bool (*match)(const char *record))
 {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    char *record = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    bool found = false;
+    while (!found && (len = getdelim(&record, &cap, end, f)) > 0) {
+        if (record[len - 1] == end)
+            record[len - 1] = '\0';
+        found = match(record);
+    }
+    free(record);
+    fclose(f);
+    return found;
+}
+
+/* A line of maps that names the library (" (deleted)" after it where
+ * the file was replaced since). */
+static bool maps_library(const char *line)
+{
+    static const char lib[] = "/liblockblame.so";
+    const char *at = strstr(line, lib);
+    return at && (at[sizeof lib - 1] == '\0' || at[sizeof lib - 1] == ' ');
+}
+
+static bool disables_library(const char *entry)
+{
+    return strncmp(entry, "LOCKBLAME_DISABLE=", strlen("LOCKBLAME_DISABLE=")) == 0;
+}
+
+/* Whether our orphan pid, which holds no running slot of the ledger, is
+ * about to record: lockblame's library is loaded in it, and its
+ * environment does not disable it (a fork child of a profiled process
+ * that has not run yet, so has not claimed its slot). One that is
+ * statically linked, or started without LD_PRELOAD or with
+ * LOCKBLAME_DISABLE, is not; a Go program, in which the library stays
+ * inactive (util/go_program.h), is taken for one that is. */
+static bool about_to_record(pid_t pid)
+{
+    return proc_record(pid, "maps", '\n', maps_library) &&
+           !proc_record(pid, "environ", '\0', disables_library);
+}
+
+/* still: the ledger's running processes (t), and our children that still
+ * run, the tree's orphans, whose parents ended (run is their subreaper,
+ * run.c), started since the tree began (zombies are not counted): those
+ * without a running slot of the ledger are recording where they are about
+ * to, unseen otherwise. */
+static void count_still_running(const lb_ledger_t *ledger, const lb_ledger_tally_t *t,
+                                still_running_t *still)
+{
+    *still = (still_running_t){ t->running, 0 };
     DIR *proc = opendir("/proc");
     if (!proc)
-        return 0;
-    int n = 0;
+        return;
     pid_t self = getpid();
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        pid_t parent = 0;
-        uint64_t started = lb_proc_start_and_parent((pid_t)atoi(e->d_name), &parent);
-        if (started && parent == self && started >= tree_begun_ticks)
-            n++;
+        pid_t pid = (pid_t)atoi(e->d_name), parent = 0;
+        uint64_t started = lb_proc_start_and_parent(pid, &parent);
+        if (!started || parent != self || started < tree_begun_ticks ||
+            lb_ledger_records(ledger, pid, started))
+            continue;
+        if (about_to_record(pid))
+            still->recording++;
+        else
+            still->unseen++;
     }
     closedir(proc);
-    return n;
 }
 
-/* The tree's processes that still run when PROG has ended (a daemon
- * forks and its first process exits): each writes its profile into the
- * database when it ends, past run's summary. Those of the ledger, or our
- * orphans where they are more (one that has not run yet has no slot).
- * Returns how many. */
-static int say_still_running(const lb_ledger_tally_t *t, const char *path)
+/* The tree's processes that ended without writing their profile (the
+ * ledger beside the database, common/ledger.h): counted in t, the line
+ * that says so in line ("" for none), noted in the database with PROG's
+ * command line (the tree's root); the ledger removed. Those still
+ * running, counted in still, are read while the ledger is there. */
+static void settle_ledger(const char *path, const char *command, lb_ledger_tally_t *t,
+                          still_running_t *still, char *line, size_t size)
 {
-    int orphans = orphans_running(), n = t->running > orphans ? t->running : orphans;
+    line[0] = '\0';
+    memset(t, 0, sizeof *t);
+    char ledger_path[PATH_MAX];
+    lb_ledger_path(ledger_path, sizeof ledger_path, path);
+    bool present;
+    lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, false, &present);
+    if (ledger)
+        lb_ledger_tally(ledger, t);
+    count_still_running(ledger, t, still);
+    if (ledger)
+        munmap(ledger, sizeof *ledger);
+    if (!present)
+        return;
+    unlink(ledger_path);
+    lb_ledger_text(t, line, size);
+    lb_ledger_note(path, t, command);
+}
+
+/* run's line on the tree's processes still running, if any: how many
+ * record, and add their profile to the database at path when they end,
+ * and how many more lockblame does not see. Returns how many record. */
+static int say_still_running(const still_running_t *still, const char *path)
+{
+    int n = still->recording, k = still->unseen;
+    char unseen[128] = "";
+    if (n > 0 && k > 0)
+        snprintf(unseen, sizeof unseen, "; %d more that lockblame does not see add%s nothing", k,
+                 k == 1 ? "s" : "");
     if (n > 0)
         cli_warn("%d process%s of the tree still run%s (a daemon?): %s added to %s when %s end%s;"
-                 " lockblame report merges %s",
+                 " lockblame report merges %s%s",
                  n, n == 1 ? "" : "es", n == 1 ? "s" : "",
                  n == 1 ? "its profile is" : "their profiles are", path, n == 1 ? "it" : "they",
-                 n == 1 ? "s" : "", n == 1 ? "it" : "them");
+                 n == 1 ? "s" : "", n == 1 ? "it" : "them", unseen);
+    else if (k > 0)
+        cli_warn("%d process%s of the tree still run%s (a daemon?) that lockblame does not see:"
+                 " %s no profile",
+                 k, k == 1 ? "" : "es", k == 1 ? "s" : "", k == 1 ? "it adds" : "they add");
     return n;
 }
 
@@ -184,13 +259,14 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             (size_t)snprintf(command + used, sizeof command - used, "%s%s", i ? " " : "", argv[i]);
     char unwritten[512], ledger_path[PATH_MAX];
     lb_ledger_tally_t lost;
+    still_running_t still;
     /* the tree has ended: a process still running adds its own profile,
      * and those pending go in now */
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     close_spool(ledger_path);
     lb_cli_add_pending(path, getenv("LOCKBLAME_RUN"));
     lb_spool_remove_dir(path);
-    settle_ledger(path, command, &lost, unwritten, sizeof unwritten);
+    settle_ledger(path, command, &lost, &still, unwritten, sizeof unwritten);
     remove_shared_table(path);
     bool killed = WIFSIGNALED(status);
     int sig = killed ? WTERMSIG(status) : 0;
@@ -208,7 +284,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("%s", unwritten);
         if (unprofilable)
             return; /* said before the start */
-        int still = say_still_running(&lost, path);
+        int recording = say_still_running(&still, path);
         if (killed && sig == SIGKILL)
             cli_warn("no profile was written: %s was killed by SIGKILL, which cannot be caught",
                      prog);
@@ -216,7 +292,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
             cli_warn("no profile was written: the processes that recorded something could not"
                      " write it (%s)",
                      lost.failure ? sqlite3_errstr(lost.failure) : "each said why");
-        else if (!still)
+        else if (!recording)
             cli_warn("no profile was written: no process recorded anything (no thread of its"
                      " own, no sample, no wait)");
         return;
@@ -240,7 +316,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
                  prog, (int)child);
     if (unwritten[0])
         cli_warn("%s", unwritten);
-    say_still_running(&lost, path);
+    say_still_running(&still, path);
     cli_warn("profile %s%s", path,
              s.processes > 1 ? " (lockblame report --by-process lists the processes)" : "");
     sqlite3_close(db);
