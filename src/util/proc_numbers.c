@@ -11,8 +11,10 @@
  * for the child before any thread of it runs; a child made without the
  * hooks keeps its parent's, which name another pid than its own (but
  * for the case proc_numbers.h gives). `start_for` names the process
- * `start` is for (0: none): a fork child's hook sets both; a keeper
- * stores `start` before `start_for` (release), a reader loads
+ * `start` is for (0: none): a fork child's hook sets both, `start_for`
+ * only where it took its parent's finding that /proc numbers it as
+ * getpid() does (`own_for`), so that the start kept is /proc/PID's; a
+ * keeper stores `start` before `start_for` (release), a reader loads
  * `start_for` (acquire) before `start`, so a reader that finds its pid
  * finds its start. */
 #include "util/proc_numbers.h"
@@ -163,7 +165,11 @@ void lb_proc_numbers_fork_child(void)
     if (errno != saved_errno) /* as above */
         errno = saved_errno;
     numbers.start = lb_proc_start_between(numbers.fork_begun_ns, forked_ns, hz);
-    numbers.start_for = numbers.start ? numbers.pid : 0; /* never the parent's */
+    /* only where /proc/PID is this process: under a /proc of another pid
+     * namespace it is another one, whose start an exec'd image of this
+     * process reads and the spool's duty check compares; never the
+     * parent's */
+    numbers.start_for = numbers.start && numbers.own_for ? numbers.pid : 0;
 }
 
 void lb_proc_numbers_fork_prepare(void)

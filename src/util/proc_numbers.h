@@ -50,9 +50,10 @@ void lb_proc_numbers_fork_prepare(void);
  * the child is in its parent's pid namespace (its parent's pid is the
  * one the parent found its own; a child in a new namespace is told 0),
  * else forgotten; its start kept where its fork lay in one clock tick
- * (lb_proc_start_known). A child made without the fork hooks (a raw
- * clone) keeps the parent's pid for lb_own_pid until its final write,
- * and finds /proc's numbers afresh (lb_proc_numbers_own). */
+ * and it took that finding (lb_proc_start_known). A child made without
+ * the fork hooks (a raw clone) keeps the parent's pid for lb_own_pid
+ * until its final write, and finds /proc's numbers afresh
+ * (lb_proc_numbers_own). */
 void lb_proc_numbers_fork_child(void);
 
 /* This process's start time as /proc gives it (/proc/PID/stat field 22,
@@ -63,12 +64,17 @@ void lb_proc_numbers_fork_child(void);
  * forking thread before the fork (lb_proc_start_fork_prepare) and one in
  * the child after it (lb_proc_numbers_fork_child); where both fall in
  * one clock tick, that tick is the start, the figure /proc gives anyone
- * in this time namespace. Otherwise (a process started by exec, a tick's
- * edge inside the fork) the caller reads /proc once a process and keeps
- * what it read here. (The one fork whose two readings are not of one
- * clock is the one that takes a child into a time namespace its parent
- * made with unshare(CLONE_NEWTIME): an offset back in time shorter than
- * the fork could fix a tick too early.) Each reading is a system call;
+ * in this time namespace. It is kept only where the child took its
+ * parent's finding that /proc numbers it as getpid() does
+ * (lb_proc_numbers_own): under a /proc of another pid namespace
+ * /proc/PID is another process, whose start is what each exec'd image
+ * of this one reads there, and what a check by pid finds.
+ * Otherwise (a process started by exec, a tick's edge inside the fork,
+ * /proc not numbering it) the caller reads /proc once a process and
+ * keeps what it read here. (The one fork whose two readings are not of
+ * one clock is the one that takes a child into a time namespace its
+ * parent made with unshare(CLONE_NEWTIME): an offset back in time
+ * shorter than the fork could fix a tick too early.) Each reading is a system call;
  * errno kept. */
 
 /* What the two readings keep from a tick's edges: the process's stamp

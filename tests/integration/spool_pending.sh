@@ -19,9 +19,10 @@
 #     their episode from later_child, which only the report's merge
 #     names), and leaves no record or claim
 #  3. a child that ends after the root: it adds its own profile
-#  4. a child that execs: both images in run, exec_gen 0 and 1; with the
-#     root killed, a report adds the images left pending and names the
-#     frames on their waits' paths
+#  4. a child that execs: both images in run, exec_gen 0 and 1, also in a
+#     pid namespace under the host's /proc (where /proc/PID is another
+#     process); with the root killed, a report adds the images left
+#     pending and names the frames on their waits' paths
 #  5. a record that is not a row log: one line, renamed .bad, nothing
 #     added; records an earlier build wrote are added, one with another
 #     row log magic renamed .bad
@@ -402,6 +403,19 @@ LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db LD_PRELOAD=$LOCKBLAME_LIB "$prog" exec
 exec_holds exec "$db" "$tmp/exec.out" "spool_tree exec 8"
 [ "$(rows "$db" "SELECT COUNT(*) FROM run")" = 13 ] || bad "exec: not 13 run rows (the root's too)"
 no_spool exec "$db"
+# In a pid namespace with the host's /proc (unshare without --mount-proc)
+# /proc/PID is another process: a child's start is then what its exec'd
+# image reads there too, not the one its fork gave it, so that its two
+# images stay one process (util/proc_numbers.h).
+if unshare --pid --fork true 2>/dev/null; then
+    db=$tmp/exec-ns.db
+    LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$db unshare --pid --fork \
+        env LD_PRELOAD="$LOCKBLAME_LIB" "$prog" exec 8 >"$tmp/exec-ns.out" 2>"$tmp/exec-ns.err" ||
+        bad "exec in a pid namespace: spool_tree exited $?: $(cat "$tmp/exec-ns.err")"
+    exec_holds "exec in a pid namespace" "$db" "$tmp/exec-ns.out" "spool_tree exec 8"
+else
+    skip_part "a pid namespace (unshare --pid --fork is refused here)"
+fi
 # the root killed: the exec'd images left pending get their generation
 # when a report adds them
 db=$tmp/exec-killed.db

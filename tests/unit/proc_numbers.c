@@ -47,15 +47,21 @@ static void test_kept_only_for_its_process(void)
 }
 
 /* Fork children one after another, as lockblame's fork steps would
- * bracket them (core/runtime.c); each exits 0 when what its fork fixed,
+ * bracket them (core/runtime.c: the parent's finding of /proc's numbers,
+ * then the clock); each exits 0 when what its fork fixed,
  * if anything, is what /proc says, 2 when it knew nothing (a tick's edge
  * in the fork), 1 when they differ, or when it still had its parent's. */
 static void test_fork_child_start_is_procs(void)
 {
     lb_own_pid_stamp();
     lb_proc_start_keep(getpid(), lb_proc_start_of(getpid()));
+    if (!lb_proc_numbers_own()) {
+        printf("# /proc here does not number this process as getpid(): skipped\n");
+        return;
+    }
     int known = 0, unknown = 0, wrong = 0;
     for (int i = 0; i < 200; i++) {
+        lb_proc_numbers_fork_prepare();
         lb_proc_start_fork_prepare();
         pid_t child = fork();
         ASSERT_TRUE(child >= 0);
@@ -80,5 +86,49 @@ static void test_fork_child_start_is_procs(void)
     ASSERT_GE(known, 1);
 }
 
+/* Children forked as in test_fork_child_start_is_procs, where the
+ * parent's finding is taken or not; the number that kept a start from
+ * their fork. */
+static int forks_that_keep_a_start(int forks)
+{
+    int kept = 0;
+    for (int i = 0; i < forks; i++) {
+        lb_proc_start_fork_prepare();
+        pid_t child = fork();
+        ASSERT_TRUE(child >= 0);
+        if (child == 0) {
+            lb_proc_numbers_fork_child();
+            _exit(lb_proc_start_known(getpid()) != 0);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status));
+        kept += WEXITSTATUS(status);
+    }
+    return kept;
+}
+
+/* A child that did not take its parent's finding that /proc numbers it
+ * as getpid() does (here: the parent has not looked, as under a /proc of
+ * another pid namespace it finds they are not) keeps no start from its
+ * fork, however short: /proc/PID, which its exec'd images read, is
+ * another process there. The same forks after the parent's finding do
+ * keep one. */
+static void test_fork_child_without_procs_numbers_keeps_none(void)
+{
+    lb_own_pid_stamp();
+    int without = forks_that_keep_a_start(50);
+    if (!lb_proc_numbers_own()) {
+        printf("# /proc here does not number this process as getpid(): half skipped\n");
+        ASSERT_EQ(without, 0);
+        return;
+    }
+    lb_proc_numbers_fork_prepare();
+    int with = forks_that_keep_a_start(50);
+    printf("# 50 forks each: a start kept without the finding %d, with it %d\n", without, with);
+    ASSERT_EQ(without, 0);
+    ASSERT_GE(with, 1);
+}
+
 CHECK_MAIN(test_between_needs_one_tick_with_slack, test_kept_only_for_its_process,
-           test_fork_child_start_is_procs)
+           test_fork_child_start_is_procs, test_fork_child_without_procs_numbers_keeps_none)
