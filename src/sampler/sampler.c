@@ -188,6 +188,7 @@ void lb_sampler_quiesce(void)
         if (!exited) {
             t_cpu = lb_unsampled_cpu_used(t);
             t->sampler->cpu_at_stop_ns = t_cpu;
+            t->sampler->at_stop_ns = lb_now_ns();
             lb_unsampled_credit(t, t_cpu + t->cpu_base_ns, t == lb_self);
         }
         cpu += t_cpu;

@@ -52,6 +52,9 @@ typedef struct lb_sampler_thread {
     uint64_t cpu_at_stop_ns;  /* a live thread's CPU clock when sampling stopped
                                (quiesce), 0 if not read: the profile's CPU
                                time, without the final write's own cost */
+    uint64_t at_stop_ns;      /* lb_now_ns() as cpu_at_stop_ns was read, 0 if
+                               it was not: where a live thread's time in the
+                               profile ends, its CPU time's with it */
 } lb_sampler_thread_t;
 
 /* Choose the event and install the handler. Reads LOCKBLAME_EVENT,

@@ -15,6 +15,9 @@
 #    columns) still reads, without the line;
 #  - a fork child's threads begin at the fork (unseen_fork.c): the time its
 #    parent ran before the fork is not the child's unseen time;
+#  - a live thread's time ends where sampling stopped, before the exit
+#    write: a CPU-bound program whose write is longer than it ran
+#    (many_sites.c) has next to no unseen time and no line;
 #  - a control whose threads wait on pthread objects (gt_queue_o2, no sleep,
 #    no stdio in its timed part) has no such line: its waits are seen;
 #  - a run delay is left unread (NULL) only where it could not bring the
@@ -27,7 +30,8 @@
 W=$WORKLOADS_USER/unseen_stdio
 C=$WORKLOADS_USER/gt_queue_o2
 L=$LOCKBLAME_CLI
-need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork" "$WORKLOADS_USER/fork_template"
+need "$LOCKBLAME_LIB" "$L" "$W" "$C" "$WORKLOADS_USER/unseen_fork" "$WORKLOADS_USER/fork_template" \
+    "$WORKLOADS_USER/many_sites"
 [ -r /proc/thread-self/schedstat ] || { echo "SKIP: no /proc/thread-self/schedstat (run delay unknown)"; exit 77; }
 cause="off CPU in waits lockblame cannot see .*: likely glibc's internal locks (malloc, stdio), futex calls made inline, sleep, I/O or child processes"
 
@@ -172,10 +176,40 @@ echo "  child $child: largest unseen time of a thread $u s"
 awk -v u="$u" 'BEGIN { exit !(u != "" && u != "?" && u < 0.15) }' ||
     bad "the fork child counts its parent's time before the fork as unseen ($u s)"
 
+echo "== a CPU-bound program whose exit write is long"
+# many_sites computes and locks at 3,000 call sites of its own: its one
+# thread is never off CPU in a wait, and lockblame's exit write, which
+# names every site, takes longer than the program ran. A live thread's
+# time in the profile ends where its CPU time is read, as sampling stops
+# before the write: the write's own time is no part of it, which counted
+# would be unseen time, most of the thread's. The write's length is
+# measured from outside, from main's return to the process's end.
+python3 - "$LOCKBLAME_LIB" "$WORKLOADS_USER/many_sites" "$tmp/s.db" "$tmp/s.err" <<'PY' ||
+import os, sqlite3, subprocess, sys, time
+lib, prog, db, err = sys.argv[1:5]
+env = dict(os.environ, LD_PRELOAD=lib, LOCKBLAME_OUTPUT=db)
+with open(err, "w") as e:
+    out = subprocess.run([prog], env=env, stdout=subprocess.PIPE, stderr=e, text=True, check=True)
+ended = time.monotonic_ns()  # CLOCK_MONOTONIC, as the workload's
+write_s = (ended - int(out.stdout.split()[1])) / 1e9
+con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+life, cpu, unseen = con.execute("SELECT TOTAL(end_s - start_s), TOTAL(cpu_s), TOTAL(unseen_s)"
+                                " FROM thread").fetchone()
+print(f"  life {life:.3f} s, cpu {cpu:.3f} s, unseen {unseen * 1e3:.3f} ms;"
+      f" from main's return to the process's end {write_s:.3f} s")
+if write_s < 0.02:
+    print("  the write was too short for the check to tell")
+    sys.exit(1)
+sys.exit(0 if unseen <= 0.1 * write_s else 1)
+PY
+    bad "a CPU-bound thread's unseen time holds the exit write's"
+cat "$tmp/s.err"
+grep -q "cannot see" "$tmp/s.err" && bad "a CPU-bound program has an unseen-waits line"
+
 echo "== which threads' run delay is read"
 LOCKBLAME_OUTPUT=$tmp/t.db preloaded "$WORKLOADS_USER/fork_template" >/dev/null 2>&1 ||
     fail "fork_template exited $?"
-for db in "$tmp/u.db" "$tmp/f.db" "$tmp/t.db"; do
+for db in "$tmp/u.db" "$tmp/f.db" "$tmp/t.db" "$tmp/s.db"; do
     check_run_delay_rule "$db" || bad "$(basename "$db"): a run delay read or left unread against the rule"
 done
 

@@ -26,13 +26,25 @@
 #include "util/proc_numbers.h"
 #include "util/run_delay.h"
 
+void lb_tables_span(const lb_thread_t *t, uint64_t now, uint64_t *end_ns, uint64_t *cpu_ns)
+{
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+        *end_ns = t->end_ns;
+        *cpu_ns = t->cpu_ns;
+    } else if (t->sampler->at_stop_ns) { /* before this write's own cost */
+        *end_ns = t->sampler->at_stop_ns;
+        *cpu_ns = t->sampler->cpu_at_stop_ns;
+    } else {
+        *end_ns = now;
+        *cpu_ns = lb_unsampled_cpu_used(t);
+    }
+}
+
 uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
 {
-    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
-        return t->cpu_ns;
-    if (t->sampler->cpu_at_stop_ns) /* before this write's own cost */
-        return t->sampler->cpu_at_stop_ns;
-    return lb_unsampled_cpu_used(t);
+    uint64_t end_ns, cpu_ns;
+    lb_tables_span(t, 0, &end_ns, &cpu_ns);
+    return cpu_ns;
 }
 
 /* The time t was runnable but waiting for a CPU, in seconds, or -1 when
@@ -79,8 +91,9 @@ void lb_tables_threads(writer_t *w)
             lb_wbind_int(st, 4, lb_merge_mapped_node(w, t->creator_id, t->creator_node));
         }
         double start_s = t->start_ns > start ? (t->start_ns - start) / 1e9 : 0;
-        uint64_t end = t->exited ? t->end_ns : now;
-        double end_s = end > start ? (end - start) / 1e9 : 0, cpu_s = lb_tables_cpu_ns(t) / 1e9;
+        uint64_t end, cpu;
+        lb_tables_span(t, now, &end, &cpu);
+        double end_s = end > start ? (end - start) / 1e9 : 0, cpu_s = cpu / 1e9;
         lb_wbind_double(st, 5, start_s);
         lb_wbind_double(st, 6, end_s);
         lb_wbind_double(st, 7, cpu_s);

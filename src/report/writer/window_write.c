@@ -376,9 +376,10 @@ static void thread_row(writer_t *w, lb_wstmt_t *st, lb_thread_t *t, thread_seen_
 {
     uint64_t base = lb_runtime_start_ns();
     uint64_t born = t->start_ns > ws.start_ns ? t->start_ns : ws.start_ns;
-    uint64_t died =
-        __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) && t->end_ns < end ? t->end_ns : end;
-    uint64_t cpu = lb_tables_cpu_ns(t);
+    uint64_t died, cpu; /* the last window's live threads: where sampling stopped */
+    lb_tables_span(t, end, &died, &cpu);
+    if (died > end)
+        died = end;
     uint64_t samples = load_u64(&t->sampler->samples);
     uint64_t dropped = load_u64(&t->sampler->dropped);
     lb_wbind_int(st, 1, t->id);

@@ -144,7 +144,13 @@ bool lb_merge_metrics_empty(const lb_metrics_t *m);
 void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_metrics_t *m);
 
 /* tables.c: the per-thread, per-object and per-process tables. */
-/* A thread's CPU time: at its exit, or now while it runs. */
+/* Where a thread's time in the profile ends (*end_ns, of lb_now_ns) and
+ * the CPU time it ran by then (*cpu_ns), read together so that they
+ * agree: an exited thread's at its exit; a live one's where sampling
+ * stopped (lb_sampler_quiesce), so that neither holds the final write's
+ * own cost; without sampling, now and its clock now. */
+void lb_tables_span(const lb_thread_t *t, uint64_t now, uint64_t *end_ns, uint64_t *cpu_ns);
+/* A thread's CPU time: lb_tables_span's. */
 uint64_t lb_tables_cpu_ns(const lb_thread_t *t);
 double lb_tables_ns_per_sample(uint64_t *samples, uint64_t *dropped);
 void lb_tables_sites(writer_t *w, lb_thread_t *t);
