@@ -67,7 +67,9 @@ static double run_delay_s_of(const lb_thread_t *t, double unseen_without_s)
  * runnable waiting for one, nor in a wait lockblame saw (docs/SCHEMA.md),
  * from its row's figures and its metric rows' wait_s (all written before
  * the thread rows). Spin waits are on CPU and in wait_s both, which can
- * only lower the figure: it never exceeds the truth. */
+ * only lower the figure; a run delay not given (run_delay_s -1) stays in
+ * it: under the 1 ms of run_delay_s_of's rule where left unread, all of
+ * it where the kernel does not say. */
 static double unseen_s(const writer_t *w, const lb_thread_t *t, double start_s, double end_s,
                        double cpu_s, double run_delay_s)
 {
