@@ -1,11 +1,13 @@
-/* Unit tests for the unseen-waits rule and text (src/common/unseen.h) and
- * the run delay read (src/util/run_delay.h). */
+/* Unit tests for the unseen-waits rule and text (src/common/unseen.h),
+ * the run delay read (src/util/run_delay.h) and which threads' delay the
+ * write reads (src/report/writer/tables.c). */
 #include "check.h"
 
 #include <string.h>
 #include <unistd.h>
 
 #include "common/unseen.h"
+#include "report/writer/writer_int.h"
 #include "util/run_delay.h"
 
 static void test_rule_needs_amount_share_and_more_than_seen(void)
@@ -48,5 +50,31 @@ static void test_run_delay_reads_own_and_by_tid(void)
     ASSERT_EQ(untouched, 12345u);
 }
 
+/* The write reads a live thread's run delay only where its unseen time
+ * without it is 1 ms or more, and takes an exited thread's as the thread
+ * read it at its exit (or left it: UINT64_MAX), whatever that time. The
+ * live thread is this one, whose schedstat can be read: read, its delay
+ * is a figure; left unread, -1. */
+static void test_write_reads_live_delay_from_1_ms_unseen(void)
+{
+    if (access("/proc/thread-self/schedstat", R_OK) != 0) {
+        printf("# no schedstat here: skipped\n");
+        return;
+    }
+    const double bound_s = LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9;
+    static lb_thread_t live;
+    live.tid = gettid();
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, 0) < 0);
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s * 0.999) < 0);
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s) >= 0);
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, 5.0) >= 0);
+    static lb_thread_t exited = { .exited = true, .run_delay_ns = 2500000 };
+    exited.tid = gettid();
+    ASSERT_TRUE(lb_tables_run_delay_s(&exited, 0) == 0.0025);
+    ASSERT_TRUE(lb_tables_run_delay_s(&exited, 5.0) == 0.0025);
+    exited.run_delay_ns = UINT64_MAX; /* it did not read it */
+    ASSERT_TRUE(lb_tables_run_delay_s(&exited, 5.0) < 0);
+}
+
 CHECK_MAIN(test_rule_needs_amount_share_and_more_than_seen, test_text_gives_figures_and_causes,
-           test_run_delay_reads_own_and_by_tid)
+           test_run_delay_reads_own_and_by_tid, test_write_reads_live_delay_from_1_ms_unseen)

@@ -47,12 +47,7 @@ uint64_t lb_tables_cpu_ns(const lb_thread_t *t)
     return cpu_ns;
 }
 
-/* The time t was runnable but waiting for a CPU, in seconds, or -1 when
- * unknown or not read: an exited thread's as it read it at exit; a live
- * one's now, where its unseen time without the delay (unseen_s with -1)
- * reaches LB_RUN_DELAY_MIN_UNSEEN_NS: the delay could only lower it, and
- * the read is an open of /proc/self/task/TID/schedstat. */
-static double run_delay_s_of(const lb_thread_t *t, double unseen_without_s)
+double lb_tables_run_delay_s(const lb_thread_t *t, double unseen_without_s)
 {
     uint64_t ns = UINT64_MAX;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
@@ -68,8 +63,8 @@ static double run_delay_s_of(const lb_thread_t *t, double unseen_without_s)
  * from its row's figures and its metric rows' wait_s (all written before
  * the thread rows). Spin waits are on CPU and in wait_s both, which can
  * only lower the figure; a run delay not given (run_delay_s -1) stays in
- * it: under the 1 ms of run_delay_s_of's rule where left unread, all of
- * it where the kernel does not say. */
+ * it: under 1 ms where lb_tables_run_delay_s left it unread, all of it
+ * where the kernel does not say. */
 static double unseen_s(const writer_t *w, const lb_thread_t *t, double start_s, double end_s,
                        double cpu_s, double run_delay_s)
 {
@@ -102,7 +97,7 @@ void lb_tables_threads(writer_t *w)
         lb_wbind_int(st, 8, (int64_t)t->sampler->samples);
         lb_wbind_int(st, 9, (int64_t)t->sampler->dropped);
         double unseen = unseen_s(w, t, start_s, end_s, cpu_s, -1);
-        double run_delay = run_delay_s_of(t, unseen);
+        double run_delay = lb_tables_run_delay_s(t, unseen);
         if (run_delay >= 0) {
             lb_wbind_double(st, 10, run_delay);
             unseen = unseen_s(w, t, start_s, end_s, cpu_s, run_delay);
