@@ -8,7 +8,9 @@
  * address, as the release-site walk would see it. tail_release() ends in a
  * call to it, which gcc emits as a jump, so that return address lies in
  * the caller; inline_release() reaches it through an always-inline
- * helper. */
+ * helper. A write's cache reads through block copies, made once;
+ * stub_like_entry() is an entry that looks like a PLT stub, reached
+ * through one. */
 #include "check.h"
 
 #include <pthread.h>
@@ -61,6 +63,15 @@ __attribute__((noinline)) static void inline_release(pthread_mutex_t *m)
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 
+/* The blocks a set of copies holds. */
+static unsigned block_copies(const lb_own_blocks_t *b)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < LB_OWN_BLOCKS_KEPT; i++)
+        n += b->block[i] != 0;
+    return n;
+}
+
 static void test_tail_call_sited_in_jumping_function(void)
 {
     lb_symbolizer_t *s = lb_symbolizer_open();
@@ -72,10 +83,16 @@ static void test_tail_call_sited_in_jumping_function(void)
     ASSERT_EQ(strncmp(at_call.function, "caller", 6), 0); /* what the walk saw */
     uintptr_t jump = lb_tailcall_jump(s, call_pc, is_release_entry, NULL);
     ASSERT_NE(jump, 0);
-    /* the same through a write's cache, again from its copies */
+    /* the same through a write's cache: its reads copy blocks, and the
+     * second look-up reads those copies and copies nothing more */
     lb_tailcall_cache_t cache = { 0 };
     ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
+    ASSERT_NOT_NULL(cache.blocks.room);
+    lb_own_blocks_t first = cache.blocks;
+    ASSERT_GE(block_copies(&first), 1u);
     ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
+    ASSERT_EQ(memcmp(cache.blocks.block, first.block, sizeof first.block), 0);
+    ASSERT_EQ(cache.blocks.next, first.next);
     lb_tailcall_cache_free(&cache);
     lb_symbol_t at_jump;
     lb_symbolize(s, jump, &at_jump);
@@ -83,6 +100,76 @@ static void test_tail_call_sited_in_jumping_function(void)
     ASSERT_EQ(at_jump.line, tail_line);
     lb_symbolizer_close(s);
 }
+
+#if defined(__x86_64__)
+/* A release entry that looks like a PLT stub, as a wrapper that forwards
+ * in one jump through a pointer does (jmp *wrapper_forward(%rip)), and a
+ * PLT stub of the program's that leads to it (jmp *stub_slot(%rip)): a
+ * tail call reaches the entry through the stub, and the entry goes on to
+ * release_entry, which records the return address. */
+void stub_like_entry(pthread_mutex_t *m);
+void program_stub(pthread_mutex_t *m);
+void (*wrapper_forward)(pthread_mutex_t *) = release_entry;
+void (*stub_slot)(pthread_mutex_t *) = stub_like_entry;
+__asm__(".text\n"
+        ".type stub_like_entry, @function\n"
+        "stub_like_entry:\n"
+        "    jmp *wrapper_forward(%rip)\n"
+        ".size stub_like_entry, . - stub_like_entry\n"
+        ".type program_stub, @function\n"
+        "program_stub:\n"
+        "    jmp *stub_slot(%rip)\n"
+        ".size program_stub, . - program_stub\n");
+
+static bool is_stub_like_entry(uintptr_t addr)
+{
+    return addr == (uintptr_t)stub_like_entry;
+}
+
+static int stub_tail_line;
+
+__attribute__((noinline)) static void tail_through_stub(pthread_mutex_t *m)
+{
+    sink++;
+    stub_tail_line = __LINE__ + 1;
+    program_stub(m);
+}
+
+__attribute__((noinline)) static void stub_caller(pthread_mutex_t *m)
+{
+    tail_through_stub(m);
+    sink++; /* keeps the call to tail_through_stub a call */
+}
+
+/* The look-up follows the program's stub to the entry and stops there:
+ * followed on, the entry's own jump would lead past it, to a function
+ * that is no entry, and the tail call would be missed. */
+static void test_stub_not_followed_on_from_an_entry(void)
+{
+    lb_symbolizer_t *s = lb_symbolizer_open();
+    ASSERT_NOT_NULL(s);
+    stub_caller(&mutex);
+    uintptr_t call_pc = seen_ra - 1;
+    lb_symbol_t at_call;
+    lb_symbolize(s, call_pc, &at_call);
+    ASSERT_EQ(strncmp(at_call.function, "stub_caller", 11), 0);
+    uintptr_t jump = lb_tailcall_jump(s, call_pc, is_stub_like_entry, NULL);
+    ASSERT_NE(jump, 0);
+    lb_tailcall_cache_t cache = { 0 };
+    ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_stub_like_entry, &cache), jump);
+    lb_tailcall_cache_free(&cache);
+    lb_symbol_t at_jump;
+    lb_symbolize(s, jump, &at_jump);
+    ASSERT_EQ(strncmp(at_jump.function, "tail_through_stub", 17), 0);
+    ASSERT_EQ(at_jump.line, stub_tail_line);
+    lb_symbolizer_close(s);
+}
+#else
+static void test_stub_not_followed_on_from_an_entry(void)
+{
+    printf("# not x86-64: skipped\n");
+}
+#endif
 
 static void test_direct_call_is_its_own_site(void)
 {
@@ -131,4 +218,5 @@ static void test_clone_names_fold(void)
 }
 
 CHECK_MAIN(test_tail_call_sited_in_jumping_function, test_direct_call_is_its_own_site,
-           test_inlined_helper_has_file_and_line, test_clone_names_fold)
+           test_stub_not_followed_on_from_an_entry, test_inlined_helper_has_file_and_line,
+           test_clone_names_fold)

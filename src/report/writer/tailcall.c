@@ -37,8 +37,10 @@ void lb_tailcall_cache_free(lb_tailcall_cache_t *cache)
 }
 
 /* Where addr leads through a PLT stub (lb_through_plt), not on from a
- * release entry, which is no stub: one read fewer where a stub leads to
- * one. */
+ * release entry, which is no stub: one that forwards in one jump through
+ * a pointer looks like one, and followed on would lead past the entry
+ * (tests/unit/report_symbolize.c); and one read fewer where a stub leads
+ * to one. */
 static uintptr_t through_plt(lb_own_blocks_t *blocks, uintptr_t addr, lb_release_entry_fn is_entry)
 {
     uintptr_t dest = lb_plt_hop(blocks, addr);
