@@ -10,14 +10,19 @@
  * the caller; inline_release() reaches it through an always-inline
  * helper. A write's cache reads through block copies, made once;
  * stub_like_entry() is an entry that looks like a PLT stub, reached
- * through one. */
+ * through one. A window writer's answers last until a library is
+ * unloaded. */
 #include "check.h"
 
 #include <pthread.h>
 
+#include <dlfcn.h>
+
 #include "common/clone_name.h"
+#include "report/writer/modmap.h"
 #include "report/writer/symbolize.h"
 #include "report/writer/tailcall.h"
+#include "report/writer/writer_int.h"
 
 static uintptr_t seen_ra;
 static int tail_line, helper_line, helper_call_line;
@@ -171,6 +176,45 @@ static void test_stub_not_followed_on_from_an_entry(void)
 }
 #endif
 
+/* A time window's writer keeps its tail-call answers from one window to
+ * the next (cct_merge.c), and the stubs they followed, until the loader
+ * unloads an object: a library loaded at its addresses since may hold
+ * other code there. Here the answers are stand-ins; the unload is a
+ * small library of the C library's, opened and closed. */
+static void test_unload_drops_tail_call_answers(void)
+{
+    static const char *const libraries[] = { "libanl.so.1", "libBrokenLocale.so.1",
+                                             "libutil.so.1" };
+    writer_t w = { 0 };
+    unsigned long long counts[2];
+    lb_modmap_loader_counts(counts);
+    ASSERT_NE(counts[1], ~0ull);
+    w.unloads = counts[1];
+    ASSERT_EQ(lb_u64map_put(&w.jump_of_pc, 0x1234, 7), 0);
+    w.nfar = 1;
+    w.tailcall.n = 1;
+    lb_merge_forget_unloaded(&w); /* nothing unloaded: all kept */
+    ASSERT_EQ(w.jump_of_pc.used, 1u);
+    ASSERT_EQ(w.nfar, 1u);
+    ASSERT_EQ(w.tailcall.n, 1u);
+    void *h = NULL;
+    for (size_t i = 0; !h && i < sizeof libraries / sizeof libraries[0]; i++)
+        h = dlopen(libraries[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("# none of the C library's small libraries opens here: skipped\n");
+        lb_u64map_free(&w.jump_of_pc);
+        return;
+    }
+    lb_merge_forget_unloaded(&w); /* loaded, not unloaded: all kept */
+    ASSERT_EQ(w.jump_of_pc.used, 1u);
+    ASSERT_EQ(dlclose(h), 0);
+    lb_merge_forget_unloaded(&w);
+    ASSERT_EQ(w.jump_of_pc.used, 0u);
+    ASSERT_EQ(w.nfar, 0u);
+    ASSERT_EQ(w.tailcall.n, 0u);
+    lb_u64map_free(&w.jump_of_pc);
+}
+
 static void test_direct_call_is_its_own_site(void)
 {
     lb_symbolizer_t *s = lb_symbolizer_open();
@@ -218,5 +262,5 @@ static void test_clone_names_fold(void)
 }
 
 CHECK_MAIN(test_tail_call_sited_in_jumping_function, test_direct_call_is_its_own_site,
-           test_stub_not_followed_on_from_an_entry, test_inlined_helper_has_file_and_line,
-           test_clone_names_fold)
+           test_stub_not_followed_on_from_an_entry, test_unload_drops_tail_call_answers,
+           test_inlined_helper_has_file_and_line, test_clone_names_fold)

@@ -15,6 +15,7 @@
 #include "common/scratch.h"
 #include "core/retired_modules.h"
 #include "report/writer/symcache.h"
+#include "report/writer/modmap.h"
 #include "report/writer/tailcall.h"
 #include "report/writer/writer_int.h"
 #include "sampler/cct.h"
@@ -146,6 +147,18 @@ uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc)
     if (v <= w->nfar && v < NEAR_BIAS - NEAR_RANGE)
         return w->far_jumps[v - 1];
     return (uintptr_t)((int64_t)call_pc + (int64_t)v - NEAR_BIAS);
+}
+
+void lb_merge_forget_unloaded(writer_t *w)
+{
+    unsigned long long counts[2];
+    lb_modmap_loader_counts(counts);
+    if (counts[1] == w->unloads)
+        return;
+    w->unloads = counts[1];
+    lb_u64map_free(&w->jump_of_pc); /* an empty map, grown again as it is used */
+    w->nfar = 0;
+    lb_tailcall_cache_forget_stubs(&w->tailcall);
 }
 
 /* Metrics that only a path ending in our wrappers carries. Join blame
@@ -346,6 +359,9 @@ int lb_merge_open(writer_t *w)
         lb_u64map_init(&w->frame_of_pc, 2 * nodes) || lb_u64map_init(&w->module_of_base, 64) ||
         lb_u64map_init(&w->node_of_edge, nodes))
         return -1;
+    unsigned long long loader[2];
+    lb_modmap_loader_counts(loader);
+    w->unloads = loader[1];
     w->ins_frame = lb_wprepare(w, LB_ROW_FRAME);
     w->ins_module = lb_wprepare(w, LB_ROW_MODULE);
     w->ins_node = lb_wprepare(w, LB_ROW_NODE);

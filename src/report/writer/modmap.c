@@ -9,6 +9,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,4 +156,20 @@ void lb_modmap_free(lb_modmap_t *map)
         free(map->modules[i].path);
     free(map->modules);
     *map = (lb_modmap_t){ 0 };
+}
+
+static int read_loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *counts = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        counts[0] = info->dlpi_adds;
+        counts[1] = info->dlpi_subs;
+    }
+    return 1; /* the first object says it */
+}
+
+void lb_modmap_loader_counts(unsigned long long counts[2])
+{
+    counts[0] = counts[1] = ~0ull;
+    dl_iterate_phdr(read_loader_counts, counts);
 }

@@ -29,4 +29,10 @@ bool lb_modmap_read(lb_modmap_t *map);
 /* The module holding pc, or NULL (anonymous memory, a deleted file). */
 const lb_modmap_entry_t *lb_modmap_find(const lb_modmap_t *map, uintptr_t pc);
 void lb_modmap_free(lb_modmap_t *map);
+
+/* The dynamic loader's counts of objects loaded (counts[0]) and unloaded
+ * (counts[1]) so far, dl_iterate_phdr's dlpi_adds and dlpi_subs: a map
+ * read when they were the same as now is this process's still; ~0 each
+ * where the loader does not say. */
+void lb_modmap_loader_counts(unsigned long long counts[2]);
 #endif

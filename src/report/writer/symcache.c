@@ -22,7 +22,6 @@
  * process reads one row. */
 #include "report/writer/symcache.h"
 
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,23 +82,6 @@ struct lb_symcache {
     unsigned long long objects[2]; /* the loader's adds and removals when map was read */
 };
 
-/* The dynamic loader's count of objects loaded and unloaded so far. */
-static int read_object_counts(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    unsigned long long *counts = arg;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-        counts[0] = info->dlpi_adds;
-        counts[1] = info->dlpi_subs;
-    }
-    return 1; /* the first object says it */
-}
-
-static void object_counts(unsigned long long counts[2])
-{
-    counts[0] = counts[1] = ~0ull;
-    dl_iterate_phdr(read_object_counts, counts);
-}
-
 /* A cache with this process's modules and nothing read. */
 static lb_symcache_t *new_cache(void)
 {
@@ -107,7 +89,7 @@ static lb_symcache_t *new_cache(void)
     if (!c)
         return NULL;
     c->schema = "main"; /* the run's database on a read connection of the cache's own */
-    object_counts(c->objects);
+    lb_modmap_loader_counts(c->objects);
     if (lb_modmap_read(&c->map) && c->map.count)
         c->modules = calloc(c->map.count, sizeof *c->modules);
     return c;
@@ -121,7 +103,7 @@ lb_symcache_t *lb_symcache_open(sqlite3 *profile, bool attached, lb_symcache_t *
         /* the parent's modules are this process's while the loader has
          * loaded and unloaded nothing since it read them */
         unsigned long long now[2];
-        object_counts(now);
+        lb_modmap_loader_counts(now);
         if (!attached && now[0] == warm->objects[0] && now[1] == warm->objects[1])
             c = warm;
         else

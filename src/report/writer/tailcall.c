@@ -30,6 +30,12 @@ void lb_tailcall_cache_forget_blocks(lb_tailcall_cache_t *cache)
     lb_own_blocks_forget(&cache->blocks);
 }
 
+void lb_tailcall_cache_forget_stubs(lb_tailcall_cache_t *cache)
+{
+    lb_own_blocks_forget(&cache->blocks);
+    cache->n = 0;
+}
+
 void lb_tailcall_cache_free(lb_tailcall_cache_t *cache)
 {
     lb_scratch_free(cache->blocks.room);

@@ -24,12 +24,13 @@
  * lockblame's exported wrappers (or, in tests, the real function). */
 typedef bool (*lb_release_entry_fn)(uintptr_t addr);
 
-/* What one write's look-ups keep: the PLT stubs that recorded calls
- * went through, with where they led (the stubs of a few functions serve
- * every call site), and copies of the blocks the look-ups read: the
- * stubs, GOT slots and functions of nearby call sites lie in a few
- * blocks, and each read of one is a system call (util/own_blocks.h).
- * Zeroed before its first use; lb_tailcall_cache_free after its last. */
+/* What a writer's look-ups keep: the PLT stubs that recorded calls went
+ * through, with where they led (the stubs of a few functions serve every
+ * call site), until a module is unloaded; and for one write, copies of
+ * the blocks the look-ups read: the stubs, GOT slots and functions of
+ * nearby call sites lie in a few blocks, and each read of one is a
+ * system call (util/own_blocks.h). Zeroed before its first use;
+ * lb_tailcall_cache_free after its last. */
 typedef struct lb_tailcall_cache {
     uintptr_t stub[16], dest[16];
     unsigned n;
@@ -40,6 +41,9 @@ typedef struct lb_tailcall_cache {
  * to read the blocks as they are then: a module may be unloaded, a GOT
  * slot bound, in between. */
 void lb_tailcall_cache_forget_blocks(lb_tailcall_cache_t *cache);
+/* Drops the stubs followed too, where a module was unloaded: a stub's
+ * address may be another module's code since. */
+void lb_tailcall_cache_forget_stubs(lb_tailcall_cache_t *cache);
 /* Frees what the cache holds and zeroes it. */
 void lb_tailcall_cache_free(lb_tailcall_cache_t *cache);
 

@@ -498,6 +498,7 @@ static int build(uint64_t end, bool closed)
     writer_t *w = &ws.w;
     uint64_t samples, dropped;
     w->error = 0; /* a window's rows go in whole or not at all */
+    lb_merge_forget_unloaded(w);
     w->ns_per_sample = lb_tables_ns_per_sample(&samples, &dropped);
     if (lb_wsql(w, "DELETE FROM metric; DELETE FROM thread; DELETE FROM sync_object;"
                    " DELETE FROM run"))

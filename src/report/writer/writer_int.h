@@ -47,6 +47,7 @@ typedef struct writer {
     lb_tailcall_cache_t tailcall; /* the PLT stubs those look-ups followed, the blocks they read */
     uintptr_t *far_jumps;         /* tail jumps over 1 GiB from their call (another module's) */
     uint32_t nfar, far_cap;
+    unsigned long long unloads; /* the loader's unloads when those answers began (modmap.h) */
     uint32_t frames, modules, nodes;
     uint32_t **node_maps;  /* per thread id: local CCT node -> global node, 0 until a row
                            * needs it (the root's is 0: the global root) */
@@ -122,8 +123,14 @@ uint32_t lb_merge_mapped_node(writer_t *w, uint32_t thread, uint32_t local);
 uint32_t lb_merge_leaf_node(writer_t *w, uint32_t thread, uint32_t local);
 /* Where a path that ended in one of our wrappers was really released
  * from: the tail jump of the function call_pc called, if that function
- * left no frame (tailcall.h), else call_pc itself. Cached. */
+ * left no frame (tailcall.h), else call_pc itself. Cached while the
+ * dynamic loader unloads nothing (lb_merge_forget_unloaded). */
 uintptr_t lb_merge_site_pc(writer_t *w, uintptr_t call_pc);
+/* Before a later use of w (a time window), the tail-call answers
+ * lb_merge_site_pc keeps, with the stubs they followed, dropped if the
+ * loader unloaded an object since they began (one dl_iterate_phdr): a
+ * module loaded at its addresses since is read as it is then. */
+void lb_merge_forget_unloaded(writer_t *w);
 /* After the rows: the profile's empty tables (w->empty) and whether it
  * resolved names the run's database lacked (w->resolved_names). */
 void lb_merge_finish(writer_t *w);
