@@ -126,31 +126,65 @@ bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks)
     return start_ticks <= claimed_ns / (1000000000u / (uint64_t)hz);
 }
 
-void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
+void lb_ledger_copy(const lb_ledger_t *l, lb_ledger_t *copy)
 {
-    memset(t, 0, sizeof *t);
+    memset(copy, 0, offsetof(lb_ledger_t, slot));
     if (!l || l->magic != LB_LEDGER_MAGIC)
         return;
-    t->failure = (int)__atomic_load_n(&l->failure, __ATOMIC_ACQUIRE);
-    uint32_t used = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+    copy->magic = l->magic;
+    copy->failure = __atomic_load_n(&l->failure, __ATOMIC_ACQUIRE);
+    copy->run = l->run;
+    copy->used = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < copy->used && i < LB_LEDGER_SLOTS; i++) {
+        /* the state first: its claimer stored pid and claimed_ns before it */
+        copy->slot[i].state = __atomic_load_n(&l->slot[i].state, __ATOMIC_ACQUIRE);
+        copy->slot[i].pid = l->slot[i].pid;
+        copy->slot[i].claimed_ns = l->slot[i].claimed_ns;
+    }
+}
+
+/* lb_ledger_tally over the slots of view, where the state of a slot whose
+ * process is gone is read again from live (the state is final then: a
+ * process that wrote and ended after view was read is not lost). */
+static void tally_view(const lb_ledger_t *view, const lb_ledger_t *live, lb_ledger_tally_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!view || view->magic != LB_LEDGER_MAGIC)
+        return;
+    t->failure = (int)__atomic_load_n(&view->failure, __ATOMIC_ACQUIRE);
+    uint32_t used = __atomic_load_n(&view->used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && i < LB_LEDGER_SLOTS; i++) {
-        const lb_ledger_slot_t *s = &l->slot[i];
+        const lb_ledger_slot_t *s = &view->slot[i];
         uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-        if (state == LB_LEDGER_FAILED) {
-            t->failed++;
+        if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING && state != LB_LEDGER_FAILED)
             continue;
-        }
-        if (state != LB_LEDGER_RUNNING && state != LB_LEDGER_WRITING)
-            continue;
-        if (lb_ledger_same_process(s->claimed_ns, lb_proc_start_of(s->pid))) {
+        if (state != LB_LEDGER_FAILED &&
+            lb_ledger_same_process(s->claimed_ns, lb_proc_start_of(s->pid))) {
             t->running++;
             continue;
         }
-        if (state == LB_LEDGER_RUNNING)
+        if (live != view && state != LB_LEDGER_FAILED) {
+            state = __atomic_load_n(&live->slot[i].state, __ATOMIC_ACQUIRE);
+            if (!t->failure)
+                t->failure = (int)__atomic_load_n(&live->failure, __ATOMIC_ACQUIRE);
+        }
+        if (state == LB_LEDGER_FAILED)
+            t->failed++;
+        else if (state == LB_LEDGER_RUNNING)
             t->before_writing++;
-        else
+        else if (state == LB_LEDGER_WRITING)
             t->while_writing++;
     }
+}
+
+void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t)
+{
+    tally_view(l, l, t);
+}
+
+void lb_ledger_tally_copy(const lb_ledger_t *copy, const lb_ledger_t *live, lb_ledger_tally_t *t)
+{
+    tally_view(copy, live && live->magic == LB_LEDGER_MAGIC ? live : copy, t);
 }
 
 bool lb_ledger_records(const lb_ledger_t *l, pid_t pid, uint64_t start_ticks)

@@ -153,6 +153,15 @@ bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks);
 /* Count the processes of l that are gone without having written, those
  * whose write failed, and those still running. */
 void lb_ledger_tally(const lb_ledger_t *l, lb_ledger_tally_t *t);
+/* One view of l: its header and its claimed slots, each read once, into
+ * copy (its magic 0 for a NULL or foreign l), so that counts made from it
+ * agree with each other (lb_ledger_tally_copy, lb_ledger_records) though
+ * the tree's processes go on claiming and marking slots of l. */
+void lb_ledger_copy(const lb_ledger_t *l, lb_ledger_t *copy);
+/* lb_ledger_tally of copy (lb_ledger_copy of live), where a slot's
+ * process that is gone has its state read again from live (NULL: copy's
+ * own): one that wrote and ended since the copy is not counted lost. */
+void lb_ledger_tally_copy(const lb_ledger_t *copy, const lb_ledger_t *live, lb_ledger_tally_t *t);
 /* Whether process pid, which started at start_ticks (lb_proc_start_of),
  * holds a slot of l that is still running or writing: a process that
  * adds its profile when it ends. False for a NULL or foreign l. */
