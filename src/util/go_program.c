@@ -4,10 +4,6 @@
 #include <elf.h>
 #include <link.h>
 
-#include "util/elf_note.h"
-
-#define GO_NOTE_BUILD_ID 4 /* the Go linker's note type in the "Go" owner */
-
 /* dl_iterate_phdr's first object is the main program. */
 static int main_program(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -15,13 +11,8 @@ static int main_program(struct dl_phdr_info *info, size_t size, void *arg)
     bool *go = arg;
     for (unsigned i = 0; i < info->dlpi_phnum && !*go; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_NOTE && ph->p_memsz >= sizeof(Elf64_Nhdr)) {
-            const unsigned char *desc;
-            uint32_t desc_size;
-            *go =
-                lb_elf_note_find((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
-                                 ph->p_memsz, GO_NOTE_BUILD_ID, "Go", 2, &desc, &desc_size) != NULL;
-        }
+        if (ph->p_type == PT_NOTE && ph->p_memsz >= sizeof(Elf64_Nhdr))
+            *go = lb_go_notes((const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz);
     }
     return 1;
 }

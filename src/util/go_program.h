@@ -13,6 +13,20 @@
 #ifndef LB_GO_PROGRAM_H
 #define LB_GO_PROGRAM_H
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "util/elf_note.h"
+
+#define LB_GO_NOTE_BUILD_ID 4 /* the Go linker's note type in the "Go" owner */
+
+/* Whether the notes in [p, p + size) (a PT_NOTE segment's) hold the Go
+ * linker's build id note. */
+static inline bool lb_go_notes(const unsigned char *p, size_t size)
+{
+    const unsigned char *desc;
+    uint32_t desc_size;
+    return lb_elf_note_find(p, size, LB_GO_NOTE_BUILD_ID, "Go", 2, &desc, &desc_size) != NULL;
+}
 
 bool lb_program_is_go(void);
 #endif

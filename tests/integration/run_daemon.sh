@@ -15,14 +15,39 @@
 #  - once the child has ended (it writes its pid into a file last, then
 #    exits), `lockblame report --by-process` on the database lists it.
 # Then orphans of the tree that lockblame does not see (started without
-# LD_PRELOAD, or with LOCKBLAME_DISABLE=1), which never add a profile:
-# run's line counts them apart and promises nothing of them, alone (2 such
-# orphans) and beside a daemon that records (1 of each), in the exact
-# words of each case.
+# LD_PRELOAD, or with LOCKBLAME_DISABLE=1), which never add a profile, and
+# one started with another LOCKBLAME_OUTPUT, which adds its profile
+# elsewhere, and a Go program (lockblame's library loaded, inactive): run's
+# line counts them apart and promises nothing of them, alone (2 such
+# orphans; the other output's 1; the Go program) and beside a daemon that
+# records (1 of each), in the exact words of each case.
 . "$(dirname "$0")/../lib/common.sh"
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI"
 W=$tmp/tree_work
 cc -O2 -g -pthread -o "$W" "$ROOT/tests/trees/tree_work.c" || fail "cannot build tree_work"
+# go_linger GO READY: a program that carries the Go linker's build id note
+# (tests/workloads_user/go_note.c), in which lockblame stays inactive:
+# makes READY, then waits for GO (at most a minute)
+G=$tmp/go_linger
+cat >"$G.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((section(".note.go.buildid"), aligned(4), used)) static const struct {
+    uint32_t namesz, descsz, type;
+    char name[4];
+    char desc[8];
+} go_note = { 4, 8, 4, "Go", "lbtest00" };
+int main(int argc, char **argv)
+{
+    if (argc != 3 || !fopen(argv[2], "w"))
+        return 1;
+    for (int i = 0; i < 600 && access(argv[1], F_OK) != 0; i++)
+        usleep(100000);
+    return 0;
+}
+C
+cc -O2 -o "$G" "$G.c" || fail "cannot build go_linger"
 
 # ended PID: whether process PID is gone (or a zombie no one reaps)
 ended() {
@@ -98,7 +123,7 @@ done
 # tree's root waits for that before it ends, so that run counts each as
 # what it stays.
 linger='touch "$2"; i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
-for variant in unseen mixed; do
+for variant in unseen elsewhere go mixed; do
     db=$tmp/$variant.db go=$tmp/$variant.go done=$tmp/$variant.done ready=$tmp/$variant.ready
     case $variant in
     unseen)
@@ -108,6 +133,19 @@ for variant in unseen mixed; do
                      while [ ! -e "$3.1" ] || [ ! -e "$3.2" ]; do sleep 0.05; done' \
             _ "$linger" "$go" "$ready")
         line="lockblame: 2 processes of the tree still run (a daemon?) that lockblame does not see: they add no profile"
+        ;;
+    elsewhere)
+        echo "== an orphan that writes its profile elsewhere (another LOCKBLAME_OUTPUT)"
+        prog=(sh -c 'LOCKBLAME_OUTPUT="$4" sh -c "$1" unseen "$2" "$3.1" & echo "unseen $!"
+                     while [ ! -e "$3.1" ]; do sleep 0.05; done' \
+            _ "$linger" "$go" "$ready" "$tmp/$variant.other.db")
+        line="lockblame: 1 process of the tree still runs (a daemon?) that lockblame does not see: it adds no profile"
+        ;;
+    go)
+        echo "== an orphan that is a Go program, with the library loaded"
+        prog=(sh -c '"$1" "$2" "$3.1" & echo "unseen $!"
+                     while [ ! -e "$3.1" ]; do sleep 0.05; done' _ "$G" "$go" "$ready")
+        line="lockblame: 1 process of the tree still runs (a daemon?) that lockblame does not see: it adds no profile"
         ;;
     mixed)
         echo "== a daemon, and an orphan that lockblame does not see"
@@ -124,7 +162,7 @@ for variant in unseen mixed; do
     [ $rc = 0 ] || bad "$variant: run exited $rc, not PROG's 0"
     [ "$(grep -cxF "$line" "$tmp/$variant.err")" = 1 ] ||
         bad "$variant: run did not say in one line: $line"
-    [ $variant = unseen ] && grep -q 'profiles\? \(is\|are\) added' "$tmp/$variant.err" &&
+    [ $variant != mixed ] && grep -q 'profiles\? \(is\|are\) added' "$tmp/$variant.err" &&
         bad "$variant: run promises a profile of an orphan that lockblame does not see"
     for orphan in $(awk '/^unseen / {print $2}' "$tmp/$variant.out"); do
         for _ in $(seq 600); do
@@ -133,6 +171,6 @@ for variant in unseen mixed; do
         done
         ended "$orphan" || bad "$variant: the orphan (pid $orphan) did not end"
     done
-    [ $variant = unseen ] || daemon_ends $variant ""
+    [ $variant != mixed ] || daemon_ends $variant ""
 done
 finish

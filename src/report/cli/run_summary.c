@@ -5,6 +5,7 @@
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "report/cli/pending.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
+#include "util/go_program.h"
 
 static const char *sig_name(int sig)
 {
@@ -111,15 +113,14 @@ void lb_run_tree_begins(void)
 /* The tree's processes still running when PROG has ended (a daemon forks
  * and its first process exits): those that record, each of which writes
  * its profile into the database when it ends, past run's summary, and
- * our orphans that lockblame does not see, which never write one. */
+ * our orphans that lockblame does not see, which never write one into it. */
 typedef struct still_running {
     int recording; /* the ledger's running processes, and our orphans about to record */
-    int unseen;    /* our orphans that lockblame does not profile */
+    int unseen;    /* our orphans that lockblame does not profile into it */
 } still_running_t;
 
-/* Whether /proc/PID/FILE has a record (a line of maps, an entry of
- * environ: records end with end, a '\n' or a '\0') for which match holds;
- * false where it cannot be read. */
+/* Whether /proc/PID/FILE has a record (a line of maps: records end with
+ * end) for which match holds; false where it cannot be read. */
 static bool proc_record(pid_t pid, const char *file, char end, bool (*match)(const char *record))
 {
     char path[64];
@@ -150,31 +151,151 @@ static bool maps_library(const char *line)
     return at && (at[sizeof lib - 1] == '\0' || at[sizeof lib - 1] == ' ');
 }
 
-static bool disables_library(const char *entry)
+/* The whole of /proc/PID/FILE (malloc'd, NUL-terminated, *size its
+ * length), or NULL where it cannot be read. */
+static char *proc_file(pid_t pid, const char *file, size_t *size)
 {
-    return strncmp(entry, "LOCKBLAME_DISABLE=", strlen("LOCKBLAME_DISABLE=")) == 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n = 0;
+    while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        char *more = len + 1 == cap ? realloc(buf, cap *= 2) : buf;
+        if (!more)
+            free(buf);
+        buf = more;
+    }
+    close(fd);
+    if (buf && n < 0) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) {
+        buf[len] = '\0';
+        *size = len;
+    }
+    return buf;
 }
 
+/* The value of name in an environment block of size bytes (NUL-separated
+ * entries), or NULL. */
+static const char *environ_entry(const char *env, size_t size, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = env; p < env + size; p += strlen(p) + 1)
+        if (strncmp(p, name, len) == 0 && p[len] == '=')
+            return p + len + 1;
+    return NULL;
+}
+
+/* Whether the program pid runs is a Go program (its executable's notes,
+ * as util/go_program.h reads them in the process): the library stays
+ * inactive in it. Reads the program headers and the note segments of
+ * /proc/PID/exe; false where they cannot be read. */
+static bool runs_go(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf64_Ehdr eh;
+    bool go = false;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        for (unsigned i = 0; i < eh.e_phnum && !go; i++) {
+            Elf64_Phdr ph;
+            unsigned char notes[4096];
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+                (ssize_t)sizeof ph)
+                break;
+            if (ph.p_type != PT_NOTE || ph.p_filesz < sizeof(Elf64_Nhdr))
+                continue;
+            size_t size = ph.p_filesz < sizeof notes ? (size_t)ph.p_filesz : sizeof notes;
+            ssize_t got = pread(fd, notes, size, (off_t)ph.p_offset);
+            go = got > 0 && lb_go_notes(notes, (size_t)got);
+        }
+    }
+    close(fd);
+    return go;
+}
+
+/* Whether out, a LOCKBLAME_OUTPUT as process pid has it (NULL: none, so
+ * the default name, which the library makes of the program's name and its
+ * own pid), names the database at path: the file, or a file of that name
+ * in the same directory (reached by another path). A relative one is
+ * taken from pid's working directory now. */
+static bool names_database(pid_t pid, const char *out, const char *path)
+{
+    char name[PATH_MAX], cwd[PATH_MAX], given[2 * PATH_MAX];
+    if (out && *out) {
+        snprintf(name, sizeof name, "%s", out);
+    } else {
+        size_t size;
+        char *cmdline = proc_file(pid, "cmdline", &size);
+        lb_default_db_name(name, sizeof name, cmdline ? cmdline : "", (int)pid);
+        free(cmdline);
+    }
+    if (name[0] == '/') {
+        snprintf(given, sizeof given, "%s", name);
+    } else {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+        ssize_t n = readlink(link, cwd, sizeof cwd - 1);
+        if (n <= 0)
+            return false;
+        cwd[n] = '\0';
+        snprintf(given, sizeof given, "%s/%s", cwd, name);
+    }
+    if (strcmp(given, path) == 0)
+        return true;
+    const char *given_base = strrchr(given, '/') + 1, *base = strrchr(path, '/');
+    if (!base || strcmp(given_base, base + 1) != 0)
+        return false;
+    char given_dir[PATH_MAX], dir[PATH_MAX];
+    struct stat a, b;
+    return lb_db_dir(given, given_dir, sizeof given_dir) && lb_db_dir(path, dir, sizeof dir) &&
+           stat(given_dir, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
 /* Whether our orphan pid, which holds no running slot of the ledger, is
- * about to record: lockblame's library is loaded in it, and its
- * environment does not disable it (a fork child of a profiled process
- * that has not run yet, so has not claimed its slot). One that is
- * statically linked, or started without LD_PRELOAD or with
- * LOCKBLAME_DISABLE, is not; a Go program, in which the library stays
- * inactive (util/go_program.h), is taken for one that is. */
-static bool about_to_record(pid_t pid)
+ * about to record into the database at path: lockblame's library is
+ * loaded in it, its environment does not disable it, its LOCKBLAME_OUTPUT
+ * names that database, and it is no Go program, in which the library
+ * stays inactive (a fork child of a profiled process that has not run
+ * yet, so has not claimed its slot). One that is statically linked, or
+ * started without LD_PRELOAD, with LOCKBLAME_DISABLE, or with another
+ * LOCKBLAME_OUTPUT, is not. The environment read is the one pid was
+ * started with: a fork child of an image that changed its own is judged
+ * by that image's start. */
+static bool about_to_record(pid_t pid, const char *path)
 {
-    return proc_record(pid, "maps", '\n', maps_library) &&
-           !proc_record(pid, "environ", '\0', disables_library);
+    if (!proc_record(pid, "maps", '\n', maps_library))
+        return false;
+    size_t size;
+    char *env = proc_file(pid, "environ", &size);
+    bool records = env && !environ_entry(env, size, "LOCKBLAME_DISABLE") &&
+                   names_database(pid, environ_entry(env, size, "LOCKBLAME_OUTPUT"), path) &&
+                   !runs_go(pid);
+    free(env);
+    return records;
 }
 
-/* still: the ledger's running processes (t), and our children that still
- * run, the tree's orphans, whose parents ended (run is their subreaper,
- * run.c), started since the tree began (zombies are not counted): those
- * without a running slot of the ledger are recording where they are about
- * to, unseen otherwise. */
+/* still: the ledger's running processes (t, counted from ledger, a copy
+ * of the tree's ledger), and our children that still run, the tree's
+ * orphans, whose parents ended (run is their subreaper, run.c), started
+ * since the tree began (zombies are not counted): those without a
+ * running slot in the copy are recording where they are about to record
+ * into the database at path, unseen otherwise. One that ends while it is
+ * read is not counted. */
 static void count_still_running(const lb_ledger_t *ledger, const lb_ledger_tally_t *t,
-                                still_running_t *still)
+                                const char *path, still_running_t *still)
 {
     *still = (still_running_t){ t->running, 0 };
     DIR *proc = opendir("/proc");
@@ -190,7 +311,10 @@ static void count_still_running(const lb_ledger_t *ledger, const lb_ledger_tally
         if (!started || parent != self || started < tree_begun_ticks ||
             lb_ledger_records(ledger, pid, started))
             continue;
-        if (about_to_record(pid))
+        bool recording = about_to_record(pid, path);
+        if (lb_proc_start_of(pid) != started)
+            continue; /* gone while read */
+        if (recording)
             still->recording++;
         else
             still->unseen++;
@@ -202,7 +326,8 @@ static void count_still_running(const lb_ledger_t *ledger, const lb_ledger_tally
  * ledger beside the database, common/ledger.h): counted in t, the line
  * that says so in line ("" for none), noted in the database with PROG's
  * command line (the tree's root); the ledger removed. Those still
- * running, counted in still, are read while the ledger is there. */
+ * running, counted in still, are read while the ledger is there, from
+ * the same copy of it as t. */
 static void settle_ledger(const char *path, const char *command, lb_ledger_tally_t *t,
                           still_running_t *still, char *line, size_t size)
 {
@@ -212,9 +337,13 @@ static void settle_ledger(const char *path, const char *command, lb_ledger_tally
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     bool present;
     lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, false, &present);
-    if (ledger)
-        lb_ledger_tally(ledger, t);
-    count_still_running(ledger, t, still);
+    /* one copy of the slots for both counts: a process that claims or
+     * marks its slot meanwhile is counted once */
+    lb_ledger_t *copy = lb_xcalloc(1, sizeof *copy);
+    lb_ledger_copy(ledger, copy);
+    lb_ledger_tally_copy(copy, ledger, t);
+    count_still_running(copy, t, path, still);
+    free(copy);
     if (ledger)
         munmap(ledger, sizeof *ledger);
     if (!present)
