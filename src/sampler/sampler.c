@@ -27,6 +27,8 @@
 #include "util/log.h"
 #include "util/proc_numbers.h"
 #include "util/raw_mmap.h"
+#include "util/raw_syscall.h"
+#include "util/run_delay.h"
 
 lb_sampler_config_t lb_sampler_cfg = { .event = "none", .requested = "default" };
 uint32_t lb_sampler_stopping LB_FORK_WRITTEN;
@@ -163,6 +165,33 @@ static bool lb_wait_handler_out(lb_thread_t *t)
     return true;
 }
 
+/* Where live thread t's time in the profile ends, read once sampling
+ * stopped (or at once, without sampling): its CPU clock, the time, and,
+ * where it was off CPU LB_RUN_DELAY_MIN_UNSEEN_NS or more by then, its
+ * run delay (the write's rule reads it only where the time it leaves
+ * unseen, no more than that, is as long). Read here, not at the write,
+ * so that none of the three holds the write's own time. The calling
+ * thread's schedstat is read as its own (tid 0: util/run_delay.h).
+ * No malloc, no locks: raw system calls. Returns the CPU clock. */
+static uint64_t lb_read_at_stop(lb_thread_t *t)
+{
+    struct lb_sampler_thread *s = t->sampler;
+    uint64_t cpu = lb_unsampled_cpu_used(t);
+    s->cpu_at_stop_ns = cpu;
+    s->at_stop_ns = lb_now_ns();
+    s->run_delay_at_stop_ns = UINT64_MAX;
+    if (s->at_stop_ns > t->start_ns &&
+        s->at_stop_ns - t->start_ns >= cpu + LB_RUN_DELAY_MIN_UNSEEN_NS) {
+        pid_t tid = lb_thread_os_tid(t);
+        if (tid == (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0))
+            tid = 0;
+        int saved = errno;
+        lb_run_delay_ns(tid, &s->run_delay_at_stop_ns);
+        errno = saved;
+    }
+    return cpu;
+}
+
 /* Stops sampling for good. Every handler that starts after the store below
  * drops its sample without re-arming; the loop waits out the ones already
  * running, then frees each thread's event. A handler stuck past the bounded
@@ -176,8 +205,12 @@ void lb_sampler_quiesce(void)
                                                                   : "timer";
     sum->why = lb_sampler_cfg.why;
     sum->with_kernel = lb_sampler_cfg.with_kernel;
-    if (!lb_sampler_cfg.ops)
+    if (!lb_sampler_cfg.ops) {
+        for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+            if (!lb_foreign_ended(t) && !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+                lb_read_at_stop(t);
         return;
+    }
     uint64_t cpu = 0, unsampled = 0, blocked = 0;
     uint32_t blocked_threads = 0;
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
@@ -186,9 +219,7 @@ void lb_sampler_quiesce(void)
         bool exited = lb_foreign_ended(t) || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
         uint64_t t_cpu = t->cpu_ns;
         if (!exited) {
-            t_cpu = lb_unsampled_cpu_used(t);
-            t->sampler->cpu_at_stop_ns = t_cpu;
-            t->sampler->at_stop_ns = lb_now_ns();
+            t_cpu = lb_read_at_stop(t);
             lb_unsampled_credit(t, t_cpu + t->cpu_base_ns, t == lb_self);
         }
         cpu += t_cpu;

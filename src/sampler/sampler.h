@@ -55,6 +55,9 @@ typedef struct lb_sampler_thread {
     uint64_t at_stop_ns;      /* lb_now_ns() as cpu_at_stop_ns was read, 0 if
                                it was not: where a live thread's time in the
                                profile ends, its CPU time's with it */
+    /* with at_stop_ns: the live thread's run delay then (util/run_delay.h),
+     * UINT64_MAX if not read (off CPU under 1 ms, or no schedstat) */
+    uint64_t run_delay_at_stop_ns;
 } lb_sampler_thread_t;
 
 /* Choose the event and install the handler. Reads LOCKBLAME_EVENT,

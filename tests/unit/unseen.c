@@ -8,6 +8,7 @@
 
 #include "common/unseen.h"
 #include "report/writer/writer_int.h"
+#include "sampler/sampler.h"
 #include "util/run_delay.h"
 
 static void test_rule_needs_amount_share_and_more_than_seen(void)
@@ -62,13 +63,17 @@ static void test_write_reads_live_delay_from_1_ms_unseen(void)
         return;
     }
     const double bound_s = LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9;
-    static lb_thread_t live;
+    static lb_sampler_thread_t live_sampler;
+    static lb_thread_t live = { .sampler = &live_sampler };
     live.tid = gettid();
     ASSERT_TRUE(lb_tables_run_delay_s(&live, 0) < 0);
     ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s * 0.999) < 0);
     ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s) >= 0);
     ASSERT_TRUE(lb_tables_run_delay_s(&live, 5.0) >= 0);
-    static lb_thread_t exited = { .exited = true, .run_delay_ns = 2500000 };
+    static lb_sampler_thread_t exited_sampler;
+    static lb_thread_t exited = { .exited = true,
+                                  .run_delay_ns = 2500000,
+                                  .sampler = &exited_sampler };
     exited.tid = gettid();
     ASSERT_TRUE(lb_tables_run_delay_s(&exited, 0) == 0.0025);
     ASSERT_TRUE(lb_tables_run_delay_s(&exited, 5.0) == 0.0025);
@@ -76,5 +81,22 @@ static void test_write_reads_live_delay_from_1_ms_unseen(void)
     ASSERT_TRUE(lb_tables_run_delay_s(&exited, 5.0) < 0);
 }
 
+/* Once quiesce has read where a live thread's lifetime ends, the write
+ * takes the delay read with it (the write's own runnable time is not
+ * in it), under the same 1 ms rule, and reads none of its own. */
+static void test_write_takes_live_delay_read_at_quiesce(void)
+{
+    const double bound_s = LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9;
+    static lb_sampler_thread_t stopped = { .at_stop_ns = 1, .run_delay_at_stop_ns = 3000000 };
+    static lb_thread_t live = { .sampler = &stopped };
+    live.tid = gettid();
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s) == 0.003);
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, 5.0) == 0.003);
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, bound_s * 0.999) < 0);
+    stopped.run_delay_at_stop_ns = UINT64_MAX; /* quiesce did not read it */
+    ASSERT_TRUE(lb_tables_run_delay_s(&live, 5.0) < 0);
+}
+
 CHECK_MAIN(test_rule_needs_amount_share_and_more_than_seen, test_text_gives_figures_and_causes,
-           test_run_delay_reads_own_and_by_tid, test_write_reads_live_delay_from_1_ms_unseen)
+           test_run_delay_reads_own_and_by_tid, test_write_reads_live_delay_from_1_ms_unseen,
+           test_write_takes_live_delay_read_at_quiesce)

@@ -52,8 +52,11 @@ double lb_tables_run_delay_s(const lb_thread_t *t, double unseen_without_s)
     uint64_t ns = UINT64_MAX;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         ns = t->run_delay_ns;
-    else if (unseen_without_s < LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9 ||
-             !lb_run_delay_ns(lb_thread_os_tid(t), &ns))
+    else if (unseen_without_s < LB_RUN_DELAY_MIN_UNSEEN_NS / 1e9)
+        ns = UINT64_MAX;
+    else if (t->sampler->at_stop_ns) /* its lifetime's end (lb_tables_span) */
+        ns = t->sampler->run_delay_at_stop_ns;
+    else if (!lb_run_delay_ns(lb_thread_os_tid(t), &ns))
         ns = UINT64_MAX;
     return ns == UINT64_MAX ? -1 : ns / 1e9;
 }

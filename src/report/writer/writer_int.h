@@ -155,15 +155,17 @@ void lb_merge_put_metric(writer_t *w, uint64_t node, uint64_t thread, const lb_m
  * the CPU time it ran by then (*cpu_ns), read together so that they
  * agree: an exited thread's at its exit; a live one's where sampling
  * stopped (lb_sampler_quiesce), so that neither holds the final write's
- * own cost; without sampling, now and its clock now. */
+ * own cost, with sampling or without; where quiesce did not read it (a
+ * window's write, before quiesce), now and its clock now. */
 void lb_tables_span(const lb_thread_t *t, uint64_t now, uint64_t *end_ns, uint64_t *cpu_ns);
 /* A thread's CPU time: lb_tables_span's. */
 uint64_t lb_tables_cpu_ns(const lb_thread_t *t);
 /* The time t was runnable but waiting for a CPU, in seconds, or -1 when
  * unknown or not read: an exited thread's as it read it at exit; a live
- * one's now, where its unseen time without the delay (unseen_without_s)
- * reaches LB_RUN_DELAY_MIN_UNSEEN_NS: the delay could only lower it, and
- * the read is an open of /proc/self/task/TID/schedstat. */
+ * one's where its unseen time without the delay (unseen_without_s)
+ * reaches LB_RUN_DELAY_MIN_UNSEEN_NS (the delay could only lower it),
+ * as quiesce read it at the end of its lifetime (lb_tables_span), else
+ * now, an open of /proc/self/task/TID/schedstat. */
 double lb_tables_run_delay_s(const lb_thread_t *t, double unseen_without_s);
 double lb_tables_ns_per_sample(uint64_t *samples, uint64_t *dropped);
 void lb_tables_sites(writer_t *w, lb_thread_t *t);
