@@ -195,7 +195,8 @@ echo "== a CPU-bound program whose exit write is long"
 # before the write: the write's own time is no part of it, which counted
 # would be unseen time, most of the thread's. The write's length is
 # measured from outside, from main's return to the process's end.
-python3 - "$LOCKBLAME_LIB" "$WORKLOADS_USER/many_sites" "$tmp/s.db" "$tmp/s.err" <<'PY' ||
+rc=0
+python3 - "$LOCKBLAME_LIB" "$WORKLOADS_USER/many_sites" "$tmp/s.db" "$tmp/s.err" <<'PY' || rc=$?
 import os, sqlite3, subprocess, sys, time
 lib, prog, db, err = sys.argv[1:5]
 env = dict(os.environ, LD_PRELOAD=lib, LOCKBLAME_OUTPUT=db)
@@ -209,11 +210,14 @@ life, cpu, unseen = con.execute("SELECT TOTAL(end_s - start_s), TOTAL(cpu_s), TO
 print(f"  life {life:.3f} s, cpu {cpu:.3f} s, unseen {unseen * 1e3:.3f} ms;"
       f" from main's return to the process's end {write_s:.3f} s")
 if write_s < 0.02:
-    print("  the write was too short for the check to tell")
-    sys.exit(1)
+    sys.exit(3)  # too short for the check to tell
 sys.exit(0 if unseen <= 0.1 * write_s else 1)
 PY
-    bad "a CPU-bound thread's unseen time holds the exit write's"
+case $rc in
+0) ;;
+3) skip_part "an exit write of 20 ms or more (many_sites)" ;;
+*) bad "a CPU-bound thread's unseen time holds the exit write's" ;;
+esac
 cat "$tmp/s.err"
 grep -q "cannot see" "$tmp/s.err" && bad "a CPU-bound program has an unseen-waits line"
 
@@ -232,4 +236,4 @@ echo "  unseen $(rows "$tmp/c.db" "SELECT printf('%.3f s of %.3f s lifetime', TO
 grep -q "cannot see" "$tmp/c.err" && bad "the control has an unseen-waits line"
 "$L" report "$tmp/c.db" >"$tmp/c.txt" || fail "report of the control exited $?"
 grep '^unseen:' "$tmp/c.txt" && bad "the control's header has an unseen: line"
-[ $errors -eq 0 ]
+finish
