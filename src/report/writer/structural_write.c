@@ -22,6 +22,15 @@
 #include "util/common.h"
 #include "report/writer/writer_int.h"
 
+/* Where t's time in the profile ends (lb_tables_span): a live thread's
+ * where sampling stopped, so that its open wait ends with its row. */
+static uint64_t thread_end_ns(const lb_thread_t *t, uint64_t now)
+{
+    uint64_t end, cpu;
+    lb_tables_span(t, now, &end, &cpu);
+    return end;
+}
+
 uint32_t lb_close_open_waits(uint64_t now)
 {
     uint32_t closed = 0;
@@ -31,9 +40,12 @@ uint32_t lb_close_open_waits(uint64_t now)
             continue;
         uint64_t start = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
         lb_mon_t *mon = n->open_mon;
-        if (!start || !mon || start >= now)
+        if (!start || !mon)
             continue;
-        uint64_t waited = now - start;
+        uint64_t end = thread_end_ns(t, now);
+        if (start >= end)
+            continue;
+        uint64_t waited = end - start;
         lb_meta_lock(&mon->meta);
         lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
         if (stats)
@@ -91,7 +103,7 @@ static bool parked_until_shutdown(lb_thread_t *t, uint64_t now, uint32_t stats, 
     if (!parked_from || parked_from > start)
         parked_from = start;
     bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-    uint64_t thread_end = exited ? t->end_ns : now;
+    uint64_t thread_end = thread_end_ns(t, now);
     const lb_collect_note_t *collect = collect_during(s, start, end);
     if (!collect || thread_end < end)
         return false;
@@ -118,8 +130,9 @@ static uint32_t parked_waits(lb_thread_t *t, uint64_t now, parked_t out[2])
     bool helper = t->id != 0;
     uint32_t k = 0;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
-    if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < now) {
-        out[k] = (parked_t){ t, n->open_mon->stats, open, now, true, NULL };
+    uint64_t end = thread_end_ns(t, now);
+    if (open && n->open_mon && lb_obj_kind_is_signalled(n->open_kind) && open < end) {
+        out[k] = (parked_t){ t, n->open_mon->stats, open, end, true, NULL };
         k += out[k].stats != 0;
     } else if (parked_until_shutdown(t, now, n->last_stats, n->last_kind,
                                      helper ? n->run_start_ns : 0, n->last_start_ns, n->last_end_ns,
@@ -181,9 +194,10 @@ static bool idle_helper(lb_thread_t *t, uint64_t now, idle_helper_t *out)
         return false;
     uint64_t waited = h->wait_ns, end = h->last_ns;
     uint64_t open = __atomic_load_n(&n->open_start_ns, __ATOMIC_ACQUIRE);
-    if (open && open < now && n->open_mon && n->open_mon->stats == h->stats) {
-        waited += now - open; /* closed at now (lb_close_open_waits) */
-        end = now;
+    uint64_t open_end = thread_end_ns(t, now); /* as lb_close_open_waits closed it */
+    if (open && open < open_end && n->open_mon && n->open_mon->stats == h->stats) {
+        waited += open_end - open;
+        end = open_end;
     }
     double share = (double)waited / (double)s->wait_ns;
     if (share < IDLE_HELPER_OWN ||

@@ -5,9 +5,12 @@
 #include <stdint.h>
 
 /* Close every wait still in progress at now (the moment the profile is
- * taken): its time goes into the object's waiters' measure (wait_s) and
- * into the waiter's CCT node where it waits (the root if unknown),
- * as it goes into the accrual when the object is settled at the same now.
+ * taken) where its thread's time in the profile ends (lb_tables_span: a
+ * live thread's where sampling stopped, before the write): its time goes
+ * into the object's waiters' measure (wait_s) and
+ * into the waiter's CCT node where it waits (the root if unknown); the
+ * object's accrual, settled at now, runs to now (later by the time from
+ * quiesce to the write's start).
  * Call before the CCTs are merged. Returns how many it closed. */
 uint32_t lb_close_open_waits(uint64_t now);
 
@@ -16,6 +19,7 @@ typedef uint32_t (*lb_node_map_fn)(void *ctx, uint32_t thread, uint32_t local);
 
 /* Insert the structural_wait rows (docs/SCHEMA.md): threads parked on a
  * cond/sem until shutdown. A wait still open at now is one (open = 1,
+ * ending where its thread's time ends, as lb_close_open_waits closed it;
  * its time is unattributed, blame_s 0); a thread's last cond/sem wait, and
  * its longest one, is one when the object's last signal/post ended it and
  * the thread then ended within a quarter of the time it had been parked. The blame that signal
