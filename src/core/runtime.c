@@ -24,7 +24,7 @@
 #include "core/thread.h"
 #include "util/clock.h"
 #include "util/env.h"
-#include "util/go_program.h"
+#include "common/go_program.h"
 #include "util/log.h"
 #include "common/scratch.h"
 #include "core/undirected.h"
@@ -176,7 +176,7 @@ __attribute__((constructor)) static void lb_constructor(void)
 {
     if (lb_getenv("LOCKBLAME_DISABLE"))
         return;
-    if (lb_program_is_go()) { /* nothing to see, and a crash to risk (util/go_program.h) */
+    if (lb_program_is_go()) { /* nothing to see, and a crash to risk (common/go_program.h) */
         extern char *program_invocation_short_name;
         lb_warn("%s is a Go program: its locks and its exit bypass the C library, so there is"
                 " nothing to profile; it runs without lockblame",

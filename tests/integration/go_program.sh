@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Go program runs without lockblame, with one line (src/util/go_program.h):
+# A Go program runs without lockblame, with one line (src/common/go_program.h):
 # its locks and its exit bypass the C library, and a signal handler of
 # lockblame's on a goroutine's stack crashed it. go_note carries the Go
 # linker's build id note and contends on a mutex: preloaded, it prints what

@@ -1,6 +1,6 @@
 /* A C program that carries the Go linker's build id note (owner "Go",
  * type 4), as every Go program built with cgo does: lockblame takes it for
- * a Go program (src/util/go_program.h). Its threads contend on a mutex,
+ * a Go program (src/common/go_program.h). Its threads contend on a mutex,
  * which lockblame profiles in any other program (go_program.sh runs the
  * same source built without the note beside it). Prints the count its
  * threads reached. Built with -DNO_GO_NOTE it carries no note. */

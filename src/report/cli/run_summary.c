@@ -27,7 +27,7 @@
 #include "report/cli/pending.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
-#include "util/go_program.h"
+#include "common/go_program.h"
 
 static const char *sig_name(int sig)
 {
@@ -194,7 +194,7 @@ static const char *environ_entry(const char *env, size_t size, const char *name)
 }
 
 /* Whether the program pid runs is a Go program (its executable's notes,
- * as util/go_program.h reads them in the process): the library stays
+ * as common/go_program.h reads them in the process): the library stays
  * inactive in it. Reads the program headers and the note segments of
  * /proc/PID/exe; false where they cannot be read. */
 static bool runs_go(pid_t pid)

@@ -19,7 +19,7 @@
 #include "report/writer/summary.h"
 #include "report/writer/window.h"
 #include "report/writer/writer.h"
-#include "util/go_program.h"
+#include "common/go_program.h"
 #include "util/lazy_deps.h"
 
 /* errno kept: the program's main starts with errno 0 (C11 7.5), and the
@@ -31,7 +31,7 @@ __attribute__((constructor(150))) static void writer_choose_output(void)
      * (common/symbols_fallback.h) */
     lb_elf_libs_ready = lb_debuginfo_libs_open;
     lb_xz_lib_ready = lb_lzma_open;
-    /* a Go program runs without lockblame (util/go_program.h): nothing
+    /* a Go program runs without lockblame (common/go_program.h): nothing
      * of a run is set up or passed on to its children */
     if (!lb_program_is_go() && lb_output_setup() == 0) {
         lb_summary_setup();

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/elf_note.h"
+#include "common/elf_note.h"
 
 /* Adds one mapping; extends the last module when it maps the same file. */
 static bool add_mapping(lb_modmap_t *map, uint32_t *cap, uintptr_t start, uintptr_t end,

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util/elf_note.h"
+#include "common/elf_note.h"
 
 #define LB_GO_NOTE_BUILD_ID 4 /* the Go linker's note type in the "Go" owner */
 

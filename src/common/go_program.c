@@ -1,5 +1,5 @@
 /* See go_program.h. */
-#include "util/go_program.h"
+#include "common/go_program.h"
 
 #include <elf.h>
 #include <link.h>
