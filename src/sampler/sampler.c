@@ -27,7 +27,6 @@
 #include "util/log.h"
 #include "util/proc_numbers.h"
 #include "util/raw_mmap.h"
-#include "util/raw_syscall.h"
 #include "util/run_delay.h"
 
 lb_sampler_config_t lb_sampler_cfg = { .event = "none", .requested = "default" };
@@ -182,11 +181,8 @@ static uint64_t lb_read_at_stop(lb_thread_t *t)
     s->run_delay_at_stop_ns = UINT64_MAX;
     if (s->at_stop_ns > t->start_ns &&
         s->at_stop_ns - t->start_ns >= cpu + LB_RUN_DELAY_MIN_UNSEEN_NS) {
-        pid_t tid = lb_thread_os_tid(t);
-        if (tid == (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0))
-            tid = 0;
         int saved = errno;
-        lb_run_delay_ns(tid, &s->run_delay_at_stop_ns);
+        lb_run_delay_ns(t == lb_self ? 0 : lb_thread_os_tid(t), &s->run_delay_at_stop_ns);
         errno = saved;
     }
     return cpu;
