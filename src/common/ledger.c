@@ -118,12 +118,16 @@ uint64_t lb_ledger_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks)
+uint64_t lb_ledger_ticks(uint64_t boot_ns)
 {
     long hz = sysconf(_SC_CLK_TCK);
-    if (!start_ticks || !claimed_ns || hz <= 0)
-        return false;
-    return start_ticks <= claimed_ns / (1000000000u / (uint64_t)hz);
+    return hz > 0 ? boot_ns / (1000000000u / (uint64_t)hz) : 0;
+}
+
+bool lb_ledger_same_process(uint64_t claimed_ns, uint64_t start_ticks)
+{
+    uint64_t claimed_tick = claimed_ns ? lb_ledger_ticks(claimed_ns) : 0;
+    return start_ticks && claimed_tick && start_ticks <= claimed_tick;
 }
 
 void lb_ledger_copy(const lb_ledger_t *l, lb_ledger_t *copy)

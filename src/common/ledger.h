@@ -142,6 +142,9 @@ static inline uint64_t lb_proc_start_of(pid_t pid)
 }
 /* CLOCK_BOOTTIME now, in ns: a slot's claimed_ns. */
 uint64_t lb_ledger_now_ns(void);
+/* boot_ns of CLOCK_BOOTTIME in the kernel's clock ticks, the unit of a
+ * process's start (lb_proc_start_of); 0 where the tick rate is unknown. */
+uint64_t lb_ledger_ticks(uint64_t boot_ns);
 /* Whether the process that claimed a slot at claimed_ns is the one that
  * has its pid now, which started at start_ticks (lb_proc_start_of, in
  * clock ticks of the same boot-time clock). It is if it started no later

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -102,12 +101,8 @@ static unsigned long long tree_begun_ticks;
 
 void lb_run_tree_begins(void)
 {
-    struct timespec now;
-    long hz = sysconf(_SC_CLK_TCK);
-    if (hz > 0 && clock_gettime(CLOCK_BOOTTIME, &now) == 0)
-        tree_begun_ticks =
-            (unsigned long long)now.tv_sec * (unsigned long long)hz +
-            (unsigned long long)now.tv_nsec / (1000000000ull / (unsigned long long)hz);
+    uint64_t now = lb_ledger_now_ns();
+    tree_begun_ticks = now ? lb_ledger_ticks(now) : 0;
 }
 
 /* The tree's processes still running when PROG has ended (a daemon forks
@@ -118,38 +113,6 @@ typedef struct still_running {
     int recording; /* the ledger's running processes, and our orphans about to record */
     int unseen;    /* our orphans that lockblame does not profile into it */
 } still_running_t;
-
-/* Whether /proc/PID/FILE has a record (a line of maps: records end with
- * end) for which match holds; false where it cannot be read. */
-static bool proc_record(pid_t pid, const char *file, char end, bool (*match)(const char *record))
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    char *record = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    bool found = false;
-    while (!found && (len = getdelim(&record, &cap, end, f)) > 0) {
-        if (record[len - 1] == end)
-            record[len - 1] = '\0';
-        found = match(record);
-    }
-    free(record);
-    fclose(f);
-    return found;
-}
-
-/* A line of maps that names the library (" (deleted)" after it where
- * the file was replaced since). */
-static bool maps_library(const char *line)
-{
-    static const char lib[] = "/liblockblame.so";
-    const char *at = strstr(line, lib);
-    return at && (at[sizeof lib - 1] == '\0' || at[sizeof lib - 1] == ' ');
-}
 
 /* The whole of /proc/PID/FILE (malloc'd, NUL-terminated, *size its
  * length), or NULL where it cannot be read. */
@@ -180,6 +143,19 @@ static char *proc_file(pid_t pid, const char *file, size_t *size)
         *size = len;
     }
     return buf;
+}
+
+/* Whether /proc/PID/maps's text names the library as a mapping's file
+ * (" (deleted)" after it where the file was replaced since). */
+static bool maps_library(const char *maps)
+{
+    static const char lib[] = "/liblockblame.so";
+    for (const char *at = maps; (at = strstr(at, lib)) != NULL; at += sizeof lib - 1) {
+        char next = at[sizeof lib - 1];
+        if (next == '\n' || next == ' ' || next == '\0')
+            return true;
+    }
+    return false;
 }
 
 /* The value of name in an environment block of size bytes (NUL-separated
@@ -276,9 +252,12 @@ static bool names_database(pid_t pid, const char *out, const char *path)
  * by that image's start. */
 static bool about_to_record(pid_t pid, const char *path)
 {
-    if (!proc_record(pid, "maps", '\n', maps_library))
-        return false;
     size_t size;
+    char *maps = proc_file(pid, "maps", &size);
+    bool loaded = maps && maps_library(maps);
+    free(maps);
+    if (!loaded)
+        return false;
     char *env = proc_file(pid, "environ", &size);
     bool records = env && !environ_entry(env, size, "LOCKBLAME_DISABLE") &&
                    names_database(pid, environ_entry(env, size, "LOCKBLAME_OUTPUT"), path) &&
