@@ -145,12 +145,9 @@ static bool has_table(sqlite3 *db, const char *schema, const char *table,
     return found;
 }
 
-/* The id shifts for one source; node 0 (the root) and frame 0 (none) map
- * to themselves. The copies name them :run, :module, :frame, :node,
+/* The copies name a source's shifts :run, :module, :frame, :node,
  * :thread and :object. */
-typedef struct {
-    sqlite3_int64 run, module, frame, node, thread, object;
-} shift_t;
+typedef lb_db_shifts_t shift_t;
 
 void lb_db_merge_cache_free(lb_db_merge_cache_t *cache)
 {
@@ -392,6 +389,40 @@ static int next_ids(sqlite3 *db, const char *dst, sqlite3_int64 next[LB_MERGE_OB
     return one_row(db, sql, next, LB_MERGE_OBJECT + 1, cache, memo);
 }
 
+int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
+                       lb_db_merge_cache_t *cache)
+{
+    sqlite3_int64 next[LB_MERGE_OBJECT + 1];
+    int rc = next_ids(db, dst, next, cache);
+    if (rc == SQLITE_OK)
+        *out =
+            (lb_db_shifts_t){ next[LB_MERGE_RUN],  next[LB_MERGE_MODULE], next[LB_MERGE_FRAME],
+                              next[LB_MERGE_NODE], next[LB_MERGE_THREAD], next[LB_MERGE_OBJECT] };
+    return rc;
+}
+
+/* The copy of src's meta rows into dst's: integer counters add up, and
+ * so do the CPU seconds credited unsampled; other values (the sampling
+ * mechanism, its rate) stay the first process's; the version keys are
+ * the destination's own. */
+static char *meta_sql(const char *src, const char *dst)
+{
+    return sqlite3_mprintf(
+        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key NOT IN"
+        " ('schema_version', 'lockblame_version', 'writer') AND true ON CONFLICT(key) DO UPDATE"
+        " SET value = CASE WHEN key IN ('unsampled_cpu_s', 'unsampled_blocked_cpu_s')"
+        " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
+        " WHEN value <> '' AND excluded.value <> ''"
+        " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
+        " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) ELSE value END",
+        dst, src);
+}
+
+int lb_db_merge_meta(sqlite3 *db, const char *src, const char *dst, lb_db_merge_cache_t *cache)
+{
+    return run_sql(db, meta_sql(src, dst), NULL, cache, NULL);
+}
+
 /* What follows the copies of a merge: its time windows. */
 static int merge_rest(sqlite3 *db, const char *src, const char *dst, unsigned present,
                       lb_db_merge_cache_t *cache)
@@ -412,8 +443,8 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
     int version = version_with(db, src, cache);
     if (version < 1 || version > LB_SCHEMA_VERSION)
         return SQLITE_MISMATCH;
-    sqlite3_int64 next[LB_MERGE_OBJECT + 1];
-    int rc = next_ids(db, dst, next, cache);
+    shift_t s;
+    int rc = lb_db_merge_shifts(db, dst, &s, cache);
     if (rc != SQLITE_OK)
         return rc;
     unsigned present;
@@ -432,8 +463,6 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
                  has_table(db, dst, "symbol", cache);
     rows[LB_MERGE_SYMBOL] = rows[LB_MERGE_SYMBOL] && names;
     rows[LB_MERGE_FUNCTIONS] = rows[LB_MERGE_FUNCTIONS] && names;
-    shift_t s = { next[LB_MERGE_RUN],  next[LB_MERGE_MODULE], next[LB_MERGE_FRAME],
-                  next[LB_MERGE_NODE], next[LB_MERGE_THREAD], next[LB_MERGE_OBJECT] };
     /* The copies' texts follow from src, dst, the version and rows[]:
      * a cache's merge of the same ones runs the statements kept. */
     unsigned long key = 1 + ((unsigned long)version << LB_MERGE_TABLES);
@@ -526,18 +555,7 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
         sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".module_function"
                                    " SELECT * FROM \"%w\".module_function",
                                    dst, src);
-    /* Integer counters add up, and so do the CPU seconds credited
-     * unsampled; other values (the sampling mechanism, its rate) stay the
-     * first process's; the version keys are the destination's own. */
-    sql[n++] = sqlite3_mprintf(
-        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key NOT IN"
-        " ('schema_version', 'lockblame_version', 'writer') AND true ON CONFLICT(key) DO UPDATE"
-        " SET value = CASE WHEN key IN ('unsampled_cpu_s', 'unsampled_blocked_cpu_s')"
-        " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
-        " WHEN value <> '' AND excluded.value <> ''"
-        " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
-        " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) ELSE value END",
-        dst, src);
+    sql[n++] = meta_sql(src, dst);
     sqlite3_free(run_ref);
     rc = SQLITE_OK;
     bool keep = cache != NULL;

@@ -68,6 +68,20 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
                      lb_db_merge_cache_t *cache);
 void lb_db_merge_cache_free(lb_db_merge_cache_t *cache);
 
+/* The id shifts of one source: each of its ids plus its table's shift,
+ * node 0 (the root) and frame 0 (none) kept. A merge shifts a source by
+ * the destination's next ids (its largest + 1). */
+typedef struct lb_db_shifts {
+    sqlite3_int64 run, module, frame, node, thread, object;
+} lb_db_shifts_t;
+/* dst's next ids, the shifts lb_db_merge_with gives the source it copies
+ * next (through cache: NULL none). SQLITE_OK or the statement's error. */
+int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
+                       lb_db_merge_cache_t *cache);
+/* src's meta rows added to dst's as a merge adds them (through cache:
+ * NULL none). */
+int lb_db_merge_meta(sqlite3 *db, const char *src, const char *dst, lb_db_merge_cache_t *cache);
+
 /* Whether `schema` holds rows of a run other than run_key: 1 yes, 0 no,
  * -1 when it cannot be read. The rows of table run, and with windows
  * those of time_window too. An index search of run (common/ddl.h). */

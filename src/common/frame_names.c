@@ -73,6 +73,7 @@ typedef struct fill {
     size_t n;
     sqlite3_stmt **st;                   /* [FILL_STATEMENTS], prepared at first use */
     sqlite3_int64 next_frame, next_node; /* ids past the schema's */
+    lb_db_shifts_t above;                /* the rows filled: frames, nodes, threads above these */
 } fill_t;
 
 /* f's statement `which`, prepared at its first use from fmt and its
@@ -326,8 +327,10 @@ static int apply(fill_t *f, unnamed_t *u)
     sqlite3_int64 inner = u->ids[u->n - 1];
     if (rc == SQLITE_OK)
         rc = replace_frame(f->st[FILL_SITE_FRAME], u->id, inner);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(f->st[FILL_START_FRAME], 3, f->above.thread);
         rc = replace_frame(f->st[FILL_START_FRAME], u->id, inner);
+    }
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(f->st[FILL_DROP_FRAME], 1, u->id);
         rc = done(f->st[FILL_DROP_FRAME], sqlite3_step(f->st[FILL_DROP_FRAME]));
@@ -363,10 +366,13 @@ typedef struct moved {
 static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 {
     sqlite3_stmt *scan =
-        statement(f, FILL_SCAN_NODES, "SELECT id, parent_id, frame_id FROM \"%w\".node", f->schema);
+        statement(f, FILL_SCAN_NODES,
+                  "SELECT id, parent_id, frame_id FROM \"%w\".node WHERE id > ?1", f->schema);
     moved_t *moved = NULL;
     size_t n = 0, cap = 0;
     int rc = scan ? SQLITE_OK : SQLITE_NOMEM;
+    if (scan)
+        sqlite3_bind_int64(scan, 1, f->above.node);
     uint32_t which;
     while (rc == SQLITE_OK && sqlite3_step(scan) == SQLITE_ROW) {
         if (!lb_u64map_get(replaced, (uint64_t)sqlite3_column_int64(scan, 2), &which))
@@ -449,12 +455,14 @@ static void count_depths(const depth_row_t *rows, size_t n, const lb_u64map_t *i
  * node's, by a recursive query, was most of a staged record's naming). */
 static int recount_depths(fill_t *f)
 {
-    sqlite3_stmt *scan =
-        statement(f, FILL_SCAN_DEPTHS, "SELECT id, parent_id, depth FROM \"%w\".node", f->schema);
+    sqlite3_stmt *scan = statement(
+        f, FILL_SCAN_DEPTHS, "SELECT id, parent_id, depth FROM \"%w\".node WHERE id > ?1 OR id = 0",
+        f->schema);
     sqlite3_stmt *set =
         statement(f, FILL_SET_DEPTH, "UPDATE \"%w\".node SET depth = ?1 WHERE id = ?2", f->schema);
     if (!scan || !set)
         return sqlite3_errcode(f->db) != SQLITE_OK ? sqlite3_errcode(f->db) : SQLITE_NOMEM;
+    sqlite3_bind_int64(scan, 1, f->above.node);
     depth_row_t *rows = NULL;
     size_t n = 0, cap = 0;
     int rc = SQLITE_OK, step;
@@ -521,10 +529,13 @@ static int list_unnamed(fill_t *f)
     sqlite3_stmt *st = statement(f, FILL_LIST,
                                  "SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
                                  " FROM \"%w\".frame f JOIN \"%w\".module m"
-                                 " ON m.id = f.module_id WHERE f.line = %d ORDER BY f.id",
+                                 " ON m.id = f.module_id WHERE f.line = %d AND f.id > ?1"
+                                 " ORDER BY f.id",
                                  f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE);
     size_t cap = 0;
     int rc = st ? SQLITE_OK : SQLITE_NOMEM;
+    if (st)
+        sqlite3_bind_int64(st, 1, f->above.frame);
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
         if (!room_for((void **)&f->list, &cap, f->n, sizeof *f->list, 64)) {
             rc = SQLITE_NOMEM;
@@ -605,7 +616,7 @@ static int write_names(fill_t *f)
         { FILL_MOVE_NODE, "UPDATE \"%w\".node SET parent_id = ?1, frame_id = ?2 WHERE id = ?3" },
         { FILL_SITE_FRAME, "UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2" },
         { FILL_START_FRAME,
-          "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2" },
+          "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2 AND id > ?3" },
     };
     bool ready = true;
     for (size_t i = 0; i < sizeof updates / sizeof *updates; i++)
@@ -635,14 +646,16 @@ static int write_names(fill_t *f)
 
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
 {
-    return lb_frame_names_fill_with(db, schema, names, NULL);
+    return lb_frame_names_fill_with(db, schema, names, NULL, NULL);
 }
 
 int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
-                             lb_frame_names_cache_t *cache)
+                             lb_frame_names_cache_t *cache, const lb_db_shifts_t *above)
 {
     lb_frame_names_cache_t own = { 0 };
     fill_t f = { .db = db, .schema = schema, .st = (cache ? cache : &own)->st };
+    if (above)
+        f.above = *above;
     int rc = list_unnamed(&f);
     if (rc == SQLITE_OK && f.n)
         rc = read_chains(&f, names);

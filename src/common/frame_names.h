@@ -34,6 +34,8 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
+#include "common/db_merge.h"
+
 /* Names schema's unnamed frames, reading cached chains in schema names
  * (NULL: none) first; a frame whose file cannot be read (or libdw not
  * loaded, module_names.h) stays unnamed. Outside the caller's
@@ -49,9 +51,12 @@ int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
 typedef struct lb_frame_names_cache {
     sqlite3_stmt *st[LB_FRAME_NAMES_STATEMENTS];
 } lb_frame_names_cache_t;
-/* lb_frame_names_fill through cache (NULL: none). */
+/* lb_frame_names_fill through cache (NULL: none), of one record's rows
+ * in a schema that holds other records' named already (a merger's stage,
+ * common/spool.h): the frames, nodes and threads with ids above those of
+ * `above`, the shifts its rows were added with (NULL: every row). */
 int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
-                             lb_frame_names_cache_t *cache);
+                             lb_frame_names_cache_t *cache, const lb_db_shifts_t *above);
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache);
 /* Closes the module files the fills read, and forgets the chains they
  * found; nothing while they are kept. */

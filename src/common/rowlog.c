@@ -39,6 +39,72 @@ static const char *const row_sql[LB_ROW_KINDS] = {
     [LB_ROW_WINDOW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?,?,?,NULL,NULL,?,?,?,?,?,1,0)",
 };
 
+/* The parameters a shifted statement takes a record's shifts from, past
+ * every kind's values: ?21 run, ?22 module, ?23 frame, ?24 node, ?25
+ * thread, ?26 object. */
+#define SHIFT_RUN    "?21"
+#define SHIFT_MODULE "?22"
+#define SHIFT_FRAME  "?23"
+#define SHIFT_NODE   "?24"
+#define SHIFT_THREAD "?25"
+#define SHIFT_OBJECT "?26"
+#define SHIFTS       6
+/* a node or frame reference shifted, the root node and no frame (0) kept */
+#define NODE_REF(x)  "CASE WHEN " x " = 0 THEN 0 ELSE " x " + " SHIFT_NODE " END"
+#define FRAME_REF(x) "CASE WHEN " x " = 0 THEN 0 ELSE " x " + " SHIFT_FRAME " END"
+
+/* Each kind's statement with the record's ids shifted, as lb_db_merge
+ * copies a profile's rows (common/db_merge.c: the same columns, the run
+ * row's command trimmed and its exec generation counted among the
+ * schema's images of its process, node 0 of the record not copied);
+ * meta has none (lb_row_sql_shifted). Each value keeps its parameter
+ * index, which the log names. */
+static const char *const shifted_sql[LB_ROW_KINDS] = {
+    [LB_ROW_FRAME] = "INSERT INTO \"%w\".frame VALUES(?1 + " SHIFT_FRAME ", ?2 + " SHIFT_MODULE
+                     ", ?3, ?4, ?5, ?6)",
+    [LB_ROW_MODULE] = "INSERT INTO \"%w\".module VALUES(?1 + " SHIFT_MODULE ", ?2, ?3, ?4)",
+    /* the record's root is the schema's (its row breaks the key) */
+    [LB_ROW_NODE] = "INSERT OR IGNORE INTO \"%w\".node VALUES(" NODE_REF("?1") ", " NODE_REF(
+        "?2") ", " FRAME_REF("?3") ", ?4)",
+    [LB_ROW_METRIC] = "INSERT INTO \"%w\".metric VALUES(" NODE_REF(
+        "?1") ", ?2 + " SHIFT_THREAD ", ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    [LB_ROW_SITE] = "INSERT INTO \"%w\".site VALUES(" FRAME_REF(
+        "?1") ", ?2 + " SHIFT_THREAD ", ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET"
+              " acquisitions = acquisitions + excluded.acquisitions,"
+              " contended = contended + excluded.contended,"
+              " releases = releases + excluded.releases",
+    [LB_ROW_BLAME] = "INSERT INTO \"%w\".object_blame VALUES(?1 + " SHIFT_OBJECT
+                     ", " NODE_REF("?2") ", ?3 + " SHIFT_THREAD ", ?4, ?5) ON CONFLICT DO"
+                                         " UPDATE SET blame_s = blame_s + excluded.blame_s,"
+                                         " count = count + excluded.count",
+    [LB_ROW_THREAD] = "INSERT INTO \"%w\".thread VALUES(?1 + " SHIFT_THREAD ", ?2, " FRAME_REF(
+        "?3") ", " NODE_REF("?4") ", ?5, ?6, ?7, ?8, ?9, 1 + " SHIFT_RUN ", ?10, ?11)",
+    [LB_ROW_OBJECT] =
+        "INSERT INTO \"%w\".sync_object VALUES(?1 + " SHIFT_OBJECT
+        ", ?2, ?3, " NODE_REF("?4") ", ?5, ?6, ?7, ?8, ?9, ?10, 1 + " SHIFT_RUN ", ?11)",
+    [LB_ROW_RUN] = "INSERT INTO \"%w\".run VALUES(1 + " SHIFT_RUN
+                   ", rtrim(?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+                   " (SELECT COUNT(*) FROM \"%w\".run"
+                   " WHERE pid = ?3 AND proc_start IS ?16 AND run_key IS ?17), ?16, ?17)",
+    [LB_ROW_STRUCTURAL] =
+        "INSERT INTO \"%w\".structural_wait VALUES(?1 + " SHIFT_THREAD ", ?2 + " SHIFT_OBJECT
+        ", ?3, ?4, ?5, ?6, " NODE_REF("?7") ", ?8 + " SHIFT_THREAD ", ?9, 0)",
+    /* the object's blame rows read are the record's, shifted already */
+    [LB_ROW_IDLE_HELPER] =
+        "INSERT INTO \"%w\".structural_wait SELECT ?1 + " SHIFT_THREAD ", ?2 + " SHIFT_OBJECT
+        ", ?3, ?4, ?5, 0,"
+        " CASE WHEN node_id THEN node_id END,"
+        " CASE WHEN node_id THEN thread_id END, blame_s * ?6, 1"
+        " FROM \"%w\".object_blame WHERE object_id = ?2 + " SHIFT_OBJECT " AND blame_s > 0",
+    [LB_ROW_SYMBOL] = "INSERT OR IGNORE INTO \"%w\".symbol VALUES(?,?,?,?,?,?,?)",
+    [LB_ROW_FUNCTIONS] = "INSERT OR IGNORE INTO \"%w\".module_function VALUES(?,?,?)",
+    [LB_ROW_WINDOW_THREAD] =
+        "INSERT INTO \"%w\".thread VALUES(?1 + " SHIFT_THREAD
+        ", ?2, " FRAME_REF("?3") ", NULL, ?4, ?5, ?6, ?7, ?8, 1 + " SHIFT_RUN ", NULL, NULL)",
+    [LB_ROW_WINDOW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?1 + " SHIFT_OBJECT
+                             ", ?2, ?3, NULL, NULL, ?4, ?5, ?6, ?7, ?8, 1 + " SHIFT_RUN ", 0)",
+};
+
 /* The table each kind's statement inserts into. */
 static const char *const row_table[LB_ROW_KINDS] = {
     [LB_ROW_FRAME] = "frame",
@@ -72,6 +138,26 @@ char *lb_row_sql(enum lb_row_kind kind, const char *schema)
 sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema)
 {
     return lb_db_prepare_sql(db, lb_row_sql(kind, schema));
+}
+
+char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema)
+{
+    return kind < LB_ROW_KINDS && shifted_sql[kind]
+               ? sqlite3_mprintf(shifted_sql[kind], schema, schema)
+               : NULL;
+}
+
+sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const char *schema)
+{
+    return lb_db_prepare_sql(db, lb_row_sql_shifted(kind, schema));
+}
+
+void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s)
+{
+    const sqlite3_int64 by[SHIFTS] = { s->run, s->module, s->frame, s->node, s->thread, s->object };
+    int last = sqlite3_bind_parameter_count(st);
+    for (int i = 0; i < SHIFTS && LB_ROW_SHIFT_PARAM + i <= last; i++)
+        sqlite3_bind_int64(st, LB_ROW_SHIFT_PARAM + i, by[i]);
 }
 
 enum {
@@ -263,7 +349,8 @@ static int replay_row(sqlite3_stmt *st, reader_t *r)
     int rc = SQLITE_OK;
     for (;;) {
         unsigned char index;
-        if (!take(r, &index, 1) || index > sqlite3_bind_parameter_count(st)) {
+        if (!take(r, &index, 1) || index > sqlite3_bind_parameter_count(st) ||
+            index >= LB_ROW_SHIFT_PARAM) {
             rc = SQLITE_CORRUPT;
             break;
         }

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/db_merge.h"
+
 /* The statements a log's rows are replayed through. */
 enum lb_row_kind {
     LB_ROW_FRAME,
@@ -65,6 +67,17 @@ enum lb_row_kind {
 char *lb_row_sql(enum lb_row_kind kind, const char *schema);
 /* ... prepared on db (the caller finalizes it); NULL on failure. */
 sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema);
+/* kind's statement that adds a record's row to a schema holding other
+ * records' (a merger's stage, common/spool.h), its ids shifted as
+ * lb_db_merge would shift them in a copy of the record's profile: the
+ * shifts bound by lb_row_bind_shifts before each row. NULL for meta,
+ * whose rows the merger adds by lb_db_merge_meta, and when out of memory. */
+char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema);
+sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const char *schema);
+/* The first of the parameters a shifted statement takes the shifts from;
+ * every value a log holds has an index below it. */
+#define LB_ROW_SHIFT_PARAM 21
+void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s);
 /* The table kind's statement inserts into (lb_ddl_tables' name); NULL
  * for no kind. */
 const char *lb_row_table(enum lb_row_kind kind);

@@ -489,13 +489,16 @@ static int sql(sqlite3 *db, const char *text)
     return sqlite3_exec(db, text, NULL, NULL, NULL);
 }
 
-/* "pending" (all tables, the version row) and "spool" (a profile's
- * tables, each record's rows in turn) attached. */
+/* "pending" (all tables, the version row, the root node) and "spool" (a
+ * profile's tables: a record's meta rows, or an earlier build's record)
+ * attached. */
 static int attach_stage(sqlite3 *db)
 {
     int rc = sql(db, "ATTACH ':memory:' AS pending");
     if (rc == SQLITE_OK)
         rc = lb_ddl_create(db, "pending");
+    if (rc == SQLITE_OK)
+        rc = sql(db, "INSERT INTO pending.node VALUES(0, NULL, NULL, 0)");
     if (rc == SQLITE_OK) {
         char *q = sqlite3_mprintf("INSERT INTO pending.meta VALUES('schema_version','%d')",
                                   LB_SCHEMA_VERSION);
@@ -528,19 +531,21 @@ static const char *const mark_sql[MARKS] = {
     [MARK_RELEASE] = "RELEASE record",
 };
 
-/* A stage's statements on the "spool" schema, prepared at first use and
- * finalized before it is detached. */
+/* A stage's statements on the "spool" and "pending" schemas, prepared at
+ * first use and finalized before they are detached. */
 typedef struct stage_sql {
     sqlite3 *db;
     const char *dst;
-    sqlite3_stmt *rows[LB_ROW_KINDS];
-    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
-    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
-    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
-    sqlite3_stmt *merged_before;
-    sqlite3_stmt *mark[MARKS];    /* a record's savepoint: its start, its undo, its end */
-    lb_db_merge_cache_t merge;    /* "spool" into "pending" */
-    lb_frame_names_cache_t names; /* "spool"'s frames named, from dst's cache */
+    sqlite3_stmt *rows[LB_ROW_KINDS];    /* into "spool" */
+    sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into "pending", by `shifts` */
+    lb_db_shifts_t shifts;               /* the record's, in "pending" */
+    sqlite3_stmt *empty[SPOOL_TABLES];   /* DELETE FROM spool.<table> */
+    uint32_t filled;                     /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
+    uint32_t fills[LB_ROW_KINDS];        /* the bit of each kind's table (0: not found yet) */
+    sqlite3_stmt *merged_before[2];      /* the record in "spool", in "pending" */
+    sqlite3_stmt *mark[MARKS];           /* a record's savepoint: its start, its undo, its end */
+    lb_db_merge_cache_t merge;           /* "spool" into "pending" */
+    lb_frame_names_cache_t names;        /* "spool"'s frames named, from dst's cache */
 } stage_sql_t;
 
 /* The bit of spool's table `name` (lb_ddl_tables' index); every
@@ -564,21 +569,39 @@ static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
     return q->rows[kind];
 }
 
+/* A row of a log into "pending" with the record's shifts; its meta rows
+ * into "spool", added after its names (lb_db_merge_meta). */
+static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
+{
+    stage_sql_t *q = ctx;
+    if (kind == LB_ROW_META)
+        return row_statement(ctx, kind);
+    if (!q->shifted[kind])
+        q->shifted[kind] = lb_row_prepare_shifted(q->db, kind, "pending");
+    if (q->shifted[kind])
+        lb_row_bind_shifts(q->shifted[kind], &q->shifts);
+    return q->shifted[kind];
+}
+
 static void finalize_stage(stage_sql_t *q)
 {
-    for (int k = 0; k < LB_ROW_KINDS; k++)
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
         sqlite3_finalize(q->rows[k]);
+        sqlite3_finalize(q->shifted[k]);
+    }
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
-    sqlite3_finalize(q->merged_before);
+    for (int i = 0; i < 2; i++)
+        sqlite3_finalize(q->merged_before[i]);
     for (int m = 0; m < MARKS; m++)
         sqlite3_finalize(q->mark[m]);
     lb_db_merge_cache_free(&q->merge);
     lb_frame_names_cache_free(&q->names);
     lb_frame_names_release();
     memset(q->rows, 0, sizeof q->rows);
+    memset(q->shifted, 0, sizeof q->shifted);
     memset(q->empty, 0, sizeof q->empty);
-    q->merged_before = NULL;
+    memset(q->merged_before, 0, sizeof q->merged_before);
     memset(q->mark, 0, sizeof q->mark);
 }
 
@@ -617,21 +640,56 @@ static int empty_spool(stage_sql_t *q)
     return SQLITE_OK;
 }
 
-/* Whether the process image in "spool" is in dst already (a merger
- * that ended after its commit, before removing its claims): its pid,
- * start and run key, and its image's start time. */
-static bool merged_before(stage_sql_t *q)
+/* Whether the record's process image is in dst already (a merger that
+ * ended after its commit, before removing its claims): its pid, start
+ * and run key, and its image's start time. The record is all of "spool"
+ * (`shifted` false), or the rows of "pending" past q->shifts. */
+static bool merged_before(stage_sql_t *q, bool shifted)
 {
-    if (!q->merged_before)
-        q->merged_before = lb_db_prepare_sql(
-            q->db, sqlite3_mprintf("SELECT 1 FROM spool.run r, \"%w\".run d WHERE d.run_key IS"
-                                   " r.run_key AND d.pid = r.pid AND d.proc_start IS r.proc_start"
+    sqlite3_stmt **st = &q->merged_before[shifted];
+    if (!*st)
+        *st = lb_db_prepare_sql(
+            q->db, sqlite3_mprintf("SELECT 1 FROM \"%w\".run r, \"%w\".run d WHERE r.id >= ?1"
+                                   " AND d.run_key IS r.run_key AND d.pid = r.pid"
+                                   " AND d.proc_start IS r.proc_start"
                                    " AND d.start_unix = r.start_unix LIMIT 1",
-                                   q->dst));
-    bool found = q->merged_before && sqlite3_step(q->merged_before) == SQLITE_ROW;
-    if (q->merged_before)
-        sqlite3_reset(q->merged_before);
+                                   shifted ? "pending" : "spool", q->dst));
+    if (!*st)
+        return false;
+    sqlite3_bind_int64(*st, 1, shifted ? q->shifts.run : 0);
+    bool found = sqlite3_step(*st) == SQLITE_ROW;
+    sqlite3_reset(*st);
     return found;
+}
+
+/* The record's rows out of "pending" again, after its names or meta rows
+ * could not be added (each table's rows from the record's shifts on; the
+ * names it cached stay, which are the same for every process). */
+static void forget_record(stage_sql_t *q)
+{
+    const lb_db_shifts_t *s = &q->shifts;
+    const struct {
+        const char *table, *column;
+        sqlite3_int64 from;
+    } rows[] = {
+        { "run", "id", s->run },
+        { "module", "id", s->module },
+        { "frame", "id", s->frame },
+        { "node", "id", s->node },
+        { "thread", "id", s->thread },
+        { "sync_object", "id", s->object },
+        { "metric", "thread_id", s->thread },
+        { "site", "thread_id", s->thread },
+        { "object_blame", "object_id", s->object },
+        { "structural_wait", "thread_id", s->thread },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char *text = sqlite3_mprintf("DELETE FROM pending.%s WHERE %s >= %lld", rows[i].table,
+                                     rows[i].column, (long long)rows[i].from);
+        if (text)
+            sql(q->db, text);
+        sqlite3_free(text);
+    }
 }
 
 /* A record an earlier build wrote, an SQLite database of the profile's
@@ -647,38 +705,48 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
                                SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
 }
 
-/* One record: replayed into "spool" (whole or not at all), its unnamed
- * frames named there, then merged into "pending" (whole or not at all);
- * nothing if dst holds it already. The names are read between the two
- * savepoints: the run's database is locked only for each statement that
- * reads it, not while a module file is read. */
-static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
+/* A row log: replayed into "pending" (whole or not at all) with its ids
+ * shifted past the records before it, as a merge of its profile would
+ * shift them, then its unnamed frames named there and its meta rows
+ * added; nothing if dst holds it already. The record is copied once, and
+ * its names are filled for its own rows only. The names are read after
+ * the replay's savepoint: the run's database is locked only for each
+ * statement that reads it, not while a module file is read. */
+static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
-    bool old = lb_db_sqlite_header(bytes, size);
-    if (old)
-        q->filled = UINT32_MAX; /* "spool" is the record's database now */
-    int rc = old ? take_sqlite_record(q, bytes, size) : SQLITE_OK;
+    int rc = lb_db_merge_shifts(q->db, "pending", &q->shifts, &q->merge);
     if (rc == SQLITE_OK)
         rc = mark(q, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
         return rc;
     uint32_t before = q->filled;
-    if (!old)
-        rc = empty_spool(q);
-    if (rc == SQLITE_OK && !old)
-        rc = lb_rowlog_replay(q->db, bytes, size, true, row_statement, q);
-    bool merge = rc == SQLITE_OK && !merged_before(q);
-    if (rc != SQLITE_OK) {
+    rc = empty_spool(q); /* "spool" takes the record's meta rows */
+    if (rc == SQLITE_OK)
+        rc = lb_rowlog_replay(q->db, bytes, size, true, shifted_statement, q);
+    bool merge = rc == SQLITE_OK && !merged_before(q, true);
+    if (!merge) {
         mark(q, MARK_ROLLBACK);
         q->filled |= before; /* the previous record's rows are back */
     }
     mark(q, MARK_RELEASE);
-    if (merge && !old) {
-        rc = lb_frame_names_fill_with(q->db, "spool", q->dst, &q->names);
-        /* the tables a fill adds rows to */
-        q->filled |= table_bit("frame") | table_bit("node") | table_bit("symbol");
-    }
-    if (!merge || rc != SQLITE_OK)
+    if (!merge)
+        return rc;
+    rc = lb_frame_names_fill_with(q->db, "pending", q->dst, &q->names, &q->shifts);
+    if (rc == SQLITE_OK)
+        rc = lb_db_merge_meta(q->db, "spool", "pending", &q->merge);
+    if (rc != SQLITE_OK)
+        forget_record(q);
+    return rc;
+}
+
+/* A record an earlier build wrote whole, an SQLite database: "spool"
+ * itself, merged into "pending" (whole or not at all); nothing if dst
+ * holds it already. */
+static int stage_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
+{
+    q->filled = UINT32_MAX; /* "spool" is the record's database now */
+    int rc = take_sqlite_record(q, bytes, size);
+    if (rc != SQLITE_OK || merged_before(q, false))
         return rc;
     rc = mark(q, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
@@ -688,6 +756,12 @@ static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
         mark(q, MARK_ROLLBACK);
     mark(q, MARK_RELEASE);
     return rc;
+}
+
+static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
+{
+    return lb_db_sqlite_header(bytes, size) ? stage_sqlite_record(q, bytes, size)
+                                            : stage_row_log(q, bytes, size);
 }
 
 /* Whether a record's own bytes made stage_one fail (it is damaged, or of

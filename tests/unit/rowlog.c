@@ -7,7 +7,9 @@
  * the rows after it are. The same log replays into another schema.
  * Bytes that are not a log (another header, a row cut short, an unknown
  * kind or type, a parameter the statement lacks) are SQLITE_CORRUPT.
- * Each kind names the profile table its statement inserts into. */
+ * Each kind names the profile table its statement inserts into. A
+ * merger's shifted statements add records to a stage as a replay into a
+ * profile of their own and lb_db_merge's copy of it would, ids and all. */
 #include "check.h"
 
 #include <stdarg.h>
@@ -85,6 +87,45 @@ static const row_t rows[] = {
 };
 #define NROWS (sizeof rows / sizeof *rows)
 
+/* A record with a row of every kind and every reference an id: its own
+ * root node, frames and nodes, threads, objects, their blame, waits. */
+static const row_t record_rows[] = {
+    { LB_ROW_META, { T(1, "schema_version"), T(2, "10") } },
+    { LB_ROW_META, { T(1, "samples_total"), T(2, "7") } },
+    { LB_ROW_META, { T(1, "unsampled_cpu_s"), T(2, "0.25") } },
+    { LB_ROW_META, { T(1, "event"), T(2, "timer") } },
+    { LB_ROW_RUN,
+      { T(1, "prog -x  "), T(2, "/bin/prog"), I(3, 4242), D(9, 1.7e9), I(15, 1), I(16, 99),
+        T(17, "k.1") } },
+    { LB_ROW_NODE, { I(1, 0), I(4, 0) } },
+    { LB_ROW_MODULE, { I(1, 1), T(2, "/usr/lib/x.so"), I(3, 4096), T(4, "ab12") } },
+    { LB_ROW_FRAME, { I(1, 1), I(2, 1), I(3, 0x1234), T(4, "worker"), I(6, 42) } },
+    { LB_ROW_FRAME, { I(1, 2), I(2, 1), I(3, 0x99), I(6, -1) } },
+    { LB_ROW_NODE, { I(1, 1), I(2, 0), I(3, 1), I(4, 1) } },
+    { LB_ROW_NODE, { I(1, 2), I(2, 1), I(3, 2), I(4, 2) } },
+    { LB_ROW_THREAD, { I(1, 1), I(2, 100), I(3, 1), I(4, 0), D(5, 0.5), I(8, 3), D(10, 0.1) } },
+    { LB_ROW_THREAD, { I(1, 2), I(2, 101), I(3, 0), I(4, 2), D(6, 1.5) } },
+    { LB_ROW_WINDOW_THREAD, { I(1, 3), I(2, 102), I(3, 2), D(4, 0.25) } },
+    { LB_ROW_METRIC, { I(1, 2), I(2, 1), D(3, 0.1), D(5, 1.0 / 3) } },
+    { LB_ROW_METRIC, { I(1, 0), I(2, 2), D(3, 0.2) } },
+    { LB_ROW_SITE, { I(1, 1), I(2, 1), T(3, "mutex"), I(4, 5), I(6, 2) } },
+    { LB_ROW_SITE, { I(1, 1), I(2, 1), T(3, "mutex"), I(4, 3), I(6, 1) } },
+    { LB_ROW_SITE, { I(1, 0), I(2, 2), T(3, "cond"), I(4, 1) } },
+    { LB_ROW_OBJECT,
+      { I(1, 1), T(2, "mutex"), I(3, 0x7000), I(4, 2), I(5, 9), D(7, 0.5), I(11, 4) } },
+    { LB_ROW_OBJECT, { I(1, 2), T(2, "cond"), I(3, 0x7100), I(4, 0) } },
+    { LB_ROW_WINDOW_OBJECT, { I(1, 3), T(2, "sem"), I(3, 0x7200), I(4, 2), D(6, 0.125) } },
+    { LB_ROW_BLAME, { I(1, 1), I(2, 2), I(3, 1), D(4, 0.25), I(5, 2) } },
+    { LB_ROW_BLAME, { I(1, 1), I(2, 0), I(3, 2), D(4, 0.5), I(5, 1) } },
+    { LB_ROW_STRUCTURAL,
+      { I(1, 1), I(2, 2), T(3, "join"), D(4, 0.5), D(5, 2.5), I(6, 0), I(7, 2), I(8, 2) } },
+    { LB_ROW_STRUCTURAL, { I(1, 2), I(2, 1), T(3, "cond"), D(4, 0.5), I(6, 1), I(7, 0) } },
+    { LB_ROW_IDLE_HELPER, { I(1, 2), I(2, 1), T(3, "cond"), D(4, 0.5), D(5, 2.5), D(6, 0.6) } },
+    { LB_ROW_SYMBOL, { T(1, "ab12"), T(2, "/usr/lib/x.so"), I(3, 0x99), I(4, 0), T(5, "f") } },
+    { LB_ROW_FUNCTIONS, { T(1, "ab12"), T(2, "/usr/lib/x.so"), B(3, "a\0b\0", 4) } },
+};
+#define NRECORD (sizeof record_rows / sizeof *record_rows)
+
 static void bind_direct(sqlite3_stmt *st, const value_t *v)
 {
     switch (v->type) {
@@ -141,17 +182,22 @@ static void insert_direct(sqlite3 *db)
     }
 }
 
-static void log_rows(lb_rowlog_t *log)
+static void log_these(lb_rowlog_t *log, const row_t *these, size_t n)
 {
     lb_rowlog_t row = { 0 };
     lb_rowlog_reset(log, true);
-    for (size_t r = 0; r < NROWS; r++) {
-        for (int i = 0; i < 8 && rows[r].v[i].index; i++)
-            log_value(&row, &rows[r].v[i]);
-        lb_rowlog_add(log, rows[r].kind, &row);
+    for (size_t r = 0; r < n; r++) {
+        for (int i = 0; i < 8 && these[r].v[i].index; i++)
+            log_value(&row, &these[r].v[i]);
+        lb_rowlog_add(log, these[r].kind, &row);
     }
     lb_rowlog_free(&row);
     ASSERT_FALSE(lb_rowlog_failed(log));
+}
+
+static void log_rows(lb_rowlog_t *log)
+{
+    log_these(log, rows, NROWS);
 }
 
 typedef struct statements {
@@ -259,6 +305,77 @@ static void test_replay_equals_direct(void)
     sqlite3_close(replayed);
 }
 
+/* The shifted statements into schema "b", and the meta rows into "m". */
+typedef struct shifted {
+    sqlite3 *db;
+    lb_db_shifts_t shifts;
+    sqlite3_stmt *st[LB_ROW_KINDS];
+} shifted_t;
+
+static sqlite3_stmt *shifted_of(void *ctx, enum lb_row_kind kind)
+{
+    shifted_t *s = ctx;
+    if (!s->st[kind]) {
+        s->st[kind] = kind == LB_ROW_META ? lb_row_prepare(s->db, kind, "m")
+                                          : lb_row_prepare_shifted(s->db, kind, "b");
+        ASSERT_NOT_NULL(s->st[kind]);
+    }
+    lb_row_bind_shifts(s->st[kind], &s->shifts);
+    return s->st[kind];
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+    ASSERT_EQ(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* Three records added to "a" by a replay into "spool" and a merge each,
+ * and to "b" by the shifted statements (their meta rows by way of "m"):
+ * the same rows, ids, exec generations and meta sums. */
+static void test_shifted_equals_merge(void)
+{
+    sqlite3 *db = open_memory_db();
+    exec(db, "ATTACH ':memory:' AS a");
+    exec(db, "ATTACH ':memory:' AS b");
+    exec(db, "ATTACH ':memory:' AS spool");
+    exec(db, "ATTACH ':memory:' AS m");
+    ASSERT_EQ(lb_ddl_create(db, "a"), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create(db, "b"), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(db, "m"), SQLITE_OK);
+    exec(db, "INSERT INTO b.node VALUES(0, NULL, NULL, 0)");
+    lb_rowlog_t log = { 0 };
+    log_these(&log, record_rows, NRECORD);
+    shifted_t sh = { .db = db };
+    for (int r = 0; r < 3; r++) {
+        exec(db, "DETACH spool");
+        exec(db, "ATTACH ':memory:' AS spool");
+        ASSERT_EQ(lb_ddl_create_profile(db, "spool"), SQLITE_OK);
+        ASSERT_EQ(replay(db, "spool", log.bytes, log.len), SQLITE_OK);
+        ASSERT_EQ(lb_db_merge(db, "spool", "a", 0), SQLITE_OK);
+
+        ASSERT_EQ(lb_db_merge_shifts(db, "b", &sh.shifts, NULL), SQLITE_OK);
+        ASSERT_TRUE(r == 0 || sh.shifts.node > 1);
+        ASSERT_EQ(lb_rowlog_replay(db, log.bytes, log.len, true, shifted_of, &sh), SQLITE_OK);
+        ASSERT_EQ(lb_db_merge_meta(db, "m", "b", NULL), SQLITE_OK);
+        exec(db, "DELETE FROM m.meta");
+    }
+    for (int k = 0; k < LB_ROW_KINDS; k++)
+        sqlite3_finalize(sh.st[k]);
+    char *a = dump(db, "a"), *b = dump(db, "b");
+    ASSERT_STR_EQ(a, b);
+    /* what the copies say: the third image of the process, its command
+     * trimmed, the counters summed, references shifted */
+    ASSERT_NOT_NULL(strstr(a, "t3'prog -x' t3'/bin/prog' i4242"));
+    ASSERT_NOT_NULL(strstr(a, " i1 i2 i99 t3'k.1'\n"));
+    ASSERT_NOT_NULL(strstr(a, "meta: t3'samples_total' t3'21'\n"));
+    ASSERT_NOT_NULL(strstr(a, "meta: t3'unsampled_cpu_s' t3'0.750000'\n"));
+    ASSERT_NULL(strstr(a, "schema_version"));
+    free(a);
+    free(b);
+    lb_rowlog_free(&log);
+    sqlite3_close(db);
+}
+
 /* bytes that are not a log: SQLITE_CORRUPT, and nothing of a bad header's
  * log replayed */
 static void test_not_a_log(void)
@@ -338,4 +455,4 @@ static void test_row_tables(void)
     ASSERT_EQ(lb_row_table(LB_ROW_KINDS), NULL);
 }
 
-CHECK_MAIN(test_replay_equals_direct, test_not_a_log, test_row_tables)
+CHECK_MAIN(test_replay_equals_direct, test_shifted_equals_merge, test_not_a_log, test_row_tables)
