@@ -408,9 +408,9 @@ int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
 static char *meta_sql(const char *src, const char *dst)
 {
     return sqlite3_mprintf(
-        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key NOT IN"
-        " ('schema_version', 'lockblame_version', 'writer') AND true ON CONFLICT(key) DO UPDATE"
-        " SET value = CASE WHEN key IN ('unsampled_cpu_s', 'unsampled_blocked_cpu_s')"
+        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key <> 'schema_version'"
+        " AND key <> 'lockblame_version' AND key <> 'writer' ON CONFLICT(key) DO UPDATE"
+        " SET value = CASE WHEN key = 'unsampled_cpu_s' OR key = 'unsampled_blocked_cpu_s'"
         " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
         " WHEN value <> '' AND excluded.value <> ''"
         " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"

@@ -343,10 +343,14 @@ static bool header_ok(reader_t *r, size_t n)
     return version == LB_SCHEMA_VERSION && (sealed == 0 || sealed == n);
 }
 
-/* One row (after its kind byte) through st: bound, stepped, reset. */
+/* One row (after its kind byte) through st: bound, stepped, reset, and
+ * its values unbound again (NULL for the next row), the parameters past
+ * them (a shifted statement's shifts) kept. */
 static int replay_row(sqlite3_stmt *st, reader_t *r)
 {
     int rc = SQLITE_OK;
+    uint32_t bound = 0; /* bit i: value ?i bound */
+    _Static_assert(LB_ROW_SHIFT_PARAM <= 32, "a row's values fit the mask");
     for (;;) {
         unsigned char index;
         if (!take(r, &index, 1) || index > sqlite3_bind_parameter_count(st) ||
@@ -356,6 +360,7 @@ static int replay_row(sqlite3_stmt *st, reader_t *r)
         }
         if (index == 0)
             break;
+        bound |= 1u << index;
         if ((rc = bind_value(st, index, r)) != SQLITE_OK)
             break;
     }
@@ -366,7 +371,9 @@ static int replay_row(sqlite3_stmt *st, reader_t *r)
             rc = step;
     }
     sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    for (int i = 1; bound >> i; i++)
+        if (bound & (1u << i))
+            sqlite3_bind_null(st, i);
     return rc;
 }
 

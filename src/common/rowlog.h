@@ -70,13 +70,15 @@ sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *sch
 /* kind's statement that adds a record's row to a schema holding other
  * records' (a merger's stage, common/spool.h), its ids shifted as
  * lb_db_merge would shift them in a copy of the record's profile: the
- * shifts bound by lb_row_bind_shifts before each row. NULL for meta,
+ * shifts bound by lb_row_bind_shifts. NULL for meta,
  * whose rows the merger adds by lb_db_merge_meta, and when out of memory. */
 char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema);
 sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const char *schema);
 /* The first of the parameters a shifted statement takes the shifts from;
  * every value a log holds has an index below it. */
 #define LB_ROW_SHIFT_PARAM 21
+/* Binds a shifted statement's shifts; a replay unbinds only the values
+ * it bound, so they hold for every row until bound again. */
 void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s);
 /* The table kind's statement inserts into (lb_ddl_tables' name); NULL
  * for no kind. */

@@ -539,6 +539,8 @@ typedef struct stage_sql {
     sqlite3_stmt *rows[LB_ROW_KINDS];    /* into "spool" */
     sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into "pending", by `shifts` */
     lb_db_shifts_t shifts;               /* the record's, in "pending" */
+    unsigned record;                     /* the record's number in the batch, from 1 */
+    unsigned shifted_for[LB_ROW_KINDS];  /* the record whose shifts shifted[k] holds */
     sqlite3_stmt *empty[SPOOL_TABLES];   /* DELETE FROM spool.<table> */
     uint32_t filled;                     /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
     uint32_t fills[LB_ROW_KINDS];        /* the bit of each kind's table (0: not found yet) */
@@ -578,8 +580,10 @@ static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
         return row_statement(ctx, kind);
     if (!q->shifted[kind])
         q->shifted[kind] = lb_row_prepare_shifted(q->db, kind, "pending");
-    if (q->shifted[kind])
+    if (q->shifted[kind] && q->shifted_for[kind] != q->record) {
         lb_row_bind_shifts(q->shifted[kind], &q->shifts);
+        q->shifted_for[kind] = q->record;
+    }
     return q->shifted[kind];
 }
 
@@ -600,6 +604,7 @@ static void finalize_stage(stage_sql_t *q)
     lb_frame_names_release();
     memset(q->rows, 0, sizeof q->rows);
     memset(q->shifted, 0, sizeof q->shifted);
+    memset(q->shifted_for, 0, sizeof q->shifted_for);
     memset(q->empty, 0, sizeof q->empty);
     memset(q->merged_before, 0, sizeof q->merged_before);
     memset(q->mark, 0, sizeof q->mark);
@@ -715,6 +720,7 @@ static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t
 static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     int rc = lb_db_merge_shifts(q->db, "pending", &q->shifts, &q->merge);
+    q->record++;
     if (rc == SQLITE_OK)
         rc = mark(q, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
