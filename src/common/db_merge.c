@@ -418,9 +418,23 @@ static char *meta_sql(const char *src, const char *dst)
         dst, src);
 }
 
-int lb_db_merge_meta(sqlite3 *db, const char *src, const char *dst, lb_db_merge_cache_t *cache)
+/* The copy of src's names in `table` (symbol, module_function): the
+ * rows dst lacks, the same for every process. */
+static char *names_sql(const char *table, const char *src, const char *dst)
 {
-    return run_sql(db, meta_sql(src, dst), NULL, cache, NULL);
+    return sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".%s SELECT * FROM \"%w\".%s", dst, table,
+                           src, table);
+}
+
+int lb_db_merge_unshifted(sqlite3 *db, const char *src, const char *dst, bool names,
+                          lb_db_merge_cache_t *cache)
+{
+    int rc = run_sql(db, meta_sql(src, dst), NULL, cache, NULL);
+    if (rc == SQLITE_OK && names)
+        rc = run_sql(db, names_sql("symbol", src, dst), NULL, cache, NULL);
+    if (rc == SQLITE_OK && names)
+        rc = run_sql(db, names_sql("module_function", src, dst), NULL, cache, NULL);
+    return rc;
 }
 
 /* What follows the copies of a merge: its time windows. */
@@ -549,12 +563,9 @@ int lb_db_merge_with(sqlite3 *db, const char *src, const char *dst, unsigned emp
                                                   " FROM \"%w\".structural_wait",
                                    dst, version >= 10 ? "helper" : "0", src);
     if (rows[LB_MERGE_SYMBOL])
-        sql[n++] = sqlite3_mprintf(
-            "INSERT OR IGNORE INTO \"%w\".symbol SELECT * FROM \"%w\".symbol", dst, src);
+        sql[n++] = names_sql("symbol", src, dst);
     if (rows[LB_MERGE_FUNCTIONS])
-        sql[n++] = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".module_function"
-                                   " SELECT * FROM \"%w\".module_function",
-                                   dst, src);
+        sql[n++] = names_sql("module_function", src, dst);
     sql[n++] = meta_sql(src, dst);
     sqlite3_free(run_ref);
     rc = SQLITE_OK;

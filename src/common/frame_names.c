@@ -52,8 +52,8 @@ enum fill_statement {
     FILL_START_FRAME, /* and threads' start routines */
     FILL_NEXT_FRAME,  /* the ids past the schema's */
     FILL_NEXT_NODE,
-    FILL_SCAN_NODES,  /* every node, for those on replaced frames */
-    FILL_SCAN_DEPTHS, /* every node's parent and depth */
+    FILL_SCAN_NODES,  /* the filled nodes, for those on replaced frames */
+    FILL_SCAN_DEPTHS, /* the filled nodes' and the root's parents and depths */
     FILL_SET_DEPTH,   /* a node's depth counted again */
     FILL_BEGIN,       /* the read transaction on names, and its end */
     FILL_COMMIT,
@@ -73,7 +73,7 @@ typedef struct fill {
     size_t n;
     sqlite3_stmt **st;                   /* [FILL_STATEMENTS], prepared at first use */
     sqlite3_int64 next_frame, next_node; /* ids past the schema's */
-    lb_db_shifts_t above;                /* the rows filled: frames, nodes, threads above these */
+    lb_db_shifts_t above;                /* the rows filled: frames, nodes, threads from these on */
 } fill_t;
 
 /* f's statement `which`, prepared at its first use from fmt and its
@@ -367,7 +367,7 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
 {
     sqlite3_stmt *scan =
         statement(f, FILL_SCAN_NODES,
-                  "SELECT id, parent_id, frame_id FROM \"%w\".node WHERE id > ?1", f->schema);
+                  "SELECT id, parent_id, frame_id FROM \"%w\".node WHERE id >= ?1", f->schema);
     moved_t *moved = NULL;
     size_t n = 0, cap = 0;
     int rc = scan ? SQLITE_OK : SQLITE_NOMEM;
@@ -450,14 +450,14 @@ static void count_depths(const depth_row_t *rows, size_t n, const lb_u64map_t *i
     }
 }
 
-/* Every node's depth from the root's, after chains were added: one scan of
+/* Each filled node's depth from the root's, after chains were added: one scan of
  * the node table, and an update of each node whose depth changed (every
  * node's, by a recursive query, was most of a staged record's naming). */
 static int recount_depths(fill_t *f)
 {
     sqlite3_stmt *scan = statement(
-        f, FILL_SCAN_DEPTHS, "SELECT id, parent_id, depth FROM \"%w\".node WHERE id > ?1 OR id = 0",
-        f->schema);
+        f, FILL_SCAN_DEPTHS,
+        "SELECT id, parent_id, depth FROM \"%w\".node WHERE id >= ?1 OR id = 0", f->schema);
     sqlite3_stmt *set =
         statement(f, FILL_SET_DEPTH, "UPDATE \"%w\".node SET depth = ?1 WHERE id = ?2", f->schema);
     if (!scan || !set)
@@ -529,7 +529,7 @@ static int list_unnamed(fill_t *f)
     sqlite3_stmt *st = statement(f, FILL_LIST,
                                  "SELECT f.id, f.module_id, f.offset, m.path, m.build_id"
                                  " FROM \"%w\".frame f JOIN \"%w\".module m"
-                                 " ON m.id = f.module_id WHERE f.line = %d AND f.id > ?1"
+                                 " ON m.id = f.module_id WHERE f.line = %d AND f.id >= ?1"
                                  " ORDER BY f.id",
                                  f->schema, f->schema, LB_ROWLOG_UNNAMED_LINE);
     size_t cap = 0;
@@ -556,7 +556,7 @@ static int list_unnamed(fill_t *f)
 }
 
 /* The chains of the listed frames: from the run's cache, else from their
- * files (cached in the profile by write_names). */
+ * files (cached in the schema by write_names). */
 static int read_chains(fill_t *f, const char *names)
 {
     if (names)
@@ -616,7 +616,7 @@ static int write_names(fill_t *f)
         { FILL_MOVE_NODE, "UPDATE \"%w\".node SET parent_id = ?1, frame_id = ?2 WHERE id = ?3" },
         { FILL_SITE_FRAME, "UPDATE \"%w\".site SET frame_id = ?1 WHERE frame_id = ?2" },
         { FILL_START_FRAME,
-          "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2 AND id > ?3" },
+          "UPDATE \"%w\".thread SET start_frame_id = ?1 WHERE start_frame_id = ?2 AND id >= ?3" },
     };
     bool ready = true;
     for (size_t i = 0; i < sizeof updates / sizeof *updates; i++)

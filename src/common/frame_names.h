@@ -17,8 +17,8 @@
  * are new rows with consecutive ids, outermost first, what named the old
  * row names the innermost, and each node on it becomes a chain of nodes,
  * outermost first; node depths are counted again. A chain named from a
- * file is cached in the profile's own table symbol, which the merge adds
- * to the run's. A frame whose file
+ * file is cached in the filled schema's table symbol, which the merge
+ * adds to the run's. A frame whose file
  * is gone or was rebuilt stays unnamed: its module and offset, function
  * NULL, line 0.
  *
@@ -53,8 +53,8 @@ typedef struct lb_frame_names_cache {
 } lb_frame_names_cache_t;
 /* lb_frame_names_fill through cache (NULL: none), of one record's rows
  * in a schema that holds other records' named already (a merger's stage,
- * common/spool.h): the frames, nodes and threads with ids above those of
- * `above`, the shifts its rows were added with (NULL: every row). */
+ * common/spool.h): the frames, nodes and threads with ids from those of
+ * `above` on, the shifts its rows were added with (NULL: every row). */
 int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
                              lb_frame_names_cache_t *cache, const lb_db_shifts_t *above);
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache);

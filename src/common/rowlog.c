@@ -56,9 +56,10 @@ static const char *const row_sql[LB_ROW_KINDS] = {
 /* Each kind's statement with the record's ids shifted, as lb_db_merge
  * copies a profile's rows (common/db_merge.c: the same columns, the run
  * row's command trimmed and its exec generation counted among the
- * schema's images of its process, node 0 of the record not copied);
- * meta has none (lb_row_sql_shifted). Each value keeps its parameter
- * index, which the log names. */
+ * schema's images of its process, node 0 of the record not copied); the
+ * kinds whose rows carry no ids (meta and the names) have none
+ * (lb_row_sql_shifted). Each value keeps its parameter index, which the
+ * log names. */
 static const char *const shifted_sql[LB_ROW_KINDS] = {
     [LB_ROW_FRAME] = "INSERT INTO \"%w\".frame VALUES(?1 + " SHIFT_FRAME ", ?2 + " SHIFT_MODULE
                      ", ?3, ?4, ?5, ?6)",
@@ -96,14 +97,28 @@ static const char *const shifted_sql[LB_ROW_KINDS] = {
         " CASE WHEN node_id THEN node_id END,"
         " CASE WHEN node_id THEN thread_id END, blame_s * ?6, 1"
         " FROM \"%w\".object_blame WHERE object_id = ?2 + " SHIFT_OBJECT " AND blame_s > 0",
-    [LB_ROW_SYMBOL] = "INSERT OR IGNORE INTO \"%w\".symbol VALUES(?,?,?,?,?,?,?)",
-    [LB_ROW_FUNCTIONS] = "INSERT OR IGNORE INTO \"%w\".module_function VALUES(?,?,?)",
     [LB_ROW_WINDOW_THREAD] =
         "INSERT INTO \"%w\".thread VALUES(?1 + " SHIFT_THREAD
         ", ?2, " FRAME_REF("?3") ", NULL, ?4, ?5, ?6, ?7, ?8, 1 + " SHIFT_RUN ", NULL, NULL)",
     [LB_ROW_WINDOW_OBJECT] = "INSERT INTO \"%w\".sync_object VALUES(?1 + " SHIFT_OBJECT
                              ", ?2, ?3, NULL, NULL, ?4, ?5, ?6, ?7, ?8, 1 + " SHIFT_RUN ", 0)",
 };
+
+/* How many values each kind's row holds: its statement's parameters
+ * (a shifted statement takes more, its shifts). */
+static const unsigned char row_values[LB_ROW_KINDS] = {
+    [LB_ROW_FRAME] = 6,         [LB_ROW_MODULE] = 4,      [LB_ROW_NODE] = 4,
+    [LB_ROW_METRIC] = 15,       [LB_ROW_SITE] = 6,        [LB_ROW_BLAME] = 5,
+    [LB_ROW_THREAD] = 11,       [LB_ROW_OBJECT] = 11,     [LB_ROW_RUN] = 17,
+    [LB_ROW_STRUCTURAL] = 9,    [LB_ROW_IDLE_HELPER] = 6, [LB_ROW_SYMBOL] = 7,
+    [LB_ROW_FUNCTIONS] = 3,     [LB_ROW_META] = 2,        [LB_ROW_WINDOW_THREAD] = 8,
+    [LB_ROW_WINDOW_OBJECT] = 8,
+};
+
+int lb_row_values(enum lb_row_kind kind)
+{
+    return kind < LB_ROW_KINDS ? row_values[kind] : 0;
+}
 
 /* The table each kind's statement inserts into. */
 static const char *const row_table[LB_ROW_KINDS] = {
@@ -346,15 +361,14 @@ static bool header_ok(reader_t *r, size_t n)
 /* One row (after its kind byte) through st: bound, stepped, reset, and
  * its values unbound again (NULL for the next row), the parameters past
  * them (a shifted statement's shifts) kept. */
-static int replay_row(sqlite3_stmt *st, reader_t *r)
+static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r)
 {
     int rc = SQLITE_OK;
     uint32_t bound = 0; /* bit i: value ?i bound */
     _Static_assert(LB_ROW_SHIFT_PARAM <= 32, "a row's values fit the mask");
     for (;;) {
         unsigned char index;
-        if (!take(r, &index, 1) || index > sqlite3_bind_parameter_count(st) ||
-            index >= LB_ROW_SHIFT_PARAM) {
+        if (!take(r, &index, 1) || index > row_values[kind]) {
             rc = SQLITE_CORRUPT;
             break;
         }
@@ -390,7 +404,7 @@ int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool hea
         sqlite3_stmt *st = statement(ctx, (enum lb_row_kind)kind);
         if (!st)
             return db && sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
-        int rc = replay_row(st, &r);
+        int rc = replay_row(st, (enum lb_row_kind)kind, &r);
         if (rc != SQLITE_OK)
             return rc;
     }

@@ -70,8 +70,9 @@ sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *sch
 /* kind's statement that adds a record's row to a schema holding other
  * records' (a merger's stage, common/spool.h), its ids shifted as
  * lb_db_merge would shift them in a copy of the record's profile: the
- * shifts bound by lb_row_bind_shifts. NULL for meta,
- * whose rows the merger adds by lb_db_merge_meta, and when out of memory. */
+ * shifts bound by lb_row_bind_shifts. NULL for the kinds whose rows
+ * carry no ids (meta, symbol, module_function: a merger stages them and
+ * adds them by lb_db_merge_unshifted), and when out of memory. */
 char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema);
 sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const char *schema);
 /* The first of the parameters a shifted statement takes the shifts from;
@@ -80,6 +81,10 @@ sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const c
 /* Binds a shifted statement's shifts; a replay unbinds only the values
  * it bound, so they hold for every row until bound again. */
 void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s);
+/* How many values a row of kind holds (its statement's parameters, ?1
+ * to ?N; below LB_ROW_SHIFT_PARAM); 0 for no kind. A replay takes a row
+ * that names another parameter for bytes that are not a log. */
+int lb_row_values(enum lb_row_kind kind);
 /* The table kind's statement inserts into (lb_ddl_tables' name); NULL
  * for no kind. */
 const char *lb_row_table(enum lb_row_kind kind);

@@ -490,8 +490,8 @@ static int sql(sqlite3 *db, const char *text)
 }
 
 /* "pending" (all tables, the version row, the root node) and "spool" (a
- * profile's tables: a record's meta rows, or an earlier build's record)
- * attached. */
+ * profile's tables: a record's rows that carry no ids, its meta rows and
+ * names, until its names are filled) attached. */
 static int attach_stage(sqlite3 *db)
 {
     int rc = sql(db, "ATTACH ':memory:' AS pending");
@@ -544,10 +544,10 @@ typedef struct stage_sql {
     sqlite3_stmt *empty[SPOOL_TABLES];   /* DELETE FROM spool.<table> */
     uint32_t filled;                     /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
     uint32_t fills[LB_ROW_KINDS];        /* the bit of each kind's table (0: not found yet) */
-    sqlite3_stmt *merged_before[2];      /* the record in "spool", in "pending" */
+    sqlite3_stmt *merged_before[2];      /* the record in "whole", in "pending" */
     sqlite3_stmt *mark[MARKS];           /* a record's savepoint: its start, its undo, its end */
-    lb_db_merge_cache_t merge;           /* "spool" into "pending" */
-    lb_frame_names_cache_t names;        /* "spool"'s frames named, from dst's cache */
+    lb_db_merge_cache_t merge;           /* "spool" into "pending", its next ids */
+    lb_frame_names_cache_t names;        /* "pending"'s frames named, from dst's cache */
 } stage_sql_t;
 
 /* The bit of spool's table `name` (lb_ddl_tables' index); every
@@ -571,15 +571,18 @@ static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
     return q->rows[kind];
 }
 
-/* A row of a log into "pending" with the record's shifts; its meta rows
- * into "spool", added after its names (lb_db_merge_meta). */
+/* A row of a log into "pending" with the record's shifts; its rows that
+ * carry no ids (meta, names) into "spool", added after its names
+ * (lb_db_merge_unshifted). */
 static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
 {
     stage_sql_t *q = ctx;
-    if (kind == LB_ROW_META)
-        return row_statement(ctx, kind);
-    if (!q->shifted[kind])
-        q->shifted[kind] = lb_row_prepare_shifted(q->db, kind, "pending");
+    if (!q->shifted[kind]) {
+        char *text = lb_row_sql_shifted(kind, "pending");
+        if (!text)
+            return row_statement(ctx, kind);
+        q->shifted[kind] = lb_db_prepare_sql(q->db, text);
+    }
     if (q->shifted[kind] && q->shifted_for[kind] != q->record) {
         lb_row_bind_shifts(q->shifted[kind], &q->shifts);
         q->shifted_for[kind] = q->record;
@@ -647,8 +650,8 @@ static int empty_spool(stage_sql_t *q)
 
 /* Whether the record's process image is in dst already (a merger that
  * ended after its commit, before removing its claims): its pid, start
- * and run key, and its image's start time. The record is all of "spool"
- * (`shifted` false), or the rows of "pending" past q->shifts. */
+ * and run key, and its image's start time. The record is all of "whole"
+ * (`shifted` false), or the rows of "pending" from q->shifts on. */
 static bool merged_before(stage_sql_t *q, bool shifted)
 {
     sqlite3_stmt **st = &q->merged_before[shifted];
@@ -658,7 +661,7 @@ static bool merged_before(stage_sql_t *q, bool shifted)
                                    " AND d.run_key IS r.run_key AND d.pid = r.pid"
                                    " AND d.proc_start IS r.proc_start"
                                    " AND d.start_unix = r.start_unix LIMIT 1",
-                                   shifted ? "pending" : "spool", q->dst));
+                                   shifted ? "pending" : "whole", q->dst));
     if (!*st)
         return false;
     sqlite3_bind_int64(*st, 1, shifted ? q->shifts.run : 0);
@@ -698,15 +701,15 @@ static void forget_record(stage_sql_t *q)
 }
 
 /* A record an earlier build wrote, an SQLite database of the profile's
- * tables (a run whose processes a library upgrade split): it becomes
- * "spool" itself, writable, for the records after it to empty. */
+ * tables (a run whose processes a library upgrade split): the schema
+ * "whole" is it, writable. */
 static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
     unsigned char *copy = sqlite3_malloc64(size);
     if (!copy)
         return SQLITE_NOMEM;
     memcpy(copy, bytes, size);
-    return sqlite3_deserialize(q->db, "spool", copy, (sqlite3_int64)size, (sqlite3_int64)size,
+    return sqlite3_deserialize(q->db, "whole", copy, (sqlite3_int64)size, (sqlite3_int64)size,
                                SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
 }
 
@@ -726,7 +729,7 @@ static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size
     if (rc != SQLITE_OK)
         return rc;
     uint32_t before = q->filled;
-    rc = empty_spool(q); /* "spool" takes the record's meta rows */
+    rc = empty_spool(q); /* "spool" takes the record's meta rows and names */
     if (rc == SQLITE_OK)
         rc = lb_rowlog_replay(q->db, bytes, size, true, shifted_statement, q);
     bool merge = rc == SQLITE_OK && !merged_before(q, true);
@@ -738,29 +741,35 @@ static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size
     if (!merge)
         return rc;
     rc = lb_frame_names_fill_with(q->db, "pending", q->dst, &q->names, &q->shifts);
+    bool names = q->filled & (table_bit("symbol") | table_bit("module_function"));
     if (rc == SQLITE_OK)
-        rc = lb_db_merge_meta(q->db, "spool", "pending", &q->merge);
+        rc = lb_db_merge_unshifted(q->db, "spool", "pending", names, &q->merge);
     if (rc != SQLITE_OK)
         forget_record(q);
     return rc;
 }
 
-/* A record an earlier build wrote whole, an SQLite database: "spool"
- * itself, merged into "pending" (whole or not at all); nothing if dst
- * holds it already. */
+/* A record an earlier build wrote whole, an SQLite database: attached as
+ * "whole" for its merge into "pending" (whole or not at all; nothing if
+ * dst holds it already), and detached again. */
 static int stage_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
 {
-    q->filled = UINT32_MAX; /* "spool" is the record's database now */
-    int rc = take_sqlite_record(q, bytes, size);
-    if (rc != SQLITE_OK || merged_before(q, false))
-        return rc;
-    rc = mark(q, MARK_SAVEPOINT);
+    int rc = sql(q->db, "ATTACH ':memory:' AS whole");
     if (rc != SQLITE_OK)
         return rc;
-    rc = lb_db_merge_with(q->db, "spool", "pending", 0, &q->merge);
-    if (rc != SQLITE_OK)
-        mark(q, MARK_ROLLBACK);
-    mark(q, MARK_RELEASE);
+    rc = take_sqlite_record(q, bytes, size);
+    if (rc == SQLITE_OK && !merged_before(q, false)) {
+        rc = mark(q, MARK_SAVEPOINT);
+        if (rc == SQLITE_OK) {
+            rc = lb_db_merge(q->db, "whole", "pending", 0);
+            if (rc != SQLITE_OK)
+                mark(q, MARK_ROLLBACK);
+            mark(q, MARK_RELEASE);
+        }
+    }
+    sqlite3_finalize(q->merged_before[0]); /* it reads "whole" */
+    q->merged_before[0] = NULL;
+    sql(q->db, "DETACH whole");
     return rc;
 }
 

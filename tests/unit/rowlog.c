@@ -305,7 +305,8 @@ static void test_replay_equals_direct(void)
     sqlite3_close(replayed);
 }
 
-/* The shifted statements into schema "b", and the meta rows into "m". */
+/* The shifted statements into schema "b", and the rows that carry no ids
+ * (meta, names) into "m". */
 typedef struct shifted {
     sqlite3 *db;
     lb_db_shifts_t shifts;
@@ -316,8 +317,9 @@ static sqlite3_stmt *shifted_of(void *ctx, enum lb_row_kind kind)
 {
     shifted_t *s = ctx;
     if (!s->st[kind]) {
-        s->st[kind] = kind == LB_ROW_META ? lb_row_prepare(s->db, kind, "m")
-                                          : lb_row_prepare_shifted(s->db, kind, "b");
+        char *shifted = lb_row_sql_shifted(kind, "b");
+        s->st[kind] =
+            shifted ? lb_db_prepare_sql(s->db, shifted) : lb_row_prepare(s->db, kind, "m");
         ASSERT_NOT_NULL(s->st[kind]);
     }
     lb_row_bind_shifts(s->st[kind], &s->shifts);
@@ -356,9 +358,16 @@ static void test_shifted_equals_merge(void)
         ASSERT_EQ(lb_db_merge_shifts(db, "b", &sh.shifts, NULL), SQLITE_OK);
         ASSERT_TRUE(r == 0 || sh.shifts.node > 1);
         ASSERT_EQ(lb_rowlog_replay(db, log.bytes, log.len, true, shifted_of, &sh), SQLITE_OK);
-        ASSERT_EQ(lb_db_merge_meta(db, "m", "b", NULL), SQLITE_OK);
-        exec(db, "DELETE FROM m.meta");
+        ASSERT_EQ(lb_db_merge_unshifted(db, "m", "b", true, NULL), SQLITE_OK);
+        exec(db, "DELETE FROM m.meta; DELETE FROM m.symbol; DELETE FROM m.module_function");
     }
+    /* a frame row's value 10: past a frame's 6 values, though the shifted
+     * statement takes parameters up to its shifts' */
+    unsigned char bad[LB_ROWLOG_HEADER + 12] = { 0 };
+    memcpy(bad, log.bytes, LB_ROWLOG_HEADER);
+    unsigned char row[] = { LB_ROW_FRAME, 10, INT, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+    memcpy(bad + LB_ROWLOG_HEADER, row, sizeof row);
+    ASSERT_EQ(lb_rowlog_replay(db, bad, sizeof bad, true, shifted_of, &sh), SQLITE_CORRUPT);
     for (int k = 0; k < LB_ROW_KINDS; k++)
         sqlite3_finalize(sh.st[k]);
     char *a = dump(db, "a"), *b = dump(db, "b");
@@ -370,6 +379,7 @@ static void test_shifted_equals_merge(void)
     ASSERT_NOT_NULL(strstr(a, "meta: t3'samples_total' t3'21'\n"));
     ASSERT_NOT_NULL(strstr(a, "meta: t3'unsampled_cpu_s' t3'0.750000'\n"));
     ASSERT_NULL(strstr(a, "schema_version"));
+    ASSERT_NOT_NULL(strstr(a, "symbol: t3'ab12' t3'/usr/lib/x.so' i153 i0 t3'f' null null\n"));
     free(a);
     free(b);
     lb_rowlog_free(&log);
@@ -451,6 +461,13 @@ static void test_row_tables(void)
         ASSERT_STR_EQ(lb_ddl_tables[t], table);
         sqlite3_free(into);
         sqlite3_free(sql);
+        /* a row's values are its statement's parameters, below the shifts */
+        sqlite3 *db = open_profile();
+        sqlite3_stmt *st = prepare_kind(db, (enum lb_row_kind)k, "main");
+        ASSERT_EQ(sqlite3_bind_parameter_count(st), lb_row_values((enum lb_row_kind)k));
+        ASSERT_TRUE(lb_row_values((enum lb_row_kind)k) < LB_ROW_SHIFT_PARAM);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
     }
     ASSERT_EQ(lb_row_table(LB_ROW_KINDS), NULL);
 }
