@@ -205,8 +205,13 @@ void lb_profile_db_fork_prepare(void)
     unsigned n = __atomic_add_fetch(&forks, 1, __ATOMIC_RELAXED);
     if (n < TEMPLATE_AT_FORK || !lb_runtime_monitoring())
         return;
+    /* Each state read before the exchange that would change it: an
+     * exchange writes its page even when it fails, and a page the last
+     * fork shared with its child costs the parent a fault at its first
+     * write (lb_fork_written spans two pages). */
     int state = TEMPLATE_NONE;
-    if (__atomic_compare_exchange_n(&template_state, &state, TEMPLATE_BUILDING, false,
+    if (__atomic_load_n(&template_state, __ATOMIC_ACQUIRE) == TEMPLATE_NONE &&
+        __atomic_compare_exchange_n(&template_state, &state, TEMPLATE_BUILDING, false,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         if (run_as_own(build_template) != 0)
             __atomic_store_n(&template_state, TEMPLATE_FAILED, __ATOMIC_RELEASE);
