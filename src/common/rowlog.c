@@ -1,6 +1,7 @@
 /* See rowlog.h. */
 #include "common/rowlog.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +168,75 @@ sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const c
     return lb_db_prepare_sql(db, lb_row_sql_shifted(kind, schema));
 }
 
+/* Row j's parameter N of a statement of several rows: its own past the
+ * rows before it, the shifts (LB_ROW_SHIFT_PARAM on) shared. */
+#define ROWS_STRIDE 32
+_Static_assert(LB_ROW_SHIFT_PARAM + 6 <= ROWS_STRIDE, "a row's values and the shifts fit a stride");
+
+/* *acc (sqlite3_mprintf'd, or NULL once out of memory) with fmt's text
+ * appended. */
+static void append(char **acc, const char *fmt, ...)
+{
+    if (!*acc)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *more = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+    *acc = more ? sqlite3_mprintf("%z%z", *acc, more) : (sqlite3_free(*acc), NULL);
+}
+
+/* body[0..len) appended to *acc as row `row`'s: its values' parameters
+ * renumbered (?N, or the n-th bare ? as ?n), the shifts' kept. */
+static void append_renumbered(char **acc, const char *body, size_t len, int row)
+{
+    int bare = 0;
+    for (size_t i = 0; i < len;) {
+        size_t plain = i;
+        while (i < len && body[i] != '?')
+            i++;
+        append(acc, "%.*s", (int)(i - plain), body + plain);
+        if (i == len)
+            break;
+        int n = 0;
+        bool digits = false;
+        for (i++; i < len && body[i] >= '0' && body[i] <= '9'; i++, digits = true)
+            n = n * 10 + (body[i] - '0');
+        if (!digits)
+            n = ++bare;
+        append(acc, "?%d", n < LB_ROW_SHIFT_PARAM ? n + ROWS_STRIDE * row : n);
+    }
+}
+
+char *lb_row_sql_rows(const char *one, int rows)
+{
+    const char *values = one ? strstr(one, " VALUES(") : NULL;
+    if (!values || rows < 1)
+        return NULL;
+    const char *open = values + 7, *close = open;
+    for (int depth = 0; *close; close++) {
+        depth += (*close == '(') - (*close == ')');
+        if (depth == 0)
+            break;
+    }
+    if (!*close)
+        return NULL;
+    bool upsert = close[1] != '\0'; /* its conflicts update; any other row's are ignored */
+    static const char insert[] = "INSERT INTO ";
+    size_t skip = sizeof insert - 1;
+    char *sql = !upsert && strncmp(one, insert, skip) == 0
+                    ? sqlite3_mprintf("INSERT OR IGNORE INTO %.*s VALUES",
+                                      (int)(values - one - skip), one + skip)
+                    : sqlite3_mprintf("%.*s VALUES", (int)(values - one), one);
+    for (int j = 0; j < rows; j++) {
+        append(&sql, j ? ", (" : "(");
+        append_renumbered(&sql, open + 1, (size_t)(close - open - 1), j);
+        append(&sql, ")");
+    }
+    append(&sql, "%s", close + 1);
+    return sql;
+}
+
 void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s)
 {
     const sqlite3_int64 by[SHIFTS] = { s->run, s->module, s->frame, s->node, s->thread, s->object };
@@ -302,7 +372,8 @@ static bool take(reader_t *r, void *out, size_t n)
     return true;
 }
 
-/* One bound value (after its index byte): SQLITE_OK or SQLITE_CORRUPT. */
+/* One bound value (after its index byte), through st unless st is NULL
+ * (the value only read past): SQLITE_OK or SQLITE_CORRUPT. */
 static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
 {
     unsigned char type;
@@ -315,20 +386,22 @@ static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
     case VALUE_INT:
         if (!take(r, &i, sizeof i))
             return SQLITE_CORRUPT;
-        sqlite3_bind_int64(st, index, i);
+        if (st)
+            sqlite3_bind_int64(st, index, i);
         return SQLITE_OK;
     case VALUE_DOUBLE:
         if (!take(r, &d, sizeof d))
             return SQLITE_CORRUPT;
-        sqlite3_bind_double(st, index, d);
+        if (st)
+            sqlite3_bind_double(st, index, d);
         return SQLITE_OK;
     case VALUE_TEXT:
     case VALUE_BLOB:
         if (!take(r, &n, sizeof n) || (size_t)(r->end - r->p) < n || n > INT32_MAX)
             return SQLITE_CORRUPT;
-        if (type == VALUE_TEXT)
+        if (st && type == VALUE_TEXT)
             sqlite3_bind_text(st, index, (const char *)r->p, (int)n, SQLITE_STATIC);
-        else
+        else if (st)
             sqlite3_bind_blob(st, index, r->p, (int)n, SQLITE_STATIC);
         r->p += n;
         return SQLITE_OK;
@@ -358,55 +431,171 @@ static bool header_ok(reader_t *r, size_t n)
     return version == LB_SCHEMA_VERSION && (sealed == 0 || sealed == n);
 }
 
-/* One row (after its kind byte) through st: bound, stepped, reset, and
- * its values unbound again (NULL for the next row), the parameters past
- * them (a shifted statement's shifts) kept. */
-static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r)
+/* One row's values (after its kind byte) bound to st as row `row` of it
+ * (st NULL: read past); *bound gets bit i for value ?i. */
+static int bind_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, int row, uint32_t *bound)
 {
-    int rc = SQLITE_OK;
-    uint32_t bound = 0; /* bit i: value ?i bound */
     _Static_assert(LB_ROW_SHIFT_PARAM <= 32, "a row's values fit the mask");
+    *bound = 0;
     for (;;) {
         unsigned char index;
-        if (!take(r, &index, 1) || index > row_values[kind]) {
-            rc = SQLITE_CORRUPT;
-            break;
-        }
+        if (!take(r, &index, 1) || index > row_values[kind])
+            return SQLITE_CORRUPT;
         if (index == 0)
-            break;
-        bound |= 1u << index;
-        if ((rc = bind_value(st, index, r)) != SQLITE_OK)
-            break;
+            return SQLITE_OK;
+        *bound |= 1u << index;
+        int rc = bind_value(st, index + ROWS_STRIDE * row, r);
+        if (rc != SQLITE_OK)
+            return rc;
     }
-    if (rc == SQLITE_OK) {
-        int step = sqlite3_step(st);
-        /* a constraint the direct insert would have broken: not inserted */
-        if (step != SQLITE_DONE && (step & 0xff) != SQLITE_CONSTRAINT)
-            rc = step;
-    }
-    sqlite3_reset(st);
+}
+
+/* The values of row `row` that bound says were bound, NULL again for the
+ * next rows; the parameters past them (a shifted statement's shifts)
+ * kept. */
+static void unbind_row(sqlite3_stmt *st, uint32_t bound, int row)
+{
     for (int i = 1; bound >> i; i++)
         if (bound & (1u << i))
-            sqlite3_bind_null(st, i);
+            sqlite3_bind_null(st, i + ROWS_STRIDE * row);
+}
+
+/* Step st and reset it: SQLITE_OK, or its error; a constraint the direct
+ * insert would have broken leaves the row out, as it would have. */
+static int step_rows(sqlite3_stmt *st)
+{
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    return step == SQLITE_DONE || (step & 0xff) == SQLITE_CONSTRAINT ? SQLITE_OK : step;
+}
+
+/* One row (after its kind byte) through st: bound, stepped, reset, and
+ * its values unbound again. */
+static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r)
+{
+    uint32_t bound;
+    int rc = bind_row(st, kind, r, 0, &bound);
+    if (rc == SQLITE_OK)
+        rc = step_rows(st);
+    else
+        sqlite3_reset(st);
+    unbind_row(st, bound, 0);
     return rc;
+}
+
+/* A batched replay's rows of each kind not added yet, each where its
+ * values start in the log. */
+typedef struct held_rows {
+    const unsigned char *at[LB_ROW_BATCH];
+    int n;
+} held_rows_t;
+
+typedef struct replay {
+    sqlite3 *db;
+    const unsigned char *end;
+    lb_row_statement_fn statement;
+    lb_row_rows_fn rows; /* a kind's statement for several rows, or NULL */
+    void *ctx;
+    held_rows_t held[LB_ROW_KINDS];
+} replay_t;
+
+static int no_statement(const replay_t *p)
+{
+    return p->db && sqlite3_errcode(p->db) != SQLITE_OK ? sqlite3_errcode(p->db) : SQLITE_NOMEM;
+}
+
+/* Rows at[0..n) of kind added through st, a statement of n rows:
+ * SQLITE_OK; SQLITE_CONSTRAINT where a constraint stopped it, which
+ * leaves none of its rows; or another error. */
+static int add_rows(replay_t *p, sqlite3_stmt *st, enum lb_row_kind kind,
+                    const unsigned char *const *at, int n)
+{
+    uint32_t bound[LB_ROW_BATCH] = { 0 };
+    int rc = SQLITE_OK;
+    for (int j = 0; rc == SQLITE_OK && j < n; j++) {
+        reader_t r = { at[j], p->end };
+        rc = bind_row(st, kind, &r, j, &bound[j]);
+    }
+    int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
+    sqlite3_reset(st);
+    for (int j = 0; j < n; j++)
+        unbind_row(st, bound[j], j);
+    return rc != SQLITE_OK ? rc : step == SQLITE_DONE ? SQLITE_OK : step;
+}
+
+/* The held rows of kind added, in their order: as many at once as a
+ * statement of LB_ROW_BATCH, then of half as many... takes, the last
+ * (and those of a batch a constraint stopped) one at a time. */
+static int add_held(replay_t *p, enum lb_row_kind kind)
+{
+    held_rows_t *h = &p->held[kind];
+    int n = h->n, done = 0, rc = SQLITE_OK;
+    h->n = 0;
+    for (int size = LB_ROW_BATCH; rc == SQLITE_OK && size > 1; size /= 2) {
+        while (rc == SQLITE_OK && n - done >= size) {
+            sqlite3_stmt *st = p->rows(p->ctx, kind, size);
+            if (!st)
+                break;
+            rc = add_rows(p, st, kind, h->at + done, size);
+            if ((rc & 0xff) == SQLITE_CONSTRAINT)
+                break; /* one at a time, below */
+            done += size;
+        }
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+            rc = SQLITE_OK;
+    }
+    for (int j = done; rc == SQLITE_OK && j < n; j++) {
+        sqlite3_stmt *one = p->statement(p->ctx, kind);
+        reader_t r = { h->at[j], p->end };
+        rc = one ? replay_row(one, kind, &r) : no_statement(p);
+    }
+    return rc;
+}
+
+static int add_all_held(replay_t *p)
+{
+    int rc = SQLITE_OK;
+    for (int k = 0; rc == SQLITE_OK && k < LB_ROW_KINDS; k++)
+        if (p->held[k].n)
+            rc = add_held(p, (enum lb_row_kind)k);
+    return rc;
+}
+
+int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, void *ctx)
+{
+    reader_t r = { bytes, bytes + n };
+    if (header && !header_ok(&r, n))
+        return SQLITE_CORRUPT;
+    replay_t p = { .db = db, .end = bytes + n, .statement = statement, .rows = rows, .ctx = ctx };
+    unsigned char kind;
+    int rc = SQLITE_OK;
+    while (rc == SQLITE_OK && take(&r, &kind, 1)) {
+        if (kind >= LB_ROW_KINDS)
+            return SQLITE_CORRUPT;
+        held_rows_t *h = &p.held[kind];
+        if (rows && rows(ctx, (enum lb_row_kind)kind, LB_ROW_BATCH)) {
+            /* held: read past now, added with LB_ROW_BATCH - 1 more of its
+             * kind, or before the next row of a kind not held */
+            uint32_t bound;
+            h->at[h->n++] = r.p;
+            rc = bind_row(NULL, (enum lb_row_kind)kind, &r, 0, &bound);
+            if (rc == SQLITE_OK && h->n == LB_ROW_BATCH)
+                rc = add_held(&p, (enum lb_row_kind)kind);
+            continue;
+        }
+        /* a row of a kind not held may read rows before it (an idle
+         * helper's structural rows, a run's exec generation) */
+        rc = add_all_held(&p);
+        sqlite3_stmt *st = rc == SQLITE_OK ? statement(ctx, (enum lb_row_kind)kind) : NULL;
+        if (rc == SQLITE_OK)
+            rc = st ? replay_row(st, (enum lb_row_kind)kind, &r) : no_statement(&p);
+    }
+    return rc == SQLITE_OK ? add_all_held(&p) : rc;
 }
 
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx)
 {
-    reader_t r = { bytes, bytes + n };
-    if (header && !header_ok(&r, n))
-        return SQLITE_CORRUPT;
-    unsigned char kind;
-    while (take(&r, &kind, 1)) {
-        if (kind >= LB_ROW_KINDS)
-            return SQLITE_CORRUPT;
-        sqlite3_stmt *st = statement(ctx, (enum lb_row_kind)kind);
-        if (!st)
-            return db && sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
-        int rc = replay_row(st, (enum lb_row_kind)kind, &r);
-        if (rc != SQLITE_OK)
-            return rc;
-    }
-    return SQLITE_OK;
+    return lb_rowlog_replay_rows(db, bytes, n, header, statement, NULL, ctx);
 }

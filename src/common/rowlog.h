@@ -136,4 +136,26 @@ typedef sqlite3_stmt *(*lb_row_statement_fn)(void *ctx, enum lb_row_kind kind);
  * could not be prepared or a step failed for want of memory or disk. */
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx);
+/* How many rows of a kind a batched replay adds in one statement. */
+#define LB_ROW_BATCH 8
+/* The statement that adds `rows` rows at once, from `one`'s, a shifted
+ * statement of one row (lb_row_sql_shifted) or a plain one of the form
+ * INSERT INTO <table> VALUES(...) [upsert]: the rows' values in turn,
+ * row j's value ?N as ?N + 32j (the shifts shared), and a row that breaks
+ * a key other than an upsert's ignored, as a replay leaves it out.
+ * sqlite3_mprintf'd; NULL for a statement of another form, or when out of
+ * memory. */
+char *lb_row_sql_rows(const char *one, int rows);
+/* Where a batched replay finds kind's statement for `rows` rows
+ * (lb_row_sql_rows; rows a power of two up to LB_ROW_BATCH), owned by the
+ * caller; NULL: the kind's rows go one at a time. */
+typedef sqlite3_stmt *(*lb_row_rows_fn)(void *ctx, enum lb_row_kind kind, int rows);
+/* lb_rowlog_replay, adding the rows of each kind for which `rows` gives
+ * a statement of LB_ROW_BATCH rows (NULL: none) several at a time: held
+ * until LB_ROW_BATCH of the kind wait, or a row of a kind not held comes
+ * (it may read them), or the log ends, then added in the log's order
+ * through statements of LB_ROW_BATCH, half as many... rows. The same
+ * rows, values and order in each table as lb_rowlog_replay. */
+int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, void *ctx);
 #endif

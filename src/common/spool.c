@@ -531,6 +531,11 @@ static const char *const mark_sql[MARKS] = {
     [MARK_RELEASE] = "RELEASE record",
 };
 
+/* The statements of several rows a stage keeps: of LB_ROW_BATCH rows,
+ * half as many... down to 2. */
+#define BATCH_SIZES 3
+_Static_assert(LB_ROW_BATCH >> (BATCH_SIZES - 1) == 2, "batches down to 2 rows");
+
 /* A stage's statements on the "spool" and "pending" schemas, prepared at
  * first use and finalized before they are detached. */
 typedef struct stage_sql {
@@ -541,13 +546,18 @@ typedef struct stage_sql {
     lb_db_shifts_t shifts;               /* the record's, in "pending" */
     unsigned record;                     /* the record's number in the batch, from 1 */
     unsigned shifted_for[LB_ROW_KINDS];  /* the record whose shifts shifted[k] holds */
-    sqlite3_stmt *empty[SPOOL_TABLES];   /* DELETE FROM spool.<table> */
-    uint32_t filled;                     /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
-    uint32_t fills[LB_ROW_KINDS];        /* the bit of each kind's table (0: not found yet) */
-    sqlite3_stmt *merged_before[2];      /* the record in "whole", in "pending" */
-    sqlite3_stmt *mark[MARKS];           /* a record's savepoint: its start, its undo, its end */
-    lb_db_merge_cache_t merge;           /* "spool" into "pending", its next ids */
-    lb_frame_names_cache_t names;        /* "pending"'s frames named, from dst's cache */
+    /* shifted[k]'s or rows[k]'s for several rows: batch[b][k] for
+     * LB_ROW_BATCH >> b of them; the record whose shifts each holds */
+    sqlite3_stmt *batch[BATCH_SIZES][LB_ROW_KINDS];
+    unsigned batch_for[BATCH_SIZES][LB_ROW_KINDS];
+    bool batch_none[LB_ROW_KINDS];     /* kind k has no such statement */
+    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
+    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
+    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
+    sqlite3_stmt *merged_before[2];    /* the record in "whole", in "pending" */
+    sqlite3_stmt *mark[MARKS];         /* a record's savepoint: its start, its undo, its end */
+    lb_db_merge_cache_t merge;         /* "spool" into "pending", its next ids */
+    lb_frame_names_cache_t names;      /* "pending"'s frames named, from dst's cache */
 } stage_sql_t;
 
 /* The bit of spool's table `name` (lb_ddl_tables' index); every
@@ -590,11 +600,48 @@ static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
     return q->shifted[kind];
 }
 
+/* shifted_statement's for `rows` rows (lb_rowlog_replay_rows), or NULL
+ * where a kind's statement has no such form (or failed). */
+static sqlite3_stmt *batch_statement(void *ctx, enum lb_row_kind kind, int rows)
+{
+    stage_sql_t *q = ctx;
+    int b = 0;
+    while (b < BATCH_SIZES && LB_ROW_BATCH >> b != rows)
+        b++;
+    if (q->batch_none[kind] || b == BATCH_SIZES)
+        return NULL;
+    sqlite3_stmt **st = &q->batch[b][kind];
+    if (!*st) {
+        char *one = lb_row_sql_shifted(kind, "pending");
+        bool staged = !one; /* a row that carries no ids: into "spool" */
+        if (staged)
+            one = lb_row_sql(kind, "spool");
+        *st = lb_db_prepare_sql(q->db, lb_row_sql_rows(one, rows));
+        sqlite3_free(one);
+        q->batch_none[kind] = !*st;
+        if (!*st)
+            return NULL;
+        if (staged) {
+            q->fills[kind] = table_bit(lb_row_table(kind));
+            q->batch_for[b][kind] = UINT_MAX; /* no shifts to bind */
+        }
+    }
+    if (q->batch_for[b][kind] == UINT_MAX) {
+        q->filled |= q->fills[kind];
+    } else if (q->batch_for[b][kind] != q->record) {
+        lb_row_bind_shifts(*st, &q->shifts);
+        q->batch_for[b][kind] = q->record;
+    }
+    return *st;
+}
+
 static void finalize_stage(stage_sql_t *q)
 {
     for (int k = 0; k < LB_ROW_KINDS; k++) {
         sqlite3_finalize(q->rows[k]);
         sqlite3_finalize(q->shifted[k]);
+        for (int b = 0; b < BATCH_SIZES; b++)
+            sqlite3_finalize(q->batch[b][k]);
     }
     for (int t = 0; t < SPOOL_TABLES; t++)
         sqlite3_finalize(q->empty[t]);
@@ -608,6 +655,9 @@ static void finalize_stage(stage_sql_t *q)
     memset(q->rows, 0, sizeof q->rows);
     memset(q->shifted, 0, sizeof q->shifted);
     memset(q->shifted_for, 0, sizeof q->shifted_for);
+    memset(q->batch, 0, sizeof q->batch);
+    memset(q->batch_for, 0, sizeof q->batch_for);
+    memset(q->batch_none, 0, sizeof q->batch_none);
     memset(q->empty, 0, sizeof q->empty);
     memset(q->merged_before, 0, sizeof q->merged_before);
     memset(q->mark, 0, sizeof q->mark);
@@ -731,7 +781,7 @@ static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size
     uint32_t before = q->filled;
     rc = empty_spool(q); /* "spool" takes the record's meta rows and names */
     if (rc == SQLITE_OK)
-        rc = lb_rowlog_replay(q->db, bytes, size, true, shifted_statement, q);
+        rc = lb_rowlog_replay_rows(q->db, bytes, size, true, shifted_statement, batch_statement, q);
     bool merge = rc == SQLITE_OK && !merged_before(q, true);
     if (!merge) {
         mark(q, MARK_ROLLBACK);

@@ -386,6 +386,109 @@ static void test_shifted_equals_merge(void)
     sqlite3_close(db);
 }
 
+/* Plain statements of several rows into schema "b" (lb_row_sql_rows). */
+typedef struct batched {
+    sqlite3 *db;
+    sqlite3_stmt *one[LB_ROW_KINDS], *rows[LB_ROW_KINDS][LB_ROW_BATCH + 1];
+    int used[LB_ROW_BATCH + 1]; /* statements of n rows run */
+} batched_t;
+
+static sqlite3_stmt *batched_one(void *ctx, enum lb_row_kind kind)
+{
+    batched_t *b = ctx;
+    if (!b->one[kind])
+        b->one[kind] = prepare_kind(b->db, kind, "b");
+    return b->one[kind];
+}
+
+static sqlite3_stmt *batched_rows(void *ctx, enum lb_row_kind kind, int count)
+{
+    batched_t *b = ctx;
+    ASSERT_TRUE(count >= 2 && count <= LB_ROW_BATCH);
+    if (!b->rows[kind][count]) {
+        char *one = lb_row_sql(kind, "b");
+        char *sql = lb_row_sql_rows(one, count);
+        sqlite3_free(one);
+        if (!sql)
+            return NULL; /* not of the form (an idle helper's) */
+        b->rows[kind][count] = lb_db_prepare_sql(b->db, sql);
+        ASSERT_NOT_NULL(b->rows[kind][count]);
+    }
+    b->used[count]++;
+    return b->rows[kind][count];
+}
+
+/* A log whose kinds come in runs longer than a batch, with keys broken
+ * inside a batch, upserts across batches, an idle helper between blame
+ * rows, replayed a row at a time into "a" and in batches into "b": the
+ * same rows in the same order. */
+static void test_batched_equals_single(void)
+{
+    row_t many[80];
+    size_t n = 0;
+    for (int i = 1; i <= 15; i++) /* 8 + 4 + 2 + 1; node 5's row twice */
+        many[n++] = (row_t){ LB_ROW_NODE, { I(1, i == 9 ? 5 : i), I(2, i - 1), I(3, i), I(4, i) } };
+    for (int i = 0; i < 13; i++) /* two threads' sites, upserts across batches */
+        many[n++] =
+            (row_t){ LB_ROW_SITE, { I(1, i % 5), I(2, 7), T(3, "mutex"), I(4, i), I(6, 1) } };
+    for (int i = 0; i < 6; i++)
+        many[n++] =
+            (row_t){ LB_ROW_BLAME, { I(1, 9), I(2, i % 3), I(3, 7), D(4, 0.25 * i), I(5, 1) } };
+    many[n++] = (row_t){ LB_ROW_IDLE_HELPER,
+                         { I(1, 8), I(2, 9), T(3, "cond"), D(4, 0.5), D(5, 2.5), D(6, 0.5) } };
+    for (int i = 0; i < 9; i++) /* after the helper: not in its rows */
+        many[n++] = (row_t){ LB_ROW_BLAME, { I(1, 9), I(2, 10 + i), I(3, 7), D(4, 1), I(5, 1) } };
+    for (int i = 0; i < 10; i++)
+        many[n++] = (row_t){ LB_ROW_METRIC, { I(1, i % 7), I(2, 7), D(3, 0.1 * i) } };
+    many[n++] = (row_t){ LB_ROW_RUN, { T(1, "prog"), I(3, 42), T(17, "k.1") } };
+    ASSERT_TRUE(n <= sizeof many / sizeof *many);
+    lb_rowlog_t log = { 0 };
+    log_these(&log, many, n);
+
+    sqlite3 *db = open_memory_db();
+    exec(db, "ATTACH ':memory:' AS a");
+    exec(db, "ATTACH ':memory:' AS b");
+    ASSERT_EQ(lb_ddl_create_profile(db, "a"), SQLITE_OK);
+    ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
+    ASSERT_EQ(replay(db, "a", log.bytes, log.len), SQLITE_OK);
+    batched_t b = { .db = db };
+    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows, &b),
+              SQLITE_OK);
+    char *da = dump(db, "a"), *dbb = dump(db, "b");
+    ASSERT_STR_EQ(da, dbb);
+    ASSERT_TRUE(b.used[8] > 0 && b.used[4] > 0 && b.used[2] > 0);
+    /* the helper saw the 6 blame rows before it (3 contexts with blame),
+     * not the 9 after it */
+    int helper_rows = 0;
+    for (const char *p = da; (p = strstr(p, "structural_wait: i8 i9 t3'cond'")); p++)
+        helper_rows++;
+    ASSERT_EQ(helper_rows, 3);
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        sqlite3_finalize(b.one[k]);
+        for (int r = 0; r <= LB_ROW_BATCH; r++)
+            sqlite3_finalize(b.rows[k][r]);
+    }
+    free(da);
+    free(dbb);
+    lb_rowlog_free(&log);
+    sqlite3_close(db);
+}
+
+/* Statements of several rows: each row's values numbered past the rows
+ * before it, bare or numbered, the shifts shared, a key broken ignored
+ * but an upsert's conflict updating. */
+static void test_rows_sql(void)
+{
+    char *sql = lb_row_sql_rows("INSERT INTO \"s\".t VALUES(?,?)", 2);
+    ASSERT_STR_EQ(sql, "INSERT OR IGNORE INTO \"s\".t VALUES(?1,?2), (?33,?34)");
+    sqlite3_free(sql);
+    sql = lb_row_sql_rows("INSERT INTO t VALUES(?1 + ?21, f(?2, ?25)) ON CONFLICT DO NOTHING", 3);
+    ASSERT_STR_EQ(sql, "INSERT INTO t VALUES(?1 + ?21, f(?2, ?25)), (?33 + ?21, f(?34, ?25)),"
+                       " (?65 + ?21, f(?66, ?25)) ON CONFLICT DO NOTHING");
+    sqlite3_free(sql);
+    ASSERT_NULL(lb_row_sql_rows("INSERT INTO t SELECT ?1", 2));
+}
+
 /* bytes that are not a log: SQLITE_CORRUPT, and nothing of a bad header's
  * log replayed */
 static void test_not_a_log(void)
@@ -472,4 +575,5 @@ static void test_row_tables(void)
     ASSERT_EQ(lb_row_table(LB_ROW_KINDS), NULL);
 }
 
-CHECK_MAIN(test_replay_equals_direct, test_shifted_equals_merge, test_not_a_log, test_row_tables)
+CHECK_MAIN(test_replay_equals_direct, test_shifted_equals_merge, test_batched_equals_single,
+           test_rows_sql, test_not_a_log, test_row_tables)
