@@ -74,6 +74,7 @@ typedef struct fill {
     sqlite3_stmt **st;                   /* [FILL_STATEMENTS], prepared at first use */
     sqlite3_int64 next_frame, next_node; /* ids past the schema's */
     lb_db_shifts_t above;                /* the rows filled: frames, nodes, threads from these on */
+    bool ahead;                          /* reading chains for later fills (no schema) */
 } fill_t;
 
 /* f's statement `which`, prepared at its first use from fmt and its
@@ -164,14 +165,18 @@ static bool push_frame(unnamed_t *u, const char *function, const char *file, int
 }
 
 /* u's chain from the chains found before, copied; false when none is
- * known (or there is no memory for the copy). */
+ * known (or there is no memory for the copy). A chain read from a file
+ * ahead of its fill (lb_frame_names_ahead) is from_file for the first
+ * fill that takes it, which caches it. */
 static bool recall(unnamed_t *u)
 {
     uint32_t i;
     if (!lb_u64map_get(&known.where, key_of(u), &i) || i >= known.n ||
         !same_place(&known.chains[i], u))
         return false;
-    const unnamed_t *c = &known.chains[i];
+    unnamed_t *c = &known.chains[i];
+    u->from_file = c->from_file;
+    c->from_file = false;
     bool ok = true;
     for (int d = 0; ok && d < c->n; d++)
         ok = push_frame(u, c->function[d], c->file[d], c->line[d]);
@@ -180,8 +185,9 @@ static bool recall(unnamed_t *u)
     return ok;
 }
 
-/* u's chain kept for later fills; nothing when it cannot be. */
-static void remember(const unnamed_t *u)
+/* u's chain kept for later fills, to be cached by the first that takes
+ * it when `uncached`; nothing when it cannot be. */
+static void remember(const unnamed_t *u, bool uncached)
 {
     bool is_new;
     int32_t *slot = lb_u64map_slot(&known.where, key_of(u), &is_new);
@@ -198,7 +204,7 @@ static void remember(const unnamed_t *u)
         known.cap = cap;
     }
     unnamed_t *c = &known.chains[known.n];
-    *c = (unnamed_t){ .offset = u->offset };
+    *c = (unnamed_t){ .offset = u->offset, .from_file = uncached };
     bool ok = copy(&c->path, u->path) && copy(&c->build_id, u->build_id);
     for (int d = 0; ok && d < u->n; d++)
         ok = push_frame(c, u->function[d], u->file[d], u->line[d]);
@@ -557,16 +563,13 @@ static int list_unnamed(fill_t *f)
 
 /* The chains of the listed frames: from the run's cache, else from their
  * files (cached in the schema by write_names). */
-static int read_chains(fill_t *f, const char *names)
+static void read_chains(fill_t *f, const char *names)
 {
     if (names)
         statement(f, FILL_CACHED,
                   "SELECT depth, function, file, line FROM \"%w\".symbol"
                   " WHERE build_id = ?1 AND path = ?2 AND offset = ?3 ORDER BY depth",
                   names);
-    if (!f->st[FILL_CACHE])
-        f->st[FILL_CACHE] = lb_row_prepare(f->db, LB_ROW_SYMBOL, f->schema);
-    int rc = f->st[FILL_CACHE] ? SQLITE_OK : SQLITE_NOMEM;
     /* The run's cache in one read transaction: a statement of its own
      * each would lock and unlock the file and read its first page again
      * (four fcntl calls, a stat for a hot journal and a pread a frame:
@@ -580,7 +583,7 @@ static int read_chains(fill_t *f, const char *names)
         if (!recall(&f->list[i])) {
             read_cached(f, &f->list[i]);
             if (f->list[i].n)
-                remember(&f->list[i]);
+                remember(&f->list[i], false);
         }
     if (own_read)
         lb_db_run_kept(f->db, &f->st[FILL_COMMIT], "COMMIT");
@@ -588,10 +591,9 @@ static int read_chains(fill_t *f, const char *names)
         unnamed_t *u = &f->list[i];
         if (u->n == 0 && read_file(u)) {
             u->from_file = true;
-            remember(u);
+            remember(u, f->ahead);
         }
     }
-    return rc;
 }
 
 /* The chains read from files cached, and the listed frames named and
@@ -600,6 +602,8 @@ static int write_names(fill_t *f)
 {
     sqlite3 *db = f->db;
     const char *s = f->schema;
+    if (!f->st[FILL_CACHE] && !(f->st[FILL_CACHE] = lb_row_prepare(db, LB_ROW_SYMBOL, s)))
+        return SQLITE_NOMEM;
     for (size_t i = 0; i < f->n; i++) {
         int rc = f->list[i].from_file ? cache_chain(f, &f->list[i]) : SQLITE_OK;
         if (rc != SQLITE_OK)
@@ -658,14 +662,17 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
         f.above = *above;
     int rc = list_unnamed(&f);
     if (rc == SQLITE_OK && f.n)
-        rc = read_chains(&f, names);
+        read_chains(&f, names);
     if (rc == SQLITE_OK && f.n) {
         rc = lb_db_run_kept(db, &f.st[FILL_SAVEPOINT], "SAVEPOINT frame_names");
         if (rc == SQLITE_OK) {
             rc = write_names(&f);
-            if (rc != SQLITE_OK)
+            /* (a full disk or memory may have ended the transaction, and
+             * the savepoint with it: its error stays the connection's) */
+            if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
                 lb_db_run_kept(db, &f.st[FILL_ROLLBACK], "ROLLBACK TO frame_names");
-            lb_db_run_kept(db, &f.st[FILL_RELEASE], "RELEASE frame_names");
+            if (!sqlite3_get_autocommit(db))
+                lb_db_run_kept(db, &f.st[FILL_RELEASE], "RELEASE frame_names");
         }
     }
     for (size_t i = 0; i < f.n; i++) {
@@ -676,6 +683,31 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
     free(f.list);
     lb_frame_names_cache_free(&own);
     return rc;
+}
+
+void lb_frame_names_ahead(sqlite3 *db, const char *names, const lb_frame_names_address_t *at,
+                          size_t n, lb_frame_names_cache_t *cache)
+{
+    lb_frame_names_cache_t own = { 0 };
+    fill_t f = { .db = db, .st = (cache ? cache : &own)->st, .ahead = true };
+    f.list = calloc(n ? n : 1, sizeof *f.list);
+    for (size_t i = 0; f.list && i < n; i++) {
+        unnamed_t *u = &f.list[f.n];
+        *u = (unnamed_t){ .offset = at[i].offset };
+        if (copy(&u->path, at[i].path) && copy(&u->build_id, at[i].build_id))
+            f.n++;
+        else
+            free(u->path);
+    }
+    if (f.n)
+        read_chains(&f, names);
+    for (size_t i = 0; i < f.n; i++) {
+        unnamed_free(&f.list[i]);
+        free(f.list[i].path);
+        free(f.list[i].build_id);
+    }
+    free(f.list);
+    lb_frame_names_cache_free(&own);
 }
 
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache)

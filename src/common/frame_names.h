@@ -58,6 +58,22 @@ typedef struct lb_frame_names_cache {
 int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
                              lb_frame_names_cache_t *cache, const lb_db_shifts_t *above);
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache);
+/* An address a record leaves to the merge: its module's file and build
+ * id, and its offset in the module. */
+typedef struct lb_frame_names_address {
+    const char *path, *build_id;
+    sqlite3_int64 offset;
+} lb_frame_names_address_t;
+/* The chains of at[0..n) read now, from the cache in schema names (NULL:
+ * none) or their modules' files, outside the caller's transactions on
+ * names, and kept for the fills after it (until lb_frame_names_release):
+ * a merger that fills its records' names inside the run's database's
+ * write transaction reads no module file while it holds the lock. The
+ * first fill that takes a chain read from a file caches it, as if it
+ * had read it. Through cache (NULL: none); what cannot be read (memory)
+ * is read by the fill. */
+void lb_frame_names_ahead(sqlite3 *db, const char *names, const lb_frame_names_address_t *at,
+                          size_t n, lb_frame_names_cache_t *cache);
 /* Closes the module files the fills read, and forgets the chains they
  * found; nothing while they are kept. */
 void lb_frame_names_release(void);

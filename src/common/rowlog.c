@@ -372,42 +372,50 @@ static bool take(reader_t *r, void *out, size_t n)
     return true;
 }
 
-/* One bound value (after its index byte), through st unless st is NULL
- * (the value only read past): SQLITE_OK or SQLITE_CORRUPT. */
-static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
+/* One value (after its index byte) read into *v: SQLITE_OK or
+ * SQLITE_CORRUPT. */
+static int read_value(reader_t *r, lb_row_value_t *v)
 {
     unsigned char type;
-    int64_t i;
-    double d;
-    uint32_t n;
     if (!take(r, &type, 1))
         return SQLITE_CORRUPT;
     switch (type) {
     case VALUE_INT:
-        if (!take(r, &i, sizeof i))
-            return SQLITE_CORRUPT;
-        if (st)
-            sqlite3_bind_int64(st, index, i);
-        return SQLITE_OK;
+        v->type = SQLITE_INTEGER;
+        return take(r, &v->i, sizeof v->i) ? SQLITE_OK : SQLITE_CORRUPT;
     case VALUE_DOUBLE:
-        if (!take(r, &d, sizeof d))
-            return SQLITE_CORRUPT;
-        if (st)
-            sqlite3_bind_double(st, index, d);
-        return SQLITE_OK;
+        v->type = SQLITE_FLOAT;
+        return take(r, &v->d, sizeof v->d) ? SQLITE_OK : SQLITE_CORRUPT;
     case VALUE_TEXT:
     case VALUE_BLOB:
-        if (!take(r, &n, sizeof n) || (size_t)(r->end - r->p) < n || n > INT32_MAX)
+        v->type = type == VALUE_TEXT ? SQLITE_TEXT : SQLITE_BLOB;
+        if (!take(r, &v->n, sizeof v->n) || (size_t)(r->end - r->p) < v->n || v->n > INT32_MAX)
             return SQLITE_CORRUPT;
-        if (st && type == VALUE_TEXT)
-            sqlite3_bind_text(st, index, (const char *)r->p, (int)n, SQLITE_STATIC);
-        else if (st)
-            sqlite3_bind_blob(st, index, r->p, (int)n, SQLITE_STATIC);
-        r->p += n;
+        v->bytes = r->p;
+        r->p += v->n;
         return SQLITE_OK;
     default:
         return SQLITE_CORRUPT;
     }
+}
+
+/* One value (after its index byte) bound to st at index (st NULL: read
+ * past): SQLITE_OK or SQLITE_CORRUPT. */
+static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
+{
+    lb_row_value_t v;
+    int rc = read_value(r, &v);
+    if (rc != SQLITE_OK || !st)
+        return rc;
+    if (v.type == SQLITE_INTEGER)
+        sqlite3_bind_int64(st, index, v.i);
+    else if (v.type == SQLITE_FLOAT)
+        sqlite3_bind_double(st, index, v.d);
+    else if (v.type == SQLITE_TEXT)
+        sqlite3_bind_text(st, index, (const char *)v.bytes, (int)v.n, SQLITE_STATIC);
+    else
+        sqlite3_bind_blob(st, index, v.bytes, (int)v.n, SQLITE_STATIC);
+    return SQLITE_OK;
 }
 
 void lb_rowlog_seal(lb_rowlog_t *log)
@@ -460,13 +468,17 @@ static void unbind_row(sqlite3_stmt *st, uint32_t bound, int row)
             sqlite3_bind_null(st, i + ROWS_STRIDE * row);
 }
 
-/* Step st and reset it: SQLITE_OK, or its error; a constraint the direct
- * insert would have broken leaves the row out, as it would have. */
-static int step_rows(sqlite3_stmt *st)
+/* Whether a step's result fails the replay: not done, and no constraint
+ * the direct insert would have broken (which leaves the row out, as it
+ * would have). Its statement's bindings are then cleared whole, not
+ * unbound one by one: a bind clears the connection's error, which the
+ * replay's caller says. */
+static bool step_failed(sqlite3_stmt *st, int step)
 {
-    int step = sqlite3_step(st);
-    sqlite3_reset(st);
-    return step == SQLITE_DONE || (step & 0xff) == SQLITE_CONSTRAINT ? SQLITE_OK : step;
+    bool failed = step != SQLITE_DONE && (step & 0xff) != SQLITE_CONSTRAINT;
+    if (failed)
+        sqlite3_clear_bindings(st);
+    return failed;
 }
 
 /* One row (after its kind byte) through st: bound, stepped, reset, and
@@ -475,10 +487,10 @@ static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r)
 {
     uint32_t bound;
     int rc = bind_row(st, kind, r, 0, &bound);
-    if (rc == SQLITE_OK)
-        rc = step_rows(st);
-    else
-        sqlite3_reset(st);
+    int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
+    sqlite3_reset(st);
+    if (step_failed(st, step))
+        return step;
     unbind_row(st, bound, 0);
     return rc;
 }
@@ -518,6 +530,8 @@ static int add_rows(replay_t *p, sqlite3_stmt *st, enum lb_row_kind kind,
     }
     int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
     sqlite3_reset(st);
+    if (step_failed(st, step))
+        return step;
     for (int j = 0; j < n; j++)
         unbind_row(st, bound[j], j);
     return rc != SQLITE_OK ? rc : step == SQLITE_DONE ? SQLITE_OK : step;
@@ -592,6 +606,32 @@ int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, boo
             rc = st ? replay_row(st, (enum lb_row_kind)kind, &r) : no_statement(&p);
     }
     return rc == SQLITE_OK ? add_all_held(&p) : rc;
+}
+
+int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, void *ctx)
+{
+    reader_t r = { bytes, bytes + n };
+    if (!header_ok(&r, n))
+        return SQLITE_CORRUPT;
+    unsigned char kind;
+    while (take(&r, &kind, 1)) {
+        if (kind >= LB_ROW_KINDS)
+            return SQLITE_CORRUPT;
+        lb_row_value_t values[LB_ROW_SHIFT_PARAM] = { 0 };
+        for (;;) {
+            unsigned char index;
+            if (!take(&r, &index, 1) || index > row_values[kind])
+                return SQLITE_CORRUPT;
+            if (index == 0)
+                break;
+            if (read_value(&r, &values[index]) != SQLITE_OK)
+                return SQLITE_CORRUPT;
+        }
+        int stop = visit ? visit(ctx, (enum lb_row_kind)kind, values) : 0;
+        if (stop)
+            return stop;
+    }
+    return SQLITE_OK;
 }
 
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,

@@ -136,6 +136,24 @@ typedef sqlite3_stmt *(*lb_row_statement_fn)(void *ctx, enum lb_row_kind kind);
  * could not be prepared or a step failed for want of memory or disk. */
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx);
+/* A row's value as a log holds it: type SQLITE_INTEGER, SQLITE_FLOAT,
+ * SQLITE_TEXT or SQLITE_BLOB (bytes[0..n) in the log), or 0 where the
+ * row binds none (NULL). */
+typedef struct lb_row_value {
+    int type;
+    int64_t i;
+    double d;
+    const unsigned char *bytes;
+    uint32_t n;
+} lb_row_value_t;
+/* What lb_rowlog_each calls for each row: its kind and its values by
+ * parameter index (values[1 .. lb_row_values(kind)]); nonzero stops the
+ * walk. */
+typedef int (*lb_row_visit_fn)(void *ctx, enum lb_row_kind kind, const lb_row_value_t *values);
+/* Walk a log's rows (with its header) without SQL: SQLITE_OK; what
+ * visit returned to stop (visit NULL: none); SQLITE_CORRUPT where the
+ * bytes are not a log, as lb_rowlog_replay would find before a row. */
+int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, void *ctx);
 /* How many rows of a kind a batched replay adds in one statement. */
 #define LB_ROW_BATCH 8
 /* The statement that adds `rows` rows at once, from `one`'s, a shifted

@@ -16,11 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/db_merge.h"
-#include "common/ddl.h"
-#include "common/frame_names.h"
 #include "common/parse_u64.h"
 #include "common/rowlog.h"
+#include "common/spool_records.h"
 
 #define RECORD_SUFFIX ".lbrec"    /* one record, whole (an earlier build's) */
 #define SEALED_SUFFIX ".lbframes" /* a sealed log: earlier builds leave it alone */
@@ -484,361 +482,6 @@ static enum read_result read_record(const char *dir, const char *name, unsigned 
     return result;
 }
 
-static int sql(sqlite3 *db, const char *text)
-{
-    return sqlite3_exec(db, text, NULL, NULL, NULL);
-}
-
-/* "pending" (all tables, the version row, the root node) and "spool" (a
- * profile's tables: a record's rows that carry no ids, its meta rows and
- * names, until its names are filled) attached. */
-static int attach_stage(sqlite3 *db)
-{
-    int rc = sql(db, "ATTACH ':memory:' AS pending");
-    if (rc == SQLITE_OK)
-        rc = lb_ddl_create(db, "pending");
-    if (rc == SQLITE_OK)
-        rc = sql(db, "INSERT INTO pending.node VALUES(0, NULL, NULL, 0)");
-    if (rc == SQLITE_OK) {
-        char *q = sqlite3_mprintf("INSERT INTO pending.meta VALUES('schema_version','%d')",
-                                  LB_SCHEMA_VERSION);
-        rc = q ? sql(db, q) : SQLITE_NOMEM;
-        sqlite3_free(q);
-    }
-    if (rc == SQLITE_OK)
-        rc = sql(db, "ATTACH ':memory:' AS spool");
-    if (rc == SQLITE_OK)
-        rc = lb_ddl_create_profile(db, "spool");
-    if (rc != SQLITE_OK) {
-        sql(db, "DETACH spool");
-        sql(db, "DETACH pending");
-    }
-    return rc;
-}
-
-#define SPOOL_TABLES 32 /* at least a profile's tables (common/ddl.h) */
-
-/* A record's savepoint's statements, by their slot in stage_sql_t. */
-enum mark {
-    MARK_SAVEPOINT,
-    MARK_ROLLBACK,
-    MARK_RELEASE,
-    MARKS
-};
-static const char *const mark_sql[MARKS] = {
-    [MARK_SAVEPOINT] = "SAVEPOINT record",
-    [MARK_ROLLBACK] = "ROLLBACK TO record",
-    [MARK_RELEASE] = "RELEASE record",
-};
-
-/* The statements of several rows a stage keeps: of LB_ROW_BATCH rows,
- * half as many... down to 2. */
-#define BATCH_SIZES 3
-_Static_assert(LB_ROW_BATCH >> (BATCH_SIZES - 1) == 2, "batches down to 2 rows");
-
-/* A stage's statements on the "spool" and "pending" schemas, prepared at
- * first use and finalized before they are detached. */
-typedef struct stage_sql {
-    sqlite3 *db;
-    const char *dst;
-    sqlite3_stmt *rows[LB_ROW_KINDS];    /* into "spool" */
-    sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into "pending", by `shifts` */
-    lb_db_shifts_t shifts;               /* the record's, in "pending" */
-    unsigned record;                     /* the record's number in the batch, from 1 */
-    unsigned shifted_for[LB_ROW_KINDS];  /* the record whose shifts shifted[k] holds */
-    /* shifted[k]'s or rows[k]'s for several rows: batch[b][k] for
-     * LB_ROW_BATCH >> b of them; the record whose shifts each holds */
-    sqlite3_stmt *batch[BATCH_SIZES][LB_ROW_KINDS];
-    unsigned batch_for[BATCH_SIZES][LB_ROW_KINDS];
-    bool batch_none[LB_ROW_KINDS];     /* kind k has no such statement */
-    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
-    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
-    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
-    sqlite3_stmt *merged_before[2];    /* the record in "whole", in "pending" */
-    sqlite3_stmt *mark[MARKS];         /* a record's savepoint: its start, its undo, its end */
-    lb_db_merge_cache_t merge;         /* "spool" into "pending", its next ids */
-    lb_frame_names_cache_t names;      /* "pending"'s frames named, from dst's cache */
-} stage_sql_t;
-
-/* The bit of spool's table `name` (lb_ddl_tables' index); every
- * profile table's bits when it is not one of them. */
-static uint32_t table_bit(const char *name)
-{
-    for (int t = 0; t < SPOOL_TABLES && lb_ddl_tables[t]; t++)
-        if (name && strcmp(lb_ddl_tables[t], name) == 0)
-            return 1u << t;
-    return UINT32_MAX;
-}
-
-static sqlite3_stmt *row_statement(void *ctx, enum lb_row_kind kind)
-{
-    stage_sql_t *q = ctx;
-    if (!q->rows[kind]) {
-        q->rows[kind] = lb_row_prepare(q->db, kind, "spool");
-        q->fills[kind] = table_bit(lb_row_table(kind));
-    }
-    q->filled |= q->fills[kind];
-    return q->rows[kind];
-}
-
-/* A row of a log into "pending" with the record's shifts; its rows that
- * carry no ids (meta, names) into "spool", added after its names
- * (lb_db_merge_unshifted). */
-static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
-{
-    stage_sql_t *q = ctx;
-    if (!q->shifted[kind]) {
-        char *text = lb_row_sql_shifted(kind, "pending");
-        if (!text)
-            return row_statement(ctx, kind);
-        q->shifted[kind] = lb_db_prepare_sql(q->db, text);
-    }
-    if (q->shifted[kind] && q->shifted_for[kind] != q->record) {
-        lb_row_bind_shifts(q->shifted[kind], &q->shifts);
-        q->shifted_for[kind] = q->record;
-    }
-    return q->shifted[kind];
-}
-
-/* shifted_statement's for `rows` rows (lb_rowlog_replay_rows), or NULL
- * where a kind's statement has no such form (or failed). */
-static sqlite3_stmt *batch_statement(void *ctx, enum lb_row_kind kind, int rows)
-{
-    stage_sql_t *q = ctx;
-    int b = 0;
-    while (b < BATCH_SIZES && LB_ROW_BATCH >> b != rows)
-        b++;
-    if (q->batch_none[kind] || b == BATCH_SIZES)
-        return NULL;
-    sqlite3_stmt **st = &q->batch[b][kind];
-    if (!*st) {
-        char *one = lb_row_sql_shifted(kind, "pending");
-        bool staged = !one; /* a row that carries no ids: into "spool" */
-        if (staged)
-            one = lb_row_sql(kind, "spool");
-        *st = lb_db_prepare_sql(q->db, lb_row_sql_rows(one, rows));
-        sqlite3_free(one);
-        q->batch_none[kind] = !*st;
-        if (!*st)
-            return NULL;
-        if (staged) {
-            q->fills[kind] = table_bit(lb_row_table(kind));
-            q->batch_for[b][kind] = UINT_MAX; /* no shifts to bind */
-        }
-    }
-    if (q->batch_for[b][kind] == UINT_MAX) {
-        q->filled |= q->fills[kind];
-    } else if (q->batch_for[b][kind] != q->record) {
-        lb_row_bind_shifts(*st, &q->shifts);
-        q->batch_for[b][kind] = q->record;
-    }
-    return *st;
-}
-
-static void finalize_stage(stage_sql_t *q)
-{
-    for (int k = 0; k < LB_ROW_KINDS; k++) {
-        sqlite3_finalize(q->rows[k]);
-        sqlite3_finalize(q->shifted[k]);
-        for (int b = 0; b < BATCH_SIZES; b++)
-            sqlite3_finalize(q->batch[b][k]);
-    }
-    for (int t = 0; t < SPOOL_TABLES; t++)
-        sqlite3_finalize(q->empty[t]);
-    for (int i = 0; i < 2; i++)
-        sqlite3_finalize(q->merged_before[i]);
-    for (int m = 0; m < MARKS; m++)
-        sqlite3_finalize(q->mark[m]);
-    lb_db_merge_cache_free(&q->merge);
-    lb_frame_names_cache_free(&q->names);
-    lb_frame_names_release();
-    memset(q->rows, 0, sizeof q->rows);
-    memset(q->shifted, 0, sizeof q->shifted);
-    memset(q->shifted_for, 0, sizeof q->shifted_for);
-    memset(q->batch, 0, sizeof q->batch);
-    memset(q->batch_for, 0, sizeof q->batch_for);
-    memset(q->batch_none, 0, sizeof q->batch_none);
-    memset(q->empty, 0, sizeof q->empty);
-    memset(q->merged_before, 0, sizeof q->merged_before);
-    memset(q->mark, 0, sizeof q->mark);
-}
-
-/* step a statement that returns no rows, and reset it */
-static int run(sqlite3_stmt *st)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/* The record's savepoint's statement m run, kept for the next record. */
-static int mark(stage_sql_t *q, enum mark m)
-{
-    return lb_db_run_kept(q->db, &q->mark[m], mark_sql[m]);
-}
-
-/* The previous record's rows out of "spool": a DELETE of each table that
- * may hold some (one of an empty table still writes its root page). The
- * tables are empty after it, for the next record's replay to fill. */
-static int empty_spool(stage_sql_t *q)
-{
-    for (int t = 0;
-         t < SPOOL_TABLES && lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0;
-         t++) {
-        if (!(q->filled & (1u << t)))
-            continue;
-        if (!q->empty[t])
-            q->empty[t] =
-                lb_db_prepare_sql(q->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
-        int rc = q->empty[t] ? run(q->empty[t]) : sqlite3_errcode(q->db);
-        if (rc != SQLITE_OK)
-            return rc;
-    }
-    q->filled = 0;
-    return SQLITE_OK;
-}
-
-/* Whether the record's process image is in dst already (a merger that
- * ended after its commit, before removing its claims): its pid, start
- * and run key, and its image's start time. The record is all of "whole"
- * (`shifted` false), or the rows of "pending" from q->shifts on. */
-static bool merged_before(stage_sql_t *q, bool shifted)
-{
-    sqlite3_stmt **st = &q->merged_before[shifted];
-    if (!*st)
-        *st = lb_db_prepare_sql(
-            q->db, sqlite3_mprintf("SELECT 1 FROM \"%w\".run r, \"%w\".run d WHERE r.id >= ?1"
-                                   " AND d.run_key IS r.run_key AND d.pid = r.pid"
-                                   " AND d.proc_start IS r.proc_start"
-                                   " AND d.start_unix = r.start_unix LIMIT 1",
-                                   shifted ? "pending" : "whole", q->dst));
-    if (!*st)
-        return false;
-    sqlite3_bind_int64(*st, 1, shifted ? q->shifts.run : 0);
-    bool found = sqlite3_step(*st) == SQLITE_ROW;
-    sqlite3_reset(*st);
-    return found;
-}
-
-/* The record's rows out of "pending" again, after its names or meta rows
- * could not be added (each table's rows from the record's shifts on; the
- * names it cached stay, which are the same for every process). */
-static void forget_record(stage_sql_t *q)
-{
-    const lb_db_shifts_t *s = &q->shifts;
-    const struct {
-        const char *table, *column;
-        sqlite3_int64 from;
-    } rows[] = {
-        { "run", "id", s->run },
-        { "module", "id", s->module },
-        { "frame", "id", s->frame },
-        { "node", "id", s->node },
-        { "thread", "id", s->thread },
-        { "sync_object", "id", s->object },
-        { "metric", "thread_id", s->thread },
-        { "site", "thread_id", s->thread },
-        { "object_blame", "object_id", s->object },
-        { "structural_wait", "thread_id", s->thread },
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        char *text = sqlite3_mprintf("DELETE FROM pending.%s WHERE %s >= %lld", rows[i].table,
-                                     rows[i].column, (long long)rows[i].from);
-        if (text)
-            sql(q->db, text);
-        sqlite3_free(text);
-    }
-}
-
-/* A record an earlier build wrote, an SQLite database of the profile's
- * tables (a run whose processes a library upgrade split): the schema
- * "whole" is it, writable. */
-static int take_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
-{
-    unsigned char *copy = sqlite3_malloc64(size);
-    if (!copy)
-        return SQLITE_NOMEM;
-    memcpy(copy, bytes, size);
-    return sqlite3_deserialize(q->db, "whole", copy, (sqlite3_int64)size, (sqlite3_int64)size,
-                               SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
-}
-
-/* A row log: replayed into "pending" (whole or not at all) with its ids
- * shifted past the records before it, as a merge of its profile would
- * shift them, then its unnamed frames named there and its meta rows
- * added; nothing if dst holds it already. The record is copied once, and
- * its names are filled for its own rows only. The names are read after
- * the replay's savepoint: the run's database is locked only for each
- * statement that reads it, not while a module file is read. */
-static int stage_row_log(stage_sql_t *q, const unsigned char *bytes, size_t size)
-{
-    int rc = lb_db_merge_shifts(q->db, "pending", &q->shifts, &q->merge);
-    q->record++;
-    if (rc == SQLITE_OK)
-        rc = mark(q, MARK_SAVEPOINT);
-    if (rc != SQLITE_OK)
-        return rc;
-    uint32_t before = q->filled;
-    rc = empty_spool(q); /* "spool" takes the record's meta rows and names */
-    if (rc == SQLITE_OK)
-        rc = lb_rowlog_replay_rows(q->db, bytes, size, true, shifted_statement, batch_statement, q);
-    bool merge = rc == SQLITE_OK && !merged_before(q, true);
-    if (!merge) {
-        mark(q, MARK_ROLLBACK);
-        q->filled |= before; /* the previous record's rows are back */
-    }
-    mark(q, MARK_RELEASE);
-    if (!merge)
-        return rc;
-    rc = lb_frame_names_fill_with(q->db, "pending", q->dst, &q->names, &q->shifts);
-    bool names = q->filled & (table_bit("symbol") | table_bit("module_function"));
-    if (rc == SQLITE_OK)
-        rc = lb_db_merge_unshifted(q->db, "spool", "pending", names, &q->merge);
-    if (rc != SQLITE_OK)
-        forget_record(q);
-    return rc;
-}
-
-/* A record an earlier build wrote whole, an SQLite database: attached as
- * "whole" for its merge into "pending" (whole or not at all; nothing if
- * dst holds it already), and detached again. */
-static int stage_sqlite_record(stage_sql_t *q, const unsigned char *bytes, size_t size)
-{
-    int rc = sql(q->db, "ATTACH ':memory:' AS whole");
-    if (rc != SQLITE_OK)
-        return rc;
-    rc = take_sqlite_record(q, bytes, size);
-    if (rc == SQLITE_OK && !merged_before(q, false)) {
-        rc = mark(q, MARK_SAVEPOINT);
-        if (rc == SQLITE_OK) {
-            rc = lb_db_merge(q->db, "whole", "pending", 0);
-            if (rc != SQLITE_OK)
-                mark(q, MARK_ROLLBACK);
-            mark(q, MARK_RELEASE);
-        }
-    }
-    sqlite3_finalize(q->merged_before[0]); /* it reads "whole" */
-    q->merged_before[0] = NULL;
-    sql(q->db, "DETACH whole");
-    return rc;
-}
-
-static int stage_one(stage_sql_t *q, const unsigned char *bytes, size_t size)
-{
-    return lb_db_sqlite_header(bytes, size) ? stage_sqlite_record(q, bytes, size)
-                                            : stage_row_log(q, bytes, size);
-}
-
-/* Whether a record's own bytes made stage_one fail (it is damaged, or of
- * another schema), not this process's resources (memory, descriptors,
- * disk), which a later merger may have. */
-static bool record_at_fault(int rc)
-{
-    rc &= 0xff;
-    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_MISMATCH ||
-           rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
-}
-
 /* The frame at bytes[p], if it is whole: its record in *record, *len. */
 static bool frame_at(const unsigned char *bytes, size_t size, size_t p,
                      const unsigned char **record, size_t *len)
@@ -867,22 +510,22 @@ static bool count_record(int rc, unsigned *taken, unsigned *damaged)
 {
     if (rc == SQLITE_OK)
         (*taken)++;
-    else if (record_at_fault(rc))
+    else if (lb_spool_record_at_fault(rc))
         (*damaged)++;
-    return rc == SQLITE_OK || record_at_fault(rc);
+    return rc == SQLITE_OK || lb_spool_record_at_fault(rc);
 }
 
-/* A pending file's records into "pending": a sealed log's frames in
- * turn, or a record written whole (by an earlier build). SQLITE_OK, or
- * this process's failure, after which the batch is given back; *taken
- * counts the records staged (or found merged before), *damaged those
- * left out for their bytes. */
-static int stage_file(stage_sql_t *q, const unsigned char *bytes, size_t size, bool framed,
-                      unsigned *taken, unsigned *damaged)
+/* A pending file's records held (common/spool_records.h): a sealed log's
+ * frames in turn, or a record written whole (by an earlier build).
+ * SQLITE_OK, or this process's failure, after which the batch is given
+ * back; *taken counts the records held (or found merged before), *damaged
+ * those left out for their bytes. */
+static int stage_file(lb_spool_records_t *r, const unsigned char *bytes, size_t size, bool framed,
+                      unsigned file, unsigned *taken, unsigned *damaged)
 {
     *taken = *damaged = 0;
     if (!framed) {
-        int rc = stage_one(q, bytes, size);
+        int rc = lb_spool_records_hold(r, bytes, size, file);
         return count_record(rc, taken, damaged) ? SQLITE_OK : rc;
     }
     bool whole = true; /* the bytes before p were whole frames */
@@ -898,7 +541,7 @@ static int stage_file(stage_sql_t *q, const unsigned char *bytes, size_t size, b
             continue;
         }
         whole = true;
-        int rc = stage_one(q, record, len);
+        int rc = lb_spool_records_hold(r, record, len, file);
         if (!count_record(rc, taken, damaged))
             return rc;
         p += sizeof(frame_header_t) + len;
@@ -925,8 +568,12 @@ static void free_names(char **names, unsigned count)
 static void free_batch(lb_spool_batch_t *b)
 {
     free_names(b->claimed, b->n);
+    for (unsigned i = 0; b->bytes && i < b->n; i++)
+        free(b->bytes[i]);
+    free(b->bytes);
     free(b->damaged);
     b->claimed = NULL;
+    b->bytes = NULL;
     b->damaged = NULL;
     b->n = b->cap = 0;
 }
@@ -968,12 +615,17 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         return SQLITE_OK;
     b->claimed = names; /* claimed ones are moved to the front */
     b->cap = count;
-    if (!(b->damaged = calloc(count, sizeof *b->damaged))) {
+    b->damaged = calloc(count, sizeof *b->damaged);
+    b->bytes = calloc(count, sizeof *b->bytes);
+    if (!b->damaged || !b->bytes) {
         free_names(names, count);
+        free(b->damaged);
+        free(b->bytes);
         b->claimed = NULL;
+        b->damaged = NULL;
+        b->bytes = NULL;
         return SQLITE_NOMEM;
     }
-    stage_sql_t q = { .db = db, .dst = dst };
     int rc = SQLITE_OK;
     char claim[PATH_MAX + 64], bad[PATH_MAX + 64];
     for (unsigned i = 0; i < count; i++) {
@@ -986,13 +638,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
             free(names[i]); /* another merger's now, or not wanted */
             continue;
         }
-        if (!b->staged) {
-            if ((rc = attach_stage(db)) != SQLITE_OK) {
-                rename_in(b->dir, claim, names[i]);
-                free(names[i]);
-                continue;
-            }
-            b->staged = true;
+        if (!b->held && !(b->held = lb_spool_records_new(db, dst))) {
+            rc = SQLITE_NOMEM;
+            rename_in(b->dir, claim, names[i]);
+            free(names[i]);
+            continue;
         }
         unsigned char *bytes;
         size_t size;
@@ -1005,12 +655,12 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         }
         unsigned taken = 0, damaged = got == READ_SIZE;
         bool framed = ends_with(names[i], SEALED_SUFFIX);
-        int one = got == READ_OK         ? stage_file(&q, bytes, size, framed, &taken, &damaged)
+        int one = got == READ_OK ? stage_file(b->held, bytes, size, framed, b->n, &taken, &damaged)
                   : got == READ_RESOURCE ? SQLITE_IOERR
                                          : SQLITE_OK;
-        free(bytes);
         if (one != SQLITE_OK) {
             rc = one; /* ours, not the file's: given back below */
+            b->bytes[b->n] = bytes;
             b->claimed[b->n++] = names[i];
             continue;
         }
@@ -1022,23 +672,23 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
                 rename_in(b->dir, claim, bad);
             else
                 unlink_in(b->dir, claim);
+            free(bytes);
             free(names[i]);
             continue;
         }
         b->damaged[b->n] = damaged > 0; /* kept as .bad after the commit */
+        b->bytes[b->n] = bytes;         /* its records are held */
         b->claimed[b->n++] = names[i];
     }
-    finalize_stage(&q);
-    if (b->staged)
-        sql(db, "DETACH spool");
     if (rc != SQLITE_OK) {
         lb_spool_finish(db, b, false);
         return rc;
     }
-    if (b->n == 0 && b->staged) {
-        sql(db, "DETACH pending");
-        b->staged = false;
-    }
+    /* the names the records leave to the merge read now, with no lock
+     * of the run's database held */
+    if (b->n)
+        lb_spool_records_read_names(b->held);
+    b->staged = b->n && lb_spool_records_any(b->held);
     return SQLITE_OK;
 }
 
@@ -1047,9 +697,11 @@ const char *lb_spool_error(sqlite3 *db, int rc)
     return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 }
 
-int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b)
+int lb_spool_merge(sqlite3 *db, const char *dst, lb_spool_batch_t *b)
 {
-    return b->staged && b->n ? lb_db_merge(db, "pending", dst, 0) : SQLITE_OK;
+    (void)db;
+    (void)dst; /* the stage's */
+    return b->staged ? lb_spool_records_add(b->held, b->damaged, &b->records, &b->bad) : SQLITE_OK;
 }
 
 void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
@@ -1066,8 +718,9 @@ void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
     }
     if (!committed)
         give_back(b);
-    if (b->staged)
-        sql(db, "DETACH pending");
+    (void)db; /* the stage's */
+    lb_spool_records_free(b->held);
+    b->held = NULL;
     b->staged = false;
     free_batch(b);
 }

@@ -49,7 +49,7 @@
  * them; an earlier build's merger leaves .lbframes and .lblog files to a
  * merger of this one.
  *
- * Depends on SQLite, common/rowlog.h and common/db_merge.h; used by the
+ * Depends on SQLite and common/spool_records.h; used by the
  * library's writer
  * and the CLI, on one thread each. */
 #ifndef LB_COMMON_SPOOL_H
@@ -101,13 +101,15 @@ unsigned lb_spool_max_setting(const char *v, char *why, size_t size);
 
 typedef struct lb_spool_batch {
     char dir[PATH_MAX];
-    char **claimed; /* the claimed files' names in dir */
-    bool *damaged;  /* claimed[i] also held damaged frames: kept as .bad after the commit */
+    char **claimed;        /* the claimed files' names in dir */
+    unsigned char **bytes; /* claimed[i]'s bytes, which its held records are */
+    bool *damaged;         /* claimed[i] also held damaged frames: kept as .bad after the commit */
     unsigned n, cap;
-    unsigned records; /* records staged, or found in dst already */
-    unsigned bad;     /* records that could not be read */
-    unsigned left;    /* files left for a later commit (lb_spool_stage) */
-    bool staged;      /* schema "pending" is attached and holds the claimed records */
+    unsigned records;              /* records held, or found in dst already */
+    unsigned bad;                  /* records that could not be read */
+    unsigned left;                 /* files left for a later commit (lb_spool_stage) */
+    bool staged;                   /* `held` holds records to add */
+    struct lb_spool_records *held; /* common/spool_records.h */
 } lb_spool_batch_t;
 
 /* How a merger takes the run's records (lb_spool_stage). */
@@ -119,13 +121,12 @@ enum lb_spool_take {
 
 /* Outside any transaction of db: claim run_key's pending files, the
  * oldest of them up to `most` records (0: no limit; whole files, so up to
- * LB_SPOOL_LOG_RECORDS - 1 more), as `take` says, and copy their
- * records into the in-memory schema "pending", attached here, except
- * those whose process image the attached schema dst (the run's database)
- * holds already (b->left counts what was left: the files beyond `most`,
- * those a writer still held, an open log not sealed). Each record's
- * unnamed frames are named (common/frame_names.h) from dst's cached
- * chains or the module files. Returns
+ * LB_SPOOL_LOG_RECORDS - 1 more), as `take` says, read them, and hold
+ * their records for lb_spool_merge into the attached schema dst (the
+ * run's database) (b->left counts what was left: the files beyond
+ * `most`, those a writer still held, an open log not sealed); the names
+ * the records leave to the merge are read now, from dst's cached chains
+ * or the module files (common/spool_records.h). Returns
  * SQLITE_OK (b->staged says whether there was anything), or an SQLite
  * error after which nothing stays claimed (a record fails the stage when
  * this process lacks memory, descriptors or disk: it stays pending). */
@@ -136,8 +137,11 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
  * the failure was the spool's (a read, memory). */
 const char *lb_spool_error(sqlite3 *db, int rc);
 
-/* Inside the caller's transaction: the staged records into schema dst. */
-int lb_spool_merge(sqlite3 *db, const char *dst, const lb_spool_batch_t *b);
+/* Inside the caller's transaction: the staged records into schema dst
+ * (the stage's). A record whose rows SQLite refuses for their values is
+ * left out and counted in b->bad (its file kept as .bad). SQLITE_OK, or
+ * this process's failure (the caller rolls back). */
+int lb_spool_merge(sqlite3 *db, const char *dst, lb_spool_batch_t *b);
 
 /* After the caller's transaction: committed, the claimed records are
  * removed; otherwise they are given back. "pending" is detached. */

@@ -1,0 +1,521 @@
+/* See spool_records.h. */
+#include "common/spool_records.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/db_merge.h"
+#include "common/ddl.h"
+#include "common/frame_names.h"
+#include "common/rowlog.h"
+#include "common/schema.h"
+
+#define SPOOL_TABLES 32 /* at least a profile's tables (common/ddl.h) */
+
+/* The statements of several rows a batch keeps: of LB_ROW_BATCH rows,
+ * half as many... down to 2. */
+#define BATCH_SIZES 3
+_Static_assert(LB_ROW_BATCH >> (BATCH_SIZES - 1) == 2, "batches down to 2 rows");
+
+/* A record's savepoint's statements, by their slot in mark[]. */
+enum mark {
+    MARK_SAVEPOINT,
+    MARK_ROLLBACK,
+    MARK_RELEASE,
+    MARKS
+};
+static const char *const mark_sql[MARKS] = {
+    [MARK_SAVEPOINT] = "SAVEPOINT record",
+    [MARK_ROLLBACK] = "ROLLBACK TO record",
+    [MARK_RELEASE] = "RELEASE record",
+};
+
+/* A record held: its bytes (in its file's, which the caller keeps). */
+typedef struct held {
+    const unsigned char *bytes;
+    size_t size;
+    unsigned file;
+} held_t;
+
+struct lb_spool_records {
+    sqlite3 *db;
+    const char *dst;
+    bool spool, pending; /* the schemas attached */
+    held_t *held;
+    size_t n, cap;
+    lb_frame_names_address_t *at; /* the addresses left to name (their texts owned) */
+    size_t n_at, cap_at;
+    /* Statements prepared at first use, finalized by lb_spool_records_free. */
+    sqlite3_stmt *rows[LB_ROW_KINDS];    /* into "spool" */
+    sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into dst, by `shifts` */
+    lb_db_shifts_t shifts;               /* the record's, in dst */
+    unsigned record;                     /* the record's number in the batch, from 1 */
+    unsigned shifted_for[LB_ROW_KINDS];  /* the record whose shifts shifted[k] holds */
+    /* shifted[k]'s or rows[k]'s for several rows: batch[b][k] for
+     * LB_ROW_BATCH >> b of them; the record whose shifts each holds */
+    sqlite3_stmt *batch[BATCH_SIZES][LB_ROW_KINDS];
+    unsigned batch_for[BATCH_SIZES][LB_ROW_KINDS];
+    bool batch_none[LB_ROW_KINDS];     /* kind k has no such statement */
+    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
+    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
+    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
+    sqlite3_stmt *merged_before;       /* the record's process image in dst before it */
+    sqlite3_stmt *mark[MARKS];         /* a record's savepoint: its start, its undo, its end */
+    lb_db_merge_cache_t merge;         /* "spool" into dst; dst's next ids */
+    lb_frame_names_cache_t names;      /* dst's frames named, from its cache */
+};
+
+static int sql(sqlite3 *db, const char *text)
+{
+    return sqlite3_exec(db, text, NULL, NULL, NULL);
+}
+
+lb_spool_records_t *lb_spool_records_new(sqlite3 *db, const char *dst)
+{
+    lb_spool_records_t *r = calloc(1, sizeof *r);
+    if (r) {
+        r->db = db;
+        r->dst = dst;
+    }
+    return r;
+}
+
+bool lb_spool_record_at_fault(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_MISMATCH ||
+           rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
+}
+
+/* Room in *array (of *cap elements of `size` bytes) for element n. */
+static bool room_for(void **array, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t grown_cap = *cap ? 2 * *cap : 16;
+    void *grown = realloc(*array, grown_cap * size);
+    if (!grown)
+        return false;
+    *array = grown;
+    *cap = grown_cap;
+    return true;
+}
+
+/* "spool": a profile's tables, for a record's rows that carry no ids
+ * (its meta rows and names) until its names are filled. */
+static int attach_spool(lb_spool_records_t *r)
+{
+    if (r->spool)
+        return SQLITE_OK;
+    int rc = sql(r->db, "ATTACH ':memory:' AS spool");
+    if (rc == SQLITE_OK && (rc = lb_ddl_create_profile(r->db, "spool")) != SQLITE_OK)
+        sql(r->db, "DETACH spool");
+    r->spool = rc == SQLITE_OK;
+    return rc;
+}
+
+/* "pending": all tables, the version row and the root node, for the
+ * records an earlier build wrote whole. */
+static int attach_pending(lb_spool_records_t *r)
+{
+    if (r->pending)
+        return SQLITE_OK;
+    int rc = sql(r->db, "ATTACH ':memory:' AS pending");
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = lb_ddl_create(r->db, "pending");
+    if (rc == SQLITE_OK)
+        rc = sql(r->db, "INSERT INTO pending.node VALUES(0, NULL, NULL, 0)");
+    if (rc == SQLITE_OK) {
+        char *q = sqlite3_mprintf("INSERT INTO pending.meta VALUES('schema_version','%d')",
+                                  LB_SCHEMA_VERSION);
+        rc = q ? sql(r->db, q) : SQLITE_NOMEM;
+        sqlite3_free(q);
+    }
+    if (rc != SQLITE_OK)
+        sql(r->db, "DETACH pending");
+    r->pending = rc == SQLITE_OK;
+    return rc;
+}
+
+/* A record an earlier build wrote whole, an SQLite database of the
+ * profile's tables (a run whose processes a library upgrade split):
+ * attached as "whole" for its copy into "pending" (whole or not at all;
+ * nothing if dst holds its process image already), and detached again. */
+static int hold_sqlite_record(lb_spool_records_t *r, const unsigned char *bytes, size_t size)
+{
+    int rc = attach_pending(r);
+    if (rc == SQLITE_OK)
+        rc = sql(r->db, "ATTACH ':memory:' AS whole");
+    if (rc != SQLITE_OK)
+        return rc;
+    unsigned char *copy = sqlite3_malloc64(size);
+    rc = copy ? SQLITE_OK : SQLITE_NOMEM;
+    if (copy) {
+        memcpy(copy, bytes, size);
+        rc = sqlite3_deserialize(r->db, "whole", copy, (sqlite3_int64)size, (sqlite3_int64)size,
+                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+    }
+    sqlite3_stmt *seen =
+        rc == SQLITE_OK
+            ? lb_db_prepare_sql(
+                  r->db, sqlite3_mprintf("SELECT 1 FROM whole.run r, \"%w\".run d WHERE d.run_key"
+                                         " IS r.run_key AND d.pid = r.pid AND d.proc_start IS"
+                                         " r.proc_start AND d.start_unix = r.start_unix LIMIT 1",
+                                         r->dst))
+            : NULL;
+    bool before = seen && sqlite3_step(seen) == SQLITE_ROW;
+    sqlite3_finalize(seen);
+    if (rc == SQLITE_OK && !before && (rc = sql(r->db, "SAVEPOINT whole")) == SQLITE_OK) {
+        rc = lb_db_merge(r->db, "whole", "pending", 0);
+        if (rc != SQLITE_OK)
+            sql(r->db, "ROLLBACK TO whole");
+        sql(r->db, "RELEASE whole");
+    }
+    sql(r->db, "DETACH whole");
+    return rc;
+}
+
+/* What a walk of a record notes: its modules and the offsets of its
+ * frames left to the merge to name (their texts in the record). */
+typedef struct module_row {
+    int64_t id;
+    lb_row_value_t path, build_id;
+} module_row_t;
+typedef struct unnamed_row {
+    int64_t module, offset;
+} unnamed_row_t;
+typedef struct notes {
+    module_row_t *modules;
+    size_t n_modules, cap_modules;
+    unnamed_row_t *unnamed;
+    size_t n_unnamed, cap_unnamed;
+} notes_t;
+
+static int note_row(void *ctx, enum lb_row_kind kind, const lb_row_value_t *v)
+{
+    notes_t *n = ctx;
+    if (kind == LB_ROW_MODULE) {
+        if (!room_for((void **)&n->modules, &n->cap_modules, n->n_modules, sizeof *n->modules))
+            return SQLITE_NOMEM;
+        n->modules[n->n_modules++] = (module_row_t){ v[1].i, v[2], v[4] };
+    } else if (kind == LB_ROW_FRAME && v[6].type == SQLITE_INTEGER &&
+               v[6].i == LB_ROWLOG_UNNAMED_LINE) {
+        if (!room_for((void **)&n->unnamed, &n->cap_unnamed, n->n_unnamed, sizeof *n->unnamed))
+            return SQLITE_NOMEM;
+        n->unnamed[n->n_unnamed++] = (unnamed_row_t){ v[2].i, v[3].i };
+    }
+    return SQLITE_OK;
+}
+
+/* A text value copied, NUL-terminated (NULL for none); false without
+ * memory. */
+static bool copy_text(char **to, const lb_row_value_t *v)
+{
+    *to = NULL;
+    if (v->type != SQLITE_TEXT)
+        return true;
+    *to = malloc(v->n + 1);
+    if (*to) {
+        memcpy(*to, v->bytes, v->n);
+        (*to)[v->n] = '\0';
+    }
+    return *to != NULL;
+}
+
+/* The record's unnamed frames' addresses added to r->at. */
+static int note_addresses(lb_spool_records_t *r, const notes_t *n)
+{
+    for (size_t i = 0; i < n->n_unnamed; i++) {
+        const module_row_t *m = NULL;
+        for (size_t j = 0; !m && j < n->n_modules; j++)
+            if (n->modules[j].id == n->unnamed[i].module)
+                m = &n->modules[j];
+        if (!m) /* a frame of no module the record has: stays unnamed */
+            continue;
+        if (!room_for((void **)&r->at, &r->cap_at, r->n_at, sizeof *r->at))
+            return SQLITE_NOMEM;
+        char *path, *build_id;
+        if (!copy_text(&path, &m->path) || !copy_text(&build_id, &m->build_id)) {
+            free(path);
+            return SQLITE_NOMEM;
+        }
+        r->at[r->n_at++] = (lb_frame_names_address_t){ path, build_id, n->unnamed[i].offset };
+    }
+    return SQLITE_OK;
+}
+
+int lb_spool_records_hold(lb_spool_records_t *r, const unsigned char *bytes, size_t size,
+                          unsigned file)
+{
+    if (lb_db_sqlite_header(bytes, size))
+        return hold_sqlite_record(r, bytes, size);
+    notes_t notes = { 0 };
+    int rc = lb_rowlog_each(bytes, size, note_row, &notes);
+    if (rc == SQLITE_OK)
+        rc = attach_spool(r);
+    if (rc == SQLITE_OK && !room_for((void **)&r->held, &r->cap, r->n, sizeof *r->held))
+        rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK)
+        rc = note_addresses(r, &notes);
+    if (rc == SQLITE_OK)
+        r->held[r->n++] = (held_t){ bytes, size, file };
+    free(notes.modules);
+    free(notes.unnamed);
+    return rc;
+}
+
+static int by_address(const void *a, const void *b)
+{
+    const lb_frame_names_address_t *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    int c = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+    return c ? c : strcmp(x->build_id ? x->build_id : "", y->build_id ? y->build_id : "");
+}
+
+static void free_addresses(lb_spool_records_t *r)
+{
+    for (size_t i = 0; i < r->n_at; i++) {
+        free((char *)r->at[i].path);
+        free((char *)r->at[i].build_id);
+    }
+    free(r->at);
+    r->at = NULL;
+    r->n_at = r->cap_at = 0;
+}
+
+void lb_spool_records_read_names(lb_spool_records_t *r)
+{
+    /* each address once: a tree's records leave the same ones */
+    qsort(r->at, r->n_at, sizeof *r->at, by_address);
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_at; i++) {
+        if (n && by_address(&r->at[n - 1], &r->at[i]) == 0) {
+            free((char *)r->at[i].path);
+            free((char *)r->at[i].build_id);
+        } else {
+            r->at[n++] = r->at[i];
+        }
+    }
+    r->n_at = n;
+    if (n)
+        lb_frame_names_ahead(r->db, r->dst, r->at, n, &r->names);
+    free_addresses(r);
+}
+
+bool lb_spool_records_any(const lb_spool_records_t *r)
+{
+    return r && (r->n || r->pending);
+}
+
+/* The bit of spool's table `name` (lb_ddl_tables' index); every
+ * profile table's bits when it is not one of them. */
+static uint32_t table_bit(const char *name)
+{
+    for (int t = 0; t < SPOOL_TABLES && lb_ddl_tables[t]; t++)
+        if (name && strcmp(lb_ddl_tables[t], name) == 0)
+            return 1u << t;
+    return UINT32_MAX;
+}
+
+/* A row that carries no ids into "spool". */
+static sqlite3_stmt *staged_statement(lb_spool_records_t *r, enum lb_row_kind kind)
+{
+    if (!r->rows[kind]) {
+        r->rows[kind] = lb_row_prepare(r->db, kind, "spool");
+        r->fills[kind] = table_bit(lb_row_table(kind));
+    }
+    r->filled |= r->fills[kind];
+    return r->rows[kind];
+}
+
+/* A row of a record into dst with the record's shifts; its rows that
+ * carry no ids (meta, names) into "spool", added after its names
+ * (lb_db_merge_unshifted). */
+static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
+{
+    lb_spool_records_t *r = ctx;
+    if (!r->shifted[kind]) {
+        char *text = lb_row_sql_shifted(kind, r->dst);
+        if (!text)
+            return staged_statement(r, kind);
+        r->shifted[kind] = lb_db_prepare_sql(r->db, text);
+    }
+    if (r->shifted[kind] && r->shifted_for[kind] != r->record) {
+        lb_row_bind_shifts(r->shifted[kind], &r->shifts);
+        r->shifted_for[kind] = r->record;
+    }
+    return r->shifted[kind];
+}
+
+/* shifted_statement's for `rows` rows (lb_rowlog_replay_rows), or NULL
+ * where a kind's statement has no such form (or failed). */
+static sqlite3_stmt *batch_statement(void *ctx, enum lb_row_kind kind, int rows)
+{
+    lb_spool_records_t *r = ctx;
+    int b = 0;
+    while (b < BATCH_SIZES && LB_ROW_BATCH >> b != rows)
+        b++;
+    if (r->batch_none[kind] || b == BATCH_SIZES)
+        return NULL;
+    sqlite3_stmt **st = &r->batch[b][kind];
+    if (!*st) {
+        char *one = lb_row_sql_shifted(kind, r->dst);
+        bool staged = !one; /* a row that carries no ids: into "spool" */
+        if (staged)
+            one = lb_row_sql(kind, "spool");
+        *st = lb_db_prepare_sql(r->db, lb_row_sql_rows(one, rows));
+        sqlite3_free(one);
+        r->batch_none[kind] = !*st;
+        if (!*st)
+            return NULL;
+        if (staged) {
+            r->fills[kind] = table_bit(lb_row_table(kind));
+            r->batch_for[b][kind] = UINT_MAX; /* no shifts to bind */
+        }
+    }
+    if (r->batch_for[b][kind] == UINT_MAX) {
+        r->filled |= r->fills[kind];
+    } else if (r->batch_for[b][kind] != r->record) {
+        lb_row_bind_shifts(*st, &r->shifts);
+        r->batch_for[b][kind] = r->record;
+    }
+    return *st;
+}
+
+/* step a statement that returns no rows, and reset it */
+static int run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The record's savepoint's statement m run, kept for the next record. */
+static int mark(lb_spool_records_t *r, enum mark m)
+{
+    return lb_db_run_kept(r->db, &r->mark[m], mark_sql[m]);
+}
+
+/* The previous record's rows out of "spool": a DELETE of each table that
+ * may hold some (one of an empty table still writes its root page). */
+static int empty_spool(lb_spool_records_t *r)
+{
+    for (int t = 0;
+         t < SPOOL_TABLES && lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0;
+         t++) {
+        if (!(r->filled & (1u << t)))
+            continue;
+        if (!r->empty[t])
+            r->empty[t] =
+                lb_db_prepare_sql(r->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
+        int rc = r->empty[t] ? run(r->empty[t]) : sqlite3_errcode(r->db);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    r->filled = 0;
+    return SQLITE_OK;
+}
+
+/* Whether dst held the record's process image before it (a merger that
+ * ended after its commit, before removing its claims): its pid, start
+ * and run key, and its image's start time, in a run row before the
+ * record's. */
+static bool merged_before(lb_spool_records_t *r)
+{
+    if (!r->merged_before)
+        r->merged_before = lb_db_prepare_sql(
+            r->db, sqlite3_mprintf("SELECT 1 FROM \"%w\".run r, \"%w\".run d WHERE r.id >= ?1"
+                                   " AND d.id < ?1 AND d.run_key IS r.run_key AND d.pid = r.pid"
+                                   " AND d.proc_start IS r.proc_start"
+                                   " AND d.start_unix = r.start_unix LIMIT 1",
+                                   r->dst, r->dst));
+    if (!r->merged_before)
+        return false;
+    sqlite3_bind_int64(r->merged_before, 1, r->shifts.run);
+    bool found = sqlite3_step(r->merged_before) == SQLITE_ROW;
+    sqlite3_reset(r->merged_before);
+    return found;
+}
+
+/* A held record into dst, whole or not at all: its rows shifted past
+ * dst's, its names filled in its own rows, its meta rows and names
+ * added; nothing if dst held its process image before it. */
+static int add_record(lb_spool_records_t *r, const held_t *h)
+{
+    int rc = lb_db_merge_shifts(r->db, r->dst, &r->shifts, &r->merge);
+    r->record++;
+    if (rc == SQLITE_OK)
+        rc = mark(r, MARK_SAVEPOINT);
+    if (rc != SQLITE_OK)
+        return rc;
+    uint32_t before = r->filled;
+    rc = empty_spool(r);
+    if (rc == SQLITE_OK)
+        rc = lb_rowlog_replay_rows(r->db, h->bytes, h->size, true, shifted_statement,
+                                   batch_statement, r);
+    bool seen = rc == SQLITE_OK && merged_before(r);
+    if (rc == SQLITE_OK && !seen)
+        rc = lb_frame_names_fill_with(r->db, r->dst, r->dst, &r->names, &r->shifts);
+    bool names = r->filled & (table_bit("symbol") | table_bit("module_function"));
+    if (rc == SQLITE_OK && !seen)
+        rc = lb_db_merge_unshifted(r->db, "spool", r->dst, names, &r->merge);
+    /* A full disk or memory can end the whole transaction (SQLite rolls
+     * it back): then there is no savepoint to go back to, and the error
+     * stays the connection's for the caller to say. */
+    if (sqlite3_get_autocommit(r->db))
+        return rc != SQLITE_OK ? rc : SQLITE_ABORT;
+    if (rc != SQLITE_OK || seen) {
+        mark(r, MARK_ROLLBACK);
+        r->filled |= before; /* the previous record's rows are back */
+    }
+    mark(r, MARK_RELEASE);
+    return rc;
+}
+
+int lb_spool_records_add(lb_spool_records_t *r, bool *damaged, unsigned *records, unsigned *bad)
+{
+    if (!lb_spool_records_any(r))
+        return SQLITE_OK;
+    int rc = r->pending ? lb_db_merge(r->db, "pending", r->dst, 0) : SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < r->n; i++) {
+        rc = add_record(r, &r->held[i]);
+        if (rc != SQLITE_OK && lb_spool_record_at_fault(rc)) {
+            damaged[r->held[i].file] = true;
+            (*records)--;
+            (*bad)++;
+            rc = SQLITE_OK;
+        }
+    }
+    return rc;
+}
+
+void lb_spool_records_free(lb_spool_records_t *r)
+{
+    if (!r)
+        return;
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        sqlite3_finalize(r->rows[k]);
+        sqlite3_finalize(r->shifted[k]);
+        for (int b = 0; b < BATCH_SIZES; b++)
+            sqlite3_finalize(r->batch[b][k]);
+    }
+    for (int t = 0; t < SPOOL_TABLES; t++)
+        sqlite3_finalize(r->empty[t]);
+    sqlite3_finalize(r->merged_before);
+    for (int m = 0; m < MARKS; m++)
+        sqlite3_finalize(r->mark[m]);
+    lb_db_merge_cache_free(&r->merge);
+    lb_frame_names_cache_free(&r->names);
+    lb_frame_names_release();
+    if (r->spool)
+        sql(r->db, "DETACH spool");
+    if (r->pending)
+        sql(r->db, "DETACH pending");
+    free_addresses(r);
+    free(r->held);
+    free(r);
+}
