@@ -41,6 +41,7 @@ int lb_real_resolve(void)
         .mutex_unlock = next("pthread_mutex_unlock"),
         .create = next_versioned("pthread_create", "GLIBC_2.34"),
         .join = next("pthread_join"),
+        .thread_exit = next("pthread_exit"),
         .timedjoin_np = next("pthread_timedjoin_np"),
         .cond_wait = next_versioned("pthread_cond_wait", "GLIBC_2.3.2"),
         .cond_timedwait = next_versioned("pthread_cond_timedwait", "GLIBC_2.3.2"),
@@ -73,7 +74,7 @@ int lb_real_resolve(void)
         .syscall = next("syscall"),
         .timer_settime = next_versioned("timer_settime", "GLIBC_2.3.3"),
     };
-    if (!t.mutex_lock || !t.mutex_unlock || !t.mutex_trylock || !t.create)
+    if (!t.mutex_lock || !t.mutex_unlock || !t.mutex_trylock || !t.create || !t.thread_exit)
         lb_die("cannot resolve the real pthread functions");
     lb_real = t;
     __atomic_store_n(&resolved, true, __ATOMIC_RELEASE);

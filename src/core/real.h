@@ -22,6 +22,7 @@ typedef struct lb_real_table {
     int (*mutex_unlock)(pthread_mutex_t *);
     int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     int (*join)(pthread_t, void **);
+    void (*thread_exit)(void *); /* pthread_exit: does not return */
     int (*timedjoin_np)(pthread_t, void **, const struct timespec *);
     /* pthread_cond_*: GLIBC_2.3.2 is the current condvar ABI; the unversioned
      * lookup could bind the 2.2.5 compatibility version. */

@@ -44,6 +44,13 @@ static void run_finish_hooks(void *p)
     lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
 }
 
+static lb_thread_t *initial_thread; /* written once, at start */
+
+lb_thread_t *lb_runtime_initial_thread(void)
+{
+    return initial_thread;
+}
+
 bool lb_runtime_is_own_process(void)
 {
     return getpid() == lb_runtime_pid();
@@ -167,6 +174,7 @@ void lb_runtime_start(void)
     lb_thread_t *main_thread = lb_thread_attach(0, 0, 0);
     if (main_thread)
         main_thread->cpu_base_ns = lb_thread_cpu_ns();
+    initial_thread = main_thread;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     __atomic_store_n(&lb_runtime_phase, LB_PHASE_RUNNING, __ATOMIC_RELEASE);
     errno = saved_errno;

@@ -17,4 +17,10 @@ void lb_runtime_wait_finished(void);
 /* False in a vfork child (or a raw clone), which shares the parent's
  * memory and must leave lockblame's state alone. */
 bool lb_runtime_is_own_process(void);
+struct lb_thread;
+/* The record lb_runtime_start attached for the process's initial thread,
+ * or NULL: no start trampoline or adoption destructor ends it, only its
+ * pthread_exit (interpose/thread_create.c). A fork child keeps the
+ * parent's: its forking thread is the initial one only if it was. */
+struct lb_thread *lb_runtime_initial_thread(void);
 #endif

@@ -177,7 +177,9 @@ lb_thread_t *lb_thread_attach_foreign(const lb_thread_t *creator, pid_t os_tid,
                                       uintptr_t stack_hi);
 /* The calling thread is ending: run the stop hooks (sampling stops),
  * record CPU time, stop monitoring this thread (lb_self = NULL) and
- * compact its tables (compact hooks). */
+ * compact its tables (compact hooks). Called by a started thread's
+ * trampoline, an adopted thread's exit destructor and the initial
+ * thread's pthread_exit (interpose/thread_create.c). */
 void lb_thread_detach(lb_thread_t *self);
 /* The final write begins: no thread compacts from now on, and any
  * compaction in progress has finished when this returns. */

@@ -126,6 +126,11 @@ LB_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
     return lb_thread_create(t, attr, fn, arg, LB_CALLER());
 }
 
+LB_EXPORT void pthread_exit(void *ret)
+{
+    lb_thread_exit(ret);
+}
+
 LB_EXPORT int pthread_join(pthread_t t, void **ret)
 {
     ENSURE_REAL(join);

@@ -1,6 +1,8 @@
 /* Threads start in lb_thread_trampoline, which attaches an lb_thread,
  * runs the start routine, and detaches on return, pthread_exit or
- * cancellation (cleanup handler).
+ * cancellation (cleanup handler). The initial thread, which has no
+ * trampoline, detaches in its pthread_exit (lb_thread_exit); at exit()
+ * it stays attached, since the profile is written on it then.
  *
  * Invariants: the start block is one of start_blocks, claimed by the
  * creator (CAS 0 -> 1) and released by the new thread once it copied it
@@ -23,6 +25,7 @@
 
 #include "core/hooks.h"
 #include "core/real.h"
+#include "core/runtime.h"
 #include "core/phase.h"
 #include "common/path_base.h"
 #include "core/thread.h"
@@ -220,6 +223,20 @@ int lb_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(
     if (rc != 0)
         start_block_release(start);
     return rc;
+}
+
+void lb_thread_exit(void *ret)
+{
+    if (lb_unlikely(lb_real.thread_exit == NULL))
+        lb_real_resolve();
+    /* Only the initial thread's record: any other's ends in its
+     * trampoline's cleanup or its adoption destructor as the unwinding
+     * reaches them. Not in a vfork child, whose lb_self is its parent's. */
+    lb_thread_t *self = lb_self;
+    if (self && self == lb_runtime_initial_thread() && lb_runtime_is_own_process())
+        lb_thread_detach(self);
+    lb_real.thread_exit(ret);
+    __builtin_unreachable();
 }
 
 extern char __start_lb_thread_root[], __stop_lb_thread_root[];
