@@ -98,16 +98,27 @@ uint64_t lb_proc_start_and_parent(pid_t pid, pid_t *parent)
     if (got <= 0)
         return 0;
     buf[got] = '\0';
-    /* Field 3 is the state, 4 the parent, 22 the start time; the command
-     * (field 2) may hold spaces, so count after the last ')'. */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    /* Field 3 is the state, 4 the parent, 20 the thread count, 22 the
+     * start time; the command (field 2) may hold spaces, so count after
+     * the last ')'. The state is the leader thread's: a leader that left
+     * by pthread_exit shows as a zombie while the process's other threads
+     * run on, and the thread count tells that process from a dead one,
+     * whose count is 1. */
+    char *paren = strrchr(buf, ')');
+    if (!paren || paren[1] != ' ' || paren[2] == 'X')
+        return 0;
+    long threads = 0;
+    char *p = paren;
+    for (int field = 2; p && field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (p && field + 1 == 20)
+            threads = strtol(p + 1, NULL, 10);
+    }
+    if (!p || (paren[2] == 'Z' && threads <= 1))
         return 0;
     if (parent)
-        *parent = (pid_t)strtol(p + 3, NULL, 10);
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
+        *parent = (pid_t)strtol(paren + 3, NULL, 10);
+    return strtoull(p + 1, NULL, 10);
 }
 
 uint64_t lb_ledger_now_ns(void)

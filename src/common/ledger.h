@@ -133,7 +133,8 @@ bool lb_ledger_torn_own(int code, const char *db_path, const char *run_key);
     " profile may go uncounted, and a process-shared object's waits in processes that end may" \
     " be dropped; mount a /proc for this namespace (unshare --mount-proc) for whole figures"
 /* The kernel start time of process pid (its /proc/PID/stat field 22), 0
- * if there is none or it is a zombie; with parent, its parent's pid too
+ * if there is none or it is a zombie (not one whose leader thread alone
+ * has ended: its other threads run on); with parent, its parent's pid too
  * (field 4) where it returns nonzero. */
 uint64_t lb_proc_start_and_parent(pid_t pid, pid_t *parent);
 static inline uint64_t lb_proc_start_of(pid_t pid)
