@@ -44,7 +44,7 @@ static void run_finish_hooks(void *p)
     lb_hooks_process(LB_PROCESS_FINISH, a->reason, a->self);
 }
 
-static lb_thread_t *initial_thread; /* written once, at start */
+static lb_thread_t *initial_thread; /* written at start, and cleared in a fork child */
 
 lb_thread_t *lb_runtime_initial_thread(void)
 {
@@ -145,6 +145,10 @@ static void after_fork_child(void)
     lb_clock_fork_child();
     lb_arena_fork_done(true);
     lb_thread_t *self = lb_self;
+    /* The child's one thread is the forking one: the initial thread only
+     * if it forked (another's record, pruned below, may be reused) */
+    if (initial_thread != self)
+        initial_thread = NULL;
     if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) != LB_PHASE_RUNNING)
         self = NULL;
     /* The hooks first: the sampler closes the events inherited from the

@@ -21,6 +21,7 @@ struct lb_thread;
 /* The record lb_runtime_start attached for the process's initial thread,
  * or NULL: no start trampoline or adoption destructor ends it, only its
  * pthread_exit (interpose/thread_create.c). A fork child keeps the
- * parent's: its forking thread is the initial one only if it was. */
+ * parent's where the initial thread forked it, else has none (its one
+ * thread's record ends in its start trampoline). */
 struct lb_thread *lb_runtime_initial_thread(void);
 #endif
