@@ -648,6 +648,18 @@ static int write_names(fill_t *f)
     return rc;
 }
 
+/* A fill's list freed, and its own statements (those of no cache). */
+static void fill_end(fill_t *f, lb_frame_names_cache_t *own)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        unnamed_free(&f->list[i]);
+        free(f->list[i].path);
+        free(f->list[i].build_id);
+    }
+    free(f->list);
+    lb_frame_names_cache_free(own);
+}
+
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names)
 {
     return lb_frame_names_fill_with(db, schema, names, NULL, NULL);
@@ -675,13 +687,7 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
                 lb_db_run_kept(db, &f.st[FILL_RELEASE], "RELEASE frame_names");
         }
     }
-    for (size_t i = 0; i < f.n; i++) {
-        unnamed_free(&f.list[i]);
-        free(f.list[i].path);
-        free(f.list[i].build_id);
-    }
-    free(f.list);
-    lb_frame_names_cache_free(&own);
+    fill_end(&f, &own);
     return rc;
 }
 
@@ -701,13 +707,7 @@ void lb_frame_names_ahead(sqlite3 *db, const char *names, const lb_frame_names_a
     }
     if (f.n)
         read_chains(&f, names);
-    for (size_t i = 0; i < f.n; i++) {
-        unnamed_free(&f.list[i]);
-        free(f.list[i].path);
-        free(f.list[i].build_id);
-    }
-    free(f.list);
-    lb_frame_names_cache_free(&own);
+    fill_end(&f, &own);
 }
 
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache)
