@@ -164,19 +164,23 @@ static bool push_frame(unnamed_t *u, const char *function, const char *file, int
     return ok;
 }
 
-/* u's chain from the chains found before, copied; false when none is
- * known (or there is no memory for the copy). A chain read from a file
- * ahead of its fill (lb_frame_names_ahead) is from_file for the first
- * fill that takes it, which caches it. */
-static bool recall(unnamed_t *u)
+/* The chain found before for u's place, or NULL. */
+static const unnamed_t *known_chain(const unnamed_t *u)
 {
     uint32_t i;
     if (!lb_u64map_get(&known.where, key_of(u), &i) || i >= known.n ||
         !same_place(&known.chains[i], u))
+        return NULL;
+    return &known.chains[i];
+}
+
+/* u's chain from the chains found before, copied; false when none is
+ * known (or there is no memory for the copy). */
+static bool recall(unnamed_t *u)
+{
+    const unnamed_t *c = known_chain(u);
+    if (!c)
         return false;
-    unnamed_t *c = &known.chains[i];
-    u->from_file = c->from_file;
-    c->from_file = false;
     bool ok = true;
     for (int d = 0; ok && d < c->n; d++)
         ok = push_frame(u, c->function[d], c->file[d], c->line[d]);
@@ -185,8 +189,9 @@ static bool recall(unnamed_t *u)
     return ok;
 }
 
-/* u's chain kept for later fills, to be cached by the first that takes
- * it when `uncached`; nothing when it cannot be. */
+/* u's chain kept for later fills, marked from_file when `uncached` (read
+ * from a file ahead of them: lb_frame_names_cache_ahead caches it);
+ * nothing when it cannot be. */
 static void remember(const unnamed_t *u, bool uncached)
 {
     bool is_new;
@@ -269,10 +274,10 @@ static bool read_file(unnamed_t *u)
     return ok;
 }
 
-/* u's chain into schema.symbol, for later merges and later processes. */
-static int cache_chain(fill_t *f, const unnamed_t *u)
+/* u's chain into a schema's symbol table through st (its LB_ROW_SYMBOL
+ * statement), for later merges and later processes. */
+static int cache_chain(sqlite3_stmt *st, const unnamed_t *u)
 {
-    sqlite3_stmt *st = f->st[FILL_CACHE];
     int rc = SQLITE_OK;
     for (int d = 0; rc == SQLITE_OK && d < u->n; d++) {
         bind_text(st, 1, u->build_id);
@@ -605,7 +610,7 @@ static int write_names(fill_t *f)
     if (!f->st[FILL_CACHE] && !(f->st[FILL_CACHE] = lb_row_prepare(db, LB_ROW_SYMBOL, s)))
         return SQLITE_NOMEM;
     for (size_t i = 0; i < f->n; i++) {
-        int rc = f->list[i].from_file ? cache_chain(f, &f->list[i]) : SQLITE_OK;
+        int rc = f->list[i].from_file ? cache_chain(f->st[FILL_CACHE], &f->list[i]) : SQLITE_OK;
         if (rc != SQLITE_OK)
             return rc;
     }
@@ -708,6 +713,38 @@ void lb_frame_names_ahead(sqlite3 *db, const char *names, const lb_frame_names_a
     if (f.n)
         read_chains(&f, names);
     fill_end(&f, &own);
+}
+
+bool lb_frame_names_single(const char *path, const char *build_id, sqlite3_int64 offset,
+                           const char **function, const char **file, int *line)
+{
+    const unnamed_t probe = { .offset = offset,
+                              .path = (char *)path,
+                              .build_id = (char *)build_id };
+    const unnamed_t *c = known_chain(&probe);
+    if (!c || c->n != 1)
+        return false;
+    *function = c->function[0];
+    *file = c->file[0];
+    *line = c->line[0];
+    return true;
+}
+
+int lb_frame_names_cache_ahead(sqlite3 *db, const char *schema)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < known.n; i++) {
+        unnamed_t *c = &known.chains[i];
+        if (!c->from_file)
+            continue;
+        if (!st && !(st = lb_row_prepare(db, LB_ROW_SYMBOL, schema)))
+            rc = sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_NOMEM;
+        if (rc == SQLITE_OK && (rc = cache_chain(st, c)) == SQLITE_OK)
+            c->from_file = false;
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 void lb_frame_names_cache_free(lb_frame_names_cache_t *cache)

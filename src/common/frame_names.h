@@ -68,12 +68,22 @@ typedef struct lb_frame_names_address {
  * none) or their modules' files, outside the caller's transactions on
  * names, and kept for the fills after it (until lb_frame_names_release):
  * a merger that fills its records' names inside the run's database's
- * write transaction reads no module file while it holds the lock. The
- * first fill that takes a chain read from a file caches it, as if it
- * had read it. Through cache (NULL: none); what cannot be read (memory)
- * is read by the fill. */
+ * write transaction reads no module file while it holds the lock. Through
+ * cache (NULL: none); what cannot be read (memory) is read by the fill,
+ * and so is an address none of them names (it stays unnamed). */
 void lb_frame_names_ahead(sqlite3 *db, const char *names, const lb_frame_names_address_t *at,
                           size_t n, lb_frame_names_cache_t *cache);
+/* The chains read from files ahead (lb_frame_names_ahead) not cached yet
+ * into schema's table symbol, for later merges and processes: inside the
+ * merger's transaction, before its records. SQLITE_OK or the error of a
+ * statement that failed. */
+int lb_frame_names_cache_ahead(sqlite3 *db, const char *schema);
+/* The chain kept for an address (path, build id, offset in the module)
+ * when it is one frame (no inlined calls): its function, file and line,
+ * true; the texts live until lb_frame_names_release. A merger names such
+ * a frame row as it adds it, where a fill would rename it after. */
+bool lb_frame_names_single(const char *path, const char *build_id, sqlite3_int64 offset,
+                           const char **function, const char **file, int *line);
 /* Closes the module files the fills read, and forgets the chains they
  * found; nothing while they are kept. */
 void lb_frame_names_release(void);

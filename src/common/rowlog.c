@@ -399,23 +399,19 @@ static int read_value(reader_t *r, lb_row_value_t *v)
     }
 }
 
-/* One value (after its index byte) bound to st at index (st NULL: read
- * past): SQLITE_OK or SQLITE_CORRUPT. */
-static int bind_value(sqlite3_stmt *st, int index, reader_t *r)
+/* A decoded value bound to st at index (type 0: NULL). */
+static void bind_decoded(sqlite3_stmt *st, int index, const lb_row_value_t *v)
 {
-    lb_row_value_t v;
-    int rc = read_value(r, &v);
-    if (rc != SQLITE_OK || !st)
-        return rc;
-    if (v.type == SQLITE_INTEGER)
-        sqlite3_bind_int64(st, index, v.i);
-    else if (v.type == SQLITE_FLOAT)
-        sqlite3_bind_double(st, index, v.d);
-    else if (v.type == SQLITE_TEXT)
-        sqlite3_bind_text(st, index, (const char *)v.bytes, (int)v.n, SQLITE_STATIC);
+    if (v->type == SQLITE_INTEGER)
+        sqlite3_bind_int64(st, index, v->i);
+    else if (v->type == SQLITE_FLOAT)
+        sqlite3_bind_double(st, index, v->d);
+    else if (v->type == SQLITE_TEXT)
+        sqlite3_bind_text(st, index, (const char *)v->bytes, (int)v->n, SQLITE_STATIC);
+    else if (v->type == SQLITE_BLOB)
+        sqlite3_bind_blob(st, index, v->bytes, (int)v->n, SQLITE_STATIC);
     else
-        sqlite3_bind_blob(st, index, v.bytes, (int)v.n, SQLITE_STATIC);
-    return SQLITE_OK;
+        sqlite3_bind_null(st, index);
 }
 
 void lb_rowlog_seal(lb_rowlog_t *log)
@@ -441,21 +437,41 @@ static bool header_ok(reader_t *r, size_t n)
 
 /* One row's values (after its kind byte) bound to st as row `row` of it
  * (st NULL: read past); *bound gets bit i for value ?i. */
-static int bind_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, int row, uint32_t *bound)
+static int read_row(enum lb_row_kind kind, reader_t *r, lb_row_value_t values[LB_ROW_SHIFT_PARAM])
 {
-    _Static_assert(LB_ROW_SHIFT_PARAM <= 32, "a row's values fit the mask");
-    *bound = 0;
+    memset(values, 0, LB_ROW_SHIFT_PARAM * sizeof *values);
     for (;;) {
         unsigned char index;
         if (!take(r, &index, 1) || index > row_values[kind])
             return SQLITE_CORRUPT;
         if (index == 0)
             return SQLITE_OK;
-        *bound |= 1u << index;
-        int rc = bind_value(st, index + ROWS_STRIDE * row, r);
-        if (rc != SQLITE_OK)
-            return rc;
+        if (read_value(r, &values[index]) != SQLITE_OK)
+            return SQLITE_CORRUPT;
     }
+}
+
+/* One row's values (after its kind byte) read, edited (edit NULL: as
+ * they are) and bound to st as row `row` of it; *bound gets bit i for
+ * value ?i bound (st NULL: read past). */
+static int bind_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, int row, uint32_t *bound,
+                    lb_row_edit_fn edit, void *ctx)
+{
+    _Static_assert(LB_ROW_SHIFT_PARAM <= 32, "a row's values fit the mask");
+    lb_row_value_t values[LB_ROW_SHIFT_PARAM];
+    *bound = 0;
+    int rc = read_row(kind, r, values);
+    if (rc != SQLITE_OK || !st)
+        return rc;
+    if (edit)
+        edit(ctx, kind, values);
+    for (int i = 1; i <= row_values[kind]; i++) {
+        if (!values[i].type)
+            continue;
+        *bound |= 1u << i;
+        bind_decoded(st, i + ROWS_STRIDE * row, &values[i]);
+    }
+    return SQLITE_OK;
 }
 
 /* The values of row `row` that bound says were bound, NULL again for the
@@ -483,10 +499,11 @@ static bool step_failed(sqlite3_stmt *st, int step)
 
 /* One row (after its kind byte) through st: bound, stepped, reset, and
  * its values unbound again. */
-static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r)
+static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, lb_row_edit_fn edit,
+                      void *ctx)
 {
     uint32_t bound;
-    int rc = bind_row(st, kind, r, 0, &bound);
+    int rc = bind_row(st, kind, r, 0, &bound, edit, ctx);
     int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
     sqlite3_reset(st);
     if (step_failed(st, step))
@@ -507,6 +524,7 @@ typedef struct replay {
     const unsigned char *end;
     lb_row_statement_fn statement;
     lb_row_rows_fn rows; /* a kind's statement for several rows, or NULL */
+    lb_row_edit_fn edit; /* or NULL */
     void *ctx;
     held_rows_t held[LB_ROW_KINDS];
 } replay_t;
@@ -526,7 +544,7 @@ static int add_rows(replay_t *p, sqlite3_stmt *st, enum lb_row_kind kind,
     int rc = SQLITE_OK;
     for (int j = 0; rc == SQLITE_OK && j < n; j++) {
         reader_t r = { at[j], p->end };
-        rc = bind_row(st, kind, &r, j, &bound[j]);
+        rc = bind_row(st, kind, &r, j, &bound[j], p->edit, p->ctx);
     }
     int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
     sqlite3_reset(st);
@@ -561,7 +579,7 @@ static int add_held(replay_t *p, enum lb_row_kind kind)
     for (int j = done; rc == SQLITE_OK && j < n; j++) {
         sqlite3_stmt *one = p->statement(p->ctx, kind);
         reader_t r = { h->at[j], p->end };
-        rc = one ? replay_row(one, kind, &r) : no_statement(p);
+        rc = one ? replay_row(one, kind, &r, p->edit, p->ctx) : no_statement(p);
     }
     return rc;
 }
@@ -576,12 +594,15 @@ static int add_all_held(replay_t *p)
 }
 
 int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
-                          lb_row_statement_fn statement, lb_row_rows_fn rows, void *ctx)
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_edit_fn edit,
+                          void *ctx)
 {
     reader_t r = { bytes, bytes + n };
     if (header && !header_ok(&r, n))
         return SQLITE_CORRUPT;
-    replay_t p = { .db = db, .end = bytes + n, .statement = statement, .rows = rows, .ctx = ctx };
+    replay_t p = {
+        .db = db, .end = bytes + n, .statement = statement, .rows = rows, .edit = edit, .ctx = ctx
+    };
     unsigned char kind;
     int rc = SQLITE_OK;
     while (rc == SQLITE_OK && take(&r, &kind, 1)) {
@@ -593,7 +614,7 @@ int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, boo
              * kind, or before the next row of a kind not held */
             uint32_t bound;
             h->at[h->n++] = r.p;
-            rc = bind_row(NULL, (enum lb_row_kind)kind, &r, 0, &bound);
+            rc = bind_row(NULL, (enum lb_row_kind)kind, &r, 0, &bound, NULL, NULL);
             if (rc == SQLITE_OK && h->n == LB_ROW_BATCH)
                 rc = add_held(&p, (enum lb_row_kind)kind);
             continue;
@@ -603,7 +624,7 @@ int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, boo
         rc = add_all_held(&p);
         sqlite3_stmt *st = rc == SQLITE_OK ? statement(ctx, (enum lb_row_kind)kind) : NULL;
         if (rc == SQLITE_OK)
-            rc = st ? replay_row(st, (enum lb_row_kind)kind, &r) : no_statement(&p);
+            rc = st ? replay_row(st, (enum lb_row_kind)kind, &r, edit, ctx) : no_statement(&p);
     }
     return rc == SQLITE_OK ? add_all_held(&p) : rc;
 }
@@ -617,16 +638,9 @@ int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, 
     while (take(&r, &kind, 1)) {
         if (kind >= LB_ROW_KINDS)
             return SQLITE_CORRUPT;
-        lb_row_value_t values[LB_ROW_SHIFT_PARAM] = { 0 };
-        for (;;) {
-            unsigned char index;
-            if (!take(&r, &index, 1) || index > row_values[kind])
-                return SQLITE_CORRUPT;
-            if (index == 0)
-                break;
-            if (read_value(&r, &values[index]) != SQLITE_OK)
-                return SQLITE_CORRUPT;
-        }
+        lb_row_value_t values[LB_ROW_SHIFT_PARAM];
+        if (read_row((enum lb_row_kind)kind, &r, values) != SQLITE_OK)
+            return SQLITE_CORRUPT;
         int stop = visit ? visit(ctx, (enum lb_row_kind)kind, values) : 0;
         if (stop)
             return stop;
@@ -637,5 +651,5 @@ int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, 
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx)
 {
-    return lb_rowlog_replay_rows(db, bytes, n, header, statement, NULL, ctx);
+    return lb_rowlog_replay_rows(db, bytes, n, header, statement, NULL, NULL, ctx);
 }

@@ -173,7 +173,13 @@ typedef sqlite3_stmt *(*lb_row_rows_fn)(void *ctx, enum lb_row_kind kind, int ro
  * until LB_ROW_BATCH of the kind wait, or a row of a kind not held comes
  * (it may read them), or the log ends, then added in the log's order
  * through statements of LB_ROW_BATCH, half as many... rows. The same
- * rows, values and order in each table as lb_rowlog_replay. */
+ * rows, values and order in each table as lb_rowlog_replay, but for what
+ * `edit` (NULL: none) changes in a row's values. */
+/* What a replay calls with each row's values before it binds them
+ * (lb_rowlog_replay_rows): it may change them (a text it sets must live
+ * until the replay returns). */
+typedef void (*lb_row_edit_fn)(void *ctx, enum lb_row_kind kind, lb_row_value_t *values);
 int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
-                          lb_row_statement_fn statement, lb_row_rows_fn rows, void *ctx);
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_edit_fn edit,
+                          void *ctx);
 #endif

@@ -32,11 +32,20 @@ static const char *const mark_sql[MARKS] = {
     [MARK_RELEASE] = "RELEASE record",
 };
 
-/* A record held: its bytes (in its file's, which the caller keeps). */
+/* A module of a held record: its id there, its file and build id. */
+typedef struct held_module {
+    int64_t id;
+    char *path, *build_id;
+} held_module_t;
+
+/* A record held: its bytes (in its file's, which the caller keeps), and
+ * its modules. */
 typedef struct held {
     const unsigned char *bytes;
     size_t size;
     unsigned file;
+    held_module_t *modules;
+    size_t n_modules;
 } held_t;
 
 struct lb_spool_records {
@@ -65,6 +74,7 @@ struct lb_spool_records {
     sqlite3_stmt *mark[MARKS];         /* a record's savepoint: its start, its undo, its end */
     lb_db_merge_cache_t merge;         /* "spool" into dst; dst's next ids */
     lb_frame_names_cache_t names;      /* dst's frames named, from its cache */
+    const held_t *adding;              /* the record being added */
 };
 
 static int sql(sqlite3 *db, const char *text)
@@ -225,6 +235,35 @@ static bool copy_text(char **to, const lb_row_value_t *v)
     return *to != NULL;
 }
 
+/* The record's modules, their texts copied, into *out (its count *n). */
+static int copy_modules(const notes_t *notes, held_module_t **out, size_t *n)
+{
+    *n = 0;
+    *out = calloc(notes->n_modules ? notes->n_modules : 1, sizeof **out);
+    if (!*out)
+        return SQLITE_NOMEM;
+    for (size_t i = 0; i < notes->n_modules; i++) {
+        held_module_t *m = &(*out)[i];
+        m->id = notes->modules[i].id;
+        if (!copy_text(&m->path, &notes->modules[i].path) ||
+            !copy_text(&m->build_id, &notes->modules[i].build_id)) {
+            free(m->path);
+            return SQLITE_NOMEM;
+        }
+        (*n)++;
+    }
+    return SQLITE_OK;
+}
+
+static void free_modules(held_module_t *modules, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(modules[i].path);
+        free(modules[i].build_id);
+    }
+    free(modules);
+}
+
 /* The record's unnamed frames' addresses added to r->at. */
 static int note_addresses(lb_spool_records_t *r, const notes_t *n)
 {
@@ -260,8 +299,13 @@ int lb_spool_records_hold(lb_spool_records_t *r, const unsigned char *bytes, siz
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
         rc = note_addresses(r, &notes);
+    held_t h = { bytes, size, file, NULL, 0 };
+    if (rc == SQLITE_OK && notes.n_unnamed)
+        rc = copy_modules(&notes, &h.modules, &h.n_modules);
     if (rc == SQLITE_OK)
-        r->held[r->n++] = (held_t){ bytes, size, file };
+        r->held[r->n++] = h;
+    else
+        free_modules(h.modules, h.n_modules);
     free(notes.modules);
     free(notes.unnamed);
     return rc;
@@ -441,6 +485,32 @@ static bool merged_before(lb_spool_records_t *r)
     return found;
 }
 
+/* A frame row the record left to the merge to name, named as it is added
+ * where its address's chain is one frame (lb_frame_names_single); one
+ * with inlined calls, or not named ahead, stays for the fill. */
+static void name_frame(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
+{
+    const lb_spool_records_t *r = ctx;
+    if (kind != LB_ROW_FRAME || v[6].type != SQLITE_INTEGER || v[6].i != LB_ROWLOG_UNNAMED_LINE ||
+        v[2].type != SQLITE_INTEGER || v[3].type != SQLITE_INTEGER)
+        return;
+    const held_module_t *m = NULL;
+    for (size_t i = 0; !m && i < r->adding->n_modules; i++)
+        if (r->adding->modules[i].id == v[2].i)
+            m = &r->adding->modules[i];
+    const char *function, *file;
+    int line;
+    if (!m || !lb_frame_names_single(m->path, m->build_id, v[3].i, &function, &file, &line))
+        return;
+    const char *texts[] = { function, file };
+    for (int t = 0; t < 2; t++)
+        v[4 + t] = texts[t] ? (lb_row_value_t){ .type = SQLITE_TEXT,
+                                                .bytes = (const unsigned char *)texts[t],
+                                                .n = (uint32_t)strlen(texts[t]) }
+                            : (lb_row_value_t){ 0 };
+    v[6].i = line;
+}
+
 /* A held record into dst, whole or not at all: its rows shifted past
  * dst's, its names filled in its own rows, its meta rows and names
  * added; nothing if dst held its process image before it. */
@@ -453,10 +523,11 @@ static int add_record(lb_spool_records_t *r, const held_t *h)
     if (rc != SQLITE_OK)
         return rc;
     uint32_t before = r->filled;
+    r->adding = h;
     rc = empty_spool(r);
     if (rc == SQLITE_OK)
         rc = lb_rowlog_replay_rows(r->db, h->bytes, h->size, true, shifted_statement,
-                                   batch_statement, r);
+                                   batch_statement, h->n_modules ? name_frame : NULL, r);
     bool seen = rc == SQLITE_OK && merged_before(r);
     if (rc == SQLITE_OK && !seen)
         rc = lb_frame_names_fill_with(r->db, r->dst, r->dst, &r->names, &r->shifts);
@@ -480,7 +551,11 @@ int lb_spool_records_add(lb_spool_records_t *r, bool *damaged, unsigned *records
 {
     if (!lb_spool_records_any(r))
         return SQLITE_OK;
-    int rc = r->pending ? lb_db_merge(r->db, "pending", r->dst, 0) : SQLITE_OK;
+    /* the chains read from files ahead, cached with the records that use
+     * them */
+    int rc = lb_frame_names_cache_ahead(r->db, r->dst);
+    if (rc == SQLITE_OK && r->pending)
+        rc = lb_db_merge(r->db, "pending", r->dst, 0);
     for (size_t i = 0; rc == SQLITE_OK && i < r->n; i++) {
         rc = add_record(r, &r->held[i]);
         if (rc != SQLITE_OK && lb_spool_record_at_fault(rc)) {
@@ -516,6 +591,8 @@ void lb_spool_records_free(lb_spool_records_t *r)
     if (r->pending)
         sql(r->db, "DETACH pending");
     free_addresses(r);
+    for (size_t i = 0; i < r->n; i++)
+        free_modules(r->held[i].modules, r->held[i].n_modules);
     free(r->held);
     free(r);
 }

@@ -390,8 +390,18 @@ static void test_shifted_equals_merge(void)
 typedef struct batched {
     sqlite3 *db;
     sqlite3_stmt *one[LB_ROW_KINDS], *rows[LB_ROW_KINDS][LB_ROW_BATCH + 1];
-    int used[LB_ROW_BATCH + 1]; /* statements of n rows run */
+    int edits; /* rows an edit saw */
 } batched_t;
+
+/* How many kinds a statement of n rows was asked for (those of fewer
+ * than LB_ROW_BATCH rows only where held rows were added through one). */
+static int kinds_with(const batched_t *b, int n)
+{
+    int kinds = 0;
+    for (int k = 0; k < LB_ROW_KINDS; k++)
+        kinds += b->rows[k][n] != NULL;
+    return kinds;
+}
 
 static sqlite3_stmt *batched_one(void *ctx, enum lb_row_kind kind)
 {
@@ -414,7 +424,6 @@ static sqlite3_stmt *batched_rows(void *ctx, enum lb_row_kind kind, int count)
         b->rows[kind][count] = lb_db_prepare_sql(b->db, sql);
         ASSERT_NOT_NULL(b->rows[kind][count]);
     }
-    b->used[count]++;
     return b->rows[kind][count];
 }
 
@@ -452,11 +461,12 @@ static void test_batched_equals_single(void)
     ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
     ASSERT_EQ(replay(db, "a", log.bytes, log.len), SQLITE_OK);
     batched_t b = { .db = db };
-    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows, &b),
-              SQLITE_OK);
+    ASSERT_EQ(
+        lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows, NULL, &b),
+        SQLITE_OK);
     char *da = dump(db, "a"), *dbb = dump(db, "b");
     ASSERT_STR_EQ(da, dbb);
-    ASSERT_TRUE(b.used[8] > 0 && b.used[4] > 0 && b.used[2] > 0);
+    ASSERT_TRUE(kinds_with(&b, 8) > 0 && kinds_with(&b, 4) > 0 && kinds_with(&b, 2) > 0);
     /* the helper saw the 6 blame rows before it (3 contexts with blame),
      * not the 9 after it */
     int helper_rows = 0;
@@ -470,6 +480,53 @@ static void test_batched_equals_single(void)
     }
     free(da);
     free(dbb);
+    lb_rowlog_free(&log);
+    sqlite3_close(db);
+}
+
+/* An edit that names frame 2 and takes frame 3's file away. */
+static void edit_frames(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
+{
+    ((batched_t *)ctx)->edits++;
+    if (kind == LB_ROW_FRAME && v[1].i == 2) {
+        v[4] = (lb_row_value_t){ .type = SQLITE_TEXT,
+                                 .bytes = (const unsigned char *)"named",
+                                 .n = 5 };
+        v[6].i = 9;
+    } else if (kind == LB_ROW_FRAME && v[1].i == 3) {
+        v[5] = (lb_row_value_t){ 0 };
+    }
+}
+
+/* A replay's edit changes what is bound, one row alone or in a batch:
+ * a value set, one left unbound (NULL, not the row before's). */
+static void test_replay_edit(void)
+{
+    row_t frames[12];
+    for (int i = 0; i < 12; i++) /* 8 + 4 */
+        frames[i] =
+            (row_t){ LB_ROW_FRAME, { I(1, i + 1), I(2, 1), I(3, 16 * i), T(5, "f.c"), I(6, -1) } };
+    lb_rowlog_t log = { 0 };
+    log_these(&log, frames, 12);
+    sqlite3 *db = open_memory_db();
+    exec(db, "ATTACH ':memory:' AS b");
+    ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
+    batched_t b = { .db = db };
+    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows,
+                                    edit_frames, &b),
+              SQLITE_OK);
+    ASSERT_EQ(b.edits, 12);
+    char *d = dump(db, "b");
+    ASSERT_NOT_NULL(strstr(d, "frame: i2 i1 i16 t3'named' t3'f.c' i9\n"));
+    ASSERT_NOT_NULL(strstr(d, "frame: i3 i1 i32 null null i-1\n"));
+    ASSERT_NOT_NULL(strstr(d, "frame: i4 i1 i48 null t3'f.c' i-1\n"));
+    ASSERT_TRUE(b.rows[LB_ROW_FRAME][4] && !b.rows[LB_ROW_FRAME][2]); /* 8 + 4 */
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        sqlite3_finalize(b.one[k]);
+        for (int r = 0; r <= LB_ROW_BATCH; r++)
+            sqlite3_finalize(b.rows[k][r]);
+    }
+    free(d);
     lb_rowlog_free(&log);
     sqlite3_close(db);
 }
@@ -576,4 +633,4 @@ static void test_row_tables(void)
 }
 
 CHECK_MAIN(test_replay_equals_direct, test_shifted_equals_merge, test_batched_equals_single,
-           test_rows_sql, test_not_a_log, test_row_tables)
+           test_replay_edit, test_rows_sql, test_not_a_log, test_row_tables)
