@@ -405,17 +405,33 @@ int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
  * so do the CPU seconds credited unsampled; other values (the sampling
  * mechanism, its rate) stay the first process's; the version keys are
  * the destination's own. */
+static char *meta_upsert(const char *dst, const char *rows)
+{
+    return rows ? sqlite3_mprintf(
+                      "INSERT INTO \"%w\".meta SELECT %s WHERE key <> 'schema_version'"
+                      " AND key <> 'lockblame_version' AND key <> 'writer' ON CONFLICT(key) DO"
+                      " UPDATE SET value = CASE WHEN key = 'unsampled_cpu_s'"
+                      " OR key = 'unsampled_blocked_cpu_s'"
+                      " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
+                      " WHEN value <> '' AND excluded.value <> ''"
+                      " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
+                      " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)"
+                      " ELSE value END",
+                      dst, rows)
+                : NULL;
+}
+
 static char *meta_sql(const char *src, const char *dst)
 {
-    return sqlite3_mprintf(
-        "INSERT INTO \"%w\".meta SELECT key, value FROM \"%w\".meta WHERE key <> 'schema_version'"
-        " AND key <> 'lockblame_version' AND key <> 'writer' ON CONFLICT(key) DO UPDATE"
-        " SET value = CASE WHEN key = 'unsampled_cpu_s' OR key = 'unsampled_blocked_cpu_s'"
-        " THEN printf('%%.6f', CAST(value AS REAL) + CAST(excluded.value AS REAL))"
-        " WHEN value <> '' AND excluded.value <> ''"
-        " AND value NOT GLOB '*[^0-9]*' AND excluded.value NOT GLOB '*[^0-9]*'"
-        " THEN CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) ELSE value END",
-        dst, src);
+    char *rows = sqlite3_mprintf("key, value FROM \"%w\".meta", src);
+    char *sql = meta_upsert(dst, rows);
+    sqlite3_free(rows);
+    return sql;
+}
+
+char *lb_db_merge_meta_row_sql(const char *dst)
+{
+    return meta_upsert(dst, "?1 AS key, ?2 AS value");
 }
 
 /* The copy of src's names in `table` (symbol, module_function): the
@@ -424,17 +440,6 @@ static char *names_sql(const char *table, const char *src, const char *dst)
 {
     return sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\".%s SELECT * FROM \"%w\".%s", dst, table,
                            src, table);
-}
-
-int lb_db_merge_unshifted(sqlite3 *db, const char *src, const char *dst, bool names,
-                          lb_db_merge_cache_t *cache)
-{
-    int rc = run_sql(db, meta_sql(src, dst), NULL, cache, NULL);
-    if (rc == SQLITE_OK && names)
-        rc = run_sql(db, names_sql("symbol", src, dst), NULL, cache, NULL);
-    if (rc == SQLITE_OK && names)
-        rc = run_sql(db, names_sql("module_function", src, dst), NULL, cache, NULL);
-    return rc;
 }
 
 /* What follows the copies of a merge: its time windows. */

@@ -78,11 +78,10 @@ typedef struct lb_db_shifts {
  * next (through cache: NULL none). SQLITE_OK or the statement's error. */
 int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
                        lb_db_merge_cache_t *cache);
-/* src's rows that carry no ids added to dst's as a merge adds them: its
- * meta rows (counters summed), and with names its names (tables symbol
- * and module_function: the rows dst lacks). Through cache (NULL: none). */
-int lb_db_merge_unshifted(sqlite3 *db, const char *src, const char *dst, bool names,
-                          lb_db_merge_cache_t *cache);
+/* The statement that adds one meta row (?1 key, ?2 value) to dst's as
+ * a merge adds a source's: counters summed, the version keys dst's own.
+ * sqlite3_mprintf'd; NULL when out of memory. */
+char *lb_db_merge_meta_row_sql(const char *dst);
 
 /* Whether `schema` holds rows of a run other than run_key: 1 yes, 0 no,
  * -1 when it cannot be read. The rows of table run, and with windows

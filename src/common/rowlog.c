@@ -58,9 +58,9 @@ static const char *const row_sql[LB_ROW_KINDS] = {
  * copies a profile's rows (common/db_merge.c: the same columns, the run
  * row's command trimmed and its exec generation counted among the
  * schema's images of its process, node 0 of the record not copied); the
- * kinds whose rows carry no ids (meta and the names) have none
- * (lb_row_sql_shifted). Each value keeps its parameter index, which the
- * log names. */
+ * kinds whose rows carry no ids (meta and the names) are added as a merge
+ * adds them (lb_row_sql_shifted). Each value keeps its parameter index,
+ * which the log names. */
 static const char *const shifted_sql[LB_ROW_KINDS] = {
     [LB_ROW_FRAME] = "INSERT INTO \"%w\".frame VALUES(?1 + " SHIFT_FRAME ", ?2 + " SHIFT_MODULE
                      ", ?3, ?4, ?5, ?6)",
@@ -158,6 +158,10 @@ sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *sch
 
 char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema)
 {
+    if (kind == LB_ROW_META)
+        return lb_db_merge_meta_row_sql(schema);
+    if (kind == LB_ROW_SYMBOL || kind == LB_ROW_FUNCTIONS) /* no ids, rows kept once */
+        return lb_row_sql(kind, schema);
     return kind < LB_ROW_KINDS && shifted_sql[kind]
                ? sqlite3_mprintf(shifted_sql[kind], schema, schema)
                : NULL;

@@ -70,9 +70,9 @@ sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *sch
 /* kind's statement that adds a record's row to a schema holding other
  * records' (a merger's stage, common/spool.h), its ids shifted as
  * lb_db_merge would shift them in a copy of the record's profile: the
- * shifts bound by lb_row_bind_shifts. NULL for the kinds whose rows
- * carry no ids (meta, symbol, module_function: a merger stages them and
- * adds them by lb_db_merge_unshifted), and when out of memory. */
+ * shifts bound by lb_row_bind_shifts; a row that carries no ids is
+ * added as a merge adds it (a meta row's counter summed, a name the
+ * schema lacks). NULL when out of memory. */
 char *lb_row_sql_shifted(enum lb_row_kind kind, const char *schema);
 sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const char *schema);
 /* The first of the parameters a shifted statement takes the shifts from;

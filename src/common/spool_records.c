@@ -12,8 +12,6 @@
 #include "common/rowlog.h"
 #include "common/schema.h"
 
-#define SPOOL_TABLES 32 /* at least a profile's tables (common/ddl.h) */
-
 /* The statements of several rows a batch keeps: of LB_ROW_BATCH rows,
  * half as many... down to 2. */
 #define BATCH_SIZES 3
@@ -51,30 +49,26 @@ typedef struct held {
 struct lb_spool_records {
     sqlite3 *db;
     const char *dst;
-    bool spool, pending; /* the schemas attached */
+    bool pending; /* the schema attached */
     held_t *held;
     size_t n, cap;
     lb_frame_names_address_t *at; /* the addresses left to name (their texts owned) */
     size_t n_at, cap_at;
     /* Statements prepared at first use, finalized by lb_spool_records_free. */
-    sqlite3_stmt *rows[LB_ROW_KINDS];    /* into "spool" */
     sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into dst, by `shifts` */
     lb_db_shifts_t shifts;               /* the record's, in dst */
     unsigned record;                     /* the record's number in the batch, from 1 */
     unsigned shifted_for[LB_ROW_KINDS];  /* the record whose shifts shifted[k] holds */
-    /* shifted[k]'s or rows[k]'s for several rows: batch[b][k] for
-     * LB_ROW_BATCH >> b of them; the record whose shifts each holds */
+    /* shifted[k]'s for several rows: batch[b][k] for LB_ROW_BATCH >> b
+     * of them; the record whose shifts each holds */
     sqlite3_stmt *batch[BATCH_SIZES][LB_ROW_KINDS];
     unsigned batch_for[BATCH_SIZES][LB_ROW_KINDS];
-    bool batch_none[LB_ROW_KINDS];     /* kind k has no such statement */
-    sqlite3_stmt *empty[SPOOL_TABLES]; /* DELETE FROM spool.<table> */
-    uint32_t filled;                   /* bit t: spool.<lb_ddl_tables[t]> may hold rows */
-    uint32_t fills[LB_ROW_KINDS];      /* the bit of each kind's table (0: not found yet) */
-    sqlite3_stmt *merged_before;       /* the record's process image in dst before it */
-    sqlite3_stmt *mark[MARKS];         /* a record's savepoint: its start, its undo, its end */
-    lb_db_merge_cache_t merge;         /* "spool" into dst; dst's next ids */
-    lb_frame_names_cache_t names;      /* dst's frames named, from its cache */
-    const held_t *adding;              /* the record being added */
+    bool batch_none[LB_ROW_KINDS]; /* kind k has no such statement */
+    sqlite3_stmt *merged_before;   /* the record's process image in dst before it */
+    sqlite3_stmt *mark[MARKS];     /* a record's savepoint: its start, its undo, its end */
+    lb_db_merge_cache_t merge;     /* dst's next ids */
+    lb_frame_names_cache_t names;  /* dst's frames named, from its cache */
+    const held_t *adding;          /* the record being added */
 };
 
 static int sql(sqlite3 *db, const char *text)
@@ -111,19 +105,6 @@ static bool room_for(void **array, size_t *cap, size_t n, size_t size)
     *array = grown;
     *cap = grown_cap;
     return true;
-}
-
-/* "spool": a profile's tables, for a record's rows that carry no ids
- * (its meta rows and names) until its names are filled. */
-static int attach_spool(lb_spool_records_t *r)
-{
-    if (r->spool)
-        return SQLITE_OK;
-    int rc = sql(r->db, "ATTACH ':memory:' AS spool");
-    if (rc == SQLITE_OK && (rc = lb_ddl_create_profile(r->db, "spool")) != SQLITE_OK)
-        sql(r->db, "DETACH spool");
-    r->spool = rc == SQLITE_OK;
-    return rc;
 }
 
 /* "pending": all tables, the version row and the root node, for the
@@ -293,8 +274,6 @@ int lb_spool_records_hold(lb_spool_records_t *r, const unsigned char *bytes, siz
         return hold_sqlite_record(r, bytes, size);
     notes_t notes = { 0 };
     int rc = lb_rowlog_each(bytes, size, note_row, &notes);
-    if (rc == SQLITE_OK)
-        rc = attach_spool(r);
     if (rc == SQLITE_OK && !room_for((void **)&r->held, &r->cap, r->n, sizeof *r->held))
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
@@ -355,39 +334,12 @@ bool lb_spool_records_any(const lb_spool_records_t *r)
     return r && (r->n || r->pending);
 }
 
-/* The bit of spool's table `name` (lb_ddl_tables' index); every
- * profile table's bits when it is not one of them. */
-static uint32_t table_bit(const char *name)
-{
-    for (int t = 0; t < SPOOL_TABLES && lb_ddl_tables[t]; t++)
-        if (name && strcmp(lb_ddl_tables[t], name) == 0)
-            return 1u << t;
-    return UINT32_MAX;
-}
-
-/* A row that carries no ids into "spool". */
-static sqlite3_stmt *staged_statement(lb_spool_records_t *r, enum lb_row_kind kind)
-{
-    if (!r->rows[kind]) {
-        r->rows[kind] = lb_row_prepare(r->db, kind, "spool");
-        r->fills[kind] = table_bit(lb_row_table(kind));
-    }
-    r->filled |= r->fills[kind];
-    return r->rows[kind];
-}
-
-/* A row of a record into dst with the record's shifts; its rows that
- * carry no ids (meta, names) into "spool", added after its names
- * (lb_db_merge_unshifted). */
+/* A row of a record into dst with the record's shifts. */
 static sqlite3_stmt *shifted_statement(void *ctx, enum lb_row_kind kind)
 {
     lb_spool_records_t *r = ctx;
-    if (!r->shifted[kind]) {
-        char *text = lb_row_sql_shifted(kind, r->dst);
-        if (!text)
-            return staged_statement(r, kind);
-        r->shifted[kind] = lb_db_prepare_sql(r->db, text);
-    }
+    if (!r->shifted[kind])
+        r->shifted[kind] = lb_db_prepare_sql(r->db, lb_row_sql_shifted(kind, r->dst));
     if (r->shifted[kind] && r->shifted_for[kind] != r->record) {
         lb_row_bind_shifts(r->shifted[kind], &r->shifts);
         r->shifted_for[kind] = r->record;
@@ -408,60 +360,23 @@ static sqlite3_stmt *batch_statement(void *ctx, enum lb_row_kind kind, int rows)
     sqlite3_stmt **st = &r->batch[b][kind];
     if (!*st) {
         char *one = lb_row_sql_shifted(kind, r->dst);
-        bool staged = !one; /* a row that carries no ids: into "spool" */
-        if (staged)
-            one = lb_row_sql(kind, "spool");
         *st = lb_db_prepare_sql(r->db, lb_row_sql_rows(one, rows));
         sqlite3_free(one);
         r->batch_none[kind] = !*st;
         if (!*st)
             return NULL;
-        if (staged) {
-            r->fills[kind] = table_bit(lb_row_table(kind));
-            r->batch_for[b][kind] = UINT_MAX; /* no shifts to bind */
-        }
     }
-    if (r->batch_for[b][kind] == UINT_MAX) {
-        r->filled |= r->fills[kind];
-    } else if (r->batch_for[b][kind] != r->record) {
+    if (r->batch_for[b][kind] != r->record) {
         lb_row_bind_shifts(*st, &r->shifts);
         r->batch_for[b][kind] = r->record;
     }
     return *st;
 }
 
-/* step a statement that returns no rows, and reset it */
-static int run(sqlite3_stmt *st)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 /* The record's savepoint's statement m run, kept for the next record. */
 static int mark(lb_spool_records_t *r, enum mark m)
 {
     return lb_db_run_kept(r->db, &r->mark[m], mark_sql[m]);
-}
-
-/* The previous record's rows out of "spool": a DELETE of each table that
- * may hold some (one of an empty table still writes its root page). */
-static int empty_spool(lb_spool_records_t *r)
-{
-    for (int t = 0;
-         t < SPOOL_TABLES && lb_ddl_tables[t] && strcmp(lb_ddl_tables[t], LB_DDL_PROFILE_END) != 0;
-         t++) {
-        if (!(r->filled & (1u << t)))
-            continue;
-        if (!r->empty[t])
-            r->empty[t] =
-                lb_db_prepare_sql(r->db, sqlite3_mprintf("DELETE FROM spool.%s", lb_ddl_tables[t]));
-        int rc = r->empty[t] ? run(r->empty[t]) : sqlite3_errcode(r->db);
-        if (rc != SQLITE_OK)
-            return rc;
-    }
-    r->filled = 0;
-    return SQLITE_OK;
 }
 
 /* Whether dst held the record's process image before it (a merger that
@@ -512,8 +427,9 @@ static void name_frame(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
 }
 
 /* A held record into dst, whole or not at all: its rows shifted past
- * dst's, its names filled in its own rows, its meta rows and names
- * added; nothing if dst held its process image before it. */
+ * dst's (its meta rows and names added as a merge adds them), its names
+ * filled in its own rows; nothing if dst held its process image before
+ * it. */
 static int add_record(lb_spool_records_t *r, const held_t *h)
 {
     int rc = lb_db_merge_shifts(r->db, r->dst, &r->shifts, &r->merge);
@@ -522,27 +438,19 @@ static int add_record(lb_spool_records_t *r, const held_t *h)
         rc = mark(r, MARK_SAVEPOINT);
     if (rc != SQLITE_OK)
         return rc;
-    uint32_t before = r->filled;
     r->adding = h;
-    rc = empty_spool(r);
-    if (rc == SQLITE_OK)
-        rc = lb_rowlog_replay_rows(r->db, h->bytes, h->size, true, shifted_statement,
-                                   batch_statement, h->n_modules ? name_frame : NULL, r);
+    rc = lb_rowlog_replay_rows(r->db, h->bytes, h->size, true, shifted_statement, batch_statement,
+                               h->n_modules ? name_frame : NULL, r);
     bool seen = rc == SQLITE_OK && merged_before(r);
     if (rc == SQLITE_OK && !seen)
         rc = lb_frame_names_fill_with(r->db, r->dst, r->dst, &r->names, &r->shifts);
-    bool names = r->filled & (table_bit("symbol") | table_bit("module_function"));
-    if (rc == SQLITE_OK && !seen)
-        rc = lb_db_merge_unshifted(r->db, "spool", r->dst, names, &r->merge);
     /* A full disk or memory can end the whole transaction (SQLite rolls
      * it back): then there is no savepoint to go back to, and the error
      * stays the connection's for the caller to say. */
     if (sqlite3_get_autocommit(r->db))
         return rc != SQLITE_OK ? rc : SQLITE_ABORT;
-    if (rc != SQLITE_OK || seen) {
+    if (rc != SQLITE_OK || seen)
         mark(r, MARK_ROLLBACK);
-        r->filled |= before; /* the previous record's rows are back */
-    }
     mark(r, MARK_RELEASE);
     return rc;
 }
@@ -573,21 +481,16 @@ void lb_spool_records_free(lb_spool_records_t *r)
     if (!r)
         return;
     for (int k = 0; k < LB_ROW_KINDS; k++) {
-        sqlite3_finalize(r->rows[k]);
         sqlite3_finalize(r->shifted[k]);
         for (int b = 0; b < BATCH_SIZES; b++)
             sqlite3_finalize(r->batch[b][k]);
     }
-    for (int t = 0; t < SPOOL_TABLES; t++)
-        sqlite3_finalize(r->empty[t]);
     sqlite3_finalize(r->merged_before);
     for (int m = 0; m < MARKS; m++)
         sqlite3_finalize(r->mark[m]);
     lb_db_merge_cache_free(&r->merge);
     lb_frame_names_cache_free(&r->names);
     lb_frame_names_release();
-    if (r->spool)
-        sql(r->db, "DETACH spool");
     if (r->pending)
         sql(r->db, "DETACH pending");
     free_addresses(r);

@@ -15,10 +15,10 @@
  * Inside the write transaction each held record is replayed straight
  * into the run's database, in a savepoint of its own: its rows with their
  * ids shifted past the database's (common/rowlog.h shifted statements,
- * several rows at a time), its unnamed frames named in its own rows, its
- * meta rows and names (which carry no ids, staged in an attached schema
- * "spool") added as a merge adds them; nothing if the database holds its
- * process image already. A record whose rows SQLite refuses for their
+ * several rows at a time), its meta rows and names (which carry no ids)
+ * added as a merge adds them, its unnamed frames named as they are added
+ * or, where inlined calls make chains of them, after, in its own rows;
+ * nothing if the database holds its process image already. A record whose rows SQLite refuses for their
  * values is rolled back and counted damaged; any other failure is this
  * process's and fails the batch.
  *
@@ -62,8 +62,8 @@ bool lb_spool_records_any(const lb_spool_records_t *r);
  * caller rolls back). */
 int lb_spool_records_add(lb_spool_records_t *r, bool *damaged, unsigned *records, unsigned *bad);
 
-/* After the caller's transaction: statements finalized, "spool" and
- * "pending" detached, the module files and chains read released, memory
- * freed. NULL: nothing. */
+/* After the caller's transaction: statements finalized, "pending"
+ * detached, the module files and chains read released, memory freed.
+ * NULL: nothing. */
 void lb_spool_records_free(lb_spool_records_t *r);
 #endif

@@ -305,8 +305,7 @@ static void test_replay_equals_direct(void)
     sqlite3_close(replayed);
 }
 
-/* The shifted statements into schema "b", and the rows that carry no ids
- * (meta, names) into "m". */
+/* The shifted statements into schema "b". */
 typedef struct shifted {
     sqlite3 *db;
     lb_db_shifts_t shifts;
@@ -317,9 +316,7 @@ static sqlite3_stmt *shifted_of(void *ctx, enum lb_row_kind kind)
 {
     shifted_t *s = ctx;
     if (!s->st[kind]) {
-        char *shifted = lb_row_sql_shifted(kind, "b");
-        s->st[kind] =
-            shifted ? lb_db_prepare_sql(s->db, shifted) : lb_row_prepare(s->db, kind, "m");
+        s->st[kind] = lb_db_prepare_sql(s->db, lb_row_sql_shifted(kind, "b"));
         ASSERT_NOT_NULL(s->st[kind]);
     }
     lb_row_bind_shifts(s->st[kind], &s->shifts);
@@ -332,18 +329,16 @@ static void exec(sqlite3 *db, const char *sql)
 }
 
 /* Three records added to "a" by a replay into "spool" and a merge each,
- * and to "b" by the shifted statements (their meta rows by way of "m"):
- * the same rows, ids, exec generations and meta sums. */
+ * and to "b" by the shifted statements: the same rows, ids, exec
+ * generations, meta sums and names. */
 static void test_shifted_equals_merge(void)
 {
     sqlite3 *db = open_memory_db();
     exec(db, "ATTACH ':memory:' AS a");
     exec(db, "ATTACH ':memory:' AS b");
     exec(db, "ATTACH ':memory:' AS spool");
-    exec(db, "ATTACH ':memory:' AS m");
     ASSERT_EQ(lb_ddl_create(db, "a"), SQLITE_OK);
     ASSERT_EQ(lb_ddl_create(db, "b"), SQLITE_OK);
-    ASSERT_EQ(lb_ddl_create_profile(db, "m"), SQLITE_OK);
     exec(db, "INSERT INTO b.node VALUES(0, NULL, NULL, 0)");
     lb_rowlog_t log = { 0 };
     log_these(&log, record_rows, NRECORD);
@@ -358,8 +353,6 @@ static void test_shifted_equals_merge(void)
         ASSERT_EQ(lb_db_merge_shifts(db, "b", &sh.shifts, NULL), SQLITE_OK);
         ASSERT_TRUE(r == 0 || sh.shifts.node > 1);
         ASSERT_EQ(lb_rowlog_replay(db, log.bytes, log.len, true, shifted_of, &sh), SQLITE_OK);
-        ASSERT_EQ(lb_db_merge_unshifted(db, "m", "b", true, NULL), SQLITE_OK);
-        exec(db, "DELETE FROM m.meta; DELETE FROM m.symbol; DELETE FROM m.module_function");
     }
     /* a frame row's value 10: past a frame's 6 values, though the shifted
      * statement takes parameters up to its shifts' */
