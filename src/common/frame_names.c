@@ -1,11 +1,12 @@
 /* See frame_names.h. A fill runs in three steps: the unnamed frames are
- * listed; their chains are read (the cache in the run's database one
- * statement at a time, then module files, with no transaction of the
- * fill's open, so that the run's database is not held while libdw reads a
- * module); then, in one savepoint that writes only the profile's schema,
- * the chains read from files are cached there, and the frames are renamed
- * or replaced and the nodes on them expanded, all in one pass over the
- * node table. */
+ * listed; their chains are read (kept from earlier fills or read ahead,
+ * else the cache in the run's database, then module files); then, in one
+ * savepoint that writes only the filled schema's rows, the chains read
+ * from files are cached there, and the frames are renamed or replaced
+ * and the nodes on them expanded, all in one pass over the filled
+ * nodes. A merger reads its batch's chains ahead, with no transaction
+ * open, so that the run's database is not held while libdw reads a
+ * module. */
 #include "common/frame_names.h"
 
 #include <stdarg.h>
@@ -108,10 +109,8 @@ static void unnamed_free(unnamed_t *u)
 
 /* The chains found since the last lb_frame_names_release, by where they
  * are: a merge's records are a tree's processes, which leave the same
- * addresses unnamed, and a chain that one record's fill read from a
- * module's file is in the merge's own tables, not yet in the run's
- * database that the next record's fill reads. A key whose hash another
- * key holds is not kept (it is read as before). */
+ * addresses unnamed. A key whose hash another key holds is not kept (it
+ * is read as before). */
 static struct {
     lb_u64map_t where; /* key_of -> index in chains */
     unnamed_t *chains;
@@ -681,14 +680,16 @@ int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
     if (rc == SQLITE_OK && f.n)
         read_chains(&f, names);
     if (rc == SQLITE_OK && f.n) {
+        /* Inside the caller's transaction a failure (a full disk, memory)
+         * is left as it is, its error the connection's: the caller rolls
+         * back (a savepoint's end would clear the error). */
+        bool inside = !sqlite3_get_autocommit(db);
         rc = lb_db_run_kept(db, &f.st[FILL_SAVEPOINT], "SAVEPOINT frame_names");
         if (rc == SQLITE_OK) {
             rc = write_names(&f);
-            /* (a full disk or memory may have ended the transaction, and
-             * the savepoint with it: its error stays the connection's) */
-            if (rc != SQLITE_OK && !sqlite3_get_autocommit(db))
+            if (rc != SQLITE_OK && !inside && !sqlite3_get_autocommit(db))
                 lb_db_run_kept(db, &f.st[FILL_ROLLBACK], "ROLLBACK TO frame_names");
-            if (!sqlite3_get_autocommit(db))
+            if ((rc == SQLITE_OK || !inside) && !sqlite3_get_autocommit(db))
                 lb_db_run_kept(db, &f.st[FILL_RELEASE], "RELEASE frame_names");
         }
     }

@@ -17,16 +17,15 @@
  * are new rows with consecutive ids, outermost first, what named the old
  * row names the innermost, and each node on it becomes a chain of nodes,
  * outermost first; node depths are counted again. A chain named from a
- * file is cached in the filled schema's table symbol, which the merge
- * adds to the run's. A frame whose file
+ * file is cached in the filled schema's table symbol (a merger fills the
+ * run's database itself). A frame whose file
  * is gone or was rebuilt stays unnamed: its module and offset, function
  * NULL, line 0.
  *
  * Needs libdw as module_names.h says. Runs on the merging thread; the
  * module files it reads stay open for the next fills, and the chains it
  * found are kept for them (a tree's records leave the same addresses
- * unnamed, and a chain one record's fill read is not in the run's
- * database before the merge commits), until lb_frame_names_release (a
+ * unnamed), until lb_frame_names_release (a
  * merge's end: a process keeps no descriptor of lockblame's between its
  * writes); uses malloc freely. */
 #ifndef LB_COMMON_FRAME_NAMES_H
@@ -39,8 +38,11 @@
 /* Names schema's unnamed frames, reading cached chains in schema names
  * (NULL: none) first; a frame whose file cannot be read (or libdw not
  * loaded, module_names.h) stays unnamed. Outside the caller's
- * transactions on names: it reads names one statement at a time and
- * writes schema in a savepoint of its own. SQLITE_OK, or the error of a
+ * transactions it reads names in a read transaction of its own; it writes
+ * schema in a savepoint of its own, left as it is on a failure inside the
+ * caller's transaction (the caller rolls back; the error stays the
+ * connection's). A merger fills inside its write transaction, its chains
+ * read ahead (lb_frame_names_ahead). SQLITE_OK, or the error of a
  * statement that failed (for want of memory or disk). */
 int lb_frame_names_fill(sqlite3 *db, const char *schema, const char *names);
 /* The statements of a series of fills on the same schemas (a merger's
@@ -52,8 +54,8 @@ typedef struct lb_frame_names_cache {
     sqlite3_stmt *st[LB_FRAME_NAMES_STATEMENTS];
 } lb_frame_names_cache_t;
 /* lb_frame_names_fill through cache (NULL: none), of one record's rows
- * in a schema that holds other records' named already (a merger's stage,
- * common/spool.h): the frames, nodes and threads with ids from those of
+ * in a schema that holds other records' named already (the run's
+ * database, common/spool_records.h): the frames, nodes and threads with ids from those of
  * `above` on, the shifts its rows were added with (NULL: every row). */
 int lb_frame_names_fill_with(sqlite3 *db, const char *schema, const char *names,
                              lb_frame_names_cache_t *cache, const lb_db_shifts_t *above);

@@ -560,8 +560,9 @@ static int add_rows(replay_t *p, sqlite3_stmt *st, enum lb_row_kind kind,
 }
 
 /* The held rows of kind added, in their order: as many at once as a
- * statement of LB_ROW_BATCH, then of half as many... takes, the last
- * (and those of a batch a constraint stopped) one at a time. */
+ * statement of LB_ROW_BATCH, then of half as many... takes, the last one
+ * at a time (a batch a constraint stopped adds none of its rows: they go
+ * on in smaller batches, then one at a time). */
 static int add_held(replay_t *p, enum lb_row_kind kind)
 {
     held_rows_t *h = &p->held[kind];

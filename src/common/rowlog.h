@@ -68,7 +68,7 @@ char *lb_row_sql(enum lb_row_kind kind, const char *schema);
 /* ... prepared on db (the caller finalizes it); NULL on failure. */
 sqlite3_stmt *lb_row_prepare(sqlite3 *db, enum lb_row_kind kind, const char *schema);
 /* kind's statement that adds a record's row to a schema holding other
- * records' (a merger's stage, common/spool.h), its ids shifted as
+ * records' (the run's database, common/spool_records.h), its ids shifted as
  * lb_db_merge would shift them in a copy of the record's profile: the
  * shifts bound by lb_row_bind_shifts; a row that carries no ids is
  * added as a merge adds it (a meta row's counter summed, a name the
@@ -79,7 +79,9 @@ sqlite3_stmt *lb_row_prepare_shifted(sqlite3 *db, enum lb_row_kind kind, const c
  * every value a log holds has an index below it. */
 #define LB_ROW_SHIFT_PARAM 21
 /* Binds a shifted statement's shifts; a replay unbinds only the values
- * it bound, so they hold for every row until bound again. */
+ * it bound, so they hold for every row until bound again (or until a
+ * step fails: its bindings are then cleared whole, to keep the
+ * connection's error). */
 void lb_row_bind_shifts(sqlite3_stmt *st, const lb_db_shifts_t *s);
 /* How many values a row of kind holds (its statement's parameters, ?1
  * to ?N; below LB_ROW_SHIFT_PARAM); 0 for no kind. A replay takes a row

@@ -680,15 +680,14 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         b->bytes[b->n] = bytes;         /* its records are held */
         b->claimed[b->n++] = names[i];
     }
-    if (rc != SQLITE_OK) {
-        lb_spool_finish(db, b, false);
+    if (rc != SQLITE_OK || b->n == 0) { /* (nothing claimed: nothing to add or remove) */
+        lb_spool_finish(db, b, rc == SQLITE_OK);
         return rc;
     }
     /* the names the records leave to the merge read now, with no lock
      * of the run's database held */
-    if (b->n)
-        lb_spool_records_read_names(b->held);
-    b->staged = b->n && lb_spool_records_any(b->held);
+    lb_spool_records_read_names(b->held);
+    b->staged = true;
     return SQLITE_OK;
 }
 

@@ -7,7 +7,8 @@
  * directory, <database>-spool; the next process that adds to the database
  * (the tree's root at its end, any process that commits, a time window, or
  * the CLI before it reads) adds the pending records in the same
- * transaction, oldest first.
+ * transaction, oldest first (records an earlier build wrote whole before
+ * the others).
  *
  * The log is <run key>.lblog: frames of a 24-byte header ("LBFRAME1", the
  * record's length and a checksum of it, host byte order) and the record,
@@ -127,9 +128,10 @@ enum lb_spool_take {
  * `most`, those a writer still held, an open log not sealed); the names
  * the records leave to the merge are read now, from dst's cached chains
  * or the module files (common/spool_records.h). Returns
- * SQLITE_OK (b->staged says whether there was anything), or an SQLite
- * error after which nothing stays claimed (a record fails the stage when
- * this process lacks memory, descriptors or disk: it stays pending). */
+ * SQLITE_OK (b->staged says whether there was anything: else nothing
+ * stays claimed, and b is finished), or an SQLite error after which
+ * nothing stays claimed (a record fails the stage when this process
+ * lacks memory or descriptors: it stays pending). */
 int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const char *dst,
                    enum lb_spool_take take, unsigned most, lb_spool_batch_t *b);
 
@@ -144,7 +146,8 @@ const char *lb_spool_error(sqlite3 *db, int rc);
 int lb_spool_merge(sqlite3 *db, const char *dst, lb_spool_batch_t *b);
 
 /* After the caller's transaction: committed, the claimed records are
- * removed; otherwise they are given back. "pending" is detached. */
+ * removed; otherwise they are given back. What the batch held is
+ * released (common/spool_records.h lb_spool_records_free). */
 void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed);
 
 /* Remove the spool directory if nothing is left in it. */

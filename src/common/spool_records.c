@@ -313,7 +313,8 @@ static void free_addresses(lb_spool_records_t *r)
 void lb_spool_records_read_names(lb_spool_records_t *r)
 {
     /* each address once: a tree's records leave the same ones */
-    qsort(r->at, r->n_at, sizeof *r->at, by_address);
+    if (r->n_at)
+        qsort(r->at, r->n_at, sizeof *r->at, by_address);
     size_t n = 0;
     for (size_t i = 0; i < r->n_at; i++) {
         if (n && by_address(&r->at[n - 1], &r->at[i]) == 0) {
@@ -426,6 +427,16 @@ static void name_frame(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
     v[6].i = line;
 }
 
+/* Whether rc is SQLite refusing a held record's values (a text where an
+ * id goes, a value past its limits): the record's fault. A record's
+ * bytes were read through when it was held, so anything else that fails
+ * as it is added is this process's or the run's database's. */
+static bool refused(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_MISMATCH || rc == SQLITE_TOOBIG;
+}
+
 /* A held record into dst, whole or not at all: its rows shifted past
  * dst's (its meta rows and names added as a merge adds them), its names
  * filled in its own rows; nothing if dst held its process image before
@@ -444,11 +455,14 @@ static int add_record(lb_spool_records_t *r, const held_t *h)
     bool seen = rc == SQLITE_OK && merged_before(r);
     if (rc == SQLITE_OK && !seen)
         rc = lb_frame_names_fill_with(r->db, r->dst, r->dst, &r->names, &r->shifts);
-    /* A full disk or memory can end the whole transaction (SQLite rolls
-     * it back): then there is no savepoint to go back to, and the error
-     * stays the connection's for the caller to say. */
+    /* This process's failure (a full disk, memory: SQLite may have rolled
+     * back the statement or the whole transaction) fails the batch as it
+     * is, its error the connection's for the caller to say (a savepoint's
+     * end would clear it); the caller rolls back. */
+    if (rc != SQLITE_OK && !refused(rc))
+        return rc;
     if (sqlite3_get_autocommit(r->db))
-        return rc != SQLITE_OK ? rc : SQLITE_ABORT;
+        return SQLITE_ABORT;
     if (rc != SQLITE_OK || seen)
         mark(r, MARK_ROLLBACK);
     mark(r, MARK_RELEASE);
@@ -466,7 +480,7 @@ int lb_spool_records_add(lb_spool_records_t *r, bool *damaged, unsigned *records
         rc = lb_db_merge(r->db, "pending", r->dst, 0);
     for (size_t i = 0; rc == SQLITE_OK && i < r->n; i++) {
         rc = add_record(r, &r->held[i]);
-        if (rc != SQLITE_OK && lb_spool_record_at_fault(rc)) {
+        if (refused(rc)) {
             damaged[r->held[i].file] = true;
             (*records)--;
             (*bad)++;

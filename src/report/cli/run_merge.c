@@ -16,7 +16,7 @@
 /* How often the merger looks at the spool; how many pending files (of
  * up to LB_SPOOL_LOG_RECORDS records each) make a batch, the most one
  * transaction adds, or how long the oldest of fewer waits for one: a
- * batch costs its transaction and the stage's schemas, whatever it adds. */
+ * batch costs its transaction and its statements, whatever it adds. */
 #define LB_RUN_MERGE_EVERY_MS  100
 #define LB_RUN_MERGE_FILES     4
 #define LB_RUN_MERGE_BATCH     (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)

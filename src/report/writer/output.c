@@ -349,9 +349,18 @@ bool lb_output_attach(sqlite3 *db)
  * a whole tree's. */
 #define LB_PENDING_BATCH 16
 
-/* The run's pending records (common/spool.h) into "pending", outside
- * any transaction, the oldest `most` (0: all); one line for records that
- * could not be read. false when they could not be staged (none is). */
+/* One line for n of the batch's pending records that could not be read
+ * (their bytes are no record, or SQLite refused their values). */
+static void say_unread(const lb_spool_batch_t *pending, unsigned n)
+{
+    lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s", n,
+            pending->dir);
+}
+
+/* The run's pending records (common/spool.h) claimed and held for the
+ * commit, outside any transaction, the oldest `most` (0: all); one line
+ * for records that could not be read. false when they could not be
+ * staged (none is). */
 static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
 {
     int rc = lb_spool_stage(db, output_path, run_key, "out",
@@ -361,8 +370,7 @@ static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
                 lb_spool_error(db, rc));
     if (pending->bad)
-        lb_warn("%u pending profile(s) of this run could not be read; kept as *.bad in %s",
-                pending->bad, pending->dir);
+        say_unread(pending, pending->bad);
     return staged;
 }
 
@@ -397,6 +405,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     lb_spool_batch_t pending;
     uint32_t mark = lb_spool_bound_mark();
     bool drained = stage_pending(db, most, &pending) && !pending.left;
+    unsigned unread = pending.bad; /* said; the merge may refuse more */
     /* No fsync: the journal still undoes a write that a crash of this
      * process cuts short; only the machine's crash could lose the last
      * profiles, and four fsyncs a process were most of a commit. */
@@ -424,6 +433,8 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         say_cannot_write(db, pending_only);
         sql(db, "ROLLBACK");
     }
+    if (rc == SQLITE_OK && pending.bad > unread)
+        say_unread(&pending, pending.bad - unread);
     if (rc == SQLITE_OK)
         lb_spool_bound_took(mark, pending.records + pending.bad, drained);
     lb_spool_finish(db, &pending, rc == SQLITE_OK);
