@@ -79,7 +79,9 @@ typedef struct lb_db_shifts {
 int lb_db_merge_shifts(sqlite3 *db, const char *dst, lb_db_shifts_t *out,
                        lb_db_merge_cache_t *cache);
 /* The statement that adds one meta row (?1 key, ?2 value) to dst's as
- * a merge adds a source's: counters summed, the version keys dst's own.
+ * a merge adds a source's: counters summed, the version keys dst's own
+ * (a source holds each key once; a second row of one key would add to
+ * the first).
  * sqlite3_mprintf'd; NULL when out of memory. */
 char *lb_db_merge_meta_row_sql(const char *dst);
 

@@ -33,7 +33,7 @@ typedef struct unnamed {
     sqlite3_int64 id, module_id, offset;
     char *path, *build_id;
     int n;
-    bool from_file; /* its chain read from its module's file: cached in schema */
+    bool from_file; /* its chain read from its module's file, not cached yet */
     char *function[LB_MAX_INLINE + 1], *file[LB_MAX_INLINE + 1];
     int line[LB_MAX_INLINE + 1];
     sqlite3_int64 ids[LB_MAX_INLINE + 1]; /* its new frame rows when n > 1 */
@@ -566,7 +566,8 @@ static int list_unnamed(fill_t *f)
 }
 
 /* The chains of the listed frames: from the run's cache, else from their
- * files (cached in the schema by write_names). */
+ * files (cached by write_names, or by lb_frame_names_cache_ahead for
+ * those read ahead). */
 static void read_chains(fill_t *f, const char *names)
 {
     if (names)

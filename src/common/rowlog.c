@@ -439,8 +439,9 @@ static bool header_ok(reader_t *r, size_t n)
     return version == LB_SCHEMA_VERSION && (sealed == 0 || sealed == n);
 }
 
-/* One row's values (after its kind byte) bound to st as row `row` of it
- * (st NULL: read past); *bound gets bit i for value ?i. */
+/* One row's values (after its kind byte) read into values[] by their
+ * parameter index (the others type 0, NULL): SQLITE_OK or
+ * SQLITE_CORRUPT. */
 static int read_row(enum lb_row_kind kind, reader_t *r, lb_row_value_t values[LB_ROW_SHIFT_PARAM])
 {
     memset(values, 0, LB_ROW_SHIFT_PARAM * sizeof *values);

@@ -134,8 +134,9 @@ typedef sqlite3_stmt *(*lb_row_statement_fn)(void *ctx, enum lb_row_kind kind);
  * header is set). A row that breaks a constraint is not inserted, as the
  * statement run directly would not have inserted it. Returns SQLITE_OK;
  * SQLITE_CORRUPT for bytes that are not a log (a wrong header, a sealed
- * log of another length, a row cut short, an unknown kind or type); another SQLite code when a statement
- * could not be prepared or a step failed for want of memory or disk. */
+ * log of another length, a row cut short, an unknown kind or type);
+ * another SQLite code when a statement could not be prepared or a step
+ * failed for want of memory or disk. */
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx);
 /* A row's value as a log holds it: type SQLITE_INTEGER, SQLITE_FLOAT,
@@ -166,6 +167,10 @@ int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, 
  * sqlite3_mprintf'd; NULL for a statement of another form, or when out of
  * memory. */
 char *lb_row_sql_rows(const char *one, int rows);
+/* What a replay calls with each row's values before it binds them
+ * (lb_rowlog_replay_rows): it may change them (a text it sets must live
+ * until the replay returns). */
+typedef void (*lb_row_edit_fn)(void *ctx, enum lb_row_kind kind, lb_row_value_t *values);
 /* Where a batched replay finds kind's statement for `rows` rows
  * (lb_row_sql_rows; rows a power of two up to LB_ROW_BATCH), owned by the
  * caller; NULL: the kind's rows go one at a time. */
@@ -176,11 +181,7 @@ typedef sqlite3_stmt *(*lb_row_rows_fn)(void *ctx, enum lb_row_kind kind, int ro
  * (it may read them), or the log ends, then added in the log's order
  * through statements of LB_ROW_BATCH, half as many... rows. The same
  * rows, values and order in each table as lb_rowlog_replay, but for what
- * `edit` (NULL: none) changes in a row's values. */
-/* What a replay calls with each row's values before it binds them
- * (lb_rowlog_replay_rows): it may change them (a text it sets must live
- * until the replay returns). */
-typedef void (*lb_row_edit_fn)(void *ctx, enum lb_row_kind kind, lb_row_value_t *values);
+ * `edit` (NULL: none; lb_row_edit_fn) changes in a row's values. */
 int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                           lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_edit_fn edit,
                           void *ctx);

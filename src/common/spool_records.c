@@ -427,8 +427,8 @@ static void name_frame(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
     v[6].i = line;
 }
 
-/* Whether rc is SQLite refusing a held record's values (a text where an
- * id goes, a value past its limits): the record's fault. A record's
+/* Whether rc is SQLite refusing a held record's values (a fractional or
+ * overflowing id, a value past its limits): the record's fault. A record's
  * bytes were read through when it was held, so anything else that fails
  * as it is added is this process's or the run's database's. */
 static bool refused(int rc)

@@ -18,9 +18,9 @@
  * several rows at a time), its meta rows and names (which carry no ids)
  * added as a merge adds them, its unnamed frames named as they are added
  * or, where inlined calls make chains of them, after, in its own rows;
- * nothing if the database holds its process image already. A record whose rows SQLite refuses for their
- * values is rolled back and counted damaged; any other failure is this
- * process's and fails the batch.
+ * nothing if the database holds its process image already. A record
+ * whose rows SQLite refuses for their values is rolled back and counted
+ * damaged; any other failure is this process's and fails the batch.
  *
  * Not thread-safe: a batch is one thread's. Depends on SQLite,
  * common/rowlog.h, common/db_merge.h, common/frame_names.h. */

@@ -108,20 +108,21 @@ static sqlite3 *open_for_merge(const char *path, const char *run_key, const char
 
 /* One batch of the run's pending records into db (the database at
  * path) in one transaction, as `take` and `most` say (lb_spool_stage),
- * the spool's counters in the tree's ledger told what it took. NULL, or
- * why nothing was added; one line for records that could not be read. */
-static const char *add_batch(sqlite3 *db, const char *path, const char *run_key,
-                             enum lb_spool_take take, unsigned most, lb_spool_batch_t *pending)
+ * the spool's counters in the tree's ledger told what it took. true, or
+ * false with why nothing was added in why[] (copied: SQLite's message
+ * goes with the next statement, the rollback's); one line for records
+ * that could not be read. */
+static bool add_batch(sqlite3 *db, const char *path, const char *run_key, enum lb_spool_take take,
+                      unsigned most, lb_spool_batch_t *pending, char *why, size_t why_size)
 {
     char ledger_path[PATH_MAX];
     bool present;
     lb_ledger_path(ledger_path, sizeof ledger_path, path);
     lb_ledger_t *ledger = lb_cli_ledger_map(ledger_path, true, &present);
     uint32_t mark = ledger ? lb_ledger_spool_mark(ledger) : 0;
-    const char *why = NULL;
     int rc = lb_spool_stage(db, path, run_key, "main", take, most, pending);
     if (rc != SQLITE_OK)
-        why = lb_spool_error(db, rc);
+        snprintf(why, why_size, "%s", lb_spool_error(db, rc));
     if (rc == SQLITE_OK && pending->staged) {
         rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
@@ -129,8 +130,10 @@ static const char *add_batch(sqlite3 *db, const char *path, const char *run_key,
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            why = sqlite3_errmsg(db);
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            snprintf(why, why_size, "%s", lb_spool_error(db, rc));
+            /* (a full disk may have ended the transaction already) */
+            if (!sqlite3_get_autocommit(db))
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         }
         lb_spool_finish(db, pending, rc == SQLITE_OK);
     }
@@ -142,7 +145,7 @@ static const char *add_batch(sqlite3 *db, const char *path, const char *run_key,
     if (pending->bad)
         cli_warn("%u pending profile(s) of %s could not be read; kept as *.bad in %s", pending->bad,
                  path, pending->dir);
-    return why;
+    return rc == SQLITE_OK;
 }
 
 void lb_cli_add_pending(const char *path, const char *run_key)
@@ -154,7 +157,7 @@ void lb_cli_add_pending(const char *path, const char *run_key)
         return;
     }
     sqlite3 *db = NULL;
-    char key[128];
+    char key[128], failed[256];
     lb_spool_batch_t pending = { 0 };
     const char *why = NULL;
     if (!(db = open_for_merge(path, run_key, &why)))
@@ -164,7 +167,8 @@ void lb_cli_add_pending(const char *path, const char *run_key)
             goto out; /* no process of a run here yet: nothing to add them to */
         run_key = key;
     }
-    why = add_batch(db, path, run_key, LB_SPOOL_TAKE_ALL, 0, &pending);
+    if (!add_batch(db, path, run_key, LB_SPOOL_TAKE_ALL, 0, &pending, failed, sizeof failed))
+        why = failed;
     lb_spool_remove_dir(path); /* if that left it empty */
 out:
     if (why)
@@ -192,6 +196,7 @@ bool lb_cli_merge_sealed(sqlite3 **db, const char *path, const char *run_key, un
             return false; /* the final merge says why */
     }
     lb_spool_batch_t pending = { 0 };
-    *failed = add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending) != NULL;
+    char why[256];
+    *failed = !add_batch(*db, path, run_key, LB_SPOOL_TAKE_SEALED, most, &pending, why, sizeof why);
     return !*failed && pending.left > 0 && pending.records + pending.bad > 0;
 }
