@@ -143,5 +143,5 @@ void lb_cmp_compute(struct cmp *c)
             c->order[c->norder++] = x;
     }
     sort_key = c->change;
-    qsort(c->order, (size_t)c->norder, sizeof *c->order, by_abs_change);
+    lb_sort(c->order, (size_t)c->norder, sizeof *c->order, by_abs_change);
 }

@@ -28,6 +28,10 @@ struct idindex {
     struct lb_map map;
 };
 
+/* Where an array of records with an `id` member starts its first id
+ * (NULL for no array). */
+#define ID_BASE(array) ((array) ? (const void *)&(array)[0].id : NULL)
+
 static void idindex_build(struct idindex *ix, size_t n, const void *base, size_t stride)
 {
     memset(ix, 0, sizeof *ix);
@@ -316,7 +320,7 @@ static void load_run(struct lb_profile *p, sqlite3 *db, const struct lb_select *
     if (p->nprocs && !p->nselected)
         die_no_match(p, sel);
     if (p->nprocs)
-        idindex_build(ix, (size_t)p->nprocs, &p->procs[0].id, sizeof *p->procs);
+        idindex_build(ix, (size_t)p->nprocs, ID_BASE(p->procs), sizeof *p->procs);
     else
         memset(ix, 0, sizeof *ix);
     sum_selected(p);
@@ -346,7 +350,7 @@ static void load_modules(struct lb_profile *p, sqlite3 *db, struct idindex *ix)
         }
         m->base_name = lb_basename(m->path);
     }
-    idindex_build(ix, (size_t)p->nmodules, &p->modules[0].id, sizeof *p->modules);
+    idindex_build(ix, (size_t)p->nmodules, ID_BASE(p->modules), sizeof *p->modules);
 }
 
 static void load_frames(struct lb_profile *p, sqlite3 *db, const struct idindex *mods,
@@ -377,7 +381,7 @@ static void load_frames(struct lb_profile *p, sqlite3 *db, const struct idindex 
         }
         f->line = sqlite3_column_int64(q.st, 5);
     }
-    idindex_build(ix, (size_t)p->nframes, &p->frames[0].id, sizeof *p->frames);
+    idindex_build(ix, (size_t)p->nframes, ID_BASE(p->frames), sizeof *p->frames);
 }
 
 /* Nodes need two passes: parent ids can only be resolved once every node is
@@ -404,7 +408,7 @@ static void load_nodes(struct lb_profile *p, sqlite3 *db, const struct idindex *
         n->frame = idindex_get(frames, q.st, 2);
         n->depth = 0;
     }
-    idindex_build(ix, (size_t)p->nnodes, &p->nodes[0].id, sizeof *p->nodes);
+    idindex_build(ix, (size_t)p->nnodes, ID_BASE(p->nodes), sizeof *p->nodes);
     p->root = -1;
     for (int32_t i = 0; i < p->nnodes; i++) {
         int64_t pid = parent_ids[i];
@@ -598,7 +602,7 @@ static void load_objects(struct lb_profile *p, sqlite3 *db, const struct idindex
         o->sampled_waits = sqlite3_column_int64(q.st, 11);
         o->proc = proc;
     }
-    idindex_build(ix, (size_t)p->nobjs, &p->objs[0].id, sizeof *p->objs);
+    idindex_build(ix, (size_t)p->nobjs, ID_BASE(p->objs), sizeof *p->objs);
 }
 
 static void load_object_blame(struct lb_profile *p, sqlite3 *db, const struct idindex *objs,

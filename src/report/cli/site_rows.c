@@ -277,7 +277,7 @@ void lb_site_rows(struct lb_profile *p, enum lb_metric m, struct lb_site_rows *o
     collect(p, m, keys, p->release_entry, sblame, sreleases, &map, &out->rows, &out->n, &cap,
             &leaf_rows);
     add_counts(p, m, keys, out->rows, out->n, &map, &leaf_rows);
-    qsort(out->rows, (size_t)out->n, sizeof *out->rows, cmp_rows);
+    lb_sort(out->rows, (size_t)out->n, sizeof *out->rows, cmp_rows);
     while (out->acts < out->n && !out->rows[out->acts].structural)
         out->acts++;
     free(sblame);

@@ -93,6 +93,12 @@ void lb_grow(void **arr, size_t *cap, size_t need, size_t size)
     *cap = ncap;
 }
 
+void lb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 static void buf_reserve(struct lb_buf *b, size_t extra)
 {
     lb_grow((void **)&b->s, &b->cap, b->len + extra + 1, 1);

@@ -34,6 +34,9 @@ void *lb_xrealloc(void *p, size_t size);
 char *lb_xstrdup(const char *s); /* NULL stays NULL */
 /* Grow *arr (of *cap elements of `size` bytes) to hold at least `need`. */
 void lb_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* qsort of n elements, where an empty array may be NULL (qsort's own
+ * pointer must not be). */
+void lb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* Growable NUL-terminated string. Zero-initialise to start. */
 struct lb_buf {

@@ -270,7 +270,7 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
     for (int32_t i = 0; i < nprocs; i++)
         if (rt.r[i].incl != 0 || rt.r[i].excl != 0)
             order[n++] = i;
-    qsort(order, (size_t)n, sizeof *order, cmp_rnode);
+    lb_sort(order, (size_t)n, sizeof *order, cmp_rnode);
     struct lb_table *t = lb_table_new(proc_cols, C_NCOLS);
 
     lb_table_order(t, proc_order, 5);
@@ -293,7 +293,7 @@ int lb_view_bottom_up(struct lb_profile *p, const struct lb_report_opts *o)
             for (int32_t c = rt.r[v].first_child; c >= 0; c = rt.r[c].next)
                 if (rt.r[c].incl != 0 && fabs(rt.r[c].incl) >= floor_v)
                     kids[nk++] = c;
-            qsort(kids, (size_t)nk, sizeof *kids, cmp_rnode);
+            lb_sort(kids, (size_t)nk, sizeof *kids, cmp_rnode);
             for (int32_t k = nk - 1; k >= 0; k--)
                 stack[sp++] = kids[k];
         }
@@ -318,7 +318,7 @@ int lb_view_flat(struct lb_profile *p, const struct lb_report_opts *o)
         if (rt.r[i].incl != 0 || rt.r[i].excl != 0)
             order[n++] = i;
     sort_r = rt.r;
-    qsort(order, (size_t)n, sizeof *order, cmp_rnode_excl);
+    lb_sort(order, (size_t)n, sizeof *order, cmp_rnode_excl);
     if (o->n >= 0 && n > o->n)
         n = o->n;
     /* one row per procedure: no callers below it */

@@ -126,7 +126,7 @@ static struct group *make_groups(struct lb_profile *p, const int32_t *keys, bool
             order[n++] = i;
     }
     sort_profile = p;
-    qsort(order, (size_t)n, sizeof *order, cmp_objs);
+    lb_sort(order, (size_t)n, sizeof *order, cmp_objs);
     *ngroups = 0;
     for (int32_t i = 0; i < n; i++) {
         const struct lb_syncobj *ob = &p->objs[order[i]];
@@ -192,7 +192,7 @@ static struct holder *group_holders(struct lb_profile *p, const int32_t *keys,
         h[*slot].blame += ob->blame_s;
         h[*slot].count += ob->count;
     }
-    qsort(h, (size_t)n, sizeof *h, cmp_holders);
+    lb_sort(h, (size_t)n, sizeof *h, cmp_holders);
     *first = lb_xmalloc(((size_t)ngroups + 1) * sizeof **first);
     memset(*first, 0xff, ((size_t)ngroups + 1) * sizeof **first);
     for (int32_t i = n - 1; i >= 0; i--)
@@ -306,7 +306,7 @@ int lb_view_locks(struct lb_profile *p, const struct lb_report_opts *o)
         order[i] = i;
     sort_profile = p;
     sort_groups = g;
-    qsort(order, (size_t)ng, sizeof *order, cmp_groups);
+    lb_sort(order, (size_t)ng, sizeof *order, cmp_groups);
     for (int32_t i = 0; i < shown; i++) {
         add_row(p, t, &g[order[i]], group_of, order[i], &b);
         add_holders(p, t, lb_table_rows(t) - 1, h, first[order[i]], nh, order[i],

@@ -80,7 +80,7 @@ int lb_view_threads(struct lb_profile *p, const struct lb_report_opts *o)
             s[*slot].undirected += r->undirected;
         }
     }
-    qsort(s, (size_t)n, sizeof *s, cmp_tsum);
+    lb_sort(s, (size_t)n, sizeof *s, cmp_tsum);
     if (o->n >= 0 && n > o->n)
         n = o->n;
     struct lb_table *t = lb_table_new(thread_cols, C_NCOLS);

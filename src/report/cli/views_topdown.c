@@ -109,7 +109,7 @@ int lb_view_top_down(struct lb_profile *p, const struct lb_report_opts *o)
             if (incl[w] != 0 && fabs(incl[w]) >= floor_v)
                 kids[nk++] = w;
         }
-        qsort(kids, (size_t)nk, sizeof *kids, cmp_incl_desc);
+        lb_sort(kids, (size_t)nk, sizeof *kids, cmp_incl_desc);
         for (int32_t k = nk - 1; k >= 0; k--)
             stack[sp++] = kids[k];
     }

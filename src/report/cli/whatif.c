@@ -176,7 +176,7 @@ static int by_double(const void *a, const void *b)
 
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, by_double);
+    lb_sort(v, (size_t)n, sizeof *v, by_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -151,7 +151,7 @@ static void site_calls(struct lb_profile *p, struct lb_whatif_site *s)
             add_call(&calls, &cap, &n, &p->frames[e->frame], waits ? 0 : e->releases,
                      e->acquisitions);
     }
-    qsort(calls, (size_t)n, sizeof *calls, by_use);
+    lb_sort(calls, (size_t)n, sizeof *calls, by_use);
     int32_t module = n > 0 && calls[0].releases > 0 ? calls[0].module : -1;
     for (int i = 0; module >= 0 && i < n; i++) {
         if (calls[i].module != module)
