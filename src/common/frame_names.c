@@ -18,6 +18,7 @@
 #include "common/db_merge.h"
 #include "common/hash.h"
 #include "common/module_names.h"
+#include "common/room_for.h"
 #include "common/rowlog.h"
 #include "common/u64map.h"
 
@@ -348,22 +349,6 @@ static int apply(fill_t *f, unnamed_t *u)
     return rc;
 }
 
-/* Room in *array (of *cap elements of `size` bytes, NULL at first) for
- * element n: the array doubled (to `first` at first) when it is full;
- * false when there is no memory for it (the array unchanged). */
-static bool room_for(void **array, size_t *cap, size_t n, size_t size, size_t first)
-{
-    if (n < *cap)
-        return true;
-    size_t grown_cap = *cap ? 2 * *cap : first;
-    void *grown = realloc(*array, grown_cap * size);
-    if (!grown)
-        return false;
-    *array = grown;
-    *cap = grown_cap;
-    return true;
-}
-
 /* A node on a replaced frame, as the node scan found it. */
 typedef struct moved {
     sqlite3_int64 node, parent;
@@ -387,7 +372,7 @@ static int expand_nodes(fill_t *f, const lb_u64map_t *replaced)
     while (rc == SQLITE_OK && sqlite3_step(scan) == SQLITE_ROW) {
         if (!lb_u64map_get(replaced, (uint64_t)sqlite3_column_int64(scan, 2), &which))
             continue;
-        if (!room_for((void **)&moved, &cap, n, sizeof *moved, 16)) {
+        if (!lb_room_for((void **)&moved, &cap, n, sizeof *moved, 16)) {
             rc = SQLITE_NOMEM;
             break;
         }
@@ -477,7 +462,7 @@ static int recount_depths(fill_t *f)
     size_t n = 0, cap = 0;
     int rc = SQLITE_OK, step;
     while ((step = sqlite3_step(scan)) == SQLITE_ROW) {
-        if (!room_for((void **)&rows, &cap, n, sizeof *rows, 256)) {
+        if (!lb_room_for((void **)&rows, &cap, n, sizeof *rows, 256)) {
             rc = SQLITE_NOMEM;
             break;
         }
@@ -547,7 +532,7 @@ static int list_unnamed(fill_t *f)
     if (st)
         sqlite3_bind_int64(st, 1, f->above.frame);
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-        if (!room_for((void **)&f->list, &cap, f->n, sizeof *f->list, 64)) {
+        if (!lb_room_for((void **)&f->list, &cap, f->n, sizeof *f->list, 64)) {
             rc = SQLITE_NOMEM;
             break;
         }

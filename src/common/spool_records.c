@@ -9,6 +9,7 @@
 #include "common/db_merge.h"
 #include "common/ddl.h"
 #include "common/frame_names.h"
+#include "common/room_for.h"
 #include "common/rowlog.h"
 #include "common/schema.h"
 
@@ -93,20 +94,6 @@ bool lb_spool_record_at_fault(int rc)
            rc == SQLITE_ERROR || rc == SQLITE_FORMAT || rc == SQLITE_RANGE;
 }
 
-/* Room in *array (of *cap elements of `size` bytes) for element n. */
-static bool room_for(void **array, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return true;
-    size_t grown_cap = *cap ? 2 * *cap : 16;
-    void *grown = realloc(*array, grown_cap * size);
-    if (!grown)
-        return false;
-    *array = grown;
-    *cap = grown_cap;
-    return true;
-}
-
 /* "pending": all tables, the version row and the root node, for the
  * records an earlier build wrote whole. */
 static int attach_pending(lb_spool_records_t *r)
@@ -189,12 +176,14 @@ static int note_row(void *ctx, enum lb_row_kind kind, const lb_row_value_t *v)
 {
     notes_t *n = ctx;
     if (kind == LB_ROW_MODULE) {
-        if (!room_for((void **)&n->modules, &n->cap_modules, n->n_modules, sizeof *n->modules))
+        if (!lb_room_for((void **)&n->modules, &n->cap_modules, n->n_modules, sizeof *n->modules,
+                         16))
             return SQLITE_NOMEM;
         n->modules[n->n_modules++] = (module_row_t){ v[1].i, v[2], v[4] };
     } else if (kind == LB_ROW_FRAME && v[6].type == SQLITE_INTEGER &&
                v[6].i == LB_ROWLOG_UNNAMED_LINE) {
-        if (!room_for((void **)&n->unnamed, &n->cap_unnamed, n->n_unnamed, sizeof *n->unnamed))
+        if (!lb_room_for((void **)&n->unnamed, &n->cap_unnamed, n->n_unnamed, sizeof *n->unnamed,
+                         16))
             return SQLITE_NOMEM;
         n->unnamed[n->n_unnamed++] = (unnamed_row_t){ v[2].i, v[3].i };
     }
@@ -255,7 +244,7 @@ static int note_addresses(lb_spool_records_t *r, const notes_t *n)
                 m = &n->modules[j];
         if (!m) /* a frame of no module the record has: stays unnamed */
             continue;
-        if (!room_for((void **)&r->at, &r->cap_at, r->n_at, sizeof *r->at))
+        if (!lb_room_for((void **)&r->at, &r->cap_at, r->n_at, sizeof *r->at, 16))
             return SQLITE_NOMEM;
         char *path, *build_id;
         if (!copy_text(&path, &m->path) || !copy_text(&build_id, &m->build_id)) {
@@ -274,7 +263,7 @@ int lb_spool_records_hold(lb_spool_records_t *r, const unsigned char *bytes, siz
         return hold_sqlite_record(r, bytes, size);
     notes_t notes = { 0 };
     int rc = lb_rowlog_each(bytes, size, note_row, &notes);
-    if (rc == SQLITE_OK && !room_for((void **)&r->held, &r->cap, r->n, sizeof *r->held))
+    if (rc == SQLITE_OK && !lb_room_for((void **)&r->held, &r->cap, r->n, sizeof *r->held, 16))
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
         rc = note_addresses(r, &notes);
