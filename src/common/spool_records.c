@@ -53,7 +53,7 @@ struct lb_spool_records {
     bool pending; /* the schema attached */
     held_t *held;
     size_t n, cap;
-    lb_frame_names_address_t *at; /* the addresses left to name (their texts owned) */
+    lb_frame_names_address_t *at; /* the addresses left to name (their held modules' texts) */
     size_t n_at, cap_at;
     /* Statements prepared at first use, finalized by lb_spool_records_free. */
     sqlite3_stmt *shifted[LB_ROW_KINDS]; /* into dst, by `shifts` */
@@ -234,24 +234,20 @@ static void free_modules(held_module_t *modules, size_t n)
     free(modules);
 }
 
-/* The record's unnamed frames' addresses added to r->at. */
-static int note_addresses(lb_spool_records_t *r, const notes_t *n)
+/* The record's unnamed frames' addresses added to r->at, their texts
+ * h's modules' (held until lb_spool_records_free). */
+static int note_addresses(lb_spool_records_t *r, const notes_t *n, const held_t *h)
 {
     for (size_t i = 0; i < n->n_unnamed; i++) {
-        const module_row_t *m = NULL;
-        for (size_t j = 0; !m && j < n->n_modules; j++)
-            if (n->modules[j].id == n->unnamed[i].module)
-                m = &n->modules[j];
+        const held_module_t *m = NULL;
+        for (size_t j = 0; !m && j < h->n_modules; j++)
+            if (h->modules[j].id == n->unnamed[i].module)
+                m = &h->modules[j];
         if (!m) /* a frame of no module the record has: stays unnamed */
             continue;
         if (!lb_room_for((void **)&r->at, &r->cap_at, r->n_at, sizeof *r->at, 16))
             return SQLITE_NOMEM;
-        char *path, *build_id;
-        if (!copy_text(&path, &m->path) || !copy_text(&build_id, &m->build_id)) {
-            free(path);
-            return SQLITE_NOMEM;
-        }
-        r->at[r->n_at++] = (lb_frame_names_address_t){ path, build_id, n->unnamed[i].offset };
+        r->at[r->n_at++] = (lb_frame_names_address_t){ m->path, m->build_id, n->unnamed[i].offset };
     }
     return SQLITE_OK;
 }
@@ -265,15 +261,18 @@ int lb_spool_records_hold(lb_spool_records_t *r, const unsigned char *bytes, siz
     int rc = lb_rowlog_each(bytes, size, note_row, &notes);
     if (rc == SQLITE_OK && !lb_room_for((void **)&r->held, &r->cap, r->n, sizeof *r->held, 16))
         rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK)
-        rc = note_addresses(r, &notes);
     held_t h = { bytes, size, file, NULL, 0 };
+    size_t addresses = r->n_at;
     if (rc == SQLITE_OK && notes.n_unnamed)
         rc = copy_modules(&notes, &h.modules, &h.n_modules);
     if (rc == SQLITE_OK)
+        rc = note_addresses(r, &notes, &h);
+    if (rc == SQLITE_OK) {
         r->held[r->n++] = h;
-    else
+    } else {
+        r->n_at = addresses; /* theirs are h's texts */
         free_modules(h.modules, h.n_modules);
+    }
     free(notes.modules);
     free(notes.unnamed);
     return rc;
@@ -290,10 +289,6 @@ static int by_address(const void *a, const void *b)
 
 static void free_addresses(lb_spool_records_t *r)
 {
-    for (size_t i = 0; i < r->n_at; i++) {
-        free((char *)r->at[i].path);
-        free((char *)r->at[i].build_id);
-    }
     free(r->at);
     r->at = NULL;
     r->n_at = r->cap_at = 0;
@@ -306,12 +301,8 @@ void lb_spool_records_read_names(lb_spool_records_t *r)
         qsort(r->at, r->n_at, sizeof *r->at, by_address);
     size_t n = 0;
     for (size_t i = 0; i < r->n_at; i++) {
-        if (n && by_address(&r->at[n - 1], &r->at[i]) == 0) {
-            free((char *)r->at[i].path);
-            free((char *)r->at[i].build_id);
-        } else {
+        if (!n || by_address(&r->at[n - 1], &r->at[i]) != 0)
             r->at[n++] = r->at[i];
-        }
     }
     r->n_at = n;
     if (n)
