@@ -681,7 +681,7 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
         b->claimed[b->n++] = names[i];
     }
     if (rc != SQLITE_OK || b->n == 0) { /* (nothing claimed: nothing to add or remove) */
-        lb_spool_finish(db, b, rc == SQLITE_OK);
+        lb_spool_finish(b, rc == SQLITE_OK);
         return rc;
     }
     /* the names the records leave to the merge read now, with no lock
@@ -696,14 +696,12 @@ const char *lb_spool_error(sqlite3 *db, int rc)
     return sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 }
 
-int lb_spool_merge(sqlite3 *db, const char *dst, lb_spool_batch_t *b)
+int lb_spool_merge(lb_spool_batch_t *b)
 {
-    (void)db;
-    (void)dst; /* the stage's */
     return b->staged ? lb_spool_records_add(b->held, b->damaged, &b->records, &b->bad) : SQLITE_OK;
 }
 
-void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
+void lb_spool_finish(lb_spool_batch_t *b, bool committed)
 {
     char claim[PATH_MAX + 64];
     char bad[PATH_MAX + 64];
@@ -717,7 +715,6 @@ void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed)
     }
     if (!committed)
         give_back(b);
-    (void)db; /* the stage's */
     lb_spool_records_free(b->held);
     b->held = NULL;
     b->staged = false;

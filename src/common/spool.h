@@ -139,16 +139,16 @@ int lb_spool_stage(sqlite3 *db, const char *db_path, const char *run_key, const 
  * the failure was the spool's (a read, memory). */
 const char *lb_spool_error(sqlite3 *db, int rc);
 
-/* Inside the caller's transaction: the staged records into schema dst
- * (the stage's). A record whose rows SQLite refuses for their values is
+/* Inside the caller's transaction on db: the staged records into the
+ * stage's schema dst (both lb_spool_stage's). A record whose rows SQLite refuses for their values is
  * left out and counted in b->bad (its file kept as .bad). SQLITE_OK, or
  * this process's failure (the caller rolls back). */
-int lb_spool_merge(sqlite3 *db, const char *dst, lb_spool_batch_t *b);
+int lb_spool_merge(lb_spool_batch_t *b);
 
 /* After the caller's transaction: committed, the claimed records are
  * removed; otherwise they are given back. What the batch held is
  * released (common/spool_records.h lb_spool_records_free). */
-void lb_spool_finish(sqlite3 *db, lb_spool_batch_t *b, bool committed);
+void lb_spool_finish(lb_spool_batch_t *b, bool committed);
 
 /* Remove the spool directory if nothing is left in it. */
 void lb_spool_remove_dir(const char *db_path);

@@ -126,7 +126,7 @@ static bool add_batch(sqlite3 *db, const char *path, const char *run_key, enum l
     if (rc == SQLITE_OK && pending->staged) {
         rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
-            rc = lb_spool_merge(db, "main", pending);
+            rc = lb_spool_merge(pending);
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -135,7 +135,7 @@ static bool add_batch(sqlite3 *db, const char *path, const char *run_key, enum l
             if (!sqlite3_get_autocommit(db))
                 sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         }
-        lb_spool_finish(db, pending, rc == SQLITE_OK);
+        lb_spool_finish(pending, rc == SQLITE_OK);
     }
     if (ledger) {
         if (rc == SQLITE_OK)

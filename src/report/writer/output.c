@@ -413,18 +413,18 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     rc = sql(db, "BEGIN IMMEDIATE");
     if (rc != SQLITE_OK) {
         say_cannot_write(db, pending_only);
-        lb_spool_finish(db, &pending, false);
+        lb_spool_finish(&pending, false);
         sql(db, "DETACH out");
         return -1;
     }
     if (prepare_out(db, pending_only) != 0) {
         sql(db, "ROLLBACK");
-        lb_spool_finish(db, &pending, false);
+        lb_spool_finish(&pending, false);
         sql(db, "DETACH out");
         return -1;
     }
     /* the pending records first: they ended before this process did */
-    rc = lb_spool_merge(db, "out", &pending);
+    rc = lb_spool_merge(&pending);
     if (rc == SQLITE_OK)
         rc = add(db, arg);
     if (rc == SQLITE_OK)
@@ -437,7 +437,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         say_unread(&pending, pending.bad - unread);
     if (rc == SQLITE_OK)
         lb_spool_bound_took(mark, pending.records + pending.bad, drained);
-    lb_spool_finish(db, &pending, rc == SQLITE_OK);
+    lb_spool_finish(&pending, rc == SQLITE_OK);
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
 }
