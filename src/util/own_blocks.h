@@ -37,4 +37,12 @@ typedef struct lb_own_blocks {
 bool lb_own_blocks_read(lb_own_blocks_t *b, uintptr_t addr, void *out, size_t len);
 /* Drops b's copies (its room stays): later reads copy the blocks anew. */
 void lb_own_blocks_forget(lb_own_blocks_t *b);
+/* How many blocks b holds a copy of. */
+static inline unsigned lb_own_blocks_held(const lb_own_blocks_t *b)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < LB_OWN_BLOCKS_KEPT; i++)
+        n += b->block[i] != 0;
+    return n;
+}
 #endif

@@ -25,14 +25,6 @@ static uint8_t *three_pages(void)
     return p;
 }
 
-static unsigned copies(const lb_own_blocks_t *b)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < LB_OWN_BLOCKS_KEPT; i++)
-        n += b->block[i] != 0;
-    return n;
-}
-
 static void test_reads_as_read_own_does(void)
 {
     uint8_t *mem = three_pages();
@@ -44,17 +36,18 @@ static void test_reads_as_read_own_does(void)
     ASSERT_EQ(memcmp(got, want, sizeof got), 0);
     ASSERT_TRUE(lb_own_blocks_read(&blocks, (uintptr_t)mem + 300, got, 8));
     ASSERT_EQ(memcmp(got, mem + 300, 8), 0);
-    ASSERT_EQ(copies(&blocks), 1u);
+    ASSERT_EQ(lb_own_blocks_held(&blocks), 1u);
     /* across two blocks of one page: two copies */
     ASSERT_TRUE(lb_own_blocks_read(&blocks, (uintptr_t)mem + LB_OWN_BLOCK - 4, got, 11));
     ASSERT_EQ(memcmp(got, mem + LB_OWN_BLOCK - 4, 11), 0);
-    ASSERT_EQ(copies(&blocks), 2u);
+    ASSERT_EQ(lb_own_blocks_held(&blocks), 2u);
     /* into the unreadable page, or within it: false, as lb_read_own */
     uintptr_t edge = (uintptr_t)mem + PAGE - 8;
     ASSERT_FALSE(lb_read_own((const void *)edge, want, 16));
     ASSERT_FALSE(lb_own_blocks_read(&blocks, edge, got, 16));
     ASSERT_FALSE(lb_own_blocks_read(&blocks, (uintptr_t)mem + PAGE + 10, got, 4));
-    ASSERT_EQ(copies(&blocks), 3u); /* the readable block at the edge; none of the other page */
+    ASSERT_EQ(lb_own_blocks_held(&blocks),
+              3u); /* the readable block at the edge; none of the other page */
     /* the third page */
     ASSERT_TRUE(lb_own_blocks_read(&blocks, (uintptr_t)mem + 2 * PAGE + 5, got, 11));
     ASSERT_EQ(memcmp(got, mem + 2 * PAGE + 5, 11), 0);
@@ -62,7 +55,7 @@ static void test_reads_as_read_own_does(void)
     ASSERT_EQ(mprotect(mem + PAGE, PAGE, PROT_READ), 0);
     ASSERT_TRUE(lb_own_blocks_read(&blocks, edge, got, 16));
     ASSERT_EQ(memcmp(got, (const void *)edge, 16), 0);
-    ASSERT_EQ(copies(&blocks), 5u);
+    ASSERT_EQ(lb_own_blocks_held(&blocks), 5u);
     munmap(mem, 3 * PAGE);
 }
 
@@ -96,7 +89,7 @@ static void test_oldest_copy_gives_way(void)
             ASSERT_TRUE(lb_own_blocks_read(&blocks, (uintptr_t)mem + i * LB_OWN_BLOCK, &got, 1));
             ASSERT_EQ(got, (uint8_t)i);
         }
-    ASSERT_EQ(copies(&blocks), (unsigned)LB_OWN_BLOCKS_KEPT);
+    ASSERT_EQ(lb_own_blocks_held(&blocks), (unsigned)LB_OWN_BLOCKS_KEPT);
     /* more than two blocks at once, and no room: lb_read_own's answer */
     uint8_t big[3 * LB_OWN_BLOCK];
     ASSERT_TRUE(lb_own_blocks_read(&blocks, (uintptr_t)mem + 1, big, sizeof big));

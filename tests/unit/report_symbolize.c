@@ -68,15 +68,6 @@ __attribute__((noinline)) static void inline_release(pthread_mutex_t *m)
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 
-/* The blocks a set of copies holds. */
-static unsigned block_copies(const lb_own_blocks_t *b)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < LB_OWN_BLOCKS_KEPT; i++)
-        n += b->block[i] != 0;
-    return n;
-}
-
 static void test_tail_call_sited_in_jumping_function(void)
 {
     lb_symbolizer_t *s = lb_symbolizer_open();
@@ -94,7 +85,7 @@ static void test_tail_call_sited_in_jumping_function(void)
     ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
     ASSERT_NOT_NULL(cache.blocks.room);
     lb_own_blocks_t first = cache.blocks;
-    ASSERT_GE(block_copies(&first), 1u);
+    ASSERT_GE(lb_own_blocks_held(&first), 1u);
     ASSERT_EQ(lb_tailcall_jump(s, call_pc, is_release_entry, &cache), jump);
     ASSERT_EQ(memcmp(cache.blocks.block, first.block, sizeof first.block), 0);
     ASSERT_EQ(cache.blocks.next, first.next);
