@@ -458,7 +458,7 @@ static int read_row(enum lb_row_kind kind, reader_t *r, lb_row_value_t values[LB
 
 /* One row's values (after its kind byte) read, edited (edit NULL: as
  * they are) and bound to st as row `row` of it; *bound gets bit i for
- * value ?i bound (st NULL: read past). */
+ * value ?i bound. */
 static int bind_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, int row, uint32_t *bound,
                     lb_row_edit_fn edit, void *ctx)
 {
@@ -466,7 +466,7 @@ static int bind_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, int ro
     lb_row_value_t values[LB_ROW_SHIFT_PARAM];
     *bound = 0;
     int rc = read_row(kind, r, values);
-    if (rc != SQLITE_OK || !st)
+    if (rc != SQLITE_OK)
         return rc;
     if (edit)
         edit(ctx, kind, values);
@@ -500,21 +500,6 @@ static bool step_failed(sqlite3_stmt *st, int step)
     if (failed)
         sqlite3_clear_bindings(st);
     return failed;
-}
-
-/* One row (after its kind byte) through st: bound, stepped, reset, and
- * its values unbound again. */
-static int replay_row(sqlite3_stmt *st, enum lb_row_kind kind, reader_t *r, lb_row_edit_fn edit,
-                      void *ctx)
-{
-    uint32_t bound;
-    int rc = bind_row(st, kind, r, 0, &bound, edit, ctx);
-    int step = rc == SQLITE_OK ? sqlite3_step(st) : SQLITE_DONE;
-    sqlite3_reset(st);
-    if (step_failed(st, step))
-        return step;
-    unbind_row(st, bound, 0);
-    return rc;
 }
 
 /* A batched replay's rows of each kind not added yet, each where its
@@ -560,6 +545,16 @@ static int add_rows(replay_t *p, sqlite3_stmt *st, enum lb_row_kind kind,
     return rc != SQLITE_OK ? rc : step == SQLITE_DONE ? SQLITE_OK : step;
 }
 
+/* The row at `at` of kind added alone, through its statement of one row;
+ * a constraint the direct insert would have broken leaves it out, as it
+ * would have. */
+static int add_one(replay_t *p, enum lb_row_kind kind, const unsigned char *at)
+{
+    sqlite3_stmt *st = p->statement(p->ctx, kind);
+    int rc = st ? add_rows(p, st, kind, &at, 1) : no_statement(p);
+    return (rc & 0xff) == SQLITE_CONSTRAINT ? SQLITE_OK : rc;
+}
+
 /* The held rows of kind added, in their order: as many at once as a
  * statement of LB_ROW_BATCH, then of half as many... takes, the last one
  * at a time (a batch a constraint stopped adds none of its rows: they go
@@ -582,11 +577,8 @@ static int add_held(replay_t *p, enum lb_row_kind kind)
         if ((rc & 0xff) == SQLITE_CONSTRAINT)
             rc = SQLITE_OK;
     }
-    for (int j = done; rc == SQLITE_OK && j < n; j++) {
-        sqlite3_stmt *one = p->statement(p->ctx, kind);
-        reader_t r = { h->at[j], p->end };
-        rc = one ? replay_row(one, kind, &r, p->edit, p->ctx) : no_statement(p);
-    }
+    for (int j = done; rc == SQLITE_OK && j < n; j++)
+        rc = add_one(p, kind, h->at[j]);
     return rc;
 }
 
@@ -614,23 +606,26 @@ int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, boo
     while (rc == SQLITE_OK && take(&r, &kind, 1)) {
         if (kind >= LB_ROW_KINDS)
             return SQLITE_CORRUPT;
+        /* each row read past first (a row cut short fails before any
+         * statement), and added from where its values start */
+        const unsigned char *at = r.p;
+        lb_row_value_t values[LB_ROW_SHIFT_PARAM];
+        if ((rc = read_row((enum lb_row_kind)kind, &r, values)) != SQLITE_OK)
+            break;
         held_rows_t *h = &p.held[kind];
         if (rows && rows(ctx, (enum lb_row_kind)kind, LB_ROW_BATCH)) {
-            /* held: read past now, added with LB_ROW_BATCH - 1 more of its
-             * kind, or before the next row of a kind not held */
-            uint32_t bound;
-            h->at[h->n++] = r.p;
-            rc = bind_row(NULL, (enum lb_row_kind)kind, &r, 0, &bound, NULL, NULL);
-            if (rc == SQLITE_OK && h->n == LB_ROW_BATCH)
+            /* held: added with LB_ROW_BATCH - 1 more of its kind, or
+             * before the next row of a kind not held */
+            h->at[h->n++] = at;
+            if (h->n == LB_ROW_BATCH)
                 rc = add_held(&p, (enum lb_row_kind)kind);
             continue;
         }
         /* a row of a kind not held may read rows before it (an idle
          * helper's structural rows, a run's exec generation) */
         rc = add_all_held(&p);
-        sqlite3_stmt *st = rc == SQLITE_OK ? statement(ctx, (enum lb_row_kind)kind) : NULL;
         if (rc == SQLITE_OK)
-            rc = st ? replay_row(st, (enum lb_row_kind)kind, &r, edit, ctx) : no_statement(&p);
+            rc = add_one(&p, (enum lb_row_kind)kind, at);
     }
     return rc == SQLITE_OK ? add_all_held(&p) : rc;
 }
