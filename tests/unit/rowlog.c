@@ -381,10 +381,19 @@ static void test_shifted_equals_merge(void)
 
 /* Plain statements of several rows into schema "b" (lb_row_sql_rows). */
 typedef struct batched {
-    sqlite3 *db;
-    sqlite3_stmt *one[LB_ROW_KINDS], *rows[LB_ROW_KINDS][LB_ROW_BATCH + 1];
+    statements_t one; /* first: statement_of takes a batch's context */
+    sqlite3_stmt *rows[LB_ROW_KINDS][LB_ROW_BATCH + 1];
     int edits; /* rows an edit saw */
 } batched_t;
+
+static void batched_free(batched_t *b)
+{
+    for (int k = 0; k < LB_ROW_KINDS; k++) {
+        sqlite3_finalize(b->one.st[k]);
+        for (int r = 0; r <= LB_ROW_BATCH; r++)
+            sqlite3_finalize(b->rows[k][r]);
+    }
+}
 
 /* How many kinds a statement of n rows was asked for (those of fewer
  * than LB_ROW_BATCH rows only where held rows were added through one). */
@@ -394,14 +403,6 @@ static int kinds_with(const batched_t *b, int n)
     for (int k = 0; k < LB_ROW_KINDS; k++)
         kinds += b->rows[k][n] != NULL;
     return kinds;
-}
-
-static sqlite3_stmt *batched_one(void *ctx, enum lb_row_kind kind)
-{
-    batched_t *b = ctx;
-    if (!b->one[kind])
-        b->one[kind] = prepare_kind(b->db, kind, "b");
-    return b->one[kind];
 }
 
 static sqlite3_stmt *batched_rows(void *ctx, enum lb_row_kind kind, int count)
@@ -414,7 +415,7 @@ static sqlite3_stmt *batched_rows(void *ctx, enum lb_row_kind kind, int count)
         sqlite3_free(one);
         if (!sql)
             return NULL; /* not of the form (an idle helper's) */
-        b->rows[kind][count] = lb_db_prepare_sql(b->db, sql);
+        b->rows[kind][count] = lb_db_prepare_sql(b->one.db, sql);
         ASSERT_NOT_NULL(b->rows[kind][count]);
     }
     return b->rows[kind][count];
@@ -453,9 +454,9 @@ static void test_batched_equals_single(void)
     ASSERT_EQ(lb_ddl_create_profile(db, "a"), SQLITE_OK);
     ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
     ASSERT_EQ(replay(db, "a", log.bytes, log.len), SQLITE_OK);
-    batched_t b = { .db = db };
+    batched_t b = { .one = { .db = db, .schema = "b" } };
     ASSERT_EQ(
-        lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows, NULL, &b),
+        lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows, NULL, &b),
         SQLITE_OK);
     char *da = dump(db, "a"), *dbb = dump(db, "b");
     ASSERT_STR_EQ(da, dbb);
@@ -466,11 +467,7 @@ static void test_batched_equals_single(void)
     for (const char *p = da; (p = strstr(p, "structural_wait: i8 i9 t3'cond'")); p++)
         helper_rows++;
     ASSERT_EQ(helper_rows, 3);
-    for (int k = 0; k < LB_ROW_KINDS; k++) {
-        sqlite3_finalize(b.one[k]);
-        for (int r = 0; r <= LB_ROW_BATCH; r++)
-            sqlite3_finalize(b.rows[k][r]);
-    }
+    batched_free(&b);
     free(da);
     free(dbb);
     lb_rowlog_free(&log);
@@ -504,8 +501,8 @@ static void test_replay_edit(void)
     sqlite3 *db = open_memory_db();
     exec(db, "ATTACH ':memory:' AS b");
     ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
-    batched_t b = { .db = db };
-    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, batched_one, batched_rows,
+    batched_t b = { .one = { .db = db, .schema = "b" } };
+    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows,
                                     edit_frames, &b),
               SQLITE_OK);
     ASSERT_EQ(b.edits, 12);
@@ -514,11 +511,7 @@ static void test_replay_edit(void)
     ASSERT_NOT_NULL(strstr(d, "frame: i3 i1 i32 null null i-1\n"));
     ASSERT_NOT_NULL(strstr(d, "frame: i4 i1 i48 null t3'f.c' i-1\n"));
     ASSERT_TRUE(b.rows[LB_ROW_FRAME][4] && !b.rows[LB_ROW_FRAME][2]); /* 8 + 4 */
-    for (int k = 0; k < LB_ROW_KINDS; k++) {
-        sqlite3_finalize(b.one[k]);
-        for (int r = 0; r <= LB_ROW_BATCH; r++)
-            sqlite3_finalize(b.rows[k][r]);
-    }
+    batched_free(&b);
     free(d);
     lb_rowlog_free(&log);
     sqlite3_close(db);
