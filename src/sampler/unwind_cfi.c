@@ -16,11 +16,12 @@
  * is a page fault (in a fork child a copy of the parent's page and a TLB
  * flush), and a short process, a fork child above all, computes most of
  * its rules once or twice; a fork child starts counting afresh
- * (lb_unwind_cfi_fork_child). A page never touched is mapped at its first
- * read, and a fork child inherits only the mappings its parent has: so a
- * forking parent reads one word of each page first
- * (lb_unwind_cfi_fork_prepare), and its children's look-ups read the
- * cache without a fault. A rule a fork child computes where its cache
+ * (lb_unwind_cfi_fork_child). A page no rule was written to is not read
+ * either: its bit in rule_counts.pages_written is clear, and a look-up
+ * there is a miss without touching it (a first read of an untouched page
+ * is a fault of its own, which maps the zero page: ~20 a compiler of
+ * `make -j4`, for pages most of which the compiler wrote later anyway).
+ * A fork child inherits the bits with the pages they name. A rule a fork child computes where its cache
  * held nothing is also offered to its later siblings (rule_share.h): the
  * parent imports such rules into empty slots at its next fork
  * (take_shared), and its later children inherit them. Invariants: a word
@@ -28,7 +29,10 @@
  * relaxed atomic load; a page's
  * miss count only grows, by CAS, up to LB_RULE_FILL_AFTER (async-signal-
  * safe: the sampling handler looks rules up), except in the fork child's
- * reset, when the forking thread is the only thread. */
+ * reset, when the forking thread is the only thread; a page's written bit
+ * is set (relaxed atomic OR) after a word of the page is stored, and never
+ * cleared: a look-up that sees it clear, or sees it set before the word, is
+ * a miss, which computes the rule again. */
 #include "sampler/unwind_cfi.h"
 
 #include <dlfcn.h>
@@ -603,8 +607,29 @@ static uint64_t rule_cache[LB_RULE_SLOTS] __attribute__((aligned(4096)));
 /* One line, written at each miss. */
 static struct {
     uint64_t misses;
+    uint32_t pages_written;             /* bit p: a rule was stored on page p */
     uint8_t page_misses[LB_RULE_PAGES]; /* up to LB_RULE_FILL_AFTER */
 } rule_counts LB_FORK_WRITTEN;
+_Static_assert(LB_RULE_PAGES <= 32, "one bit a page of the cache in pages_written");
+
+static size_t page_of(const uint64_t *slot)
+{
+    return (size_t)(slot - rule_cache) / LB_RULE_PAGE_SLOTS;
+}
+
+/* The word in slot, or 0 where its page holds no rule yet (not read). */
+static uint64_t slot_word(const uint64_t *slot)
+{
+    if (!(__atomic_load_n(&rule_counts.pages_written, __ATOMIC_RELAXED) & (1u << page_of(slot))))
+        return 0;
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
+static void store_rule(uint64_t *slot, uint64_t word)
+{
+    __atomic_store_n(slot, word, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&rule_counts.pages_written, 1u << page_of(slot), __ATOMIC_RELAXED);
+}
 
 uint64_t lb_frame_rule_misses(void)
 {
@@ -616,15 +641,13 @@ static void take_shared(uintptr_t pc, uint64_t word)
 {
     uint64_t *slot = &rule_cache[pc & (LB_RULE_SLOTS - 1)];
     if ((word & 1) && (word >> TAG_SHIFT) == (uint64_t)(pc >> LB_RULE_SLOT_BITS) &&
-        __atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
-        __atomic_store_n(slot, word, __ATOMIC_RELAXED);
+        slot_word(slot) == 0)
+        store_rule(slot, word);
 }
 
 void lb_unwind_cfi_fork_prepare(void)
 {
     lb_rule_share_fork_prepare(take_shared);
-    for (size_t i = 0; i < LB_RULE_SLOTS; i += LB_RULE_PAGE_SLOTS)
-        (void)__atomic_load_n(&rule_cache[i], __ATOMIC_RELAXED);
 }
 
 void lb_unwind_cfi_fork_child(void)
@@ -637,7 +660,7 @@ void lb_unwind_cfi_fork_child(void)
  * in this process to be written. */
 static bool page_fill_due(const uint64_t *slot)
 {
-    uint8_t *n = &rule_counts.page_misses[(size_t)(slot - rule_cache) / LB_RULE_PAGE_SLOTS];
+    uint8_t *n = &rule_counts.page_misses[page_of(slot)];
     uint8_t seen = __atomic_load_n(n, __ATOMIC_RELAXED);
     while (seen < LB_RULE_FILL_AFTER) {
         if (__atomic_compare_exchange_n(n, &seen, (uint8_t)(seen + 1), true, __ATOMIC_RELAXED,
@@ -664,7 +687,7 @@ static bool encode(uintptr_t pc, lb_frame_rule_t rule, uint64_t *word)
 lb_frame_rule_t lb_frame_rule(uintptr_t pc)
 {
     uint64_t *slot = &rule_cache[pc & (LB_RULE_SLOTS - 1)];
-    uint64_t w = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    uint64_t w = slot_word(slot);
     if (lb_likely((w & 1) && (w >> TAG_SHIFT) == (uint64_t)(pc >> LB_RULE_SLOT_BITS))) {
         uint8_t kind = (uint8_t)((w >> 1) & 3);
         int32_t cfa = (int32_t)(((w >> 4) & ((1u << CFA_BITS) - 1)) * 8);
@@ -682,7 +705,7 @@ lb_frame_rule_t lb_frame_rule(uintptr_t pc)
         if (in_object && was == 0)
             lb_rule_share_offer(pc, w, &dlfo);
         if (page_fill_due(slot))
-            __atomic_store_n(slot, w, __ATOMIC_RELAXED);
+            store_rule(slot, w);
     }
     return rule;
 }
