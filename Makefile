@@ -19,9 +19,10 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 # not pay for their loading. Their headers are still needed.
 LIB_LIBS := -ldl -lrt -lpthread
 
-CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c)
+# libpfm4 is opened on first use by the CLI too (`lockblame events`).
+CLI_SRCS := $(wildcard src/common/*.c src/report/cli/*.c) src/util/lazy_pfm.c src/util/lazy_lib.c
 CLI_OBJS := $(patsubst %.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
-CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lpfm -lstdc++ -lm -lz $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -llzma
+CLI_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -lstdc++ -lm -lz $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -llzma
 
 LIB := $(BUILD)/liblockblame.so
 CLI := $(BUILD)/lockblame

@@ -3,7 +3,7 @@
  * and libelf), lazy_lzma.c, lazy_pfm.c. The stubs sit in util, below
  * every layer that calls them (common's database and PMU-encoding code,
  * the sampler, the writer); the CLI links the same libraries directly and
- * none of these files.
+ * none of these files, but for libpfm4's (lazy_pfm.c, lazy_lib.c).
  *
  * Each function below opens its libraries now if not yet and returns
  * false when one cannot be loaded (nothing else changes); the caller then

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/pfm_encode.h"
+#include "util/lazy_deps.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 
@@ -116,6 +117,12 @@ int lb_cmd_events(int argc, char **argv)
 
     printf("  %-36s %-12s %s\n", "EVENT", "PMU", "DESCRIPTION");
     software_fallbacks();
+    char why[256];
+    if (!lb_pfm_open(why, sizeof why)) {
+        cli_warn("events: libpfm4 could not be loaded (%s); only the software clocks are listed",
+                 why);
+        return LB_EXIT_OK;
+    }
     int rc = pfm_initialize();
 
     if (rc != PFM_SUCCESS) {
