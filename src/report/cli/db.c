@@ -163,7 +163,7 @@ sqlite3 *lb_db_open(const char *path)
 
     check_file(path);
     lb_cli_add_pending(path, NULL);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK)
         lb_db_fail(db, path, "opening");
     /* a profiled tree may be committing to it: its lock is not a
      * corrupt database */

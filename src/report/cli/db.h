@@ -6,6 +6,13 @@
 
 #include <sqlite3.h>
 
+/* The flags every connection of the CLI is opened with besides its mode:
+ * a connection is used by the one thread that opened it (`run`'s merge
+ * thread opens its own), so SQLite need not take the connection's mutex
+ * around every call, each column read included (in a report of 300
+ * records a fifth of the instructions its reads ran). */
+#define LB_DB_OPEN_OWN SQLITE_OPEN_NOMUTEX
+
 /* Open `path` read-only after checking that it is a non-empty, untruncated
  * SQLite file whose meta.schema_version this CLI reads and that has every
  * table of schema version 1. On any problem: one "lockblame:" line and

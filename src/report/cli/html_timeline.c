@@ -60,7 +60,8 @@ void lb_html_timeline(const char *path, FILE *out)
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
 
-    if (!path || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+    if (!path ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT MAX(seq) FROM time_window", -1, &st, NULL) != SQLITE_OK ||
         sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
         sqlite3_finalize(st);

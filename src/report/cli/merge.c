@@ -107,7 +107,7 @@ int lb_cmd_merge(int argc, char **argv)
     sqlite3 *db = NULL;
     const char *t = lb_buf_str(&tmp);
 
-    if (sqlite3_open_v2(t, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(t, &db, SQLITE_OPEN_READWRITE | LB_DB_OPEN_OWN, NULL) != SQLITE_OK)
         fail(db, t, out);
     if (exec(db, "PRAGMA journal_mode=OFF") || exec(db, "BEGIN") ||
         lb_ddl_create(db, "main") != SQLITE_OK ||

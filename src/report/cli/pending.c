@@ -15,6 +15,7 @@
 #include "common/ledger.h"
 #include "common/schema.h"
 #include "common/spool.h"
+#include "report/cli/db.h"
 #include "report/cli/util.h"
 
 #define PENDING_BUSY_MS 30000
@@ -34,12 +35,6 @@ static bool run_key_of(sqlite3 *db, char *key, size_t size)
     sqlite3_finalize(st);
     return found;
 }
-
-/* A merge's connection is the thread's that opens it, alone (the
- * report's, or `run`'s merge thread's, which keeps it between batches and
- * closes it itself): no mutex of its own, which SQLite would otherwise
- * take around every call, a column read included. */
-#define MERGE_OPEN SQLITE_OPEN_NOMUTEX
 
 /* A merge's connection: waits for commits under way (a tree's process
  * may be committing), and does not fsync. As in the library's write
@@ -61,8 +56,8 @@ static int create_missing(const char *path, sqlite3 **db)
     struct stat st;
     if (stat(path, &st) == 0 && st.st_size > 0)
         return SQLITE_OK;
-    int rc =
-        sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | MERGE_OPEN, NULL);
+    int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | LB_DB_OPEN_OWN,
+                             NULL);
     if (rc == SQLITE_OK) {
         merge_connection(*db);
         rc = sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -103,7 +98,7 @@ static sqlite3 *open_for_merge(const char *path, const char *run_key, const char
     sqlite3 *db = NULL;
     if ((run_key && create_missing(path, &db) != SQLITE_OK) ||
         (!db &&
-         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | MERGE_OPEN, NULL) != SQLITE_OK)) {
+         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | LB_DB_OPEN_OWN, NULL) != SQLITE_OK)) {
         *why = "not writable";
     } else {
         merge_connection(db); /* before the first read */

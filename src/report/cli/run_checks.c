@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/db_merge.h"
+#include "report/cli/db.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
 
@@ -101,7 +102,7 @@ int lb_run_output_state(const char *path)
     sqlite3 *db = NULL;
     int version = -1;
 
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) == SQLITE_OK)
         version = lb_db_version(db, "main");
     sqlite3_close(db);
     return version > 0 ? LB_OUT_LOCKBLAME : LB_OUT_FOREIGN;

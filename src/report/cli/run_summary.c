@@ -23,6 +23,7 @@
 #include "common/file_room.h"
 #include "common/ledger.h"
 #include "common/spool.h"
+#include "report/cli/db.h"
 #include "report/cli/pending.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
@@ -385,7 +386,7 @@ void lb_run_summary(const char *path, char *const *argv, pid_t child, int status
         cli_warn("%s was killed by %s%s", prog, sig_name(sig),
                  WCOREDUMP(status) ? " (core dumped)" : "");
     if (stat(path, &st) != 0 ||
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK ||
         lb_db_version(db, "main") <= 0) {
         sqlite3_close(db);
         if (unwritten[0])

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/sampled_limits.h"
+#include "report/cli/db.h"
 #include "report/cli/sampling.h"
 
 #define LB_DROP_WARN_PCT 5.0
@@ -58,7 +59,7 @@ static int load(const char *path, struct lb_sampling *s)
     sqlite3_stmt *st = NULL;
 
     memset(s, 0, sizeof *s);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
                            "SELECT key, value FROM meta WHERE key LIKE 'sampl%'"
                            " OR key LIKE 'unsampled%'",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "common/ledger.h"
+#include "report/cli/db.h"
 
 /* The meta value of key, 0 if none. */
 static int64_t meta_integer(sqlite3 *db, const char *key)
@@ -27,7 +28,7 @@ static int64_t meta_integer(sqlite3 *db, const char *key)
 void lb_print_tree_notes(const struct lb_profile *p, FILE *out)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(p->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(p->path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
     }

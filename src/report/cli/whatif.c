@@ -183,7 +183,7 @@ static double median(double *v, int n)
 static sqlite3 *open_db(const char *path, int flags)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(path, &db, flags | LB_DB_OPEN_OWN, NULL) != SQLITE_OK)
         cli_die(LB_EXIT_FAIL, "whatif: %s: %s", path, sqlite3_errmsg(db));
     sqlite3_busy_timeout(db, 5000);
     return db;

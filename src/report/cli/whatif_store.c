@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/cli/db.h"
 #include "report/cli/format.h"
 #include "report/cli/util.h"
 
@@ -265,7 +266,7 @@ void lb_whatif_html(const char *path, FILE *out)
 {
     sqlite3 *db;
     int n = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | LB_DB_OPEN_OWN, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
     }
