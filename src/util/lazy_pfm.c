@@ -11,14 +11,30 @@
 #include "util/lazy_deps.h"
 
 #include <perfmon/pfmlib.h>
+#include <stdio.h>
 
 #include "util/lazy_lib.h"
 
 static LB_LAZY_LIB(pfm_lib, "libpfm.so.4");
 
+/* Every function the stubs below forward to, looked up by lb_pfm_open:
+ * a stub whose function is missing returns 0, which is PFM_SUCCESS (and
+ * pfm_get_event_next's 0 would never end a listing). */
+static const char *const pfm_functions[] = {
+    "pfm_initialize",   "pfm_strerror",       "pfm_get_os_event_encoding",
+    "pfm_get_pmu_info", "pfm_get_event_next", "pfm_get_event_info",
+};
+
 bool lb_pfm_open(char *why, unsigned whylen)
 {
-    return lb_lazy_lib_open(&pfm_lib, why, whylen);
+    if (!lb_lazy_lib_open(&pfm_lib, why, whylen))
+        return false;
+    for (size_t i = 0; i < sizeof pfm_functions / sizeof *pfm_functions; i++)
+        if (!lb_lazy_sym(&pfm_lib, pfm_functions[i])) {
+            snprintf(why, whylen, "%s has no %s", pfm_lib.soname, pfm_functions[i]);
+            return false;
+        }
+    return true;
 }
 
 LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_initialize, (void), ())
