@@ -270,7 +270,7 @@ void lb_ledger_note(const char *path, const lb_ledger_tally_t *t, const char *ro
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 120000); /* other writers of the tree may be committing */
-        /* a note's loss in a machine's crash costs less than its fsyncs */
+        /* no fsync, as the merges (report/cli/pending.c) */
         sqlite3_exec(db, "PRAGMA main.synchronous=OFF", NULL, NULL, NULL);
         int lost = t->before_writing + t->while_writing + t->failed;
         char *q = sqlite3_mprintf("INSERT INTO meta VALUES('root_command',%Q) ON CONFLICT(key) DO"

@@ -21,13 +21,13 @@
  * there is a miss without touching it (a first read of an untouched page
  * is a fault of its own, which maps the zero page: ~20 a compiler of
  * `make -j4`, for pages most of which the compiler wrote later anyway).
- * A fork child inherits the bits with the pages they name. A rule a fork child computes where its cache
- * held nothing is also offered to its later siblings (rule_share.h): the
- * parent imports such rules into empty slots at its next fork
- * (take_shared), and its later children inherit them. Invariants: a word
- * is written whole by one relaxed atomic store and read whole by one
- * relaxed atomic load; a page's
- * miss count only grows, by CAS, up to LB_RULE_FILL_AFTER (async-signal-
+ * A fork child inherits the bits with the pages they name. A rule a fork
+ * child computes where its cache held nothing is also offered to its
+ * later siblings (rule_share.h): the parent imports such rules into empty
+ * slots at its next fork (take_shared), and its later children inherit
+ * them. Invariants: a word is written whole by one relaxed atomic store
+ * and read whole by one relaxed atomic load; a page's miss count only
+ * grows, by CAS, up to LB_RULE_FILL_AFTER (async-signal-
  * safe: the sampling handler looks rules up), except in the fork child's
  * reset, when the forking thread is the only thread; a page's written bit
  * is set (relaxed atomic OR) after a word of the page is stored, and never
@@ -628,7 +628,9 @@ static uint64_t slot_word(const uint64_t *slot)
 static void store_rule(uint64_t *slot, uint64_t word)
 {
     __atomic_store_n(slot, word, __ATOMIC_RELAXED);
-    __atomic_or_fetch(&rule_counts.pages_written, 1u << page_of(slot), __ATOMIC_RELAXED);
+    uint32_t bit = 1u << page_of(slot);
+    if (!(__atomic_load_n(&rule_counts.pages_written, __ATOMIC_RELAXED) & bit))
+        __atomic_or_fetch(&rule_counts.pages_written, bit, __ATOMIC_RELAXED);
 }
 
 uint64_t lb_frame_rule_misses(void)

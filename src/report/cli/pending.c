@@ -39,9 +39,10 @@ static bool run_key_of(sqlite3 *db, char *key, size_t size)
 /* A merge's connection: waits for commits under way (a tree's process
  * may be committing), and does not fsync. As in the library's write
  * (report/writer/output.c), the journal still undoes a transaction that a
- * crash of this process cuts short; only the machine's crash could lose
- * the last records, and each commit's three fsyncs were a merge's largest
- * system-call cost. */
+ * crash of this process cuts short; a crash of the machine itself (or a
+ * power loss) may leave the database corrupt, as SQLite says, where it
+ * ends the run anyway, and each commit's three fsyncs were a merge's
+ * largest system-call cost. */
 static void merge_connection(sqlite3 *db)
 {
     sqlite3_busy_timeout(db, PENDING_BUSY_MS);

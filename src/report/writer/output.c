@@ -407,8 +407,10 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     bool drained = stage_pending(db, most, &pending) && !pending.left;
     unsigned unread = pending.bad; /* said; the merge may refuse more */
     /* No fsync: the journal still undoes a write that a crash of this
-     * process cuts short; only the machine's crash could lose the last
-     * profiles, and four fsyncs a process were most of a commit. */
+     * process cuts short; a crash of the machine itself (or a power
+     * loss) may leave the database corrupt, as SQLite says, where it
+     * ends the run anyway, and four fsyncs a process were most of a
+     * commit. */
     sql(db, "PRAGMA out.synchronous=OFF");
     rc = sql(db, "BEGIN IMMEDIATE");
     if (rc != SQLITE_OK) {
