@@ -592,8 +592,8 @@ static int add_all_held(replay_t *p)
 }
 
 int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
-                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_edit_fn edit,
-                          void *ctx)
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_keep_fn keep,
+                          lb_row_edit_fn edit, void *ctx)
 {
     reader_t r = { bytes, bytes + n };
     if (header && !header_ok(&r, n))
@@ -612,6 +612,8 @@ int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, boo
         lb_row_value_t values[LB_ROW_SHIFT_PARAM];
         if ((rc = read_row((enum lb_row_kind)kind, &r, values)) != SQLITE_OK)
             break;
+        if (keep && !keep(ctx, (enum lb_row_kind)kind, values))
+            continue;
         held_rows_t *h = &p.held[kind];
         if (rows && rows(ctx, (enum lb_row_kind)kind, LB_ROW_BATCH)) {
             /* held: added with LB_ROW_BATCH - 1 more of its kind, or
@@ -652,5 +654,5 @@ int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, 
 int lb_rowlog_replay(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
                      lb_row_statement_fn statement, void *ctx)
 {
-    return lb_rowlog_replay_rows(db, bytes, n, header, statement, NULL, NULL, ctx);
+    return lb_rowlog_replay_rows(db, bytes, n, header, statement, NULL, NULL, NULL, ctx);
 }

@@ -171,6 +171,10 @@ char *lb_row_sql_rows(const char *one, int rows);
  * (lb_rowlog_replay_rows): it may change them (a text it sets must live
  * until the replay returns). */
 typedef void (*lb_row_edit_fn)(void *ctx, enum lb_row_kind kind, lb_row_value_t *values);
+/* Whether a replay adds a row, from its values as the log holds them
+ * (lb_rowlog_replay_rows): a row it leaves out is as if the log did not
+ * hold it. */
+typedef bool (*lb_row_keep_fn)(void *ctx, enum lb_row_kind kind, const lb_row_value_t *values);
 /* Where a batched replay finds kind's statement for `rows` rows
  * (lb_row_sql_rows; rows a power of two up to LB_ROW_BATCH), owned by the
  * caller; NULL: the kind's rows go one at a time. */
@@ -180,9 +184,10 @@ typedef sqlite3_stmt *(*lb_row_rows_fn)(void *ctx, enum lb_row_kind kind, int ro
  * until LB_ROW_BATCH of the kind wait, or a row of a kind not held comes
  * (it may read them), or the log ends, then added in the log's order
  * through statements of LB_ROW_BATCH, half as many... rows. The same
- * rows, values and order in each table as lb_rowlog_replay, but for what
- * `edit` (NULL: none; lb_row_edit_fn) changes in a row's values. */
+ * rows, values and order in each table as lb_rowlog_replay, but for the
+ * rows `keep` leaves out (NULL: none; lb_row_keep_fn) and what `edit`
+ * (NULL: none; lb_row_edit_fn) changes in a row's values. */
 int lb_rowlog_replay_rows(sqlite3 *db, const unsigned char *bytes, size_t n, bool header,
-                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_edit_fn edit,
-                          void *ctx);
+                          lb_row_statement_fn statement, lb_row_rows_fn rows, lb_row_keep_fn keep,
+                          lb_row_edit_fn edit, void *ctx);
 #endif

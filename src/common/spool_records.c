@@ -9,6 +9,7 @@
 #include "common/db_merge.h"
 #include "common/ddl.h"
 #include "common/frame_names.h"
+#include "common/meta_known.h"
 #include "common/room_for.h"
 #include "common/rowlog.h"
 #include "common/schema.h"
@@ -69,6 +70,7 @@ struct lb_spool_records {
     sqlite3_stmt *mark[MARKS];     /* a record's savepoint: its start, its undo, its end */
     lb_db_merge_cache_t merge;     /* dst's next ids */
     lb_frame_names_cache_t names;  /* dst's frames named, from its cache */
+    lb_meta_known_t meta;          /* dst's meta as the records added so far leave it */
     const held_t *adding;          /* the record being added */
 };
 
@@ -407,6 +409,14 @@ static void name_frame(void *ctx, enum lb_row_kind kind, lb_row_value_t *v)
     v[6].i = line;
 }
 
+/* A record's row added unless it is a meta row that would change
+ * nothing in dst (common/meta_known.h). */
+static bool keep_row(void *ctx, enum lb_row_kind kind, const lb_row_value_t *v)
+{
+    lb_spool_records_t *r = ctx;
+    return kind != LB_ROW_META || lb_meta_known_changes(&r->meta, r->db, r->dst, &v[1], &v[2]);
+}
+
 /* Whether rc is SQLite refusing a held record's values (a fractional or
  * overflowing id, a value past its limits): the record's fault. A record's
  * bytes were read through when it was held, so anything else that fails
@@ -431,7 +441,7 @@ static int add_record(lb_spool_records_t *r, const held_t *h)
         return rc;
     r->adding = h;
     rc = lb_rowlog_replay_rows(r->db, h->bytes, h->size, true, shifted_statement, batch_statement,
-                               h->n_modules ? name_frame : NULL, r);
+                               keep_row, h->n_modules ? name_frame : NULL, r);
     bool seen = rc == SQLITE_OK && merged_before(r);
     if (rc == SQLITE_OK && !seen)
         rc = lb_frame_names_fill_with(r->db, r->dst, r->dst, &r->names, &r->shifts);
@@ -439,12 +449,18 @@ static int add_record(lb_spool_records_t *r, const held_t *h)
      * back the statement or the whole transaction) fails the batch as it
      * is, its error the connection's for the caller to say (a savepoint's
      * end would clear it); the caller rolls back. */
-    if (rc != SQLITE_OK && !refused(rc))
+    if (rc != SQLITE_OK && !refused(rc)) {
+        lb_meta_known_forget(&r->meta);
         return rc;
-    if (sqlite3_get_autocommit(r->db))
+    }
+    if (sqlite3_get_autocommit(r->db)) {
+        lb_meta_known_forget(&r->meta);
         return SQLITE_ABORT;
-    if (rc != SQLITE_OK || seen)
+    }
+    if (rc != SQLITE_OK || seen) {
         mark(r, MARK_ROLLBACK);
+        lb_meta_known_forget(&r->meta); /* its meta rows undone */
+    }
     mark(r, MARK_RELEASE);
     return rc;
 }
@@ -484,6 +500,7 @@ void lb_spool_records_free(lb_spool_records_t *r)
         sqlite3_finalize(r->mark[m]);
     lb_db_merge_cache_free(&r->merge);
     lb_frame_names_cache_free(&r->names);
+    lb_meta_known_forget(&r->meta);
     lb_frame_names_release();
     if (r->pending)
         sql(r->db, "DETACH pending");

@@ -455,9 +455,9 @@ static void test_batched_equals_single(void)
     ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
     ASSERT_EQ(replay(db, "a", log.bytes, log.len), SQLITE_OK);
     batched_t b = { .one = { .db = db, .schema = "b" } };
-    ASSERT_EQ(
-        lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows, NULL, &b),
-        SQLITE_OK);
+    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows, NULL,
+                                    NULL, &b),
+              SQLITE_OK);
     char *da = dump(db, "a"), *dbb = dump(db, "b");
     ASSERT_STR_EQ(da, dbb);
     ASSERT_TRUE(kinds_with(&b, 8) > 0 && kinds_with(&b, 4) > 0 && kinds_with(&b, 2) > 0);
@@ -502,7 +502,7 @@ static void test_replay_edit(void)
     exec(db, "ATTACH ':memory:' AS b");
     ASSERT_EQ(lb_ddl_create_profile(db, "b"), SQLITE_OK);
     batched_t b = { .one = { .db = db, .schema = "b" } };
-    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows,
+    ASSERT_EQ(lb_rowlog_replay_rows(db, log.bytes, log.len, true, statement_of, batched_rows, NULL,
                                     edit_frames, &b),
               SQLITE_OK);
     ASSERT_EQ(b.edits, 12);
