@@ -439,12 +439,12 @@ static bool header_ok(reader_t *r, size_t n)
     return version == LB_SCHEMA_VERSION && (sealed == 0 || sealed == n);
 }
 
-/* One row's values (after its kind byte) read into values[] by their
- * parameter index (the others type 0, NULL): SQLITE_OK or
- * SQLITE_CORRUPT. */
+/* One row's values (after its kind byte) read into values[1 ..
+ * row_values[kind]] by their parameter index (the others there type 0,
+ * NULL; none past them is set): SQLITE_OK or SQLITE_CORRUPT. */
 static int read_row(enum lb_row_kind kind, reader_t *r, lb_row_value_t values[LB_ROW_SHIFT_PARAM])
 {
-    memset(values, 0, LB_ROW_SHIFT_PARAM * sizeof *values);
+    memset(values, 0, ((size_t)row_values[kind] + 1) * sizeof *values);
     for (;;) {
         unsigned char index;
         if (!take(r, &index, 1) || index > row_values[kind])
