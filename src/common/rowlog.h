@@ -168,12 +168,13 @@ int lb_rowlog_each(const unsigned char *bytes, size_t n, lb_row_visit_fn visit, 
  * memory. */
 char *lb_row_sql_rows(const char *one, int rows);
 /* What a replay calls with each row's values before it binds them
- * (lb_rowlog_replay_rows): it may change them (a text it sets must live
- * until the replay returns). */
+ * (lb_rowlog_replay_rows; values[1 .. lb_row_values(kind)], no others
+ * set): it may change them (a text it sets must live until the replay
+ * returns). */
 typedef void (*lb_row_edit_fn)(void *ctx, enum lb_row_kind kind, lb_row_value_t *values);
 /* Whether a replay adds a row, from its values as the log holds them
- * (lb_rowlog_replay_rows): a row it leaves out is as if the log did not
- * hold it. */
+ * (lb_rowlog_replay_rows; values[1 .. lb_row_values(kind)], no others
+ * set): a row it leaves out is as if the log did not hold it. */
 typedef bool (*lb_row_keep_fn)(void *ctx, enum lb_row_kind kind, const lb_row_value_t *values);
 /* Where a batched replay finds kind's statement for `rows` rows
  * (lb_row_sql_rows; rows a power of two up to LB_ROW_BATCH), owned by the

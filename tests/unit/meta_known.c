@@ -4,7 +4,8 @@
  * counters summed (leading zeros, 18 and 19 digits, a zero), settings
  * kept, the version keys untouched, the real-valued keys summed, values
  * that are not text, empty or hold a NUL byte, keys new to dst, and a
- * savepoint's undo after which the view is forgotten. The rows that
+ * savepoint's undo after which the view is forgotten, and a key that
+ * is not text, stored as its text, after which every row is added. The rows that
  * change nothing (a counter at 0, a setting already there, a version
  * key) are the ones left out. */
 #include "check.h"
@@ -165,6 +166,23 @@ static void test_left_out_rows_change_nothing(void)
     assert_same_and_close(db, &m);
 }
 
+/* A key that is not text is stored as its text: the rows after it, a
+ * text key naming it among them, are all added. */
+static void test_number_key_then_its_text(void)
+{
+    sqlite3 *db = two_schemas();
+    lb_meta_known_t m = { 0 };
+    ASSERT_FALSE(merge_row(db, &m, text("samples_taken"), text("0")));
+    ASSERT_TRUE(merge_row(db, &m, integer(42), text("5")));
+    ASSERT_TRUE(merge_row(db, &m, text("42"), text("abc")));
+    ASSERT_TRUE(merge_row(db, &m, text("42"), text("3")));
+    ASSERT_TRUE(merge_row(db, &m, text("samples_taken"), text("0")));
+    char *d = dump(db, "known");
+    ASSERT_NOT_NULL(strstr(d, "42|text|'8'"));
+    free(d);
+    assert_same_and_close(db, &m);
+}
+
 static void test_undo_forgets(void)
 {
     sqlite3 *db = two_schemas();
@@ -197,5 +215,5 @@ static void test_unreadable_dst_keeps_every_row(void)
     sqlite3_close(db);
 }
 
-CHECK_MAIN(test_left_out_rows_change_nothing, test_undo_forgets,
+CHECK_MAIN(test_left_out_rows_change_nothing, test_number_key_then_its_text, test_undo_forgets,
            test_unreadable_dst_keeps_every_row)
