@@ -71,14 +71,9 @@ static char *dump(sqlite3 *db, const char *schema)
                               " quote(value), char(10)) FROM (SELECT * FROM \"%w\".meta"
                               " ORDER BY key)",
                               schema);
-    sqlite3_stmt *st = NULL;
-    ASSERT_EQ(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    char *copy = strdup(t ? t : "");
-    sqlite3_finalize(st);
+    char *text = memory_db_text(db, q);
     sqlite3_free(q);
-    return copy;
+    return text;
 }
 
 /* Two schemas with the same meta rows: "all" runs every row, "known"

@@ -7,7 +7,6 @@
  * refused one carried first, is added. */
 #include "check.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +16,14 @@
 #include "common/rowlog.h"
 #include "common/spool.h"
 #include "memory_db.h"
+#include "spool_db.h"
 
 #define RUN_KEY "k1"
 
-/* A fresh directory's database path in db[size], the run's database
- * made there as `run` makes it. */
+/* The run's database made in a fresh directory, as `run` makes it. */
 static sqlite3 *fresh_db(char *db, size_t size)
 {
-    char dir[] = "/tmp/lockblame-spool-meta.XXXXXX";
-    ASSERT_NOT_NULL(mkdtemp(dir));
-    snprintf(db, size, "%s/run.db", dir);
+    spool_db_fresh(db, size);
     char why[256];
     ASSERT_TRUE(lb_sqlite_open(why, sizeof why));
     sqlite3 *d = NULL;
@@ -34,25 +31,6 @@ static sqlite3 *fresh_db(char *db, size_t size)
     ASSERT_EQ(lb_ddl_create(d, "main"), SQLITE_OK);
     ASSERT_EQ(lb_ddl_meta(d, "main", "lockblame"), SQLITE_OK);
     return d;
-}
-
-static void remove_db(const char *db)
-{
-    char spool[4200], path[4500];
-    lb_spool_dir(spool, sizeof spool, db);
-    DIR *d = opendir(spool);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        snprintf(path, sizeof path, "%s/%s", spool, e->d_name);
-        if (e->d_name[0] != '.')
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(spool);
-    unlink(db);
-    snprintf(path, sizeof path, "%s", db);
-    *strrchr(path, '/') = '\0';
-    rmdir(path);
 }
 
 /* Process pid's record into the spool: its run row, a counter at 0 and
@@ -88,18 +66,6 @@ static void put_record(const char *db, int pid, const char *setting, bool refuse
     lb_rowlog_free(&row);
 }
 
-/* The text of one query's first column, "" for NULL (malloc'd). */
-static char *query_text(sqlite3 *d, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    ASSERT_EQ(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    char *copy = strdup(t ? t : "");
-    sqlite3_finalize(st);
-    return copy;
-}
-
 static void test_refused_record_meta_forgotten(void)
 {
     char db[4096];
@@ -115,17 +81,18 @@ static void test_refused_record_meta_forgotten(void)
     unsigned bad = b.bad;
     lb_spool_finish(&b, true);
     ASSERT_EQ(bad, 1u);
-    char *runs = query_text(d, "SELECT group_concat(pid) FROM (SELECT pid FROM run ORDER BY id)");
+    char *runs =
+        memory_db_text(d, "SELECT group_concat(pid) FROM (SELECT pid FROM run ORDER BY id)");
     ASSERT_STR_EQ(runs, "102,103");
-    char *setting = query_text(d, "SELECT value FROM meta WHERE key = 'a_setting'");
+    char *setting = memory_db_text(d, "SELECT value FROM meta WHERE key = 'a_setting'");
     ASSERT_STR_EQ(setting, "from 102");
-    char *samples = query_text(d, "SELECT value FROM meta WHERE key = 'samples_taken'");
+    char *samples = memory_db_text(d, "SELECT value FROM meta WHERE key = 'samples_taken'");
     ASSERT_STR_EQ(samples, "0");
     free(runs);
     free(setting);
     free(samples);
     sqlite3_close(d);
-    remove_db(db);
+    spool_db_remove(db);
 }
 
 CHECK_MAIN(test_refused_record_meta_forgotten)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "spool_db.h"
 
 #include "common/spool.h"
 
@@ -40,33 +41,6 @@ ssize_t writev(int fd, const struct iovec *iov, int n)
     return k ? syscall(SYS_writev, fd, cut, k) : 0;
 }
 
-/* A fresh directory's database path in db[size]. */
-static void fresh_db(char *db, size_t size)
-{
-    char dir[] = "/tmp/lockblame-spool-put.XXXXXX";
-    ASSERT_NOT_NULL(mkdtemp(dir));
-    snprintf(db, size, "%s/run.db", dir);
-}
-
-/* db's spool and directory removed. */
-static void remove_db(const char *db)
-{
-    char spool[4200], path[4500];
-    lb_spool_dir(spool, sizeof spool, db);
-    DIR *d = opendir(spool);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        snprintf(path, sizeof path, "%s/%s", spool, e->d_name);
-        if (e->d_name[0] != '.')
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(spool);
-    snprintf(path, sizeof path, "%s", db);
-    *strrchr(path, '/') = '\0';
-    rmdir(path);
-}
-
 /* The size of run_key's open log (-1: none). */
 static long log_size(const char *db, const char *run_key)
 {
@@ -80,7 +54,7 @@ static long log_size(const char *db, const char *run_key)
 static void test_short_write_leaves_nothing(void)
 {
     char db[4096], record[3000];
-    fresh_db(db, sizeof db);
+    spool_db_fresh(db, sizeof db);
     memset(record, 'r', sizeof record);
     ASSERT_EQ(lb_spool_put(db, "k1", record, 100), 0); /* a whole frame first */
     long whole = log_size(db, "k1");
@@ -90,18 +64,18 @@ static void test_short_write_leaves_nothing(void)
     ASSERT_EQ(log_size(db, "k1"), whole);
     ASSERT_EQ(lb_spool_put(db, "k1", record, 200), 0); /* the next writer's frame follows */
     ASSERT_EQ(log_size(db, "k1"), 2 * whole + 100);
-    remove_db(db);
+    spool_db_remove(db);
 }
 
 static void test_no_room_at_all(void)
 {
     char db[4096], record[500];
-    fresh_db(db, sizeof db);
+    spool_db_fresh(db, sizeof db);
     memset(record, 'r', sizeof record);
     writev_room = 0;
     ASSERT_EQ(lb_spool_put(db, "k2", record, sizeof record), -1);
     ASSERT_EQ(log_size(db, "k2"), 0);
-    remove_db(db);
+    spool_db_remove(db);
 }
 
 CHECK_MAIN(test_short_write_leaves_nothing, test_no_room_at_all)
