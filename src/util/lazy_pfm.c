@@ -17,13 +17,22 @@
 
 static LB_LAZY_LIB(pfm_lib, "libpfm.so.4");
 
-/* Every function the stubs below forward to, looked up by lb_pfm_open:
- * a stub whose function is missing returns 0, which is PFM_SUCCESS (and
- * pfm_get_event_next's 0 would never end a listing). */
-static const char *const pfm_functions[] = {
-    "pfm_initialize",   "pfm_strerror",       "pfm_get_os_event_encoding",
-    "pfm_get_pmu_info", "pfm_get_event_next", "pfm_get_event_info",
-};
+/* The functions the stubs forward to, one list for the stubs and for
+ * lb_pfm_open's look-up of each: a stub whose function is missing
+ * returns 0, which is PFM_SUCCESS (and pfm_get_event_next's 0 would never
+ * end a listing). X(return type, name, parameters, arguments). */
+#define PFM_FUNCTIONS(X)                                                                         \
+    X(pfm_err_t, pfm_initialize, (void), ())                                                     \
+    X(const char *, pfm_strerror, (int code), (code))                                            \
+    X(pfm_err_t, pfm_get_os_event_encoding, (const char *str, int plm, pfm_os_t os, void *args), \
+      (str, plm, os, args))                                                                      \
+    X(pfm_err_t, pfm_get_pmu_info, (pfm_pmu_t pmu, pfm_pmu_info_t * info), (pmu, info))          \
+    X(int, pfm_get_event_next, (int idx), (idx))                                                 \
+    X(pfm_err_t, pfm_get_event_info, (int idx, pfm_os_t os, pfm_event_info_t *info),             \
+      (idx, os, info))
+
+#define PFM_NAME(ret, name, params, args) #name,
+static const char *const pfm_functions[] = { PFM_FUNCTIONS(PFM_NAME) };
 
 bool lb_pfm_open(char *why, unsigned whylen)
 {
@@ -37,11 +46,5 @@ bool lb_pfm_open(char *why, unsigned whylen)
     return true;
 }
 
-LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_initialize, (void), ())
-LB_LAZY_FN(pfm_lib, const char *, pfm_strerror, (int code), (code))
-LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_get_os_event_encoding,
-           (const char *str, int plm, pfm_os_t os, void *args), (str, plm, os, args))
-LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_get_pmu_info, (pfm_pmu_t pmu, pfm_pmu_info_t *info), (pmu, info))
-LB_LAZY_FN(pfm_lib, int, pfm_get_event_next, (int idx), (idx))
-LB_LAZY_FN(pfm_lib, pfm_err_t, pfm_get_event_info, (int idx, pfm_os_t os, pfm_event_info_t *info),
-           (idx, os, info))
+#define PFM_STUB(ret, name, params, args) LB_LAZY_FN(pfm_lib, ret, name, params, args)
+PFM_FUNCTIONS(PFM_STUB)
