@@ -149,8 +149,8 @@ static bool sum_changes(lb_meta_known_entry_t *e, const char *value, size_t n)
 bool lb_meta_known_changes(lb_meta_known_t *m, sqlite3 *db, const char *dst,
                            const lb_row_value_t *key, const lb_row_value_t *value)
 {
-    if (key->type == SQLITE_NULL || key->type == 0)
-        return true; /* the upsert's WHERE leaves the row out */
+    if (key->type == 0)
+        return true; /* NULL: the upsert's WHERE leaves the row out */
     if (key->type != SQLITE_TEXT) {
         /* stored as its text ('42'), which a text key may name later:
          * not followed, so every row is added until the next forget */
