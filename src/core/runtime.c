@@ -26,6 +26,7 @@
 #include "util/env.h"
 #include "common/go_program.h"
 #include "util/log.h"
+#include "util/next_symbol.h"
 #include "common/scratch.h"
 #include "core/undirected.h"
 #include "util/own_stack.h"
@@ -125,6 +126,7 @@ void lb_runtime_finish(const char *reason)
 static void before_fork(void)
 {
     lb_clock_settle(); /* a calibration due is made once, here, not in every child */
+    lb_next_symbols_settle(); /* so are the look-ups of libc's functions */
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
     /* last, under the arena's lock: the nearer the fork, the surer its tick */

@@ -19,8 +19,8 @@
 typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 
-static mmap_fn real_mmap;
-static munmap_fn real_munmap;
+LB_NEXT_SYMBOL(real_mmap, "mmap");
+LB_NEXT_SYMBOL(real_munmap, "munmap");
 
 static void *mapped(void *p, size_t len, int flags, int fd, off_t off)
 {
@@ -34,7 +34,7 @@ static void *mapped(void *p, size_t len, int flags, int fd, off_t off)
 
 LB_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    mmap_fn fn = (mmap_fn)lb_next_symbol((void **)&real_mmap, "mmap");
+    mmap_fn fn = (mmap_fn)lb_next_symbol(&real_mmap);
     return mapped(fn(addr, len, prot, flags, fd, off), len, flags, fd, off);
 }
 
@@ -45,7 +45,7 @@ LB_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 
 LB_EXPORT int munmap(void *addr, size_t len)
 {
-    munmap_fn fn = (munmap_fn)lb_next_symbol((void **)&real_munmap, "munmap");
+    munmap_fn fn = (munmap_fn)lb_next_symbol(&real_munmap);
     int rc = fn(addr, len);
     if (rc == 0) {
         int saved_errno = errno;

@@ -40,8 +40,8 @@
 typedef sem_t *(*sem_open_fn)(const char *, int, ...);
 typedef int (*sem_close_fn)(sem_t *);
 
-static sem_open_fn real_sem_open;
-static sem_close_fn real_sem_close;
+LB_NEXT_SYMBOL(real_sem_open, "sem_open");
+LB_NEXT_SYMBOL(real_sem_close, "sem_close");
 
 /* name's file in path; false if it does not fit. */
 static bool sem_path(const char *name, char path[PATH_MAX])
@@ -70,7 +70,7 @@ static void named_sem_mapped(sem_t *sem, const char *path, bool created)
 
 LB_EXPORT sem_t *sem_open(const char *name, int oflag, ...)
 {
-    sem_open_fn fn = (sem_open_fn)lb_next_symbol((void **)&real_sem_open, "sem_open");
+    sem_open_fn fn = (sem_open_fn)lb_next_symbol(&real_sem_open);
     mode_t mode = 0;
     unsigned value = 0;
     if (oflag & O_CREAT) {
@@ -98,7 +98,7 @@ LB_EXPORT sem_t *sem_open(const char *name, int oflag, ...)
 
 LB_EXPORT int sem_close(sem_t *sem)
 {
-    sem_close_fn fn = (sem_close_fn)lb_next_symbol((void **)&real_sem_close, "sem_close");
+    sem_close_fn fn = (sem_close_fn)lb_next_symbol(&real_sem_close);
     int rc = fn(sem);
     if (rc == 0) {
         int saved_errno = errno;
