@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,14 +70,18 @@ static struct {
  * written, so that a handler that calls _exit (a server's immediate
  * shutdown) does not end the process mid-write; delivered when the write
  * is done. The synchronous faults stay deliverable (a crash in the writer
- * is handled as one). */
+ * is handled as one), and so do glibc's own two signals (cancellation and
+ * setxid, 32 and 33), which its sigfillset leaves out too. The mask is the
+ * kernel's (one bit per signal, _NSIG / 8 bytes), built here without a
+ * call into libc: a fork child would bind the call, or fault in its page,
+ * at its exit. */
 static void hold_signals(sigset_t *before)
 {
-    sigset_t held;
-    sigfillset(&held);
-    int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
-    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        sigdelset(&held, faults[i]);
+    uint64_t held = ~(uint64_t)0;
+    const int kept[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, 32, 33 };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        held &= ~((uint64_t)1 << (kept[i] - 1));
+    _Static_assert(_NSIG / 8 == sizeof held, "the kernel's signal mask is 64 bits");
     lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, (long)&held, (long)before, _NSIG / 8, 0, 0);
 }
 
@@ -125,7 +130,7 @@ void lb_runtime_finish(const char *reason)
 
 static void before_fork(void)
 {
-    lb_clock_settle(); /* a calibration due is made once, here, not in every child */
+    lb_clock_settle();        /* a calibration due is made once, here, not in every child */
     lb_next_symbols_settle(); /* so are the look-ups of libc's functions */
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
