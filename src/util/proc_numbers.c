@@ -42,6 +42,9 @@ static struct {
      * thread-local: the parent writes this page at each fork anyway,
      * where a thread-local's page was one more to copy after each. */
     uint64_t fork_begun_ns;
+    /* sysconf(_SC_CLK_TCK), read by the first fork's parent: in each
+     * child the call would fault in libc's pages of it */
+    long clk_tck;
 } numbers LB_FORK_WRITTEN;
 
 static pid_t raw_getpid(void)
@@ -148,6 +151,11 @@ void lb_proc_start_keep(pid_t pid, uint64_t start)
 
 void lb_proc_start_fork_prepare(void)
 {
+    if (!numbers.clk_tck) {
+        int saved_errno = errno;
+        numbers.clk_tck = sysconf(_SC_CLK_TCK);
+        errno = saved_errno;
+    }
     numbers.fork_begun_ns = boottime_ns();
 }
 
@@ -160,11 +168,7 @@ void lb_proc_numbers_fork_child(void)
     numbers.checked_for = 0;
     if (parents && parents == (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0))
         numbers.own_for = numbers.pid;
-    int saved_errno = errno;
-    long hz = sysconf(_SC_CLK_TCK);
-    if (errno != saved_errno) /* as above */
-        errno = saved_errno;
-    numbers.start = lb_proc_start_between(numbers.fork_begun_ns, forked_ns, hz);
+    numbers.start = lb_proc_start_between(numbers.fork_begun_ns, forked_ns, numbers.clk_tck);
     /* only where /proc/PID is this process: under a /proc of another pid
      * namespace it is another one, whose start an exec'd image of this
      * process reads and the spool's duty check compares; never the
