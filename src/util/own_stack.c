@@ -1,18 +1,20 @@
 /* See own_stack.h. The stack is mapped MAP_NORESERVE (untouched pages cost
  * nothing) in one mapping that starts PROT_NONE, its stack (and area)
  * made readable and writable by one mprotect: the page below the stack
- * is its guard, the page above an area its guard. */
+ * is its guard, the page above an area its guard. The switch
+ * (util/stack_switch.h) makes no system call and runs no libc code: every
+ * process that writes its profile makes it once. */
 #include "util/own_stack.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #include "util/pages.h"
 #include "util/raw_mmap.h"
 #include "util/stack_bounds.h"
+#include "util/stack_switch.h"
 
 #define LB_GUARD     4096u
 /* Where in a 2 MiB block (one page-table page, util/pages.h) a kept
@@ -21,24 +23,11 @@
  * up to hundreds of KiB, up into the other 1.5 MiB. */
 #define LB_BLOCK_TOP ((uintptr_t)512 << 10)
 
-typedef struct {
-    void (*fn)(void *);
-    void *arg;
-} lb_own_call_t;
-
 /* The kept stack's area until lb_own_stack_area hands it out. */
 static struct {
     char *base;
     size_t size;
 } area;
-
-/* makecontext passes int arguments only: the call block's address comes
- * in two halves. */
-static void trampoline(unsigned hi, unsigned lo)
-{
-    lb_own_call_t *call = (lb_own_call_t *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
-    call->fn(call->arg);
-}
 
 /* The pages a final write touches first, mapped in one call each: the
  * stack's top (its deepest frames reach tens of KiB) and the area's start
@@ -95,16 +84,8 @@ static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size,
     }
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    lb_own_call_t call = { fn, arg };
-    ucontext_t back, there;
-    getcontext(&there);
-    there.uc_stack.ss_sp = lo;
-    there.uc_stack.ss_size = size;
-    there.uc_link = &back;
-    uintptr_t p = (uintptr_t)&call;
-    makecontext(&there, (void (*)(void))trampoline, 2, (unsigned)(p >> 32), (unsigned)p);
     lb_stack_bounds_t saved = lb_stack_bounds_push((uintptr_t)lo, top);
-    swapcontext(&back, &there);
+    lb_stack_switch_call(fn, arg, top);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);
     if (!keep)

@@ -3,15 +3,15 @@
  * The exit-time work (the writer: libdw, SQLite) needs far more stack than
  * a thread the program created on a 16 KiB stack has; it may run on
  * whichever thread ends the process. lb_call_on_own_stack maps a fresh
- * stack with a guard page below it, switches to it (swapcontext), runs fn
- * and switches back. With `keep` the stack stays mapped: the final
- * write's call, after which the process ends or execs, and the kernel
- * frees it then without the munmap's TLB flush (an exec that fails leaves
- * it, 8 MiB of address space holding the pages the write touched).
- * Without, it is unmapped when fn returns: a call a process makes again
- * and again (a forking parent's template build, report/writer/
- * profile_db.c), whose stacks, kept, each later fork would copy into its
- * child.
+ * stack with a guard page below it, switches to it (util/stack_switch.h:
+ * no system call, the signal mask untouched), runs fn and switches back.
+ * With `keep` the stack stays mapped: the final write's call, after which
+ * the process ends or execs, and the kernel frees it then without the
+ * munmap's TLB flush (an exec that fails leaves it, 8 MiB of address space
+ * holding the pages the write touched). Without, it is unmapped when fn
+ * returns: a call a process makes again and again (a forking parent's
+ * template build, report/writer/profile_db.c), whose stacks, kept, each
+ * later fork would copy into its child.
  *
  * lb_call_on_kept_stack is the final write's call: a kept stack with
  * `area` bytes of zeroed, readable and writable memory directly above its
@@ -28,9 +28,10 @@
  * Failure contract: the calls return 0 after fn ran on the new stack; -1
  * when no stack could be mapped, and then fn has NOT run (the caller
  * decides to run it in place). Not async-signal-safe beyond what fn
- * itself is; not reentrant on one thread (one call at a time per thread
- * is what the single finish needs). Cancellation is disabled while fn
- * runs, so nothing inside can unwind across the switched stacks.
+ * itself is. fn may call lb_call_on_own_stack again: the inner call maps
+ * a stack of its own. Cancellation is disabled while fn runs, and an
+ * unwind from fn ends at the switch (its CFI), so nothing inside can
+ * unwind across the switched stacks.
  * lb_own_stack_area is thread-safe. */
 #ifndef LB_OWN_STACK_H
 #define LB_OWN_STACK_H

@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,10 +22,12 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 
+#include "sampler/unwind_cfi.h"
 #include "util/own_memory.h"
 #include "util/own_stack.h"
 #include "util/pages.h"
 #include "util/stack_bounds.h"
+#include "util/stack_switch.h"
 
 static int readable(const void *p)
 {
@@ -452,6 +455,224 @@ static void test_kept_stack_shares_a_block_with_its_area(void)
     ASSERT_EQ(k.area[4096], 0); /* zeroed */
 }
 
+/* What fn sees of the switch: where it runs, what it was given, how the
+ * stack is aligned, the signal mask, and where an unwind from it ends. */
+typedef struct {
+    void *arg;
+    uintptr_t cfa, local;
+    lb_stack_bounds_t bounds;
+    sigset_t mask;
+    char formatted[32];
+    uintptr_t last_pc, ret;
+    int frames;
+    uint8_t ret_rule;
+} switch_seen_t;
+
+static void on_switched_stack(void *p)
+{
+    switch_seen_t *s = p;
+    volatile char local = 1;
+    s->arg = p;
+    s->cfa = (uintptr_t)__builtin_dwarf_cfa(); /* rsp before the call pushed the return address */
+    s->local = (uintptr_t)&local;
+    s->bounds = lb_stack_bounds;
+    sigprocmask(SIG_BLOCK, NULL, &s->mask);
+    /* a variadic call with a double saves the vector registers with
+     * aligned stores: it faults on a stack misaligned at the call */
+    snprintf(s->formatted, sizeof s->formatted, "%.3f", 2.5);
+    void *pcs[64];
+    s->frames = backtrace(pcs, 64);
+    s->last_pc = s->frames > 0 ? (uintptr_t)pcs[s->frames - 1] : 0;
+    s->ret = (uintptr_t)__builtin_return_address(0);
+    s->ret_rule = lb_frame_rule(s->ret - 1).kind;
+}
+
+static bool same_mask(const sigset_t *a, const sigset_t *b)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(a, sig) != sigismember(b, sig))
+            return false;
+    return true;
+}
+
+/* fn runs on the new stack with its argument, a call's alignment and the
+ * caller's signal mask; the mask and errno are the same after; unwinds
+ * from fn (libgcc's, and the sampler's rule) end at the switch. */
+static void test_own_stack_switch_as_a_call(void)
+{
+    lb_stack_bounds_init(true);
+    sigset_t mask, inside_expected, after;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGUSR2);
+    sigaddset(&mask, SIGRTMIN + 3);
+    ASSERT_EQ(sigprocmask(SIG_BLOCK, &mask, &inside_expected), 0);
+    sigprocmask(SIG_BLOCK, NULL, &inside_expected);
+    switch_seen_t s = { 0 };
+    errno = EDOM;
+    ASSERT_EQ(lb_call_on_own_stack(on_switched_stack, &s, 256 << 10, false), 0);
+    ASSERT_EQ(errno, EDOM);
+    ASSERT_PTR_EQ(s.arg, &s);
+    ASSERT_UEQ(s.bounds.hi - s.bounds.lo, 256 << 10);
+    ASSERT_TRUE(s.local >= s.bounds.lo && s.local < s.bounds.hi);
+    ASSERT_TRUE(s.cfa > s.bounds.lo && s.cfa <= s.bounds.hi);
+    ASSERT_UEQ(s.cfa % 16, 0); /* the ABI: rsp + 8 is a multiple of 16 at a function's entry */
+    ASSERT_STR_EQ(s.formatted, "2.500");
+    ASSERT_TRUE(same_mask(&s.mask, &inside_expected));
+    sigprocmask(SIG_BLOCK, NULL, &after);
+    ASSERT_TRUE(same_mask(&after, &inside_expected));
+    /* the walk: fn, then the switch's frame, where it ends */
+    ASSERT_GE(s.frames, 2);
+    ASSERT_LT(s.frames, 64);
+    ASSERT_UEQ(s.last_pc, s.ret);
+    ASSERT_TRUE(s.ret > (uintptr_t)lb_stack_switch_call &&
+                s.ret < (uintptr_t)lb_stack_switch_call + 64);
+    ASSERT_EQ(s.ret_rule, LB_RULE_END);
+}
+
+/* marked_call(target, a, b, c, d, out): target(a, b, c, d) with rbx, rbp
+ * and r12-r15 set to known values; out[0..5] holds them after the call,
+ * out[6] target's return value. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        "marked_call:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    pushq %r9\n" /* out; rsp is a multiple of 16 again */
+        "    movq %rdi, %rax\n"
+        "    movq %rsi, %rdi\n"
+        "    movq %rdx, %rsi\n"
+        "    movq %rcx, %rdx\n"
+        "    movq %r8, %rcx\n"
+        "    movabsq $0x1111111111111111, %rbx\n"
+        "    movabsq $0x2222222222222222, %rbp\n"
+        "    movabsq $0x3333333333333333, %r12\n"
+        "    movabsq $0x4444444444444444, %r13\n"
+        "    movabsq $0x5555555555555555, %r14\n"
+        "    movabsq $0x6666666666666666, %r15\n"
+        "    call *%rax\n"
+        "    popq %r9\n"
+        "    movq %rbx, 0(%r9)\n"
+        "    movq %rbp, 8(%r9)\n"
+        "    movq %r12, 16(%r9)\n"
+        "    movq %r13, 24(%r9)\n"
+        "    movq %r14, 32(%r9)\n"
+        "    movq %r15, 40(%r9)\n"
+        "    movq %rax, 48(%r9)\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n");
+void marked_call(const void *target, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
+                 uint64_t out[7]);
+
+static void assert_marks_kept(const uint64_t out[7])
+{
+    for (int i = 0; i < 6; i++)
+        ASSERT_UEQ(out[i], 0x1111111111111111ull * (uint64_t)(i + 1));
+}
+
+static void count_call(void *p)
+{
+    ++*(int *)p;
+}
+
+/* The callee-saved registers are the caller's after the switch and back,
+ * both through the routine alone and through lb_call_on_own_stack. */
+static void test_own_stack_keeps_callee_saved_registers(void)
+{
+    static char stack[64 << 10] __attribute__((aligned(16)));
+    int calls = 0;
+    uint64_t out[7];
+    marked_call((const void *)lb_stack_switch_call, (uintptr_t)count_call, (uintptr_t)&calls,
+                (uintptr_t)(stack + sizeof stack), 0, out);
+    assert_marks_kept(out);
+    ASSERT_EQ(calls, 1);
+    lb_stack_bounds_init(true);
+    memset(out, 0, sizeof(uint64_t[7]));
+    marked_call((const void *)lb_call_on_own_stack, (uintptr_t)count_call, (uintptr_t)&calls,
+                64 << 10, 0, out);
+    assert_marks_kept(out);
+    ASSERT_UEQ(out[6] & 0xffffffffu, 0); /* int 0: fn ran on a new stack */
+    ASSERT_EQ(calls, 2);
+}
+
+typedef struct {
+    seen_t outer, inner;
+    lb_stack_bounds_t outer_after;
+    int rc;
+} nested_seen_t;
+
+static void on_nested_stack(void *p)
+{
+    nested_seen_t *n = p;
+    on_own_stack(&n->inner);
+}
+
+static void on_outer_stack(void *p)
+{
+    nested_seen_t *n = p;
+    on_own_stack(&n->outer);
+    n->rc = lb_call_on_own_stack(on_nested_stack, n, 128 << 10, false);
+    n->outer_after = lb_stack_bounds;
+}
+
+/* A call from fn switches to a stack of its own and back to fn's. */
+static void test_own_stack_nested_call(void)
+{
+    lb_stack_bounds_init(true);
+    nested_seen_t n = { 0 };
+    ASSERT_EQ(lb_call_on_own_stack(on_outer_stack, &n, LB_OWN_STACK_SIZE, false), 0);
+    ASSERT_EQ(n.rc, 0);
+    ASSERT_UEQ(n.inner.bounds.hi - n.inner.bounds.lo, 128 << 10);
+    ASSERT_TRUE(n.inner.frame >= n.inner.bounds.lo && n.inner.frame < n.inner.bounds.hi);
+    ASSERT_TRUE(n.inner.frame < n.outer.bounds.lo || n.inner.frame >= n.outer.bounds.hi);
+    ASSERT_UEQ(n.outer_after.lo, n.outer.bounds.lo); /* back on the outer stack */
+    ASSERT_UEQ(n.outer_after.hi, n.outer.bounds.hi);
+}
+
+typedef struct {
+    int depth;
+    uintptr_t deepest, lo;
+} recursion_t;
+
+/* 1 KiB frames down to 16 KiB above the stack's bottom */
+static __attribute__((noinline)) int recurse(recursion_t *r, int depth)
+{
+    volatile char frame[1024];
+    frame[0] = (char)depth;
+    uintptr_t here = (uintptr_t)frame;
+    if (here < r->deepest || !r->deepest)
+        r->deepest = here;
+    r->depth = depth > r->depth ? depth : r->depth;
+    int below = here - lb_stack_bounds.lo > (16u << 10) ? recurse(r, depth + 1) : 0;
+    return below + frame[0];
+}
+
+static void on_recursion_stack(void *p)
+{
+    recursion_t *r = p;
+    r->lo = lb_stack_bounds.lo;
+    recurse(r, 1);
+}
+
+/* fn can use the whole size asked for: a recursion down to the stack's
+ * last pages, above the guard. */
+static void test_own_stack_holds_a_deep_recursion(void)
+{
+    lb_stack_bounds_init(true);
+    recursion_t r = { 0 };
+    ASSERT_EQ(lb_call_on_own_stack(on_recursion_stack, &r, 1u << 20, false), 0);
+    ASSERT_GT(r.depth, 800); /* over 800 KiB of frames */
+    ASSERT_TRUE(r.deepest >= r.lo && r.deepest - r.lo < (20u << 10));
+}
+
 static void test_pages_end_in_a_guard(void)
 {
     char *p = lb_pages_alloc(10000);
@@ -493,5 +714,7 @@ CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadabl
            test_main_thread_bounds_as_glibc_without_query, test_thread_bounds_as_glibc,
            test_first_thread_bounds_learnt_at_main, test_unknown_bounds_mean_room,
            test_no_room_on_a_16k_stack, test_no_room_on_a_foreign_stack,
-           test_own_stack_runs_fn_there, test_own_stack_not_kept,
-           test_kept_stack_shares_a_block_with_its_area, test_pages_end_in_a_guard)
+           test_own_stack_runs_fn_there, test_own_stack_not_kept, test_own_stack_switch_as_a_call,
+           test_own_stack_keeps_callee_saved_registers, test_own_stack_nested_call,
+           test_own_stack_holds_a_deep_recursion, test_kept_stack_shares_a_block_with_its_area,
+           test_pages_end_in_a_guard)
