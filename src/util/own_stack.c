@@ -41,7 +41,7 @@ static void populate(char *p, unsigned pages)
 {
 #ifdef MADV_POPULATE_WRITE
     int saved_errno = errno;
-    madvise(p, (size_t)pages * LB_GUARD, MADV_POPULATE_WRITE);
+    lb_madvise(p, (size_t)pages * LB_GUARD, MADV_POPULATE_WRITE);
     errno = saved_errno;
 #else
     (void)p;
@@ -73,7 +73,7 @@ static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size,
     if (area_size)
         top = lb_pages_block_point(top, LB_BLOCK_TOP);
     char *lo = (char *)(top - size);
-    if (mprotect(lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
+    if (lb_mprotect(lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
         lb_munmap(base, len);
         return -1;
     }

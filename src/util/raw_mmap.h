@@ -27,4 +27,17 @@ static inline int lb_munmap(void *addr, size_t len)
 {
     return (int)lb_raw_syscall(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
 }
+
+/* mprotect and madvise have no wrapper to avoid, but a fork child that
+ * called libc's would bind the call and fault in its page of libc's code
+ * at its exit write (util/own_stack.c). */
+static inline int lb_mprotect(void *addr, size_t len, int prot)
+{
+    return (int)lb_raw_syscall(SYS_mprotect, (long)addr, (long)len, prot, 0, 0, 0);
+}
+
+static inline int lb_madvise(void *addr, size_t len, int advice)
+{
+    return (int)lb_raw_syscall(SYS_madvise, (long)addr, (long)len, advice, 0, 0, 0);
+}
 #endif
