@@ -5,14 +5,19 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "util/raw_syscall.h"
 
 unsigned lb_std_fds_hold(void)
 {
     int saved_errno = errno;
     unsigned held = 0;
     for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+        /* directly: at every process's end, where libc's fcntl would be
+         * a page of its code for a fork child to fault in */
+        if (lb_raw_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0) != -1 || errno != EBADF)
             continue;
         /* the lowest free descriptor: fd, unless another thread took it */
         int got = open("/dev/null", O_RDWR | O_CLOEXEC);
