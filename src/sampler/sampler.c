@@ -118,17 +118,21 @@ int lb_sampler_event_resume(lb_thread_t *self)
 
 bool lb_sampler_event_take(bool *has)
 {
-    while (!__atomic_exchange_n(has, false, __ATOMIC_SEQ_CST)) {
+    for (;;) {
+        /* the load first: a thread without an event of this backend pays
+         * no locked instruction */
+        if (__atomic_load_n(has, __ATOMIC_SEQ_CST) &&
+            __atomic_exchange_n(has, false, __ATOMIC_SEQ_CST))
+            return true;
         if (!__atomic_load_n(&lb_sampler_moving, __ATOMIC_SEQ_CST)) {
             /* No move holds it now: none, unless the move that held it
-             * gave it back since the exchange. */
+             * gave it back since the look above. */
             if (!__atomic_load_n(has, __ATOMIC_SEQ_CST))
                 return false;
             continue;
         }
         sched_yield();
     }
-    return true;
 }
 
 void lb_sampler_event_give_back(lb_thread_t *t, bool *has)
@@ -137,21 +141,27 @@ void lb_sampler_event_give_back(lb_thread_t *t, bool *has)
     /* A move stores the new signal (or stopping) before it takes the
      * events; all seq_cst: either it took this one after the store above,
      * or the loads below see what it changed. */
-    for (int followed = 0;;) {
+    for (;;) {
         if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
             lb_sampler_event_stop(t);
             return;
         }
         int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
-        if (signo == followed)
-            return;
+        bool followed = false;
         if (__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->perf_signo, __ATOMIC_RELAXED) != signo)
+            __atomic_load_n(&t->sampler->perf_signo, __ATOMIC_RELAXED) != signo) {
             lb_sampler_perf_ops.retarget(t, signo);
+            followed = true;
+        }
         if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->timer_signo, __ATOMIC_RELAXED) != signo)
+            __atomic_load_n(&t->sampler->timer_signo, __ATOMIC_RELAXED) != signo) {
             lb_sampler_timer_ops.retarget(t, signo);
-        followed = signo; /* and again, in case another move came meanwhile */
+            followed = true;
+        }
+        /* again only if another move came meanwhile (a failed re-target
+         * is not retried) */
+        if (!followed || __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST) == signo)
+            return;
     }
 }
 
