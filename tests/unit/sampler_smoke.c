@@ -1,5 +1,8 @@
 /* Smoke test for the sampler: a thread burns CPU in a known function with
- * sampling on; most samples must land there.
+ * sampling on; most samples must land there. And a thread that blocks
+ * the sampling signal: its timer pauses (no sample, nothing pending, the
+ * CPU time credited as unsampled) and resumes, across a move of the
+ * signal too.
  *
  * Threads get real records from core (lb_thread_attach, which also runs
  * the sampler's thread hooks: its part is allocated and, once
@@ -275,5 +278,159 @@ static void test_fork_child_resamples(void)
     lb_sampler_thread_stop(t);
 }
 
+/* The calling thread changes its mask as the exported pthread_sigmask
+ * does (the unit tests link no interposition): the real call, then the
+ * sampler learns of it. */
+static void change_mask(lb_thread_t *t, int how, const sigset_t *set)
+{
+    sigset_t old;
+    ASSERT_OK(pthread_sigmask(how, set, &old));
+    lb_sampler_mask_changed(t, how, set, &old);
+}
+
+/* The real-time signals, where sampling runs and moves to. */
+static void rt_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigaddset(set, s);
+}
+
+/* A signal of set pending for the calling thread now, 0 if none (a zero
+ * timeout: it takes what is pending, never waits). */
+static int pending_in(const sigset_t *set)
+{
+    struct timespec zero = { 0, 0 };
+    int s = sigtimedwait(set, NULL, &zero);
+    return s > 0 ? s : 0;
+}
+
+/* CPU time burned in blocked stretches, and what t's unsampled time grew
+ * by over them. Each stretch blocks the real-time signals, runs meanwhile
+ * (if any), burns 50 ms, and must take no sample and leave no signal
+ * pending. */
+static uint64_t blocked_in, blocked_out, blocked_credit;
+
+static void burn_blocked(lb_thread_t *t, void (*meanwhile)(void))
+{
+    sigset_t rt;
+    rt_signals(&rt);
+    uint64_t credit = t->sampler->unsampled_ns, outer = lb_thread_cpu_ns();
+    change_mask(t, SIG_BLOCK, &rt);
+    uint64_t samples = t->sampler->samples, inner = lb_thread_cpu_ns();
+    if (meanwhile)
+        meanwhile();
+    sink = smoke_hot_spin(50 * 1000000u);
+    ASSERT_EQ(t->sampler->samples, samples);
+    ASSERT_EQ(pending_in(&rt), 0); /* the paused event queued nothing */
+    blocked_in += lb_thread_cpu_ns() - inner;
+    change_mask(t, SIG_UNBLOCK, &rt);
+    blocked_out += lb_thread_cpu_ns() - outer;
+    blocked_credit += t->sampler->unsampled_ns - credit;
+}
+
+/* Samples come again once the signal is unblocked: 5 more within 3 s of
+ * CPU time (the budget smoke_hot_spin_until explains). */
+static void burn_sampled(lb_thread_t *t)
+{
+    uint64_t want = t->sampler->samples + 5;
+    sink = smoke_hot_spin_until(0, &t->sampler->samples, want, 3000 * 1000000u);
+    ASSERT_GE(t->sampler->samples, want);
+}
+
+/* The blocked stretches' CPU time is credited as unsampled: at least what
+ * the stretches burned, at most the CPU time around the mask calls plus
+ * the periods of signals queued as the signal became blocked (drained,
+ * each one standing for 1 + overruns periods). */
+static void check_blocked_credit(void)
+{
+    uint64_t slack = (uint64_t)(10 * lb_sampler_ns_per_sample());
+    printf("# blocked %llu ns (%llu ns with the mask calls), credited unsampled %llu ns\n",
+           (unsigned long long)blocked_in, (unsigned long long)blocked_out,
+           (unsigned long long)blocked_credit);
+    ASSERT_GE(blocked_credit, blocked_in);
+    ASSERT_LE(blocked_credit, blocked_out + slack);
+}
+
+/* A sampled thread that blocks the sampling signal keeps its timer,
+ * disarmed: no sample and nothing pending while blocked, its CPU time
+ * credited as unsampled; unblocked, its samples come again. */
+static void test_blocked_thread_pauses_its_timer(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    ASSERT_TRUE(t->sampler->has_timer);
+    burn_sampled(t);
+    for (int round = 0; round < 3; round++) {
+        burn_blocked(t, NULL);
+        ASSERT_TRUE(t->sampler->has_timer); /* kept, for the next resume */
+        burn_sampled(t);
+    }
+    check_blocked_credit();
+    lb_sampler_thread_stop(t);
+}
+
+/* The program takes the sampling signal (sigaction) while the thread
+ * blocks it: sampling moves to another signal. */
+static void move_sampling_signal(void)
+{
+    int first = lb_sampler_signal();
+    lb_sampler_release_signal(first);
+    ASSERT_NE(lb_sampler_signal(), first);
+}
+
+/* The sampling signal moves while the thread blocks it: its timer is
+ * re-created on the new signal disarmed, and armed when the thread
+ * unblocks. */
+static void test_move_keeps_a_paused_timer_disarmed(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    burn_sampled(t);
+    burn_blocked(t, move_sampling_signal);
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_EQ(t->sampler->timer_signo, lb_sampler_signal());
+    burn_sampled(t); /* on the new signal */
+    check_blocked_credit();
+    lb_sampler_thread_stop(t);
+}
+
+/* A thread born with the signal blocked has no event to resume: it gets
+ * one when it unblocks. */
+static lb_thread_t *born_blocked;
+static void *born_blocked_thread(void *arg)
+{
+    (void)arg;
+    lb_thread_t *t = new_record();
+    born_blocked = t;
+    ASSERT_FALSE(t->sampler->has_timer || t->sampler->has_perf);
+    sigset_t rt;
+    rt_signals(&rt);
+    change_mask(t, SIG_UNBLOCK, &rt);
+    ASSERT_TRUE(t->sampler->has_timer);
+    burn_sampled(t);
+    burn_blocked(t, NULL);
+    burn_sampled(t);
+    check_blocked_credit();
+    lb_sampler_thread_stop(t);
+    return NULL;
+}
+
+static void test_thread_born_blocked_starts_on_unblock(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt, old;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, &old));
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, born_blocked_thread, NULL));
+    ASSERT_OK(pthread_join(th, NULL));
+    ASSERT_NOT_NULL(born_blocked);
+}
+
 CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env, test_quiesce_stops_running_thread,
-           test_fork_child_resamples)
+           test_fork_child_resamples, test_blocked_thread_pauses_its_timer,
+           test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock)
