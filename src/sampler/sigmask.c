@@ -15,6 +15,7 @@
  * and a drain when blocking: a signal may have been queued between the
  * program's call and the pause. */
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,10 +25,19 @@
 #include "sampler/unsampled.h"
 #include "util/raw_syscall.h"
 
+/* The kernel's mask read directly (one bit per signal, _NSIG / 8
+ * bytes): every thread's start asks, a fork child's too, where libc's
+ * pthread_sigmask and sigismember would be pages of its code to fault in. */
 bool lb_sampler_signal_blocked_here(int signo)
 {
-    sigset_t cur;
-    return lb_real_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, signo) == 1;
+    uint64_t cur;
+    _Static_assert(_NSIG / 8 == sizeof cur, "the kernel's signal mask is 64 bits");
+    if (signo < 1 || signo > 64)
+        return false;
+    int saved_errno = errno;
+    long rc = lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, _NSIG / 8, 0, 0);
+    errno = saved_errno;
+    return rc == 0 && ((cur >> (signo - 1)) & 1);
 }
 
 /* Discards the sampling signals (signo) already pending for the calling
