@@ -38,8 +38,8 @@ $(BUILD)/cli/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJS) src/liblockblame.map
-	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -Wl,--version-script=src/liblockblame.map -o $@ $(filter %.o,$^) $(LIB_LIBS)
+$(LIB): $(LIB_OBJS) src/liblockblame.map src/liblockblame.ld
+	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -Wl,--version-script=src/liblockblame.map -Wl,-T,src/liblockblame.ld -o $@ $(filter %.o,$^) $(LIB_LIBS)
 
 $(CLI): $(CLI_OBJS)
 	$(CC) -o $@ $^ $(CLI_LIBS)

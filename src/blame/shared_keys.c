@@ -2,6 +2,7 @@
  * shared_keys.h). */
 #include "blame/shared_keys.h"
 
+#include "util/common.h"
 #include "util/meta_lock.h"
 
 #define LB_SHARED_RANGES 64u /* a program's shared file mappings at once; more keep address keys */
@@ -13,8 +14,10 @@ typedef struct file_range {
 } file_range_t;
 
 static file_range_t ranges[LB_SHARED_RANGES];
-static uint32_t ranges_used; /* high-water mark */
-static lb_meta_lock_t ranges_lock = LB_META_LOCK_INIT;
+/* a fork child's mappings add ranges: on the pages it writes anyway
+ * (util/common.h) */
+static uint32_t ranges_used LB_FORK_WRITTEN; /* high-water mark */
+static lb_meta_lock_t ranges_lock LB_FORK_WRITTEN = LB_META_LOCK_INIT;
 
 /* Under ranges_lock: r's fields change between the two counts. */
 static void range_write(file_range_t *r, uintptr_t start, uintptr_t end, uint64_t file,

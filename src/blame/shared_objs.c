@@ -42,17 +42,21 @@ enum {
     SLOT_TAKING,
     SLOT_TAKEN
 };
-static uint32_t slot_state;
+static uint32_t slot_state LB_FORK_WRITTEN; /* a fork child's is its own (util/common.h) */
 /* This process's threads waiting on each record now: LB_SHARED_RECORDS
  * counts, mapped at its first wait on a shared object (NULL: none waited;
  * a fork child starts with none, its parent's copy unmapped). */
 static uint32_t *local_waiting;
 /* The address of each record's object in this process, where it knows it. */
 static uintptr_t local_addr[LB_SHARED_RECORDS];
-static uint64_t outside_ns; /* atomics: waits this process saw ended from outside the tree */
-static uint64_t outside_waits;
-static uint64_t killed_ns; /* atomics: waits of processes gone that this process dropped */
-static uint64_t killed_waits;
+/* Atomics; a fork child's start from 0 (forget_waits), on the pages it
+ * writes anyway (util/common.h). */
+static struct {
+    uint64_t outside_ns; /* waits this process saw ended from outside the tree */
+    uint64_t outside_waits;
+    uint64_t killed_ns; /* waits of processes gone that this process dropped */
+    uint64_t killed_waits;
+} ended LB_FORK_WRITTEN;
 
 void lb_shared_objs_place(const char *db_path, bool tree_root)
 {
@@ -395,8 +399,8 @@ static lb_object_stats_t *local_takes(lb_mon_t *mon, double handoff, double outs
     }
     lb_meta_unlock(&mon->meta);
     if (outside > 0) {
-        __atomic_fetch_add(&outside_waits, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&outside_ns, (uint64_t)outside, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ended.outside_waits, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ended.outside_ns, (uint64_t)outside, __ATOMIC_RELAXED);
     }
     errno = saved_errno;
     return stats;
@@ -736,22 +740,22 @@ lb_hold_t lb_shared_rw_released(lb_shared_obj_t *r, lb_mon_t *mon, uint64_t now,
 
 uint64_t lb_shared_outside_ns(void)
 {
-    return __atomic_load_n(&outside_ns, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ended.outside_ns, __ATOMIC_RELAXED);
 }
 
 uint64_t lb_shared_outside_waits(void)
 {
-    return __atomic_load_n(&outside_waits, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ended.outside_waits, __ATOMIC_RELAXED);
 }
 
 uint64_t lb_shared_killed_ns(void)
 {
-    return __atomic_load_n(&killed_ns, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ended.killed_ns, __ATOMIC_RELAXED);
 }
 
 uint64_t lb_shared_killed_waits(void)
 {
-    return __atomic_load_n(&killed_waits, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ended.killed_waits, __ATOMIC_RELAXED);
 }
 
 void lb_shared_drop_wait(lb_shared_obj_t *r, uint64_t begun_ns, uint64_t now)
@@ -772,8 +776,8 @@ void lb_shared_drop_wait(lb_shared_obj_t *r, uint64_t begun_ns, uint64_t now)
     double rest = unseen - from_owed;
     r->handoff_ns -= rest < r->handoff_ns ? rest : (r->handoff_ns > 0 ? r->handoff_ns : 0);
     lb_meta_unlock(&r->lock);
-    __atomic_fetch_add(&killed_waits, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&killed_ns, (uint64_t)unseen, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ended.killed_waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ended.killed_ns, (uint64_t)unseen, __ATOMIC_RELAXED);
 }
 
 /* This process's record of r's object for the idleness the tree still
@@ -893,10 +897,10 @@ static void forget_waits(lb_thread_t *self)
         lb_munmap(local_waiting, LB_SHARED_RECORDS * sizeof *local_waiting);
         local_waiting = NULL;
     }
-    __atomic_store_n(&outside_ns, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&outside_waits, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&killed_ns, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&killed_waits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ended.outside_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ended.outside_waits, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ended.killed_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ended.killed_waits, 0, __ATOMIC_RELAXED);
 }
 
 /* An exec'd image of the tree (or any later process of it) joins the

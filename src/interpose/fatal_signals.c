@@ -37,6 +37,7 @@
 #include "core/phase.h"
 #include "core/runtime.h"
 #include "sampler/sigreal.h"
+#include "util/common.h"
 
 #define FATAL_SIGNALS 7
 static const struct {
@@ -48,7 +49,9 @@ static const struct {
     { SIGFPE, "signal SIGFPE" },
 };
 
-static uint64_t caught;                       /* bit (sig - 1): lockblame's handler is in place */
+/* bit (sig - 1): lockblame's handler is in place; a fork child's program
+ * sets handlers of its own (util/common.h) */
+static uint64_t caught LB_FORK_WRITTEN;
 static struct sigaction shown[FATAL_SIGNALS]; /* what the program sees meanwhile */
 
 static uint64_t bit(int signo)

@@ -66,7 +66,7 @@ static struct {
     int appending;           /* appends under way in this process */
     bool stopped;            /* a module the region does not list was met: no more appends */
     bool off;                /* LOCKBLAME_SHARE_RULES=0 */
-} share;
+} share LB_FORK_WRITTEN;     /* a fork child's appends write it (util/common.h) */
 
 void lb_rule_share_setup(void)
 {

@@ -27,7 +27,10 @@
  * the data it guards (and variables always written together in one
  * struct), so that a contended allocation moves one line between CPUs,
  * not one per variable; what is unrelated stays on lines of its own. Only
- * small variables. */
+ * small variables: the section starts a page of its own
+ * (src/liblockblame.ld) and fits in it (tests/integration/
+ * fork_written_layout.sh), so that the parent copies one page after each
+ * fork, and a child one for all of these. */
 #define LB_FORK_WRITTEN  __attribute__((section("lb_fork_written"), aligned(LB_CACHELINE)))
 /* An array a fork child writes a few elements of (a thread's start block,
  * a wait shard), in a section of their own: LB_FORK_WRITTEN's variables,

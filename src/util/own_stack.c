@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "util/common.h"
 #include "util/pages.h"
 #include "util/raw_mmap.h"
 #include "util/stack_bounds.h"
@@ -23,11 +24,13 @@
  * up to hundreds of KiB, up into the other 1.5 MiB. */
 #define LB_BLOCK_TOP ((uintptr_t)512 << 10)
 
-/* The kept stack's area until lb_own_stack_area hands it out. */
+/* The kept stack's area until lb_own_stack_area hands it out (every
+ * process's exit write sets it: on the pages a fork child writes anyway,
+ * util/common.h). */
 static struct {
     char *base;
     size_t size;
-} area;
+} area LB_FORK_WRITTEN;
 
 /* The pages a final write touches first, mapped in one call each: the
  * stack's top (its deepest frames reach tens of KiB) and the area's start
