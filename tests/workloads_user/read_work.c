@@ -10,15 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "thread_cpu.h"
+
 #define READ_MS 400
 #define CHUNK   (1 << 20)
-
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char buf[CHUNK];
 static double cpu, sys_s;

@@ -16,15 +16,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "thread_cpu.h"
+
 #define BLOCKED_MS 400
 #define FREE_MS    200
-
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static volatile unsigned long sink;
 
@@ -34,11 +29,7 @@ static double burn(int ms)
     unsigned long x = 88172645463325252ul;
     double start = thread_cpu_s(), now;
     do {
-        for (int i = 0; i < 100000; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
+        xorshift_rounds(&x, 100000);
         sink += x;
         now = thread_cpu_s();
     } while (now - start < ms / 1000.0);

@@ -24,17 +24,12 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "thread_cpu.h"
+
 #define ROUNDS     6
 #define MOVE_AT    3
 #define FREE_MS    40
 #define BLOCKED_MS 40
-
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static volatile unsigned long sink;
 
@@ -45,11 +40,7 @@ __attribute__((noinline)) static double burn(int ms)
     unsigned long x = 88172645463325252ul;
     double start = thread_cpu_s(), now;
     do {
-        for (int i = 0; i < 20000; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
+        xorshift_rounds(&x, 20000);
         sink += x;
         now = thread_cpu_s();
     } while (now - start < ms / 1000.0);
