@@ -39,16 +39,8 @@ sed 's/^/  native: /' "$tmp/nat"
 
 for ev in timer task-clock default; do
     echo "== LOCKBLAME_EVENT=$ev"
-    envs=(LOCKBLAME_OUTPUT="$tmp/$ev.db")
-    [ "$ev" = default ] || envs+=(LOCKBLAME_EVENT="$ev")
-    rc=0
-    env "${envs[@]}" LD_PRELOAD="$LOCKBLAME_LIB" "$W/sig_mask_flips" >"$tmp/$ev.out" 2>"$tmp/$ev.err" || rc=$?
-    grep '^lockblame:' "$tmp/$ev.err" | sed 's/^/  /'
-    if [ "$ev" = task-clock ] && grep -q 'cannot sample task-clock' "$tmp/$ev.err"; then
-        skip_part "perf_event for task-clock"
-        continue
-    fi
-    [ "$rc" = "$rc_nat" ] || bad "$ev: exit $rc, native $rc_nat"
+    under_event "$ev" "$W/sig_mask_flips" || continue
+    [ "$event_rc" = "$rc_nat" ] || bad "$ev: exit $event_rc, native $rc_nat"
     diff <(grep -v '^cpu_s ' "$tmp/nat") <(grep -v '^cpu_s ' "$tmp/$ev.out") || bad "$ev: output differs from the native run"
     grep -v '^lockblame:' "$tmp/$ev.err" && bad "$ev: stderr other than lockblame: lines"
     n=$(grep -c '^lockblame: .*sampling moved to signal' "$tmp/$ev.err" || true)

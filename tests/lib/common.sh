@@ -108,6 +108,25 @@ preloaded() {
     LD_PRELOAD=$LOCKBLAME_LIB "$@"
 }
 
+# under_event EV PROG: run PROG preloaded with its profile in $tmp/EV.db and
+# LOCKBLAME_EVENT=EV (none set for EV "default"), its output in $tmp/EV.out
+# and $tmp/EV.err, its lockblame: lines shown; sets event_rc to its exit
+# status, and returns 1 (a part skipped: skip_part) where EV is task-clock
+# and this machine's perf_event cannot open it.
+under_event() {
+    local ev=$1 prog=$2
+    local envs=(LOCKBLAME_OUTPUT="$tmp/$ev.db")
+    [ "$ev" = default ] || envs+=(LOCKBLAME_EVENT="$ev")
+    event_rc=0
+    env "${envs[@]}" LD_PRELOAD="$LOCKBLAME_LIB" "$prog" >"$tmp/$ev.out" 2>"$tmp/$ev.err" || event_rc=$?
+    grep '^lockblame:' "$tmp/$ev.err" | sed 's/^/  /'
+    if [ "$ev" = task-clock ] && grep -q 'cannot sample task-clock' "$tmp/$ev.err"; then
+        skip_part "perf_event for task-clock"
+        return 1
+    fi
+    return 0
+}
+
 # cpu_busy_s: the CPU time all processes have used so far, all cores
 # together, in seconds (/proc/stat: everything but idle and iowait).
 # Two readings around a run tell how busy the machine was meanwhile.
