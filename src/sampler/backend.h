@@ -136,6 +136,10 @@ void lb_sampler_event_give_back(lb_thread_t *t, bool *has);
 /* sigconflict.c: nonzero while the sampling signal moves (its events
  * re-targeted or stopped by the moving thread); seq_cst. */
 extern uint32_t lb_sampler_moving;
+/* sigconflict.c: in a fork child, forget a move the parent had under
+ * way (its mover is not in the child): lb_sampler_moving and the lock
+ * that serialises moves are cleared. */
+void lb_sampler_moves_after_fork_child(void);
 /* sigmask.c: whether the calling thread blocks signo now (one syscall). */
 bool lb_sampler_signal_blocked_here(int signo);
 

@@ -359,6 +359,7 @@ static void lb_forget_inherited(lb_thread_t *t)
 
 void lb_sampler_after_fork_child(lb_thread_t *self)
 {
+    lb_sampler_moves_after_fork_child();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
         if (t != self)
             lb_forget_inherited(t);

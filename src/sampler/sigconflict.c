@@ -33,6 +33,7 @@
 
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
+#include "util/fork_pages.h"
 #include "util/log.h"
 #include "util/meta_lock.h"
 
@@ -69,6 +70,13 @@ static void lb_stop_all(void)
         lb_sampler_perf_ops.thread_stop(t);
         lb_sampler_timer_ops.thread_stop(t);
     }
+}
+
+void lb_sampler_moves_after_fork_child(void)
+{
+    /* the mover, if a move was under way, is not in the child */
+    LB_STORE_CHANGED(&lb_sampler_moving, 0u);
+    LB_STORE_CHANGED(&lb_move_lock.locked, 0u);
 }
 
 void lb_sampler_release_signal(int signo)

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "core/thread.h"
+#include "sampler/backend.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
@@ -431,6 +432,37 @@ static void test_thread_born_blocked_starts_on_unblock(void)
     ASSERT_NOT_NULL(born_blocked);
 }
 
+/* A fork while another thread moves the signal: the child inherits
+ * lb_sampler_moving set, but its mover does not exist there. The child's
+ * thread, born blocked, resumes (no event to take: a take that waited for
+ * the move would wait for ever) and samples. */
+static void test_fork_child_forgets_a_move(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, NULL));
+    lb_thread_t *t = new_record();
+    fflush(NULL);
+    __atomic_store_n(&lb_sampler_moving, 1, __ATOMIC_SEQ_CST); /* as a mover would */
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(10);
+        lb_sampler_after_fork_child(t);
+        change_mask(t, SIG_UNBLOCK, &rt);
+        _exit(t->sampler->has_timer ? 0 : 3);
+    }
+    __atomic_store_n(&lb_sampler_moving, 0, __ATOMIC_SEQ_CST);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_FALSE(WIFSIGNALED(st)); /* SIGALRM: the resume waited for ever */
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
 CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env, test_quiesce_stops_running_thread,
            test_fork_child_resamples, test_blocked_thread_pauses_its_timer,
-           test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock)
+           test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock,
+           test_fork_child_forgets_a_move)
