@@ -22,7 +22,10 @@
  *    last; a move arms a re-created timer only if paused is clear. A move
  *    or stop that finds the event taken passes it by: the thread, giving
  *    it back (lb_sampler_event_give_back), then does what they would have
- *    (re-targets it to lb_sampler_cfg.signo, or stops it). */
+ *    (re-targets it to lb_sampler_cfg.signo, or stops it); a thread that
+ *    starts an event follows the same way once it is published (a move
+ *    passes an unpublished event by too), and a resume that finds its
+ *    event stopped starts none once stopping is set. */
 #ifndef LB_SAMPLER_BACKEND_H
 #define LB_SAMPLER_BACKEND_H
 #include <signal.h>
