@@ -25,7 +25,13 @@
  *    (re-targets it to lb_sampler_cfg.signo, or stops it); a thread that
  *    starts an event follows the same way once it is published (a move
  *    passes an unpublished event by too), and a resume that finds its
- *    event stopped starts none once stopping is set. */
+ *    event stopped starts none once stopping is set.
+ *  - A thread sets its record's flipping (sampler.h) around each such
+ *    change of its own events, follow step and drain included; a move
+ *    hands the old signal to the program only after every other thread's
+ *    flipping was seen clear (bounded wait: sigconflict.c), so an event a
+ *    flip still holds on the old signal signals lockblame's handler, and
+ *    what it left pending is discarded by the move's SIG_IGN. */
 #ifndef LB_SAMPLER_BACKEND_H
 #define LB_SAMPLER_BACKEND_H
 #include <signal.h>

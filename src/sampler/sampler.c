@@ -208,7 +208,11 @@ void lb_sampler_thread_start(lb_thread_t *self)
         lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
         return;
     }
+    /* flipping: a move waits for the follow step before it hands the
+     * old signal to the program (sigconflict.c) */
+    __atomic_store_n(&self->sampler->flipping, true, __ATOMIC_SEQ_CST);
     int err = lb_event_start_following(self);
+    __atomic_store_n(&self->sampler->flipping, false, __ATOMIC_SEQ_CST);
     if (err == -ECANCELED)
         return; /* sampling stopped for all threads meanwhile */
     if (err) {
@@ -379,6 +383,7 @@ static void lb_forget_inherited(lb_thread_t *t)
     LB_STORE_CHANGED(&s->perf_fd, -1);
     LB_STORE_CHANGED(&s->has_timer, false);
     LB_STORE_CHANGED(&s->paused, false);
+    LB_STORE_CHANGED(&s->flipping, false);
     LB_STORE_CHANGED(&s->in_handler, 0u);
     /* The child's CPU clocks start from zero; the parent's unsampled
      * time is the parent's. */

@@ -452,11 +452,39 @@ static void test_give_back_follows_a_move(void)
     lb_sampler_thread_stop(t);
 }
 
-/* timer_create as the timer backend calls it, counted; where
- * move_in_create is set, the sampling signal moves first, as another
- * thread's move would between the start's read of the signal and its
- * timer's publication. */
-static int move_in_create, timers_created;
+/* The program's handler on the signal sampling moved away from, and the
+ * signals it received. */
+static int program_received;
+static void counting_handler(int signo)
+{
+    (void)signo;
+    __atomic_add_fetch(&program_received, 1, __ATOMIC_RELAXED);
+}
+
+/* Another thread of the program takes the sampling signal: the move,
+ * then the program's own handler on it (what the exported sigaction
+ * does). */
+static void *program_takes_signal(void *arg)
+{
+    int signo = (int)(intptr_t)arg;
+    lb_sampler_release_signal(signo);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = counting_handler;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_OK(sigaction(signo, &sa, NULL));
+    return NULL;
+}
+
+/* timer_create as the timer backend calls it, with two ways to let a
+ * move pass a starting thread by between its read of the signal and its
+ * timer's publication: move_in_create, the signal moves first on this
+ * thread; move_elsewhere_in_create, another thread moves it (and hands
+ * the old one to the program), and the new timer, on the old signal,
+ * fires at once for 30 ms of CPU time (a resumed perf event may overflow
+ * at once as well). */
+static int move_in_create, move_elsewhere_in_create, timers_created;
+static pthread_t mover;
 int timer_create(clockid_t clock, struct sigevent *sev, timer_t *out);
 int timer_create(clockid_t clock, struct sigevent *sev, timer_t *out)
 {
@@ -466,7 +494,18 @@ int timer_create(clockid_t clock, struct sigevent *sev, timer_t *out)
     __atomic_add_fetch(&timers_created, 1, __ATOMIC_RELAXED);
     if (__atomic_exchange_n(&move_in_create, 0, __ATOMIC_SEQ_CST))
         move_sampling_signal();
-    return real(clock, sev, out);
+    if (!__atomic_exchange_n(&move_elsewhere_in_create, 0, __ATOMIC_SEQ_CST))
+        return real(clock, sev, out);
+    int first = lb_sampler_signal();
+    ASSERT_OK(pthread_create(&mover, NULL, program_takes_signal, (void *)(intptr_t)first));
+    while (lb_sampler_signal() == first || __atomic_load_n(&lb_sampler_moving, __ATOMIC_SEQ_CST))
+        sched_yield();
+    int rc = real(clock, sev, out);
+    ASSERT_EQ(rc, 0);
+    struct itimerspec its = { { 0, 1000000 }, { 0, 1000000 } };
+    ASSERT_OK(timer_settime(*out, 0, &its, NULL));
+    sink = smoke_hot_spin(30 * 1000000u);
+    return rc;
 }
 
 /* The test's handler for the real-time signals it takes from lockblame. */
@@ -540,6 +579,32 @@ static void test_start_follows_a_move_before_its_publication(void)
     lb_sampler_thread_stop(t);
 }
 
+/* Another thread takes the sampling signal while this one starts its
+ * timer, before the timer is published: the move passes the timer by,
+ * which signals the old signal meanwhile. The move hands the old signal
+ * to the program only once this thread's start has followed it: the
+ * program's handler receives none of lockblame's signals. */
+static void test_move_waits_for_a_flip(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, NULL));
+    lb_thread_t *t = new_record();
+    int first = lb_sampler_signal();
+    move_elsewhere_in_create = 1;
+    change_mask(t, SIG_UNBLOCK, &rt);
+    ASSERT_EQ(move_elsewhere_in_create, 0);
+    ASSERT_OK(pthread_join(mover, NULL));
+    ASSERT_NE(lb_sampler_signal(), first);
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_EQ(t->sampler->timer_signo, lb_sampler_signal());
+    burn_sampled(t);
+    ASSERT_EQ(__atomic_load_n(&program_received, __ATOMIC_RELAXED), 0);
+    lb_sampler_thread_stop(t);
+}
+
 /* A fork while another thread moves the signal: the child inherits
  * lb_sampler_moving set, but its mover does not exist there. The child's
  * thread, born blocked, resumes (no event to take: a take that waited for
@@ -574,4 +639,5 @@ CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env, test_quiesce_s
            test_fork_child_resamples, test_blocked_thread_pauses_its_timer,
            test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock,
            test_give_back_follows_a_move, test_no_event_after_a_stop_of_all,
-           test_start_follows_a_move_before_its_publication, test_fork_child_forgets_a_move)
+           test_start_follows_a_move_before_its_publication, test_move_waits_for_a_flip,
+           test_fork_child_forgets_a_move)
