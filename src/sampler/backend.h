@@ -7,8 +7,10 @@
  *    handler reads it without synchronisation), but for one move from the
  *    CPU-time timer to task-clock (tick_alias.h), which rewrites ops,
  *    event, why, is_time and with_kernel, and only then publishes it.
- *  - lb_sampler_stopping goes 0 -> 1 once (lb_sampler_quiesce) and never
- *    back; handlers read it with seq_cst after publishing in_handler.
+ *  - lb_sampler_stopping goes 0 -> 1 once (lb_sampler_quiesce, or the
+ *    stop of all sampling when the program takes the signal and no other
+ *    is free: sigconflict.c) and never back; handlers read it with
+ *    seq_cst after publishing in_handler.
  *  - A thread's event (perf fd or timer) is owned by whoever clears its
  *    has_perf/has_timer flag with an atomic exchange: the thread itself
  *    (stop, pause, resume), the thread that moves the sampling signal
@@ -55,7 +57,11 @@ typedef struct lb_sampler_ops {
      * without an event; idempotent. */
     void (*pause)(lb_thread_t *t);
     /* On t's own thread, which unblocked the signal (paused clear): let
-     * t's paused event signal again, as a newly started one would.
+     * t's paused event signal again. A timer starts a full period anew, as
+     * a newly started one would; a perf event goes on with the period it
+     * was counting when paused (a disabled event does not count, so the
+     * paused stretch's CPU time, credited as unsampled, is not sampled
+     * again: the credit stays exact).
      * Returns 0, -ENOENT when t holds no event of this backend, or another
      * -errno with the event freed. */
     int (*resume)(lb_thread_t *t);

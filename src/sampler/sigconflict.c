@@ -21,7 +21,7 @@
  *      it.
  * With no free signal left, every event is stopped instead and the
  * threads' remaining CPU time is credited as unsampled.
- * Blocking the signal is handled per thread in sampler.c
+ * Blocking the signal is handled per thread in sigmask.c
  * (lb_sampler_mask_changed).
  *
  * Invariants: moves are serialised by lb_move_lock; the signal number only
