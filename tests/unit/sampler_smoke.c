@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "core/thread.h"
+#include "sampler/backend.h"
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
@@ -431,6 +432,212 @@ static void test_thread_born_blocked_starts_on_unblock(void)
     ASSERT_NOT_NULL(born_blocked);
 }
 
+/* A move of the signal while the thread holds its timer (taken, as a
+ * pause or resume takes it): the move passes it by, and the thread,
+ * giving it back, re-targets it to the new signal. */
+static void test_give_back_follows_a_move(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    int first = lb_sampler_signal();
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_TRUE(lb_sampler_event_take(&t->sampler->has_timer));
+    move_sampling_signal();
+    ASSERT_EQ(t->sampler->timer_signo, first); /* passed by */
+    lb_sampler_event_give_back(t, &t->sampler->has_timer);
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_EQ(t->sampler->timer_signo, lb_sampler_signal());
+    burn_sampled(t); /* on the new signal */
+    lb_sampler_thread_stop(t);
+}
+
+/* The program's handler on the signal sampling moved away from, and the
+ * signals it received. */
+static int program_received;
+static void counting_handler(int signo)
+{
+    (void)signo;
+    __atomic_add_fetch(&program_received, 1, __ATOMIC_RELAXED);
+}
+
+/* Another thread of the program takes the sampling signal: the move,
+ * then the program's own handler on it (what the exported sigaction
+ * does). */
+static void *program_takes_signal(void *arg)
+{
+    int signo = (int)(intptr_t)arg;
+    lb_sampler_release_signal(signo);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = counting_handler;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_OK(sigaction(signo, &sa, NULL));
+    return NULL;
+}
+
+/* timer_create as the timer backend calls it, with two ways to let a
+ * move pass a starting thread by between its read of the signal and its
+ * timer's publication: move_in_create, the signal moves first on this
+ * thread; move_elsewhere_in_create, another thread moves it (and hands
+ * the old one to the program), and the new timer, on the old signal,
+ * fires at once for 30 ms of CPU time (a resumed perf event may overflow
+ * at once as well). */
+static int move_in_create, move_elsewhere_in_create, timers_created;
+static pthread_t mover;
+int timer_create(clockid_t clock, struct sigevent *sev, timer_t *out);
+int timer_create(clockid_t clock, struct sigevent *sev, timer_t *out)
+{
+    static int (*real)(clockid_t, struct sigevent *, timer_t *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "timer_create");
+    __atomic_add_fetch(&timers_created, 1, __ATOMIC_RELAXED);
+    if (__atomic_exchange_n(&move_in_create, 0, __ATOMIC_SEQ_CST))
+        move_sampling_signal();
+    if (!__atomic_exchange_n(&move_elsewhere_in_create, 0, __ATOMIC_SEQ_CST))
+        return real(clock, sev, out);
+    int first = lb_sampler_signal();
+    ASSERT_OK(pthread_create(&mover, NULL, program_takes_signal, (void *)(intptr_t)first));
+    while (lb_sampler_signal() == first || __atomic_load_n(&lb_sampler_moving, __ATOMIC_SEQ_CST))
+        sched_yield();
+    int rc = real(clock, sev, out);
+    ASSERT_EQ(rc, 0);
+    struct itimerspec its = { { 0, 1000000 }, { 0, 1000000 } };
+    ASSERT_OK(timer_settime(*out, 0, &its, NULL));
+    sink = smoke_hot_spin(30 * 1000000u);
+    return rc;
+}
+
+/* The test's handler for the real-time signals it takes from lockblame. */
+static void program_handler(int signo)
+{
+    (void)signo;
+}
+
+/* The program takes every real-time signal but the sampling one: none is
+ * free for sampling to move to. */
+static void take_free_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = program_handler;
+    sigemptyset(&sa.sa_mask);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        if (s != lb_sampler_signal())
+            ASSERT_OK(sigaction(s, &sa, NULL));
+}
+
+/* The program takes the sampling signal and no other is free: sampling
+ * stops for all threads. One that held its timer as the stop passed
+ * stops it as it gives it back; and a resume that ran into the stop (its
+ * caller read stopping before it was set, then found its event freed)
+ * starts no new event: the signal is the program's now. */
+static void test_no_event_after_a_stop_of_all(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    lb_thread_t *t = new_record();
+    ASSERT_TRUE(t->sampler->has_timer);
+    sigset_t rt;
+    rt_signals(&rt);
+    change_mask(t, SIG_BLOCK, &rt); /* paused */
+    ASSERT_TRUE(lb_sampler_event_take(&t->sampler->has_timer));
+    take_free_signals();
+    int first = lb_sampler_signal();
+    lb_sampler_release_signal(first);
+    ASSERT_EQ(lb_sampler_signal(), first); /* nowhere to go: stopped */
+    lb_sampler_event_give_back(t, &t->sampler->has_timer);
+    ASSERT_FALSE(t->sampler->has_timer);
+    int created = __atomic_load_n(&timers_created, __ATOMIC_RELAXED);
+    ASSERT_NE(lb_sampler_event_resume(t), 0);
+    ASSERT_EQ(__atomic_load_n(&timers_created, __ATOMIC_RELAXED),
+              created); /* none, not even briefly */
+    ASSERT_FALSE(t->sampler->has_timer);
+    ASSERT_FALSE(t->sampler->has_perf);
+}
+
+/* A thread born blocked starts its timer when it unblocks; the signal
+ * moves while the start creates it, before it is published, so the
+ * move's re-targeting cannot see it: the start follows the move itself. */
+static void test_start_follows_a_move_before_its_publication(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, NULL));
+    lb_thread_t *t = new_record();
+    ASSERT_FALSE(t->sampler->has_timer || t->sampler->has_perf);
+    int first = lb_sampler_signal();
+    move_in_create = 1;
+    change_mask(t, SIG_UNBLOCK, &rt);
+    ASSERT_EQ(move_in_create, 0);
+    ASSERT_NE(lb_sampler_signal(), first);
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_EQ(t->sampler->timer_signo, lb_sampler_signal());
+    burn_sampled(t);
+    lb_sampler_thread_stop(t);
+}
+
+/* Another thread takes the sampling signal while this one starts its
+ * timer, before the timer is published: the move passes the timer by,
+ * which signals the old signal meanwhile. The move hands the old signal
+ * to the program only once this thread's start has followed it: the
+ * program's handler receives none of lockblame's signals. */
+static void test_move_waits_for_a_flip(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, NULL));
+    lb_thread_t *t = new_record();
+    int first = lb_sampler_signal();
+    move_elsewhere_in_create = 1;
+    change_mask(t, SIG_UNBLOCK, &rt);
+    ASSERT_EQ(move_elsewhere_in_create, 0);
+    ASSERT_OK(pthread_join(mover, NULL));
+    ASSERT_NE(lb_sampler_signal(), first);
+    ASSERT_TRUE(t->sampler->has_timer);
+    ASSERT_EQ(t->sampler->timer_signo, lb_sampler_signal());
+    burn_sampled(t);
+    ASSERT_EQ(__atomic_load_n(&program_received, __ATOMIC_RELAXED), 0);
+    lb_sampler_thread_stop(t);
+}
+
+/* A fork while another thread moves the signal: the child inherits
+ * lb_sampler_moving set, but its mover does not exist there. The child's
+ * thread, born blocked, resumes (no event to take: a take that waited for
+ * the move would wait for ever) and samples. */
+static void test_fork_child_forgets_a_move(void)
+{
+    setenv("LOCKBLAME_EVENT", "timer", 1);
+    ASSERT_EQ(lb_sampler_setup(), 0);
+    sigset_t rt;
+    rt_signals(&rt);
+    ASSERT_OK(pthread_sigmask(SIG_BLOCK, &rt, NULL));
+    lb_thread_t *t = new_record();
+    fflush(NULL);
+    __atomic_store_n(&lb_sampler_moving, 1, __ATOMIC_SEQ_CST); /* as a mover would */
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(10);
+        lb_sampler_after_fork_child(t);
+        change_mask(t, SIG_UNBLOCK, &rt);
+        _exit(t->sampler->has_timer ? 0 : 3);
+    }
+    __atomic_store_n(&lb_sampler_moving, 0, __ATOMIC_SEQ_CST);
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_FALSE(WIFSIGNALED(st)); /* SIGALRM: the resume waited for ever */
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
 CHECK_MAIN(test_default_event, test_timer_backend, test_freq_env, test_quiesce_stops_running_thread,
            test_fork_child_resamples, test_blocked_thread_pauses_its_timer,
-           test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock)
+           test_move_keeps_a_paused_timer_disarmed, test_thread_born_blocked_starts_on_unblock,
+           test_give_back_follows_a_move, test_no_event_after_a_stop_of_all,
+           test_start_follows_a_move_before_its_publication, test_move_waits_for_a_flip,
+           test_fork_child_forgets_a_move)
