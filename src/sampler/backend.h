@@ -7,10 +7,8 @@
  *    handler reads it without synchronisation), but for one move from the
  *    CPU-time timer to task-clock (tick_alias.h), which rewrites ops,
  *    event, why, is_time and with_kernel, and only then publishes it.
- *  - lb_sampler_stopping goes 0 -> 1 once (lb_sampler_quiesce, or the
- *    stop of all sampling when the program takes the signal and no other
- *    is free: sigconflict.c) and never back; handlers read it with
- *    seq_cst after publishing in_handler.
+ *  - lb_sampler_stopping goes 0 -> 1 once (lb_sampler_quiesce) and never
+ *    back; handlers read it with seq_cst after publishing in_handler.
  *  - A thread's event (perf fd or timer) is owned by whoever clears its
  *    has_perf/has_timer flag with an atomic exchange: the thread itself
  *    (stop, pause, resume), the thread that moves the sampling signal
@@ -24,16 +22,7 @@
  *    last; a move arms a re-created timer only if paused is clear. A move
  *    or stop that finds the event taken passes it by: the thread, giving
  *    it back (lb_sampler_event_give_back), then does what they would have
- *    (re-targets it to lb_sampler_cfg.signo, or stops it); a thread that
- *    starts an event follows the same way once it is published (a move
- *    passes an unpublished event by too), and a resume that finds its
- *    event stopped starts none once stopping is set.
- *  - A thread sets its record's flipping (sampler.h) around each such
- *    change of its own events, follow step and drain included; a move
- *    hands the old signal to the program only after every other thread's
- *    flipping was seen clear (bounded wait: sigconflict.c), so an event a
- *    flip still holds on the old signal signals lockblame's handler, and
- *    what it left pending is discarded by the move's SIG_IGN. */
+ *    (re-targets it to lb_sampler_cfg.signo, or stops it). */
 #ifndef LB_SAMPLER_BACKEND_H
 #define LB_SAMPLER_BACKEND_H
 #include <signal.h>
@@ -57,11 +46,7 @@ typedef struct lb_sampler_ops {
      * without an event; idempotent. */
     void (*pause)(lb_thread_t *t);
     /* On t's own thread, which unblocked the signal (paused clear): let
-     * t's paused event signal again. A timer starts a full period anew, as
-     * a newly started one would; a perf event goes on with the period it
-     * was counting when paused (a disabled event does not count, so the
-     * paused stretch's CPU time, credited as unsampled, is not sampled
-     * again: the credit stays exact).
+     * t's paused event signal again, as a newly started one would.
      * Returns 0, -ENOENT when t holds no event of this backend, or another
      * -errno with the event freed. */
     int (*resume)(lb_thread_t *t);
@@ -151,10 +136,6 @@ void lb_sampler_event_give_back(lb_thread_t *t, bool *has);
 /* sigconflict.c: nonzero while the sampling signal moves (its events
  * re-targeted or stopped by the moving thread); seq_cst. */
 extern uint32_t lb_sampler_moving;
-/* sigconflict.c: in a fork child, forget a move the parent had under
- * way (its mover is not in the child): lb_sampler_moving and the lock
- * that serialises moves are cleared. */
-void lb_sampler_moves_after_fork_child(void);
 /* sigmask.c: whether the calling thread blocks signo now (one syscall). */
 bool lb_sampler_signal_blocked_here(int signo);
 

@@ -5,11 +5,8 @@
  * Invariants:
  *  - lb_sampler_cfg is written here (and in event.c) only inside the first
  *    lb_sampler_setup call, before any thread is started; read-only after.
- *  - lb_sampler_stopping is set once, by lb_sampler_quiesce or by the
- *    stop of all sampling when the program takes the signal and none is
- *    free (sigconflict.c); afterwards no thread starts sampling (a start
- *    or resume that raced with it follows it: lb_follow_move) and no
- *    handler records or re-arms.
+ *  - lb_sampler_stopping is set once, by lb_sampler_quiesce; afterwards no
+ *    thread starts sampling and no handler records or re-arms.
  *  - Per-thread events are owned through has_perf/has_timer (backend.h);
  *    quiesce takes and frees them only after that thread's handler has
  *    left (or after a bounded wait), so a handler never re-arms a closed fd. */
@@ -109,51 +106,6 @@ void lb_sampler_event_pause(lb_thread_t *self)
     lb_sampler_timer_ops.pause(self);
 }
 
-/* Follows a move or stop of the signal that passed t's events by while
- * t's own thread held them or had not yet published them: re-targets each
- * to lb_sampler_cfg.signo, or stops them. On t's own thread, which owns
- * its events again (has_* set). A move stores the new signal (or
- * stopping) before it takes the events; all seq_cst: either it took an
- * event after its has_* was set, or the loads below see what it changed. */
-static void lb_follow_move(lb_thread_t *t)
-{
-    for (;;) {
-        if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
-            lb_sampler_event_stop(t);
-            return;
-        }
-        int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
-        bool followed = false;
-        if (__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->perf_signo, __ATOMIC_RELAXED) != signo) {
-            lb_sampler_perf_ops.retarget(t, signo);
-            followed = true;
-        }
-        if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->timer_signo, __ATOMIC_RELAXED) != signo) {
-            lb_sampler_timer_ops.retarget(t, signo);
-            followed = true;
-        }
-        /* again only if another move came meanwhile (a failed re-target
-         * is not retried) */
-        if (!followed || __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST) == signo)
-            return;
-    }
-}
-
-/* lb_sampler_event_start, then the follow step: the signal read for the
- * new event may have moved (or sampling stopped) before the event was
- * published, and a move's re-targeting passes an unpublished event by.
- * -ECANCELED when sampling stopped meanwhile (no event left). */
-static int lb_event_start_following(lb_thread_t *self)
-{
-    int err = lb_sampler_event_start(self);
-    if (err)
-        return err;
-    lb_follow_move(self);
-    return __atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST) ? -ECANCELED : 0;
-}
-
 int lb_sampler_event_resume(lb_thread_t *self)
 {
     __atomic_store_n(&self->sampler->paused, false, __ATOMIC_SEQ_CST);
@@ -161,12 +113,7 @@ int lb_sampler_event_resume(lb_thread_t *self)
     int timer = lb_sampler_timer_ops.resume(self);
     if (perf == 0 || timer == 0)
         return 0;
-    /* None kept, or it failed and is freed. A stop of all sampling that
-     * the caller's check of stopping missed may have freed it: no new
-     * event then (its signal may be the program's by now). */
-    if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST))
-        return -ECANCELED;
-    return lb_event_start_following(self);
+    return lb_sampler_event_start(self); /* none kept, or it failed and is freed */
 }
 
 bool lb_sampler_event_take(bool *has)
@@ -191,7 +138,31 @@ bool lb_sampler_event_take(bool *has)
 void lb_sampler_event_give_back(lb_thread_t *t, bool *has)
 {
     __atomic_store_n(has, true, __ATOMIC_SEQ_CST);
-    lb_follow_move(t);
+    /* A move stores the new signal (or stopping) before it takes the
+     * events; all seq_cst: either it took this one after the store above,
+     * or the loads below see what it changed. */
+    for (;;) {
+        if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
+            lb_sampler_event_stop(t);
+            return;
+        }
+        int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
+        bool followed = false;
+        if (__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&t->sampler->perf_signo, __ATOMIC_RELAXED) != signo) {
+            lb_sampler_perf_ops.retarget(t, signo);
+            followed = true;
+        }
+        if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&t->sampler->timer_signo, __ATOMIC_RELAXED) != signo) {
+            lb_sampler_timer_ops.retarget(t, signo);
+            followed = true;
+        }
+        /* again only if another move came meanwhile (a failed re-target
+         * is not retried) */
+        if (!followed || __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST) == signo)
+            return;
+    }
 }
 
 void lb_sampler_thread_start(lb_thread_t *self)
@@ -208,13 +179,7 @@ void lb_sampler_thread_start(lb_thread_t *self)
         lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
         return;
     }
-    /* flipping: a move waits for the follow step before it hands the
-     * old signal to the program (sigconflict.c) */
-    __atomic_store_n(&self->sampler->flipping, true, __ATOMIC_SEQ_CST);
-    int err = lb_event_start_following(self);
-    __atomic_store_n(&self->sampler->flipping, false, __ATOMIC_SEQ_CST);
-    if (err == -ECANCELED)
-        return; /* sampling stopped for all threads meanwhile */
+    int err = lb_sampler_event_start(self);
     if (err) {
         __atomic_add_fetch(&lb_start_failures, 1, __ATOMIC_RELAXED);
         lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
@@ -383,7 +348,6 @@ static void lb_forget_inherited(lb_thread_t *t)
     LB_STORE_CHANGED(&s->perf_fd, -1);
     LB_STORE_CHANGED(&s->has_timer, false);
     LB_STORE_CHANGED(&s->paused, false);
-    LB_STORE_CHANGED(&s->flipping, false);
     LB_STORE_CHANGED(&s->in_handler, 0u);
     /* The child's CPU clocks start from zero; the parent's unsampled
      * time is the parent's. */
@@ -395,7 +359,6 @@ static void lb_forget_inherited(lb_thread_t *t)
 
 void lb_sampler_after_fork_child(lb_thread_t *self)
 {
-    lb_sampler_moves_after_fork_child();
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
         if (t != self)
             lb_forget_inherited(t);

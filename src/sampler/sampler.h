@@ -37,12 +37,6 @@ typedef struct lb_sampler_thread {
      * not signal (a timer disarmed, a perf event disabled). Written by the
      * thread (seq_cst); read by whoever owns an event, to leave it so. */
     bool paused;
-    /* The thread changes its own events (pause, resume, start) and follows
-     * any move that passed them by (backend.h): set from before it takes
-     * or creates them until after it drained what they sent. Written by
-     * the thread (seq_cst); a move waits until it is clear before it hands
-     * the old signal to the program (sigconflict.c). */
-    bool flipping;
     uint32_t in_handler;   /* nonzero while the handler runs on this thread */
     uint64_t samples;      /* samples recorded, in periods (a late timer
                                signal counts 1 + its overruns) */

@@ -13,15 +13,13 @@
  *      meanwhile, so a thread that pauses or resumes waits for its event
  *      rather than take it for gone, and one that held its event as the
  *      move passed re-targets it itself (backend.h);
- *   3. once no other thread is still changing its own events (it may
- *      hold one on the old signal: lb_wait_flips), the old signal is set
- *      to SIG_IGN, which discards any instance still pending in any
- *      thread (POSIX), then to the disposition the program had before
- *      lockblame started; the program's own call then acts natively on
- *      it.
+ *   3. the old signal is set to SIG_IGN, which discards any instance still
+ *      pending in any thread (POSIX), then to the disposition the program
+ *      had before lockblame started; the program's own call then acts
+ *      natively on it.
  * With no free signal left, every event is stopped instead and the
  * threads' remaining CPU time is credited as unsampled.
- * Blocking the signal is handled per thread in sigmask.c
+ * Blocking the signal is handled per thread in sampler.c
  * (lb_sampler_mask_changed).
  *
  * Invariants: moves are serialised by lb_move_lock; the signal number only
@@ -31,13 +29,10 @@
  * handler interrupting its own move would deadlock; a program does not
  * take the same signal twice at once). */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
-#include "util/clock.h"
-#include "util/fork_pages.h"
 #include "util/log.h"
 #include "util/meta_lock.h"
 
@@ -76,41 +71,6 @@ static void lb_stop_all(void)
     }
 }
 
-/* Waits (yielding) until no thread but self is in a flip (its record's
- * flipping, sampler.h), with lb_sampler_moving already clear. Why that is
- * enough: a thread whose flip began before it stopped waiting in
- * lb_sampler_event_take may hold its event (or a new one not yet
- * published) on the old signal until its follow step re-targets or stops
- * it; until then an overflow may signal the old signal, at once after a
- * resume or pending before a pause (its drain takes that one too:
- * sigmask.c). Handing the old signal over after every such flip ended
- * leaves the old handler in place for those, and SIG_IGN then discards
- * any still pending. A flip that begins after a load below reads flipping
- * clear comes after the new signal (or stopping) was stored (seq_cst), so
- * it uses the new signal throughout. self is skipped: a program's handler
- * that interrupted self's own flip cannot wait for it; that flip follows
- * the move when the handler returns. The wait is bounded (a thread
- * stopped in a debugger, or one whose handler, interrupting its flip,
- * waits for lb_move_lock): a flip a few system calls long ends well
- * within it. */
-#define LB_FLIP_WAIT_NS 1000000000u /* all threads together */
-
-static void lb_wait_flips(const lb_thread_t *self)
-{
-    uint64_t deadline = lb_now_ns() + LB_FLIP_WAIT_NS;
-    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
-        while (t != self && __atomic_load_n(&t->sampler->flipping, __ATOMIC_SEQ_CST) &&
-               lb_now_ns() < deadline)
-            sched_yield();
-}
-
-void lb_sampler_moves_after_fork_child(void)
-{
-    /* the mover, if a move was under way, is not in the child */
-    LB_STORE_CHANGED(&lb_sampler_moving, 0u);
-    LB_STORE_CHANGED(&lb_move_lock.locked, 0u);
-}
-
 void lb_sampler_release_signal(int signo)
 {
     int saved_errno = errno;
@@ -138,7 +98,6 @@ void lb_sampler_release_signal(int signo)
         lb_stop_all();
     }
     __atomic_store_n(&lb_sampler_moving, 0, __ATOMIC_SEQ_CST);
-    lb_wait_flips(self);
     if (moved)
         lb_warn("the program sets a handler for signal %d, on which lockblame sampled; "
                 "sampling moved to signal %d",

@@ -92,25 +92,11 @@ static void lb_blocked_now(lb_thread_t *self, bool blocked)
         return; /* no change, or unsampled for want of an event anyway */
     int saved_errno = errno;
     lb_enter(self);
-    /* a move hands the old signal to the program only once this is clear
-     * again (sigconflict.c): the drain below may still take it */
-    __atomic_store_n(&self->sampler->flipping, true, __ATOMIC_SEQ_CST);
     if (blocked) {
-        /* The signals the event may have queued before its pause: the one
-         * it sends as the flip begins and, where a move passes the flip by
-         * (the pause re-targets the event as it gives it back), the new
-         * one. Both are read with flipping set, so neither has been handed
-         * to the program yet: a move that stored a signal read here waits
-         * for this flip. (The caller's signo, read before, may be one a
-         * whole move has handed over since: its pending instances are the
-         * program's.) */
-        int before = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
         lb_sampler_event_pause(self);
         lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
-        int after = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
-        uint64_t periods = lb_drain_own(before);
-        if (after != before)
-            periods += lb_drain_own(after);
+        /* the signal the event sends now: a move may have re-targeted it */
+        uint64_t periods = lb_drain_own(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE));
         if (periods)
             lb_unsampled_add(self, (uint64_t)((double)periods * lb_sampler_ns_per_sample()));
     } else {
@@ -118,7 +104,6 @@ static void lb_blocked_now(lb_thread_t *self, bool blocked)
         if (lb_sampler_event_resume(self) != 0)
             lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
     }
-    __atomic_store_n(&self->sampler->flipping, false, __ATOMIC_SEQ_CST);
     lb_leave(self);
     errno = saved_errno;
 }
