@@ -10,7 +10,7 @@
 # interposition) to time one sample's unwind + CCT insert; built only if the
 # file is there.
 
-BENCH_PROGS := uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads forktree mmapcost maskflip
+BENCH_PROGS := uncontended lockmix handoff pingpong taskq condpp stackuse churn cctgen spawn threads forktree mmapcost
 BENCH_BINS  := $(addprefix $(BUILD)/bench/,$(BENCH_PROGS))
 BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 

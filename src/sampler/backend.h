@@ -11,18 +11,7 @@
  *    back; handlers read it with seq_cst after publishing in_handler.
  *  - A thread's event (perf fd or timer) is owned by whoever clears its
  *    has_perf/has_timer flag with an atomic exchange: the thread itself
- *    (stop, pause, resume), the thread that moves the sampling signal
- *    (sigconflict.c), or the quiescing thread. Only the owner arms,
- *    disarms and frees it; an owner that keeps it sets the flag again
- *    (seq_cst).
- *  - Pause and resume (the thread blocks or unblocks the signal) run on
- *    the thread itself: it first sets its record's paused (seq_cst), then
- *    takes each event with lb_sampler_event_take, which waits while a move
- *    holds it (lb_sampler_moving), so the thread's own change is applied
- *    last; a move arms a re-created timer only if paused is clear. A move
- *    or stop that finds the event taken passes it by: the thread, giving
- *    it back (lb_sampler_event_give_back), then does what they would have
- *    (re-targets it to lb_sampler_cfg.signo, or stops it). */
+ *    (stop), or the quiescing thread. Only the owner disarms and frees it. */
 #ifndef LB_SAMPLER_BACKEND_H
 #define LB_SAMPLER_BACKEND_H
 #include <signal.h>
@@ -40,16 +29,6 @@ typedef struct lb_sampler_ops {
     int (*thread_start)(lb_thread_t *t);
     /* Disarm and free t's event. Callable from any thread; idempotent. */
     void (*thread_stop)(lb_thread_t *t);
-    /* On t's own thread, which now blocks the sampling signal (its record's
-     * paused set): keep t's event but let it signal no more; an event that
-     * cannot be stopped and started again in place is freed. No-op
-     * without an event; idempotent. */
-    void (*pause)(lb_thread_t *t);
-    /* On t's own thread, which unblocked the signal (paused clear): let
-     * t's paused event signal again, as a newly started one would.
-     * Returns 0, -ENOENT when t holds no event of this backend, or another
-     * -errno with the event freed. */
-    int (*resume)(lb_thread_t *t);
     /* Make t's live event (if any) signal signo from now on. Callable
      * from any thread. Returns 0, or -errno with t's event gone. */
     int (*retarget)(lb_thread_t *t, int signo);
@@ -116,26 +95,6 @@ int lb_sampler_event_start(lb_thread_t *self);
 /* sampler.c: stop t's event, whichever backend holds it (a thread may
  * hold a timer after a fallback). Any thread; idempotent. */
 void lb_sampler_event_stop(lb_thread_t *t);
-/* sampler.c: on self's own thread, which now blocks the sampling signal:
- * set paused and pause its event, whichever backend holds it. */
-void lb_sampler_event_pause(lb_thread_t *self);
-/* sampler.c: on self's own thread, which unblocked the signal: clear
- * paused and resume its paused event, or start one if it holds none (born
- * blocked, a fork child, an event freed meanwhile). 0 or -errno (no event
- * then, as lb_sampler_event_start). */
-int lb_sampler_event_resume(lb_thread_t *self);
-/* sampler.c: on t's own thread, take its event of one backend (has: its
- * has_perf or has_timer). True when the caller owns it now; false when t
- * holds none. While a move of the signal holds it, waits (yielding) until
- * the move gives it back. */
-bool lb_sampler_event_take(bool *has);
-/* sampler.c: on t's own thread, give back the event taken with
- * lb_sampler_event_take, then follow a move or stop that passed t's
- * events by meanwhile (re-target to lb_sampler_cfg.signo, or stop). */
-void lb_sampler_event_give_back(lb_thread_t *t, bool *has);
-/* sigconflict.c: nonzero while the sampling signal moves (its events
- * re-targeted or stopped by the moving thread); seq_cst. */
-extern uint32_t lb_sampler_moving;
 /* sigmask.c: whether the calling thread blocks signo now (one syscall). */
 bool lb_sampler_signal_blocked_here(int signo);
 

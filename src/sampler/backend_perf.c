@@ -29,12 +29,6 @@
  * The samples' records in the ring are never read: the signal's context
  * is the sample.
  *
- * Pause and resume (the thread blocks and unblocks the signal):
- * PERF_EVENT_IOC_DISABLE and _ENABLE, one ioctl each way; the event keeps
- * counting its period where it stopped. An event in REFRESH mode is freed
- * instead and opened again on resume: its overflow limit cannot be read
- * back, and a REFRESH on resume would raise it each time.
- *
  * Invariants: lb_perf_attr is written by lb_perf_prepare during setup only
  * and read-only afterwards. A thread's fd is owned as described in
  * backend.h (has_perf exchange). Events are opened with O_CLOEXEC; after
@@ -211,8 +205,6 @@ static int lb_perf_thread_start(lb_thread_t *t)
         return -err;
     }
     t->sampler->perf_fd = fd;
-    __atomic_store_n(&t->sampler->perf_signo,
-                     __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
     /* A ring buffer lets every overflow signal us (wakeup_events = 1)
      * with the event left enabled: no PERF_EVENT_IOC_REFRESH system call
      * per sample, which costs tens of us on a VM. Without it (mmap
@@ -234,9 +226,10 @@ static int lb_perf_thread_start(lb_thread_t *t)
     return 0;
 }
 
-/* Disables and frees t's event, which the caller owns (has_perf taken). */
-static void lb_perf_free(lb_thread_t *t)
+static void lb_perf_thread_stop(lb_thread_t *t)
 {
+    if (!__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL))
+        return;
     int fd = t->sampler->perf_fd;
     void *ring = t->sampler->perf_ring;
     t->sampler->perf_fd = -1;
@@ -246,47 +239,15 @@ static void lb_perf_free(lb_thread_t *t)
     close(fd);
 }
 
-static void lb_perf_thread_stop(lb_thread_t *t)
-{
-    if (__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL))
-        lb_perf_free(t);
-}
-
-static void lb_perf_pause(lb_thread_t *t)
-{
-    if (!lb_sampler_event_take(&t->sampler->has_perf))
-        return;
-    if (!t->sampler->perf_ring || ioctl(t->sampler->perf_fd, PERF_EVENT_IOC_DISABLE, 0) < 0) {
-        lb_perf_free(t); /* REFRESH mode (top of this file), or still enabled */
-        return;
-    }
-    lb_sampler_event_give_back(t, &t->sampler->has_perf);
-}
-
-static int lb_perf_resume(lb_thread_t *t)
-{
-    if (!lb_sampler_event_take(&t->sampler->has_perf))
-        return -ENOENT;
-    if (ioctl(t->sampler->perf_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-        int err = errno;
-        lb_perf_free(t);
-        return -err;
-    }
-    lb_sampler_event_give_back(t, &t->sampler->has_perf);
-    return 0;
-}
-
 /* Routes t's future overflow signals to signo. Any thread may call it; it
  * owns the fd meanwhile (has_perf exchange), so the fd cannot be closed
  * and its number reused under the fcntl. Returns 0 or -errno. */
 static int lb_perf_retarget(lb_thread_t *t, int signo)
 {
-    if (!__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_SEQ_CST))
+    if (!__atomic_exchange_n(&t->sampler->has_perf, false, __ATOMIC_ACQ_REL))
         return 0;
     int rc = fcntl(t->sampler->perf_fd, F_SETSIG, signo) < 0 ? -errno : 0;
-    if (rc == 0)
-        __atomic_store_n(&t->sampler->perf_signo, signo, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->sampler->has_perf, true, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->sampler->has_perf, true, __ATOMIC_RELEASE);
     return rc;
 }
 
@@ -320,8 +281,6 @@ const lb_sampler_ops_t lb_sampler_perf_ops = {
     .name = "perf_event",
     .thread_start = lb_perf_thread_start,
     .thread_stop = lb_perf_thread_stop,
-    .pause = lb_perf_pause,
-    .resume = lb_perf_resume,
     .retarget = lb_perf_retarget,
     .rearm = lb_perf_rearm,
     .weight = lb_perf_weight,

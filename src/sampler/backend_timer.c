@@ -5,10 +5,6 @@
  * and counts overruns, so a thread that blocks our signal is not flooded;
  * a sample then weighs 1 + overruns periods (lb_timer_weight).
  *
- * A thread that blocks the signal keeps its timer, disarmed (pause), and
- * arms it again when it unblocks (resume): one timer_settime each way, no
- * timer created or freed per change of the mask.
- *
  * Invariants: lb_timer_period_ns is written during setup only. A thread's
  * timer is owned as described in backend.h (has_timer exchange). POSIX
  * timers are not inherited by fork, so the child simply forgets them.
@@ -55,14 +51,11 @@ static int lb_timer_create(int signo, pid_t tid, bool self, timer_t *out)
     return timer_create(self ? CLOCK_THREAD_CPUTIME_ID : lb_tid_cpu_clock(tid), &sev, out);
 }
 
-/* Arms timer to fire every period_ns of CPU time from now (a fresh
- * countdown), or disarms it (period_ns 0: the timer is kept, and a signal
- * it already queued stays queued). Returns 0, or -1 with errno. */
-static int lb_timer_set(timer_t timer, uint64_t period_ns)
+static int lb_timer_arm(timer_t timer)
 {
     struct itimerspec its;
-    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+    its.it_interval.tv_sec = (time_t)(lb_timer_period_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(lb_timer_period_ns % 1000000000u);
     its.it_value = its.it_interval;
     /* libc's, not the exported wrapper (interpose/timers.c): lockblame's
      * own sampling timers are not the program's. */
@@ -73,11 +66,6 @@ static int lb_timer_set(timer_t timer, uint64_t period_ns)
         return -1;
     }
     return lb_real.timer_settime(timer, 0, &its, NULL);
-}
-
-static int lb_timer_arm(timer_t timer)
-{
-    return lb_timer_set(timer, lb_timer_period_ns);
 }
 
 int lb_timer_prepare(uint64_t period_ns, char *why, size_t whylen)
@@ -100,13 +88,12 @@ static int lb_timer_thread_start(lb_thread_t *t)
     if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE))
         return 0;
     timer_t timer;
-    int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE);
     /* t is the calling thread; its record's tid saves a gettid call (a
      * record not made by core, as in unit tests, may not have one). */
-    if (lb_timer_create(signo, t->tid ? lb_thread_os_tid(t) : gettid(), true, &timer) < 0)
+    if (lb_timer_create(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE),
+                        t->tid ? lb_thread_os_tid(t) : gettid(), true, &timer) < 0)
         return -errno;
     t->sampler->timer = timer;
-    __atomic_store_n(&t->sampler->timer_signo, signo, __ATOMIC_RELAXED);
     __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_RELEASE);
     if (lb_timer_arm(timer) < 0) {
         int err = errno;
@@ -123,55 +110,25 @@ static void lb_timer_thread_stop(lb_thread_t *t)
         timer_delete(t->sampler->timer);
 }
 
-/* Disarms the calling thread's timer, which is kept (backend.h, pause). A
- * signal it queued before stays queued: the caller drains it. */
-static void lb_timer_pause(lb_thread_t *t)
-{
-    if (!lb_sampler_event_take(&t->sampler->has_timer))
-        return;
-    if (lb_timer_set(t->sampler->timer, 0) < 0) {
-        timer_delete(t->sampler->timer); /* still armed: it must not fire */
-        return;
-    }
-    lb_sampler_event_give_back(t, &t->sampler->has_timer);
-}
-
-/* Arms the calling thread's paused timer again, a full period from now as
- * a new timer would be. 0, -ENOENT (no timer) or -errno (timer freed). */
-static int lb_timer_resume(lb_thread_t *t)
-{
-    if (!lb_sampler_event_take(&t->sampler->has_timer))
-        return -ENOENT;
-    if (lb_timer_arm(t->sampler->timer) < 0) {
-        int err = errno;
-        timer_delete(t->sampler->timer);
-        return -err;
-    }
-    lb_sampler_event_give_back(t, &t->sampler->has_timer);
-    return 0;
-}
-
 /* Replaces t's timer by one on signo (a timer's signal is fixed at
- * creation), armed unless t is paused. Any thread may call it; it owns
- * the timer meanwhile (has_timer exchange), so a concurrent stop finds
- * nothing and the record keeps the new timer for quiesce to free. Returns
- * 0 or -errno (t left unsampled). */
+ * creation). Any thread may call it; it owns the timer meanwhile (has_timer
+ * exchange), so a concurrent stop finds nothing and the record keeps the
+ * new timer for quiesce to free. Returns 0 or -errno (t left unsampled). */
 static int lb_timer_retarget(lb_thread_t *t, int signo)
 {
-    if (!__atomic_exchange_n(&t->sampler->has_timer, false, __ATOMIC_SEQ_CST))
+    if (!__atomic_exchange_n(&t->sampler->has_timer, false, __ATOMIC_ACQ_REL))
         return 0;
     timer_delete(t->sampler->timer);
     timer_t timer;
     if (lb_timer_create(signo, lb_thread_os_tid(t), t == lb_self, &timer) < 0)
         return -errno;
-    if (!__atomic_load_n(&t->sampler->paused, __ATOMIC_SEQ_CST) && lb_timer_arm(timer) < 0) {
+    if (lb_timer_arm(timer) < 0) {
         int err = errno;
         timer_delete(timer);
         return -err;
     }
     t->sampler->timer = timer;
-    __atomic_store_n(&t->sampler->timer_signo, signo, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->sampler->has_timer, true, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -194,8 +151,6 @@ const lb_sampler_ops_t lb_sampler_timer_ops = {
     .name = "timer",
     .thread_start = lb_timer_thread_start,
     .thread_stop = lb_timer_thread_stop,
-    .pause = lb_timer_pause,
-    .resume = lb_timer_resume,
     .retarget = lb_timer_retarget,
     .rearm = lb_timer_rearm,
     .weight = lb_timer_weight,

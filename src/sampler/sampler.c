@@ -99,72 +99,6 @@ void lb_sampler_event_stop(lb_thread_t *t)
     lb_sampler_timer_ops.thread_stop(t);
 }
 
-void lb_sampler_event_pause(lb_thread_t *self)
-{
-    __atomic_store_n(&self->sampler->paused, true, __ATOMIC_SEQ_CST);
-    lb_sampler_perf_ops.pause(self);
-    lb_sampler_timer_ops.pause(self);
-}
-
-int lb_sampler_event_resume(lb_thread_t *self)
-{
-    __atomic_store_n(&self->sampler->paused, false, __ATOMIC_SEQ_CST);
-    int perf = lb_sampler_perf_ops.resume(self);
-    int timer = lb_sampler_timer_ops.resume(self);
-    if (perf == 0 || timer == 0)
-        return 0;
-    return lb_sampler_event_start(self); /* none kept, or it failed and is freed */
-}
-
-bool lb_sampler_event_take(bool *has)
-{
-    for (;;) {
-        /* the load first: a thread without an event of this backend pays
-         * no locked instruction */
-        if (__atomic_load_n(has, __ATOMIC_SEQ_CST) &&
-            __atomic_exchange_n(has, false, __ATOMIC_SEQ_CST))
-            return true;
-        if (!__atomic_load_n(&lb_sampler_moving, __ATOMIC_SEQ_CST)) {
-            /* No move holds it now: none, unless the move that held it
-             * gave it back since the look above. */
-            if (!__atomic_load_n(has, __ATOMIC_SEQ_CST))
-                return false;
-            continue;
-        }
-        sched_yield();
-    }
-}
-
-void lb_sampler_event_give_back(lb_thread_t *t, bool *has)
-{
-    __atomic_store_n(has, true, __ATOMIC_SEQ_CST);
-    /* A move stores the new signal (or stopping) before it takes the
-     * events; all seq_cst: either it took this one after the store above,
-     * or the loads below see what it changed. */
-    for (;;) {
-        if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {
-            lb_sampler_event_stop(t);
-            return;
-        }
-        int signo = __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST);
-        bool followed = false;
-        if (__atomic_load_n(&t->sampler->has_perf, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->perf_signo, __ATOMIC_RELAXED) != signo) {
-            lb_sampler_perf_ops.retarget(t, signo);
-            followed = true;
-        }
-        if (__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&t->sampler->timer_signo, __ATOMIC_RELAXED) != signo) {
-            lb_sampler_timer_ops.retarget(t, signo);
-            followed = true;
-        }
-        /* again only if another move came meanwhile (a failed re-target
-         * is not retried) */
-        if (!followed || __atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_SEQ_CST) == signo)
-            return;
-    }
-}
-
 void lb_sampler_thread_start(lb_thread_t *self)
 {
     if (!lb_sampler_cfg.ops || __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
@@ -347,7 +281,6 @@ static void lb_forget_inherited(lb_thread_t *t)
     LB_STORE_CHANGED(&s->perf_ring, NULL);
     LB_STORE_CHANGED(&s->perf_fd, -1);
     LB_STORE_CHANGED(&s->has_timer, false);
-    LB_STORE_CHANGED(&s->paused, false);
     LB_STORE_CHANGED(&s->in_handler, 0u);
     /* The child's CPU clocks start from zero; the parent's unsampled
      * time is the parent's. */

@@ -27,16 +27,8 @@ typedef struct lb_sampler_thread {
     int perf_fd;     /* perf_event fd, -1 if none (valid only while has_perf) */
     bool has_perf;   /* perf_fd is open and owned by this record */
     void *perf_ring; /* perf_fd's mmap'd ring (header + 1 data page); NULL: REFRESH mode */
-    bool has_timer;  /* timer is live (armed, or disarmed while paused) and owned here */
+    bool has_timer;  /* the timer backend armed timer */
     timer_t timer;
-    /* The signal each live event sends (valid while has_perf / has_timer),
-     * written by the event's owner: the thread compares it with
-     * lb_sampler_cfg.signo to follow a move that passed its event by. */
-    int perf_signo, timer_signo;
-    /* The thread blocks the sampling signal: its events are kept but must
-     * not signal (a timer disarmed, a perf event disabled). Written by the
-     * thread (seq_cst); read by whoever owns an event, to leave it so. */
-    bool paused;
     uint32_t in_handler;   /* nonzero while the handler runs on this thread */
     uint64_t samples;      /* samples recorded, in periods (a late timer
                                signal counts 1 + its overruns) */

@@ -7,12 +7,8 @@
  *   1. our handler goes onto the new signal, and lb_sampler_cfg.signo
  *      changes (threads started from now on use it);
  *   2. every live thread's event is re-targeted (perf: F_SETSIG; timer:
- *      recreated on the thread's CPU clock, armed unless the thread is
- *      paused), taking ownership of it through the has_perf/has_timer
- *      exchange, so no fd is closed under us; lb_sampler_moving is set
- *      meanwhile, so a thread that pauses or resumes waits for its event
- *      rather than take it for gone, and one that held its event as the
- *      move passed re-targets it itself (backend.h);
+ *      recreated on the thread's CPU clock), taking ownership of it through
+ *      the has_perf/has_timer exchange, so no fd is closed under us;
  *   3. the old signal is set to SIG_IGN, which discards any instance still
  *      pending in any thread (POSIX), then to the disposition the program
  *      had before lockblame started; the program's own call then acts
@@ -37,7 +33,6 @@
 #include "util/meta_lock.h"
 
 static lb_meta_lock_t lb_move_lock;
-uint32_t lb_sampler_moving;
 
 void lb_sampler_program_view(int signo, struct sigaction *old)
 {
@@ -84,28 +79,22 @@ void lb_sampler_release_signal(int signo)
     }
     struct sigaction program = *lb_sampler_program_action();
     int other = lb_sampler_find_free_signal(signo);
-    /* Threads that pause or resume wait while this holds their events. */
-    __atomic_store_n(&lb_sampler_moving, 1, __ATOMIC_SEQ_CST);
-    bool moved = other && lb_sampler_handler_on(other) == 0;
-    if (moved) {
-        __atomic_store_n(&lb_sampler_cfg.signo, other, __ATOMIC_SEQ_CST);
+    if (other && lb_sampler_handler_on(other) == 0) {
+        __atomic_store_n(&lb_sampler_cfg.signo, other, __ATOMIC_RELEASE);
         lb_retarget_all(other);
         lb_sampler_handler_moved(other);
+        lb_warn("the program sets a handler for signal %d, on which lockblame sampled; "
+                "sampling moved to signal %d",
+                signo, other);
     } else {
         /* Nowhere to go: sampling ends for every thread; from here on
          * their CPU time counts as unsampled. */
         __atomic_store_n(&lb_sampler_stopping, 1, __ATOMIC_SEQ_CST);
         lb_stop_all();
-    }
-    __atomic_store_n(&lb_sampler_moving, 0, __ATOMIC_SEQ_CST);
-    if (moved)
-        lb_warn("the program sets a handler for signal %d, on which lockblame sampled; "
-                "sampling moved to signal %d",
-                signo, other);
-    else
         lb_warn("the program sets a handler for signal %d, on which lockblame sampled, and no "
                 "real-time signal is free; CPU sampling stopped",
                 signo);
+    }
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;

@@ -2,18 +2,13 @@
  * "The program's signals"): the exported sigprocmask/pthread_sigmask/
  * sigset (src/interpose/signals.c) report each change of the program's
  * mask here; when the sampling signal becomes blocked the thread's event
- * pauses (kept, silent: backend.h) and an unsampled interval begins
- * (unsampled.c); when it is unblocked again the event resumes.
+ * stops and an unsampled interval begins (unsampled.c), when it is
+ * unblocked again sampling resumes.
  *
  * Invariants: runs only on the thread whose mask changed, never while it
  * is inside lockblame (busy: sqlite and libdw may change masks for their
- * own reasons) nor once sampling stops; it holds busy itself, so a
- * program's handler that changes the mask while it runs is not followed
- * (the mask the handler returns to is the one seen here). A change that
- * does not flip the sampling signal's state costs no system call; a flip
- * costs one (timer_settime, or an ioctl) and a CPU clock read each way,
- * and a drain when blocking: a signal may have been queued between the
- * program's call and the pause. */
+ * own reasons) nor once sampling stops. A change that does not flip the
+ * sampling signal's state costs no system call. */
 #include <errno.h>
 #include <stdint.h>
 #include <signal.h>
@@ -40,9 +35,9 @@ bool lb_sampler_signal_blocked_here(int signo)
     return rc == 0 && ((cur >> (signo - 1)) & 1);
 }
 
-/* Discards the sampling signals (signo) already pending for the calling
- * thread, which has just paused: a later sigwait of the program must not
- * see them. rt_sigtimedwait directly: glibc's sigtimedwait is a cancellation
+/* Discards the sampling signals already pending for the calling thread,
+ * which blocks signo now: a later sigwait of the program must not see
+ * them. rt_sigtimedwait directly: glibc's sigtimedwait is a cancellation
  * point. Returns the periods they stood for. */
 static uint64_t lb_drain_own(int signo)
 {
@@ -61,7 +56,7 @@ static uint64_t lb_drain_own(int signo)
     return periods;
 }
 
-static void lb_blocked_now(lb_thread_t *self, bool blocked);
+static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked);
 
 void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set, const sigset_t *old)
 {
@@ -71,7 +66,7 @@ void lb_sampler_mask_changed(lb_thread_t *self, int how, const sigset_t *set, co
         return;
     bool in_set = sigismember(set, signo) == 1, was = sigismember(old, signo) == 1;
     bool blocked = how == SIG_BLOCK ? was || in_set : how == SIG_UNBLOCK ? was && !in_set : in_set;
-    lb_blocked_now(self, blocked);
+    lb_blocked_now(self, signo, blocked);
 }
 
 void lb_sampler_mask_reread(lb_thread_t *self)
@@ -80,30 +75,27 @@ void lb_sampler_mask_reread(lb_thread_t *self)
     if (!self || !signo || !lb_sampler_cfg.ops || self->busy ||
         __atomic_load_n(&lb_sampler_stopping, __ATOMIC_ACQUIRE))
         return;
-    lb_blocked_now(self, lb_sampler_signal_blocked_here(signo));
+    lb_blocked_now(self, signo, lb_sampler_signal_blocked_here(signo));
 }
 
 /* Pauses or resumes sampling of self (its own thread) as its mask now
- * blocks the sampling signal or not. */
-static void lb_blocked_now(lb_thread_t *self, bool blocked)
+ * blocks signo or not. */
+static void lb_blocked_now(lb_thread_t *self, int signo, bool blocked)
 {
     bool paused = self->sampler->unsampled && self->sampler->unsampled_why == LB_UNSAMPLED_BLOCKED;
     if (blocked == paused || (self->sampler->unsampled && !paused))
         return; /* no change, or unsampled for want of an event anyway */
     int saved_errno = errno;
-    lb_enter(self);
     if (blocked) {
-        lb_sampler_event_pause(self);
+        lb_sampler_event_stop(self);
         lb_unsampled_begin(self, LB_UNSAMPLED_BLOCKED);
-        /* the signal the event sends now: a move may have re-targeted it */
-        uint64_t periods = lb_drain_own(__atomic_load_n(&lb_sampler_cfg.signo, __ATOMIC_ACQUIRE));
+        uint64_t periods = lb_drain_own(signo);
         if (periods)
             lb_unsampled_add(self, (uint64_t)((double)periods * lb_sampler_ns_per_sample()));
     } else {
         lb_unsampled_end(self);
-        if (lb_sampler_event_resume(self) != 0)
+        if (lb_sampler_event_start(self) != 0)
             lb_unsampled_begin(self, LB_UNSAMPLED_NO_EVENT);
     }
-    lb_leave(self);
     errno = saved_errno;
 }

@@ -31,13 +31,10 @@ static uint64_t random_period(uint64_t period)
 }
 
 /* t, on its own thread: its CPU-time timer replaced by a task-clock
- * event. If the event cannot be opened, the timer stays. A paused thread
- * (it blocks the signal) keeps its disarmed timer: it switches at its
- * first sample once it resumes. */
+ * event. If the event cannot be opened, the timer stays. */
 static void switch_thread(lb_thread_t *t)
 {
-    if (!__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&t->sampler->paused, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&t->sampler->has_timer, __ATOMIC_ACQUIRE))
         return;
     if (lb_sampler_perf_ops.thread_start(t) != 0)
         return;
