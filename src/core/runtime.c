@@ -26,6 +26,7 @@
 #include "util/clock.h"
 #include "util/env.h"
 #include "common/go_program.h"
+#include "util/kernel_sigmask.h"
 #include "util/log.h"
 #include "util/next_symbol.h"
 #include "common/scratch.h"
@@ -72,17 +73,15 @@ static struct {
  * is done. The synchronous faults stay deliverable (a crash in the writer
  * is handled as one), and so do glibc's own two signals (cancellation and
  * setxid, 32 and 33), which its sigfillset leaves out too. The mask is the
- * kernel's (one bit per signal, _NSIG / 8 bytes), built here without a
- * call into libc: a fork child would bind the call, or fault in its page,
- * at its exit. */
+ * kernel's (util/kernel_sigmask.h), built without a call into libc. */
 static void hold_signals(sigset_t *before)
 {
     uint64_t held = ~(uint64_t)0;
     const int kept[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, 32, 33 };
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
-        held &= ~((uint64_t)1 << (kept[i] - 1));
-    _Static_assert(_NSIG / 8 == sizeof held, "the kernel's signal mask is 64 bits");
-    lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, (long)&held, (long)before, _NSIG / 8, 0, 0);
+        held &= ~lb_sig_bit(kept[i]);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, (long)&held, (long)before,
+                   LB_KERNEL_SIGMASK_BYTES, 0, 0);
 }
 
 void lb_runtime_wait_finished(void)

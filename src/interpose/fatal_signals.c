@@ -38,6 +38,7 @@
 #include "core/runtime.h"
 #include "sampler/sigreal.h"
 #include "util/common.h"
+#include "util/kernel_sigmask.h"
 
 #define FATAL_SIGNALS 7
 static const struct {
@@ -54,11 +55,6 @@ static const struct {
 static uint64_t caught LB_FORK_WRITTEN;
 static struct sigaction shown[FATAL_SIGNALS]; /* what the program sees meanwhile */
 
-static uint64_t bit(int signo)
-{
-    return signo >= 1 && signo <= 64 ? (uint64_t)1 << (signo - 1) : 0;
-}
-
 static int index_of(int signo)
 {
     for (int i = 0; i < FATAL_SIGNALS; i++) {
@@ -70,7 +66,7 @@ static int index_of(int signo)
 
 static bool is_caught(int signo)
 {
-    return (__atomic_load_n(&caught, __ATOMIC_ACQUIRE) & bit(signo)) != 0;
+    return (__atomic_load_n(&caught, __ATOMIC_ACQUIRE) & lb_sig_bit(signo)) != 0;
 }
 
 bool lb_fatal_signal_watched(int signo)
@@ -80,7 +76,7 @@ bool lb_fatal_signal_watched(int signo)
 
 static void given_up(int signo)
 {
-    __atomic_and_fetch(&caught, ~bit(signo), __ATOMIC_ACQ_REL);
+    __atomic_and_fetch(&caught, ~lb_sig_bit(signo), __ATOMIC_ACQ_REL);
 }
 
 static void on_fatal_signal(int sig)
@@ -113,7 +109,7 @@ static int catch (int signo, const struct sigaction *view)
     shown[index_of(signo)] = *view;
     if (lb_real_sigaction(signo, &sa, NULL) != 0)
         return -1;
-    __atomic_or_fetch(&caught, bit(signo), __ATOMIC_ACQ_REL);
+    __atomic_or_fetch(&caught, lb_sig_bit(signo), __ATOMIC_ACQ_REL);
     return 0;
 }
 

@@ -18,21 +18,22 @@
 
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
+#include "util/kernel_sigmask.h"
 #include "util/raw_syscall.h"
 
-/* The kernel's mask read directly (one bit per signal, _NSIG / 8
- * bytes): every thread's start asks, a fork child's too, where libc's
- * pthread_sigmask and sigismember would be pages of its code to fault in. */
+/* The kernel's mask read directly (util/kernel_sigmask.h): every
+ * thread's start asks, a fork child's too, where libc's pthread_sigmask
+ * and sigismember would be pages of its code to fault in. */
 bool lb_sampler_signal_blocked_here(int signo)
 {
-    uint64_t cur;
-    _Static_assert(_NSIG / 8 == sizeof cur, "the kernel's signal mask is 64 bits");
-    if (signo < 1 || signo > 64)
+    uint64_t cur, bit = lb_sig_bit(signo);
+    if (!bit)
         return false;
     int saved_errno = errno;
-    long rc = lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, _NSIG / 8, 0, 0);
+    long rc =
+        lb_raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, LB_KERNEL_SIGMASK_BYTES, 0, 0);
     errno = saved_errno;
-    return rc == 0 && ((cur >> (signo - 1)) & 1);
+    return rc == 0 && (cur & bit);
 }
 
 /* Discards the sampling signals already pending for the calling thread,
