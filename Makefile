@@ -38,8 +38,11 @@ $(BUILD)/cli/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -MMD -MP -c $< -o $@
 
+# -z now: every import bound at load (tests/integration/bind_now.sh), so
+# that no first call enters the dynamic linker later: not in the sampling
+# signal handler, not in each fork child (a lookup through every module).
 $(LIB): $(LIB_OBJS) src/liblockblame.map src/liblockblame.ld
-	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -Wl,--version-script=src/liblockblame.map -Wl,-T,src/liblockblame.ld -o $@ $(filter %.o,$^) $(LIB_LIBS)
+	$(CC) -shared -Wl,-z,now -Wl,-z,defs -Wl,--no-undefined -Wl,--version-script=src/liblockblame.map -Wl,-T,src/liblockblame.ld -o $@ $(filter %.o,$^) $(LIB_LIBS)
 
 $(CLI): $(CLI_OBJS)
 	$(CC) -o $@ $^ $(CLI_LIBS)
