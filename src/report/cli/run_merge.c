@@ -8,19 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/frame_names.h"
+#include "common/idle_cpu.h"
 #include "common/spool.h"
 #include "report/cli/pending.h"
 
 /* How often the merger looks at the spool; how many pending files (of
  * up to LB_SPOOL_LOG_RECORDS records each) make a batch, the most one
  * transaction adds, or how long the oldest of fewer waits for one: a
- * batch costs its transaction and its statements, whatever it adds. */
+ * batch costs its transaction and its statements, whatever it adds, and
+ * its CPU is taken from the program's. Fewer are taken at once when the
+ * machine left at least LB_RUN_MERGE_IDLE_CPUS of CPU unused since the
+ * last look: that time costs the program nothing, and what the merger
+ * adds then is not left for the program's end, which waits for it (a
+ * make whose last jobs leave a CPU idle; a server that waits for its
+ * clients). */
 #define LB_RUN_MERGE_EVERY_MS  100
 #define LB_RUN_MERGE_FILES     4
 #define LB_RUN_MERGE_BATCH     (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)
 #define LB_RUN_MERGE_LATEST_NS 1000000000ull
+#define LB_RUN_MERGE_IDLE_CPUS 0.5
 
 static struct {
     pthread_mutex_t lock;
@@ -29,6 +38,9 @@ static struct {
     bool started; /* main thread only */
     pthread_t thread;
     char *path, *run_key;
+    lb_cpu_times_t looked; /* the machine's CPU times at the last look (merger thread) */
+    bool looked_valid;
+    long cpus;
 } merger = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Wait up to ms or until stopped: whether to go on. */
@@ -58,13 +70,30 @@ static bool stopped(void)
     return stop;
 }
 
+/* Whether the machine left CPU unused since the last look (false at the
+ * first look, or where /proc/stat cannot be read). */
+static bool cpu_was_idle(void)
+{
+    lb_cpu_times_t now;
+    if (!lb_cpu_times_read(&now)) {
+        merger.looked_valid = false;
+        return false;
+    }
+    bool idle = merger.looked_valid &&
+                lb_cpu_idle_between(&merger.looked, &now, merger.cpus) >= LB_RUN_MERGE_IDLE_CPUS;
+    merger.looked = now;
+    merger.looked_valid = true;
+    return idle;
+}
+
 /* Whether the spool holds a batch's worth of pending files, or one that
- * has waited long enough. */
+ * has waited long enough, or any while CPU went unused. */
 static bool batch_ready(void)
 {
     uint64_t oldest_age;
+    bool idle = cpu_was_idle();
     unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest_age);
-    return files >= LB_RUN_MERGE_FILES || (files && oldest_age >= LB_RUN_MERGE_LATEST_NS);
+    return files >= LB_RUN_MERGE_FILES || (files && (oldest_age >= LB_RUN_MERGE_LATEST_NS || idle));
 }
 
 /* Until stopped, or until a batch fails: what it could not add waits for
@@ -75,6 +104,7 @@ static void *merge_loop(void *arg)
     sqlite3 *db = NULL;
     bool failed = false;
     lb_frame_names_keep(true); /* module files read once for the whole run */
+    merger.cpus = sysconf(_SC_NPROCESSORS_ONLN);
     while (!failed && wait_or_stop(LB_RUN_MERGE_EVERY_MS))
         while (batch_ready() &&
                lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH, &failed) &&
