@@ -5,6 +5,8 @@
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <elf.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -278,6 +280,12 @@ static void count_still_running(const lb_ledger_t *ledger, const lb_ledger_tally
                                 const char *path, still_running_t *still)
 {
     *still = (still_running_t){ t->running, 0 };
+    /* run has no child left at all (PROG and every orphan reaped, the
+     * common end): no orphan of ours runs, and /proc, every process of
+     * the machine, need not be read */
+    siginfo_t child = { 0 };
+    if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD)
+        return;
     DIR *proc = opendir("/proc");
     if (!proc)
         return;
