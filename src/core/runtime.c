@@ -2,7 +2,9 @@
  * use), finish once (destructor, fatal signal (interpose/fatal_signals.c),
  * exec), fork handling. Each
  * step runs the layers' process hooks (core/hooks.h); this file only
- * orders them around core's own state (phase, registry).
+ * orders them around core's own state (phase, registry). A running
+ * process's first fork reserves the exit write's stack, untouched, which
+ * its children inherit and its and their finish take (util/own_stack.h).
  *
  * Invariants: lb_runtime_phase only moves OFF -> STARTING -> RUNNING ->
  * FINISHED (a fork child goes back to RUNNING). Finishing is claimed with
@@ -35,6 +37,13 @@
 #include "util/pages.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
+
+/* The exit write's stack and, above it, its scratch memory's first chunk
+ * (report/writer/writer.c), on the page table of the stack's top: the
+ * writer (libdw, SQLite) needs far more stack than the thread that ends
+ * the process may have (a 16 KiB stack of the program's). */
+#define LB_FINISH_STACK LB_OWN_STACK_SIZE
+#define LB_FINISH_AREA  LB_SCRATCH_CHUNK
 
 typedef struct {
     const char *reason;
@@ -113,12 +122,8 @@ void lb_runtime_finish(const char *reason)
         lb_enter(self); /* our own sqlite/malloc locking goes straight to glibc */
     lb_hooks_process(LB_PROCESS_QUIESCE, reason, self);
     lb_thread_freeze();
-    /* The writer (libdw, SQLite) needs far more stack than the thread that
-     * ends the process may have (a 16 KiB stack of the program's); the
-     * area above the stack's top is its scratch memory's first chunk
-     * (report/writer/writer.c), on the page table of the stack's top. */
     finish_args_t args = { reason, self };
-    if (lb_call_on_kept_stack(run_finish_hooks, &args, LB_OWN_STACK_SIZE, LB_SCRATCH_CHUNK) != 0)
+    if (lb_call_on_kept_stack(run_finish_hooks, &args, LB_FINISH_STACK, LB_FINISH_AREA) != 0)
         run_finish_hooks(&args);
     if (self)
         lb_leave(self);
@@ -131,6 +136,10 @@ static void before_fork(void)
 {
     lb_clock_settle();        /* a calibration due is made once, here, not in every child */
     lb_next_symbols_settle(); /* so are the look-ups of libc's functions */
+    /* and the exit write's stack, mapped once and untouched: each child's
+     * exit write, and this process's, runs on it without mapping one */
+    if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) == LB_PHASE_RUNNING)
+        lb_kept_stack_reserve(LB_FINISH_STACK, LB_FINISH_AREA);
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
     /* last, under the arena's lock: the nearer the fork, the surer its tick */

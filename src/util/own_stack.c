@@ -1,9 +1,19 @@
-/* See own_stack.h. The stack is mapped MAP_NORESERVE (untouched pages cost
+/* See own_stack.h. A stack is mapped MAP_NORESERVE (untouched pages cost
  * nothing) in one mapping that starts PROT_NONE, its stack (and area)
  * made readable and writable by one mprotect: the page below the stack
  * is its guard, the page above an area its guard. The switch
- * (util/stack_switch.h) makes no system call and runs no libc code: every
- * process that writes its profile makes it once. */
+ * (util/stack_switch.h) makes no system call and runs no libc code.
+ *
+ * The kept stack's reservation is a state word, kept.reserved: NULL (none
+ * yet), LB_KEPT_UNAVAILABLE (being reserved, taken, or not reserved ahead
+ * under an address-space limit: never reserved again in this process),
+ * or the reservation's base. Reserving moves it NULL -> UNAVAILABLE by
+ * one CAS, so one thread maps, and then publishes the base with the sizes
+ * written before it (release), or NULL again when the kernel refuses.
+ * Taking it moves it base -> UNAVAILABLE by one CAS: one caller at most
+ * gets the mapping, any other maps its own. A fork child inherits the
+ * word and the mapping as they are at the fork: the base only while
+ * nobody in the parent took it, so the mapping is still untouched. */
 #include "util/own_stack.h"
 
 #include <errno.h>
@@ -24,13 +34,19 @@
  * up to hundreds of KiB, up into the other 1.5 MiB. */
 #define LB_BLOCK_TOP ((uintptr_t)512 << 10)
 
-/* The kept stack's area until lb_own_stack_area hands it out (every
- * process's exit write sets it: on the pages a fork child writes anyway,
- * util/common.h). */
+#define LB_KEPT_UNAVAILABLE ((char *)1)
+
+/* The kept stack's reservation (the state word above, and the sizes it
+ * was made for) and its area until lb_own_stack_area hands it out. A fork
+ * child writes the line at its exit write (the claim, the area), on the
+ * pages it writes anyway (util/common.h); a forking parent writes it at
+ * its first fork only. */
 static struct {
-    char *base;
-    size_t size;
-} area LB_FORK_WRITTEN;
+    char *reserved;
+    size_t reserved_size, reserved_area;
+    char *area;
+    size_t area_size;
+} kept LB_FORK_WRITTEN;
 
 /* The pages a final write touches first, mapped in one call each: the
  * stack's top (its deepest frames reach tens of KiB) and the area's start
@@ -57,60 +73,126 @@ static size_t page_up(size_t n)
     return (n + LB_GUARD - 1) & ~(size_t)(LB_GUARD - 1);
 }
 
-/* fn on a stack of `size` with `area_size` bytes above its top (0: none,
- * and no slack), unmapped after unless `keep`. */
-static int call_on(void (*fn)(void *), void *arg, size_t size, size_t area_size, bool keep)
+/* One stack's mapping: [slack][guard][stack][area][guard]. The slack,
+ * under one block and only with an area, puts the stack's top at
+ * LB_BLOCK_TOP in a block; it and whatever the top guard leaves over stay
+ * PROT_NONE, mapped (a hole would take a later small mapping that goes
+ * elsewhere natively: util/pages.c). Sizes are whole pages. */
+typedef struct {
+    char *base;
+    size_t len;
+    uintptr_t lo, top; /* the stack's bottom and top; the area starts at top */
+} stack_map_t;
+
+static stack_map_t stack_layout(char *base, size_t size, size_t area_size)
 {
-    size = page_up(size);
-    area_size = page_up(area_size);
-    /* [slack][guard][stack][area][guard]: the slack, under one block,
-     * puts the stack's top at LB_BLOCK_TOP in a block; it and whatever
-     * the top guard leaves over stay PROT_NONE, mapped (a hole would take
-     * a later small mapping that goes elsewhere natively: util/pages.c) */
     size_t slack_max = area_size ? LB_PAGE_TABLE_SPAN - LB_GUARD : 0;
-    size_t len = slack_max + LB_GUARD + size + (area_size ? area_size + LB_GUARD : 0);
-    char *base = lb_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
-        return -1;
-    uintptr_t top = (uintptr_t)base + LB_GUARD + size;
+    stack_map_t m = { base, slack_max + LB_GUARD + size + (area_size ? area_size + LB_GUARD : 0), 0,
+                      (uintptr_t)base + LB_GUARD + size };
     if (area_size)
-        top = lb_pages_block_point(top, LB_BLOCK_TOP);
-    char *lo = (char *)(top - size);
-    if (lb_mprotect(lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
-        lb_munmap(base, len);
-        return -1;
+        m.top = lb_pages_block_point(m.top, LB_BLOCK_TOP);
+    m.lo = m.top - size;
+    return m;
+}
+
+/* Maps a stack laid out so, untouched; false when the kernel refuses. */
+static bool map_stack(size_t size, size_t area_size, stack_map_t *m)
+{
+    stack_map_t probe = stack_layout(NULL, size, area_size);
+    char *base =
+        lb_mmap(NULL, probe.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return false;
+    *m = stack_layout(base, size, area_size);
+    if (lb_mprotect((char *)m->lo, size + area_size, PROT_READ | PROT_WRITE) != 0) {
+        lb_munmap(base, m->len);
+        return false;
     }
-    if (area_size) {
-        area.size = area_size;
-        __atomic_store_n(&area.base, (char *)top, __ATOMIC_RELEASE);
-        populate((char *)top - LB_KEPT_STACK_PAGES * LB_GUARD, LB_KEPT_STACK_PAGES);
-    }
+    return true;
+}
+
+/* The reservation, taken when it was made for these sizes; false when
+ * there is none, it is another's, or it fits not. */
+static bool take_reserved(size_t size, size_t area_size, stack_map_t *m)
+{
+    char *base = __atomic_load_n(&kept.reserved, __ATOMIC_ACQUIRE);
+    if (!base || base == LB_KEPT_UNAVAILABLE || kept.reserved_size != size ||
+        kept.reserved_area != area_size ||
+        !__atomic_compare_exchange_n(&kept.reserved, &base, LB_KEPT_UNAVAILABLE, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return false;
+    *m = stack_layout(base, size, area_size);
+    return true;
+}
+
+/* fn on the stack m maps, with cancellation disabled and the stack's
+ * bounds its own while it runs. */
+static void run_on(const stack_map_t *m, void (*fn)(void *), void *arg)
+{
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    lb_stack_bounds_t saved = lb_stack_bounds_push((uintptr_t)lo, top);
-    lb_stack_switch_call(fn, arg, top);
+    lb_stack_bounds_t saved = lb_stack_bounds_push(m->lo, m->top);
+    lb_stack_switch_call(fn, arg, m->top);
     lb_stack_bounds_pop(saved);
     pthread_setcancelstate(cancel_state, NULL);
-    if (!keep)
-        lb_munmap(base, len);
-    return 0;
 }
 
 int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep)
 {
-    return call_on(fn, arg, size, 0, keep);
+    stack_map_t m;
+    if (!map_stack(page_up(size), 0, &m))
+        return -1;
+    run_on(&m, fn, arg);
+    if (!keep)
+        lb_munmap(m.base, m.len);
+    return 0;
+}
+
+void *lb_kept_stack_reserve(size_t size, size_t area_size)
+{
+    size = page_up(size);
+    area_size = page_up(area_size);
+    char *base = __atomic_load_n(&kept.reserved, __ATOMIC_ACQUIRE);
+    if (!base && __atomic_compare_exchange_n(&kept.reserved, &base, LB_KEPT_UNAVAILABLE, false,
+                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (lb_pages_address_space_limited())
+            return NULL; /* stays unavailable: a limit counts address space */
+        stack_map_t m;
+        if (!map_stack(size, area_size, &m)) {
+            __atomic_store_n(&kept.reserved, NULL, __ATOMIC_RELEASE);
+            return NULL;
+        }
+        kept.reserved_size = size;
+        kept.reserved_area = area_size;
+        __atomic_store_n(&kept.reserved, m.base, __ATOMIC_RELEASE);
+        return (void *)m.top;
+    }
+    if (!base || base == LB_KEPT_UNAVAILABLE)
+        return NULL;
+    return (void *)stack_layout(base, kept.reserved_size, kept.reserved_area).top;
 }
 
 int lb_call_on_kept_stack(void (*fn)(void *), void *arg, size_t size, size_t area_size)
 {
-    return call_on(fn, arg, size, area_size, true);
+    size = page_up(size);
+    area_size = page_up(area_size);
+    stack_map_t m;
+    if (!take_reserved(size, area_size, &m) && !map_stack(size, area_size, &m))
+        return -1;
+    if (area_size) {
+        kept.area_size = area_size;
+        __atomic_store_n(&kept.area, (char *)m.top, __ATOMIC_RELEASE);
+        populate((char *)m.top - LB_KEPT_STACK_PAGES * LB_GUARD, LB_KEPT_STACK_PAGES);
+    }
+    run_on(&m, fn, arg);
+    return 0;
 }
 
 void *lb_own_stack_area(size_t bytes)
 {
-    char *base = __atomic_load_n(&area.base, __ATOMIC_ACQUIRE);
-    if (!base || bytes > area.size ||
-        !__atomic_compare_exchange_n(&area.base, &base, NULL, false, __ATOMIC_ACQ_REL,
+    char *base = __atomic_load_n(&kept.area, __ATOMIC_ACQUIRE);
+    if (!base || bytes > kept.area_size ||
+        !__atomic_compare_exchange_n(&kept.area, &base, NULL, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return NULL;
     populate(base, LB_AREA_PAGES);

@@ -455,6 +455,178 @@ static void test_kept_stack_shares_a_block_with_its_area(void)
     ASSERT_EQ(k.area[4096], 0); /* zeroed */
 }
 
+/* One mapping of /proc/self/smaps: its range, protections and resident
+ * kB; end 0 when no mapping holds addr. */
+typedef struct {
+    uintptr_t start, end;
+    char perms[5];
+    unsigned long rss_kb;
+} vma_t;
+
+static vma_t vma_at(uintptr_t addr)
+{
+    vma_t v = { 0 }, cur = { 0 };
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ASSERT_TRUE(f != NULL);
+    char line[512];
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, kb;
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+            strchr(line, '-') < strchr(line, ' ')) {
+            in = addr >= lo && addr < hi;
+            if (in) {
+                cur.start = lo;
+                cur.end = hi;
+                memcpy(cur.perms, perms, sizeof cur.perms);
+            }
+        } else if (in && sscanf(line, "Rss: %lu kB", &kb) == 1) {
+            cur.rss_kb = kb;
+            v = cur;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+#define LB_TEST_AREA (2u << 20)
+
+/* The reserved kept stack: [PROT_NONE, the slack and a guard][the stack
+ * and the area, readable and writable][PROT_NONE, a guard and what the
+ * slack leaves], as lb_call_on_kept_stack maps it, and not a page of it
+ * resident. */
+static void assert_reserved_untouched(char *top)
+{
+    uintptr_t lo = (uintptr_t)top - LB_OWN_STACK_SIZE, hi = (uintptr_t)top + LB_TEST_AREA;
+    ASSERT_UEQ((uintptr_t)top & ((2u << 20) - 1), 512u << 10);
+    vma_t used = vma_at((uintptr_t)top);
+    ASSERT_UEQ(used.start, lo);
+    ASSERT_UEQ(used.end, hi);
+    ASSERT_EQ(strcmp(used.perms, "rw-p"), 0);
+    ASSERT_UEQ(used.rss_kb, 0);
+    vma_t below = vma_at(lo - 1), above = vma_at(hi);
+    ASSERT_EQ(strcmp(below.perms, "---p"), 0);
+    ASSERT_EQ(strcmp(above.perms, "---p"), 0);
+    ASSERT_UEQ(below.rss_kb, 0);
+    ASSERT_UEQ(above.rss_kb, 0);
+}
+
+static int on_stack_below(const kept_seen_t *k, const char *top)
+{
+    return k->seen.frame < (uintptr_t)top && k->seen.frame >= (uintptr_t)top - LB_OWN_STACK_SIZE;
+}
+
+/* A forking parent reserves the kept stack untouched; its fork child's
+ * exit write runs on that reservation (no mapping of its own: the same
+ * address), and so does the parent's own; a later call maps another. */
+static void test_kept_stack_reserved_for_fork_children(void)
+{
+    lb_stack_bounds_init(true);
+    char *top = lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA);
+    ASSERT_TRUE(top != NULL);
+    ASSERT_TRUE(lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA) == top); /* once */
+    assert_reserved_untouched(top);
+    pid_t child = fork();
+    ASSERT_TRUE(child >= 0);
+    if (child == 0) {
+        kept_seen_t k = { 0 };
+        ASSERT_EQ(lb_call_on_kept_stack(on_kept_stack, &k, LB_OWN_STACK_SIZE, LB_TEST_AREA), 0);
+        ASSERT_TRUE(k.area == top);
+        ASSERT_TRUE(on_stack_below(&k, top));
+        ASSERT_UEQ(k.seen.bounds.hi, (uintptr_t)top);
+        ASSERT_EQ(readable((void *)(k.seen.bounds.lo - 1)), 0); /* the guard below */
+        ASSERT_EQ(readable(k.area + LB_TEST_AREA), 0);          /* the guard above */
+        ASSERT_EQ(k.area[4096], 0);                             /* zeroed */
+        _exit(0);
+    }
+    int status;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_reserved_untouched(top); /* the child's writes were its own */
+    kept_seen_t first = { 0 }, second = { 0 };
+    ASSERT_EQ(lb_call_on_kept_stack(on_kept_stack, &first, LB_OWN_STACK_SIZE, LB_TEST_AREA), 0);
+    ASSERT_TRUE(first.area == top);
+    ASSERT_TRUE(on_stack_below(&first, top));
+    ASSERT_NULL(lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA)); /* taken: not again */
+    ASSERT_EQ(lb_call_on_kept_stack(on_kept_stack, &second, LB_OWN_STACK_SIZE, LB_TEST_AREA), 0);
+    ASSERT_TRUE(second.area != NULL && second.area != top);
+    ASSERT_FALSE(on_stack_below(&second, top));
+    ASSERT_EQ(first.area[4095], 1); /* the first's, still kept */
+}
+
+/* Only a kept call for the sizes reserved takes the reservation: not an
+ * own stack, kept or not, nor a kept stack with another area. */
+static void test_kept_stack_reservation_only_for_its_call(void)
+{
+    lb_stack_bounds_init(true);
+    char *top = lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA);
+    ASSERT_TRUE(top != NULL);
+    kept_seen_t k = { 0 };
+    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &k.seen, LB_OWN_STACK_SIZE, false), 0);
+    ASSERT_FALSE(on_stack_below(&k, top));
+    ASSERT_EQ(lb_call_on_own_stack(on_own_stack, &k.seen, LB_OWN_STACK_SIZE, true), 0);
+    ASSERT_FALSE(on_stack_below(&k, top));
+    ASSERT_EQ(lb_call_on_kept_stack(on_own_stack, &k.seen, LB_OWN_STACK_SIZE, 4096), 0);
+    ASSERT_FALSE(on_stack_below(&k, top));
+    assert_reserved_untouched(top);
+    ASSERT_EQ(lb_call_on_kept_stack(on_own_stack, &k.seen, LB_OWN_STACK_SIZE, LB_TEST_AREA), 0);
+    ASSERT_TRUE(on_stack_below(&k, top));
+}
+
+/* Two threads' kept calls at once (an exit beside another, or beside a
+ * fork child's): both run their fn at the same time, at most one on the
+ * reservation. Each round in a process of its own, reserving afresh. */
+typedef struct {
+    pthread_barrier_t *start, *inside;
+    kept_seen_t seen;
+    int rc;
+} racing_call_t;
+
+static void on_racing_stack(void *p)
+{
+    racing_call_t *r = p;
+    r->seen.seen.frame = (uintptr_t)__builtin_frame_address(0);
+    pthread_barrier_wait(r->inside); /* both on their stacks now */
+}
+
+static void *racing_call(void *p)
+{
+    racing_call_t *r = p;
+    pthread_barrier_wait(r->start);
+    r->rc = lb_call_on_kept_stack(on_racing_stack, r, LB_OWN_STACK_SIZE, LB_TEST_AREA);
+    return NULL;
+}
+
+static void test_kept_stack_reservation_taken_once(void)
+{
+    for (int round = 0; round < 20; round++) {
+        pid_t child = fork();
+        ASSERT_TRUE(child >= 0);
+        if (child == 0) {
+            char *top = lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA);
+            ASSERT_TRUE(top != NULL);
+            pthread_barrier_t start, inside;
+            pthread_barrier_init(&start, NULL, 2);
+            pthread_barrier_init(&inside, NULL, 2);
+            racing_call_t r[2] = { { .start = &start, .inside = &inside, .rc = -1 },
+                                   { .start = &start, .inside = &inside, .rc = -1 } };
+            pthread_t t[2];
+            for (int i = 0; i < 2; i++)
+                ASSERT_EQ(pthread_create(&t[i], NULL, racing_call, &r[i]), 0);
+            for (int i = 0; i < 2; i++)
+                pthread_join(t[i], NULL);
+            ASSERT_EQ(r[0].rc, 0);
+            ASSERT_EQ(r[1].rc, 0);
+            ASSERT_EQ(on_stack_below(&r[0].seen, top) + on_stack_below(&r[1].seen, top), 1);
+            _exit(0);
+        }
+        int status;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 /* What fn sees of the switch: where it runs, what it was given, how the
  * stack is aligned, the signal mask, and where an unwind from it ends. */
 typedef struct {
@@ -717,4 +889,6 @@ CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadabl
            test_own_stack_runs_fn_there, test_own_stack_not_kept, test_own_stack_switch_as_a_call,
            test_own_stack_keeps_callee_saved_registers, test_own_stack_nested_call,
            test_own_stack_holds_a_deep_recursion, test_kept_stack_shares_a_block_with_its_area,
+           test_kept_stack_reserved_for_fork_children,
+           test_kept_stack_reservation_only_for_its_call, test_kept_stack_reservation_taken_once,
            test_pages_end_in_a_guard)
