@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "common/debuginfo_find.h"
+#include "common/hex.h"
 #include "common/runtime_frames.h"
-#include "common/symindex.h"
 #include "common/symbols_fallback.h"
+#include "common/symindex.h"
 
 static char *debuginfo_path;
 
@@ -65,8 +66,7 @@ bool lb_module_build_id(Dwfl_Module *mod, char *hex, size_t size)
     hex[0] = '\0';
     if (n <= 0 || (size_t)n * 2 + 1 > size)
         return false;
-    for (int i = 0; i < n; i++)
-        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    lb_hex_encode(bits, (size_t)n, hex);
     return true;
 }
 

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hex.h"
+
 bool (*lb_elf_libs_ready)(void);
 bool (*lb_xz_lib_ready)(void);
 
@@ -184,10 +186,10 @@ static void read_buildid_file(Elf *e, const char *root, fb_table_t *t)
     size_t n = lb_elf_build_id(e, id, sizeof id);
     char path[4096];
     int len = n ? snprintf(path, sizeof path, "%s/.build-id/%02x/", root, id[0]) : -1;
-    for (size_t i = 1; len > 0 && i < n && (size_t)len + 3 < sizeof path; i++)
-        len += snprintf(path + len, sizeof path - (size_t)len, "%02x", id[i]);
-    if (len <= 0 || (size_t)len + 7 >= sizeof path)
+    if (len <= 0 || (size_t)len + 2 * n + 7 >= sizeof path)
         return;
+    lb_hex_encode(id + 1, n - 1, path + len);
+    len += (int)(2 * (n - 1));
     strcpy(path + len, ".debug");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hex.h"
 #include "common/runtime_frames.h"
 #include "report/cli/seconds.h"
 
@@ -39,9 +40,10 @@ struct module_file {
 
 static void hex_of(const unsigned char *bits, size_t n, char *hex, size_t size)
 {
-    hex[0] = '\0';
-    for (size_t i = 0; i < n && 2 * i + 2 < size; i++)
-        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    if (2 * n + 1 > size)
+        n = size ? (size - 1) / 2 : 0;
+    if (size)
+        lb_hex_encode(bits, n, hex);
 }
 
 static void read_module_file(const char *path, struct module_file *out)

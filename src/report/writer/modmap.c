@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/elf_note.h"
+#include "common/hex.h"
 
 /* Adds one mapping; extends the last module when it maps the same file. */
 static bool add_mapping(lb_modmap_t *map, uint32_t *cap, uintptr_t start, uintptr_t end,
@@ -47,8 +48,7 @@ static bool note_build_id(const unsigned char *p, size_t size, char hex[41])
     uint32_t n;
     if (!lb_elf_note_find(p, size, NT_GNU_BUILD_ID, "GNU", 3, &desc, &n) || n == 0 || n > 20)
         return false;
-    for (uint32_t i = 0; i < n; i++)
-        snprintf(hex + 2 * i, 3, "%02x", desc[i]);
+    lb_hex_encode(desc, n, hex);
     return true;
 }
 
