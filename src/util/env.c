@@ -13,7 +13,7 @@ const char *lb_getenv(const char *name)
         return v;
     size_t n = strlen(name);
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+        if (**e == *name && strncmp(*e, name, n) == 0 && (*e)[n] == '=')
             return *e + n + 1;
     return NULL;
 }

@@ -1,6 +1,6 @@
 /* Unit tests for src/common/hex.h: bytes spelled as a build id is
  * (lowercase, two digits a byte, NUL-terminated), checked against
- * snprintf's "%02x". */
+ * snprintf's "%02x"; hex numbers read as /proc/self/maps writes them. */
 #include "check.h"
 
 #include <stdio.h>
@@ -31,4 +31,19 @@ static void test_every_byte(void)
     }
 }
 
-CHECK_MAIN(test_encode, test_every_byte)
+static void test_parse(void)
+{
+    const char *after;
+    ASSERT_UEQ(lb_hex_parse("7f1c2a3b4000-7f1c2a3b5000 r-xp", &after), 0x7f1c2a3b4000ul);
+    ASSERT_EQ(*after, '-');
+    ASSERT_UEQ(lb_hex_parse("ffffffffff600000 ", &after), 0xffffffffff600000ul);
+    ASSERT_EQ(*after, ' ');
+    ASSERT_UEQ(lb_hex_parse("DeadBEEF\n", &after), 0xdeadbeeful);
+    ASSERT_EQ(*after, '\n');
+    const char *none = "-1";
+    ASSERT_UEQ(lb_hex_parse(none, &after), 0);
+    ASSERT_TRUE(after == none);
+    ASSERT_UEQ(lb_hex_parse("", &after), 0);
+}
+
+CHECK_MAIN(test_encode, test_every_byte, test_parse)

@@ -80,18 +80,19 @@ static int take_build_id(struct dl_phdr_info *info, size_t size, void *arg)
 /* One line of /proc/self/maps: "start-end perms offset dev inode   path".
  * Sets the range and where the path starts (at the line's end when it has
  * none); false for a line not of that form. By hand: sscanf was half of
- * what reading the maps cost a process's write. */
+ * what reading the maps cost a process's write, strtoul most of the rest. */
 static bool parse_maps_line(char *line, unsigned long *start, unsigned long *end, char **path)
 {
-    char *p = line, *after;
-    *start = strtoul(p, &after, 16);
+    const char *after;
+    char *p = line;
+    *start = lb_hex_parse(p, &after);
     if (after == p || *after != '-')
         return false;
-    p = after + 1;
-    *end = strtoul(p, &after, 16);
+    p = (char *)after + 1;
+    *end = lb_hex_parse(p, &after);
     if (after == p)
         return false;
-    p = after;
+    p = (char *)after;
     for (int field = 0; field < 4; field++) { /* perms, offset, dev, inode */
         p += strspn(p, " \t");
         size_t n = strcspn(p, " \t\n");
