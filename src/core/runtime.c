@@ -138,8 +138,11 @@ static void before_fork(void)
     lb_next_symbols_settle(); /* so are the look-ups of libc's functions */
     /* and the exit write's stack, mapped once and untouched: each child's
      * exit write, and this process's, runs on it without mapping one */
-    if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) == LB_PHASE_RUNNING)
+    if (__atomic_load_n(&lb_runtime_phase, __ATOMIC_ACQUIRE) == LB_PHASE_RUNNING) {
+        int saved_errno = errno; /* (a refused mapping sets it; the fork's caller reads it) */
         lb_kept_stack_reserve(LB_FINISH_STACK, LB_FINISH_AREA);
+        errno = saved_errno;
+    }
     lb_hooks_process(LB_PROCESS_FORK_PREPARE, NULL, NULL);
     lb_arena_fork_prepare();
     /* last, under the arena's lock: the nearer the fork, the surer its tick */

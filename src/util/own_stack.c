@@ -5,11 +5,12 @@
  * (util/stack_switch.h) makes no system call and runs no libc code.
  *
  * The kept stack's reservation is a state word, kept.reserved: NULL (none
- * yet), LB_KEPT_UNAVAILABLE (being reserved, taken, or not reserved ahead
- * under an address-space limit: never reserved again in this process),
- * or the reservation's base. Reserving moves it NULL -> UNAVAILABLE by
+ * yet), LB_KEPT_UNAVAILABLE (being reserved, taken, or not reserved ahead:
+ * a limit or strict overcommit would charge it, or the kernel refused;
+ * never tried again in this process), or the reservation's base. Reserving moves it NULL -> UNAVAILABLE by
  * one CAS, so one thread maps, and then publishes the base with the sizes
- * written before it (release), or NULL again when the kernel refuses.
+ * written before it (release); it stays UNAVAILABLE where the kernel
+ * refuses or the reservation would be charged (reservation_charged).
  * Taking it moves it base -> UNAVAILABLE by one CAS: one caller at most
  * gets the mapping, any other maps its own. A fork child inherits the
  * word and the mapping as they are at the fork: the base only while
@@ -20,10 +21,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "util/common.h"
 #include "util/pages.h"
 #include "util/raw_mmap.h"
+#include "util/read_head.h"
 #include "util/stack_bounds.h"
 #include "util/stack_switch.h"
 
@@ -148,6 +151,22 @@ int lb_call_on_own_stack(void (*fn)(void *), void *arg, size_t size, bool keep)
     return 0;
 }
 
+/* Whether a writable reservation held for the process's life would be
+ * charged for: a limit that counts address space (RLIMIT_AS) or private
+ * writable memory (RLIMIT_DATA), or strict overcommit
+ * (vm.overcommit_memory 2: PostgreSQL's advice), which ignores
+ * MAP_NORESERVE and charges the commit limit again at every fork, where a
+ * stack mapped at the exit write is charged only while it runs. */
+static bool reservation_charged(void)
+{
+    struct rlimit data;
+    if (lb_pages_address_space_limited() || getrlimit(RLIMIT_DATA, &data) != 0 ||
+        data.rlim_cur != RLIM_INFINITY)
+        return true;
+    char mode[8];
+    return lb_read_head("/proc/sys/vm/overcommit_memory", mode, sizeof mode) > 0 && mode[0] == '2';
+}
+
 void *lb_kept_stack_reserve(size_t size, size_t area_size)
 {
     size = page_up(size);
@@ -155,13 +174,9 @@ void *lb_kept_stack_reserve(size_t size, size_t area_size)
     char *base = __atomic_load_n(&kept.reserved, __ATOMIC_ACQUIRE);
     if (!base && __atomic_compare_exchange_n(&kept.reserved, &base, LB_KEPT_UNAVAILABLE, false,
                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        if (lb_pages_address_space_limited())
-            return NULL; /* stays unavailable: a limit counts address space */
         stack_map_t m;
-        if (!map_stack(size, area_size, &m)) {
-            __atomic_store_n(&kept.reserved, NULL, __ATOMIC_RELEASE);
-            return NULL;
-        }
+        if (reservation_charged() || !map_stack(size, area_size, &m))
+            return NULL; /* stays unavailable: never tried again */
         kept.reserved_size = size;
         kept.reserved_area = area_size;
         __atomic_store_n(&kept.reserved, m.base, __ATOMIC_RELEASE);

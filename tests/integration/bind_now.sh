@@ -25,6 +25,7 @@ grep -q 'transferring control' "$tmp"/bind.* || fail "LD_DEBUG: no start of the 
 # binding too: names the library defines are those, not its imports)
 nm -D --defined-only "$LOCKBLAME_LIB" | awk '{ print $3 }' | sed 's/@.*//' | sort -u >"$tmp/defined"
 late=$(awk -v lib="$lib" 'FILENAME == ARGV[1] { defined[$1] = 1; next }
+    FNR == 1 { started = 0 }
     /transferring control/ { started = 1 }
     started && match($0, /binding file [^ ]+ /) && index(substr($0, RSTART, RLENGTH), lib) {
         name = $0; sub(/.*symbol `/, "", name); sub(/'"'"'.*/, "", name)

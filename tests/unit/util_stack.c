@@ -879,6 +879,18 @@ static void test_descriptor_copy_stops_at_unreadable_page(void)
     munmap(p, 2 * 4096);
 }
 
+/* A process whose private writable memory is limited (RLIMIT_DATA, as
+ * strict overcommit charges it too) reserves nothing ahead: the exit
+ * write maps its stack then, as before. (Each test runs in a process of
+ * its own: the limit stays there.) */
+static void test_kept_stack_not_reserved_under_a_data_limit(void)
+{
+    struct rlimit data = { 64ul << 30, 64ul << 30 };
+    ASSERT_EQ(setrlimit(RLIMIT_DATA, &data), 0);
+    ASSERT_TRUE(lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA) == NULL);
+    ASSERT_TRUE(lb_kept_stack_reserve(LB_OWN_STACK_SIZE, LB_TEST_AREA) == NULL); /* not again */
+}
+
 CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadable_page,
            test_main_thread_bounds_as_glibc, test_main_thread_bounds_as_glibc_below_a_mapping,
            test_main_thread_bounds_as_glibc_unlimited,
@@ -891,4 +903,4 @@ CHECK_MAIN(test_bounds_known_after_init, test_descriptor_copy_stops_at_unreadabl
            test_own_stack_holds_a_deep_recursion, test_kept_stack_shares_a_block_with_its_area,
            test_kept_stack_reserved_for_fork_children,
            test_kept_stack_reservation_only_for_its_call, test_kept_stack_reservation_taken_once,
-           test_pages_end_in_a_guard)
+           test_pages_end_in_a_guard, test_kept_stack_not_reserved_under_a_data_limit)

@@ -2,13 +2,13 @@
 #include "report/cli/run_merge.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "common/frame_names.h"
 #include "common/idle_cpu.h"
@@ -20,11 +20,12 @@
  * transaction adds, or how long the oldest of fewer waits for one: a
  * batch costs its transaction and its statements, whatever it adds, and
  * its CPU is taken from the program's. Fewer are taken at once when the
- * machine left at least LB_RUN_MERGE_IDLE_CPUS of CPU unused since the
- * last look: that time costs the program nothing, and what the merger
- * adds then is not left for the program's end, which waits for it (a
- * make whose last jobs leave a CPU idle; a server that waits for its
- * clients). */
+ * CPUs run may use (its affinity mask) left at least
+ * LB_RUN_MERGE_IDLE_CPUS of CPU unused since the last look, and no CPU
+ * quota holds them (common/idle_cpu.h): that time costs the program
+ * nothing, and what the merger adds then is not left for the program's
+ * end, which waits for it (a make whose last jobs leave a CPU idle; a
+ * server that waits for its clients). */
 #define LB_RUN_MERGE_EVERY_MS  100
 #define LB_RUN_MERGE_FILES     4
 #define LB_RUN_MERGE_BATCH     (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)
@@ -38,9 +39,11 @@ static struct {
     bool started; /* main thread only */
     pthread_t thread;
     char *path, *run_key;
-    lb_cpu_times_t looked; /* the machine's CPU times at the last look (merger thread) */
-    bool looked_valid;
-    long cpus;
+    /* the merger thread's: the CPUs it may use, their times at the last
+     * look, and whether a quota rules the idle ones out */
+    cpu_set_t allowed;
+    lb_cpu_times_t looked;
+    bool looked_valid, idle_unusable;
 } merger = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Wait up to ms or until stopped: whether to go on. */
@@ -70,30 +73,36 @@ static bool stopped(void)
     return stop;
 }
 
-/* Whether the machine left CPU unused since the last look (false at the
- * first look, or where /proc/stat cannot be read). */
+/* Whether the CPUs run may use went partly unused since the last look
+ * (false at the first look, under a quota, or where /proc/stat cannot be
+ * read). */
 static bool cpu_was_idle(void)
 {
     lb_cpu_times_t now;
-    if (!lb_cpu_times_read(&now)) {
+    if (merger.idle_unusable || !lb_cpu_times_read(&merger.allowed, &now)) {
         merger.looked_valid = false;
         return false;
     }
-    bool idle = merger.looked_valid &&
-                lb_cpu_idle_between(&merger.looked, &now, merger.cpus) >= LB_RUN_MERGE_IDLE_CPUS;
+    bool idle =
+        merger.looked_valid && lb_cpu_idle_between(&merger.looked, &now) >= LB_RUN_MERGE_IDLE_CPUS;
     merger.looked = now;
     merger.looked_valid = true;
     return idle;
 }
 
 /* Whether the spool holds a batch's worth of pending files, or one that
- * has waited long enough, or any while CPU went unused. */
+ * has waited long enough, or any while CPU went unused. /proc/stat is
+ * read only while a file waits: a look with none forgets the last one,
+ * and the first look with one only starts the interval. */
 static bool batch_ready(void)
 {
     uint64_t oldest_age;
-    bool idle = cpu_was_idle();
     unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest_age);
-    return files >= LB_RUN_MERGE_FILES || (files && (oldest_age >= LB_RUN_MERGE_LATEST_NS || idle));
+    if (!files) {
+        merger.looked_valid = false;
+        return false;
+    }
+    return files >= LB_RUN_MERGE_FILES || oldest_age >= LB_RUN_MERGE_LATEST_NS || cpu_was_idle();
 }
 
 /* Until stopped, or until a batch fails: what it could not add waits for
@@ -104,7 +113,8 @@ static void *merge_loop(void *arg)
     sqlite3 *db = NULL;
     bool failed = false;
     lb_frame_names_keep(true); /* module files read once for the whole run */
-    merger.cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    merger.idle_unusable =
+        sched_getaffinity(0, sizeof merger.allowed, &merger.allowed) != 0 || lb_cpu_quota_limited();
     while (!failed && wait_or_stop(LB_RUN_MERGE_EVERY_MS))
         while (batch_ready() &&
                lb_cli_merge_sealed(&db, merger.path, merger.run_key, LB_RUN_MERGE_BATCH, &failed) &&
