@@ -90,16 +90,26 @@ void lb_shared_proc_waits_clear(lb_shared_tree_t *tree, int32_t proc)
     }
 }
 
-static bool gone(const lb_shared_proc_t *p, bool thorough)
+/* Whether p's process was reaped: kill(pid, 0) finds no process (one
+ * system call). A zombie, and a process that took the pid since, look
+ * alive. errno kept. */
+static bool reaped(const lb_shared_proc_t *p)
 {
-    if (thorough) {
-        uint64_t start = lb_proc_start_of(p->pid);
-        return !start || start != p->start;
-    }
     int saved_errno = errno;
-    bool reaped = kill(p->pid, 0) != 0 && errno == ESRCH;
+    bool none = kill(p->pid, 0) != 0 && errno == ESRCH;
     errno = saved_errno;
-    return reaped;
+    return none;
+}
+
+/* Whether p's process is gone by its kernel start time (an open, a read
+ * and a close of /proc/PID/stat): its pid names no process, a zombie, or
+ * another process that took the pid since. errno kept. */
+static bool started_otherwise(const lb_shared_proc_t *p)
+{
+    int saved_errno = errno;
+    uint64_t start = lb_proc_start_of(p->pid);
+    errno = saved_errno;
+    return !start || start != p->start;
 }
 
 /* Slot i is found gone: its waits dropped, the slot freed; true if the
@@ -128,20 +138,42 @@ static bool bury(struct lb_shared_obj *table, uint32_t i, uint64_t now)
     return __atomic_sub_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
-                           bool thorough)
+/* A process's end: every other running slot by kill(pid, 0), then, where
+ * at most LB_SHARED_END_READS still look alive, those by start time
+ * (shared_table.h says why that suffices). */
+static bool sweep_at_end(struct lb_shared_obj *table, int32_t self_slot, uint64_t now)
 {
     lb_shared_tree_t *tree = lb_shared_tree_of(table);
     bool last = false;
-    if (thorough) {
-        uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++)
-            if ((int32_t)i != self_slot &&
-                __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
-                gone(&tree->proc[i], true))
-                last |= bury(table, i, now);
-        return last;
+    uint32_t alive[LB_SHARED_END_READS], looks_alive = 0;
+    uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++) {
+        if ((int32_t)i == self_slot ||
+            __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) != LB_SHARED_PROC_RUNNING)
+            continue;
+        if (reaped(&tree->proc[i]))
+            last |= bury(table, i, now);
+        else if (looks_alive++ < LB_SHARED_END_READS)
+            alive[looks_alive - 1] = i;
     }
+    if (looks_alive > LB_SHARED_END_READS)
+        return last;
+    for (uint32_t k = 0; k < looks_alive; k++) {
+        lb_shared_proc_t *p = &tree->proc[alive[k]];
+        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
+            started_otherwise(p))
+            last |= bury(table, alive[k], now);
+    }
+    return last;
+}
+
+bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
+                           bool thorough)
+{
+    if (thorough)
+        return sweep_at_end(table, self_slot, now);
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    bool last = false;
     uint64_t due = __atomic_load_n(&tree->next_sweep_ns, __ATOMIC_RELAXED);
     if (now < due ||
         !__atomic_compare_exchange_n(&tree->next_sweep_ns, &due, now + LB_SHARED_SWEEP_NS, false,
@@ -156,8 +188,7 @@ bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint6
             continue;
         checked = its - 1; /* (a run of one process's waits takes one look) */
         lb_shared_proc_t *p = &tree->proc[its - 1];
-        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
-            gone(p, false))
+        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING && reaped(p))
             last |= bury(table, its - 1, now);
     }
     return last;

@@ -1,0 +1,142 @@
+/* Unit tests for the sweep at a process's end (src/blame/shared_procs.c,
+ * contract in blame/shared_table.h): which running slots it buries.
+ *
+ * Each test builds a tree's table in anonymous memory with slots of real
+ * processes: this test process, its parent, a child it forked and reaped
+ * (its pid names no process: kill(pid, 0) fails with ESRCH), and a child
+ * that has exited and is not reaped yet (a zombie: kill(pid, 0) finds
+ * it). A slot of a live process with a start time other than its own
+ * stands for a killed process whose pid that process took since. Which
+ * slots stay RUNNING tells which start times were read: a slot of a
+ * reused pid or a zombie is buried only by the read. */
+#include "check.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "blame/shared_table.h"
+#include "common/ledger.h"
+
+static struct lb_shared_obj *new_table(void)
+{
+    void *table =
+        mmap(NULL, LB_SHARED_SPAN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(table != MAP_FAILED);
+    return table;
+}
+
+/* Slot i runs for pid, started at start; it counts in the tree. */
+static void put(struct lb_shared_obj *table, uint32_t i, pid_t pid, uint64_t start)
+{
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    tree->proc[i] =
+        (lb_shared_proc_t){ .pid = pid, .state = LB_SHARED_PROC_RUNNING, .start = start };
+    if (tree->procs_used < i + 1)
+        tree->procs_used = i + 1;
+    tree->processes++;
+}
+
+static uint32_t state_of(struct lb_shared_obj *table, uint32_t i)
+{
+    return lb_shared_tree_of(table)->proc[i].state;
+}
+
+/* A child that exits at once: reaped (its pid then names no process), or
+ * left a zombie until reap(). */
+static pid_t exited_child(bool reaped)
+{
+    pid_t child = fork();
+    ASSERT_TRUE(child >= 0);
+    if (child == 0)
+        _exit(0);
+    siginfo_t info;
+    ASSERT_EQ(waitid(P_PID, (id_t)child, &info, WEXITED | (reaped ? 0 : WNOWAIT)), 0);
+    return child;
+}
+
+static void reap(pid_t child)
+{
+    ASSERT_EQ(waitpid(child, NULL, 0), child);
+}
+
+static uint64_t start_of(pid_t pid)
+{
+    uint64_t start = lb_proc_start_of(pid);
+    ASSERT_UEQ(start != 0, 1);
+    return start;
+}
+
+/* Few slots look alive: a reaped process, a reused pid and a zombie are
+ * buried, a live process with its own start time is kept, and the ending
+ * process's own slot is not looked at. errno is kept. */
+static void test_end_reads_start_times_where_few_look_alive(void)
+{
+    struct lb_shared_obj *table = new_table();
+    pid_t self = getpid(), parent = getppid();
+    pid_t gone = exited_child(true), zombie = exited_child(false);
+    put(table, 0, self, 1); /* the ending process: a start no reading gives */
+    put(table, 1, gone, start_of(self));
+    put(table, 2, self, start_of(self) + 1); /* a killed process whose pid this one took */
+    put(table, 3, parent, start_of(parent));
+    put(table, 4, zombie, start_of(self));
+    errno = EDOM;
+    ASSERT_FALSE(lb_shared_procs_sweep(table, 0, 0, true));
+    ASSERT_EQ(errno, EDOM);
+    ASSERT_UEQ(state_of(table, 0), LB_SHARED_PROC_RUNNING);
+    ASSERT_UEQ(state_of(table, 1), LB_SHARED_PROC_FREE);
+    ASSERT_UEQ(state_of(table, 2), LB_SHARED_PROC_FREE);
+    ASSERT_UEQ(state_of(table, 3), LB_SHARED_PROC_RUNNING);
+    ASSERT_UEQ(state_of(table, 4), LB_SHARED_PROC_FREE);
+    ASSERT_UEQ(lb_shared_tree_of(table)->processes, 2);
+    reap(zombie);
+    munmap(table, LB_SHARED_SPAN);
+}
+
+/* More than LB_SHARED_END_READS slots look alive: the reaped process is
+ * still buried, and no start time is read, so the reused pid and the
+ * zombie stay running (the live processes end later and look again). */
+static void test_end_reads_no_start_where_many_look_alive(void)
+{
+    struct lb_shared_obj *table = new_table();
+    pid_t self = getpid(), parent = getppid();
+    pid_t gone = exited_child(true), zombie = exited_child(false);
+    put(table, 0, gone, start_of(self));
+    put(table, 1, self, start_of(self) + 1);
+    put(table, 2, zombie, start_of(self));
+    uint32_t slots = 3;
+    for (; slots < LB_SHARED_END_READS + 2; slots++) /* one more than it reads */
+        put(table, slots, parent, start_of(parent));
+    ASSERT_FALSE(lb_shared_procs_sweep(table, -1, 0, true));
+    ASSERT_UEQ(state_of(table, 0), LB_SHARED_PROC_FREE);
+    for (uint32_t i = 1; i < slots; i++)
+        ASSERT_UEQ(state_of(table, i), LB_SHARED_PROC_RUNNING);
+    ASSERT_UEQ(lb_shared_tree_of(table)->processes, slots - 1);
+    reap(zombie);
+    munmap(table, LB_SHARED_SPAN);
+}
+
+/* The tree's last process (one without a slot) finds only killed
+ * processes' slots, as many as it reads: it buries them all and is told
+ * the count reached 0, so that it settles the tree. */
+static void test_last_end_buries_every_killed_slot(void)
+{
+    struct lb_shared_obj *table = new_table();
+    pid_t self = getpid(), parent = getppid();
+    pid_t gone = exited_child(true), zombie = exited_child(false);
+    put(table, 0, gone, start_of(self));
+    put(table, 1, zombie, start_of(self));
+    for (uint32_t i = 2; i < LB_SHARED_END_READS + 1; i++) /* pids reused */
+        put(table, i, i % 2 ? parent : self, start_of(i % 2 ? parent : self) - 1);
+    ASSERT_TRUE(lb_shared_procs_sweep(table, -1, 0, true));
+    for (uint32_t i = 0; i < LB_SHARED_END_READS + 1; i++)
+        ASSERT_UEQ(state_of(table, i), LB_SHARED_PROC_FREE);
+    ASSERT_UEQ(lb_shared_tree_of(table)->processes, 0);
+    reap(zombie);
+    munmap(table, LB_SHARED_SPAN);
+}
+
+CHECK_MAIN(test_end_reads_start_times_where_few_look_alive,
+           test_end_reads_no_start_where_many_look_alive, test_last_end_buries_every_killed_slot)
