@@ -138,27 +138,41 @@ static bool bury(struct lb_shared_obj *table, uint32_t i, uint64_t now)
     return __atomic_sub_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-/* A process's end: every other running slot by kill(pid, 0), then, where
- * at most LB_SHARED_END_READS still look alive, those by start time
- * (shared_table.h says why that suffices). */
-static bool sweep_at_end(struct lb_shared_obj *table, int32_t self_slot, uint64_t now)
+/* The other running slots, each looked at with kill(pid, 0) where by_kill
+ * (those reaped are buried; *last is set where the count reached 0): how
+ * many look alive, the first LB_SHARED_END_READS of them in alive. */
+static uint32_t looking_alive(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
+                              bool by_kill, uint32_t alive[LB_SHARED_END_READS], bool *last)
 {
     lb_shared_tree_t *tree = lb_shared_tree_of(table);
-    bool last = false;
-    uint32_t alive[LB_SHARED_END_READS], looks_alive = 0;
+    uint32_t n = 0;
     uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++) {
         if ((int32_t)i == self_slot ||
             __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) != LB_SHARED_PROC_RUNNING)
             continue;
-        if (reaped(&tree->proc[i]))
-            last |= bury(table, i, now);
-        else if (looks_alive++ < LB_SHARED_END_READS)
-            alive[looks_alive - 1] = i;
+        if (by_kill && reaped(&tree->proc[i]))
+            *last |= bury(table, i, now);
+        else if (n++ < LB_SHARED_END_READS)
+            alive[n - 1] = i;
     }
-    if (looks_alive > LB_SHARED_END_READS)
+    return n;
+}
+
+/* A process's end: the other running slots by start time where at most
+ * LB_SHARED_END_READS run, or look alive after kill(pid, 0) on every one
+ * (shared_table.h says why that suffices). */
+static bool sweep_at_end(struct lb_shared_obj *table, int32_t self_slot, uint64_t now)
+{
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    bool last = false;
+    uint32_t alive[LB_SHARED_END_READS];
+    uint32_t n = looking_alive(table, self_slot, now, false, alive, &last);
+    if (n > LB_SHARED_END_READS)
+        n = looking_alive(table, self_slot, now, true, alive, &last);
+    if (n > LB_SHARED_END_READS)
         return last;
-    for (uint32_t k = 0; k < looks_alive; k++) {
+    for (uint32_t k = 0; k < n; k++) {
         lb_shared_proc_t *p = &tree->proc[alive[k]];
         if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
             started_otherwise(p))

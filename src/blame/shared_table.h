@@ -124,26 +124,26 @@ void lb_shared_proc_waits_clear(lb_shared_tree_t *tree, int32_t proc);
  * the count of processes; returns true if that count reached 0. errno
  * kept.
  *
- * thorough (a process's end): every other running slot by kill(pid, 0),
- * a system call that finds a reaped process gone; then, where at most
- * LB_SHARED_END_READS slots still look alive, each of those by its
- * kernel start time (/proc/PID/stat: an open, a read, a close), which
- * also finds gone a killed process whose pid another process took since,
- * and a killed process's zombie its parent has not reaped. That suffices
- * for the tree to settle: every other process that really lives ends
- * later and sweeps again, so the tree's last process to end finds running
- * only the slots of killed processes (and of processes ending beside
- * it), reads their start times, buries them, and settles the tree and
- * removes the table's file when the count reaches 0. A process's end
- * beside N > LB_SHARED_END_READS live slotted processes thus costs N kill
- * calls and no /proc read. Left: where more than LB_SHARED_END_READS
- * slots look alive at the last end (killed processes whose pids all name
- * a process, one that reused the pid or their zombie, as where a parent
- * kills more than that many children and ends without reaping them; the
- * processes ending beside it count too), they stay counted and the tree
- * does not settle (what it still owes stays in no row; `lockblame run`
- * removes the file): the same best effort as for a process killed before
- * it took a slot.
+ * thorough (a process's end): where more than LB_SHARED_END_READS other
+ * slots run, each by kill(pid, 0), a system call that finds a reaped
+ * process gone; then, where at most LB_SHARED_END_READS slots run or still
+ * look alive, each of those by its kernel start time (/proc/PID/stat: an
+ * open, a read, a close), which also finds gone a killed process whose pid
+ * another process took since, and a killed process's zombie its parent has
+ * not reaped. That suffices for the tree to settle: every other process
+ * that really lives ends later and sweeps again, so the tree's last
+ * process to end finds running only the slots of killed processes (and of
+ * processes ending beside it), reads their start times, buries them, and
+ * settles the tree and removes the table's file when the count reaches 0.
+ * A process's end beside N > LB_SHARED_END_READS live slotted processes
+ * thus costs N kill calls and no /proc read. Left: where more than
+ * LB_SHARED_END_READS slots look alive at the last end (killed processes
+ * whose pids all name a process, one that reused the pid or their zombie,
+ * as where a parent kills more than that many children and ends without
+ * reaping them; the processes ending beside it count too), they stay
+ * counted and the tree does not settle (what it still owes stays in no
+ * row; `lockblame run` removes the file): the same best effort as for a
+ * process killed before it took a slot.
  *
  * Else (a wait that begins), at most once per LB_SHARED_SWEEP_NS over the
  * tree, the slots with waits in progress, by kill(pid, 0). */

@@ -69,10 +69,11 @@ static uint64_t start_of(pid_t pid)
     return start;
 }
 
-/* Few slots look alive: a reaped process, a reused pid and a zombie are
- * buried, a live process with its own start time is kept, and the ending
- * process's own slot is not looked at. errno is kept. */
-static void test_end_reads_start_times_where_few_look_alive(void)
+/* Few slots run (their start times are read at once): a reaped process,
+ * a reused pid and a zombie are buried, a live process with its own start
+ * time is kept, and the ending process's own slot is not looked at. errno
+ * is kept. */
+static void test_end_reads_start_times_where_few_run(void)
 {
     struct lb_shared_obj *table = new_table();
     pid_t self = getpid(), parent = getppid();
@@ -95,9 +96,10 @@ static void test_end_reads_start_times_where_few_look_alive(void)
     munmap(table, LB_SHARED_SPAN);
 }
 
-/* More than LB_SHARED_END_READS slots look alive: the reaped process is
- * still buried, and no start time is read, so the reused pid and the
- * zombie stay running (the live processes end later and look again). */
+/* More than LB_SHARED_END_READS slots run and still look alive after
+ * kill(pid, 0): the reaped process is buried by it, and no start time is
+ * read, so the reused pid and the zombie stay running (the live
+ * processes end later and look again). */
 static void test_end_reads_no_start_where_many_look_alive(void)
 {
     struct lb_shared_obj *table = new_table();
@@ -119,8 +121,10 @@ static void test_end_reads_no_start_where_many_look_alive(void)
 }
 
 /* The tree's last process (one without a slot) finds only killed
- * processes' slots, as many as it reads: it buries them all and is told
- * the count reached 0, so that it settles the tree. */
+ * processes' slots, one more than it reads: kill(pid, 0) buries the
+ * reaped one, and the start times of the rest (a zombie, reused pids)
+ * bury them; it is told the count reached 0, so that it settles the
+ * tree. */
 static void test_last_end_buries_every_killed_slot(void)
 {
     struct lb_shared_obj *table = new_table();
@@ -138,5 +142,5 @@ static void test_last_end_buries_every_killed_slot(void)
     munmap(table, LB_SHARED_SPAN);
 }
 
-CHECK_MAIN(test_end_reads_start_times_where_few_look_alive,
-           test_end_reads_no_start_where_many_look_alive, test_last_end_buries_every_killed_slot)
+CHECK_MAIN(test_end_reads_start_times_where_few_run, test_end_reads_no_start_where_many_look_alive,
+           test_last_end_buries_every_killed_slot)
