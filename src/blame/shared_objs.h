@@ -77,8 +77,8 @@
  * found gone without ending (kill(pid, 0) fails: it was reaped, looked
  * for at most every 5 ms from a wait that begins on a shared object;
  * at every process's end, by kill(pid, 0) and, where few slots still
- * look alive, by /proc start time, reused pids and zombies included:
- * shared_table.h) loses its slot and its count, and each of its waits
+ * look alive or it has a child to reap, by /proc start time, reused pids
+ * and zombies included: shared_table.h) loses its slot and its count, and each of its waits
  * leaves w with what it accrued since it began, taken from what the
  * record still owes, so the survivors' releases are blamed for their own
  * waiters only and the rows add up to the waits that were written. What a

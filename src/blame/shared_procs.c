@@ -9,10 +9,13 @@
  * object. */
 #include <errno.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blame/shared_table.h"
 #include "common/ledger.h"
+#include "util/raw_syscall.h"
 
 /* How often the tree looks for a process gone while it waited. */
 #define LB_SHARED_SWEEP_NS 5000000u
@@ -159,24 +162,45 @@ static uint32_t looking_alive(struct lb_shared_obj *table, int32_t self_slot, ui
     return n;
 }
 
+/* Whether this process has a child that ended and is not reaped (a
+ * zombie), left waitable (WNOWAIT): one system call, errno kept. */
+static bool has_unreaped_child(void)
+{
+    int saved_errno = errno;
+    siginfo_t info;
+    info.si_pid = 0;
+    long got = lb_raw_syscall(SYS_waitid, P_ALL, 0, (long)&info, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    errno = saved_errno;
+    return got == 0 && info.si_pid != 0;
+}
+
+/* Slot i buried if its start time says its process is gone. */
+static bool bury_if_started_otherwise(struct lb_shared_obj *table, uint32_t i, uint64_t now)
+{
+    lb_shared_proc_t *p = &lb_shared_tree_of(table)->proc[i];
+    return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
+           started_otherwise(p) && bury(table, i, now);
+}
+
 /* A process's end: the other running slots by start time where at most
- * LB_SHARED_END_READS run, or look alive after kill(pid, 0) on every one
- * (shared_table.h says why that suffices). */
+ * LB_SHARED_END_READS run, or look alive after kill(pid, 0) on every one,
+ * or where this process has a child not reaped (shared_table.h says why
+ * that suffices). */
 static bool sweep_at_end(struct lb_shared_obj *table, int32_t self_slot, uint64_t now)
 {
-    lb_shared_tree_t *tree = lb_shared_tree_of(table);
     bool last = false;
     uint32_t alive[LB_SHARED_END_READS];
     uint32_t n = looking_alive(table, self_slot, now, false, alive, &last);
     if (n > LB_SHARED_END_READS)
         n = looking_alive(table, self_slot, now, true, alive, &last);
-    if (n > LB_SHARED_END_READS)
-        return last;
-    for (uint32_t k = 0; k < n; k++) {
-        lb_shared_proc_t *p = &tree->proc[alive[k]];
-        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
-            started_otherwise(p))
-            last |= bury(table, alive[k], now);
+    if (n <= LB_SHARED_END_READS) {
+        for (uint32_t k = 0; k < n; k++)
+            last |= bury_if_started_otherwise(table, alive[k], now);
+    } else if (has_unreaped_child()) {
+        uint32_t used = __atomic_load_n(&lb_shared_tree_of(table)->procs_used, __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++)
+            if ((int32_t)i != self_slot)
+                last |= bury_if_started_otherwise(table, i, now);
     }
     return last;
 }

@@ -27,10 +27,11 @@
 #define LB_SHARED_RECORDS   4096u /* a power of two */
 #define LB_SHARED_PROCS     1024u /* processes holding the table at once; more run without a slot */
 #define LB_SHARED_WAITS     4096u /* waits in progress at once; more are not dropped if killed */
-/* The most slots a process's end reads start times of (the thorough
- * sweep, below): a few processes killed together whose pids were reused
- * or whose zombies are not yet reaped when the tree's last process ends,
- * at a bound of 12 system calls per end however large the tree. */
+/* The most slots a process's end reads start times of where it has no
+ * child to reap (the thorough sweep, below): a few processes killed
+ * together whose pids were reused, or whose zombies another process has
+ * not reaped yet, when the tree's last process ends, at a bound of 12
+ * system calls per end however large the tree. */
 #define LB_SHARED_END_READS 4u
 /* The table's address space: at least lockblame's least span
  * (util/pages.c: no small hole among the libraries is filled), its last
@@ -127,23 +128,25 @@ void lb_shared_proc_waits_clear(lb_shared_tree_t *tree, int32_t proc);
  * thorough (a process's end): where more than LB_SHARED_END_READS other
  * slots run, each by kill(pid, 0), a system call that finds a reaped
  * process gone; then, where at most LB_SHARED_END_READS slots run or still
- * look alive, each of those by its kernel start time (/proc/PID/stat: an
- * open, a read, a close), which also finds gone a killed process whose pid
- * another process took since, and a killed process's zombie its parent has
- * not reaped. That suffices for the tree to settle: every other process
- * that really lives ends later and sweeps again, so the tree's last
- * process to end finds running only the slots of killed processes (and of
- * processes ending beside it), reads their start times, buries them, and
- * settles the tree and removes the table's file when the count reaches 0.
- * A process's end beside N > LB_SHARED_END_READS live slotted processes
- * thus costs N kill calls and no /proc read. Left: where more than
- * LB_SHARED_END_READS slots look alive at the last end (killed processes
- * whose pids all name a process, one that reused the pid or their zombie,
- * as where a parent kills more than that many children and ends without
- * reaping them; the processes ending beside it count too), they stay
- * counted and the tree does not settle (what it still owes stays in no
- * row; `lockblame run` removes the file): the same best effort as for a
- * process killed before it took a slot.
+ * look alive, or where this process has a child it has not reaped (waitid
+ * WNOWAIT: one system call), each slot that still looks alive by its
+ * kernel start time (/proc/PID/stat: an open, a read, a close), which also
+ * finds gone a killed process whose pid another process took since, and a
+ * killed process's zombie. That suffices for the tree to settle: every
+ * other process that really lives ends later and sweeps again, so the
+ * tree's last process to end finds running only the slots of killed
+ * processes (and of processes ending beside it), reads their start times,
+ * buries them, and settles the tree and removes the table's file when the
+ * count reaches 0. A zombie is its parent's child until reaped (a parent
+ * that ends first hands it to one that reaps it), so a parent that kills
+ * more than LB_SHARED_END_READS of its children and ends without reaping
+ * them reads them all. A process's end beside N > LB_SHARED_END_READS live
+ * slotted processes costs N kill calls, a waitid and no /proc read. Left:
+ * where more than LB_SHARED_END_READS killed processes whose pids were
+ * reused by live processes look alive at the last end (with the processes
+ * ending beside it), they stay counted and the tree does not settle (what
+ * it still owes stays in no row; `lockblame run` removes the file): the
+ * same best effort as for a process killed before it took a slot.
  *
  * Else (a wait that begins), at most once per LB_SHARED_SWEEP_NS over the
  * tree, the slots with waits in progress, by kill(pid, 0). */

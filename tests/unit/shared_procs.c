@@ -62,6 +62,40 @@ static void reap(pid_t child)
     ASSERT_EQ(waitpid(child, NULL, 0), child);
 }
 
+/* A zombie of another process: a child forks a grandchild that exits at
+ * once, and lives on without reaping it until release_foreign closes
+ * *hold. *middle: the child. */
+static pid_t foreign_zombie(pid_t *middle, int *hold)
+{
+    int told[2], held[2];
+    ASSERT_EQ(pipe(told), 0);
+    ASSERT_EQ(pipe(held), 0);
+    *middle = fork();
+    ASSERT_TRUE(*middle >= 0);
+    if (*middle == 0) {
+        close(held[1]);
+        pid_t grandchild = exited_child(false);
+        char c;
+        if (write(told[1], &grandchild, sizeof grandchild) != sizeof grandchild ||
+            read(held[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(told[1]);
+    close(held[0]);
+    pid_t zombie = 0;
+    ASSERT_EQ(read(told[0], &zombie, sizeof zombie), (ssize_t)sizeof zombie);
+    close(told[0]);
+    *hold = held[1];
+    return zombie;
+}
+
+static void release_foreign(pid_t middle, int hold)
+{
+    close(hold);
+    reap(middle);
+}
+
 static uint64_t start_of(pid_t pid)
 {
     uint64_t start = lb_proc_start_of(pid);
@@ -97,14 +131,16 @@ static void test_end_reads_start_times_where_few_run(void)
 }
 
 /* More than LB_SHARED_END_READS slots run and still look alive after
- * kill(pid, 0): the reaped process is buried by it, and no start time is
- * read, so the reused pid and the zombie stay running (the live
- * processes end later and look again). */
+ * kill(pid, 0), and the ending process has no child to reap: the reaped
+ * process is buried by kill, and no start time is read, so the reused pid
+ * and another process's zombie stay running (the live processes end later
+ * and look again; the zombie's parent reaps it). */
 static void test_end_reads_no_start_where_many_look_alive(void)
 {
     struct lb_shared_obj *table = new_table();
-    pid_t self = getpid(), parent = getppid();
-    pid_t gone = exited_child(true), zombie = exited_child(false);
+    pid_t self = getpid(), parent = getppid(), middle;
+    int hold;
+    pid_t gone = exited_child(true), zombie = foreign_zombie(&middle, &hold);
     put(table, 0, gone, start_of(self));
     put(table, 1, self, start_of(self) + 1);
     put(table, 2, zombie, start_of(self));
@@ -116,6 +152,30 @@ static void test_end_reads_no_start_where_many_look_alive(void)
     for (uint32_t i = 1; i < slots; i++)
         ASSERT_UEQ(state_of(table, i), LB_SHARED_PROC_RUNNING);
     ASSERT_UEQ(lb_shared_tree_of(table)->processes, slots - 1);
+    release_foreign(middle, hold);
+    munmap(table, LB_SHARED_SPAN);
+}
+
+/* Many slots look alive, but the ending process has a child it has not
+ * reaped (a parent that killed its workers and ends without waiting for
+ * them): every start time is read, so its zombie and the reused pid are
+ * buried and the live processes kept. */
+static void test_end_with_a_child_to_reap_reads_every_start(void)
+{
+    struct lb_shared_obj *table = new_table();
+    pid_t self = getpid(), parent = getppid();
+    pid_t zombie = exited_child(false);
+    put(table, 0, self, start_of(self) + 1);
+    put(table, 1, zombie, start_of(self));
+    uint32_t slots = 2;
+    for (; slots < LB_SHARED_END_READS + 1; slots++) /* one more than it reads */
+        put(table, slots, parent, start_of(parent));
+    ASSERT_FALSE(lb_shared_procs_sweep(table, -1, 0, true));
+    ASSERT_UEQ(state_of(table, 0), LB_SHARED_PROC_FREE);
+    ASSERT_UEQ(state_of(table, 1), LB_SHARED_PROC_FREE);
+    for (uint32_t i = 2; i < slots; i++)
+        ASSERT_UEQ(state_of(table, i), LB_SHARED_PROC_RUNNING);
+    ASSERT_UEQ(lb_shared_tree_of(table)->processes, slots - 2);
     reap(zombie);
     munmap(table, LB_SHARED_SPAN);
 }
@@ -143,4 +203,4 @@ static void test_last_end_buries_every_killed_slot(void)
 }
 
 CHECK_MAIN(test_end_reads_start_times_where_few_run, test_end_reads_no_start_where_many_look_alive,
-           test_last_end_buries_every_killed_slot)
+           test_end_with_a_child_to_reap_reads_every_start, test_last_end_buries_every_killed_slot)
