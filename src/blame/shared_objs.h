@@ -76,14 +76,16 @@
  * exec) and each wait in progress an entry (its process, record, start); a process
  * found gone without ending (kill(pid, 0) fails: it was reaped, looked
  * for at most every 5 ms from a wait that begins on a shared object;
- * at every process's end, by /proc start time, zombies included) loses
- * its slot and its count, and each of its waits leaves w with what it
- * accrued since it began, taken from what the record still owes, so the
- * survivors' releases are blamed for their own waiters only and the rows
- * add up to the waits that were written. What a release took of a killed
- * waiter's accrual before it was found stays blamed; so does the holder
- * share of an rwlock (V), and a mutex whose holder was killed stays held
- * until the next acquisition, which calls its wait ended from outside.
+ * at every process's end, by kill(pid, 0) and, where few slots still
+ * look alive or it has a child to reap, by /proc start time, reused pids
+ * and zombies included: shared_table.h) loses its slot and its count, and each of its waits
+ * leaves w with what it accrued since it began, taken from what the
+ * record still owes, so the survivors' releases are blamed for their own
+ * waiters only and the rows add up to the waits that were written. What a
+ * release took of a killed waiter's accrual before it was found stays
+ * blamed; so does the holder share of an rwlock (V), and a mutex whose
+ * holder was killed stays held until the next acquisition, which calls
+ * its wait ended from outside.
  * A cond or semaphore wait that a signal or post wakes without a release
  * of the tree counted since it began ended from outside the tree, unless
  * a release of the tree logged before it had not yet returned from its

@@ -9,10 +9,13 @@
  * object. */
 #include <errno.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blame/shared_table.h"
 #include "common/ledger.h"
+#include "util/raw_syscall.h"
 
 /* How often the tree looks for a process gone while it waited. */
 #define LB_SHARED_SWEEP_NS 5000000u
@@ -90,16 +93,26 @@ void lb_shared_proc_waits_clear(lb_shared_tree_t *tree, int32_t proc)
     }
 }
 
-static bool gone(const lb_shared_proc_t *p, bool thorough)
+/* Whether p's process was reaped: kill(pid, 0) finds no process (one
+ * system call). A zombie, and a process that took the pid since, look
+ * alive. errno kept. */
+static bool reaped(const lb_shared_proc_t *p)
 {
-    if (thorough) {
-        uint64_t start = lb_proc_start_of(p->pid);
-        return !start || start != p->start;
-    }
     int saved_errno = errno;
-    bool reaped = kill(p->pid, 0) != 0 && errno == ESRCH;
+    bool none = kill(p->pid, 0) != 0 && errno == ESRCH;
     errno = saved_errno;
-    return reaped;
+    return none;
+}
+
+/* Whether p's process is gone by its kernel start time (an open, a read
+ * and a close of /proc/PID/stat): its pid names no process, a zombie, or
+ * another process that took the pid since. errno kept. */
+static bool started_otherwise(const lb_shared_proc_t *p)
+{
+    int saved_errno = errno;
+    uint64_t start = lb_proc_start_of(p->pid);
+    errno = saved_errno;
+    return !start || start != p->start;
 }
 
 /* Slot i is found gone: its waits dropped, the slot freed; true if the
@@ -128,20 +141,77 @@ static bool bury(struct lb_shared_obj *table, uint32_t i, uint64_t now)
     return __atomic_sub_fetch(&tree->processes, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
+/* The other running slots, each looked at with kill(pid, 0) where by_kill
+ * (those reaped are buried; *last is set where the count reached 0): how
+ * many look alive, the first LB_SHARED_END_READS of them in alive. */
+static uint32_t looking_alive(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
+                              bool by_kill, uint32_t alive[LB_SHARED_END_READS], bool *last)
+{
+    lb_shared_tree_t *tree = lb_shared_tree_of(table);
+    uint32_t n = 0;
+    uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++) {
+        if ((int32_t)i == self_slot ||
+            __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) != LB_SHARED_PROC_RUNNING)
+            continue;
+        if (by_kill && reaped(&tree->proc[i]))
+            *last |= bury(table, i, now);
+        else if (n++ < LB_SHARED_END_READS)
+            alive[n - 1] = i;
+    }
+    return n;
+}
+
+/* Whether this process has a child that ended and is not reaped (a
+ * zombie), left waitable (WNOWAIT): one system call, errno kept. */
+static bool has_unreaped_child(void)
+{
+    int saved_errno = errno;
+    siginfo_t info;
+    info.si_pid = 0;
+    long got = lb_raw_syscall(SYS_waitid, P_ALL, 0, (long)&info, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    errno = saved_errno;
+    return got == 0 && info.si_pid != 0;
+}
+
+/* Slot i buried if its start time says its process is gone. */
+static bool bury_if_started_otherwise(struct lb_shared_obj *table, uint32_t i, uint64_t now)
+{
+    lb_shared_proc_t *p = &lb_shared_tree_of(table)->proc[i];
+    return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
+           started_otherwise(p) && bury(table, i, now);
+}
+
+/* A process's end: the other running slots by start time where at most
+ * LB_SHARED_END_READS run, or look alive after kill(pid, 0) on every one,
+ * or where this process has a child not reaped (shared_table.h says why
+ * that suffices). */
+static bool sweep_at_end(struct lb_shared_obj *table, int32_t self_slot, uint64_t now)
+{
+    bool last = false;
+    uint32_t alive[LB_SHARED_END_READS];
+    uint32_t n = looking_alive(table, self_slot, now, false, alive, &last);
+    if (n > LB_SHARED_END_READS)
+        n = looking_alive(table, self_slot, now, true, alive, &last);
+    if (n <= LB_SHARED_END_READS) {
+        for (uint32_t k = 0; k < n; k++)
+            last |= bury_if_started_otherwise(table, alive[k], now);
+    } else if (has_unreaped_child()) {
+        uint32_t used = __atomic_load_n(&lb_shared_tree_of(table)->procs_used, __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++)
+            if ((int32_t)i != self_slot)
+                last |= bury_if_started_otherwise(table, i, now);
+    }
+    return last;
+}
+
 bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
                            bool thorough)
 {
+    if (thorough)
+        return sweep_at_end(table, self_slot, now);
     lb_shared_tree_t *tree = lb_shared_tree_of(table);
     bool last = false;
-    if (thorough) {
-        uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++)
-            if ((int32_t)i != self_slot &&
-                __atomic_load_n(&tree->proc[i].state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
-                gone(&tree->proc[i], true))
-                last |= bury(table, i, now);
-        return last;
-    }
     uint64_t due = __atomic_load_n(&tree->next_sweep_ns, __ATOMIC_RELAXED);
     if (now < due ||
         !__atomic_compare_exchange_n(&tree->next_sweep_ns, &due, now + LB_SHARED_SWEEP_NS, false,
@@ -156,8 +226,7 @@ bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint6
             continue;
         checked = its - 1; /* (a run of one process's waits takes one look) */
         lb_shared_proc_t *p = &tree->proc[its - 1];
-        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING &&
-            gone(p, false))
+        if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == LB_SHARED_PROC_RUNNING && reaped(p))
             last |= bury(table, its - 1, now);
     }
     return last;

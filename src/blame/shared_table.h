@@ -24,13 +24,19 @@
 #include "util/common.h"
 #include "util/meta_lock.h"
 
-#define LB_SHARED_RECORDS 4096u /* a power of two */
-#define LB_SHARED_PROCS   1024u /* processes holding the table at once; more run without a slot */
-#define LB_SHARED_WAITS   4096u /* waits in progress at once; more are not dropped if killed */
+#define LB_SHARED_RECORDS   4096u /* a power of two */
+#define LB_SHARED_PROCS     1024u /* processes holding the table at once; more run without a slot */
+#define LB_SHARED_WAITS     4096u /* waits in progress at once; more are not dropped if killed */
+/* The most slots a process's end reads start times of where it has no
+ * child to reap (the thorough sweep, below): a few processes killed
+ * together whose pids were reused, or whose zombies another process has
+ * not reaped yet, when the tree's last process ends, at a bound of 12
+ * system calls per end however large the tree. */
+#define LB_SHARED_END_READS 4u
 /* The table's address space: at least lockblame's least span
  * (util/pages.c: no small hole among the libraries is filled), its last
  * page PROT_NONE. */
-#define LB_SHARED_SPAN    ((size_t)2 << 20)
+#define LB_SHARED_SPAN      ((size_t)2 << 20)
 
 struct lb_shared_obj {
     uint32_t used; /* 0: a free record */
@@ -116,10 +122,34 @@ void lb_shared_proc_waits_clear(lb_shared_tree_t *tree, int32_t proc);
 /* Look for processes of the tree gone without ending (SIGKILL): each one
  * found loses its slot, its waits in progress are dropped from w with
  * what they accrued (shared_objs.c: lb_shared_drop_wait), and it leaves
- * the count of processes; returns true if that count reached 0. thorough:
- * every slot, by its kernel start time (a process's end); else, at most
- * once per LB_SHARED_SWEEP_NS over the tree, the slots with waits in
- * progress, by kill(pid, 0) (a process reaped; a system call only). */
+ * the count of processes; returns true if that count reached 0. errno
+ * kept.
+ *
+ * thorough (a process's end): where more than LB_SHARED_END_READS other
+ * slots run, each by kill(pid, 0), a system call that finds a reaped
+ * process gone; then, where at most LB_SHARED_END_READS slots run or still
+ * look alive, or where this process has a child it has not reaped (waitid
+ * WNOWAIT: one system call), each slot that still looks alive by its
+ * kernel start time (/proc/PID/stat: an open, a read, a close), which also
+ * finds gone a killed process whose pid another process took since, and a
+ * killed process's zombie. That suffices for the tree to settle: every
+ * other process that really lives ends later and sweeps again, so the
+ * tree's last process to end finds running only the slots of killed
+ * processes (and of processes ending beside it), reads their start times,
+ * buries them, and settles the tree and removes the table's file when the
+ * count reaches 0. A zombie is its parent's child until reaped (a parent
+ * that ends first hands it to one that reaps it), so a parent that kills
+ * more than LB_SHARED_END_READS of its children and ends without reaping
+ * them reads them all. A process's end beside N > LB_SHARED_END_READS live
+ * slotted processes costs N kill calls, a waitid and no /proc read. Left:
+ * where more than LB_SHARED_END_READS killed processes whose pids were
+ * reused by live processes look alive at the last end (with the processes
+ * ending beside it), they stay counted and the tree does not settle (what
+ * it still owes stays in no row; `lockblame run` removes the file): the
+ * same best effort as for a process killed before it took a slot.
+ *
+ * Else (a wait that begins), at most once per LB_SHARED_SWEEP_NS over the
+ * tree, the slots with waits in progress, by kill(pid, 0). */
 bool lb_shared_procs_sweep(struct lb_shared_obj *table, int32_t self_slot, uint64_t now,
                            bool thorough);
 /* shared_objs.c: a wait in progress of a process gone, on r, begun at
