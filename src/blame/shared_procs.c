@@ -15,6 +15,7 @@
 
 #include "blame/shared_table.h"
 #include "common/ledger.h"
+#include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 
 /* How often the tree looks for a process gone while it waited. */
@@ -23,7 +24,11 @@
 int32_t lb_shared_proc_join(lb_shared_tree_t *tree, bool *adopted)
 {
     int32_t pid = (int32_t)getpid();
-    uint64_t start = lb_proc_start_of(pid);
+    uint64_t start = lb_proc_start_known(pid);
+    if (!start) {
+        start = lb_proc_start_of(pid);
+        lb_proc_start_keep(pid, start); /* for its fork children's sweeps too */
+    }
     uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++) {
         lb_shared_proc_t *p = &tree->proc[i];
@@ -105,12 +110,15 @@ static bool reaped(const lb_shared_proc_t *p)
 }
 
 /* Whether p's process is gone by its kernel start time (an open, a read
- * and a close of /proc/PID/stat): its pid names no process, a zombie, or
- * another process that took the pid since. errno kept. */
+ * and a close of /proc/PID/stat; none for this process's parent while it
+ * lives, whose start the fork handed down: a PostgreSQL backend's
+ * postmaster): its pid names no process, a zombie, or another process
+ * that took the pid since. errno kept. */
 static bool started_otherwise(const lb_shared_proc_t *p)
 {
     int saved_errno = errno;
-    uint64_t start = lb_proc_start_of(p->pid);
+    uint64_t parents = lb_proc_parent_start_known(p->pid); /* (a pre-fork server's workers) */
+    uint64_t start = parents ? parents : lb_proc_start_of(p->pid);
     errno = saved_errno;
     return !start || start != p->start;
 }

@@ -36,6 +36,8 @@ static struct {
     pid_t checked_for; /* read the link (own_for set if they were) */
     pid_t start_for;   /* the process `start` is for; 0: none */
     uint64_t start;    /* its start, in clock ticks */
+    pid_t parent_for;  /* the parent `parent_start` is for (a fork child's); 0: none */
+    uint64_t parent_start;
     /* CLOCK_BOOTTIME before the last fork (0: none), written by the
      * forking thread under the arena's lock, which the fork holds
      * (core/runtime.c): no other fork's in between. Here, not in a
@@ -141,6 +143,14 @@ uint64_t lb_proc_start_known(pid_t pid)
     return __atomic_load_n(&numbers.start, __ATOMIC_RELAXED);
 }
 
+uint64_t lb_proc_parent_start_known(pid_t pid)
+{
+    if (!pid || numbers.parent_for != pid ||
+        (pid_t)lb_raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0) != pid)
+        return 0;
+    return numbers.parent_start;
+}
+
 void lb_proc_start_keep(pid_t pid, uint64_t start)
 {
     if (!pid || !start)
@@ -161,8 +171,10 @@ void lb_proc_start_fork_prepare(void)
 
 void lb_proc_numbers_fork_child(void)
 {
-    uint64_t forked_ns = boottime_ns(); /* first: the nearer the fork, the surer its tick */
-    pid_t parents = numbers.own_for;    /* the fork hooks run alone in the child */
+    uint64_t forked_ns = boottime_ns();     /* first: the nearer the fork, the surer its tick */
+    pid_t parents = numbers.own_for;        /* the fork hooks run alone in the child */
+    numbers.parent_for = numbers.start_for; /* the parent's own start, where it knew it */
+    numbers.parent_start = numbers.start;
     numbers.pid = raw_getpid();
     numbers.own_for = 0;
     numbers.checked_for = 0;

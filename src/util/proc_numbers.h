@@ -89,6 +89,12 @@ uint64_t lb_proc_start_between(uint64_t from_ns, uint64_t to_ns, long hz);
 /* Process pid's start as kept here (by its fork, or lb_proc_start_keep),
  * or 0. */
 uint64_t lb_proc_start_known(pid_t pid);
+/* Where pid is this process's parent, alive (getppid() says pid: a
+ * process whose parent ended has another), and this process is its fork
+ * child, the parent's start as the parent kept it here before the fork;
+ * else 0. One system call; errno kept. The parent's own start then needs
+ * no read of /proc/PID/stat: a living parent is the process it was. */
+uint64_t lb_proc_parent_start_known(pid_t pid);
 /* Keeps start (lb_proc_start_of's reading; 0 is not kept) as process
  * pid's. */
 void lb_proc_start_keep(pid_t pid, uint64_t start);

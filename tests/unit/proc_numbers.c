@@ -134,5 +134,40 @@ static void test_fork_child_without_procs_numbers_keeps_none(void)
     ASSERT_GE(with, 1);
 }
 
+/* A fork child knows its parent's start where the parent kept its own
+ * (no /proc read for it), while that parent lives and is its parent; and
+ * never for another pid. */
+static void test_parent_start_handed_down(void)
+{
+    pid_t me = getpid();
+    uint64_t mine = lb_proc_start_of(me);
+    ASSERT_TRUE(mine != 0);
+    lb_proc_start_keep(me, mine);
+    ASSERT_UEQ(lb_proc_parent_start_known(me), 0); /* not this process's parent */
+    lb_proc_start_fork_prepare();
+    pid_t child = fork();
+    ASSERT_TRUE(child >= 0);
+    if (child == 0) {
+        lb_proc_numbers_fork_child();
+        int bad = lb_proc_parent_start_known(me) != mine ||
+                  lb_proc_parent_start_known(getppid() + 1) != 0 ||
+                  lb_proc_parent_start_known(getpid()) != 0;
+        /* a grandchild: its parent (this child) kept no start of its own
+         * unless its fork fixed one; the grandparent's is not handed on */
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            lb_proc_numbers_fork_child();
+            _exit(lb_proc_parent_start_known(me) != 0);
+        }
+        int st = 1;
+        waitpid(grandchild, &st, 0);
+        _exit(bad || !WIFEXITED(st) || WEXITSTATUS(st) != 0);
+    }
+    int st = 1;
+    ASSERT_EQ(waitpid(child, &st, 0), child);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 CHECK_MAIN(test_between_needs_one_tick_with_slack, test_kept_only_for_its_process,
-           test_fork_child_start_is_procs, test_fork_child_without_procs_numbers_keeps_none)
+           test_fork_child_start_is_procs, test_fork_child_without_procs_numbers_keeps_none,
+           test_parent_start_handed_down)
