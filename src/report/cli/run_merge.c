@@ -26,11 +26,12 @@
  * nothing, and what the merger adds then is not left for the program's
  * end, which waits for it (a make whose last jobs leave a CPU idle; a
  * server that waits for its clients). */
-#define LB_RUN_MERGE_EVERY_MS  100
-#define LB_RUN_MERGE_FILES     4
-#define LB_RUN_MERGE_BATCH     (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)
-#define LB_RUN_MERGE_LATEST_NS 1000000000ull
-#define LB_RUN_MERGE_IDLE_CPUS 0.5
+#define LB_RUN_MERGE_EVERY_MS         100
+#define LB_RUN_MERGE_FILES            4
+#define LB_RUN_MERGE_BATCH            (LB_RUN_MERGE_FILES * LB_SPOOL_LOG_RECORDS)
+#define LB_RUN_MERGE_LATEST_NS        1000000000ull
+#define LB_RUN_MERGE_IDLE_CPUS        0.5
+#define LB_RUN_MERGE_LOOK_ALWAYS_CPUS 64
 
 static struct {
     pthread_mutex_t lock;
@@ -91,15 +92,22 @@ static bool cpu_was_idle(void)
 }
 
 /* Whether the spool holds a batch's worth of pending files, or one that
- * has waited long enough, or any while CPU went unused. /proc/stat is
- * read only while a file waits: a look with none forgets the last one,
- * and the first look with one only starts the interval. */
+ * has waited long enough, or any while CPU went unused since the last
+ * look. /proc/stat is read at every look where run may use at most
+ * LB_RUN_MERGE_LOOK_ALWAYS_CPUS CPUs (~20 us on 2), so that the interval
+ * before a file is sealed counts (a make's last jobs leave a CPU idle for
+ * less than two looks); on more, where the file grows with the CPUs and
+ * idle ones are the rule, only while a file waits, the first look with
+ * one starting the interval. */
 static bool batch_ready(void)
 {
     uint64_t oldest_age;
     unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest_age);
     if (!files) {
-        merger.looked_valid = false;
+        if (CPU_COUNT(&merger.allowed) <= LB_RUN_MERGE_LOOK_ALWAYS_CPUS)
+            cpu_was_idle();
+        else
+            merger.looked_valid = false;
         return false;
     }
     return files >= LB_RUN_MERGE_FILES || oldest_age >= LB_RUN_MERGE_LATEST_NS || cpu_was_idle();
