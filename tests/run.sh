@@ -60,6 +60,14 @@ unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN
       LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX LOCKBLAME_COND LOCKBLAME_QUIET LOCKBLAME_TREE_ROOT LOCKBLAME_SPOOL \
       LOCKBLAME_SHARE_RULES
 
+# The CLI's cache of symbol indexes (common/symindex_cache.h) goes to a
+# directory of this run's own, not the user's home, and starts empty:
+# tests/lib/common.sh gives each driver that sources it one of its own.
+unset LOCKBLAME_CACHE
+XDG_CACHE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-tests-cache.XXXXXX")
+export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
+
 selected() {
     [ $# -le 1 ] && return 0
     local name=$1; shift

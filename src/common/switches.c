@@ -12,6 +12,9 @@ static const struct {
       "1 (a small profile waits for the next commit) or 0 (each process adds its own)" },
     { "LOCKBLAME_SHARE_RULES",
       "1 (fork children share the unwind rules they compute) or 0 (each computes its own)" },
+    { "LOCKBLAME_CACHE",
+      "1 (the CLI keeps big modules' symbol indexes in the user's cache) or 0 (it neither reads"
+      " nor writes them)" },
 };
 
 bool lb_switch_off(const char *value)

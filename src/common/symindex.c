@@ -5,11 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef lb_symentry_t sym_entry_t; /* names owned by libdwfl's module */
+#include "common/symindex_cache.h"
+
+typedef lb_symentry_t sym_entry_t;
 
 typedef struct symindex {
     size_t n;
     sym_entry_t *e; /* sorted by lo, then rank */
+    char *names;    /* the cached file the names point into (freed with
+                     * the index), or NULL: libdwfl's module owns them */
 } symindex_t;
 
 /* A module whose symbols could not be indexed: ask libdwfl. */
@@ -100,52 +104,92 @@ static bool indexed_type(const GElf_Sym *sym)
     return type == STT_FUNC || type == STT_GNU_IFUNC;
 }
 
-/* The function symbols of mod's own table into e[], read through
- * libelf, where that table is the one libdwfl reads: the main file's
- * .symtab, else its .dynsym, holding the `count` entries libdwfl counts
- * (so no separate debug file's table and no MiniDebugInfo's), in an
- * executable or shared object, with no symbol in a special section.
- * The entries are those dwfl_module_getsym_info gives, names included
- * (the same string table), at a tenth of the instructions: cc1's 28,902
- * dynamic symbols cost ~17M through libdwfl. The entries added, or -1
- * where the table is not such (libdwfl reads it). */
-static long read_own_table(Dwfl_Module *mod, int count, sym_entry_t *e)
-{
-    GElf_Addr bias = 0;
-    Elf *elf = dwfl_module_getelf(mod, &bias);
-    GElf_Ehdr eh;
-    if (!elf || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
-        return -1;
-    Elf_Scn *table = NULL, *dynamic = NULL;
+/* A module's own symbol table, where it is the one libdwfl reads: the
+ * main file's .symtab, else its .dynsym, holding the `count` entries
+ * libdwfl counts (so no separate debug file's table and no
+ * MiniDebugInfo's), in an executable or shared object. */
+typedef struct own_table {
+    bool loadable; /* an executable or shared object */
+    Elf *elf;
+    GElf_Addr bias;
     GElf_Shdr sh;
-    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-        if (!gelf_getshdr(scn, &sh))
-            return -1;
-        if (sh.sh_type == SHT_SYMTAB)
+    Elf_Data *data;
+} own_table_t;
+
+static bool find_own_table(Dwfl_Module *mod, int count, own_table_t *t)
+{
+    t->bias = 0;
+    t->elf = dwfl_module_getelf(mod, &t->bias);
+    GElf_Ehdr eh;
+    t->loadable =
+        t->elf && gelf_getehdr(t->elf, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN);
+    if (!t->loadable)
+        return false;
+    Elf_Scn *table = NULL, *dynamic = NULL;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(t->elf, scn));) {
+        if (!gelf_getshdr(scn, &t->sh))
+            return false;
+        if (t->sh.sh_type == SHT_SYMTAB)
             table = scn;
-        else if (sh.sh_type == SHT_DYNSYM)
+        else if (t->sh.sh_type == SHT_DYNSYM)
             dynamic = scn;
     }
     table = table ? table : dynamic;
-    Elf_Data *data = table && gelf_getshdr(table, &sh) ? elf_getdata(table, NULL) : NULL;
-    if (!data || sh.sh_entsize == 0 || sh.sh_size / sh.sh_entsize != (uint64_t)count)
-        return -1;
+    t->data = table && gelf_getshdr(table, &t->sh) ? elf_getdata(table, NULL) : NULL;
+    return t->data && t->sh.sh_entsize != 0 && t->sh.sh_size / t->sh.sh_entsize == (uint64_t)count;
+}
+
+/* The function symbols of the own table t (find_own_table) into e[],
+ * read through libelf, where no symbol is in a special section. The
+ * entries are those dwfl_module_getsym_info gives, names included (the
+ * same string table), at a tenth of the instructions: cc1's 28,902
+ * dynamic symbols cost ~17M through libdwfl. The entries added, or -1
+ * where the table is not such (libdwfl reads it). */
+static long read_own_table(const own_table_t *t, int count, sym_entry_t *e)
+{
     long n = 0;
     for (int i = 1; i < count; i++) {
         GElf_Sym sym;
-        if (!gelf_getsym(data, i, &sym))
+        if (!gelf_getsym(t->data, i, &sym))
             return -1;
         if (sym.st_shndx == SHN_UNDEF || !indexed_type(&sym))
             continue;
         if (sym.st_shndx >= SHN_LORESERVE)
             return -1; /* absolute, common, an index elsewhere: libdwfl's rules */
-        const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-        uintptr_t addr = (uintptr_t)(sym.st_value + bias);
+        const char *name = elf_strptr(t->elf, t->sh.sh_link, sym.st_name);
+        uintptr_t addr = (uintptr_t)(sym.st_value + t->bias);
         if (!name || !*name || addr == 0)
             continue;
         e[n++] = (sym_entry_t){ addr, (uintptr_t)sym.st_size, name, rank_of(&sym) };
     }
     return n;
+}
+
+/* Whether mod's index may come from the cache, or go there, and under
+ * which key: a module with a build id (the same file, hence the same
+ * symbols) whose table libdwfl counts more than
+ * LB_SYMINDEX_CACHE_MIN_SYMBOLS entries, loaded at a bias (an executable
+ * or shared object: its addresses are the file's plus the bias). The
+ * key's table says where the entries come from: the own table (own,
+ * find_own_table), else what libdwfl assembles (a separate debug file's
+ * .symtab, MiniDebugInfo's), with the count it gives; a stripped copy of
+ * a program keeps the build id but not its .symtab, and a debug file
+ * installed later changes libdwfl's table: the key tells them apart. */
+static bool cache_key(Dwfl_Module *mod, int count, const own_table_t *t, bool own,
+                      lb_symindex_key_t *key)
+{
+    if (!lb_symindex_cache_on() || !t->loadable || count <= LB_SYMINDEX_CACHE_MIN_SYMBOLS)
+        return false;
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr = 0;
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len <= 0 || len > LB_SYMINDEX_CACHE_MAX_BUILD_ID)
+        return false;
+    lb_symindex_table_t table = !own                          ? LB_SYMINDEX_TABLE_LIBDWFL
+                                : t->sh.sh_type == SHT_DYNSYM ? LB_SYMINDEX_TABLE_DYNSYM
+                                                              : LB_SYMINDEX_TABLE_SYMTAB;
+    *key = (lb_symindex_key_t){ bits, (size_t)len, table, (uint64_t)count };
+    return true;
 }
 
 static symindex_t *build(Dwfl_Module *mod)
@@ -154,14 +198,22 @@ static symindex_t *build(Dwfl_Module *mod)
     if (count <= 1)
         return &no_index;
     symindex_t *ix = calloc(1, sizeof *ix);
-    sym_entry_t *e = ix ? malloc((size_t)count * sizeof *e) : NULL;
+    if (!ix)
+        return &no_index;
+    own_table_t t;
+    lb_symindex_key_t key;
+    bool own = find_own_table(mod, count, &t);
+    bool cached = cache_key(mod, count, &t, own, &key);
+    if (cached && (ix->e = lb_symindex_cache_load(&key, (uintptr_t)t.bias, &ix->n, &ix->names)))
+        return ix;
+    sym_entry_t *e = malloc((size_t)count * sizeof *e);
     if (!e) {
         free(ix);
         return &no_index;
     }
-    long own = read_own_table(mod, count, e);
-    size_t n = own >= 0 ? (size_t)own : 0;
-    for (int i = 1; own < 0 && i < count; i++) {
+    long own_read = own ? read_own_table(&t, count, e) : -1;
+    size_t n = own_read >= 0 ? (size_t)own_read : 0;
+    for (int i = 1; own_read < 0 && i < count; i++) {
         GElf_Sym sym;
         GElf_Addr addr = 0;
         GElf_Word shndx = 0;
@@ -170,18 +222,17 @@ static symindex_t *build(Dwfl_Module *mod)
             continue;
         e[n++] = (sym_entry_t){ (uintptr_t)addr, (uintptr_t)sym.st_size, name, rank_of(&sym) };
     }
-    if (n == 0) {
-        free(e);
-        free(ix);
-        return &no_index;
-    }
-    if (!sort_by_address(e, n)) {
+    if (n == 0 || !sort_by_address(e, n)) {
         free(e);
         free(ix);
         return &no_index;
     }
     ix->n = n;
     ix->e = e;
+    /* An own table read by libdwfl after all (a symbol in a special
+     * section) is not cached: its key says the own table. */
+    if (cached && (own_read >= 0 || key.table == LB_SYMINDEX_TABLE_LIBDWFL))
+        lb_symindex_cache_store(&key, (uintptr_t)t.bias, e, n);
     return ix;
 }
 
@@ -239,6 +290,13 @@ lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char
     return lb_symentries_find(ix->e, ix->n, pc, name, lo, hi);
 }
 
+const lb_symentry_t *lb_symindex_entries(Dwfl_Module *mod, size_t *n)
+{
+    const symindex_t *ix = index_of(mod);
+    *n = ix->n;
+    return ix->n ? ix->e : NULL;
+}
+
 bool lb_symindex_each(Dwfl_Module *mod, lb_symindex_visit_fn visit, void *ctx)
 {
     const symindex_t *ix = index_of(mod);
@@ -253,6 +311,7 @@ static int release_one(Dwfl_Module *mod, void **userdata, const char *name, Dwar
     symindex_t *ix = *userdata;
     if (ix && ix != &no_index) {
         free(ix->e);
+        free(ix->names);
         free(ix);
     }
     *userdata = NULL;

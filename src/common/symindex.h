@@ -5,8 +5,11 @@
  * spend ~100 ms of its exit in those scans.
  *
  * The index is built on a module's first lookup and kept in the module's
- * libdwfl userdata slot until lb_symindex_release_all. Single-threaded:
- * the writer symbolizes on one thread. */
+ * libdwfl userdata slot until lb_symindex_release_all. Where
+ * lb_symindex_cache_use turned it on (the CLI), a big module's index is
+ * read from, or written to, a per-user cache keyed by its build id
+ * (symindex_cache.h): the same entries either way. Single-threaded: the
+ * writer symbolizes on one thread. */
 #ifndef LB_COMMON_SYMINDEX_H
 #define LB_COMMON_SYMINDEX_H
 #include <elfutils/libdwfl.h>
@@ -52,6 +55,18 @@ lb_symindex_answer_t lb_symindex_find(Dwfl_Module *mod, uintptr_t pc, const char
  * (lb_symindex_find answers LB_SYMINDEX_NONE). */
 typedef void (*lb_symindex_visit_fn)(void *ctx, uintptr_t lo, uintptr_t size, const char *name);
 bool lb_symindex_each(Dwfl_Module *mod, lb_symindex_visit_fn visit, void *ctx);
+
+/* mod's index itself: *n entries in the index's order (NULL, *n 0, when
+ * lb_symindex_find answers LB_SYMINDEX_NONE). They live until
+ * lb_symindex_release_all. */
+const lb_symentry_t *lb_symindex_entries(Dwfl_Module *mod, size_t *n);
+
+/* Turns the per-user cache of indexes (symindex_cache.h) on for this
+ * process, unless LOCKBLAME_CACHE is 0 or neither XDG_CACHE_HOME nor HOME
+ * names an absolute directory; each call reads the environment again.
+ * The CLI calls it; the library never does, so a profiled process reads
+ * and writes no cache. */
+void lb_symindex_cache_use(void);
 
 /* Frees every module's index; call before dwfl_end. */
 void lb_symindex_release_all(Dwfl *dwfl);

@@ -2,7 +2,7 @@
 # A bad LOCKBLAME_* value is said in one line for the whole process tree.
 #
 # A switch (LOCKBLAME_QUIET, LOCKBLAME_SPOOL,
-# LOCKBLAME_SHARE_RULES: 1 or 0) with any other value is said in one line
+# LOCKBLAME_SHARE_RULES, LOCKBLAME_CACHE: 1 or 0) with any other value is said in one line
 # for the whole tree, under plain LD_PRELOAD (by the image that started the
 # run) and under `lockblame run` (by run, as no process of the tree starts
 # it), and the default holds: prefork_sem (a parent and four forked
@@ -31,7 +31,7 @@ tree() {
         bad "$1 $2: its lines differ from the native run's: $(shape "$tmp/out" | tr '\n' ' ')"
 }
 
-for name in LOCKBLAME_QUIET LOCKBLAME_SPOOL LOCKBLAME_SHARE_RULES; do
+for name in LOCKBLAME_QUIET LOCKBLAME_SPOOL LOCKBLAME_SHARE_RULES LOCKBLAME_CACHE; do
     for mode in preload run; do
         tree $mode "$name=maybe"
         n=$(grep -c "^lockblame: $name wants .*, not 'maybe'; using 1\$" "$tmp/err" || true)

@@ -21,6 +21,10 @@ unset DEBUGINFOD_URLS
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lockblame-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# The CLI's cache of symbol indexes (common/symindex_cache.h) starts empty
+# in each test: none reads what another test or an earlier run left.
+export XDG_CACHE_HOME=$tmp/cache
+unset LOCKBLAME_CACHE
 
 fail() {
     echo "FAILED: $*"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/symindex.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
 
@@ -69,6 +70,9 @@ int main(int argc, char **argv)
      * `run` spends merging a tree's pending profiles); lockblame reads
      * none of them. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* Big modules' symbol indexes from the per-user cache: every command
+     * that names frames (a merge of pending profiles, report's names). */
+    lb_symindex_cache_use();
     if (argc < 2)
         cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events, whatif,"
                                " snapshot; see 'lockblame --help')");
