@@ -174,11 +174,13 @@ static long read_own_table(const own_table_t *t, int count, sym_entry_t *e)
  * find_own_table), else what libdwfl assembles (a separate debug file's
  * .symtab, MiniDebugInfo's), with the count it gives; a stripped copy of
  * a program keeps the build id but not its .symtab, and a debug file
- * installed later changes libdwfl's table: the key tells them apart. */
-static bool cache_key(Dwfl_Module *mod, int count, const own_table_t *t, bool own,
-                      lb_symindex_key_t *key)
+ * installed later changes libdwfl's table: the key tells them apart; an
+ * own table's bytes and names are summed into it too (prelink moves the
+ * symbols, objcopy renames them, under the same build id). */
+static bool key_for(Dwfl_Module *mod, int count, const own_table_t *t, bool own,
+                    lb_symindex_key_t *key)
 {
-    if (!lb_symindex_cache_on() || !t->loadable || count <= LB_SYMINDEX_CACHE_MIN_SYMBOLS)
+    if (!t->loadable || count <= LB_SYMINDEX_CACHE_MIN_SYMBOLS)
         return false;
     const unsigned char *bits = NULL;
     GElf_Addr vaddr = 0;
@@ -188,8 +190,33 @@ static bool cache_key(Dwfl_Module *mod, int count, const own_table_t *t, bool ow
     lb_symindex_table_t table = !own                          ? LB_SYMINDEX_TABLE_LIBDWFL
                                 : t->sh.sh_type == SHT_DYNSYM ? LB_SYMINDEX_TABLE_DYNSYM
                                                               : LB_SYMINDEX_TABLE_SYMTAB;
-    *key = (lb_symindex_key_t){ bits, (size_t)len, table, (uint64_t)count };
+    uint64_t content = 0;
+    if (own) { /* the table's bytes and its names': a file rewritten under one build id differs */
+        Elf_Scn *strtab = elf_getscn(t->elf, t->sh.sh_link);
+        Elf_Data *names = strtab ? elf_getdata(strtab, NULL) : NULL;
+        if (!names || !t->data->d_buf || !names->d_buf)
+            return false;
+        content = lb_symindex_cache_sum(t->data->d_buf, t->data->d_size, 1);
+        content = lb_symindex_cache_sum(names->d_buf, names->d_size, content);
+    }
+    *key = (lb_symindex_key_t){ bits, (size_t)len, table, (uint64_t)count, content };
     return true;
+}
+
+static bool cache_key(Dwfl_Module *mod, int count, const own_table_t *t, bool own,
+                      lb_symindex_key_t *key)
+{
+    return lb_symindex_cache_on() && key_for(mod, count, t, own, key);
+}
+
+bool lb_symindex_cache_key_of(Dwfl_Module *mod, lb_symindex_key_t *key)
+{
+    int count = dwfl_module_getsymtab(mod);
+    own_table_t t;
+    bool own = count > 1 && find_own_table(mod, count, &t);
+    if (count <= 1 || (!own && !t.loadable))
+        return false;
+    return key_for(mod, count, &t, own, key);
 }
 
 static symindex_t *build(Dwfl_Module *mod)

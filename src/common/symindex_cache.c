@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/hex.h"
@@ -27,7 +28,7 @@
  * Bump CACHE_VERSION whenever what the index holds or how it is built
  * changes (its names, its order, which symbols it keeps). */
 #define CACHE_MAGIC   "LBSYMIX"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 
 typedef struct file_header {
     char magic[8];
@@ -35,6 +36,7 @@ typedef struct file_header {
     unsigned char build_id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
     uint64_t table;      /* lb_symindex_table_t */
     uint64_t count;      /* the table's entries */
+    uint64_t content;    /* the key's content sum */
     uint64_t n;          /* entries in the file, at least 1 */
     uint64_t names_size; /* bytes, a multiple of 8 */
     uint64_t checksum;   /* of the entries and names (checksum()) */
@@ -55,9 +57,9 @@ static struct {
     char dir[PATH_MAX]; /* .../lockblame/symindex */
 } cache;
 
-/* A file's path: the directory, '/', the build id in hex, ".libdwfl" and
- * at most ".tmp.<pid>". */
-#define FILE_PATH_MAX (PATH_MAX + 2 * LB_SYMINDEX_CACHE_MAX_BUILD_ID + 48)
+/* A file's name: the build id in hex, ".libdwfl" and at most
+ * ".tmp.<pid>.<random>". */
+#define FILE_NAME_MAX (2 * LB_SYMINDEX_CACHE_MAX_BUILD_ID + 64)
 
 void lb_symindex_cache_use(void)
 {
@@ -81,24 +83,64 @@ bool lb_symindex_cache_on(void)
     return cache.on;
 }
 
-/* A Fletcher-style sum of len bytes (a multiple of 8), a word at a time
- * (~0.5 instructions a byte): any one flipped bit, and most swaps of
- * words, change it. Not a guard against a forged file: the cache is the
- * user's own. */
-static uint64_t checksum(const unsigned char *p, size_t len)
+/* A Fletcher-style sum of len bytes, a word at a time (~0.5 instructions
+ * a byte), the last partial word padded with zeros: any one flipped bit,
+ * and most swaps of words, change it. Not a guard against a forged file:
+ * the cache is the user's own, and files not the user's are not read. */
+uint64_t lb_symindex_cache_sum(const void *p, size_t len, uint64_t seed)
 {
-    uint64_t sum = 1, sums = 0;
+    const unsigned char *b = p;
+    uint64_t sum = seed | 1, sums = 0;
     for (size_t i = 0; i < len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
+        uint64_t w = 0;
+        memcpy(&w, b + i, len - i < 8 ? len - i : 8);
         sum += w;
         sums += sum;
     }
     return sum ^ (sums << 32 | sums >> 32);
 }
 
-/* path of key's file (and, with a suffix, of a name beside it). */
-static void file_path(char *path, size_t size, const lb_symindex_key_t *key, const char *suffix)
+static uint64_t checksum(const unsigned char *p, size_t len)
+{
+    return lb_symindex_cache_sum(p, len, 1);
+}
+
+/* The cache's directory, opened (O_DIRECTORY, O_NOFOLLOW) where it is
+ * this user's: owned by the effective user, not writable by group or
+ * others; else -1. */
+static int open_dir(void)
+{
+    int fd = open(cache.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 &&
+        (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Whether name is one of the cache's own: <hex>.<kind>, or a temporary
+ * file of one (<hex>.<kind>.tmp.<...>). */
+static bool own_name(const char *name)
+{
+    size_t hex = strspn(name, "0123456789abcdef");
+    if (hex == 0 || name[hex] != '.')
+        return false;
+    const char *kind = name + hex + 1;
+    static const char *const kinds[] = { "symtab", "dynsym", "libdwfl" };
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        size_t len = strlen(kinds[i]);
+        if (strncmp(kind, kinds[i], len) == 0 &&
+            (kind[len] == '\0' || strncmp(kind + len, ".tmp.", 5) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* The name of key's file in the directory (and, with a suffix, of a
+ * name beside it). */
+static void file_name(char *name, size_t size, const lb_symindex_key_t *key, const char *suffix)
 {
     char hex[2 * LB_SYMINDEX_CACHE_MAX_BUILD_ID + 1];
     lb_hex_encode(key->build_id, key->build_id_len, hex);
@@ -107,19 +149,21 @@ static void file_path(char *path, size_t size, const lb_symindex_key_t *key, con
         [LB_SYMINDEX_TABLE_DYNSYM] = "dynsym",
         [LB_SYMINDEX_TABLE_LIBDWFL] = "libdwfl",
     };
-    snprintf(path, size, "%s/%s.%s%s", cache.dir, hex, kinds[key->table], suffix);
+    snprintf(name, size, "%s.%s%s", hex, kinds[key->table], suffix);
 }
 
-/* The whole file at path (malloc), its size in *size; NULL when it is
- * not there, not a regular file, bigger than the cache, or unread. */
-static unsigned char *read_whole(const char *path, size_t *size)
+/* The whole file `name` in the directory dfd (malloc), its size in
+ * *size; NULL when it is not there, not a regular file of this user's,
+ * bigger than the cache, or unread. O_NONBLOCK: a FIFO planted there
+ * does not hold the open. */
+static unsigned char *read_whole(int dfd, const char *name, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     struct stat st;
     unsigned char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size > 0 &&
         (uint64_t)st.st_size <= CACHE_MAX_BYTES && (buf = malloc((size_t)st.st_size))) {
         size_t got = 0;
         while (got < (size_t)st.st_size) {
@@ -151,7 +195,7 @@ static bool file_valid(const unsigned char *buf, size_t size, const lb_symindex_
         h.header_size != sizeof h || h.entry_size != sizeof(file_entry_t) ||
         h.build_id_len != key->build_id_len ||
         memcmp(h.build_id, key->build_id, key->build_id_len) != 0 ||
-        h.table != (uint64_t)key->table || h.count != key->count)
+        h.table != (uint64_t)key->table || h.count != key->count || h.content != key->content)
         return false;
     size_t room = size - sizeof h;
     if (h.n == 0 || h.n > room / sizeof(file_entry_t) || h.names_size % 8 != 0 ||
@@ -180,10 +224,14 @@ lb_symentry_t *lb_symindex_cache_load(const lb_symindex_key_t *key, uintptr_t bi
 {
     if (!cache.on)
         return NULL;
-    char path[FILE_PATH_MAX];
-    file_path(path, sizeof path, key, "");
+    char name[FILE_NAME_MAX];
+    file_name(name, sizeof name, key, "");
+    int dfd = open_dir();
+    if (dfd < 0)
+        return NULL;
     size_t size = 0;
-    unsigned char *buf = read_whole(path, &size);
+    unsigned char *buf = read_whole(dfd, name, &size);
+    close(dfd);
     if (!buf)
         return NULL;
     file_header_t h;
@@ -207,8 +255,9 @@ lb_symentry_t *lb_symindex_cache_load(const lb_symindex_key_t *key, uintptr_t bi
     return e;
 }
 
-/* Makes dir and its missing parents (0700, as XDG asks); whether it is
- * there. */
+/* Makes dir and its missing parents (0700, as XDG asks), each only under
+ * a directory the effective user owns (`sudo -E` makes no root-owned
+ * directory in a user's home); whether it is there. */
 static bool make_dirs(const char *dir)
 {
     char path[PATH_MAX];
@@ -218,8 +267,15 @@ static bool make_dirs(const char *dir)
             continue;
         char c = *p;
         *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return false;
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            char *slash = strrchr(path, '/');
+            *slash = '\0';
+            bool parent_ours = stat(slash == path ? "/" : path, &st) == 0 && st.st_uid == geteuid();
+            *slash = '/';
+            if (!parent_ours || (mkdir(path, 0700) != 0 && errno != EEXIST))
+                return false;
+        }
         *p = c;
         if (c == '\0')
             return true;
@@ -242,20 +298,25 @@ static int by_age(const void *a, const void *b)
     return 0;
 }
 
-/* Removes the files written longest ago until `incoming` more bytes fit
- * within CACHE_MAX_BYTES; whether they fit. Another writer's files come
- * and go meanwhile: a file already gone counts as removed. */
-static bool make_room(uint64_t incoming)
+/* Removes the cache's files (own_name) written longest ago, in the
+ * directory dfd, until `incoming` more bytes fit within CACHE_MAX_BYTES;
+ * whether they fit. Another writer's files come and go meanwhile: a file
+ * already gone counts as removed. */
+static bool make_room(int dfd, uint64_t incoming)
 {
-    DIR *d = opendir(cache.dir);
-    if (!d)
+    int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0)
+            close(dup_fd);
         return false;
+    }
     cached_file_t *files = NULL;
     size_t n = 0, cap = 0;
     uint64_t total = 0;
     for (struct dirent *de; (de = readdir(d));) {
         struct stat st;
-        if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        if (!own_name(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
         if (n == cap) {
@@ -312,10 +373,14 @@ void lb_symindex_cache_store(const lb_symindex_key_t *key, uintptr_t bias, const
     names_size = (names_size + 7) & ~(uint64_t)7;
     uint64_t size = sizeof(file_header_t) + n * sizeof(file_entry_t) + names_size;
     unsigned char *buf = NULL;
-    if (names_size <= UINT32_MAX && size <= CACHE_MAX_BYTES && make_dirs(cache.dir) &&
-        make_room(size))
+    int dfd = names_size <= UINT32_MAX && size <= CACHE_MAX_BYTES && make_dirs(cache.dir)
+                  ? open_dir()
+                  : -1;
+    if (dfd >= 0 && make_room(dfd, size))
         buf = calloc(1, (size_t)size);
     if (!buf) {
+        if (dfd >= 0)
+            close(dfd);
         free(lens);
         return;
     }
@@ -335,6 +400,7 @@ void lb_symindex_cache_store(const lb_symindex_key_t *key, uintptr_t bias, const
                         .build_id_len = (uint32_t)key->build_id_len,
                         .table = key->table,
                         .count = key->count,
+                        .content = key->content,
                         .n = n,
                         .names_size = names_size };
     memcpy(h.magic, CACHE_MAGIC, sizeof h.magic);
@@ -342,15 +408,20 @@ void lb_symindex_cache_store(const lb_symindex_key_t *key, uintptr_t bias, const
     h.checksum = checksum((const unsigned char *)fe, (size_t)(size - sizeof h));
     memcpy(buf, &h, sizeof h);
 
-    char path[FILE_PATH_MAX], tmp[FILE_PATH_MAX], suffix[32];
-    snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
-    file_path(path, sizeof path, key, "");
-    file_path(tmp, sizeof tmp, key, suffix);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    /* a fresh name (O_EXCL: nothing there is truncated or followed) */
+    char name[FILE_NAME_MAX], tmp[FILE_NAME_MAX], suffix[48];
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(suffix, sizeof suffix, ".tmp.%ld.%lx", (long)getpid(),
+             (unsigned long)(now.tv_nsec ^ (long)&now));
+    file_name(name, sizeof name, key, "");
+    file_name(tmp, sizeof tmp, key, suffix);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd >= 0) {
         bool written = write_all(fd, buf, (size_t)size);
-        if (close(fd) != 0 || !written || rename(tmp, path) != 0)
-            unlink(tmp);
+        if (close(fd) != 0 || !written || renameat(dfd, tmp, dfd, name) != 0)
+            unlinkat(dfd, tmp, 0);
     }
+    close(dfd);
     free(buf);
 }

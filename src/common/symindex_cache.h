@@ -9,8 +9,14 @@
  * the names themselves, and are written to a temporary name and renamed
  * (concurrent writers each leave a whole file). A file is read with one
  * read() and used only when every check holds (symindex_cache.c, "The
- * file"); anything else is a miss. Nothing here says anything: a cache
- * that cannot be read or written costs a failed system call or two.
+ * file"); anything else is a miss. The directory is used only where it is
+ * this user's (its owner the effective user, no group or other write)
+ * and a file only where it is this user's regular file; missing
+ * directories are made only under one of the user's own (`sudo -E` makes
+ * no root-owned ~/.cache); files are opened with O_NOFOLLOW, written
+ * under a fresh name (O_EXCL) and renamed, and only the cache's own names
+ * are removed to keep its bound. Nothing here says anything: a cache that
+ * cannot be read or written costs a failed system call or two.
  *
  * Off unless lb_symindex_cache_use (symindex.h) turned it on: the CLI
  * does, the library never does, so that no profiled process reads or
@@ -44,9 +50,21 @@ typedef struct lb_symindex_key {
     const unsigned char *build_id;
     size_t build_id_len; /* 1..LB_SYMINDEX_CACHE_MAX_BUILD_ID */
     lb_symindex_table_t table;
-    uint64_t count; /* the table's entries, as libdwfl counts them */
+    uint64_t count;   /* the table's entries, as libdwfl counts them */
+    uint64_t content; /* the own table's bytes and its names' summed
+                       * (lb_symindex_cache_sum; 0 for libdwfl's): a file
+                       * rewritten under the same build id (prelink, objcopy
+                       * renaming a symbol) is another key */
 } lb_symindex_key_t;
 #define LB_SYMINDEX_CACHE_MAX_BUILD_ID 64
+
+/* A sum of len bytes (any length), as the cache sums its files. */
+uint64_t lb_symindex_cache_sum(const void *p, size_t len, uint64_t seed);
+
+/* The cache key of mod's index, as its build uses it (its build id
+ * pointing into libdwfl's data), whether or not the cache is on; false
+ * where such an index is not cached (no build id, too few symbols). */
+bool lb_symindex_cache_key_of(Dwfl_Module *mod, lb_symindex_key_t *key);
 
 /* Whether lb_symindex_cache_use turned the cache on. */
 bool lb_symindex_cache_on(void);

@@ -105,6 +105,7 @@ LB_LAZY_FN(elf_lib, Elf *, elf_begin, (int fd, Elf_Cmd cmd, Elf *ref), (fd, cmd,
 LB_LAZY_FN(elf_lib, Elf *, elf_memory, (char *image, size_t size), (image, size))
 LB_LAZY_FN(elf_lib, int, elf_end, (Elf * e), (e))
 LB_LAZY_FN(elf_lib, Elf_Scn *, elf_nextscn, (Elf * e, Elf_Scn *s), (e, s))
+LB_LAZY_FN(elf_lib, Elf_Scn *, elf_getscn, (Elf * e, size_t i), (e, i))
 LB_LAZY_FN(elf_lib, Elf_Data *, elf_getdata, (Elf_Scn * s, Elf_Data *d), (s, d))
 LB_LAZY_FN(elf_lib, Elf_Data *, elf_rawdata, (Elf_Scn * s, Elf_Data *d), (s, d))
 LB_LAZY_FN(elf_lib, int, elf_getshdrstrndx, (Elf * e, size_t *n), (e, n))

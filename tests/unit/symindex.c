@@ -185,23 +185,11 @@ static copy_t index_copy(const char *path, uintptr_t bias, lb_symindex_key_t *ke
     Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, bias, false);
     ASSERT_NOT_NULL(mod);
     dwfl_report_end(dwfl, NULL, NULL);
-    bool own = own_table_read(mod);
-    const unsigned char *bits = NULL;
-    GElf_Addr vaddr;
-    int len = dwfl_module_build_id(mod, &bits, &vaddr);
-    ASSERT_GT(len, 0);
-    ASSERT_LE(len, LB_SYMINDEX_CACHE_MAX_BUILD_ID);
-    memcpy(id, bits, (size_t)len);
-    GElf_Addr elf_bias;
-    Elf *elf = dwfl_module_getelf(mod, &elf_bias);
-    bool symtab = false;
-    GElf_Shdr sh;
-    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));)
-        symtab |= gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
-    lb_symindex_table_t table = !own     ? LB_SYMINDEX_TABLE_LIBDWFL
-                                : symtab ? LB_SYMINDEX_TABLE_SYMTAB
-                                         : LB_SYMINDEX_TABLE_DYNSYM;
-    *key = (lb_symindex_key_t){ id, (size_t)len, table, (uint64_t)dwfl_module_getsymtab(mod) };
+    ASSERT_TRUE(lb_symindex_cache_key_of(mod, key));
+    ASSERT_GT(key->build_id_len, 0);
+    ASSERT_LE(key->build_id_len, LB_SYMINDEX_CACHE_MAX_BUILD_ID);
+    memcpy(id, key->build_id, key->build_id_len);
+    key->build_id = id; /* (libdwfl's copy ends with dwfl_end) */
     copy_t c = { 0 };
     const lb_symentry_t *e = lb_symindex_entries(mod, &c.n);
     ASSERT_NOT_NULL(e);
@@ -431,7 +419,8 @@ static void test_bad_file_is_ignored_and_rewritten(void)
     unsigned char *bad = malloc(size);
     ASSERT_NOT_NULL(bad);
     /* The header's layout (symindex_cache.c): magic at 0, version at 8,
-     * build id at 24, table count at 96; the entries from 128. */
+     * build id at 24, table count at 96, content sum at 104; the entries
+     * from 136. */
     enum {
         TRUNCATED,
         EMPTY,
@@ -439,6 +428,7 @@ static void test_bad_file_is_ignored_and_rewritten(void)
         VERSION,
         BUILD_ID,
         COUNT,
+        CONTENT,
         ENTRY_BYTE,
         NAME_BYTE,
         SPOILS
@@ -465,8 +455,11 @@ static void test_bad_file_is_ignored_and_rewritten(void)
         case COUNT:
             bad[96] += 1;
             break;
+        case CONTENT: /* the module's table rewritten under its build id */
+            bad[104] ^= 1;
+            break;
         case ENTRY_BYTE:
-            bad[128] ^= 0x10;
+            bad[136] ^= 0x10;
             break;
         case NAME_BYTE:
             bad[size - 16] ^= 0x20;
@@ -536,6 +529,62 @@ static void test_unwritable_cache_is_silent(void)
     remove_tree(base);
 }
 
+/* A cache directory that is not this user's alone (others may write it;
+ * as root, another user owns it) is neither read (a planted file's names
+ * do not come back) nor written; a FIFO at a file's name holds nothing
+ * up. Each time the cold build's names. */
+static void test_cache_dir_not_ours_and_fifo(void)
+{
+    ASSERT_TRUE(lb_debuginfo_libs_open());
+    char self[4096], base[64], file[256], dir[128];
+    self_path(self, sizeof self);
+    cache_at(base);
+    lb_symindex_key_t key;
+    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
+    copy_t want = cold_index(self, &key, id);
+    copy_t made = index_copy(self, BIAS, &key, id); /* makes the directory and the file */
+    copy_free(&made);
+    key_file(file, sizeof file, base, &key);
+    snprintf(dir, sizeof dir, "%s/lockblame/symindex", base);
+    copy_t planted = { malloc(want.n * sizeof *want.e), want.n };
+    ASSERT_NOT_NULL(planted.e);
+    for (size_t i = 0; i < want.n; i++) {
+        planted.e[i] = want.e[i];
+        ASSERT_GE(asprintf((char **)&planted.e[i].name, "planted:%s", want.e[i].name), 0);
+    }
+    lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
+    copy_t read = index_copy(self, BIAS, &key, id);
+    assert_same(&planted, &read, 0); /* ours: read */
+    copy_free(&read);
+
+    ASSERT_EQ(chmod(dir, 0777), 0);
+    read = index_copy(self, BIAS, &key, id);
+    assert_same(&want, &read, 0); /* others may write it: not read */
+    copy_free(&read);
+    ASSERT_EQ(unlink(file), 0);
+    read = index_copy(self, BIAS, &key, id);
+    copy_free(&read);
+    ASSERT_EQ(files_in(dir), 0); /* nor written */
+    ASSERT_EQ(chmod(dir, 0700), 0);
+    if (geteuid() == 0) {
+        lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
+        ASSERT_EQ(chown(dir, 65534, 65534), 0);
+        read = index_copy(self, BIAS, &key, id);
+        assert_same(&want, &read, 0); /* another user's: not read */
+        copy_free(&read);
+        ASSERT_EQ(chown(dir, 0, 0), 0);
+        ASSERT_EQ(unlink(file), 0);
+    }
+
+    ASSERT_EQ(mkfifo(file, 0600), 0);
+    read = index_copy(self, BIAS, &key, id); /* returns: the FIFO is not waited on */
+    assert_same(&want, &read, 0);
+    copy_free(&read);
+    copy_free(&planted);
+    copy_free(&want);
+    remove_tree(base);
+}
+
 /* LOCKBLAME_CACHE=0: a planted file is not read (the cold names) nor
  * written again, and a missing one is not written. */
 static void test_cache_off_reads_and_writes_nothing(void)
@@ -588,4 +637,4 @@ static void test_cache_off_reads_and_writes_nothing(void)
 CHECK_MAIN(test_index_is_libdwfl_symbols, test_cache_hit_is_cold_build_symtab,
            test_cache_hit_is_cold_build_dynsym, test_cache_hit_is_cold_build_libdwfl,
            test_bad_file_is_ignored_and_rewritten, test_unwritable_cache_is_silent,
-           test_cache_off_reads_and_writes_nothing)
+           test_cache_off_reads_and_writes_nothing, test_cache_dir_not_ours_and_fifo)

@@ -7,8 +7,10 @@
  */
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/switches.h"
 #include "common/symindex.h"
 #include "report/cli/commands.h"
 #include "report/cli/util.h"
@@ -54,6 +56,18 @@ void lb_bad_option(const char *cmd, int opt, const char *arg)
             arg ? arg : "?", cmd);
 }
 
+/* LOCKBLAME_CACHE, the one switch the CLI itself reads: judged by every
+ * command but run, which judges them all (common/switches.h). */
+static const char *cache_switch_only(const char *name)
+{
+    return strcmp(name, "LOCKBLAME_CACHE") == 0 ? getenv(name) : NULL;
+}
+
+static void say_switch(const char *line)
+{
+    cli_warn("%s", line);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -77,6 +91,8 @@ int main(int argc, char **argv)
         cli_die(LB_EXIT_USAGE, "missing command (run, report, compare, merge, events, whatif,"
                                " snapshot; see 'lockblame --help')");
     const char *cmd = argv[1];
+    if (strcmp(cmd, "run") != 0) /* (run judges every switch for its tree) */
+        lb_switches_check(cache_switch_only, say_switch);
 
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         fputs(main_usage, stdout);

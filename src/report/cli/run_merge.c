@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/frame_names.h"
 #include "common/idle_cpu.h"
@@ -44,7 +45,7 @@ static struct {
      * look, and whether a quota rules the idle ones out */
     cpu_set_t allowed;
     lb_cpu_times_t looked;
-    bool looked_valid, idle_unusable;
+    bool looked_valid, idle_unusable, look_always;
 } merger = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Wait up to ms or until stopped: whether to go on. */
@@ -93,7 +94,7 @@ static bool cpu_was_idle(void)
 
 /* Whether the spool holds a batch's worth of pending files, or one that
  * has waited long enough, or any while CPU went unused since the last
- * look. /proc/stat is read at every look where run may use at most
+ * look. /proc/stat is read at every look where the machine has at most
  * LB_RUN_MERGE_LOOK_ALWAYS_CPUS CPUs (~20 us on 2), so that the interval
  * before a file is sealed counts (a make's last jobs leave a CPU idle for
  * less than two looks); on more, where the file grows with the CPUs and
@@ -104,7 +105,7 @@ static bool batch_ready(void)
     uint64_t oldest_age;
     unsigned files = lb_spool_sealed(merger.path, merger.run_key, &oldest_age);
     if (!files) {
-        if (CPU_COUNT(&merger.allowed) <= LB_RUN_MERGE_LOOK_ALWAYS_CPUS)
+        if (merger.look_always)
             cpu_was_idle();
         else
             merger.looked_valid = false;
@@ -121,6 +122,8 @@ static void *merge_loop(void *arg)
     sqlite3 *db = NULL;
     bool failed = false;
     lb_frame_names_keep(true); /* module files read once for the whole run */
+    /* (the kernel writes every CPU's line of /proc/stat, whatever the mask) */
+    merger.look_always = sysconf(_SC_NPROCESSORS_CONF) <= LB_RUN_MERGE_LOOK_ALWAYS_CPUS;
     merger.idle_unusable =
         sched_getaffinity(0, sizeof merger.allowed, &merger.allowed) != 0 || lb_cpu_quota_limited();
     while (!failed && wait_or_stop(LB_RUN_MERGE_EVERY_MS))
