@@ -91,9 +91,16 @@ uint64_t lb_symindex_cache_sum(const void *p, size_t len, uint64_t seed)
 {
     const unsigned char *b = p;
     uint64_t sum = seed | 1, sums = 0;
-    for (size_t i = 0; i < len; i += 8) {
+    size_t whole = len & ~(size_t)7;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8); /* (a fixed size: one load) */
+        sum += w;
+        sums += sum;
+    }
+    if (whole < len) {
         uint64_t w = 0;
-        memcpy(&w, b + i, len - i < 8 ? len - i : 8);
+        memcpy(&w, b + whole, len - whole);
         sum += w;
         sums += sum;
     }
