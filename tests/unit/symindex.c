@@ -287,6 +287,18 @@ static int files_in(const char *dir)
     return n;
 }
 
+/* want's entries with every name prefixed (a planted file's names). */
+static copy_t renamed_copy(const copy_t *want, const char *prefix)
+{
+    copy_t c = { malloc(want->n * sizeof *want->e), want->n };
+    ASSERT_NOT_NULL(c.e);
+    for (size_t i = 0; i < want->n; i++) {
+        c.e[i] = want->e[i];
+        ASSERT_GE(asprintf((char **)&c.e[i].name, "%s%s", prefix, want->e[i].name), 0);
+    }
+    return c;
+}
+
 /* The cold build of path's index with the cache off (the reference). */
 static copy_t cold_index(const char *path, lb_symindex_key_t *key,
                          unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID])
@@ -335,12 +347,7 @@ static void check_cache_round_trip(const char *path, lb_symindex_table_t table)
     ASSERT_EQ(size_after, size);
     ASSERT_EQ(memcmp(bytes, bytes_after, size), 0);
 
-    copy_t planted = { malloc(want.n * sizeof *want.e), want.n };
-    ASSERT_NOT_NULL(planted.e);
-    for (size_t i = 0; i < want.n; i++) {
-        planted.e[i] = want.e[i];
-        ASSERT_GE(asprintf((char **)&planted.e[i].name, "cached:%s", want.e[i].name), 0);
-    }
+    copy_t planted = renamed_copy(&want, "cached:");
     lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
     copy_t read = index_copy(path, OTHER_BIAS, &key, id);
     assert_same(&planted, &read, OTHER_BIAS - BIAS);
@@ -398,28 +405,48 @@ static void test_cache_hit_is_cold_build_libdwfl(void)
     printf("# %d libraries with a table libdwfl assembles\n", checked);
 }
 
+/* The test program's own index, cold (cache off), and a cache of its
+ * own: the path of the index's file there and its directory. */
+typedef struct self_cache {
+    char self[4096], base[64], file[256], dir[128];
+    lb_symindex_key_t key;
+    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
+    copy_t want;
+} self_cache_t;
+
+static void self_cache_open(self_cache_t *f)
+{
+    ASSERT_TRUE(lb_debuginfo_libs_open());
+    self_path(f->self, sizeof f->self);
+    cache_at(f->base);
+    f->want = cold_index(f->self, &f->key, f->id);
+    key_file(f->file, sizeof f->file, f->base, &f->key);
+    snprintf(f->dir, sizeof f->dir, "%s/lockblame/symindex", f->base);
+}
+
+static void self_cache_close(self_cache_t *f)
+{
+    copy_free(&f->want);
+    remove_tree(f->base);
+}
+
 /* Each spoiled file is ignored: the index is the cold build's, and the
  * file is written again, the same bytes as the first time. */
 static void test_bad_file_is_ignored_and_rewritten(void)
 {
-    ASSERT_TRUE(lb_debuginfo_libs_open());
-    char self[4096], base[64], file[256];
-    self_path(self, sizeof self);
-    cache_at(base);
-    lb_symindex_key_t key;
-    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
-    copy_t want = cold_index(self, &key, id);
-    copy_t cold = index_copy(self, BIAS, &key, id);
+    self_cache_t f;
+    self_cache_open(&f);
+    copy_t cold = index_copy(f.self, BIAS, &f.key, f.id);
     copy_free(&cold);
-    key_file(file, sizeof file, base, &key);
+    key_file(f.file, sizeof f.file, f.base, &f.key);
     size_t size;
-    unsigned char *good = file_bytes(file, &size);
+    unsigned char *good = file_bytes(f.file, &size);
     ASSERT_NOT_NULL(good);
     ASSERT_GT(size, 256u);
     unsigned char *bad = malloc(size);
     ASSERT_NOT_NULL(bad);
     /* The header's layout (symindex_cache.c): magic at 0, version at 8,
-     * build id at 24, table count at 96, content sum at 104; the entries
+     * build f.id at 24, table count at 96, content sum at 104; the entries
      * from 136. */
     enum {
         TRUNCATED,
@@ -455,7 +482,7 @@ static void test_bad_file_is_ignored_and_rewritten(void)
         case COUNT:
             bad[96] += 1;
             break;
-        case CONTENT: /* the module's table rewritten under its build id */
+        case CONTENT: /* the module's table rewritten under its build f.id */
             bad[104] ^= 1;
             break;
         case ENTRY_BYTE:
@@ -465,12 +492,12 @@ static void test_bad_file_is_ignored_and_rewritten(void)
             bad[size - 16] ^= 0x20;
             break;
         }
-        put_file(file, bad, bad_size);
-        copy_t got = index_copy(self, BIAS, &key, id);
-        assert_same(&want, &got, 0);
+        put_file(f.file, bad, bad_size);
+        copy_t got = index_copy(f.self, BIAS, &f.key, f.id);
+        assert_same(&f.want, &got, 0);
         copy_free(&got);
         size_t again_size;
-        unsigned char *again = file_bytes(file, &again_size);
+        unsigned char *again = file_bytes(f.file, &again_size);
         ASSERT_NOT_NULL(again);
         ASSERT_EQ(again_size, size);
         ASSERT_EQ(memcmp(again, good, size), 0);
@@ -478,8 +505,7 @@ static void test_bad_file_is_ignored_and_rewritten(void)
     }
     free(bad);
     free(good);
-    copy_free(&want);
-    remove_tree(base);
+    self_cache_close(&f);
 }
 
 /* A cache whose directory cannot be made (its parent is a file), and no
@@ -487,16 +513,12 @@ static void test_bad_file_is_ignored_and_rewritten(void)
  * byte on stderr. */
 static void test_unwritable_cache_is_silent(void)
 {
-    ASSERT_TRUE(lb_debuginfo_libs_open());
-    char self[4096], base[64], blocker[128], errors[128];
-    self_path(self, sizeof self);
-    cache_at(base);
-    lb_symindex_key_t key;
-    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
-    copy_t want = cold_index(self, &key, id);
-    snprintf(blocker, sizeof blocker, "%s/file", base);
+    self_cache_t f;
+    self_cache_open(&f);
+    char blocker[128], errors[128];
+    snprintf(blocker, sizeof blocker, "%s/f.file", f.base);
     put_file(blocker, (const unsigned char *)"x", 1);
-    snprintf(errors, sizeof errors, "%s/stderr", base);
+    snprintf(errors, sizeof errors, "%s/stderr", f.base);
     fflush(stderr);
     int saved = dup(2), fd = open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ASSERT_GE(saved, 0);
@@ -506,16 +528,16 @@ static void test_unwritable_cache_is_silent(void)
     ASSERT_OK(setenv("XDG_CACHE_HOME", blocker, 1));
     lb_symindex_cache_use();
     ASSERT_TRUE(lb_symindex_cache_on());
-    copy_t got = index_copy(self, BIAS, &key, id);
-    assert_same(&want, &got, 0);
+    copy_t got = index_copy(f.self, BIAS, &f.key, f.id);
+    assert_same(&f.want, &got, 0);
     copy_free(&got);
 
     unsetenv("XDG_CACHE_HOME");
     unsetenv("HOME");
     lb_symindex_cache_use();
     ASSERT_FALSE(lb_symindex_cache_on());
-    got = index_copy(self, BIAS, &key, id);
-    assert_same(&want, &got, 0);
+    got = index_copy(f.self, BIAS, &f.key, f.id);
+    assert_same(&f.want, &got, 0);
     copy_free(&got);
 
     fflush(stderr);
@@ -525,8 +547,7 @@ static void test_unwritable_cache_is_silent(void)
     struct stat st;
     ASSERT_EQ(stat(errors, &st), 0);
     ASSERT_EQ(st.st_size, 0);
-    copy_free(&want);
-    remove_tree(base);
+    self_cache_close(&f);
 }
 
 /* A cache directory that is not this user's alone (others may write it;
@@ -535,103 +556,79 @@ static void test_unwritable_cache_is_silent(void)
  * up. Each time the cold build's names. */
 static void test_cache_dir_not_ours_and_fifo(void)
 {
-    ASSERT_TRUE(lb_debuginfo_libs_open());
-    char self[4096], base[64], file[256], dir[128];
-    self_path(self, sizeof self);
-    cache_at(base);
-    lb_symindex_key_t key;
-    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
-    copy_t want = cold_index(self, &key, id);
-    copy_t made = index_copy(self, BIAS, &key, id); /* makes the directory and the file */
+    self_cache_t f;
+    self_cache_open(&f);
+    copy_t made = index_copy(f.self, BIAS, &f.key, f.id); /* makes the directory and the f.file */
     copy_free(&made);
-    key_file(file, sizeof file, base, &key);
-    snprintf(dir, sizeof dir, "%s/lockblame/symindex", base);
-    copy_t planted = { malloc(want.n * sizeof *want.e), want.n };
-    ASSERT_NOT_NULL(planted.e);
-    for (size_t i = 0; i < want.n; i++) {
-        planted.e[i] = want.e[i];
-        ASSERT_GE(asprintf((char **)&planted.e[i].name, "planted:%s", want.e[i].name), 0);
-    }
-    lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
-    copy_t read = index_copy(self, BIAS, &key, id);
+    key_file(f.file, sizeof f.file, f.base, &f.key);
+    snprintf(f.dir, sizeof f.dir, "%s/lockblame/symindex", f.base);
+    copy_t planted = renamed_copy(&f.want, "planted:");
+    lb_symindex_cache_store(&f.key, BIAS, planted.e, planted.n);
+    copy_t read = index_copy(f.self, BIAS, &f.key, f.id);
     assert_same(&planted, &read, 0); /* ours: read */
     copy_free(&read);
 
-    ASSERT_EQ(chmod(dir, 0777), 0);
-    read = index_copy(self, BIAS, &key, id);
-    assert_same(&want, &read, 0); /* others may write it: not read */
+    ASSERT_EQ(chmod(f.dir, 0777), 0);
+    read = index_copy(f.self, BIAS, &f.key, f.id);
+    assert_same(&f.want, &read, 0); /* others may write it: not read */
     copy_free(&read);
-    ASSERT_EQ(unlink(file), 0);
-    read = index_copy(self, BIAS, &key, id);
+    ASSERT_EQ(unlink(f.file), 0);
+    read = index_copy(f.self, BIAS, &f.key, f.id);
     copy_free(&read);
-    ASSERT_EQ(files_in(dir), 0); /* nor written */
-    ASSERT_EQ(chmod(dir, 0700), 0);
+    ASSERT_EQ(files_in(f.dir), 0); /* nor written */
+    ASSERT_EQ(chmod(f.dir, 0700), 0);
     if (geteuid() == 0) {
-        lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
-        ASSERT_EQ(chown(dir, 65534, 65534), 0);
-        read = index_copy(self, BIAS, &key, id);
-        assert_same(&want, &read, 0); /* another user's: not read */
+        lb_symindex_cache_store(&f.key, BIAS, planted.e, planted.n);
+        ASSERT_EQ(chown(f.dir, 65534, 65534), 0);
+        read = index_copy(f.self, BIAS, &f.key, f.id);
+        assert_same(&f.want, &read, 0); /* another user's: not read */
         copy_free(&read);
-        ASSERT_EQ(chown(dir, 0, 0), 0);
-        ASSERT_EQ(unlink(file), 0);
+        ASSERT_EQ(chown(f.dir, 0, 0), 0);
+        ASSERT_EQ(unlink(f.file), 0);
     }
 
-    ASSERT_EQ(mkfifo(file, 0600), 0);
-    read = index_copy(self, BIAS, &key, id); /* returns: the FIFO is not waited on */
-    assert_same(&want, &read, 0);
+    ASSERT_EQ(mkfifo(f.file, 0600), 0);
+    read = index_copy(f.self, BIAS, &f.key, f.id); /* returns: the FIFO is not waited on */
+    assert_same(&f.want, &read, 0);
     copy_free(&read);
     copy_free(&planted);
-    copy_free(&want);
-    remove_tree(base);
+    self_cache_close(&f);
 }
 
 /* LOCKBLAME_CACHE=0: a planted file is not read (the cold names) nor
  * written again, and a missing one is not written. */
 static void test_cache_off_reads_and_writes_nothing(void)
 {
-    ASSERT_TRUE(lb_debuginfo_libs_open());
-    char self[4096], base[64], file[256], dir[128];
-    self_path(self, sizeof self);
-    cache_at(base);
-    lb_symindex_key_t key;
-    unsigned char id[LB_SYMINDEX_CACHE_MAX_BUILD_ID];
-    copy_t want = cold_index(self, &key, id);
-    key_file(file, sizeof file, base, &key);
-    snprintf(dir, sizeof dir, "%s/lockblame/symindex", base);
-    ASSERT_EQ(files_in(dir), -1);
+    self_cache_t f;
+    self_cache_open(&f);
+    ASSERT_EQ(files_in(f.dir), -1);
 
-    copy_t planted = { malloc(want.n * sizeof *want.e), want.n };
-    ASSERT_NOT_NULL(planted.e);
-    for (size_t i = 0; i < want.n; i++) {
-        planted.e[i] = want.e[i];
-        ASSERT_GE(asprintf((char **)&planted.e[i].name, "cached:%s", want.e[i].name), 0);
-    }
-    lb_symindex_cache_store(&key, BIAS, planted.e, planted.n);
+    copy_t planted = renamed_copy(&f.want, "cached:");
+    lb_symindex_cache_store(&f.key, BIAS, planted.e, planted.n);
     size_t size;
-    unsigned char *bytes = file_bytes(file, &size);
+    unsigned char *bytes = file_bytes(f.file, &size);
     ASSERT_NOT_NULL(bytes);
 
     ASSERT_OK(setenv("LOCKBLAME_CACHE", "0", 1));
     lb_symindex_cache_use();
-    copy_t got = index_copy(self, BIAS, &key, id);
-    assert_same(&want, &got, 0); /* not the planted names */
+    copy_t got = index_copy(f.self, BIAS, &f.key, f.id);
+    assert_same(&f.want, &got, 0); /* not the planted names */
     copy_free(&got);
     size_t size_after;
-    unsigned char *after = file_bytes(file, &size_after);
+    unsigned char *after = file_bytes(f.file, &size_after);
     ASSERT_EQ(size_after, size);
     ASSERT_EQ(memcmp(after, bytes, size), 0);
 
-    ASSERT_EQ(unlink(file), 0);
-    got = index_copy(self, BIAS, &key, id);
-    assert_same(&want, &got, 0);
+    ASSERT_EQ(unlink(f.file), 0);
+    got = index_copy(f.self, BIAS, &f.key, f.id);
+    assert_same(&f.want, &got, 0);
     copy_free(&got);
-    ASSERT_EQ(files_in(dir), 0);
+    ASSERT_EQ(files_in(f.dir), 0);
 
     free(bytes);
     free(after);
     copy_free(&planted);
-    copy_free(&want);
-    remove_tree(base);
+    self_cache_close(&f);
 }
 
 CHECK_MAIN(test_index_is_libdwfl_symbols, test_cache_hit_is_cold_build_symtab,
