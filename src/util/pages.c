@@ -178,13 +178,21 @@ void lb_pages_free(void *p, size_t bytes)
 #define LB_SLAB_SPAN             ((size_t)8 << 20)
 #define LB_SLABS                 64
 
+/* The free stacks' first entries of each class, kept in lb_fork_written
+ * with the counts (util/common.h): a fork child forgets its parent's free
+ * blocks, so its first threads' exits push there, on the page the fork
+ * made it write anyway, not on a page of .bss of their own (a fault each
+ * fork child with an exiting thread took: a page zeroed or copied). */
+#define LB_PAGES_RECYCLE_NEAR 8
+
 /* The lock and what it guards: what every allocation touches (the lock,
  * the carving cursor, the classes' sizes and counts) on the struct's
  * first 2 cache lines, the slab list (read by a free that drops a block)
- * after them; the free stacks apart, outside lb_fork_written (4 KiB,
- * which would add a page to it): a fork child writes the struct (its
- * lock, its counts) at the fork, and the stacks only when one of its
- * threads exits. */
+ * after them, then each class's first LB_PAGES_RECYCLE_NEAR free blocks;
+ * the rest of the free stacks apart, outside lb_fork_written (which they
+ * would take past a page): a fork child writes the struct (its lock, its
+ * counts) at the fork, and the far stacks only when more of its threads
+ * have exited than the near entries hold. */
 static struct {
     lb_meta_lock_t lock;
     uint32_t slabs;                           /* slab[0..slabs) are mapped */
@@ -192,12 +200,22 @@ static struct {
     size_t len[LB_PAGES_RECYCLE_CLASSES];     /* mapped_len of each class; 0 = unused */
     uint32_t count[LB_PAGES_RECYCLE_CLASSES]; /* free blocks of each class */
     char *slab[LB_SLABS];                     /* each LB_SLAB_SPAN */
+    uintptr_t near[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_NEAR]; /* free_slot's first */
 } blocks LB_FORK_WRITTEN = { .lock = LB_META_LOCK_INIT };
 
-/* free_blocks[i][0..blocks.count[i]): class i's free blocks, under
- * blocks.lock, each its address (page-aligned) | the pages its last
- * owner wrote (bit i: page i; LB_DIRTY_ALL: every page, or unknown). */
-static uintptr_t free_blocks[LB_PAGES_RECYCLE_CLASSES][LB_PAGES_RECYCLE_MAX];
+/* The rest of each class's free stack (free_slot). */
+static uintptr_t free_blocks[LB_PAGES_RECYCLE_CLASSES]
+                            [LB_PAGES_RECYCLE_MAX - LB_PAGES_RECYCLE_NEAR];
+
+/* Entry k of class i's free stack, entries 0..blocks.count[i] its free
+ * blocks, under blocks.lock, each its address (page-aligned) | the pages
+ * its last owner wrote (bit i: page i; LB_DIRTY_ALL: every page, or
+ * unknown). */
+static uintptr_t *free_slot(int i, uint32_t k)
+{
+    return k < LB_PAGES_RECYCLE_NEAR ? &blocks.near[i][k]
+                                     : &free_blocks[i][k - LB_PAGES_RECYCLE_NEAR];
+}
 
 #define LB_DIRTY_ALL ((uintptr_t)LB_PAGE - 1)
 
@@ -249,7 +267,7 @@ void *lb_pages_alloc_recycled(size_t bytes)
         lb_meta_lock(&blocks.lock);
         for (int i = 0; i < LB_PAGES_RECYCLE_CLASSES; i++) {
             if (blocks.len[i] == len && blocks.count[i]) {
-                uintptr_t e = free_blocks[i][--blocks.count[i]];
+                uintptr_t e = *free_slot(i, --blocks.count[i]);
                 p = (void *)(e & ~LB_DIRTY_ALL);
                 dirty = e & LB_DIRTY_ALL;
                 break;
@@ -308,7 +326,7 @@ void lb_pages_free_recycled_dirty(void *p, size_t bytes, uint32_t dirty_pages)
         if (blocks.len[i] == 0)
             blocks.len[i] = len;
         if (blocks.len[i] == len && blocks.count[i] < LB_PAGES_RECYCLE_MAX) {
-            free_blocks[i][blocks.count[i]++] = (uintptr_t)p | dirty;
+            *free_slot(i, blocks.count[i]++) = (uintptr_t)p | dirty;
             kept = true;
         } else if (blocks.len[i] == len) {
             break; /* this size's stack is full */
