@@ -18,38 +18,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LB_SCRATCH_CHUNKS 64
-#define LB_SCRATCH_HEADER 16
+#define LB_SCRATCH_CHUNKS      64
+#define LB_SCRATCH_HEADER      16
+/* The chunk table's first entries, kept with the state (below). */
+#define LB_SCRATCH_NEAR_CHUNKS 4
 
-static __thread bool active;
-static int claimed; /* 0, then 1 once a thread owns the scratch memory */
-static struct {
+typedef struct chunk {
     char *base;
     size_t size;
-} chunks[LB_SCRATCH_CHUNKS];
-static unsigned n_chunks;
-static void *(*map_chunk)(size_t bytes);
-static char *cursor, *end;
-static size_t mapped;
+} chunk_t;
+
+static __thread bool active;
+/* What every process's exit write writes, in the library's section of the
+ * variables a fork child writes (util/common.h's LB_FORK_WRITTEN, named
+ * here: common/ includes no util/ header), so that a recording fork child
+ * does not fault in a page of .bss for it: the claim, the cursor, and
+ * the chunk table's first entries (an exit write takes one or two). */
+static struct {
+    int claimed; /* 0, then 1 once a thread owns the scratch memory */
+    unsigned n_chunks;
+    void *(*map_chunk)(size_t bytes);
+    char *cursor, *end;
+    size_t mapped;
+    chunk_t near[LB_SCRATCH_NEAR_CHUNKS];
+} state __attribute__((section("lb_fork_written"), aligned(64)));
+static chunk_t far_chunks[LB_SCRATCH_CHUNKS - LB_SCRATCH_NEAR_CHUNKS];
+
+/* Entry i of the chunk table. */
+static chunk_t *chunk_at(unsigned i)
+{
+    return i < LB_SCRATCH_NEAR_CHUNKS ? &state.near[i] : &far_chunks[i - LB_SCRATCH_NEAR_CHUNKS];
+}
 
 bool lb_scratch_on(void *(*map)(size_t bytes))
 {
     if (active)
         return true;
     int expected = 0;
-    if (!__atomic_compare_exchange_n(&claimed, &expected, 1, false, __ATOMIC_ACQ_REL,
+    if (!__atomic_compare_exchange_n(&state.claimed, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return false;
-    map_chunk = map;
+    state.map_chunk = map;
     active = true;
     return true;
 }
 
 static bool owned(const void *p)
 {
-    unsigned n = __atomic_load_n(&n_chunks, __ATOMIC_ACQUIRE);
+    unsigned n = __atomic_load_n(&state.n_chunks, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < n; i++)
-        if ((const char *)p >= chunks[i].base && (const char *)p < chunks[i].base + chunks[i].size)
+        if ((const char *)p >= chunk_at(i)->base &&
+            (const char *)p < chunk_at(i)->base + chunk_at(i)->size)
             return true;
     return false;
 }
@@ -59,17 +78,16 @@ static bool add_chunk(size_t need)
 {
     size_t size = need > LB_SCRATCH_CHUNK ? (need + LB_SCRATCH_CHUNK - 1) & ~(LB_SCRATCH_CHUNK - 1)
                                           : LB_SCRATCH_CHUNK;
-    if (n_chunks == LB_SCRATCH_CHUNKS || mapped + size > LB_SCRATCH_MAX)
+    if (state.n_chunks == LB_SCRATCH_CHUNKS || state.mapped + size > LB_SCRATCH_MAX)
         return false;
-    char *base = map_chunk(size);
+    char *base = state.map_chunk(size);
     if (!base)
         return false;
-    chunks[n_chunks].base = base;
-    chunks[n_chunks].size = size;
-    __atomic_store_n(&n_chunks, n_chunks + 1, __ATOMIC_RELEASE);
-    mapped += size;
-    cursor = base;
-    end = base + size;
+    *chunk_at(state.n_chunks) = (chunk_t){ base, size };
+    __atomic_store_n(&state.n_chunks, state.n_chunks + 1, __ATOMIC_RELEASE);
+    state.mapped += size;
+    state.cursor = base;
+    state.end = base + size;
     return true;
 }
 
@@ -85,10 +103,10 @@ static void *take(size_t bytes)
     if (bytes > LB_SCRATCH_MAX)
         return NULL;
     size_t need = block_span(bytes);
-    if ((size_t)(end - cursor) < need && !add_chunk(need))
+    if ((size_t)(state.end - state.cursor) < need && !add_chunk(need))
         return NULL;
-    char *block = cursor;
-    cursor += need;
+    char *block = state.cursor;
+    state.cursor += need;
     memcpy(block, &bytes, sizeof bytes);
     return block + LB_SCRATCH_HEADER;
 }
@@ -123,11 +141,11 @@ void *lb_scratch_realloc(void *p, size_t bytes)
         return active && !p ? lb_scratch_malloc(bytes) : realloc(p, bytes);
     char *block = (char *)p - LB_SCRATCH_HEADER;
     size_t old_span = block_span(block_size(p));
-    if (active && bytes >= block_size(p) && bytes <= LB_SCRATCH_MAX && block + old_span == cursor &&
-        (size_t)(end - block) >= block_span(bytes)) {
+    if (active && bytes >= block_size(p) && bytes <= LB_SCRATCH_MAX &&
+        block + old_span == state.cursor && (size_t)(state.end - block) >= block_span(bytes)) {
         /* the last block handed out grows in place (a row log's doubling);
          * never shrinks: what follows it must stay never used (zero) */
-        cursor = block + block_span(bytes);
+        state.cursor = block + block_span(bytes);
         memcpy(block, &bytes, sizeof bytes);
         return p;
     }

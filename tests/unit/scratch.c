@@ -184,6 +184,27 @@ static void test_growth_and_cap(void)
     lb_scratch_free(last); /* libc's free */
 }
 
+/* Blocks in more chunks than the table keeps beside the state (the far
+ * entries): each is scratch memory to free and realloc (a free that took
+ * one for malloc's would crash), its contents kept. */
+static void test_many_chunks(void)
+{
+    ASSERT_TRUE(lb_scratch_on(test_map));
+    char *blocks[8];
+    size_t size = LB_SCRATCH_CHUNK * 3 / 4; /* one a chunk */
+    for (int i = 0; i < 8; i++) {
+        blocks[i] = lb_scratch_malloc(size);
+        ASSERT_TRUE(in_chunks(blocks[i]));
+        memset(blocks[i], 'a' + i, 64);
+    }
+    ASSERT_GE(maps, 8u);
+    lb_scratch_free(blocks[6]); /* a far chunk's block: scratch's free, not libc's */
+    char *grown = lb_scratch_realloc(blocks[7], size + 4096);
+    ASSERT_NOT_NULL(grown);
+    ASSERT_EQ(grown[63], 'h');
+    ASSERT_EQ(blocks[0][0], 'a');
+}
+
 /* The exit write's users: a map that grows several times and a row log. */
 static void test_users_on_scratch(void)
 {
@@ -215,4 +236,5 @@ static void test_users_on_scratch(void)
     lb_rowlog_free(&log);
 }
 
-CHECK_MAIN(test_off_is_libc, test_on_allocates_in_order, test_growth_and_cap, test_users_on_scratch)
+CHECK_MAIN(test_off_is_libc, test_on_allocates_in_order, test_growth_and_cap, test_users_on_scratch,
+           test_many_chunks)
