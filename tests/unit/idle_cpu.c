@@ -50,8 +50,8 @@ static void test_read(void)
     cpu_set_t all, one, none;
     ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
     lb_cpu_times_t t = { 0 };
-    ASSERT_TRUE(lb_cpu_times_read(&all, &t)); /* Linux: /proc/stat is there */
-    ASSERT_EQ(t.cpus, CPU_COUNT(&all));
+    ASSERT_TRUE(lb_cpu_times_read(&all, &t));              /* Linux: /proc/stat is there */
+    ASSERT_TRUE(t.cpus >= 1 && t.cpus <= CPU_COUNT(&all)); /* (a container may list fewer) */
     ASSERT_TRUE(t.total > 0 && t.idle <= t.total);
     int first = 0;
     while (!CPU_ISSET(first, &all))
@@ -59,10 +59,14 @@ static void test_read(void)
     CPU_ZERO(&one);
     CPU_SET(first, &one);
     lb_cpu_times_t t1 = { 0 };
-    ASSERT_TRUE(lb_cpu_times_read(&one, &t1));
-    ASSERT_EQ(t1.cpus, 1);
-    if (CPU_COUNT(&all) > 1)
-        ASSERT_TRUE(t1.total < t.total); /* one CPU's time, not the others' with it */
+    /* (where /proc/stat numbers the CPUs as the mask does: a container's
+     * may renumber them) */
+    if (t.cpus == CPU_COUNT(&all)) {
+        ASSERT_TRUE(lb_cpu_times_read(&one, &t1));
+        ASSERT_EQ(t1.cpus, 1);
+        if (t.cpus > 1)
+            ASSERT_TRUE(t1.total < t.total); /* one CPU's time, not the others' with it */
+    }
     CPU_ZERO(&none);
     ASSERT_FALSE(lb_cpu_times_read(&none, &t1));
     (void)lb_cpu_quota_limited(); /* reads, whatever this machine's cgroups say */
