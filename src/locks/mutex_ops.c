@@ -399,8 +399,15 @@ int lb_mutex_lock_unmonitored(pthread_mutex_t *m)
 {
     if (lb_unlikely(lb_real.mutex_lock == NULL) && lb_real_resolve() != 0)
         return 0;
-    if (!lb_self)
+    lb_thread_t *self = lb_self;
+    if (!self)
         lb_thread_adopt(); /* a thread we did not start: monitored from its next call */
+    else if (self->busy && !lb_stack_here_known())
+        /* busy is lb_self's: off its thread's stack this may be a raw
+         * clone sharing a busy creator's TLS (sampler/foreign.h), whose
+         * lock is its own record's to wait on (general: its record, or
+         * the real call where it is busy itself) */
+        return lb_mutex_lock_general(self, m);
     return lb_real.mutex_lock(m);
 }
 
