@@ -19,7 +19,9 @@
  * coroutine stack, a sigaltstack) does it ask the kernel (gettid, a raw
  * system call) whether this is the record's thread. The inline lock fast
  * paths do not look: they count on lb_self, and an uncontended
- * acquisition or release there is the same few instructions as before.
+ * acquisition or release there is the same few instructions as before;
+ * where lb_self is busy, the lock's out-of-line path looks (a clone whose
+ * creator is inside lockblame waits on its own record).
  *
  * Invariants:
  *  - A slot's os_tid is claimed once (CAS from 0) by the thread of that id
