@@ -15,6 +15,7 @@
 
 #include "blame/shared_table.h"
 #include "common/ledger.h"
+#include "core/phase.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 
@@ -24,11 +25,7 @@
 int32_t lb_shared_proc_join(lb_shared_tree_t *tree, bool *adopted)
 {
     int32_t pid = (int32_t)getpid();
-    uint64_t start = lb_proc_start_known(pid);
-    if (!start) {
-        start = lb_proc_start_of(pid);
-        lb_proc_start_keep(pid, start); /* for its fork children's sweeps too */
-    }
+    uint64_t start = lb_runtime_proc_start(pid); /* kept: its fork children's sweeps read it */
     uint32_t used = __atomic_load_n(&tree->procs_used, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < used && i < LB_SHARED_PROCS; i++) {
         lb_shared_proc_t *p = &tree->proc[i];

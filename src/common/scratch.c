@@ -66,10 +66,11 @@ bool lb_scratch_on(void *(*map)(size_t bytes))
 static bool owned(const void *p)
 {
     unsigned n = __atomic_load_n(&state.n_chunks, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < n; i++)
-        if ((const char *)p >= chunk_at(i)->base &&
-            (const char *)p < chunk_at(i)->base + chunk_at(i)->size)
+    for (unsigned i = 0; i < n; i++) {
+        const chunk_t *c = chunk_at(i);
+        if ((const char *)p >= c->base && (const char *)p < c->base + c->size)
             return true;
+    }
     return false;
 }
 

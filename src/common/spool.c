@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/parse_u64.h"
+#include "common/read_full.h"
 #include "common/rowlog.h"
 #include "common/spool_records.h"
 
@@ -463,15 +464,7 @@ static enum read_result read_record(const char *dir, const char *name, unsigned 
                                   ? READ_SIZE
                                   : READ_OK;
     unsigned char *b = result == READ_OK ? malloc((size_t)st.st_size) : NULL;
-    size_t got = 0;
-    while (b && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
+    size_t got = b ? lb_read_full(fd, b, (size_t)st.st_size) : 0;
     close(fd);
     if (result == READ_OK && (!b || got != (size_t)st.st_size)) {
         free(b);

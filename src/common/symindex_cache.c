@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/hex.h"
+#include "common/read_full.h"
 #include "common/switches.h"
 
 /* The cache's bound: a file is written only where the directory's files
@@ -127,6 +128,13 @@ static int open_dir(void)
     return fd;
 }
 
+/* The file names' kinds, by the table an index comes from. */
+static const char *const kinds[] = {
+    [LB_SYMINDEX_TABLE_SYMTAB] = "symtab",
+    [LB_SYMINDEX_TABLE_DYNSYM] = "dynsym",
+    [LB_SYMINDEX_TABLE_LIBDWFL] = "libdwfl",
+};
+
 /* Whether name is one of the cache's own: <hex>.<kind>, or a temporary
  * file of one (<hex>.<kind>.tmp.<...>). */
 static bool own_name(const char *name)
@@ -135,7 +143,6 @@ static bool own_name(const char *name)
     if (hex == 0 || name[hex] != '.')
         return false;
     const char *kind = name + hex + 1;
-    static const char *const kinds[] = { "symtab", "dynsym", "libdwfl" };
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         size_t len = strlen(kinds[i]);
         if (strncmp(kind, kinds[i], len) == 0 &&
@@ -151,11 +158,6 @@ static void file_name(char *name, size_t size, const lb_symindex_key_t *key, con
 {
     char hex[2 * LB_SYMINDEX_CACHE_MAX_BUILD_ID + 1];
     lb_hex_encode(key->build_id, key->build_id_len, hex);
-    static const char *const kinds[] = {
-        [LB_SYMINDEX_TABLE_SYMTAB] = "symtab",
-        [LB_SYMINDEX_TABLE_DYNSYM] = "dynsym",
-        [LB_SYMINDEX_TABLE_LIBDWFL] = "libdwfl",
-    };
     snprintf(name, size, "%s.%s%s", hex, kinds[key->table], suffix);
 }
 
@@ -172,15 +174,7 @@ static unsigned char *read_whole(int dfd, const char *name, size_t *size)
     unsigned char *buf = NULL;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size > 0 &&
         (uint64_t)st.st_size <= CACHE_MAX_BYTES && (buf = malloc((size_t)st.st_size))) {
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            got += (size_t)r;
-        }
+        size_t got = lb_read_full(fd, buf, (size_t)st.st_size);
         if (got != (size_t)st.st_size) {
             free(buf);
             buf = NULL;

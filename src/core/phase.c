@@ -5,6 +5,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/ledger.h"
 #include "util/clock.h"
 #include "util/proc_numbers.h"
 
@@ -21,6 +22,16 @@ void lb_runtime_stamp_start(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     start_unix = (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+unsigned long long lb_runtime_proc_start(pid_t pid)
+{
+    uint64_t start = lb_proc_start_known(pid);
+    if (!start) {
+        start = lb_proc_start_of(pid);
+        lb_proc_start_keep(pid, start);
+    }
+    return start;
 }
 
 void lb_runtime_stamp_pid(void)

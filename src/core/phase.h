@@ -29,6 +29,12 @@ void lb_runtime_stamp_pid(void);
 /* getpid() as of the process's start or its fork: the tid of its first
  * thread (no system call; a vfork child's differs). */
 pid_t lb_runtime_pid(void);
+/* The kernel's start time of process pid, this one (/proc/PID/stat,
+ * clock ticks, as lb_proc_start_of reads it), 0 if unknown: the same in
+ * every exec'd image of it, so (pid, start) names a process. Read from
+ * /proc at most once a process image and kept, not at all in a fork
+ * child whose fork lay in one clock tick (util/proc_numbers.h). */
+unsigned long long lb_runtime_proc_start(pid_t pid);
 /* Record now as the start (monotonic and wall clock). */
 void lb_runtime_stamp_start(void);
 /* Monotonic ns / Unix time in seconds at the start. */

@@ -5,12 +5,12 @@
  * (util/stack_switch.h) makes no system call and runs no libc code.
  *
  * The kept stack's reservation is a state word, kept.reserved: NULL (none
- * yet), LB_KEPT_UNAVAILABLE (being reserved, taken, or not reserved ahead:
- * a limit or strict overcommit would charge it, or the kernel refused;
- * never tried again in this process), or the reservation's base. Reserving moves it NULL -> UNAVAILABLE by
- * one CAS, so one thread maps, and then publishes the base with the sizes
- * written before it (release); it stays UNAVAILABLE where the kernel
- * refuses or the reservation would be charged (reservation_charged).
+ * yet), LB_KEPT_UNAVAILABLE (being reserved, taken, or not reserved ahead),
+ * or the reservation's base. Reserving moves it NULL -> UNAVAILABLE by one
+ * CAS, so one thread maps, and then publishes the base with the sizes
+ * written before it (release); it stays UNAVAILABLE, never tried again in
+ * this process, where the kernel refuses or the reservation would be
+ * charged while unused (reservation_charged).
  * Taking it moves it base -> UNAVAILABLE by one CAS: one caller at most
  * gets the mapping, any other maps its own. A fork child inherits the
  * word and the mapping as they are at the fork: the base only while

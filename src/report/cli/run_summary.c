@@ -5,9 +5,9 @@
  * They go to run's own stderr, which PROG closing its copy does not affect.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
-#include <elf.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>

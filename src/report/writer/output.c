@@ -65,19 +65,6 @@ const char *lb_output_run_key(void)
     return run_key;
 }
 
-uint64_t lb_output_proc_start(void)
-{
-    /* as other processes read it, /proc/PID's: kept from the fork where
-     * one tick holds it, else read once a process (util/proc_numbers.h) */
-    pid_t pid = lb_own_pid();
-    uint64_t start = lb_proc_start_known(pid);
-    if (!start) {
-        start = lb_proc_start_of(pid);
-        lb_proc_start_keep(pid, start);
-    }
-    return start;
-}
-
 static void say_switch(const char *line)
 {
     lb_warn("%s", line);

@@ -37,12 +37,6 @@ bool lb_output_tree_root(void);
 const char *lb_output_run_key(void);
 /* This image made the run key: the first image of the tree's root. */
 bool lb_output_started_run(void);
-/* The kernel's start time of this process (/proc/PID/stat, clock ticks),
- * as lb_proc_start_of reads it, 0 if unknown: the same in every exec'd
- * image of it, so (pid, start) names a process. Read from /proc at most
- * once a process image, not at all in a fork child whose fork lay in one
- * clock tick (util/proc_numbers.h). */
-uint64_t lb_output_proc_start(void);
 
 /* SQLite busy handler for a connection to the run's database: retries
  * after 0.1, then 0.5, then 2 ms until the monotonic deadline (ns, a

@@ -9,10 +9,12 @@
 #include "common/ledger.h"
 #include "common/spool.h"
 #include "core/hooks.h"
+#include "core/phase.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "util/env.h"
 #include "util/fork_pages.h"
+#include "util/proc_numbers.h"
 #include "util/log.h"
 
 static unsigned spool_max = LB_SPOOL_MAX_DEFAULT;
@@ -61,7 +63,7 @@ bool lb_spool_bound_take_duty(void)
     lb_ledger_t *l = lb_ledger_shared();
     if (!l || !spool_max || pending(l) < spool_max)
         return false;
-    uint64_t start = lb_output_proc_start();
+    uint64_t start = lb_runtime_proc_start(lb_own_pid());
     if (!start)
         return false;
     uint64_t mine = duty_word((uint32_t)getpid(), start);

@@ -348,7 +348,7 @@ void lb_tables_run(writer_t *w, const char *reason, uint64_t samples, uint64_t d
     lb_wbind_int(st, 13, (int64_t)dropped);
     lb_wbind_text(st, 14, reason);
     lb_wbind_int(st, 15, getppid());
-    lb_wbind_int(st, 16, (int64_t)lb_output_proc_start());
+    lb_wbind_int(st, 16, (int64_t)lb_runtime_proc_start(lb_own_pid()));
     lb_wbind_text(st, 17, lb_output_run_key());
     lb_wstep(st);
 }
