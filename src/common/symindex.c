@@ -212,10 +212,10 @@ static bool cache_key(Dwfl_Module *mod, int count, const own_table_t *t, bool ow
 bool lb_symindex_cache_key_of(Dwfl_Module *mod, lb_symindex_key_t *key)
 {
     int count = dwfl_module_getsymtab(mod);
-    own_table_t t;
-    bool own = count > 1 && find_own_table(mod, count, &t);
-    if (count <= 1 || (!own && !t.loadable))
+    if (count <= 1)
         return false;
+    own_table_t t;
+    bool own = find_own_table(mod, count, &t);
     return key_for(mod, count, &t, own, key);
 }
 
