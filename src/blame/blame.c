@@ -288,7 +288,7 @@ uint64_t lb_wait_end(lb_thread_t *self, lb_wait_t *wait, bool holds)
     lb_enter(self);
     lb_waiting_end(self);
     uint64_t now = lb_now_ns();
-    self->expired_mon = lb_wait_run_object(wait);
+    lb_wait_run_keep(self, wait);
     lb_wait_ended_at(self, wait, holds, now);
     lb_leave(self);
     errno = saved_errno;

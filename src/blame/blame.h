@@ -81,6 +81,15 @@ static inline struct lb_mon *lb_wait_run_object(const lb_wait_t *wait)
 {
     return wait->timed_out && lb_obj_kind_is_signalled(wait->kind) ? wait->mon : NULL;
 }
+/* Keeps lb_wait_run_object(wait) in self->expired_mon; an object kept
+ * leaves the signal memo (locks/cond_ops.h), whose path does not test it. */
+static inline void lb_wait_run_keep(lb_thread_t *self, const lb_wait_t *wait)
+{
+    struct lb_mon *run = lb_wait_run_object(wait);
+    self->expired_mon = run;
+    if (run)
+        self->signal_memo_mon = NULL;
+}
 void lb_hold_begins(lb_thread_t *self, lb_mon_t *mon);
 /* The same for a mutex, without meta: only the time is recorded, and the
  * next meta section on mon (the release's, at the latest) begins the hold

@@ -241,17 +241,16 @@ static inline uint32_t lb_signal_gap_skip_log2(uint32_t signals, uint64_t elapse
     return k;
 }
 
-/* Does a signal on obj, whose slot (NULL: none) looks for gaps, look now?
+/* Does a signal on obj, whose slot looks for gaps, look now?
  * When it has waiters to wake (it may end a gap), always; when it has
  * waiters that all were woken already (they have not left their wait:
  * they wait for a CPU, or for the mutex; 98% of a busy task queue's
  * signals on 2 vCPUs), only if the thread's skips on the slot ran out
  * (lb_signal_gap_ends restarts them). */
-static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_hot_t *slot,
-                                            const void *obj, lb_obj_kind kind)
+static inline bool lb_signal_gap_look_due(lb_thread_t *self, const lb_signal_hot_t *slot,
+                                          const void *obj, lb_obj_kind kind)
 {
-    if (!slot || !__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) ||
-        !lb_signal_has_waiters(obj, kind))
+    if (!lb_signal_has_waiters(obj, kind))
         return false;
     self->gap_eligible++; /* (its rate: lb_signal_gap_skip_log2) */
     if (kind != LB_OBJ_COND || lb_cond_wakes((const pthread_cond_t *)obj))
@@ -261,6 +260,14 @@ static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_h
         return false;
     }
     return true;
+}
+
+/* The same for a slot that may not look for gaps, or none. */
+static inline bool lb_signal_looks_for_gaps(lb_thread_t *self, const lb_signal_hot_t *slot,
+                                            const void *obj, lb_obj_kind kind)
+{
+    return slot && __atomic_load_n(&slot->gaps, __ATOMIC_RELAXED) &&
+           lb_signal_gap_look_due(self, slot, obj, kind);
 }
 
 /* The look of a signal with waiters on slot's object, at now (its clock
@@ -292,6 +299,13 @@ static inline bool lb_signal_sampled_due(lb_thread_t *self, uint32_t v, const lb
     if (self->signal_countdown-- <= 1 || gap || (v & LB_SIGNAL_STATE) == LB_SIGNAL_MARKED)
         return true;
     return slot && __atomic_load_n(&slot->marked, __ATOMIC_RELAXED); /* a slot keeps the mark */
+}
+
+/* The same for an object with a slot, which keeps the mark (the state
+ * bits stay LB_SIGNAL_SAMPLED), and no gap ending. */
+static inline bool lb_signal_slot_due(lb_thread_t *self, const lb_signal_hot_t *slot)
+{
+    return self->signal_countdown-- <= 1 || __atomic_load_n(&slot->marked, __ATOMIC_RELAXED);
 }
 
 /* A signal on obj (mon), sampled state v (nonzero): does it measure?

@@ -104,12 +104,13 @@ typedef struct lb_signal_hot {
     lb_meta_lock_t lock;     /* the fields below */
     uint32_t marked;         /* a measured interval is open (signal_sampled.h) */
     uint32_t mark_log2;      /* ... and stands for 2^mark_log2 intervals */
+    uint32_t gaps;           /* 1: its signals look for gaps (signal_sampled.h, "Gaps"); on
+                              * marked's line, which every signal reads */
     uint64_t mark_ns;        /* when it began */
     double v_mark;           /* the meta clock V at its mark */
     uint64_t i_mark;         /* I - T at its mark */
     uint64_t i_drained;      /* I already in the record's accrued_held_ns */
     uint64_t measured_ns;    /* when I was last read */
-    uint32_t gaps;           /* 1: its signals look for gaps (signal_sampled.h, "Gaps") */
     uint64_t last_signal_ns; /* then the latest signal's time (to a grain), stored by
                               * the signals, relaxed, no lock */
     uint64_t drained_waits, drained_ns; /* completed waits already in the record */

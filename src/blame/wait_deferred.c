@@ -22,7 +22,7 @@ uint64_t lb_wait_end_deferred(lb_thread_t *self, const lb_wait_t *wait,
     self->deferred = 1;
     /* (now, not at the end: its own signal before the release ends the
      * run, blame.h's lb_wait_run_object) */
-    self->expired_mon = lb_wait_run_object(wait);
+    lb_wait_run_keep(self, wait);
     return now;
 }
 

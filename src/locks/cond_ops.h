@@ -64,22 +64,57 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
  * on first use), lb_signal_account, the real call (cond_ops.c). */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 
+/* The memo's path of lb_signal: a signal, broadcast or post on obj at
+ * site by self, whose memo (signal_memo_*) names obj's lb_mon mon, still
+ * in the sampled state the memo took (so the slot is still its), at the
+ * site it counted last. The steps of the inline path below, less the
+ * look-ups the memo saves: one count at the site, a gap look where the
+ * slot looks for gaps, the countdown's decrement and the mark's test, the
+ * real call. */
+static LB_ALWAYS_INLINE int lb_signal_memoized(lb_thread_t *self, lb_mon_t *mon, void *obj,
+                                               lb_obj_kind kind, int arg)
+{
+    lb_signal_hot_t *slot = self->signal_memo_slot;
+    self->last_signal_site->releases++;
+    if (lb_unlikely(__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED)) &&
+        lb_signal_gap_look_due(self, slot, obj, kind))
+        return lb_signal_looking(self, mon, obj, kind, arg, self->signal_memo_state);
+    if (lb_unlikely(lb_signal_slot_due(self, slot)))
+        return lb_signal_measured(self, mon, obj, kind, arg);
+    return lb_signal_real(obj, kind, arg);
+}
+
 /* A signal, broadcast or post (kind COND or SEM; arg: broadcast), the
- * exported calls' whole body. The inline path serves an object that
- * turned sampled (signal_sampled.h), the case of a task queue's push: the
- * calling thread used the object lately (its objmap entry), its release
- * site is the one it counted last (or at its home slot), and the
- * countdown does not run out: one count at the site, the countdown's
- * decrement, the real call, with no frame of its own (every exit is a
- * tail call). Everything else, and exact objects, take
+ * exported calls' whole body. The inline paths serve an object that
+ * turned sampled (signal_sampled.h), the case of a task queue's push, and
+ * have no frame of their own (every exit is a tail call):
+ * - the memo's: the thread's last signal on a sampled object with a slot
+ *   was on obj at this site, and obj's lb_mon is still in the state it
+ *   was then (a destroyed object's lb_mon names no object, a new one
+ *   starts exact); a timed wait of the thread's own that runs out clears
+ *   the memo (its object's run ends at the thread's next signal there:
+ *   lb_signal_ends_own_run);
+ * - else the calling thread used obj lately (its objmap entry), its
+ *   release site is the one it counted last (or at its home slot): the
+ *   same steps after those look-ups, and the memo taken.
+ * Both count once at the site, decrement the countdown and make the real
+ * call; a countdown that runs out, a mark, or a gap look takes the out of
+ * line steps. Everything else, and exact objects, take
  * lb_signal_general. A queue signals inside the hold of its mutex, so
- * these instructions lengthen that hold. */
+ * these instructions lengthen that hold: the memo's path is ~25 of them,
+ * the other ~50. */
 static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_signal_general(obj, kind, site, arg);
-    lb_mon_t *mon = lb_objmap_recent_mon(obj, kind);
+    lb_mon_t *mon = self->signal_memo_mon;
+    if (lb_likely(mon != NULL && __atomic_load_n(&mon->addr, __ATOMIC_RELAXED) == obj &&
+                  self->last_signal_key == lb_site_key(site, kind) &&
+                  __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED) ==
+                      self->signal_memo_state))
+        return lb_signal_memoized(self, mon, obj, kind, arg);
+    mon = lb_objmap_recent_mon(obj, kind);
     if (lb_unlikely(!mon))
         return lb_signal_general(obj, kind, site, arg);
     uint32_t v = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
@@ -90,8 +125,13 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
                                       &self->last_signal_site);
     if (lb_unlikely(!s))
         return lb_signal_general(obj, kind, site, arg);
-    s->releases++;
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
+    if (slot) { /* (a slot keeps the mark: v stays LB_SIGNAL_SAMPLED) */
+        self->signal_memo_mon = mon;
+        self->signal_memo_slot = slot;
+        self->signal_memo_state = v;
+    }
+    s->releases++;
     if (lb_unlikely(lb_signal_looks_for_gaps(self, slot, obj, kind)))
         return lb_signal_looking(self, mon, obj, kind, arg, v);
     if (lb_unlikely(lb_signal_sampled_due(self, v, slot, false)))
