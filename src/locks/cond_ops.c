@@ -76,7 +76,12 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 {
     uint64_t now = lb_now_ns(); /* the call's entry (below) */
     lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
-    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
+    lb_mon_t *mon = NULL;
+    if (self && !self->busy) {
+        mon = lb_objmap_recent_mon(c, LB_OBJ_COND);
+        if (!mon)
+            mon = lb_objmap_get(c, LB_OBJ_COND);
+    }
     if (!mon) {
         if (clock == LB_WAIT_FOREVER)
             return lb_real.cond_wait(c, m);
@@ -84,7 +89,13 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
             return lb_real.cond_timedwait(c, m, abstime);
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
-    cond_wait_ctx_t ctx = { .self = self, .mutex = m };
+    /* (no initializer: the wait's fields are all written where it begins,
+     * the shared wait's where it has a record, woken after the call;
+     * zeroing the whole context costs a string store inside the hold) */
+    cond_wait_ctx_t ctx;
+    ctx.self = self;
+    ctx.mutex = m;
+    ctx.woken = false; /* (a cancelled wait's) */
     /* The mutex's hold ends and the wait begins at one time, the call's
      * entry (where glibc would go on to release it, but for our
      * bookkeeping); the mutex's blame goes to the wait's calling context

@@ -57,16 +57,11 @@ void lb_mutex_fork_child(void)
     lb_mutex_counted_tag += LB_STASH_GENERATION;
 }
 
-bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon)
+/* lb_mutex_counted for a stash value v that is neither the counted tag
+ * nor m's lb_mon. */
+static LB_NOINLINE bool counted_from(pthread_mutex_t *m, lb_mon_t **mon, uintptr_t v)
 {
-    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
     for (;;) {
-        *mon = NULL;
-        if (v == lb_mutex_counted_tag)
-            return true;
-        *mon = lb_mutex_mon_of_stash(v, m);
-        if (*mon)
-            return true;
         if (!lb_runtime_monitoring() || !kind_is_monitored(m->__data.__kind))
             return false;
         if (__libc_single_threaded) {
@@ -87,7 +82,29 @@ bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon)
         if (__atomic_compare_exchange_n(lb_mutex_stash(m), &v, lb_mutex_counted_tag, false,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return true;
+        if (v == lb_mutex_counted_tag)
+            return true;
+        *mon = lb_mutex_mon_of_stash(v, m);
+        if (*mon)
+            return true;
     }
+}
+
+/* The common cases inline (a cond wait's release and re-acquisition of
+ * its mutex call this inside the mutex's holds). */
+static inline bool counted(pthread_mutex_t *m, lb_mon_t **mon)
+{
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    *mon = NULL;
+    if (lb_likely(v == lb_mutex_counted_tag))
+        return true;
+    *mon = lb_mutex_mon_of_stash(v, m);
+    return *mon || counted_from(m, mon, v);
+}
+
+bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon)
+{
+    return counted(m, mon);
 }
 
 /* Algorithm 6.2, adapted to an out-of-band field: a counted mutex gets
@@ -341,10 +358,41 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     return lb_mutex_release(m); /* glibc's own step, inline for NORMAL mutexes */
 }
 
+/* A release counted at site on self (lb_mutex_unlock_monitored's count,
+ * for a site other than the one counted last). */
+static void count_release(lb_thread_t *self, uintptr_t site)
+{
+    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
+                                      &self->last_site);
+    if (s)
+        s->releases++;
+    else
+        lb_site_count_release(self, site, LB_OBJ_MUTEX); /* the slow look-up */
+}
+
+int lb_mutex_unlock_accounted_at(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                                 uintptr_t site)
+{
+    count_release(self, site);
+    return lb_mutex_unlock_accounted(self, m, mon, site);
+}
+
+int lb_mutex_unlock_counting(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
+{
+    count_release(self, site);
+    return lb_mutex_release(m);
+}
+
+int lb_mutex_released_counting(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site, int word)
+{
+    count_release(self, site);
+    return word > 1 ? lb_mutex_wake_one(m) : 0;
+}
+
 lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
-    if (!lb_mutex_counted(m, &mon))
+    if (!counted(m, &mon))
         return lb_pshared_mutex_releasing_inside(self, m, now);
     if (!mon || !lb_release_needs_accounting(mon) || !unlock_releases(self, m))
         return (lb_hold_t){ .blame_ns = 0 };
@@ -354,7 +402,7 @@ lb_hold_t lb_mutex_releasing_inside(lb_thread_t *self, pthread_mutex_t *m, uint6
 void lb_mutex_acquired_inside(lb_thread_t *self, pthread_mutex_t *m, uint64_t now)
 {
     lb_mon_t *mon;
-    if (!lb_mutex_counted(m, &mon)) {
+    if (!counted(m, &mon)) {
         lb_pshared_mutex_acquired_inside(self, m, now);
         return;
     }

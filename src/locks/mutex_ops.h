@@ -319,29 +319,56 @@ static inline int lb_mutex_release(pthread_mutex_t *m)
     return lb_real.mutex_unlock(m);
 }
 
+/* Out of line (mutex_ops.c): the unlock of a monitored m that needs no
+ * accounting, counted at site first: other kinds than NORMAL, or a site
+ * other than the one counted last. */
+int lb_mutex_unlock_counting(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
+/* After the release step's exchange (word: the lock word it took), at a
+ * site other than the one counted last: the count, then the wake when
+ * word was 2; returns 0. */
+int lb_mutex_released_counting(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site, int word);
+/* The accounted release (lb_mutex_unlock_accounted), counted at site
+ * first. */
+int lb_mutex_unlock_accounted_at(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,
+                                 uintptr_t site);
+
 /* The unlock of a monitored thread (busy clear), whatever its deferred
- * state. */
+ * state. Only the stash's test (with an lb_mon, also its needs-accounting
+ * test) runs inside the hold: a NORMAL mutex in a threaded process is
+ * counted at its site after glibc's release step (lb_mutex_normal_unlock),
+ * between the exchange and the wake, where the count does not lengthen
+ * the hold. */
 static inline int lb_mutex_unlock_monitored(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
-    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
-                                      &self->last_site);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
-    if (lb_unlikely(!s))
-        return lb_mutex_unlock_general(self, m, site);
-    if (lb_likely(v == lb_mutex_counted_tag)) {
-        /* Counted, no lb_mon: no hold to account (nobody waits). A
+    if (lb_unlikely(v != lb_mutex_counted_tag)) {
+        /* (counted, no lb_mon: no hold to account, nobody waits. A
          * conversion racing this unlock is a waiter arriving just after
-         * the test, as with an lb_mon's needs-accounting test. */
-        s->releases++;
-        return lb_mutex_release(m);
+         * the test, as with an lb_mon's needs-accounting test.) */
+        lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
+        if (lb_unlikely(!mon))
+            return lb_mutex_unlock_general(self, m, site);
+        if (lb_unlikely(lb_release_needs_accounting(mon)))
+            return lb_mutex_unlock_accounted_at(self, m, mon, site);
     }
-    lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
-    if (lb_unlikely(!mon))
-        return lb_mutex_unlock_general(self, m, site);
-    s->releases++;
-    if (lb_unlikely(lb_release_needs_accounting(mon)))
-        return lb_mutex_unlock_accounted(self, m, mon, site);
-    return lb_mutex_release(m);
+    uintptr_t key = lb_site_key(site, LB_OBJ_MUTEX);
+    if (lb_unlikely(__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0))
+        return lb_mutex_unlock_counting(self, m, site);
+    if (lb_unlikely(__libc_single_threaded)) {
+        if (lb_unlikely(self->last_site_key != key))
+            return lb_mutex_unlock_counting(self, m, site);
+        self->last_site->releases++;
+        return lb_mutex_unlock_single(m);
+    }
+    m->__data.__owner = 0;
+    --m->__data.__nusers;
+    int word = __atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE);
+    if (lb_unlikely(self->last_site_key != key))
+        return lb_mutex_released_counting(self, m, site, word);
+    self->last_site->releases++;
+    if (lb_unlikely(word > 1))
+        return lb_mutex_wake_one(m); /* a tail call: the fast path stays a leaf */
+    return 0;
 }
 
 /* The unlock of a thread that is busy, unmonitored, or has a deferred
