@@ -108,7 +108,8 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);
         lb_shared_wait_begins(&ctx.shared, mon, now, false, 0);
     }
-    lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
+    if (mutex_hold.blame_ns > 0) /* (lb_deposit_at's own test, without the call) */
+        lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
     struct _pthread_cleanup_buffer cleanup;
     _pthread_cleanup_push(&cleanup, cond_wait_finished, &ctx);
