@@ -131,26 +131,32 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *   arrive     - before the first attempt to take the lock word: counted
  *                in the slot (one wait, one waiter now), nothing else, so
  *                that the attempt comes almost as soon as glibc's would;
- *   wait_begin - after the first futex wait that really slept (started at
- *                `start`): its calling context, the site's count, the
- *                thread's waiting state. (If the wait ends without having
- *                slept, it runs inside the hold: the thread then waited
- *                no longer than a few system calls, and a context look-up
- *                there costs less than one before the attempt, which keeps
- *                both threads awake and trading the lock for longer.)
- *   wait_piece - before each attempt once begun (at now): the wait so far
- *                is credited to the thread's context and the slot; an
- *                attempt that fails leaves no gap, the next piece starts
- *                where this one ended. Nothing runs between a failed
- *                attempt and the sleep (as in glibc): a gap there lets the
- *                holder's release slip in, the futex wait returns at once,
- *                and the waiter wins while the holder is still in its
- *                futex wake, which multiplies the hand-offs. Nor between a
- *                futex wait that returned at once (EAGAIN: the holder is
- *                releasing) and the attempt before the wait has begun:
- *                the context look-up there let the holder re-take the lock
- *                first, which on bench/handoff doubled the hand-offs
- *                (+74% against -3% to +9% without);
+ *   wait_begin - before the first futex wait (started at `start`): its
+ *                calling context, the site's count, the thread's waiting
+ *                state. A thread that failed its attempt sleeps next
+ *                anyway, and a holder's release that comes meanwhile
+ *                makes the futex wait return at once (EAGAIN), followed
+ *                at once by the next attempt; after a wake-up only a
+ *                clock read comes before the attempt, as glibc's own
+ *                waiter tries at once. Done after the first futex wait
+ *                that slept instead, the look-up delayed every woken
+ *                waiter's attempt, another thread took the lock first,
+ *                and the waiter slept again: the task queue made 40-60%
+ *                more futex calls than natively, against 15-40% now, and
+ *                the hand-off rates of bench/handoff with 4 threads and
+ *                of bench/pingpong (+62% and +55% over native, 2 vCPUs)
+ *                came down to +10% and +33%. (If the wait ends without
+ *                having slept, it runs
+ *                inside the hold: the thread then waited no longer than a
+ *                few system calls, and a context look-up there costs less
+ *                than one before the attempt, which keeps both threads
+ *                awake and trading the lock for longer.)
+ *   wait_piece - the time of each attempt is read just before it, and
+ *                credited to the thread's context and the slot (the wait
+ *                so far) after it: before the next sleep when it failed,
+ *                inside the hold when it succeeded (a few instructions
+ *                and one atomic add: no clock read inside the hold); the
+ *                next piece starts where this one ended;
  *                (arrive also starts the shard's waiting episode when
  *                nobody of the shard waited: one store, the count's old
  *                value is the atomic add's result);

@@ -200,13 +200,12 @@ int lb_mutex_real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespe
  * (blame/mutex_sampled.h): glibc 2.36's own contended step for a
  * process-private mutex (__lll_lock_wait: exchange the lock word with 2
  * until it was free, sleeping on the futex while it reads 2; the owner and
- * user count as pthread_mutex_lock sets them). Once the waiter has really
- * slept, the wait's time is read before each exchange that follows, so no
- * clock read falls inside the hold after it; a futex wait that returns at
- * once (the word changed: the holder is releasing) is followed by the
- * exchange at once, as in glibc; nothing runs between a failed exchange
- * and the sleep (blame/mutex_sampled.h: where each piece of bookkeeping
- * runs, and why). */
+ * user count as pthread_mutex_lock sets them). The wait's bookkeeping runs
+ * before its first sleep; after a wake-up (or a futex wait that returns at
+ * once: the word changed, the holder is releasing) only the attempt's
+ * clock read comes before the exchange, as in glibc, and the time is
+ * credited after it (blame/mutex_sampled.h: where each piece of
+ * bookkeeping runs, and why). */
 static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb_mutex_hot_t *slot,
                         uint64_t began)
 {
@@ -217,27 +216,30 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb
     int *word = &m->__data.__lock;
     bool sleep = __atomic_load_n(word, __ATOMIC_RELAXED) == 2;
     bool begun = false;
+    uint64_t tried = 0;
     for (;;) {
         if (sleep) {
-            /* 0: it slept and was woken; -1 (EAGAIN): the word had
-             * changed, the holder is releasing: exchange at once. */
-            long slept =
-                lb_raw_syscall(SYS_futex, (long)word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, 0, 0, 0);
-            if (slept == 0 && !begun) {
+            /* The wait's bookkeeping before its first sleep (and the time
+             * up to each failed attempt before the next): a woken waiter
+             * exchanges at once, as glibc's does. */
+            if (!begun) {
                 lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
                 begun = true;
+            } else {
+                lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
             }
+            /* 0: it slept and was woken; -1 (EAGAIN): the word had
+             * changed, the holder is releasing: exchange at once. */
+            lb_raw_syscall(SYS_futex, (long)word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 2, 0, 0, 0);
         }
         sleep = true;
-        if (begun)
-            lb_mutex_sampled_wait_piece(self, slot, &wait, lb_now_ns());
+        tried = lb_now_ns();
         if (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) == 0)
             break;
     }
-    if (!begun) {
+    if (!begun)
         lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
-        lb_mutex_sampled_wait_piece(self, slot, &wait, lb_now_ns());
-    }
+    lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
     m->__data.__owner = self->tid;
     ++m->__data.__nusers;
     errno = saved_errno;
