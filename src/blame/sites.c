@@ -39,6 +39,19 @@ lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key)
     return NULL;
 }
 
+lb_site_t *lb_site_lookup_last(lb_thread_t *t, uintptr_t key, uintptr_t *last_key, lb_site_t **last)
+{
+    lb_site_t *s = lb_site_probe_last(t, key, last_key, last);
+    if (s)
+        return s;
+    s = lb_site_lookup_slow(t, key);
+    if (s) {
+        *last_key = key;
+        *last = s;
+    }
+    return s;
+}
+
 lb_site_t *lb_sites_compact(const lb_thread_t *t, uint32_t *count)
 {
     uint32_t used = 0;

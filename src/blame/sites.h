@@ -138,6 +138,13 @@ static inline lb_site_t *lb_site_probe_last(const lb_thread_t *t, uintptr_t key,
     return s;
 }
 
+/* lb_site_probe_last, else the slow look-up (a key away from its home
+ * slots: another site's key there), whose slot fills the cache as well,
+ * so that a loop's next call compares one word instead of probing again;
+ * NULL when the table is full. */
+lb_site_t *lb_site_lookup_last(lb_thread_t *t, uintptr_t key, uintptr_t *last_key,
+                               lb_site_t **last);
+
 static inline lb_site_t *lb_site_lookup(lb_thread_t *t, uintptr_t key)
 {
     lb_site_t *s = lb_site_probe(t, key);

@@ -141,7 +141,10 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj_kind kind,
                        uintptr_t site)
 {
-    lb_site_count_release(self, site, kind);
+    lb_site_t *s = lb_site_lookup_last(self, lb_site_key(site, kind), &self->last_signal_key,
+                                       &self->last_signal_site);
+    if (s)
+        s->releases++;
     lb_signal_ends_own_run(self, mon);
     uint32_t sampled = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (sampled) {

@@ -364,12 +364,10 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
  * for a site other than the one counted last). */
 static void count_release(lb_thread_t *self, uintptr_t site)
 {
-    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
-                                      &self->last_site);
+    lb_site_t *s = lb_site_lookup_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
+                                       &self->last_site);
     if (s)
         s->releases++;
-    else
-        lb_site_count_release(self, site, LB_OBJ_MUTEX); /* the slow look-up */
 }
 
 int lb_mutex_unlock_accounted_at(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon,

@@ -116,6 +116,37 @@ static void test_full_neighbourhood_counts_overflow(void)
     ASSERT_EQ(t->site_overflow, missed);
 }
 
+/* A key away from its home slot (another key there first): the probe
+ * through the one-entry cache misses it, lb_site_lookup_last finds it and
+ * fills the cache, so the next call hits the cache, and its counts land
+ * in the one slot. */
+static void test_lookup_last_caches_a_key_away_from_home(void)
+{
+    lb_thread_t *t = new_table();
+    uintptr_t first = lb_site_key(0x540000, LB_OBJ_MUTEX);
+    uintptr_t away = 0;
+    for (uintptr_t ra = 0x540008; !away; ra += 8) {
+        uintptr_t key = lb_site_key(ra, LB_OBJ_MUTEX);
+        if (home_of(key) == home_of(first))
+            away = key;
+    }
+    ASSERT_NOT_NULL(lb_site_lookup(t, first)); /* takes the home slot */
+    uintptr_t last_key = 0;
+    lb_site_t *last = NULL;
+    ASSERT_NULL(lb_site_probe_last(t, away, &last_key, &last));
+    lb_site_t *s = lb_site_lookup_last(t, away, &last_key, &last);
+    ASSERT_NOT_NULL(s);
+    ASSERT_TRUE(s != &t->sites->slot[home_of(away)]);
+    ASSERT_UEQ(last_key, away);
+    ASSERT_PTR_EQ(last, s);
+    ASSERT_PTR_EQ(lb_site_probe_last(t, away, &last_key, &last), s);
+    for (int i = 0; i < 3; i++)
+        lb_site_lookup_last(t, away, &last_key, &last)->releases++;
+    ASSERT_PTR_EQ(lb_site_lookup(t, away), s);
+    ASSERT_EQ(s->releases, 3);
+    ASSERT_EQ(t->sites->slot[home_of(away)].releases, 0);
+}
+
 static void test_compact_keeps_used_slots(void)
 {
     lb_thread_t *t = new_table();
@@ -252,6 +283,6 @@ static void test_recycled_slots_start_at_zero(void)
 }
 
 CHECK_MAIN(test_key_round_trip, test_lookup_claims_then_probe_hits, test_collisions_probe_linearly,
-           test_full_neighbourhood_counts_overflow, test_compact_keeps_used_slots,
-           test_compact_reads_only_claimed_pages, test_unused_table_is_never_read,
-           test_recycled_slots_start_at_zero)
+           test_lookup_last_caches_a_key_away_from_home, test_full_neighbourhood_counts_overflow,
+           test_compact_keeps_used_slots, test_compact_reads_only_claimed_pages,
+           test_unused_table_is_never_read, test_recycled_slots_start_at_zero)
