@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "blame/context.h"
 #include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -156,6 +157,28 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
         lb_note_lock_site(self, wait->node->pc, LB_OBJ_MUTEX);
         lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, wait->node_id);
     }
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
+                                 uint64_t start, uint64_t tried)
+{
+    (void)mon;
+    lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
+    int saved_errno = errno;
+    lb_enter(self);
+    uint64_t waited = tried > start ? tried - start : 0;
+    uint32_t node_id = 0;
+    lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
+    if (node) {
+        lb_note_lock_site(self, node->pc, LB_OBJ_MUTEX);
+        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, node_id);
+        node->m.wait_ns += waited;
+    }
+    lb_mutex_hot_shard_t *shard = lb_mutex_hot_shard(slot, self);
+    __atomic_fetch_add(&shard->wait_ns, waited, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&shard->waiting, 1, __ATOMIC_RELEASE); /* (lb_mutex_sampled_leave) */
     lb_leave(self);
     errno = saved_errno;
 }

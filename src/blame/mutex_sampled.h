@@ -145,10 +145,11 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *                more futex calls than natively, against 15-40% now, and
  *                the hand-off rates of bench/handoff with 4 threads and
  *                of bench/pingpong (+62% and +55% over native, 2 vCPUs)
- *                came down to +10% and +33%. (If the wait ends without
- *                having slept, it runs
- *                inside the hold: the thread then waited no longer than a
- *                few system calls, and a context look-up there costs less
+ *                came down to +10% and +33%. (A wait that takes the lock
+ *                at its first attempt, without a futex wait, does its
+ *                part inside the hold, as wait_brief with its piece and
+ *                end: the thread waited no longer than a few hundred
+ *                instructions, and a context look-up there costs less
  *                than one before the attempt, which keeps both threads
  *                awake and trading the lock for longer.)
  *   wait_piece - the time of each attempt is read just before it, and
@@ -179,6 +180,13 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
 void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wait_t *wait,
                                  uint64_t now);
 void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot);
+/* A wait that took the lock at its first attempt, at `tried` (the
+ * attempt's time), without a futex wait: wait_begin's context, site count
+ * and first waiter, its time credited, out of the slot's waiters, in one
+ * step inside the new hold; no waiting state or open-wait note, which a
+ * wait that may block needs (two atomic adds and their stores saved). */
+void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
+                                 uint64_t start, uint64_t tried);
 
 /* Mutexes that turned hot (or, under LOCKBLAME_MUTEX=sampled, were
  * contended) while all LB_MUTEX_HOT_SLOTS slots were taken: they stayed

@@ -237,13 +237,15 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb
         if (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) == 0)
             break;
     }
-    if (!begun)
-        lb_mutex_sampled_wait_begin(self, mon, slot, &wait, start);
-    lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
+    if (begun)
+        lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
+    else
+        lb_mutex_sampled_wait_brief(self, mon, slot, start, tried);
     m->__data.__owner = self->tid;
     ++m->__data.__nusers;
     errno = saved_errno;
-    lb_mutex_sampled_wait_end(self, slot);
+    if (begun)
+        lb_mutex_sampled_wait_end(self, slot);
     lb_mutex_note_acquired(self, m, mon); /* exact waiters may wait too */
     return 0;
 }
