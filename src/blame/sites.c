@@ -39,12 +39,10 @@ lb_site_t *lb_site_lookup_slow(lb_thread_t *t, uintptr_t key)
     return NULL;
 }
 
-lb_site_t *lb_site_lookup_last(lb_thread_t *t, uintptr_t key, uintptr_t *last_key, lb_site_t **last)
+lb_site_t *lb_site_lookup_last_slow(lb_thread_t *t, uintptr_t key, uintptr_t *last_key,
+                                    lb_site_t **last)
 {
-    lb_site_t *s = lb_site_probe_last(t, key, last_key, last);
-    if (s)
-        return s;
-    s = lb_site_lookup_slow(t, key);
+    lb_site_t *s = lb_site_lookup_slow(t, key);
     if (s) {
         *last_key = key;
         *last = s;

@@ -142,8 +142,14 @@ static inline lb_site_t *lb_site_probe_last(const lb_thread_t *t, uintptr_t key,
  * slots: another site's key there), whose slot fills the cache as well,
  * so that a loop's next call compares one word instead of probing again;
  * NULL when the table is full. */
-lb_site_t *lb_site_lookup_last(lb_thread_t *t, uintptr_t key, uintptr_t *last_key,
-                               lb_site_t **last);
+lb_site_t *lb_site_lookup_last_slow(lb_thread_t *t, uintptr_t key, uintptr_t *last_key,
+                                    lb_site_t **last);
+static inline lb_site_t *lb_site_lookup_last(lb_thread_t *t, uintptr_t key, uintptr_t *last_key,
+                                             lb_site_t **last)
+{
+    lb_site_t *s = lb_site_probe_last(t, key, last_key, last);
+    return lb_likely(s != NULL) ? s : lb_site_lookup_last_slow(t, key, last_key, last);
+}
 
 static inline lb_site_t *lb_site_lookup(lb_thread_t *t, uintptr_t key)
 {

@@ -162,7 +162,12 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_thread_current();
-    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
+    lb_mon_t *mon = NULL;
+    if (self && !self->busy) {
+        mon = lb_objmap_recent_mon(obj, kind);
+        if (!mon)
+            mon = lb_objmap_get(obj, kind);
+    }
     if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
         lb_shared_obj_t *shared = lb_shared_find(obj);
         if (shared) { /* its waiters may be in any process of the tree */
@@ -176,6 +181,19 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
     }
     if (mon)
         lb_signal_account(self, mon, obj, kind, site);
+    return lb_signal_real(obj, kind, arg);
+}
+
+int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
+                    int arg)
+{
+    if (__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) || lb_release_needs_accounting(mon))
+        return lb_signal_general(obj, kind, site, arg);
+    lb_site_t *s = lb_site_lookup_last(self, lb_site_key(site, kind), &self->last_signal_key,
+                                       &self->last_signal_site);
+    if (s)
+        s->releases++;
+    lb_signal_ends_own_run(self, mon);
     return lb_signal_real(obj, kind, arg);
 }
 
@@ -250,14 +268,23 @@ static void sem_wait_finished(void *p)
  * VM; 13 natively). */
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site)
 {
-    uint64_t entered = lb_objmap_recent_mon(s, LB_OBJ_SEM) ? 0 : lb_now_ns();
+    lb_mon_t *recent = lb_objmap_recent_mon(s, LB_OBJ_SEM);
+    uint64_t entered = recent ? 0 : lb_now_ns();
     lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
-    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(s, LB_OBJ_SEM) : NULL;
+    lb_mon_t *mon = NULL;
+    if (self && !self->busy)
+        mon = recent ? recent : lb_objmap_get(s, LB_OBJ_SEM);
     if (!mon || lb_timeout_rejected(clock, abstime))
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
-    cond_wait_ctx_t ctx = { .self = self, .shared.r = lb_shared_find(s) };
+    /* (no initializer, as lb_cond_wait's: the wait's fields are written
+     * where it begins, the shared wait's where it has a record) */
+    cond_wait_ctx_t ctx;
+    ctx.self = self;
+    ctx.mutex = NULL;
+    ctx.woken = false;
+    ctx.shared.r = lb_shared_find(s);
     if (ctx.shared.r) { /* a post from here on may be the one that ends the wait */
         ctx.shared.releases = lb_shared_releases(ctx.shared.r);
         ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);

@@ -63,6 +63,13 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
 /* Every other signal, broadcast or post: the object looked up (created
  * on first use), lb_signal_account, the real call (cond_ops.c). */
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
+/* A signal, broadcast or post by self on an exact object obj that the
+ * thread used lately (its lb_mon mon): with nobody to blame (no waiter
+ * accrued anything) and no record shared across processes, the count and
+ * the real call without looking the object up again (a semaphore used as
+ * a counter posts so); else lb_signal_general (cond_ops.c). */
+int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
+                    int arg);
 
 /* The memo's path of lb_signal: a signal, broadcast or post on obj at
  * site by self, whose memo (signal_memo_*) names obj's lb_mon mon, still
@@ -119,7 +126,7 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
         return lb_signal_general(obj, kind, site, arg);
     uint32_t v = __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED);
     if (lb_unlikely(!v))
-        return lb_signal_general(obj, kind, site, arg);
+        return lb_signal_exact(self, mon, obj, kind, site, arg);
     lb_signal_ends_own_run(self, mon);
     lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
                                       &self->last_signal_site);
