@@ -128,6 +128,12 @@ static inline lb_signal_hot_t *lb_signal_waits_slot(uint32_t v)
     uint32_t n = (v >> LB_SIGNAL_SLOT_SHIFT) & LB_SIGNAL_SLOT_MASK;
     return n - 1 < LB_SIGNAL_HOT_SLOTS ? &lb_signal_hot_slots[n - 1] : NULL;
 }
+/* The slot of a value v known to name one (a signal memo's: no range
+ * test). */
+static inline lb_signal_hot_t *lb_signal_waits_named(uint32_t v)
+{
+    return &lb_signal_hot_slots[((v >> LB_SIGNAL_SLOT_SHIFT) & LB_SIGNAL_SLOT_MASK) - 1];
+}
 /* The slot number to keep in signal_sampled (see signal_sampled.h). */
 uint32_t lb_signal_waits_number(const lb_signal_hot_t *slot);
 

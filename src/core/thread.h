@@ -61,7 +61,6 @@ struct lb_mon;                /* blame/mon.h */
 struct lb_spin_counts;        /* locks/spin_counts.h */
 struct lb_spin_count;         /* locks/spin_counts.h */
 struct lb_omp_share;          /* sampler/omp_share.h */
-struct lb_signal_hot;         /* blame/signal_waits.h */
 
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
@@ -117,9 +116,9 @@ typedef struct lb_thread {
     struct lb_mon *expired_mon;       /* blame/wait_note.h: the object of the thread's last wait,
                                  * which ran out of time; a signal or post of the thread's own
                                  * on it clears it (locks/cond_ops.h) */
-    struct lb_mon *signal_memo_mon;   /* locks/cond_ops.h: the sampled object with a slot */
-    struct lb_signal_hot *signal_memo_slot; /* this thread signalled last, its slot, and its */
-    uint32_t signal_memo_state;             /* signal_sampled then (NULL mon: none) */
+    struct lb_mon *signal_memo_mon;   /* locks/cond_ops.h: the sampled object with a slot this */
+    uint32_t signal_memo_state;       /* thread signalled last, and its signal_sampled then (which
+                                     * names the slot); NULL mon: none */
     /* identity, cold */
     uint32_t id;               /* 0 = main thread, then creation order */
     uintptr_t handle;          /* pthread_self() */

@@ -189,10 +189,13 @@ int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kin
 {
     if (__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) || lb_release_needs_accounting(mon))
         return lb_signal_general(obj, kind, site, arg);
-    lb_site_t *s = lb_site_lookup_last(self, lb_site_key(site, kind), &self->last_signal_key,
-                                       &self->last_signal_site);
-    if (s)
-        s->releases++;
+    /* (a site away from the cache: the general path, whose look-up may
+     * claim a slot on the calling thread's own record) */
+    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
+                                      &self->last_signal_site);
+    if (!s)
+        return lb_signal_general(obj, kind, site, arg);
+    s->releases++;
     lb_signal_ends_own_run(self, mon);
     return lb_signal_real(obj, kind, arg);
 }

@@ -71,21 +71,21 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
                     int arg);
 
-/* The memo's path of lb_signal: a signal, broadcast or post on obj at
- * site by self, whose memo (signal_memo_*) names obj's lb_mon mon, still
- * in the sampled state the memo took (so the slot is still its), at the
- * site it counted last. The steps of the inline path below, less the
- * look-ups the memo saves: one count at the site, a gap look where the
- * slot looks for gaps, the countdown's decrement and the mark's test, the
- * real call. */
-static LB_ALWAYS_INLINE int lb_signal_memoized(lb_thread_t *self, lb_mon_t *mon, void *obj,
+/* The memo's path of lb_signal: a signal, broadcast or post on obj by
+ * self, whose memo names obj's lb_mon mon, still in the sampled state v
+ * the memo took (so slot, which v names, is still its own), at the site
+ * it counted last (site: that site's slot). The steps of the inline path
+ * below, less the look-ups the memo saves: one count at the site, a gap
+ * look where the slot looks for gaps, the countdown's decrement and the
+ * mark's test, the real call. */
+static LB_ALWAYS_INLINE int lb_signal_memoized(lb_thread_t *self, lb_mon_t *mon, uint32_t v,
+                                               lb_signal_hot_t *slot, lb_site_t *site, void *obj,
                                                lb_obj_kind kind, int arg)
 {
-    lb_signal_hot_t *slot = self->signal_memo_slot;
-    self->last_signal_site->releases++;
+    site->releases++;
     if (lb_unlikely(__atomic_load_n(&slot->gaps, __ATOMIC_RELAXED)) &&
         lb_signal_gap_look_due(self, slot, obj, kind))
-        return lb_signal_looking(self, mon, obj, kind, arg, self->signal_memo_state);
+        return lb_signal_looking(self, mon, obj, kind, arg, v);
     if (lb_unlikely(lb_signal_slot_due(self, slot)))
         return lb_signal_measured(self, mon, obj, kind, arg);
     return lb_signal_real(obj, kind, arg);
@@ -107,20 +107,29 @@ static LB_ALWAYS_INLINE int lb_signal_memoized(lb_thread_t *self, lb_mon_t *mon,
  * Both count once at the site, decrement the countdown and make the real
  * call; a countdown that runs out, a mark, or a gap look takes the out of
  * line steps. Everything else, and exact objects, take
- * lb_signal_general. A queue signals inside the hold of its mutex, so
- * these instructions lengthen that hold: the memo's path is ~25 of them,
- * the other ~50. */
+ * lb_signal_general (an exact object the thread used lately:
+ * lb_signal_exact). A queue signals inside the hold of its mutex, so these
+ * instructions lengthen that hold: ~45 from the exported call's entry to
+ * the real call on the memo's path, ~55 on the other. */
 static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_self;
     if (lb_unlikely(!self || self->busy))
         return lb_signal_general(obj, kind, site, arg);
+    /* Each word read once: a signal handler's signal on this thread (a
+     * post is async-signal-safe) may rewrite the memo and the site cache
+     * between two reads. The site's slot before its key: a key that still
+     * matches after it was read means the slot belongs to this site. A
+     * state that still matches its lb_mon names that object's own slot. */
     lb_mon_t *mon = self->signal_memo_mon;
+    uint32_t memo = self->signal_memo_state;
+    lb_site_t *counted = self->last_signal_site;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (lb_likely(mon != NULL && __atomic_load_n(&mon->addr, __ATOMIC_RELAXED) == obj &&
-                  self->last_signal_key == lb_site_key(site, kind) &&
-                  __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED) ==
-                      self->signal_memo_state))
-        return lb_signal_memoized(self, mon, obj, kind, arg);
+                  __atomic_load_n(&mon->signal_sampled, __ATOMIC_RELAXED) == memo &&
+                  self->last_signal_key == lb_site_key(site, kind)))
+        return lb_signal_memoized(self, mon, memo, lb_signal_waits_named(memo), counted, obj, kind,
+                                  arg);
     mon = lb_objmap_recent_mon(obj, kind);
     if (lb_unlikely(!mon))
         return lb_signal_general(obj, kind, site, arg);
@@ -135,7 +144,6 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     lb_signal_hot_t *slot = lb_signal_waits_slot(v);
     if (slot) { /* (a slot keeps the mark: v stays LB_SIGNAL_SAMPLED) */
         self->signal_memo_mon = mon;
-        self->signal_memo_slot = slot;
         self->signal_memo_state = v;
     }
     s->releases++;

@@ -362,12 +362,20 @@ int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *m
     return lb_mutex_release(m); /* glibc's own step, inline for NORMAL mutexes */
 }
 
-/* A release counted at site on self (lb_mutex_unlock_monitored's count,
- * for a site other than the one counted last). */
+/* A release counted at site (lb_mutex_unlock_monitored's count, for a
+ * site other than the one counted last): the cache of the record the
+ * inline path passed, else the slow look-up, which may claim a slot, on
+ * the calling thread's own record (a raw clone shares its creator's
+ * lb_self, and only a table's own thread writes its keys). */
 static void count_release(lb_thread_t *self, uintptr_t site)
 {
-    lb_site_t *s = lb_site_lookup_last(self, lb_site_key(site, LB_OBJ_MUTEX), &self->last_site_key,
-                                       &self->last_site);
+    uintptr_t key = lb_site_key(site, LB_OBJ_MUTEX);
+    lb_site_t *s = lb_site_probe_last(self, key, &self->last_site_key, &self->last_site);
+    if (!s) {
+        if (!lb_thread_here_monitored(&self))
+            return;
+        s = lb_site_lookup_last(self, key, &self->last_site_key, &self->last_site);
+    }
     if (s)
         s->releases++;
 }
