@@ -145,6 +145,26 @@ lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const 
     return slot;
 }
 
+/* A sampled wait's context found (node, NULL without a CCT): its call
+ * site's count and the object's first waiter. */
+static void note_waiter(lb_thread_t *self, const lb_mutex_hot_t *slot, const lb_cct_node_t *node,
+                        uint32_t node_id)
+{
+    if (!node)
+        return;
+    lb_note_lock_site(self, node->pc, LB_OBJ_MUTEX);
+    lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, node_id);
+}
+
+/* waited ns of a sampled wait, to its context (node, if any) and to the
+ * waiter's shard of the slot. */
+static void credit(lb_thread_t *self, lb_mutex_hot_t *slot, lb_cct_node_t *node, uint64_t waited)
+{
+    if (node)
+        node->m.wait_ns += waited;
+    __atomic_fetch_add(&lb_mutex_hot_shard(slot, self)->wait_ns, waited, __ATOMIC_RELAXED);
+}
+
 void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
                                  lb_wait_t *wait, uint64_t start)
 {
@@ -153,32 +173,22 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
     lb_enter(self);
     *wait = (lb_wait_t){ .mon = mon, .start_ns = start, .kind = LB_OBJ_MUTEX };
     lb_wait_started(self, mon, LB_OBJ_MUTEX, wait);
-    if (wait->node) {
-        lb_note_lock_site(self, wait->node->pc, LB_OBJ_MUTEX);
-        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, wait->node_id);
-    }
+    note_waiter(self, slot, wait->node, wait->node_id);
     lb_leave(self);
     errno = saved_errno;
 }
 
-void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
-                                 uint64_t start, uint64_t tried)
+void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mutex_hot_t *slot, uint64_t start,
+                                 uint64_t tried)
 {
-    (void)mon;
     lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
     int saved_errno = errno;
     lb_enter(self);
-    uint64_t waited = tried > start ? tried - start : 0;
     uint32_t node_id = 0;
     lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
-    if (node) {
-        lb_note_lock_site(self, node->pc, LB_OBJ_MUTEX);
-        lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, node_id);
-        node->m.wait_ns += waited;
-    }
-    lb_mutex_hot_shard_t *shard = lb_mutex_hot_shard(slot, self);
-    __atomic_fetch_add(&shard->wait_ns, waited, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&shard->waiting, 1, __ATOMIC_RELEASE); /* (lb_mutex_sampled_leave) */
+    note_waiter(self, slot, node, node_id);
+    credit(self, slot, node, tried > start ? tried - start : 0);
+    lb_mutex_sampled_leave(self, slot);
     lb_leave(self);
     errno = saved_errno;
 }
@@ -188,9 +198,7 @@ void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wai
 {
     uint64_t piece = now > wait->start_ns ? now - wait->start_ns : 0;
     wait->start_ns = now;
-    if (wait->node)
-        wait->node->m.wait_ns += piece;
-    __atomic_fetch_add(&lb_mutex_hot_shard(slot, self)->wait_ns, piece, __ATOMIC_RELAXED);
+    credit(self, slot, wait->node, piece);
 }
 
 void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)

@@ -185,8 +185,8 @@ void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot);
  * and first waiter, its time credited, out of the slot's waiters, in one
  * step inside the new hold; no waiting state or open-wait note, which a
  * wait that may block needs (two atomic adds and their stores saved). */
-void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_t *slot,
-                                 uint64_t start, uint64_t tried);
+void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mutex_hot_t *slot, uint64_t start,
+                                 uint64_t tried);
 
 /* Mutexes that turned hot (or, under LOCKBLAME_MUTEX=sampled, were
  * contended) while all LB_MUTEX_HOT_SLOTS slots were taken: they stayed

@@ -54,6 +54,29 @@ typedef struct cond_wait_ctx {
     bool woken;              /* the real wait succeeded (a cancelled one: not) */
 } cond_wait_ctx_t;
 
+/* A cond or semaphore wait's context as it starts, by self, releasing
+ * mutex (NULL: none) inside glibc: no initializer, since the wait's fields
+ * are all written where it begins and woken after the call (zeroing the
+ * whole context costs a string store inside the caller's hold). */
+static inline void ctx_start(cond_wait_ctx_t *ctx, lb_thread_t *self, pthread_mutex_t *mutex)
+{
+    ctx->self = self;
+    ctx->mutex = mutex;
+    ctx->woken = false; /* (a cancelled wait's) */
+}
+
+/* obj's record shared across processes, if it has one, into ctx, with the
+ * tree's count of its releases and whether a signal or post is under way
+ * now (a release from here on may be the one that ends the wait). */
+static inline void shared_look(cond_wait_ctx_t *ctx, const void *obj)
+{
+    ctx->shared.r = lb_shared_find(obj);
+    if (ctx->shared.r) {
+        ctx->shared.releases = lb_shared_releases(ctx->shared.r);
+        ctx->shared.signal_pending = lb_shared_signal_pending(ctx->shared.r);
+    }
+}
+
 /* The wait on a shared object (ctx's) ended at `ended`. */
 static void shared_wait_finished(cond_wait_ctx_t *ctx, uint64_t ended)
 {
@@ -76,12 +99,7 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 {
     uint64_t now = lb_now_ns(); /* the call's entry (below) */
     lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
-    lb_mon_t *mon = NULL;
-    if (self && !self->busy) {
-        mon = lb_objmap_recent_mon(c, LB_OBJ_COND);
-        if (!mon)
-            mon = lb_objmap_get(c, LB_OBJ_COND);
-    }
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(c, LB_OBJ_COND) : NULL;
     if (!mon) {
         if (clock == LB_WAIT_FOREVER)
             return lb_real.cond_wait(c, m);
@@ -89,25 +107,17 @@ int lb_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
             return lb_real.cond_timedwait(c, m, abstime);
         return lb_real.cond_clockwait(c, m, clock, abstime);
     }
-    /* (no initializer: the wait's fields are all written where it begins,
-     * the shared wait's where it has a record, woken after the call;
-     * zeroing the whole context costs a string store inside the hold) */
     cond_wait_ctx_t ctx;
-    ctx.self = self;
-    ctx.mutex = m;
-    ctx.woken = false; /* (a cancelled wait's) */
+    ctx_start(&ctx, self, m);
     /* The mutex's hold ends and the wait begins at one time, the call's
      * entry (where glibc would go on to release it, but for our
      * bookkeeping); the mutex's blame goes to the wait's calling context
      * (one context look-up for both). */
     lb_hold_t mutex_hold = lb_mutex_releasing_inside(self, m, now);
     lb_wait_begin_at(self, mon, LB_OBJ_COND, &ctx.wait, now);
-    ctx.shared.r = lb_shared_find(c);
-    if (ctx.shared.r) { /* its signallers may be in any process of the tree */
-        ctx.shared.releases = lb_shared_releases(ctx.shared.r);
-        ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);
+    shared_look(&ctx, c);
+    if (ctx.shared.r) /* its signallers may be in any process of the tree */
         lb_shared_wait_begins(&ctx.shared, mon, now, false, 0);
-    }
     if (mutex_hold.blame_ns > 0) /* (lb_deposit_at's own test, without the call) */
         lb_deposit_at(self, &mutex_hold, LB_OBJ_MUTEX, site, ctx.wait.node, ctx.wait.node_id);
     int rc;
@@ -162,12 +172,7 @@ void lb_signal_account(lb_thread_t *self, lb_mon_t *mon, const void *obj, lb_obj
 int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
 {
     lb_thread_t *self = lb_thread_current();
-    lb_mon_t *mon = NULL;
-    if (self && !self->busy) {
-        mon = lb_objmap_recent_mon(obj, kind);
-        if (!mon)
-            mon = lb_objmap_get(obj, kind);
-    }
+    lb_mon_t *mon = self && !self->busy ? lb_objmap_get(obj, kind) : NULL;
     if (mon && (kind == LB_OBJ_SEM || kind == LB_OBJ_COND)) {
         lb_shared_obj_t *shared = lb_shared_find(obj);
         if (shared) { /* its waiters may be in any process of the tree */
@@ -281,17 +286,9 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */
     int saved_errno = errno;
-    /* (no initializer, as lb_cond_wait's: the wait's fields are written
-     * where it begins, the shared wait's where it has a record) */
     cond_wait_ctx_t ctx;
-    ctx.self = self;
-    ctx.mutex = NULL;
-    ctx.woken = false;
-    ctx.shared.r = lb_shared_find(s);
-    if (ctx.shared.r) { /* a post from here on may be the one that ends the wait */
-        ctx.shared.releases = lb_shared_releases(ctx.shared.r);
-        ctx.shared.signal_pending = lb_shared_signal_pending(ctx.shared.r);
-    }
+    ctx_start(&ctx, self, NULL);
+    shared_look(&ctx, s);
     if (sem_trywait(s) == 0) { /* a sem_trywait never waits (rule 1) */
         /* an acquisition that did not wait (waits count in lb_wait_end) */
         __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);

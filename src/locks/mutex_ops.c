@@ -240,7 +240,7 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb
     if (begun)
         lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
     else
-        lb_mutex_sampled_wait_brief(self, mon, slot, start, tried);
+        lb_mutex_sampled_wait_brief(self, slot, start, tried);
     m->__data.__owner = self->tid;
     ++m->__data.__nusers;
     errno = saved_errno;

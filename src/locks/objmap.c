@@ -152,7 +152,7 @@ LB_NOINLINE static lb_mon_t *get_slow(const void *addr, lb_obj_kind kind, slot_t
     }
 }
 
-lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
+lb_mon_t *lb_objmap_get_probed(const void *addr, lb_obj_kind kind)
 {
     slot_t *s = slot_found((uintptr_t)addr);
     lb_mon_t *mon = s ? __atomic_load_n(&s->mon, __ATOMIC_ACQUIRE) : NULL;

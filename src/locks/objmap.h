@@ -59,9 +59,17 @@ static inline lb_mon_t *lb_objmap_recent_mon(const void *addr, lb_obj_kind kind)
     return lb_likely(mon != NULL && mon->kind == kind) ? mon : NULL;
 }
 
+/* lb_objmap_get past the thread's recent objects: the table's probe,
+ * and the lb_mon's creation on first use (objmap.c). */
+lb_mon_t *lb_objmap_get_probed(const void *addr, lb_obj_kind kind);
 /* The lb_mon for addr, created on first use; NULL when lockblame is not
- * running or the table/pool is full. */
-lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind);
+ * running or the table/pool is full. An object the thread used lately
+ * costs no call. */
+static inline lb_mon_t *lb_objmap_get(const void *addr, lb_obj_kind kind)
+{
+    lb_mon_t *mon = lb_objmap_recent_mon(addr, kind);
+    return lb_likely(mon != NULL) ? mon : lb_objmap_get_probed(addr, kind);
+}
 /* Reserves the table now where the first contention has not (before a
  * fork: each child would reserve its own at its first contention). */
 void lb_objmap_reserve(void);
