@@ -130,6 +130,15 @@ static void test_end_reads_start_times_where_few_run(void)
     munmap(table, LB_SHARED_SPAN);
 }
 
+/* Slots first to end - 1 of table: the live process alive, with its own
+ * start time. Returns end, the slots used. */
+static uint32_t put_alive(struct lb_shared_obj *table, uint32_t first, uint32_t end, pid_t alive)
+{
+    for (uint32_t slot = first; slot < end; slot++)
+        put(table, slot, alive, start_of(alive));
+    return end;
+}
+
 /* More than LB_SHARED_END_READS slots run and still look alive after
  * kill(pid, 0), and the ending process has no child to reap: the reaped
  * process is buried by kill, and no start time is read, so the reused pid
@@ -144,9 +153,8 @@ static void test_end_reads_no_start_where_many_look_alive(void)
     put(table, 0, gone, start_of(self));
     put(table, 1, self, start_of(self) + 1);
     put(table, 2, zombie, start_of(self));
-    uint32_t slots = 3;
-    for (; slots < LB_SHARED_END_READS + 2; slots++) /* one more than it reads */
-        put(table, slots, parent, start_of(parent));
+    uint32_t slots =
+        put_alive(table, 3, LB_SHARED_END_READS + 2, parent); /* one more than it reads */
     ASSERT_FALSE(lb_shared_procs_sweep(table, -1, 0, true));
     ASSERT_UEQ(state_of(table, 0), LB_SHARED_PROC_FREE);
     for (uint32_t i = 1; i < slots; i++)
@@ -167,9 +175,8 @@ static void test_end_with_a_child_to_reap_reads_every_start(void)
     pid_t zombie = exited_child(false);
     put(table, 0, self, start_of(self) + 1);
     put(table, 1, zombie, start_of(self));
-    uint32_t slots = 2;
-    for (; slots < LB_SHARED_END_READS + 1; slots++) /* one more than it reads */
-        put(table, slots, parent, start_of(parent));
+    uint32_t slots =
+        put_alive(table, 2, LB_SHARED_END_READS + 1, parent); /* one more than it reads */
     ASSERT_FALSE(lb_shared_procs_sweep(table, -1, 0, true));
     ASSERT_UEQ(state_of(table, 0), LB_SHARED_PROC_FREE);
     ASSERT_UEQ(state_of(table, 1), LB_SHARED_PROC_FREE);
