@@ -14,6 +14,7 @@
 #include "common/symbols_fallback.h"
 #include "core/hooks.h"
 #include "report/writer/ledger.h"
+#include "report/writer/merger.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/summary.h"
@@ -56,11 +57,20 @@ static void writer_fork_prepare(void)
     lb_profile_db_fork_prepare();
 }
 
+/* The window lock released first: a merger started here (merger.h) is a
+ * copy of this process, which must hold none of lockblame's locks. */
+static void writer_fork_parent(void)
+{
+    lb_window_fork_parent();
+    lb_merger_fork_parent();
+}
+
 static void writer_fork_child(lb_thread_t *self)
 {
     (void)self;
     lb_profile_db_fork_child();
     lb_window_fork_child();
+    lb_merger_fork_child();
 }
 
 LB_PROCESS_HOOKS(writer_hooks) = {
@@ -69,6 +79,6 @@ LB_PROCESS_HOOKS(writer_hooks) = {
     .quiesce = lb_window_quiesce,
     .finish = writer_finish,
     .fork_prepare = writer_fork_prepare,
-    .fork_parent = lb_window_fork_parent,
+    .fork_parent = writer_fork_parent,
     .fork_child = writer_fork_child,
 };

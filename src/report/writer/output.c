@@ -344,14 +344,26 @@ static void say_unread(const lb_spool_batch_t *pending, unsigned n)
             pending->dir);
 }
 
-/* The run's pending records (common/spool.h) claimed and held for the
- * commit, outside any transaction, the oldest `most` (0: all); one line
- * for records that could not be read. false when they could not be
- * staged (none is). */
-static bool stage_pending(sqlite3 *db, unsigned most, lb_spool_batch_t *pending)
+/* Which pending records a commit takes, and how many at most (0: no
+ * limit; common/spool.h, lb_spool_stage). */
+typedef struct pending_take {
+    enum lb_spool_take take;
+    unsigned most;
+} pending_take_t;
+
+/* The oldest `most` records, or all of them (0). */
+static pending_take_t oldest_or_all(unsigned most)
 {
-    int rc = lb_spool_stage(db, output_path, run_key, "out",
-                            most ? LB_SPOOL_TAKE_OLDEST : LB_SPOOL_TAKE_ALL, most, pending);
+    return (pending_take_t){ most ? LB_SPOOL_TAKE_OLDEST : LB_SPOOL_TAKE_ALL, most };
+}
+
+/* The run's pending records (common/spool.h) claimed and held for the
+ * commit, outside any transaction, as `take` says; one line for records
+ * that could not be read. false when they could not be staged (none
+ * is). */
+static bool stage_pending(sqlite3 *db, pending_take_t take, lb_spool_batch_t *pending)
+{
+    int rc = lb_spool_stage(db, output_path, run_key, "out", take.take, take.most, pending);
     bool staged = rc == SQLITE_OK;
     if (!staged && !lb_ledger_failure_left(0)) /* (the root adds them, or says why) */
         lb_warn("cannot add the run's pending profiles to %s now: %s", output_path,
@@ -368,10 +380,10 @@ static int add_nothing(sqlite3 *db, void *arg)
     return SQLITE_OK;
 }
 
-/* One transaction that adds the pending records (the oldest `most`, 0:
- * all), then what add adds. */
-static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 *db, void *arg),
-                  void *arg)
+/* One transaction that adds the pending records `take` names, then what
+ * add adds; *taken (if not NULL): the records it took out of the spool. */
+static int commit(sqlite3 *db, bool attached, pending_take_t take,
+                  int (*add)(sqlite3 *db, void *arg), void *arg, unsigned *taken)
 {
     uint64_t deadline = lb_monotonic_ns() + (uint64_t)LB_BUSY_TIMEOUT_MS * 1000000u;
     sqlite3_busy_handler(db, lb_output_busy, &deadline);
@@ -391,7 +403,7 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
     }
     lb_spool_batch_t pending;
     uint32_t mark = lb_spool_bound_mark();
-    bool drained = stage_pending(db, most, &pending) && !pending.left;
+    bool drained = stage_pending(db, take, &pending) && !pending.left;
     unsigned unread = pending.bad; /* said; the merge may refuse more */
     /* No fsync: the journal still undoes a write that a crash of this
      * process cuts short; a crash of the machine itself (or a power
@@ -426,6 +438,8 @@ static int commit(sqlite3 *db, bool attached, unsigned most, int (*add)(sqlite3 
         say_unread(&pending, pending.bad - unread);
     if (rc == SQLITE_OK)
         lb_spool_bound_took(mark, pending.records + pending.bad, drained);
+    if (taken)
+        *taken = rc == SQLITE_OK ? pending.records + pending.bad : 0;
     lb_spool_finish(&pending, rc == SQLITE_OK);
     sql(db, "DETACH out");
     return rc == SQLITE_OK ? 0 : -1;
@@ -442,12 +456,12 @@ static unsigned pending_batch(void)
 
 int lb_output_commit(sqlite3 *db, bool attached, unsigned empty)
 {
-    return commit(db, attached, pending_batch(), merge_main, &empty);
+    return commit(db, attached, oldest_or_all(pending_batch()), merge_main, &empty, NULL);
 }
 
 int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void *arg)
 {
-    return commit(db, false, pending_batch(), add, arg);
+    return commit(db, false, oldest_or_all(pending_batch()), add, arg, NULL);
 }
 
 int lb_output_merge_pending(void)
@@ -464,9 +478,15 @@ int lb_output_merge_pending(void)
     if (sqlite3_open_v2(":memory:", &db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) == SQLITE_OK)
-        rc = commit(db, false, 0, add_nothing, NULL);
+        rc = commit(db, false, oldest_or_all(0), add_nothing, NULL, NULL);
     sqlite3_close(db);
     return rc;
+}
+
+int lb_output_merge_sealed(sqlite3 *db, unsigned most, unsigned *taken)
+{
+    return commit(db, false, (pending_take_t){ LB_SPOOL_TAKE_SEALED, most }, add_nothing, NULL,
+                  taken);
 }
 
 int lb_output_spool(const void *rows, size_t n)

@@ -58,11 +58,9 @@ static bool holder_gone(uint64_t word)
     return !start || duty_word(pid, start) != word;
 }
 
-bool lb_spool_bound_take_duty(void)
+/* The duty taken by this process if no live process holds it. */
+static bool take_duty(lb_ledger_t *l)
 {
-    lb_ledger_t *l = lb_ledger_shared();
-    if (!l || !spool_max || pending(l) < spool_max)
-        return false;
     uint64_t start = lb_runtime_proc_start(lb_own_pid());
     if (!start)
         return false;
@@ -76,6 +74,36 @@ bool lb_spool_bound_take_duty(void)
         }
     }
     return false; /* another process commits: this one's record waits */
+}
+
+bool lb_spool_bound_take_duty(void)
+{
+    lb_ledger_t *l = lb_ledger_shared();
+    return l && spool_max && pending(l) >= spool_max && take_duty(l);
+}
+
+bool lb_spool_bound_take_duty_now(void)
+{
+    lb_ledger_t *l = lb_ledger_shared();
+    return l && take_duty(l);
+}
+
+uint32_t lb_spool_bound_pending(void)
+{
+    lb_ledger_t *l = lb_ledger_shared();
+    return l ? pending(l) : 0;
+}
+
+bool lb_spool_bound_duty_free(void)
+{
+    lb_ledger_t *l = lb_ledger_shared();
+    uint64_t held = l ? __atomic_load_n(&l->committer, __ATOMIC_SEQ_CST) : 1;
+    return !held || holder_gone(held);
+}
+
+unsigned lb_spool_bound_max(void)
+{
+    return spool_max;
 }
 
 unsigned lb_spool_bound_batch(void)

@@ -70,6 +70,15 @@ uint32_t lb_spool_bound_count_record(void);
  * instead: the spool holds about the bound, and this process took the
  * duty. It then releases it after its commit. */
 bool lb_spool_bound_take_duty(void);
+/* The duty taken whatever the spool holds, by a merger beside the
+ * running tree (merger.h): false when another live process holds it. */
+bool lb_spool_bound_take_duty_now(void);
+/* Whether no live process holds the duty (false without a ledger). */
+bool lb_spool_bound_duty_free(void);
+/* The records the ledger counts pending (0 without a ledger). */
+uint32_t lb_spool_bound_pending(void);
+/* The bound in records (LOCKBLAME_SPOOL_MAX; 0: none). */
+unsigned lb_spool_bound_max(void);
 /* Whether this process holds the duty. */
 bool lb_spool_bound_on_duty(void);
 /* After the commit (done or failed): the duty, if held, is free again. */

@@ -24,6 +24,7 @@
 #include "locks/lifecycle.h"
 #include "locks/mon_gc.h"
 #include "report/writer/ledger.h"
+#include "report/writer/merger.h"
 #include "report/writer/output.h"
 #include "report/writer/profile_db.h"
 #include "report/writer/spool_bound.h"
@@ -323,6 +324,7 @@ static int write_profile(const char *reason);
  * on, and the program's exit handlers may open files after it. */
 int lb_write_profile(const char *reason)
 {
+    lb_merger_wait(); /* the root's merger ends first: this write adds what is left */
     unsigned held = lb_std_fds_hold();
     lb_ledger_final_write(true);
     int rc = write_profile(reason);

@@ -1,0 +1,160 @@
+/* The tree's background merger (merger.h, which states the invariants).
+ * The root's side runs in its fork hook and before its final write, on
+ * the forking (or finishing) thread; the merger's side in the merger
+ * process alone, on one thread, with every signal blocked. */
+#include "report/writer/merger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "core/thread.h"
+#include "report/writer/ledger.h"
+#include "report/writer/output.h"
+#include "report/writer/spool_bound.h"
+#include "util/fork_pages.h"
+#include "util/lazy_deps.h"
+#include "util/own_stack.h"
+#include "util/proc_numbers.h"
+#include "util/raw_syscall.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+static pid_t merger; /* the root's merger while it may run, else 0 */
+
+/* The merger's work: the sealed pending files added, a batch of at most
+ * the bound's capped worth a transaction, until none is left. */
+static void merge_sealed(void *arg)
+{
+    (void)arg;
+    if (!lb_spool_bound_take_duty_now())
+        return; /* a process on the bound's duty commits: it adds them */
+    char why[256];
+    if (lb_sqlite_open_at_exit(why, sizeof why)) {
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(":memory:", &db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                            NULL) == SQLITE_OK) {
+            unsigned taken;
+            do
+                taken = 0;
+            while (lb_output_merge_sealed(db, LB_SPOOL_CAPPED_MOST, &taken) == 0 && taken > 0);
+        }
+        sqlite3_close(db);
+    }
+    lb_spool_bound_release();
+}
+
+/* /dev/null as descriptors 0, 1 and 2, the only ones the merger has: its
+ * lines (none in a success) go nowhere, and SQLite's files get 3 and up. */
+static void null_std_fds(void)
+{
+    long fd = lb_raw_syscall(SYS_open, (long)"/dev/null", O_RDWR, 0, 0, 0, 0);
+    for (long to = 1; fd == 0 && to <= 2; to++)
+        lb_raw_syscall(SYS_dup2, 0, to, 0, 0, 0, 0);
+}
+
+/* The merger process, from the raw clone on: never returns. */
+__attribute__((noreturn)) static void merger_main(void)
+{
+    lb_own_pid_confirm(); /* its own pid, not the root's (util/proc_numbers.h) */
+    if (lb_raw_syscall(SYS_close_range, 0, ~0ul, 0, 0, 0, 0) == 0) {
+        null_std_fds();
+        lb_thread_t *self = lb_self; /* the root's thread's record, copied */
+        lb_enter(self);              /* SQLite's locks and allocations go straight to glibc */
+        if (lb_call_on_own_stack(merge_sealed, NULL, LB_OWN_STACK_SIZE, true) != 0)
+            merge_sealed(NULL);
+    }
+    for (;;)
+        lb_raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+}
+
+/* Whether the process runs one thread: the registry's live records, and
+ * the kernel's count (a thread without a record of lockblame's, e.g. one
+ * whose tables could not be made, is seen there only). */
+static bool one_thread(void)
+{
+    unsigned live = 0;
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next)
+        live += !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+    if (live != 1)
+        return false;
+    char status[2048];
+    long fd = lb_raw_syscall(SYS_open, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
+    if (fd < 0)
+        return false;
+    long n = lb_raw_syscall(SYS_read, fd, (long)status, sizeof status - 1, 0, 0, 0);
+    lb_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+    if (n <= 0)
+        return false;
+    status[n] = '\0';
+    return strstr(status, "\nThreads:\t1\n") != NULL;
+}
+
+/* Whether the root may start a merger now (merger.h). */
+static bool may_start(void)
+{
+    unsigned bound = lb_spool_bound_max();
+    return lb_self && lb_spool_enabled() && bound >= LB_MERGER_START &&
+           lb_spool_bound_pending() >= bound / 2 && lb_ledger_spool_open() &&
+           lb_spool_bound_duty_free() && one_thread();
+}
+
+/* The raw clone, with every signal blocked around it: the merger starts
+ * with them blocked and keeps them so; the root's mask is restored. */
+static void start(void)
+{
+    sigset_t all, before;
+    sigfillset(&all);
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&before, _NSIG / 8, 0, 0);
+    long pid = lb_raw_syscall(SYS_clone, 0 /* no flag, exit signal 0 */, 0, 0, 0, 0, 0);
+    if (pid == 0)
+        merger_main();
+    lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&before, 0, _NSIG / 8, 0, 0);
+    if (pid > 0)
+        merger = (pid_t)pid;
+}
+
+/* The merger reaped if it ended (waiting for it with `block`); gone
+ * (ECHILD: a wait of the program's with __WALL took it) counts as ended. */
+static void reap(bool block)
+{
+    while (merger) {
+        long rc = lb_raw_syscall(SYS_wait4, merger, 0, __WCLONE | (block ? 0 : WNOHANG), 0, 0, 0);
+        if (rc == 0 || (rc < 0 && errno == EINTR && !block))
+            return; /* still running */
+        if (rc < 0 && errno == EINTR)
+            continue;
+        merger = 0;
+    }
+}
+
+void lb_merger_fork_parent(void)
+{
+    if (!lb_output_tree_root())
+        return;
+    int saved_errno = errno;
+    reap(false);
+    if (!merger && may_start())
+        start();
+    errno = saved_errno;
+}
+
+void lb_merger_fork_child(void)
+{
+    LB_STORE_CHANGED(&merger, 0);
+}
+
+void lb_merger_wait(void)
+{
+    int saved_errno = errno;
+    reap(true);
+    errno = saved_errno;
+}

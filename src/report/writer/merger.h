@@ -1,0 +1,55 @@
+/* The tree's background merger, under plain LD_PRELOAD (under `lockblame
+ * run` the CLI's merger thread does this: report/cli/run_merge.h).
+ *
+ * A tree of short processes is mostly serial: its forking parent waits
+ * for each child, and on two CPUs one of them is idle about half the
+ * time. The pending records (common/spool.h) were added to the database
+ * in series with that work: by a child on the spool bound's duty at its
+ * exit (spool_bound.h), which its parent's wait waits for, and by the
+ * root at its end. So the root, after a fork, when the spool holds
+ * LB_MERGER_START records or more, starts a process of lockblame's own
+ * that adds the sealed pending files and ends once none is left: the
+ * merge runs beside the tree, on the CPU it leaves idle.
+ *
+ * The merger is a raw clone of the root without SIGCHLD (exit signal 0):
+ * the program's wait(), waitpid(-1) and waitid(P_ALL) never see it (only
+ * __WALL or __WCLONE do), and its end sends no signal. It blocks every
+ * signal from its first instruction, closes every descriptor it
+ * inherited (close_range(2); where that is refused it ends at once), so
+ * that no pipe of the program stays open through it, opens /dev/null as
+ * 0, 1 and 2, and ends with _exit: no exit handler of the program, no
+ * profile of its own. It holds the spool bound's duty while it merges
+ * (one merger at a time, and no capped commit beside it), and its
+ * failures are silent: the root's final merge says why what is left
+ * cannot be added.
+ *
+ * It starts only where its raw clone is as safe as a fork child's first
+ * steps: the root's fork hook in the parent, after glibc released its
+ * malloc and stdio locks, when the root runs one thread only (no other
+ * thread holds a lock the copy would inherit held). Its code calls no
+ * fork, pthread_atfork or dlclose (glibc's atfork list lock is held
+ * around the parent's fork handlers in a process that had threads).
+ *
+ * Invariants: only the tree's root (lb_output_tree_root) starts one, and
+ * at most one at a time (its pid in this process's memory; a fork child
+ * forgets it); the root reaps it (waitpid with __WCLONE): without
+ * blocking at each later fork, and blocking before its own final write,
+ * which then adds what is left. Off where the spool is off or has no
+ * bound of at least LB_MERGER_START (LOCKBLAME_SPOOL=0,
+ * LOCKBLAME_SPOOL_MAX=0 or a small bound), or the root has another
+ * thread. */
+#ifndef LB_WRITER_MERGER_H
+#define LB_WRITER_MERGER_H
+
+/* Pending records that start a merger: two sealed logs' worth. */
+#define LB_MERGER_START 32u
+
+/* The root's fork hook in the parent: reaps a merger that ended, and
+ * starts one if the spool holds enough. errno kept. */
+void lb_merger_fork_parent(void);
+/* A fork child: the parent's merger is not its own. */
+void lb_merger_fork_child(void);
+/* Before the root's final write (or an exec): waits for its merger to
+ * end. errno kept. */
+void lb_merger_wait(void);
+#endif
