@@ -98,12 +98,17 @@ static bool one_thread(void)
     return strstr(status, "\nThreads:\t1\n") != NULL;
 }
 
-/* Whether the root may start a merger now (merger.h). */
+/* Whether the root may start a merger now (merger.h): half the bound
+ * pending, at least LB_MERGER_START records (a merger's set-up, SQLite
+ * and the database opened, the module files read for the names the
+ * records leave to the merge, costs about what a few dozen records'
+ * merge does: fewer, larger batches cost the tree less CPU time). */
 static bool may_start(void)
 {
     unsigned bound = lb_spool_bound_max();
-    return lb_self && lb_spool_enabled() && bound >= LB_MERGER_START &&
-           lb_spool_bound_pending() >= bound / 2 && lb_ledger_spool_open() &&
+    unsigned start = bound / 2 > LB_MERGER_START ? bound / 2 : LB_MERGER_START;
+    return lb_self && lb_spool_enabled() && bound > LB_MERGER_START &&
+           lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
            lb_spool_bound_duty_free() && one_thread();
 }
 

@@ -6,10 +6,12 @@
  * time. The pending records (common/spool.h) were added to the database
  * in series with that work: by a child on the spool bound's duty at its
  * exit (spool_bound.h), which its parent's wait waits for, and by the
- * root at its end. So the root, after a fork, when the spool holds
- * LB_MERGER_START records or more, starts a process of lockblame's own
- * that adds the sealed pending files and ends once none is left: the
- * merge runs beside the tree, on the CPU it leaves idle.
+ * root at its end. So the root, after a fork, when the spool holds half
+ * the bound's records (at least LB_MERGER_START), starts a process of
+ * lockblame's own that adds the sealed pending files and ends once none
+ * is left: the merge runs beside the tree, on the CPU it leaves idle,
+ * and a child's capped commit, at the full bound, comes only where the
+ * tree ends processes faster than the merger adds them.
  *
  * The merger is a raw clone of the root without SIGCHLD (exit signal 0):
  * the program's wait(), waitpid(-1) and waitid(P_ALL) never see it (only
@@ -34,14 +36,14 @@
  * at most one at a time (its pid in this process's memory; a fork child
  * forgets it); the root reaps it (waitpid with __WCLONE): without
  * blocking at each later fork, and blocking before its own final write,
- * which then adds what is left. Off where the spool is off or has no
- * bound of at least LB_MERGER_START (LOCKBLAME_SPOOL=0,
- * LOCKBLAME_SPOOL_MAX=0 or a small bound), or the root has another
- * thread. */
+ * which then adds what is left. Off where the spool is off or its bound
+ * is LB_MERGER_START or less (LOCKBLAME_SPOOL=0, LOCKBLAME_SPOOL_MAX=0 or
+ * a small bound), or the root has another thread. */
 #ifndef LB_WRITER_MERGER_H
 #define LB_WRITER_MERGER_H
 
-/* Pending records that start a merger: two sealed logs' worth. */
+/* The fewest pending records that start a merger: two sealed logs'
+ * worth. */
 #define LB_MERGER_START 32u
 
 /* The root's fork hook in the parent: reaps a merger that ended, and
