@@ -12,7 +12,10 @@
 #     children ended, no spool is left, and the tree's summary counts
 #     them (the root records nothing: sampling is off, and it never waits
 #     on a lock)
-#  2. LOCKBLAME_SPOOL_MAX=0 (no bound, so no merger): before the root
+#  2. a merger stopped with SIGSTOP while the tree runs: the root ends
+#     all the same (it kills a merger that keeps it waiting 10 s), and its
+#     final merge adds every child once
+#  3. LOCKBLAME_SPOOL_MAX=0 (no bound, so no merger): before the root
 #     ends, no more than a few children are in the database (those that
 #     named something new), and after it ends all of them
 # The tree runs with LOCKBLAME_EVENT=none: a sample names the address it
@@ -26,17 +29,40 @@ N=200
 joined() { tr '\n' ' ' | sed 's/ $//'; }
 children_in_db() { rows "$1" "SELECT COUNT(*) FROM run WHERE pid <> $2"; }
 
-# gated NAME [ENV...]: start the tree under ENV; sets root (its pid), db,
-# gate; returns once the root waits at its gate.
-gated() {
+# started NAME [ENV...]: start the tree under ENV; sets root (its pid),
+# db, gate.
+started() {
     local name=$1
     shift
     db=$tmp/$name.db gate=$tmp/$name.gate
     env "$@" LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT="$db" LD_PRELOAD="$LOCKBLAME_LIB" \
         "$prog" $N "$gate" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     root=$!
+}
+
+# at_gate NAME: returns once the root waits at its gate.
+at_gate() {
     while [ ! -e "$gate.ready" ] && kill -0 $root 2>/dev/null; do sleep 0.05; done
-    [ -e "$gate.ready" ] || fail "$name: wait_any_tree ended before its gate: $(head -c 600 "$tmp/$name.err")"
+    [ -e "$gate.ready" ] || fail "$1: wait_any_tree ended before its gate: $(head -c 600 "$tmp/$1.err")"
+}
+
+# gated NAME [ENV...]: started, then at its gate.
+gated() {
+    started "$@"
+    at_gate "$1"
+}
+
+# stop_a_merger: while the tree runs, SIGSTOP the first merger seen (a
+# child of the root whose exit signal, field 38 of /proc/PID/stat, is 0);
+# prints its pid, or nothing if none was seen before the gate.
+stop_a_merger() {
+    local p f
+    while [ ! -e "$gate.ready" ] && kill -0 $root 2>/dev/null; do
+        for p in $(cat "/proc/$root/task/$root/children" 2>/dev/null); do
+            { read -ra f <"/proc/$p/stat"; } 2>/dev/null || continue
+            [ "${f[37]:-}" = 0 ] && kill -STOP "$p" 2>/dev/null && { echo "$p"; return; }
+        done
+    done
 }
 
 # ended NAME: after the gate: the root's line, the database's processes
@@ -73,7 +99,18 @@ echo "  before the root ends: $early of $N children in the database"
     bad "merger: $early children in the database before the root ended, not 100 or more"
 ended merger
 
-echo "== 2. LOCKBLAME_SPOOL_MAX=0: no bound, no merger"
+echo "== 2. a merger stopped (SIGSTOP) while the tree runs"
+# the root waits for it a bounded time (10 s), kills it, and its final
+# merge adds what the merger held
+started stopped
+stopped=$(stop_a_merger)
+at_gate stopped
+echo "  stopped merger: ${stopped:-none seen}"
+[ -n "$stopped" ] || bad "stopped: no merger seen while the tree ran"
+ended stopped
+[ -z "$stopped" ] || ! kill -0 "$stopped" 2>/dev/null || bad "stopped: merger $stopped still there after the root ended"
+
+echo "== 3. LOCKBLAME_SPOOL_MAX=0: no bound, no merger"
 gated unbounded LOCKBLAME_SPOOL_MAX=0
 sleep 0.5 # (time for a merger, had one started, to add a batch)
 early=$(children_in_db "$db" $root)

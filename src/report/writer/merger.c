@@ -9,9 +9,11 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "core/thread.h"
 #include "report/writer/ledger.h"
@@ -127,17 +129,40 @@ static void start(void)
         merger = (pid_t)pid;
 }
 
-/* The merger reaped if it ended (waiting for it with `block`); gone
- * (ECHILD: a wait of the program's with __WALL took it) counts as ended. */
-static void reap(bool block)
+/* The merger reaped if it ended: true, or false while it runs. Gone
+ * (ECHILD: a wait of the program's with __WALL took it) counts as
+ * ended. */
+static bool reaped(int options)
 {
-    while (merger) {
-        long rc = lb_raw_syscall(SYS_wait4, merger, 0, __WCLONE | (block ? 0 : WNOHANG), 0, 0, 0);
-        if (rc == 0 || (rc < 0 && errno == EINTR && !block))
-            return; /* still running */
-        if (rc < 0 && errno == EINTR)
-            continue;
-        merger = 0;
+    if (!merger)
+        return true;
+    long rc;
+    do
+        rc = lb_raw_syscall(SYS_wait4, merger, 0, __WCLONE | options, 0, 0, 0);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        return false;
+    merger = 0;
+    return true;
+}
+
+/* The merger waited for, LB_MERGER_WAIT_NS at most: one that takes
+ * longer (a module file on a hung mount, say) is killed, so that the
+ * program's end never waits on it; its transaction and claims are then
+ * the journal's and the next merger's (the root's final write). */
+#define LB_MERGER_WAIT_NS (10ull * 1000000000ull)
+#define LB_MERGER_POLL_NS 1000000l
+
+static void wait_bounded(void)
+{
+    struct timespec poll = { 0, LB_MERGER_POLL_NS };
+    for (uint64_t waited = 0; !reaped(WNOHANG); waited += LB_MERGER_POLL_NS) {
+        if (waited >= LB_MERGER_WAIT_NS) {
+            lb_raw_syscall(SYS_kill, merger, SIGKILL, 0, 0, 0, 0);
+            reaped(0);
+            return;
+        }
+        lb_raw_syscall(SYS_nanosleep, (long)&poll, 0, 0, 0, 0, 0);
     }
 }
 
@@ -146,8 +171,7 @@ void lb_merger_fork_parent(void)
     if (!lb_output_tree_root())
         return;
     int saved_errno = errno;
-    reap(false);
-    if (!merger && may_start())
+    if (reaped(WNOHANG) && may_start())
         start();
     errno = saved_errno;
 }
@@ -160,6 +184,6 @@ void lb_merger_fork_child(void)
 void lb_merger_wait(void)
 {
     int saved_errno = errno;
-    reap(true);
+    wait_bounded();
     errno = saved_errno;
 }

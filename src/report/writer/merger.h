@@ -34,9 +34,10 @@
  *
  * Invariants: only the tree's root (lb_output_tree_root) starts one, and
  * at most one at a time (its pid in this process's memory; a fork child
- * forgets it); the root reaps it (waitpid with __WCLONE): without
- * blocking at each later fork, and blocking before its own final write,
- * which then adds what is left. Off where the spool is off or its bound
+ * forgets it); the root reaps it (wait4 with __WCLONE): without
+ * blocking at each later fork, and waiting before its own final write,
+ * which then adds what is left (10 s at most: a merger that takes longer
+ * is killed, and the final write adds what it held). Off where the spool is off or its bound
  * is LB_MERGER_START or less (LOCKBLAME_SPOOL=0, LOCKBLAME_SPOOL_MAX=0 or
  * a small bound), or the root has another thread. */
 #ifndef LB_WRITER_MERGER_H
@@ -52,6 +53,6 @@ void lb_merger_fork_parent(void);
 /* A fork child: the parent's merger is not its own. */
 void lb_merger_fork_child(void);
 /* Before the root's final write (or an exec): waits for its merger to
- * end. errno kept. */
+ * end (killed after 10 s). errno kept. */
 void lb_merger_wait(void);
 #endif
