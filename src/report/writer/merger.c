@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +25,9 @@
 #include "util/own_stack.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
+
+/* The lowest RLIMIT_NPROC under which no merger starts. */
+#define LB_MERGER_NPROC_ROOM 4096u
 
 #ifndef SYS_close_range
 #define SYS_close_range 436
@@ -100,6 +104,18 @@ static bool one_thread(void)
     return strstr(status, "\nThreads:\t1\n") != NULL;
 }
 
+/* Whether the user's process limit leaves a merger room: none set, or
+ * one no program runs near (a program that forks until fork fails, as
+ * conformance suites do under a low `ulimit -u`, must fail at its own
+ * count). */
+static bool process_limit_roomy(void)
+{
+    struct rlimit limit;
+    if (lb_raw_syscall(SYS_getrlimit, RLIMIT_NPROC, (long)&limit, 0, 0, 0, 0) != 0)
+        return false;
+    return limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= LB_MERGER_NPROC_ROOM;
+}
+
 /* Whether the root may start a merger now (merger.h): half the bound
  * pending, at least LB_MERGER_START records (a merger's set-up, SQLite
  * and the database opened, the module files read for the names the
@@ -111,7 +127,7 @@ static bool may_start(void)
     unsigned start = bound / 2 > LB_MERGER_START ? bound / 2 : LB_MERGER_START;
     return lb_self && lb_spool_enabled() && bound > LB_MERGER_START &&
            lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
-           lb_spool_bound_duty_free() && one_thread();
+           lb_spool_bound_duty_free() && process_limit_roomy() && one_thread();
 }
 
 /* The raw clone, with every signal blocked around it: the merger starts

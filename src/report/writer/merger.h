@@ -39,7 +39,9 @@
  * which then adds what is left (10 s at most: a merger that takes longer
  * is killed, and the final write adds what it held). Off where the spool is off or its bound
  * is LB_MERGER_START or less (LOCKBLAME_SPOOL=0, LOCKBLAME_SPOOL_MAX=0 or
- * a small bound), or the root has another thread. */
+ * a small bound), where the user's process limit (RLIMIT_NPROC) is
+ * below 4096 (a program that forks until fork fails must fail at its own
+ * count), or the root has another thread. */
 #ifndef LB_WRITER_MERGER_H
 #define LB_WRITER_MERGER_H
 
