@@ -13,17 +13,31 @@
  * must fail with ECHILD. Then it creates GATE.ready and waits until GATE
  * exists or GATE.ready is gone (the test reads the database meanwhile),
  * and prints
- *   "root PID reaped R foreign F echild yes|no" and "child I PID" lines
- * (each child prints its own line before it exits). */
+ *   "root PID reaped R foreign F echild yes|no sigchld_foreign S" and
+ *   "child I PID" lines (each child prints its own line before it exits),
+ * where S counts the SIGCHLDs whose sender was not the child being
+ * waited for (SA_SIGINFO's si_pid). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define THREADS 2
+
+/* The child being waited for, and SIGCHLDs from any other pid. */
+static volatile sig_atomic_t current_child, foreign_sigchld;
+
+static void on_sigchld(int sig, siginfo_t *info, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    if (info->si_pid != current_child)
+        foreign_sigchld++;
+}
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER;
@@ -85,15 +99,27 @@ int main(int argc, char **argv)
         return 2;
     }
     int n = atoi(argv[1]), reaped = 0, foreign = 0;
+    struct sigaction sa = { .sa_sigaction = on_sigchld, .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigset_t chld, before;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
     fflush(stdout);
     for (int i = 0; i < n; i++) {
+        /* SIGCHLD held until current_child names the new child */
+        sigprocmask(SIG_BLOCK, &chld, &before);
         pid_t pid = fork();
         if (pid < 0) {
             perror("fork");
             return 2;
         }
-        if (pid == 0)
+        if (pid == 0) {
+            sigprocmask(SIG_SETMASK, &before, NULL);
             child(i);
+        }
+        current_child = pid;
+        sigprocmask(SIG_SETMASK, &before, NULL);
         int status;
         pid_t got;
         while ((got = wait(&status)) != pid) {
@@ -110,7 +136,7 @@ int main(int argc, char **argv)
     int status;
     int echild = wait(&status) < 0 && errno == ECHILD;
     wait_for_gate(argv[2]);
-    printf("root %d reaped %d foreign %d echild %s\n", (int)getpid(), reaped, foreign,
-           echild ? "yes" : "no");
+    printf("root %d reaped %d foreign %d echild %s sigchld_foreign %d\n", (int)getpid(), reaped,
+           foreign, echild ? "yes" : "no", (int)foreign_sigchld);
     return 0;
 }

@@ -55,6 +55,13 @@ static void writer_fork_prepare(void)
 {
     lb_window_fork_prepare();
     lb_profile_db_fork_prepare();
+    lb_merger_fork_prepare();
+}
+
+static void writer_setup(void)
+{
+    lb_window_setup();
+    lb_merger_setup();
 }
 
 /* The window lock released first: a merger started here (merger.h) is a
@@ -75,7 +82,7 @@ static void writer_fork_child(lb_thread_t *self)
 
 LB_PROCESS_HOOKS(writer_hooks) = {
     .rank = LB_RANK_WRITER,
-    .setup = lb_window_setup,
+    .setup = writer_setup,
     .quiesce = lb_window_quiesce,
     .finish = writer_finish,
     .fork_prepare = writer_fork_prepare,

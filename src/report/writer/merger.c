@@ -5,17 +5,20 @@
 #include "report/writer/merger.h"
 
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "core/phase.h"
 #include "core/thread.h"
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
@@ -33,25 +36,37 @@
 #define SYS_close_range 436
 #endif
 
-static pid_t merger; /* the root's merger while it may run, else 0 */
+static pid_t merger;  /* the root's merger while it may run, else 0 */
+static bool given_up; /* a merger could not work here: none starts again */
+static bool own_heap; /* malloc is glibc's (at setup): see lb_merger_setup */
+
+/* A merger's exit status: 0 when it added what it found (or found it
+ * taken), else MERGER_CANNOT. */
+#define MERGER_CANNOT 1
 
 /* The merger's work: the sealed pending files added, a batch of at most
- * the bound's capped worth a transaction, until none is left. */
-static void merge_sealed(void *arg)
+ * the bound's capped worth a transaction, until none is left. Its status
+ * into *status. */
+static void merge_sealed(void *status)
 {
-    (void)arg;
+    int *cannot = status;
     if (!lb_spool_bound_take_duty_now())
         return; /* a process on the bound's duty commits: it adds them */
     char why[256];
+    *cannot = MERGER_CANNOT;
     if (lb_sqlite_open_at_exit(why, sizeof why)) {
         sqlite3 *db = NULL;
         if (sqlite3_open_v2(":memory:", &db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                             NULL) == SQLITE_OK) {
             unsigned taken;
+            int rc;
             do
                 taken = 0;
-            while (lb_output_merge_sealed(db, LB_SPOOL_CAPPED_MOST, &taken) == 0 && taken > 0);
+            while ((rc = lb_output_merge_sealed(db, LB_SPOOL_CAPPED_MOST, &taken)) == 0 &&
+                   taken > 0);
+            if (rc == 0)
+                *cannot = 0;
         }
         sqlite3_close(db);
     }
@@ -67,19 +82,40 @@ static void null_std_fds(void)
         lb_raw_syscall(SYS_dup2, 0, to, 0, 0, 0, 0);
 }
 
+/* The merger apart from the program: no descriptor of its, a process
+ * group of its own (a job-control stop of the program's group, which
+ * would report the merger's stop to the root, does not reach it), a name
+ * of its own (pgrep, killall and pidof of the program's name do not find
+ * it), and `/` as its directory (it holds no mount of the program's
+ * busy; the run's paths are absolute). false when the descriptors
+ * cannot be closed (close_range refused: a kernel before 5.9, a seccomp
+ * filter): the merger ends at once. */
+static bool set_apart(void)
+{
+    if (lb_raw_syscall(SYS_close_range, 0, ~0ul, 0, 0, 0, 0) != 0)
+        return false;
+    null_std_fds();
+    lb_raw_syscall(SYS_setpgid, 0, 0, 0, 0, 0, 0);
+    lb_raw_syscall(SYS_prctl, PR_SET_NAME, (long)"lockblame-merge", 0, 0, 0, 0);
+    if (lb_output_path()[0] == '/')
+        lb_raw_syscall(SYS_chdir, (long)"/", 0, 0, 0, 0, 0);
+    return true;
+}
+
 /* The merger process, from the raw clone on: never returns. */
 __attribute__((noreturn)) static void merger_main(void)
 {
     lb_own_pid_confirm(); /* its own pid, not the root's (util/proc_numbers.h) */
-    if (lb_raw_syscall(SYS_close_range, 0, ~0ul, 0, 0, 0, 0) == 0) {
-        null_std_fds();
+    int status = MERGER_CANNOT;
+    if (set_apart()) {
         lb_thread_t *self = lb_self; /* the root's thread's record, copied */
         lb_enter(self);              /* SQLite's locks and allocations go straight to glibc */
-        if (lb_call_on_own_stack(merge_sealed, NULL, LB_OWN_STACK_SIZE, true) != 0)
-            merge_sealed(NULL);
+        status = 0;
+        if (lb_call_on_own_stack(merge_sealed, &status, LB_OWN_STACK_SIZE, true) != 0)
+            merge_sealed(&status);
     }
     for (;;)
-        lb_raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+        lb_raw_syscall(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 /* Whether the process runs one thread: the registry's live records, and
@@ -125,8 +161,8 @@ static bool may_start(void)
 {
     unsigned bound = lb_spool_bound_max();
     unsigned start = bound / 2 > LB_MERGER_START ? bound / 2 : LB_MERGER_START;
-    return lb_self && lb_spool_enabled() && bound > LB_MERGER_START &&
-           lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
+    return own_heap && !given_up && lb_self && lb_runtime_monitoring() && lb_spool_enabled() &&
+           bound > LB_MERGER_START && lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
            lb_spool_bound_duty_free() && process_limit_roomy() && one_thread();
 }
 
@@ -147,26 +183,32 @@ static void start(void)
 
 /* The merger reaped if it ended: true, or false while it runs. Gone
  * (ECHILD: a wait of the program's with __WALL took it) counts as
- * ended. */
+ * ended. One that could not work (its status, or a signal) gives the
+ * background merge up for this image: it would fail again at every
+ * fork. */
 static bool reaped(int options)
 {
     if (!merger)
         return true;
+    int status = 0;
     long rc;
     do
-        rc = lb_raw_syscall(SYS_wait4, merger, 0, __WCLONE | options, 0, 0, 0);
+        rc = lb_raw_syscall(SYS_wait4, merger, (long)&status, __WCLONE | options, 0, 0, 0);
     while (rc < 0 && errno == EINTR);
     if (rc == 0)
         return false;
+    if (rc > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        given_up = true;
     merger = 0;
     return true;
 }
 
-/* The merger waited for, LB_MERGER_WAIT_NS at most: one that takes
- * longer (a module file on a hung mount, say) is killed, so that the
- * program's end never waits on it; its transaction and claims are then
- * the journal's and the next merger's (the root's final write). */
-#define LB_MERGER_WAIT_NS (10ull * 1000000000ull)
+/* The merger waited for, LB_MERGER_WAIT_NS at most: its batch under way
+ * takes a fraction of that, and one that takes longer (stopped, or hung
+ * on a module file of a dead mount) is killed, so that the program's end
+ * never waits on it; its transaction and claims are then the journal's
+ * and the next merger's (the root's final write). */
+#define LB_MERGER_WAIT_NS (2ull * 1000000000ull)
 #define LB_MERGER_POLL_NS 1000000l
 
 static void wait_bounded(void)
@@ -179,6 +221,25 @@ static void wait_bounded(void)
             return;
         }
         lb_raw_syscall(SYS_nanosleep, (long)&poll, 0, 0, 0, 0, 0);
+    }
+}
+
+void lb_merger_setup(void)
+{
+    /* A merger is a copy of the root made inside its fork: the malloc of
+     * a replacement allocator registered after lockblame's fork handlers
+     * holds its locks until its own parent handler runs, later. So only
+     * with glibc's malloc, whose locks the fork released before. */
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    own_heap = libc && dlsym(libc, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
+}
+
+void lb_merger_fork_prepare(void)
+{
+    if (merger) {
+        int saved_errno = errno;
+        reaped(WNOHANG); /* an ended merger holds no process slot the fork needs */
+        errno = saved_errno;
     }
 }
 
