@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The tree's background merger under plain LD_PRELOAD
-# (report/writer/merger.h): wait_any_tree forks 200 children one after
+# (report/writer/merger.h): wait_any_tree forks 250 children one after
 # another, each recording a cond wait, reaps each with wait(2) (any child)
 # and then waits at a gate (tests/workloads_user/wait_any_tree.c).
 #  1. default bound (256 records): before the root ends, the database
-#     already holds at least 100 of the children (a merger started once
-#     128 were pending; no child's capped commit, which comes at 256,
+#     already holds at least 200 of the children (a merger started once
+#     240 were pending; no child's capped commit, which comes at 256,
 #     would have added any); the root's waits never saw a process it did
 #     not fork, nor a SIGCHLD of another process, and its last wait()
 #     failed with ECHILD; after it ends the
@@ -25,7 +25,7 @@
 need "$LOCKBLAME_LIB" "$WORKLOADS_USER/wait_any_tree"
 command -v sqlite3 >/dev/null || skip "sqlite3"
 prog=$WORKLOADS_USER/wait_any_tree
-N=200
+N=250
 
 joined() { tr '\n' ' ' | sed 's/ $//'; }
 children_in_db() { rows "$1" "SELECT COUNT(*) FROM run WHERE pid <> $2"; }
@@ -94,12 +94,12 @@ gated merger
 early=0
 for _ in $(seq 1 600); do
     early=$(children_in_db "$db" $root)
-    [ "$early" != "?" ] && [ "$early" -ge 100 ] && break
+    [ "$early" != "?" ] && [ "$early" -ge 200 ] && break
     sleep 0.1
 done
 echo "  before the root ends: $early of $N children in the database"
-[ "$early" != "?" ] && [ "$early" -ge 100 ] ||
-    bad "merger: $early children in the database before the root ended, not 100 or more"
+[ "$early" != "?" ] && [ "$early" -ge 200 ] ||
+    bad "merger: $early children in the database before the root ended, not 200 or more"
 ended merger
 
 echo "== 2. a merger stopped (SIGSTOP) while the tree runs"

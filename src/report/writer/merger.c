@@ -45,8 +45,9 @@ static bool own_heap; /* malloc is glibc's (at setup): see lb_merger_setup */
 #define MERGER_CANNOT 1
 
 /* The merger's work: the sealed pending files added, a batch of at most
- * the bound's capped worth a transaction, until none is left. Its status
- * into *status. */
+ * the bound's capped worth a transaction, again while a batch was full
+ * (a tail of a file or two waits for the next merger, or the root's
+ * final write, not a transaction of its own). Its status into *status. */
 static void merge_sealed(void *status)
 {
     int *cannot = status;
@@ -64,7 +65,7 @@ static void merge_sealed(void *status)
             do
                 taken = 0;
             while ((rc = lb_output_merge_sealed(db, LB_SPOOL_CAPPED_MOST, &taken)) == 0 &&
-                   taken > 0);
+                   taken >= LB_SPOOL_CAPPED_MOST);
             if (rc == 0)
                 *cannot = 0;
         }
@@ -152,15 +153,19 @@ static bool process_limit_roomy(void)
     return limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= LB_MERGER_NPROC_ROOM;
 }
 
-/* Whether the root may start a merger now (merger.h): half the bound
- * pending, at least LB_MERGER_START records (a merger's set-up, SQLite
- * and the database opened, the module files read for the names the
- * records leave to the merge, costs about what a few dozen records'
- * merge does: fewer, larger batches cost the tree less CPU time). */
+/* Whether the root may start a merger now (merger.h): the bound less
+ * one log's worth pending (at least LB_MERGER_START records), so that a
+ * merger adds about the batch a child on the bound's duty would have, in
+ * one transaction: a merger's set-up (the database opened, the module
+ * files read for the names the records leave to the merge) and each
+ * transaction's page writes cost about what a few dozen records' merge
+ * does, and mergers of half the bound took the tree ~10% more CPU time
+ * than the children's capped commits. */
 static bool may_start(void)
 {
     unsigned bound = lb_spool_bound_max();
-    unsigned start = bound / 2 > LB_MERGER_START ? bound / 2 : LB_MERGER_START;
+    unsigned start = bound - LB_SPOOL_LOG_RECORDS > LB_MERGER_START ? bound - LB_SPOOL_LOG_RECORDS
+                                                                    : LB_MERGER_START;
     return own_heap && !given_up && lb_self && lb_runtime_monitoring() && lb_spool_enabled() &&
            bound > LB_MERGER_START && lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
            lb_spool_bound_duty_free() && process_limit_roomy() && one_thread();

@@ -2,16 +2,16 @@
  * run` the CLI's merger thread does this: report/cli/run_merge.h).
  *
  * A tree of short processes is mostly serial: its forking parent waits
- * for each child, and on two CPUs one of them is idle about half the
- * time. The pending records (common/spool.h) were added to the database
- * in series with that work: by a child on the spool bound's duty at its
- * exit (spool_bound.h), which its parent's wait waits for, and by the
- * root at its end. So the root, after a fork, when the spool holds half
- * the bound's records (at least LB_MERGER_START), starts a process of
- * lockblame's own that adds the sealed pending files and ends once none
- * is left: the merge runs beside the tree, on the CPU it leaves idle,
- * and a child's capped commit, at the full bound, comes only where the
- * tree ends processes faster than the merger adds them.
+ * for each child. Without a merger the pending records (common/spool.h)
+ * are added in series with that work: by a child on the spool bound's
+ * duty at its exit (spool_bound.h), whose exit, and its parent's wait,
+ * then take tens of milliseconds more, and by the root at its end. So
+ * the root, after a fork, when the spool holds the bound less one log's
+ * worth (at least LB_MERGER_START records), starts a process of
+ * lockblame's own that adds the sealed pending files and ends: the merge
+ * runs beside the tree, on a CPU it leaves idle, no child's exit waits
+ * for it, and a child's capped commit, at the full bound, comes only
+ * where the tree ends processes faster than the merger adds them.
  *
  * The merger is a raw clone of the root without SIGCHLD (exit signal 0):
  * the program's wait(), waitpid(-1) and waitid(P_ALL) never see it (a
