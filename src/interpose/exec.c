@@ -1,11 +1,21 @@
 /* exec: the old image's profile is written before the image is replaced
- * (docs/DESIGN.md "Storage"). If the exec then fails, the program
- * goes on unprofiled; errno and the return value are the real call's.
+ * (docs/DESIGN.md "Storage"), unless the exec cannot succeed as far as
+ * a look at its file tells (none there, not a regular file, not
+ * executable by this process: the commonest failures, as a program that
+ * tries one command and then another meets them): then the image goes
+ * on profiled, as it goes on running. If an exec that looked possible
+ * fails all the same, the program goes on unprofiled. errno and the
+ * return value are always the real call's.
  *
  * glibc's exec family calls __execve internally, not through the PLT, so
  * each entry point is wrapped; the variadic execl* build an argv first. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/runtime.h"
@@ -15,12 +25,55 @@ typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 
 extern char **environ;
 
-static void write_before_exec(void)
+/* Whether path names a regular file this process may execute. errno
+ * may change. */
+static bool runnable(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Whether the exec*p search for file finds something runnable: file
+ * itself when it has a '/', else in each directory of PATH (glibc's
+ * default where PATH is unset; an empty entry is the working directory).
+ * errno may change. */
+static bool found(const char *file)
+{
+    if (!file || !*file)
+        return false;
+    if (strchr(file, '/'))
+        return runnable(file);
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";
+    size_t flen = strlen(file);
+    for (const char *dir = path;; dir++) {
+        const char *end = strchr(dir, ':');
+        size_t dlen = end ? (size_t)(end - dir) : strlen(dir);
+        char candidate[PATH_MAX];
+        if (dlen + 1 + flen < sizeof candidate) {
+            memcpy(candidate, dlen ? dir : ".", dlen ? dlen : 1);
+            size_t at = dlen ? dlen : 1;
+            candidate[at] = '/';
+            memcpy(candidate + at + 1, file, flen + 1);
+            if (runnable(candidate))
+                return true;
+        }
+        if (!end)
+            return false;
+        dir = end;
+    }
+}
+
+/* The image's profile written, where the exec may replace it (`likely`:
+ * the look at its file above). */
+static void write_before_exec(bool likely)
 {
     if (!lb_runtime_is_own_process())
         return; /* a vfork child: the memory is its parent's */
     int saved_errno = errno;
-    lb_runtime_finish("exec");
+    if (likely)
+        lb_runtime_finish("exec");
     errno = saved_errno;
 }
 
@@ -34,35 +87,35 @@ static void *real(const char *name)
 LB_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execve");
-    write_before_exec();
+    write_before_exec(runnable(path));
     return fn(path, argv, envp);
 }
 
 LB_EXPORT int execv(const char *path, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execv");
-    write_before_exec();
+    write_before_exec(runnable(path));
     return fn(path, argv);
 }
 
 LB_EXPORT int execvp(const char *file, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execvp");
-    write_before_exec();
+    write_before_exec(found(file));
     return fn(file, argv);
 }
 
 LB_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execvpe");
-    write_before_exec();
+    write_before_exec(found(file));
     return fn(file, argv, envp);
 }
 
 LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int (*fn)(int, char *const[], char *const[]) = real("fexecve");
-    write_before_exec();
+    write_before_exec(true);
     return fn(fd, argv, envp);
 }
 

@@ -67,6 +67,19 @@ f=$(ls "$tmp"/exec/lockblame.process_events.*.db 2>/dev/null | head -1)
 [ -n "$f" ] || bad "no profile from the image that called exec"
 [ -n "$f" ] && { reason=$(rows "$f" "SELECT group_concat(exit_reason) FROM run"); echo "  images: $reason"; [ "$reason" = exec ] || bad "exit_reasons '$reason' (echo recorded nothing)"; }
 
+echo "== an exec that fails"
+# Both execs fail (no such file; no such command in PATH): the image goes
+# on, profiled, and its one profile holds both rounds of contention
+# (2 x 2 x 20000 acquisitions), ended by its exit, not by an exec.
+out=$(LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/exec-fails.db LD_PRELOAD=$LOCKBLAME_LIB "$W" exec-fails 2>/dev/null) ||
+    bad "exec-fails workload failed"
+[ "$out" = "exec-fails-done" ] || bad "exec-fails output '$out'"
+images=$(rows "$tmp/exec-fails.db" "SELECT group_concat(exit_reason) FROM run")
+acq=$(rows "$tmp/exec-fails.db" "SELECT SUM(acquisitions) FROM sync_object WHERE object = 'mutex'")
+echo "  images: $images; mutex acquisitions: $acq"
+[ "$images" = exit ] || bad "exec-fails: exit_reasons '$images', not one image ended by its exit"
+[ "$acq" = 80000 ] || bad "exec-fails: $acq mutex acquisitions, not 80000 (both rounds)"
+
 echo "== no new EINTR"
 out=$(LOCKBLAME_OUTPUT=$tmp/eintr.db LD_PRELOAD=$LOCKBLAME_LIB "$W" eintr 2>/dev/null) || bad "eintr workload: $out"
 echo "  $out"

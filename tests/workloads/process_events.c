@@ -6,6 +6,9 @@
  *              that resets inherited dispositions does)
  *   fork     - a threaded parent forks children that lock and exit()
  *   exec     - contends a little, then execs /bin/echo exec-done
+ *   exec-fails - contends a little, tries to exec a path that is not
+ *              there and a command no PATH directory holds (both fail,
+ *              ENOENT), contends again, then prints "exec-fails-done"
  *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
  *              threads burn CPU under sampling; counts EINTR (must be 0)
  *   abort    - contends a little, then abort()s
@@ -102,6 +105,25 @@ static int run_exec(void)
     execl("/bin/echo", "echo", "exec-done", (char *)NULL);
     perror("execl");
     return 1;
+}
+
+static int run_exec_fails(void)
+{
+    pthread_t t[2];
+    for (int round = 0; round < 2; round++) {
+        start_threads(2, 20000, t);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        if (round == 1)
+            break;
+        execl("/nonexistent/lockblame-test", "lockblame-test", (char *)NULL);
+        int path_errno = errno;
+        execlp("lockblame-test-no-such-command", "x", (char *)NULL);
+        if (path_errno != ENOENT || errno != ENOENT)
+            return 1;
+    }
+    printf("exec-fails-done\n");
+    return 0;
 }
 
 static volatile int stop_burning;
@@ -249,6 +271,8 @@ int main(int argc, char **argv)
         return run_fork();
     if (!strcmp(what, "exec"))
         return run_exec();
+    if (!strcmp(what, "exec-fails"))
+        return run_exec_fails();
     if (!strcmp(what, "eintr"))
         return run_eintr();
     if (!strcmp(what, "cancel"))
@@ -262,7 +286,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(what, "vfork-killed"))
         return run_vfork_killed();
-    fprintf(stderr, "usage: %s sigterm|sigterm-reset|fork|exec|eintr|cancel|abort|vfork-killed\n",
+    fprintf(stderr,
+            "usage: %s sigterm|sigterm-reset|fork|exec|exec-fails|eintr|cancel|abort|"
+            "vfork-killed\n",
             argv[0]);
     return 2;
 }
