@@ -10,6 +10,7 @@
  * glibc's exec family calls __execve internally, not through the PLT, so
  * each entry point is wrapped; the variadic execl* build an argv first. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,12 +26,13 @@ typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 
 extern char **environ;
 
-/* Whether path names a regular file this process may execute. errno
- * may change. */
+/* Whether path names a regular file this process may execute (by its
+ * effective ids, as execve checks). errno may change. */
 static bool runnable(const char *path)
 {
     struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
 }
 
 /* Whether the exec*p search for file finds something runnable: file
@@ -65,14 +67,23 @@ static bool found(const char *file)
     }
 }
 
-/* The image's profile written, where the exec may replace it (`likely`:
- * the look at its file above). */
-static void write_before_exec(bool likely)
+/* How an exec finds its file: the path as given, or searched in PATH
+ * (the p forms), or a descriptor (not looked at). */
+enum exec_lookup {
+    LOOK_PATH,
+    LOOK_SEARCH,
+    LOOK_NONE
+};
+
+/* The image's profile written, where the exec may replace it (the look
+ * at its file above). errno kept. */
+static void write_before_exec(const char *file, enum exec_lookup how)
 {
     if (!lb_runtime_is_own_process())
         return; /* a vfork child: the memory is its parent's */
     int saved_errno = errno;
-    if (likely)
+    bool may_replace = how == LOOK_NONE || (how == LOOK_PATH ? runnable(file) : found(file));
+    if (may_replace)
         lb_runtime_finish("exec");
     errno = saved_errno;
 }
@@ -87,35 +98,35 @@ static void *real(const char *name)
 LB_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execve");
-    write_before_exec(runnable(path));
+    write_before_exec(path, LOOK_PATH);
     return fn(path, argv, envp);
 }
 
 LB_EXPORT int execv(const char *path, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execv");
-    write_before_exec(runnable(path));
+    write_before_exec(path, LOOK_PATH);
     return fn(path, argv);
 }
 
 LB_EXPORT int execvp(const char *file, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execvp");
-    write_before_exec(found(file));
+    write_before_exec(file, LOOK_SEARCH);
     return fn(file, argv);
 }
 
 LB_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execvpe");
-    write_before_exec(found(file));
+    write_before_exec(file, LOOK_SEARCH);
     return fn(file, argv, envp);
 }
 
 LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int (*fn)(int, char *const[], char *const[]) = real("fexecve");
-    write_before_exec(true);
+    write_before_exec(NULL, LOOK_NONE);
     return fn(fd, argv, envp);
 }
 
