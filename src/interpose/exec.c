@@ -26,13 +26,22 @@ typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 
 extern char **environ;
 
-/* Whether path names a regular file this process may execute (by its
- * effective ids, as execve checks). errno may change. */
+/* Whether an exec of path may succeed: false only on a definite no (no
+ * such file, not a regular file, no execute bit, or execute permission
+ * refused to the effective ids, as execve checks them). Any other
+ * answer, a sandbox's EPERM for faccessat2 say, counts as maybe: a wrong
+ * no would lose the image's profile, a wrong maybe only ends profiling
+ * early, as any exec that fails did. errno may change. */
 static bool runnable(const char *path)
 {
     struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-           faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
+    if (!path)
+        return false;
+    if (stat(path, &st) != 0)
+        return errno != ENOENT && errno != ENOTDIR;
+    if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) == 0)
+        return false;
+    return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0 || errno != EACCES;
 }
 
 /* Whether the exec*p search for file finds something runnable: file

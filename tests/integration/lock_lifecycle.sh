@@ -28,6 +28,8 @@ for i in 1 2; do
     # The failed exec wrote the profile (exit_reason exec).
     if [ -s "$tmp/out$i.db" ]; then
         "$LOCKBLAME_CLI" report --by-release-site "$tmp/out$i.db" >/dev/null || bad "report exited $?"
+        reasons=$(rows "$tmp/out$i.db" "SELECT group_concat(exit_reason) FROM run")
+        [ "$reasons" = exec ] || bad "the profile's exit reasons '$reasons', not the failed exec's alone"
     else
         bad "no profile written"
     fi

@@ -16,9 +16,9 @@
  *             initialized (and monitored) template, or by assigning the
  *             static initializers
  *   destroy   destroy of a monitored lock then init again; init twice
- *   failed exec: an exec that fails (as execvp does while it walks PATH)
- *             after the exec wrappers had their say: the library has
- *             written its profile, and the program goes on locking: main's
+ *   failed exec: an exec of an empty executable file, which fails
+ *             (ENOEXEC) after the exec wrappers had their say: the library
+ *             has written its profile, and the program goes on locking: main's
  *             monitored objects, fresh ones and memcpy'd copies of
  *             monitored ones
  *   atexit, destructor, late (an atexit handler registered in preinit,
@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int n_bad;
@@ -415,12 +416,20 @@ int main(void)
     contend("late objects in main", &late_objs, 20000, 0);
     atexit(atexit_handler);
 
-    /* A failed exec: the exec wrapper writes the profile first. */
-    char *args[] = { "lock_lifecycle-no-such-program", NULL };
+    /* A failed exec: of a regular, executable file, which the exec
+     * wrapper takes for a program and writes the profile first; the
+     * kernel refuses it (empty: ENOEXEC) and the program goes on. */
+    char path[] = "/tmp/lock_lifecycle-exec-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && fchmod(fd, 0755) == 0 && close(fd) == 0, "an empty executable file");
+    char *args[] = { path, NULL };
     errno = 0;
-    int rc = execve("/nonexistent/lock_lifecycle-no-such-program", args, NULL);
-    printf("failed exec: returned %d, %s\n", rc, errno == ENOENT ? "ENOENT" : strerror(errno));
-    CHECK(rc == -1 && errno == ENOENT, "execve of a missing program");
+    int rc = execve(path, args, NULL);
+    int exec_errno = errno;
+    unlink(path);
+    printf("failed exec: returned %d, %s\n", rc,
+           exec_errno == ENOEXEC ? "ENOEXEC" : strerror(exec_errno));
+    CHECK(rc == -1 && exec_errno == ENOEXEC, "execve of an empty file");
     n_bad += late_phase("after a failed exec", 20000);
 
     printf("main: %s\n", n_bad ? "FAILED" : "ok");
