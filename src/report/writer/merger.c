@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/phase.h"
 #include "core/thread.h"
@@ -166,8 +167,9 @@ static bool may_start(void)
     unsigned bound = lb_spool_bound_max();
     unsigned start = bound - LB_SPOOL_LOG_RECORDS > LB_MERGER_START ? bound - LB_SPOOL_LOG_RECORDS
                                                                     : LB_MERGER_START;
-    return own_heap && !given_up && lb_self && lb_runtime_monitoring() && lb_spool_enabled() &&
-           bound > LB_MERGER_START && lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
+    return own_heap && !__atomic_load_n(&given_up, __ATOMIC_RELAXED) && lb_self &&
+           lb_runtime_monitoring() && lb_spool_enabled() && bound > LB_MERGER_START &&
+           lb_spool_bound_pending() >= start && lb_ledger_spool_open() &&
            lb_spool_bound_duty_free() && process_limit_roomy() && one_thread();
 }
 
@@ -183,7 +185,7 @@ static void start(void)
         merger_main();
     lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&before, 0, _NSIG / 8, 0, 0);
     if (pid > 0)
-        merger = (pid_t)pid;
+        __atomic_store_n(&merger, (pid_t)pid, __ATOMIC_RELEASE);
 }
 
 /* The merger reaped if it ended: true, or false while it runs. Gone
@@ -193,40 +195,62 @@ static void start(void)
  * fork. */
 static bool reaped(int options)
 {
-    if (!merger)
+    /* Read once: another thread's fork hook may reap it meanwhile (a
+     * root that went threaded after the start), and a pid of 0 would
+     * name the process group in wait4 and kill. */
+    pid_t pid = __atomic_load_n(&merger, __ATOMIC_ACQUIRE);
+    if (pid <= 0)
         return true;
     int status = 0;
     long rc;
     do
-        rc = lb_raw_syscall(SYS_wait4, merger, (long)&status, __WCLONE | options, 0, 0, 0);
+        rc = lb_raw_syscall(SYS_wait4, pid, (long)&status, __WCLONE | options, 0, 0, 0);
     while (rc < 0 && errno == EINTR);
     if (rc == 0)
         return false;
     if (rc > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        given_up = true;
-    merger = 0;
+        __atomic_store_n(&given_up, true, __ATOMIC_RELAXED);
+    __atomic_compare_exchange_n(&merger, &pid, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     return true;
 }
 
-/* The merger waited for, LB_MERGER_WAIT_NS at most: its batch under way
- * takes a fraction of that, and one that takes longer (stopped, or hung
- * on a module file of a dead mount) is killed, so that the program's end
- * never waits on it; its transaction and claims are then the journal's
- * and the next merger's (the root's final write). */
+/* The merger waited for, LB_MERGER_WAIT_NS at most by the monotonic
+ * clock: its batch under way takes a fraction of that, and one that
+ * takes longer (stopped, or hung on a module file of a dead mount) is
+ * killed, so that the program's end never waits on it; its transaction
+ * and claims are then the journal's and the next merger's (the root's
+ * final write). A killed merger is waited for as long again, then left
+ * (one in an uninterruptible sleep). */
 #define LB_MERGER_WAIT_NS (2ull * 1000000000ull)
 #define LB_MERGER_POLL_NS 1000000l
 
-static void wait_bounded(void)
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    lb_raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t, 0, 0, 0, 0);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Polls until the merger is reaped or `deadline` passes: reaped or not. */
+static bool reaped_by(uint64_t deadline)
 {
     struct timespec poll = { 0, LB_MERGER_POLL_NS };
-    for (uint64_t waited = 0; !reaped(WNOHANG); waited += LB_MERGER_POLL_NS) {
-        if (waited >= LB_MERGER_WAIT_NS) {
-            lb_raw_syscall(SYS_kill, merger, SIGKILL, 0, 0, 0, 0);
-            reaped(0);
-            return;
-        }
+    while (!reaped(WNOHANG)) {
+        if (monotonic_ns() >= deadline)
+            return false;
         lb_raw_syscall(SYS_nanosleep, (long)&poll, 0, 0, 0, 0, 0);
     }
+    return true;
+}
+
+static void wait_bounded(void)
+{
+    if (reaped_by(monotonic_ns() + LB_MERGER_WAIT_NS))
+        return;
+    pid_t pid = __atomic_load_n(&merger, __ATOMIC_ACQUIRE);
+    if (pid > 0)
+        lb_raw_syscall(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
+    reaped_by(monotonic_ns() + LB_MERGER_WAIT_NS);
 }
 
 void lb_merger_setup(void)
@@ -234,14 +258,18 @@ void lb_merger_setup(void)
     /* A merger is a copy of the root made inside its fork: the malloc of
      * a replacement allocator registered after lockblame's fork handlers
      * holds its locks until its own parent handler runs, later. So only
-     * with glibc's malloc, whose locks the fork released before. */
-    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    own_heap = libc && dlsym(libc, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
+     * with glibc's malloc (the malloc found by name lies in the object
+     * that holds getpid, which no allocator replaces: libc), whose locks
+     * the fork released before. */
+    void *found = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info in_found, in_libc;
+    own_heap = found && dladdr(found, &in_found) && dladdr((void *)&getpid, &in_libc) &&
+               in_found.dli_fbase == in_libc.dli_fbase;
 }
 
 void lb_merger_fork_prepare(void)
 {
-    if (merger) {
+    if (__atomic_load_n(&merger, __ATOMIC_RELAXED)) {
         int saved_errno = errno;
         reaped(WNOHANG); /* an ended merger holds no process slot the fork needs */
         errno = saved_errno;
