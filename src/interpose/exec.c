@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/path_search.h"
 #include "core/runtime.h"
 #include "util/common.h"
 
@@ -44,36 +45,11 @@ static bool runnable(const char *path)
     return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0 || errno != EACCES;
 }
 
-/* Whether the exec*p search for file finds something runnable: file
- * itself when it has a '/', else in each directory of PATH (glibc's
- * default where PATH is unset; an empty entry is the working directory).
- * errno may change. */
-static bool found(const char *file)
+/* runnable as a path search's visitor. */
+static bool visit_runnable(const char *candidate, void *arg)
 {
-    if (!file || !*file)
-        return false;
-    if (strchr(file, '/'))
-        return runnable(file);
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/bin:/usr/bin";
-    size_t flen = strlen(file);
-    for (const char *dir = path;; dir++) {
-        const char *end = strchr(dir, ':');
-        size_t dlen = end ? (size_t)(end - dir) : strlen(dir);
-        char candidate[PATH_MAX];
-        if (dlen + 1 + flen < sizeof candidate) {
-            memcpy(candidate, dlen ? dir : ".", dlen ? dlen : 1);
-            size_t at = dlen ? dlen : 1;
-            candidate[at] = '/';
-            memcpy(candidate + at + 1, file, flen + 1);
-            if (runnable(candidate))
-                return true;
-        }
-        if (!end)
-            return false;
-        dir = end;
-    }
+    (void)arg;
+    return runnable(candidate);
 }
 
 /* How an exec finds its file: the path as given, or searched in PATH
@@ -91,7 +67,11 @@ static void write_before_exec(const char *file, enum exec_lookup how)
     if (!lb_runtime_is_own_process())
         return; /* a vfork child: the memory is its parent's */
     int saved_errno = errno;
-    bool may_replace = how == LOOK_NONE || (how == LOOK_PATH ? runnable(file) : found(file));
+    /* (glibc's execvp: "/bin:/usr/bin" where PATH is unset) */
+    bool may_replace =
+        how == LOOK_NONE ||
+        (how == LOOK_PATH ? runnable(file)
+                          : lb_path_search(file, "/bin:/usr/bin", visit_runnable, NULL));
     if (may_replace)
         lb_runtime_finish("exec");
     errno = saved_errno;

@@ -15,30 +15,34 @@
 #include <unistd.h>
 
 #include "common/db_merge.h"
+#include "common/path_search.h"
 #include "report/cli/db.h"
 #include "report/cli/run_checks.h"
 #include "report/cli/util.h"
 
-/* PROG as execvp would find it; false when it is not found. */
+/* Where resolve puts what it finds. */
+typedef struct found_path {
+    char *out;
+    size_t size;
+} found_path_t;
+
+/* A candidate this process may execute, copied out. */
+static bool keep_executable(const char *candidate, void *arg)
+{
+    found_path_t *f = arg;
+    if (access(candidate, X_OK) != 0)
+        return false;
+    snprintf(f->out, f->size, "%s", candidate);
+    return true;
+}
+
+/* PROG as execvp would find it (the same candidates, common/path_search.h;
+ * this check's own list where PATH is unset); false when it is not
+ * found. */
 static bool resolve(const char *prog, char *out, size_t size)
 {
-    if (strchr(prog, '/')) {
-        snprintf(out, size, "%s", prog);
-        return access(out, X_OK) == 0;
-    }
-    const char *path = getenv("PATH");
-
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        size_t n = strcspn(path, ":");
-
-        snprintf(out, size, "%.*s%s%s", (int)n, path, n ? "/" : "", prog);
-        if (access(out, X_OK) == 0)
-            return true;
-        path += n + (path[n] == ':');
-    }
-    return false;
+    found_path_t f = { out, size };
+    return lb_path_search(prog, "/usr/local/bin:/usr/bin:/bin", keep_executable, &f);
 }
 
 /* true when the ELF program at path has no PT_INTERP: statically linked
