@@ -281,7 +281,7 @@ int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintp
     lb_thread_t *self = lb_self ? lb_thread_here(lb_self) : lb_thread_adopt();
     lb_mon_t *mon = NULL;
     if (self && !self->busy)
-        mon = recent ? recent : lb_objmap_get(s, LB_OBJ_SEM);
+        mon = recent ? recent : lb_objmap_get_probed(s, LB_OBJ_SEM); /* (recent: looked) */
     if (!mon || lb_timeout_rejected(clock, abstime))
         return real_sem_wait(s, clock, abstime); /* EINVAL before any attempt */
     pthread_testcancel(); /* glibc's sem_wait is a cancellation point even when it need not wait */

@@ -71,13 +71,11 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
 int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
                     int arg);
 
-/* The memo's path of lb_signal: a signal, broadcast or post on obj by
- * self, whose memo names obj's lb_mon mon, still in the sampled state v
- * the memo took (so slot, which v names, is still its own), at the site
- * it counted last (site: that site's slot). The steps of the inline path
- * below, less the look-ups the memo saves: one count at the site, a gap
- * look where the slot looks for gaps, the countdown's decrement and the
- * mark's test, the real call. */
+/* The steps of lb_signal once obj's lb_mon mon, its sampled state v and
+ * v's slot, and the site's slot are known (from the memo, which names
+ * them, or from the look-ups): one count at the site, a gap look where
+ * the slot looks for gaps, the countdown's decrement and the mark's
+ * test, the real call. */
 static LB_ALWAYS_INLINE int lb_signal_memoized(lb_thread_t *self, lb_mon_t *mon, uint32_t v,
                                                lb_signal_hot_t *slot, lb_site_t *site, void *obj,
                                                lb_obj_kind kind, int arg)
@@ -145,11 +143,10 @@ static LB_ALWAYS_INLINE int lb_signal(void *obj, lb_obj_kind kind, uintptr_t sit
     if (slot) { /* (a slot keeps the mark: v stays LB_SIGNAL_SAMPLED) */
         self->signal_memo_mon = mon;
         self->signal_memo_state = v;
+        return lb_signal_memoized(self, mon, v, slot, s, obj, kind, arg);
     }
-    s->releases++;
-    if (lb_unlikely(lb_signal_looks_for_gaps(self, slot, obj, kind)))
-        return lb_signal_looking(self, mon, obj, kind, arg, v);
-    if (lb_unlikely(lb_signal_sampled_due(self, v, slot, false)))
+    s->releases++; /* (no slot: no gaps to look for) */
+    if (lb_unlikely(lb_signal_sampled_due(self, v, NULL, false)))
         return lb_signal_measured(self, mon, obj, kind, arg);
     return lb_signal_real(obj, kind, arg);
 }
