@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 #include "report/writer/output.h"
 #include "report/writer/spool_bound.h"
 #include "util/fork_pages.h"
-#include "util/lazy_deps.h"
 #include "util/own_stack.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
@@ -45,33 +43,15 @@ static bool own_heap; /* malloc is glibc's (at setup): see lb_merger_setup */
  * taken), else MERGER_CANNOT. */
 #define MERGER_CANNOT 1
 
-/* The merger's work: the sealed pending files added, a batch of at most
- * the bound's capped worth a transaction, again while a batch was full
- * (a tail of a file or two waits for the next merger, or the root's
- * final write, not a transaction of its own). Its status into *status. */
+/* The merger's work: the sealed pending files added, batches of at most
+ * the bound's capped worth (lb_output_merge_sealed). Its status into
+ * *status. */
 static void merge_sealed(void *status)
 {
-    int *cannot = status;
     if (!lb_spool_bound_take_duty_now())
         return; /* a process on the bound's duty commits: it adds them */
-    char why[256];
-    *cannot = MERGER_CANNOT;
-    if (lb_sqlite_open_at_exit(why, sizeof why)) {
-        sqlite3 *db = NULL;
-        if (sqlite3_open_v2(":memory:", &db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            NULL) == SQLITE_OK) {
-            unsigned taken;
-            int rc;
-            do
-                taken = 0;
-            while ((rc = lb_output_merge_sealed(db, LB_SPOOL_CAPPED_MOST, &taken)) == 0 &&
-                   taken >= LB_SPOOL_CAPPED_MOST);
-            if (rc == 0)
-                *cannot = 0;
-        }
-        sqlite3_close(db);
-    }
+    if (lb_output_merge_sealed(LB_SPOOL_CAPPED_MOST) != 0)
+        *(int *)status = MERGER_CANNOT;
     lb_spool_bound_release();
 }
 

@@ -464,10 +464,11 @@ int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void 
     return commit(db, false, oldest_or_all(pending_batch()), add, arg, NULL);
 }
 
-int lb_output_merge_pending(void)
+/* fn(db, arg) on a connection of its own (":memory:"; each commit
+ * attaches the run's database), SQLite loaded first: fn's result, or -1
+ * after one line when SQLite cannot be loaded or opened. */
+static int on_own_connection(int (*fn)(sqlite3 *db, void *arg), void *arg)
 {
-    if (!lb_spool_has_records(output_path, run_key))
-        return 0;
     char why[256];
     if (!lb_sqlite_open_at_exit(why, sizeof why)) {
         lb_warn("cannot add the run's pending profiles to %s: %s", output_path, why);
@@ -478,15 +479,40 @@ int lb_output_merge_pending(void)
     if (sqlite3_open_v2(":memory:", &db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) == SQLITE_OK)
-        rc = commit(db, false, oldest_or_all(0), add_nothing, NULL, NULL);
+        rc = fn(db, arg);
     sqlite3_close(db);
     return rc;
 }
 
-int lb_output_merge_sealed(sqlite3 *db, unsigned most, unsigned *taken)
+static int merge_all(sqlite3 *db, void *arg)
 {
-    return commit(db, false, (pending_take_t){ LB_SPOOL_TAKE_SEALED, most }, add_nothing, NULL,
-                  taken);
+    (void)arg;
+    return commit(db, false, oldest_or_all(0), add_nothing, NULL, NULL);
+}
+
+int lb_output_merge_pending(void)
+{
+    if (!lb_spool_has_records(output_path, run_key))
+        return 0;
+    return on_own_connection(merge_all, NULL);
+}
+
+/* Batches of the sealed files, of at most *most records, again while a
+ * batch was full. */
+static int merge_sealed_batches(sqlite3 *db, void *most)
+{
+    pending_take_t take = { LB_SPOOL_TAKE_SEALED, *(unsigned *)most };
+    unsigned taken;
+    int rc;
+    do
+        taken = 0;
+    while ((rc = commit(db, false, take, add_nothing, NULL, &taken)) == 0 && taken >= take.most);
+    return rc;
+}
+
+int lb_output_merge_sealed(unsigned most)
+{
+    return on_own_connection(merge_sealed_batches, &most);
 }
 
 int lb_output_spool(const void *rows, size_t n)

@@ -66,12 +66,12 @@ int lb_output_commit_with(sqlite3 *db, int (*add)(sqlite3 *db, void *arg), void 
  * lockblame: line. */
 int lb_output_merge_pending(void);
 /* The run's sealed pending files (common/spool.h, LB_SPOOL_TAKE_SEALED),
- * the oldest up to `most` records, added in a transaction of their own
- * through db (an empty connection of the caller's, ":memory:"): 0 with
- * *taken the records taken out of the spool (0: none sealed), or -1
+ * the oldest up to `most` records a transaction, again while a
+ * transaction was full (a tail of a file or two waits for a later
+ * commit, not a transaction of its own): 0 (none sealed, or added), or -1
  * after one lockblame: line. A merger beside the running tree
  * (report/writer/merger.h). */
-int lb_output_merge_sealed(sqlite3 *db, unsigned most, unsigned *taken);
+int lb_output_merge_sealed(unsigned most);
 /* A profile's row log (common/rowlog.h, with its header) as a pending
  * record of the run: 0, or -1 (nothing written; the caller commits it). */
 int lb_output_spool(const void *rows, size_t n);

@@ -51,11 +51,15 @@ static uint64_t duty_word(uint32_t pid, uint64_t start)
     return (uint64_t)pid | (uint64_t)(uint32_t)start << 32;
 }
 
-static bool holder_gone(uint64_t word)
+/* Whether duty word `held` leaves the duty free: nobody holds it, or its
+ * holder is gone. */
+static bool duty_open(uint64_t held)
 {
-    uint32_t pid = (uint32_t)word;
+    if (!held)
+        return true;
+    uint32_t pid = (uint32_t)held;
     uint64_t start = lb_proc_start_of((pid_t)pid); /* 0: none, or a zombie */
-    return !start || duty_word(pid, start) != word;
+    return !start || duty_word(pid, start) != held;
 }
 
 /* The duty taken by this process if no live process holds it. */
@@ -66,7 +70,7 @@ static bool take_duty(lb_ledger_t *l)
         return false;
     uint64_t mine = duty_word((uint32_t)getpid(), start);
     uint64_t held = __atomic_load_n(&l->committer, __ATOMIC_SEQ_CST);
-    while (!held || holder_gone(held)) {
+    while (duty_open(held)) {
         if (__atomic_compare_exchange_n(&l->committer, &held, mine, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST)) {
             duty = mine;
@@ -97,8 +101,7 @@ uint32_t lb_spool_bound_pending(void)
 bool lb_spool_bound_duty_free(void)
 {
     lb_ledger_t *l = lb_ledger_shared();
-    uint64_t held = l ? __atomic_load_n(&l->committer, __ATOMIC_SEQ_CST) : 1;
-    return !held || holder_gone(held);
+    return l && duty_open(__atomic_load_n(&l->committer, __ATOMIC_SEQ_CST));
 }
 
 unsigned lb_spool_bound_max(void)
