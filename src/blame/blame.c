@@ -158,6 +158,8 @@ static void wait_begins(lb_mon_t *mon, lb_obj_kind kind, lb_wait_t *wait, uint64
     wait->hot = NULL;
     wait->timed_out = false;
     wait->had_deadline = false;
+    if (kind == LB_OBJ_MUTEX)
+        lb_mutex_sampled_exact_waiter(mon); /* before it counts: mutex_quiet.h */
     mon->waiters++;
     if (!mon->held) /* someone holds it, or we would not wait */
         lb_clock_hold_begins(mon);
@@ -320,6 +322,8 @@ LB_NOINLINE static double sampled_release_collects(lb_mon_t *mon, lb_object_stat
     double owed = lb_sampled_owed_take(stats);
     if (stats)
         stats->blamed_ns += owed;
+    if (mon->kind == LB_OBJ_MUTEX)
+        lb_mutex_sampled_released(mon); /* its fast paths may skip it again */
     return owed;
 }
 

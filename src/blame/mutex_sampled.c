@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "blame/context.h"
+#include "blame/mutex_quiet.h"
 #include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
 #include "core/undirected.h"
@@ -75,8 +76,10 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         if (!owner || !mon || __atomic_load_n(owner, __ATOMIC_RELAXED) != t->tid)
             continue;
         uint64_t owed = charge_within(slot, (uint64_t)w * ns, waited_so_far(slot, lb_now_ns()));
-        if (owed)
+        if (owed) {
             lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
+            lb_mutex_quiet_clear(mon); /* after clock_moved: mutex_quiet.h */
+        }
     }
 }
 
@@ -91,6 +94,24 @@ void lb_mutex_sampled_setup(void)
 uint32_t lb_mutex_sampled_missed(void)
 {
     return __atomic_load_n(&slots_missed, __ATOMIC_RELAXED);
+}
+
+/* Is mon (a mutex's) in a slot? */
+static bool in_slot(const lb_mon_t *mon)
+{
+    return __atomic_load_n(&mon->mutex_sampled, __ATOMIC_RELAXED) - 1 < LB_MUTEX_HOT_SLOTS;
+}
+
+void lb_mutex_sampled_exact_waiter(const lb_mon_t *mon)
+{
+    if (in_slot(mon))
+        lb_mutex_quiet_clear(mon);
+}
+
+void lb_mutex_sampled_released(const lb_mon_t *mon)
+{
+    if (in_slot(mon))
+        lb_mutex_quiet_settle(mon);
 }
 
 void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
@@ -112,6 +133,7 @@ static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats
             continue;
         slot->stats = stats;
         __atomic_store_n(&slot->charged_ns, 0, __ATOMIC_RELAXED); /* (its shards start empty) */
+        lb_mutex_quiet_settle(mon); /* before any sample can owe: none waits in the slot */
         __atomic_store_n(&slot->owner, owner, __ATOMIC_RELEASE);
         uint32_t used = __atomic_load_n(&slots_used, __ATOMIC_RELAXED);
         while (used <= i && !__atomic_compare_exchange_n(&slots_used, &used, i + 1, false,
@@ -189,6 +211,27 @@ void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mutex_hot_t *slot, uint64
     note_waiter(self, slot, node, node_id);
     credit(self, slot, node, tried > start ? tried - start : 0);
     lb_mutex_sampled_leave(self, slot);
+    lb_leave(self);
+    errno = saved_errno;
+}
+
+void lb_mutex_sampled_took_at_once(lb_thread_t *self, lb_mutex_hot_t *slot, uintptr_t site)
+{
+    __atomic_fetch_add(&lb_mutex_hot_shard(slot, self)->waits, 1, __ATOMIC_RELAXED);
+    lb_object_stats_t *stats = lb_object_stats_of_mon(slot->stats);
+    if (lb_likely(stats && stats->first_node != 0)) {
+        lb_note_lock_site(self, site - 1, LB_OBJ_MUTEX);
+        return;
+    }
+    lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
+    int saved_errno = errno;
+    lb_enter(self);
+    uint32_t node_id = 0;
+    lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
+    if (node)
+        note_waiter(self, slot, node, node_id);
+    else
+        lb_note_lock_site(self, site - 1, LB_OBJ_MUTEX);
     lb_leave(self);
     errno = saved_errno;
 }

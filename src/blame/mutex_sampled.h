@@ -107,6 +107,11 @@ void lb_mutex_sampled_setup(void);
 /* Under meta, at an accounted release of mutex mon at now: in auto mode,
  * mark mon wanted when it is hot. */
 void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now);
+/* Under meta: an exact waiter is about to count itself in mon's waiters
+ * / an accounted release of mon ended its hold's accounting. A mutex in
+ * a slot loses / regains its stash's quiet bit (mutex_quiet.h). */
+void lb_mutex_sampled_exact_waiter(const lb_mon_t *mon);
+void lb_mutex_sampled_released(const lb_mon_t *mon);
 
 extern lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
 /* Slow path of lb_mutex_sampled_slot: mon wanted (or mode sampled); NULL
@@ -187,6 +192,16 @@ void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot);
  * wait that may block needs (two atomic adds and their stores saved). */
 void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mutex_hot_t *slot, uint64_t start,
                                  uint64_t tried);
+
+/* A wait that took the lock at its first exchange, right after the
+ * failed attempt (locks/mutex_ops.c's lock_sampled), at call site `site`
+ * (the wrapper's return address): inside the new hold, one wait in the
+ * slot's count and its site's, no time (it lasted the instructions
+ * between the two attempts, which no clock read measures) and no
+ * context, which only the object's first waiter needs (found then as
+ * wait_brief finds it). Like a sampled spin wait (spin_sampled.c), whose
+ * site is its call's too. */
+void lb_mutex_sampled_took_at_once(lb_thread_t *self, lb_mutex_hot_t *slot, uintptr_t site);
 
 /* Mutexes that turned hot (or, under LOCKBLAME_MUTEX=sampled, were
  * contended) while all LB_MUTEX_HOT_SLOTS slots were taken: they stayed

@@ -60,6 +60,17 @@ uint64_t lb_mon_gc_reclaimed(void)
     return __atomic_load_n(&reclaimed, __ATOMIC_RELAXED);
 }
 
+/* The bits of the word that holds an object's reference to mon that
+ * are the object's state, not part of the reference: compared set (see
+ * check_batch). A spin lock's held bit; a mutex stash's quiet bit
+ * (blame/mutex_quiet.h). */
+static uint64_t state_bits(const lb_mon_t *mon)
+{
+    if (mon->kind == LB_OBJ_SPIN)
+        return LB_SPIN_HELD;
+    return mon->kind == LB_OBJ_MUTEX ? LB_STASH_QUIET : 0;
+}
+
 /* Where the object keeps its reference to mon, how wide it is, and what
  * it holds while the reference is intact. */
 static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *remote,
@@ -68,15 +79,13 @@ static bool reference_of(const lb_mon_t *mon, const void *addr, struct iovec *re
     if (mon->kind == LB_OBJ_MUTEX) {
         remote->iov_base = lb_mutex_stash((pthread_mutex_t *)addr);
         remote->iov_len = sizeof(uintptr_t);
-        *expected = lb_mutex_stash_of(mon);
+        *expected = lb_mutex_stash_of(mon) | state_bits(mon);
         return true;
     }
     if (mon->kind == LB_OBJ_SPIN) {
         remote->iov_base = (void *)addr;
         remote->iov_len = sizeof(uint32_t);
-        /* The held bit is the lock's state, not part of the reference:
-         * compared set (see check_batch). */
-        *expected = (uint32_t)(lb_spin_word_of_index(lb_mon_index(mon)) | LB_SPIN_HELD);
+        *expected = (uint32_t)(lb_spin_word_of_index(lb_mon_index(mon)) | state_bits(mon));
         return true;
     }
     return false;
@@ -116,8 +125,8 @@ static void check_batch(lb_mon_t **mons, const void *const *addrs, const struct 
     bool ok[LB_GC_BATCH];
     read_back(remote, value, ok, n);
     for (int i = 0; i < n; i++) {
-        uint64_t held = mons[i]->kind == LB_OBJ_SPIN ? LB_SPIN_HELD : 0;
-        if (ok[i] && (value[i] | held) == expected[i]) {
+        uint64_t state = state_bits(mons[i]);
+        if (ok[i] && (value[i] | state) == expected[i]) {
             (*live)++;
             continue;
         }

@@ -196,25 +196,50 @@ int lb_mutex_real_lock(pthread_mutex_t *m, clockid_t clock, const struct timespe
     return real_lock(m, clock, abstime, timed);
 }
 
+/* self now holds m, which it took by exchanging its word: glibc's owner
+ * and user count, then the acquisition's count (and the hold accounted
+ * if exact waiters wait: the stash, on the line just written, says
+ * whether m's lb_mon must be read for them, mutex_quiet.h). */
+static void took_by_exchange(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon)
+{
+    m->__data.__owner = self->tid;
+    ++m->__data.__nusers;
+    uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
+    lb_mutex_note_acquired(self, m, lb_mutex_stash_is_quiet(v) ? NULL : mon);
+}
+
 /* A wait on a NORMAL mutex blamed by its holders' samples
  * (blame/mutex_sampled.h): glibc 2.36's own contended step for a
  * process-private mutex (__lll_lock_wait: exchange the lock word with 2
  * until it was free, sleeping on the futex while it reads 2; the owner and
- * user count as pthread_mutex_lock sets them). The wait's bookkeeping runs
- * before its first sleep; after a wake-up (or a futex wait that returns at
- * once: the word changed, the holder is releasing) only the attempt's
+ * user count as pthread_mutex_lock sets them). Where the call site is
+ * known (site, the wrapper's return address), the first exchange comes at
+ * once after the failed attempt, as glibc's does, before any bookkeeping;
+ * one that takes the lock is a wait of no measured length (the
+ * instructions between the two attempts), counted inside the hold
+ * (lb_mutex_sampled_took_at_once). Otherwise the wait's bookkeeping runs
+ * before its first sleep; after a wake-up (or a futex wait that returns
+ * at once: the word changed, the holder is releasing) only the attempt's
  * clock read comes before the exchange, as in glibc, and the time is
  * credited after it (blame/mutex_sampled.h: where each piece of
  * bookkeeping runs, and why). */
 static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb_mutex_hot_t *slot,
-                        uint64_t began)
+                        uint64_t began, uintptr_t site)
 {
+    int *word = &m->__data.__lock;
+    bool sleep = __atomic_load_n(word, __ATOMIC_RELAXED) == 2;
+    if (site && !sleep) {
+        if (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) == 0) {
+            took_by_exchange(self, m, mon);
+            lb_mutex_sampled_took_at_once(self, slot, site);
+            return 0;
+        }
+        sleep = true; /* the word is 2 now: glibc's next step is the futex wait */
+    }
     lb_wait_t wait;
     uint64_t start = began ? began : lb_now_ns();
     lb_mutex_sampled_arrive(self, slot, start);
     int saved_errno = errno;
-    int *word = &m->__data.__lock;
-    bool sleep = __atomic_load_n(word, __ATOMIC_RELAXED) == 2;
     bool begun = false;
     uint64_t tried = 0;
     for (;;) {
@@ -241,22 +266,21 @@ static int lock_sampled(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, lb
         lb_mutex_sampled_wait_piece(self, slot, &wait, tried);
     else
         lb_mutex_sampled_wait_brief(self, slot, start, tried);
-    m->__data.__owner = self->tid;
-    ++m->__data.__nusers;
     errno = saved_errno;
     if (begun)
         lb_mutex_sampled_wait_end(self, slot);
-    lb_mutex_note_acquired(self, m, mon); /* exact waiters may wait too */
+    took_by_exchange(self, m, mon); /* exact waiters may wait too */
     return 0;
 }
 
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, clockid_t clock,
-                            const struct timespec *abstime, bool timed, uint64_t began)
+                            const struct timespec *abstime, bool timed, uint64_t began,
+                            uintptr_t site)
 {
     if (!timed && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
         lb_mutex_hot_t *slot = lb_mutex_sampled_slot(self, mon, &m->__data.__owner);
         if (slot)
-            return lock_sampled(self, m, mon, slot, began);
+            return lock_sampled(self, m, mon, slot, began, site);
     }
     lb_wait_t wait;
     lb_wait_begin_at(self, mon, LB_OBJ_MUTEX, &wait, began ? began : lb_now_ns());
@@ -278,14 +302,14 @@ static int lock_waiting(lb_thread_t *self, pthread_mutex_t *m, clockid_t clock,
     uint64_t began = lb_now_ns();
     lb_mon_t *mon = lb_mutex_convert(m);
     if (mon)
-        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed, began);
+        return lb_mutex_lock_contended(self, m, mon, clock, abstime, timed, began, 0);
     int rc = real_lock(m, clock, abstime, timed);
     if (rc == 0)
         lb_mutex_count_acquisition(self, m);
     return rc;
 }
 
-int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
+int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
     if (lb_unlikely(!lb_thread_here_monitored(&self)))
         return lb_real.mutex_lock(m);
@@ -294,7 +318,7 @@ int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m)
         return lock_waiting(self, m, LB_WAIT_FOREVER, NULL, false);
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
     if (mon)
-        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, 0);
+        return lb_mutex_lock_contended(self, m, mon, LB_WAIT_FOREVER, NULL, false, 0, site);
     return lb_mutex_lock_general(self, m); /* native or stale: counted first */
 }
 
@@ -432,7 +456,7 @@ void lb_mutex_fold_count(lb_mon_t *mon)
     if (!m || !lb_read_own(lb_mutex_acquisitions(m), &count, sizeof count) ||
         !lb_read_own(lb_mutex_stash(m), &stash, sizeof stash))
         count = 0;
-    if (m && stash != lb_mutex_stash_of(mon)) {
+    if (m && (stash & ~LB_STASH_QUIET) != lb_mutex_stash_of(mon)) {
         /* The memory is no longer this mutex (a std::mutex that went out
          * of scope calls no destroy, and its stack was reused): the count
          * there is not ours. Its acquisitions stay in the per-kind totals;

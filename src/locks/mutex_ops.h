@@ -11,6 +11,9 @@
  *   lb_mutex_counted_tag   counted: acquisitions are counted, no lb_mon
  *   offset | LB_STASH_TAG  the lb_mon holding the blame state, as its byte
  *                          offset in the pool (lb_mutex_stash_of)
+ *   ... | LB_STASH_QUIET   with it: that lb_mon has nothing for the fast
+ *                          paths now (blame/mutex_quiet.h), which then
+ *                          treat the mutex as counted
  * A mutex becomes counted at its first operation (one store, a CAS once
  * threads exist) and gets an lb_mon only when it first needs one: at its
  * first contention (a lock or timedlock that must wait). Most locks are
@@ -51,6 +54,7 @@
 #include <time.h>
 
 #include "blame/blame.h"
+#include "blame/mutex_quiet.h"
 #include "blame/sites.h"
 #include "core/real.h"
 #include "core/thread.h"
@@ -86,9 +90,12 @@ void lb_mutex_fork_child(void);
 bool lb_mutex_counted(pthread_mutex_t *m, lb_mon_t **mon);
 lb_mon_t *lb_mutex_convert(pthread_mutex_t *m);
 bool lb_mutex_acquire_is_nested(const pthread_mutex_t *m);
-/* began: when the lock call began (lb_now_ns), 0 if not read yet. */
+/* began: when the lock call began (lb_now_ns), 0 if not read yet; site:
+ * the lock call's return address, 0 if unknown (a sampled wait then
+ * reads the clock before its first exchange). */
 int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, clockid_t clock,
-                            const struct timespec *abstime, bool timed, uint64_t began);
+                            const struct timespec *abstime, bool timed, uint64_t began,
+                            uintptr_t site);
 int lb_mutex_unlock_accounted(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon, uintptr_t site);
 /* The whole lock/unlock, out of line: first use, kinds other than
  * NORMAL, a site-table miss, an lb_mon in a single-threaded process. */
@@ -102,7 +109,7 @@ int lb_mutex_unlock_general(lb_thread_t *self, pthread_mutex_t *m, uintptr_t sit
  * NORMAL mutex failed (wait: converting a counted m first), or succeeded
  * on an m that is native (first use), has a stale stash, or has an lb_mon
  * with waiters (stash value v, read after the attempt). */
-int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m);
+int lb_mutex_lock_missed(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site);
 int lb_mutex_acquired_unusual(lb_thread_t *self, pthread_mutex_t *m, uintptr_t v);
 /* self just acquired counted m without waiting (trylock, timedlock, or
  * the inline attempt when the stash changed meanwhile): the stash as it
@@ -111,17 +118,12 @@ int lb_mutex_acquired_now(lb_thread_t *self, pthread_mutex_t *m);
 /* A native NORMAL mutex's first lock (lock churn: every lock's). */
 int lb_mutex_lock_first(lb_thread_t *self, pthread_mutex_t *m);
 
-#define LB_STASH_TAG        ((uintptr_t)1)
-/* The counted tag: bit 1 set, bit 0 clear (no lb_mon), a fork generation
- * above; read by every fast path. */
+/* (LB_STASH_TAG and LB_STASH_QUIET: blame/mutex_quiet.h.) The counted
+ * tag: bit 1 set, bit 0 clear (no lb_mon), a fork generation above; read
+ * by every fast path. */
 #define LB_STASH_COUNTED    ((uintptr_t)2)
 #define LB_STASH_GENERATION ((uintptr_t)4)
 extern uintptr_t lb_mutex_counted_tag;
-
-static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
-{
-    return (uintptr_t *)&m->__data.__list.__next;
-}
 
 /* The bits of a stash value that hold an lb_mon's offset in the pool. */
 #define LB_STASH_OFFSETS ((uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t))
@@ -136,14 +138,22 @@ static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
     return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
 }
 
-/* The lb_mon a stash value refers to, if it still belongs to m. Without
- * a pool (LOCKBLAME_DISABLE, or a mutex initialized before lockblame's
- * constructor) there is none: a program's own data in those words (heap
- * memory reused for a mutex) must not be followed into an unmapped
- * pool. */
+/* May the fast paths treat a mutex whose stash holds v as counted? It is
+ * counted, or its lb_mon is quiet. */
+static inline bool lb_mutex_stash_is_quiet(uintptr_t v)
+{
+    return v == lb_mutex_counted_tag ||
+           (v & (LB_STASH_TAG | LB_STASH_QUIET)) == (LB_STASH_TAG | LB_STASH_QUIET);
+}
+
+/* The lb_mon a stash value refers to (quiet or not), if it still
+ * belongs to m. Without a pool (LOCKBLAME_DISABLE, or a mutex initialized
+ * before lockblame's constructor) there is none: a program's own data in
+ * those words (heap memory reused for a mutex) must not be followed into
+ * an unmapped pool. */
 static inline lb_mon_t *lb_mutex_mon_of_stash(uintptr_t v, const pthread_mutex_t *m)
 {
-    if ((v & ~LB_STASH_OFFSETS) != LB_STASH_TAG)
+    if ((v & ~(LB_STASH_OFFSETS | LB_STASH_QUIET)) != LB_STASH_TAG)
         return NULL;
     uintptr_t base = (uintptr_t)lb_mon_pool.base;
     if (lb_unlikely(!base))
@@ -298,10 +308,10 @@ static inline int lb_mutex_lock(pthread_mutex_t *m, uintptr_t site)
     /* PTHREAD_MUTEX_NORMAL: glibc's own uncontended step, see
      * lb_mutex_try_acquire. */
     if (lb_unlikely(!lb_mutex_normal_try(self, m)))
-        return lb_mutex_lock_missed(self, m);
+        return lb_mutex_lock_missed(self, m, site);
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
-    if (lb_likely(v == lb_mutex_counted_tag)) {
-        lb_mutex_count_acquisition(self, m); /* counted, no lb_mon: nobody waits */
+    if (lb_likely(lb_mutex_stash_is_quiet(v))) {
+        lb_mutex_count_acquisition(self, m); /* no lb_mon, or a quiet one: nobody waits */
         return 0;
     }
     lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
@@ -342,8 +352,8 @@ int lb_mutex_unlock_accounted_at(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t
 static inline int lb_mutex_unlock_monitored(lb_thread_t *self, pthread_mutex_t *m, uintptr_t site)
 {
     uintptr_t v = __atomic_load_n(lb_mutex_stash(m), __ATOMIC_ACQUIRE);
-    if (lb_unlikely(v != lb_mutex_counted_tag)) {
-        /* (counted, no lb_mon: no hold to account, nobody waits. A
+    if (lb_unlikely(!lb_mutex_stash_is_quiet(v))) {
+        /* (counted or quiet: no hold to account, nobody waits. A
          * conversion racing this unlock is a waiter arriving just after
          * the test, as with an lb_mon's needs-accounting test.) */
         lb_mon_t *mon = lb_mutex_mon_of_stash(v, m);
