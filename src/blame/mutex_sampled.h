@@ -133,9 +133,19 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
 
 /* A sampled wait's bookkeeping, in the order locks/mutex_ops.c's
  * lock_sampled calls it:
- *   arrive     - before the first attempt to take the lock word: counted
- *                in the slot (one wait, one waiter now), nothing else, so
- *                that the attempt comes almost as soon as glibc's would;
+ *   took_at_once - glibc's first exchange comes at once after the failed
+ *                attempt, with no bookkeeping before it; one that takes
+ *                the lock ends a wait of the few instructions between
+ *                the two attempts, counted inside the hold with no clock
+ *                read and no context look-up (lb_mutex_sampled_took_at_once).
+ *                With the time, context and waiter count of wait_brief
+ *                there instead (~300 instructions and four atomic adds
+ *                inside the hold), the other thread found the lock taken
+ *                more often, and bench/handoff's hand-off rate with 2
+ *                threads was +70% over native (2 vCPUs), +6% now;
+ *   arrive     - once that exchange failed (or the word said that someone
+ *                sleeps), before the next step: counted in the slot (one
+ *                wait, one waiter now);
  *   wait_begin - before the first futex wait (started at `start`): its
  *                calling context, the site's count, the thread's waiting
  *                state. A thread that failed its attempt sleeps next
@@ -150,13 +160,11 @@ static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t 
  *                more futex calls than natively, against 15-40% now, and
  *                the hand-off rates of bench/handoff with 4 threads and
  *                of bench/pingpong (+62% and +55% over native, 2 vCPUs)
- *                came down to +10% and +33%. (A wait that takes the lock
- *                at its first attempt, without a futex wait, does its
- *                part inside the hold, as wait_brief with its piece and
- *                end: the thread waited no longer than a few hundred
- *                instructions, and a context look-up there costs less
- *                than one before the attempt, which keeps both threads
- *                awake and trading the lock for longer.)
+ *                came down to +10% and +33%. (A wait whose lock word was
+ *                free at its first attempt after the arrival, without a
+ *                futex wait, which happens only where the call site is
+ *                unknown, does its part inside the hold, as wait_brief
+ *                with its piece and end.)
  *   wait_piece - the time of each attempt is read just before it, and
  *                credited to the thread's context and the slot (the wait
  *                so far) after it: before the next sleep when it failed,
