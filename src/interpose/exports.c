@@ -228,7 +228,7 @@ LB_EXPORT int sem_wait(sem_t *s)
     ENSURE_REAL(sem_wait);
     if (lb_unlikely(lb_whatif_on))
         return lb_whatif_sem_wait(s, LB_WAIT_FOREVER, NULL, LB_CALLER());
-    return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, LB_CALLER());
+    return lb_sem_wait_fast(s, LB_CALLER());
 }
 
 LB_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)

@@ -189,22 +189,6 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg)
     return lb_signal_real(obj, kind, arg);
 }
 
-int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
-                    int arg)
-{
-    if (__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) || lb_release_needs_accounting(mon))
-        return lb_signal_general(obj, kind, site, arg);
-    /* (a site away from the cache: the general path, whose look-up may
-     * claim a slot on the calling thread's own record) */
-    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
-                                      &self->last_signal_site);
-    if (!s)
-        return lb_signal_general(obj, kind, site, arg);
-    s->releases++;
-    lb_signal_ends_own_run(self, mon);
-    return lb_signal_real(obj, kind, arg);
-}
-
 int lb_signal_measured(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, int arg)
 {
     lb_signal_sampled_measure(self, mon, kind, 0); /* before: nothing after */

@@ -4,11 +4,13 @@
  * with errno as the real call left it. */
 #ifndef LB_COND_OPS_H
 #define LB_COND_OPS_H
+#include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "blame/shared_objs.h"
 #include "blame/signal_sampled.h"
 #include "blame/sites.h"
 #include "core/real.h"
@@ -24,14 +26,67 @@ int lb_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr);
 int lb_cond_destroy(pthread_cond_t *c);
 
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site);
+
+/* glibc 2.36's trywait step (nptl/sem_waitcommon.c, __new_sem_wait_fast
+ * with 64-bit atomics, x86-64's): the value is the low 32 bits of the
+ * semaphore's first word, the waiter count the high ones; take one unit
+ * while there is one. Errno is left alone (glibc's trywait sets EAGAIN
+ * when it fails). */
+static inline bool lb_sem_take(sem_t *s)
+{
+    uint64_t *data = (uint64_t *)(void *)s;
+    uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
+    while ((d & UINT32_MAX) != 0)
+        if (__atomic_compare_exchange_n(data, &d, d - 1, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+/* sem_wait, whole. A semaphore the calling thread used lately (its objmap
+ * entry) that has a unit to take, in a process tree that shares no
+ * object across processes: glibc's own steps (the cancellation test,
+ * then the trywait step) and the object's acquisition count, nothing
+ * else (a sem_wait that need not wait is not timed: rule 1). Every other
+ * case, and a wait that must block, is lb_sem_wait's (which tries
+ * again: the same as one attempt made a little later). */
+static inline int lb_sem_wait_fast(sem_t *s, uintptr_t site)
+{
+    lb_mon_t *mon = lb_objmap_recent_mon(s, LB_OBJ_SEM);
+    lb_thread_t *self = lb_self;
+    if (lb_likely(mon != NULL && self != NULL && !self->busy &&
+                  !__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED))) {
+        pthread_testcancel(); /* glibc's sem_wait is a cancellation point, waiting or not */
+        if (lb_likely(lb_sem_take(s))) {
+            __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+    }
+    return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, site);
+}
 int lb_sem_init(sem_t *s, int pshared, unsigned value);
 int lb_sem_destroy(sem_t *s);
+
+/* glibc 2.36's sem_post (nptl/sem_post.c, 64-bit atomics) where it
+ * wakes nobody: one unit more while no waiter is registered in the high
+ * word; with a waiter (the futex wake then), or at SEM_VALUE_MAX
+ * (EOVERFLOW), glibc's own call. */
+static inline int lb_sem_give(sem_t *s)
+{
+    uint64_t *data = (uint64_t *)(void *)s;
+    uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
+    while ((d >> 32) == 0 && (d & UINT32_MAX) != SEM_VALUE_MAX)
+        if (__atomic_compare_exchange_n(data, &d, d + 1, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return 0;
+    return lb_real.sem_post(s);
+}
 
 /* The real signal (arg: broadcast) or post, by kind; its result. */
 static LB_ALWAYS_INLINE int lb_signal_real(void *obj, lb_obj_kind kind, int arg)
 {
     if (kind == LB_OBJ_SEM)
-        return lb_real.sem_post(obj);
+        return lb_sem_give(obj);
     return arg ? lb_real.cond_broadcast(obj) : lb_real.cond_signal(obj);
 }
 
@@ -67,9 +122,23 @@ int lb_signal_general(void *obj, lb_obj_kind kind, uintptr_t site, int arg);
  * thread used lately (its lb_mon mon): with nobody to blame (no waiter
  * accrued anything) and no record shared across processes, the count and
  * the real call without looking the object up again (a semaphore used as
- * a counter posts so); else lb_signal_general (cond_ops.c). */
-int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj, lb_obj_kind kind, uintptr_t site,
-                    int arg);
+ * a counter posts so); else lb_signal_general. Inline: every exit is a
+ * tail call, and a post's real call is glibc's own step. */
+static LB_ALWAYS_INLINE int lb_signal_exact(lb_thread_t *self, lb_mon_t *mon, void *obj,
+                                            lb_obj_kind kind, uintptr_t site, int arg)
+{
+    if (__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED) || lb_release_needs_accounting(mon))
+        return lb_signal_general(obj, kind, site, arg);
+    /* (a site away from the cache: the general path, whose look-up may
+     * claim a slot on the calling thread's own record) */
+    lb_site_t *s = lb_site_probe_last(self, lb_site_key(site, kind), &self->last_signal_key,
+                                      &self->last_signal_site);
+    if (!s)
+        return lb_signal_general(obj, kind, site, arg);
+    s->releases++;
+    lb_signal_ends_own_run(self, mon);
+    return lb_signal_real(obj, kind, arg);
+}
 
 /* The steps of lb_signal once obj's lb_mon mon, its sampled state v and
  * v's slot, and the site's slot are known (from the memo, which names

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <limits.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,16 @@ static void check_sem(void)
     EXPECT_SEM(sem_post(&s), 0, 1234);
     EXPECT_SEM(sem_trywait(&s), 0, 1234);
     EXPECT_SEM(sem_post(&s), 0, 1234);
+    EXPECT_SEM(sem_wait(&s), 0, 1234);
+    EXPECT_SEM(sem_destroy(&s), 0, 1234);
+    /* at its limit (the posts after the first: lockblame's inline paths
+     * for a semaphore the thread used lately) */
+    EXPECT_SEM(sem_init(&s, 0, SEM_VALUE_MAX - 2), 0, 1234);
+    EXPECT_SEM(sem_post(&s), 0, 1234);
+    EXPECT_SEM(sem_wait(&s), 0, 1234);
+    EXPECT_SEM(sem_post(&s), 0, 1234);
+    EXPECT_SEM(sem_post(&s), 0, 1234);
+    EXPECT_SEM(sem_post(&s), -1, EOVERFLOW);
     EXPECT_SEM(sem_wait(&s), 0, 1234);
     EXPECT_SEM(sem_destroy(&s), 0, 1234);
 }
