@@ -9,6 +9,10 @@
 #define LB_COMMON_PATH_SEARCH_H
 #include <stdbool.h>
 
+/* The list glibc's exec*p calls search where PATH is unset (its
+ * confstr(_CS_PATH)). */
+#define LB_EXEC_DEFAULT_PATH "/bin:/usr/bin"
+
 /* Calls visit(candidate, arg) for each path in that order until it
  * returns true; returns whether one did. An empty or NULL file has none;
  * a candidate longer than PATH_MAX - 1 bytes is skipped. */

@@ -64,11 +64,10 @@ static void write_before_exec(const char *file, enum exec_lookup how)
     if (!lb_runtime_is_own_process())
         return; /* a vfork child: the memory is its parent's */
     int saved_errno = errno;
-    /* (glibc's execvp: "/bin:/usr/bin" where PATH is unset) */
     bool may_replace =
         how == LOOK_NONE ||
         (how == LOOK_PATH ? runnable(file)
-                          : lb_path_search(file, "/bin:/usr/bin", visit_runnable, NULL));
+                          : lb_path_search(file, LB_EXEC_DEFAULT_PATH, visit_runnable, NULL));
     if (may_replace)
         lb_runtime_finish("exec");
     errno = saved_errno;

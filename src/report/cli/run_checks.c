@@ -36,13 +36,13 @@ static bool keep_executable(const char *candidate, void *arg)
     return true;
 }
 
-/* PROG as execvp would find it (the same candidates, common/path_search.h;
- * this check's own list where PATH is unset); false when it is not
+/* PROG as execvp would find it (the same candidates and the same list
+ * where PATH is unset, common/path_search.h); false when it is not
  * found. */
 static bool resolve(const char *prog, char *out, size_t size)
 {
     found_path_t f = { out, size };
-    return lb_path_search(prog, "/usr/local/bin:/usr/bin:/bin", keep_executable, &f);
+    return lb_path_search(prog, LB_EXEC_DEFAULT_PATH, keep_executable, &f);
 }
 
 /* true when the ELF program at path has no PT_INTERP: statically linked
