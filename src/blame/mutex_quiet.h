@@ -30,15 +30,23 @@
  *     accounted release, which holds the mutex), so the settle reads
  *     clock_moved again after setting the bit, and takes it back if the
  *     handler interrupted it in between.
- * The bit is written only where the stash holds an lb_mon's tag, by
- * atomic read-modify-writes: the other writers of the stash (conversion,
- * counting afresh, retirement) compare-and-swap or store whole values. */
+ * The bit is written only by a compare-and-swap from the value that names
+ * the lb_mon without it or with it (lb_mutex_stash_of): the other writers
+ * of the stash (conversion, counting afresh, retirement) compare-and-swap
+ * or store whole values, and a re-initialized mutex is left alone.
+ *
+ * The bit comes back only at a release that takes mon's meta lock. A
+ * timed waiter's own release, which finds nobody waiting and nothing
+ * owed, skips the lock (blame.c's hold_ends), so the fast paths read the
+ * lb_mon again until the next release that collects owed blame: no blame
+ * is lost, only the saving, for a while. */
 #ifndef LB_BLAME_MUTEX_QUIET_H
 #define LB_BLAME_MUTEX_QUIET_H
 #include <pthread.h>
 #include <stdint.h>
 
 #include "blame/mon.h"
+#include "locks/monitored.h" /* the pool, whose offsets the stash holds */
 
 #define LB_STASH_TAG   ((uintptr_t)1)
 #define LB_STASH_QUIET ((uintptr_t)2)
@@ -49,31 +57,39 @@ static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
     return (uintptr_t *)&m->__data.__list.__next;
 }
 
-static inline uintptr_t *lb_mutex_quiet_stash_of(const lb_mon_t *mon)
+/* The stash value that names mon: its byte offset in the pool, tagged
+ * (the offset, not the pointer: the fast paths find the lb_mon with one
+ * mask and one add, locks/mutex_ops.h). */
+static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
 {
-    return lb_mutex_stash((pthread_mutex_t *)mon->addr);
+    return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
 }
 
-/* mon's mutex may need its lb_mon again: its stash loses the bit. */
-static inline void lb_mutex_quiet_clear(const lb_mon_t *mon)
+/* Mutex m, whose lb_mon is mon, may need it again: its stash loses the
+ * bit, if it still names mon (m's memory may hold another mutex by now in
+ * a program that re-initialized it, where nothing is ours to change). */
+static inline void lb_mutex_quiet_clear(pthread_mutex_t *m, const lb_mon_t *mon)
 {
-    uintptr_t *stash = lb_mutex_quiet_stash_of(mon);
-    if (__atomic_load_n(stash, __ATOMIC_RELAXED) & LB_STASH_QUIET)
-        __atomic_fetch_and(stash, ~LB_STASH_QUIET, __ATOMIC_RELEASE);
+    uintptr_t *stash = lb_mutex_stash(m);
+    uintptr_t named = lb_mutex_stash_of(mon);
+    uintptr_t quiet = named | LB_STASH_QUIET;
+    if (__atomic_load_n(stash, __ATOMIC_RELAXED) == quiet)
+        __atomic_compare_exchange_n(stash, &quiet, named, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED);
 }
 
-/* Under mon->meta, mon a mutex in a sampled slot: quiet if nothing waits
- * for its fast paths. */
+/* Under mon->meta, mon a mutex in a sampled slot: its mutex's stash says
+ * quiet if nothing waits for its fast paths. */
 static inline void lb_mutex_quiet_settle(const lb_mon_t *mon)
 {
-    if (mon->waiters != 0 || __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED) != 0)
+    pthread_mutex_t *m = (pthread_mutex_t *)__atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
+    if (!m || mon->waiters != 0 || __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED) != 0)
         return;
-    uintptr_t *stash = lb_mutex_quiet_stash_of(mon);
-    if ((__atomic_load_n(stash, __ATOMIC_RELAXED) & (LB_STASH_TAG | LB_STASH_QUIET)) !=
-        LB_STASH_TAG)
-        return; /* quiet already, or not an lb_mon's stash */
-    __atomic_fetch_or(stash, LB_STASH_QUIET, __ATOMIC_SEQ_CST);
+    uintptr_t named = lb_mutex_stash_of(mon);
+    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &named, named | LB_STASH_QUIET, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        return; /* quiet already, or no longer mon's mutex */
     if (__atomic_load_n(&mon->clock_moved, __ATOMIC_SEQ_CST) != 0)
-        lb_mutex_quiet_clear(mon); /* the owner's sample handler, meanwhile */
+        lb_mutex_quiet_clear(m, mon); /* the owner's sample handler, meanwhile */
 }
 #endif

@@ -3,6 +3,7 @@
 #include "blame/mutex_sampled.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "blame/context.h"
@@ -78,7 +79,11 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         uint64_t owed = charge_within(slot, (uint64_t)w * ns, waited_so_far(slot, lb_now_ns()));
         if (owed) {
             lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
-            lb_mutex_quiet_clear(mon); /* after clock_moved: mutex_quiet.h */
+            /* after clock_moved (mutex_quiet.h); the mutex found from its
+             * owner word, which a waiter keeps live */
+            lb_mutex_quiet_clear(
+                (pthread_mutex_t *)((const char *)owner - offsetof(pthread_mutex_t, __data.__owner)),
+                mon);
         }
     }
 }
@@ -104,8 +109,9 @@ static bool in_slot(const lb_mon_t *mon)
 
 void lb_mutex_sampled_exact_waiter(const lb_mon_t *mon)
 {
-    if (in_slot(mon))
-        lb_mutex_quiet_clear(mon);
+    pthread_mutex_t *m = (pthread_mutex_t *)__atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
+    if (m && in_slot(mon))
+        lb_mutex_quiet_clear(m, mon);
 }
 
 void lb_mutex_sampled_released(const lb_mon_t *mon)

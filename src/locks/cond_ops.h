@@ -28,12 +28,16 @@ int lb_cond_destroy(pthread_cond_t *c);
 int lb_sem_wait(sem_t *s, clockid_t clock, const struct timespec *abstime, uintptr_t site);
 
 /* glibc 2.36's trywait step (nptl/sem_waitcommon.c, __new_sem_wait_fast
- * with 64-bit atomics, x86-64's): the value is the low 32 bits of the
+ * with 64-bit atomics, 64-bit targets'): the value is the low 32 bits of the
  * semaphore's first word, the waiter count the high ones; take one unit
  * while there is one. Errno is left alone (glibc's trywait sets EAGAIN
  * when it fails). */
 static inline bool lb_sem_take(sem_t *s)
 {
+#if __SIZEOF_POINTER__ != 8
+    (void)s;
+    return false; /* another layout: glibc's own calls (lb_sem_wait's trywait) */
+#endif
     uint64_t *data = (uint64_t *)(void *)s;
     uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
     while ((d & UINT32_MAX) != 0)
@@ -73,6 +77,9 @@ int lb_sem_destroy(sem_t *s);
  * (EOVERFLOW), glibc's own call. */
 static inline int lb_sem_give(sem_t *s)
 {
+#if __SIZEOF_POINTER__ != 8
+    return lb_real.sem_post(s); /* another layout */
+#endif
     uint64_t *data = (uint64_t *)(void *)s;
     uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
     while ((d >> 32) == 0 && (d & UINT32_MAX) != SEM_VALUE_MAX)
