@@ -81,9 +81,9 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
             lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
             /* after clock_moved (mutex_quiet.h); the mutex found from its
              * owner word, which a waiter keeps live */
-            lb_mutex_quiet_clear(
-                (pthread_mutex_t *)((const char *)owner - offsetof(pthread_mutex_t, __data.__owner)),
-                mon);
+            lb_mutex_quiet_clear((pthread_mutex_t *)((const char *)owner -
+                                                     offsetof(pthread_mutex_t, __data.__owner)),
+                                 mon);
         }
     }
 }

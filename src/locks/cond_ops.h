@@ -41,8 +41,7 @@ static inline bool lb_sem_take(sem_t *s)
     uint64_t *data = (uint64_t *)(void *)s;
     uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
     while ((d & UINT32_MAX) != 0)
-        if (__atomic_compare_exchange_n(data, &d, d - 1, true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(data, &d, d - 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             return true;
     return false;
 }
@@ -83,8 +82,7 @@ static inline int lb_sem_give(sem_t *s)
     uint64_t *data = (uint64_t *)(void *)s;
     uint64_t d = __atomic_load_n(data, __ATOMIC_RELAXED);
     while ((d >> 32) == 0 && (d & UINT32_MAX) != SEM_VALUE_MAX)
-        if (__atomic_compare_exchange_n(data, &d, d + 1, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(data, &d, d + 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
             return 0;
     return lb_real.sem_post(s);
 }
