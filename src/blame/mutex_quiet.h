@@ -31,7 +31,8 @@
  *     clock_moved again after setting the bit, and takes it back if the
  *     handler interrupted it in between.
  * The bit is written only by a compare-and-swap from the value that names
- * the lb_mon without it or with it (lb_mutex_stash_of): the other writers
+ * the lb_mon without it or with it (lb_mutex_stash_of, which the hot slot
+ * keeps, with the mutex's address: mutex_sampled.h): the other writers
  * of the stash (conversion, counting afresh, retirement) compare-and-swap
  * or store whole values, and a re-initialized mutex is left alone.
  *
@@ -46,7 +47,6 @@
 #include <stdint.h>
 
 #include "blame/mon.h"
-#include "locks/monitored.h" /* the pool, whose offsets the stash holds */
 
 #define LB_STASH_TAG   ((uintptr_t)1)
 #define LB_STASH_QUIET ((uintptr_t)2)
@@ -57,39 +57,31 @@ static inline uintptr_t *lb_mutex_stash(pthread_mutex_t *m)
     return (uintptr_t *)&m->__data.__list.__next;
 }
 
-/* The stash value that names mon: its byte offset in the pool, tagged
- * (the offset, not the pointer: the fast paths find the lb_mon with one
- * mask and one add, locks/mutex_ops.h). */
-static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
+/* The mutex's stash (at `stash`) may need its lb_mon again: it loses the
+ * bit if it holds `named | LB_STASH_QUIET`, named being the value that
+ * names the lb_mon (locks/mutex_ops.h's lb_mutex_stash_of; the mutex's
+ * memory may hold another mutex by now in a program that re-initialized
+ * it, where nothing is ours to change). */
+static inline void lb_mutex_quiet_clear(uintptr_t *stash, uintptr_t named)
 {
-    return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
-}
-
-/* Mutex m, whose lb_mon is mon, may need it again: its stash loses the
- * bit, if it still names mon (m's memory may hold another mutex by now in
- * a program that re-initialized it, where nothing is ours to change). */
-static inline void lb_mutex_quiet_clear(pthread_mutex_t *m, const lb_mon_t *mon)
-{
-    uintptr_t *stash = lb_mutex_stash(m);
-    uintptr_t named = lb_mutex_stash_of(mon);
     uintptr_t quiet = named | LB_STASH_QUIET;
     if (__atomic_load_n(stash, __ATOMIC_RELAXED) == quiet)
         __atomic_compare_exchange_n(stash, &quiet, named, false, __ATOMIC_SEQ_CST,
                                     __ATOMIC_RELAXED);
 }
 
-/* Under mon->meta, mon a mutex in a sampled slot: its mutex's stash says
- * quiet if nothing waits for its fast paths. */
-static inline void lb_mutex_quiet_settle(const lb_mon_t *mon)
+/* Under mon->meta, mon a mutex in a sampled slot whose stash is at
+ * `stash` and names it as `named`: quiet if nothing waits for its fast
+ * paths. */
+static inline void lb_mutex_quiet_settle(const lb_mon_t *mon, uintptr_t *stash, uintptr_t named)
 {
-    pthread_mutex_t *m = (pthread_mutex_t *)__atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
-    if (!m || mon->waiters != 0 || __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED) != 0)
+    if (mon->waiters != 0 || __atomic_load_n(&mon->hold_flags, __ATOMIC_RELAXED) != 0)
         return;
-    uintptr_t named = lb_mutex_stash_of(mon);
-    if (!__atomic_compare_exchange_n(lb_mutex_stash(m), &named, named | LB_STASH_QUIET, false,
-                                     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+    uintptr_t seen = named;
+    if (!__atomic_compare_exchange_n(stash, &seen, named | LB_STASH_QUIET, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_RELAXED))
         return; /* quiet already, or no longer mon's mutex */
     if (__atomic_load_n(&mon->clock_moved, __ATOMIC_SEQ_CST) != 0)
-        lb_mutex_quiet_clear(m, mon); /* the owner's sample handler, meanwhile */
+        lb_mutex_quiet_clear(stash, named); /* the owner's sample handler, meanwhile */
 }
 #endif

@@ -3,7 +3,6 @@
 #include "blame/mutex_sampled.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <unistd.h>
 
 #include "blame/context.h"
@@ -79,11 +78,9 @@ static void holder_sample(lb_thread_t *t, uint64_t ns)
         uint64_t owed = charge_within(slot, (uint64_t)w * ns, waited_so_far(slot, lb_now_ns()));
         if (owed) {
             lb_sampled_owe(mon, lb_object_stats_of_mon(slot->stats), owed);
-            /* after clock_moved (mutex_quiet.h); the mutex found from its
-             * owner word, which a waiter keeps live */
-            lb_mutex_quiet_clear((pthread_mutex_t *)((const char *)owner -
-                                                     offsetof(pthread_mutex_t, __data.__owner)),
-                                 mon);
+            /* after clock_moved (mutex_quiet.h); a waiter keeps the
+             * mutex live */
+            lb_mutex_quiet_clear(lb_mutex_stash(slot->mutex), slot->named);
         }
     }
 }
@@ -101,23 +98,25 @@ uint32_t lb_mutex_sampled_missed(void)
     return __atomic_load_n(&slots_missed, __ATOMIC_RELAXED);
 }
 
-/* Is mon (a mutex's) in a slot? */
-static bool in_slot(const lb_mon_t *mon)
+/* mon's slot (mon a mutex's lb_mon), NULL if it has none. */
+static lb_mutex_hot_t *slot_of(const lb_mon_t *mon)
 {
-    return __atomic_load_n(&mon->mutex_sampled, __ATOMIC_RELAXED) - 1 < LB_MUTEX_HOT_SLOTS;
+    uint32_t v = __atomic_load_n(&mon->mutex_sampled, __ATOMIC_ACQUIRE);
+    return v - 1 < LB_MUTEX_HOT_SLOTS ? &lb_mutex_hot_slots[v - 1] : NULL;
 }
 
 void lb_mutex_sampled_exact_waiter(const lb_mon_t *mon)
 {
-    pthread_mutex_t *m = (pthread_mutex_t *)__atomic_load_n(&mon->addr, __ATOMIC_ACQUIRE);
-    if (m && in_slot(mon))
-        lb_mutex_quiet_clear(m, mon);
+    lb_mutex_hot_t *slot = slot_of(mon);
+    if (slot)
+        lb_mutex_quiet_clear(lb_mutex_stash(slot->mutex), slot->named);
 }
 
 void lb_mutex_sampled_released(const lb_mon_t *mon)
 {
-    if (in_slot(mon))
-        lb_mutex_quiet_settle(mon);
+    lb_mutex_hot_t *slot = slot_of(mon);
+    if (slot)
+        lb_mutex_quiet_settle(mon, lb_mutex_stash(slot->mutex), slot->named);
 }
 
 void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_t now)
@@ -127,8 +126,9 @@ void lb_mutex_sampled_rate_note(lb_mon_t *mon, lb_object_stats_t *stats, uint64_
         __atomic_store_n(&mon->mutex_sampled, LB_MUTEX_HOT_WANTED, __ATOMIC_RELAXED);
 }
 
-/* Under mon->meta: a free slot for mon, or NULL. */
-static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats)
+/* Under mon->meta: a free slot for mon (mutex m's, which its stash names
+ * as `named`), or NULL. */
+static lb_mutex_hot_t *take_slot(lb_mon_t *mon, pthread_mutex_t *m, uintptr_t named, uint32_t stats)
 {
     for (uint32_t i = 0; i < LB_MUTEX_HOT_SLOTS; i++) {
         lb_mutex_hot_t *slot = &lb_mutex_hot_slots[i];
@@ -138,9 +138,12 @@ static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats
                                          __ATOMIC_RELAXED))
             continue;
         slot->stats = stats;
+        slot->mutex = m;
+        slot->named = named;
         __atomic_store_n(&slot->charged_ns, 0, __ATOMIC_RELAXED); /* (its shards start empty) */
-        lb_mutex_quiet_settle(mon); /* before any sample can owe: none waits in the slot */
-        __atomic_store_n(&slot->owner, owner, __ATOMIC_RELEASE);
+        /* before any sample can owe: none waits in the slot yet */
+        lb_mutex_quiet_settle(mon, lb_mutex_stash(m), named);
+        __atomic_store_n(&slot->owner, &m->__data.__owner, __ATOMIC_RELEASE);
         uint32_t used = __atomic_load_n(&slots_used, __ATOMIC_RELAXED);
         while (used <= i && !__atomic_compare_exchange_n(&slots_used, &used, i + 1, false,
                                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -153,7 +156,8 @@ static lb_mutex_hot_t *take_slot(lb_mon_t *mon, const int *owner, uint32_t stats
     return NULL;
 }
 
-lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const int *owner)
+lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, pthread_mutex_t *m,
+                                        uintptr_t named)
 {
     int saved_errno = errno;
     lb_enter(self);
@@ -165,7 +169,7 @@ lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const 
     } else if (v == LB_MUTEX_HOT_WANTED || (v == 0 && lb_mutex_mode == LB_SAMPLED_ALWAYS)) {
         lb_object_stats_of(mon);
         if (mon->stats)
-            slot = take_slot(mon, owner, mon->stats);
+            slot = take_slot(mon, m, named, mon->stats);
     }
     lb_meta_unlock(&mon->meta);
     lb_leave(self);

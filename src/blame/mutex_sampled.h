@@ -86,10 +86,12 @@ typedef struct lb_mutex_hot_shard {
 /* One hot mutex's sampled waits: the line the handlers read to find it,
  * then the waiters' shards (w is their sum). */
 typedef struct lb_mutex_hot {
-    lb_mon_t *mon;       /* NULL: free */
-    const int *owner;    /* the mutex's owner word (glibc's __owner) */
-    uint32_t stats;      /* mon's record */
-    uint64_t charged_ns; /* what holder samples have owed in all (the handler's) */
+    lb_mon_t *mon;          /* NULL: free */
+    const int *owner;       /* the mutex's owner word (glibc's __owner) */
+    pthread_mutex_t *mutex; /* the mutex */
+    uintptr_t named;        /* its stash's value that names mon (mutex_quiet.h) */
+    uint32_t stats;         /* mon's record */
+    uint64_t charged_ns;    /* what holder samples have owed in all (the handler's) */
     lb_mutex_hot_shard_t shard[LB_HOT_SHARDS];
 } __attribute__((aligned(LB_CACHELINE))) lb_mutex_hot_t;
 
@@ -116,18 +118,19 @@ void lb_mutex_sampled_released(const lb_mon_t *mon);
 extern lb_mutex_hot_t lb_mutex_hot_slots[LB_MUTEX_HOT_SLOTS];
 /* Slow path of lb_mutex_sampled_slot: mon wanted (or mode sampled); NULL
  * when no slot is free (mon then stays exact for good). */
-lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, const int *owner);
-/* A wait about to begin on mon, a NORMAL mutex whose owner word is
- * `owner`: the slot to count it in if it is to be sampled, else NULL (time
- * it exactly). */
+lb_mutex_hot_t *lb_mutex_sampled_enlist(lb_thread_t *self, lb_mon_t *mon, pthread_mutex_t *m,
+                                        uintptr_t named);
+/* A wait about to begin on mon, the lb_mon of NORMAL mutex m, which its
+ * stash names as `named`: the slot to count it in if it is to be sampled,
+ * else NULL (time it exactly). */
 static inline lb_mutex_hot_t *lb_mutex_sampled_slot(lb_thread_t *self, lb_mon_t *mon,
-                                                    const int *owner)
+                                                    pthread_mutex_t *m, uintptr_t named)
 {
     uint32_t v = __atomic_load_n(&mon->mutex_sampled, __ATOMIC_ACQUIRE);
     if (lb_likely(v - 1 < LB_MUTEX_HOT_SLOTS))
         return &lb_mutex_hot_slots[v - 1];
     if (v == LB_MUTEX_HOT_WANTED || (v == 0 && lb_mutex_mode == LB_SAMPLED_ALWAYS))
-        return lb_mutex_sampled_enlist(self, mon, owner);
+        return lb_mutex_sampled_enlist(self, mon, m, named);
     return NULL;
 }
 

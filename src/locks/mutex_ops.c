@@ -278,7 +278,7 @@ int lb_mutex_lock_contended(lb_thread_t *self, pthread_mutex_t *m, lb_mon_t *mon
                             uintptr_t site)
 {
     if (!timed && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) == 0) {
-        lb_mutex_hot_t *slot = lb_mutex_sampled_slot(self, mon, &m->__data.__owner);
+        lb_mutex_hot_t *slot = lb_mutex_sampled_slot(self, mon, m, lb_mutex_stash_of(mon));
         if (slot)
             return lock_sampled(self, m, mon, slot, began, site);
     }

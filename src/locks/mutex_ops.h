@@ -128,11 +128,15 @@ extern uintptr_t lb_mutex_counted_tag;
 /* The bits of a stash value that hold an lb_mon's offset in the pool. */
 #define LB_STASH_OFFSETS ((uintptr_t)(LB_MON_SLOTS - 1) * sizeof(lb_mon_t))
 
-/* (lb_mutex_stash_of(mon), the stash value that names mon: blame/
- * mutex_quiet.h.) With the offset, the fast paths need no range test: any
- * value that is the tag outside LB_STASH_OFFSETS lands inside the pool's
- * reservation, which is readable (a slot never handed out, slot 0
- * included, reads addr NULL). */
+/* The stash value that names mon: its byte offset in the pool, tagged. An
+ * offset rather than the pointer lets the fast paths find the lb_mon with
+ * one mask and one add, and no range test: any value that is the tag
+ * outside LB_STASH_OFFSETS lands inside the pool's reservation, which is
+ * readable (a slot never handed out, slot 0 included, reads addr NULL). */
+static inline uintptr_t lb_mutex_stash_of(const lb_mon_t *mon)
+{
+    return ((uintptr_t)mon - (uintptr_t)lb_mon_pool.base) | LB_STASH_TAG;
+}
 
 /* May the fast paths treat a mutex whose stash holds v as counted? It is
  * counted, or its lb_mon is quiet. */
