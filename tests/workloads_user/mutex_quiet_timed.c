@@ -2,7 +2,8 @@
  * mutex_quiet_timed: a hot mutex, then one timed wait on it, built -O2 -g.
  *
  * First 2 threads take one mutex HOT_ITERS times each with nothing inside
- * (released at hot_release_site()): under LOCKBLAME_MUTEX=sampled its
+ * (released at hot_release_site()), their first locks waiting while main
+ * holds it: under LOCKBLAME_MUTEX=sampled its
  * waits are blamed by the holders' CPU samples, and its lock and unlock
  * skip its lb_mon while nothing needs it (src/blame/mutex_quiet.h). Then
  * main takes the mutex, a waiter thread calls pthread_mutex_timedlock on
@@ -98,9 +99,14 @@ int main(int argc, char **argv)
         return 2;
     }
     pthread_t hot[2], waiter;
+    /* the hot threads' first locks wait (20 ms): the mutex is contended
+     * at least once, whatever the machine's load */
+    pthread_mutex_lock(&the_lock);
     for (int i = 0; i < 2; i++)
         if (pthread_create(&hot[i], NULL, hot_thread, NULL) != 0)
             return 1;
+    usleep(20000);
+    pthread_mutex_unlock(&the_lock);
     for (int i = 0; i < 2; i++)
         pthread_join(hot[i], NULL);
     uintptr_t stash = (uintptr_t)the_lock.__data.__list.__next;
