@@ -38,10 +38,10 @@
  *
  * The fast paths below are inline: the uncontended lock is glibc's own
  * CAS step (plain stores while the process is single-threaded, as glibc
- * does), then a load of the stash (with an lb_mon: its waiter test) and
- * the two counts; the uncontended unlock
- * of a counted mutex is a load of the stash (with an lb_mon: plus the
- * needs-accounting test), then glibc's own release step (inline for
+ * does), then a load of the stash (with an lb_mon that is not quiet:
+ * its waiter test) and the two counts; the uncontended unlock of a
+ * counted mutex is a load of the stash (with an lb_mon that is not quiet:
+ * plus the needs-accounting test), then glibc's own release step (inline for
  * NORMAL mutexes too) and one site-count increment, after the release's
  * exchange in a threaded process. Neither takes a timestamp or an extra
  * atomic read-modify-write. Slow paths live in mutex_ops.c. */
