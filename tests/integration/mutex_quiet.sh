@@ -11,9 +11,11 @@
 #    by the workload); a run where it was not (a sample's debt left
 #    uncollected by the hot phase's last release) is repeated, up to RUNS;
 #  - the timed wait clears the bit, so main's release is accounted: the
-#    blame at long_release_site is the waiter's own wall time within TOL
-#    (with the bit left set, the release skipped its accounting and the
-#    blame was 0);
+#    blame at long_release_site is most of the waiter's own wall time (at
+#    least half of it, and no more than all of it: the rest is the
+#    waiter's entry and its wake-up after the release, which a loaded
+#    machine can stretch by milliseconds); with the bit left set, the
+#    release skipped its accounting and the blame was 0;
 #  - every contended acquisition is counted at its lock site: the sites'
 #    contended counts add up to the mutex's, sampled waits included (most
 #    of them took the lock at the first exchange);
@@ -23,7 +25,6 @@ W=$WORKLOADS_USER/mutex_quiet_timed
 need "$LOCKBLAME_LIB" "$LOCKBLAME_CLI" "$W"
 
 RUNS=3
-TOL=0.10
 
 "$W" >"$tmp/native.out" || fail "native run exited $?"
 grep -qx 'quiet_before 0' "$tmp/native.out" || fail "natively the stash is not 0: $(cat "$tmp/native.out")"
@@ -41,9 +42,9 @@ for run in $(seq "$RUNS"); do
     fi
     "$LOCKBLAME_CLI" report --by-release-site --format json "$tmp/run.db" >"$tmp/run.json" \
         || fail "lockblame report exited $?"
-    python3 - "$tmp/run.db" "$tmp/run.json" "$tmp/run.out" "$TOL" <<'PY' || fail "see above"
+    python3 - "$tmp/run.db" "$tmp/run.json" "$tmp/run.out" <<'PY' || fail "see above"
 import json, sqlite3, sys
-db, report, out, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+db, report, out = sys.argv[1], sys.argv[2], sys.argv[3]
 truth = {k: float(v) for k, v in (line.split() for line in open(out))}
 ok = True
 con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -61,10 +62,10 @@ if at_sites != contended:
     ok = False
 blame = sum(float(r["blame_s"]) for r in json.load(open(report))
             if r["object"] == "mutex" and r["function"].split(".")[0] == "long_release_site")
-want = truth["timed_wait_s"]
-print(f"long_release_site: blame {blame:.6f} s, the timed wait {want:.6f} s")
-if abs(blame - want) > tol * want:
-    print(f"FAILED: off by more than {tol:.0%}")
+waited = truth["timed_wait_s"]
+print(f"long_release_site: blame {blame:.6f} s, the timed wait {waited:.6f} s")
+if not 0.5 * waited <= blame <= waited + 0.001:
+    print("FAILED: want at least half the timed wait and no more than it")
     ok = False
 sys.exit(0 if ok else 1)
 PY
