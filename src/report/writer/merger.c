@@ -23,10 +23,12 @@
 #include "report/writer/ledger.h"
 #include "report/writer/output.h"
 #include "report/writer/spool_bound.h"
+#include "util/clock.h"
 #include "util/fork_pages.h"
 #include "util/own_stack.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
+#include "util/read_head.h"
 
 /* The lowest RLIMIT_NPROC under which no merger starts. */
 #define LB_MERGER_NPROC_ROOM 4096u
@@ -111,15 +113,8 @@ static bool one_thread(void)
     if (live != 1)
         return false;
     char status[2048];
-    long fd = lb_raw_syscall(SYS_open, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
-    if (fd < 0)
-        return false;
-    long n = lb_raw_syscall(SYS_read, fd, (long)status, sizeof status - 1, 0, 0, 0);
-    lb_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
-    if (n <= 0)
-        return false;
-    status[n] = '\0';
-    return strstr(status, "\nThreads:\t1\n") != NULL;
+    return lb_read_head("/proc/self/status", status, sizeof status) > 0 &&
+           strstr(status, "\nThreads:\t1\n") != NULL;
 }
 
 /* Whether the user's process limit leaves a merger room: none set, or
@@ -204,19 +199,12 @@ static bool reaped(int options)
 #define LB_MERGER_WAIT_NS (2ull * 1000000000ull)
 #define LB_MERGER_POLL_NS 1000000l
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec t;
-    lb_raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t, 0, 0, 0, 0);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Polls until the merger is reaped or `deadline` passes: reaped or not. */
 static bool reaped_by(uint64_t deadline)
 {
     struct timespec poll = { 0, LB_MERGER_POLL_NS };
     while (!reaped(WNOHANG)) {
-        if (monotonic_ns() >= deadline)
+        if (lb_monotonic_ns() >= deadline)
             return false;
         lb_raw_syscall(SYS_nanosleep, (long)&poll, 0, 0, 0, 0, 0);
     }
@@ -225,12 +213,12 @@ static bool reaped_by(uint64_t deadline)
 
 static void wait_bounded(void)
 {
-    if (reaped_by(monotonic_ns() + LB_MERGER_WAIT_NS))
+    if (reaped_by(lb_monotonic_ns() + LB_MERGER_WAIT_NS))
         return;
     pid_t pid = __atomic_load_n(&merger, __ATOMIC_ACQUIRE);
     if (pid > 0)
         lb_raw_syscall(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
-    reaped_by(monotonic_ns() + LB_MERGER_WAIT_NS);
+    reaped_by(lb_monotonic_ns() + LB_MERGER_WAIT_NS);
 }
 
 void lb_merger_setup(void)
