@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +28,7 @@
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
+#include "util/std_fds.h"
 
 /* The lowest RLIMIT_NPROC under which no merger starts. */
 #define LB_MERGER_NPROC_ROOM 4096u
@@ -57,15 +57,6 @@ static void merge_sealed(void *status)
     lb_spool_bound_release();
 }
 
-/* /dev/null as descriptors 0, 1 and 2, the only ones the merger has: its
- * lines (none in a success) go nowhere, and SQLite's files get 3 and up. */
-static void null_std_fds(void)
-{
-    long fd = lb_raw_syscall(SYS_open, (long)"/dev/null", O_RDWR, 0, 0, 0, 0);
-    for (long to = 1; fd == 0 && to <= 2; to++)
-        lb_raw_syscall(SYS_dup2, 0, to, 0, 0, 0, 0);
-}
-
 /* The merger apart from the program: no descriptor of its, a process
  * group of its own (a job-control stop of the program's group, which
  * would report the merger's stop to the root, does not reach it), a name
@@ -78,7 +69,8 @@ static bool set_apart(void)
 {
     if (lb_raw_syscall(SYS_close_range, 0, ~0ul, 0, 0, 0, 0) != 0)
         return false;
-    null_std_fds();
+    (void)lb_std_fds_hold(); /* /dev/null as 0, 1 and 2: its lines (none in a success) go
+                              * nowhere, and SQLite's files get 3 and up */
     lb_raw_syscall(SYS_setpgid, 0, 0, 0, 0, 0, 0);
     lb_raw_syscall(SYS_prctl, PR_SET_NAME, (long)"lockblame-merge", 0, 0, 0, 0);
     if (lb_output_path()[0] == '/')
