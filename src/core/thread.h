@@ -119,6 +119,10 @@ typedef struct lb_thread {
     struct lb_mon *signal_memo_mon;   /* locks/cond_ops.h: the sampled object with a slot this */
     uint32_t signal_memo_state;       /* thread signalled last, and its signal_sampled then (which
                                      * names the slot); NULL mon: none */
+    uint64_t sampled_waited_ns;       /* blame/mutex_sampled.c: its sampled mutex waits' time */
+    uint64_t holder_window_cpu_ns;    /* blame/mutex_sampled.c: the CPU its samples stood for */
+    uint64_t holder_window_from_ns;   /* since its last sample outside a wait (then; 0: none), */
+    uint64_t holder_window_waited_ns; /* and sampled_waited_ns then */
     /* identity, cold */
     uint32_t id;               /* 0 = main thread, then creation order */
     uintptr_t handle;          /* pthread_self() */

@@ -23,9 +23,11 @@
 #    names the modes whose sites are checked): beside busy processes the
 #    samples of a preempted holder can be owed to the other site (20-30%
 #    of the total off in runs beside two busy loops), though the total
-#    stays near. The same holds for the default mode's sites once its lock
-#    turned sampled (17-21% off on a quiet 2-vCPU Firecracker VM, 3 runs
-#    of 3): they are checked here only when it stayed exact.
+#    stays near; and on a quiet machine a run's ~150 samples (one a
+#    scheduler tick with the CPU-time timer) put a site up to 12-14% of
+#    the total off now and then. The same holds for the default mode's
+#    sites once its lock turned sampled: they are checked here only when
+#    it stayed exact.
 #  - The default (auto): the lock turns sampled by itself once its
 #    accounted holds come at LB_SAMPLED_RATE a second, measured over
 #    LB_SAMPLED_RATE_HOLDS of them (src/blame/sampled_mode.h). Whether they
