@@ -59,6 +59,10 @@ export WORKLOADS_USER=$BUILD/tests/workloads_user
 unset LD_PRELOAD LOCKBLAME_OUTPUT LOCKBLAME_EVENT LOCKBLAME_SIGNAL LOCKBLAME_RUN LOCKBLAME_SUMMARY LOCKBLAME_DISABLE \
       LOCKBLAME_FREQ LOCKBLAME_SPIN LOCKBLAME_MUTEX LOCKBLAME_COND LOCKBLAME_QUIET LOCKBLAME_TREE_ROOT LOCKBLAME_SPOOL \
       LOCKBLAME_SHARE_RULES
+# Nor may `make -jN check`'s job server reach the tests that run make
+# themselves: their make warns "-jN forced in submake" on stderr, which
+# those tests read as lockblame's.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 # The CLI's cache of symbol indexes (common/symindex_cache.h) goes to a
 # directory of this run's own, not the user's home, and starts empty:
