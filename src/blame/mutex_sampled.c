@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "blame/context.h"
+#include "blame/holder_window.h"
 #include "blame/mutex_quiet.h"
 #include "blame/wait_deferred.h"
 #include "blame/wait_note_ops.h"
@@ -57,48 +58,19 @@ static uint64_t charge_within(lb_mutex_hot_t *slot, uint64_t owed, uint64_t boun
 }
 
 /* Signal handler (sampler.h's holder hook): a sample of ns CPU ns of
- * thread t. For every hot mutex t owns while others wait in a sampled
- * wait, w waiters stand for w * ns of idleness owed by t's hold, up to
- * what they can have waited and no sample has owed yet. */
-/* Signal handler, on thread t: of the CPU time its samples stood for
- * since its last sample outside a wait (this one's ns included), how much
- * a sample outside a wait may owe to a hold: at most the wall time since
- * then that t spent outside its sampled mutex waits, where it alone could
- * hold. 0 in a wait, whose sample's CPU is carried to the next one.
- *
- * Why: the CPU-time timer fires only at scheduler ticks, and a waiter's
- * CPU while it waits comes in bursts of a few us (each holder's release
- * with a sleeper wakes it; it fails its attempt and sleeps again) that
- * the ticks seldom find. That CPU then rides on the thread's next sample,
- * which mostly finds it holding: on tests/workloads_user/mutex_hot (2
- * threads, 2 vCPUs) 80% of the samples' CPU came out as holding against
- * 66% truly, and the blame 15-20% over the holds' CPU time. */
-static uint64_t holder_window_ns(lb_thread_t *t, uint64_t ns, uint64_t now)
-{
-    uint64_t cpu = t->holder_window_cpu_ns + ns;
-    if (t->waiting) {
-        t->holder_window_cpu_ns = cpu;
-        return 0;
-    }
-    uint64_t waited = __atomic_load_n(&t->sampled_waited_ns, __ATOMIC_RELAXED);
-    uint64_t from = t->holder_window_from_ns;
-    uint64_t in_waits = waited - t->holder_window_waited_ns;
-    uint64_t outside = from == 0 || now <= from ? UINT64_MAX
-                       : now - from > in_waits  ? now - from - in_waits
-                                                : 0;
-    t->holder_window_cpu_ns = 0;
-    t->holder_window_from_ns = now;
-    t->holder_window_waited_ns = waited;
-    return cpu < outside ? cpu : outside;
-}
-
-static void holder_sample(lb_thread_t *t, uint64_t ns)
+ * thread t (a CPU-time timer's, at a scheduler tick: at_tick). For every
+ * hot mutex t owns while others wait in a sampled wait, w waiters stand
+ * for w * ns of idleness owed by t's hold, up to what they can have
+ * waited and no sample has owed yet; a timer sample for no more than
+ * holder_window.h allows. */
+static void holder_sample(lb_thread_t *t, uint64_t ns, bool at_tick)
 {
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     if (n == 0)
         return;
     uint64_t now = lb_now_ns();
-    ns = holder_window_ns(t, ns, now);
+    if (at_tick)
+        ns = lb_holder_window_take(&t->holder_window, ns, now);
     if (ns == 0)
         return;
     for (uint32_t i = 0; i < n; i++) {
@@ -232,8 +204,7 @@ static void credit(lb_thread_t *self, lb_mutex_hot_t *slot, lb_cct_node_t *node,
 {
     if (node)
         node->m.wait_ns += waited;
-    /* read by this thread's own handler (holder_window_ns) */
-    __atomic_store_n(&self->sampled_waited_ns, self->sampled_waited_ns + waited, __ATOMIC_RELAXED);
+    lb_holder_window_waited(&self->holder_window, waited);
     __atomic_fetch_add(&lb_mutex_hot_shard(slot, self)->wait_ns, waited, __ATOMIC_RELAXED);
 }
 
@@ -245,6 +216,7 @@ void lb_mutex_sampled_wait_begin(lb_thread_t *self, lb_mon_t *mon, lb_mutex_hot_
     lb_enter(self);
     *wait = (lb_wait_t){ .mon = mon, .start_ns = start, .kind = LB_OBJ_MUTEX };
     lb_wait_started(self, mon, LB_OBJ_MUTEX, wait);
+    lb_holder_window_in_wait(&self->holder_window, 1);
     note_waiter(self, slot, wait->node, wait->node_id);
     lb_leave(self);
     errno = saved_errno;
@@ -297,6 +269,7 @@ void lb_mutex_sampled_wait_piece(lb_thread_t *self, lb_mutex_hot_t *slot, lb_wai
 void lb_mutex_sampled_wait_end(lb_thread_t *self, lb_mutex_hot_t *slot)
 {
     lb_mutex_sampled_leave(self, slot);
+    lb_holder_window_in_wait(&self->holder_window, 0);
     lb_waiting_end(self);
     lb_note_wait_end(self, LB_OBJ_MUTEX, 0, 0, 0, false, false);
 }
@@ -350,6 +323,8 @@ void lb_mutex_sampled_forget(lb_mon_t *mon)
 
 void lb_mutex_sampled_fork_child(void)
 {
+    if (lb_self)
+        lb_holder_window_fork_child(&lb_self->holder_window);
     /* only slots ever taken hold anything: the others stay the parent's
      * pages, unwritten */
     uint32_t n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);

@@ -28,18 +28,14 @@
  *     several periods. Uncapped, on a loaded machine (a busy loop beside
  *     tests/workloads_user/mutex_hot on 2 vCPUs) the samples owed the
  *     holders' whole CPU time, 0.58 s, to waits of 0.0015-0.3 s;
- *   - and no sample, on its own, for more CPU time than its thread can
- *     have held in: the CPU of its samples since its last sample outside
- *     a wait, at most the wall time since then that it spent outside its
- *     sampled mutex waits (mutex_sampled.c, holder_window_ns). A waiter's
- *     CPU comes in bursts of a few us (each release with a sleeper wakes
- *     it, it fails and sleeps again) that the timer's ticks seldom find,
- *     and rode on its next sample, mostly a hold's: 15-20% too much blame
- *     on tests/workloads_user/mutex_hot, 2 threads on 2 vCPUs;
+ *   - and no timer sample, on its own, for more CPU time than its
+ *     thread can have held in (holder_window.h): a waiter's CPU comes in
+ *     short bursts that the timer's ticks seldom find, and would ride on
+ *     its next sample, mostly a hold's;
  *   - the holds themselves are native: the fast paths see no waiters.
  * The idleness the holders' samples did not account for (wait - owed) is
- * hand-off latency. Accuracy is that of the samples: unbiased while the
- * holder runs; a holder that blocks or is descheduled while it holds
+ * hand-off latency. Accuracy is that of the samples while the holder
+ * runs; a holder that blocks or is descheduled while it holds
  * takes no samples, and that part of the wait counts as hand-off.
  *
  * When: LOCKBLAME_MUTEX=exact|sampled|auto (default auto, sampled_mode.h).
@@ -64,9 +60,7 @@
  *   - the slot's counters and the record's sampled fields change by
  *     atomic adds and exchanges only, and charged_ns by compare-and-swap
  *     within the bound (the handler takes no lock);
- *   - a thread's sampled_waited_ns is written by that thread only, its
- *     holder_window_* fields by its own handler only (which reads the
- *     former). */
+ *   - a thread's holder window is its own (holder_window.h). */
 #ifndef LB_BLAME_MUTEX_SAMPLED_H
 #define LB_BLAME_MUTEX_SAMPLED_H
 #include <stdbool.h>

@@ -62,6 +62,17 @@ struct lb_spin_counts;        /* locks/spin_counts.h */
 struct lb_spin_count;         /* locks/spin_counts.h */
 struct lb_omp_share;          /* sampler/omp_share.h */
 
+/* What bounds the CPU time a sample of the thread may owe to a hot
+ * mutex's hold (blame/holder_window.h). waited_ns and in_wait are
+ * written by the thread itself, the rest by its own signal handler. */
+typedef struct lb_holder_window {
+    uint64_t waited_ns;      /* its sampled mutex waits' time in all */
+    uint64_t cpu_ns;         /* the CPU its samples stood for since its last sample */
+    uint64_t from_ns;        /* outside a sampled mutex wait, that sample's time (0: none), */
+    uint64_t waited_at_from; /* and waited_ns then */
+    uint32_t in_wait;        /* 1 while in a sampled mutex wait */
+} lb_holder_window_t;
+
 typedef struct lb_thread {
     /* hot: read by every wrapped call */
     union {
@@ -119,10 +130,7 @@ typedef struct lb_thread {
     struct lb_mon *signal_memo_mon;   /* locks/cond_ops.h: the sampled object with a slot this */
     uint32_t signal_memo_state;       /* thread signalled last, and its signal_sampled then (which
                                      * names the slot); NULL mon: none */
-    uint64_t sampled_waited_ns;       /* blame/mutex_sampled.c: its sampled mutex waits' time */
-    uint64_t holder_window_cpu_ns;    /* blame/mutex_sampled.c: the CPU its samples stood for */
-    uint64_t holder_window_from_ns;   /* since its last sample outside a wait (then; 0: none), */
-    uint64_t holder_window_waited_ns; /* and sampled_waited_ns then */
+    lb_holder_window_t holder_window; /* blame/holder_window.h */
     /* identity, cold */
     uint32_t id;               /* 0 = main thread, then creation order */
     uintptr_t handle;          /* pthread_self() */

@@ -42,7 +42,7 @@
 #include "util/log.h"
 
 void (*lb_sampler_spin_hook)(lb_thread_t *t, lb_cct_node_t *node, uint64_t ns);
-void (*lb_sampler_holder_hook)(lb_thread_t *t, uint64_t ns);
+void (*lb_sampler_holder_hook)(lb_thread_t *t, uint64_t ns, bool at_tick);
 
 static struct sigaction lb_old_action; /* the program's, for uninstall */
 static int lb_installed_signo;
@@ -115,7 +115,7 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         lb_foreign_sampled(t); /* its end is never seen: when and how far it ran */
     /* every recorded sample, the thread's own code, a wait or lockblame's */
     if (recorded && lb_sampler_holder_hook)
-        lb_sampler_holder_hook(t, sample_ns(w));
+        lb_sampler_holder_hook(t, sample_ns(w), info->si_code == SI_TIMER);
     if (t->sampler->has_perf)
         lb_sampler_perf_ops.rearm(t, info);
     lb_tick_alias_after_sample(t);

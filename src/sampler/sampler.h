@@ -168,8 +168,10 @@ extern void (*lb_sampler_spin_hook)(struct lb_thread *t, struct lb_cct_node *nod
 /* Set once at setup by the layer that blames hot mutexes by samples of
  * their holders (blame/mutex_sampled.c): called by the handler for every
  * sample it records (a thread's own code, a wait, lockblame's own), with
- * the CPU time it stands for. Async-signal-safe: atomic adds only. */
-extern void (*lb_sampler_holder_hook)(struct lb_thread *t, uint64_t ns);
+ * the CPU time it stands for and whether a CPU-time timer took it (at a
+ * scheduler tick). Async-signal-safe: atomic adds, a clock read, and
+ * stores to the sampled thread's own record. */
+extern void (*lb_sampler_holder_hook)(struct lb_thread *t, uint64_t ns, bool at_tick);
 /* The signal samples arrive on, 0 when sampling is off. */
 int lb_sampler_signal(void);
 /* Threads whose sampling could not be started. */

@@ -24,7 +24,7 @@
 #    samples of a preempted holder can be owed to the other site (20-30%
 #    of the total off in runs beside two busy loops), though the total
 #    stays near; and on a quiet machine a run's ~150 samples (one a
-#    scheduler tick with the CPU-time timer) put a site up to 12-14% of
+#    scheduler tick with the CPU-time timer) put a site up to ~14% of
 #    the total off now and then. The same holds for the default mode's
 #    sites once its lock turned sampled: they are checked here only when
 #    it stayed exact.

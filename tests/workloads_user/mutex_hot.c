@@ -165,8 +165,9 @@ static void *worker(void *arg)
         int64_t held_from = now_ns(), cpu_from = gt_thread_cpu_ns();
         int long_hold = mine % 3 == 0;
         hold(me, long_hold ? long_iters : short_iters);
-        /* the hold's CPU time as the holder's samples see it: the two
-         * reads' parts outside the span (cpu_read_ns) are inside the hold */
+        /* the hold's CPU time, most of what the holder's samples see: the
+         * two reads' parts outside the span (cpu_read_ns) are inside the
+         * hold too */
         int64_t cpu = gt_thread_cpu_ns() - cpu_from + cpu_read_ns;
         int64_t held_to = now_ns(), held = held_to - held_from;
         int contended = __atomic_load_n(&in_lock_call, __ATOMIC_SEQ_CST) > 0;
