@@ -15,7 +15,10 @@
 # check-slow), for a quiet machine with at least 2 CPUs. Where the
 # program's own native runs spread by more than 10% of their median, the
 # machine is too busy to judge a 5-point difference: a miss there is a
-# skipped part (with both figures printed), not a failure.
+# skipped part (with both figures printed), not a failure. Where a thread
+# takes tens of us to wake (VMs), plt's real fix also saves ~2,900 of
+# those wake-ups, which no virtual speedup emulates, and its prediction
+# comes out 8-19 points low there (docs/INTERNALS.md, what-if "Limits").
 # The same for a progress rate: rated (the task queue run for a fixed
 # time) under --progress progress_point, its predicted change of the rate
 # of progress_point calls beside the measured change of the calls the two
