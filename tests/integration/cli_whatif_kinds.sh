@@ -9,7 +9,9 @@
 # tail jump, get experiments that time exactly the holds the workload
 # counts there and insert p times their length; so does a post made under
 # no lock (whatif_gt posted's produce_item), whose experiment times the
-# code before each post; the rows are stored in the whatif table. A futex
+# code before each post; the rows are stored in the whatif table; plt's
+# site, whose waiters spend much of their wait waking, gets one line that
+# says so, with its hand-off latency. A futex
 # wake under no lock (gt_futex_cxx atomic's slow_signaller) is not
 # supported: --site on it exits 2 with one line that says so, and nothing
 # is stored.
@@ -84,6 +86,26 @@ experiment_on rwlock rw_update 2 "$W" rwlock
 
 echo "== a site in a library, its release a tail jump reached through the PLT"
 experiment_on plt plt_update 1 "$W" plt
+# plt's one lock is released at plt_update alone: where its hand-off latency
+# (the profile's) is a tenth or more of its wait there, whatif says in one
+# line that shorter holds leave those wake-ups, with that figure; else not.
+python3 - plt.db plt.json err <<'PY2' || bad "plt: the line on saved wake-ups"
+import json, re, sqlite3, sys
+db, js, err = sys.argv[1:]
+handoff = sqlite3.connect(db).execute(
+    "SELECT TOTAL(handoff_s) FROM sync_object WHERE object = 'mutex' AND blame_s > 0").fetchone()[0]
+blame = json.load(open(js))[0]["blame_s"]
+share = handoff / (blame + handoff)
+lines = [l for l in open(err) if "wake-ups" in l]
+print(f"hand-off {handoff:.3f} s, blame {blame:.3f} s: {100 * share:.0f}% of the wait; said: {lines}")
+if share >= 0.1:
+    assert len(lines) == 1, lines
+    m = re.search(r"plt_update: its waiters also waited ([0-9.]+) s .*\(hand-off latency, ([0-9]+)%", lines[0])
+    assert m and abs(float(m.group(1)) - handoff) <= 0.0015, lines
+    assert abs(int(m.group(2)) - 100 * share) <= 1, (m.group(2), share)
+else:
+    assert not lines, lines
+PY2
 
 echo "== a post made under no lock: the code before it sped up"
 # (a consumer of 10 us an item against the producer's 60: it waits at

@@ -312,6 +312,24 @@ static void say_counting_cost(const char *function, const struct sample *base, i
             function, h * 1e6, n, n * h, 100 * n * h / t, t);
 }
 
+/* Where the site's waiters spent a tenth or more of their wait there
+ * waking after its releases (hand-off latency: the profile's), say that
+ * shortened holds leave those wake-ups in place while a fix that ends the
+ * contention saves them too (docs/INTERNALS.md, "What-if experiments",
+ * "Limits"). */
+static void say_saved_wakeups(const struct lb_whatif_site *s)
+{
+    double wait = s->blame_s + s->handoff_s;
+    if (wait <= 0 || s->handoff_s < LB_WHATIF_WAKEUP_SHARE * wait)
+        return;
+    fprintf(stderr,
+            "lockblame: whatif: %s: its waiters also waited %.3f s after its releases for "
+            "their wake-ups (hand-off latency, %.0f%% of their wait there), which shorter "
+            "holds do not remove: a fix that ends the contention saves them too, and gains "
+            "more than predicted\n",
+            s->label, s->handoff_s, 100 * s->handoff_s / wait);
+}
+
 /* Fill the row of one site at speedup p from its runs and the baseline's.
  * Round r's experiment is set against round r's baseline, run just before
  * it: the change is the median over the rounds of predicted / baseline - 1,
@@ -500,6 +518,7 @@ int lb_cmd_whatif(int argc, char **argv)
                     s->label, runs * (1 + LB_WHATIF_SPEEDUPS), took, own > 0 ? took / own : 0, own);
             if (progress)
                 say_counting_cost(progress, base, runs, own);
+            say_saved_wakeups(s);
         }
         for (int j = 0; j < LB_WHATIF_SPEEDUPS && ok; j++) {
             struct lb_whatif_row *r = &rows[nrows++];

@@ -205,6 +205,40 @@ static void label_sites(struct lb_profile *p, struct lb_whatif_site *sites, cons
     }
 }
 
+/* Each site's share of its objects' hand-off latency (the waiters' time
+ * from a release to running again): an object's, by the part of its
+ * blame whose release frame is the site's row (frame[i]; of the row's
+ * kind). A virtual speedup shortens holds, not wake-ups, while a fix that
+ * ends the contention saves both (docs/INTERNALS.md, "What-if
+ * experiments", "Limits"). */
+static void site_handoffs(struct lb_profile *p, struct lb_whatif_site *sites, const int32_t *frame,
+                          int n)
+{
+    struct lb_strtab tab = { 0 };
+    int32_t *keys = lb_frame_key_ids(p, &tab);
+    double *at_site = lb_xcalloc((size_t)p->nobjs + 1, sizeof *at_site);
+    for (int i = 0; i < n; i++) {
+        if (sites[i].unsupported || frame[i] < 0)
+            continue;
+        memset(at_site, 0, ((size_t)p->nobjs + 1) * sizeof *at_site);
+        for (int32_t j = 0; j < p->noblame; j++) {
+            const struct lb_objblame *ob = &p->oblame[j];
+            int32_t f = lb_release_frame(p, ob->node, ob->thread_id, p->release_entry);
+            if (f >= 0 && keys[f] == keys[frame[i]] &&
+                p->objs[ob->object].kind == sites[i].row_kind)
+                at_site[ob->object] += ob->blame_s;
+        }
+        for (int32_t o = 0; o < p->nobjs; o++)
+            if (at_site[o] > 0 && p->objs[o].blame_s > 0)
+                sites[i].handoff_s +=
+                    p->objs[o].handoff_s *
+                    (at_site[o] < p->objs[o].blame_s ? at_site[o] / p->objs[o].blame_s : 1);
+    }
+    free(at_site);
+    free(keys);
+    lb_strtab_free(&tab);
+}
+
 int lb_whatif_pick_sites(const char *path, const char *only, int k, struct lb_whatif_site **out)
 {
     struct lb_profile *p = lb_profile_load(path);
@@ -235,6 +269,7 @@ int lb_whatif_pick_sites(const char *path, const char *only, int k, struct lb_wh
     while (!only && n > 0 && sites[n - 1].unsupported)
         lb_whatif_sites_free(&sites[--n], 1);
     label_sites(p, sites, frame, n);
+    site_handoffs(p, sites, frame, n);
     free(frame);
     lb_site_rows_free(&sr);
     lb_profile_free(p);

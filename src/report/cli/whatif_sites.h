@@ -8,6 +8,10 @@
 #define LB_CLI_WHATIF_SITES_H
 #include "report/cli/util.h"
 
+/* The share of a site's wait (blame + hand-off latency) from which
+ * whatif says that its waiters' wake-ups are not sped up. */
+#define LB_WHATIF_WAKEUP_SHARE 0.1
+
 struct lb_whatif_site {
     char *name;                /* the release site's function (its name in the binary) */
     char *label;               /* its name in the whatif table: demangled, and where two
@@ -24,6 +28,8 @@ struct lb_whatif_site {
     struct lb_buf offsets;     /* its release calls, "OFF,OFF" in hex */
     struct lb_buf acquires;    /* its lock and cond-wait calls, the same way */
     int nrel, nacq;            /* how many of each (the library takes 64) */
+    double handoff_s;          /* its objects' hand-off latency, each object's by its share
+                                * of that object's blame falling here (lb_whatif_pick_sites) */
 };
 
 /* The sites of the profile at path, in the release-site view's order
