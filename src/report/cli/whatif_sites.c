@@ -205,8 +205,8 @@ static void label_sites(struct lb_profile *p, struct lb_whatif_site *sites, cons
     }
 }
 
-/* Each site's share of its objects' hand-off latency (the waiters' time
- * from a release to running again): an object's, by the part of its
+/* Each lock site's share of its locks' hand-off latency (the waiters'
+ * time from a release to running again): a lock's, by the part of its
  * blame whose release frame is the site's row (frame[i]; of the row's
  * kind). A virtual speedup shortens holds, not wake-ups, while a fix that
  * ends the contention saves both (docs/INTERNALS.md, "What-if
@@ -218,8 +218,8 @@ static void site_handoffs(struct lb_profile *p, struct lb_whatif_site *sites, co
     int32_t *keys = lb_frame_key_ids(p, &tab);
     double *at_site = lb_xcalloc((size_t)p->nobjs + 1, sizeof *at_site);
     for (int i = 0; i < n; i++) {
-        if (sites[i].unsupported || frame[i] < 0)
-            continue;
+        if (sites[i].unsupported || frame[i] < 0 || !is_lock_kind(sites[i].row_kind))
+            continue; /* a signal's waiters wake whatever its code's length */
         memset(at_site, 0, ((size_t)p->nobjs + 1) * sizeof *at_site);
         for (int32_t j = 0; j < p->noblame; j++) {
             const struct lb_objblame *ob = &p->oblame[j];

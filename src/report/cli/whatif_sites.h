@@ -28,8 +28,8 @@ struct lb_whatif_site {
     struct lb_buf offsets;     /* its release calls, "OFF,OFF" in hex */
     struct lb_buf acquires;    /* its lock and cond-wait calls, the same way */
     int nrel, nacq;            /* how many of each (the library takes 64) */
-    double handoff_s;          /* its objects' hand-off latency, each object's by its share
-                                * of that object's blame falling here (lb_whatif_pick_sites) */
+    double handoff_s;          /* a lock row's: its locks' hand-off latency, each lock's by
+                                * the share of its blame falling here (0 for other rows) */
 };
 
 /* The sites of the profile at path, in the release-site view's order
