@@ -198,6 +198,16 @@ static void note_waiter(lb_thread_t *self, const lb_mutex_hot_t *slot, const lb_
     lb_object_stats_first_waiter(lb_object_stats_of_mon(slot->stats), self->id, node_id);
 }
 
+/* The calling thread's context as a sampled waiter (NULL without a CCT),
+ * noted as note_waiter does. */
+static lb_cct_node_t *waiter_here(lb_thread_t *self, const lb_mutex_hot_t *slot)
+{
+    uint32_t node_id = 0;
+    lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
+    note_waiter(self, slot, node, node_id);
+    return node;
+}
+
 /* waited ns of a sampled wait, to its context (node, if any) and to the
  * waiter's shard of the slot. */
 static void credit(lb_thread_t *self, lb_mutex_hot_t *slot, lb_cct_node_t *node, uint64_t waited)
@@ -228,10 +238,7 @@ void lb_mutex_sampled_wait_brief(lb_thread_t *self, lb_mutex_hot_t *slot, uint64
     lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
     int saved_errno = errno;
     lb_enter(self);
-    uint32_t node_id = 0;
-    lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
-    note_waiter(self, slot, node, node_id);
-    credit(self, slot, node, tried > start ? tried - start : 0);
+    credit(self, slot, waiter_here(self, slot), tried > start ? tried - start : 0);
     lb_mutex_sampled_leave(self, slot);
     lb_leave(self);
     errno = saved_errno;
@@ -248,12 +255,8 @@ void lb_mutex_sampled_took_at_once(lb_thread_t *self, lb_mutex_hot_t *slot, uint
     lb_wait_deferred_flush(self); /* a cond wait's end first (wait_deferred.h) */
     int saved_errno = errno;
     lb_enter(self);
-    uint32_t node_id = 0;
-    lb_cct_node_t *node = self->cct ? lb_context_here(self, &node_id) : NULL;
-    if (node)
-        note_waiter(self, slot, node, node_id);
-    else
-        lb_note_lock_site(self, site - 1, LB_OBJ_MUTEX);
+    if (!waiter_here(self, slot))
+        lb_note_lock_site(self, site - 1, LB_OBJ_MUTEX); /* no context: the call's site */
     lb_leave(self);
     errno = saved_errno;
 }
