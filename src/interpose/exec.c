@@ -4,8 +4,10 @@
  * executable by this process: the commonest failures, as a program that
  * tries one command and then another meets them): then the image goes
  * on profiled, as it goes on running. If an exec that looked possible
- * fails all the same, the program goes on unprofiled. errno and the
- * return value are always the real call's.
+ * fails all the same (E2BIG, ETXTBSY, ENOEXEC from execve, ...), the
+ * program goes on unprofiled, and one lockblame: line says so: what it
+ * does from there is in no profile. errno and the return value are
+ * always the real call's.
  *
  * glibc's exec family calls __execve internally, not through the PLT, so
  * each entry point is wrapped; the variadic execl* build an argv first. */
@@ -13,12 +15,15 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/path_search.h"
+#include "core/phase.h"
 #include "core/runtime.h"
 #include "util/common.h"
+#include "util/log.h"
 
 typedef int (*exec_fn)(const char *, char *const[], char *const[]);
 
@@ -58,11 +63,12 @@ enum exec_lookup {
 };
 
 /* The image's profile written, where the exec may replace it (the look
- * at its file above). errno kept. */
-static void write_before_exec(const char *file, enum exec_lookup how)
+ * at its file above). Returns whether this call ended the profiling.
+ * errno kept. */
+static bool write_before_exec(const char *file, enum exec_lookup how)
 {
-    if (!lb_runtime_is_own_process())
-        return; /* a vfork child: the memory is its parent's */
+    if (!lb_runtime_is_own_process() || !lb_runtime_monitoring())
+        return false; /* a vfork child (the memory is its parent's), or not profiling */
     int saved_errno = errno;
     bool may_replace =
         how == LOOK_NONE ||
@@ -71,6 +77,17 @@ static void write_before_exec(const char *file, enum exec_lookup how)
     if (may_replace)
         lb_runtime_finish("exec");
     errno = saved_errno;
+    return may_replace;
+}
+
+/* The exec returned: it failed. If it ended the profiling first, say so
+ * (errno kept: it is the exec's). file: NULL for fexecve. */
+static void say_failed_exec(const char *file, bool ended_profiling)
+{
+    if (ended_profiling)
+        lb_warn("exec of %s failed (%s): the profile ends at the exec, and what this process"
+                " does from here is not recorded",
+                file ? file : "a file descriptor", strerror(errno));
 }
 
 /* dlsym without our table: exec is rare, so one lookup per call is fine. */
@@ -83,36 +100,46 @@ static void *real(const char *name)
 LB_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execve");
-    write_before_exec(path, LOOK_PATH);
-    return fn(path, argv, envp);
+    bool ended = write_before_exec(path, LOOK_PATH);
+    int rc = fn(path, argv, envp);
+    say_failed_exec(path, ended);
+    return rc;
 }
 
 LB_EXPORT int execv(const char *path, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execv");
-    write_before_exec(path, LOOK_PATH);
-    return fn(path, argv);
+    bool ended = write_before_exec(path, LOOK_PATH);
+    int rc = fn(path, argv);
+    say_failed_exec(path, ended);
+    return rc;
 }
 
 LB_EXPORT int execvp(const char *file, char *const argv[])
 {
     int (*fn)(const char *, char *const[]) = real("execvp");
-    write_before_exec(file, LOOK_SEARCH);
-    return fn(file, argv);
+    bool ended = write_before_exec(file, LOOK_SEARCH);
+    int rc = fn(file, argv);
+    say_failed_exec(file, ended);
+    return rc;
 }
 
 LB_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     exec_fn fn = (exec_fn)real("execvpe");
-    write_before_exec(file, LOOK_SEARCH);
-    return fn(file, argv, envp);
+    bool ended = write_before_exec(file, LOOK_SEARCH);
+    int rc = fn(file, argv, envp);
+    say_failed_exec(file, ended);
+    return rc;
 }
 
 LB_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int (*fn)(int, char *const[], char *const[]) = real("fexecve");
-    write_before_exec(NULL, LOOK_NONE);
-    return fn(fd, argv, envp);
+    bool ended = write_before_exec(NULL, LOOK_NONE);
+    int rc = fn(fd, argv, envp);
+    say_failed_exec(NULL, ended);
+    return rc;
 }
 
 enum exec_form {

@@ -2,8 +2,9 @@
 # Process events: SIGTERM flushes the profile and still dies of SIGTERM,
 # also after the program set SIGTERM's action itself and back to default;
 # fork children add their own profiles to the run's one database; exec
-# writes the old image's profile first (it recorded threads); sampling adds no EINTR; the writer never follows
-# a symlink planted at the output path.
+# writes the old image's profile first (it recorded threads), and an exec
+# that fails after that says the rest goes unrecorded; sampling adds no
+# EINTR; the writer never follows a symlink planted at the output path.
 source "$(dirname "$0")/../lib/common.sh"
 W=$WORKLOADS/process_events
 need "$W" "$LOCKBLAME_LIB"
@@ -79,6 +80,26 @@ acq=$(rows "$tmp/exec-fails.db" "SELECT SUM(acquisitions) FROM sync_object WHERE
 echo "  images: $images; mutex acquisitions: $acq"
 [ "$images" = exit ] || bad "exec-fails: exit_reasons '$images', not one image ended by its exit"
 [ "$acq" = 80000 ] || bad "exec-fails: $acq mutex acquisitions, not 80000 (both rounds)"
+
+echo "== an exec that looked possible and fails"
+# execv of /bin/true with a 256 KiB argument: the file is there, so the
+# profile is written at the exec, which then fails with E2BIG. The call
+# returns as natively, one lockblame: line says the rest of the process
+# is not recorded, and the profile holds the first round only (2 x 20000
+# acquisitions), ended by the exec.
+native=$("$W" exec-too-big 2>/dev/null) || bad "exec-too-big natively failed"
+out=$(LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/too-big.db LD_PRELOAD=$LOCKBLAME_LIB "$W" exec-too-big 2>"$tmp/too-big.err") ||
+    bad "exec-too-big workload failed"
+echo "  native: $native; preloaded: $out"
+[ "$native" = "exec-too-big -1 E2BIG" ] && [ "$out" = "$native" ] || bad "exec-too-big output '$out', natively '$native'"
+said=$(grep -c '^lockblame: exec of /bin/true failed (Argument list too long): the profile ends at the exec' "$tmp/too-big.err")
+echo "  lines saying so: $said"
+[ "$said" = 1 ] || bad "exec-too-big: $said lines about the failed exec: $(cat "$tmp/too-big.err")"
+images=$(rows "$tmp/too-big.db" "SELECT group_concat(exit_reason) FROM run")
+acq=$(rows "$tmp/too-big.db" "SELECT SUM(acquisitions) FROM sync_object WHERE object = 'mutex'")
+echo "  images: $images; mutex acquisitions: $acq"
+[ "$images" = exec ] || bad "exec-too-big: exit_reasons '$images', not one image ended by its exec"
+[ "$acq" = 40000 ] || bad "exec-too-big: $acq mutex acquisitions, not 40000 (the round before the exec)"
 
 echo "== no new EINTR"
 out=$(LOCKBLAME_OUTPUT=$tmp/eintr.db LD_PRELOAD=$LOCKBLAME_LIB "$W" eintr 2>/dev/null) || bad "eintr workload: $out"

@@ -9,6 +9,10 @@
  *   exec-fails - contends a little, tries to exec a path that is not
  *              there and a command no PATH directory holds (both fail,
  *              ENOENT), contends again, then prints "exec-fails-done"
+ *   exec-too-big - contends a little, execs /bin/true with one argument
+ *              longer than the kernel takes (fails, E2BIG, though the file
+ *              is there), contends again, then prints the exec's return
+ *              value and errno name
  *   eintr    - loops of read(pipe), sem_timedwait and nanosleep while other
  *              threads burn CPU under sampling; counts EINTR (must be 0)
  *   abort    - contends a little, then abort()s
@@ -123,6 +127,29 @@ static int run_exec_fails(void)
             return 1;
     }
     printf("exec-fails-done\n");
+    return 0;
+}
+
+/* Linux refuses an argument string longer than 32 pages (MAX_ARG_STRLEN). */
+#define TOO_LONG_ARG (32 * 4096 * 2)
+
+static int run_exec_too_big(void)
+{
+    static char long_arg[TOO_LONG_ARG + 1];
+    memset(long_arg, 'x', TOO_LONG_ARG);
+    pthread_t t[2];
+    int rc = 0, exec_errno = 0;
+    for (int round = 0; round < 2; round++) {
+        start_threads(2, 20000, t);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        if (round == 0) {
+            char *argv[] = { "true", long_arg, NULL };
+            rc = execv("/bin/true", argv);
+            exec_errno = errno;
+        }
+    }
+    printf("exec-too-big %d %s\n", rc, exec_errno == E2BIG ? "E2BIG" : strerror(exec_errno));
     return 0;
 }
 
@@ -273,6 +300,8 @@ int main(int argc, char **argv)
         return run_exec();
     if (!strcmp(what, "exec-fails"))
         return run_exec_fails();
+    if (!strcmp(what, "exec-too-big"))
+        return run_exec_too_big();
     if (!strcmp(what, "eintr"))
         return run_eintr();
     if (!strcmp(what, "cancel"))
@@ -287,7 +316,8 @@ int main(int argc, char **argv)
     if (!strcmp(what, "vfork-killed"))
         return run_vfork_killed();
     fprintf(stderr,
-            "usage: %s sigterm|sigterm-reset|fork|exec|exec-fails|eintr|cancel|abort|"
+            "usage: %s sigterm|sigterm-reset|fork|exec|exec-fails|exec-too-big|eintr|cancel|"
+            "abort|"
             "vfork-killed\n",
             argv[0]);
     return 2;
