@@ -1,13 +1,13 @@
 /* Monotonic nanoseconds for the contended paths, and thread CPU time.
  *
  * lb_now_ns is CLOCK_MONOTONIC. Where the kernel itself keeps time with
- * the TSC (clocksource "tsc", and CPUID's invariant TSC, which the kernel
- * shows as the flags constant_tsc and nonstop_tsc: one rate, not stopped
- * in idle states), it reads the TSC
- * and scales it (~8 ns on a VM whose TSC is eligible, against ~18 ns
- * for the vDSO's clock_gettime there, which contended paths call several
- * times a hold; where the clocksource is kvm-clock, clock_gettime is all
- * there is, 50-70 ns on a busy 2-vCPU VM). The
+ * the TSC (clocksource "tsc", or "kvm-clock" while the host marks the
+ * guest's TSC stable, which its vDSO then reads; and CPUID's invariant
+ * TSC, which the kernel shows as the flags constant_tsc and nonstop_tsc:
+ * one rate, not stopped in idle states), it reads the TSC and scales it
+ * (~8 ns on a VM whose clocksource is "tsc", against ~18 ns for the
+ * vDSO's clock_gettime there, which contended paths call several times a
+ * hold; under kvm-clock ~20 ns against 50-70 ns on a busy 2-vCPU VM). The
  * scale is calibrated against clock_gettime over the first
  * LB_TSC_CALIBRATE_NS of the run; until then, and wherever the TSC is not
  * eligible, lb_now_ns is clock_gettime itself.

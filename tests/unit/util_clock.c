@@ -2,9 +2,14 @@
  * where this machine allows it, agrees with CLOCK_MONOTONIC; elsewhere
  * it is CLOCK_MONOTONIC. Either way it never runs backwards on one
  * thread by more than the TSC's reordering allows for (none here: one
- * thread, dependent reads). */
+ * thread, dependent reads), nor from one thread to another (a time one
+ * thread read, then handed to another that reads after it, where the
+ * scheduler puts them: on different CPUs where it has several), by more
+ * than a microsecond. */
 #include "check.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include "util/clock.h"
@@ -45,4 +50,47 @@ static void test_monotonic_on_one_thread(void)
     }
 }
 
-CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread)
+/* Two threads take turns: each reads the clock after it sees the time
+ * the other read last, and must not find it earlier. The acquire load
+ * does not order the TSC read after it (RDTSC is not serializing): a
+ * microsecond of slack covers that, and a TSC whose count differs from
+ * CPU to CPU (what "tsc" and kvm-clock's stable TSC rule out) shows as
+ * more. */
+#define HANDOVERS 20000
+static uint64_t handed_ns;
+static int turn;
+static uint64_t worst_backwards_ns;
+
+static void *take_turns(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    for (int i = 0; i < HANDOVERS; i++) {
+        while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != me)
+            sched_yield();
+        uint64_t other = __atomic_load_n(&handed_ns, __ATOMIC_RELAXED);
+        uint64_t now = lb_now_ns();
+        if (other > now && other - now > worst_backwards_ns)
+            worst_backwards_ns = other - now; /* (one thread at a time writes it) */
+        __atomic_store_n(&handed_ns, lb_now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&turn, 1 - me, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void test_monotonic_from_thread_to_thread(void)
+{
+    lb_clock_setup();
+    sleep_ms(60);
+    (void)lb_now_ns(); /* the calibration made */
+    printf("# tsc state %d\n", lb_tsc.ready);
+    pthread_t other;
+    ASSERT_EQ(pthread_create(&other, NULL, take_turns, (void *)(intptr_t)1), 0);
+    take_turns((void *)(intptr_t)0);
+    ASSERT_EQ(pthread_join(other, NULL), 0);
+    printf("# worst step back from thread to thread: %llu ns\n",
+           (unsigned long long)worst_backwards_ns);
+    ASSERT_LE(worst_backwards_ns, 1000);
+}
+
+CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread,
+           test_monotonic_from_thread_to_thread)
