@@ -9,7 +9,9 @@
  *     clock without it (aligned 4/8-byte loads are atomic on x86-64).
  *   - acquisitions: written by the holder while it holds an exclusive
  *     lock, so the lock itself serializes it; for rwlocks (readers hold
- *     together) and semaphores (no holder) with a relaxed atomic add.
+ *     together) and semaphores (no holder) with a relaxed atomic add;
+ *     hot spin locks' and semaphores' fast acquisitions are counted by
+ *     each thread and added here later (locks/acq_counts.h).
  *   - hold_pending_ns (mutexes, the same word): stored by the holder
  *     without meta; taken under meta, with an atomic exchange to 0 by
  *     other threads, with a plain load and store by the holder's own
@@ -62,7 +64,9 @@ typedef struct lb_mon {
         uint32_t free_next;          /* pool free-list link while free */
         uint32_t barrier_arrived;    /* barriers: arrivals in this episode, under meta */
         uint32_t rw_waiting_readers; /* rwlocks: readers inside our wait, under meta */
-        uint32_t published; /* mutexes, spin locks: 1 once installed in the object (mon_gc.c) */
+        uint32_t published;   /* mutexes, spin locks: 1 once installed in the object (mon_gc.c) */
+        uint32_t sem_counted; /* semaphores: 1 once a thread counts acquisitions in its own
+                               * table (locks/acq_counts.h) */
     };
 } lb_mon_t;
 

@@ -58,8 +58,8 @@ struct lb_cct;                /* sampler/cct.h */
 struct lb_wait_note;          /* blame/wait_note.h */
 struct lb_wait_deferred;      /* blame/wait_deferred.h */
 struct lb_mon;                /* blame/mon.h */
-struct lb_spin_counts;        /* locks/spin_counts.h */
-struct lb_spin_count;         /* locks/spin_counts.h */
+struct lb_acq_counts;         /* locks/acq_counts.h */
+struct lb_acq_count;          /* locks/acq_counts.h */
 struct lb_omp_share;          /* sampler/omp_share.h */
 
 /* What bounds the CPU time a sample of the thread may owe to a hot
@@ -93,8 +93,8 @@ typedef struct lb_thread {
     uint32_t signal_rng;            /* semaphores until this thread measures one; its PRNG */
     uintptr_t last_site_key;        /* blame/sites.h: the key of the release site this thread */
     struct lb_site *last_site;      /* counted last, and its slot (a loop's unlock hits it) */
-    struct lb_spin_count *spin_count_last; /* locks/spin_counts.h: the slot of the hot spin
-                                            * lock counted last (always one of spin_counts') */
+    struct lb_acq_count *acq_count_last; /* locks/acq_counts.h: the slot of the object
+                                          * counted last (always one of acq_counts') */
     /* per-layer parts (see above) */
     struct lb_rw_holds *rw_holds;                   /* blame: rwlocks held, with V at acquire */
     struct lb_object_blame_table *object_blame;     /* blame: per (object, release node) */
@@ -103,7 +103,8 @@ typedef struct lb_thread {
     uint64_t unrecorded_acquisitions[LB_OBJ_KINDS]; /* not in an object record (object_stats.h) */
     struct lb_wait_note *wait_note;                 /* blame: open wait, last cond/sem wait */
     struct lb_wait_deferred *wait_deferred;         /* blame: a hot cond wait's deferred end */
-    struct lb_spin_counts *spin_counts;             /* locks: hot spin locks' acquisitions */
+    struct lb_acq_counts *acq_counts;               /* locks: hot spin locks' and semaphores'
+                                                     * acquisitions */
     struct lb_mon *spin_sampled;      /* blame/spin_sampled.h: the spin lock this thread
                                    * spins on while its samples measure the wait */
     uint64_t spin_sampled_waits;      /* blame/spin_sampled.h: its sampled spin waits not yet

@@ -15,6 +15,7 @@
 #include "blame/sites.h"
 #include "core/real.h"
 #include "core/thread.h"
+#include "locks/acq_counts.h"
 #include "locks/objmap.h"
 #include "util/timeout.h"
 
@@ -49,10 +50,10 @@ static inline bool lb_sem_take(sem_t *s)
 /* sem_wait, whole. A semaphore the calling thread used lately (its objmap
  * entry) that has a unit to take, in a process tree that shares no
  * object across processes: glibc's own steps (the cancellation test,
- * then the trywait step) and the object's acquisition count, nothing
- * else (a sem_wait that need not wait is not timed: rule 1). Every other
- * case, and a wait that must block, is lb_sem_wait's (which tries
- * again: the same as one attempt made a little later). */
+ * then the trywait step) and the acquisition counted in the thread's own
+ * table, nothing else (a sem_wait that need not wait is not timed: rule
+ * 1). Every other case, and a wait that must block, is lb_sem_wait's
+ * (which tries again: the same as one attempt made a little later). */
 static inline int lb_sem_wait_fast(sem_t *s, uintptr_t site)
 {
     lb_mon_t *mon = lb_objmap_recent_mon(s, LB_OBJ_SEM);
@@ -60,10 +61,8 @@ static inline int lb_sem_wait_fast(sem_t *s, uintptr_t site)
     if (lb_likely(mon != NULL && self != NULL && !self->busy &&
                   !__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED))) {
         pthread_testcancel(); /* glibc's sem_wait is a cancellation point, waiting or not */
-        if (lb_likely(lb_sem_take(s))) {
-            __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
-            return 0;
-        }
+        if (lb_likely(lb_sem_take(s)))
+            return lb_acq_count(self, mon); /* in its own table: no locked add (acq_counts.h) */
     }
     return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, site);
 }

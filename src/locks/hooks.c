@@ -2,7 +2,8 @@
  *
  * Per thread: a thread keeps a small cache of free lb_mon slots while it
  * is attached, and gives it back to the pool when it ends; and its counts
- * of hot spin locks' acquisitions (spin_counts.h), zeroed in a fork child.
+ * of hot spin locks' and semaphores' acquisitions (acq_counts.h), zeroed
+ * in a fork child.
  * Per process: the lb_mon pool is reserved at start (with the object
  * records), the address map and the recent conversions at the first
  * contention or before the first fork (unless the address space is
@@ -20,14 +21,14 @@
 #include "locks/monitored.h"
 #include "locks/objmap.h"
 #include "locks/mutex_ops.h"
-#include "locks/spin_counts.h"
+#include "locks/acq_counts.h"
 #include "locks/spin_ops.h"
 #include "util/log.h"
 #include "util/pages.h"
 
 static int locks_init(lb_thread_t *t)
 {
-    return lb_spin_counts_init(t);
+    return lb_acq_counts_init(t);
 }
 
 static void locks_start(lb_thread_t *t)
@@ -64,7 +65,7 @@ static void locks_fork_child(lb_thread_t *self)
     lb_mutex_sampled_fork_child();
     lb_signal_waits_fork_child();
     if (self)
-        lb_spin_counts_fork_child(self);
+        lb_acq_counts_fork_child(self);
 }
 
 static void locks_fork_prepare(void)

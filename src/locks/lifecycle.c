@@ -7,7 +7,7 @@
 #include "blame/signal_waits.h"
 #include "blame/object_stats.h"
 #include "locks/mutex_ops.h"
-#include "locks/spin_counts.h"
+#include "locks/acq_counts.h"
 
 /* A mutex's acquisitions are in the per-kind totals already, one by one
  * (mutex_ops.h): a count that goes into its record is taken back out. */
@@ -45,12 +45,12 @@ bool lb_mon_claim(lb_mon_t *mon, const void *addr)
                                        __ATOMIC_RELAXED);
 }
 
-/* A hot spin lock's acquisitions counted by each thread, into the lb_mon
- * (spin_counts.h: only a hot lock has any). */
-static void take_spin_counts(lb_mon_t *mon)
+/* The acquisitions that threads counted in their own tables, into the
+ * lb_mon (acq_counts.h: only a hot spin lock or a semaphore has any). */
+static void take_thread_counts(lb_mon_t *mon)
 {
-    if (mon->kind == LB_OBJ_SPIN && __atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED))
-        lb_spin_counts_take(mon);
+    if (lb_acq_counts_kept(mon))
+        lb_acq_counts_take(mon);
 }
 
 void lb_mon_retire_claimed(lb_mon_t *mon)
@@ -59,7 +59,7 @@ void lb_mon_retire_claimed(lb_mon_t *mon)
         lb_mutex_sampled_forget(mon); /* its slot's counts first: fold reads the record */
     else if (lb_obj_kind_is_signalled(mon->kind))
         lb_signal_waits_forget(mon);
-    take_spin_counts(mon);
+    take_thread_counts(mon);
     fold(mon);
     lb_object_stats_t *stats = lb_object_stats_at(mon->stats);
     if (stats)
@@ -77,7 +77,7 @@ void lb_mon_fold_live(lb_mon_t *mon, void *unused)
 {
     if (mon->kind == LB_OBJ_MUTEX)
         lb_mutex_fold_count(mon); /* its count lives in the mutex */
-    take_spin_counts(mon);
+    take_thread_counts(mon);
     fold(mon);
 }
 

@@ -11,7 +11,7 @@
 #include "blame/sites.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
-#include "locks/spin_counts.h"
+#include "locks/acq_counts.h"
 
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared);
 int lb_spinlock_destroy(pthread_spinlock_t *lock);
@@ -115,13 +115,25 @@ int lb_spin_lock_contended(lb_thread_t *self, lb_mon_t *mon, pthread_spinlock_t 
                            uintptr_t site);
 int lb_spin_acquired_with_waiters(lb_thread_t *self, lb_mon_t *mon);
 
-/* Whether anyone waits on mon's lock or it is hot (spin_counts.h): its
+/* Whether anyone waits on mon's lock or it is hot (blame/spin_sampled.h): its
  * first two words, read at once (zero: neither). */
 static inline uint64_t lb_spin_waited_or_hot(const lb_mon_t *mon)
 {
     _Static_assert(offsetof(lb_mon_t, spin_sampled) == 0 && offsetof(lb_mon_t, waiters) == 4,
                    "spin_sampled and waiters share the lb_mon's first 8 bytes");
     return __atomic_load_n((const uint64_t *)(const void *)mon, __ATOMIC_RELAXED);
+}
+
+/* One acquisition of mon's lock by self, which holds it now: in the
+ * lb_mon, or in self's own table once the lock is hot (acq_counts.h).
+ * Returns 0, so that a fast path can end in it with a tail call. */
+static inline int lb_spin_count_acquisition(lb_thread_t *self, lb_mon_t *mon)
+{
+    if (lb_likely(__atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) == 0)) {
+        mon->acquisitions++;
+        return 0;
+    }
+    return lb_acq_count(self, mon);
 }
 
 /* self acquired mon's lock, without waiting: the acquisition counted,
@@ -134,7 +146,7 @@ static inline int lb_spin_acquired(lb_thread_t *self, lb_mon_t *mon)
     }
     if (lb_unlikely(__atomic_load_n(&mon->waiters, __ATOMIC_RELAXED) != 0))
         return lb_spin_acquired_with_waiters(self, mon);
-    return lb_spin_count_acquisition(self, mon);
+    return lb_acq_count(self, mon);
 }
 
 /* Inline fast paths for an already monitored lock on an attached thread;

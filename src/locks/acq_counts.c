@@ -1,0 +1,67 @@
+/* Acquisitions counted by each thread: see acq_counts.h for why, and the
+ * invariants. */
+#include "locks/acq_counts.h"
+
+#include "util/fork_pages.h"
+#include "util/pages.h"
+
+int lb_acq_counts_init(lb_thread_t *t)
+{
+    lb_acq_counts_t *table = lb_arena_alloc_lines(sizeof *table);
+    if (!table)
+        return -1;
+    t->acq_counts = table;
+    t->acq_count_last = &table->slot[0];
+    return 0;
+}
+
+int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon)
+{
+    lb_acq_counts_t *table = self->acq_counts;
+    lb_acq_count_t *free_slot = NULL;
+    for (int i = 0; i < LB_ACQ_COUNT_SLOTS; i++) {
+        lb_acq_count_t *c = &table->slot[i];
+        lb_mon_t *m = __atomic_load_n(&c->mon, __ATOMIC_ACQUIRE);
+        if (m == mon) {
+            c->count++;
+            self->acq_count_last = c;
+            return 0;
+        }
+        if (!m && !free_slot)
+            free_slot = c;
+    }
+    if (!free_slot) { /* every slot taken: the lb_mon's own count (a semaphore's has no holder) */
+        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (mon->kind == LB_OBJ_SEM && !__atomic_load_n(&mon->sem_counted, __ATOMIC_RELAXED))
+        __atomic_store_n(&mon->sem_counted, 1, __ATOMIC_RELAXED);
+    free_slot->count = 1;
+    __atomic_store_n(&free_slot->mon, mon, __ATOMIC_RELEASE);
+    self->acq_count_last = free_slot;
+    return 0;
+}
+
+void lb_acq_counts_take(lb_mon_t *mon)
+{
+    for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
+        lb_acq_counts_t *table = t->acq_counts;
+        for (int i = 0; table && i < LB_ACQ_COUNT_SLOTS; i++) {
+            lb_acq_count_t *c = &table->slot[i];
+            if (__atomic_load_n(&c->mon, __ATOMIC_ACQUIRE) != mon)
+                continue;
+            uint64_t count = __atomic_exchange_n(&c->count, 0, __ATOMIC_ACQ_REL);
+            __atomic_fetch_add(&mon->acquisitions, count, __ATOMIC_RELAXED);
+            __atomic_store_n(&c->mon, NULL, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+void lb_acq_counts_fork_child(lb_thread_t *self)
+{
+    lb_acq_counts_t *table = self->acq_counts;
+    for (int i = 0; table && i < LB_ACQ_COUNT_SLOTS; i++) { /* the parent's */
+        LB_STORE_CHANGED(&table->slot[i].mon, NULL);
+        LB_STORE_CHANGED(&table->slot[i].count, 0u);
+    }
+}
