@@ -15,10 +15,23 @@ int lb_acq_counts_init(lb_thread_t *t)
     return 0;
 }
 
+/* One acquisition of mon's object counted in its lb_mon: plainly by a spin
+ * lock's holder (the lock serializes it), atomically for a semaphore's. */
+static int count_in_mon(lb_mon_t *mon)
+{
+    if (mon->kind == LB_OBJ_SPIN)
+        mon->acquisitions++;
+    else
+        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon)
 {
     lb_acq_counts_t *table = self->acq_counts;
     lb_acq_count_t *free_slot = NULL;
+    if (lb_unlikely(__atomic_load_n(&table->closed, __ATOMIC_RELAXED)))
+        return count_in_mon(mon);
     for (int i = 0; i < LB_ACQ_COUNT_SLOTS; i++) {
         lb_acq_count_t *c = &table->slot[i];
         lb_mon_t *m = __atomic_load_n(&c->mon, __ATOMIC_ACQUIRE);
@@ -30,10 +43,8 @@ int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon)
         if (!m && !free_slot)
             free_slot = c;
     }
-    if (!free_slot) { /* every slot taken: the lb_mon's own count (a semaphore's has no holder) */
-        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
-        return 0;
-    }
+    if (!free_slot) /* every slot taken */
+        return count_in_mon(mon);
     if (mon->kind == LB_OBJ_SEM && !__atomic_load_n(&mon->sem_counted, __ATOMIC_RELAXED))
         __atomic_store_n(&mon->sem_counted, 1, __ATOMIC_RELAXED);
     free_slot->count = 1;
@@ -42,19 +53,38 @@ int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon)
     return 0;
 }
 
+/* Slot c's count into its lb_mon mon, and the slot freed. */
+static void empty_slot(lb_acq_count_t *c, lb_mon_t *mon)
+{
+    uint64_t count = __atomic_exchange_n(&c->count, 0, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(&mon->acquisitions, count, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->mon, NULL, __ATOMIC_RELEASE);
+}
+
 void lb_acq_counts_take(lb_mon_t *mon)
 {
     for (lb_thread_t *t = lb_thread_registry(); t; t = t->next) {
         lb_acq_counts_t *table = t->acq_counts;
-        for (int i = 0; table && i < LB_ACQ_COUNT_SLOTS; i++) {
-            lb_acq_count_t *c = &table->slot[i];
-            if (__atomic_load_n(&c->mon, __ATOMIC_ACQUIRE) != mon)
-                continue;
-            uint64_t count = __atomic_exchange_n(&c->count, 0, __ATOMIC_ACQ_REL);
-            __atomic_fetch_add(&mon->acquisitions, count, __ATOMIC_RELAXED);
-            __atomic_store_n(&c->mon, NULL, __ATOMIC_RELEASE);
+        if (!table || __atomic_load_n(&table->closed, __ATOMIC_ACQUIRE))
+            continue;
+        for (int i = 0; i < LB_ACQ_COUNT_SLOTS; i++) {
+            if (__atomic_load_n(&table->slot[i].mon, __ATOMIC_ACQUIRE) == mon)
+                empty_slot(&table->slot[i], mon);
         }
     }
+}
+
+void lb_acq_counts_close(lb_thread_t *self)
+{
+    lb_acq_counts_t *table = self->acq_counts;
+    if (!table)
+        return;
+    for (int i = 0; i < LB_ACQ_COUNT_SLOTS; i++) {
+        lb_mon_t *mon = __atomic_load_n(&table->slot[i].mon, __ATOMIC_ACQUIRE);
+        if (mon)
+            empty_slot(&table->slot[i], mon);
+    }
+    __atomic_store_n(&table->closed, 1, __ATOMIC_RELEASE); /* after: a take meanwhile finds them */
 }
 
 void lb_acq_counts_fork_child(lb_thread_t *self)

@@ -33,7 +33,18 @@
  *     made after the final write is);
  *   - a semaphore's lb_mon says whether any thread claimed a slot for it
  *     (sem_counted, set by the claim), so that its death scans the
- *     threads' tables only then;
+ *     threads' tables only then; and a thread that ends empties and
+ *     closes its table, so that a scan reads live threads' tables only
+ *     (thread records are never freed);
+ *   - only a thread's own calls use its table: a raw clone, which runs
+ *     with its creator's lb_self (sampler/foreign.h), counts a
+ *     semaphore in the lb_mon (a spin lock's holder is one thread at a
+ *     time, whichever record it counts in);
+ *   - a semaphore's lb_mon is never swept as an orphan, so a slot that
+ *     names one stays its until the semaphore is destroyed or
+ *     re-initialized, or the thread ends: one freed without sem_destroy
+ *     keeps its slot (the thread's next objects may then find the table
+ *     full and count in their lb_mons);
  *   - acq_count_last always points at one of the thread's slots, which
  *     the fast paths check to still count the object they counted. */
 #ifndef LB_ACQ_COUNTS_H
@@ -52,11 +63,16 @@ typedef struct lb_acq_count {
 
 typedef struct lb_acq_counts {
     lb_acq_count_t slot[LB_ACQ_COUNT_SLOTS];
+    uint32_t closed; /* 1 once its thread ended: its counts went to the lb_mons */
 } lb_acq_counts_t;
 
 /* The thread's table (locks layer init) and the fork child's fresh start. */
 int lb_acq_counts_init(lb_thread_t *t);
 void lb_acq_counts_fork_child(lb_thread_t *self);
+/* The calling thread ends: its counts go to their lb_mons, and the table
+ * is closed (what it still counts goes to the lb_mon at once), so that
+ * lb_acq_counts_take looks only at live threads' tables. */
+void lb_acq_counts_close(lb_thread_t *self);
 /* Bring every thread's count of mon's object into mon->acquisitions and
  * free those slots: the object is dying, or the profile is written. Only
  * for an object that may have any (lb_acq_counts_kept). */

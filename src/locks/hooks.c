@@ -39,6 +39,7 @@ static void locks_start(lb_thread_t *t)
 static void locks_stop(lb_thread_t *t)
 {
     lb_mon_cache_flush();
+    lb_acq_counts_close(t);
 }
 
 LB_THREAD_HOOKS(locks_hooks) = {

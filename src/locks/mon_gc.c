@@ -137,6 +137,17 @@ static void check_batch(lb_mon_t **mons, const void *const *addrs, const struct 
     }
 }
 
+/* Whether an lb_mon the recent table named was published in its object:
+ * `published` is a mutex's or spin lock's word only (the slot may have
+ * been reused for another kind since, whose word it shares: a
+ * semaphore's sem_counted, an rwlock's waiting readers). */
+static bool previous_published(const lb_mon_t *previous)
+{
+    uint8_t kind = __atomic_load_n(&previous->kind, __ATOMIC_RELAXED);
+    return (kind == LB_OBJ_MUTEX || kind == LB_OBJ_SPIN) &&
+           __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE);
+}
+
 /* One sweep over the pool; returns how many lb_mons are still live. */
 static uint32_t sweep(uint32_t slots_used)
 {
@@ -203,7 +214,7 @@ void lb_mon_published(lb_mon_t *mon, const void *addr)
     uint32_t slot = lb_hash_index((uintptr_t)addr, LB_RECENT_BITS);
     lb_mon_t *previous =
         lb_mon_at(__atomic_exchange_n(&t[slot], lb_mon_index(mon), __ATOMIC_ACQ_REL));
-    if (previous && previous != mon && __atomic_load_n(&previous->published, __ATOMIC_ACQUIRE) &&
+    if (previous && previous != mon && previous_published(previous) &&
         lb_mon_claim(previous, addr)) {
         lb_mon_retire_claimed(previous); /* addr now refers to mon: previous is an orphan */
         lb_mon_pool_keep_growing();
