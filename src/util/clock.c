@@ -9,7 +9,9 @@
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
 
-#define LB_TSC_CALIBRATE_NS 50000000ull /* 50 ms: the scale to ~1e-6 */
+#define LB_TSC_CALIBRATE_NS  50000000ull  /* 50 ms: the scale to ~1e-6 */
+#define LB_TSC_VERIFY_NS     100000000ull /* the scaled TSC checked at most every 100 ms */
+#define LB_TSC_PACE_SLACK_NS 200000ull    /* and allowed 200 us off, plus 1000 ppm */
 
 struct lb_tsc lb_tsc;
 
@@ -23,6 +25,13 @@ enum {
 
 /* The calibration's first reading (TSC_MEASURING), taken at setup. */
 static uint64_t start_tsc, start_ns;
+
+/* The last verification's reading (lb_clock_verify), and whether a thread
+ * is verifying now. */
+static struct {
+    uint64_t tsc, ns;
+    uint32_t busy;
+} verified;
 
 /* Under kvm-clock, the vDSO's clock_gettime is the host's pvclock
  * arithmetic on the TSC only while the host marks the guest's TSC stable
@@ -60,10 +69,8 @@ static bool vdso_reads_tsc(void)
 static bool tsc_eligible(void)
 {
     char buf[64];
-    int saved_errno = errno; /* asked from any clock read, inside the program's calls */
     long got = lb_read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
                             sizeof buf);
-    errno = saved_errno;
     if (got < 0)
         return false;
     unsigned eax, ebx, ecx, edx;
@@ -122,7 +129,10 @@ uint64_t lb_clock_slow_ns(void)
         !__atomic_compare_exchange_n(&lb_tsc.ready, &state, TSC_CALIBRATING, false,
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return now;
-    if (!tsc_eligible()) {
+    int saved_errno = errno; /* asked from any clock read, inside the program's calls */
+    bool eligible = tsc_eligible();
+    errno = saved_errno;
+    if (!eligible) {
         __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
         return now;
     }
@@ -135,8 +145,47 @@ uint64_t lb_clock_slow_ns(void)
     lb_tsc.mult = (uint64_t)((((unsigned __int128)(now - start_ns)) << 32) / (tsc - start_tsc));
     lb_tsc.base_tsc = tsc;
     lb_tsc.base_ns = now;
+    lb_tsc.verify_ticks =
+        lb_tsc.mult ? (uint64_t)(((unsigned __int128)LB_TSC_VERIFY_NS << 32) / lb_tsc.mult) : 1;
+    verified.tsc = tsc;
+    verified.ns = now;
     __atomic_store_n(&lb_tsc.ready, TSC_READY, __ATOMIC_RELEASE);
     return now;
+}
+
+/* The scaled TSC against CLOCK_MONOTONIC since the last verification
+ * (at most one thread at a time verifies; the others go on): the
+ * elapsed times must agree within LB_TSC_PACE_SLACK_NS plus 1000 ppm
+ * (NTP slews CLOCK_MONOTONIC by up to 500 ppm; the scale is the
+ * calibration's, not re-read). A TSC that went back, jumped, or changed
+ * its rate (a VM restored from a snapshot or moved to another host, the
+ * host no longer marking it stable) fails, and lb_now_ns is
+ * clock_gettime from then on, for the rest of the process. */
+void lb_clock_verify(void)
+{
+    if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_READY)
+        return;
+    uint64_t last_tsc = __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED);
+    if (__rdtsc() - last_tsc < lb_tsc.verify_ticks ||
+        __atomic_exchange_n(&verified.busy, 1, __ATOMIC_ACQUIRE))
+        return;
+    int saved_errno = errno;
+    uint64_t tsc, ns;
+    paired_read(&tsc, &ns);
+    uint64_t prev_tsc = verified.tsc, prev_ns = verified.ns;
+    bool good = tsc >= prev_tsc && ns >= prev_ns;
+    if (good) {
+        uint64_t scaled = (uint64_t)(((unsigned __int128)(tsc - prev_tsc) * lb_tsc.mult) >> 32);
+        uint64_t elapsed = ns - prev_ns;
+        uint64_t apart = scaled > elapsed ? scaled - elapsed : elapsed - scaled;
+        good = apart <= LB_TSC_PACE_SLACK_NS + elapsed / 1000;
+    }
+    if (!good)
+        __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
+    __atomic_store_n(&verified.ns, ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&verified.tsc, tsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&verified.busy, 0, __ATOMIC_RELEASE);
+    errno = saved_errno;
 }
 
 void lb_clock_fork_child(void)
@@ -146,6 +195,8 @@ void lb_clock_fork_child(void)
      * store only then: it would copy the page the child shares) */
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) == TSC_CALIBRATING)
         __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&verified.busy, __ATOMIC_RELAXED)) /* another thread was verifying */
+        __atomic_store_n(&verified.busy, 0, __ATOMIC_RELAXED);
 }
 
 void lb_clock_settle(void)

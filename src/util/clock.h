@@ -14,7 +14,11 @@
  *
  * Invariants: lb_tsc's fields are written once, by the one thread that
  * wins the calibration, before `ready` is published with a release
- * store; a reader that sees ready == 1 (acquire) sees them all. The value
+ * store; a reader that sees ready == 1 (acquire) sees them all. `ready`
+ * leaves 1 only for good (-1), when a verification finds the scaled TSC
+ * off CLOCK_MONOTONIC's pace (lb_clock_verify); readers then take
+ * clock_gettime, which may lie up to NTP's slew of the run apart from
+ * the scaled value, once. The value
  * at the switch continues clock_gettime's (anchored there); the TSC is
  * not serializing, so two reads may come out a few ns out of order:
  * callers that difference timestamps from different threads already
@@ -28,10 +32,11 @@
 #include "util/common.h"
 
 struct lb_tsc {
-    int ready;         /* 1: the fields below are valid */
-    uint64_t base_tsc; /* TSC at the anchor */
-    uint64_t base_ns;  /* CLOCK_MONOTONIC at the anchor */
-    uint64_t mult;     /* ns per tick, << 32 */
+    int ready;             /* 1: the fields below are valid */
+    uint64_t base_tsc;     /* TSC at the anchor */
+    uint64_t base_ns;      /* CLOCK_MONOTONIC at the anchor */
+    uint64_t mult;         /* ns per tick, << 32 */
+    uint64_t verify_ticks; /* ticks between two verifications (lb_clock_verify) */
 };
 extern struct lb_tsc lb_tsc;
 
@@ -41,6 +46,12 @@ void lb_clock_setup(void);
  * whether the TSC may be used at all (a file of sysfs read by raw system
  * calls, no cancellation point, and a CPUID; async-signal-safe), once. */
 uint64_t lb_clock_slow_ns(void);
+
+/* Whether the scaled TSC still keeps pace with CLOCK_MONOTONIC, checked
+ * at most every 100 ms of TSC time (a load and an rdtsc otherwise): if not,
+ * lb_now_ns is clock_gettime from then on. Called by the sampler's signal
+ * handler and as threads start and end. Async-signal-safe; errno kept. */
+void lb_clock_verify(void);
 
 /* Before a fork: the calibration finished if it is due (lb_clock_slow_ns),
  * so that the children inherit the clock's decision, each of which would

@@ -92,5 +92,31 @@ static void test_monotonic_from_thread_to_thread(void)
     ASSERT_LE(worst_backwards_ns, 1000);
 }
 
+/* The verification keeps a scaled TSC that keeps pace, and drops one
+ * whose scale is 1% off (a host's new TSC rate): lb_now_ns is then
+ * clock_gettime itself. */
+static void test_verification_drops_a_tsc_off_pace(void)
+{
+    lb_clock_setup();
+    sleep_ms(60);
+    (void)lb_now_ns();
+    if (lb_tsc.ready != 1) {
+        printf("# the TSC is not used here: nothing to verify\n");
+        return;
+    }
+    sleep_ms(110);
+    lb_clock_verify();
+    ASSERT_EQ(lb_tsc.ready, 1);
+    lb_tsc.mult += lb_tsc.mult / 100;
+    sleep_ms(110);
+    lb_clock_verify();
+    ASSERT_EQ(lb_tsc.ready, -1);
+    uint64_t before = lb_monotonic_ns();
+    uint64_t now = lb_now_ns();
+    uint64_t after = lb_monotonic_ns();
+    ASSERT_GE(now, before);
+    ASSERT_LE(now, after);
+}
+
 CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread,
-           test_monotonic_from_thread_to_thread)
+           test_monotonic_from_thread_to_thread, test_verification_drops_a_tsc_off_pace)
