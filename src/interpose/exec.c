@@ -81,13 +81,18 @@ static bool write_before_exec(const char *file, enum exec_lookup how)
 }
 
 /* The exec returned: it failed. If it ended the profiling first, say so
- * (errno kept: it is the exec's). file: NULL for fexecve. */
+ * (errno kept: it is the exec's), naming the error by its symbol
+ * (strerrorname_np: a table, no locale's lock, as a fork child of a
+ * threaded program or a crash handler may call exec). file: NULL for
+ * fexecve. */
 static void say_failed_exec(const char *file, bool ended_profiling)
 {
-    if (ended_profiling)
-        lb_warn("exec of %s failed (%s): the profile ends at the exec, and what this process"
-                " does from here is not recorded",
-                file ? file : "a file descriptor", strerror(errno));
+    if (!ended_profiling)
+        return;
+    const char *name = strerrorname_np(errno);
+    lb_warn("exec of %s failed (%s): the profile ends at the exec, and what this process does"
+            " from here is not recorded",
+            file ? file : "a file descriptor", name ? name : "an unknown error");
 }
 
 /* dlsym without our table: exec is rare, so one lookup per call is fine. */

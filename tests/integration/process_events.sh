@@ -92,7 +92,7 @@ out=$(LOCKBLAME_EVENT=none LOCKBLAME_OUTPUT=$tmp/too-big.db LD_PRELOAD=$LOCKBLAM
     bad "exec-too-big workload failed"
 echo "  native: $native; preloaded: $out"
 [ "$native" = "exec-too-big -1 E2BIG" ] && [ "$out" = "$native" ] || bad "exec-too-big output '$out', natively '$native'"
-said=$(grep -c '^lockblame: exec of /bin/true failed (Argument list too long): the profile ends at the exec' "$tmp/too-big.err")
+said=$(grep -c '^lockblame: exec of /bin/true failed (E2BIG): the profile ends at the exec' "$tmp/too-big.err")
 echo "  lines saying so: $said"
 [ "$said" = 1 ] || bad "exec-too-big: $said lines about the failed exec: $(cat "$tmp/too-big.err")"
 images=$(rows "$tmp/too-big.db" "SELECT group_concat(exit_reason) FROM run")
