@@ -105,12 +105,12 @@ void lb_runtime_wait_finished(void)
         lb_raw_syscall(SYS_nanosleep, (long)&tick, 0, 0, 0, 0, 0);
 }
 
-void lb_runtime_finish(const char *reason)
+bool lb_runtime_finish(const char *reason)
 {
     int expected = LB_PHASE_RUNNING;
     if (!__atomic_compare_exchange_n(&lb_runtime_phase, &expected, LB_PHASE_FINISHED, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
+        return false;
     __atomic_store_n(&finishing.tid, (pid_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0),
                      __ATOMIC_RELEASE);
     lb_own_pid_confirm(); /* the write names its process by lb_own_pid */
@@ -130,6 +130,7 @@ void lb_runtime_finish(const char *reason)
     __atomic_store_n(&finishing.done, 1, __ATOMIC_RELEASE);
     lb_raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask_before, 0, _NSIG / 8, 0, 0);
     errno = saved_errno;
+    return true;
 }
 
 static void before_fork(void)

@@ -8,8 +8,8 @@
 /* Start lockblame if it has not started (idempotent, thread-safe). */
 void lb_runtime_start(void);
 /* Write the profile once; later calls do nothing. reason: "exit", "exec",
- * "signal SIGTERM", ... */
-void lb_runtime_finish(const char *reason);
+ * "signal SIGTERM", ... Returns whether this call wrote it. */
+bool lb_runtime_finish(const char *reason);
 /* Another thread is writing the profile (its finish claimed): wait until
  * it is written, so that an _exit does not end the process mid-write. At
  * once on the writing thread itself, and when no finish began. */

@@ -74,10 +74,9 @@ static bool write_before_exec(const char *file, enum exec_lookup how)
         how == LOOK_NONE ||
         (how == LOOK_PATH ? runnable(file)
                           : lb_path_search(file, LB_EXEC_DEFAULT_PATH, visit_runnable, NULL));
-    if (may_replace)
-        lb_runtime_finish("exec");
+    bool ended = may_replace && lb_runtime_finish("exec");
     errno = saved_errno;
-    return may_replace;
+    return ended;
 }
 
 /* The exec returned: it failed. If it ended the profiling first, say so
