@@ -2,6 +2,8 @@
  * invariants. */
 #include "locks/acq_counts.h"
 
+#include <sched.h>
+
 #include "util/fork_pages.h"
 #include "util/pages.h"
 
@@ -15,14 +17,12 @@ int lb_acq_counts_init(lb_thread_t *t)
     return 0;
 }
 
-/* One acquisition of mon's object counted in its lb_mon: plainly by a spin
- * lock's holder (the lock serializes it), atomically for a semaphore's. */
+/* One acquisition of mon's object counted in its lb_mon, atomically: a
+ * spin lock's holder serializes its own counts, but another thread's
+ * table may be emptied into the same word meanwhile (empty_slot). */
 static int count_in_mon(lb_mon_t *mon)
 {
-    if (mon->kind == LB_OBJ_SPIN)
-        mon->acquisitions++;
-    else
-        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -53,12 +53,30 @@ int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon)
     return 0;
 }
 
-/* Slot c's count into its lb_mon mon, and the slot freed. */
+/* A slot whose count is being moved into its lb_mon (empty_slot). */
+#define SLOT_MOVING ((lb_mon_t *)(uintptr_t)1)
+
+/* Slot c's count into mon, and the slot freed, if c still names mon. Its
+ * thread's close and another thread's take may both empty it: the one
+ * that swaps the name for SLOT_MOVING moves the count, and the other
+ * waits until the count is in mon (its caller may fold mon's count, or
+ * free mon, next), for a bounded time (the mover runs a few
+ * instructions; one kept off its CPU that long loses its count, as an
+ * increment racing a take does). */
 static void empty_slot(lb_acq_count_t *c, lb_mon_t *mon)
 {
-    uint64_t count = __atomic_exchange_n(&c->count, 0, __ATOMIC_ACQ_REL);
-    __atomic_fetch_add(&mon->acquisitions, count, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->mon, NULL, __ATOMIC_RELEASE);
+    lb_mon_t *named = mon;
+    if (__atomic_compare_exchange_n(&c->mon, &named, SLOT_MOVING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        uint64_t count = __atomic_exchange_n(&c->count, 0, __ATOMIC_ACQ_REL);
+        __atomic_fetch_add(&mon->acquisitions, count, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->mon, NULL, __ATOMIC_RELEASE);
+        return;
+    }
+    for (int i = 0; i < 1000 && named == SLOT_MOVING; i++) {
+        sched_yield();
+        named = __atomic_load_n(&c->mon, __ATOMIC_ACQUIRE);
+    }
 }
 
 void lb_acq_counts_take(lb_mon_t *mon)
@@ -81,7 +99,7 @@ void lb_acq_counts_close(lb_thread_t *self)
         return;
     for (int i = 0; i < LB_ACQ_COUNT_SLOTS; i++) {
         lb_mon_t *mon = __atomic_load_n(&table->slot[i].mon, __ATOMIC_ACQUIRE);
-        if (mon)
+        if (mon && mon != SLOT_MOVING)
             empty_slot(&table->slot[i], mon);
     }
     __atomic_store_n(&table->closed, 1, __ATOMIC_RELEASE); /* after: a take meanwhile finds them */

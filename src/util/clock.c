@@ -26,6 +26,11 @@ enum {
 /* The calibration's first reading (TSC_MEASURING), taken at setup. */
 static uint64_t start_tsc, start_ns;
 
+/* Added to clock_gettime once a verification dropped the scaled TSC: the
+ * scaled time's lead then, so that lb_now_ns never steps back (callers
+ * difference its values unchecked). */
+static uint64_t fallback_offset_ns;
+
 /* The last verification's reading (lb_clock_verify), and whether a thread
  * is verifying now. */
 static struct {
@@ -122,7 +127,7 @@ void lb_clock_setup(void)
 
 uint64_t lb_clock_slow_ns(void)
 {
-    uint64_t now = lb_monotonic_ns();
+    uint64_t now = lb_monotonic_ns() + __atomic_load_n(&fallback_offset_ns, __ATOMIC_RELAXED);
     int state = TSC_MEASURING;
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_MEASURING ||
         now - start_ns < LB_TSC_CALIBRATE_NS ||
@@ -153,35 +158,54 @@ uint64_t lb_clock_slow_ns(void)
     return now;
 }
 
-/* The scaled TSC against CLOCK_MONOTONIC since the last verification
- * (at most one thread at a time verifies; the others go on): the
- * elapsed times must agree within LB_TSC_PACE_SLACK_NS plus 1000 ppm
- * (NTP slews CLOCK_MONOTONIC by up to 500 ppm; the scale is the
- * calibration's, not re-read). A TSC that went back, jumped, or changed
- * its rate (a VM restored from a snapshot or moved to another host, the
- * host no longer marking it stable) fails, and lb_now_ns is
- * clock_gettime from then on, for the rest of the process. */
+/* |the scaled TSC's time from (tsc0, ns0) to (tsc1, ns1) - CLOCK_MONOTONIC's|
+ * within LB_TSC_PACE_SLACK_NS plus 1000 ppm of the elapsed time (NTP
+ * slews CLOCK_MONOTONIC by up to 500 ppm; the scale is the calibration's,
+ * not re-read). Signed: a pair a few ns out of order is no failure. */
+static bool keeps_pace(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1)
+{
+    __int128 ticks = (__int128)tsc1 - (__int128)tsc0;
+    __int128 scaled = ticks * (__int128)lb_tsc.mult / ((__int128)1 << 32);
+    __int128 elapsed = (__int128)ns1 - (__int128)ns0;
+    __int128 apart = scaled - elapsed;
+    if (apart < 0)
+        apart = -apart;
+    return apart <= (__int128)LB_TSC_PACE_SLACK_NS + (elapsed < 0 ? -elapsed : elapsed) / 1000;
+}
+
+/* The scaled TSC against CLOCK_MONOTONIC, at most every LB_TSC_VERIFY_NS
+ * (one thread at a time; the interval is read again once it holds
+ * `busy`, so that a verification right after another's is not made):
+ * over the interval since the last verification (a jump, or a new rate:
+ * a VM restored from a snapshot or moved to another host, a host that
+ * stops marking its TSC stable) and since the calibration (a drift of
+ * more than 1000 ppm). A failure makes lb_now_ns clock_gettime for the
+ * rest of the process, plus the offset that keeps it from stepping back
+ * (fallback_offset_ns). */
 void lb_clock_verify(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_READY)
         return;
-    uint64_t last_tsc = __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED);
-    if (__rdtsc() - last_tsc < lb_tsc.verify_ticks ||
+    if (__rdtsc() - __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED) < lb_tsc.verify_ticks ||
         __atomic_exchange_n(&verified.busy, 1, __ATOMIC_ACQUIRE))
         return;
+    uint64_t prev_tsc = __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED);
+    uint64_t prev_ns = __atomic_load_n(&verified.ns, __ATOMIC_RELAXED);
+    if (__rdtsc() - prev_tsc < lb_tsc.verify_ticks) { /* another verified meanwhile */
+        __atomic_store_n(&verified.busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
     int saved_errno = errno;
     uint64_t tsc, ns;
     paired_read(&tsc, &ns);
-    uint64_t prev_tsc = verified.tsc, prev_ns = verified.ns;
-    bool good = tsc >= prev_tsc && ns >= prev_ns;
-    if (good) {
-        uint64_t scaled = (uint64_t)(((unsigned __int128)(tsc - prev_tsc) * lb_tsc.mult) >> 32);
-        uint64_t elapsed = ns - prev_ns;
-        uint64_t apart = scaled > elapsed ? scaled - elapsed : elapsed - scaled;
-        good = apart <= LB_TSC_PACE_SLACK_NS + elapsed / 1000;
-    }
-    if (!good)
+    if (!keeps_pace(prev_tsc, prev_ns, tsc, ns) ||
+        !keeps_pace(lb_tsc.base_tsc, lb_tsc.base_ns, tsc, ns)) {
+        uint64_t scaled =
+            lb_tsc.base_ns +
+            (uint64_t)(((unsigned __int128)(tsc - lb_tsc.base_tsc) * lb_tsc.mult) >> 32);
+        __atomic_store_n(&fallback_offset_ns, scaled > ns ? scaled - ns : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
+    }
     __atomic_store_n(&verified.ns, ns, __ATOMIC_RELAXED);
     __atomic_store_n(&verified.tsc, tsc, __ATOMIC_RELAXED);
     __atomic_store_n(&verified.busy, 0, __ATOMIC_RELEASE);
@@ -195,8 +219,10 @@ void lb_clock_fork_child(void)
      * store only then: it would copy the page the child shares) */
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) == TSC_CALIBRATING)
         __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&verified.busy, __ATOMIC_RELAXED)) /* another thread was verifying */
+    if (__atomic_load_n(&verified.busy, __ATOMIC_RELAXED)) { /* another thread was verifying: */
+        paired_read(&verified.tsc, &verified.ns);            /* its pair may be half written */
         __atomic_store_n(&verified.busy, 0, __ATOMIC_RELAXED);
+    }
 }
 
 void lb_clock_settle(void)
