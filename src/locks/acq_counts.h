@@ -25,12 +25,17 @@
  *     while it holds the lock, a semaphore's inside its sem_wait call
  *     (so no two increments of a slot race);
  *   - a slot is claimed (mon stored, count already 0) only by its thread,
- *     in the same places; it is freed (count exchanged to 0, then mon
- *     cleared) only by lb_acq_counts_take, when the object dies (nobody
- *     can hold the lock then, and nobody be inside sem_wait: destroying
- *     either is undefined) or at a write of the profile (threads may
- *     still run: an increment racing the exchange is lost, as any count
- *     made after the final write is);
+ *     in the same places; it is emptied (its name swapped for a moving
+ *     mark by one compare-and-swap, the count exchanged to 0 and added to
+ *     the lb_mon, the name cleared) by lb_acq_counts_take, when the
+ *     object dies (nobody can hold the lock then, and nobody be inside
+ *     sem_wait: destroying either is undefined) or at a write of the
+ *     profile (threads may still run: an increment racing the exchange
+ *     is lost, as any count made after the final write is), and by its
+ *     thread's close; whoever swaps the name moves the count, and the
+ *     other waits until it is in the lb_mon;
+ *   - counts go into the lb_mon by atomic adds only, once an object may
+ *     have slots (a close adds to it at any time);
  *   - a semaphore's lb_mon says whether any thread claimed a slot for it
  *     (sem_counted, set by the claim), so that its death scans the
  *     threads' tables only then; and a thread that ends empties and

@@ -17,8 +17,8 @@
  * store; a reader that sees ready == 1 (acquire) sees them all. `ready`
  * leaves 1 only for good (-1), when a verification finds the scaled TSC
  * off CLOCK_MONOTONIC's pace (lb_clock_verify); readers then take
- * clock_gettime, which may lie up to NTP's slew of the run apart from
- * the scaled value, once. The value
+ * clock_gettime plus the scaled time's lead at the switch (written before
+ * `ready`), so that no reader sees time step back. The value
  * at the switch continues clock_gettime's (anchored there); the TSC is
  * not serializing, so two reads may come out a few ns out of order:
  * callers that difference timestamps from different threads already
