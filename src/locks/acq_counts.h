@@ -42,9 +42,8 @@
  *     closes its table, so that a scan reads live threads' tables only
  *     (thread records are never freed);
  *   - only a thread's own calls use its table: a raw clone, which runs
- *     with its creator's lb_self (sampler/foreign.h), counts a
- *     semaphore in the lb_mon (a spin lock's holder is one thread at a
- *     time, whichever record it counts in);
+ *     with its creator's lb_self (sampler/foreign.h), counts in the
+ *     lb_mon (lb_acq_count);
  *   - a semaphore's lb_mon is never swept as an orphan, so a slot that
  *     names one stays its until the semaphore is destroyed or
  *     re-initialized, or the thread ends: one freed without sem_destroy
@@ -58,6 +57,7 @@
 
 #include "blame/mon.h"
 #include "core/thread.h"
+#include "util/stack_bounds.h"
 
 #define LB_ACQ_COUNT_SLOTS 8
 
@@ -95,10 +95,16 @@ static inline bool lb_acq_counts_kept(const lb_mon_t *mon)
 /* Not in the slot counted last: find or claim mon's slot. Returns 0. */
 int lb_acq_count_in_table(lb_thread_t *self, lb_mon_t *mon);
 
-/* One acquisition of mon's object by self, in self's table. Returns 0,
- * so that a fast path can end in it with a tail call. */
+/* One acquisition of mon's object by self, in self's table where self is
+ * the calling thread's (on its own known stack; a raw clone's self is its
+ * creator's), else in the lb_mon. Returns 0, so that a fast path can end
+ * in it with a tail call. */
 static inline int lb_acq_count(lb_thread_t *self, lb_mon_t *mon)
 {
+    if (lb_unlikely(!lb_stack_here_known())) {
+        __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
     lb_acq_count_t *c = self->acq_count_last;
     if (lb_likely(__atomic_load_n(&c->mon, __ATOMIC_RELAXED) == mon)) {
         c->count++;

@@ -17,7 +17,6 @@
 #include "core/thread.h"
 #include "locks/acq_counts.h"
 #include "locks/objmap.h"
-#include "util/stack_bounds.h"
 #include "util/timeout.h"
 
 /* clock: LB_WAIT_FOREVER (wait), LB_WAIT_REALTIME (timedwait),
@@ -62,12 +61,8 @@ static inline int lb_sem_wait_fast(sem_t *s, uintptr_t site)
     if (lb_likely(mon != NULL && self != NULL && !self->busy &&
                   !__atomic_load_n(&lb_shared_objs_on, __ATOMIC_RELAXED))) {
         pthread_testcancel(); /* glibc's sem_wait is a cancellation point, waiting or not */
-        if (lb_likely(lb_sem_take(s))) {
-            if (lb_likely(lb_stack_here_known())) /* self is this thread's (a raw clone's is not) */
-                return lb_acq_count(self, mon);   /* in its own table: no locked add */
-            __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
-            return 0;
-        }
+        if (lb_likely(lb_sem_take(s)))
+            return lb_acq_count(self, mon); /* in its own table: no locked add */
     }
     return lb_sem_wait(s, LB_WAIT_FOREVER, NULL, site);
 }

@@ -11,7 +11,6 @@
 #include "blame/sites.h"
 #include "core/thread.h"
 #include "locks/monitored.h"
-#include "util/stack_bounds.h"
 #include "locks/acq_counts.h"
 
 int lb_spinlock_init(pthread_spinlock_t *lock, int pshared);
@@ -126,20 +125,15 @@ static inline uint64_t lb_spin_waited_or_hot(const lb_mon_t *mon)
 }
 
 /* One acquisition of mon's lock by self, which holds it now: in the
- * lb_mon, or in self's own table once the lock is hot (acq_counts.h;
- * where self is this thread's: a raw clone's is its creator's, and the
- * two would claim slots at once). Returns 0, so that a fast path can end
- * in it with a tail call. */
+ * lb_mon, or in self's own table once the lock is hot (acq_counts.h).
+ * Returns 0, so that a fast path can end in it with a tail call. */
 static inline int lb_spin_count_acquisition(lb_thread_t *self, lb_mon_t *mon)
 {
     if (lb_likely(__atomic_load_n(&mon->spin_sampled, __ATOMIC_RELAXED) == 0)) {
         mon->acquisitions++;
         return 0;
     }
-    if (lb_likely(lb_stack_here_known()))
-        return lb_acq_count(self, mon);
-    __atomic_fetch_add(&mon->acquisitions, 1, __ATOMIC_RELAXED);
-    return 0;
+    return lb_acq_count(self, mon);
 }
 
 /* self acquired mon's lock, without waiting: the acquisition counted,

@@ -200,9 +200,7 @@ void lb_clock_verify(void)
     paired_read(&tsc, &ns);
     if (!keeps_pace(prev_tsc, prev_ns, tsc, ns) ||
         !keeps_pace(lb_tsc.base_tsc, lb_tsc.base_ns, tsc, ns)) {
-        uint64_t scaled =
-            lb_tsc.base_ns +
-            (uint64_t)(((unsigned __int128)(tsc - lb_tsc.base_tsc) * lb_tsc.mult) >> 32);
+        uint64_t scaled = lb_tsc_scaled_ns(tsc);
         __atomic_store_n(&fallback_offset_ns, scaled > ns ? scaled - ns : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
     }

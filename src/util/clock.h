@@ -69,12 +69,17 @@ static inline uint64_t lb_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* TSC value tsc as lb_now_ns's nanoseconds (lb_tsc's fields valid). */
+static inline uint64_t lb_tsc_scaled_ns(uint64_t tsc)
+{
+    uint64_t ticks = tsc - lb_tsc.base_tsc;
+    return lb_tsc.base_ns + (uint64_t)(((unsigned __int128)ticks * lb_tsc.mult) >> 32);
+}
+
 static inline uint64_t lb_now_ns(void)
 {
-    if (lb_likely(__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == 1)) {
-        uint64_t ticks = __rdtsc() - lb_tsc.base_tsc;
-        return lb_tsc.base_ns + (uint64_t)(((unsigned __int128)ticks * lb_tsc.mult) >> 32);
-    }
+    if (lb_likely(__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == 1))
+        return lb_tsc_scaled_ns(__rdtsc());
     return lb_clock_slow_ns();
 }
 
