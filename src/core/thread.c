@@ -69,7 +69,6 @@ lb_thread_t *lb_thread_attach(uintptr_t start_routine, uint32_t creator_id, uint
     t->start_routine = start_routine;
     t->creator_id = creator_id;
     t->creator_node = creator_node;
-    lb_clock_verify(); /* (with sampling off, the only checks of the scaled TSC's pace) */
     t->start_ns = lb_now_ns();
     registry_push(t);
     lb_undirected_thread_live(1);
@@ -136,7 +135,6 @@ void lb_thread_detach(lb_thread_t *self)
      * it from cpu_ns (the sampler's credit of unsampled time). */
     self->cpu_ns = lb_thread_cpu_ns() - self->cpu_base_ns;
     lb_hooks_thread(LB_THREAD_STOP, self);
-    lb_clock_verify();
     self->end_ns = lb_now_ns();
     self->run_delay_ns = UINT64_MAX;
     /* The run delay tells a thread that was off CPU because the CPUs were

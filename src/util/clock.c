@@ -31,10 +31,11 @@ static uint64_t start_tsc, start_ns;
  * difference its values unchecked). */
 static uint64_t fallback_offset_ns;
 
-/* The last verification's reading (lb_clock_verify), and whether a thread
- * is verifying now. */
+/* The last verification's CLOCK_MONOTONIC reading (its TSC reading is
+ * lb_tsc.verified_tsc, which lb_now_ns compares), and whether a thread is
+ * verifying now. */
 static struct {
-    uint64_t tsc, ns;
+    uint64_t ns;
     uint32_t busy;
 } verified;
 
@@ -152,7 +153,7 @@ uint64_t lb_clock_slow_ns(void)
     lb_tsc.base_ns = now;
     lb_tsc.verify_ticks =
         lb_tsc.mult ? (uint64_t)(((unsigned __int128)LB_TSC_VERIFY_NS << 32) / lb_tsc.mult) : 1;
-    verified.tsc = tsc;
+    lb_tsc.verified_tsc = tsc;
     verified.ns = now;
     __atomic_store_n(&lb_tsc.ready, TSC_READY, __ATOMIC_RELEASE);
     return now;
@@ -186,10 +187,13 @@ void lb_clock_verify(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_READY)
         return;
-    if (__rdtsc() - __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED) < lb_tsc.verify_ticks ||
+    /* (busy read before it is taken: every clock read of the process
+     * comes here while one thread verifies) */
+    if (__rdtsc() - __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED) < lb_tsc.verify_ticks ||
+        __atomic_load_n(&verified.busy, __ATOMIC_RELAXED) ||
         __atomic_exchange_n(&verified.busy, 1, __ATOMIC_ACQUIRE))
         return;
-    uint64_t prev_tsc = __atomic_load_n(&verified.tsc, __ATOMIC_RELAXED);
+    uint64_t prev_tsc = __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED);
     uint64_t prev_ns = __atomic_load_n(&verified.ns, __ATOMIC_RELAXED);
     if (__rdtsc() - prev_tsc < lb_tsc.verify_ticks) { /* another verified meanwhile */
         __atomic_store_n(&verified.busy, 0, __ATOMIC_RELEASE);
@@ -205,9 +209,17 @@ void lb_clock_verify(void)
         __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&verified.ns, ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&verified.tsc, tsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&lb_tsc.verified_tsc, tsc, __ATOMIC_RELAXED);
     __atomic_store_n(&verified.busy, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
+}
+
+uint64_t lb_clock_verified_ns(void)
+{
+    lb_clock_verify();
+    if (lb_likely(__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == TSC_READY))
+        return lb_tsc_scaled_ns(__rdtsc());
+    return lb_clock_slow_ns();
 }
 
 void lb_clock_fork_child(void)
@@ -218,7 +230,7 @@ void lb_clock_fork_child(void)
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_RELAXED) == TSC_CALIBRATING)
         __atomic_store_n(&lb_tsc.ready, TSC_MEASURING, __ATOMIC_RELAXED);
     if (__atomic_load_n(&verified.busy, __ATOMIC_RELAXED)) { /* another thread was verifying: */
-        paired_read(&verified.tsc, &verified.ns);            /* its pair may be half written */
+        paired_read(&lb_tsc.verified_tsc, &verified.ns);     /* its pair may be half written */
         __atomic_store_n(&verified.busy, 0, __ATOMIC_RELAXED);
     }
 }

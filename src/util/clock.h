@@ -14,7 +14,10 @@
  *
  * Invariants: lb_tsc's fields are written once, by the one thread that
  * wins the calibration, before `ready` is published with a release
- * store; a reader that sees ready == 1 (acquire) sees them all. `ready`
+ * store; a reader that sees ready == 1 (acquire) sees them all. The one
+ * exception, verified_tsc, is rewritten by each verification (one thread
+ * at a time, lb_clock_verify) and read relaxed: a stale value moves a
+ * verification by one read at most. `ready`
  * leaves 1 only for good (-1), when a verification finds the scaled TSC
  * off CLOCK_MONOTONIC's pace (lb_clock_verify); readers then take
  * clock_gettime plus the scaled time's lead at the switch (written before
@@ -37,6 +40,7 @@ struct lb_tsc {
     uint64_t base_ns;      /* CLOCK_MONOTONIC at the anchor */
     uint64_t mult;         /* ns per tick, << 32 */
     uint64_t verify_ticks; /* ticks between two verifications (lb_clock_verify) */
+    uint64_t verified_tsc; /* TSC at the last verification */
 };
 extern struct lb_tsc lb_tsc;
 
@@ -49,9 +53,13 @@ uint64_t lb_clock_slow_ns(void);
 
 /* Whether the scaled TSC still keeps pace with CLOCK_MONOTONIC, checked
  * at most every 100 ms of TSC time (a load and an rdtsc otherwise): if not,
- * lb_now_ns is clock_gettime from then on. Called by the sampler's signal
- * handler and as threads start and end. Async-signal-safe; errno kept. */
+ * lb_now_ns is clock_gettime from then on. lb_now_ns calls it through
+ * lb_clock_verified_ns once the interval is due, so every process that
+ * reads the clock verifies it, sampled or not; the sampler's handler
+ * calls it too. Async-signal-safe; errno kept. */
 void lb_clock_verify(void);
+/* lb_now_ns once a verification is due: lb_clock_verify, then the time. */
+uint64_t lb_clock_verified_ns(void);
 
 /* Before a fork: the calibration finished if it is due (lb_clock_slow_ns),
  * so that the children inherit the clock's decision, each of which would
@@ -78,8 +86,13 @@ static inline uint64_t lb_tsc_scaled_ns(uint64_t tsc)
 
 static inline uint64_t lb_now_ns(void)
 {
-    if (lb_likely(__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == 1))
-        return lb_tsc_scaled_ns(__rdtsc());
+    if (lb_likely(__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == 1)) {
+        uint64_t tsc = __rdtsc();
+        if (lb_likely(tsc - __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED) <
+                      lb_tsc.verify_ticks))
+            return lb_tsc_scaled_ns(tsc);
+        return lb_clock_verified_ns();
+    }
     return lb_clock_slow_ns();
 }
 

@@ -125,5 +125,35 @@ static void test_verification_drops_a_tsc_off_pace(void)
     ASSERT_GE(later - first + 200000, mono_after - mono_before - (later - first) / 100);
 }
 
+/* A process that only reads the clock (no samples, no thread starting
+ * or ending: LOCKBLAME_EVENT=none, long-lived threads) verifies it too:
+ * the first read after the interval drops a scale 1% off. */
+static void test_clock_reads_verify_the_tsc(void)
+{
+    lb_clock_setup();
+    sleep_ms(60);
+    (void)lb_now_ns();
+    if (lb_tsc.ready != 1) {
+        printf("# the TSC is not used here: nothing to verify\n");
+        return;
+    }
+    sleep_ms(110);
+    uint64_t kept = lb_now_ns();
+    ASSERT_EQ(lb_tsc.ready, 1);
+    lb_tsc.mult += lb_tsc.mult / 100;
+    uint64_t until = lb_monotonic_ns() + 110000000u;
+    uint64_t last = kept, reads = 0;
+    while (lb_tsc.ready == 1 && lb_monotonic_ns() < until + 50000000u) {
+        uint64_t now = lb_now_ns();
+        ASSERT_GE(now, last);
+        last = now;
+        reads++;
+    }
+    printf("# %llu reads until the verification\n", (unsigned long long)reads);
+    ASSERT_EQ(lb_tsc.ready, -1);
+    ASSERT_GE(lb_now_ns(), last);
+}
+
 CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread,
-           test_monotonic_from_thread_to_thread, test_verification_drops_a_tsc_off_pace)
+           test_monotonic_from_thread_to_thread, test_verification_drops_a_tsc_off_pace,
+           test_clock_reads_verify_the_tsc)
