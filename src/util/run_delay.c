@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "util/decimal.h"
 #include "util/proc_numbers.h"
 #include "util/raw_syscall.h"
 #include "util/read_head.h"
@@ -22,20 +23,6 @@ static bool schedstat_path(char *path, size_t size, const char *id, size_t len)
     return true;
 }
 
-/* v's decimal digits into out (up to 20 bytes, no terminator); their
- * count. By hand: snprintf's frame is kilobytes of stack (above). */
-static size_t decimal(char *out, unsigned long v)
-{
-    char digits[20];
-    size_t n = 0, len = 0;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        out[len++] = digits[--n];
-    return len;
-}
-
 /* The calling thread's schedstat path, /proc/TID/schedstat, with TID as
  * /proc numbers it: gettid() where /proc numbers the process as it does
  * (util/proc_numbers.h), else the /proc/thread-self link's last
@@ -52,7 +39,7 @@ static bool own_schedstat_path(char *path, size_t size)
     if (lb_proc_numbers_own())
         return schedstat_path(
             path, size, id,
-            decimal(id, (unsigned long)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+            lb_decimal_u64(id, (uint64_t)lb_raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0)));
     char link[64]; /* "PID/task/TID" */
     long n = lb_raw_syscall(SYS_readlinkat, AT_FDCWD, (long)"/proc/thread-self", (long)link,
                             sizeof link - 1, 0, 0);
@@ -73,7 +60,7 @@ static bool task_schedstat_path(char *path, size_t size, pid_t tid)
         return false;
     char id[32] = "self/task/";
     size_t len = strlen(id);
-    len += decimal(id + len, (unsigned long)tid);
+    len += lb_decimal_u64(id + len, (uint64_t)tid);
     return schedstat_path(path, size, id, len);
 }
 

@@ -34,6 +34,7 @@
 #include "util/std_fds.h"
 #include "sampler/sampler.h"
 #include "util/clock.h"
+#include "util/decimal.h"
 #include "util/lazy_deps.h"
 #include "util/log.h"
 #include "util/own_stack.h"
@@ -188,18 +189,21 @@ static void put_meta(void *w, const char *key, const char *value)
     lb_wmeta(w, key, value);
 }
 
+/* The meta rows, their numbers formatted without stdio (util/decimal.h). */
+static void meta_number(writer_t *w, const char *key, uint64_t value)
+{
+    char v[LB_DECIMAL_U64_MAX + 1];
+    lb_decimal_u64_str(v, sizeof v, value);
+    lb_wmeta(w, key, v);
+}
+
 static void meta_rows(writer_t *w)
 {
-    char v[32];
-    snprintf(v, sizeof v, "%d", LB_SCHEMA_VERSION);
-    lb_wmeta(w, "schema_version", v);
+    meta_number(w, "schema_version", LB_SCHEMA_VERSION);
     lb_wmeta(w, "lockblame_version", LB_VERSION);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)lb_mon_gc_reclaimed());
-    lb_wmeta(w, "orphans_reclaimed", v);
-    snprintf(v, sizeof v, "%u", lb_mon_slots_used());
-    lb_wmeta(w, "monitored_slots_used", v);
-    snprintf(v, sizeof v, "%u", lb_mutex_sampled_missed());
-    lb_wmeta(w, "sampled_mutex_no_slot", v);
+    meta_number(w, "orphans_reclaimed", lb_mon_gc_reclaimed());
+    meta_number(w, "monitored_slots_used", lb_mon_slots_used());
+    meta_number(w, "sampled_mutex_no_slot", lb_mutex_sampled_missed());
     lb_sampler_meta_each(put_meta, w);
 }
 
