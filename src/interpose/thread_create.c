@@ -160,7 +160,7 @@ static uintptr_t state_function_pointer(const uintptr_t *state)
  * is read with lb_read_own (no fault if it is not what it seems). */
 static uintptr_t function_run(uintptr_t fn, void *arg)
 {
-    /* dladdr once per start routine, mostly: a pool starts its threads
+    /* One object look-up per start routine, mostly: a pool starts its threads
      * with one routine (each word read and written whole; the three read
      * together, on one cache line). */
     static struct {
@@ -169,12 +169,19 @@ static uintptr_t function_run(uintptr_t fn, void *arg)
     if (fn == __atomic_load_n(&seen.last_other_routine, __ATOMIC_RELAXED))
         return fn;
     bool in_libstdcxx = fn == __atomic_load_n(&seen.libstdcxx_routine, __ATOMIC_RELAXED);
-    Dl_info info;
-    if (!in_libstdcxx && dladdr((void *)fn, &info) && info.dli_fname) {
-        in_libstdcxx = (uintptr_t)info.dli_fbase == seen.libstdcxx_base ||
-                       strncmp(lb_path_base(info.dli_fname), "libstdc++", 9) == 0;
+    /* The routine's object by _dl_find_object, as the unwinder finds a
+     * pc's (a lock-free search of the loader's ranges), not dladdr,
+     * which also looks up the nearest symbol: its code and the object's
+     * symbol table are pages a fork child creating its first thread has
+     * not touched. */
+    struct dl_find_object object;
+    if (!in_libstdcxx && _dl_find_object((void *)fn, &object) == 0 && object.dlfo_link_map &&
+        object.dlfo_link_map->l_name) {
+        in_libstdcxx = (uintptr_t)object.dlfo_map_start == seen.libstdcxx_base ||
+                       strncmp(lb_path_base(object.dlfo_link_map->l_name), "libstdc++", 9) == 0;
         if (in_libstdcxx) {
-            __atomic_store_n(&seen.libstdcxx_base, (uintptr_t)info.dli_fbase, __ATOMIC_RELAXED);
+            __atomic_store_n(&seen.libstdcxx_base, (uintptr_t)object.dlfo_map_start,
+                             __ATOMIC_RELAXED);
             __atomic_store_n(&seen.libstdcxx_routine, fn, __ATOMIC_RELAXED);
         }
     }
