@@ -12,6 +12,7 @@
 #define LB_TSC_CALIBRATE_NS  50000000ull  /* 50 ms: the scale to ~1e-6 */
 #define LB_TSC_VERIFY_NS     100000000ull /* the scaled TSC checked at most every 100 ms */
 #define LB_TSC_PACE_SLACK_NS 200000ull    /* and allowed 200 us off, plus 1000 ppm */
+#define LB_TSC_TAKEOVER      16u /* intervals overdue before a stuck verification is taken over */
 
 struct lb_tsc lb_tsc;
 
@@ -187,11 +188,20 @@ void lb_clock_verify(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) != TSC_READY)
         return;
-    /* (busy read before it is taken: every clock read of the process
-     * comes here while one thread verifies) */
-    if (__rdtsc() - __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED) < lb_tsc.verify_ticks ||
-        __atomic_load_n(&verified.busy, __ATOMIC_RELAXED) ||
-        __atomic_exchange_n(&verified.busy, 1, __ATOMIC_ACQUIRE))
+    uint64_t overdue = __rdtsc() - __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED);
+    if (overdue < lb_tsc.verify_ticks)
+        return;
+    /* busy is read before it is taken: every clock read of the process
+     * comes here while one thread verifies. A verification that never
+     * finished (its thread cancelled, or a program's signal handler that
+     * jumped out of the call it interrupted) leaves busy set: once
+     * LB_TSC_TAKEOVER intervals overdue, another thread takes over, so
+     * that clock reads do not stay on this path. (Two that take over at
+     * once may write mismatched pairs: the next verification then drops
+     * the TSC, the safe side.) */
+    if ((__atomic_load_n(&verified.busy, __ATOMIC_RELAXED) ||
+         __atomic_exchange_n(&verified.busy, 1, __ATOMIC_ACQUIRE)) &&
+        overdue / LB_TSC_TAKEOVER < lb_tsc.verify_ticks)
         return;
     uint64_t prev_tsc = __atomic_load_n(&lb_tsc.verified_tsc, __ATOMIC_RELAXED);
     uint64_t prev_ns = __atomic_load_n(&verified.ns, __ATOMIC_RELAXED);
@@ -239,4 +249,8 @@ void lb_clock_settle(void)
 {
     if (__atomic_load_n(&lb_tsc.ready, __ATOMIC_ACQUIRE) == TSC_MEASURING)
         (void)lb_clock_slow_ns();
+    /* a verification due is made here, once, not by each child's first
+     * clock read (a parent that forks often and reads the clock seldom:
+     * make, a shell, a server forking a process per connection) */
+    lb_clock_verify();
 }

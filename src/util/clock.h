@@ -15,9 +15,10 @@
  * Invariants: lb_tsc's fields are written once, by the one thread that
  * wins the calibration, before `ready` is published with a release
  * store; a reader that sees ready == 1 (acquire) sees them all. The one
- * exception, verified_tsc, is rewritten by each verification (one thread
- * at a time, lb_clock_verify) and read relaxed: a stale value moves a
- * verification by one read at most. `ready`
+ * exception, verified_tsc, is also rewritten by each verification (one
+ * thread at a time, lb_clock_verify, unless one is taken over) and by a
+ * fork child whose parent was verifying, and read relaxed: a stale value
+ * moves a verification by one read at most. `ready`
  * leaves 1 only for good (-1), when a verification finds the scaled TSC
  * off CLOCK_MONOTONIC's pace (lb_clock_verify); readers then take
  * clock_gettime plus the scaled time's lead at the switch (written before
@@ -62,8 +63,9 @@ void lb_clock_verify(void);
 uint64_t lb_clock_verified_ns(void);
 
 /* Before a fork: the calibration finished if it is due (lb_clock_slow_ns),
- * so that the children inherit the clock's decision, each of which would
- * otherwise make it again. */
+ * and a verification made if one is due, so that the children inherit
+ * the clock's decision and a fresh verification, each of which would
+ * otherwise make them again. */
 void lb_clock_settle(void);
 /* In a fork child, while it has one thread: a calibration another thread
  * of the parent had under way is made again here when due, where the

@@ -20,9 +20,11 @@ size_t lb_decimal_u64(char *out, uint64_t v);
  * out untouched, where size is too small. */
 bool lb_decimal_u64_str(char *out, size_t size, uint64_t v);
 
-/* v as printf's "%.*f" writes it with `places` decimals (at most 9):
- * the exact binary value rounded to nearest, ties to even, a '-' for a
- * negative v (and -0.0). NUL-terminated in out[size]. false, out
+/* v as printf's "%.*f" writes it with `places` decimals (at most 9) in
+ * the C locale and the default rounding mode: the exact binary value
+ * rounded to nearest, ties to even, a '-' for a negative v (and -0.0).
+ * (printf would follow the program's LC_NUMERIC and fesetround; a
+ * profile's text does not.) NUL-terminated in out[size]. false, out
  * untouched, for a value it does not take (not finite, |v| >= 2^64) or a
  * size too small: the caller formats it some other way. */
 bool lb_decimal_fixed(char *out, size_t size, double v, unsigned places);

@@ -157,6 +157,20 @@ static void test_clock_reads_verify_the_tsc(void)
     ASSERT_GE(lb_now_ns(), last);
 }
 
+/* A forking parent makes a verification due before the fork, so that
+ * its children inherit a fresh one (each child's first clock read would
+ * otherwise make it, writing a page the child shares). */
+static void test_fork_settle_verifies(void)
+{
+    if (!tsc_calibrated())
+        return;
+    sleep_ms(110);
+    uint64_t before = lb_tsc.verified_tsc;
+    lb_clock_settle();
+    ASSERT_EQ(lb_tsc.ready, 1);
+    ASSERT_GT(lb_tsc.verified_tsc - before, lb_tsc.verify_ticks);
+}
+
 CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread,
            test_monotonic_from_thread_to_thread, test_verification_drops_a_tsc_off_pace,
-           test_clock_reads_verify_the_tsc)
+           test_clock_reads_verify_the_tsc, test_fork_settle_verifies)
