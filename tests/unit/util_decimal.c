@@ -77,10 +77,10 @@ static void test_fixed_matches_printf_on_random_values(void)
         uint64_t r = next_random();
         double v;
         switch (i % 4) {
-        case 0: /* any finite bit pattern below 2^64 */
-            memcpy(&v, &r, sizeof v);
-            if (!isfinite(v) || fabs(v) >= 18446744073709551616.0)
-                v = (double)(r >> 11) / 1e6;
+        case 0: /* any mantissa and sign, exponents from 2^-40 to 2^63 */
+            v = ldexp((double)((r >> 11) | 1), (int)(r % 104) - 40 - 53);
+            if (r & 1)
+                v = -v;
             break;
         case 1: /* seconds from nanoseconds, as the profile's are */
             v = (double)(r % 100000000000000ull) / 1e9;
@@ -108,6 +108,12 @@ static void test_fixed_refuses_what_it_cannot_write(void)
     ASSERT_STR_EQ(out, "keep");
     ASSERT_TRUE(lb_decimal_fixed(out, 6, 123.5, 1));
     ASSERT_STR_EQ(out, "123.5");
+    ASSERT_FALSE(lb_decimal_fixed(out, 0, 1.0, 0));
+    /* the longest text: a sign, 20 digits, a point and 9 decimals */
+    char longest[32];
+    ASSERT_FALSE(lb_decimal_fixed(longest, 31, -18446744073709549568.0, 9));
+    ASSERT_TRUE(lb_decimal_fixed(longest, 32, -18446744073709549568.0, 9));
+    ASSERT_STR_EQ(longest, "-18446744073709549568.000000000");
 }
 
 static void test_u64_matches_printf(void)
