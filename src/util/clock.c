@@ -175,6 +175,25 @@ static bool keeps_pace(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1)
     return apart <= (__int128)LB_TSC_PACE_SLACK_NS + (elapsed < 0 ? -elapsed : elapsed) / 1000;
 }
 
+/* The latest time readers may have been given by the scaled TSC, when a
+ * verification (prev_tsc, prev_ns) -> (tsc, ns) drops it: the scaled time
+ * now, or, where the TSC went back since the last verification (a VM
+ * moved without an offset: readers were given up to where it was before
+ * the jump, and a TSC below the calibration's wraps the scaling), the
+ * last verification's scaled time plus the real time since, with the
+ * pace's slack. The fallback goes on from there, so that lb_now_ns never
+ * steps back. */
+static uint64_t handed_out_ns(uint64_t prev_tsc, uint64_t prev_ns, uint64_t tsc, uint64_t ns)
+{
+    uint64_t elapsed = ns > prev_ns ? ns - prev_ns : 0;
+    uint64_t since_last =
+        lb_tsc_scaled_ns(prev_tsc) + elapsed + elapsed / 1000 + LB_TSC_PACE_SLACK_NS;
+    if (tsc < prev_tsc)
+        return since_last;
+    uint64_t scaled = lb_tsc_scaled_ns(tsc);
+    return scaled > since_last ? scaled : since_last;
+}
+
 /* The scaled TSC against CLOCK_MONOTONIC, at most every LB_TSC_VERIFY_NS
  * (one thread at a time; the interval is read again once it holds
  * `busy`, so that a verification right after another's is not made):
@@ -214,8 +233,8 @@ void lb_clock_verify(void)
     paired_read(&tsc, &ns);
     if (!keeps_pace(prev_tsc, prev_ns, tsc, ns) ||
         !keeps_pace(lb_tsc.base_tsc, lb_tsc.base_ns, tsc, ns)) {
-        uint64_t scaled = lb_tsc_scaled_ns(tsc);
-        __atomic_store_n(&fallback_offset_ns, scaled > ns ? scaled - ns : 0, __ATOMIC_RELAXED);
+        uint64_t lead = handed_out_ns(prev_tsc, prev_ns, tsc, ns);
+        __atomic_store_n(&fallback_offset_ns, lead > ns ? lead - ns : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&lb_tsc.ready, TSC_NEVER, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&verified.ns, ns, __ATOMIC_RELAXED);

@@ -21,7 +21,9 @@
  * moves a verification by one read at most. `ready`
  * leaves 1 only for good (-1), when a verification finds the scaled TSC
  * off CLOCK_MONOTONIC's pace (lb_clock_verify); readers then take
- * clock_gettime plus the scaled time's lead at the switch (written before
+ * clock_gettime plus the lead, at the switch, of the latest time readers
+ * may have been given (the scaled time, or where the TSC went back, the
+ * last verification's plus the real time since; written before
  * `ready`), so that no reader sees time step back. The value
  * at the switch continues clock_gettime's (anchored there); the TSC is
  * not serializing, so two reads may come out a few ns out of order:

@@ -171,6 +171,25 @@ static void test_fork_settle_verifies(void)
     ASSERT_GT(lb_tsc.verified_tsc - before, lb_tsc.verify_ticks);
 }
 
+/* A TSC that went back since the last verification (here: the last
+ * verification's reading moved 1 s ahead of the TSC now, as if the TSC
+ * had since jumped back by that much, its readers given up to there): the
+ * fallback goes on from no earlier than that reading's scaled time. */
+static void test_tsc_gone_back_never_steps_back(void)
+{
+    if (!tsc_calibrated())
+        return;
+    sleep_ms(110);
+    uint64_t ahead = __rdtsc() + (uint64_t)((1000000000ull << 32) / lb_tsc.mult);
+    uint64_t given = lb_tsc_scaled_ns(ahead);
+    lb_tsc.verified_tsc = ahead;
+    uint64_t after = lb_now_ns();
+    ASSERT_EQ(lb_tsc.ready, -1);
+    ASSERT_GE(after, given);
+    ASSERT_GE(lb_now_ns(), after);
+}
+
 CHECK_MAIN(test_agrees_with_monotonic_after_calibration, test_monotonic_on_one_thread,
            test_monotonic_from_thread_to_thread, test_verification_drops_a_tsc_off_pace,
-           test_clock_reads_verify_the_tsc, test_fork_settle_verifies)
+           test_clock_reads_verify_the_tsc, test_fork_settle_verifies,
+           test_tsc_gone_back_never_steps_back)
