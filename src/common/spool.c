@@ -27,16 +27,16 @@
 #define CLAIM_SUFFIX  ".claim"
 #define BAD_SUFFIX    ".bad"
 
-/* a then b then c in buf[size], cut short (NUL-terminated) where they do
- * not fit, as snprintf would; their whole length. By hand: a fork child's
- * exit write appends its record through here, and snprintf would be its
- * first use of vfprintf (pages it has not touched: util/decimal.h). */
-static size_t join3(char *buf, size_t size, const char *a, const char *b, const char *c)
+/* The strings of parts (NULL-terminated) one after another in buf[size],
+ * cut short (NUL-terminated) where they do not fit, as snprintf would;
+ * their whole length. By hand: a fork child's exit write appends its
+ * record through here, and snprintf would be its first use of vfprintf
+ * (pages it has not touched: util/decimal.h). */
+static size_t join_parts(char *buf, size_t size, const char *const *parts)
 {
-    const char *parts[3] = { a, b, c };
     size_t len = 0;
-    for (int i = 0; i < 3; i++)
-        for (const char *p = parts[i]; *p; p++, len++)
+    for (; *parts; parts++)
+        for (const char *p = *parts; *p; p++, len++)
             if (len + 1 < size)
                 buf[len] = *p;
     if (size)
@@ -46,7 +46,7 @@ static size_t join3(char *buf, size_t size, const char *a, const char *b, const 
 
 void lb_spool_dir(char *buf, size_t size, const char *db_path)
 {
-    join3(buf, size, db_path, "-spool", "");
+    join_parts(buf, size, (const char *const[]){ db_path, "-spool", NULL });
 }
 
 unsigned lb_spool_max_setting(const char *v, char *why, size_t size)
@@ -134,8 +134,8 @@ static uint64_t frame_check(const unsigned char *bytes, size_t n)
  * it does not fit. */
 static bool log_path(char *buf, const char *dir, const char *run_key)
 {
-    size_t n = join3(buf, PATH_MAX, dir, "/", run_key);
-    return n < PATH_MAX && n + join3(buf + n, PATH_MAX - n, LOG_SUFFIX, "", "") < PATH_MAX;
+    return join_parts(buf, PATH_MAX, (const char *const[]){ dir, "/", run_key, LOG_SUFFIX, NULL }) <
+           PATH_MAX;
 }
 
 /* Whether fd is still the file at path (a merger may have sealed it
@@ -335,8 +335,7 @@ static int by_name(const void *a, const void *b)
 /* dir/name in buf[PATH_MAX]; false when it does not fit. */
 static bool join(char *buf, const char *dir, const char *name)
 {
-    int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
-    return n > 0 && n < PATH_MAX;
+    return join_parts(buf, PATH_MAX, (const char *const[]){ dir, "/", name, NULL }) < PATH_MAX;
 }
 
 /* dir/from renamed to dir/to: 0 or -1. */
