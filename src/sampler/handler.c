@@ -38,7 +38,6 @@
 #include "sampler/backend.h"
 #include "sampler/unsampled.h"
 #include "sampler/unwind.h"
-#include "util/clock.h"
 #include "util/stack_bounds.h"
 #include "util/log.h"
 
@@ -74,7 +73,6 @@ static void lb_sampler_on_signal(int signo, siginfo_t *info, void *ucontext)
         return;
     }
     __atomic_store_n(&t->sampler->in_handler, 1, __ATOMIC_SEQ_CST);
-    lb_clock_verify(); /* the scaled TSC's pace, every 100 ms at most (util/clock.h) */
     uint32_t w = lb_sample_weight(info);
     bool recorded = true;
     if (__atomic_load_n(&lb_sampler_stopping, __ATOMIC_SEQ_CST)) {

@@ -57,9 +57,9 @@ uint64_t lb_clock_slow_ns(void);
 /* Whether the scaled TSC still keeps pace with CLOCK_MONOTONIC, checked
  * at most every 100 ms of TSC time (a load and an rdtsc otherwise): if not,
  * lb_now_ns is clock_gettime from then on. lb_now_ns calls it through
- * lb_clock_verified_ns once the interval is due, so every process that
- * reads the clock verifies it, sampled or not; the sampler's handler
- * calls it too. Async-signal-safe; errno kept. */
+ * lb_clock_verified_ns once the interval is due, so every value it gives
+ * follows a verification at most 100 ms old, sampled or not; a forking
+ * parent calls it too (lb_clock_settle). Async-signal-safe; errno kept. */
 void lb_clock_verify(void);
 /* lb_now_ns once a verification is due: lb_clock_verify, then the time. */
 uint64_t lb_clock_verified_ns(void);
