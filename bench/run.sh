@@ -398,7 +398,7 @@ for f in lb exact cexact off fwd; do
     case $f in
         lb) label="default settings"; note="target <=1.3x; $(dropped_note taskq lb)" ;;
         exact) label="LOCKBLAME_MUTEX=exact"; note="every mutex hold with waiters timed" ;;
-        cexact) label="LOCKBLAME_COND=exact"; note="every cond signal with waiters timed (session 6's default)" ;;
+        cexact) label="LOCKBLAME_COND=exact"; note="every cond signal with waiters timed (an earlier build's default)" ;;
         off) label="sampling off"; note="LOCKBLAME_EVENT=none: mutexes exact, hot conds still sampled" ;;
         fwd) label="forwarding-only interposer"; note="reference: bench/forward.c, no lockblame" ;;
     esac
